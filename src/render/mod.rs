@@ -1,0 +1,64 @@
+//! Events → text: plain or ANSI-coloured lines for people, JSON Lines for programs,
+//! and error reports with a caret under the column. The only module besides `repl`
+//! that knows about colour.
+
+pub mod diagnostic;
+pub mod json;
+pub mod number;
+pub mod printer;
+pub mod text;
+
+pub use number::{Precision, format_number};
+pub use printer::{Format, Printer};
+
+/// How human output looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    /// ANSI colours (values green, gradients red, warnings yellow, errors red).
+    pub color: bool,
+    /// `d` and `->` instead of `∂` and `→`.
+    pub ascii: bool,
+    /// Significant digits of numbers.
+    pub precision: Precision,
+}
+
+impl Default for Style {
+    /// No colour, Unicode symbols, 10 significant digits.
+    fn default() -> Style {
+        Style {
+            color: false,
+            ascii: false,
+            precision: Precision::default(),
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `source`.
+pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let before = &source[..floor_char_boundary(source, offset)];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+/// The largest char boundary at or before `offset`.
+fn floor_char_boundary(source: &str, mut offset: usize) -> usize {
+    while !source.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_column;
+
+    #[test]
+    fn line_and_column_count_characters() {
+        assert_eq!(line_column("x + w", 4), (1, 5));
+        assert_eq!(line_column("a = 1\nθ + w", 10), (2, 5));
+        assert_eq!(line_column("abc", 99), (1, 4));
+    }
+}

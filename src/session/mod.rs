@@ -1,0 +1,225 @@
+//! A gradcalc session: names bound to graph nodes, user functions, the current
+//! output, and the statements and commands that change them. Every statement
+//! returns [`Event`]s (or a [`SessionError`]); nothing here prints.
+//!
+//! Semantics (DESIGN.md §1.3): evaluation is eager; an assignment whose right
+//! side uses no variable makes a new leaf; the output is the result of the most
+//! recent statement, except that a leaf assignment leaves it as it was;
+//! gradients are recomputed for every query.
+
+mod commands;
+pub mod error;
+mod eval;
+pub mod event;
+mod help;
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::rc::Rc;
+
+pub use error::SessionError;
+pub use event::{Event, NodeRef, NodeRow, Omitted, TraceContribution, TraceStep, VarRow};
+
+use crate::engine::{Graph, NodeId, Op};
+use crate::syntax::{self, Span, Statement};
+
+/// The predefined constants. They are ordinary names: assigning one rebinds it.
+pub const CONSTANTS: &[(&str, f64)] = &[
+    ("pi", std::f64::consts::PI),
+    ("π", std::f64::consts::PI),
+    ("tau", std::f64::consts::TAU),
+    ("τ", std::f64::consts::TAU),
+    ("e", std::f64::consts::E),
+    ("inf", f64::INFINITY),
+    ("nan", f64::NAN),
+];
+
+/// Names that always mean the most recent result.
+const RESULT_NAMES: [&str; 2] = ["ans", "_"];
+
+/// A user function `f(x, y) = body`.
+#[derive(Debug, Clone)]
+struct UserFunction {
+    params: Vec<String>,
+    body: syntax::ExprTree,
+}
+
+/// What `:grad` differentiates: a node and the label it is shown with (`z`, `x*x`).
+#[derive(Debug, Clone)]
+struct Output {
+    node: NodeId,
+    label: String,
+}
+
+/// One interactive or batch session.
+#[derive(Debug, Default)]
+pub struct Session {
+    graph: Graph,
+    /// Current binding of each variable.
+    vars: HashMap<String, NodeId>,
+    /// Variables in the order they were first assigned (for `:vars` and `:grad`).
+    var_order: Vec<String>,
+    /// Earlier bindings of each variable, oldest first (to explain a gradient of 0).
+    earlier: HashMap<String, Vec<NodeId>>,
+    functions: HashMap<String, UserFunction>,
+    function_order: Vec<String>,
+    output: Option<Output>,
+    /// The most recent statement's node: `ans` and `_`.
+    last: Option<NodeId>,
+    /// The reverse topological order of the last output asked about. Nodes never
+    /// change once appended, so an output's order stays valid until `:reset`.
+    order_cache: Option<(NodeId, Rc<Vec<NodeId>>)>,
+}
+
+impl Session {
+    /// An empty session: no variables, no functions, no output.
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// The computation graph built so far.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The node a variable is bound to now, if it exists.
+    pub fn variable(&self, name: &str) -> Option<NodeId> {
+        self.vars.get(name).copied()
+    }
+
+    /// Variable names, in the order they were first assigned.
+    pub fn variable_names(&self) -> impl Iterator<Item = &str> {
+        self.var_order.iter().map(String::as_str)
+    }
+
+    /// User function names, in the order they were defined.
+    pub fn function_names(&self) -> impl Iterator<Item = &str> {
+        self.function_order.iter().map(String::as_str)
+    }
+
+    /// Runs every statement of `source` in order. `sink` receives each statement's
+    /// events or error and decides whether to go on; running also stops after `:quit`.
+    /// Returns `Break` when it stopped early (by `sink` or by `:quit`).
+    pub fn run_source(
+        &mut self,
+        source: &str,
+        mut sink: impl FnMut(Result<Vec<Event>, SessionError>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for span in syntax::statement_spans(source) {
+            let result = self.run_statement(source, span);
+            let quit = matches!(&result, Ok(events) if events.contains(&Event::Quit));
+            sink(result)?;
+            if quit {
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Parses and runs the one statement at `span` of `source`.
+    ///
+    /// Errors: any [`SessionError`]; spans in it point into `source`.
+    pub fn run_statement(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
+        let located = syntax::parse_statement(source, span)?;
+        let mut events = Vec::new();
+        match located.statement {
+            Statement::Expr(tree) => {
+                let value = self.evaluate(&tree, &mut events)?;
+                let text = source[tree.span().start..tree.span().end].trim();
+                let label = if text.chars().count() <= 32 && !text.contains('\n') {
+                    text.to_string()
+                } else {
+                    "ans".to_string()
+                };
+                self.output = Some(Output {
+                    node: value.node,
+                    label,
+                });
+                self.last = Some(value.node);
+                events.push(Event::Value {
+                    name: None,
+                    value: self.graph.value(value.node),
+                });
+            }
+            Statement::Assign { target, op, value } => {
+                self.assign(&target, op, &value, &mut events)?;
+            }
+            Statement::Define { name, params, body } => {
+                self.define(&name, &params, body, &mut events)?;
+            }
+            Statement::Command { name, args } => {
+                self.command(&name, &args, &mut events)?;
+            }
+        }
+        Ok(events)
+    }
+
+    /// Forgets everything: variables, functions, output and graph.
+    fn reset(&mut self) {
+        *self = Session::new();
+    }
+
+    /// The reverse topological order of `output`, computed once and then reused.
+    fn order_for(&mut self, output: NodeId) -> Rc<Vec<NodeId>> {
+        if let Some((node, order)) = &self.order_cache {
+            if *node == output {
+                return Rc::clone(order);
+            }
+        }
+        let order = Rc::new(self.graph.topo_order(output));
+        self.order_cache = Some((output, Rc::clone(&order)));
+        order
+    }
+
+    /// A node as outputs refer to it, given the reverse map of variable names.
+    fn node_ref(&self, id: NodeId, names: &HashMap<NodeId, &str>) -> NodeRef {
+        NodeRef {
+            id,
+            name: names.get(&id).map(|n| n.to_string()),
+            constant: (self.graph.op(id) == Op::Const).then(|| self.graph.value(id)),
+        }
+    }
+
+    /// Which variable names each node carries now (the first-assigned name wins).
+    fn names_by_node(&self) -> HashMap<NodeId, &str> {
+        let mut map = HashMap::new();
+        for name in &self.var_order {
+            if let Some(&node) = self.vars.get(name) {
+                map.entry(node).or_insert(name.as_str());
+            }
+        }
+        map
+    }
+
+    /// Describes one node for `:topo` and `:trace`.
+    fn node_row(&self, position: usize, id: NodeId, names: &HashMap<NodeId, &str>) -> NodeRow {
+        NodeRow {
+            position,
+            node: self.node_ref(id, names),
+            op: self.graph.op(id).info().name,
+            inputs: self
+                .graph
+                .inputs(id)
+                .iter()
+                .map(|&input| self.node_ref(input, names))
+                .collect(),
+            value: self.graph.value(id),
+        }
+    }
+}
+
+/// The name closest to `name` among `candidates` (edit distance at most 2), for "did you mean".
+fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in candidates {
+        if candidate == name {
+            continue;
+        }
+        let distance = strsim::levenshtein(name, candidate);
+        let limit = if name.chars().count() <= 2 { 1 } else { 2 };
+        if distance <= limit && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, c)| c.to_string())
+}

@@ -1,0 +1,118 @@
+//! Number formatting for human output (DESIGN.md §2.3).
+
+/// How many significant digits human output shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// At most this many significant digits (at least 1).
+    Digits(usize),
+    /// The shortest text that reads back as the same f64.
+    Full,
+}
+
+impl Default for Precision {
+    /// 10 significant digits.
+    fn default() -> Precision {
+        Precision::Digits(10)
+    }
+}
+
+/// Formats `value` for people: `inf`, `-inf`, `nan`; `-0` as `0`; trailing zeros
+/// trimmed; plain decimal for magnitudes in [1e-6, 1e15) and exponent form
+/// (`3.3554432e-18`) outside it, so a non-zero value is never shown as 0.
+pub fn format_number(value: f64, precision: Precision) -> String {
+    if value.is_nan() {
+        return "nan".to_string();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    if value == 0.0 {
+        return "0".to_string();
+    }
+    let scientific = match precision {
+        Precision::Digits(digits) => format!("{:.*e}", digits.max(1) - 1, value),
+        Precision::Full => format!("{value:e}"),
+    };
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .expect("`{:e}` output always has an exponent");
+    let exponent: i32 = exponent.parse().expect("`{:e}` exponent is an integer");
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    if !(-6..15).contains(&exponent) {
+        let (first, rest) = digits.split_at(1);
+        return if rest.is_empty() {
+            format!("{sign}{first}e{exponent}")
+        } else {
+            format!("{sign}{first}.{rest}e{exponent}")
+        };
+    }
+    if exponent < 0 {
+        let zeros = "0".repeat((-exponent - 1) as usize);
+        format!("{sign}0.{zeros}{digits}")
+    } else {
+        let point = exponent as usize + 1;
+        if digits.len() <= point {
+            format!("{sign}{digits}{}", "0".repeat(point - digits.len()))
+        } else {
+            format!("{sign}{}.{}", &digits[..point], &digits[point..])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ten(v: f64) -> String {
+        format_number(v, Precision::default())
+    }
+
+    #[test]
+    fn plain_decimals_in_range() {
+        assert_eq!(ten(8.0), "8");
+        assert_eq!(ten(-0.75), "-0.75");
+        assert_eq!(ten(1080.0), "1080");
+        assert_eq!(ten(4294967296.0), "4294967296");
+        assert_eq!(ten(0.001), "0.001");
+        assert_eq!(ten(1e-6), "0.000001");
+        assert_eq!(ten(0.46211715726000974), "0.4621171573");
+        assert_eq!(ten(33022.184072811644), "33022.18407");
+    }
+
+    #[test]
+    fn exponent_form_outside_range() {
+        assert_eq!(ten(3.3554432e-18), "3.3554432e-18");
+        assert_eq!(ten(1e15), "1e15");
+        assert_eq!(ten(1e-7), "1e-7");
+        assert_eq!(ten(-2.5e20), "-2.5e20");
+        assert_eq!(
+            format_number(9.999999999999999e-11, Precision::Full),
+            "9.999999999999999e-11"
+        );
+    }
+
+    #[test]
+    fn specials_and_negative_zero() {
+        assert_eq!(ten(-0.0), "0");
+        assert_eq!(ten(f64::INFINITY), "inf");
+        assert_eq!(ten(f64::NEG_INFINITY), "-inf");
+        assert_eq!(ten(f64::NAN), "nan");
+    }
+
+    #[test]
+    fn rounding_carries_into_the_exponent() {
+        assert_eq!(ten(9.9999999999), "10");
+        assert_eq!(ten(999999999999999.9), "1e15");
+        assert_eq!(format_number(2.0 / 3.0, Precision::Digits(3)), "0.667");
+        assert_eq!(
+            format_number(0.1 + 0.2, Precision::Full),
+            "0.30000000000000004"
+        );
+    }
+}

@@ -1,0 +1,386 @@
+//! Events → lines for people, plain or coloured (values green, gradients red,
+//! names bold, warnings yellow — the CS231n convention).
+
+use std::fmt::Write;
+
+use owo_colors::OwoColorize;
+
+use super::{Style, format_number, line_column};
+use crate::session::{Event, NodeRef, NodeRow, Omitted, TraceStep, VarRow};
+
+/// Renders one event as text ending in a newline, or "" when it shows nothing
+/// (a function definition, `:quit`). `source` is the text the event's statement
+/// came from; warnings quote it.
+pub fn render_event(event: &Event, source: &str, style: &Style) -> String {
+    let mut out = String::new();
+    let p = Painter(style);
+    match event {
+        Event::Value {
+            name: Some(name),
+            value,
+        } => {
+            let _ = writeln!(out, "{} = {}", p.name(name), p.value(*value));
+        }
+        Event::Value { name: None, value } => {
+            let _ = writeln!(out, "{}", p.value(*value));
+        }
+        Event::Defined { .. } | Event::Quit => {}
+        Event::Grad {
+            of,
+            wrt,
+            value,
+            note,
+        } => {
+            let _ = write!(out, "{} = {}", p.partial(of, wrt), p.grad(*value));
+            if let Some(note) = note {
+                let _ = write!(out, "  {}", p.dim(&format!("({note})")));
+            }
+            out.push('\n');
+        }
+        Event::Warning { message, span } => {
+            let (line, column) = line_column(source, span.start);
+            let quoted = source.get(span.start..span.end).unwrap_or("").trim();
+            let place = if !quoted.is_empty() && quoted.chars().count() <= 40 {
+                format!("in `{quoted}` at {line}:{column}")
+            } else {
+                format!("at {line}:{column}")
+            };
+            let _ = writeln!(out, "{} {message} ({place})", p.warning("warning:"));
+        }
+        Event::Notice { message } => {
+            let _ = writeln!(out, "{} {message}", p.dim("note:"));
+        }
+        Event::Topo {
+            of,
+            total,
+            rows,
+            omitted,
+        } => {
+            let _ = writeln!(
+                out,
+                "reverse topological order from {}: {total} node{}, output first",
+                p.name(of),
+                plural(*total)
+            );
+            render_rows(&mut out, rows, *omitted, &p, "`:topo all` lists every node");
+        }
+        Event::Trace {
+            of,
+            total,
+            steps,
+            omitted,
+        } => render_trace(&mut out, of, *total, steps, *omitted, &p),
+        Event::Vars { of, vars } => render_vars(&mut out, of.as_deref(), vars, &p),
+        Event::Help { text, .. } => {
+            let _ = writeln!(out, "{text}");
+        }
+        Event::Reset => {
+            let _ = writeln!(
+                out,
+                "{}",
+                p.dim("session cleared: no variables, functions or graph")
+            );
+        }
+    }
+    out
+}
+
+/// Colours and symbols, switched by the style.
+struct Painter<'a>(&'a Style);
+
+impl Painter<'_> {
+    fn number(&self, value: f64) -> String {
+        format_number(value, self.0.precision)
+    }
+    fn value(&self, value: f64) -> String {
+        let text = self.number(value);
+        if self.0.color {
+            text.green().to_string()
+        } else {
+            text
+        }
+    }
+    fn grad(&self, value: f64) -> String {
+        let text = self.number(value);
+        if self.0.color {
+            text.red().to_string()
+        } else {
+            text
+        }
+    }
+    fn name(&self, name: &str) -> String {
+        if self.0.color {
+            name.bold().to_string()
+        } else {
+            name.to_string()
+        }
+    }
+    fn warning(&self, text: &str) -> String {
+        if self.0.color {
+            text.yellow().bold().to_string()
+        } else {
+            text.to_string()
+        }
+    }
+    fn dim(&self, text: &str) -> String {
+        if self.0.color {
+            text.dimmed().to_string()
+        } else {
+            text.to_string()
+        }
+    }
+    fn arrow(&self) -> &'static str {
+        if self.0.ascii { "->" } else { "→" }
+    }
+    fn partial_sign(&self) -> &'static str {
+        if self.0.ascii { "d" } else { "∂" }
+    }
+    /// `∂z/∂x`, with the output parenthesised when it is an expression: `∂(x*x)/∂x`.
+    fn partial(&self, of: &str, wrt: &str) -> String {
+        let d = self.partial_sign();
+        let of = if is_plain_name(of) {
+            of.to_string()
+        } else {
+            format!("({of})")
+        };
+        self.name(&format!("{d}{of}/{d}{wrt}"))
+    }
+    /// The formula as the op table writes it, with ASCII fallbacks.
+    fn formula(&self, text: &str) -> String {
+        if self.0.ascii {
+            text.replace('∂', "d")
+                .replace('·', "*")
+                .replace('−', "-")
+                .replace('²', "^2")
+                .replace('√', "sqrt")
+                .replace('ᵢ', "_i")
+        } else {
+            text.to_string()
+        }
+    }
+    /// A node by name, constant value or id.
+    fn node(&self, node: &NodeRef) -> String {
+        match (&node.name, node.constant) {
+            (Some(name), _) => name.clone(),
+            (None, Some(value)) => self.number(value),
+            (None, None) => format!("#{}", node.id.0),
+        }
+    }
+    /// What a node computes, from its op and inputs: `x * y`, `tanh(#4)`, `leaf`.
+    fn expression(&self, row: &NodeRow) -> String {
+        let inputs: Vec<String> = row.inputs.iter().map(|i| self.node(i)).collect();
+        match (row.op, inputs.as_slice()) {
+            ("leaf", _) => "leaf".to_string(),
+            ("const", _) => "constant".to_string(),
+            ("neg", [a]) => format!("-{a}"),
+            (op @ ("+" | "-" | "*" | "/" | "^"), [a, b]) => format!("{a} {op} {b}"),
+            (op, args) => format!("{op}({})", args.join(", ")),
+        }
+    }
+}
+
+fn is_plain_name(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Pads `text` to `width` characters (char count, so `∂` and `θ` line up).
+fn pad(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    format!("{text}{}", " ".repeat(width.saturating_sub(len)))
+}
+
+/// The `:topo` table: position, id, name, what the node computes, value.
+fn render_rows(
+    out: &mut String,
+    rows: &[NodeRow],
+    omitted: Option<Omitted>,
+    p: &Painter,
+    hint: &str,
+) {
+    let cells: Vec<[String; 4]> = rows
+        .iter()
+        .map(|row| {
+            [
+                row.position.to_string(),
+                format!("#{}", row.node.id.0),
+                row.node.name.clone().unwrap_or_default(),
+                p.expression(row),
+            ]
+        })
+        .collect();
+    let width = |i: usize| {
+        cells
+            .iter()
+            .map(|c| c[i].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths = [width(0), width(1), width(2), width(3)];
+    for (row, cell) in rows.iter().zip(&cells) {
+        if omitted.is_some_and(|o| row.position == o.after + o.count + 1) {
+            if let Some(o) = omitted {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    p.dim(&format!("… {} more nodes ({hint})", o.count))
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  {:>w0$}  {}  {}  {}  {}",
+            cell[0],
+            pad(&cell[1], widths[1]),
+            p.name(&pad(&cell[2], widths[2])),
+            pad(&cell[3], widths[3]),
+            p.value(row.value),
+            w0 = widths[0]
+        );
+    }
+}
+
+/// The `:trace` listing: one block per node in reverse topological order.
+fn render_trace(
+    out: &mut String,
+    of: &str,
+    total: usize,
+    steps: &[TraceStep],
+    omitted: Option<Omitted>,
+    p: &Painter,
+) {
+    let arrow = p.arrow();
+    let _ = writeln!(
+        out,
+        "backward pass from {}: {total} node{} in reverse topological order; seed {} = 1",
+        p.name(of),
+        plural(total),
+        p.partial(of, of)
+    );
+    for step in steps {
+        let row = &step.row;
+        if omitted.is_some_and(|o| row.position == o.after + o.count + 1) {
+            if let Some(o) = omitted {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    p.dim(&format!(
+                        "… {} more steps (`:trace all` shows every step)",
+                        o.count
+                    ))
+                );
+            }
+        }
+        let node = p.node(&row.node);
+        let here = p.partial(of, &node);
+        match row.op {
+            "leaf" | "const" => {
+                let kind = if row.op == "leaf" { "leaf" } else { "constant" };
+                let _ = writeln!(
+                    out,
+                    "[{}] {} {kind} = {}   {here} = {}",
+                    row.position,
+                    p.name(&node),
+                    p.value(row.value),
+                    p.grad(step.upstream)
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "[{}] {} = {} = {}   upstream {here} = {}",
+                    row.position,
+                    p.name(&node),
+                    p.expression(row),
+                    p.value(row.value),
+                    p.grad(step.upstream)
+                );
+                if step.blocks_gradient {
+                    let _ = writeln!(
+                        out,
+                        "      {}",
+                        p.dim(&format!(
+                            "`{}` passes no gradient: local derivative 0",
+                            row.op
+                        ))
+                    );
+                }
+            }
+        }
+        for c in &step.contributions {
+            let input = p.node(&c.input);
+            let fan_out = if c.use_count > 1 {
+                let how = if c.use_number > 1 {
+                    ": accumulated"
+                } else {
+                    ""
+                };
+                format!(
+                    "   ({} of {} uses{how})",
+                    ordinal(c.use_number),
+                    c.use_count
+                )
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "      {arrow} {}: local {} = {};  {} × {} = {};  grad {} {arrow} {}{fan_out}",
+                p.name(&input),
+                p.formula(c.formula),
+                p.number(c.local),
+                p.number(step.upstream),
+                p.number(c.local),
+                p.grad(c.product),
+                p.number(c.before),
+                p.grad(c.after),
+            );
+        }
+    }
+}
+
+/// The `:vars` table.
+fn render_vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter) {
+    if vars.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.dim("no variables yet: assign one, e.g. `x = 2`")
+        );
+        return;
+    }
+    let name_width = vars
+        .iter()
+        .map(|v| v.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let values: Vec<String> = vars.iter().map(|v| p.number(v.value)).collect();
+    let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+    for (var, value) in vars.iter().zip(&values) {
+        let kind = if var.leaf { "leaf   " } else { "derived" };
+        let _ = write!(
+            out,
+            "  {} = {}  {kind}",
+            p.name(&pad(&var.name, name_width)),
+            pad(value, value_width)
+        );
+        if let (Some(of), Some(grad)) = (of, var.grad) {
+            let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad));
+        }
+        out.push('\n');
+    }
+}

@@ -1,0 +1,352 @@
+//! The `:` commands: `:grad`, `:backward`, `:topo`, `:trace`, `:vars`, `:help`, `:reset`, `:quit`.
+
+use super::{
+    Event, Omitted, Output, Session, SessionError, TraceContribution, TraceStep, VarRow, nearest,
+};
+use crate::engine::{Gradients, NodeId};
+use crate::syntax::{Ident, Span};
+
+/// Every command: name, arguments, and what it does (for `:help` and completion).
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "grad",
+        "[NAMES]",
+        "∂output/∂name for the names given, or for every variable the output depends on",
+    ),
+    (
+        "backward",
+        "NAME",
+        "make NAME the output and print all its gradients",
+    ),
+    (
+        "topo",
+        "[all]",
+        "the reverse topological order backprop walks (alias `:order`)",
+    ),
+    (
+        "trace",
+        "[all]",
+        "backprop step by step: upstream gradient, local derivatives, products, accumulation",
+    ),
+    ("vars", "", "the variables with their values and gradients"),
+    (
+        "help",
+        "[TOPIC]",
+        "this help; `:help tanh` for a function, `:help grad` for the conventions",
+    ),
+    ("reset", "", "forget all variables, functions and the graph"),
+    ("quit", "", "leave gradcalc (also Ctrl-D)"),
+];
+
+/// Long listings show this many rows from the start and from the end.
+const HEAD_ROWS: usize = 20;
+const TAIL_ROWS: usize = 5;
+
+impl Session {
+    /// Runs one command.
+    pub(super) fn command(
+        &mut self,
+        name: &Ident,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        match name.name.as_str() {
+            "grad" => self.grad(name.span, args, events),
+            "backward" => {
+                let [target] = args else {
+                    return Err(bad_arguments(
+                        name,
+                        args,
+                        "`:backward` takes one name",
+                        "e.g. `:backward z`",
+                    ));
+                };
+                let node = self.variable_node(target)?;
+                self.output = Some(Output {
+                    node,
+                    label: target.name.clone(),
+                });
+                self.grad(name.span, &[], events)
+            }
+            "topo" | "order" => {
+                let all = self.only_all(name, args)?;
+                self.topo(name.span, all, events)
+            }
+            "trace" => {
+                let all = self.only_all(name, args)?;
+                self.trace(name.span, all, events)
+            }
+            "vars" => {
+                no_arguments(name, args)?;
+                self.vars(events);
+                Ok(())
+            }
+            "help" => {
+                let topic = match args {
+                    [] => None,
+                    [topic] => Some(topic),
+                    _ => {
+                        return Err(bad_arguments(
+                            name,
+                            args,
+                            "`:help` takes one topic",
+                            "e.g. `:help tanh`",
+                        ));
+                    }
+                };
+                events.push(self.help(topic)?);
+                Ok(())
+            }
+            "reset" => {
+                no_arguments(name, args)?;
+                self.reset();
+                events.push(Event::Reset);
+                Ok(())
+            }
+            "quit" | "exit" | "q" => {
+                events.push(Event::Quit);
+                Ok(())
+            }
+            other => Err(SessionError::UnknownCommand {
+                name: other.to_string(),
+                span: name.span,
+                suggestion: nearest(other, COMMANDS.iter().map(|c| c.0).chain(["order", "exit"])),
+            }),
+        }
+    }
+
+    /// The output, or the error that there is none yet.
+    fn require_output(&self, span: Span) -> Result<Output, SessionError> {
+        self.output.clone().ok_or(SessionError::NoOutput { span })
+    }
+
+    /// Backpropagates from the output: its order, gradients, and which nodes it reaches.
+    fn backprop(&mut self, output: &Output) -> (std::rc::Rc<Vec<NodeId>>, Gradients, Vec<bool>) {
+        let order = self.order_for(output.node);
+        let gradients = self.graph.backward(&order);
+        let mut reached = vec![false; self.graph.len()];
+        for id in order.iter() {
+            reached[id.0 as usize] = true;
+        }
+        (order, gradients, reached)
+    }
+
+    /// The node of a variable named in a command.
+    fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
+        if let Some(&node) = self.vars.get(&ident.name) {
+            return Ok(node);
+        }
+        if super::CONSTANTS.iter().any(|(c, _)| *c == ident.name) {
+            return Err(SessionError::BadArguments {
+                message: format!("`{}` is a constant, not a variable", ident.name),
+                span: ident.span,
+                help: Some(format!(
+                    "assign it to take gradients: `{0} = …`",
+                    ident.name
+                )),
+            });
+        }
+        Err(SessionError::UnknownName {
+            name: ident.name.clone(),
+            span: ident.span,
+            suggestion: nearest(&ident.name, self.var_order.iter().map(String::as_str)),
+        })
+    }
+
+    /// `:grad [NAMES]`.
+    fn grad(
+        &mut self,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let mut targets = Vec::new();
+        for arg in args {
+            targets.push((arg.name.clone(), self.variable_node(arg)?));
+        }
+        let (_, gradients, reached) = self.backprop(&output);
+        if args.is_empty() {
+            targets = self
+                .var_order
+                .iter()
+                .filter_map(|name| {
+                    let node = self.vars[name];
+                    (reached[node.0 as usize] && node != output.node).then(|| (name.clone(), node))
+                })
+                .collect();
+            if targets.is_empty() {
+                events.push(Event::Notice {
+                    message: format!("{} depends on no variable", output.label),
+                });
+            }
+        }
+        for (name, node) in targets {
+            let note = (!reached[node.0 as usize]).then(|| {
+                let earlier = self.earlier.get(&name).is_some_and(|old| {
+                    old.iter()
+                        .any(|id| reached.get(id.0 as usize) == Some(&true))
+                });
+                if earlier {
+                    format!("{} was built from an earlier {name}", output.label)
+                } else {
+                    format!("{} does not depend on {name}", output.label)
+                }
+            });
+            events.push(Event::Grad {
+                of: output.label.clone(),
+                wrt: name,
+                value: gradients[node],
+                note,
+            });
+        }
+        Ok(())
+    }
+
+    /// `:topo [all]`.
+    fn topo(&mut self, span: Span, all: bool, events: &mut Vec<Event>) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let names = self.names_by_node();
+        let (shown, omitted) = summarise(order.len(), all);
+        let rows = shown
+            .map(|i| self.node_row(i + 1, order[i], &names))
+            .collect();
+        events.push(Event::Topo {
+            of: output.label,
+            total: order.len(),
+            rows,
+            omitted,
+        });
+        Ok(())
+    }
+
+    /// `:trace [all]`.
+    fn trace(
+        &mut self,
+        span: Span,
+        all: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let (_, steps) = self.graph.backward_traced(&order);
+        let names = self.names_by_node();
+        let (shown, omitted) = summarise(steps.len(), all);
+        let steps = shown
+            .map(|i| {
+                let step = &steps[i];
+                let op = self.graph.op(step.node).info();
+                TraceStep {
+                    row: self.node_row(i + 1, step.node, &names),
+                    upstream: step.upstream,
+                    blocks_gradient: !op.differentiable,
+                    contributions: step
+                        .contributions
+                        .iter()
+                        .map(|c| TraceContribution {
+                            input: self.node_ref(c.input, &names),
+                            formula: op
+                                .formulas
+                                .get(c.position)
+                                .or(op.formulas.last())
+                                .copied()
+                                .unwrap_or(""),
+                            local: c.local,
+                            product: c.product,
+                            before: c.before,
+                            after: c.after,
+                            use_number: c.use_number,
+                            use_count: c.use_count,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        events.push(Event::Trace {
+            of: output.label,
+            total: order.len(),
+            steps,
+            omitted,
+        });
+        Ok(())
+    }
+
+    /// `:vars`.
+    fn vars(&mut self, events: &mut Vec<Event>) {
+        let output = self.output.clone();
+        let grads: Option<(Gradients, Vec<bool>)> = output.as_ref().map(|o| {
+            let (_, g, r) = self.backprop(o);
+            (g, r)
+        });
+        let vars = self
+            .var_order
+            .iter()
+            .map(|name| {
+                let node = self.vars[name];
+                VarRow {
+                    name: name.clone(),
+                    node,
+                    value: self.graph.value(node),
+                    leaf: self.graph.op(node) == crate::engine::Op::Input,
+                    grad: grads.as_ref().map(|(g, _)| g[node]),
+                }
+            })
+            .collect();
+        events.push(Event::Vars {
+            of: output.map(|o| o.label),
+            vars,
+        });
+    }
+
+    /// Accepts no arguments or the single word `all`.
+    fn only_all(&self, name: &Ident, args: &[Ident]) -> Result<bool, SessionError> {
+        match args {
+            [] => Ok(false),
+            [a] if a.name == "all" => Ok(true),
+            _ => Err(bad_arguments(
+                name,
+                args,
+                &format!("`:{}` takes no arguments or `all`", name.name),
+                &format!("e.g. `:{} all` to list every node", name.name),
+            )),
+        }
+    }
+}
+
+/// Which rows of a listing of `total` to show: all, or the head and the tail.
+fn summarise(total: usize, all: bool) -> (Box<dyn Iterator<Item = usize>>, Option<Omitted>) {
+    if all || total <= HEAD_ROWS + TAIL_ROWS + 5 {
+        return (Box::new(0..total), None);
+    }
+    let omitted = Omitted {
+        after: HEAD_ROWS,
+        count: total - HEAD_ROWS - TAIL_ROWS,
+    };
+    (
+        Box::new((0..HEAD_ROWS).chain(total - TAIL_ROWS..total)),
+        Some(omitted),
+    )
+}
+
+fn no_arguments(name: &Ident, args: &[Ident]) -> Result<(), SessionError> {
+    if args.is_empty() {
+        Ok(())
+    } else {
+        Err(bad_arguments(
+            name,
+            args,
+            &format!("`:{}` takes no arguments", name.name),
+            &format!("type just `:{}`", name.name),
+        ))
+    }
+}
+
+fn bad_arguments(name: &Ident, args: &[Ident], message: &str, help: &str) -> SessionError {
+    let span = args.iter().fold(name.span, |s, a| s.to(a.span));
+    SessionError::BadArguments {
+        message: message.to_string(),
+        span,
+        help: Some(help.to_string()),
+    }
+}

@@ -1,0 +1,140 @@
+//! Errors of evaluation and commands, each with the span it is about.
+
+use crate::syntax::{Span, SyntaxError};
+
+/// Why a statement or command failed. Nothing is changed in the session when one is returned,
+/// except nodes already appended to the graph (which no name reaches).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionError {
+    /// The statement did not parse.
+    #[error(transparent)]
+    Syntax(#[from] SyntaxError),
+    /// A name that is not a variable, constant or function.
+    #[error("unknown name `{name}`")]
+    UnknownName {
+        name: String,
+        span: Span,
+        suggestion: Option<String>,
+    },
+    /// A call of a function that does not exist.
+    #[error("unknown function `{name}`")]
+    UnknownFunction {
+        name: String,
+        span: Span,
+        suggestion: Option<String>,
+    },
+    /// `x(2)` where `x` is a variable.
+    #[error("`{name}` is a variable, not a function")]
+    NotAFunction { name: String, span: Span },
+    /// `tanh` used without arguments.
+    #[error("`{name}` is a function, not a value")]
+    FunctionAsValue { name: String, span: Span },
+    /// A call with the wrong number of arguments.
+    #[error("`{name}` takes {expected} argument{}, got {got}", if expected == "1" { "" } else { "s" })]
+    WrongArity {
+        name: String,
+        span: Span,
+        expected: String,
+        got: usize,
+    },
+    /// `exp = 3`, `ans = 1`, `f = 2` where `f` is a user function, `x(t) = …` where `x` is a variable.
+    #[error("cannot {action} `{name}`: {reason}")]
+    Reserved {
+        name: String,
+        span: Span,
+        action: &'static str,
+        reason: String,
+        help: Option<String>,
+    },
+    /// A user function that calls itself, directly or through others.
+    #[error("recursion is not supported: `{name}` calls itself")]
+    Recursion { name: String, span: Span },
+    /// Calls of user functions nested too deeply.
+    #[error("function calls nested more than {limit} deep")]
+    CallsTooDeep { span: Span, limit: usize },
+    /// `f'(…)` of a function that does not take exactly one argument.
+    #[error("`{name}'` needs a function of one argument, `{name}` takes {params}")]
+    DerivativeArity {
+        name: String,
+        span: Span,
+        params: String,
+    },
+    /// A function definition that names a parameter twice.
+    #[error("parameter `{name}` is named twice")]
+    DuplicateParameter { name: String, span: Span },
+    /// `:grad` before any expression.
+    #[error("nothing to differentiate yet")]
+    NoOutput { span: Span },
+    /// `:frob`.
+    #[error("unknown command `:{name}`")]
+    UnknownCommand {
+        name: String,
+        span: Span,
+        suggestion: Option<String>,
+    },
+    /// A command with arguments it does not take.
+    #[error("{message}")]
+    BadArguments {
+        message: String,
+        span: Span,
+        help: Option<String>,
+    },
+}
+
+impl SessionError {
+    /// Where the error is, as a byte range into the source the statement came from.
+    pub fn span(&self) -> Span {
+        match self {
+            SessionError::Syntax(e) => e.span(),
+            SessionError::UnknownName { span, .. }
+            | SessionError::UnknownFunction { span, .. }
+            | SessionError::NotAFunction { span, .. }
+            | SessionError::FunctionAsValue { span, .. }
+            | SessionError::WrongArity { span, .. }
+            | SessionError::Reserved { span, .. }
+            | SessionError::Recursion { span, .. }
+            | SessionError::CallsTooDeep { span, .. }
+            | SessionError::DerivativeArity { span, .. }
+            | SessionError::DuplicateParameter { span, .. }
+            | SessionError::NoOutput { span }
+            | SessionError::UnknownCommand { span, .. }
+            | SessionError::BadArguments { span, .. } => *span,
+        }
+    }
+
+    /// A suggested fix, when there is one ("did you mean `tanh`?").
+    pub fn help(&self) -> Option<String> {
+        match self {
+            SessionError::Syntax(e) => e.help(),
+            SessionError::UnknownName { suggestion, .. }
+            | SessionError::UnknownFunction { suggestion, .. } => {
+                suggestion.as_ref().map(|s| format!("did you mean `{s}`?"))
+            }
+            SessionError::UnknownCommand { suggestion, .. } => match suggestion {
+                Some(s) => Some(format!("did you mean `:{s}`?")),
+                None => Some("`:help` lists the commands".to_string()),
+            },
+            SessionError::NotAFunction { name, .. } => {
+                Some(format!("to multiply, write `{name}*(…)`"))
+            }
+            SessionError::FunctionAsValue { name, .. } => {
+                Some(format!("call it with an argument: `{name}(x)`"))
+            }
+            SessionError::Reserved { help, .. } | SessionError::BadArguments { help, .. } => {
+                help.clone()
+            }
+            SessionError::Recursion { .. } => {
+                Some("write the repetition out, or use a variable that you update".to_string())
+            }
+            SessionError::NoOutput { .. } => {
+                Some("type an expression first, e.g. `x = 2` then `x^2`".to_string())
+            }
+            SessionError::DerivativeArity { .. } => {
+                Some("use `:grad NAME` for functions of several variables".to_string())
+            }
+            SessionError::WrongArity { .. }
+            | SessionError::CallsTooDeep { .. }
+            | SessionError::DuplicateParameter { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,529 @@
+//! Expressions → graph nodes: name resolution, calls, user functions, `f'(a)`,
+//! assignments and definitions.
+
+use super::{CONSTANTS, Event, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest};
+use crate::engine::{Arity, NodeId, Op};
+use crate::syntax::{AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Span, UnaryOp};
+
+/// Deepest nesting of user-function calls (each call evaluates the body once more).
+pub const MAX_CALL_DEPTH: usize = 64;
+
+/// An evaluated expression: its node, and whether any variable went into it.
+/// An assignment of an expression that uses no variable makes a new leaf.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Value {
+    pub node: NodeId,
+    pub uses_variable: bool,
+}
+
+/// Where an expression is being evaluated: at top level, or inside user-function calls.
+#[derive(Default)]
+struct Scope<'a> {
+    /// Parameters bound to argument values, innermost call only.
+    params: Vec<(&'a str, Value)>,
+    /// The functions being called, outermost first (to refuse recursion).
+    active: Vec<String>,
+    /// The span of the outermost call: errors and warnings inside bodies point here.
+    call_span: Option<Span>,
+}
+
+impl Session {
+    /// Evaluates an expression at top level, appending its nodes to the graph.
+    pub(super) fn evaluate(
+        &mut self,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<Value, SessionError> {
+        self.evaluate_in(tree, &Scope::default(), events)
+    }
+
+    /// Evaluates `tree` node by node (operands come first in the flat tree: no recursion).
+    fn evaluate_in(
+        &mut self,
+        tree: &ExprTree,
+        scope: &Scope,
+        events: &mut Vec<Event>,
+    ) -> Result<Value, SessionError> {
+        let mut values: Vec<Value> = Vec::with_capacity(tree.nodes.len());
+        for expr in &tree.nodes {
+            let span = scope.call_span.unwrap_or(expr.span);
+            let value = match &expr.kind {
+                ExprKind::Number(x) => Value {
+                    node: self.graph.constant(*x),
+                    uses_variable: false,
+                },
+                ExprKind::Name(name) => self.resolve(name, span, scope)?,
+                ExprKind::Unary { op, operand } => {
+                    let a = values[operand.0 as usize];
+                    match op {
+                        UnaryOp::Plus => a,
+                        UnaryOp::Neg => self.apply(Op::Neg, &[a], span, events)?,
+                    }
+                }
+                ExprKind::Binary { op, lhs, rhs } => {
+                    let (a, b) = (values[lhs.0 as usize], values[rhs.0 as usize]);
+                    let op = match op {
+                        BinaryOp::Add => Op::Add,
+                        BinaryOp::Sub => Op::Sub,
+                        BinaryOp::Mul => Op::Mul,
+                        BinaryOp::Div => Op::Div,
+                        BinaryOp::Pow => Op::Pow,
+                    };
+                    self.apply(op, &[a, b], span, events)?
+                }
+                ExprKind::Call {
+                    name,
+                    name_span,
+                    derivative,
+                    args,
+                } => {
+                    let args: Vec<Value> = args.iter().map(|a| values[a.0 as usize]).collect();
+                    let name_span = scope.call_span.unwrap_or(*name_span);
+                    if *derivative {
+                        self.derivative_at(name, name_span, span, &args, scope, events)?
+                    } else {
+                        self.call(name, name_span, span, &args, scope, events)?
+                    }
+                }
+            };
+            values.push(value);
+        }
+        Ok(values[values.len() - 1])
+    }
+
+    /// Appends `op(inputs)`, warning when finite inputs give inf or nan.
+    fn apply(
+        &mut self,
+        op: Op,
+        inputs: &[Value],
+        span: Span,
+        events: &mut Vec<Event>,
+    ) -> Result<Value, SessionError> {
+        let ids: Vec<NodeId> = inputs.iter().map(|v| v.node).collect();
+        let node = self
+            .graph
+            .apply(op, &ids)
+            .map_err(|e| SessionError::WrongArity {
+                name: e.op.to_string(),
+                span,
+                expected: e.expected.to_string(),
+                got: e.got,
+            })?;
+        let value = self.graph.value(node);
+        let inputs_finite = ids.iter().all(|&i| self.graph.value(i).is_finite());
+        if !value.is_finite() && inputs_finite {
+            events.push(Event::Warning {
+                message: non_finite_message(
+                    op,
+                    value,
+                    &ids.iter().map(|&i| self.graph.value(i)).collect::<Vec<_>>(),
+                ),
+                span,
+            });
+        }
+        Ok(Value {
+            node,
+            uses_variable: inputs.iter().any(|v| v.uses_variable),
+        })
+    }
+
+    /// What a name means here: a parameter, `ans`, a variable, or a constant.
+    fn resolve(&mut self, name: &str, span: Span, scope: &Scope) -> Result<Value, SessionError> {
+        if let Some((_, value)) = scope.params.iter().find(|(p, _)| *p == name) {
+            return Ok(*value);
+        }
+        if RESULT_NAMES.contains(&name) {
+            return match self.last {
+                Some(node) => Ok(Value {
+                    node,
+                    uses_variable: true,
+                }),
+                None => Err(SessionError::UnknownName {
+                    name: name.to_string(),
+                    span,
+                    suggestion: None,
+                }),
+            };
+        }
+        if let Some(&node) = self.vars.get(name) {
+            return Ok(Value {
+                node,
+                uses_variable: true,
+            });
+        }
+        if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
+            return Ok(Value {
+                node: self.graph.constant(value),
+                uses_variable: false,
+            });
+        }
+        if self.functions.contains_key(name) || Op::from_function_name(name).is_some() {
+            return Err(SessionError::FunctionAsValue {
+                name: name.to_string(),
+                span,
+            });
+        }
+        let candidates = scope
+            .params
+            .iter()
+            .map(|(p, _)| *p)
+            .chain(self.var_order.iter().map(String::as_str))
+            .chain(CONSTANTS.iter().map(|(c, _)| *c));
+        Err(SessionError::UnknownName {
+            name: name.to_string(),
+            span,
+            suggestion: nearest(name, candidates),
+        })
+    }
+
+    /// `name(args)`: a user function or a built-in op.
+    fn call(
+        &mut self,
+        name: &str,
+        name_span: Span,
+        span: Span,
+        args: &[Value],
+        scope: &Scope,
+        events: &mut Vec<Event>,
+    ) -> Result<Value, SessionError> {
+        if let Some(function) = self.functions.get(name).cloned() {
+            if scope.params.iter().all(|(p, _)| *p != name) {
+                return self.instantiate(name, &function, name_span, span, args, scope, events);
+            }
+        }
+        if let Some(op) = Op::from_function_name(name) {
+            let fits = match op.info().arity {
+                Arity::Unary => args.len() == 1,
+                Arity::Binary => args.len() == 2,
+                Arity::Variadic => !args.is_empty(),
+                Arity::Leaf => false,
+            };
+            if !fits {
+                return Err(SessionError::WrongArity {
+                    name: name.to_string(),
+                    span,
+                    expected: arity_text(op.info().arity).to_string(),
+                    got: args.len(),
+                });
+            }
+            return self.apply(op, args, span, events);
+        }
+        let is_value = scope.params.iter().any(|(p, _)| *p == name)
+            || self.vars.contains_key(name)
+            || CONSTANTS.iter().any(|(c, _)| *c == name)
+            || RESULT_NAMES.contains(&name);
+        if is_value {
+            return Err(SessionError::NotAFunction {
+                name: name.to_string(),
+                span: name_span,
+            });
+        }
+        let candidates = self
+            .function_order
+            .iter()
+            .map(String::as_str)
+            .chain(builtin_function_names().map(|name| -> &str { name }));
+        Err(SessionError::UnknownFunction {
+            name: name.to_string(),
+            span: name_span,
+            suggestion: nearest(name, candidates),
+        })
+    }
+
+    /// Builds a user function's body with its parameters bound to `args`.
+    #[allow(clippy::too_many_arguments)]
+    fn instantiate(
+        &mut self,
+        name: &str,
+        function: &UserFunction,
+        name_span: Span,
+        span: Span,
+        args: &[Value],
+        scope: &Scope,
+        events: &mut Vec<Event>,
+    ) -> Result<Value, SessionError> {
+        if args.len() != function.params.len() {
+            return Err(SessionError::WrongArity {
+                name: name.to_string(),
+                span,
+                expected: function.params.len().to_string(),
+                got: args.len(),
+            });
+        }
+        if scope.active.iter().any(|a| a == name) {
+            return Err(SessionError::Recursion {
+                name: name.to_string(),
+                span: name_span,
+            });
+        }
+        if scope.active.len() >= MAX_CALL_DEPTH {
+            return Err(SessionError::CallsTooDeep {
+                span,
+                limit: MAX_CALL_DEPTH,
+            });
+        }
+        let mut active = scope.active.clone();
+        active.push(name.to_string());
+        let inner = Scope {
+            params: function
+                .params
+                .iter()
+                .map(String::as_str)
+                .zip(args.iter().copied())
+                .collect(),
+            active,
+            call_span: Some(scope.call_span.unwrap_or(span)),
+        };
+        self.evaluate_in(&function.body, &inner, events)
+    }
+
+    /// `name'(arg)`: the derivative of a one-argument function at `arg`, by reverse
+    /// mode on a fresh copy of the function's graph. The result is a constant: no
+    /// gradient flows through it (gradcalc has no second derivatives).
+    fn derivative_at(
+        &mut self,
+        name: &str,
+        name_span: Span,
+        span: Span,
+        args: &[Value],
+        scope: &Scope,
+        events: &mut Vec<Event>,
+    ) -> Result<Value, SessionError> {
+        let params = if let Some(function) = self.functions.get(name) {
+            function.params.len()
+        } else if let Some(op) = Op::from_function_name(name) {
+            match op.info().arity {
+                Arity::Unary => 1,
+                _ => 2,
+            }
+        } else {
+            return self.call(name, name_span, span, args, scope, events);
+        };
+        if params != 1 {
+            return Err(SessionError::DerivativeArity {
+                name: name.to_string(),
+                span: name_span,
+                params: format!("{params} arguments"),
+            });
+        }
+        if args.len() != 1 {
+            return Err(SessionError::WrongArity {
+                name: format!("{name}'"),
+                span,
+                expected: "1".to_string(),
+                got: args.len(),
+            });
+        }
+        let at = self.graph.value(args[0].node);
+        let leaf = Value {
+            node: self.graph.leaf(at),
+            uses_variable: true,
+        };
+        let result = self.call(name, name_span, span, &[leaf], scope, events)?;
+        let order = self.graph.topo_order(result.node);
+        let gradients = self.graph.backward(&order);
+        Ok(Value {
+            node: self.graph.constant(gradients[leaf.node]),
+            uses_variable: args[0].uses_variable,
+        })
+    }
+
+    /// `name = value` and the compound forms `+= -= *= /=`.
+    pub(super) fn assign(
+        &mut self,
+        target: &Ident,
+        op: AssignOp,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = target.name.as_str();
+        self.check_assignable(target)?;
+        let value = self.evaluate(tree, events)?;
+        let (node, leaf) = match op {
+            AssignOp::Set if !value.uses_variable => {
+                (self.graph.leaf(self.graph.value(value.node)), true)
+            }
+            AssignOp::Set => (value.node, false),
+            compound => {
+                let Some(&current) = self.vars.get(name) else {
+                    return Err(SessionError::UnknownName {
+                        name: name.to_string(),
+                        span: target.span,
+                        suggestion: nearest(name, self.var_order.iter().map(String::as_str)),
+                    });
+                };
+                let op = match compound {
+                    AssignOp::Add => Op::Add,
+                    AssignOp::Sub => Op::Sub,
+                    AssignOp::Mul => Op::Mul,
+                    _ => Op::Div,
+                };
+                let lhs = Value {
+                    node: current,
+                    uses_variable: true,
+                };
+                (
+                    self.apply(op, &[lhs, value], target.span.to(tree.span()), events)?
+                        .node,
+                    false,
+                )
+            }
+        };
+        if !self.vars.contains_key(name) {
+            if let Some((_, constant)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
+                events.push(Event::Notice {
+                    message: format!(
+                        "`{name}` was the constant {constant}; from now on it names your variable (`:reset` restores it)"
+                    ),
+                });
+            }
+        }
+        self.bind(name, node);
+        if !leaf {
+            self.output = Some(Output {
+                node,
+                label: name.to_string(),
+            });
+        }
+        self.last = Some(node);
+        events.push(Event::Value {
+            name: Some(name.to_string()),
+            value: self.graph.value(node),
+        });
+        Ok(())
+    }
+
+    /// Binds `name` to `node`, remembering the earlier binding.
+    fn bind(&mut self, name: &str, node: NodeId) {
+        match self.vars.insert(name.to_string(), node) {
+            Some(old) if old != node => self.earlier.entry(name.to_string()).or_default().push(old),
+            Some(_) => {}
+            None => self.var_order.push(name.to_string()),
+        }
+    }
+
+    /// Refuses names that cannot be variables: built-in functions, `ans`, user functions.
+    fn check_assignable(&self, target: &Ident) -> Result<(), SessionError> {
+        let name = target.name.as_str();
+        let reason = if Op::from_function_name(name).is_some() {
+            Some(("it is a built-in function", None))
+        } else if RESULT_NAMES.contains(&name) {
+            Some(("it always names the most recent result", None))
+        } else if self.functions.contains_key(name) {
+            Some((
+                "it is a function you defined",
+                Some("choose another name, or `:reset` to start over".to_string()),
+            ))
+        } else {
+            None
+        };
+        match reason {
+            Some((reason, help)) => Err(SessionError::Reserved {
+                name: name.to_string(),
+                span: target.span,
+                action: "assign to",
+                reason: reason.to_string(),
+                help: help.or_else(|| Some(format!("choose another name, e.g. `{name}1`"))),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// `f(x, y) = body`: defines or redefines a user function.
+    pub(super) fn define(
+        &mut self,
+        name: &Ident,
+        params: &[Ident],
+        body: ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let reason = if Op::from_function_name(&name.name).is_some() {
+            Some("it is a built-in function")
+        } else if RESULT_NAMES.contains(&name.name.as_str()) {
+            Some("it always names the most recent result")
+        } else if self.vars.contains_key(&name.name) {
+            Some("it is a variable")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(SessionError::Reserved {
+                name: name.name.clone(),
+                span: name.span,
+                action: "define a function named",
+                reason: reason.to_string(),
+                help: Some(format!("choose another name, e.g. `{}_f`", name.name)),
+            });
+        }
+        for (i, param) in params.iter().enumerate() {
+            if params[..i].iter().any(|p| p.name == param.name) {
+                return Err(SessionError::DuplicateParameter {
+                    name: param.name.clone(),
+                    span: param.span,
+                });
+            }
+        }
+        let params: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+        if self
+            .functions
+            .insert(
+                name.name.clone(),
+                UserFunction {
+                    params: params.clone(),
+                    body,
+                },
+            )
+            .is_none()
+        {
+            self.function_order.push(name.name.clone());
+        }
+        events.push(Event::Defined {
+            name: name.name.clone(),
+            params,
+        });
+        Ok(())
+    }
+}
+
+/// How the op table's arity reads in an error message.
+pub(super) fn arity_text(arity: Arity) -> &'static str {
+    match arity {
+        Arity::Leaf => "0",
+        Arity::Unary => "1",
+        Arity::Binary => "2",
+        Arity::Variadic => "1 or more",
+    }
+}
+
+/// The warning for an op that made inf or nan out of finite inputs.
+fn non_finite_message(op: Op, value: f64, inputs: &[f64]) -> String {
+    let result = if value.is_nan() {
+        "nan"
+    } else if value > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    };
+    let x = inputs.first().copied().unwrap_or(0.0);
+    match op {
+        Op::Div if inputs.get(1) == Some(&0.0) => format!("division by zero gives {result}"),
+        Op::Ln | Op::Log2 | Op::Log10 if x == 0.0 => format!("logarithm of 0 gives {result}"),
+        Op::Ln | Op::Log2 | Op::Log10 => {
+            format!("logarithm of a negative number gives {result}")
+        }
+        Op::Sqrt => format!("square root of a negative number gives {result}"),
+        Op::Pow if value.is_nan() => {
+            format!("a negative number to a fractional power gives {result}")
+        }
+        _ => format!("`{}` gives {result} here", op.info().name),
+    }
+}
+
+/// The names of the built-in functions users can call (from the op table), plus `log`.
+pub(super) fn builtin_function_names() -> impl Iterator<Item = &'static str> {
+    Op::table()
+        .iter()
+        .map(|info| info.name)
+        .filter(|name| Op::from_function_name(name).is_some())
+        .chain(std::iter::once("log"))
+}

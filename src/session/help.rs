@@ -1,0 +1,99 @@
+//! `:help`: commands, functions (from the op table) and the gradient conventions.
+
+use std::fmt::Write;
+
+use super::commands::COMMANDS;
+use super::eval::builtin_function_names;
+use super::{CONSTANTS, Event, Session, SessionError, nearest};
+use crate::engine::Op;
+use crate::syntax::Ident;
+
+/// The conventions at kinks and edges (DESIGN.md §1.5, PyTorch's).
+const CONVENTIONS: &str = "\
+The output is the result of the most recent statement; assigning a number
+(`x = 3`) makes a new leaf and leaves the output as it was. `:backward NAME`
+picks another output. Gradients are recomputed for every query.
+
+Conventions at kinks and edges (PyTorch's):
+  relu'(0) = 0, abs'(0) = 0, sqrt'(0) = inf
+  d/dx x^0 = 0 at x = 0, and 0^0 = 1
+  d/dx x^y at x = 0 is y·0^(y−1): 0, 1, inf or −inf
+  d/dy x^y at x = 0 is 0 for y ≥ 0 and −inf for y < 0; for x < 0 it is nan
+  max/min at a tie split the gradient equally: max(x, x) gives 1
+  nan in max/min propagates; floor, ceil, round, sign pass gradient 0
+  detach(u) has u's value and passes no gradient";
+
+impl Session {
+    /// The help text for `topic`, or the overview.
+    pub(super) fn help(&self, topic: Option<&Ident>) -> Result<Event, SessionError> {
+        let Some(topic) = topic else {
+            return Ok(Event::Help {
+                topic: None,
+                text: overview(),
+            });
+        };
+        let name = topic.name.trim_start_matches(':');
+        let mut text = String::new();
+        if let Some((command, usage, about)) = COMMANDS.iter().find(|c| c.0 == name) {
+            let _ = writeln!(text, "{}", format!(":{command} {usage}").trim_end());
+            let _ = write!(text, "  {about}");
+            if *command == "grad" {
+                let _ = write!(text, "\n\n{CONVENTIONS}");
+            }
+        } else if let Some(op) = Op::from_function_name(name) {
+            let info = op.info();
+            let _ = writeln!(text, "{name}: {}", info.summary);
+            for formula in info.formulas {
+                let _ = writeln!(text, "  {formula}");
+            }
+            let _ = write!(text, "  example: {}", info.example);
+        } else if let Some(function) = self.functions.get(name) {
+            let _ = write!(
+                text,
+                "{name}({}): a function you defined",
+                function.params.join(", ")
+            );
+        } else if name == "conventions" {
+            text.push_str(CONVENTIONS);
+        } else {
+            let candidates = COMMANDS
+                .iter()
+                .map(|c| c.0)
+                .chain(builtin_function_names())
+                .chain(["conventions"]);
+            return Err(SessionError::BadArguments {
+                message: format!("no help on `{name}`"),
+                span: topic.span,
+                help: Some(match nearest(name, candidates) {
+                    Some(s) => format!("did you mean `:help {s}`?"),
+                    None => "`:help` lists the commands and functions".to_string(),
+                }),
+            });
+        }
+        Ok(Event::Help {
+            topic: Some(name.to_string()),
+            text,
+        })
+    }
+}
+
+/// `:help` without a topic.
+fn overview() -> String {
+    let mut text = String::from(
+        "Type arithmetic with variables: `x = 2`, `y = 3`, `z = x*y + x`, then `:grad`.\n\
+         Statements end at a newline or `;`. `#` starts a comment.\n\nCommands:\n",
+    );
+    for (name, usage, about) in COMMANDS {
+        let head = format!(":{name} {usage}");
+        let _ = writeln!(text, "  {:<16} {about}", head.trim_end());
+    }
+    text.push_str("\nFunctions (`:help NAME` shows the derivative rule):\n  ");
+    let names: Vec<&str> = builtin_function_names().collect();
+    text.push_str(&names.join(" "));
+    text.push_str("\n  define your own: `f(x, y) = x*y + x`; `f'(2)` is the derivative of a one-argument function\n");
+    text.push_str("\nConstants: ");
+    let constants: Vec<&str> = CONSTANTS.iter().map(|c| c.0).collect();
+    text.push_str(&constants.join(" "));
+    text.push_str("; `ans` and `_` name the last result\n`:help grad` explains the output rule and the conventions at kinks");
+    text
+}
