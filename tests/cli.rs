@@ -1,0 +1,193 @@
+//! The binary as users run it: modes, exit status, piped input, output formats.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn gradcalc() -> Command {
+    let mut command = Command::cargo_bin("gradcalc").expect("binary builds");
+    command.env_remove("NO_COLOR");
+    command
+}
+
+fn stdout_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn fan_out_gradients_through_e() {
+    let output = gradcalc()
+        .args(["-e", "x = 2; y = 3; z = x*y + x", "-e", ":grad"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout_of(&output), "x = 2\ny = 3\nz = 8\n∂z/∂x = 4\n∂z/∂y = 2\n");
+}
+
+#[test]
+fn piped_stdin_has_no_prompt_or_escapes_and_reads_the_last_line() {
+    let output = gradcalc()
+        .write_stdin("x = 3\r\ny = x^2\r\n:grad x")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = stdout_of(&output);
+    assert_eq!(stdout, "x = 3\ny = 9\n∂y/∂x = 6\n");
+    assert!(!stdout.contains('\x1b'));
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let plain = gradcalc().args(["-e", "1 + 1"]).output().unwrap();
+    assert!(!stdout_of(&plain).contains('\x1b'));
+    let forced = gradcalc().args(["--color", "always", "-e", "1 + 1"]).output().unwrap();
+    assert!(stdout_of(&forced).contains("\x1b["), "{}", stdout_of(&forced));
+    let no_color = gradcalc().env("NO_COLOR", "1").args(["-e", "1 + 1"]).output().unwrap();
+    assert_eq!(stdout_of(&no_color), "2\n");
+}
+
+#[test]
+fn first_error_stops_batch_mode_with_status_1() {
+    let output = gradcalc().write_stdin("x = 1\nx + w\nx = 5\n").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "x = 1\n");
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("unknown name `w`"), "{stderr}");
+    assert!(stderr.contains("<stdin>:2:5"), "{stderr}");
+    assert!(stderr.contains('^'), "caret under the column: {stderr}");
+}
+
+#[test]
+fn keep_going_runs_on_and_still_exits_1() {
+    let output = gradcalc()
+        .arg("--keep-going")
+        .write_stdin("x = 1\nx + w\nx = 5\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "x = 1\nx = 5\n");
+}
+
+#[test]
+fn json_lines_with_errors_as_events() {
+    let output = gradcalc()
+        .args(["--json", "-e", "x = 2; 1/0; x y"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let events: Vec<Value> = stdout_of(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events[0], serde_json::json!({"kind": "value", "name": "x", "value": 2}));
+    assert_eq!(events[1]["kind"], "warning");
+    assert_eq!(events[2], serde_json::json!({"kind": "value", "value": "inf"}));
+    assert_eq!(events[3]["kind"], "error");
+    assert_eq!(events[3]["column"], 15);
+    assert!(events[3]["help"].as_str().unwrap().contains("x*y"), "{}", events[3]);
+    assert_eq!(events.len(), 4);
+    assert!(output.stderr.is_empty());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let bad_flag = gradcalc().arg("--frobnicate").output().unwrap();
+    assert_eq!(bad_flag.status.code(), Some(2));
+    let missing = gradcalc().arg("no/such/file.calc").output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr_of(&missing).contains("no/such/file.calc"));
+    let bad_precision = gradcalc().args(["--precision", "zero", "-e", "1"]).output().unwrap();
+    assert_eq!(bad_precision.status.code(), Some(2));
+}
+
+#[test]
+fn help_and_version() {
+    let help = gradcalc().arg("--help").output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    assert!(stdout_of(&help).contains("Examples:"));
+    assert!(stdout_of(&help).contains("--json"));
+    let version = gradcalc().arg("--version").output().unwrap();
+    assert_eq!(stdout_of(&version).trim(), format!("gradcalc {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn precision_controls_human_digits_only() {
+    let output = gradcalc().args(["--precision", "3", "-e", "2/3"]).output().unwrap();
+    assert_eq!(stdout_of(&output), "0.667\n");
+    let full = gradcalc().args(["--precision", "full", "-e", "2/3"]).output().unwrap();
+    assert_eq!(stdout_of(&full), "0.6666666666666666\n");
+    let json = gradcalc().args(["--json", "--precision", "3", "-e", "2/3"]).output().unwrap();
+    assert_eq!(stdout_of(&json), "{\"kind\":\"value\",\"value\":0.6666666666666666}\n");
+}
+
+#[test]
+fn scripts_run_in_order_then_e() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("lib.calc");
+    std::fs::write(&script, "sq(t) = t*t\nx = 3\n").unwrap();
+    let output = gradcalc()
+        .arg(&script)
+        .args(["-e", "sq(x); :grad x"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout_of(&output), "x = 3\n9\n∂(sq(x))/∂x = 6\n");
+}
+
+#[test]
+fn quit_stops_the_run_with_status_0() {
+    let output = gradcalc().write_stdin("1\n:quit\n2\n").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout_of(&output), "1\n");
+}
+
+#[test]
+fn invalid_utf8_runs_the_valid_lines_then_fails() {
+    let output = gradcalc().write_stdin(&b"x = 1\ny = \xff\n"[..]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "x = 1\n");
+    assert!(stderr_of(&output).contains("not valid UTF-8"), "{}", stderr_of(&output));
+}
+
+#[test]
+fn unclosed_parenthesis_points_at_it() {
+    let output = gradcalc().args(["-e", "2*(1+3"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("-e:1:3"), "{stderr}");
+}
+
+#[test]
+fn a_100000_step_chain_backpropagates_through_the_binary() {
+    let mut script = String::from("x = 0.5\ny = x\n");
+    for _ in 0..100_000 {
+        script.push_str("y = y*1.0001 + 0.0001\n");
+    }
+    script.push_str(":grad x\n");
+    let output = gradcalc().arg("--json").write_stdin(script).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = stdout_of(&output);
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let before_last: Value = serde_json::from_str(stdout.lines().rev().nth(1).unwrap()).unwrap();
+    let y = before_last["value"].as_f64().unwrap();
+    let grad = last["value"].as_f64().unwrap();
+    assert!((y - 33022.184072811644).abs() <= 1e-12 * 33022.0, "{y}");
+    assert!((grad - 22015.45604852786).abs() <= 1e-12 * 22015.0, "{grad}");
+    assert_eq!(last["wrt"], "x");
+}
+
+#[test]
+fn deep_input_is_refused_not_overflowed() {
+    let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+    let output = gradcalc().arg("--json").write_stdin(deep).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let event: Value = serde_json::from_str(stdout_of(&output).lines().next().unwrap()).unwrap();
+    assert_eq!(event["kind"], "error");
+    assert!(event["message"].as_str().unwrap().contains("nest"), "{event}");
+    let minus = format!("{}1", "-".repeat(100_000));
+    let output = gradcalc().arg("--json").write_stdin(minus).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+}
