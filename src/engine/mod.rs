@@ -1,155 +1,204 @@
 //! The autograd core: graph arena, op table, reverse topological order, backward.
 //!
 //! Knows nothing of text, names, colour or IO.
+//!
+//! - [`Graph`] is an arena of nodes, appended in evaluation order and never
+//!   mutated ([`Graph::leaf`], [`Graph::constant`], [`Graph::apply`]).
+//! - [`Op::table`] is the one op table: name, arity, forward function, local
+//!   derivatives and the formula text a trace prints (`ops.rs`).
+//! - [`Graph::topo_order`] returns the nodes reachable from an output in reverse
+//!   topological order, output first (`topo.rs`).
+//! - [`Graph::backward`] walks that order once and applies the chain rule;
+//!   [`Graph::backward_traced`] does the same walk and records every step
+//!   (`backward.rs`).
+//!
+//! Nothing here recurses over the graph: sorting and backward use explicit
+//! stacks and loops, and dropping the arena is dropping a flat `Vec`, so graphs
+//! a million nodes deep are safe.
+
+mod backward;
+mod graph;
+mod ops;
+mod topo;
+
+#[cfg(test)]
+mod tests;
+
+pub use ops::ascii;
 
 /// Index of a node in a [`Graph`]. Nodes are appended in evaluation order.
+///
+/// An id is only meaningful for the graph that returned it (and only until that
+/// graph is [cleared](Graph::clear)); using an id that is out of range panics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
 
+impl NodeId {
+    /// The id as an index into the arena (and into [`Gradients`]).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// Every operation a node can be. `Input` and `Const` are leaves.
+///
+/// The derivative conventions at kinks and edges (`relu'(0) = 0`, ties of
+/// `max` split the gradient, …) are documented on each variant and implemented
+/// in the op table ([`Op::info`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
+    /// A variable: a leaf that gradients are taken for ([`Graph::leaf`]).
     Input,
+    /// A literal number: a leaf that is not a variable ([`Graph::constant`]).
     Const,
+    /// `a + b`.
     Add,
+    /// `a - b`.
     Sub,
+    /// `a * b`.
     Mul,
+    /// `a / b`; local derivatives `1/b` and `−a/b²`.
     Div,
+    /// Unary minus, `-u`.
     Neg,
+    /// `a ^ b` (also `pow(a, b)`), with `0^0 = 1`. `∂/∂a = b·a^(b−1)`, and 0
+    /// when `b = 0`; `∂/∂b = a^b·ln a`, and 0 when `a = 0` and `b ≥ 0`
+    /// (so `−inf` for `a = 0, b < 0` and nan for `a < 0`).
     Pow,
+    /// `exp(u)`, e to the power u.
     Exp,
+    /// `ln(u)` (also `log(u)`), the natural logarithm.
     Ln,
+    /// `log2(u)`, the base-2 logarithm.
     Log2,
+    /// `log10(u)`, the base-10 logarithm.
     Log10,
+    /// `sqrt(u)`; the local derivative at 0 is `+inf`.
     Sqrt,
+    /// `cbrt(u)`, the real cube root; the local derivative at 0 is `+inf`.
     Cbrt,
+    /// `abs(u)`; the local derivative at 0 is 0.
     Abs,
+    /// `sin(u)`, radians.
     Sin,
+    /// `cos(u)`, radians.
     Cos,
+    /// `tan(u)`, radians.
     Tan,
+    /// `asin(u)`.
     Asin,
+    /// `acos(u)`.
     Acos,
+    /// `atan(u)`.
     Atan,
+    /// `sinh(u)`.
     Sinh,
+    /// `cosh(u)`.
     Cosh,
+    /// `tanh(u)`; finite value and gradient at ±1000.
     Tanh,
+    /// `asinh(u)`.
     Asinh,
+    /// `acosh(u)`.
     Acosh,
+    /// `atanh(u)`.
     Atanh,
+    /// The logistic sigmoid `1/(1 + e^−u)`, computed stably.
     Sigmoid,
+    /// `relu(u) = max(u, 0)`; the local derivative at 0 is 0.
     Relu,
+    /// `softplus(u) = ln(1 + e^u)`, computed stably; derivative `sigmoid(u)`.
     Softplus,
+    /// The exact GELU `u·Φ(u)`, Φ the standard normal CDF.
     Gelu,
+    /// `floor(u)`; not differentiable, gradient 0.
     Floor,
+    /// `ceil(u)`; not differentiable, gradient 0.
     Ceil,
+    /// `round(u)`, half away from zero; not differentiable, gradient 0.
     Round,
+    /// `sign(u)` with `sign(0) = 0`; not differentiable, gradient 0.
     Sign,
+    /// `detach(u)`: u's value, passes no gradient (PyTorch's `detach`).
     Detach,
+    /// `min(a, b, …)`: one or more inputs; ties split the gradient, nan propagates.
     Min,
+    /// `max(a, b, …)`: one or more inputs; ties split the gradient, nan propagates.
     Max,
 }
 
 /// How many inputs an op takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arity {
+    /// No inputs: `Input` and `Const`, made by [`Graph::leaf`] and
+    /// [`Graph::constant`], never by [`Graph::apply`].
     Leaf,
+    /// Exactly one input.
     Unary,
+    /// Exactly two inputs.
     Binary,
     /// One or more inputs (`min`, `max`).
     Variadic,
 }
 
-/// One row of the op table.
+/// One row of the op table: everything about one op, in one place.
 pub struct OpInfo {
+    /// The op this row describes.
     pub op: Op,
+    /// The function name users type (`"exp"`, `"log2"`, …) or the operator's
+    /// symbol (`"+"`, `"-"`, `"*"`, `"/"`, `"neg"`, `"^"`); `"leaf"` and `"const"`
+    /// for the leaves.
     pub name: &'static str,
+    /// How many inputs the op takes.
     pub arity: Arity,
+    /// The forward function: the input values, in operand order, to the output value.
     pub forward: fn(&[f64]) -> f64,
+    /// The local partial derivative `∂output/∂inputs[wrt]`, given the input
+    /// values, the output value and the input position `wrt`. Leaves return 0.
     pub local: fn(&[f64], f64, usize) -> f64,
+    /// The formula text of each local derivative, one per input position; a
+    /// variadic op has one formula for all positions (see [`OpInfo::formula`]).
+    /// Empty for leaves.
     pub formulas: &'static [&'static str],
+    /// False for ops whose gradient is 0 by definition (`floor`, `ceil`,
+    /// `round`, `sign`, `detach`) and for leaves.
     pub differentiable: bool,
+    /// A one-line description for help text.
     pub summary: &'static str,
+    /// A worked example with its value to 10 significant digits.
     pub example: &'static str,
-}
-
-impl Op {
-    pub fn info(self) -> &'static OpInfo {
-        todo!("engine helper")
-    }
-    pub fn from_function_name(name: &str) -> Option<Op> {
-        let _ = name;
-        todo!("engine helper")
-    }
-    pub fn table() -> &'static [OpInfo] {
-        todo!("engine helper")
-    }
 }
 
 /// Wrong number of inputs for an op.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{op}` takes {expected} input(s), got {got}")]
 pub struct ArityError {
+    /// The op's name, as in [`OpInfo::name`].
     pub op: &'static str,
+    /// What the op accepts: `"1"`, `"2"`, `"1 or more"`, or `"no"` for a leaf
+    /// (leaves are made by [`Graph::leaf`] and [`Graph::constant`]).
     pub expected: &'static str,
+    /// How many inputs were given.
     pub got: usize,
 }
 
-/// The computation graph.
+/// The computation graph: an arena of nodes indexed by [`NodeId`], appended in
+/// evaluation order and never mutated.
+///
+/// A node holds its op, its forward value and up to two input ids inline
+/// (24 bytes, see [`Graph::node_bytes`]); the inputs of `min`/`max` live in a
+/// side vector.
 #[derive(Debug, Default, Clone)]
-pub struct Graph {}
-
-impl Graph {
-    pub fn new() -> Graph {
-        Graph {}
-    }
-    pub fn len(&self) -> usize {
-        todo!()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub fn clear(&mut self) {
-        todo!()
-    }
-    pub fn leaf(&mut self, value: f64) -> NodeId {
-        let _ = value;
-        todo!()
-    }
-    pub fn constant(&mut self, value: f64) -> NodeId {
-        let _ = value;
-        todo!()
-    }
-    pub fn apply(&mut self, op: Op, inputs: &[NodeId]) -> Result<NodeId, ArityError> {
-        let _ = (op, inputs);
-        todo!()
-    }
-    pub fn value(&self, id: NodeId) -> f64 {
-        let _ = id;
-        todo!()
-    }
-    pub fn op(&self, id: NodeId) -> Op {
-        let _ = id;
-        todo!()
-    }
-    pub fn inputs(&self, id: NodeId) -> &[NodeId] {
-        let _ = id;
-        todo!()
-    }
-    pub fn topo_order(&self, output: NodeId) -> Vec<NodeId> {
-        let _ = output;
-        todo!()
-    }
-    pub fn backward(&self, order: &[NodeId]) -> Gradients {
-        let _ = order;
-        todo!()
-    }
-    pub fn backward_traced(&self, order: &[NodeId]) -> (Gradients, Vec<Step>) {
-        let _ = order;
-        todo!()
-    }
+pub struct Graph {
+    nodes: Vec<graph::Node>,
+    /// Inputs of variadic nodes, referenced by (start, len) from the node.
+    variadic_inputs: Vec<NodeId>,
 }
 
 /// Gradients of one output with respect to every node.
+///
+/// Index it with a [`NodeId`]: nodes the output does not reach (and ids out of
+/// range) have gradient 0.
 #[derive(Debug, Clone)]
 pub struct Gradients {
     grads: Vec<f64>,
@@ -162,23 +211,39 @@ impl std::ops::Index<NodeId> for Gradients {
     }
 }
 
-/// One node's backward step.
+/// One node's backward step, as recorded by [`Graph::backward_traced`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
+    /// The node whose gradient is passed on to its inputs.
     pub node: NodeId,
+    /// The node's gradient when the walk reaches it: its final gradient, since
+    /// every node that uses it comes earlier in the order.
     pub upstream: f64,
+    /// One entry per input position, in operand order; empty for leaves.
     pub contributions: Vec<Contribution>,
 }
 
-/// What one input of a node receives in a backward step.
+/// What one input of a node receives in a backward step: by the chain rule,
+/// `product = upstream × local`, and `after = before + product`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contribution {
+    /// The input node that receives the gradient.
     pub input: NodeId,
+    /// The input's position among the node's operands (0-based); selects the
+    /// formula in [`OpInfo::formula`].
     pub position: usize,
+    /// The local derivative `∂node/∂input` at this position.
     pub local: f64,
+    /// `upstream × local`.
     pub product: f64,
+    /// The input's accumulated gradient before this contribution.
     pub before: f64,
+    /// The input's accumulated gradient after this contribution.
     pub after: f64,
+    /// Which use of the input this is, 1-based, counting in walk order
+    /// (fan-out: "2nd of 2 uses").
     pub use_number: u32,
+    /// How many times nodes reachable from the output use this input (`x*x`
+    /// uses `x` twice).
     pub use_count: u32,
 }

@@ -1,0 +1,174 @@
+//! Reverse mode: one walk over the reverse topological order, applying the
+//! chain rule, optionally recording each step.
+
+use super::{Contribution, Gradients, Graph, NodeId, Step};
+
+impl Graph {
+    /// Gradients of the output `order[0]` with respect to every node, by reverse
+    /// mode.
+    ///
+    /// `order` must be what [`Graph::topo_order`] returned for that output
+    /// (output first, every node before its inputs). The output's gradient is
+    /// seeded with 1; then, for each node in order and each of its inputs, the
+    /// chain rule adds `upstream × local` to the input's gradient, so fan-out
+    /// accumulates. Nodes not in `order` have gradient 0; an empty `order` gives
+    /// all zeros. Products are always computed, so `0 × inf` gives nan
+    /// (`sqrt(x)^2` at 0), as DESIGN.md §1.5 asks.
+    ///
+    /// # Panics
+    /// If `order` holds an id that is not a node of this graph.
+    pub fn backward(&self, order: &[NodeId]) -> Gradients {
+        self.walk(order, &mut NoTrace)
+    }
+
+    /// The same walk as [`Graph::backward`], also returning one [`Step`] per
+    /// node of `order`, in order: its upstream gradient and, for each input
+    /// position, the local derivative, the product, the input's gradient before
+    /// and after, and which of the input's uses this is. Leaves get a step with
+    /// no contributions, whose upstream is their final gradient.
+    ///
+    /// # Panics
+    /// If `order` holds an id that is not a node of this graph.
+    pub fn backward_traced(&self, order: &[NodeId]) -> (Gradients, Vec<Step>) {
+        let mut trace = Trace::new(self, order);
+        let gradients = self.walk(order, &mut trace);
+        (gradients, trace.steps)
+    }
+
+    /// The backward pass, shared by [`Graph::backward`] and
+    /// [`Graph::backward_traced`]; `recorder` sees every step.
+    fn walk(&self, order: &[NodeId], recorder: &mut impl Recorder) -> Gradients {
+        let mut grads = vec![0.0; self.len()];
+        if let Some(&output) = order.first() {
+            grads[output.index()] = 1.0; // ∂output/∂output
+        }
+        let mut input_values = Vec::new();
+        for &node in order {
+            // ∂output/∂node, complete: every node using this one came earlier.
+            let upstream = grads[node.index()];
+            recorder.node(node, upstream);
+            let inputs = self.inputs(node);
+            let local_derivative = self.op(node).info().local;
+            input_values.clear();
+            input_values.extend(inputs.iter().map(|&input| self.value(input)));
+            let value = self.value(node);
+            for (position, &input) in inputs.iter().enumerate() {
+                // The chain rule: ∂output/∂input += ∂output/∂node · ∂node/∂input.
+                let local = local_derivative(&input_values, value, position);
+                let before = grads[input.index()];
+                let after = before + upstream * local;
+                grads[input.index()] = after;
+                recorder.contribution(input, position, upstream, local, before, after);
+            }
+        }
+        Gradients { grads }
+    }
+}
+
+impl Gradients {
+    /// The gradient of the output with respect to `id`; 0 for nodes the output
+    /// does not reach and for ids out of range. Same as `gradients[id]`.
+    pub fn get(&self, id: NodeId) -> f64 {
+        self[id]
+    }
+
+    /// The number of nodes covered: the graph's length when computed.
+    pub fn len(&self) -> usize {
+        self.grads.len()
+    }
+
+    /// True if the graph was empty.
+    pub fn is_empty(&self) -> bool {
+        self.grads.is_empty()
+    }
+
+    /// Every node's gradient, indexed by [`NodeId::index`].
+    pub fn as_slice(&self) -> &[f64] {
+        &self.grads
+    }
+}
+
+/// What a backward walk reports as it goes. The default methods do nothing, so
+/// the untraced walk compiles to the bare loop.
+trait Recorder {
+    /// The walk reached `node`, whose gradient is `upstream`.
+    fn node(&mut self, _node: NodeId, _upstream: f64) {}
+
+    /// The current node passed `upstream × local` to its input at `position`.
+    fn contribution(
+        &mut self,
+        _input: NodeId,
+        _position: usize,
+        _upstream: f64,
+        _local: f64,
+        _before: f64,
+        _after: f64,
+    ) {
+    }
+}
+
+/// Records nothing: [`Graph::backward`].
+struct NoTrace;
+
+impl Recorder for NoTrace {}
+
+/// Records every step: [`Graph::backward_traced`].
+struct Trace {
+    steps: Vec<Step>,
+    /// Per node: how many uses of it the walk has passed so far.
+    uses_seen: Vec<u32>,
+    /// Per node: how many uses of it there are in the walked subgraph.
+    use_count: Vec<u32>,
+}
+
+impl Trace {
+    fn new(graph: &Graph, order: &[NodeId]) -> Trace {
+        let mut use_count = vec![0u32; graph.len()];
+        for &node in order {
+            for &input in graph.inputs(node) {
+                use_count[input.index()] += 1;
+            }
+        }
+        Trace {
+            steps: Vec::with_capacity(order.len()),
+            uses_seen: vec![0; graph.len()],
+            use_count,
+        }
+    }
+}
+
+impl Recorder for Trace {
+    fn node(&mut self, node: NodeId, upstream: f64) {
+        self.steps.push(Step {
+            node,
+            upstream,
+            contributions: Vec::new(),
+        });
+    }
+
+    fn contribution(
+        &mut self,
+        input: NodeId,
+        position: usize,
+        upstream: f64,
+        local: f64,
+        before: f64,
+        after: f64,
+    ) {
+        let seen = &mut self.uses_seen[input.index()];
+        *seen += 1;
+        let contribution = Contribution {
+            input,
+            position,
+            local,
+            product: upstream * local,
+            before,
+            after,
+            use_number: *seen,
+            use_count: self.use_count[input.index()],
+        };
+        if let Some(step) = self.steps.last_mut() {
+            step.contributions.push(contribution);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The arena: nodes appended in evaluation order, never mutated.
+
+use super::{Arity, ArityError, Graph, NodeId, Op};
+
+/// One node of the arena: its forward value, its op and its inputs (24 bytes).
+///
+/// A unary or binary node keeps its input ids in `inputs` (a unary node uses
+/// the first); a variadic node (`min`, `max`) keeps the start and length of its
+/// slice of `Graph::variadic_inputs` there instead.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Node {
+    value: f64,
+    inputs: [NodeId; 2],
+    op: Op,
+}
+
+impl Graph {
+    /// An empty graph.
+    pub fn new() -> Graph {
+        Graph {
+            nodes: Vec::new(),
+            variadic_inputs: Vec::new(),
+        }
+    }
+
+    /// An empty graph with room for `nodes` nodes before it reallocates.
+    pub fn with_capacity(nodes: usize) -> Graph {
+        Graph {
+            nodes: Vec::with_capacity(nodes),
+            variadic_inputs: Vec::new(),
+        }
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True if the graph has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Removes every node. Ids handed out before are no longer valid.
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.variadic_inputs.clear();
+    }
+
+    /// Appends a variable (an [`Op::Input`] leaf) with the given value: an input
+    /// that gradients are taken for.
+    ///
+    /// # Panics
+    /// If the graph already holds `u32::MAX` nodes.
+    pub fn leaf(&mut self, value: f64) -> NodeId {
+        self.push(Op::Input, value, NO_INPUTS)
+    }
+
+    /// Appends a literal number (an [`Op::Const`] leaf) with the given value.
+    ///
+    /// # Panics
+    /// If the graph already holds `u32::MAX` nodes.
+    pub fn constant(&mut self, value: f64) -> NodeId {
+        self.push(Op::Const, value, NO_INPUTS)
+    }
+
+    /// Appends a node that applies `op` to `inputs` (in operand order: `a - b`
+    /// is `[a, b]`), computing its forward value now from the inputs' values.
+    ///
+    /// # Errors
+    /// [`ArityError`] if `op` does not take `inputs.len()` inputs; a leaf op
+    /// (`Input`, `Const`) takes none through `apply` — use [`Graph::leaf`] or
+    /// [`Graph::constant`].
+    ///
+    /// # Panics
+    /// If an input id is not a node of this graph (a programmer error), or the
+    /// graph already holds `u32::MAX` nodes.
+    pub fn apply(&mut self, op: Op, inputs: &[NodeId]) -> Result<NodeId, ArityError> {
+        let info = op.info();
+        if !info.arity.accepts(inputs.len()) {
+            return Err(ArityError {
+                op: info.name,
+                expected: info.arity.expected(),
+                got: inputs.len(),
+            });
+        }
+        let id = match info.arity {
+            Arity::Unary => {
+                let value = (info.forward)(&[self.value(inputs[0])]);
+                self.push(op, value, [inputs[0], NodeId(0)])
+            }
+            Arity::Binary => {
+                let value = (info.forward)(&[self.value(inputs[0]), self.value(inputs[1])]);
+                self.push(op, value, [inputs[0], inputs[1]])
+            }
+            Arity::Variadic => {
+                let values: Vec<f64> = inputs.iter().map(|&id| self.value(id)).collect();
+                let value = (info.forward)(&values);
+                let start = self.variadic_inputs.len();
+                self.variadic_inputs.extend_from_slice(inputs);
+                self.push(
+                    op,
+                    value,
+                    [NodeId(to_u32(start)), NodeId(to_u32(inputs.len()))],
+                )
+            }
+            Arity::Leaf => unreachable!("Arity::accepts is false for leaves"),
+        };
+        Ok(id)
+    }
+
+    /// The forward value of a node.
+    ///
+    /// # Panics
+    /// If `id` is not a node of this graph.
+    pub fn value(&self, id: NodeId) -> f64 {
+        self.nodes[id.index()].value
+    }
+
+    /// The op of a node.
+    ///
+    /// # Panics
+    /// If `id` is not a node of this graph.
+    pub fn op(&self, id: NodeId) -> Op {
+        self.nodes[id.index()].op
+    }
+
+    /// The inputs of a node in operand order (`a - b` gives `[a, b]`; `x * x`
+    /// gives `[x, x]`); empty for leaves.
+    ///
+    /// # Panics
+    /// If `id` is not a node of this graph.
+    pub fn inputs(&self, id: NodeId) -> &[NodeId] {
+        let node = &self.nodes[id.index()];
+        match node.op.info().arity {
+            Arity::Leaf => &[],
+            Arity::Unary => &node.inputs[..1],
+            Arity::Binary => &node.inputs,
+            Arity::Variadic => {
+                let [start, len] = node.inputs.map(NodeId::index);
+                &self.variadic_inputs[start..start + len]
+            }
+        }
+    }
+
+    /// The size of one node in the arena, in bytes (24), not counting the
+    /// inputs of `min`/`max`, which take 4 bytes each in a side vector.
+    pub fn node_bytes() -> usize {
+        std::mem::size_of::<Node>()
+    }
+
+    /// The heap memory the graph holds, in bytes (allocated capacity).
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.variadic_inputs.capacity() * std::mem::size_of::<NodeId>()
+    }
+
+    fn push(&mut self, op: Op, value: f64, inputs: [NodeId; 2]) -> NodeId {
+        let id = NodeId(to_u32(self.nodes.len()));
+        self.nodes.push(Node { value, inputs, op });
+        id
+    }
+}
+
+/// The inline inputs of a leaf (unused).
+const NO_INPUTS: [NodeId; 2] = [NodeId(0), NodeId(0)];
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).expect("a graph holds at most u32::MAX nodes and inputs")
+}

@@ -1,0 +1,650 @@
+//! Tests of the op table (against central differences and the conventions of
+//! DESIGN.md §1.5), the arena, the reverse topological order and backward.
+
+use super::*;
+
+type Result = std::result::Result<(), ArityError>;
+
+const INF: f64 = f64::INFINITY;
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/// `a` and `b` agree to a relative tolerance `rel` (exactly, for non-finite values).
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    if !a.is_finite() || !b.is_finite() {
+        return a == b || (a.is_nan() && b.is_nan());
+    }
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-300)
+}
+
+#[track_caller]
+fn assert_close(actual: f64, expected: f64) {
+    assert!(
+        close(actual, expected, 1e-12),
+        "got {actual:?}, expected {expected:?}"
+    );
+}
+
+/// Asserts equality of floats, nan equal to nan (and -0 equal to 0, as `==`).
+#[track_caller]
+fn assert_same(actual: f64, expected: f64) {
+    assert!(
+        actual == expected || (actual.is_nan() && expected.is_nan()),
+        "got {actual:?}, expected {expected:?}"
+    );
+}
+
+fn forward(op: Op, x: &[f64]) -> f64 {
+    (op.info().forward)(x)
+}
+
+/// The local derivative of `op` at `x` with respect to input `wrt`.
+fn local(op: Op, x: &[f64], wrt: usize) -> f64 {
+    let info = op.info();
+    (info.local)(x, (info.forward)(x), wrt)
+}
+
+/// The central difference `(f(x + h) − f(x − h)) / 2h` in input `wrt`, with a
+/// step scaled to the input (h ≈ ∛ε·max(1, |x|), the usual optimum).
+fn central_difference(op: Op, x: &[f64], wrt: usize) -> f64 {
+    let h = 6e-6 * x[wrt].abs().max(1.0);
+    let mut plus = x.to_vec();
+    let mut minus = x.to_vec();
+    plus[wrt] += h;
+    minus[wrt] -= h;
+    (forward(op, &plus) - forward(op, &minus)) / (plus[wrt] - minus[wrt])
+}
+
+/// Points away from kinks and domain edges where every op's derivative is
+/// checked numerically.
+fn smooth_points(op: Op) -> Vec<Vec<f64>> {
+    let unary = |xs: &[f64]| xs.iter().map(|&x| vec![x]).collect::<Vec<_>>();
+    let binary = vec![
+        vec![2.0, 3.0],
+        vec![-1.5, 0.7],
+        vec![10.0, -4.0],
+        vec![0.3, 0.2],
+    ];
+    match op {
+        Op::Input | Op::Const => Vec::new(),
+        Op::Add | Op::Sub | Op::Mul | Op::Div => binary,
+        Op::Pow => vec![
+            vec![2.0, 3.0],
+            vec![0.7, 2.2],
+            vec![1.5, -0.5],
+            vec![3.0, 0.5],
+        ],
+        Op::Neg | Op::Exp | Op::Sin | Op::Cos | Op::Sinh | Op::Cosh | Op::Tanh => {
+            unary(&[-2.0, 0.0, 0.5, 1.2, 3.0])
+        }
+        Op::Tan => unary(&[-1.0, 0.0, 0.3, 1.2]),
+        Op::Ln | Op::Log2 | Op::Log10 => unary(&[0.3, 1.0, 5.0, 1e3]),
+        Op::Sqrt => unary(&[0.25, 2.0, 9.0]),
+        Op::Cbrt => unary(&[-8.0, 0.5, 27.0]),
+        Op::Abs | Op::Relu => unary(&[-2.0, -0.1, 0.1, 3.0]),
+        Op::Asin | Op::Acos | Op::Atanh => unary(&[-0.7, 0.0, 0.3, 0.5]),
+        Op::Atan | Op::Asinh => unary(&[-3.0, 0.0, 2.0, 50.0]),
+        Op::Acosh => unary(&[1.5, 3.0, 20.0]),
+        Op::Sigmoid | Op::Softplus | Op::Gelu => unary(&[-30.0, -3.0, -0.5, 0.0, 1.0, 4.0, 40.0]),
+        Op::Floor | Op::Ceil | Op::Round | Op::Sign => unary(&[-2.3, 0.6, 1.7]),
+        Op::Detach => unary(&[-2.0, 0.0, 3.0]),
+        Op::Min | Op::Max => vec![vec![3.0, 1.0, 2.0], vec![-1.0, 5.0], vec![7.0]],
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The op table
+
+#[test]
+fn table_rows_are_in_variant_order_and_well_formed() {
+    for (i, info) in Op::table().iter().enumerate() {
+        assert_eq!(info.op as usize, i, "row {i} is {:?}", info.op);
+        assert!(std::ptr::eq(info.op.info(), info));
+        let formulas = match info.arity {
+            Arity::Leaf => 0,
+            Arity::Unary | Arity::Variadic => 1,
+            Arity::Binary => 2,
+        };
+        assert_eq!(info.formulas.len(), formulas, "formulas of {:?}", info.op);
+        assert!(!info.summary.is_empty() && !info.example.is_empty());
+    }
+}
+
+#[test]
+fn every_differentiable_local_derivative_matches_a_central_difference() {
+    for info in Op::table().iter().filter(|info| info.differentiable) {
+        let points = smooth_points(info.op);
+        assert!(!points.is_empty(), "no test points for {:?}", info.op);
+        for x in points {
+            for wrt in 0..x.len() {
+                let analytic = local(info.op, &x, wrt);
+                let numeric = central_difference(info.op, &x, wrt);
+                // The difference quotient loses digits in proportion to the value
+                // subtracted, so the tolerance scales with |f(x)| as well.
+                let scale = analytic.abs().max(forward(info.op, &x).abs()).max(1.0);
+                assert!(
+                    (analytic - numeric).abs() <= 1e-6 * scale,
+                    "{}: at {x:?} wrt {wrt}: analytic {analytic}, numeric {numeric}",
+                    info.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn non_differentiable_ops_have_gradient_zero_and_say_so() {
+    for op in [Op::Floor, Op::Ceil, Op::Round, Op::Sign, Op::Detach] {
+        let info = op.info();
+        assert!(!info.differentiable);
+        for x in smooth_points(op) {
+            assert_eq!(local(op, &x, 0), 0.0, "{} at {x:?}", info.name);
+        }
+    }
+    assert_eq!(
+        Op::Floor.info().formula(0),
+        "not differentiable: gradient 0"
+    );
+    assert_eq!(Op::Detach.info().formula(0), "∂detach(u)/∂u = 0 (detached)");
+    assert_eq!(forward(Op::Detach, &[3.5]), 3.5);
+}
+
+#[test]
+fn formulas_are_given_per_input_position() {
+    assert_eq!(Op::Mul.info().formula(0), "∂(a·b)/∂a = b");
+    assert_eq!(Op::Mul.info().formula(1), "∂(a·b)/∂b = a");
+    assert_eq!(Op::Pow.info().formula(1), "∂(a^b)/∂b = a^b·ln a");
+    assert_eq!(Op::Tanh.info().formula(0), "∂tanh(u)/∂u = 1 − tanh(u)²");
+    let max = "∂max/∂aᵢ = 1 for the largest (split at ties)";
+    assert_eq!(Op::Max.info().formula(0), max);
+    assert_eq!(Op::Max.info().formula(5), max);
+    assert_eq!(Op::Input.info().formula(0), "");
+    assert_eq!(
+        ascii(Op::Tanh.info().formula(0)),
+        "dtanh(u)/du = 1 - tanh(u)^2"
+    );
+}
+
+#[test]
+fn function_names_map_to_ops_and_operators_do_not() {
+    let names: Vec<_> = Op::function_names().collect();
+    let mut expected = "exp ln log log2 log10 sqrt cbrt abs sin cos tan asin acos atan sinh \
+                        cosh tanh asinh acosh atanh sigmoid relu softplus gelu min max pow \
+                        floor ceil round sign detach"
+        .split_whitespace()
+        .collect::<Vec<_>>();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(sorted, expected);
+    for name in names {
+        let op = Op::from_function_name(name);
+        assert!(op.is_some(), "{name}");
+    }
+    assert_eq!(Op::from_function_name("log"), Some(Op::Ln));
+    assert_eq!(Op::from_function_name("ln"), Some(Op::Ln));
+    assert_eq!(Op::from_function_name("pow"), Some(Op::Pow));
+    assert_eq!(Op::from_function_name("tanh"), Some(Op::Tanh));
+    for not_a_function in [
+        "+", "-", "*", "/", "^", "neg", "leaf", "const", "Tanh", "tan h", "",
+    ] {
+        assert_eq!(
+            Op::from_function_name(not_a_function),
+            None,
+            "{not_a_function:?}"
+        );
+    }
+}
+
+/// Each example `f(a, b) = v` or `a ∘ b = v` evaluates to v with the table's
+/// own forward function, to the 10 digits shown.
+#[test]
+fn examples_evaluate_to_what_they_say() {
+    for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
+        let (call, value) = info.example.split_once(" = ").expect("example has ` = `");
+        let expected: f64 = value.parse().expect("example value is a number");
+        let args: Vec<f64> = if let Some(args) = call.strip_prefix(&format!("{}(", info.name)) {
+            let args = args.strip_suffix(')').expect("call ends with `)`");
+            args.split(", ")
+                .map(|a| a.parse().expect("number"))
+                .collect()
+        } else if let Some(arg) = call.strip_prefix("-(") {
+            vec![arg.trim_end_matches(')').parse().expect("number")]
+        } else {
+            let parts: Vec<&str> = call.split(' ').collect();
+            assert_eq!(parts[1], info.name, "{}", info.example);
+            vec![
+                parts[0].parse().expect("number"),
+                parts[2].parse().expect("number"),
+            ]
+        };
+        let actual = forward(info.op, &args);
+        assert!(
+            close(actual, expected, 5e-10),
+            "{}: got {actual}",
+            info.example
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Conventions at kinks and edges (DESIGN.md §1.5)
+
+#[test]
+fn kinks_relu_abs_sqrt_cbrt() {
+    assert_eq!(local(Op::Relu, &[0.0], 0), 0.0);
+    assert_eq!(local(Op::Relu, &[-1.0], 0), 0.0);
+    assert_eq!(local(Op::Relu, &[1e-300], 0), 1.0);
+    assert_eq!(local(Op::Abs, &[0.0], 0), 0.0);
+    assert_eq!(local(Op::Abs, &[-0.0], 0), 0.0);
+    assert_eq!(local(Op::Abs, &[-2.0], 0), -1.0);
+    assert_eq!(local(Op::Sqrt, &[0.0], 0), INF);
+    assert_eq!(local(Op::Cbrt, &[0.0], 0), INF);
+    assert_same(forward(Op::Relu, &[f64::NAN]), f64::NAN);
+}
+
+#[test]
+fn power_at_zero_base() {
+    // 0^0 = 1 and d/dx x^0 = 0 at x = 0 (G08).
+    assert_eq!(forward(Op::Pow, &[0.0, 0.0]), 1.0);
+    assert_eq!(local(Op::Pow, &[0.0, 0.0], 0), 0.0);
+    // d/dx x^y at x = 0 is y·0^(y−1) (G10).
+    for (y, value, slope) in [
+        (2.0, 0.0, 0.0),
+        (1.0, 0.0, 1.0),
+        (1.5, 0.0, 0.0),
+        (0.5, 0.0, INF),
+        (-1.0, INF, -INF),
+    ] {
+        assert_eq!(forward(Op::Pow, &[0.0, y]), value, "0^{y}");
+        assert_eq!(local(Op::Pow, &[0.0, y], 0), slope, "d/dx x^{y} at 0");
+    }
+    // d/dy 0^y: 0 for y ≥ 0, −inf for y < 0 (G09), nan for nan.
+    assert_eq!(local(Op::Pow, &[0.0, 1.0], 1), 0.0);
+    assert_eq!(local(Op::Pow, &[0.0, 0.0], 1), 0.0);
+    assert_eq!(local(Op::Pow, &[0.0, 2.5], 1), 0.0);
+    assert_eq!(local(Op::Pow, &[0.0, -1.0], 1), -INF);
+    assert!(local(Op::Pow, &[0.0, f64::NAN], 1).is_nan());
+}
+
+#[test]
+fn power_with_negative_base() {
+    // (-2)^3 = -8 with d/dx = 12 (G07); d/dy is nan (ln of a negative number).
+    assert_eq!(forward(Op::Pow, &[-2.0, 3.0]), -8.0);
+    assert_eq!(local(Op::Pow, &[-2.0, 3.0], 0), 12.0);
+    assert!(local(Op::Pow, &[-2.0, 3.0], 1).is_nan());
+    assert_eq!(local(Op::Pow, &[-2.0, 2.0], 0), -4.0);
+    assert!(forward(Op::Pow, &[-2.0, 0.5]).is_nan());
+}
+
+#[test]
+fn min_and_max_split_ties_and_propagate_nan() {
+    assert_eq!(forward(Op::Max, &[1.0, 1.0]), 1.0);
+    assert_eq!(local(Op::Max, &[1.0, 1.0], 0), 0.5);
+    assert_eq!(local(Op::Max, &[1.0, 1.0], 1), 0.5);
+    assert_eq!(local(Op::Max, &[2.0, 0.0, 2.0, 2.0], 3), 1.0 / 3.0);
+    assert_eq!(local(Op::Max, &[2.0, 0.0, 2.0, 2.0], 1), 0.0);
+    assert_eq!(local(Op::Min, &[-1.0, 4.0, -1.0], 2), 0.5);
+    assert_eq!(local(Op::Min, &[-1.0, 4.0, -1.0], 1), 0.0);
+    assert_eq!(forward(Op::Max, &[-3.0]), -3.0);
+    assert_eq!(local(Op::Max, &[-3.0], 0), 1.0);
+    for op in [Op::Min, Op::Max] {
+        for x in [[f64::NAN, 1.0], [1.0, f64::NAN]] {
+            assert!(forward(op, &x).is_nan(), "{op:?}{x:?}");
+            assert!(
+                local(op, &x, 0).is_nan() && local(op, &x, 1).is_nan(),
+                "{op:?}{x:?}"
+            );
+        }
+    }
+    assert_eq!(forward(Op::Min, &[3.0, -INF, 2.0]), -INF);
+    assert_eq!(forward(Op::Max, &[3.0, INF]), INF);
+}
+
+#[test]
+fn saturating_functions_stay_finite_at_1000() {
+    assert_eq!(forward(Op::Tanh, &[1000.0]), 1.0);
+    assert_eq!(forward(Op::Tanh, &[-1000.0]), -1.0);
+    assert_eq!(local(Op::Tanh, &[1000.0], 0), 0.0);
+    assert_eq!(local(Op::Tanh, &[-1000.0], 0), 0.0);
+    assert_close(forward(Op::Tanh, &[0.5]), 0.46211715726000974);
+    assert_close(local(Op::Tanh, &[0.5], 0), 0.7864477329659274);
+    assert_eq!(forward(Op::Sigmoid, &[1000.0]), 1.0);
+    assert_eq!(forward(Op::Sigmoid, &[-1000.0]), 0.0);
+    assert_eq!(local(Op::Sigmoid, &[1000.0], 0), 0.0);
+    assert_eq!(local(Op::Sigmoid, &[-1000.0], 0), 0.0);
+    assert_eq!(forward(Op::Sigmoid, &[0.0]), 0.5);
+    assert_eq!(local(Op::Sigmoid, &[0.0], 0), 0.25);
+    assert_eq!(forward(Op::Softplus, &[1000.0]), 1000.0);
+    assert_eq!(forward(Op::Softplus, &[-1000.0]), 0.0);
+    assert_eq!(local(Op::Softplus, &[1000.0], 0), 1.0);
+    assert_eq!(local(Op::Softplus, &[-1000.0], 0), 0.0);
+    assert_eq!(forward(Op::Gelu, &[1000.0]), 1000.0);
+    assert_eq!(forward(Op::Gelu, &[-1000.0]), -0.0);
+    assert_eq!(local(Op::Gelu, &[1000.0], 0), 1.0);
+    assert_eq!(local(Op::Gelu, &[-1000.0], 0), 0.0);
+    // Tiny but not flushed to zero where the exact value is representable.
+    assert!(forward(Op::Sigmoid, &[-700.0]) > 0.0);
+    assert!(forward(Op::Softplus, &[-700.0]) > 0.0);
+}
+
+#[test]
+fn rounding_sign_and_division() {
+    assert_eq!(forward(Op::Round, &[2.5]), 3.0);
+    assert_eq!(forward(Op::Round, &[-2.5]), -3.0);
+    assert_eq!(forward(Op::Round, &[0.49999999999999994]), 0.0);
+    assert_eq!(forward(Op::Sign, &[0.0]), 0.0);
+    assert_eq!(forward(Op::Sign, &[-0.0]), 0.0);
+    assert_eq!(forward(Op::Sign, &[-4.0]), -1.0);
+    assert!(forward(Op::Sign, &[f64::NAN]).is_nan());
+    assert_eq!(local(Op::Div, &[3.0, 2.0], 0), 0.5);
+    assert_eq!(local(Op::Div, &[3.0, 2.0], 1), -0.75);
+    assert_eq!(forward(Op::Div, &[1.0, 0.0]), INF);
+    assert!(forward(Op::Div, &[0.0, 0.0]).is_nan());
+    assert!(forward(Op::Ln, &[-1.0]).is_nan());
+}
+
+// ---------------------------------------------------------------------------
+// The arena
+
+#[test]
+fn apply_checks_arity() {
+    let mut g = Graph::new();
+    let x = g.leaf(1.0);
+    let err = |op, expected, got| ArityError { op, expected, got };
+    assert_eq!(g.apply(Op::Add, &[x]), Err(err("+", "2", 1)));
+    assert_eq!(g.apply(Op::Exp, &[x, x]), Err(err("exp", "1", 2)));
+    assert_eq!(g.apply(Op::Max, &[]), Err(err("max", "1 or more", 0)));
+    assert_eq!(g.apply(Op::Input, &[]), Err(err("leaf", "no", 0)));
+    assert_eq!(g.apply(Op::Const, &[x]), Err(err("const", "no", 1)));
+    assert_eq!(err("+", "2", 1).to_string(), "`+` takes 2 input(s), got 1");
+    assert_eq!(g.len(), 1, "failed applications append nothing");
+}
+
+#[test]
+fn nodes_keep_op_value_and_inputs_in_operand_order() -> Result {
+    let mut g = Graph::new();
+    assert!(g.is_empty());
+    let a = g.leaf(5.0);
+    let b = g.constant(3.0);
+    let d = g.apply(Op::Sub, &[a, b])?;
+    let n = g.apply(Op::Neg, &[d])?;
+    let m = g.apply(Op::Max, &[b, a, n, a])?;
+    assert_eq!(
+        (g.op(a), g.op(b), g.op(d), g.op(m)),
+        (Op::Input, Op::Const, Op::Sub, Op::Max)
+    );
+    assert_eq!((g.value(d), g.value(n), g.value(m)), (2.0, -2.0, 5.0));
+    assert_eq!(g.inputs(a), &[]);
+    assert_eq!(g.inputs(d), &[a, b]);
+    assert_eq!(g.inputs(n), &[d]);
+    assert_eq!(g.inputs(m), &[b, a, n, a]);
+    assert_eq!(m, NodeId(4));
+    assert_eq!(g.len(), 5);
+    g.clear();
+    assert!(g.is_empty());
+    assert_eq!(g.leaf(1.0), NodeId(0));
+    Ok(())
+}
+
+#[test]
+fn a_node_takes_24_bytes() {
+    assert_eq!(Graph::node_bytes(), 24);
+    let mut g = Graph::with_capacity(10);
+    g.leaf(0.0);
+    assert!(g.memory_bytes() >= 240);
+}
+
+// ---------------------------------------------------------------------------
+// Reverse topological order and backward
+
+/// z = x*y + x at x = 2, y = 3 (G01).
+fn fan_out() -> std::result::Result<(Graph, [NodeId; 4]), ArityError> {
+    let mut g = Graph::new();
+    let x = g.leaf(2.0);
+    let y = g.leaf(3.0);
+    let mul = g.apply(Op::Mul, &[x, y])?;
+    let add = g.apply(Op::Add, &[mul, x])?;
+    Ok((g, [x, y, mul, add]))
+}
+
+#[test]
+fn fan_out_accumulates() -> Result {
+    let (g, [x, y, mul, add]) = fan_out()?;
+    assert_eq!(g.value(add), 8.0);
+    let order = g.topo_order(add);
+    assert_eq!(order, [add, mul, y, x]);
+    let grads = g.backward(&order);
+    assert_eq!(
+        (grads[x], grads[y], grads[mul], grads[add]),
+        (4.0, 2.0, 1.0, 1.0)
+    );
+    assert_eq!(grads.get(NodeId(99)), 0.0, "out of range is 0");
+    assert_eq!(grads.len(), 4);
+    // Asking twice gives the same answer (G04).
+    assert_eq!(g.backward(&order).as_slice(), grads.as_slice());
+    Ok(())
+}
+
+#[test]
+fn every_node_comes_before_its_inputs_once() -> Result {
+    let mut g = Graph::new();
+    let a = g.leaf(1.0);
+    let b = g.apply(Op::Add, &[a, a])?;
+    let c = g.apply(Op::Add, &[b, b])?;
+    let _unused = g.apply(Op::Exp, &[c])?;
+    assert_eq!(g.topo_order(c), [c, b, a]);
+    assert_eq!(g.backward(&g.topo_order(c))[a], 4.0, "G02");
+    assert_eq!(g.topo_order(a), [a]);
+    assert_eq!(g.backward(&g.topo_order(a))[a], 1.0);
+    Ok(())
+}
+
+#[test]
+fn diamond() -> Result {
+    // a = 2; b = 3; c = a + b; d = a * b; (c + d) + (c * d)  (G03)
+    let mut g = Graph::new();
+    let a = g.leaf(2.0);
+    let b = g.leaf(3.0);
+    let c = g.apply(Op::Add, &[a, b])?;
+    let d = g.apply(Op::Mul, &[a, b])?;
+    let s = g.apply(Op::Add, &[c, d])?;
+    let p = g.apply(Op::Mul, &[c, d])?;
+    let out = g.apply(Op::Add, &[s, p])?;
+    assert_eq!(g.value(out), 41.0);
+    let order = g.topo_order(out);
+    assert_eq!(order.len(), 7);
+    for (i, &node) in order.iter().enumerate() {
+        for input in g.inputs(node) {
+            assert!(
+                order[i + 1..].contains(input),
+                "{node:?} before its input {input:?}"
+            );
+        }
+    }
+    let grads = g.backward(&order);
+    assert_eq!((grads[a], grads[b]), (25.0, 19.0));
+    Ok(())
+}
+
+#[test]
+fn gradients_by_the_chain_rule() -> Result {
+    // x = -2; y = 5; z = -4; q = x + y; f = q * z  (G20)
+    let mut g = Graph::new();
+    let [x, y, z] = [g.leaf(-2.0), g.leaf(5.0), g.leaf(-4.0)];
+    let q = g.apply(Op::Add, &[x, y])?;
+    let f = g.apply(Op::Mul, &[q, z])?;
+    let grads = g.backward(&g.topo_order(f));
+    assert_eq!(
+        (grads[x], grads[y], grads[z], grads[q]),
+        (-4.0, -4.0, 3.0, -4.0)
+    );
+
+    // a = 2; b = 1; c = a + b; d = b + 1; e = c * d  (G21: sum over paths)
+    let mut g = Graph::new();
+    let [a, b] = [g.leaf(2.0), g.leaf(1.0)];
+    let c = g.apply(Op::Add, &[a, b])?;
+    let one = g.constant(1.0);
+    let d = g.apply(Op::Add, &[b, one])?;
+    let e = g.apply(Op::Mul, &[c, d])?;
+    let grads = g.backward(&g.topo_order(e));
+    assert_eq!(
+        (g.value(e), grads[a], grads[b], grads[one]),
+        (6.0, 2.0, 5.0, 3.0)
+    );
+
+    // x = 3; y = x * 2; z = y * y  (G22: gradient at an intermediate node)
+    let mut g = Graph::new();
+    let x = g.leaf(3.0);
+    let two = g.constant(2.0);
+    let y = g.apply(Op::Mul, &[x, two])?;
+    let z = g.apply(Op::Mul, &[y, y])?;
+    let grads = g.backward(&g.topo_order(z));
+    assert_eq!((grads[y], grads[x]), (12.0, 24.0));
+
+    // x = 3; y = 2; x / y  (G06) and x - y  (G05)
+    let mut g = Graph::new();
+    let [x, y] = [g.leaf(3.0), g.leaf(2.0)];
+    let q = g.apply(Op::Div, &[x, y])?;
+    let grads = g.backward(&g.topo_order(q));
+    assert_eq!((g.value(q), grads[x], grads[y]), (1.5, 0.5, -0.75));
+    let s = g.apply(Op::Sub, &[x, y])?;
+    let grads = g.backward(&g.topo_order(s));
+    assert_eq!((grads[x], grads[y]), (1.0, -1.0));
+    Ok(())
+}
+
+#[test]
+fn unreached_nodes_have_gradient_zero() -> Result {
+    // x = 2; y = 3; x * x; :grad y  (G23), and a later x (G26)
+    let mut g = Graph::new();
+    let x = g.leaf(2.0);
+    let y = g.leaf(3.0);
+    let sq = g.apply(Op::Mul, &[x, x])?;
+    let later_x = g.leaf(7.0);
+    let grads = g.backward(&g.topo_order(sq));
+    assert_eq!((grads[x], grads[y], grads[later_x]), (4.0, 0.0, 0.0));
+    assert_eq!(g.backward(&[]).as_slice(), &[0.0; 4]);
+    Ok(())
+}
+
+#[test]
+fn ties_detach_and_flat_ops_in_a_graph() -> Result {
+    // max(x, y) at a tie splits; max(x, x) gives x all of it (G12).
+    let mut g = Graph::new();
+    let x = g.leaf(1.0);
+    let y = g.leaf(1.0);
+    let m = g.apply(Op::Max, &[x, y])?;
+    let grads = g.backward(&g.topo_order(m));
+    assert_eq!((grads[x], grads[y]), (0.5, 0.5));
+    let mm = g.apply(Op::Max, &[x, x])?;
+    assert_eq!(g.backward(&g.topo_order(mm))[x], 1.0);
+
+    // x * detach(x) at 3: only the first factor passes gradient.
+    let x = g.leaf(3.0);
+    let d = g.apply(Op::Detach, &[x])?;
+    let p = g.apply(Op::Mul, &[x, d])?;
+    assert_eq!(g.backward(&g.topo_order(p))[x], 3.0);
+
+    let f = g.apply(Op::Floor, &[x])?;
+    let s = g.apply(Op::Add, &[f, x])?;
+    assert_eq!(g.backward(&g.topo_order(s))[x], 1.0);
+    Ok(())
+}
+
+#[test]
+fn zero_times_infinity_is_nan() -> Result {
+    // sqrt(x)^2 at 0: upstream 0 (d/du u^2 at 0) times sqrt'(0) = inf.
+    let mut g = Graph::new();
+    let x = g.leaf(0.0);
+    let r = g.apply(Op::Sqrt, &[x])?;
+    let two = g.constant(2.0);
+    let sq = g.apply(Op::Pow, &[r, two])?;
+    let grads = g.backward(&g.topo_order(sq));
+    assert_eq!(grads[r], 0.0);
+    assert!(grads[x].is_nan());
+    // x^2, x^1, x^1.5, x^0.5, sqrt(x) at 0 (G10).
+    for (y, slope) in [(2.0, 0.0), (1.0, 1.0), (1.5, 0.0), (0.5, INF)] {
+        let e = g.constant(y);
+        let p = g.apply(Op::Pow, &[x, e])?;
+        assert_eq!(g.backward(&g.topo_order(p))[x], slope, "x^{y}");
+    }
+    assert_eq!(g.backward(&g.topo_order(r))[x], INF);
+    Ok(())
+}
+
+#[test]
+fn trace_records_each_step_and_fan_out() -> Result {
+    let (g, [x, y, mul, add]) = fan_out()?;
+    let order = g.topo_order(add);
+    let (grads, steps) = g.backward_traced(&order);
+    assert_eq!(grads.as_slice(), g.backward(&order).as_slice());
+    let contribution =
+        |input, position, local, before, after, use_number, use_count| Contribution {
+            input,
+            position,
+            local,
+            product: after - before,
+            before,
+            after,
+            use_number,
+            use_count,
+        };
+    let expected = vec![
+        Step {
+            node: add,
+            upstream: 1.0,
+            contributions: vec![
+                contribution(mul, 0, 1.0, 0.0, 1.0, 1, 1),
+                contribution(x, 1, 1.0, 0.0, 1.0, 1, 2),
+            ],
+        },
+        Step {
+            node: mul,
+            upstream: 1.0,
+            contributions: vec![
+                // x's second use: 1 → 4 ("2nd of 2").
+                contribution(x, 0, 3.0, 1.0, 4.0, 2, 2),
+                contribution(y, 1, 2.0, 0.0, 2.0, 1, 1),
+            ],
+        },
+        Step {
+            node: y,
+            upstream: 2.0,
+            contributions: vec![],
+        },
+        Step {
+            node: x,
+            upstream: 4.0,
+            contributions: vec![],
+        },
+    ];
+    assert_eq!(steps, expected);
+    Ok(())
+}
+
+#[test]
+fn trace_counts_both_uses_of_a_square() -> Result {
+    let mut g = Graph::new();
+    let x = g.leaf(3.0);
+    let sq = g.apply(Op::Mul, &[x, x])?;
+    let (grads, steps) = g.backward_traced(&g.topo_order(sq));
+    assert_eq!(grads[x], 6.0);
+    let uses: Vec<_> = steps[0]
+        .contributions
+        .iter()
+        .map(|c| {
+            (
+                c.position,
+                c.product,
+                c.before,
+                c.after,
+                c.use_number,
+                c.use_count,
+            )
+        })
+        .collect();
+    assert_eq!(uses, [(0, 3.0, 0.0, 3.0, 1, 2), (1, 3.0, 3.0, 6.0, 2, 2)]);
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! Reverse topological order by an iterative depth-first search.
+
+use super::{Graph, NodeId};
+
+impl Graph {
+    /// The nodes reachable from `output`, in reverse topological order: `output`
+    /// first, every node before its inputs, each reachable node exactly once.
+    /// This is the order [`Graph::backward`] walks.
+    ///
+    /// A depth-first search visiting inputs in operand order, returning the
+    /// postorder reversed, so the order is deterministic: for `z = x*y + x`
+    /// (nodes x, y, mul, add) it is `[add, mul, y, x]`. The search uses an
+    /// explicit stack and a visited bitset, never recursion, so any depth is safe.
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn topo_order(&self, output: NodeId) -> Vec<NodeId> {
+        let mut visited = Bitset::new(self.len());
+        let mut postorder = Vec::new();
+        // Each entry is a node and how many of its inputs have been looked at.
+        let mut stack: Vec<(NodeId, usize)> = vec![(output, 0)];
+        visited.insert(output);
+        while let Some((node, next)) = stack.last_mut() {
+            let node = *node;
+            match self.inputs(node).get(*next) {
+                Some(&input) => {
+                    *next += 1;
+                    // The graph is acyclic (inputs always precede their node), so
+                    // marking on push cannot cut a path short.
+                    if visited.insert(input) {
+                        stack.push((input, 0));
+                    }
+                }
+                None => {
+                    stack.pop();
+                    postorder.push(node);
+                }
+            }
+        }
+        postorder.reverse();
+        postorder
+    }
+}
+
+/// A fixed-size set of node ids, one bit per node.
+struct Bitset {
+    words: Vec<u64>,
+}
+
+impl Bitset {
+    fn new(len: usize) -> Bitset {
+        Bitset {
+            words: vec![0; len.div_ceil(64)],
+        }
+    }
+
+    /// Adds `id`; true if it was not in the set yet.
+    fn insert(&mut self, id: NodeId) -> bool {
+        let (word, bit) = (id.index() / 64, 1u64 << (id.index() % 64));
+        let fresh = self.words[word] & bit == 0;
+        self.words[word] |= bit;
+        fresh
+    }
+}
