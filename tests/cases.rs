@@ -20,7 +20,11 @@ fn parse_expected(text: &str) -> Vec<Expected> {
             "inf" => Expected::Number(f64::INFINITY),
             "-inf" => Expected::Number(f64::NEG_INFINITY),
             "nan" => Expected::Number(f64::NAN),
-            number => Expected::Number(number.parse().unwrap_or_else(|_| panic!("bad expected entry {number:?}"))),
+            number => Expected::Number(
+                number
+                    .parse()
+                    .unwrap_or_else(|_| panic!("bad expected entry {number:?}")),
+            ),
         })
         .collect()
 }
@@ -43,7 +47,8 @@ fn close(actual: f64, expected: f64) -> bool {
     if expected.is_infinite() {
         return actual == expected;
     }
-    (actual - expected).abs() <= 1e-12 * expected.abs().max(actual.abs()) || (actual - expected).abs() <= 1e-300
+    (actual - expected).abs() <= 1e-12 * expected.abs().max(actual.abs())
+        || (actual - expected).abs() <= 1e-300
 }
 
 /// Runs one row; returns a description of what went wrong, if anything.
@@ -57,7 +62,9 @@ fn check_row(id: &str, input: &str, expected: &str) -> Option<String> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let events: Vec<Value> = stdout
         .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{id}: not JSON: {line:?}: {e}")))
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{id}: not JSON: {line:?}: {e}"))
+        })
         .filter(|event: &Value| matches!(event["kind"].as_str(), Some("value" | "grad" | "error")))
         .collect();
     let wants_error = expected.iter().any(|e| matches!(e, Expected::Error));
@@ -66,14 +73,22 @@ fn check_row(id: &str, input: &str, expected: &str) -> Option<String> {
         return Some(format!("{id}: exit status {status:?}\n{stdout}"));
     }
     if events.len() != expected.len() {
-        return Some(format!("{id}: expected {} results, got {}:\n{stdout}", expected.len(), events.len()));
+        return Some(format!(
+            "{id}: expected {} results, got {}:\n{stdout}",
+            expected.len(),
+            events.len()
+        ));
     }
     for (i, (event, want)) in events.iter().zip(&expected).enumerate() {
         let kind = event["kind"].as_str().unwrap_or("");
         match want {
             Expected::Error if kind == "error" => {
-                if event["message"].as_str().is_none_or(str::is_empty) || event["line"].as_u64() != Some(1) {
-                    return Some(format!("{id}: entry {i}: error without message or place: {event}"));
+                if event["message"].as_str().is_none_or(str::is_empty)
+                    || event["line"].as_u64() != Some(1)
+                {
+                    return Some(format!(
+                        "{id}: entry {i}: error without message or place: {event}"
+                    ));
                 }
             }
             Expected::Number(n) if kind != "error" => {
@@ -100,7 +115,12 @@ fn check_table(table: &str) {
         failures.extend(check_row(id, input, expected));
     }
     assert!(rows > 20, "the table has its rows");
-    assert!(failures.is_empty(), "{} of {rows} rows failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {rows} rows failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

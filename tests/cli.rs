@@ -24,7 +24,10 @@ fn fan_out_gradients_through_e() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
-    assert_eq!(stdout_of(&output), "x = 2\ny = 3\nz = 8\n∂z/∂x = 4\n∂z/∂y = 2\n");
+    assert_eq!(
+        stdout_of(&output),
+        "x = 2\ny = 3\nz = 8\n∂z/∂x = 4\n∂z/∂y = 2\n"
+    );
 }
 
 #[test]
@@ -43,15 +46,29 @@ fn piped_stdin_has_no_prompt_or_escapes_and_reads_the_last_line() {
 fn colour_only_when_asked_or_on_a_terminal() {
     let plain = gradcalc().args(["-e", "1 + 1"]).output().unwrap();
     assert!(!stdout_of(&plain).contains('\x1b'));
-    let forced = gradcalc().args(["--color", "always", "-e", "1 + 1"]).output().unwrap();
-    assert!(stdout_of(&forced).contains("\x1b["), "{}", stdout_of(&forced));
-    let no_color = gradcalc().env("NO_COLOR", "1").args(["-e", "1 + 1"]).output().unwrap();
+    let forced = gradcalc()
+        .args(["--color", "always", "-e", "1 + 1"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout_of(&forced).contains("\x1b["),
+        "{}",
+        stdout_of(&forced)
+    );
+    let no_color = gradcalc()
+        .env("NO_COLOR", "1")
+        .args(["-e", "1 + 1"])
+        .output()
+        .unwrap();
     assert_eq!(stdout_of(&no_color), "2\n");
 }
 
 #[test]
 fn first_error_stops_batch_mode_with_status_1() {
-    let output = gradcalc().write_stdin("x = 1\nx + w\nx = 5\n").output().unwrap();
+    let output = gradcalc()
+        .write_stdin("x = 1\nx + w\nx = 5\n")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\n");
     let stderr = stderr_of(&output);
@@ -82,12 +99,22 @@ fn json_lines_with_errors_as_events() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(events[0], serde_json::json!({"kind": "value", "name": "x", "value": 2}));
+    assert_eq!(
+        events[0],
+        serde_json::json!({"kind": "value", "name": "x", "value": 2})
+    );
     assert_eq!(events[1]["kind"], "warning");
-    assert_eq!(events[2], serde_json::json!({"kind": "value", "value": "inf"}));
+    assert_eq!(
+        events[2],
+        serde_json::json!({"kind": "value", "value": "inf"})
+    );
     assert_eq!(events[3]["kind"], "error");
     assert_eq!(events[3]["column"], 15);
-    assert!(events[3]["help"].as_str().unwrap().contains("x*y"), "{}", events[3]);
+    assert!(
+        events[3]["help"].as_str().unwrap().contains("x*y"),
+        "{}",
+        events[3]
+    );
     assert_eq!(events.len(), 4);
     assert!(output.stderr.is_empty());
 }
@@ -99,7 +126,10 @@ fn usage_errors_exit_2() {
     let missing = gradcalc().arg("no/such/file.calc").output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr_of(&missing).contains("no/such/file.calc"));
-    let bad_precision = gradcalc().args(["--precision", "zero", "-e", "1"]).output().unwrap();
+    let bad_precision = gradcalc()
+        .args(["--precision", "zero", "-e", "1"])
+        .output()
+        .unwrap();
     assert_eq!(bad_precision.status.code(), Some(2));
 }
 
@@ -110,17 +140,32 @@ fn help_and_version() {
     assert!(stdout_of(&help).contains("Examples:"));
     assert!(stdout_of(&help).contains("--json"));
     let version = gradcalc().arg("--version").output().unwrap();
-    assert_eq!(stdout_of(&version).trim(), format!("gradcalc {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout_of(&version).trim(),
+        format!("gradcalc {}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]
 fn precision_controls_human_digits_only() {
-    let output = gradcalc().args(["--precision", "3", "-e", "2/3"]).output().unwrap();
+    let output = gradcalc()
+        .args(["--precision", "3", "-e", "2/3"])
+        .output()
+        .unwrap();
     assert_eq!(stdout_of(&output), "0.667\n");
-    let full = gradcalc().args(["--precision", "full", "-e", "2/3"]).output().unwrap();
+    let full = gradcalc()
+        .args(["--precision", "full", "-e", "2/3"])
+        .output()
+        .unwrap();
     assert_eq!(stdout_of(&full), "0.6666666666666666\n");
-    let json = gradcalc().args(["--json", "--precision", "3", "-e", "2/3"]).output().unwrap();
-    assert_eq!(stdout_of(&json), "{\"kind\":\"value\",\"value\":0.6666666666666666}\n");
+    let json = gradcalc()
+        .args(["--json", "--precision", "3", "-e", "2/3"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&json),
+        "{\"kind\":\"value\",\"value\":0.6666666666666666}\n"
+    );
 }
 
 #[test]
@@ -146,10 +191,17 @@ fn quit_stops_the_run_with_status_0() {
 
 #[test]
 fn invalid_utf8_runs_the_valid_lines_then_fails() {
-    let output = gradcalc().write_stdin(&b"x = 1\ny = \xff\n"[..]).output().unwrap();
+    let output = gradcalc()
+        .write_stdin(&b"x = 1\ny = \xff\n"[..])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\n");
-    assert!(stderr_of(&output).contains("not valid UTF-8"), "{}", stderr_of(&output));
+    assert!(
+        stderr_of(&output).contains("not valid UTF-8"),
+        "{}",
+        stderr_of(&output)
+    );
 }
 
 #[test]
@@ -167,7 +219,11 @@ fn a_100000_step_chain_backpropagates_through_the_binary() {
         script.push_str("y = y*1.0001 + 0.0001\n");
     }
     script.push_str(":grad x\n");
-    let output = gradcalc().arg("--json").write_stdin(script).output().unwrap();
+    let output = gradcalc()
+        .arg("--json")
+        .write_stdin(script)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0));
     let stdout = stdout_of(&output);
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -175,7 +231,10 @@ fn a_100000_step_chain_backpropagates_through_the_binary() {
     let y = before_last["value"].as_f64().unwrap();
     let grad = last["value"].as_f64().unwrap();
     assert!((y - 33022.184072811644).abs() <= 1e-12 * 33022.0, "{y}");
-    assert!((grad - 22015.45604852786).abs() <= 1e-12 * 22015.0, "{grad}");
+    assert!(
+        (grad - 22015.45604852786).abs() <= 1e-12 * 22015.0,
+        "{grad}"
+    );
     assert_eq!(last["wrt"], "x");
 }
 
@@ -186,8 +245,15 @@ fn deep_input_is_refused_not_overflowed() {
     assert_eq!(output.status.code(), Some(1));
     let event: Value = serde_json::from_str(stdout_of(&output).lines().next().unwrap()).unwrap();
     assert_eq!(event["kind"], "error");
-    assert!(event["message"].as_str().unwrap().contains("nest"), "{event}");
+    assert!(
+        event["message"].as_str().unwrap().contains("nest"),
+        "{event}"
+    );
     let minus = format!("{}1", "-".repeat(100_000));
-    let output = gradcalc().arg("--json").write_stdin(minus).output().unwrap();
+    let output = gradcalc()
+        .arg("--json")
+        .write_stdin(minus)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
 }

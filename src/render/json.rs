@@ -172,6 +172,6 @@ mod tests {
         assert_eq!(number(f64::INFINITY).to_string(), "\"inf\"");
         assert_eq!(number(f64::NEG_INFINITY).to_string(), "\"-inf\"");
         assert_eq!(number(f64::NAN).to_string(), "\"nan\"");
-        assert_eq!(number(1e300).to_string(), "1e300");
+        assert_eq!(number(1e300).to_string(), "1e+300");
     }
 }

@@ -58,7 +58,7 @@ mod tests {
     #[test]
     fn line_and_column_count_characters() {
         assert_eq!(line_column("x + w", 4), (1, 5));
-        assert_eq!(line_column("a = 1\nθ + w", 10), (2, 5));
+        assert_eq!(line_column("a = 1\nθ + w", 11), (2, 5));
         assert_eq!(line_column("abc", 99), (1, 4));
     }
 }

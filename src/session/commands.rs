@@ -246,12 +246,7 @@ impl Session {
                         .iter()
                         .map(|c| TraceContribution {
                             input: self.node_ref(c.input, &names),
-                            formula: op
-                                .formulas
-                                .get(c.position)
-                                .or(op.formulas.last())
-                                .copied()
-                                .unwrap_or(""),
+                            formula: op.formula(c.position),
                             local: c.local,
                             product: c.product,
                             before: c.before,

@@ -519,11 +519,7 @@ fn non_finite_message(op: Op, value: f64, inputs: &[f64]) -> String {
     }
 }
 
-/// The names of the built-in functions users can call (from the op table), plus `log`.
+/// The names of the built-in functions users can call, from the op table.
 pub(super) fn builtin_function_names() -> impl Iterator<Item = &'static str> {
-    Op::table()
-        .iter()
-        .map(|info| info.name)
-        .filter(|name| Op::from_function_name(name).is_some())
-        .chain(std::iter::once("log"))
+    Op::function_names()
 }
