@@ -176,9 +176,26 @@ impl Session {
                 })
                 .collect();
             if targets.is_empty() {
-                events.push(Event::Notice {
-                    message: format!("{} depends on no variable", output.label),
-                });
+                let stale: Vec<&str> = self
+                    .var_order
+                    .iter()
+                    .filter(|name| {
+                        self.earlier.get(*name).is_some_and(|old| {
+                            old.iter().any(|id| reached.get(id.0 as usize) == Some(&true))
+                        })
+                    })
+                    .map(String::as_str)
+                    .collect();
+                let message = if stale.is_empty() {
+                    format!("{} depends on no variable", output.label)
+                } else {
+                    format!(
+                        "{} depends on no current variable: it was built from an earlier {}",
+                        output.label,
+                        stale.join(", ")
+                    )
+                };
+                events.push(Event::Notice { message });
             }
         }
         for (name, node) in targets {
