@@ -1,0 +1,121 @@
+//! The errors of the syntax stage.
+
+use super::ast::Span;
+
+/// Why a statement could not be parsed.
+///
+/// Every variant carries a span: a byte range into the whole source text (not
+/// just the statement). Messages are lower-case without a final period; a
+/// suggested fix, when there is one, comes from [`SyntaxError::help`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SyntaxError {
+    /// A token that does not fit where it is, e.g. `sqrt(123+)`:
+    /// "expected an operand after `+`, found `)`".
+    #[error("expected {expected}, found {found}")]
+    Unexpected {
+        /// The unexpected token (empty at the end of the input).
+        span: Span,
+        /// What would have fitted, e.g. "an operand after `+`".
+        expected: String,
+        /// What was there, e.g. "`)`", "name `y`", "end of input".
+        found: String,
+        /// A suggested fix, if any.
+        help: Option<String>,
+    },
+    /// A `(` that is never closed, e.g. `2*(1+3`. The span is the `(`.
+    #[error("unclosed `(`")]
+    UnclosedParen {
+        /// The unmatched `(`.
+        span: Span,
+    },
+    /// A `)` without a `(` before it, e.g. `1+2)`.
+    #[error("unmatched `)`")]
+    UnmatchedParen {
+        /// The `)`.
+        span: Span,
+    },
+    /// A malformed number literal, e.g. `1e-`, `2e1.5`, `1.2.3`, `1__000`.
+    #[error("malformed number `{text}`: {reason}")]
+    MalformedNumber {
+        /// The literal as far as it was read.
+        span: Span,
+        /// The literal's text.
+        text: String,
+        /// What is wrong, e.g. "exponents are whole numbers".
+        reason: String,
+        /// A suggested fix, if any.
+        help: Option<String>,
+    },
+    /// Two names side by side, e.g. `x y` (not a multiplication).
+    #[error("two names side by side: `{left}` and `{right}`")]
+    AdjacentNames {
+        /// From the first name to the end of the second.
+        span: Span,
+        /// The first name.
+        left: String,
+        /// The second name.
+        right: String,
+    },
+    /// Parentheses, prefix signs and `^` chains nested deeper than `limit`
+    /// ([`super::MAX_NESTING`]).
+    #[error("expression nested too deeply: more than {limit} levels of brackets, signs and `^`")]
+    TooDeep {
+        /// The token that went past the limit.
+        span: Span,
+        /// The limit, [`super::MAX_NESTING`].
+        limit: usize,
+    },
+    /// A number literal too large for an f64, e.g. `1e400`.
+    #[error("number `{text}` is too large: it overflows a 64-bit float")]
+    NumberOverflow {
+        /// The literal.
+        span: Span,
+        /// The literal's text.
+        text: String,
+    },
+    /// A non-zero number literal that rounds to 0 as an f64, e.g. `1e-400`.
+    #[error("number `{text}` is too small: it rounds to 0 as a 64-bit float")]
+    NumberUnderflow {
+        /// The literal.
+        span: Span,
+        /// The literal's text.
+        text: String,
+    },
+}
+
+impl SyntaxError {
+    /// Where the error is, as a byte range into the whole source.
+    pub fn span(&self) -> Span {
+        match self {
+            SyntaxError::Unexpected { span, .. }
+            | SyntaxError::UnclosedParen { span }
+            | SyntaxError::UnmatchedParen { span }
+            | SyntaxError::MalformedNumber { span, .. }
+            | SyntaxError::AdjacentNames { span, .. }
+            | SyntaxError::TooDeep { span, .. }
+            | SyntaxError::NumberOverflow { span, .. }
+            | SyntaxError::NumberUnderflow { span, .. } => *span,
+        }
+    }
+
+    /// A suggested fix, when there is one (lower-case, no final period).
+    pub fn help(&self) -> Option<String> {
+        match self {
+            SyntaxError::Unexpected { help, .. } | SyntaxError::MalformedNumber { help, .. } => {
+                help.clone()
+            }
+            SyntaxError::UnclosedParen { .. } => Some("add `)`".to_string()),
+            SyntaxError::UnmatchedParen { .. } => {
+                Some("remove this `)` or add a `(` before it".to_string())
+            }
+            SyntaxError::AdjacentNames { left, right, .. } => {
+                Some(format!("use `*` to multiply: `{left}*{right}`"))
+            }
+            SyntaxError::TooDeep { .. } => {
+                Some("split the expression with intermediate assignments".to_string())
+            }
+            SyntaxError::NumberOverflow { .. } => Some("write `inf` for infinity".to_string()),
+            SyntaxError::NumberUnderflow { .. } => Some("write `0` if you mean zero".to_string()),
+        }
+    }
+}

@@ -1,0 +1,733 @@
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/// Parses `source` as one statement.
+fn parse(source: &str) -> Result<Located, SyntaxError> {
+    parse_statement(source, Span::new(0, source.len()))
+}
+
+/// The expression tree of an expression statement.
+fn expr(source: &str) -> ExprTree {
+    match parse(source) {
+        Ok(Located {
+            statement: Statement::Expr(tree),
+            ..
+        }) => tree,
+        other => panic!("`{source}` is not an expression statement: {other:?}"),
+    }
+}
+
+/// The error of a statement that must not parse.
+fn error(source: &str) -> SyntaxError {
+    match parse(source) {
+        Err(e) => e,
+        Ok(located) => panic!("`{source}` parsed: {located:?}"),
+    }
+}
+
+/// A test-only evaluator: one loop over the flat tree. Names come from `env`.
+fn eval_with(tree: &ExprTree, env: &[(&str, f64)]) -> f64 {
+    let mut values: Vec<f64> = Vec::with_capacity(tree.nodes.len());
+    for node in &tree.nodes {
+        let value = match &node.kind {
+            ExprKind::Number(v) => *v,
+            ExprKind::Name(name) => match env.iter().find(|(n, _)| n == name) {
+                Some((_, v)) => *v,
+                None => panic!("unknown name {name}"),
+            },
+            ExprKind::Unary { op, operand } => {
+                let v = values[operand.0 as usize];
+                match op {
+                    UnaryOp::Neg => -v,
+                    UnaryOp::Plus => v,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (values[lhs.0 as usize], values[rhs.0 as usize]);
+                match op {
+                    BinaryOp::Add => a + b,
+                    BinaryOp::Sub => a - b,
+                    BinaryOp::Mul => a * b,
+                    BinaryOp::Div => a / b,
+                    BinaryOp::Pow => a.powf(b),
+                }
+            }
+            ExprKind::Call { name, .. } => panic!("no functions here: {name}"),
+        };
+        values.push(value);
+    }
+    values[tree.root().0 as usize]
+}
+
+fn eval(source: &str) -> f64 {
+    eval_with(&expr(source), &[])
+}
+
+fn assert_close(source: &str, got: f64, want: f64) {
+    let tolerance = 1e-12 * want.abs().max(1.0);
+    assert!(
+        (got - want).abs() <= tolerance,
+        "`{source}` gave {got}, expected {want}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Precedence and associativity (language.tsv rows without names)
+
+#[test]
+fn language_rows_evaluate() {
+    let rows: &[(&str, f64)] = &[
+        ("1920/16*9", 1080.0),
+        ("4/2*2", 4.0),
+        ("2^32", 4294967296.0),
+        ("6/2", 3.0),
+        ("1/2", 0.5),
+        ("1+(2*3)", 7.0),
+        ("2 * -3 * 4", -24.0),
+        ("5--2", 7.0),
+        ("-5-2", -7.0),
+        ("5---2", 3.0),
+        ("--2", 2.0),
+        ("-(--2)", -2.0),
+        ("2^3^2", 512.0),
+        ("(2^3)^2", 64.0),
+        ("4^3^1", 64.0),
+        ("2^1^2", 2.0),
+        ("-2^4", -16.0),
+        ("2 * -2^3", -16.0),
+        ("-2^-3", -0.125),
+        ("2^-3 * 4", 0.5),
+        ("4^-1^2", 0.25),
+        ("(-2)^3", -8.0),
+        ("(-2)^-2", 0.25),
+        ("4^0.5", 2.0),
+        ("(2/3)^(4/5)", 0.7229811807984657),
+        ("1e-3", 0.001),
+        (".123", 0.123),
+        ("1.5e-1", 0.15),
+        ("1E3", 1000.0),
+        ("1_000 + 1", 1001.0),
+        ("0^0", 1.0),
+        // From DESIGN.md §1.1 and the brief.
+        ("-2^2", -4.0),
+        ("2*-3", -6.0),
+        ("2^-1*4", 2.0),
+        ("-2^-2", -0.25),
+        ("2**3**2", 512.0),
+        ("+3", 3.0),
+        ("2.", 2.0),
+        ("1e+2", 100.0),
+        ("1_000_000.5", 1000000.5),
+    ];
+    for &(source, want) in rows {
+        assert_close(source, eval(source), want);
+    }
+}
+
+#[test]
+fn implicit_multiplication_binds_tighter_than_division() {
+    let env = [("x", 2.0), ("pi", std::f64::consts::PI), ("θ", 0.5)];
+    let rows: &[(&str, f64)] = &[
+        ("2pi", std::f64::consts::TAU),
+        ("1/2x", 0.25),
+        ("3x^2", 12.0),
+        ("2x", 4.0),
+        ("2 x", 4.0),
+        ("2(x+1)", 6.0),
+        ("2 (x+1)^2", 18.0),
+        ("-2x", -4.0),
+        ("2θ", 1.0),
+        ("x2 + 1", 8.0),
+    ];
+    let env_with_x2 = [env.as_slice(), &[("x2", 7.0)]].concat();
+    for &(source, want) in rows {
+        assert_close(source, eval_with(&expr(source), &env_with_x2), want);
+    }
+}
+
+#[test]
+fn implicit_multiplication_is_a_mul_node() {
+    let tree = expr("2x");
+    assert_eq!(tree.nodes.len(), 3);
+    assert_eq!(
+        tree.get(tree.root()).kind,
+        ExprKind::Binary {
+            op: BinaryOp::Mul,
+            lhs: ExprId(0),
+            rhs: ExprId(1)
+        }
+    );
+    assert_eq!(tree.span(), Span::new(0, 2));
+}
+
+#[test]
+fn operands_come_before_their_nodes() {
+    let tree = expr("-(1+2)*f(3, x^2)/4 + g'(5)");
+    for (index, node) in tree.nodes.iter().enumerate() {
+        let children: Vec<ExprId> = match &node.kind {
+            ExprKind::Unary { operand, .. } => vec![*operand],
+            ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+            ExprKind::Call { args, .. } => args.clone(),
+            _ => vec![],
+        };
+        assert!(children.iter().all(|c| (c.0 as usize) < index));
+    }
+    assert_eq!(tree.span(), Span::new(0, 26));
+}
+
+// ---------------------------------------------------------------------------
+// Names, calls and statements
+
+#[test]
+fn names_and_calls() {
+    assert_eq!(expr("x2").nodes[0].kind, ExprKind::Name("x2".into()));
+    assert_eq!(expr("_").nodes[0].kind, ExprKind::Name("_".into()));
+    assert_eq!(expr("π").nodes[0].kind, ExprKind::Name("π".into()));
+    assert_eq!(expr("α_1").nodes[0].kind, ExprKind::Name("α_1".into()));
+
+    let tree = expr("max(1, 5, 3)");
+    assert_eq!(
+        tree.get(tree.root()).kind,
+        ExprKind::Call {
+            name: "max".into(),
+            name_span: Span::new(0, 3),
+            derivative: false,
+            args: vec![ExprId(0), ExprId(1), ExprId(2)],
+        }
+    );
+
+    let tree = expr("f'(2)");
+    assert_eq!(
+        tree.get(tree.root()).kind,
+        ExprKind::Call {
+            name: "f".into(),
+            name_span: Span::new(0, 1),
+            derivative: true,
+            args: vec![ExprId(0)],
+        }
+    );
+
+    // `x(2)` is a call; the evaluator reports that x is not a function.
+    let tree = expr("x(2)");
+    assert!(matches!(&tree.get(tree.root()).kind, ExprKind::Call { name, .. } if name == "x"));
+
+    let tree = expr("rand()");
+    assert!(matches!(&tree.get(tree.root()).kind, ExprKind::Call { args, .. } if args.is_empty()));
+}
+
+#[test]
+fn parentheses_widen_the_span() {
+    let tree = expr("(1+2)*3");
+    assert_eq!(tree.span(), Span::new(0, 7));
+    let ExprKind::Binary { lhs, .. } = tree.get(tree.root()).kind else {
+        panic!("not binary")
+    };
+    assert_eq!(tree.get(lhs).span, Span::new(0, 5));
+}
+
+#[test]
+fn assignments() {
+    let ops = [
+        ("c = 1", AssignOp::Set),
+        ("c += 1", AssignOp::Add),
+        ("c -= 1", AssignOp::Sub),
+        ("c *= 1", AssignOp::Mul),
+        ("c /= 1", AssignOp::Div),
+    ];
+    for (source, want) in ops {
+        let Ok(Located {
+            statement: Statement::Assign { target, op, value },
+            span,
+        }) = parse(source)
+        else {
+            panic!("`{source}` is not an assignment")
+        };
+        assert_eq!(
+            target,
+            Ident {
+                name: "c".into(),
+                span: Span::new(0, 1)
+            }
+        );
+        assert_eq!(op, want);
+        assert_eq!(eval_with(&value, &[]), 1.0);
+        assert_eq!(value.span(), Span::new(source.len() - 1, source.len()));
+        assert_eq!(span, Span::new(0, source.len()));
+    }
+    let Ok(Located {
+        statement: Statement::Assign { value, .. },
+        ..
+    }) = parse("x = -1.5")
+    else {
+        panic!("not an assignment")
+    };
+    assert_eq!(eval_with(&value, &[]), -1.5);
+}
+
+#[test]
+fn definitions() {
+    let Ok(Located {
+        statement: Statement::Define { name, params, body },
+        ..
+    }) = parse("f(a, b) = a*b + a")
+    else {
+        panic!("not a definition")
+    };
+    assert_eq!(name.name, "f");
+    let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(params[1].span, Span::new(5, 6));
+    assert_eq!(eval_with(&body, &[("a", 2.0), ("b", 3.0)]), 8.0);
+
+    let Ok(Located {
+        statement: Statement::Define { params, .. },
+        ..
+    }) = parse("g() = 1")
+    else {
+        panic!("not a definition")
+    };
+    assert!(params.is_empty());
+}
+
+fn command(source: &str) -> (String, Vec<String>) {
+    match parse(source) {
+        Ok(Located {
+            statement: Statement::Command { name, args },
+            ..
+        }) => (name.name, args.into_iter().map(|a| a.name).collect()),
+        other => panic!("`{source}` is not a command: {other:?}"),
+    }
+}
+
+#[test]
+fn commands() {
+    assert_eq!(
+        command(":grad x y"),
+        ("grad".into(), vec!["x".into(), "y".into()])
+    );
+    assert_eq!(
+        command(":grad x, y"),
+        ("grad".into(), vec!["x".into(), "y".into()])
+    );
+    assert_eq!(
+        command(":grad x ,y "),
+        ("grad".into(), vec!["x".into(), "y".into()])
+    );
+    assert_eq!(
+        command(":help tanh # why"),
+        ("help".into(), vec!["tanh".into()])
+    );
+    assert_eq!(command(":topo all"), ("topo".into(), vec!["all".into()]));
+    assert_eq!(command(":grad"), ("grad".into(), vec![]));
+    assert_eq!(command(":help +"), ("help".into(), vec!["+".into()]));
+    let Ok(Located {
+        statement: Statement::Command { args, .. },
+        ..
+    }) = parse(":grad x, y")
+    else {
+        panic!("not a command")
+    };
+    assert_eq!(args[1].span, Span::new(9, 10));
+}
+
+#[test]
+fn spans_are_offsets_into_the_whole_source() {
+    let source = "x = 1; y = (x +\n  2) # two\n";
+    let spans = statement_spans(source);
+    assert_eq!(spans, vec![Span::new(0, 5), Span::new(7, 20)]);
+    let located = parse_statement(source, spans[1]).expect("parses");
+    assert_eq!(located.span, Span::new(7, 20));
+    let Statement::Assign { target, value, .. } = located.statement else {
+        panic!("not an assignment")
+    };
+    assert_eq!(target.span, Span::new(7, 8));
+    assert_eq!(value.span(), Span::new(11, 20));
+    assert_eq!(
+        &source[value.nodes[1].span.start..value.nodes[1].span.end],
+        "2"
+    );
+
+    let source = "1 + 2; sqrt(123+)";
+    let spans = statement_spans(source);
+    let err = parse_statement(source, spans[1]).expect_err("fails");
+    assert_eq!(err.span(), Span::new(16, 17));
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+#[test]
+fn missing_operand_points_at_the_token() {
+    let err = error("sqrt(123+)");
+    assert_eq!(err.span(), Span::new(9, 10));
+    assert_eq!(err.to_string(), "expected an operand after `+`, found `)`");
+
+    let err = error("1 +");
+    assert_eq!(
+        err.to_string(),
+        "expected an operand after `+`, found end of input"
+    );
+    assert_eq!(err.span(), Span::new(3, 3));
+
+    let err = error("2 * * 3");
+    assert_eq!(err.to_string(), "expected an operand after `*`, found `*`");
+}
+
+#[test]
+fn missing_operator() {
+    let err = error("2 3");
+    assert_eq!(
+        err.to_string(),
+        "expected an operator or the end of the statement, found number `3`"
+    );
+    assert_eq!(err.help().as_deref(), Some("use `*` to multiply: `2*3`"));
+
+    let err = error("f(1 2)");
+    assert_eq!(
+        err.to_string(),
+        "expected an operator, `,` or `)`, found number `2`"
+    );
+
+    let err = error("(1+2)x");
+    assert_eq!(
+        err.to_string(),
+        "expected an operator or the end of the statement, found name `x`"
+    );
+    assert_eq!(err.help().as_deref(), Some("use `*` to multiply"));
+
+    let err = error("x + 1 = 3");
+    assert_eq!(err.span(), Span::new(6, 7));
+    assert!(err.help().is_some_and(|h| h.contains("left of `=`")));
+}
+
+#[test]
+fn unexpected_characters() {
+    let err = error("x²");
+    assert_eq!(err.span(), Span::new(1, 3));
+    assert!(err.to_string().ends_with("found `²`"));
+    assert_eq!(err.help().as_deref(), Some("write `^2` for a square"));
+
+    let err = error("2 $ 3");
+    assert_eq!(err.span(), Span::new(2, 3));
+}
+
+#[test]
+fn malformed_numbers() {
+    let err = error("1e- 1");
+    assert!(matches!(err, SyntaxError::MalformedNumber { .. }));
+    assert_eq!(err.span(), Span::new(0, 3));
+    assert_eq!(
+        err.to_string(),
+        "malformed number `1e-`: the exponent has no digits"
+    );
+
+    let err = error("1e-");
+    assert_eq!(err.span(), Span::new(0, 3));
+
+    let err = error("2e1.5");
+    assert_eq!(err.span(), Span::new(0, 5));
+    assert_eq!(
+        err.to_string(),
+        "malformed number `2e1.5`: exponents are whole numbers"
+    );
+
+    assert!(matches!(
+        error("1.2.3"),
+        SyntaxError::MalformedNumber { .. }
+    ));
+    assert!(matches!(
+        error("1__000"),
+        SyntaxError::MalformedNumber { .. }
+    ));
+    assert!(matches!(error("1_"), SyntaxError::MalformedNumber { .. }));
+    assert!(matches!(
+        error("x = 3 + 1_.5"),
+        SyntaxError::MalformedNumber { .. }
+    ));
+
+    // `2e` and `2exp(1)` are implicit multiplications by a name.
+    let tree = expr("2e");
+    assert_eq!(tree.nodes[1].kind, ExprKind::Name("e".into()));
+}
+
+#[test]
+fn numbers_out_of_range() {
+    let err = error("1e400");
+    assert_eq!(
+        err,
+        SyntaxError::NumberOverflow {
+            span: Span::new(0, 5),
+            text: "1e400".into()
+        }
+    );
+    assert_eq!(err.help().as_deref(), Some("write `inf` for infinity"));
+
+    let err = error("2 * 1e-400");
+    assert!(matches!(err, SyntaxError::NumberUnderflow { .. }));
+    assert_eq!(err.span(), Span::new(4, 10));
+
+    assert_eq!(eval("0e-400"), 0.0);
+    assert_eq!(eval("1e-310"), 1e-310); // subnormal but not zero
+    assert_eq!(eval("1.7976931348623157e308"), f64::MAX);
+}
+
+#[test]
+fn unbalanced_parentheses() {
+    let err = error("2*(1+3");
+    assert_eq!(
+        err,
+        SyntaxError::UnclosedParen {
+            span: Span::new(2, 3)
+        }
+    );
+    assert_eq!(err.to_string(), "unclosed `(`");
+    assert_eq!(err.help().as_deref(), Some("add `)`"));
+
+    let err = error("f((1)");
+    assert_eq!(err.span(), Span::new(1, 2));
+
+    let err = error("1+2)");
+    assert_eq!(
+        err,
+        SyntaxError::UnmatchedParen {
+            span: Span::new(3, 4)
+        }
+    );
+    assert_eq!(err.to_string(), "unmatched `)`");
+}
+
+#[test]
+fn two_names_side_by_side() {
+    let err = error("x y");
+    assert_eq!(
+        err,
+        SyntaxError::AdjacentNames {
+            span: Span::new(0, 3),
+            left: "x".into(),
+            right: "y".into()
+        }
+    );
+    assert_eq!(err.help().as_deref(), Some("use `*` to multiply: `x*y`"));
+    assert!(matches!(error("2x y"), SyntaxError::AdjacentNames { .. }));
+    assert!(matches!(
+        error("a = sin x"),
+        SyntaxError::AdjacentNames { .. }
+    ));
+}
+
+#[test]
+fn bad_spans_are_errors_not_panics() {
+    let source = "θ = 1";
+    assert!(parse_statement(source, Span::new(1, 3)).is_err());
+    assert!(parse_statement(source, Span::new(0, 99)).is_err());
+    assert!(parse_statement(source, Span::new(4, 2)).is_err());
+}
+
+#[test]
+fn empty_statement() {
+    let err = error("  # nothing");
+    assert!(err.to_string().ends_with("found end of input"));
+}
+
+// ---------------------------------------------------------------------------
+// Splitting into statements
+
+fn pieces(source: &str) -> Vec<&str> {
+    statement_spans(source)
+        .into_iter()
+        .map(|s| &source[s.start..s.end])
+        .collect()
+}
+
+#[test]
+fn statements_split_at_newlines_and_semicolons() {
+    assert_eq!(pieces("6/2 ; 1/2"), ["6/2", "1/2"]);
+    assert_eq!(
+        pieces("x = 2\ny = 3\n\nz = x*y + x\n"),
+        ["x = 2", "y = 3", "z = x*y + x"]
+    );
+    assert_eq!(pieces("# only a comment\n  \n;;\n"), Vec::<&str>::new());
+    assert_eq!(pieces("x = 1 # set x\nx"), ["x = 1", "x"]);
+    assert_eq!(pieces("a = 1\r\nb = 2\r\n"), ["a = 1", "b = 2"]);
+    assert_eq!(pieces(""), Vec::<&str>::new());
+}
+
+#[test]
+fn open_brackets_and_trailing_operators_join_lines() {
+    assert_eq!(pieces("a = (1 +\n 2)\nb"), ["a = (1 +\n 2)", "b"]);
+    assert_eq!(pieces("a = 1 +\n 2\nb"), ["a = 1 +\n 2", "b"]);
+    assert_eq!(pieces("a = (1 # one\n + 2)"), ["a = (1 # one\n + 2)"]);
+    assert_eq!(pieces("f(1,\n2)"), ["f(1,\n2)"]);
+    assert_eq!(pieces("max(1;\n2); 3"), ["max(1;\n2)", "3"]);
+    assert_eq!(pieces("x =\r\n 1\r\n"), ["x =\r\n 1"]);
+    assert_eq!(pieces("x ^\n2\n"), ["x ^\n2"]);
+    assert_eq!(pieces("2*(1+3\n4\n"), ["2*(1+3\n4"]);
+    // An unmatched `)` does not swallow later lines.
+    assert_eq!(pieces("1)\n2"), ["1)", "2"]);
+    // Commands end at their line, whatever their last word is.
+    assert_eq!(pieces(":help +\nx = 1"), [":help +", "x = 1"]);
+    assert_eq!(pieces(":grad x, # c\ny"), [":grad x,", "y"]);
+    assert_eq!(pieces(":help (\ny"), [":help (", "y"]);
+}
+
+#[test]
+fn joined_statements_parse() {
+    let source = "a = (1 +\r\n 2) # c\nb = a *\n  3\n";
+    let spans = statement_spans(source);
+    assert_eq!(spans.len(), 2);
+    for span in spans {
+        assert!(parse_statement(source, span).is_ok());
+    }
+}
+
+#[test]
+fn needs_more_input_while_unfinished() {
+    assert!(needs_more_input("2*(1+3"));
+    assert!(needs_more_input("a = (1 +\n 2"));
+    assert!(needs_more_input("a = 1 +"));
+    assert!(needs_more_input("a ="));
+    assert!(needs_more_input("f(1,"));
+    assert!(needs_more_input("x ** # comment"));
+    assert!(needs_more_input("x = 1; y = (2 # (\n"));
+    assert!(!needs_more_input("2*(1+3)"));
+    assert!(!needs_more_input("x = 1 # (unclosed in comment"));
+    assert!(!needs_more_input("1 + 2 ;"));
+    assert!(!needs_more_input(":help +"));
+    assert!(!needs_more_input(""));
+    assert!(!needs_more_input("1)"));
+}
+
+#[test]
+fn splitting_is_linear() {
+    let many_lines = "x = x + 1\n".repeat(1_000_000);
+    let start = std::time::Instant::now();
+    assert_eq!(statement_spans(&many_lines).len(), 1_000_000);
+    assert!(!needs_more_input(&many_lines));
+    let one_bracket = format!("({}", "1 +\n".repeat(2_500_000));
+    assert_eq!(statement_spans(&one_bracket).len(), 1);
+    assert!(needs_more_input(&one_bracket));
+    // Generous for a debug build on a slow machine; quadratic would take hours.
+    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
+}
+
+// ---------------------------------------------------------------------------
+// Depth safety
+
+fn too_deep(source: &str) -> bool {
+    matches!(
+        parse(source),
+        Err(SyntaxError::TooDeep {
+            limit: MAX_NESTING,
+            ..
+        })
+    )
+}
+
+#[test]
+fn hostile_nesting_is_refused() {
+    let n = 100_000;
+    assert!(too_deep(&format!("{}1{}", "(".repeat(n), ")".repeat(n))));
+    assert!(too_deep(&format!("{}1", "(".repeat(n))));
+    assert!(too_deep(&format!("{}2", "-".repeat(n))));
+    assert!(too_deep(&format!("{}2", "2^".repeat(n))));
+    assert!(too_deep(&format!("{}2", "2**".repeat(n))));
+    assert!(too_deep(&format!("{}2", "2^-".repeat(n))));
+    assert!(too_deep(&format!("{}1{}", "f(".repeat(n), ")".repeat(n))));
+    assert!(too_deep(&format!("x = {}1", "(-".repeat(n))));
+    let err = error(&format!("{}1", "(".repeat(n)));
+    assert_eq!(err.span(), Span::new(MAX_NESTING, MAX_NESTING + 1));
+    assert!(err.to_string().contains(&MAX_NESTING.to_string()));
+}
+
+#[test]
+fn nesting_just_past_the_limit_is_refused() {
+    let n = MAX_NESTING + 1;
+    assert!(too_deep(&format!("{}1{}", "(".repeat(n), ")".repeat(n))));
+    assert!(too_deep(&format!("{}1", "-".repeat(n))));
+    assert!(too_deep(&format!("{}1", "1^".repeat(n))));
+}
+
+/// Runs `f` on a thread with a 2 MB stack (the default for `cargo test` threads
+/// and spawned threads).
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(f)
+        .expect("spawn")
+        .join()
+        .expect("no stack overflow")
+}
+
+#[test]
+fn nesting_at_the_limit_parses_on_a_2mb_stack() {
+    let n = MAX_NESTING;
+    let cases = [
+        format!("{}1{}", "(".repeat(n), ")".repeat(n)),
+        format!("{}1{}", "f(".repeat(n), ")".repeat(n)),
+        format!("{}2", "-".repeat(n)),
+        format!("{}1", "1^".repeat(n)),
+        format!("{}1", "1^-".repeat(n / 2)),
+        format!("{}1{}", "(-".repeat(n / 2), ")".repeat(n / 2)),
+        format!("{}1{}", "(2x^".repeat(n / 3), ")".repeat(n / 3)),
+    ];
+    let results = on_small_stack(move || cases.map(|c| parse(&c).map(|l| l.statement)));
+    let values: Vec<Option<f64>> = results
+        .iter()
+        .map(|r| match r {
+            Ok(Statement::Expr(tree)) if !has_names(tree) => Some(eval_with(tree, &[])),
+            Ok(_) => None,
+            Err(e) => panic!("{e}"),
+        })
+        .collect();
+    assert_eq!(values[0], Some(1.0));
+    assert_eq!(values[2], Some(2.0)); // an even number of minus signs
+    assert_eq!(values[3], Some(1.0));
+    assert_eq!(values[5], Some(1.0));
+}
+
+fn has_names(tree: &ExprTree) -> bool {
+    tree.nodes
+        .iter()
+        .any(|n| matches!(n.kind, ExprKind::Name(_) | ExprKind::Call { .. }))
+}
+
+#[test]
+fn a_million_term_sum_parses() {
+    let n = 1_000_000;
+    let source = format!("1{}", "+1".repeat(n - 1));
+    let start = std::time::Instant::now();
+    let tree = on_small_stack(move || expr(&source));
+    assert_eq!(tree.nodes.len(), 2 * n - 1);
+    assert_eq!(eval_with(&tree, &[]), n as f64);
+    assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
+
+    // Left-associative: ((1-1)-1)-…
+    let source = format!("0{}", "-1".repeat(100_000));
+    assert_eq!(eval(&source), -100_000.0);
+}
+
+#[test]
+fn long_flat_signs_and_powers_reset_at_binary_operators() {
+    // Each term is shallow, so the whole line is fine however long.
+    let source = format!("1{}", " + -2^-2".repeat(50_000));
+    assert_close(&source, eval(&source), 1.0 - 0.25 * 50_000.0);
+    let source = format!("f({})", "-1, ".repeat(10_000) + "1");
+    assert!(parse(&source).is_ok());
+}
+
+#[test]
+fn command_errors() {
+    let err = error(":");
+    assert_eq!(
+        err.to_string(),
+        "expected a command name after `:`, found end of input"
+    );
+    let err = error(":grad x,");
+    assert_eq!(
+        err.to_string(),
+        "expected a word after `,`, found end of input"
+    );
+    assert_eq!(err.span(), Span::new(8, 8));
+}
