@@ -181,7 +181,8 @@ impl Session {
                     .iter()
                     .filter(|name| {
                         self.earlier.get(*name).is_some_and(|old| {
-                            old.iter().any(|id| reached.get(id.0 as usize) == Some(&true))
+                            old.iter()
+                                .any(|id| reached.get(id.0 as usize) == Some(&true))
                         })
                     })
                     .map(String::as_str)
