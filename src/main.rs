@@ -28,7 +28,12 @@ struct Args {
     files: Vec<PathBuf>,
 
     /// Run these statements (repeatable; runs after the FILEs)
-    #[arg(short = 'e', long = "eval", value_name = "SRC")]
+    #[arg(
+        short = 'e',
+        long = "eval",
+        value_name = "SRC",
+        allow_hyphen_values = true
+    )]
     eval: Vec<String>,
 
     /// Stay interactive after running FILEs and -e

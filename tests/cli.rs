@@ -109,7 +109,7 @@ fn json_lines_with_errors_as_events() {
         serde_json::json!({"kind": "value", "value": "inf"})
     );
     assert_eq!(events[3]["kind"], "error");
-    assert_eq!(events[3]["column"], 15);
+    assert_eq!(events[3]["column"], 13);
     assert!(
         events[3]["help"].as_str().unwrap().contains("x*y"),
         "{}",

@@ -47,6 +47,24 @@ impl Graph {
         self.variadic_inputs.clear();
     }
 
+    /// Removes the nodes appended after the first `len`, so that work nobody
+    /// refers to (the evaluation of a constant expression) leaves no trace.
+    /// Ids of removed nodes are no longer valid; nothing else changes.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.nodes.len() {
+            return;
+        }
+        let first_variadic = self.nodes[len..]
+            .iter()
+            .filter(|node| node.op.info().arity == Arity::Variadic)
+            .map(|node| node.inputs[0].index())
+            .min();
+        if let Some(start) = first_variadic {
+            self.variadic_inputs.truncate(start);
+        }
+        self.nodes.truncate(len);
+    }
+
     /// Appends a variable (an [`Op::Input`] leaf) with the given value: an input
     /// that gradients are taken for.
     ///

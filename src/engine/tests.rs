@@ -648,3 +648,19 @@ fn trace_counts_both_uses_of_a_square() -> Result {
     assert_eq!(uses, [(0, 3.0, 0.0, 3.0, 1, 2), (1, 3.0, 3.0, 6.0, 2, 2)]);
     Ok(())
 }
+
+#[test]
+fn truncate_removes_the_tail_and_its_variadic_inputs() -> Result {
+    let mut g = Graph::new();
+    let x = g.leaf(1.0);
+    let y = g.leaf(5.0);
+    let mark = g.len();
+    let two = g.constant(2.0);
+    g.apply(Op::Max, &[x, two, y])?;
+    g.truncate(mark);
+    assert_eq!(g.len(), 2);
+    let z = g.apply(Op::Min, &[y, x])?;
+    assert_eq!(g.inputs(z), &[y, x]);
+    assert_eq!(g.value(z), 1.0);
+    Ok(())
+}

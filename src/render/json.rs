@@ -80,6 +80,7 @@ pub fn event(event: &Event, source: &str) -> Value {
             "steps": steps.iter().map(|step| {
                 let mut object = row(&step.row);
                 object["upstream"] = number(step.upstream);
+                object["differentiable"] = json!(!step.blocks_gradient);
                 object["contributions"] = step.contributions.iter().map(|c| json!({
                     "input": c.input.id.0,
                     "input_name": c.input.name,

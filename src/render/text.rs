@@ -158,6 +158,28 @@ impl Painter<'_> {
             text.to_string()
         }
     }
+    /// A local derivative: the formula, then its value unless the formula already
+    /// ends in that number (`∂(a + b)/∂a = 1`).
+    fn local(&self, formula: &str, value: f64) -> String {
+        let formula = self.formula(formula);
+        let number = self.number(value);
+        let states_value = formula.rsplit_once("= ").is_some_and(|(_, tail)| {
+            tail.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<f64>().ok())
+                == Some(value)
+        });
+        if formula.is_empty() {
+            number
+        } else if !formula.contains(self.partial_sign()) {
+            format!("{number} ({formula})")
+        } else if states_value {
+            formula
+        } else {
+            format!("{formula} = {number}")
+        }
+    }
+
     /// A node by name, constant value or id.
     fn node(&self, node: &NodeRef) -> String {
         match (&node.name, node.constant) {
@@ -212,16 +234,21 @@ fn render_rows(
     p: &Painter,
     hint: &str,
 ) {
-    let cells: Vec<[String; 4]> = rows
-        .iter()
-        .map(|row| {
+    let header = [
+        "#".to_string(),
+        "node".to_string(),
+        "name".to_string(),
+        "computes".to_string(),
+    ];
+    let cells: Vec<[String; 4]> = std::iter::once(header.clone())
+        .chain(rows.iter().map(|row| {
             [
                 row.position.to_string(),
                 format!("#{}", row.node.id.0),
                 row.node.name.clone().unwrap_or_default(),
                 p.expression(row),
             ]
-        })
+        }))
         .collect();
     let width = |i: usize| {
         cells
@@ -231,7 +258,20 @@ fn render_rows(
             .unwrap_or(0)
     };
     let widths = [width(0), width(1), width(2), width(3)];
-    for (row, cell) in rows.iter().zip(&cells) {
+    let _ = writeln!(
+        out,
+        "  {}",
+        p.dim(&format!(
+            "{:>w0$}  {}  {}  {}  value",
+            header[0],
+            pad(&header[1], widths[1]),
+            pad(&header[2], widths[2]),
+            pad(&header[3], widths[3]),
+            w0 = widths[0]
+        ))
+    );
+    let cells = &cells[1..];
+    for (row, cell) in rows.iter().zip(cells) {
         if omitted.is_some_and(|o| row.position == o.after + o.count + 1) {
             if let Some(o) = omitted {
                 let _ = writeln!(
@@ -266,61 +306,39 @@ fn render_trace(
     let arrow = p.arrow();
     let _ = writeln!(
         out,
-        "backward pass from {}: {total} node{} in reverse topological order; seed {} = 1",
+        "backward pass from {}: {total} node{} in reverse topological order; upstream = {}, seeded with 1",
         p.name(of),
         plural(total),
-        p.partial(of, of)
+        p.partial(of, "node")
     );
     for step in steps {
         let row = &step.row;
-        if omitted.is_some_and(|o| row.position == o.after + o.count + 1) {
-            if let Some(o) = omitted {
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    p.dim(&format!(
-                        "… {} more steps (`:trace all` shows every step)",
-                        o.count
-                    ))
-                );
-            }
+        if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
+            let skipped = format!("… {} more steps (`:trace all` shows every step)", o.count);
+            let _ = writeln!(out, "  {}", p.dim(&skipped));
         }
         let node = p.node(&row.node);
-        let here = p.partial(of, &node);
-        match row.op {
-            "leaf" | "const" => {
-                let kind = if row.op == "leaf" { "leaf" } else { "constant" };
-                let _ = writeln!(
-                    out,
-                    "[{}] {} {kind} = {}   {here} = {}",
-                    row.position,
-                    p.name(&node),
-                    p.value(row.value),
-                    p.grad(step.upstream)
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    "[{}] {} = {} = {}   upstream {here} = {}",
-                    row.position,
-                    p.name(&node),
-                    p.expression(row),
-                    p.value(row.value),
-                    p.grad(step.upstream)
-                );
-                if step.blocks_gradient {
-                    let _ = writeln!(
-                        out,
-                        "      {}",
-                        p.dim(&format!(
-                            "`{}` passes no gradient: local derivative 0",
-                            row.op
-                        ))
-                    );
-                }
-            }
-        }
+        let _ = match row.op {
+            "leaf" => writeln!(
+                out,
+                "[{}] {} leaf = {}   {} = {}",
+                row.position,
+                p.name(&node),
+                p.value(row.value),
+                p.partial(of, &node),
+                p.grad(step.upstream)
+            ),
+            "const" => writeln!(out, "[{}] {} constant", row.position, p.name(&node)),
+            _ => writeln!(
+                out,
+                "[{}] {} = {} = {}   upstream {}",
+                row.position,
+                p.name(&node),
+                p.expression(row),
+                p.value(row.value),
+                p.grad(step.upstream)
+            ),
+        };
         for c in &step.contributions {
             let input = p.node(&c.input);
             let fan_out = if c.use_count > 1 {
@@ -339,10 +357,9 @@ fn render_trace(
             };
             let _ = writeln!(
                 out,
-                "      {arrow} {}: local {} = {};  {} × {} = {};  grad {} {arrow} {}{fan_out}",
+                "      {arrow} {}: local {};  {} × {} = {};  grad {} {arrow} {}{fan_out}",
                 p.name(&input),
-                p.formula(c.formula),
-                p.number(c.local),
+                p.local(c.formula, c.local),
                 p.number(step.upstream),
                 p.number(c.local),
                 p.grad(c.product),

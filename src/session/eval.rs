@@ -338,10 +338,14 @@ impl Session {
     ) -> Result<(), SessionError> {
         let name = target.name.as_str();
         self.check_assignable(target)?;
+        let mark = self.graph.len();
         let value = self.evaluate(tree, events)?;
         let (node, leaf) = match op {
             AssignOp::Set if !value.uses_variable => {
-                (self.graph.leaf(self.graph.value(value.node)), true)
+                // A new leaf; the nodes that computed its value are of no further use.
+                let number = self.graph.value(value.node);
+                self.graph.truncate(mark);
+                (self.graph.leaf(number), true)
             }
             AssignOp::Set => (value.node, false),
             compound => {

@@ -216,8 +216,10 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
             continue;
         }
         let distance = strsim::levenshtein(name, candidate);
-        let limit = if name.chars().count() <= 2 { 1 } else { 2 };
-        if distance <= limit && best.is_none_or(|(d, _)| distance < d) {
+        if distance <= 2
+            && distance < name.chars().count()
+            && best.is_none_or(|(d, _)| distance < d)
+        {
             best = Some((distance, candidate));
         }
     }
