@@ -51,6 +51,9 @@ pub fn run<O: Write, E: Write>(
             return 1;
         }
     };
+    // Ctrl-C while a statement runs (outside line editing, where rustyline reads it
+    // as a key) must not end the session: ignore the signal itself.
+    let _ = ctrlc::set_handler(|| {});
     let history = history_path();
     let mut history_ok = true;
     if let Some(path) = &history {
