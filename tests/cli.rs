@@ -257,3 +257,91 @@ fn deep_input_is_refused_not_overflowed() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
 }
+
+#[test]
+fn commands_have_json_events() {
+    let output = gradcalc()
+        .args([
+            "--json",
+            "-e",
+            "x = 2; y = 3; z = x*y + x; :topo; :trace; :vars; :help tanh; :reset",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let events: Vec<Value> = stdout_of(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "value", "value", "value", "topo", "trace", "vars", "help", "reset"
+        ]
+    );
+
+    let topo = &events[3];
+    let names: Vec<&Value> = topo["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &n["name"])
+        .collect();
+    assert_eq!(
+        names,
+        [
+            &Value::from("z"),
+            &Value::Null,
+            &Value::from("y"),
+            &Value::from("x")
+        ]
+    );
+    assert_eq!(topo["nodes"][1]["op"], "*");
+
+    // x is used twice: 0 → 1 from the `+`, then 1 → 4 from the `*` (the 2nd of 2 uses).
+    let steps = events[4]["steps"].as_array().unwrap();
+    let into_x: Vec<(f64, f64, u64, u64)> = steps
+        .iter()
+        .flat_map(|s| s["contributions"].as_array().unwrap())
+        .filter(|c| c["input_name"] == "x")
+        .map(|c| {
+            (
+                c["before"].as_f64().unwrap(),
+                c["after"].as_f64().unwrap(),
+                c["use"].as_u64().unwrap(),
+                c["uses"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(into_x, [(0.0, 1.0, 1, 2), (1.0, 4.0, 2, 2)]);
+    assert_eq!(steps[1]["contributions"][0]["formula"], "∂(a·b)/∂a = b");
+
+    let vars = events[5]["vars"].as_array().unwrap();
+    assert_eq!(
+        vars[0],
+        serde_json::json!({"name": "x", "id": 0, "value": 2, "leaf": true, "grad": 4})
+    );
+    assert!(events[6]["text"].as_str().unwrap().contains("1 − tanh(u)²"));
+}
+
+#[test]
+fn long_orders_are_summarised_unless_all() {
+    let mut script = String::from("x = 0.5\ny = x\n");
+    for _ in 0..1000 {
+        script.push_str("y = y*1.0001 + 0.0001\n");
+    }
+    let summary = gradcalc()
+        .write_stdin(format!("{script}:topo\n"))
+        .output()
+        .unwrap();
+    let text = stdout_of(&summary);
+    assert!(text.contains("4001 nodes, output first"), "{text}");
+    assert!(text.contains("… 3976 more nodes"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains(" leaf ")).count(), 1);
+    let all = gradcalc()
+        .write_stdin(format!("{script}:topo all\n"))
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&all).lines().count(), 1002 + 2 + 4001);
+}
