@@ -112,7 +112,10 @@ fn run(args: Args) -> u8 {
             precision: args.precision,
         })
     };
-    let mut printer = Printer::new(format, io::stdout().lock(), io::stderr().lock());
+    // Buffered: a script of a million statements must not make a million writes.
+    // The printer flushes stdout before every error and the REPL after every input.
+    let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut printer = Printer::new(format, stdout, io::stderr().lock());
     let mut session = Session::new();
     let mut failed = false;
 
@@ -154,7 +157,10 @@ fn run(args: Args) -> u8 {
                     break;
                 }
             }
-            Outcome::Quit => return u8::from(failed),
+            Outcome::Quit => {
+                let _ = printer.flush();
+                return u8::from(failed);
+            }
             Outcome::ClosedPipe => return u8::from(failed),
         }
     }
