@@ -124,7 +124,13 @@ fn run(args: Args) -> u8 {
         match std::fs::read(path) {
             Ok(bytes) => sources.push((bytes, path.display().to_string())),
             Err(error) => {
-                eprintln!("gradcalc: cannot read {}: {error}", path.display());
+                let message = format!("cannot read {}: {error}", path.display());
+                if args.json {
+                    let event = serde_json::json!({"kind": "error", "message": message, "source": path.display().to_string()});
+                    println!("{event}");
+                } else {
+                    eprintln!("gradcalc: {message}");
+                }
                 return 2;
             }
         }
@@ -137,7 +143,8 @@ fn run(args: Args) -> u8 {
         };
         sources.push((source.clone().into_bytes(), origin));
     }
-    let batch_stdin = sources.is_empty() && !stdin_is_terminal;
+    // Piped stdin is read when there is nothing else to run, or after the rest with -i.
+    let batch_stdin = (sources.is_empty() || args.interactive) && !stdin_is_terminal;
     if batch_stdin {
         let mut bytes = Vec::new();
         if let Err(error) = io::stdin().read_to_end(&mut bytes) {
@@ -188,6 +195,8 @@ fn run_bytes<O: io::Write, E: io::Write>(
     origin: &str,
     keep_going: bool,
 ) -> Outcome {
+    // A byte-order mark (Windows editors write one) is not part of the text.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let (text, invalid_at) = match std::str::from_utf8(bytes) {
         Ok(text) => (text, None),
         Err(error) => {

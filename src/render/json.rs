@@ -17,7 +17,9 @@ pub fn number(value: f64) -> Value {
     if value.is_infinite() {
         return json!(if value > 0.0 { "inf" } else { "-inf" });
     }
-    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+    // Every integral f64 below 2^63 is exactly an i64; larger ones print in
+    // exponent form, which has no fraction either.
+    if value.fract() == 0.0 && value.abs() < i64::MAX as f64 {
         return json!(value as i64);
     }
     json!(value)
@@ -174,5 +176,7 @@ mod tests {
         assert_eq!(number(f64::NEG_INFINITY).to_string(), "\"-inf\"");
         assert_eq!(number(f64::NAN).to_string(), "\"nan\"");
         assert_eq!(number(1e300).to_string(), "1e+300");
+        assert_eq!(number(9007199254740992.0).to_string(), "9007199254740992");
+        assert_eq!(number(-1e18).to_string(), "-1000000000000000000");
     }
 }

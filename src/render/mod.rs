@@ -33,6 +33,29 @@ impl Default for Style {
     }
 }
 
+/// Replaces the typographic symbols gradcalc writes (`∂ → × · − ² …`) with ASCII
+/// (`d -> * * - ^2 ...`), for terminals and locales without Unicode (`--ascii`).
+pub fn to_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '∂' => out.push('d'),
+            '→' => out.push_str("->"),
+            '×' | '·' => out.push('*'),
+            '−' => out.push('-'),
+            '²' => out.push_str("^2"),
+            'ᵢ' => out.push_str("_i"),
+            '…' => out.push_str("..."),
+            '≥' => out.push_str(">="),
+            '≤' => out.push_str("<="),
+            '√' => out.push_str("sqrt"),
+            '—' => out.push_str("--"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// 1-based line and column (in characters) of byte `offset` in `source`.
 pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(source.len());

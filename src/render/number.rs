@@ -44,7 +44,15 @@ pub fn format_number(value: f64, precision: Precision) -> String {
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let digits = digits.trim_end_matches('0');
     let digits = if digits.is_empty() { "0" } else { digits };
-    if !(-6..15).contains(&exponent) {
+    // Plain form pads with zeros past the last digit kept; when rounding dropped
+    // non-zero digits there, those zeros would be made up: use exponent form.
+    let rounded = format!("{sign}{}e{exponent}", mantissa).parse::<f64>().ok();
+    let integer_digits = exponent + 1;
+    let made_up_zeros = match precision {
+        Precision::Digits(kept) => integer_digits > kept as i32 && rounded != Some(value),
+        Precision::Full => false,
+    };
+    if !(-6..15).contains(&exponent) || made_up_zeros {
         let (first, rest) = digits.split_at(1);
         return if rest.is_empty() {
             format!("{sign}{first}e{exponent}")
@@ -95,6 +103,19 @@ mod tests {
             format_number(9.999999999999999e-11, Precision::Full),
             "9.999999999999999e-11"
         );
+    }
+
+    #[test]
+    fn rounded_large_numbers_never_show_made_up_zeros() {
+        assert_eq!(ten(1099511627776.0), "1.099511628e12");
+        assert_eq!(ten(123456789012.0), "1.23456789e11");
+        assert_eq!(format_number(123456.0, Precision::Digits(3)), "1.23e5");
+        assert_eq!(format_number(123000.0, Precision::Digits(3)), "123000");
+        assert_eq!(
+            format_number(1099511627776.0, Precision::Full),
+            "1099511627776"
+        );
+        assert_eq!(ten(4294967296.0), "4294967296");
     }
 
     #[test]

@@ -5,13 +5,18 @@ use std::fmt::Write;
 
 use owo_colors::OwoColorize;
 
-use super::{Style, format_number, line_column};
+use super::{Style, format_number, line_column, to_ascii};
 use crate::session::{Event, NodeRef, NodeRow, Omitted, TraceStep, VarRow};
 
 /// Renders one event as text ending in a newline, or "" when it shows nothing
 /// (a function definition, `:quit`). `source` is the text the event's statement
 /// came from; warnings quote it.
 pub fn render_event(event: &Event, source: &str, style: &Style) -> String {
+    let out = render_unicode(event, source, style);
+    if style.ascii { to_ascii(&out) } else { out }
+}
+
+fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
     let mut out = String::new();
     let p = Painter(style);
     match event {
@@ -129,15 +134,9 @@ impl Painter<'_> {
             text.to_string()
         }
     }
-    fn arrow(&self) -> &'static str {
-        if self.0.ascii { "->" } else { "→" }
-    }
-    fn partial_sign(&self) -> &'static str {
-        if self.0.ascii { "d" } else { "∂" }
-    }
     /// `∂z/∂x`, with the output parenthesised when it is an expression: `∂(x*x)/∂x`.
     fn partial(&self, of: &str, wrt: &str) -> String {
-        let d = self.partial_sign();
+        let d = '∂';
         let of = if is_plain_name(of) {
             of.to_string()
         } else {
@@ -145,33 +144,18 @@ impl Painter<'_> {
         };
         self.name(&format!("{d}{of}/{d}{wrt}"))
     }
-    /// The formula as the op table writes it, with ASCII fallbacks.
-    fn formula(&self, text: &str) -> String {
-        if self.0.ascii {
-            text.replace('∂', "d")
-                .replace('·', "*")
-                .replace('−', "-")
-                .replace('²', "^2")
-                .replace('√', "sqrt")
-                .replace('ᵢ', "_i")
-        } else {
-            text.to_string()
-        }
-    }
     /// A local derivative: the formula, then its value unless the formula already
     /// ends in that number (`∂(a + b)/∂a = 1`).
     fn local(&self, formula: &str, value: f64) -> String {
-        let formula = self.formula(formula);
+        let formula = formula.to_string();
         let number = self.number(value);
         let states_value = formula.rsplit_once("= ").is_some_and(|(_, tail)| {
-            tail.split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<f64>().ok())
-                == Some(value)
+            let stated = tail.split_whitespace().next().map(|n| n.replace('−', "-"));
+            stated.and_then(|n| n.parse::<f64>().ok()) == Some(value)
         });
         if formula.is_empty() {
             number
-        } else if !formula.contains(self.partial_sign()) {
+        } else if !formula.contains('∂') {
             format!("{number} ({formula})")
         } else if states_value {
             formula
@@ -202,7 +186,10 @@ impl Painter<'_> {
 }
 
 fn is_plain_name(text: &str) -> bool {
-    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_')
+    text.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 fn plural(n: usize) -> &'static str {
@@ -303,10 +290,10 @@ fn render_trace(
     omitted: Option<Omitted>,
     p: &Painter,
 ) {
-    let arrow = p.arrow();
+    let arrow = '→';
     let _ = writeln!(
         out,
-        "backward pass from {}: {total} node{} in reverse topological order; upstream = {}, seeded with 1",
+        "backward pass from {}: {total} node{} in reverse topological order (constants not shown); upstream = {}, seeded with 1",
         p.name(of),
         plural(total),
         p.partial(of, "node")
@@ -328,7 +315,7 @@ fn render_trace(
                 p.partial(of, &node),
                 p.grad(step.upstream)
             ),
-            "const" => writeln!(out, "[{}] {} constant", row.position, p.name(&node)),
+            "const" => Ok(()),
             _ => writeln!(
                 out,
                 "[{}] {} = {} = {}   upstream {}",
@@ -339,7 +326,13 @@ fn render_trace(
                 p.grad(step.upstream)
             ),
         };
-        for c in &step.contributions {
+        let inputs: Vec<String> = row.inputs.iter().map(|i| p.node(i)).collect();
+        // Constants take gradients too, but nobody asks for them: leave them out.
+        for c in step
+            .contributions
+            .iter()
+            .filter(|c| c.input.constant.is_none())
+        {
             let input = p.node(&c.input);
             let fan_out = if c.use_count > 1 {
                 let how = if c.use_number > 1 {
@@ -355,11 +348,12 @@ fn render_trace(
             } else {
                 String::new()
             };
+            let formula = instantiate_formula(c.formula, &inputs);
             let _ = writeln!(
                 out,
                 "      {arrow} {}: local {};  {} × {} = {};  grad {} {arrow} {}{fan_out}",
                 p.name(&input),
-                p.local(c.formula, c.local),
+                p.local(&formula, c.local),
                 p.number(step.upstream),
                 p.number(c.local),
                 p.grad(c.product),
@@ -399,5 +393,65 @@ fn render_vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter)
             let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad));
         }
         out.push('\n');
+    }
+}
+
+/// The op table's formula with its placeholders (`a`, `b` for operands, `u` for
+/// a function's argument) replaced by the node's actual inputs:
+/// `∂(a·b)/∂a = b` with inputs `q`, `z` reads `∂(q·z)/∂q = z`.
+fn instantiate_formula(formula: &str, inputs: &[String]) -> String {
+    let chars: Vec<char> = formula.chars().collect();
+    let is_word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
+    let mut out = String::with_capacity(formula.len());
+    for (i, c) in chars.iter().enumerate() {
+        let before = i.checked_sub(1).and_then(|j| chars.get(j));
+        let standalone = !is_word(before) && !is_word(chars.get(i + 1));
+        let input = match c {
+            'a' | 'u' if standalone => inputs.first(),
+            'b' if standalone => inputs.get(1),
+            _ => None,
+        };
+        match input {
+            Some(label) if label.starts_with('-') || label.contains(' ') => {
+                out.push('(');
+                out.push_str(label);
+                out.push(')');
+            }
+            Some(label) => out.push_str(label),
+            None => out.push(*c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::instantiate_formula;
+
+    #[test]
+    fn formulas_name_the_actual_inputs() {
+        let inputs = ["q".to_string(), "z".to_string()];
+        assert_eq!(
+            instantiate_formula("∂(a·b)/∂a = b", &inputs),
+            "∂(q·z)/∂q = z"
+        );
+        assert_eq!(
+            instantiate_formula("∂(a^b)/∂b = a^b·ln a", &inputs),
+            "∂(q^z)/∂z = q^z·ln q"
+        );
+        let negative = ["#4".to_string(), "-3".to_string()];
+        assert_eq!(
+            instantiate_formula("∂(a − b)/∂b = −1", &negative),
+            "∂(#4 − (-3))/∂(-3) = −1"
+        );
+        let one = ["x".to_string()];
+        assert_eq!(
+            instantiate_formula("∂tanh(u)/∂u = 1 − tanh(u)²", &one),
+            "∂tanh(x)/∂x = 1 − tanh(x)²"
+        );
+        assert_eq!(
+            instantiate_formula("∂max/∂aᵢ = 1 for the largest", &one),
+            "∂max/∂aᵢ = 1 for the largest"
+        );
     }
 }

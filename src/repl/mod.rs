@@ -91,11 +91,11 @@ pub fn run<O: Write, E: Write>(
                     input.push('\n');
                     input.push_str(&line);
                 }
-                Err(ReadlineError::Interrupted) => {
+                // Ctrl-C or Ctrl-D on a continuation line drops the unfinished input.
+                Err(_) => {
                     discarded = true;
                     break;
                 }
-                Err(_) => break,
             }
         }
         if discarded || input.trim().is_empty() {

@@ -3,7 +3,7 @@
 use super::{
     Event, Omitted, Output, Session, SessionError, TraceContribution, TraceStep, VarRow, nearest,
 };
-use crate::engine::{Gradients, NodeId};
+use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
 
 /// Every command: name, arguments, and what it does (for `:help` and completion).
@@ -107,6 +107,13 @@ impl Session {
                 events.push(Event::Quit);
                 Ok(())
             }
+            planned @ ("step" | "forward" | "graph" | "dot" | "check" | "paths" | "plot") => {
+                Err(SessionError::NotYetAvailable {
+                    name: planned.to_string(),
+                    span: name.span,
+                    version: env!("CARGO_PKG_VERSION"),
+                })
+            }
             other => Err(SessionError::UnknownCommand {
                 name: other.to_string(),
                 span: name.span,
@@ -120,21 +127,43 @@ impl Session {
         self.output.clone().ok_or(SessionError::NoOutput { span })
     }
 
-    /// Backpropagates from the output: its order, gradients, and which nodes it reaches.
-    fn backprop(&mut self, output: &Output) -> (std::rc::Rc<Vec<NodeId>>, Gradients, Vec<bool>) {
+    /// Backpropagates from the output: the gradients, and which nodes it reaches.
+    ///
+    /// Errors: [`SessionError::SecondDerivative`] when the output uses `f'(x)` of a variable.
+    fn backprop(
+        &mut self,
+        output: &Output,
+        span: Span,
+    ) -> Result<(Gradients, Vec<bool>), SessionError> {
         let order = self.order_for(output.node);
+        self.check_first_order(&order, span)?;
         let gradients = self.graph.backward(&order);
         let mut reached = vec![false; self.graph.len()];
         for id in order.iter() {
             reached[id.0 as usize] = true;
         }
-        (order, gradients, reached)
+        Ok((gradients, reached))
     }
 
     /// The node of a variable named in a command.
     fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
         if let Some(&node) = self.vars.get(&ident.name) {
             return Ok(node);
+        }
+        if super::RESULT_NAMES.contains(&ident.name.as_str()) {
+            if let Some(node) = self.last {
+                return Ok(node);
+            }
+        }
+        if self.functions.contains_key(&ident.name) || Op::from_function_name(&ident.name).is_some()
+        {
+            return Err(SessionError::BadArguments {
+                message: format!("`{}` is a function, not a variable", ident.name),
+                span: ident.span,
+                help: Some(
+                    "gradients are taken with respect to variables, e.g. `:grad x`".to_string(),
+                ),
+            });
         }
         if super::CONSTANTS.iter().any(|(c, _)| *c == ident.name) {
             return Err(SessionError::BadArguments {
@@ -161,20 +190,31 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
-        let mut targets = Vec::new();
+        let mut targets: Vec<(String, NodeId)> = Vec::new();
         for arg in args {
-            targets.push((arg.name.clone(), self.variable_node(arg)?));
+            let node = self.variable_node(arg)?;
+            if targets.iter().all(|(name, _)| *name != arg.name) {
+                targets.push((arg.name.clone(), node));
+            }
         }
-        let (_, gradients, reached) = self.backprop(&output);
+        let (gradients, reached) = self.backprop(&output, span)?;
         if args.is_empty() {
-            targets = self
+            // Every variable the output reaches, except the output's own name
+            // (∂z/∂z = 1 says nothing), unless that is all there is (`x = 2; x`).
+            let reached_names: Vec<(String, NodeId)> = self
                 .var_order
                 .iter()
-                .filter_map(|name| {
-                    let node = self.vars[name];
-                    (reached[node.0 as usize] && node != output.node).then(|| (name.clone(), node))
-                })
+                .map(|name| (name.clone(), self.vars[name]))
+                .filter(|(_, node)| reached[node.0 as usize])
                 .collect();
+            targets = reached_names
+                .iter()
+                .filter(|(name, _)| *name != output.label)
+                .cloned()
+                .collect();
+            if targets.is_empty() && self.graph.op(output.node) == Op::Input {
+                targets = reached_names;
+            }
             if targets.is_empty() {
                 let stale: Vec<&str> = self
                     .var_order
@@ -248,6 +288,7 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
+        self.check_first_order(&order, span)?;
         let (_, steps) = self.graph.backward_traced(&order);
         let names = self.names_by_node();
         let (shown, omitted) = summarise(steps.len(), all);
@@ -288,9 +329,9 @@ impl Session {
     /// `:vars`.
     fn vars(&mut self, events: &mut Vec<Event>) {
         let output = self.output.clone();
-        let grads: Option<(Gradients, Vec<bool>)> = output.as_ref().map(|o| {
-            let (_, g, r) = self.backprop(o);
-            (g, r)
+        // Without gradients when there is no output or it cannot be differentiated.
+        let grads: Option<(Gradients, Vec<bool>)> = output.as_ref().and_then(|o| {
+            self.backprop(o, Span::default()).ok()
         });
         let vars = self
             .var_order
@@ -301,7 +342,7 @@ impl Session {
                     name: name.clone(),
                     node,
                     value: self.graph.value(node),
-                    leaf: self.graph.op(node) == crate::engine::Op::Input,
+                    leaf: self.graph.op(node) == Op::Input,
                     grad: grads.as_ref().map(|(g, _)| g[node]),
                 }
             })

@@ -65,6 +65,29 @@ pub enum SessionError {
     /// `:grad` before any expression.
     #[error("nothing to differentiate yet")]
     NoOutput { span: Span },
+    /// `sin 1` or `sin x`: a function written without parentheses.
+    #[error("`{name}` is a function: call it with parentheses")]
+    CallWithoutParentheses {
+        name: String,
+        argument: String,
+        span: Span,
+    },
+    /// An error inside a user function's body, found while calling it.
+    #[error("in `{function}`: {inner}")]
+    InFunction {
+        function: String,
+        inner: Box<SessionError>,
+    },
+    /// A gradient through `f'(x)` of a variable: that would need a second derivative.
+    #[error("cannot differentiate through `{name}'(…)`: gradcalc has no second derivatives")]
+    SecondDerivative { name: String, span: Span },
+    /// A command that belongs to a later version.
+    #[error("`:{name}` is not available yet in gradcalc {version}")]
+    NotYetAvailable {
+        name: String,
+        span: Span,
+        version: &'static str,
+    },
     /// `:frob`.
     #[error("unknown command `:{name}`")]
     UnknownCommand {
@@ -86,6 +109,7 @@ impl SessionError {
     pub fn span(&self) -> Span {
         match self {
             SessionError::Syntax(e) => e.span(),
+            SessionError::InFunction { inner, .. } => inner.span(),
             SessionError::UnknownName { span, .. }
             | SessionError::UnknownFunction { span, .. }
             | SessionError::NotAFunction { span, .. }
@@ -97,6 +121,9 @@ impl SessionError {
             | SessionError::DerivativeArity { span, .. }
             | SessionError::DuplicateParameter { span, .. }
             | SessionError::NoOutput { span }
+            | SessionError::CallWithoutParentheses { span, .. }
+            | SessionError::SecondDerivative { span, .. }
+            | SessionError::NotYetAvailable { span, .. }
             | SessionError::UnknownCommand { span, .. }
             | SessionError::BadArguments { span, .. } => *span,
         }
@@ -106,6 +133,16 @@ impl SessionError {
     pub fn help(&self) -> Option<String> {
         match self {
             SessionError::Syntax(e) => e.help(),
+            SessionError::InFunction { inner, .. } => inner.help(),
+            SessionError::CallWithoutParentheses { name, argument, .. } => {
+                Some(format!("write `{name}({argument})`"))
+            }
+            SessionError::SecondDerivative { name, .. } => Some(format!(
+                "`{name}'(x)` of a variable is a number that gradients do not pass through; differentiate an output that does not use it, or use `{name}'` at a number"
+            )),
+            SessionError::NotYetAvailable { .. } => {
+                Some("`:help` lists the commands of this version".to_string())
+            }
             SessionError::UnknownName { suggestion, .. }
             | SessionError::UnknownFunction { suggestion, .. } => {
                 suggestion.as_ref().map(|s| format!("did you mean `{s}`?"))

@@ -275,6 +275,10 @@ impl Session {
             call_span: Some(scope.call_span.unwrap_or(span)),
         };
         self.evaluate_in(&function.body, &inner, events)
+            .map_err(|inner| SessionError::InFunction {
+                function: name.to_string(),
+                inner: Box::new(inner),
+            })
     }
 
     /// `name'(arg)`: the derivative of a one-argument function at `arg`, by reverse
@@ -321,9 +325,15 @@ impl Session {
         };
         let result = self.call(name, name_span, span, &[leaf], scope, events)?;
         let order = self.graph.topo_order(result.node);
+        self.check_first_order(&order, name_span)?;
         let gradients = self.graph.backward(&order);
+        let node = self.graph.constant(gradients[leaf.node]);
+        if args[0].uses_variable {
+            // A number computed from a variable that no gradient can flow back through.
+            self.derivative_nodes.insert(node, name.to_string());
+        }
         Ok(Value {
-            node: self.graph.constant(gradients[leaf.node]),
+            node,
             uses_variable: args[0].uses_variable,
         })
     }
@@ -339,39 +349,28 @@ impl Session {
         let name = target.name.as_str();
         self.check_assignable(target)?;
         let mark = self.graph.len();
-        let value = self.evaluate(tree, events)?;
-        let (node, leaf) = match op {
-            AssignOp::Set if !value.uses_variable => {
-                // A new leaf; the nodes that computed its value are of no further use.
-                let number = self.graph.value(value.node);
-                self.graph.truncate(mark);
-                (self.graph.leaf(number), true)
-            }
-            AssignOp::Set => (value.node, false),
-            compound => {
-                let Some(&current) = self.vars.get(name) else {
-                    return Err(SessionError::UnknownName {
-                        name: name.to_string(),
-                        span: target.span,
-                        suggestion: nearest(name, self.var_order.iter().map(String::as_str)),
-                    });
-                };
-                let op = match compound {
-                    AssignOp::Add => Op::Add,
-                    AssignOp::Sub => Op::Sub,
-                    AssignOp::Mul => Op::Mul,
-                    _ => Op::Div,
-                };
-                let lhs = Value {
-                    node: current,
-                    uses_variable: true,
-                };
-                (
-                    self.apply(op, &[lhs, value], target.span.to(tree.span()), events)?
-                        .node,
-                    false,
-                )
-            }
+        let mut value = self.evaluate(tree, events)?;
+        let compound = match op {
+            AssignOp::Set => None,
+            AssignOp::Add => Some(Op::Add),
+            AssignOp::Sub => Some(Op::Sub),
+            AssignOp::Mul => Some(Op::Mul),
+            AssignOp::Div => Some(Op::Div),
+        };
+        if let Some(op) = compound {
+            // `c += v` is `c = c + v`, with `c` whatever it names now (a constant too).
+            let current = self.resolve(name, target.span, &Scope::default())?;
+            value = self.apply(op, &[current, value], target.span.to(tree.span()), events)?;
+        }
+        let leaf = !value.uses_variable;
+        let node = if leaf {
+            // A new leaf; the nodes that computed its value are of no further use.
+            let number = self.graph.value(value.node);
+            self.graph.truncate(mark);
+            self.derivative_nodes.retain(|id, _| id.0 < mark as u32);
+            self.graph.leaf(number)
+        } else {
+            value.node
         };
         if !self.vars.contains_key(name) {
             if let Some((_, constant)) = CONSTANTS.iter().find(|(c, _)| *c == name) {

@@ -69,6 +69,9 @@ pub struct Session {
     /// The reverse topological order of the last output asked about. Nodes never
     /// change once appended, so an output's order stays valid until `:reset`.
     order_cache: Option<(NodeId, Rc<Vec<NodeId>>)>,
+    /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
+    /// cannot pass through them (that would take a second derivative).
+    derivative_nodes: HashMap<NodeId, String>,
 }
 
 impl Session {
@@ -120,7 +123,8 @@ impl Session {
     ///
     /// Errors: any [`SessionError`]; spans in it point into `source`.
     pub fn run_statement(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
-        let located = syntax::parse_statement(source, span)?;
+        let located = syntax::parse_statement(source, span)
+            .map_err(|error| self.explain_syntax_error(source, error))?;
         let mut events = Vec::new();
         match located.statement {
             Statement::Expr(tree) => {
@@ -152,6 +156,60 @@ impl Session {
             }
         }
         Ok(events)
+    }
+
+    /// Turns "two names side by side" after a function name (`sin x`, `sin 1`)
+    /// into the fix the user needs: parentheses, not `*`.
+    fn explain_syntax_error(&self, source: &str, error: syntax::SyntaxError) -> SessionError {
+        let (name, name_start, argument_span) = match &error {
+            syntax::SyntaxError::AdjacentNames { span, left, .. } => {
+                let start = span.start;
+                let after_name = start + left.len();
+                let argument = source[after_name..span.end].trim_start();
+                (
+                    left.clone(),
+                    start,
+                    Span::new(span.end - argument.len(), span.end),
+                )
+            }
+            syntax::SyntaxError::Unexpected { span, .. } if span.end > span.start => {
+                let before = source[..span.start].trim_end();
+                let name: String = before
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                (name.clone(), before.len() - name.len(), *span)
+            }
+            _ => return SessionError::Syntax(error),
+        };
+        let is_function =
+            Op::from_function_name(&name).is_some() || self.functions.contains_key(&name);
+        if name.is_empty() || !is_function {
+            return SessionError::Syntax(error);
+        }
+        SessionError::CallWithoutParentheses {
+            name,
+            argument: source[argument_span.start..argument_span.end].to_string(),
+            span: Span::new(name_start, argument_span.end),
+        }
+    }
+
+    /// Refuses to backpropagate through `f'(x)` of a variable (see `derivative_nodes`).
+    fn check_first_order(&self, order: &[NodeId], span: Span) -> Result<(), SessionError> {
+        if self.derivative_nodes.is_empty() {
+            return Ok(());
+        }
+        match order.iter().find_map(|id| self.derivative_nodes.get(id)) {
+            Some(name) => Err(SessionError::SecondDerivative {
+                name: name.clone(),
+                span,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Forgets everything: variables, functions, output and graph.
