@@ -39,13 +39,23 @@ pub const MAX_NESTING: usize = 1000;
 /// end it while a `(` is open or when the line's last token is an operator
 /// (`+ - * / ^ ** = += -= *= /=`) or `,`: `a = (1 +⏎ 2)` and `a = 1 +⏎ 2` are
 /// one statement each. A `:command` always ends at its newline or `;`. `#` starts
-/// a comment to the end of the line. Spans are byte ranges into `source` from the
-/// statement's first token to its last (whitespace and a trailing comment are
-/// excluded); empty statements are skipped. If the text ends with a `(` open, the
-/// rest is one statement (and [`parse_statement`] reports the unclosed `(`).
-/// Runs in linear time.
+/// a comment to the end of the line.
+///
+/// An open `(` does not join the next line when that line clearly starts a new
+/// statement: after optional whitespace it is a `:command`, an assignment
+/// (a name, optional spaces, then `=` not followed by `=`, or `+= -= *= /=`) or a
+/// definition (`name(a, b) =`: a name, `(`, names and commas, `)`, `=`). `=`
+/// never appears inside brackets, so such a line cannot be a continuation; the
+/// statement ends at the newline instead (and [`parse_statement`] reports its
+/// unclosed `(`), so `x = (1⏎z = 2` is two statements while `f(x,⏎ y)` is one.
+///
+/// Spans are byte ranges into `source` from the statement's first token to its
+/// last (whitespace and a trailing comment are excluded); empty statements are
+/// skipped. If the text ends with a `(` open and no line after it starts a new
+/// statement, the rest is one statement (and [`parse_statement`] reports the
+/// unclosed `(`). Runs in linear time.
 pub fn statement_spans(source: &str) -> Vec<Span> {
-    split::split(source).spans
+    split::split(source, true).spans
 }
 
 /// Parses the statement at `span` of `source` (usually one from [`statement_spans`]).
@@ -68,9 +78,10 @@ pub fn parse_statement(source: &str, span: Span) -> Result<Located, SyntaxError>
 /// True when `text` is unfinished: a bracket is still open or the last line ends in an operator.
 ///
 /// More precisely: true if the last statement of `text` (as [`statement_spans`]
-/// would cut it) has more `(` than `)` or ends in an operator or `,`, ignoring
-/// comments. A `:command` is never unfinished. A REPL keeps reading lines while
-/// this is true.
+/// would cut it, except that an open `(` always joins the next line, even one
+/// that starts a new statement: the user is typing the continuation) has more
+/// `(` than `)` or ends in an operator or `,`, ignoring comments. A `:command` is
+/// never unfinished. A REPL keeps reading lines while this is true.
 pub fn needs_more_input(text: &str) -> bool {
-    split::split(text).unfinished
+    split::split(text, false).unfinished
 }

@@ -1,7 +1,7 @@
 //! Cutting a source text into statements, and telling whether it is unfinished.
 
 use super::ast::Span;
-use super::lexer::{Lexer, TokenKind};
+use super::lexer::{Lexer, Operator, Token, TokenKind};
 
 /// The state of the splitter at the end of the text.
 pub(crate) struct Split {
@@ -28,8 +28,57 @@ impl Current {
     }
 }
 
+/// True if the line starting at byte `line_start` of `source` clearly starts a
+/// new statement: after optional whitespace it is a `:command`, an assignment
+/// (`name =`, `name +=`, `-=`, `*=`, `/=`, but not `name ==`) or a definition
+/// (`name(a, b) =`). `=` never appears inside brackets, so such a line cannot
+/// continue an open `(`.
+///
+/// Looks at a bounded prefix of the line only (it stops at the first token that
+/// does not fit), so calling it once per line keeps splitting linear.
+fn starts_new_statement(source: &str, line_start: usize) -> bool {
+    let mut tokens = Lexer::starting_at(source, line_start);
+    // `=` not followed by `=` (the lexer reads `==` as two `=`), or with
+    // `compound` also `+= -= *= /=`.
+    let assigns = |token: Option<Token>, compound: bool| match token {
+        Some(t) if t.kind == TokenKind::Op(Operator::Eq) => {
+            source.as_bytes().get(t.end) != Some(&b'=')
+        }
+        Some(Token {
+            kind: TokenKind::Op(op),
+            ..
+        }) => {
+            compound
+                && matches!(
+                    op,
+                    Operator::PlusEq | Operator::MinusEq | Operator::StarEq | Operator::SlashEq
+                )
+        }
+        _ => false,
+    };
+    match tokens.next().map(|t| t.kind) {
+        Some(TokenKind::Colon) => true,
+        Some(TokenKind::Name) => match tokens.next() {
+            // A definition: `name(a, b) =`.
+            Some(t) if t.kind == TokenKind::LParen => loop {
+                match tokens.next().map(|t| t.kind) {
+                    Some(TokenKind::Name | TokenKind::Comma) => {}
+                    Some(TokenKind::RParen) => break assigns(tokens.next(), false),
+                    _ => break false,
+                }
+            },
+            next => assigns(next, true),
+        },
+        _ => false,
+    }
+}
+
 /// Splits `source` into statements; see [`super::statement_spans`].
-pub(crate) fn split(source: &str) -> Split {
+///
+/// With `cut_before_new_statements`, a newline inside an open `(` still ends the
+/// statement when the next line [starts a new statement](starts_new_statement)
+/// (scripts); without it, an open `(` always joins lines (the REPL's check).
+pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
     let mut spans = Vec::new();
     let mut current: Option<Current> = None;
     for token in Lexer::new(source) {
@@ -37,7 +86,12 @@ pub(crate) fn split(source: &str) -> Split {
             TokenKind::Newline | TokenKind::Semicolon => {
                 let keep = match &current {
                     None => false,
-                    Some(c) if token.kind == TokenKind::Newline => c.continues(),
+                    Some(c) if token.kind == TokenKind::Newline => {
+                        c.continues()
+                            && !(cut_before_new_statements
+                                && c.depth > 0
+                                && starts_new_statement(source, token.end))
+                    }
                     Some(c) => !c.command && c.depth > 0,
                 };
                 if keep {

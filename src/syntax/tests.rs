@@ -573,6 +573,42 @@ fn open_brackets_and_trailing_operators_join_lines() {
 }
 
 #[test]
+fn an_open_bracket_does_not_swallow_new_statements() {
+    assert_eq!(pieces("x = (1\nz = 2\nz\n"), ["x = (1", "z = 2", "z"]);
+    assert_eq!(pieces("y = (x +\n 1)"), ["y = (x +\n 1)"]);
+    assert_eq!(pieces("(1\n:grad"), ["(1", ":grad"]);
+    assert_eq!(pieces("(1\n  :grad x\n2"), ["(1", ":grad x", "2"]);
+    // Definitions, with or without parameters.
+    assert_eq!(
+        pieces("a = (1 +\nf(x, y) = x*y\n"),
+        ["a = (1 +", "f(x, y) = x*y"]
+    );
+    assert_eq!(pieces("a = (1\n  g ( ) = 2"), ["a = (1", "g ( ) = 2"]);
+    // Every assignment operator, after blank and comment lines.
+    for op in ["=", "+=", "-=", "*=", "/="] {
+        let source = format!("a = (1\n\n# c\n\tb {op} 2\nb");
+        assert_eq!(pieces(&source), ["a = (1", &format!("b {op} 2"), "b"]);
+    }
+    // Inside brackets after a `;`.
+    assert_eq!(pieces("max(1;\nb = 2"), ["max(1;", "b = 2"]);
+    // Lines that do not clearly start a statement still continue the bracket.
+    assert_eq!(pieces("f(x,\n y)"), ["f(x,\n y)"]);
+    assert_eq!(pieces("(1\nb == 2\n"), ["(1\nb == 2"]);
+    assert_eq!(pieces("(1\nf(x) + 2\n"), ["(1\nf(x) + 2"]);
+    assert_eq!(pieces("(1\nf(x) == 2\n"), ["(1\nf(x) == 2"]);
+    assert_eq!(pieces("(1\nf(2) = 2\n"), ["(1\nf(2) = 2"]);
+    assert_eq!(pieces("(1\nb # = 2\n"), ["(1\nb"]);
+    // Without an open bracket, nothing changes.
+    assert_eq!(pieces("a = 1 +\n 2\nb = 3"), ["a = 1 +\n 2", "b = 3"]);
+    // The cut statement reports its unclosed `(`; the next one parses.
+    let source = "x = (1\nz = 2\n";
+    let spans = statement_spans(source);
+    let err = parse_statement(source, spans[0]).expect_err("unclosed");
+    assert!(err.span().end <= 6, "{err:?}");
+    assert!(parse_statement(source, spans[1]).is_ok());
+}
+
+#[test]
 fn joined_statements_parse() {
     let source = "a = (1 +\r\n 2) # c\nb = a *\n  3\n";
     let spans = statement_spans(source);
@@ -597,6 +633,10 @@ fn needs_more_input_while_unfinished() {
     assert!(!needs_more_input(":help +"));
     assert!(!needs_more_input(""));
     assert!(!needs_more_input("1)"));
+    // The REPL keeps reading while a `(` is open, whatever the next line is.
+    assert!(needs_more_input("x = (1\nz = 2"));
+    assert!(needs_more_input("(1\n:grad"));
+    assert!(needs_more_input("a = (1\nf(x) = x\n"));
 }
 
 #[test]
