@@ -30,7 +30,22 @@ impl Graph {
     /// # Panics
     /// If `order` holds an id that is not a node of this graph.
     pub fn backward_traced(&self, order: &[NodeId]) -> (Gradients, Vec<Step>) {
-        let mut trace = Trace::new(self, order);
+        self.backward_traced_where(order, |_| true)
+    }
+
+    /// [`Graph::backward_traced`], keeping only the steps whose 0-based position
+    /// in `order` satisfies `keep` (still in order). The walk and the gradients
+    /// are the same; memory grows only with the steps kept, so a summary of a
+    /// huge graph's trace costs no more than its gradients.
+    ///
+    /// # Panics
+    /// If `order` holds an id that is not a node of this graph.
+    pub fn backward_traced_where(
+        &self,
+        order: &[NodeId],
+        keep: impl Fn(usize) -> bool,
+    ) -> (Gradients, Vec<Step>) {
+        let mut trace = Trace::new(self, order, keep);
         let gradients = self.walk(order, &mut trace);
         (gradients, trace.steps)
     }
@@ -112,8 +127,13 @@ struct NoTrace;
 
 impl Recorder for NoTrace {}
 
-/// Records every step: [`Graph::backward_traced`].
-struct Trace {
+/// Records the steps `keep` asks for: [`Graph::backward_traced_where`].
+struct Trace<F> {
+    keep: F,
+    /// Position in the order of the next node.
+    position: usize,
+    /// Whether the current node's step is being kept.
+    recording: bool,
     steps: Vec<Step>,
     /// Per node: how many uses of it the walk has passed so far.
     uses_seen: Vec<u32>,
@@ -121,8 +141,8 @@ struct Trace {
     use_count: Vec<u32>,
 }
 
-impl Trace {
-    fn new(graph: &Graph, order: &[NodeId]) -> Trace {
+impl<F: Fn(usize) -> bool> Trace<F> {
+    fn new(graph: &Graph, order: &[NodeId], keep: F) -> Trace<F> {
         let mut use_count = vec![0u32; graph.len()];
         for &node in order {
             for &input in graph.inputs(node) {
@@ -130,20 +150,27 @@ impl Trace {
             }
         }
         Trace {
-            steps: Vec::with_capacity(order.len()),
+            keep,
+            position: 0,
+            recording: false,
+            steps: Vec::new(),
             uses_seen: vec![0; graph.len()],
             use_count,
         }
     }
 }
 
-impl Recorder for Trace {
+impl<F: Fn(usize) -> bool> Recorder for Trace<F> {
     fn node(&mut self, node: NodeId, upstream: f64) {
-        self.steps.push(Step {
-            node,
-            upstream,
-            contributions: Vec::new(),
-        });
+        self.recording = (self.keep)(self.position);
+        self.position += 1;
+        if self.recording {
+            self.steps.push(Step {
+                node,
+                upstream,
+                contributions: Vec::new(),
+            });
+        }
     }
 
     fn contribution(
@@ -157,6 +184,9 @@ impl Recorder for Trace {
     ) {
         let seen = &mut self.uses_seen[input.index()];
         *seen += 1;
+        if !self.recording {
+            return;
+        }
         let contribution = Contribution {
             input,
             position,

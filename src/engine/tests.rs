@@ -664,3 +664,16 @@ fn truncate_removes_the_tail_and_its_variadic_inputs() -> Result {
     assert_eq!(g.value(z), 1.0);
     Ok(())
 }
+
+#[test]
+fn a_filtered_trace_keeps_exactly_the_chosen_steps() -> Result {
+    let (g, [_, _, _, z]) = fan_out()?;
+    let order = g.topo_order(z);
+    let (all_grads, all) = g.backward_traced(&order);
+    let (grads, kept) = g.backward_traced_where(&order, |i| i == 1 || i == 3);
+    assert_eq!(kept, [all[1].clone(), all[3].clone()]);
+    for &id in &order {
+        assert_eq!(grads[id], all_grads[id]);
+    }
+    Ok(())
+}

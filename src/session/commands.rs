@@ -289,12 +289,16 @@ impl Session {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_first_order(&order, span)?;
-        let (_, steps) = self.graph.backward_traced(&order);
+        let (shown, omitted) = summarise(order.len(), all);
+        let shown: Vec<usize> = shown.collect();
+        let (_, steps) = self
+            .graph
+            .backward_traced_where(&order, |i| shown.binary_search(&i).is_ok());
         let names = self.names_by_node();
-        let (shown, omitted) = summarise(steps.len(), all);
         let steps = shown
-            .map(|i| {
-                let step = &steps[i];
+            .iter()
+            .zip(&steps)
+            .map(|(&i, step)| {
                 let op = self.graph.op(step.node).info();
                 TraceStep {
                     row: self.node_row(i + 1, step.node, &names),
