@@ -349,32 +349,49 @@ fn long_orders_are_summarised_unless_all() {
 #[test]
 fn ascii_output_has_no_unicode_symbols() {
     let output = gradcalc()
-        .args(["--ascii", "-e", "x = 0.5; y = tanh(x)*x^2; :grad; :trace; :help grad; :help tanh"])
+        .args([
+            "--ascii",
+            "-e",
+            "x = 0.5; y = tanh(x)*x^2; :grad; :trace; :help grad; :help tanh",
+        ])
         .output()
         .unwrap();
     let stdout = stdout_of(&output);
     assert!(stdout.contains("dy/dx = 0.6587290905"), "{stdout}");
-    assert!(stdout.contains("-> x: local dtanh(x)/dx = 1 - tanh(x)^2"), "{stdout}");
+    assert!(
+        stdout.contains("-> x: local dtanh(x)/dx = 1 - tanh(x)^2"),
+        "{stdout}"
+    );
     assert!(stdout.is_ascii(), "{stdout}");
 }
 
 #[test]
 fn a_byte_order_mark_is_ignored() {
-    let output = gradcalc().write_stdin(&b"\xEF\xBB\xBFx = 1\n"[..]).output().unwrap();
+    let output = gradcalc()
+        .write_stdin(&b"\xEF\xBB\xBFx = 1\n"[..])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout_of(&output), "x = 1\n");
 }
 
 #[test]
 fn interactive_flag_with_piped_stdin_reads_it_after_e() {
-    let output = gradcalc().args(["-e", "x = 1", "-i"]).write_stdin("x + 1\n").output().unwrap();
+    let output = gradcalc()
+        .args(["-e", "x = 1", "-i"])
+        .write_stdin("x + 1\n")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout_of(&output), "x = 1\n2\n");
 }
 
 #[test]
 fn a_missing_script_is_a_json_error_in_json_mode() {
-    let output = gradcalc().args(["--json", "missing.calc"]).output().unwrap();
+    let output = gradcalc()
+        .args(["--json", "missing.calc"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let event: Value = serde_json::from_str(stdout_of(&output).trim()).unwrap();
     assert_eq!(event["kind"], "error");
@@ -383,9 +400,15 @@ fn a_missing_script_is_a_json_error_in_json_mode() {
 
 #[test]
 fn a_function_without_parentheses_suggests_them() {
-    let output = gradcalc().args(["--json", "-e", "x = 1; sin x"]).output().unwrap();
+    let output = gradcalc()
+        .args(["--json", "-e", "x = 1; sin x"])
+        .output()
+        .unwrap();
     let error: Value = serde_json::from_str(stdout_of(&output).lines().last().unwrap()).unwrap();
-    assert_eq!(error["message"], "`sin` is a function: call it with parentheses");
+    assert_eq!(
+        error["message"],
+        "`sin` is a function: call it with parentheses"
+    );
     assert_eq!(error["help"], "write `sin(x)`");
     assert_eq!(error["column"], 8);
 }
@@ -394,7 +417,11 @@ fn a_function_without_parentheses_suggests_them() {
 fn later_commands_say_they_are_not_available_yet() {
     let output = gradcalc().args(["-e", "x = 1; :graph"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr_of(&output).contains("`:graph` is not available yet"), "{}", stderr_of(&output));
+    assert!(
+        stderr_of(&output).contains("`:graph` is not available yet"),
+        "{}",
+        stderr_of(&output)
+    );
 }
 
 #[test]
@@ -406,5 +433,9 @@ fn an_unclosed_parenthesis_does_not_swallow_the_script() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "z = 2\n6\n");
-    assert!(stderr_of(&output).contains("<stdin>:1:5"), "{}", stderr_of(&output));
+    assert!(
+        stderr_of(&output).contains("<stdin>:1:5"),
+        "{}",
+        stderr_of(&output)
+    );
 }

@@ -8,7 +8,7 @@ use codespan_reporting::files::{self, Files};
 use codespan_reporting::term::{self, Chars, Config};
 use owo_colors::OwoColorize;
 
-use super::Style;
+use super::{Style, to_ascii};
 use crate::session::SessionError;
 use crate::syntax::Span;
 
@@ -60,9 +60,17 @@ fn render(
     origin: &str,
     style: &Style,
 ) -> String {
-    let message = escape_controls(message);
+    // Our own symbols (`…`, `∂`) become ASCII with --ascii; the user's text stays.
+    let ours = |text: &str| {
+        if style.ascii {
+            to_ascii(text)
+        } else {
+            text.to_string()
+        }
+    };
+    let message = ours(&escape_controls(message));
     let window = Window::new(escape_controls(origin), source, span, style.ascii);
-    let help = escape_controls(&help.unwrap_or_default());
+    let help = ours(&escape_controls(&help.unwrap_or_default()));
     let label = Label::primary((), window.span.clone()).with_message(help);
     let diagnostic = diagnostic.with_message(&message).with_labels(vec![label]);
     let mut config = Config::default();

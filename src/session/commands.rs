@@ -334,9 +334,9 @@ impl Session {
     fn vars(&mut self, events: &mut Vec<Event>) {
         let output = self.output.clone();
         // Without gradients when there is no output or it cannot be differentiated.
-        let grads: Option<(Gradients, Vec<bool>)> = output.as_ref().and_then(|o| {
-            self.backprop(o, Span::default()).ok()
-        });
+        let grads: Option<(Gradients, Vec<bool>)> = output
+            .as_ref()
+            .and_then(|o| self.backprop(o, Span::default()).ok());
         let vars = self
             .var_order
             .iter()
