@@ -486,7 +486,7 @@ static TABLE: [OpInfo; 38] = [
         name: "round",
         forward: f64::round,
         formulas: NOT_DIFFERENTIABLE,
-        summary: "nearest integer, half away from zero",
+        summary: "nearest integer, half away from zero (PyTorch rounds half to even)",
         example: "round(2.5) = 3",
     },
     flat! {

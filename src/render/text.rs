@@ -382,16 +382,18 @@ fn render_vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter)
     let values: Vec<String> = vars.iter().map(|v| p.number(v.value)).collect();
     let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
     for (var, value) in vars.iter().zip(&values) {
-        let kind = if var.leaf { "leaf   " } else { "derived" };
+        let kind = if var.leaf { "leaf" } else { "derived" };
         let _ = write!(
             out,
-            "  {} = {}  {kind}",
+            "  {} = {}  {kind:<7}",
             p.name(&pad(&var.name, name_width)),
             pad(value, value_width)
         );
         if let (Some(of), Some(grad)) = (of, var.grad) {
             let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad));
         }
+        let trimmed = out.trim_end_matches(' ').len();
+        out.truncate(trimmed);
         out.push('\n');
     }
 }

@@ -53,6 +53,13 @@ impl Session {
                 "{name}({}): a function you defined",
                 function.params.join(", ")
             );
+        } else if let Some((constant, value)) = CONSTANTS.iter().find(|c| c.0 == name) {
+            let _ = write!(
+                text,
+                "{constant} = {value}: a constant; assigning `{constant} = …` makes it your variable"
+            );
+        } else if name == "ans" || name == "_" {
+            text.push_str("`ans` and `_` name the result of the most recent statement (its node: gradients flow through them)");
         } else if name == "conventions" {
             text.push_str(CONVENTIONS);
         } else {

@@ -273,7 +273,12 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         if candidate == name {
             continue;
         }
-        let distance = strsim::levenshtein(name, candidate);
+        // Case differences count as small; a swap of two letters (`tnah`) is one edit.
+        let distance = if name.to_lowercase() == candidate.to_lowercase() {
+            0
+        } else {
+            strsim::damerau_levenshtein(name, candidate)
+        };
         if distance <= 2
             && distance < name.chars().count()
             && best.is_none_or(|(d, _)| distance < d)
