@@ -734,14 +734,14 @@ fn has_names(tree: &ExprTree) -> bool {
 }
 
 #[test]
-fn a_million_term_sum_parses() {
-    let n = 1_000_000;
+fn a_long_sum_parses_on_a_small_stack() {
+    // 200 000 terms: a left-associative chain far deeper than any recursion could
+    // go on a 2 MB stack (the million-term line is a binary test in tests/).
+    let n = 200_000;
     let source = format!("1{}", "+1".repeat(n - 1));
-    let start = std::time::Instant::now();
     let tree = on_small_stack(move || expr(&source));
     assert_eq!(tree.nodes.len(), 2 * n - 1);
     assert_eq!(eval_with(&tree, &[]), n as f64);
-    assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
 
     // Left-associative: ((1-1)-1)-…
     let source = format!("0{}", "-1".repeat(100_000));
