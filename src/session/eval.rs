@@ -192,17 +192,12 @@ impl Session {
             }
         }
         if let Some(op) = Op::from_function_name(name) {
-            let fits = match op.info().arity {
-                Arity::Unary => args.len() == 1,
-                Arity::Binary => args.len() == 2,
-                Arity::Variadic => !args.is_empty(),
-                Arity::Leaf => false,
-            };
-            if !fits {
+            let arity = op.info().arity;
+            if !arity.accepts(args.len()) {
                 return Err(SessionError::WrongArity {
                     name: name.to_string(),
                     span,
-                    expected: arity_text(op.info().arity).to_string(),
+                    expected: arity.expected().to_string(),
                     got: args.len(),
                 });
             }
@@ -485,16 +480,6 @@ impl Session {
             params,
         });
         Ok(())
-    }
-}
-
-/// How the op table's arity reads in an error message.
-pub(super) fn arity_text(arity: Arity) -> &'static str {
-    match arity {
-        Arity::Leaf => "0",
-        Arity::Unary => "1",
-        Arity::Binary => "2",
-        Arity::Variadic => "1 or more",
     }
 }
 
