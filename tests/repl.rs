@@ -214,3 +214,31 @@ fn save_and_load_reproduce_a_session() {
     repl.expect(format!("{file}:2:")).unwrap();
     line(&mut repl, "a + 1", "2");
 }
+
+#[test]
+fn the_value_is_previewed_while_typing_and_nothing_runs() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 2", "x = 2");
+    repl.send("y = x * 21").unwrap();
+    repl.expect("= 42").expect("a preview of the value");
+    // Ctrl-C drops the line: the preview bound nothing.
+    repl.send(ControlCode::EndOfText).unwrap();
+    repl.expect("> ").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    line(&mut repl, "y", "unknown name `y`");
+}
+
+#[test]
+fn a_non_utf8_locale_writes_ascii() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gradcalc"))
+        .args(["-e", "x = 2; z = x*x; :grad"])
+        .env("LC_ALL", "C")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("dz/dx = 4"), "{text}");
+    assert!(text.is_ascii() && !text.contains('\u{1b}'), "{text:?}");
+}
