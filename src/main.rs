@@ -108,7 +108,7 @@ fn run(args: Args) -> u8 {
     } else {
         Format::Human(Style {
             color,
-            ascii: args.ascii,
+            ascii: args.ascii || !locale_is_utf8(),
             precision: args.precision,
         })
     };
@@ -177,6 +177,19 @@ fn run(args: Args) -> u8 {
         return if status == 0 { 0 } else { 1 };
     }
     u8::from(failed)
+}
+
+/// False when the locale (the first of `LC_ALL`, `LC_CTYPE`, `LANG` that is set and
+/// not empty) does not name UTF-8: then output falls back to ASCII as with `--ascii`.
+/// No locale at all counts as UTF-8.
+fn locale_is_utf8() -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        .is_none_or(|locale| {
+            let locale = locale.to_ascii_lowercase();
+            locale.contains("utf-8") || locale.contains("utf8")
+        })
 }
 
 enum Outcome {

@@ -13,6 +13,7 @@ fn start(state: &std::path::Path) -> expectrl::session::OsSession {
         .env("XDG_STATE_HOME", state)
         .env_remove("GRADCALC_HISTORY")
         .env("NO_COLOR", "1")
+        .env("LC_ALL", "C.UTF-8")
         .env("TERM", "xterm");
     let mut session = Session::spawn(command).expect("spawn gradcalc on a pty");
     session.set_expect_timeout(Some(Duration::from_secs(20)));
@@ -80,4 +81,164 @@ fn quit_leaves_with_status_0() {
     repl.send_line(":quit").unwrap();
     let status = repl.get_process().wait().unwrap();
     assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+}
+
+/// Starts gradcalc on a pseudo-terminal with extra arguments and environment.
+fn start_with(
+    state: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> expectrl::session::OsSession {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command
+        .args(args)
+        .env("XDG_STATE_HOME", state)
+        .env_remove("GRADCALC_HISTORY")
+        .env_remove("NO_COLOR")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "xterm");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut session = Session::spawn(command).expect("spawn gradcalc on a pty");
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
+    session
+}
+
+/// Waits for `text` and returns everything printed up to and including it.
+fn until(session: &mut expectrl::session::OsSession, text: &str) -> String {
+    let found = session
+        .expect(text)
+        .unwrap_or_else(|e| panic!("expected {text:?}: {e}"));
+    let mut seen = String::from_utf8_lossy(found.before()).into_owned();
+    seen.push_str(text);
+    seen
+}
+
+/// True when `text` holds an ANSI colour (SGR) sequence `ESC [ … m`.
+fn has_colour(text: &str) -> bool {
+    text.split('\u{1b}').skip(1).any(|rest| {
+        rest.strip_prefix('[').is_some_and(|csi| {
+            let end = csi.find(|c: char| !(c.is_ascii_digit() || c == ';'));
+            end.is_some_and(|i| csi[i..].starts_with('m'))
+        })
+    })
+}
+
+#[test]
+fn tab_completes_commands_and_variables() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "weight = 3", "weight = 3");
+    line(&mut repl, "y = weight*weight", "y = 9");
+    // `:gr⇥` completes to `:grad`.
+    repl.send(":gr\t").unwrap();
+    repl.expect(":grad").unwrap();
+    line(&mut repl, "", "∂y/∂weight = 6");
+    // `wei⇥` completes the variable name.
+    repl.send("q = wei\t").unwrap();
+    repl.expect("weight").unwrap();
+    line(&mut repl, " * 7", "q = 21");
+}
+
+#[test]
+fn history_survives_a_restart() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "answer = 41 + 1", "answer = 42");
+    repl.send(ControlCode::EndOfTransmission).unwrap();
+    repl.get_process().wait().unwrap();
+
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    // Up arrow recalls the line typed in the earlier session.
+    repl.send("\u{1b}[A").unwrap();
+    repl.expect("answer = 41 + 1").unwrap();
+    line(&mut repl, "", "answer = 42");
+}
+
+#[test]
+fn no_color_means_no_colour_codes() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start_with(state.path(), &[], &[("NO_COLOR", "1")]);
+    let mut seen = until(&mut repl, "> ");
+    repl.send_line("x = 2; z = x*x + tanhh(x)").unwrap();
+    seen += &until(&mut repl, "did you mean");
+    repl.send_line("z = x*x; :grad; :trace").unwrap();
+    seen += &until(&mut repl, "∂z/∂x = 4");
+    seen += &until(&mut repl, "> ");
+    assert!(!has_colour(&seen), "{seen:?}");
+
+    // With colour forced, values and the prompt are coloured.
+    let mut repl = start_with(state.path(), &["--color", "always"], &[]);
+    let mut seen = until(&mut repl, "`:help`");
+    repl.send_line("x = 2").unwrap();
+    seen += &until(&mut repl, "x");
+    seen += &until(&mut repl, "> ");
+    assert!(has_colour(&seen), "{seen:?}");
+}
+
+#[test]
+fn step_advances_one_node_per_enter() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 2; y = 3; z = x*y + x", "z = 8");
+    line(&mut repl, ":step", "[1] z = ");
+    repl.expect("step 1/").unwrap();
+    line(&mut repl, "", "[2] ");
+    repl.expect("step 2/").unwrap();
+    line(&mut repl, "q", "(stopped)");
+    // The session goes on.
+    line(&mut repl, "z + 1", "9");
+}
+
+#[test]
+fn save_and_load_reproduce_a_session() {
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join("lesson.calc");
+    let file = file.to_str().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 2; f(t) = t^2 + x", "x = 2");
+    line(&mut repl, "z = f(x)", "z = 6");
+    line(&mut repl, &format!(":save {file}"), "saved 3 statements");
+    line(&mut repl, ":reset", "session cleared");
+    line(&mut repl, &format!(":load {file}"), "z = 6");
+    line(&mut repl, ":grad", "∂z/∂x = 5");
+
+    std::fs::write(file, "a = 1\nb = a +* 2\n").unwrap();
+    line(&mut repl, &format!(":load {file}"), "a = 1");
+    repl.expect(format!("{file}:2:")).unwrap();
+    line(&mut repl, "a + 1", "2");
+}
+
+#[test]
+fn the_value_is_previewed_while_typing_and_nothing_runs() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 2", "x = 2");
+    repl.send("y = x * 21").unwrap();
+    repl.expect("= 42").expect("a preview of the value");
+    // Ctrl-C drops the line: the preview bound nothing.
+    repl.send(ControlCode::EndOfText).unwrap();
+    repl.expect("> ").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    line(&mut repl, "y", "unknown name `y`");
+}
+
+#[test]
+fn a_non_utf8_locale_writes_ascii() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gradcalc"))
+        .args(["-e", "x = 2; z = x*x; :grad"])
+        .env("LC_ALL", "C")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("dz/dx = 4"), "{text}");
+    assert!(text.is_ascii() && !text.contains('\u{1b}'), "{text:?}");
 }

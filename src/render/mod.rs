@@ -3,6 +3,7 @@
 //! that knows about colour.
 
 pub mod diagnostic;
+pub mod highlight;
 pub mod json;
 pub mod number;
 pub mod printer;

@@ -90,6 +90,42 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
     out
 }
 
+/// A `:trace` event cut into pieces for `:step`: the header line, then one piece
+/// per backward step (each as `:trace` prints it). Empty for other events.
+pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
+    let Event::Trace {
+        of,
+        total,
+        steps,
+        omitted,
+    } = event
+    else {
+        return Vec::new();
+    };
+    let p = Painter(style);
+    let mut header = String::new();
+    render_trace(&mut header, of, *total, &[], None, &p);
+    let mut pieces = vec![header];
+    for step in steps {
+        let mut text = String::new();
+        render_trace(
+            &mut text,
+            of,
+            *total,
+            std::slice::from_ref(step),
+            *omitted,
+            &p,
+        );
+        let body = text.split_once('\n').map_or("", |(_, body)| body);
+        pieces.push(body.to_string());
+    }
+    if style.ascii {
+        pieces.iter().map(|piece| to_ascii(piece)).collect()
+    } else {
+        pieces
+    }
+}
+
 /// Colours and symbols, switched by the style.
 struct Painter<'a>(&'a Style);
 

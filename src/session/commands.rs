@@ -28,6 +28,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[all]",
         "backprop step by step: upstream gradient, local derivatives, products, accumulation",
     ),
+    (
+        "step",
+        "[all]",
+        "backprop one step per Enter, as `:trace` shows it (q stops; in scripts, like `:trace`)",
+    ),
     ("vars", "", "the variables with their values and gradients"),
     (
         "help",
@@ -35,6 +40,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "this help; `:help tanh` for a function, `:help grad` for the conventions",
     ),
     ("reset", "", "forget all variables, functions and the graph"),
+    (
+        "save",
+        "FILE",
+        "write the session's statements to FILE as a script (interactive only)",
+    ),
+    (
+        "load",
+        "FILE",
+        "run the script FILE into this session (interactive only)",
+    ),
     ("quit", "", "leave gradcalc (also Ctrl-D)"),
 ];
 
@@ -72,7 +87,8 @@ impl Session {
                 let all = self.only_all(name, args)?;
                 self.topo(name.span, all, events)
             }
-            "trace" => {
+            // `:step` pages the trace in the REPL (repl/mod.rs); elsewhere it is `:trace`.
+            "trace" | "step" => {
                 let all = self.only_all(name, args)?;
                 self.trace(name.span, all, events)
             }
@@ -107,7 +123,12 @@ impl Session {
                 events.push(Event::Quit);
                 Ok(())
             }
-            planned @ ("step" | "forward" | "graph" | "dot" | "check" | "paths" | "plot") => {
+            "save" | "load" => Err(SessionError::BadArguments {
+                message: format!("`:{}` works in the interactive calculator only", name.name),
+                span: name.span,
+                help: Some("run scripts as `gradcalc FILE…`".to_string()),
+            }),
+            planned @ ("forward" | "graph" | "dot" | "check" | "paths" | "plot") => {
                 Err(SessionError::NotYetAvailable {
                     name: planned.to_string(),
                     span: name.span,

@@ -12,11 +12,14 @@ pub mod error;
 mod eval;
 pub mod event;
 mod help;
+mod preview;
+mod script;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
+pub use commands::COMMANDS;
 pub use error::SessionError;
 pub use event::{Event, NodeRef, NodeRow, Omitted, TraceContribution, TraceStep, VarRow};
 
@@ -72,6 +75,8 @@ pub struct Session {
     /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
     /// cannot pass through them (that would take a second derivative).
     derivative_nodes: HashMap<NodeId, String>,
+    /// Source text of the statements that built this state, for `:save` (script.rs).
+    statements: Vec<String>,
 }
 
 impl Session {
@@ -126,6 +131,8 @@ impl Session {
         let located = syntax::parse_statement(source, span)
             .map_err(|error| self.explain_syntax_error(source, error))?;
         let mut events = Vec::new();
+        let record = script::builds_state(&located.statement)
+            .then(|| source[located.span.start..located.span.end].to_string());
         match located.statement {
             Statement::Expr(tree) => {
                 let value = self.evaluate(&tree, &mut events)?;
@@ -155,6 +162,7 @@ impl Session {
                 self.command(&name, &args, &mut events)?;
             }
         }
+        self.statements.extend(record);
         Ok(events)
     }
 

@@ -1,0 +1,223 @@
+//! The rustyline helper: completion of commands, functions and names, syntax
+//! colour (through `render::highlight`), and a live preview of the line's value
+//! as a hint. It shares the session with the loop in `repl/mod.rs`; the preview
+//! uses [`Session::preview`], which changes nothing in the session.
+
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::{CmdKind, Highlighter};
+use rustyline::hint::{Hint, Hinter};
+use rustyline::validate::Validator;
+use rustyline::{Context, Helper};
+
+use crate::engine::Op;
+use crate::render::{self, Style};
+use crate::session::{COMMANDS, CONSTANTS, Session};
+
+/// Commands whose arguments are variable names.
+const NAME_COMMANDS: [&str; 3] = ["grad", "backward", "check"];
+
+/// The helper rustyline calls while a line is edited.
+pub struct LineHelper {
+    session: Rc<RefCell<Session>>,
+    style: Style,
+    /// False while `:step` waits for Enter: no hints or colour for that answer.
+    pub(super) editing: Cell<bool>,
+}
+
+impl LineHelper {
+    /// A helper for `session`, colouring and formatting numbers as `style` says.
+    pub fn new(session: Rc<RefCell<Session>>, style: Style) -> LineHelper {
+        LineHelper {
+            session,
+            style,
+            editing: Cell::new(true),
+        }
+    }
+
+    /// Whether `name` means something now: a variable, function, constant or `ans`.
+    fn known(&self, name: &str) -> bool {
+        let Ok(session) = self.session.try_borrow() else {
+            return true;
+        };
+        session.variable(name).is_some()
+            || session.function_names().any(|f| f == name)
+            || Op::from_function_name(name).is_some()
+            || CONSTANTS.iter().any(|(c, _)| *c == name)
+            || matches!(name, "ans" | "_")
+    }
+}
+
+/// The preview shown after the cursor; Right-arrow does not insert it.
+pub struct Preview(String);
+
+impl Hint for Preview {
+    fn display(&self) -> &str {
+        &self.0
+    }
+    fn completion(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Hinter for LineHelper {
+    type Hint = Preview;
+
+    fn hint(&self, line: &str, pos: usize, _: &Context<'_>) -> Option<Preview> {
+        if !self.editing.get() || pos < line.len() || line.trim_start().starts_with(':') {
+            return None;
+        }
+        let value = self.session.try_borrow_mut().ok()?.preview(line)?;
+        let text = render::format_number(value, self.style.precision);
+        // `x = 3` or `2`: the value is already on the line.
+        let typed = line.trim_end();
+        let repeats = typed.strip_suffix(text.as_str()).is_some_and(|before| {
+            !before.ends_with(|c: char| c.is_alphanumeric() || c == '.' || c == '_')
+                && before
+                    .trim_end()
+                    .strip_suffix('=')
+                    .is_some_and(|b| !b.ends_with(['+', '-', '*', '/']))
+                || before.trim().is_empty()
+        });
+        (!repeats).then(|| Preview(format!("   = {text}")))
+    }
+}
+
+impl Highlighter for LineHelper {
+    fn highlight<'l>(&self, line: &'l str, pos: usize) -> Cow<'l, str> {
+        if !self.style.color || !self.editing.get() {
+            return Cow::Borrowed(line);
+        }
+        Cow::Owned(render::highlight::highlight_line(line, pos, &|name| {
+            self.known(name)
+        }))
+    }
+
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        if self.style.color {
+            Cow::Owned(render::highlight::prompt(prompt))
+        } else {
+            Cow::Borrowed(prompt)
+        }
+    }
+
+    fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
+        if self.style.color {
+            Cow::Owned(render::highlight::hint(hint))
+        } else {
+            Cow::Borrowed(hint)
+        }
+    }
+
+    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
+        // Bracket matching follows the cursor: redraw on every move.
+        self.style.color
+    }
+}
+
+impl Completer for LineHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let Ok(session) = self.session.try_borrow() else {
+            return Ok((pos, Vec::new()));
+        };
+        Ok(completions(&session, line, pos))
+    }
+}
+
+/// Where the word before `pos` starts, and its candidates.
+fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) {
+    let before = &line[..pos];
+    let start = before
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| c.is_alphanumeric() || c == '_')
+        .last()
+        .map_or(pos, |(i, _)| i);
+    let word = &before[start..];
+    let statement = before[..start]
+        .rsplit(';')
+        .next()
+        .unwrap_or("")
+        .trim_start();
+    let plain = |name: &str| Pair {
+        display: name.to_string(),
+        replacement: name.to_string(),
+    };
+    let call = |name: &str| Pair {
+        display: format!("{name}("),
+        replacement: format!("{name}("),
+    };
+    let mut candidates: Vec<Pair> = Vec::new();
+    if statement == ":" {
+        candidates.extend(COMMANDS.iter().map(|c| plain(c.0)));
+    } else if let Some(command) = statement.strip_prefix(':') {
+        let command = command.split_whitespace().next().unwrap_or("");
+        if NAME_COMMANDS.contains(&command) {
+            candidates.extend(session.variable_names().map(plain));
+        } else if command == "help" {
+            candidates.extend(COMMANDS.iter().map(|c| plain(c.0)));
+            candidates.extend(Op::function_names().map(plain));
+            candidates.extend(session.function_names().map(plain));
+        }
+    } else {
+        candidates.extend(Op::function_names().map(call));
+        candidates.extend(session.function_names().map(call));
+        candidates.extend(session.variable_names().map(plain));
+        candidates.extend(CONSTANTS.iter().map(|c| plain(c.0)));
+        candidates.push(plain("ans"));
+    }
+    candidates.retain(|c| c.replacement.starts_with(word));
+    candidates.sort_by(|a, b| a.replacement.cmp(&b.replacement));
+    candidates.dedup_by(|a, b| a.replacement == b.replacement);
+    (start, candidates)
+}
+
+/// Multi-line input is read by the loop in `repl/mod.rs` (with a `… ` prompt on
+/// each continuation line, which rustyline's validator cannot show).
+impl Validator for LineHelper {}
+
+impl Helper for LineHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::completions;
+    use crate::session::Session;
+
+    fn complete(session: &Session, line: &str) -> Vec<String> {
+        let (_, pairs) = completions(session, line, line.len());
+        pairs.into_iter().map(|p| p.replacement).collect()
+    }
+
+    #[test]
+    fn completes_commands_functions_and_names() {
+        let mut session = Session::new();
+        let _ = session.run_source("weight = 2; f(t) = t; wide = weight + 1", |_| {
+            std::ops::ControlFlow::Continue(())
+        });
+        assert_eq!(complete(&session, ":gr"), ["grad"]);
+        assert_eq!(complete(&session, "1 + tan"), ["tan(", "tanh("]);
+        assert_eq!(complete(&session, "f"), ["f(", "floor("]);
+        assert_eq!(complete(&session, "2*wei"), ["weight"]);
+        assert_eq!(complete(&session, ":grad wi"), ["wide"]);
+        assert_eq!(
+            complete(&session, ":backward x; :grad w"),
+            ["weight", "wide"]
+        );
+        assert_eq!(complete(&session, ":help tanh"), ["tanh"]);
+        assert!(complete(&session, ":vars x").is_empty());
+    }
+}

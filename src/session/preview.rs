@@ -1,0 +1,93 @@
+//! The REPL's live preview: the value a line would have, computed without
+//! changing the session (no binding, no output, no `ans`, no nodes left behind).
+
+use super::Session;
+use crate::syntax::{self, AssignOp, Statement};
+
+impl Session {
+    /// The value `line` would show if it were run now, or `None` when it is not
+    /// one expression or plain assignment (`x = …`), is unfinished, or fails.
+    ///
+    /// Nothing in the session changes: the nodes the evaluation appends are
+    /// removed again and its events (warnings) are dropped. Compound assignments,
+    /// definitions and commands are not previewed.
+    pub fn preview(&mut self, line: &str) -> Option<f64> {
+        if line.trim().is_empty() || syntax::needs_more_input(line) {
+            return None;
+        }
+        let spans = syntax::statement_spans(line);
+        let [span] = spans.as_slice() else {
+            return None;
+        };
+        let located = syntax::parse_statement(line, *span).ok()?;
+        let tree = match &located.statement {
+            Statement::Expr(tree) => tree,
+            Statement::Assign {
+                op: AssignOp::Set,
+                value,
+                ..
+            } => value,
+            _ => return None,
+        };
+        let mark = self.graph.len();
+        let mut events = Vec::new();
+        let result = self.evaluate(tree, &mut events);
+        let value = result.ok().map(|v| self.graph.value(v.node));
+        self.graph.truncate(mark);
+        self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::{Event, Session};
+
+    fn run(session: &mut Session, source: &str) -> Vec<Event> {
+        let mut all = Vec::new();
+        let _ = session.run_source(source, |result| {
+            all.extend(result.expect("no error"));
+            std::ops::ControlFlow::Continue(())
+        });
+        all
+    }
+
+    #[test]
+    fn preview_changes_nothing() {
+        let mut session = Session::new();
+        run(&mut session, "x = 2; y = 3; z = x*y + x; f(t) = t^2; x*x");
+        let before_len = session.graph().len();
+        let before_vars = run(&mut session, ":vars");
+        let before_grad = run(&mut session, ":grad");
+        let before_len_after_queries = session.graph().len();
+        assert_eq!(before_len, before_len_after_queries);
+
+        assert_eq!(session.preview("z + 1"), Some(9.0));
+        assert_eq!(session.preview("w = f(x) + pi*0"), Some(4.0));
+        assert_eq!(session.preview("f'(x)"), Some(4.0));
+        assert_eq!(session.preview("ans"), Some(4.0));
+        assert_eq!(session.preview("1/0"), Some(f64::INFINITY));
+        assert_eq!(session.preview("nope + 1"), None);
+        assert_eq!(session.preview("x +"), None);
+        assert_eq!(session.preview("x = 1; x"), None);
+        assert_eq!(session.preview(":reset"), None);
+        assert_eq!(session.preview("g(a) = a"), None);
+
+        assert_eq!(session.graph().len(), before_len);
+        assert_eq!(run(&mut session, ":vars"), before_vars);
+        assert_eq!(run(&mut session, ":grad"), before_grad);
+        assert_eq!(session.variable_names().count(), 3);
+        assert_eq!(session.function_names().collect::<Vec<_>>(), ["f"]);
+        // `f'(x)` in a preview left no node that would block a later backward pass.
+        assert_eq!(run(&mut session, "x*y; :grad x")[1], before_grad_of_xy());
+    }
+
+    fn before_grad_of_xy() -> Event {
+        Event::Grad {
+            of: "x*y".to_string(),
+            wrt: "x".to_string(),
+            value: 3.0,
+            note: None,
+        }
+    }
+}
