@@ -91,7 +91,8 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
 }
 
 /// A `:trace` event cut into pieces for `:step`: the header line, then one piece
-/// per backward step (each as `:trace` prints it). Empty for other events.
+/// per backward step of a non-constant node (each as `:trace` prints it). Empty
+/// for other events.
 pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
     let Event::Trace {
         of,
@@ -106,7 +107,8 @@ pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
     let mut header = String::new();
     render_trace(&mut header, of, *total, &[], None, &p);
     let mut pieces = vec![header];
-    for step in steps {
+    // Constants are not shown in a trace, so they get no step of their own.
+    for step in steps.iter().filter(|step| step.row.op != "const") {
         let mut text = String::new();
         render_trace(
             &mut text,
