@@ -106,7 +106,7 @@ fn run_shared<O: Write, E: Write>(
     }
     if banner {
         let _ = printer.line(&format!(
-            "gradcalc {} — a calculator with gradients. Type `:help` for help, Ctrl-D to leave.",
+            "gradcalc {} — a calculator with gradients. `:help` for help, Ctrl-D to leave.",
             env!("CARGO_PKG_VERSION")
         ));
         let _ = printer.flush();
@@ -138,6 +138,8 @@ fn run_shared<O: Write, E: Write>(
         if discarded || input.trim().is_empty() {
             continue;
         }
+        // Long output wraps at the terminal's width, which may change between lines.
+        printer.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
         if history_ok {
             let _ = editor.history_mut().add(&input);
             if let Some(path) = &history {
