@@ -415,10 +415,10 @@ fn a_function_without_parentheses_suggests_them() {
 
 #[test]
 fn later_commands_say_they_are_not_available_yet() {
-    let output = gradcalc().args(["-e", "x = 1; :graph"]).output().unwrap();
+    let output = gradcalc().args(["-e", "x = 1; :step"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr_of(&output).contains("`:graph` is not available yet"),
+        stderr_of(&output).contains("`:step` is not available yet"),
         "{}",
         stderr_of(&output)
     );

@@ -12,13 +12,18 @@ pub mod error;
 mod eval;
 pub mod event;
 mod help;
+mod teaching;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
 pub use error::SessionError;
-pub use event::{Event, NodeRef, NodeRow, Omitted, TraceContribution, TraceStep, VarRow};
+pub use event::{
+    Event, GraphLine, KahnRow, NodeRef, NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge,
+    PictureFormat, PictureNode, PlotSample, TableFormat, Target, TraceContribution, TraceStep,
+    VarRow, Verdict,
+};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
