@@ -90,7 +90,19 @@ pub fn terminal(
                 }
             })
             .collect();
-        let mut chart = Chart::new(DOTS_WIDE, DOTS_HIGH, first.x as f32, last.x as f32);
+        let (low, high) = runs
+            .iter()
+            .flatten()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &(_, y)| {
+                (lo.min(y), hi.max(y))
+            });
+        let (xmin, xmax) = (first.x as f32, last.x as f32);
+        let mut chart = if high - low <= 1e-6 * low.abs().max(1.0) {
+            // A flat curve: give it a range to sit in, or nothing is drawn.
+            Chart::new_with_y_range(DOTS_WIDE, DOTS_HIGH, xmin, xmax, low - 1.0, high + 1.0)
+        } else {
+            Chart::new(DOTS_WIDE, DOTS_HIGH, xmin, xmax)
+        };
         let mut chart = &mut chart;
         for shape in &shapes {
             chart = chart.lineplot(shape);
@@ -170,14 +182,23 @@ fn panel_svg(
     );
     // Grey where the value is inf or nan.
     let step = (right - left) / (samples.len().max(2) - 1) as f64;
-    for sample in samples.iter().filter(|s| !y(s).is_finite()) {
-        let _ = writeln!(
-            out,
-            "<rect x=\"{:.2}\" y=\"{high}\" width=\"{:.2}\" height=\"{}\" fill=\"#d0d0d0\"/>",
-            px(sample.x) - step / 2.0,
-            step,
-            low - high
-        );
+    let mut start: Option<f64> = None;
+    for (i, sample) in samples.iter().enumerate() {
+        let missing = !y(sample).is_finite();
+        if missing && start.is_none() {
+            start = Some((px(sample.x) - step / 2.0).max(left));
+        }
+        let run_ends = i + 1 == samples.len() || y(&samples[i + 1]).is_finite();
+        if let (true, true, Some(x)) = (missing, run_ends, start) {
+            let end = (px(sample.x) + step / 2.0).min(right);
+            let _ = writeln!(
+                out,
+                "<rect x=\"{x:.2}\" y=\"{high}\" width=\"{:.2}\" height=\"{}\" fill=\"#d0d0d0\"/>",
+                end - x,
+                low - high
+            );
+            start = None;
+        }
     }
     let _ = writeln!(
         out,
