@@ -22,13 +22,13 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "topo",
-        "[all] [kahn]",
+        "[kahn] [all]",
         "the reverse topological order backprop walks (alias `:order`); `kahn`: PyTorch's dependency-counting order",
     ),
     (
         "trace",
-        "[all] [md|tex [FILE]]",
-        "backprop step by step: upstream gradient, local derivatives, products, accumulation; `md`/`tex`: a table for notes",
+        "[all|md|tex]",
+        "backprop step by step: upstream gradient, local derivatives, products, accumulation; `:trace md [FILE]`, `:trace tex [FILE]`: a table for notes",
     ),
     (
         "forward",
@@ -62,8 +62,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "plot",
-        "NAME [FROM TO] [FILE.svg]",
-        "the output as a function of NAME, with its derivative, in the terminal or as SVG",
+        "NAME [FROM TO]",
+        "the output as a function of NAME, with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
     ),
     ("vars", "", "the variables with their values and gradients"),
     (
