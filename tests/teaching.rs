@@ -188,7 +188,7 @@ fn paths_past_the_limit_are_counted_not_listed() {
     assert!(stdout.contains("paths from y to x: 1024"), "{stdout}");
     assert!(stdout.contains("  64. "), "{stdout}");
     assert!(!stdout.contains("  65. "), "{stdout}");
-    assert!(stdout.contains("960 more paths not listed; their sum is ∂y/∂x = 1024"));
+    assert!(stdout.contains("960 more paths not listed; the sum over all paths is ∂y/∂x = 1024"));
     assert!(stdout.contains("grows exponentially"));
 }
 

@@ -114,7 +114,8 @@ impl Graph {
 
     /// The paths from the output `order[0]` down to `target`, each a list of
     /// edges, enumerated depth-first with an explicit stack until `limit` are
-    /// found; [`Paths::count`] counts all of them. A node used twice by one
+    /// found or the paths found hold `edge_budget` edges in all (a path through a
+    /// long chain is long); [`Paths::count`] counts all of them. A node used twice by one
     /// consumer (`x*x`) gives two paths. No paths when `target` is not in `order`.
     ///
     /// By the chain rule the gradient is the sum over these paths of the product
@@ -123,7 +124,13 @@ impl Graph {
     ///
     /// # Panics
     /// If `order` or `target` is not a node of this graph.
-    pub fn paths(&self, order: &[NodeId], target: NodeId, limit: usize) -> Paths {
+    pub fn paths(
+        &self,
+        order: &[NodeId],
+        target: NodeId,
+        limit: usize,
+        edge_budget: usize,
+    ) -> Paths {
         let Some(&output) = order.first() else {
             return Paths {
                 paths: Vec::new(),
@@ -155,8 +162,13 @@ impl Graph {
             // Each frame: a node and the next input position to try.
             let mut stack: Vec<(NodeId, usize)> = vec![(output, 0)];
             let mut edges: Vec<(NodeId, usize)> = Vec::new();
+            let mut stored = 0;
             while let Some(&mut (node, ref mut next)) = stack.last_mut() {
                 if node == target {
+                    stored += edges.len();
+                    if stored > edge_budget {
+                        break;
+                    }
                     paths.push(edges.clone());
                     if paths.len() >= limit {
                         break;
@@ -282,7 +294,7 @@ mod tests {
     fn paths_sum_to_the_gradient_and_are_counted_beyond_the_limit() {
         let (g, [a, b, e]) = colah();
         let order = g.topo_order(e);
-        let paths = g.paths(&order, b, 64);
+        let paths = g.paths(&order, b, 64, 4096);
         assert_eq!(paths.count, 2.0);
         assert_eq!(paths.paths.len(), 2);
         let values = g.reevaluate(&order, &[]);
@@ -300,7 +312,7 @@ mod tests {
             })
             .sum();
         assert_eq!(sum, g.backward(&order)[b]);
-        assert_eq!(g.paths(&order, a, 64).count, 1.0);
+        assert_eq!(g.paths(&order, a, 64, 4096).count, 1.0);
 
         // A chain of 100 doublings y = y + y has 2^100 paths: counted, not enumerated.
         let mut g = Graph::new();
@@ -310,9 +322,11 @@ mod tests {
             y = g.apply(Op::Add, &[y, y]).unwrap();
         }
         let order = g.topo_order(y);
-        let paths = g.paths(&order, x, 64);
+        let paths = g.paths(&order, x, 64, 10_000);
         assert_eq!(paths.paths.len(), 64);
         assert_eq!(paths.count, 2f64.powi(100));
+        // Paths of 100 edges: a budget of 1000 edges keeps 10 of them.
+        assert_eq!(g.paths(&order, x, 64, 1000).paths.len(), 10);
     }
 
     #[test]

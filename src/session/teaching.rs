@@ -20,6 +20,8 @@ const GRAPH_WIDTH: usize = 8;
 const GRAPH_DEPTH: usize = 24;
 /// `:paths` lists at most this many paths.
 const PATH_LIMIT: usize = 64;
+/// and at most this many edges in all (paths through long chains are long).
+const PATH_EDGES: usize = 4096;
 /// `:dot` and `:svg` draw graphs of at most this many nodes.
 const PICTURE_NODES: usize = 500;
 /// `:plot` evaluates the output at this many points.
@@ -270,7 +272,7 @@ impl Session {
         let node = self.variable_node(target)?;
         let (gradients, _) = self.backprop(&output, span)?;
         let order = self.order_for(output.node);
-        let found = self.graph.paths(&order, node, PATH_LIMIT);
+        let found = self.graph.paths(&order, node, PATH_LIMIT, PATH_EDGES);
         let names = self.names_by_node();
         let paths = found
             .paths

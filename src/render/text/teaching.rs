@@ -111,6 +111,20 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
                 } else {
                     format!("{} = {}", locals.join(" × "), p.grad(path.product))
                 };
+                if nodes_text.len() > 12 {
+                    let hidden = nodes_text.len() - 8;
+                    nodes_text.splice(4..nodes_text.len() - 4, [format!("… {hidden} nodes …")]);
+                }
+                let mut locals = locals;
+                if locals.len() > 12 {
+                    let hidden = locals.len() - 8;
+                    locals.splice(4..locals.len() - 4, [format!("… {hidden} more …")]);
+                }
+                let product = if locals.is_empty() {
+                    product
+                } else {
+                    format!("{} = {}", locals.join(" × "), p.grad(path.product))
+                };
                 let _ = writeln!(
                     out,
                     "  {:>2}. {}   {product}",
@@ -131,7 +145,7 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
             } else {
                 let _ = writeln!(
                     out,
-                    "  … {} more paths not listed; their sum is {} = {}",
+                    "  … {} more paths not listed; the sum over all paths is {} = {}",
                     p.number(count - shown),
                     p.partial(of, wrt),
                     p.grad(*gradient)
