@@ -226,7 +226,7 @@ fn run_bytes<O: io::Write, E: io::Write>(
             closed = true;
             return ControlFlow::Break(());
         }
-        if result.is_err() {
+        if result.is_err() || printer.take_failure() {
             failed = true;
             if !keep_going {
                 return ControlFlow::Break(());

@@ -414,17 +414,6 @@ fn a_function_without_parentheses_suggests_them() {
 }
 
 #[test]
-fn later_commands_say_they_are_not_available_yet() {
-    let output = gradcalc().args(["-e", "x = 1; :graph"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("`:graph` is not available yet"),
-        "{}",
-        stderr_of(&output)
-    );
-}
-
-#[test]
 fn an_unclosed_parenthesis_does_not_swallow_the_script() {
     let output = gradcalc()
         .arg("--keep-going")

@@ -132,10 +132,16 @@ fn tab_completes_commands_and_variables() {
     repl.expect("> ").unwrap();
     line(&mut repl, "weight = 3", "weight = 3");
     line(&mut repl, "y = weight*weight", "y = 9");
-    // `:gr⇥` completes to `:grad`.
+    // `:gr⇥` completes the common prefix `:gra`; a second ⇥ lists `grad` and `graph`.
     repl.send(":gr\t").unwrap();
-    repl.expect(":grad").unwrap();
-    line(&mut repl, "", "∂y/∂weight = 6");
+    repl.expect(":gra").unwrap();
+    repl.send("\t").unwrap();
+    repl.expect("graph").unwrap();
+    line(&mut repl, "d", "∂y/∂weight = 6");
+    // `:tr⇥` has one completion: `:trace`.
+    repl.send(":tr\t").unwrap();
+    repl.expect(":trace").unwrap();
+    line(&mut repl, "", "upstream 1");
     // `wei⇥` completes the variable name.
     repl.send("q = wei\t").unwrap();
     repl.expect("weight").unwrap();

@@ -11,6 +11,9 @@
 //! - [`Graph::backward`] walks that order once and applies the chain rule;
 //!   [`Graph::backward_traced`] does the same walk and records every step
 //!   (`backward.rs`).
+//! - [`Graph::reevaluate`], [`Graph::backward_at`], [`Graph::kahn_order`] and
+//!   [`Graph::paths`] serve the teaching commands: forward values with some
+//!   nodes moved, Kahn's order, the paths from an output to a node (`teaching.rs`).
 //!
 //! Nothing here recurses over the graph: sorting and backward use explicit
 //! stacks and loops, and dropping the arena is dropping a flat `Vec`, so graphs
@@ -19,12 +22,14 @@
 mod backward;
 mod graph;
 mod ops;
+mod teaching;
 mod topo;
 
 #[cfg(test)]
 mod tests;
 
 pub use ops::ascii;
+pub use teaching::Paths;
 
 /// Index of a node in a [`Graph`]. Nodes are appended in evaluation order.
 ///

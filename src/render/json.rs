@@ -8,6 +8,8 @@ use serde_json::{Map, Value, json};
 use super::line_column;
 use crate::session::{Event, NodeRef, NodeRow, Omitted, SessionError};
 
+mod teaching;
+
 /// A number as JSON: exact integers as integers, other finite values as the
 /// shortest round-trip float, non-finite values as strings.
 pub fn number(value: f64) -> Value {
@@ -112,6 +114,7 @@ pub fn event(event: &Event, source: &str) -> Value {
         Event::Help { topic, text } => json!({"kind": "help", "topic": topic, "text": text}),
         Event::Reset => json!({"kind": "reset"}),
         Event::Quit => json!({"kind": "quit"}),
+        other => teaching::event(other).unwrap_or(Value::Null),
     }
 }
 

@@ -3,9 +3,12 @@
 //! that knows about colour.
 
 pub mod diagnostic;
+pub mod dot;
 pub mod highlight;
 pub mod json;
+pub mod notes;
 pub mod number;
+pub mod plot;
 pub mod printer;
 pub mod text;
 

@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
-use super::{Style, diagnostic, json, text};
-use crate::session::{Event, SessionError};
+use super::{Precision, Style, diagnostic, dot, json, notes, plot, text};
+use crate::session::{Event, PictureFormat, SessionError, TableFormat, Target};
 
 /// Human text (with a style) or JSON Lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub struct Printer<O: Write, E: Write> {
     pub width: Option<usize>,
     out: O,
     err: E,
+    /// A file could not be written since the last [`Printer::take_failure`].
+    failed: bool,
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -33,6 +35,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             width: None,
             out,
             err,
+            failed: false,
         }
     }
 
@@ -49,7 +52,12 @@ impl<O: Write, E: Write> Printer<O, E> {
         match result {
             Ok(events) => {
                 for event in events {
-                    self.event(event, source)?;
+                    match self.file_of(event) {
+                        Some((target, what, content)) => {
+                            self.write_file(target, what, content, source, origin)?;
+                        }
+                        None => self.event(event, source)?,
+                    }
                 }
                 Ok(())
             }
@@ -108,6 +116,96 @@ impl<O: Write, E: Write> Printer<O, E> {
                 "{}",
                 json::message(message, offset, help, source, origin)
             ),
+        }
+    }
+
+    /// True once if a file that a command asked for (`:dot FILE`, `:svg FILE`,
+    /// `:trace md FILE`, `:plot … FILE.svg`) could not be written since the last
+    /// call; the error has been reported. Batch modes count it as a failed statement.
+    pub fn take_failure(&mut self) -> bool {
+        std::mem::take(&mut self.failed)
+    }
+
+    /// The file an event asks to write, what it holds, and its content rendered
+    /// (an error message if it cannot be rendered); `None` for other events.
+    fn file_of<'e>(
+        &self,
+        event: &'e Event,
+    ) -> Option<(&'e Target, &'static str, Result<String, String>)> {
+        let precision = match self.format {
+            Format::Human(style) => style.precision,
+            Format::Json => Precision::Full,
+        };
+        match event {
+            Event::Picture {
+                picture,
+                format,
+                target: Some(target),
+            } => Some(match format {
+                PictureFormat::Dot => (target, "the graph as DOT", Ok(dot::dot(picture))),
+                PictureFormat::Svg => (target, "the graph as SVG", dot::svg(picture)),
+            }),
+            Event::TraceTable {
+                of,
+                steps,
+                omitted,
+                format,
+                target: Some(target),
+                ..
+            } => {
+                let what = match format {
+                    TableFormat::Markdown => "the backward pass as a Markdown table",
+                    TableFormat::Latex => "the backward pass as a LaTeX table",
+                };
+                let table = notes::table(of, steps, *omitted, *format, precision);
+                Some((target, what, Ok(table)))
+            }
+            Event::Plot {
+                of,
+                wrt,
+                at,
+                samples,
+                target: Some(target),
+            } => Some((
+                target,
+                "the plot as SVG",
+                Ok(plot::svg(of, wrt, *at, samples)),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Writes `content` to the target's file and reports it, or reports why not
+    /// as an error pointing at the file name (and remembers the failure).
+    fn write_file(
+        &mut self,
+        target: &Target,
+        what: &'static str,
+        content: Result<String, String>,
+        source: &str,
+        origin: &str,
+    ) -> io::Result<()> {
+        let path = std::path::Path::new(&target.path);
+        let written = content
+            .map_err(|message| (message, None))
+            .and_then(|content| {
+                std::fs::write(path, &content)
+                    .map(|()| content.len())
+                    .map_err(|error| explain_write_error(&target.path, &error))
+            });
+        match written {
+            Ok(bytes) => self.event(
+                &Event::Wrote {
+                    path: target.path.clone(),
+                    bytes,
+                    what,
+                },
+                source,
+            ),
+            Err((message, help)) => {
+                self.failed = true;
+                self.problem(&message, target.span.start, help, source, origin)
+            }
         }
     }
 
@@ -185,6 +283,40 @@ fn visible_prefix(text: &str, columns: usize) -> (usize, usize) {
         seen += 1;
     }
     (text.len(), text.len())
+}
+
+/// Why a file could not be written, and what to do about it.
+fn explain_write_error(path: &str, error: &io::Error) -> (String, Option<String>) {
+    let parent = std::path::Path::new(path)
+        .parent()
+        .map(|p| p.display().to_string())
+        .filter(|p| !p.is_empty());
+    match (error.kind(), parent) {
+        (io::ErrorKind::NotFound, Some(parent)) => (
+            format!("cannot write {path}: directory `{parent}` does not exist"),
+            Some(format!(
+                "create it first (`mkdir -p {parent}`) or give another path"
+            )),
+        ),
+        (io::ErrorKind::PermissionDenied, _) => (
+            format!("cannot write {path}: permission denied"),
+            Some(
+                "choose a place you can write to, e.g. a file in the current directory".to_string(),
+            ),
+        ),
+        (io::ErrorKind::ReadOnlyFilesystem, _) => (
+            format!("cannot write {path}: the file system is read-only"),
+            Some("choose a place you can write to".to_string()),
+        ),
+        (io::ErrorKind::IsADirectory, _) => (
+            format!("cannot write {path}: it is a directory"),
+            Some(format!(
+                "give a file name, e.g. `{}/graph`",
+                path.trim_end_matches('/')
+            )),
+        ),
+        _ => (format!("cannot write {path}: {error}"), None),
+    }
 }
 
 #[cfg(test)]

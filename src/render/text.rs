@@ -6,6 +6,8 @@ use std::fmt::Write;
 use owo_colors::OwoColorize;
 
 use super::{Style, format_number, line_column, to_ascii};
+
+mod teaching;
 use crate::session::{Event, NodeRef, NodeRow, Omitted, TraceStep, VarRow};
 
 /// Renders one event as text ending in a newline, or "" when it shows nothing
@@ -17,8 +19,11 @@ pub fn render_event(event: &Event, source: &str, style: &Style) -> String {
 }
 
 fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
-    let mut out = String::new();
     let p = Painter(style);
+    if let Some(out) = teaching::render(event, &p) {
+        return out;
+    }
+    let mut out = String::new();
     match event {
         Event::Value {
             name: Some(name),
@@ -86,6 +91,7 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
                 p.dim("session cleared: no variables, functions or graph")
             );
         }
+        _ => {}
     }
     out
 }
@@ -161,6 +167,13 @@ impl Painter<'_> {
     fn warning(&self, text: &str) -> String {
         if self.0.color {
             text.yellow().bold().to_string()
+        } else {
+            text.to_string()
+        }
+    }
+    fn error(&self, text: &str) -> String {
+        if self.0.color {
+            text.red().bold().to_string()
         } else {
             text.to_string()
         }
@@ -439,7 +452,7 @@ fn render_vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter)
 /// The op table's formula with its placeholders (`a`, `b` for operands, `u` for
 /// a function's argument) replaced by the node's actual inputs:
 /// `∂(a·b)/∂a = b` with inputs `q`, `z` reads `∂(q·z)/∂q = z`.
-fn instantiate_formula(formula: &str, inputs: &[String]) -> String {
+pub(super) fn instantiate_formula(formula: &str, inputs: &[String]) -> String {
     let chars: Vec<char> = formula.chars().collect();
     let is_word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
     let mut out = String::with_capacity(formula.len());

@@ -208,7 +208,8 @@ mod tests {
         let _ = session.run_source("weight = 2; f(t) = t; wide = weight + 1", |_| {
             std::ops::ControlFlow::Continue(())
         });
-        assert_eq!(complete(&session, ":gr"), ["grad"]);
+        assert_eq!(complete(&session, ":gr"), ["grad", "graph"]);
+        assert_eq!(complete(&session, ":tr"), ["trace"]);
         assert_eq!(complete(&session, "1 + tan"), ["tan(", "tanh("]);
         assert_eq!(complete(&session, "f"), ["f(", "floor("]);
         assert_eq!(complete(&session, "2*wei"), ["weight"]);

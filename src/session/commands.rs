@@ -1,7 +1,9 @@
-//! The `:` commands: `:grad`, `:backward`, `:topo`, `:trace`, `:vars`, `:help`, `:reset`, `:quit`.
+//! The `:` commands: `:grad`, `:backward`, `:topo`, `:trace`, `:vars`, `:help`, `:reset`, `:quit`;
+//! the teaching commands are in `teaching.rs`.
 
 use super::{
-    Event, Omitted, Output, Session, SessionError, TraceContribution, TraceStep, VarRow, nearest,
+    Event, Omitted, Output, PictureFormat, Session, SessionError, TraceContribution, TraceStep,
+    VarRow, nearest,
 };
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -20,13 +22,48 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "topo",
-        "[all]",
-        "the reverse topological order backprop walks (alias `:order`)",
+        "[kahn] [all]",
+        "the reverse topological order backprop walks (alias `:order`); `kahn`: PyTorch's dependency-counting order",
     ),
     (
         "trace",
+        "[all|md|tex]",
+        "backprop step by step: upstream gradient, local derivatives, products, accumulation; `:trace md [FILE]`, `:trace tex [FILE]`: a table for notes",
+    ),
+    (
+        "forward",
         "[all]",
-        "backprop step by step: upstream gradient, local derivatives, products, accumulation",
+        "the forward evaluation order with values, inputs first",
+    ),
+    (
+        "graph",
+        "",
+        "the output's graph as a tree: name, op, value, gradient; shared nodes drawn once",
+    ),
+    (
+        "dot",
+        "[FILE]",
+        "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives",
+    ),
+    (
+        "svg",
+        "FILE",
+        "the same picture as SVG, laid out without Graphviz",
+    ),
+    (
+        "check",
+        "[NAMES]",
+        "gradient check: reverse mode against a central difference; pass, warn, FAIL or kink",
+    ),
+    (
+        "paths",
+        "NAME",
+        "every path from the output to NAME with its product of local derivatives; they sum to the gradient",
+    ),
+    (
+        "plot",
+        "NAME [FROM TO]",
+        "the output as a function of NAME, with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
     ),
     (
         "step",
@@ -83,15 +120,41 @@ impl Session {
                 });
                 self.grad(name.span, &[], events)
             }
-            "topo" | "order" => {
-                let all = self.only_all(name, args)?;
-                self.topo(name.span, all, events)
-            }
+            "topo" | "order" => match super::teaching::topo_flags(name, args)? {
+                (all, true) => self.topo_kahn(name.span, all, events),
+                (all, false) => self.topo(name.span, all, events),
+            },
             // `:step` pages the trace in the REPL (repl/mod.rs); elsewhere it is `:trace`.
+            "trace" | "step" if args.iter().any(|a| a.name != "all") => {
+                self.trace_table(name, args, events)
+            }
             "trace" | "step" => {
                 let all = self.only_all(name, args)?;
                 self.trace(name.span, all, events)
             }
+            "graph" => {
+                no_arguments(name, args)?;
+                self.graph_tree(name.span, events)
+            }
+            "forward" => {
+                let all = self.only_all(name, args)?;
+                self.forward_order(name.span, all, events)
+            }
+            "check" => self.check(name.span, args, events),
+            "paths" => {
+                let [target] = args else {
+                    return Err(bad_arguments(
+                        name,
+                        args,
+                        "`:paths` takes one name",
+                        "e.g. `:paths b`",
+                    ));
+                };
+                self.paths(name.span, target, events)
+            }
+            "dot" => self.picture(name, args, PictureFormat::Dot, events),
+            "svg" => self.picture(name, args, PictureFormat::Svg, events),
+            "plot" => self.plot(name, args, events),
             "vars" => {
                 no_arguments(name, args)?;
                 self.vars(events);
@@ -128,13 +191,6 @@ impl Session {
                 span: name.span,
                 help: Some("run scripts as `gradcalc FILE…`".to_string()),
             }),
-            planned @ ("forward" | "graph" | "dot" | "check" | "paths" | "plot") => {
-                Err(SessionError::NotYetAvailable {
-                    name: planned.to_string(),
-                    span: name.span,
-                    version: env!("CARGO_PKG_VERSION"),
-                })
-            }
             other => Err(SessionError::UnknownCommand {
                 name: other.to_string(),
                 span: name.span,
@@ -144,14 +200,14 @@ impl Session {
     }
 
     /// The output, or the error that there is none yet.
-    fn require_output(&self, span: Span) -> Result<Output, SessionError> {
+    pub(super) fn require_output(&self, span: Span) -> Result<Output, SessionError> {
         self.output.clone().ok_or(SessionError::NoOutput { span })
     }
 
     /// Backpropagates from the output: the gradients, and which nodes it reaches.
     ///
     /// Errors: [`SessionError::SecondDerivative`] when the output uses `f'(x)` of a variable.
-    fn backprop(
+    pub(super) fn backprop(
         &mut self,
         output: &Output,
         span: Span,
@@ -167,7 +223,7 @@ impl Session {
     }
 
     /// The node of a variable named in a command.
-    fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
+    pub(super) fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
         if let Some(&node) = self.vars.get(&ident.name) {
             return Ok(node);
         }
@@ -301,7 +357,7 @@ impl Session {
     }
 
     /// `:trace [all]`.
-    fn trace(
+    pub(super) fn trace(
         &mut self,
         span: Span,
         all: bool,
@@ -394,7 +450,10 @@ impl Session {
 }
 
 /// Which rows of a listing of `total` to show: all, or the head and the tail.
-fn summarise(total: usize, all: bool) -> (Box<dyn Iterator<Item = usize>>, Option<Omitted>) {
+pub(super) fn summarise(
+    total: usize,
+    all: bool,
+) -> (Box<dyn Iterator<Item = usize>>, Option<Omitted>) {
     if all || total <= HEAD_ROWS + TAIL_ROWS + 5 {
         return (Box::new(0..total), None);
     }
@@ -421,7 +480,12 @@ fn no_arguments(name: &Ident, args: &[Ident]) -> Result<(), SessionError> {
     }
 }
 
-fn bad_arguments(name: &Ident, args: &[Ident], message: &str, help: &str) -> SessionError {
+pub(super) fn bad_arguments(
+    name: &Ident,
+    args: &[Ident],
+    message: &str,
+    help: &str,
+) -> SessionError {
     let span = args.iter().fold(name.span, |s, a| s.to(a.span));
     SessionError::BadArguments {
         message: message.to_string(),

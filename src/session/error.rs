@@ -81,13 +81,6 @@ pub enum SessionError {
     /// A gradient through `f'(x)` of a variable: that would need a second derivative.
     #[error("cannot differentiate through `{name}'(…)`: gradcalc has no second derivatives")]
     SecondDerivative { name: String, span: Span },
-    /// A command that belongs to a later version.
-    #[error("`:{name}` is not available yet in gradcalc {version}")]
-    NotYetAvailable {
-        name: String,
-        span: Span,
-        version: &'static str,
-    },
     /// `:frob`.
     #[error("unknown command `:{name}`")]
     UnknownCommand {
@@ -123,7 +116,6 @@ impl SessionError {
             | SessionError::NoOutput { span }
             | SessionError::CallWithoutParentheses { span, .. }
             | SessionError::SecondDerivative { span, .. }
-            | SessionError::NotYetAvailable { span, .. }
             | SessionError::UnknownCommand { span, .. }
             | SessionError::BadArguments { span, .. } => *span,
         }
@@ -140,9 +132,6 @@ impl SessionError {
             SessionError::SecondDerivative { name, .. } => Some(format!(
                 "`{name}'(x)` of a variable is a number that gradients do not pass through; differentiate an output that does not use it, or use `{name}'` at a number"
             )),
-            SessionError::NotYetAvailable { .. } => {
-                Some("`:help` lists the commands of this version".to_string())
-            }
             SessionError::UnknownName { suggestion, .. }
             | SessionError::UnknownFunction { suggestion, .. } => {
                 suggestion.as_ref().map(|s| format!("did you mean `{s}`?"))

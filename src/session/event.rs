@@ -131,4 +131,238 @@ pub enum Event {
     Reset,
     /// The user asked to leave (`:quit`).
     Quit,
+    /// The output's graph as a tree (`:graph`); `omitted` nodes are not drawn.
+    Graph {
+        of: String,
+        total: usize,
+        lines: Vec<GraphLine>,
+        omitted: usize,
+    },
+    /// The forward evaluation order, inputs first (`:forward`).
+    Forward {
+        of: String,
+        total: usize,
+        rows: Vec<NodeRow>,
+        omitted: Option<Omitted>,
+    },
+    /// Kahn's dependency-counting order (`:topo kahn`); `differences` counts the
+    /// positions where it differs from the depth-first order.
+    Kahn {
+        of: String,
+        total: usize,
+        rows: Vec<KahnRow>,
+        omitted: Option<Omitted>,
+        differences: usize,
+    },
+    /// One gradient check (`:check`): ∂of/∂wrt at `at`, by reverse mode and by a
+    /// central difference with step `h`.
+    Check {
+        of: String,
+        wrt: String,
+        at: f64,
+        h: f64,
+        analytic: f64,
+        numeric: f64,
+        relative_error: f64,
+        verdict: Verdict,
+    },
+    /// The paths from the output to `wrt` (`:paths`): the first ones with their
+    /// products, how many there are, and the gradient (their sum).
+    Paths {
+        of: String,
+        wrt: String,
+        paths: Vec<PathRow>,
+        count: f64,
+        gradient: f64,
+        nodes: usize,
+    },
+    /// The output's graph as DOT or SVG (`:dot [FILE]`, `:svg FILE`).
+    Picture {
+        picture: Picture,
+        format: PictureFormat,
+        target: Option<Target>,
+    },
+    /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
+    TraceTable {
+        of: String,
+        total: usize,
+        steps: Vec<TraceStep>,
+        omitted: Option<Omitted>,
+        format: TableFormat,
+        target: Option<Target>,
+    },
+    /// The output as a function of one variable, with its derivative (`:plot`).
+    Plot {
+        of: String,
+        wrt: String,
+        at: f64,
+        samples: Vec<PlotSample>,
+        target: Option<Target>,
+    },
+    /// A file was written (reported by the printer, which writes files).
+    Wrote {
+        path: String,
+        bytes: usize,
+        what: &'static str,
+    },
+}
+
+// ---------------------------------------------------------------------------
+// The teaching commands: `:graph`, `:forward`, `:topo kahn`, `:check`, `:paths`,
+// `:dot`, `:svg`, `:trace md|tex`, `:plot`.
+
+/// A file a command asks to write (`:dot FILE`): the path as typed and where it
+/// was typed, so that a failure to write it can point there. The session never
+/// writes: the printer renders the event and writes the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// The path, relative to the working directory unless absolute.
+    pub path: String,
+    /// Where the path was typed.
+    pub span: Span,
+}
+
+/// One line of `:graph`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GraphLine {
+    /// A node, indented by `depth` (the output is at depth 0). `shown_above` is
+    /// true when the node was already drawn (fan-out): it is referenced, not
+    /// drawn again.
+    Node {
+        depth: usize,
+        row: NodeRow,
+        grad: f64,
+        shown_above: bool,
+    },
+    /// `count` inputs at `depth` left out (a wide node, or too deep to draw).
+    More { depth: usize, count: usize },
+}
+
+/// One node of `:topo kahn`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KahnRow {
+    /// The node (its position is its place in Kahn's order).
+    pub row: NodeRow,
+    /// How many uses of the node wait to be processed before it is ready.
+    pub pending: u32,
+    /// Its 1-based position in the depth-first order of `:topo`.
+    pub dfs_position: usize,
+}
+
+/// The verdict of one gradient check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Relative error at most 1e-7.
+    Pass,
+    /// Relative error at most 1e-4.
+    Warn,
+    /// A larger relative error.
+    Fail,
+    /// The step ±h reaches a kink (relu, abs, max, min, floor, …): a central
+    /// difference does not measure the gradient there.
+    Kink,
+    /// The analytic or the numeric gradient is inf or nan.
+    NotFinite,
+}
+
+impl Verdict {
+    /// `pass`, `warn`, `FAIL`, `kink`, `not finite`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Warn => "warn",
+            Verdict::Fail => "FAIL",
+            Verdict::Kink => "kink",
+            Verdict::NotFinite => "not finite",
+        }
+    }
+}
+
+/// One edge of a path of `:paths`: a node, the input the path goes down to, and
+/// the local derivative between them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathEdge {
+    /// The consumer.
+    pub node: NodeRef,
+    /// The input the path continues with.
+    pub input: NodeRef,
+    /// The op table's formula of this local derivative.
+    pub formula: &'static str,
+    /// ∂node/∂input.
+    pub local: f64,
+}
+
+/// One path of `:paths`, from the output down to the node asked about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathRow {
+    /// The edges, output first.
+    pub edges: Vec<PathEdge>,
+    /// The product of their local derivatives.
+    pub product: f64,
+}
+
+/// A node of a picture (`:dot`, `:svg`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PictureNode {
+    /// The node.
+    pub node: NodeRef,
+    /// The op's name from the op table.
+    pub op: &'static str,
+    /// The forward value.
+    pub value: f64,
+    /// ∂output/∂node.
+    pub grad: f64,
+}
+
+/// An edge of a picture: `input` feeds `node` at `position`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PictureEdge {
+    /// The input.
+    pub input: NodeId,
+    /// The consumer.
+    pub node: NodeId,
+    /// The input's position among the consumer's operands.
+    pub position: usize,
+    /// The local derivative ∂node/∂input.
+    pub local: f64,
+}
+
+/// The output's graph, for a picture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picture {
+    /// The output's label.
+    pub of: String,
+    /// Nodes, output first (reverse topological order).
+    pub nodes: Vec<PictureNode>,
+    /// Edges, in the order of `nodes` and operand order.
+    pub edges: Vec<PictureEdge>,
+}
+
+/// What a picture is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PictureFormat {
+    /// Graphviz DOT text.
+    Dot,
+    /// SVG, laid out without Graphviz.
+    Svg,
+}
+
+/// What a trace table is written as (`:trace md`, `:trace tex`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    /// A Markdown (GitHub) table.
+    Markdown,
+    /// A LaTeX `tabular`.
+    Latex,
+}
+
+/// One sample of `:plot`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlotSample {
+    /// The variable's value.
+    pub x: f64,
+    /// The output's value there.
+    pub value: f64,
+    /// ∂output/∂variable there.
+    pub grad: f64,
 }

@@ -92,7 +92,7 @@ fn overview() -> String {
     );
     for (name, usage, about) in COMMANDS {
         let head = format!(":{name} {usage}");
-        let _ = writeln!(text, "  {:<16} {about}", head.trim_end());
+        let _ = writeln!(text, "  {:<20} {about}", head.trim_end());
     }
     text.push_str("\nFunctions (`:help NAME` shows the derivative rule):\n  ");
     let names: Vec<&str> = builtin_function_names().collect();

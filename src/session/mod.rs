@@ -14,6 +14,7 @@ pub mod event;
 mod help;
 mod preview;
 mod script;
+mod teaching;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -21,7 +22,11 @@ use std::rc::Rc;
 
 pub use commands::COMMANDS;
 pub use error::SessionError;
-pub use event::{Event, NodeRef, NodeRow, Omitted, TraceContribution, TraceStep, VarRow};
+pub use event::{
+    Event, GraphLine, KahnRow, NodeRef, NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge,
+    PictureFormat, PictureNode, PlotSample, TableFormat, Target, TraceContribution, TraceStep,
+    VarRow, Verdict,
+};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};

@@ -1,0 +1,372 @@
+//! What a teacher asks of a graph beyond its gradients: forward values again with
+//! some nodes moved (gradient checks, plots), the gradient at those values,
+//! Kahn's dependency-counting order, and the paths from an output to a node.
+//!
+//! Every walk here is a loop over a reverse topological order or an explicit
+//! stack: nothing recurses over the graph.
+
+use std::collections::VecDeque;
+
+use super::{Gradients, Graph, NodeId, Op};
+
+/// The paths from an output to one node ([`Graph::paths`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paths {
+    /// The first paths found, at most the `limit` asked for, in depth-first
+    /// order (inputs in operand order). Each path is its edges from the output
+    /// down to the node: `(consumer, input position)`.
+    pub paths: Vec<Vec<(NodeId, usize)>>,
+    /// How many paths there are in all, counted by dynamic programming over the
+    /// order (never enumerated): an `f64`, since the count can pass `u64::MAX`.
+    pub count: f64,
+}
+
+impl Graph {
+    /// Forward values of the nodes in `order` (a [`Graph::topo_order`]) computed
+    /// again, with the nodes in `overrides` given new values; the graph is not
+    /// changed. Returns one value per node of the graph, indexed by
+    /// [`NodeId::index`]: nodes outside `order` keep their stored value, and an
+    /// overridden node takes its new value whatever its op (so an intermediate
+    /// node can be moved, as a leaf can).
+    ///
+    /// # Panics
+    /// If `order` or `overrides` hold an id that is not a node of this graph.
+    pub fn reevaluate(&self, order: &[NodeId], overrides: &[(NodeId, f64)]) -> Vec<f64> {
+        let mut values: Vec<f64> = (0..self.len())
+            .map(|i| self.value(NodeId(i as u32)))
+            .collect();
+        let mut overridden = vec![false; self.len()];
+        for &(id, value) in overrides {
+            values[id.index()] = value;
+            overridden[id.index()] = true;
+        }
+        let mut input_values = Vec::new();
+        // Reverse topological order backwards: every input before its consumers.
+        for &node in order.iter().rev() {
+            if overridden[node.index()] || self.op(node).is_leaf() {
+                continue;
+            }
+            input_values.clear();
+            input_values.extend(self.inputs(node).iter().map(|&i| values[i.index()]));
+            values[node.index()] = (self.op(node).info().forward)(&input_values);
+        }
+        values
+    }
+
+    /// The gradients of the output `order[0]`, as [`Graph::backward`] computes
+    /// them, but at the forward values `values` (one per node, as returned by
+    /// [`Graph::reevaluate`]) instead of the stored ones. The same chain rule:
+    /// for each node in order and each input, `grad[input] += grad[node] × local`.
+    ///
+    /// # Panics
+    /// If `values` is shorter than the graph, or `order` holds an id that is
+    /// not a node of this graph.
+    pub fn backward_at(&self, order: &[NodeId], values: &[f64]) -> Gradients {
+        let mut grads = vec![0.0; self.len()];
+        if let Some(&output) = order.first() {
+            grads[output.index()] = 1.0;
+        }
+        let mut input_values = Vec::new();
+        for &node in order {
+            let upstream = grads[node.index()];
+            let inputs = self.inputs(node);
+            let local = self.op(node).info().local;
+            input_values.clear();
+            input_values.extend(inputs.iter().map(|&i| values[i.index()]));
+            for (position, &input) in inputs.iter().enumerate() {
+                grads[input.index()] +=
+                    upstream * local(&input_values, values[node.index()], position);
+            }
+        }
+        Gradients { grads }
+    }
+
+    /// Kahn's order, the dependency-counting order of PyTorch's autograd engine:
+    /// each node of `order` (a [`Graph::topo_order`]) waits until every use of it
+    /// by the nodes of `order` has been processed; ready nodes are taken first
+    /// in, first out, starting with the output. Returns the nodes with their
+    /// initial pending-consumer counts (uses, so `x*x` counts 2); like the
+    /// depth-first order it is a reverse topological order of the same nodes.
+    ///
+    /// # Panics
+    /// If `order` holds an id that is not a node of this graph.
+    pub fn kahn_order(&self, order: &[NodeId]) -> Vec<(NodeId, u32)> {
+        let mut pending = vec![0u32; self.len()];
+        for &node in order {
+            for &input in self.inputs(node) {
+                pending[input.index()] += 1;
+            }
+        }
+        let initial = pending.clone();
+        let mut result = Vec::with_capacity(order.len());
+        let mut ready: VecDeque<NodeId> = order.first().copied().into_iter().collect();
+        while let Some(node) = ready.pop_front() {
+            result.push((node, initial[node.index()]));
+            for &input in self.inputs(node) {
+                pending[input.index()] -= 1;
+                if pending[input.index()] == 0 {
+                    ready.push_back(input);
+                }
+            }
+        }
+        result
+    }
+
+    /// The paths from the output `order[0]` down to `target`, each a list of
+    /// edges, enumerated depth-first with an explicit stack until `limit` are
+    /// found or the paths found hold `edge_budget` edges in all (a path through a
+    /// long chain is long); [`Paths::count`] counts all of them. A node used twice by one
+    /// consumer (`x*x`) gives two paths. No paths when `target` is not in `order`.
+    ///
+    /// By the chain rule the gradient is the sum over these paths of the product
+    /// of the local derivatives along each; reverse mode gets that sum while
+    /// visiting each node once, where the number of paths can grow exponentially.
+    ///
+    /// # Panics
+    /// If `order` or `target` is not a node of this graph.
+    pub fn paths(
+        &self,
+        order: &[NodeId],
+        target: NodeId,
+        limit: usize,
+        edge_budget: usize,
+    ) -> Paths {
+        let Some(&output) = order.first() else {
+            return Paths {
+                paths: Vec::new(),
+                count: 0.0,
+            };
+        };
+        // Which nodes reach the target, inputs before their consumers.
+        let mut reaches = vec![false; self.len()];
+        reaches[target.index()] = true;
+        for &node in order.iter().rev() {
+            if self.inputs(node).iter().any(|i| reaches[i.index()]) {
+                reaches[node.index()] = true;
+            }
+        }
+        // Paths from the output to each node, by dynamic programming.
+        let mut count = vec![0.0f64; self.len()];
+        count[output.index()] = 1.0;
+        for &node in order {
+            let here = count[node.index()];
+            if here == 0.0 || node == target {
+                continue;
+            }
+            for &input in self.inputs(node) {
+                count[input.index()] += here;
+            }
+        }
+        let mut paths = Vec::new();
+        if reaches[output.index()] && limit > 0 {
+            // Each frame: a node and the next input position to try.
+            let mut stack: Vec<(NodeId, usize)> = vec![(output, 0)];
+            let mut edges: Vec<(NodeId, usize)> = Vec::new();
+            let mut stored = 0;
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                if node == target {
+                    stored += edges.len();
+                    if stored > edge_budget {
+                        break;
+                    }
+                    paths.push(edges.clone());
+                    if paths.len() >= limit {
+                        break;
+                    }
+                    stack.pop();
+                    edges.pop();
+                    continue;
+                }
+                let inputs = self.inputs(node);
+                let position = *next;
+                match inputs.get(position) {
+                    Some(&input) => {
+                        *next += 1;
+                        if reaches[input.index()] {
+                            edges.push((node, position));
+                            stack.push((input, 0));
+                        }
+                    }
+                    None => {
+                        stack.pop();
+                        edges.pop();
+                    }
+                }
+            }
+        }
+        Paths {
+            paths,
+            count: count[target.index()],
+        }
+    }
+
+    /// Whether the three forward evaluations `evaluations` (from
+    /// [`Graph::reevaluate`]: one node moved by −h, not moved, moved by +h) make
+    /// a node of `order` cross or touch a point where its op is not
+    /// differentiable: 0 for `relu` and `abs`, a tie between different
+    /// inputs of `max` or `min`, an integer for `floor`, `ceil`, `round`, 0 for
+    /// `sign`. A central difference across such a point does not approximate
+    /// the gradient.
+    pub fn crosses_kink(&self, order: &[NodeId], evaluations: [&[f64]; 3]) -> bool {
+        order.iter().any(|&node| {
+            let inputs = self.inputs(node);
+            match self.op(node) {
+                Op::Relu | Op::Abs | Op::Sign => {
+                    let [lo, hi] = range(evaluations.map(|v| v[inputs[0].index()]));
+                    lo <= 0.0 && 0.0 <= hi
+                }
+                Op::Floor | Op::Ceil => {
+                    let [lo, hi] = range(evaluations.map(|v| v[inputs[0].index()]));
+                    lo.floor() != hi.floor() || lo == lo.floor() || hi == hi.floor()
+                }
+                Op::Round => {
+                    let [lo, hi] = range(evaluations.map(|v| v[inputs[0].index()] + 0.5));
+                    lo.floor() != hi.floor() || lo == lo.floor() || hi == hi.floor()
+                }
+                Op::Max | Op::Min => {
+                    let largest = self.op(node) == Op::Max;
+                    let winners = evaluations.map(|v| winner(inputs, v, largest));
+                    // A tie between two different nodes, or a change of winner.
+                    winners.iter().any(|w| w.is_none())
+                        || winners[0] != winners[2]
+                        || winners[0] != winners[1]
+                }
+                _ => false,
+            }
+        })
+    }
+}
+
+/// The smallest and largest of three numbers.
+fn range(values: [f64; 3]) -> [f64; 2] {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    [lo, hi]
+}
+
+/// The input node that wins a `max` (or `min`); `None` when different nodes tie.
+/// The same node used twice (`max(x, x)`) is no tie.
+fn winner(inputs: &[NodeId], values: &[f64], largest: bool) -> Option<NodeId> {
+    let best = inputs
+        .iter()
+        .map(|i| values[i.index()])
+        .fold(None, |best: Option<f64>, v| match best {
+            None => Some(v),
+            Some(b) if (largest && v > b) || (!largest && v < b) => Some(v),
+            Some(b) => Some(b),
+        })?;
+    let mut tied = inputs.iter().filter(|i| values[i.index()] == best);
+    let first = *tied.next()?;
+    tied.all(|&i| i == first).then_some(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// colah's `e = (a + b)(b + 1)` at a = 2, b = 1: nodes a, b, c, 1, d, e.
+    fn colah() -> (Graph, [NodeId; 3]) {
+        let mut g = Graph::new();
+        let a = g.leaf(2.0);
+        let b = g.leaf(1.0);
+        let c = g.apply(Op::Add, &[a, b]).unwrap();
+        let one = g.constant(1.0);
+        let d = g.apply(Op::Add, &[b, one]).unwrap();
+        let e = g.apply(Op::Mul, &[c, d]).unwrap();
+        (g, [a, b, e])
+    }
+
+    #[test]
+    fn reevaluation_moves_a_leaf_without_changing_the_graph() {
+        let (g, [a, b, e]) = colah();
+        let order = g.topo_order(e);
+        let values = g.reevaluate(&order, &[(b, 2.0)]);
+        assert_eq!(values[e.index()], 12.0); // (2 + 2)(2 + 1)
+        assert_eq!(g.value(e), 6.0);
+        let grads = g.backward_at(&order, &values);
+        assert_eq!(grads[a], 3.0);
+        assert_eq!(grads[b], 7.0); // d + c = 3 + 4
+        let same = g.backward_at(&order, &g.reevaluate(&order, &[]));
+        assert_eq!(same.as_slice(), g.backward(&order).as_slice());
+    }
+
+    #[test]
+    fn paths_sum_to_the_gradient_and_are_counted_beyond_the_limit() {
+        let (g, [a, b, e]) = colah();
+        let order = g.topo_order(e);
+        let paths = g.paths(&order, b, 64, 4096);
+        assert_eq!(paths.count, 2.0);
+        assert_eq!(paths.paths.len(), 2);
+        let values = g.reevaluate(&order, &[]);
+        let sum: f64 = paths
+            .paths
+            .iter()
+            .map(|path| {
+                path.iter()
+                    .map(|&(node, position)| {
+                        let inputs: Vec<f64> =
+                            g.inputs(node).iter().map(|i| values[i.index()]).collect();
+                        (g.op(node).info().local)(&inputs, values[node.index()], position)
+                    })
+                    .product::<f64>()
+            })
+            .sum();
+        assert_eq!(sum, g.backward(&order)[b]);
+        assert_eq!(g.paths(&order, a, 64, 4096).count, 1.0);
+
+        // A chain of 100 doublings y = y + y has 2^100 paths: counted, not enumerated.
+        let mut g = Graph::new();
+        let x = g.leaf(1.0);
+        let mut y = x;
+        for _ in 0..100 {
+            y = g.apply(Op::Add, &[y, y]).unwrap();
+        }
+        let order = g.topo_order(y);
+        let paths = g.paths(&order, x, 64, 10_000);
+        assert_eq!(paths.paths.len(), 64);
+        assert_eq!(paths.count, 2f64.powi(100));
+        // Paths of 100 edges: a budget of 1000 edges keeps 10 of them.
+        assert_eq!(g.paths(&order, x, 64, 1000).paths.len(), 10);
+    }
+
+    #[test]
+    fn kahn_waits_for_every_use() {
+        let (g, [a, b, e]) = colah();
+        let order = g.topo_order(e);
+        let kahn = g.kahn_order(&order);
+        assert_eq!(kahn.len(), order.len());
+        let position = |id: NodeId| kahn.iter().position(|&(n, _)| n == id).unwrap();
+        // b is used by c and by d: it comes after both, with 2 pending consumers.
+        assert_eq!(kahn[position(b)].1, 2);
+        for &(node, _) in &kahn {
+            for &input in g.inputs(node) {
+                assert!(position(node) < position(input));
+            }
+        }
+        assert_eq!(kahn[position(a)].1, 1);
+    }
+
+    #[test]
+    fn kinks_are_found_where_the_step_reaches_them() {
+        let mut g = Graph::new();
+        let x = g.leaf(0.0);
+        let r = g.apply(Op::Relu, &[x]).unwrap();
+        let order = g.topo_order(r);
+        let h = 1e-5;
+        let lo = g.reevaluate(&order, &[(x, -h)]);
+        let mid = g.reevaluate(&order, &[]);
+        let hi = g.reevaluate(&order, &[(x, h)]);
+        assert!(g.crosses_kink(&order, [&lo, &mid, &hi]));
+        let lo = g.reevaluate(&order, &[(x, 1.0 - h)]);
+        let mid = g.reevaluate(&order, &[(x, 1.0)]);
+        let hi = g.reevaluate(&order, &[(x, 1.0 + h)]);
+        assert!(!g.crosses_kink(&order, [&lo, &mid, &hi]));
+        // max(x, x) has no kink: the same node on both sides.
+        let m = g.apply(Op::Max, &[x, x]).unwrap();
+        let order = g.topo_order(m);
+        let lo = g.reevaluate(&order, &[(x, -h)]);
+        let mid = g.reevaluate(&order, &[]);
+        let hi = g.reevaluate(&order, &[(x, h)]);
+        assert!(!g.crosses_kink(&order, [&lo, &mid, &hi]));
+    }
+}

@@ -1,0 +1,295 @@
+//! `:plot`: the output as a function of one variable and its derivative beside
+//! it, in the terminal (braille dots, by `textplots`) or as SVG. Points where a
+//! value is inf or nan break the curve; they are never bridged or smoothed.
+
+use std::fmt::Write;
+
+use textplots::{Chart, Plot, Shape};
+
+use super::{Precision, format_number};
+use crate::session::PlotSample;
+
+/// Width and height of a terminal chart in braille dots (2 × 4 per character).
+const DOTS_WIDE: u32 = 120;
+const DOTS_HIGH: u32 = 40;
+
+/// Which number of a sample a curve draws: the value or the gradient.
+type Curve = fn(&PlotSample) -> f64;
+
+/// The finite stretches of a curve, as `(x, y)` runs between non-finite points.
+fn segments(samples: &[PlotSample], y: impl Fn(&PlotSample) -> f64) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for sample in samples {
+        let value = y(sample);
+        if value.is_finite() {
+            if let Some(run) = out.last_mut() {
+                run.push((sample.x, value));
+            }
+        } else if out.last().is_some_and(|run| !run.is_empty()) {
+            out.push(Vec::new());
+        }
+    }
+    out.retain(|run| !run.is_empty());
+    out
+}
+
+/// How many samples have a non-finite value.
+fn not_finite(samples: &[PlotSample], y: impl Fn(&PlotSample) -> f64) -> usize {
+    samples.iter().filter(|s| !y(s).is_finite()).count()
+}
+
+/// Two braille charts, the output and its derivative, with a title each.
+pub fn terminal(
+    of: &str,
+    wrt: &str,
+    at: f64,
+    samples: &[PlotSample],
+    precision: Precision,
+) -> String {
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+        return String::new();
+    };
+    let number = |x: f64| format_number(x, precision);
+    let mut out = String::new();
+    let curves: [(String, Curve); 2] = [
+        (of.to_string(), |s| s.value),
+        (format!("∂{of}/∂{wrt}"), |s| s.grad),
+    ];
+    for (title, y) in curves {
+        let _ = write!(
+            out,
+            "{title} for {wrt} from {} to {} ({wrt} = {} now)",
+            number(first.x),
+            number(last.x),
+            number(at)
+        );
+        let missing = not_finite(samples, y);
+        if missing > 0 {
+            let _ = write!(
+                out,
+                "; inf or nan at {missing} of {} points: gaps",
+                samples.len()
+            );
+        }
+        out.push('\n');
+        let runs: Vec<Vec<(f32, f32)>> = segments(samples, y)
+            .into_iter()
+            .map(|run| run.into_iter().map(|(x, y)| (x as f32, y as f32)).collect())
+            .collect();
+        if runs.is_empty() {
+            out.push_str("  (no finite point to draw)\n");
+            continue;
+        }
+        let shapes: Vec<Shape> = runs
+            .iter()
+            .map(|run| {
+                if run.len() == 1 {
+                    Shape::Points(run)
+                } else {
+                    Shape::Lines(run)
+                }
+            })
+            .collect();
+        let (low, high) = runs
+            .iter()
+            .flatten()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &(_, y)| {
+                (lo.min(y), hi.max(y))
+            });
+        let (xmin, xmax) = (first.x as f32, last.x as f32);
+        let mut chart = if high - low <= 1e-6 * low.abs().max(1.0) {
+            // A flat curve: give it a range to sit in, or nothing is drawn.
+            Chart::new_with_y_range(DOTS_WIDE, DOTS_HIGH, xmin, xmax, low - 1.0, high + 1.0)
+        } else {
+            Chart::new(DOTS_WIDE, DOTS_HIGH, xmin, xmax)
+        };
+        let mut chart = &mut chart;
+        for shape in &shapes {
+            chart = chart.lineplot(shape);
+        }
+        chart.figures();
+        let _ = writeln!(out, "{chart}");
+    }
+    out
+}
+
+/// Size of the SVG and of its margins, in pixels.
+const WIDTH: f64 = 720.0;
+const PANEL_HEIGHT: f64 = 240.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 36.0;
+const BOTTOM: f64 = 30.0;
+
+/// The plot as an SVG picture: the output above, its derivative below, the
+/// current value of the variable marked, inf and nan regions shaded grey.
+pub fn svg(of: &str, wrt: &str, at: f64, samples: &[PlotSample]) -> String {
+    let height = 2.0 * PANEL_HEIGHT;
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    let curves: [(String, &str, Curve); 2] = [
+        (of.to_string(), "#1a7f37", |s| s.value),
+        (format!("∂{of}/∂{wrt}"), "#cf222e", |s| s.grad),
+    ];
+    for (panel, (title, colour, y)) in curves.into_iter().enumerate() {
+        let top = panel as f64 * PANEL_HEIGHT;
+        panel_svg(&mut out, top, &title, colour, wrt, at, samples, y);
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn panel_svg(
+    out: &mut String,
+    top: f64,
+    title: &str,
+    colour: &str,
+    wrt: &str,
+    at: f64,
+    samples: &[PlotSample],
+    y: Curve,
+) {
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+        return;
+    };
+    let number = |x: f64| escape(&format_number(x, Precision::Digits(4)));
+    let (x0, x1) = (first.x, last.x);
+    let finite: Vec<f64> = samples.iter().map(y).filter(|v| v.is_finite()).collect();
+    let (mut y0, mut y1) = finite
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    if finite.is_empty() {
+        (y0, y1) = (-1.0, 1.0);
+    }
+    if y1 - y0 < 1e-12 * y0.abs().max(1.0) {
+        (y0, y1) = (y0 - 1.0, y1 + 1.0);
+    }
+    let pad = 0.05 * (y1 - y0);
+    let (y0, y1) = (y0 - pad, y1 + pad);
+    let (left, right) = (LEFT, WIDTH - RIGHT);
+    let (high, low) = (top + TOP, top + PANEL_HEIGHT - BOTTOM);
+    let px = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
+    let py = |v: f64| low - (v - y0) / (y1 - y0) * (low - high);
+    let _ = writeln!(
+        out,
+        "<text x=\"{left}\" y=\"{}\" font-size=\"14\" fill=\"{colour}\">{}</text>",
+        top + 22.0,
+        escape(title)
+    );
+    // Grey where the value is inf or nan.
+    let step = (right - left) / (samples.len().max(2) - 1) as f64;
+    let mut start: Option<f64> = None;
+    for (i, sample) in samples.iter().enumerate() {
+        let missing = !y(sample).is_finite();
+        if missing && start.is_none() {
+            start = Some((px(sample.x) - step / 2.0).max(left));
+        }
+        let run_ends = i + 1 == samples.len() || y(&samples[i + 1]).is_finite();
+        if let (true, true, Some(x)) = (missing, run_ends, start) {
+            let end = (px(sample.x) + step / 2.0).min(right);
+            let _ = writeln!(
+                out,
+                "<rect x=\"{x:.2}\" y=\"{high}\" width=\"{:.2}\" height=\"{}\" fill=\"#d0d0d0\"/>",
+                end - x,
+                low - high
+            );
+            start = None;
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<rect x=\"{left}\" y=\"{high}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>",
+        right - left,
+        low - high
+    );
+    if y0 < 0.0 && 0.0 < y1 {
+        let _ = writeln!(
+            out,
+            "<line x1=\"{left}\" y1=\"{0:.2}\" x2=\"{right}\" y2=\"{0:.2}\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>",
+            py(0.0)
+        );
+    }
+    if x0 <= at && at <= x1 {
+        let _ = writeln!(
+            out,
+            "<line x1=\"{0:.2}\" y1=\"{high}\" x2=\"{0:.2}\" y2=\"{low}\" stroke=\"#0969da\" stroke-dasharray=\"2 3\"/>\n<text x=\"{0:.2}\" y=\"{1}\" fill=\"#0969da\" text-anchor=\"middle\">{2} = {3}</text>",
+            px(at),
+            high - 4.0,
+            escape(wrt),
+            number(at)
+        );
+    }
+    for run in segments(samples, y) {
+        let points: Vec<String> = run
+            .iter()
+            .map(|&(x, v)| format!("{:.2},{:.2}", px(x), py(v)))
+            .collect();
+        if points.len() == 1 {
+            let _ = writeln!(
+                out,
+                "<circle cx=\"{:.2}\" cy=\"{:.2}\" r=\"1.5\" fill=\"{colour}\"/>",
+                px(run[0].0),
+                py(run[0].1)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
+                points.join(" ")
+            );
+        }
+    }
+    let label = |x: f64, y: f64, anchor: &str, text: String| {
+        format!(
+            "<text x=\"{x:.2}\" y=\"{y:.2}\" text-anchor=\"{anchor}\" fill=\"#333\">{text}</text>\n"
+        )
+    };
+    out.push_str(&label(left - 6.0, high + 4.0, "end", number(y1)));
+    out.push_str(&label(left - 6.0, low, "end", number(y0)));
+    out.push_str(&label(left, low + 16.0, "start", number(x0)));
+    out.push_str(&label(right, low + 16.0, "end", number(x1)));
+    out.push_str(&label(
+        (left + right) / 2.0,
+        low + 16.0,
+        "middle",
+        escape(wrt),
+    ));
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_breaks_the_curve() {
+        let samples: Vec<PlotSample> = [-1.0, -0.5, 0.0, 0.5, 1.0]
+            .iter()
+            .map(|&x: &f64| PlotSample {
+                x,
+                value: x.sqrt(),
+                grad: 0.5 / x.sqrt(),
+            })
+            .collect();
+        let runs = segments(&samples, |s| s.value);
+        assert_eq!(
+            runs,
+            vec![vec![(0.0, 0.0), (0.5, 0.5f64.sqrt()), (1.0, 1.0)]]
+        );
+        let svg = svg("y", "x", 0.5, &samples);
+        assert!(svg.contains("fill=\"#d0d0d0\""));
+        assert!(svg.contains("<polyline"));
+        let text = terminal("y", "x", 0.5, &samples, Precision::default());
+        assert!(text.contains("inf or nan at 2 of 5 points"));
+    }
+}

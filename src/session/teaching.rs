@@ -1,0 +1,570 @@
+//! The teaching commands: `:graph`, `:forward`, `:topo kahn`, `:check`, `:paths`,
+//! `:dot`, `:svg`, `:trace md|tex` and `:plot`. Each builds its answer from the
+//! same graph and returns events; files are written by the printer, not here.
+
+use std::collections::HashMap;
+
+use super::commands::{bad_arguments, summarise};
+use super::{
+    Event, GraphLine, KahnRow, Output, PathEdge, PathRow, Picture, PictureEdge, PictureFormat,
+    PictureNode, PlotSample, Session, SessionError, TableFormat, Target, Verdict,
+};
+use crate::engine::NodeId;
+use crate::syntax::{Ident, Span};
+
+/// `:graph` draws at most this many lines,
+const GRAPH_LINES: usize = 60;
+/// this many inputs of one node,
+const GRAPH_WIDTH: usize = 8;
+/// and this many levels below the output.
+const GRAPH_DEPTH: usize = 24;
+/// `:paths` lists at most this many paths.
+const PATH_LIMIT: usize = 64;
+/// and at most this many edges in all (paths through long chains are long).
+const PATH_EDGES: usize = 4096;
+/// `:dot` and `:svg` draw graphs of at most this many nodes.
+const PICTURE_NODES: usize = 500;
+/// `:plot` evaluates the output at this many points.
+const PLOT_SAMPLES: usize = 241;
+
+/// Verdict thresholds of `:check` on the relative error.
+const CHECK_PASS: f64 = 1e-7;
+const CHECK_WARN: f64 = 1e-4;
+
+impl Session {
+    /// `:graph`: the output's graph as an indented tree, output first; a node
+    /// used twice is drawn once and then referenced.
+    pub(super) fn graph_tree(
+        &mut self,
+        span: Span,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let (gradients, _) = self.backprop(&output, span)?;
+        let names = self.names_by_node();
+        let position: HashMap<NodeId, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i + 1))
+            .collect();
+        enum Entry {
+            Node(NodeId, usize),
+            More(usize, usize),
+        }
+        let mut shown = vec![false; self.graph.len()];
+        let mut distinct = 0;
+        let mut lines = Vec::new();
+        let mut stack = vec![Entry::Node(output.node, 0)];
+        while let Some(entry) = stack.pop() {
+            if lines.len() >= GRAPH_LINES {
+                break;
+            }
+            let (id, depth) = match entry {
+                Entry::More(depth, count) => {
+                    lines.push(GraphLine::More { depth, count });
+                    continue;
+                }
+                Entry::Node(id, depth) => (id, depth),
+            };
+            let shown_above = shown[id.index()];
+            let row = self.node_row(position[&id], id, &names);
+            lines.push(GraphLine::Node {
+                depth,
+                row,
+                grad: gradients[id],
+                shown_above,
+            });
+            if shown_above {
+                continue;
+            }
+            shown[id.index()] = true;
+            distinct += 1;
+            let inputs = self.graph.inputs(id);
+            if inputs.is_empty() {
+                continue;
+            }
+            if depth + 1 > GRAPH_DEPTH {
+                stack.push(Entry::More(depth + 1, inputs.len()));
+                continue;
+            }
+            let drawn = inputs.len().min(GRAPH_WIDTH);
+            if inputs.len() > drawn {
+                stack.push(Entry::More(depth + 1, inputs.len() - drawn));
+            }
+            for &input in inputs[..drawn].iter().rev() {
+                stack.push(Entry::Node(input, depth + 1));
+            }
+        }
+        events.push(Event::Graph {
+            of: output.label,
+            total: order.len(),
+            lines,
+            omitted: order.len() - distinct,
+        });
+        Ok(())
+    }
+
+    /// `:forward [all]`: the forward evaluation order, inputs first.
+    pub(super) fn forward_order(
+        &mut self,
+        span: Span,
+        all: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let names = self.names_by_node();
+        let total = order.len();
+        let (shown, omitted) = summarise(total, all);
+        let rows = shown
+            .map(|i| self.node_row(i + 1, order[total - 1 - i], &names))
+            .collect();
+        events.push(Event::Forward {
+            of: output.label,
+            total,
+            rows,
+            omitted,
+        });
+        Ok(())
+    }
+
+    /// `:topo kahn [all]`: Kahn's order with each node's pending-consumer count.
+    pub(super) fn topo_kahn(
+        &mut self,
+        span: Span,
+        all: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let kahn = self.graph.kahn_order(&order);
+        let dfs_position: HashMap<NodeId, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i + 1))
+            .collect();
+        let differences = kahn
+            .iter()
+            .zip(order.iter())
+            .filter(|((a, _), b)| a != *b)
+            .count();
+        let names = self.names_by_node();
+        let (shown, omitted) = summarise(kahn.len(), all);
+        let rows = shown
+            .map(|i| {
+                let (id, pending) = kahn[i];
+                KahnRow {
+                    row: self.node_row(i + 1, id, &names),
+                    pending,
+                    dfs_position: dfs_position[&id],
+                }
+            })
+            .collect();
+        events.push(Event::Kahn {
+            of: output.label,
+            total: order.len(),
+            rows,
+            omitted,
+            differences,
+        });
+        Ok(())
+    }
+
+    /// The variables named in `args`, or every variable the output depends on
+    /// (not the output's own name), as `:grad` picks them.
+    fn targets(
+        &self,
+        output: &Output,
+        reached: &[bool],
+        args: &[Ident],
+    ) -> Result<Vec<(String, NodeId)>, SessionError> {
+        let mut targets: Vec<(String, NodeId)> = Vec::new();
+        for arg in args {
+            let node = self.variable_node(arg)?;
+            if targets.iter().all(|(name, _)| *name != arg.name) {
+                targets.push((arg.name.clone(), node));
+            }
+        }
+        if args.is_empty() {
+            targets = self
+                .var_order
+                .iter()
+                .map(|name| (name.clone(), self.vars[name]))
+                .filter(|(name, node)| reached[node.index()] && *name != output.label)
+                .collect();
+        }
+        Ok(targets)
+    }
+
+    /// `:check [NAMES]`: each gradient by reverse mode against a central difference
+    /// on the graph itself (the output's subgraph evaluated again with one node
+    /// moved by ±h; nothing is parsed again and the graph is not changed).
+    pub(super) fn check(
+        &mut self,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let (gradients, reached) = self.backprop(&output, span)?;
+        let targets = self.targets(&output, &reached, args)?;
+        if targets.is_empty() {
+            events.push(Event::Notice {
+                message: format!("{} depends on no variable: nothing to check", output.label),
+            });
+        }
+        let order = self.order_for(output.node);
+        let base = self.graph.reevaluate(&order, &[]);
+        for (name, node) in targets {
+            let x = self.graph.value(node);
+            let h = 1e-5 * x.abs().max(1.0);
+            let (low, high) = (x - h, x + h);
+            let minus = self.graph.reevaluate(&order, &[(node, low)]);
+            let plus = self.graph.reevaluate(&order, &[(node, high)]);
+            let out = output.node.index();
+            // Divide by the step actually taken (x ± h rounded).
+            let numeric = (plus[out] - minus[out]) / (high - low);
+            let analytic = gradients[node];
+            let relative_error = if analytic == numeric {
+                0.0
+            } else {
+                (analytic - numeric).abs() / analytic.abs().max(numeric.abs())
+            };
+            let verdict = if !analytic.is_finite() || !numeric.is_finite() {
+                Verdict::NotFinite
+            } else if reached[node.index()]
+                && self
+                    .graph
+                    .crosses_kink(&order, [&minus[..], &base[..], &plus[..]])
+            {
+                Verdict::Kink
+            } else if relative_error <= CHECK_PASS {
+                Verdict::Pass
+            } else if relative_error <= CHECK_WARN {
+                Verdict::Warn
+            } else {
+                Verdict::Fail
+            };
+            events.push(Event::Check {
+                of: output.label.clone(),
+                wrt: name,
+                at: x,
+                h,
+                analytic,
+                numeric,
+                relative_error,
+                verdict,
+            });
+        }
+        Ok(())
+    }
+
+    /// `:paths NAME`: every path from the output to NAME with the product of the
+    /// local derivatives along it; their sum is the gradient.
+    pub(super) fn paths(
+        &mut self,
+        span: Span,
+        target: &Ident,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let node = self.variable_node(target)?;
+        let (gradients, _) = self.backprop(&output, span)?;
+        let order = self.order_for(output.node);
+        let found = self.graph.paths(&order, node, PATH_LIMIT, PATH_EDGES);
+        let names = self.names_by_node();
+        let paths = found
+            .paths
+            .iter()
+            .map(|path| {
+                let edges: Vec<PathEdge> = path
+                    .iter()
+                    .map(|&(consumer, position)| {
+                        let input = self.graph.inputs(consumer)[position];
+                        PathEdge {
+                            node: self.node_ref(consumer, &names),
+                            input: self.node_ref(input, &names),
+                            formula: self.graph.op(consumer).info().formula(position),
+                            local: self.local_derivative(consumer, position),
+                        }
+                    })
+                    .collect();
+                let product = edges.iter().map(|e| e.local).product();
+                PathRow { edges, product }
+            })
+            .collect();
+        events.push(Event::Paths {
+            of: output.label,
+            wrt: target.name.clone(),
+            paths,
+            count: found.count,
+            gradient: gradients[node],
+            nodes: order.len(),
+        });
+        Ok(())
+    }
+
+    /// ∂node/∂(its input at `position`) at the stored values.
+    fn local_derivative(&self, node: NodeId, position: usize) -> f64 {
+        let values: Vec<f64> = self
+            .graph
+            .inputs(node)
+            .iter()
+            .map(|&i| self.graph.value(i))
+            .collect();
+        (self.graph.op(node).info().local)(&values, self.graph.value(node), position)
+    }
+
+    /// `:dot [FILE]` and `:svg FILE`: the output's graph with values, gradients
+    /// and local derivatives, for the printer to render and write.
+    pub(super) fn picture(
+        &mut self,
+        name: &Ident,
+        args: &[Ident],
+        format: PictureFormat,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let target = match (args, format) {
+            ([], PictureFormat::Dot) => None,
+            ([file], _) => Some(Target {
+                path: file.name.clone(),
+                span: file.span,
+            }),
+            _ => {
+                let (message, help) = match format {
+                    PictureFormat::Dot => (
+                        "`:dot` takes at most one file name",
+                        "e.g. `:dot graph.dot`, or `:dot` to print the DOT text",
+                    ),
+                    PictureFormat::Svg => ("`:svg` takes one file name", "e.g. `:svg graph.svg`"),
+                };
+                return Err(bad_arguments(name, args, message, help));
+            }
+        };
+        let output = self.require_output(name.span)?;
+        let order = self.order_for(output.node);
+        if order.len() > PICTURE_NODES {
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "the graph of {} has {} nodes: `:{}` draws at most {PICTURE_NODES}",
+                    output.label,
+                    order.len(),
+                    name.name
+                ),
+                span: name.span,
+                help: Some("`:graph` and `:topo` summarise a graph of any size".to_string()),
+            });
+        }
+        let (gradients, _) = self.backprop(&output, name.span)?;
+        let names = self.names_by_node();
+        let nodes = order
+            .iter()
+            .map(|&id| PictureNode {
+                node: self.node_ref(id, &names),
+                op: self.graph.op(id).info().name,
+                value: self.graph.value(id),
+                grad: gradients[id],
+            })
+            .collect();
+        let mut edges = Vec::new();
+        for &id in order.iter() {
+            for (position, &input) in self.graph.inputs(id).iter().enumerate() {
+                edges.push(PictureEdge {
+                    input,
+                    node: id,
+                    position,
+                    local: self.local_derivative(id, position),
+                });
+            }
+        }
+        events.push(Event::Picture {
+            picture: Picture {
+                of: output.label,
+                nodes,
+                edges,
+            },
+            format,
+            target,
+        });
+        Ok(())
+    }
+
+    /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes.
+    pub(super) fn trace_table(
+        &mut self,
+        name: &Ident,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let mut all = false;
+        let mut format = None;
+        let mut target = None;
+        for arg in args {
+            match (arg.name.as_str(), format) {
+                ("all", None) => all = true,
+                ("md" | "markdown", None) => format = Some(TableFormat::Markdown),
+                ("tex" | "latex", None) => format = Some(TableFormat::Latex),
+                (_, Some(_)) if target.is_none() => {
+                    target = Some(Target {
+                        path: arg.name.clone(),
+                        span: arg.span,
+                    })
+                }
+                _ => {
+                    return Err(bad_arguments(
+                        name,
+                        args,
+                        "`:trace` takes `all`, then `md` or `tex` and a file name",
+                        "e.g. `:trace md`, `:trace tex notes.tex`, `:trace all`",
+                    ));
+                }
+            }
+        }
+        let Some(format) = format else {
+            return Err(bad_arguments(
+                name,
+                args,
+                "`:trace` takes `all`, then `md` or `tex` and a file name",
+                "e.g. `:trace md`, `:trace tex notes.tex`, `:trace all`",
+            ));
+        };
+        let mut trace = Vec::new();
+        self.trace(name.span, all, &mut trace)?;
+        if let Some(Event::Trace {
+            of,
+            total,
+            steps,
+            omitted,
+        }) = trace.pop()
+        {
+            events.push(Event::TraceTable {
+                of,
+                total,
+                steps,
+                omitted,
+                format,
+                target,
+            });
+        }
+        Ok(())
+    }
+
+    /// `:plot NAME [FROM TO] [FILE.svg]`: the output as a function of one
+    /// variable, with its derivative, by evaluating the graph again at each point.
+    pub(super) fn plot(
+        &mut self,
+        name: &Ident,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let usage = |message: &str| {
+            bad_arguments(
+                name,
+                args,
+                message,
+                "e.g. `:plot x`, `:plot x -3 3`, `:plot x -3 3 plot.svg`",
+            )
+        };
+        let (variable, rest) = match args {
+            [variable, rest @ ..] => (variable, rest),
+            [] => return Err(usage("`:plot` takes a variable, a range and a file name")),
+        };
+        let (range, file) = match rest {
+            [] => (None, None),
+            [file] => (None, Some(file)),
+            [from, to] => (Some((from, to)), None),
+            [from, to, file] => (Some((from, to)), Some(file)),
+            _ => return Err(usage("`:plot` takes a variable, a range and a file name")),
+        };
+        let target = match file {
+            Some(file) if !file.name.to_lowercase().ends_with(".svg") => {
+                return Err(SessionError::BadArguments {
+                    message: format!("`:plot` writes SVG: `{}` does not end in .svg", file.name),
+                    span: file.span,
+                    help: Some("e.g. `:plot x -3 3 plot.svg`".to_string()),
+                });
+            }
+            Some(file) => Some(Target {
+                path: file.name.clone(),
+                span: file.span,
+            }),
+            None => None,
+        };
+        let output = self.require_output(name.span)?;
+        let node = self.variable_node(variable)?;
+        self.backprop(&output, name.span)?;
+        let at = self.graph.value(node);
+        let (from, to) = match range {
+            Some((from, to)) => (plot_bound(from)?, plot_bound(to)?),
+            None => {
+                let width = 3.0 * at.abs().max(1.0);
+                (at - width, at + width)
+            }
+        };
+        if !at.is_finite() && range.is_none() {
+            return Err(usage(&format!("{} = {at}: give a range", variable.name)));
+        }
+        if from >= to {
+            let span = range.map_or(name.span, |(a, b)| a.span.to(b.span));
+            return Err(SessionError::BadArguments {
+                message: format!("the range {from} to {to} is empty"),
+                span,
+                help: Some("give the smaller end first, e.g. `:plot x -3 3`".to_string()),
+            });
+        }
+        let order = self.order_for(output.node);
+        let samples = (0..PLOT_SAMPLES)
+            .map(|i| {
+                let x = from + (to - from) * i as f64 / (PLOT_SAMPLES - 1) as f64;
+                let values = self.graph.reevaluate(&order, &[(node, x)]);
+                let grad = self.graph.backward_at(&order, &values)[node];
+                PlotSample {
+                    x,
+                    value: values[output.node.index()],
+                    grad,
+                }
+            })
+            .collect();
+        events.push(Event::Plot {
+            of: output.label,
+            wrt: variable.name.clone(),
+            at,
+            samples,
+            target,
+        });
+        Ok(())
+    }
+}
+
+/// One end of a plot's range: a finite number.
+fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
+    match word.name.replace('−', "-").parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(SessionError::BadArguments {
+            message: format!("`{}` is not a finite number", word.name),
+            span: word.span,
+            help: Some("a range is two numbers, e.g. `:plot x -3 3`".to_string()),
+        }),
+    }
+}
+
+/// The words accepted after `:topo`: `all` and `kahn`, in any order.
+pub(super) fn topo_flags(name: &Ident, args: &[Ident]) -> Result<(bool, bool), SessionError> {
+    let (mut all, mut kahn) = (false, false);
+    for arg in args {
+        match arg.name.as_str() {
+            "all" if !all => all = true,
+            "kahn" if !kahn => kahn = true,
+            _ => {
+                return Err(bad_arguments(
+                    name,
+                    args,
+                    &format!("`:{}` takes `all` and `kahn`", name.name),
+                    "e.g. `:topo`, `:topo kahn`, `:topo all`",
+                ));
+            }
+        }
+    }
+    Ok((all, kahn))
+}
