@@ -12,6 +12,7 @@ pub mod error;
 mod eval;
 pub mod event;
 mod help;
+mod memory;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -19,6 +20,7 @@ use std::rc::Rc;
 
 pub use error::SessionError;
 pub use event::{Event, NodeRef, NodeRow, Omitted, TraceContribution, TraceStep, VarRow};
+pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -67,11 +69,14 @@ pub struct Session {
     /// The most recent statement's node: `ans` and `_`.
     last: Option<NodeId>,
     /// The reverse topological order of the last output asked about. Nodes never
-    /// change once appended, so an output's order stays valid until `:reset`.
+    /// change once appended, so an output's order stays valid until `:reset`
+    /// (a collection remaps it).
     order_cache: Option<(NodeId, Rc<Vec<NodeId>>)>,
     /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
     /// cannot pass through them (that would take a second derivative).
     derivative_nodes: HashMap<NodeId, String>,
+    /// Collections and sort counts (`memory.rs`).
+    memory: memory::Memory,
 }
 
 impl Session {
@@ -155,6 +160,7 @@ impl Session {
                 self.command(&name, &args, &mut events)?;
             }
         }
+        self.collect_if_due();
         Ok(events)
     }
 
@@ -225,6 +231,7 @@ impl Session {
             }
         }
         let order = Rc::new(self.graph.topo_order(output));
+        self.memory.sorts += 1;
         self.order_cache = Some((output, Rc::clone(&order)));
         order
     }
