@@ -1,7 +1,7 @@
 //! Reverse mode: one walk over the reverse topological order, applying the
 //! chain rule, optionally recording each step.
 
-use super::{Contribution, Gradients, Graph, NodeId, Step};
+use super::{Arity, Contribution, Gradients, Graph, NodeId, Step};
 
 impl Graph {
     /// Gradients of the output `order[0]` with respect to every node, by reverse
@@ -58,18 +58,35 @@ impl Graph {
             grads[output.index()] = 1.0; // ∂output/∂output
         }
         let mut input_values = Vec::new();
+        let mut pair = [0.0; 2];
         for &node in order {
             // ∂output/∂node, complete: every node using this one came earlier.
             let upstream = grads[node.index()];
             recorder.node(node, upstream);
-            let inputs = self.inputs(node);
-            let local_derivative = self.op(node).info().local;
-            input_values.clear();
-            input_values.extend(inputs.iter().map(|&input| self.value(input)));
-            let value = self.value(node);
+            let (op, value, inline) = self.node_parts(node);
+            let info = op.info();
+            // Unary and binary nodes (nearly all) read their inputs' values
+            // into an array; only min/max collect them into a vector.
+            let (inputs, values): (&[NodeId], &[f64]) = match info.arity {
+                Arity::Leaf => continue,
+                Arity::Unary => {
+                    pair[0] = self.value(inline[0]);
+                    (&inline[..1], &pair[..1])
+                }
+                Arity::Binary => {
+                    pair = [self.value(inline[0]), self.value(inline[1])];
+                    (&inline[..], &pair[..])
+                }
+                Arity::Variadic => {
+                    let inputs = self.inputs(node);
+                    input_values.clear();
+                    input_values.extend(inputs.iter().map(|&input| self.value(input)));
+                    (inputs, &input_values)
+                }
+            };
             for (position, &input) in inputs.iter().enumerate() {
                 // The chain rule: ∂output/∂input += ∂output/∂node · ∂node/∂input.
-                let local = local_derivative(&input_values, value, position);
+                let local = (info.local)(values, value, position);
                 let before = grads[input.index()];
                 let after = before + upstream * local;
                 grads[input.index()] = after;

@@ -9,9 +9,9 @@ use super::{Arity, ArityError, Graph, NodeId, Op};
 /// slice of `Graph::variadic_inputs` there instead.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Node {
-    value: f64,
-    inputs: [NodeId; 2],
-    op: Op,
+    pub(super) value: f64,
+    pub(super) inputs: [NodeId; 2],
+    pub(super) op: Op,
 }
 
 impl Graph {
@@ -127,6 +127,43 @@ impl Graph {
         Ok(id)
     }
 
+    /// Appends the unary `op` applied to `a` (arity checked by the caller: `Var`'s methods).
+    pub(super) fn apply_unary(&mut self, op: Op, a: NodeId) -> NodeId {
+        debug_assert_eq!(op.info().arity, Arity::Unary);
+        let value = (op.info().forward)(&[self.value(a)]);
+        self.push(op, value, [a, NodeId(0)])
+    }
+
+    /// Appends the binary `op` applied to `a` and `b` (arity checked by the caller).
+    pub(super) fn apply_binary(&mut self, op: Op, a: NodeId, b: NodeId) -> NodeId {
+        debug_assert_eq!(op.info().arity, Arity::Binary);
+        let value = (op.info().forward)(&[self.value(a), self.value(b)]);
+        self.push(op, value, [a, b])
+    }
+
+    /// Sets the value of a variable leaf, e.g. a parameter after an optimiser
+    /// step. Nodes already built on it keep their old values, so this is for a
+    /// leaf whose users have been [truncated](Graph::truncate) (or not built yet).
+    ///
+    /// ```
+    /// let mut g = gradcalc::engine::Graph::new();
+    /// let w = g.leaf(1.0);
+    /// g.set_leaf_value(w, 0.5);
+    /// assert_eq!(g.value(w), 0.5);
+    /// ```
+    ///
+    /// # Panics
+    /// If `id` is not an [`Op::Input`] node of this graph.
+    pub fn set_leaf_value(&mut self, id: NodeId, value: f64) {
+        let node = &mut self.nodes[id.index()];
+        assert_eq!(
+            node.op,
+            Op::Input,
+            "only a variable leaf's value can be set"
+        );
+        node.value = value;
+    }
+
     /// The forward value of a node.
     ///
     /// # Panics
@@ -159,6 +196,12 @@ impl Graph {
                 &self.variadic_inputs[start..start + len]
             }
         }
+    }
+
+    /// A node's op, value and inline input ids (see [`Node`]), in one lookup.
+    pub(super) fn node_parts(&self, id: NodeId) -> (Op, f64, [NodeId; 2]) {
+        let node = &self.nodes[id.index()];
+        (node.op, node.value, node.inputs)
     }
 
     /// The size of one node in the arena, in bytes (24), not counting the

@@ -15,21 +15,31 @@
 //!   [`Graph::paths`] serve the teaching commands: forward values with some
 //!   nodes moved, Kahn's order, the paths from an output to a node (`teaching.rs`).
 //!
+//! - [`Tape`] and [`Var`] are the library face: a `Copy` handle with operator
+//!   overloading that builds into the same [`Graph`] (`var.rs`).
+//!
+//! - [`Graph::retain_reachable`] compacts the arena to the nodes reachable from
+//!   a set of roots and returns the id [`Remap`] (`compact.rs`).
+//!
 //! Nothing here recurses over the graph: sorting and backward use explicit
 //! stacks and loops, and dropping the arena is dropping a flat `Vec`, so graphs
 //! a million nodes deep are safe.
 
 mod backward;
+mod compact;
 mod graph;
 mod ops;
 mod teaching;
 mod topo;
+mod var;
 
 #[cfg(test)]
 mod tests;
 
+pub use compact::Remap;
 pub use ops::ascii;
 pub use teaching::Paths;
+pub use var::{Tape, Var};
 
 /// Index of a node in a [`Graph`]. Nodes are appended in evaluation order.
 ///
@@ -188,7 +198,8 @@ pub struct ArityError {
 }
 
 /// The computation graph: an arena of nodes indexed by [`NodeId`], appended in
-/// evaluation order and never mutated.
+/// evaluation order and never mutated (but for [`Graph::set_leaf_value`], for
+/// optimisers).
 ///
 /// A node holds its op, its forward value and up to two input ids inline
 /// (24 bytes, see [`Graph::node_bytes`]); the inputs of `min`/`max` live in a

@@ -1,6 +1,6 @@
 //! Reverse topological order by an iterative depth-first search.
 
-use super::{Graph, NodeId};
+use super::{Arity, Graph, NodeId};
 
 impl Graph {
     /// The nodes reachable from `output`, in reverse topological order: `output`
@@ -18,13 +18,20 @@ impl Graph {
         let mut visited = Bitset::new(self.len());
         let mut postorder = Vec::new();
         // Each entry is a node and how many of its inputs have been looked at.
-        let mut stack: Vec<(NodeId, usize)> = vec![(output, 0)];
+        let mut stack: Vec<(NodeId, u32)> = vec![(output, 0)];
         visited.insert(output);
-        while let Some((node, next)) = stack.last_mut() {
-            let node = *node;
-            match self.inputs(node).get(*next) {
-                Some(&input) => {
-                    *next += 1;
+        while let Some(top) = stack.last_mut() {
+            let (node, next) = *top;
+            let (op, _, inline) = self.node_parts(node);
+            let input = match op.info().arity {
+                Arity::Leaf => None,
+                Arity::Unary => (next == 0).then_some(inline[0]),
+                Arity::Binary => inline.get(next as usize).copied(),
+                Arity::Variadic => self.inputs(node).get(next as usize).copied(),
+            };
+            match input {
+                Some(input) => {
+                    top.1 += 1;
                     // The graph is acyclic (inputs always precede their node), so
                     // marking on push cannot cut a path short.
                     if visited.insert(input) {

@@ -112,10 +112,40 @@ pub fn event(event: &Event, source: &str) -> Value {
             })).collect::<Vec<_>>(),
         }),
         Event::Help { topic, text } => json!({"kind": "help", "topic": topic, "text": text}),
+        Event::Stats(stats) => json!({
+            "kind": "stats",
+            "nodes": stats.nodes,
+            "reachable": stats.reachable,
+            "bytes": stats.bytes,
+            "node_bytes": stats.node_bytes,
+            "sorts": stats.sorts,
+            "collections": stats.collections,
+            "last": stats.last.as_ref().map(reclaim),
+        }),
+        Event::Collected(r) => {
+            let mut object = Map::new();
+            object.insert("kind".into(), json!("gc"));
+            if let Value::Object(fields) = reclaim(r) {
+                object.extend(fields);
+            }
+            Value::Object(object)
+        }
         Event::Reset => json!({"kind": "reset"}),
         Event::Quit => json!({"kind": "quit"}),
         other => teaching::event(other).unwrap_or(Value::Null),
     }
+}
+
+/// A collection's figures (`gc` events and the `last` of `stats`).
+fn reclaim(r: &crate::session::Reclaim) -> Value {
+    json!({
+        "nodes_before": r.nodes_before,
+        "nodes_after": r.nodes_after,
+        "bytes_before": r.bytes_before,
+        "bytes_after": r.bytes_after,
+        "millis": r.millis,
+        "automatic": r.automatic,
+    })
 }
 
 /// An error as a JSON object with its 1-based line and column in `source`.

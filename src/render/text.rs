@@ -84,6 +84,32 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
         Event::Help { text, .. } => {
             let _ = writeln!(out, "{text}");
         }
+        Event::Stats(stats) => {
+            let _ = writeln!(
+                out,
+                "graph: {} nodes ({} reachable), {} ({} bytes a node)",
+                stats.nodes,
+                stats.reachable,
+                human_bytes(stats.bytes),
+                stats.node_bytes
+            );
+            let _ = writeln!(
+                out,
+                "orders computed: {}; collections: {}",
+                stats.sorts, stats.collections
+            );
+            match &stats.last {
+                Some(reclaim) => {
+                    let _ = writeln!(out, "last reclaim: {}", reclaim_text(reclaim));
+                }
+                None => {
+                    let _ = writeln!(out, "last reclaim: none yet");
+                }
+            }
+        }
+        Event::Collected(reclaim) => {
+            let _ = writeln!(out, "reclaimed {}", reclaim_text(reclaim));
+        }
         Event::Reset => {
             let _ = writeln!(
                 out,
@@ -475,6 +501,38 @@ pub(super) fn instantiate_formula(formula: &str, inputs: &[String]) -> String {
         }
     }
     out
+}
+
+/// `1.5 MiB`, `72 B`.
+fn human_bytes(bytes: usize) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// `2097153 → 3 nodes, 48.0 MiB → 72 B, in 12.3 ms (automatic)`.
+fn reclaim_text(reclaim: &crate::session::Reclaim) -> String {
+    format!(
+        "{} → {} nodes, {} → {}, in {:.1} ms{}",
+        reclaim.nodes_before,
+        reclaim.nodes_after,
+        human_bytes(reclaim.bytes_before),
+        human_bytes(reclaim.bytes_after),
+        reclaim.millis,
+        if reclaim.automatic {
+            " (automatic)"
+        } else {
+            ""
+        }
+    )
 }
 
 #[cfg(test)]

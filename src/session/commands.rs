@@ -1,5 +1,5 @@
-//! The `:` commands: `:grad`, `:backward`, `:topo`, `:trace`, `:vars`, `:help`, `:reset`, `:quit`;
-//! the teaching commands are in `teaching.rs`.
+//! The `:` commands: `:grad`, `:backward`, `:topo`, `:trace`, `:vars`, `:help`, `:stats`,
+//! `:gc`, `:reset`, `:quit`; the teaching commands are in `teaching.rs`.
 
 use super::{
     Event, Omitted, Output, PictureFormat, Session, SessionError, TraceContribution, TraceStep,
@@ -75,6 +75,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "help",
         "[TOPIC]",
         "this help; `:help tanh` for a function, `:help grad` for the conventions",
+    ),
+    (
+        "stats",
+        "",
+        "graph size: nodes, reachable nodes, bytes, sorts, the last reclaim",
+    ),
+    (
+        "gc",
+        "",
+        "reclaim the nodes no name, output or `ans` can reach",
     ),
     ("reset", "", "forget all variables, functions and the graph"),
     (
@@ -174,6 +184,16 @@ impl Session {
                     }
                 };
                 events.push(self.help(topic)?);
+                Ok(())
+            }
+            "stats" => {
+                no_arguments(name, args)?;
+                self.stats_command(events);
+                Ok(())
+            }
+            "gc" => {
+                no_arguments(name, args)?;
+                self.gc_command(events);
                 Ok(())
             }
             "reset" => {

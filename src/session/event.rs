@@ -127,6 +127,10 @@ pub enum Event {
     },
     /// Help text (`:help`).
     Help { topic: Option<String>, text: String },
+    /// Memory figures (`:stats`).
+    Stats(super::Stats),
+    /// Unreachable nodes were reclaimed (`:gc`).
+    Collected(super::Reclaim),
     /// The session was cleared (`:reset`).
     Reset,
     /// The user asked to leave (`:quit`).

@@ -12,6 +12,7 @@ pub mod error;
 mod eval;
 pub mod event;
 mod help;
+mod memory;
 mod preview;
 mod script;
 mod teaching;
@@ -27,6 +28,7 @@ pub use event::{
     PictureFormat, PictureNode, PlotSample, TableFormat, Target, TraceContribution, TraceStep,
     VarRow, Verdict,
 };
+pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -75,13 +77,16 @@ pub struct Session {
     /// The most recent statement's node: `ans` and `_`.
     last: Option<NodeId>,
     /// The reverse topological order of the last output asked about. Nodes never
-    /// change once appended, so an output's order stays valid until `:reset`.
+    /// change once appended, so an output's order stays valid until `:reset`
+    /// (a collection remaps it).
     order_cache: Option<(NodeId, Rc<Vec<NodeId>>)>,
     /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
     /// cannot pass through them (that would take a second derivative).
     derivative_nodes: HashMap<NodeId, String>,
     /// Source text of the statements that built this state, for `:save` (script.rs).
     statements: Vec<String>,
+    /// Collections and sort counts (`memory.rs`).
+    memory: memory::Memory,
 }
 
 impl Session {
@@ -168,6 +173,7 @@ impl Session {
             }
         }
         self.statements.extend(record);
+        self.collect_if_due();
         Ok(events)
     }
 
@@ -238,6 +244,7 @@ impl Session {
             }
         }
         let order = Rc::new(self.graph.topo_order(output));
+        self.memory.sorts += 1;
         self.order_cache = Some((output, Rc::clone(&order)));
         order
     }

@@ -1,0 +1,189 @@
+//! Bounded memory: a long session reclaims the nodes that nothing can reach.
+//!
+//! The roots are every variable's node, the output and `ans` (user functions
+//! keep ASTs, not nodes). The graph is compacted to what the roots reach
+//! ([`Graph::retain_reachable`](crate::engine::Graph::retain_reachable)) and
+//! every id the session holds is remapped: earlier bindings and `f'(x)` marks
+//! survive when their node does (so "z was built from an earlier x" still
+//! works for live outputs) and are dropped otherwise; the cached order is
+//! remapped (compaction keeps relative order, so it stays an order).
+//!
+//! Automatic collection runs between statements once the graph holds more
+//! than [`GC_MIN_NODES`] nodes and has doubled since the last collection.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+use super::{Event, Session};
+use crate::engine::{Graph, NodeId};
+
+/// Below this many nodes the session never collects on its own.
+pub const GC_MIN_NODES: usize = 1 << 20;
+
+/// What one collection did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reclaim {
+    /// Nodes before and after.
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    /// The graph's heap bytes before and after.
+    pub bytes_before: usize,
+    pub bytes_after: usize,
+    /// How long it took, in milliseconds.
+    pub millis: f64,
+    /// True when the session collected on its own (past the threshold), false for `:gc`.
+    pub automatic: bool,
+}
+
+/// Memory figures of a session (`:stats`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    /// Nodes in the graph.
+    pub nodes: usize,
+    /// Nodes reachable from a name, the output or `ans`: what a collection keeps.
+    pub reachable: usize,
+    /// The graph's heap bytes (allocated capacity).
+    pub bytes: usize,
+    /// Bytes per node slot, as the engine counts them.
+    pub node_bytes: usize,
+    /// How many reverse topological orders the session has computed (each
+    /// `:grad`, `:trace`, … on an unchanged output reuses the cached one).
+    pub sorts: usize,
+    /// How many collections ran.
+    pub collections: usize,
+    /// The most recent collection.
+    pub last: Option<Reclaim>,
+}
+
+/// The memory bookkeeping a session carries.
+#[derive(Debug, Default)]
+pub(super) struct Memory {
+    /// Nodes kept by the last collection (0 before the first).
+    live_after_last: usize,
+    /// The threshold, when set by [`Session::set_gc_min_nodes`].
+    min_nodes: Option<usize>,
+    pub(super) sorts: usize,
+    collections: usize,
+    last: Option<Reclaim>,
+}
+
+impl Session {
+    /// The nodes a collection keeps everything reachable from.
+    fn roots(&self) -> Vec<NodeId> {
+        let mut roots: Vec<NodeId> = self.vars.values().copied().collect();
+        roots.extend(self.output.as_ref().map(|o| o.node));
+        roots.extend(self.last);
+        roots
+    }
+
+    /// Compacts the graph to the nodes reachable from the roots and remaps
+    /// every id the session holds.
+    pub(super) fn collect_garbage(&mut self, automatic: bool) -> Reclaim {
+        let start = Instant::now();
+        let (nodes_before, bytes_before) = (self.graph.len(), self.graph.memory_bytes());
+        let roots = self.roots();
+        let remap = self.graph.retain_reachable(&roots);
+        let get = |id: &NodeId| remap.get(*id).expect("roots are kept");
+        for node in self.vars.values_mut() {
+            *node = get(node);
+        }
+        if let Some(output) = &mut self.output {
+            output.node = get(&output.node);
+        }
+        self.last = self.last.as_ref().map(get);
+        self.earlier = std::mem::take(&mut self.earlier)
+            .into_iter()
+            .filter_map(|(name, old)| {
+                let old: Vec<NodeId> = old.iter().filter_map(|&id| remap.get(id)).collect();
+                (!old.is_empty()).then_some((name, old))
+            })
+            .collect();
+        self.derivative_nodes = std::mem::take(&mut self.derivative_nodes)
+            .into_iter()
+            .filter_map(|(id, name)| Some((remap.get(id)?, name)))
+            .collect::<HashMap<_, _>>();
+        self.order_cache = self.order_cache.take().and_then(|(output, order)| {
+            let output = remap.get(output)?;
+            let order: Vec<NodeId> = order.iter().map(|&id| get(&id)).collect();
+            Some((output, Rc::new(order)))
+        });
+        let reclaim = Reclaim {
+            nodes_before,
+            nodes_after: self.graph.len(),
+            bytes_before,
+            bytes_after: self.graph.memory_bytes(),
+            millis: start.elapsed().as_secs_f64() * 1e3,
+            automatic,
+        };
+        self.memory.live_after_last = reclaim.nodes_after;
+        self.memory.collections += 1;
+        self.memory.last = Some(reclaim);
+        reclaim
+    }
+
+    /// Collects when the graph is past [`GC_MIN_NODES`] and twice what the
+    /// last collection kept. Runs between statements, never inside one.
+    pub(super) fn collect_if_due(&mut self) {
+        let len = self.graph.len();
+        let min_nodes = self.memory.min_nodes.unwrap_or(GC_MIN_NODES);
+        if len > min_nodes && len > 2 * self.memory.live_after_last {
+            self.collect_garbage(true);
+        }
+    }
+
+    /// Sets the graph size below which the session never collects on its own
+    /// (default [`GC_MIN_NODES`]); past it, it collects when the graph has
+    /// doubled since the last collection.
+    ///
+    /// ```
+    /// use gradcalc::session::Session;
+    /// let mut session = Session::new();
+    /// session.set_gc_min_nodes(100);
+    /// let script = format!("x = 0.5\n{}", "y = x*1.0001\n".repeat(1000));
+    /// let _ = session.run_source(&script, |_| std::ops::ControlFlow::Continue(()));
+    /// assert!(session.graph().len() <= 200);
+    /// assert!(session.stats().collections > 0);
+    /// ```
+    pub fn set_gc_min_nodes(&mut self, nodes: usize) {
+        self.memory.min_nodes = Some(nodes);
+    }
+
+    /// `:gc`.
+    pub(super) fn gc_command(&mut self, events: &mut Vec<Event>) {
+        let reclaim = self.collect_garbage(false);
+        events.push(Event::Collected(reclaim));
+    }
+
+    /// `:stats`.
+    pub(super) fn stats_command(&self, events: &mut Vec<Event>) {
+        events.push(Event::Stats(self.stats()));
+    }
+
+    /// The session's memory figures, as `:stats` shows them.
+    ///
+    /// ```
+    /// use gradcalc::session::Session;
+    /// let mut session = Session::new();
+    /// let _ = session.run_source("x = 2; y = x*x; :grad; :grad", |_| std::ops::ControlFlow::Continue(()));
+    /// let stats = session.stats();
+    /// assert_eq!((stats.nodes, stats.sorts), (2, 1)); // x and x*x; one sort for both `:grad`s
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let reachable = self
+            .graph
+            .reachable(&self.roots())
+            .iter()
+            .filter(|&&l| l)
+            .count();
+        Stats {
+            nodes: self.graph.len(),
+            reachable,
+            bytes: self.graph.memory_bytes(),
+            node_bytes: Graph::node_bytes(),
+            sorts: self.memory.sorts,
+            collections: self.memory.collections,
+            last: self.memory.last,
+        }
+    }
+}
