@@ -8,7 +8,7 @@ use codespan_reporting::files::{self, Files};
 use codespan_reporting::term::{self, Chars, Config};
 use owo_colors::OwoColorize;
 
-use super::{Style, to_ascii};
+use super::{Style, shorten_quotes, to_ascii};
 use crate::session::SessionError;
 use crate::syntax::Span;
 
@@ -68,9 +68,9 @@ fn render(
             text.to_string()
         }
     };
-    let message = ours(&escape_controls(message));
+    let message = ours(&escape_controls(&shorten_quotes(message)));
     let window = Window::new(escape_controls(origin), source, span, style.ascii);
-    let help = ours(&escape_controls(&help.unwrap_or_default()));
+    let help = ours(&escape_controls(&shorten_quotes(&help.unwrap_or_default())));
     let label = Label::primary((), window.span.clone()).with_message(help);
     let diagnostic = diagnostic.with_message(&message).with_labels(vec![label]);
     let mut config = Config::default();

@@ -168,10 +168,11 @@ pub fn message(
     origin: &str,
 ) -> Value {
     let (line, column) = line_column(source, offset);
+    let text = super::shorten_quotes(text);
     let mut object =
         json!({"kind": "error", "message": text, "line": line, "column": column, "source": origin});
     if let Some(help) = help {
-        object["help"] = json!(help);
+        object["help"] = json!(super::shorten_quotes(&help));
     }
     object
 }

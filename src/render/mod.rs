@@ -60,6 +60,28 @@ pub fn to_ascii(text: &str) -> String {
     out
 }
 
+/// The most characters of quoted user text (a name or literal between backticks)
+/// that an error message or its help shows; longer quotes are cut with `…`.
+pub const QUOTE_CHARS: usize = 40;
+
+/// `text` with every backtick-quoted part longer than [`QUOTE_CHARS`] characters
+/// cut to that many and `…`: a 10 MB name must not make a 10 MB message.
+pub fn shorten_quotes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(1024));
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 && part.chars().nth(QUOTE_CHARS).is_some() {
+            out.extend(part.chars().take(QUOTE_CHARS));
+            out.push('…');
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 /// 1-based line and column (in characters) of byte `offset` in `source`.
 pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(source.len());
@@ -87,5 +109,12 @@ mod tests {
         assert_eq!(line_column("x + w", 4), (1, 5));
         assert_eq!(line_column("a = 1\nθ + w", 11), (2, 5));
         assert_eq!(line_column("abc", 99), (1, 4));
+    }
+
+    #[test]
+    fn long_quotes_are_cut() {
+        let long = "a".repeat(1000);
+        let short = super::shorten_quotes(&format!("unknown name `{long}` or `x`"));
+        assert_eq!(short, format!("unknown name `{}…` or `x`", "a".repeat(40)));
     }
 }

@@ -52,6 +52,9 @@ pub enum SessionError {
     /// Calls of user functions nested too deeply.
     #[error("function calls nested more than {limit} deep")]
     CallsTooDeep { span: Span, limit: usize },
+    /// Function calls that build too many nodes in one statement.
+    #[error("this statement builds more than {limit} nodes through function calls")]
+    CallsTooLarge { span: Span, limit: usize },
     /// `f'(…)` of a function that does not take exactly one argument.
     #[error("`{name}'` needs a function of one argument, `{name}` takes {params}")]
     DerivativeArity {
@@ -111,6 +114,7 @@ impl SessionError {
             | SessionError::Reserved { span, .. }
             | SessionError::Recursion { span, .. }
             | SessionError::CallsTooDeep { span, .. }
+            | SessionError::CallsTooLarge { span, .. }
             | SessionError::DerivativeArity { span, .. }
             | SessionError::DuplicateParameter { span, .. }
             | SessionError::NoOutput { span }
@@ -155,6 +159,9 @@ impl SessionError {
             SessionError::NoOutput { .. } => {
                 Some("type an expression first, e.g. `x = 2` then `x^2`".to_string())
             }
+            SessionError::CallsTooLarge { .. } => Some(
+                "a function that calls another twice doubles in size at every level: compute the inner call once, e.g. `f(x) = 2*g(x)`".to_string(),
+            ),
             SessionError::DerivativeArity { .. } => {
                 Some("use `:grad NAME` for functions of several variables".to_string())
             }

@@ -8,6 +8,12 @@ use crate::syntax::{AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Span, UnaryOp
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
 pub const MAX_CALL_DEPTH: usize = 64;
 
+/// Most graph nodes one statement may have built when it calls a user function.
+/// A function that calls another twice doubles its size at every level, so
+/// forty short definitions could ask for 2^40 nodes; this bounds time and memory
+/// (24 bytes a node) instead. Checked at every call.
+pub const MAX_CALL_NODES: usize = 1_000_000;
+
 /// An evaluated expression: its node, and whether any variable went into it.
 /// An assignment of an expression that uses no variable makes a new leaf.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +31,8 @@ struct Scope<'a> {
     active: Vec<String>,
     /// The span of the outermost call: errors and warnings inside bodies point here.
     call_span: Option<Span>,
+    /// The graph's length when the statement began (for [`MAX_CALL_NODES`]).
+    start: usize,
 }
 
 impl Session {
@@ -34,7 +42,11 @@ impl Session {
         tree: &ExprTree,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        self.evaluate_in(tree, &Scope::default(), events)
+        let scope = Scope {
+            start: self.graph.len(),
+            ..Scope::default()
+        };
+        self.evaluate_in(tree, &scope, events)
     }
 
     /// Evaluates `tree` node by node (operands come first in the flat tree: no recursion).
@@ -257,6 +269,12 @@ impl Session {
                 limit: MAX_CALL_DEPTH,
             });
         }
+        if self.graph.len().saturating_sub(scope.start) > MAX_CALL_NODES {
+            return Err(SessionError::CallsTooLarge {
+                span: scope.call_span.unwrap_or(span),
+                limit: MAX_CALL_NODES,
+            });
+        }
         let mut active = scope.active.clone();
         active.push(name.to_string());
         let inner = Scope {
@@ -268,6 +286,7 @@ impl Session {
                 .collect(),
             active,
             call_span: Some(scope.call_span.unwrap_or(span)),
+            start: scope.start,
         };
         self.evaluate_in(&function.body, &inner, events)
             .map_err(|inner| SessionError::InFunction {

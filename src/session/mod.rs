@@ -286,16 +286,28 @@ impl Session {
     }
 }
 
+/// The longest name (in characters) that gets a "did you mean" suggestion.
+const MAX_SUGGESTED_NAME: usize = 64;
+
 /// The name closest to `name` among `candidates` (edit distance at most 2), for "did you mean".
+///
+/// Names longer than [`MAX_SUGGESTED_NAME`] characters get no suggestion: the edit
+/// distance costs time and memory proportional to the product of the two lengths.
 fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let length = name.chars().count();
+    if length > MAX_SUGGESTED_NAME {
+        return None;
+    }
     let mut best: Option<(usize, &str)> = None;
     for candidate in candidates {
-        if candidate == name {
+        if candidate == name || candidate.len() > 4 * (MAX_SUGGESTED_NAME + 2) {
             continue;
         }
         // Case differences count as small; a swap of two letters (`tnah`) is one edit.
         let distance = if name.to_lowercase() == candidate.to_lowercase() {
             0
+        } else if candidate.chars().count().abs_diff(length) > 2 {
+            continue; // at least that many insertions or deletions
         } else {
             strsim::damerau_levenshtein(name, candidate)
         };

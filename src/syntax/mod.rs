@@ -15,6 +15,7 @@ pub mod ast;
 mod error;
 mod lexer;
 mod parser;
+mod print;
 mod split;
 
 #[cfg(test)]

@@ -1,0 +1,8 @@
+//! Arbitrary bytes through a whole gradcalc session: see `../harness.rs`.
+
+#![no_main]
+
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::run(data));

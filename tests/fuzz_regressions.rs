@@ -1,0 +1,59 @@
+//! Every input in `fuzz/regressions/` (minimized crash inputs found by
+//! `cargo fuzz run session`, and the seed corpus in `fuzz/seeds/`) replayed through the fuzz
+//! target's harness and through the binary: no panic, no signal, exit 0 or 1.
+
+#[path = "../fuzz/harness.rs"]
+mod harness;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn inputs(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_file() && path.extension().is_none_or(|e| e != "md"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn saved_fuzz_inputs_run_through_the_harness() {
+    let files = [inputs("fuzz/regressions"), inputs("fuzz/seeds")].concat();
+    assert!(!files.is_empty());
+    for path in files {
+        let data = std::fs::read(&path).unwrap();
+        let result = std::panic::catch_unwind(|| harness::run(&data));
+        assert!(result.is_ok(), "{} panics", path.display());
+    }
+}
+
+#[test]
+fn saved_fuzz_inputs_run_through_the_binary() {
+    for path in inputs("fuzz/regressions") {
+        let data = std::fs::read(&path).unwrap();
+        let Some((&flags, source)) = data.split_first() else {
+            continue;
+        };
+        let mut command = assert_cmd::Command::cargo_bin("gradcalc").unwrap();
+        command
+            .arg("--keep-going")
+            .env("NO_COLOR", "1")
+            .timeout(Duration::from_secs(60))
+            .write_stdin(source.to_vec());
+        if flags & 1 == 1 {
+            command.arg("--json");
+        }
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{}: {:?}\n{stderr}",
+            path.display(),
+            output.status
+        );
+        assert!(!stderr.contains("panicked"), "{}: {stderr}", path.display());
+    }
+}
