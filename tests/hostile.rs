@@ -274,3 +274,63 @@ fn a_script_file_that_is_a_directory_or_missing() {
     let (_, stderr) = check_status(&output, 2);
     assert!(stderr.contains("cannot read"), "{stderr}");
 }
+
+/// `true` when a file can be created in `dir` (root can write to a mode-555 directory).
+fn can_create_in(dir: &std::path::Path) -> bool {
+    let probe = dir.join(".probe");
+    let created = std::fs::write(&probe, b"").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    created
+}
+
+#[test]
+fn exports_to_a_missing_or_unwritable_place_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/graph.dot");
+    let a_file = dir.path().join("notes.txt");
+    std::fs::write(&a_file, "not a directory").unwrap();
+    let under_a_file = a_file.join("graph.svg");
+    for (command, path, says) in [
+        (":dot", missing.clone(), "does not exist"),
+        (":svg", missing.with_extension("svg"), "does not exist"),
+        (":svg", under_a_file.clone(), "cannot write"),
+        (
+            ":trace md",
+            under_a_file.with_extension("md"),
+            "cannot write",
+        ),
+    ] {
+        let script = format!("x = 2\ny = x*x\n{command} {}\n", path.display());
+        let (stdout, stderr) = run(&[], script, 1);
+        assert_eq!(stdout, "x = 2\ny = 4\n");
+        assert!(stderr.contains(says), "{command}: {stderr}");
+        assert!(
+            stderr.contains(":3:"),
+            "the error points at the command: {stderr}"
+        );
+        assert!(!path.exists());
+    }
+
+    // A read-only directory: mode 555, or /sys when running as root (who may
+    // write anywhere else).
+    let read_only = dir.path().join("read-only");
+    std::fs::create_dir(&read_only).unwrap();
+    let mut permissions = std::fs::metadata(&read_only).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o555);
+    std::fs::set_permissions(&read_only, permissions).unwrap();
+    let target = if can_create_in(&read_only) {
+        std::path::PathBuf::from("/sys")
+    } else {
+        read_only
+    };
+    assert!(
+        !can_create_in(&target),
+        "no unwritable directory to test with"
+    );
+    let script = format!(
+        "x = 2\ny = x*x\n:dot {}\n",
+        target.join("graph.dot").display()
+    );
+    let (_, stderr) = run(&[], script, 1);
+    assert!(stderr.contains("cannot write"), "{stderr}");
+}

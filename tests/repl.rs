@@ -248,3 +248,46 @@ fn a_non_utf8_locale_writes_ascii() {
     assert!(text.contains("dz/dx = 4"), "{text}");
     assert!(text.is_ascii() && !text.contains('\u{1b}'), "{text:?}");
 }
+
+#[test]
+fn a_history_file_that_is_a_directory_warns_once_and_the_session_goes_on() {
+    let state = tempfile::tempdir().unwrap();
+    let history = state.path().join("history-dir");
+    std::fs::create_dir(&history).unwrap();
+    let history = history.to_str().unwrap().to_string();
+    let mut repl = start_with(
+        state.path(),
+        &[],
+        &[("GRADCALC_HISTORY", &history), ("NO_COLOR", "1")],
+    );
+    let mut printed = until(&mut repl, "> ");
+    repl.send_line("x = 2").unwrap();
+    printed += &until(&mut repl, "x = 2\r\n");
+    repl.send_line("x^2").unwrap();
+    printed += &until(&mut repl, "4\r\n");
+    let warnings = printed.matches("warning: history").count();
+    repl.send_line(":quit").unwrap();
+    let status = repl.get_process().wait().unwrap();
+    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+    assert_eq!(warnings, 1, "{printed}");
+    assert!(
+        std::path::Path::new(&history).is_dir(),
+        "the directory is left alone"
+    );
+}
+
+#[test]
+fn save_to_a_missing_directory_is_an_error_and_the_session_goes_on() {
+    let state = tempfile::tempdir().unwrap();
+    let missing = state.path().join("no/such/dir/session.calc");
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 2", "x = 2");
+    line(
+        &mut repl,
+        &format!(":save {}", missing.display()),
+        "cannot write",
+    );
+    line(&mut repl, "x + 1", "3");
+    assert!(!missing.exists());
+}
