@@ -218,7 +218,8 @@ fn odd_numbers_are_clear_errors_or_values() {
     for (source, message) in [
         ("1e400", "too large"),
         ("1e-400", "too small"),
-        ("0x10", "unknown name `x10`"),
+        ("0x10", "only decimal numbers are supported"),
+        ("0x10", "write it in decimal: `16`"),
         ("1..2", "malformed number `1..2`"),
     ] {
         let (_, stderr) = run(&[], source, 1);

@@ -75,6 +75,8 @@ pub(crate) enum NumberProblem {
     TwoDots,
     /// `1__0`, `1_`, `1_.5`
     Underscore,
+    /// `0x10`, `0b101`, `0o17`: another base.
+    Radix,
 }
 
 impl NumberProblem {
@@ -85,6 +87,7 @@ impl NumberProblem {
             NumberProblem::FractionalExponent => "exponents are whole numbers",
             NumberProblem::TwoDots => "a number has at most one `.`",
             NumberProblem::Underscore => "`_` may only separate two digits",
+            NumberProblem::Radix => "only decimal numbers are supported",
         }
     }
 }
@@ -126,6 +129,18 @@ impl<'s> Lexer<'s> {
     fn number(&self, start: usize) -> (usize, Option<NumberProblem>) {
         let mut problem = None;
         let mut i = self.digits(start);
+        // `0x10`, `0b101`, `0o17`: read the whole literal to say what it is.
+        if i == start + 1
+            && self.byte(start) == b'0'
+            && matches!(self.byte(i), b'x' | b'X' | b'b' | b'B' | b'o' | b'O')
+            && self.byte(i + 1).is_ascii_hexdigit()
+        {
+            i += 1;
+            while self.byte(i).is_ascii_alphanumeric() || self.byte(i) == b'_' {
+                i += 1;
+            }
+            return (i, Some(NumberProblem::Radix));
+        }
         if self.byte(i) == b'.' {
             i = self.digits(i + 1);
         }

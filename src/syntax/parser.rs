@@ -259,6 +259,17 @@ fn check_number(text: &str, token: &Token, span: Span) -> Option<SyntaxError> {
             NumberProblem::FractionalExponent => {
                 Some("for a fractional power of ten use `^`, as in `2*10^1.5`".to_string())
             }
+            NumberProblem::Radix => {
+                let radix = match literal.as_bytes().get(1) {
+                    Some(b'x' | b'X') => 16,
+                    Some(b'b' | b'B') => 2,
+                    _ => 8,
+                };
+                let digits = literal[2..].replace('_', "");
+                u64::from_str_radix(&digits, radix)
+                    .ok()
+                    .map(|value| format!("write it in decimal: `{value}`"))
+            }
             NumberProblem::TwoDots | NumberProblem::Underscore => None,
         };
         return Some(SyntaxError::MalformedNumber {

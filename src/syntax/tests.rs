@@ -769,3 +769,26 @@ fn command_errors() {
     );
     assert_eq!(err.span(), Span::new(8, 8));
 }
+
+#[test]
+fn other_bases_are_refused_with_the_decimal_value() {
+    for (source, decimal) in [
+        ("0x10", "16"),
+        ("0b101", "5"),
+        ("0o17", "15"),
+        ("0xff_ff", "65535"),
+    ] {
+        let err = error(source);
+        assert!(
+            matches!(err, SyntaxError::MalformedNumber { .. }),
+            "{source}"
+        );
+        assert_eq!(
+            err.help(),
+            Some(format!("write it in decimal: `{decimal}`"))
+        );
+    }
+    // `0x` alone and `0xy` are still 0 times a name.
+    assert!(parse("0x").is_ok());
+    assert!(parse("0xy").is_ok());
+}
