@@ -1,7 +1,7 @@
 //! Reverse mode: one walk over the reverse topological order, applying the
 //! chain rule, optionally recording each step.
 
-use super::{Arity, Contribution, Gradients, Graph, NodeId, Step};
+use super::{Arity, Contribution, Gradients, Graph, NodeId, Op, Step};
 
 impl Graph {
     /// Gradients of the output `order[0]` with respect to every node, by reverse
@@ -52,7 +52,7 @@ impl Graph {
 
     /// The backward pass, shared by [`Graph::backward`] and
     /// [`Graph::backward_traced`]; `recorder` sees every step.
-    fn walk(&self, order: &[NodeId], recorder: &mut impl Recorder) -> Gradients {
+    fn walk<R: Recorder>(&self, order: &[NodeId], recorder: &mut R) -> Gradients {
         let mut grads = vec![0.0; self.len()];
         if let Some(&output) = order.first() {
             grads[output.index()] = 1.0; // ∂output/∂output
@@ -64,6 +64,30 @@ impl Graph {
             let upstream = grads[node.index()];
             recorder.node(node, upstream);
             let (op, value, inline) = self.node_parts(node);
+            if !R::RECORDS {
+                // The local derivatives of `+`, `−` and `·` (∂(a·b)/∂a = b, as in the
+                // op table), without the call: most nodes of real graphs are these.
+                let (a, b) = (inline[0].index(), inline[1].index());
+                match op {
+                    Op::Add => {
+                        grads[a] += upstream;
+                        grads[b] += upstream;
+                        continue;
+                    }
+                    Op::Sub => {
+                        grads[a] += upstream;
+                        grads[b] -= upstream;
+                        continue;
+                    }
+                    Op::Mul => {
+                        let (va, vb) = (self.value(inline[0]), self.value(inline[1]));
+                        grads[a] += upstream * vb;
+                        grads[b] += upstream * va;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
             let info = op.info();
             // Unary and binary nodes (nearly all) read their inputs' values
             // into an array; only min/max collect them into a vector.
@@ -123,6 +147,10 @@ impl Gradients {
 /// What a backward walk reports as it goes. The default methods do nothing, so
 /// the untraced walk compiles to the bare loop.
 trait Recorder {
+    /// Whether the walk reports anything; when not, the commonest ops take a
+    /// shortcut (same arithmetic, no call through the op table).
+    const RECORDS: bool = true;
+
     /// The walk reached `node`, whose gradient is `upstream`.
     fn node(&mut self, _node: NodeId, _upstream: f64) {}
 
@@ -142,7 +170,9 @@ trait Recorder {
 /// Records nothing: [`Graph::backward`].
 struct NoTrace;
 
-impl Recorder for NoTrace {}
+impl Recorder for NoTrace {
+    const RECORDS: bool = false;
+}
 
 /// Records the steps `keep` asks for: [`Graph::backward_traced_where`].
 struct Trace<F> {

@@ -677,3 +677,26 @@ fn a_filtered_trace_keeps_exactly_the_chosen_steps() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn the_untraced_shortcuts_agree_with_the_op_table() -> Result {
+    // `backward` takes shortcuts for + − ·; `backward_traced` calls the op table.
+    let mut g = Graph::new();
+    let x = g.leaf(3.0);
+    let y = g.leaf(-0.5);
+    let z = g.leaf(f64::INFINITY);
+    let a = g.apply(Op::Mul, &[x, y])?;
+    let b = g.apply(Op::Sub, &[a, x])?;
+    let c = g.apply(Op::Add, &[b, b])?;
+    let d = g.apply(Op::Mul, &[c, z])?;
+    let e = g.apply(Op::Sub, &[d, c])?;
+    let out = g.apply(Op::Add, &[e, a])?;
+    let order = g.topo_order(out);
+    let fast = g.backward(&order);
+    let (traced, _) = g.backward_traced(&order);
+    for id in [x, y, z, a, b, c, d, e, out] {
+        assert_same(fast[id], traced[id]);
+    }
+    assert_same(fast[z], 2.0 * (3.0 * -0.5 - 3.0));
+    Ok(())
+}
