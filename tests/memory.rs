@@ -80,7 +80,7 @@ fn stats_counts_one_sort_for_repeated_queries() {
     };
     assert_eq!(stats.sorts, 1);
     assert_eq!((stats.nodes, stats.reachable), (3, 3));
-    assert_eq!(stats.node_bytes, 24);
+    assert_eq!(stats.node_bytes, 20);
     assert_eq!(stats.last, None);
     // A new output is one more sort; a collection remaps the cached order.
     run(&mut session, "w = y*3; :grad; :gc; :grad; :trace");

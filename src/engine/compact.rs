@@ -116,6 +116,7 @@ impl Graph {
         let kept = live.iter().filter(|&&l| l).count();
         let mut new = vec![DROPPED; self.len()];
         let mut nodes = Vec::with_capacity(kept);
+        let mut values = Vec::with_capacity(kept);
         let mut variadic_inputs = Vec::new();
         for (i, node) in self.nodes.iter().enumerate() {
             if !live[i] {
@@ -140,8 +141,10 @@ impl Graph {
             }
             new[i] = nodes.len() as u32;
             nodes.push(node);
+            values.push(self.values[i]);
         }
         self.nodes = nodes;
+        self.values = values;
         self.variadic_inputs = variadic_inputs;
         Remap { new, kept }
     }

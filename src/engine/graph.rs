@@ -2,14 +2,16 @@
 
 use super::{Arity, ArityError, Graph, NodeId, Op};
 
-/// One node of the arena: its forward value, its op and its inputs (24 bytes).
+/// One node's structure: its op and its inputs (12 bytes). Its forward value
+/// lives at the same index of `Graph::values` (8 bytes): the topological sort
+/// reads only the structure, so keeping the values apart makes it touch less
+/// memory.
 ///
 /// A unary or binary node keeps its input ids in `inputs` (a unary node uses
 /// the first); a variadic node (`min`, `max`) keeps the start and length of its
 /// slice of `Graph::variadic_inputs` there instead.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Node {
-    pub(super) value: f64,
     pub(super) inputs: [NodeId; 2],
     pub(super) op: Op,
 }
@@ -19,6 +21,7 @@ impl Graph {
     pub fn new() -> Graph {
         Graph {
             nodes: Vec::new(),
+            values: Vec::new(),
             variadic_inputs: Vec::new(),
         }
     }
@@ -27,6 +30,7 @@ impl Graph {
     pub fn with_capacity(nodes: usize) -> Graph {
         Graph {
             nodes: Vec::with_capacity(nodes),
+            values: Vec::with_capacity(nodes),
             variadic_inputs: Vec::new(),
         }
     }
@@ -44,6 +48,7 @@ impl Graph {
     /// Removes every node. Ids handed out before are no longer valid.
     pub fn clear(&mut self) {
         self.nodes.clear();
+        self.values.clear();
         self.variadic_inputs.clear();
     }
 
@@ -63,6 +68,7 @@ impl Graph {
             self.variadic_inputs.truncate(start);
         }
         self.nodes.truncate(len);
+        self.values.truncate(len);
     }
 
     /// Appends a variable (an [`Op::Input`] leaf) with the given value: an input
@@ -155,13 +161,12 @@ impl Graph {
     /// # Panics
     /// If `id` is not an [`Op::Input`] node of this graph.
     pub fn set_leaf_value(&mut self, id: NodeId, value: f64) {
-        let node = &mut self.nodes[id.index()];
         assert_eq!(
-            node.op,
+            self.nodes[id.index()].op,
             Op::Input,
             "only a variable leaf's value can be set"
         );
-        node.value = value;
+        self.values[id.index()] = value;
     }
 
     /// The forward value of a node.
@@ -169,7 +174,7 @@ impl Graph {
     /// # Panics
     /// If `id` is not a node of this graph.
     pub fn value(&self, id: NodeId) -> f64 {
-        self.nodes[id.index()].value
+        self.values[id.index()]
     }
 
     /// The op of a node.
@@ -201,24 +206,27 @@ impl Graph {
     /// A node's op, value and inline input ids (see [`Node`]), in one lookup.
     pub(super) fn node_parts(&self, id: NodeId) -> (Op, f64, [NodeId; 2]) {
         let node = &self.nodes[id.index()];
-        (node.op, node.value, node.inputs)
+        (node.op, self.values[id.index()], node.inputs)
     }
 
-    /// The size of one node in the arena, in bytes (24), not counting the
-    /// inputs of `min`/`max`, which take 4 bytes each in a side vector.
+    /// The size of one node in the arena, in bytes (20: 12 of structure, 8 of
+    /// value), not counting the inputs of `min`/`max`, which take 4 bytes each
+    /// in a side vector.
     pub fn node_bytes() -> usize {
-        std::mem::size_of::<Node>()
+        std::mem::size_of::<Node>() + std::mem::size_of::<f64>()
     }
 
     /// The heap memory the graph holds, in bytes (allocated capacity).
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.values.capacity() * std::mem::size_of::<f64>()
             + self.variadic_inputs.capacity() * std::mem::size_of::<NodeId>()
     }
 
     fn push(&mut self, op: Op, value: f64, inputs: [NodeId; 2]) -> NodeId {
         let id = NodeId(to_u32(self.nodes.len()));
-        self.nodes.push(Node { value, inputs, op });
+        self.nodes.push(Node { inputs, op });
+        self.values.push(value);
         id
     }
 }

@@ -201,12 +201,14 @@ pub struct ArityError {
 /// evaluation order and never mutated (but for [`Graph::set_leaf_value`], for
 /// optimisers).
 ///
-/// A node holds its op, its forward value and up to two input ids inline
-/// (24 bytes, see [`Graph::node_bytes`]); the inputs of `min`/`max` live in a
-/// side vector.
+/// A node is its op and up to two input ids inline (12 bytes) plus its forward
+/// value in a parallel vector (8 bytes; see [`Graph::node_bytes`]); the inputs
+/// of `min`/`max` live in a side vector.
 #[derive(Debug, Default, Clone)]
 pub struct Graph {
     nodes: Vec<graph::Node>,
+    /// Forward values, one per node (same index).
+    values: Vec<f64>,
     /// Inputs of variadic nodes, referenced by (start, len) from the node.
     variadic_inputs: Vec<NodeId>,
 }

@@ -11,7 +11,7 @@ pub const MAX_CALL_DEPTH: usize = 64;
 /// Most graph nodes one statement may have built when it calls a user function.
 /// A function that calls another twice doubles its size at every level, so
 /// forty short definitions could ask for 2^40 nodes; this bounds time and memory
-/// (24 bytes a node) instead. Checked at every call.
+/// (20 bytes a node) instead. Checked at every call.
 pub const MAX_CALL_NODES: usize = 1_000_000;
 
 /// An evaluated expression: its node, and whether any variable went into it.
