@@ -428,3 +428,35 @@ fn an_unclosed_parenthesis_does_not_swallow_the_script() {
         stderr_of(&output)
     );
 }
+
+#[test]
+fn stats_and_gc_through_the_binary() {
+    // Nodes: x = 2, x*x, x = 5, the constant 1, x + 1. Rebinding x and y leaves the
+    // first two unreachable.
+    let output = gradcalc()
+        .args([
+            "--json",
+            "-e",
+            "x = 2; y = x*x; x = 5; y = x + 1; :stats; :gc; :stats; :grad x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let events: Vec<Value> = stdout_of(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let stats = events.iter().find(|e| e["kind"] == "stats").unwrap();
+    assert_eq!(stats["nodes"], 5);
+    assert_eq!(stats["reachable"], 3);
+    let gc = events.iter().find(|e| e["kind"] == "gc").unwrap();
+    assert_eq!(
+        (gc["nodes_before"].as_u64(), gc["nodes_after"].as_u64()),
+        (Some(5), Some(3))
+    );
+    assert_eq!(
+        events.last().unwrap()["value"],
+        1,
+        "gradients survive the collection"
+    );
+}

@@ -15,8 +15,7 @@ use crate::syntax::Span;
 /// Renders `error`, which happened in `source` (shown as `origin`: a file name,
 /// `-e`, `<stdin>` or `<input>`), as a multi-line report ending in a newline.
 pub fn render_error(error: &SessionError, source: &str, origin: &str, style: &Style) -> String {
-    render(
-        Diagnostic::error(),
+    render_message(
         &error.to_string(),
         error.span(),
         error.help(),
@@ -36,15 +35,7 @@ pub fn render_message(
     origin: &str,
     style: &Style,
 ) -> String {
-    render(
-        Diagnostic::error(),
-        message,
-        span,
-        help,
-        source,
-        origin,
-        style,
-    )
+    render(message, span, help, source, origin, style)
 }
 
 /// Characters of context shown before the span and after it; also the most
@@ -52,7 +43,6 @@ pub fn render_message(
 const CONTEXT: usize = 60;
 
 fn render(
-    diagnostic: Diagnostic<()>,
     message: &str,
     span: Span,
     help: Option<String>,
@@ -72,7 +62,9 @@ fn render(
     let window = Window::new(escape_controls(origin), source, span, style.ascii);
     let help = ours(&escape_controls(&shorten_quotes(&help.unwrap_or_default())));
     let label = Label::primary((), window.span.clone()).with_message(help);
-    let diagnostic = diagnostic.with_message(&message).with_labels(vec![label]);
+    let diagnostic = Diagnostic::error()
+        .with_message(&message)
+        .with_labels(vec![label]);
     let mut config = Config::default();
     if style.ascii {
         config.chars = Chars::ascii();
