@@ -1,4 +1,4 @@
-//! Criterion benches of the standard workloads (perf/workloads.md W1–W4), for
+//! Criterion benches of the standard workloads (docs/benchmarks.md W1–W4), for
 //! regression tracking: `cargo bench --bench workloads`. The side-by-side ratios
 //! against a reference tape and micrograd are `examples/bench.rs` and
 //! `scripts/compare.sh`.

@@ -1,4 +1,4 @@
-//! Benchmarks of the standard workloads (perf/workloads.md) through the library
+//! Benchmarks of the standard workloads (docs/benchmarks.md) through the library
 //! API, side by side with a reference: a flat struct-of-arrays tape written
 //! here (append in evaluation order, iterative DFS sort from the output with a
 //! visited bitset, one reverse sweep), in the same run.

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The 100 points and the 337 initial parameters come from the fixed-seed
-//! recipe of perf/workloads.md (W4). The loss is micrograd's: mean hinge loss
+//! recipe of docs/benchmarks.md (W4). The loss is micrograd's: mean hinge loss
 //! `relu(1 − y·score)` plus 1e-4 times the sum of squared parameters; 100 steps
 //! of plain SGD with learning rate `1.0 − 0.9·k/100`.
 //!

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gradcalc against micrograd 0.1.0 on the same machine, in one run: the four
-# standard workloads (perf/workloads.md) through the library, the moons
+# standard workloads (docs/benchmarks.md) through the library, the moons
 # training of examples/moons.rs, and the CLI on a 100 000-statement W1 script.
 #
 #   scripts/compare.sh            # everything (a few minutes; micrograd is the slow side)

@@ -1,4 +1,4 @@
-"""The standard workloads W1-W4 (perf/workloads.md) and the moons training of
+"""The standard workloads W1-W4 (docs/benchmarks.md) and the moons training of
 examples/moons.rs, run with micrograd 0.1.0. Prints one JSON line per run.
 
     python micrograd_workloads.py W1 100000      # build_ms, backward_ms, out, gsum

@@ -1,6 +1,6 @@
 //! Deep-graph safety: the W1 chain `y = y*1.0001 + 0.0001` from x = 0.5,
 //! 4 nodes per step (two constants, `*`, `+`), sorted and differentiated on the
-//! default test thread's stack. Expected values from `perf/workloads.md` (W1),
+//! default test thread's stack. Expected values from docs/benchmarks.md (W1),
 //! where micrograd, torch and autograd agree.
 
 use gradcalc::engine::{ArityError, Graph, NodeId, Op};

@@ -1,5 +1,5 @@
 //! The library API (`Tape`, `Var`) on the standard workloads of
-//! perf/workloads.md: exact outputs and gradient sums, node counts, memory per
+//! docs/benchmarks.md: exact outputs and gradient sums, node counts, memory per
 //! node, and W1 at N = 1 000 000 (4 000 001 nodes, depth 2 000 001) built,
 //! sorted, backpropagated, traced in summary and dropped on a test thread's stack.
 

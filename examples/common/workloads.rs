@@ -1,4 +1,4 @@
-//! The standard workloads W1–W4 of `perf/workloads.md`, built through the
+//! The standard workloads W1–W4 of docs/benchmarks.md, built through the
 //! library API (`Tape`, `Var`), and the deterministic moons data and MLP
 //! parameters (SplitMix64). Shared by `examples/bench.rs`, `examples/moons.rs`,
 //! `benches/workloads.rs` and `tests/library.rs` through `#[path]`.

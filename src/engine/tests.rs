@@ -1,5 +1,5 @@
 //! Tests of the op table (against central differences and the conventions of
-//! DESIGN.md §1.5), the arena, the reverse topological order and backward.
+//! docs/language.md §7), the arena, the reverse topological order and backward.
 
 use super::*;
 
@@ -229,7 +229,7 @@ fn examples_evaluate_to_what_they_say() {
 }
 
 // ---------------------------------------------------------------------------
-// Conventions at kinks and edges (DESIGN.md §1.5)
+// Conventions at kinks and edges (docs/language.md §7)
 
 #[test]
 fn kinks_relu_abs_sqrt_cbrt() {

@@ -1,4 +1,4 @@
-//! Events → JSON Lines (DESIGN.md §2.3; every kind is listed in docs/json.md).
+//! Events → JSON Lines (every kind is listed in docs/json.md).
 //!
 //! Finite numbers are JSON numbers with full round-trip precision (integers
 //! without a fraction); inf, -inf and nan are the strings `"inf"`, `"-inf"`, `"nan"`.

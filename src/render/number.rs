@@ -1,4 +1,4 @@
-//! Number formatting for human output (DESIGN.md §2.3).
+//! Number formatting for human output: significant digits, exponents, inf and nan.
 
 /// How many significant digits human output shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use crate::session::{Event, PictureFormat, SessionError, TableFormat, Target};
 pub enum Format {
     /// Lines for people; errors go to stderr.
     Human(Style),
-    /// One JSON object per line on stdout, errors included (DESIGN.md §2.3).
+    /// One JSON object per line on stdout, errors included (docs/json.md).
     Json,
 }
 

@@ -8,7 +8,7 @@ use super::{CONSTANTS, Event, Session, SessionError, nearest};
 use crate::engine::Op;
 use crate::syntax::Ident;
 
-/// The conventions at kinks and edges (DESIGN.md §1.5, PyTorch's).
+/// The conventions at kinks and edges (docs/language.md §7, PyTorch's).
 const CONVENTIONS: &str = "\
 The output is the result of the most recent statement; assigning a number
 (`x = 3`) makes a new leaf and leaves the output as it was. `:backward NAME`

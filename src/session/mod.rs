@@ -2,7 +2,7 @@
 //! output, and the statements and commands that change them. Every statement
 //! returns [`Event`]s (or a [`SessionError`]); nothing here prints.
 //!
-//! Semantics (DESIGN.md §1.3): evaluation is eager; an assignment whose right
+//! Semantics (docs/language.md §6): evaluation is eager; an assignment whose right
 //! side uses no variable makes a new leaf; the output is the result of the most
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.

@@ -15,7 +15,7 @@ use std::fmt;
 
 use super::ast::{AssignOp, BinaryOp, ExprId, ExprKind, ExprTree, Statement, UnaryOp};
 
-/// Binding strength of what a node prints as, lowest first (DESIGN.md §1.1).
+/// Binding strength of what a node prints as, lowest first (docs/language.md §2).
 const SUM: u8 = 1;
 const PRODUCT: u8 = 2;
 const SIGN: u8 = 3;

@@ -110,7 +110,7 @@ fn language_rows_evaluate() {
         ("1E3", 1000.0),
         ("1_000 + 1", 1001.0),
         ("0^0", 1.0),
-        // From DESIGN.md §1.1 and the brief.
+        // From docs/language.md §2 and the brief.
         ("-2^2", -4.0),
         ("2*-3", -6.0),
         ("2^-1*4", 2.0),
