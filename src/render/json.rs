@@ -109,6 +109,8 @@ pub fn event(event: &Event, source: &str) -> Value {
                 "value": number(v.value),
                 "leaf": v.leaf,
                 "grad": v.grad.map(number),
+                "note": v.grad_note,
+                "built_from_earlier": v.built_from_earlier,
             })).collect::<Vec<_>>(),
         }),
         Event::Help { topic, text } => json!({"kind": "help", "topic": topic, "text": text}),
