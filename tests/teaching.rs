@@ -418,16 +418,8 @@ fn a_gradient_of_zero_from_an_earlier_binding_is_explained_everywhere() {
     assert_eq!(rows[1]["note"], why);
     assert_eq!(rows[0]["note"], Value::Null);
     let from: Vec<&Value> = rows.iter().map(|r| &r["built_from_earlier"]).collect();
-    assert_eq!(
-        from,
-        [
-            &serde_json::json!([]),
-            &serde_json::json!([]),
-            &serde_json::json!(["b"]),
-            &serde_json::json!(["b"]),
-            &serde_json::json!(["b"])
-        ]
-    );
+    let b = serde_json::json!(["b"]);
+    assert_eq!(from, [&Value::Null, &Value::Null, &b, &b, &b]);
 
     // Bare `:grad` lists b with the reason instead of dropping it; so does `:grad b`.
     for command in [":grad", ":grad b"] {
