@@ -53,7 +53,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "check",
         "[NAMES]",
-        "gradient check: reverse mode against a central difference; pass, warn, FAIL or kink",
+        "gradient check: reverse mode against a central difference, within |difference| ≤ atol + rtol·|numeric| (as torch.autograd.gradcheck); pass, warn, FAIL or kink; without names, the leaves the output depends on",
     ),
     (
         "paths",
