@@ -1,6 +1,9 @@
 //! The teaching commands through the binary: `:check` on every row of the
-//! gradient table, DOT that Graphviz parses, files written (and not written),
-//! paths past the listing limit, and the JSON events of each command.
+//! gradient table, on zero gradients and large values, on a gradient that is
+//! not the function's derivative (FAIL), its tolerance shown on each line; a
+//! gradient of 0 from an earlier binding explained in `:vars`, `:grad` and
+//! `:check`; DOT that Graphviz parses, files written (and not written), paths
+//! past the listing limit, and the JSON events of each command.
 
 use std::path::Path;
 
@@ -233,4 +236,226 @@ fn a_wide_graph_is_summarised() {
     let lines = stdout.lines().count();
     assert!(lines < 80, "{lines} lines:\n{stdout}");
     assert!(stdout.contains("… 193 more inputs"), "{stdout}");
+}
+
+/// The `check` events of a JSON run, and the run's text lines for the same input.
+fn run_checks(input: &str) -> (Vec<Value>, Vec<Value>) {
+    let (events, status) = json_events(&["-e", input]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let checks = events
+        .iter()
+        .filter(|e| e["kind"] == "check")
+        .cloned()
+        .collect();
+    (checks, events)
+}
+
+fn text_lines(input: &str) -> Vec<String> {
+    let output = gradcalc()
+        .args(["--color", "never", "-e", input])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn float(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+/// Correct gradients that a purely relative error called FAIL: a true gradient
+/// of 0 (the central difference gives about h² = 1e-10 for x³ at 0, and −h²/6
+/// for sin(x) − x), and a large x (a step growing with x, 1000 at 1e8, measured
+/// nothing of sin). cos(1e8) = −0.36338508935569055… (mpmath, 30 digits).
+#[test]
+fn check_passes_on_zero_gradients_and_at_large_values() {
+    for (input, at, gradient) in [
+        ("x = 0; y = x^3; :check", 0.0, 0.0),
+        ("x = 0; y = sin(x) - x; :check", 0.0, 0.0),
+        ("x = 1e8; y = sin(x); :check", 1e8, -0.363_385_089_355_690_6),
+    ] {
+        let (checks, events) = run_checks(input);
+        assert_eq!(checks.len(), 1, "{input}: {events:?}");
+        let check = &checks[0];
+        assert_eq!(check["verdict"], "pass", "{input}: {check}");
+        assert_eq!(float(&check["at"]), at);
+        assert!((float(&check["analytic"]) - gradient).abs() <= 1e-15);
+        assert!(
+            (float(&check["numeric"]) - gradient).abs() <= 1e-6,
+            "{check}"
+        );
+        // The step stays small however large x is.
+        assert!(float(&check["h"]) <= 1e-3, "{check}");
+        assert_eq!(float(&check["atol"]), 1e-8);
+        assert_eq!(float(&check["rtol"]), 1e-5);
+        // The text line says what the verdict rests on.
+        let lines = text_lines(input);
+        let line = lines.last().unwrap();
+        assert!(
+            line.contains("|difference|")
+                && line.contains("≤ 1e-8 + 0.00001·|central difference|")
+                && line.ends_with("pass"),
+            "{line}"
+        );
+    }
+    // The exact central difference of x³ at 0 is h² = 1e-10.
+    let (checks, _) = run_checks("x = 0; y = x^3; :check");
+    assert!((float(&checks[0]["numeric"]) - 1e-10).abs() <= 1e-20);
+}
+
+/// `detach(x)·x` at x = 2: reverse mode treats detach(x) as the constant 2, so
+/// it gives 2, while the function evaluated is x², whose derivative is 4. The
+/// check compares the two and must say FAIL, beyond gradcheck's tolerance.
+#[test]
+fn a_gradient_that_is_not_the_functions_derivative_fails() {
+    let (check, line) = one_check("x = 2; y = detach(x)*x; :check", "fail", 2.0, 4.0);
+    assert_eq!((float(&check["atol"]), float(&check["rtol"])), (1e-5, 1e-3));
+    assert!(
+        line.contains("> 0.00001 + 0.001·|central difference| (gradcheck's tolerance)")
+            && line.ends_with("FAIL"),
+        "{line}"
+    );
+}
+
+/// The one check of `input` with its verdict, reverse-mode gradient and central
+/// difference (to 1e-8) asserted; returns its JSON event and its text line.
+fn one_check(input: &str, verdict: &str, analytic: f64, numeric: f64) -> (Value, String) {
+    let (checks, _) = run_checks(input);
+    let check = checks[0].clone();
+    assert_eq!(check["verdict"], verdict, "{check}");
+    assert_eq!(float(&check["analytic"]), analytic);
+    assert!(
+        (float(&check["numeric"]) - numeric).abs() <= 1e-8,
+        "{check}"
+    );
+    (check, text_lines(input).pop().unwrap())
+}
+
+/// Between the two tolerances: exp(1000x) at 0 has gradient 1000, and its
+/// central difference with h = 1e-5 is 1000·sinh(0.01)/0.01 =
+/// 1000.01666675000019841… (mpmath): a difference of 0.0167, more than
+/// 1e-8 + 1e-5·1000 = 0.01 but within gradcheck's 1e-5 + 1e-3·1000 = 1.
+#[test]
+fn a_difference_within_gradchecks_tolerance_only_warns() {
+    let input = "x = 0; y = exp(1000*x); :check";
+    let (_, line) = one_check(input, "warn", 1000.0, 1_000.016_666_750_000_2);
+    assert!(
+        line.contains("> 1e-8 + 0.00001·|central difference|, ≤ 0.00001 + 0.001·|central difference| (gradcheck's tolerance)")
+            && line.ends_with("warn"),
+        "{line}"
+    );
+}
+
+/// Without names `:check` checks the leaves the output depends on (not derived
+/// variables, which `:check NAME` still moves), and a kink only counts where the
+/// moved variable reaches it: relu(w) at w = 0 is a kink for w, not for x.
+#[test]
+fn check_without_names_checks_leaves_and_kinks_are_downstream() {
+    let (checks, _) = run_checks("x = 1; w = 0; v = 2*x; y = relu(w) + v*x; :check");
+    let verdicts: Vec<(&str, &str)> = checks
+        .iter()
+        .map(|c| (c["wrt"].as_str().unwrap(), c["verdict"].as_str().unwrap()))
+        .collect();
+    // y = relu(w) + 2x²: ∂y/∂x = 4x = 4; w sits on relu's kink.
+    assert_eq!(verdicts, [("x", "pass"), ("w", "kink")]);
+    assert_eq!(float(&checks[0]["analytic"]), 4.0);
+    let (checks, _) = run_checks("x = 1; w = 0; v = 2*x; y = relu(w) + v*x; :check v");
+    assert_eq!(checks[0]["verdict"], "pass");
+    assert_eq!(float(&checks[0]["analytic"]), 1.0); // ∂y/∂v = x
+}
+
+/// Past 1000 leaves, `:check` checks the first 1000 and says so.
+#[test]
+fn check_without_names_stops_at_a_thousand_leaves_and_says_so() {
+    let mut input: String = (1..=1001).map(|i| format!("x{i} = {i}\n")).collect();
+    input.push_str("s = ");
+    input.push_str(
+        &(1..=1001)
+            .map(|i| format!("x{i}"))
+            .collect::<Vec<_>>()
+            .join(" + "),
+    );
+    input.push_str("\n:check\n");
+    let (checks, events) = run_checks(&input);
+    assert_eq!(checks.len(), 1000);
+    assert!(
+        checks
+            .iter()
+            .all(|c| c["verdict"] == "pass" && c["analytic"] == 1)
+    );
+    assert_eq!(checks[999]["wrt"], "x1000");
+    let notice = events.last().unwrap();
+    assert_eq!(notice["kind"], "notice");
+    assert_eq!(
+        notice["message"],
+        "checked 1000 of 1001 variables; `:check NAMES` checks others"
+    );
+}
+
+/// colah's e = (a + b)(b + 1) at a = 2, b = 1, then b = 3: e, c and d still
+/// hold the values built from b = 1 (c = 3, d = 2, e = 6; ∂e/∂a = d = 2,
+/// ∂e/∂c = d = 2, ∂e/∂d = c = 3), and ∂e/∂b is 0 for the new b. Every place
+/// that shows that 0 says why, and `:vars` marks the values built from the old b.
+#[test]
+fn a_gradient_of_zero_from_an_earlier_binding_is_explained_everywhere() {
+    let setup = "a = 2; b = 1; c = a + b; d = b + 1; e = c*d; b = 3";
+    let why = "e was built from an earlier b";
+    let lines = text_lines(&format!("{setup}; :vars"));
+    let vars: Vec<&str> = lines.iter().map(|l| l.trim_end()).collect();
+    assert!(vars.contains(&"  a = 2  leaf     ∂e/∂a = 2"), "{vars:?}");
+    assert!(vars.contains(&"  b = 3  leaf     ∂e/∂b = 0  (e was built from an earlier b)"));
+    assert!(vars.contains(&"  c = 3  derived  (built from an earlier b)  ∂e/∂c = 2"));
+    assert!(vars.contains(&"  d = 2  derived  (built from an earlier b)  ∂e/∂d = 3"));
+    assert!(vars.contains(&"  e = 6  derived  (built from an earlier b)  ∂e/∂e = 1"));
+
+    let (events, _) = json_events(&["-e", &format!("{setup}; :vars")]);
+    let rows = events.last().unwrap()["vars"].as_array().unwrap().clone();
+    assert_eq!(rows[1]["name"], "b");
+    assert_eq!(rows[1]["note"], why);
+    assert_eq!(rows[0]["note"], Value::Null);
+    let from: Vec<&Value> = rows.iter().map(|r| &r["built_from_earlier"]).collect();
+    let b = serde_json::json!(["b"]);
+    assert_eq!(from, [&Value::Null, &Value::Null, &b, &b, &b]);
+
+    // Bare `:grad` lists b with the reason instead of dropping it; so does `:grad b`.
+    for command in [":grad", ":grad b"] {
+        let (events, _) = json_events(&["-e", &format!("{setup}; {command}")]);
+        let b: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["kind"] == "grad" && e["wrt"] == "b")
+            .collect();
+        assert_eq!(b.len(), 1, "{command}: {events:?}");
+        assert_eq!(b[0]["value"], 0);
+        assert_eq!(b[0]["note"], why);
+    }
+    assert_eq!(
+        text_lines(&format!("{setup}; :grad"))
+            .last()
+            .unwrap()
+            .as_str(),
+        "∂e/∂d = 3"
+    );
+    assert!(text_lines(&format!("{setup}; :grad")).contains(&format!("∂e/∂b = 0  ({why})")));
+
+    // `:check b` checks the 0 and says why; bare `:check` checks a and says why b is not checked.
+    let (checks, _) = run_checks(&format!("{setup}; :check b"));
+    assert_eq!(checks[0]["note"], why);
+    assert_eq!(checks[0]["analytic"], 0);
+    assert_eq!(checks[0]["numeric"], 0);
+    let (checks, events) = run_checks(&format!("{setup}; :check"));
+    let wrt: Vec<&Value> = checks.iter().map(|c| &c["wrt"]).collect();
+    assert_eq!(wrt, ["a"]);
+    assert!(events.iter().any(
+        |e| e["kind"] == "notice" && e["message"] == format!("not checked: ∂e/∂b = 0 ({why})")
+    ));
+    assert!(
+        text_lines(&format!("{setup}; :check b"))
+            .last()
+            .unwrap()
+            .ends_with(&format!("pass  ({why})"))
+    );
 }

@@ -38,7 +38,7 @@ mod tests;
 
 pub use compact::Remap;
 pub use ops::ascii;
-pub use teaching::Paths;
+pub use teaching::{Downstream, Paths};
 pub use var::{Tape, Var};
 
 /// Index of a node in a [`Graph`]. Nodes are appended in evaluation order.

@@ -1,6 +1,7 @@
 //! What a teacher asks of a graph beyond its gradients: forward values again with
-//! some nodes moved (gradient checks, plots), the gradient at those values,
-//! Kahn's dependency-counting order, and the paths from an output to a node.
+//! some nodes moved (gradient checks, plots), the nodes a move reaches
+//! ([`Downstream`]), the gradient at those values, Kahn's dependency-counting
+//! order, and the paths from an output to a node.
 //!
 //! Every walk here is a loop over a reverse topological order or an explicit
 //! stack: nothing recurses over the graph.
@@ -19,6 +20,50 @@ pub struct Paths {
     /// How many paths there are in all, counted by dynamic programming over the
     /// order (never enumerated): an `f64`, since the count can pass `u64::MAX`.
     pub count: f64,
+}
+
+/// Which nodes of an output's graph use each node, directly or not
+/// ([`Graph::downstream`]): moving a node changes exactly its descendants, so a
+/// gradient check re-evaluates those and nothing else.
+#[derive(Debug, Clone)]
+pub struct Downstream {
+    /// The consumers of node `i` are `list[start[i]..start[i + 1]]`.
+    start: Vec<u32>,
+    list: Vec<NodeId>,
+    /// Scratch marks for [`Downstream::descendants`], all false between calls.
+    seen: Vec<bool>,
+}
+
+impl Downstream {
+    /// `node` and every node of the order this was built from that depends on it,
+    /// inputs before consumers: `node` comes first. Found with an explicit stack
+    /// over the consumer lists, so the cost is that of the descendants and their
+    /// edges (plus a sort of them), not of the whole graph. The order is ascending
+    /// id, which is a forward (topological) order because the arena appends a
+    /// node only after its inputs.
+    ///
+    /// # Panics
+    /// If `node` is not a node of the graph this was built from.
+    pub fn descendants(&mut self, node: NodeId) -> Vec<NodeId> {
+        let mut found = vec![node];
+        self.seen[node.index()] = true;
+        let mut stack = vec![node];
+        while let Some(next) = stack.pop() {
+            let (from, to) = (self.start[next.index()], self.start[next.index() + 1]);
+            for &consumer in &self.list[from as usize..to as usize] {
+                if !self.seen[consumer.index()] {
+                    self.seen[consumer.index()] = true;
+                    found.push(consumer);
+                    stack.push(consumer);
+                }
+            }
+        }
+        for id in &found {
+            self.seen[id.index()] = false;
+        }
+        found.sort_unstable();
+        found
+    }
 }
 
 impl Graph {
@@ -43,14 +88,71 @@ impl Graph {
         let mut input_values = Vec::new();
         // Reverse topological order backwards: every input before its consumers.
         for &node in order.iter().rev() {
-            if overridden[node.index()] || self.op(node).is_leaf() {
-                continue;
+            if !overridden[node.index()] {
+                self.forward_one(node, &mut values, &mut input_values);
             }
-            input_values.clear();
-            input_values.extend(self.inputs(node).iter().map(|&i| values[i.index()]));
-            values[node.index()] = (self.op(node).info().forward)(&input_values);
         }
         values
+    }
+
+    /// Computes again, in the order given, the forward value of each node of
+    /// `nodes` (inputs before consumers, e.g. [`Downstream::descendants`] without
+    /// the moved node) from the values in `values`, which holds one value per node
+    /// of the graph and receives the new ones. Leaves keep their value. Costs one
+    /// op per node of `nodes`, whatever the size of the graph.
+    ///
+    /// # Panics
+    /// If `values` is shorter than the graph, or `nodes` holds an id that is
+    /// not a node of this graph.
+    pub fn forward_over(&self, nodes: &[NodeId], values: &mut [f64]) {
+        let mut input_values = Vec::new();
+        for &node in nodes {
+            self.forward_one(node, values, &mut input_values);
+        }
+    }
+
+    /// One node's forward value from its inputs' entries of `values` (a leaf keeps its entry).
+    fn forward_one(&self, node: NodeId, values: &mut [f64], input_values: &mut Vec<f64>) {
+        if self.op(node).is_leaf() {
+            return;
+        }
+        input_values.clear();
+        input_values.extend(self.inputs(node).iter().map(|&i| values[i.index()]));
+        values[node.index()] = (self.op(node).info().forward)(input_values);
+    }
+
+    /// The consumers of every node of `order` (a [`Graph::topo_order`]), for
+    /// finding which nodes a moved node changes ([`Downstream::descendants`]).
+    /// One pass over `order`; memory: one `u32` per node of the graph and one
+    /// id per edge of `order`.
+    ///
+    /// # Panics
+    /// If `order` holds an id that is not a node of this graph.
+    pub fn downstream(&self, order: &[NodeId]) -> Downstream {
+        // Compressed rows: the consumers of node i are list[start[i]..start[i + 1]].
+        let mut start = vec![0u32; self.len() + 1];
+        for &node in order {
+            for &input in self.inputs(node) {
+                start[input.index() + 1] += 1;
+            }
+        }
+        for i in 0..self.len() {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![NodeId(0); start[self.len()] as usize];
+        for &node in order {
+            for &input in self.inputs(node) {
+                let slot = &mut fill[input.index()];
+                list[*slot as usize] = node;
+                *slot += 1;
+            }
+        }
+        Downstream {
+            start,
+            list,
+            seen: vec![false; self.len()],
+        }
     }
 
     /// The gradients of the output `order[0]`, as [`Graph::backward`] computes
@@ -288,6 +390,29 @@ mod tests {
         assert_eq!(grads[b], 7.0); // d + c = 3 + 4
         let same = g.backward_at(&order, &g.reevaluate(&order, &[]));
         assert_eq!(same.as_slice(), g.backward(&order).as_slice());
+    }
+
+    #[test]
+    fn a_move_reevaluates_exactly_the_descendants() {
+        let (g, [a, b, e]) = colah();
+        let order = g.topo_order(e);
+        let mut downstream = g.downstream(&order);
+        // b feeds c = a + b and d = b + 1, which feed e: ids 1, 2, 4, 5.
+        let from_b = downstream.descendants(b);
+        assert_eq!(from_b, [b, NodeId(2), NodeId(4), e]);
+        assert_eq!(downstream.descendants(a), [a, NodeId(2), e]);
+        assert_eq!(downstream.descendants(e), [e]);
+        // Re-evaluating only those nodes gives what a full re-evaluation gives.
+        let mut values: Vec<f64> = (0..g.len()).map(|i| g.value(NodeId(i as u32))).collect();
+        values[b.index()] = 2.0;
+        g.forward_over(&from_b[1..], &mut values);
+        assert_eq!(values, g.reevaluate(&order, &[(b, 2.0)]));
+        assert_eq!(values[e.index()], 12.0); // (2 + 2)(2 + 1)
+        // A node outside the order has no descendants in it.
+        let mut g = g;
+        let lone = g.leaf(7.0);
+        let mut downstream = g.downstream(&order);
+        assert_eq!(downstream.descendants(lone), [lone]);
     }
 
     #[test]

@@ -103,13 +103,22 @@ pub fn event(event: &Event, source: &str) -> Value {
         Event::Vars { of, vars } => json!({
             "kind": "vars",
             "of": of,
-            "vars": vars.iter().map(|v| json!({
-                "name": v.name,
-                "id": v.node.0,
-                "value": number(v.value),
-                "leaf": v.leaf,
-                "grad": v.grad.map(number),
-            })).collect::<Vec<_>>(),
+            "vars": vars.iter().map(|v| {
+                let mut object = json!({
+                    "name": v.name,
+                    "id": v.node.0,
+                    "value": number(v.value),
+                    "leaf": v.leaf,
+                    "grad": v.grad.map(number),
+                });
+                if let Some(note) = &v.grad_note {
+                    object["note"] = json!(note);
+                }
+                if !v.built_from_earlier.is_empty() {
+                    object["built_from_earlier"] = json!(v.built_from_earlier);
+                }
+                object
+            }).collect::<Vec<_>>(),
         }),
         Event::Help { topic, text } => json!({"kind": "help", "topic": topic, "text": text}),
         Event::Stats(stats) => json!({

@@ -466,8 +466,19 @@ fn render_vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter)
             p.name(&pad(&var.name, name_width)),
             pad(value, value_width)
         );
+        if !var.built_from_earlier.is_empty() {
+            let from = var.built_from_earlier.join(", ");
+            let _ = write!(
+                out,
+                "  {}",
+                p.dim(&format!("(built from an earlier {from})"))
+            );
+        }
         if let (Some(of), Some(grad)) = (of, var.grad) {
             let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad));
+            if let Some(note) = &var.grad_note {
+                let _ = write!(out, "  {}", p.dim(&format!("({note})")));
+            }
         }
         let trimmed = out.trim_end_matches(' ').len();
         out.truncate(trimmed);

@@ -53,7 +53,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "check",
         "[NAMES]",
-        "gradient check: reverse mode against a central difference; pass, warn, FAIL or kink",
+        "gradient check: reverse mode against a central difference, within |difference| ≤ atol + rtol·|numeric| (as torch.autograd.gradcheck); pass, warn, FAIL or kink; without names, the leaves the output depends on",
     ),
     (
         "paths",
@@ -297,56 +297,37 @@ impl Session {
         let (gradients, reached) = self.backprop(&output, span)?;
         if args.is_empty() {
             // Every variable the output reaches, except the output's own name
-            // (∂z/∂z = 1 says nothing), unless that is all there is (`x = 2; x`).
+            // (∂z/∂z = 1 says nothing), unless that is all there is (`x = 2; x`);
+            // and every variable the output was built from an earlier binding of,
+            // whose gradient is 0 for a reason worth saying.
             let reached_names: Vec<(String, NodeId)> = self
                 .var_order
                 .iter()
                 .map(|name| (name.clone(), self.vars[name]))
-                .filter(|(_, node)| reached[node.0 as usize])
+                .filter(|(_, node)| reached[node.index()])
                 .collect();
-            targets = reached_names
+            targets = self
+                .var_order
                 .iter()
-                .filter(|(name, _)| *name != output.label)
-                .cloned()
+                .map(|name| (name.clone(), self.vars[name]))
+                .filter(|(name, node)| {
+                    (reached[node.index()] && *name != output.label)
+                        || self.stale_note(&output, name, &reached).is_some()
+                })
                 .collect();
             if targets.is_empty() && self.graph.op(output.node) == Op::Input {
                 targets = reached_names;
             }
             if targets.is_empty() {
-                let stale: Vec<&str> = self
-                    .var_order
-                    .iter()
-                    .filter(|name| {
-                        self.earlier.get(*name).is_some_and(|old| {
-                            old.iter()
-                                .any(|id| reached.get(id.0 as usize) == Some(&true))
-                        })
-                    })
-                    .map(String::as_str)
-                    .collect();
-                let message = if stale.is_empty() {
-                    format!("{} depends on no variable", output.label)
-                } else {
-                    format!(
-                        "{} depends on no current variable: it was built from an earlier {}",
-                        output.label,
-                        stale.join(", ")
-                    )
-                };
-                events.push(Event::Notice { message });
+                events.push(Event::Notice {
+                    message: format!("{} depends on no variable", output.label),
+                });
             }
         }
         for (name, node) in targets {
-            let note = (!reached[node.0 as usize]).then(|| {
-                let earlier = self.earlier.get(&name).is_some_and(|old| {
-                    old.iter()
-                        .any(|id| reached.get(id.0 as usize) == Some(&true))
-                });
-                if earlier {
-                    format!("{} was built from an earlier {name}", output.label)
-                } else {
-                    format!("{} does not depend on {name}", output.label)
-                }
+            let note = (!reached[node.index()]).then(|| {
+                self.stale_note(&output, &name, &reached)
+                    .unwrap_or_else(|| format!("{} does not depend on {name}", output.label))
             });
             events.push(Event::Grad {
                 of: output.label.clone(),
@@ -434,17 +415,25 @@ impl Session {
         let grads: Option<(Gradients, Vec<bool>)> = output
             .as_ref()
             .and_then(|o| self.backprop(o, Span::default()).ok());
+        let built_from_earlier = self.built_from_earlier();
         let vars = self
             .var_order
             .iter()
-            .map(|name| {
+            .zip(built_from_earlier)
+            .map(|(name, built_from_earlier)| {
                 let node = self.vars[name];
+                let grad_note = output
+                    .as_ref()
+                    .zip(grads.as_ref())
+                    .and_then(|(o, (_, reached))| self.stale_note(o, name, reached));
                 VarRow {
                     name: name.clone(),
                     node,
                     value: self.graph.value(node),
                     leaf: self.graph.op(node) == Op::Input,
                     grad: grads.as_ref().map(|(g, _)| g[node]),
+                    grad_note,
+                    built_from_earlier,
                 }
             })
             .collect();

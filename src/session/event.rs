@@ -86,6 +86,13 @@ pub struct VarRow {
     pub leaf: bool,
     /// ∂output/∂name, when there is an output.
     pub grad: Option<f64>,
+    /// Why `grad` is 0 when the output was built from an earlier binding of
+    /// this name: "e was built from an earlier b".
+    pub grad_note: Option<String>,
+    /// The variables whose earlier binding (since rebound) this variable's value
+    /// was built from, in the order they were first assigned: `c = a + b` then
+    /// `b = 3` gives `["b"]` for c. Empty for a leaf.
+    pub built_from_earlier: Vec<String>,
 }
 
 /// Everything a statement or command can report.
@@ -159,7 +166,9 @@ pub enum Event {
         differences: usize,
     },
     /// One gradient check (`:check`): ∂of/∂wrt at `at`, by reverse mode and by a
-    /// central difference with step `h`.
+    /// central difference with step `h`; `difference` is |analytic − numeric|,
+    /// `tolerance` the test the verdict rests on (for `warn` and `FAIL`, the
+    /// looser one); `note` explains a gradient of 0 from an earlier binding.
     Check {
         of: String,
         wrt: String,
@@ -168,7 +177,10 @@ pub enum Event {
         analytic: f64,
         numeric: f64,
         relative_error: f64,
+        difference: f64,
+        tolerance: Tolerance,
         verdict: Verdict,
+        note: Option<String>,
     },
     /// The paths from the output to `wrt` (`:paths`): the first ones with their
     /// products, how many there are, and the gradient (their sum).
@@ -253,14 +265,57 @@ pub struct KahnRow {
     pub dfs_position: usize,
 }
 
+/// The test of a gradient check, as `torch.autograd.gradcheck` makes it (through
+/// `torch.allclose`): the check passes when
+/// |analytic − numeric| ≤ `atol` + `rtol`·|numeric|. An absolute part is needed:
+/// where the true gradient is 0 a central difference gives a tiny nonzero
+/// number, and a purely relative error between 0 and 1e-10 is 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// The absolute part.
+    pub atol: f64,
+    /// The part relative to |numeric|.
+    pub rtol: f64,
+}
+
+impl Tolerance {
+    /// `atol + rtol·|numeric|`: the largest difference this tolerance admits.
+    pub fn bound(self, numeric: f64) -> f64 {
+        self.atol + self.rtol * numeric.abs()
+    }
+
+    /// Whether `difference` (|analytic − numeric|) is within the tolerance.
+    pub fn admits(self, difference: f64, numeric: f64) -> bool {
+        difference <= self.bound(numeric)
+    }
+}
+
+/// `:check` passes within this tolerance. A float64 central difference with the
+/// step `:check` takes (about 1e-5 of the value) is accurate to roughly 1e-10
+/// for functions of moderate size, so this is 1000 times tighter than
+/// [`GRADCHECK_TOLERANCE`] in its absolute part and 100 times in its relative part.
+pub const CHECK_TOLERANCE: Tolerance = Tolerance {
+    atol: 1e-8,
+    rtol: 1e-5,
+};
+
+/// `torch.autograd.gradcheck`'s default tolerance (`atol=1e-05, rtol=0.001`,
+/// designed for double precision; PyTorch's documentation of
+/// `torch.autograd.gradcheck.gradcheck`). `:check` says `warn` between
+/// [`CHECK_TOLERANCE`] and this, and `FAIL` beyond it: where gradcheck would fail.
+pub const GRADCHECK_TOLERANCE: Tolerance = Tolerance {
+    atol: 1e-5,
+    rtol: 1e-3,
+};
+
 /// The verdict of one gradient check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// Relative error at most 1e-7.
+    /// Within [`CHECK_TOLERANCE`].
     Pass,
-    /// Relative error at most 1e-4.
+    /// Beyond [`CHECK_TOLERANCE`], within [`GRADCHECK_TOLERANCE`].
     Warn,
-    /// A larger relative error.
+    /// Beyond [`GRADCHECK_TOLERANCE`].
     Fail,
     /// The step ±h reaches a kink (relu, abs, max, min, floor, …): a central
     /// difference does not measure the gradient there.

@@ -24,9 +24,9 @@ use std::rc::Rc;
 pub use commands::COMMANDS;
 pub use error::SessionError;
 pub use event::{
-    Event, GraphLine, KahnRow, NodeRef, NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge,
-    PictureFormat, PictureNode, PlotSample, TableFormat, Target, TraceContribution, TraceStep,
-    VarRow, Verdict,
+    CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow, Omitted,
+    PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureNode, PlotSample, TableFormat,
+    Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -229,6 +229,71 @@ impl Session {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Why ∂output/∂`name` is 0 when the output's graph (`reached`, from
+    /// `backprop`) holds an earlier binding of `name` but not its current one:
+    /// "e was built from an earlier b". `None` otherwise.
+    fn stale_note(&self, output: &Output, name: &str, reached: &[bool]) -> Option<String> {
+        let in_graph = |id: &NodeId| reached.get(id.index()) == Some(&true);
+        let current = self.vars.get(name)?;
+        let earlier = self.earlier.get(name)?;
+        (!in_graph(current) && earlier.iter().any(in_graph))
+            .then(|| format!("{} was built from an earlier {name}", output.label))
+    }
+
+    /// For each variable (in `var_order`), the variables whose earlier binding its
+    /// value was built from (see [`VarRow::built_from_earlier`]); empty for
+    /// leaves. One pass over the nodes up to the last derived variable: inputs
+    /// have smaller ids than their consumers, so marks flow forward by id.
+    fn built_from_earlier(&self) -> Vec<Vec<String>> {
+        let mut result = vec![Vec::new(); self.var_order.len()];
+        let rebound: Vec<&String> = self
+            .var_order
+            .iter()
+            .filter(|name| self.earlier.get(*name).is_some_and(|old| !old.is_empty()))
+            .collect();
+        let derived = |name: &String| {
+            let node = self.vars[name];
+            (self.graph.op(node) != Op::Input).then_some(node)
+        };
+        let Some(last) = self.var_order.iter().filter_map(derived).max() else {
+            return result;
+        };
+        if rebound.is_empty() {
+            return result;
+        }
+        // One bit per rebound name; past 63 names, the last bit stands for the rest.
+        let mut marks = vec![0u64; last.index() + 1];
+        for (k, name) in rebound.iter().enumerate() {
+            let current = self.vars[*name];
+            for &old in &self.earlier[*name] {
+                if old != current && old <= last {
+                    marks[old.index()] |= 1 << k.min(63);
+                }
+            }
+        }
+        for i in 0..marks.len() {
+            let inputs = self.graph.inputs(NodeId(i as u32));
+            marks[i] |= inputs.iter().fold(0, |m, input| m | marks[input.index()]);
+        }
+        for (row, name) in result.iter_mut().zip(&self.var_order) {
+            let Some(node) = derived(name) else { continue };
+            let mark = marks[node.index()];
+            for (k, rebound_name) in rebound.iter().enumerate().take(63) {
+                if mark & (1 << k) != 0 {
+                    row.push(rebound_name.to_string());
+                }
+            }
+            if mark & (1 << 63) != 0 {
+                row.push(if rebound.len() == 64 {
+                    rebound[63].to_string()
+                } else {
+                    "others".to_string()
+                });
+            }
+        }
+        result
     }
 
     /// Forgets everything: variables, functions, output and graph.

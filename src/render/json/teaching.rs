@@ -69,18 +69,30 @@ pub(super) fn event(event: &Event) -> Option<Value> {
             analytic,
             numeric,
             relative_error,
+            difference,
+            tolerance,
             verdict,
-        } => json!({
-            "kind": "check",
-            "of": of,
-            "wrt": wrt,
-            "at": number(*at),
-            "h": number(*h),
-            "analytic": number(*analytic),
-            "numeric": number(*numeric),
-            "relative_error": number(*relative_error),
-            "verdict": verdict.word().to_lowercase(),
-        }),
+            note,
+        } => {
+            let mut object = json!({
+                "kind": "check",
+                "of": of,
+                "wrt": wrt,
+                "at": number(*at),
+                "h": number(*h),
+                "analytic": number(*analytic),
+                "numeric": number(*numeric),
+                "relative_error": number(*relative_error),
+                "difference": number(*difference),
+                "atol": number(tolerance.atol),
+                "rtol": number(tolerance.rtol),
+                "verdict": verdict.word().to_lowercase(),
+            });
+            if let Some(note) = note {
+                object["note"] = json!(note);
+            }
+            object
+        }
         Event::Paths {
             of,
             wrt,

@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use super::{Painter, plural, render_rows};
 use crate::render::{dot, notes, plot};
-use crate::session::{Event, GraphLine, KahnRow, Omitted, PictureFormat, Verdict};
+use crate::session::{
+    CHECK_TOLERANCE, Event, GraphLine, KahnRow, Omitted, PictureFormat, Tolerance, Verdict,
+};
 
 /// Renders a teaching event; `None` for any other event.
 pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
@@ -52,23 +54,44 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
             h,
             analytic,
             numeric,
-            relative_error,
+            difference,
+            tolerance,
             verdict,
+            note,
+            ..
         } => {
             let word = match verdict {
                 Verdict::Pass => "pass".to_string(),
                 Verdict::Warn | Verdict::Kink | Verdict::NotFinite => p.warning(verdict.word()),
                 Verdict::Fail => p.error(verdict.word()),
             };
+            // What the verdict rests on: |difference| against atol + rtol·|numeric|.
+            let test = |t: Tolerance| {
+                format!(
+                    "{} + {}·|central difference|",
+                    p.number(t.atol),
+                    p.number(t.rtol)
+                )
+            };
+            let basis = match verdict {
+                Verdict::Pass => format!(" ≤ {}", test(*tolerance)),
+                Verdict::Warn => format!(
+                    " > {}, ≤ {} (gradcheck's tolerance)",
+                    test(CHECK_TOLERANCE),
+                    test(*tolerance)
+                ),
+                Verdict::Fail => format!(" > {} (gradcheck's tolerance)", test(*tolerance)),
+                Verdict::Kink | Verdict::NotFinite => String::new(),
+            };
             let _ = write!(
                 out,
-                "{} at {wrt} = {}: reverse mode {}, central difference {} (h = {}), relative error {}  {word}",
+                "{} at {wrt} = {}: reverse mode {}, central difference {} (h = {}), |difference| {}{basis}  {word}",
                 p.partial(of, wrt),
                 p.number(*at),
                 p.grad(*analytic),
                 p.number(*numeric),
                 p.number(*h),
-                p.number(*relative_error),
+                p.number(*difference),
             );
             let why = match verdict {
                 Verdict::Kink => Some(
@@ -79,7 +102,7 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
                 }
                 _ => None,
             };
-            if let Some(why) = why {
+            for why in why.into_iter().chain(note.as_deref()) {
                 let _ = write!(out, "  {}", p.dim(&format!("({why})")));
             }
             out.push('\n');
