@@ -70,7 +70,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 for event in events {
                     match self.file_of(event) {
                         Some((target, what, content)) => {
-                            self.write_file(target, what, content, source, origin)?;
+                            let saved = match event {
+                                Event::Save { statements, .. } => Some(*statements),
+                                _ => None,
+                            };
+                            self.write_file(target, what, content, saved, source, origin)?;
                         }
                         None => self.event(event, source)?,
                     }
@@ -203,7 +207,8 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Writes `content` to the target's file and reports it, or reports why not
     /// as an error pointing at the file name (and remembers the failure). The
     /// target `-` is standard output: the content goes there in order with the
-    /// rest (in JSON, as an `output` object).
+    /// rest (in JSON, as an `output` object). `saved`: the statement count of a
+    /// `:save`, whose human reply says how to replay the file.
     ///
     /// Errors: only I/O errors of the streams.
     fn write_file(
@@ -211,6 +216,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         target: &Target,
         what: &'static str,
         content: Result<String, String>,
+        saved: Option<usize>,
         source: &str,
         origin: &str,
     ) -> io::Result<()> {
@@ -264,14 +270,24 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
         }
         match written {
-            Ok(()) => self.event(
-                &Event::Wrote {
-                    path: shown,
+            Ok(()) => {
+                let wrote = Event::Wrote {
+                    path: shown.clone(),
                     bytes: content.len(),
                     what,
-                },
-                source,
-            ),
+                };
+                match (self.format, saved) {
+                    (Format::Human(_), Some(count)) => {
+                        let s = if count == 1 { "" } else { "s" };
+                        let file = &target.path;
+                        writeln!(
+                            self.out,
+                            "saved {count} statement{s} to {shown}; `:load {file}` or `gradcalc {file}` replays them"
+                        )
+                    }
+                    _ => self.event(&wrote, source),
+                }
+            }
             Err(error) => {
                 self.failed = true;
                 let (message, help) = explain_write_error(&shown, &error);
