@@ -119,6 +119,15 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
         if !overwrite {
             return Err(io::ErrorKind::AlreadyExists.into());
         }
+        // Only a file (or a link to one) is replaced: never a device, a FIFO or
+        // a link such as /dev/stdout; `-` is the way to standard output.
+        let replaceable = metadata.is_file()
+            || (metadata.is_symlink() && std::fs::metadata(path).is_ok_and(|m| m.is_file()));
+        if !replaceable || in_system_directory(path) {
+            return Err(io::Error::other(
+                "not a regular file (give `-` for standard output)",
+            ));
+        }
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -145,6 +154,19 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
         temporary.persist_noclobber(path).map_err(|e| e.error)?;
     }
     Ok(())
+}
+
+/// True for a path in /dev, /proc or /sys (after resolving its directory).
+fn in_system_directory(path: &Path) -> bool {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    parent.canonicalize().is_ok_and(|dir| {
+        ["/dev", "/proc", "/sys"]
+            .iter()
+            .any(|system| dir.starts_with(system))
+    })
 }
 
 #[cfg(test)]
@@ -181,6 +203,7 @@ mod tests {
         write_whole(&link, b"new", true).unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+        assert!(write_whole(Path::new("/dev/stdout"), b"x", true).is_err());
         // No temporary file is left behind.
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 3);
