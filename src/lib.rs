@@ -37,7 +37,9 @@
 //! assert_eq!(grads, [("x".to_string(), 4.0)]);
 //! ```
 
+pub mod driver;
 pub mod engine;
+pub mod files;
 pub mod render;
 pub mod repl;
 pub mod session;

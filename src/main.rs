@@ -1,11 +1,12 @@
 //! The `gradcalc` binary: argument parsing and mode selection only.
 
-use std::io::{self, IsTerminal, Read};
-use std::ops::ControlFlow;
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use gradcalc::driver::{self, Options, Outcome};
+use gradcalc::files::{self, WritePolicy};
 use gradcalc::render::{Format, Precision, Printer, Style};
 use gradcalc::session::Session;
 
@@ -17,7 +18,13 @@ Examples:
   gradcalc examples/neuron.calc -i          run a script, then stay interactive
   echo 'x = 0.5; tanh(x); :trace' | gradcalc
 
-Exit status: 0 on success, 1 if a statement failed, 2 on a usage error.";
+Scripts (FILEs, piped stdin, `:load`ed files) write files only in the current
+directory unless --allow-writes DIR or --allow-writes-anywhere says more, and
+never replace an existing file unless the command says `-f` (`:save -f FILE`).
+
+Exit status: 0 on success, 1 if a statement failed or the output could not be
+written, 2 on a usage error; 141 (silently) when the reader of the output went
+away (`gradcalc … | head`).";
 
 /// A calculator with gradients: type arithmetic, ask `:grad x`, see every backward step.
 #[derive(Parser, Debug)]
@@ -44,7 +51,7 @@ struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Colour output: auto (on a terminal, unless NO_COLOR is set), always, never
+    /// Colour output: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always, never
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     color: ColorChoice,
 
@@ -59,6 +66,14 @@ struct Args {
     /// Write `d` and `->` instead of `∂` and `→`
     #[arg(long)]
     ascii: bool,
+
+    /// Let scripts write files under DIR too, besides the current directory (repeatable)
+    #[arg(long = "allow-writes", value_name = "DIR")]
+    allow_writes: Vec<PathBuf>,
+
+    /// Let scripts write files anywhere the user can
+    #[arg(long)]
+    allow_writes_anywhere: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -93,15 +108,30 @@ fn main() -> ExitCode {
     }
 }
 
+/// The exit status when the reader of the output went away: what a shell shows
+/// for a program ended by SIGPIPE (128 + 13). Nothing is printed.
+const CLOSED_PIPE_STATUS: u8 = 141;
+
+/// Ends the run after the output failed: a closed pipe silently, anything else
+/// (a full disk) with a message on stderr. Returns the exit status.
+fn output_failed(error: &io::Error) -> u8 {
+    if error.kind() == io::ErrorKind::BrokenPipe {
+        return CLOSED_PIPE_STATUS;
+    }
+    let _ = writeln!(io::stderr(), "gradcalc: cannot write the output: {error}");
+    1
+}
+
 /// Chooses the mode and runs it; returns the exit status.
 fn run(args: Args) -> u8 {
     let stdin_is_terminal = io::stdin().is_terminal();
     let stdout_is_terminal = io::stdout().is_terminal();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
     let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => stdout_is_terminal && !no_color,
+        ColorChoice::Auto => stdout_is_terminal && !no_color && !dumb,
     };
     let format = if args.json {
         Format::Json
@@ -116,22 +146,31 @@ fn run(args: Args) -> u8 {
     // The printer flushes stdout before every error and the REPL after every input.
     let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let mut printer = Printer::new(format, stdout, io::stderr().lock());
+    printer.writes = WritePolicy {
+        anywhere: args.allow_writes_anywhere,
+        dirs: args.allow_writes.clone(),
+    };
     let mut session = Session::new();
     let mut failed = false;
 
+    // (bytes, origin, path of a file, is a script)
     let mut sources = Vec::new();
     for path in &args.files {
-        match std::fs::read(path) {
-            Ok(bytes) => sources.push((bytes, path.display().to_string())),
-            Err(error) => {
-                let message = format!("cannot read {}: {error}", path.display());
-                if args.json {
+        match files::read_source(path) {
+            Ok(bytes) => {
+                sources.push((bytes, path.display().to_string(), Some(path.clone()), true))
+            }
+            Err(message) => {
+                let written = if args.json {
                     let event = serde_json::json!({"kind": "error", "message": message, "source": path.display().to_string()});
-                    println!("{event}");
+                    writeln!(printer_out(), "{event}")
                 } else {
-                    eprintln!("gradcalc: {message}");
-                }
-                return 2;
+                    writeln!(io::stderr(), "gradcalc: {message}")
+                };
+                return match written {
+                    Ok(()) => 2,
+                    Err(error) => output_failed(&error),
+                };
             }
         }
     }
@@ -141,42 +180,56 @@ fn run(args: Args) -> u8 {
         } else {
             format!("-e #{}", i + 1)
         };
-        sources.push((source.clone().into_bytes(), origin));
+        sources.push((source.clone().into_bytes(), origin, None, false));
     }
     // Piped stdin is read when there is nothing else to run, or after the rest with -i.
     let batch_stdin = (sources.is_empty() || args.interactive) && !stdin_is_terminal;
     if batch_stdin {
         let mut bytes = Vec::new();
         if let Err(error) = io::stdin().read_to_end(&mut bytes) {
-            eprintln!("gradcalc: cannot read stdin: {error}");
+            let _ = writeln!(io::stderr(), "gradcalc: cannot read stdin: {error}");
             return 1;
         }
-        sources.push((bytes, "<stdin>".to_string()));
+        sources.push((bytes, "<stdin>".to_string(), None, true));
     }
     let interactive = (sources.is_empty() || args.interactive) && stdin_is_terminal;
 
-    for (bytes, origin) in &sources {
-        match run_bytes(&mut session, &mut printer, bytes, origin, args.keep_going) {
-            Outcome::Ok => {}
-            Outcome::Failed => {
+    for (bytes, origin, file, script) in sources {
+        let options = Options {
+            keep_going: args.keep_going,
+            loads_stop_at_error: false,
+            script,
+        };
+        match driver::run(&mut session, &mut printer, &bytes, &origin, file, options) {
+            Outcome::Done { failed: f } => failed |= f,
+            Outcome::Stopped => {
                 failed = true;
-                if !args.keep_going {
-                    break;
-                }
+                break;
             }
-            Outcome::Quit => {
-                let _ = printer.flush();
-                return u8::from(failed);
+            Outcome::Quit { failed: f } => {
+                return match printer.flush() {
+                    Ok(()) => u8::from(failed || f),
+                    Err(error) => output_failed(&error),
+                };
             }
-            Outcome::ClosedPipe => return u8::from(failed),
+            Outcome::Output(error) => return output_failed(&error),
         }
     }
-    let _ = printer.flush();
+    if let Err(error) = printer.flush() {
+        return output_failed(&error);
+    }
     if interactive && !(failed && !args.keep_going && !args.interactive) {
-        let status = gradcalc::repl::run(&mut session, &mut printer, stdout_is_terminal);
-        return if status == 0 { 0 } else { 1 };
+        return match gradcalc::repl::run(&mut session, &mut printer, stdout_is_terminal) {
+            Ok(status) => status,
+            Err(error) => output_failed(&error),
+        };
     }
     u8::from(failed)
+}
+
+/// Standard output, for the one message written before the printer exists.
+fn printer_out() -> io::StdoutLock<'static> {
+    io::stdout().lock()
 }
 
 /// False when the locale (the first of `LC_ALL`, `LC_CTYPE`, `LANG` that is set and
@@ -190,67 +243,4 @@ fn locale_is_utf8() -> bool {
             let locale = locale.to_ascii_lowercase();
             locale.contains("utf-8") || locale.contains("utf8")
         })
-}
-
-enum Outcome {
-    Ok,
-    Failed,
-    Quit,
-    ClosedPipe,
-}
-
-/// Runs one source given as bytes: the valid UTF-8 part line by line, then an
-/// error at the first invalid byte.
-fn run_bytes<O: io::Write, E: io::Write>(
-    session: &mut Session,
-    printer: &mut Printer<O, E>,
-    bytes: &[u8],
-    origin: &str,
-    keep_going: bool,
-) -> Outcome {
-    // A byte-order mark (Windows editors write one) is not part of the text.
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let (text, invalid_at) = match std::str::from_utf8(bytes) {
-        Ok(text) => (text, None),
-        Err(error) => {
-            let valid = &bytes[..error.valid_up_to()];
-            let cut = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            let text = std::str::from_utf8(&bytes[..cut]).unwrap_or_default();
-            (text, Some(error.valid_up_to()))
-        }
-    };
-    let mut failed = false;
-    let mut closed = false;
-    let flow = session.run_source(text, |result| {
-        if printer.report(&result, text, origin).is_err() {
-            closed = true;
-            return ControlFlow::Break(());
-        }
-        if result.is_err() || printer.take_failure() {
-            failed = true;
-            if !keep_going {
-                return ControlFlow::Break(());
-            }
-        }
-        ControlFlow::Continue(())
-    });
-    if closed {
-        return Outcome::ClosedPipe;
-    }
-    if let (Some(offset), false) = (invalid_at, failed && !keep_going) {
-        let shown = String::from_utf8_lossy(bytes).into_owned();
-        let _ = printer.problem(
-            &format!("{origin} is not valid UTF-8 (byte {offset})"),
-            shown.len().min(offset),
-            Some("save the file as UTF-8".to_string()),
-            &shown,
-            origin,
-        );
-        return Outcome::Failed;
-    }
-    match (flow, failed) {
-        (_, true) => Outcome::Failed,
-        (ControlFlow::Break(()), false) => Outcome::Quit,
-        (ControlFlow::Continue(()), false) => Outcome::Ok,
-    }
 }

@@ -460,3 +460,343 @@ fn stats_and_gc_through_the_binary() {
         "gradients survive the collection"
     );
 }
+
+// ---- files, writes and the output stream
+
+/// gradcalc run in `dir` as its current directory.
+fn gradcalc_in(dir: &std::path::Path) -> Command {
+    let mut command = gradcalc();
+    command
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .timeout(std::time::Duration::from_secs(20));
+    command
+}
+
+/// The binary as a plain `std::process::Command` (to choose its stdout).
+fn plain_gradcalc() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command.env("NO_COLOR", "1");
+    command
+}
+
+#[test]
+fn a_full_disk_is_reported_and_a_closed_pipe_is_quiet() {
+    let full = std::fs::File::create("/dev/full").unwrap();
+    let output = plain_gradcalc()
+        .arg("examples/neuron.calc")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(
+        stderr_of(&output).contains("cannot write the output: No space left on device"),
+        "{}",
+        stderr_of(&output)
+    );
+    // A failing statement's error is still shown when stdout is full.
+    let full = std::fs::File::create("/dev/full").unwrap();
+    let output = plain_gradcalc()
+        .args(["-e", "1 +"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("expected an operand"),
+        "{output:?}"
+    );
+
+    // The reader has gone before anything is written: a pipe with no reader.
+    for args in [
+        &["--json", "missing.calc"][..],
+        &["examples/neuron.calc"],
+        &["-e", "x = 1; 1/0"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = plain_gradcalc().args(args).stdout(writer).output().unwrap();
+        let stderr = stderr_of(&output);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(output.status.code(), Some(141), "{args:?}: {stderr}");
+        assert!(!stderr.contains("cannot write"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn no_panicking_print_macros_in_the_sources() {
+    let mut stack = vec![std::path::PathBuf::from("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for bad in ["println!", "print!(", "eprintln!", "eprint!("] {
+                    assert!(!code.contains(bad), "{}:{}: {line}", path.display(), n + 1);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn existing_files_are_kept_unless_the_command_says_f() {
+    let dir = tempfile::tempdir().unwrap();
+    let lesson = dir.path().join("lesson.calc");
+    std::fs::write(&lesson, "x = 1\n").unwrap();
+    // `:load`, a change, `:save` to the same name: refused, the lesson intact.
+    let output = gradcalc_in(dir.path())
+        .args(["-e", ":load lesson.calc; x = 5; :save lesson.calc"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("already exists") && stderr.contains(":save -f lesson.calc"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
+    for command in [":dot", ":svg", ":trace md"] {
+        let output = gradcalc_in(dir.path())
+            .args(["-e", &format!("x = 2; x*x; {command} lesson.calc")])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{command}");
+        assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
+    }
+    // With -f it is replaced by the two statements that rebuild the session.
+    let output = gradcalc_in(dir.path())
+        .args(["-e", ":load lesson.calc; x = 5; :save -f lesson.calc"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let saved = std::fs::read_to_string(&lesson).unwrap();
+    assert_eq!(
+        saved.lines().skip(1).collect::<Vec<_>>(),
+        ["x = 1", "x = 5"],
+        "{saved}"
+    );
+    // A symbolic link at the target is replaced, never written through.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("link.dot")).unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 2; x*x; :dot link.dot"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 2; x*x; :dot --force link.dot"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    let link = dir.path().join("link.dot");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+    assert!(
+        std::fs::read_to_string(&link)
+            .unwrap()
+            .starts_with("digraph")
+    );
+    // No temporary file is left behind.
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["lesson.calc", "link.dot", "victim"]);
+}
+
+#[test]
+fn scripts_write_only_where_the_command_line_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("graph.dot");
+    let script = dir.path().join("s.calc");
+    std::fs::write(
+        &script,
+        format!("x = 2\nx*x\n:dot {}\n:dot here.dot\n", target.display()),
+    )
+    .unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["--keep-going", "s.calc"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("only in the current directory") && stderr.contains("--allow-writes"),
+        "{stderr}"
+    );
+    assert!(!target.exists());
+    assert!(
+        dir.path().join("here.dot").exists(),
+        "the current directory is allowed"
+    );
+    // The same from piped stdin, and `..` does not get out.
+    let output = gradcalc_in(dir.path())
+        .write_stdin("x = 2\nx*x\n:dot ../out.dot\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(!dir.path().join("../out.dot").exists());
+    // Allowed by a flag.
+    let dir_arg = elsewhere.path().display().to_string();
+    let output = gradcalc_in(dir.path())
+        .args(["--allow-writes", &dir_arg, "s.calc"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "here.dot exists now");
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .starts_with("digraph")
+    );
+}
+
+#[test]
+fn save_and_load_read_their_arguments_like_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc_in(dir.path())
+        .env("HOME", dir.path())
+        .args([
+            "-e",
+            "x = 3\n:save a.calc # a note\ny = x*x; :save b.calc; :grad\n:save \"my file.calc\"\n:save ~/c.calc",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    // `:grad` ran after `:save b.calc;` (∂y/∂x = 2·3 = 6).
+    assert!(
+        stdout_of(&output).contains("∂y/∂x = 6"),
+        "{}",
+        stdout_of(&output)
+    );
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.calc", "b.calc", "c.calc", "my file.calc"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.calc"))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .collect::<Vec<_>>(),
+        ["x = 3", "y = x*x"]
+    );
+    // `:load` inside a loaded file, from a script, with `~/`.
+    std::fs::write(dir.path().join("inner.calc"), "z = y + 1\n").unwrap();
+    std::fs::write(
+        dir.path().join("outer.calc"),
+        ":load b.calc\n:load ~/inner.calc\nz\n",
+    )
+    .unwrap();
+    let output = gradcalc_in(dir.path())
+        .env("HOME", dir.path())
+        .arg("outer.calc")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert_eq!(stdout_of(&output), "x = 3\ny = 9\nz = 10\n10\n");
+    // A cycle is an error naming it, not a hang.
+    std::fs::write(dir.path().join("p.calc"), "p = 1\n:load q.calc\n").unwrap();
+    std::fs::write(dir.path().join("q.calc"), ":load p.calc\n").unwrap();
+    let output = gradcalc_in(dir.path()).arg("p.calc").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("a cycle: p.calc → q.calc → p.calc"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn special_and_huge_files_are_refused_without_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let big = dir.path().join("big.calc");
+    // Sparse: 1 GiB long, no blocks written.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for (name, says) in [
+        ("fifo", "not a regular file"),
+        ("sub", "it is a directory"),
+        ("big.calc", "larger than 64 MiB"),
+        ("/dev/zero", "not a regular file"),
+    ] {
+        let output = gradcalc_in(dir.path()).arg(name).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        assert!(
+            stderr_of(&output).contains(says),
+            "{name}: {}",
+            stderr_of(&output)
+        );
+        let output = gradcalc_in(dir.path())
+            .args(["-e", &format!(":load {name}")])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        assert!(
+            stderr_of(&output).contains(says),
+            "{name}: {}",
+            stderr_of(&output)
+        );
+    }
+}
+
+#[test]
+fn keep_going_still_stops_at_quit() {
+    let output = gradcalc()
+        .args(["--keep-going", "-e", "1 +", "-e", ":quit", "-e", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "");
+}
+
+#[test]
+fn json_mode_writes_only_json_and_dash_is_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["--json", "-e", "x = 2; :save s.calc; x*x; :dot -"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let events: Vec<Value> = stdout_of(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(events[1]["kind"], "wrote");
+    assert_eq!(events[1]["path"], "s.calc");
+    assert_eq!(events[3]["kind"], "output");
+    assert!(
+        events[3]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("digraph")
+    );
+    // Human: the DOT text in order between the lines around it.
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 2; x*x; :dot -; 7"])
+        .output()
+        .unwrap();
+    let stdout = stdout_of(&output);
+    assert!(stdout.starts_with("x = 2\n4\ndigraph"), "{stdout}");
+    assert!(stdout.ends_with("}\n7\n"), "{stdout}");
+}

@@ -317,7 +317,7 @@ fn exports_to_a_missing_or_unwritable_place_are_clear_errors() {
         ),
     ] {
         let script = format!("x = 2\ny = x*x\n{command} {}\n", path.display());
-        let (stdout, stderr) = run(&[], script, 1);
+        let (stdout, stderr) = run(&["--allow-writes-anywhere"], script, 1);
         assert_eq!(stdout, "x = 2\ny = 4\n");
         assert!(stderr.contains(says), "{command}: {stderr}");
         assert!(
@@ -347,6 +347,6 @@ fn exports_to_a_missing_or_unwritable_place_are_clear_errors() {
         "x = 2\ny = x*x\n:dot {}\n",
         target.join("graph.dot").display()
     );
-    let (_, stderr) = run(&[], script, 1);
+    let (_, stderr) = run(&["--allow-writes-anywhere"], script, 1);
     assert!(stderr.contains("cannot write"), "{stderr}");
 }

@@ -291,3 +291,182 @@ fn save_to_a_missing_directory_is_an_error_and_the_session_goes_on() {
     line(&mut repl, "x + 1", "3");
     assert!(!missing.exists());
 }
+
+/// Starts gradcalc on a pseudo-terminal with `GRADCALC_HISTORY` set to `history`
+/// and `dir` as its current directory.
+fn start_with_history(dir: &std::path::Path, history: &str) -> expectrl::session::OsSession {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command
+        .current_dir(dir)
+        .env("GRADCALC_HISTORY", history)
+        .env("NO_COLOR", "1")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "xterm");
+    let mut session = Session::spawn(command).expect("spawn gradcalc on a pty");
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
+    session
+}
+
+fn leave(mut repl: expectrl::session::OsSession) {
+    repl.send_line(":quit").unwrap();
+    let status = repl.get_process().wait().unwrap();
+    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+}
+
+#[test]
+fn two_repls_sharing_a_history_file_keep_each_others_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history");
+    let path = history.to_str().unwrap();
+    let mut a = start_with_history(dir.path(), path);
+    let mut b = start_with_history(dir.path(), path);
+    a.expect("> ").unwrap();
+    b.expect("> ").unwrap();
+    line(&mut a, "first = 1", "first = 1");
+    line(&mut b, "second = 2", "second = 2");
+    line(&mut a, "third = 3", "third = 3");
+    line(&mut b, "fourth = (4 +\n0)", "fourth = 4");
+    leave(a);
+    leave(b);
+    let text = std::fs::read_to_string(&history).unwrap();
+    for entry in ["first = 1", "second = 2", "third = 3", "fourth = (4 +\\n0)"] {
+        assert!(text.lines().any(|l| l == entry), "{entry}: {text}");
+    }
+    assert!(text.starts_with("#V2\n"), "{text}");
+    // A new REPL reads them back: Up recalls the newest entry.
+    let mut c = start_with_history(dir.path(), path);
+    c.expect("> ").unwrap();
+    c.send("\x1b[A").unwrap();
+    c.expect(":quit").unwrap();
+    c.send("\r").unwrap();
+    let status = c.get_process().wait().unwrap();
+    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+}
+
+#[test]
+fn a_history_path_that_is_not_a_regular_file_is_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let file = dir.path().join("real");
+    std::fs::write(&file, "#V2\nkept = 1\n").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    for path in [&fifo, &link] {
+        let mut repl = start_with_history(dir.path(), path.to_str().unwrap());
+        let seen = until(&mut repl, "> ");
+        assert!(
+            seen.contains("not a regular file; history is off"),
+            "{seen}"
+        );
+        line(&mut repl, "y = 7", "y = 7");
+        leave(repl);
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "#V2\nkept = 1\n");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // Empty or `off`: no history file at all, not even the default one.
+    for off in ["", "off"] {
+        let mut repl = start_with_history(dir.path(), off);
+        repl.expect("> ").unwrap();
+        line(&mut repl, "z = 8", "z = 8");
+        leave(repl);
+        assert!(!dir.path().join(off).join("history").exists());
+        assert!(!dir.path().join("off").exists());
+    }
+}
+
+#[test]
+fn a_damaged_history_file_warns_once_and_keeps_saving() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history");
+    std::fs::write(&history, b"#V2\nold = 1\n\xff\xfe bad\nolder = 2\n").unwrap();
+    let mut repl = start_with_history(dir.path(), history.to_str().unwrap());
+    let seen = until(&mut repl, "> ");
+    assert_eq!(seen.matches("warning").count(), 1, "{seen}");
+    assert!(seen.contains("1 damaged line skipped"), "{seen}");
+    line(&mut repl, "fresh = 3", "fresh = 3");
+    leave(repl);
+    let bytes = std::fs::read(&history).unwrap();
+    // Appended, not rewritten: the damaged line is still there, untouched.
+    assert!(bytes.starts_with(b"#V2\nold = 1\n\xff\xfe bad\nolder = 2\n"));
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.ends_with("fresh = 3\n:quit\n"), "{text}");
+}
+
+#[test]
+fn replacing_a_file_asks_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let lesson = dir.path().join("lesson.calc");
+    std::fs::write(&lesson, "x = 1\n").unwrap();
+    let mut repl = start_with_history(dir.path(), "off");
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 5", "x = 5");
+    line(&mut repl, ":save lesson.calc", "replace it? [y/N]");
+    line(&mut repl, "n", "already exists");
+    assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
+    line(&mut repl, ":save lesson.calc", "replace it? [y/N]");
+    line(&mut repl, "y", "saved 1 statement to lesson.calc");
+    leave(repl);
+    let saved = std::fs::read_to_string(&lesson).unwrap();
+    assert_eq!(
+        saved.lines().skip(1).collect::<Vec<_>>(),
+        ["x = 5"],
+        "{saved}"
+    );
+}
+
+#[test]
+fn a_dumb_terminal_gets_no_colour() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start_with(state.path(), &[], &[("TERM", "dumb")]);
+    line(&mut repl, "x = 2", "x = 2");
+    line(&mut repl, "tanh(x) + x", "2.96");
+    let seen = until(&mut repl, "> ");
+    assert!(!has_colour(&seen), "{seen:?}");
+    leave(repl);
+}
+
+#[test]
+fn output_to_a_file_from_a_terminal_has_no_editor_decorations() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("log");
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "exec \"$0\" > \"$1\""])
+        .arg(env!("CARGO_BIN_EXE_gradcalc"))
+        .arg(&out)
+        .env("GRADCALC_HISTORY", "off")
+        .env_remove("NO_COLOR")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "xterm");
+    let mut repl = Session::spawn(command).expect("spawn");
+    repl.set_expect_timeout(Some(Duration::from_secs(20)));
+    repl.expect("> ").unwrap();
+    repl.send_line("x = 2").unwrap();
+    repl.expect("> ").unwrap();
+    repl.send_line("y = (x +").unwrap();
+    repl.expect(".. ").unwrap();
+    repl.send_line("1)").unwrap();
+    repl.expect("> ").unwrap();
+    repl.send_line(":grad x").unwrap();
+    repl.expect("> ").unwrap();
+    repl.send_line(":quit").unwrap();
+    let status = repl.get_process().wait().unwrap();
+    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+    // Exactly the results: no banner, prompt, preview or escape code.
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "x = 2\ny = 3\n∂y/∂x = 1\n"
+    );
+}

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use super::{Precision, Style, diagnostic, dot, json, notes, plot, text};
+use crate::files::{self, WritePolicy};
 use crate::session::{Event, PictureFormat, SessionError, TableFormat, Target};
 
 /// Human text (with a style) or JSON Lines.
@@ -14,7 +15,11 @@ pub enum Format {
     Json,
 }
 
-/// Renders results to `out` (events) and `err` (human-format errors).
+/// Asked, in the REPL, whether to replace an existing file (the path as shown).
+pub type Confirm = Box<dyn FnMut(&str) -> bool>;
+
+/// Renders results to `out` (events) and `err` (human-format errors), and writes
+/// the files commands ask for (see [`crate::files`] for how).
 pub struct Printer<O: Write, E: Write> {
     /// How to render.
     pub format: Format,
@@ -23,6 +28,14 @@ pub struct Printer<O: Write, E: Write> {
     pub width: Option<usize>,
     out: O,
     err: E,
+    /// Where scripts may write (the command line's `--allow-writes…`).
+    pub writes: WritePolicy,
+    /// The statements being run come from a script (a FILE, piped stdin or a
+    /// `:load`ed file): their files must be where [`Printer::writes`] allows.
+    pub script: bool,
+    /// In the REPL: asked before an existing file is replaced. Without it, an
+    /// existing file is replaced only when the command says `-f`.
+    pub confirm: Option<Confirm>,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
 }
@@ -35,6 +48,9 @@ impl<O: Write, E: Write> Printer<O, E> {
             width: None,
             out,
             err,
+            writes: WritePolicy::default(),
+            script: false,
+            confirm: None,
             failed: false,
         }
     }
@@ -54,7 +70,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 for event in events {
                     match self.file_of(event) {
                         Some((target, what, content)) => {
-                            self.write_file(target, what, content, source, origin)?;
+                            let saved = match event {
+                                Event::Save { statements, .. } => Some(*statements),
+                                _ => None,
+                            };
+                            self.write_file(target, what, content, saved, source, origin)?;
                         }
                         None => self.event(event, source)?,
                     }
@@ -83,11 +103,14 @@ impl<O: Write, E: Write> Printer<O, E> {
     pub fn error(&mut self, error: &SessionError, source: &str, origin: &str) -> io::Result<()> {
         match self.format {
             Format::Human(style) => {
-                self.out.flush()?;
+                // The error is shown even when the output cannot be flushed (a
+                // full disk); that failure is returned after it.
+                let flushed = self.out.flush();
                 self.err.write_all(
                     diagnostic::render_error(error, source, origin, &style).as_bytes(),
                 )?;
-                self.err.flush()
+                self.err.flush()?;
+                flushed
             }
             Format::Json => writeln!(self.out, "{}", json::error(error, source, origin)),
         }
@@ -105,11 +128,12 @@ impl<O: Write, E: Write> Printer<O, E> {
     ) -> io::Result<()> {
         match self.format {
             Format::Human(style) => {
-                self.out.flush()?;
+                let flushed = self.out.flush();
                 let span = crate::syntax::Span::new(offset, offset);
                 let text = diagnostic::render_message(message, span, help, source, origin, &style);
                 self.err.write_all(text.as_bytes())?;
-                self.err.flush()
+                self.err.flush()?;
+                flushed
             }
             Format::Json => writeln!(
                 self.out,
@@ -160,6 +184,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let table = notes::table(of, steps, *omitted, *format, precision);
                 Some((target, what, Ok(table)))
             }
+            Event::Save { script, target, .. } => Some((
+                target,
+                "the session's statements as a script",
+                Ok(script.clone()),
+            )),
             Event::Plot {
                 of,
                 wrt,
@@ -176,34 +205,92 @@ impl<O: Write, E: Write> Printer<O, E> {
     }
 
     /// Writes `content` to the target's file and reports it, or reports why not
-    /// as an error pointing at the file name (and remembers the failure).
+    /// as an error pointing at the file name (and remembers the failure). The
+    /// target `-` is standard output: the content goes there in order with the
+    /// rest (in JSON, as an `output` object). `saved`: the statement count of a
+    /// `:save`, whose human reply says how to replay the file.
+    ///
+    /// Errors: only I/O errors of the streams.
     fn write_file(
         &mut self,
         target: &Target,
         what: &'static str,
         content: Result<String, String>,
+        saved: Option<usize>,
         source: &str,
         origin: &str,
     ) -> io::Result<()> {
-        let path = std::path::Path::new(&target.path);
-        let written = content
-            .map_err(|message| (message, None))
-            .and_then(|content| {
-                std::fs::write(path, &content)
-                    .map(|()| content.len())
-                    .map_err(|error| explain_write_error(&target.path, &error))
-            });
-        match written {
-            Ok(bytes) => self.event(
-                &Event::Wrote {
-                    path: target.path.clone(),
-                    bytes,
-                    what,
-                },
-                source,
-            ),
-            Err((message, help)) => {
+        let content = match content {
+            Ok(content) => content,
+            Err(message) => {
                 self.failed = true;
+                return self.problem(&message, target.span.start, None, source, origin);
+            }
+        };
+        if target.path == "-" {
+            return match self.format {
+                Format::Human(_) => {
+                    self.out.write_all(content.as_bytes())?;
+                    if !content.ends_with('\n') {
+                        self.out.write_all(b"\n")?;
+                    }
+                    Ok(())
+                }
+                Format::Json => writeln!(
+                    self.out,
+                    "{}",
+                    serde_json::json!({"kind": "output", "what": what, "content": content})
+                ),
+            };
+        }
+        let path = files::expand_tilde(&target.path);
+        let shown = path.display().to_string();
+        if self.script && !self.writes.allows(&path) {
+            self.failed = true;
+            return self.problem(
+                &format!("cannot write {shown}: a script writes files only in the current directory"),
+                target.span.start,
+                Some(
+                    "run gradcalc with `--allow-writes DIR` (or `--allow-writes-anywhere`) to let scripts write there"
+                        .to_string(),
+                ),
+                source,
+                origin,
+            );
+        }
+        let mut written = files::write_whole(&path, content.as_bytes(), target.force);
+        if let (Err(error), false) = (&written, self.script) {
+            if error.kind() == io::ErrorKind::AlreadyExists {
+                self.out.flush()?;
+                if let Some(confirm) = &mut self.confirm {
+                    if confirm(&shown) {
+                        written = files::write_whole(&path, content.as_bytes(), true);
+                    }
+                }
+            }
+        }
+        match written {
+            Ok(()) => {
+                let wrote = Event::Wrote {
+                    path: shown.clone(),
+                    bytes: content.len(),
+                    what,
+                };
+                match (self.format, saved) {
+                    (Format::Human(_), Some(count)) => {
+                        let s = if count == 1 { "" } else { "s" };
+                        let file = &target.path;
+                        writeln!(
+                            self.out,
+                            "saved {count} statement{s} to {shown}; `:load {file}` or `gradcalc {file}` replays them"
+                        )
+                    }
+                    _ => self.event(&wrote, source),
+                }
+            }
+            Err(error) => {
+                self.failed = true;
+                let (message, help) = explain_write_error(&shown, &error);
                 self.problem(&message, target.span.start, help, source, origin)
             }
         }
@@ -313,6 +400,12 @@ fn explain_write_error(path: &str, error: &io::Error) -> (String, Option<String>
             Some(format!(
                 "give a file name, e.g. `{}/graph`",
                 path.trim_end_matches('/')
+            )),
+        ),
+        (io::ErrorKind::AlreadyExists, _) => (
+            format!("cannot write {path}: it already exists (not replaced)"),
+            Some(format!(
+                "add `-f` to the command to replace it (e.g. `:save -f {path}`), or choose another name"
             )),
         ),
         _ => (format!("cannot write {path}: {error}"), None),

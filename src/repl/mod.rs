@@ -1,73 +1,138 @@
 //! The interactive front end: rustyline line editing with completion, colour and
 //! a live preview (`helper.rs`), multi-line input while a bracket is open, Ctrl-C
-//! to discard a line, Ctrl-D to leave, a history file, and the REPL-only
-//! commands `:step`, `:save FILE` and `:load FILE`.
+//! to discard a line, Ctrl-D to leave, a history file appended line by line
+//! (`history.rs`), and the REPL-only paging of `:step`. When standard output is
+//! not a terminal (`gradcalc | tee log`), lines are read plainly: no line editor,
+//! no preview or colour codes, the prompt on stderr.
 
 mod helper;
+pub mod history;
 
 use std::cell::RefCell;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::io::{self, BufRead, Write};
 use std::rc::Rc;
 
 use rustyline::error::ReadlineError;
-use rustyline::history::{FileHistory, History};
+use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
 
+use crate::driver::{self, Options, Outcome};
 use crate::render::{Format, Printer, Style, text};
 use crate::session::{Event, Session};
 use crate::syntax;
 
 pub use helper::LineHelper;
+pub use history::history_path;
 
-type LineEditor = Editor<LineHelper, FileHistory>;
+type LineEditor = Editor<LineHelper, DefaultHistory>;
 
 /// The prompt for a new statement, and for the lines that continue it.
 const PROMPT: &str = "> ";
 const CONTINUATION: &str = "… ";
 
-/// Where the history file lives: `$GRADCALC_HISTORY`, else
-/// `$XDG_STATE_HOME/gradcalc/history`, else `~/.local/state/gradcalc/history`.
-pub fn history_path() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("GRADCALC_HISTORY").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(path));
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
-        })?;
-    Some(state.join("gradcalc").join("history"))
-}
+/// How typed lines run: every statement of a line even after an error; a
+/// `:load`ed file stops at its first error.
+const TYPED: Options = Options {
+    keep_going: true,
+    loads_stop_at_error: true,
+    script: false,
+};
 
 /// Runs the REPL on `session` until `:quit` or Ctrl-D. Errors never end it.
+/// `terminal_out`: standard output is a terminal (else lines are read plainly
+/// and no banner is shown).
 ///
 /// Returns the process exit status: 0, or 1 when the terminal itself failed.
+///
+/// Errors: the output could not be written.
 pub fn run<O: Write, E: Write>(
     session: &mut Session,
     printer: &mut Printer<O, E>,
-    banner: bool,
-) -> i32 {
-    // The line editor's helper reads the session (completion, preview) between
-    // the statements the loop runs: both hold it for the REPL's lifetime.
-    let shared = Rc::new(RefCell::new(std::mem::take(session)));
-    let status = run_shared(&shared, printer, banner);
-    *session = shared.take();
+    terminal_out: bool,
+) -> io::Result<u8> {
+    // Replacing a file asks first (a plain line read: the editor is not active).
+    printer.confirm = Some(Box::new(|path: &str| {
+        let mut err = io::stderr();
+        let _ = write!(err, "{path} exists; replace it? [y/N] ");
+        let _ = err.flush();
+        let mut answer = String::new();
+        io::stdin().lock().read_line(&mut answer).is_ok()
+            && matches!(answer.trim(), "y" | "Y" | "yes")
+    }));
+    let status = if terminal_out {
+        // The line editor's helper reads the session (completion, preview) between
+        // the statements the loop runs: both hold it for the REPL's lifetime.
+        let shared = Rc::new(RefCell::new(std::mem::take(session)));
+        let status = run_shared(&shared, printer);
+        *session = shared.take();
+        status
+    } else {
+        run_plain(session, printer)
+    };
+    printer.confirm = None;
     status
+}
+
+/// Runs one typed input; true when it was `:quit`.
+fn run_input<O: Write, E: Write>(
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    input: &str,
+) -> io::Result<bool> {
+    let quit = match driver::run(session, printer, input.as_bytes(), "<input>", None, TYPED) {
+        Outcome::Quit { .. } => true,
+        Outcome::Output(error) => return Err(error),
+        Outcome::Done { .. } | Outcome::Stopped => false,
+    };
+    printer.flush()?;
+    Ok(quit)
+}
+
+/// The REPL without a line editor: the prompt on stderr, lines from stdin.
+fn run_plain<O: Write, E: Write>(
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+) -> io::Result<u8> {
+    let stdin = io::stdin();
+    let mut input = String::new();
+    loop {
+        let prompt = if input.is_empty() { PROMPT } else { ".. " };
+        let mut err = io::stderr();
+        let _ = write!(err, "{prompt}");
+        let _ = err.flush();
+        let mut line = String::new();
+        match stdin.lock().read_line(&mut line) {
+            Ok(0) => return Ok(0),
+            Ok(_) => {}
+            Err(error) => {
+                let _ = writeln!(err, "gradcalc: cannot read the terminal: {error}");
+                return Ok(1);
+            }
+        }
+        input.push_str(&line);
+        if syntax::needs_more_input(&input) {
+            continue;
+        }
+        let typed = std::mem::take(&mut input);
+        if typed.trim().is_empty() {
+            continue;
+        }
+        if run_input(session, printer, &typed)? {
+            return Ok(0);
+        }
+    }
 }
 
 fn run_shared<O: Write, E: Write>(
     session: &Rc<RefCell<Session>>,
     printer: &mut Printer<O, E>,
-    banner: bool,
-) -> i32 {
+) -> io::Result<u8> {
     let style = match printer.format {
         Format::Human(style) => style,
         Format::Json => Style::default(),
     };
     let config = Config::builder()
-        .max_history_size(1000)
+        .max_history_size(history::MAX_ENTRIES)
         .and_then(|b| b.history_ignore_dups(true))
         .map(|b| {
             b.auto_add_history(false)
@@ -78,8 +143,11 @@ fn run_shared<O: Write, E: Write>(
     let mut editor: LineEditor = match Editor::with_config(config) {
         Ok(editor) => editor,
         Err(error) => {
-            eprintln!("gradcalc: cannot start the line editor: {error}");
-            return 1;
+            let _ = writeln!(
+                io::stderr(),
+                "gradcalc: cannot start the line editor: {error}"
+            );
+            return Ok(1);
         }
     };
     editor.set_helper(Some(LineHelper::new(Rc::clone(session), style)));
@@ -91,34 +159,32 @@ fn run_shared<O: Write, E: Write>(
     // Ctrl-C while a statement runs (outside line editing, where rustyline reads it
     // as a key) must not end the session: ignore the signal itself.
     let _ = ctrlc::set_handler(|| {});
-    let history = history_path();
-    let mut history_ok = true;
-    if let Some(path) = &history {
-        if path.exists() {
-            if let Err(error) = editor.load_history(path) {
-                eprintln!(
-                    "warning: history file {} not read ({error}); continuing without it",
-                    path.display()
-                );
-                history_ok = false;
-            }
-        }
+    let opened = history_path()
+        .map(|path| history::open(&path))
+        .unwrap_or_default();
+    if let Some(warning) = &opened.warning {
+        let _ = writeln!(io::stderr(), "{warning}");
     }
-    if banner {
-        let _ = printer.line(&format!(
+    for entry in &opened.entries {
+        let _ = editor.add_history_entry(entry.as_str());
+    }
+    let mut history_file = opened.file;
+    // Everything in --json is JSON: no banner there.
+    if matches!(printer.format, Format::Human(_)) {
+        printer.line(&format!(
             "gradcalc {} — a calculator with gradients. `:help` for help, Ctrl-D to leave.",
             env!("CARGO_PKG_VERSION")
-        ));
-        let _ = printer.flush();
+        ))?;
+        printer.flush()?;
     }
     loop {
         let mut input = match editor.readline(prompt) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => return 0,
+            Err(ReadlineError::Eof) => return Ok(0),
             Err(error) => {
-                eprintln!("gradcalc: cannot read the terminal: {error}");
-                return 1;
+                let _ = writeln!(io::stderr(), "gradcalc: cannot read the terminal: {error}");
+                return Ok(1);
             }
         };
         let mut discarded = false;
@@ -140,111 +206,42 @@ fn run_shared<O: Write, E: Write>(
         }
         // Long output wraps at the terminal's width, which may change between lines.
         printer.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
-        if history_ok {
-            let _ = editor.history_mut().add(&input);
-            if let Some(path) = &history {
-                if let Err(error) = save_history(&mut editor, path) {
-                    eprintln!(
-                        "warning: history not saved to {} ({error}); continuing without it",
-                        path.display()
-                    );
-                    history_ok = false;
-                }
+        let added = editor.add_history_entry(input.as_str()).unwrap_or(false);
+        if let (true, Some(file)) = (added, &history_file) {
+            if let Err(error) = file.append(&input) {
+                let _ = writeln!(
+                    io::stderr(),
+                    "warning: history not saved ({error}); history is off for this session"
+                );
+                history_file = None;
             }
         }
-        match repl_command(&input) {
-            Some(("save", file)) => save(&session.borrow(), printer, &input, file),
-            Some(("load", file)) => load(&mut session.borrow_mut(), printer, file),
-            Some(_) => step(
+        let quit = if is_step(&input) {
+            step(
                 &mut editor,
                 &mut session.borrow_mut(),
                 printer,
                 &input,
                 &style,
-            ),
-            None => {
-                let mut quit = false;
-                let _ = session.borrow_mut().run_source(&input, |result| {
-                    quit |= matches!(&result, Ok(events) if events.contains(&Event::Quit));
-                    let _ = printer.report(&result, &input, "<input>");
-                    std::ops::ControlFlow::Continue(())
-                });
-                if quit {
-                    let _ = printer.flush();
-                    return 0;
-                }
-            }
-        }
-        let _ = printer.flush();
-    }
-}
-
-/// The REPL-only commands: `:save FILE`, `:load FILE` and `:step [all]`, typed
-/// alone on a line. Returns the command and the rest of the line.
-fn repl_command(input: &str) -> Option<(&str, &str)> {
-    let rest = input.trim().strip_prefix(':')?;
-    let (name, argument) = rest
-        .split_once(char::is_whitespace)
-        .map_or((rest, ""), |(n, a)| (n, a.trim()));
-    match name {
-        "save" | "load" if !argument.is_empty() => Some((name, argument)),
-        "step" if !input.contains([';', '\n', '#']) => Some((name, argument)),
-        _ => None,
-    }
-}
-
-/// `:save FILE`: writes the statements that built the session as a script.
-fn save<O: Write, E: Write>(
-    session: &Session,
-    printer: &mut Printer<O, E>,
-    input: &str,
-    file: &str,
-) {
-    match std::fs::write(file, session.script()) {
-        Ok(()) => {
-            let count = session.statement_count();
-            let s = if count == 1 { "" } else { "s" };
-            let _ = printer.line(&format!(
-                "saved {count} statement{s} to {file}; `:load {file}` or `gradcalc {file}` replays them"
-            ));
-        }
-        Err(error) => {
-            let offset = input.find(file).unwrap_or(0);
-            let _ = printer.problem(
-                &format!("cannot write {file}: {error}"),
-                offset,
-                Some("choose a file in a directory you can write to".to_string()),
-                input,
-                "<input>",
-            );
-        }
-    }
-}
-
-/// `:load FILE`: runs a script into the session, stopping at its first error
-/// (reported as FILE:line:column).
-fn load<O: Write, E: Write>(session: &mut Session, printer: &mut Printer<O, E>, file: &str) {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(error) => {
-            let _ = printer.problem(
-                &format!("cannot read {file}: {error}"),
-                0,
-                None,
-                "",
-                "<input>",
-            );
-            return;
-        }
-    };
-    let _ = session.run_source(&text, |result| {
-        let _ = printer.report(&result, &text, file);
-        if result.is_err() {
-            std::ops::ControlFlow::Break(())
+            )?;
+            false
         } else {
-            std::ops::ControlFlow::Continue(())
+            run_input(&mut session.borrow_mut(), printer, &input)?
+        };
+        if quit {
+            return Ok(0);
         }
-    });
+        printer.flush()?;
+    }
+}
+
+/// `:step [all]` typed alone on a line: paged in the REPL.
+fn is_step(input: &str) -> bool {
+    let Some(rest) = input.trim().strip_prefix(':') else {
+        return false;
+    };
+    let name = rest.split(char::is_whitespace).next().unwrap_or("");
+    name == "step" && !input.contains([';', '\n', '#'])
 }
 
 /// `:step`: the backward pass one node per Enter; q, Ctrl-C or Ctrl-D stops.
@@ -254,31 +251,34 @@ fn step<O: Write, E: Write>(
     printer: &mut Printer<O, E>,
     input: &str,
     style: &Style,
-) {
+) -> io::Result<()> {
     let mut trace = None;
+    let mut written = Ok(());
     let _ = session.run_source(input, |result| {
         match result {
             Ok(events) if matches!(events.as_slice(), [Event::Trace { .. }]) => {
                 trace = events.into_iter().next();
             }
             other => {
-                let _ = printer.report(&other, input, "<input>");
+                if let Err(error) = printer.report(&other, input, "<input>") {
+                    written = Err(error);
+                }
             }
         }
         std::ops::ControlFlow::Continue(())
     });
+    written?;
     let Some(trace) = trace else {
-        return;
+        return Ok(());
     };
     if matches!(printer.format, Format::Json) {
-        let _ = printer.event(&trace, input);
-        return;
+        return printer.event(&trace, input);
     }
     let pieces = text::render_trace_pieces(&trace, style);
     let count = pieces.len().saturating_sub(1);
     for (i, piece) in pieces.iter().enumerate() {
-        let _ = printer.line(piece.trim_end_matches('\n'));
-        let _ = printer.flush();
+        printer.line(piece.trim_end_matches('\n'))?;
+        printer.flush()?;
         if i == 0 || i == count {
             continue;
         }
@@ -291,18 +291,8 @@ fn step<O: Write, E: Write>(
         }
         match answer {
             Ok(answer) if answer.trim().is_empty() => {}
-            _ => {
-                let _ = printer.line("(stopped)");
-                return;
-            }
+            _ => return printer.line("(stopped)"),
         }
     }
-}
-
-/// Writes the history file, creating its directory on first use.
-fn save_history(editor: &mut LineEditor, path: &Path) -> Result<(), ReadlineError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    editor.save_history(path)
+    Ok(())
 }

@@ -2,8 +2,8 @@
 //! `:gc`, `:reset`, `:quit`; the teaching commands are in `teaching.rs`.
 
 use super::{
-    Event, Omitted, Output, PictureFormat, Session, SessionError, TraceContribution, TraceStep,
-    VarRow, nearest,
+    Event, Omitted, Output, PictureFormat, Session, SessionError, Target, TraceContribution,
+    TraceStep, VarRow, nearest,
 };
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -90,15 +90,19 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "save",
         "FILE",
-        "write the session's statements to FILE as a script (interactive only)",
+        "write the session's statements to FILE as a script (`-f` replaces an existing FILE)",
     ),
     (
         "load",
         "FILE",
-        "run the script FILE into this session (interactive only)",
+        "run the script FILE into this session (it may `:load` others)",
     ),
     ("quit", "", "leave gradcalc (also Ctrl-D)"),
 ];
+
+/// The commands that write a file, and so take `-f` / `--force`.
+const FORCE_COMMANDS: [&str; 6] = ["save", "dot", "svg", "trace", "step", "plot"];
+const FORCE_FLAGS: [&str; 2] = ["-f", "--force"];
 
 /// Long listings show this many rows from the start and from the end.
 const HEAD_ROWS: usize = 20;
@@ -112,6 +116,25 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        // `-f` / `--force` among a file-writing command's arguments: replace an
+        // existing file. It is taken out here and marked on the events' targets.
+        if FORCE_COMMANDS.contains(&name.name.as_str())
+            && args.iter().any(|a| FORCE_FLAGS.contains(&a.name.as_str()))
+        {
+            let rest: Vec<Ident> = args
+                .iter()
+                .filter(|a| !FORCE_FLAGS.contains(&a.name.as_str()))
+                .cloned()
+                .collect();
+            let first = events.len();
+            self.command(name, &rest, events)?;
+            for event in &mut events[first..] {
+                if let Some(target) = event.target_mut() {
+                    target.force = true;
+                }
+            }
+            return Ok(());
+        }
         match name.name.as_str() {
             "grad" => self.grad(name.span, args, events),
             "backward" => {
@@ -206,11 +229,27 @@ impl Session {
                 events.push(Event::Quit);
                 Ok(())
             }
-            "save" | "load" => Err(SessionError::BadArguments {
-                message: format!("`:{}` works in the interactive calculator only", name.name),
-                span: name.span,
-                help: Some("run scripts as `gradcalc FILE…`".to_string()),
-            }),
+            "save" | "load" => {
+                let [file] = args else {
+                    return Err(bad_arguments(
+                        name,
+                        args,
+                        &format!("`:{}` takes one file name", name.name),
+                        "e.g. `:save lesson.calc`, or `\"my lesson.calc\"` for a name with spaces",
+                    ));
+                };
+                let target = Target::from_word(file);
+                events.push(if name.name == "save" {
+                    Event::Save {
+                        script: self.script(),
+                        statements: self.statement_count(),
+                        target,
+                    }
+                } else {
+                    Event::Load { target }
+                });
+                Ok(())
+            }
             other => Err(SessionError::UnknownCommand {
                 name: other.to_string(),
                 span: name.span,

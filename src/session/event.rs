@@ -215,6 +215,16 @@ pub enum Event {
         samples: Vec<PlotSample>,
         target: Option<Target>,
     },
+    /// `:save FILE`: the session as a script ([`Session::script`](super::Session::script)),
+    /// for the printer to write to the target (`statements` lines after the comment).
+    Save {
+        script: String,
+        statements: usize,
+        target: Target,
+    },
+    /// `:load FILE`: the driver (`crate::driver`) reads the file and runs it into the
+    /// session; the session does no IO itself.
+    Load { target: Target },
     /// A file was written (reported by the printer, which writes files).
     Wrote {
         path: String,
@@ -236,6 +246,38 @@ pub struct Target {
     pub path: String,
     /// Where the path was typed.
     pub span: Span,
+    /// Replace an existing file (`-f` or `--force` among the command's arguments).
+    pub force: bool,
+}
+
+impl Event {
+    /// The file an event asks to write or read, if any.
+    pub fn target_mut(&mut self) -> Option<&mut Target> {
+        match self {
+            Event::Picture { target, .. }
+            | Event::TraceTable { target, .. }
+            | Event::Plot { target, .. } => target.as_mut(),
+            Event::Save { target, .. } | Event::Load { target } => Some(target),
+            _ => None,
+        }
+    }
+}
+
+impl Target {
+    /// The target a command's file argument names: the word as typed, without the
+    /// double quotes around it if it has them (`"my file.calc"`). `force` is false.
+    pub fn from_word(word: &crate::syntax::Ident) -> Target {
+        let name = word.name.as_str();
+        let path = name
+            .strip_prefix('"')
+            .and_then(|n| n.strip_suffix('"'))
+            .unwrap_or(name);
+        Target {
+            path: path.to_string(),
+            span: word.span,
+            force: false,
+        }
+    }
 }
 
 /// One line of `:graph`.

@@ -373,10 +373,7 @@ impl Session {
     ) -> Result<(), SessionError> {
         let target = match (args, format) {
             ([], PictureFormat::Dot) => None,
-            ([file], _) => Some(Target {
-                path: file.name.clone(),
-                span: file.span,
-            }),
+            ([file], _) => Some(Target::from_word(file)),
             _ => {
                 let (message, help) = match format {
                     PictureFormat::Dot => (
@@ -451,12 +448,7 @@ impl Session {
                 ("all", None) => all = true,
                 ("md" | "markdown", None) => format = Some(TableFormat::Markdown),
                 ("tex" | "latex", None) => format = Some(TableFormat::Latex),
-                (_, Some(_)) if target.is_none() => {
-                    target = Some(Target {
-                        path: arg.name.clone(),
-                        span: arg.span,
-                    })
-                }
+                (_, Some(_)) if target.is_none() => target = Some(Target::from_word(arg)),
                 _ => {
                     return Err(bad_arguments(
                         name,
@@ -524,17 +516,17 @@ impl Session {
             _ => return Err(usage("`:plot` takes a variable, a range and a file name")),
         };
         let target = match file {
-            Some(file) if !file.name.to_lowercase().ends_with(".svg") => {
+            Some(file)
+                if !file.name.trim_matches('"').to_lowercase().ends_with(".svg")
+                    && file.name != "-" =>
+            {
                 return Err(SessionError::BadArguments {
                     message: format!("`:plot` writes SVG: `{}` does not end in .svg", file.name),
                     span: file.span,
                     help: Some("e.g. `:plot x -3 3 plot.svg`".to_string()),
                 });
             }
-            Some(file) => Some(Target {
-                path: file.name.clone(),
-                span: file.span,
-            }),
+            Some(file) => Some(Target::from_word(file)),
             None => None,
         };
         let output = self.require_output(name.span)?;

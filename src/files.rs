@@ -1,0 +1,211 @@
+//! Reading scripts and writing files with care: only regular files of a bounded
+//! size are read; files are written whole through a temporary file in the same
+//! directory and a rename, never over an existing file unless asked, never
+//! through a symbolic link at the target, and — for scripts — only where the
+//! command line allows (docs/repl.md, "Files").
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The largest script `gradcalc FILE` or `:load FILE` reads: 64 MiB.
+pub const MAX_SOURCE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `~/rest` with `$HOME` for `~`; every other path as it is.
+pub fn expand_tilde(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) if !home.is_empty() => PathBuf::from(home).join(rest),
+        _ if path == "~" => std::env::var_os("HOME").map_or_else(|| path.into(), PathBuf::from),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// Reads a script: a regular file (a symbolic link to one is followed) of at most
+/// [`MAX_SOURCE_BYTES`]. A FIFO, a directory or a device is refused before it is
+/// opened, so reading never blocks or runs without end.
+///
+/// Errors: a message naming the file and what is wrong with it.
+pub fn read_source(path: &Path) -> Result<Vec<u8>, String> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    check_source(path, &metadata)?;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    // The file may have been replaced between the two looks: check what was opened.
+    let opened = file
+        .metadata()
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    check_source(path, &opened)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(opened.len()).unwrap_or(0));
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(too_big(path));
+    }
+    Ok(bytes)
+}
+
+fn check_source(path: &Path, metadata: &std::fs::Metadata) -> Result<(), String> {
+    let shown = path.display();
+    if metadata.is_dir() {
+        return Err(format!("cannot read {shown}: it is a directory"));
+    }
+    if !metadata.is_file() {
+        return Err(format!(
+            "cannot read {shown}: not a regular file (a pipe, a device or a socket); give a script file"
+        ));
+    }
+    if metadata.len() > MAX_SOURCE_BYTES {
+        return Err(too_big(path));
+    }
+    Ok(())
+}
+
+fn too_big(path: &Path) -> String {
+    format!(
+        "cannot read {}: larger than {} MiB, the limit for a script",
+        path.display(),
+        MAX_SOURCE_BYTES / (1024 * 1024)
+    )
+}
+
+/// Where scripts may write files.
+#[derive(Debug, Clone, Default)]
+pub struct WritePolicy {
+    /// `--allow-writes-anywhere`: scripts write where they like.
+    pub anywhere: bool,
+    /// `--allow-writes DIR`: directories (and what is under them) scripts may
+    /// write to, besides the current directory.
+    pub dirs: Vec<PathBuf>,
+}
+
+impl WritePolicy {
+    /// Whether a script may write `path`: true when it is anywhere at all is
+    /// allowed, or when its directory is the current directory, an allowed
+    /// directory, or under one of them (after resolving `..` and links).
+    pub fn allows(&self, path: &Path) -> bool {
+        if self.anywhere {
+            return true;
+        }
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let Ok(parent) = parent.canonicalize() else {
+            return false;
+        };
+        let current = std::env::current_dir().and_then(|d| d.canonicalize());
+        current
+            .into_iter()
+            .chain(self.dirs.iter().filter_map(|d| d.canonicalize().ok()))
+            .any(|allowed| parent.starts_with(allowed))
+    }
+}
+
+/// Writes `content` to `path` whole: into a temporary file in the same directory,
+/// then renamed to `path`. Without `overwrite`, an existing `path` (a symbolic
+/// link included, even a dangling one) is left alone and the error is
+/// [`io::ErrorKind::AlreadyExists`]; with it, the rename replaces the directory
+/// entry itself, so a symbolic link there is replaced, not followed. A file that
+/// is replaced keeps its permissions; a new one gets mode 0644.
+pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<()> {
+    let existing = std::fs::symlink_metadata(path);
+    if let Ok(metadata) = &existing {
+        if metadata.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory",
+            ));
+        }
+        if !overwrite {
+            return Err(io::ErrorKind::AlreadyExists.into());
+        }
+        // Only a file (or a link to one) is replaced: never a device, a FIFO or
+        // a link such as /dev/stdout; `-` is the way to standard output.
+        let replaceable = metadata.is_file()
+            || (metadata.is_symlink() && std::fs::metadata(path).is_ok_and(|m| m.is_file()));
+        if !replaceable || in_system_directory(path) {
+            return Err(io::Error::other(
+                "not a regular file (give `-` for standard output)",
+            ));
+        }
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".gradcalc-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    temporary.write_all(content)?;
+    temporary.as_file().sync_all()?;
+    let permissions = match &existing {
+        Ok(metadata) if metadata.is_file() => metadata.permissions(),
+        _ => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::Permissions::from_mode(0o644)
+        }
+    };
+    temporary.as_file().set_permissions(permissions)?;
+    if overwrite {
+        temporary.persist(path).map_err(|e| e.error)?;
+    } else {
+        // Fails if the name appeared meanwhile: nothing is ever replaced unasked.
+        temporary.persist_noclobber(path).map_err(|e| e.error)?;
+    }
+    Ok(())
+}
+
+/// True for a path in /dev, /proc or /sys (after resolving its directory).
+fn in_system_directory(path: &Path) -> bool {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    parent.canonicalize().is_ok_and(|dir| {
+        ["/dev", "/proc", "/sys"]
+            .iter()
+            .any(|system| dir.starts_with(system))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde_is_home() {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        if let Some(home) = home.filter(|h| !h.as_os_str().is_empty()) {
+            assert_eq!(expand_tilde("~/a.calc"), home.join("a.calc"));
+        }
+        assert_eq!(expand_tilde("a~/b"), PathBuf::from("a~/b"));
+        assert_eq!(expand_tilde("~user/b"), PathBuf::from("~user/b"));
+    }
+
+    #[test]
+    fn whole_writes_refuse_existing_files_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        write_whole(&file, b"one", false).unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"one");
+        let again = write_whole(&file, b"two", false).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&file).unwrap(), b"one");
+        write_whole(&file, b"two", true).unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"two");
+
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        assert!(write_whole(&link, b"x", false).is_err());
+        write_whole(&link, b"new", true).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+        assert!(write_whole(Path::new("/dev/stdout"), b"x", true).is_err());
+        // No temporary file is left behind.
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 3);
+    }
+}
