@@ -434,6 +434,7 @@ impl Session {
         if let Some(Event::Trace {
             of,
             total,
+            constants,
             steps,
             omitted,
         }) = trace.pop()
@@ -441,6 +442,7 @@ impl Session {
             events.push(Event::TraceTable {
                 of,
                 total,
+                constants,
                 steps,
                 omitted,
                 format,
