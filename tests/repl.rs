@@ -204,7 +204,7 @@ fn step_advances_one_node_per_enter() {
     repl.expect("step 2/4").unwrap();
     line(&mut repl, "q", "(stopped)");
     // The session goes on.
-    line(&mut repl, "z + 1", "9");
+    line(&mut repl, "z + 1", "8");
 }
 
 #[test]
