@@ -6,6 +6,9 @@
 //!   mutated ([`Graph::leaf`], [`Graph::constant`], [`Graph::apply`]).
 //! - [`Op::table`] is the one op table: name, arity, forward function, local
 //!   derivatives and the formula text a trace prints (`ops.rs`).
+//! - [`Op::rule`] is each local derivative as an expression in the calculator's
+//!   language over placeholders for the operands, chosen at the current point
+//!   ([`Rule`], `rules.rs`).
 //! - [`Graph::topo_order`] returns the nodes reachable from an output in reverse
 //!   topological order, output first (`topo.rs`).
 //! - [`Graph::backward`] walks that order once and applies the chain rule;
@@ -29,6 +32,7 @@ mod backward;
 mod compact;
 mod graph;
 mod ops;
+mod rules;
 mod teaching;
 mod topo;
 mod var;
@@ -38,6 +42,7 @@ mod tests;
 
 pub use compact::Remap;
 pub use ops::ascii;
+pub use rules::Rule;
 pub use teaching::{Downstream, Paths};
 pub use var::{Tape, Var};
 

@@ -75,12 +75,14 @@ pub fn event(event: &Event, source: &str) -> Value {
         Event::Trace {
             of,
             total,
+            constants,
             steps,
             omitted,
         } => json!({
             "kind": "trace",
             "of": of,
             "total": total,
+            "constants": constants,
             "steps": steps.iter().map(|step| {
                 let mut object = row(&step.row);
                 object["upstream"] = number(step.upstream);
@@ -88,6 +90,7 @@ pub fn event(event: &Event, source: &str) -> Value {
                 object["contributions"] = step.contributions.iter().map(|c| json!({
                     "input": c.input.id.0,
                     "input_name": c.input.name,
+                    "partial": c.partial,
                     "formula": c.formula,
                     "local": number(c.local),
                     "product": number(c.product),

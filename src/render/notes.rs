@@ -4,7 +4,6 @@
 //! gradient, one per leaf with its final gradient. Constants are left out, as in
 //! `:trace`.
 
-use super::text::instantiate_formula;
 use super::{Precision, format_number};
 use crate::session::{NodeRef, Omitted, TableFormat, TraceStep};
 
@@ -78,11 +77,9 @@ fn rows(
             .filter(|c| c.input.constant.is_none())
         {
             let input = label(&c.input, precision);
-            let formula = instantiate_formula(c.formula, &inputs);
-            let local = if formula.is_empty() {
-                number(c.local)
-            } else {
-                format!("{formula} → {}", number(c.local))
+            let local = match &c.formula {
+                Some(formula) => format!("{} = {formula} → {}", c.partial, number(c.local)),
+                None => format!("{} passes nothing", c.partial),
             };
             let (node_cell, computation_cell, value_cell, upstream_cell) = if first {
                 (
@@ -101,12 +98,16 @@ fn rows(
                 value_cell,
                 local,
                 upstream_cell,
-                format!(
-                    "{} × {} = {} → {input}",
-                    number(step.upstream),
-                    number(c.local),
-                    number(c.product)
-                ),
+                if c.formula.is_some() {
+                    format!(
+                        "{} × {} = {} → {input}",
+                        number(step.upstream),
+                        number(c.local),
+                        number(c.product)
+                    )
+                } else {
+                    String::new()
+                },
                 format!("{input}: {} → {}", number(c.before), number(c.after)),
             ]);
         }

@@ -77,9 +77,10 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
         Event::Trace {
             of,
             total,
+            constants,
             steps,
             omitted,
-        } => render_trace(&mut out, of, *total, steps, *omitted, &p),
+        } => render_trace(&mut out, of, (*total, *constants), steps, *omitted, &p),
         Event::Vars { of, vars } => render_vars(&mut out, of.as_deref(), vars, &p),
         Event::Help { text, .. } => {
             let _ = writeln!(out, "{text}");
@@ -123,12 +124,13 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
 }
 
 /// A `:trace` event cut into pieces for `:step`: the header line, then one piece
-/// per backward step of a non-constant node (each as `:trace` prints it). Empty
-/// for other events.
+/// per backward step (each as `:trace` prints it, numbered as there). Empty for
+/// other events.
 pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
     let Event::Trace {
         of,
         total,
+        constants,
         steps,
         omitted,
     } = event
@@ -136,16 +138,16 @@ pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
         return Vec::new();
     };
     let p = Painter(style);
+    let counts = (*total, *constants);
     let mut header = String::new();
-    render_trace(&mut header, of, *total, &[], None, &p);
+    render_trace(&mut header, of, counts, &[], None, &p);
     let mut pieces = vec![header];
-    // Constants are not shown in a trace, so they get no step of their own.
-    for step in steps.iter().filter(|step| step.row.op != "const") {
+    for step in steps {
         let mut text = String::new();
         render_trace(
             &mut text,
             of,
-            *total,
+            counts,
             std::slice::from_ref(step),
             *omitted,
             &p,
@@ -221,23 +223,16 @@ impl Painter<'_> {
         };
         self.name(&format!("{d}{of}/{d}{wrt}"))
     }
-    /// A local derivative: the formula, then its value unless the formula already
-    /// ends in that number (`∂(a + b)/∂a = 1`).
-    fn local(&self, formula: &str, value: f64) -> String {
-        let formula = formula.to_string();
-        let number = self.number(value);
-        let states_value = formula.rsplit_once("= ").is_some_and(|(_, tail)| {
-            let stated = tail.split_whitespace().next().map(|n| n.replace('−', "-"));
-            stated.and_then(|n| n.parse::<f64>().ok()) == Some(value)
-        });
-        if formula.is_empty() {
-            number
-        } else if !formula.contains('∂') {
-            format!("{number} ({formula})")
-        } else if states_value {
-            formula
-        } else {
-            format!("{formula} = {number}")
+    /// A local derivative: the partial, the formula, then its value unless the
+    /// formula is that number (`∂(x + y)/∂x = 1`); `∂floor(x)/∂x passes nothing`
+    /// when the op passes nothing to this input.
+    fn local(&self, partial: &str, formula: Option<&str>, value: f64) -> String {
+        match formula {
+            None => format!("{partial} passes nothing"),
+            Some(formula) if formula.parse::<f64>().ok() == Some(value) => {
+                format!("{partial} = {formula}")
+            }
+            Some(formula) => format!("{partial} = {formula} = {}", self.number(value)),
         }
     }
 
@@ -359,18 +354,24 @@ fn render_rows(
 }
 
 /// The `:trace` listing: one block per node in reverse topological order.
+/// `counts` is the number of steps and of constants left out.
 fn render_trace(
     out: &mut String,
     of: &str,
-    total: usize,
+    (total, constants): (usize, usize),
     steps: &[TraceStep],
     omitted: Option<Omitted>,
     p: &Painter,
 ) {
     let arrow = '→';
+    let constants = match constants {
+        0 => String::new(),
+        1 => " (1 constant not shown)".to_string(),
+        n => format!(" ({n} constants not shown)"),
+    };
     let _ = writeln!(
         out,
-        "backward pass from {}: {total} node{} in reverse topological order (constants not shown); upstream = {}, seeded with 1",
+        "backward pass from {}: {total} node{} in reverse topological order{constants}; upstream = {}, seeded with 1",
         p.name(of),
         plural(total),
         p.partial(of, "node")
@@ -403,7 +404,6 @@ fn render_trace(
                 p.grad(step.upstream)
             ),
         };
-        let inputs: Vec<String> = row.inputs.iter().map(|i| p.node(i)).collect();
         // Constants take gradients too, but nobody asks for them: leave them out.
         for c in step
             .contributions
@@ -425,15 +425,21 @@ fn render_trace(
             } else {
                 String::new()
             };
-            let formula = instantiate_formula(c.formula, &inputs);
+            let local = p.local(&c.partial, c.formula.as_deref(), c.local);
+            let product = if c.formula.is_some() {
+                format!(
+                    "{} × {} = {};  ",
+                    p.number(step.upstream),
+                    p.number(c.local),
+                    p.grad(c.product)
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "      {arrow} {}: local {};  {} × {} = {};  grad {} {arrow} {}{fan_out}",
+                "      {arrow} {}: local {local};  {product}grad {} {arrow} {}{fan_out}",
                 p.name(&input),
-                p.local(&formula, c.local),
-                p.number(step.upstream),
-                p.number(c.local),
-                p.grad(c.product),
                 p.number(c.before),
                 p.grad(c.after),
             );
@@ -486,34 +492,6 @@ fn render_vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter)
     }
 }
 
-/// The op table's formula with its placeholders (`a`, `b` for operands, `u` for
-/// a function's argument) replaced by the node's actual inputs:
-/// `∂(a·b)/∂a = b` with inputs `q`, `z` reads `∂(q·z)/∂q = z`.
-pub(super) fn instantiate_formula(formula: &str, inputs: &[String]) -> String {
-    let chars: Vec<char> = formula.chars().collect();
-    let is_word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
-    let mut out = String::with_capacity(formula.len());
-    for (i, c) in chars.iter().enumerate() {
-        let before = i.checked_sub(1).and_then(|j| chars.get(j));
-        let standalone = !is_word(before) && !is_word(chars.get(i + 1));
-        let input = match c {
-            'a' | 'u' if standalone => inputs.first(),
-            'b' if standalone => inputs.get(1),
-            _ => None,
-        };
-        match input {
-            Some(label) if label.starts_with('-') || label.contains(' ') => {
-                out.push('(');
-                out.push_str(label);
-                out.push(')');
-            }
-            Some(label) => out.push_str(label),
-            None => out.push(*c),
-        }
-    }
-    out
-}
-
 /// `1.5 MiB`, `72 B`.
 fn human_bytes(bytes: usize) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -544,36 +522,4 @@ fn reclaim_text(reclaim: &crate::session::Reclaim) -> String {
             ""
         }
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::instantiate_formula;
-
-    #[test]
-    fn formulas_name_the_actual_inputs() {
-        let inputs = ["q".to_string(), "z".to_string()];
-        assert_eq!(
-            instantiate_formula("∂(a·b)/∂a = b", &inputs),
-            "∂(q·z)/∂q = z"
-        );
-        assert_eq!(
-            instantiate_formula("∂(a^b)/∂b = a^b·ln a", &inputs),
-            "∂(q^z)/∂z = q^z·ln q"
-        );
-        let negative = ["#4".to_string(), "-3".to_string()];
-        assert_eq!(
-            instantiate_formula("∂(a − b)/∂b = −1", &negative),
-            "∂(#4 − (-3))/∂(-3) = −1"
-        );
-        let one = ["x".to_string()];
-        assert_eq!(
-            instantiate_formula("∂tanh(u)/∂u = 1 − tanh(u)²", &one),
-            "∂tanh(x)/∂x = 1 − tanh(x)²"
-        );
-        assert_eq!(
-            instantiate_formula("∂max/∂aᵢ = 1 for the largest", &one),
-            "∂max/∂aᵢ = 1 for the largest"
-        );
-    }
 }

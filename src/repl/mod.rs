@@ -275,6 +275,11 @@ fn step<O: Write, E: Write>(
         return printer.event(&trace, input);
     }
     let pieces = text::render_trace_pieces(&trace, style);
+    // The prompt numbers a step as the trace does: of `total`, the count in its
+    // header (a long trace skips steps in the middle, as `:trace` does).
+    let Event::Trace { total, steps, .. } = &trace else {
+        return Ok(());
+    };
     let count = pieces.len().saturating_sub(1);
     for (i, piece) in pieces.iter().enumerate() {
         printer.line(piece.trim_end_matches('\n'))?;
@@ -285,7 +290,10 @@ fn step<O: Write, E: Write>(
         if let Some(helper) = editor.helper() {
             helper.editing.set(false);
         }
-        let answer = editor.readline(&format!("step {i}/{count}: Enter for the next, q to stop "));
+        let position = steps[i - 1].row.position;
+        let answer = editor.readline(&format!(
+            "step {position}/{total}: Enter for the next, q to stop "
+        ));
         if let Some(helper) = editor.helper() {
             helper.editing.set(true);
         }

@@ -1,6 +1,7 @@
 //! The `:` commands: `:grad`, `:backward`, `:topo`, `:trace`, `:vars`, `:help`, `:stats`,
 //! `:gc`, `:reset`, `:quit`; the teaching commands are in `teaching.rs`.
 
+use super::formula::Formulas;
 use super::{
     Event, Omitted, Output, PictureFormat, Session, SessionError, Target, TraceContribution,
     TraceStep, VarRow, nearest,
@@ -396,7 +397,9 @@ impl Session {
         Ok(())
     }
 
-    /// `:trace [all]`.
+    /// `:trace [all]`: one step per node of the output's graph but the
+    /// constants (nobody asks for their gradients), numbered 1, 2, … in reverse
+    /// topological order; `total` counts those steps, `constants` the rest.
     pub(super) fn trace(
         &mut self,
         span: Span,
@@ -406,33 +409,51 @@ impl Session {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_first_order(&order, span)?;
-        let (shown, omitted) = summarise(order.len(), all);
+        // Positions in `order` of the nodes a trace shows.
+        let visible: Vec<usize> = (0..order.len())
+            .filter(|&i| self.graph.op(order[i]) != Op::Const)
+            .collect();
+        let (shown, omitted) = summarise(visible.len(), all);
         let shown: Vec<usize> = shown.collect();
+        let kept: Vec<usize> = shown.iter().map(|&k| visible[k]).collect();
         let (_, steps) = self
             .graph
-            .backward_traced_where(&order, |i| shown.binary_search(&i).is_ok());
+            .backward_traced_where(&order, |i| kept.binary_search(&i).is_ok());
         let names = self.names_by_node();
+        let mut formulas = Formulas::new(&self.graph, &names);
         let steps = shown
             .iter()
             .zip(&steps)
-            .map(|(&i, step)| {
+            .map(|(&k, step)| {
                 let op = self.graph.op(step.node).info();
+                let mut node_formulas = if op.op.is_leaf() {
+                    Vec::new()
+                } else {
+                    formulas.of_node(step.node)
+                };
                 TraceStep {
-                    row: self.node_row(i + 1, step.node, &names),
+                    row: self.node_row(k + 1, step.node, &names),
                     upstream: step.upstream,
                     blocks_gradient: !op.differentiable,
                     contributions: step
                         .contributions
                         .iter()
-                        .map(|c| TraceContribution {
-                            input: self.node_ref(c.input, &names),
-                            formula: op.formula(c.position),
-                            local: c.local,
-                            product: c.product,
-                            before: c.before,
-                            after: c.after,
-                            use_number: c.use_number,
-                            use_count: c.use_count,
+                        .map(|c| {
+                            let formula = node_formulas.get_mut(c.position);
+                            TraceContribution {
+                                input: self.node_ref(c.input, &names),
+                                partial: formula
+                                    .as_ref()
+                                    .map(|f| f.partial.clone())
+                                    .unwrap_or_default(),
+                                formula: formula.and_then(|f| f.rhs.take()),
+                                local: c.local,
+                                product: c.product,
+                                before: c.before,
+                                after: c.after,
+                                use_number: c.use_number,
+                                use_count: c.use_count,
+                            }
                         })
                         .collect(),
                 }
@@ -440,7 +461,8 @@ impl Session {
             .collect();
         events.push(Event::Trace {
             of: output.label,
-            total: order.len(),
+            total: visible.len(),
+            constants: order.len() - visible.len(),
             steps,
             omitted,
         });

@@ -35,8 +35,16 @@ pub struct NodeRow {
 pub struct TraceContribution {
     /// The input node.
     pub input: NodeRef,
-    /// The op table's formula for this local derivative, e.g. `∂(a·b)/∂a = b`.
-    pub formula: &'static str,
+    /// The partial derivative this row is about, by the operands' labels:
+    /// `∂(x*y)/∂x`, `∂tanh(n)/∂n`.
+    pub partial: String,
+    /// The local derivative as an expression the calculator parses, with the
+    /// operands' labels for the op's placeholders and constant arithmetic folded
+    /// (`y`, `2*x`, `1/cosh(n)^2`); evaluated in the session it gives `local`.
+    /// `None` when the op passes nothing to this input at this point (`floor`,
+    /// `relu` at `u ≤ 0`, a `max` loser). An operand with no name and a long
+    /// definition is written `#id`, which does not parse.
+    pub formula: Option<String>,
     /// The local derivative ∂node/∂input, evaluated.
     pub local: f64,
     /// upstream × local: what this use adds to the input's gradient (chain rule).
@@ -120,10 +128,13 @@ pub enum Event {
         rows: Vec<NodeRow>,
         omitted: Option<Omitted>,
     },
-    /// Every backward step (`:trace`).
+    /// Every backward step (`:trace`). `total` counts the nodes a trace shows
+    /// (every node but the constants, numbered 1 to `total`); `constants` the
+    /// constants it leaves out.
     Trace {
         of: String,
         total: usize,
+        constants: usize,
         steps: Vec<TraceStep>,
         omitted: Option<Omitted>,
     },
@@ -202,6 +213,7 @@ pub enum Event {
     TraceTable {
         of: String,
         total: usize,
+        constants: usize,
         steps: Vec<TraceStep>,
         omitted: Option<Omitted>,
         format: TableFormat,

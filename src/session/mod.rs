@@ -11,6 +11,7 @@ mod commands;
 pub mod error;
 mod eval;
 pub mod event;
+mod formula;
 mod help;
 mod memory;
 mod preview;

@@ -472,6 +472,7 @@ impl Session {
         if let Some(Event::Trace {
             of,
             total,
+            constants,
             steps,
             omitted,
         }) = trace.pop()
@@ -479,6 +480,7 @@ impl Session {
             events.push(Event::TraceTable {
                 of,
                 total,
+                constants,
                 steps,
                 omitted,
                 format,

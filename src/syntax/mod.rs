@@ -16,6 +16,7 @@ mod error;
 mod lexer;
 mod parser;
 mod print;
+mod rewrite;
 mod split;
 
 #[cfg(test)]
@@ -23,6 +24,7 @@ mod tests;
 
 pub use ast::*;
 pub use error::SyntaxError;
+pub use rewrite::parse_expression;
 
 /// Deepest nesting of parentheses, prefix signs and `^` chains that a statement may have.
 ///

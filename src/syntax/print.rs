@@ -4,7 +4,8 @@
 //! makes: parentheses are written exactly where precedence or associativity
 //! needs them (`(a + b)*c`, `a - (b - c)`, `(a^b)^c`, `(-a)^b`), implicit
 //! multiplication is written `*`, and number literals use Rust's shortest
-//! round-trip form (`0.1`, `1e300`). Trees the parser cannot make print as the
+//! round-trip form (`0.1`, `1e300`; whole numbers below 10¹⁶ without
+//! a fraction, `2`). Trees the parser cannot make print as the
 //! closest text: a negative literal as `-1.5` (which parses as a negation), an
 //! infinite or nan literal as the constant `inf` or `nan`.
 //!
@@ -48,6 +49,9 @@ fn number(f: &mut fmt::Formatter<'_>, x: f64) -> fmt::Result {
         f.write_str("nan")
     } else if x.is_infinite() {
         f.write_str(if x > 0.0 { "inf" } else { "-inf" })
+    } else if x.fract() == 0.0 && x.abs() < 1e16 {
+        // A whole number as people write it: `2`, not `2.0`.
+        write!(f, "{x:.0}")
     } else {
         // `{:?}` is the shortest text that parses back to the same f64, in
         // exponent form for very large and small magnitudes.

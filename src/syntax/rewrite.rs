@@ -1,0 +1,299 @@
+//! Building and rewriting expression trees: composing trees into bigger ones,
+//! replacing names by trees, and folding constant arithmetic.
+//!
+//! Every function here walks the flat [`ExprTree`] in a loop (operands come
+//! before their users), never recursively, and returns a tree that keeps the
+//! invariant: operands before users, root last. Spans of built and rewritten
+//! nodes are empty (`Span::default()`): the trees are printed, not reported on.
+
+use super::ast::{BinaryOp, Expr, ExprId, ExprKind, ExprTree, Span, Statement, UnaryOp};
+use super::error::SyntaxError;
+
+impl ExprTree {
+    /// A tree of one node.
+    pub fn leaf(kind: ExprKind) -> ExprTree {
+        ExprTree {
+            nodes: vec![Expr {
+                kind,
+                span: Span::default(),
+            }],
+        }
+    }
+
+    /// A number literal.
+    pub fn number(value: f64) -> ExprTree {
+        ExprTree::leaf(ExprKind::Number(value))
+    }
+
+    /// A name.
+    pub fn name(name: &str) -> ExprTree {
+        ExprTree::leaf(ExprKind::Name(name.to_string()))
+    }
+
+    /// A new root over copies of `parts`: `make` receives the ids of the parts'
+    /// roots in the new tree, in order, and returns the root's kind.
+    /// `ExprTree::compose(&[&a, &b], |ids| ExprKind::Binary { op: BinaryOp::Mul,
+    /// lhs: ids[0], rhs: ids[1] })` is `a*b`.
+    pub fn compose(parts: &[&ExprTree], make: impl FnOnce(&[ExprId]) -> ExprKind) -> ExprTree {
+        let mut nodes = Vec::with_capacity(parts.iter().map(|p| p.nodes.len()).sum::<usize>() + 1);
+        let mut roots = Vec::with_capacity(parts.len());
+        for part in parts {
+            let offset = nodes.len() as u32;
+            nodes.extend(part.nodes.iter().map(|node| Expr {
+                kind: shift(&node.kind, |id| ExprId(id.0 + offset)),
+                span: node.span,
+            }));
+            roots.push(ExprId(nodes.len() as u32 - 1));
+        }
+        nodes.push(Expr {
+            kind: make(&roots),
+            span: Span::default(),
+        });
+        ExprTree { nodes }
+    }
+
+    /// `op(args…)` as a call of a function by name.
+    pub fn call(name: &str, args: &[&ExprTree]) -> ExprTree {
+        ExprTree::compose(args, |ids| ExprKind::Call {
+            name: name.to_string(),
+            name_span: Span::default(),
+            derivative: false,
+            args: ids.to_vec(),
+        })
+    }
+
+    /// `lhs op rhs`.
+    pub fn binary(op: BinaryOp, lhs: &ExprTree, rhs: &ExprTree) -> ExprTree {
+        ExprTree::compose(&[lhs, rhs], |ids| ExprKind::Binary {
+            op,
+            lhs: ids[0],
+            rhs: ids[1],
+        })
+    }
+
+    /// `-operand`.
+    pub fn negate(operand: &ExprTree) -> ExprTree {
+        ExprTree::compose(&[operand], |ids| ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand: ids[0],
+        })
+    }
+
+    /// This tree with every [`ExprKind::Name`] that `bindings` lists replaced by
+    /// a copy of its tree (`bindings` pairs a name with its replacement). Names
+    /// not listed, and call names, are left alone; replacements are not
+    /// searched again, so `a → b`, `b → a` swaps.
+    pub fn substitute(&self, bindings: &[(&str, &ExprTree)]) -> ExprTree {
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        let mut new_id = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            if let ExprKind::Name(name) = &node.kind {
+                if let Some((_, tree)) = bindings.iter().find(|(n, _)| n == name) {
+                    let offset = nodes.len() as u32;
+                    nodes.extend(tree.nodes.iter().map(|n| Expr {
+                        kind: shift(&n.kind, |id| ExprId(id.0 + offset)),
+                        span: n.span,
+                    }));
+                    new_id.push(ExprId(nodes.len() as u32 - 1));
+                    continue;
+                }
+            }
+            nodes.push(Expr {
+                kind: shift(&node.kind, |id| new_id[id.0 as usize]),
+                span: node.span,
+            });
+            new_id.push(ExprId(nodes.len() as u32 - 1));
+        }
+        ExprTree { nodes }
+    }
+
+    /// This tree with its constant arithmetic done, so that it reads as one
+    /// would write it: `2*x^(2-1)` becomes `2*x`, `-(1)` becomes `-1`.
+    ///
+    /// Folds an operator `+ - * / ^` or a sign whose operands are all number
+    /// literals when the result is exact (`2 - 1`, `1/2`, `3^2`; not `1/3`,
+    /// which stays as written), and drops the identities `x^1`, `1*x`, `x*1`,
+    /// `x/1`, `x + 0`, `0 + x`, `x - 0`, `+x`. The value the tree evaluates to
+    /// never changes: a folded literal is the IEEE result of the operation it
+    /// replaces, and the dropped identities return their operand unchanged
+    /// (but `x + 0` and `0 + x`, which turn a `-0` into `0`: equal values).
+    pub fn fold_constants(&self) -> ExprTree {
+        let mut nodes: Vec<Expr> = Vec::with_capacity(self.nodes.len());
+        let mut new_id: Vec<ExprId> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let kind = shift(&node.kind, |id| new_id[id.0 as usize]);
+            let literal = |id: ExprId| match nodes[id.0 as usize].kind {
+                ExprKind::Number(x) => Some(x),
+                _ => None,
+            };
+            let folded = match &kind {
+                ExprKind::Unary {
+                    op: UnaryOp::Plus,
+                    operand,
+                } => Fold::To(*operand),
+                ExprKind::Unary {
+                    op: UnaryOp::Neg,
+                    operand,
+                } => match literal(*operand) {
+                    Some(x) => Fold::Number(-x),
+                    None => Fold::Keep,
+                },
+                ExprKind::Binary { op, lhs, rhs } => {
+                    fold_binary(*op, *lhs, *rhs, literal(*lhs), literal(*rhs))
+                }
+                _ => Fold::Keep,
+            };
+            match folded {
+                Fold::To(id) => new_id.push(id),
+                Fold::Number(x) => {
+                    nodes.push(Expr {
+                        kind: ExprKind::Number(x),
+                        span: node.span,
+                    });
+                    new_id.push(ExprId(nodes.len() as u32 - 1));
+                }
+                Fold::Keep => {
+                    nodes.push(Expr {
+                        kind,
+                        span: node.span,
+                    });
+                    new_id.push(ExprId(nodes.len() as u32 - 1));
+                }
+            }
+        }
+        let root = new_id[new_id.len() - 1];
+        retain_reachable(nodes, root)
+    }
+}
+
+/// Parses `text` as one expression (the whole text).
+///
+/// # Errors
+/// A [`SyntaxError`] if the text is not a single expression: a syntax error, or
+/// an assignment, definition or command ([`SyntaxError::Unexpected`]).
+pub fn parse_expression(text: &str) -> Result<ExprTree, SyntaxError> {
+    let located = super::parse_statement(text, Span::new(0, text.len()))?;
+    match located.statement {
+        Statement::Expr(tree) => Ok(tree),
+        _ => Err(SyntaxError::Unexpected {
+            span: located.span,
+            expected: "an expression".to_string(),
+            found: "a statement".to_string(),
+            help: None,
+        }),
+    }
+}
+
+/// What one node folds to.
+enum Fold {
+    /// Nothing to fold.
+    Keep,
+    /// The node is this literal.
+    Number(f64),
+    /// The node is this (already built) node.
+    To(ExprId),
+}
+
+fn fold_binary(op: BinaryOp, lhs: ExprId, rhs: ExprId, a: Option<f64>, b: Option<f64>) -> Fold {
+    if let (Some(a), Some(b)) = (a, b) {
+        let (value, exact) = match op {
+            BinaryOp::Add => (a + b, sum_is_exact(a, b)),
+            BinaryOp::Sub => (a - b, sum_is_exact(a, -b)),
+            BinaryOp::Mul => {
+                let p = a * b;
+                (p, a.mul_add(b, -p) == 0.0)
+            }
+            BinaryOp::Div => {
+                let q = a / b;
+                (q, b != 0.0 && q.mul_add(b, -a) == 0.0)
+            }
+            BinaryOp::Pow => {
+                // The same function the evaluator uses for `^`.
+                let p = a.powf(b);
+                let small_integers = a.fract() == 0.0 && b.fract() == 0.0 && b >= 0.0;
+                (p, small_integers && p.abs() < 2f64.powi(53))
+            }
+        };
+        if exact && value.is_finite() {
+            return Fold::Number(value);
+        }
+        return Fold::Keep;
+    }
+    match (op, a, b) {
+        (BinaryOp::Pow, _, Some(1.0)) => Fold::To(lhs),
+        (BinaryOp::Mul, Some(1.0), _) => Fold::To(rhs),
+        (BinaryOp::Mul | BinaryOp::Div, _, Some(1.0)) => Fold::To(lhs),
+        (BinaryOp::Add, Some(0.0), _) => Fold::To(rhs),
+        (BinaryOp::Add | BinaryOp::Sub, _, Some(0.0)) => Fold::To(lhs),
+        _ => Fold::Keep,
+    }
+}
+
+/// Whether `a + b` is exact: Knuth's TwoSum error term is 0.
+fn sum_is_exact(a: f64, b: f64) -> bool {
+    let s = a + b;
+    let b_virtual = s - a;
+    let a_virtual = s - b_virtual;
+    (a - a_virtual) + (b - b_virtual) == 0.0
+}
+
+/// `kind` with every operand id mapped through `map`.
+fn shift(kind: &ExprKind, map: impl Fn(ExprId) -> ExprId) -> ExprKind {
+    match kind {
+        ExprKind::Number(_) | ExprKind::Name(_) => kind.clone(),
+        ExprKind::Unary { op, operand } => ExprKind::Unary {
+            op: *op,
+            operand: map(*operand),
+        },
+        ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
+            op: *op,
+            lhs: map(*lhs),
+            rhs: map(*rhs),
+        },
+        ExprKind::Call {
+            name,
+            name_span,
+            derivative,
+            args,
+        } => ExprKind::Call {
+            name: name.clone(),
+            name_span: *name_span,
+            derivative: *derivative,
+            args: args.iter().map(|&id| map(id)).collect(),
+        },
+    }
+}
+
+/// The nodes `root` reaches, in their order, with `root` last.
+fn retain_reachable(nodes: Vec<Expr>, root: ExprId) -> ExprTree {
+    let mut reached = vec![false; root.0 as usize + 1];
+    reached[root.0 as usize] = true;
+    // Operands have smaller ids than their users: one backward sweep marks all.
+    for i in (0..=root.0 as usize).rev() {
+        if !reached[i] {
+            continue;
+        }
+        let mark = |id: &ExprId, reached: &mut Vec<bool>| reached[id.0 as usize] = true;
+        match &nodes[i].kind {
+            ExprKind::Number(_) | ExprKind::Name(_) => {}
+            ExprKind::Unary { operand, .. } => mark(operand, &mut reached),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                mark(lhs, &mut reached);
+                mark(rhs, &mut reached);
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(|a| mark(a, &mut reached)),
+        }
+    }
+    let mut new_id = vec![ExprId(0); reached.len()];
+    let mut kept = Vec::new();
+    for (i, node) in nodes.into_iter().enumerate().take(reached.len()) {
+        if reached[i] {
+            new_id[i] = ExprId(kept.len() as u32);
+            kept.push(Expr {
+                kind: shift(&node.kind, |id| new_id[id.0 as usize]),
+                span: node.span,
+            });
+        }
+    }
+    ExprTree { nodes: kept }
+}
