@@ -586,6 +586,7 @@ fn trace_records_each_step_and_fan_out() -> Result {
             position,
             local,
             product: after - before,
+            passes_nothing: false,
             before,
             after,
             use_number,

@@ -79,7 +79,9 @@ fn rows(
         {
             let input = label(&c.input, precision);
             let formula = instantiate_formula(c.formula, &inputs);
-            let local = if formula.is_empty() {
+            let local = if let Some(why) = c.passes_nothing {
+                format!("passes nothing ({why})")
+            } else if formula.is_empty() {
                 number(c.local)
             } else {
                 format!("{formula} → {}", number(c.local))
@@ -101,12 +103,16 @@ fn rows(
                 value_cell,
                 local,
                 upstream_cell,
-                format!(
-                    "{} × {} = {} → {input}",
-                    number(step.upstream),
-                    number(c.local),
-                    number(c.product)
-                ),
+                if c.passes_nothing.is_some() {
+                    format!("nothing → {input}")
+                } else {
+                    format!(
+                        "{} × {} = {} → {input}",
+                        number(step.upstream),
+                        number(c.local),
+                        number(c.product)
+                    )
+                },
                 format!("{input}: {} → {}", number(c.before), number(c.after)),
             ]);
         }

@@ -425,6 +425,16 @@ fn render_trace(
             } else {
                 String::new()
             };
+            if let Some(why) = c.passes_nothing {
+                let _ = writeln!(
+                    out,
+                    "      {arrow} {}: {} passes nothing here ({why});  grad {} stays{fan_out}",
+                    p.name(&input),
+                    row.op,
+                    p.grad(c.before),
+                );
+                continue;
+            }
             let formula = instantiate_formula(c.formula, &inputs);
             let _ = writeln!(
                 out,

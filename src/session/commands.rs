@@ -409,6 +409,9 @@ impl Session {
                             formula: op.formula(c.position),
                             local: c.local,
                             product: c.product,
+                            passes_nothing: c
+                                .passes_nothing
+                                .then(|| op.passes_nothing_where(c.position)),
                             before: c.before,
                             after: c.after,
                             use_number: c.use_number,
