@@ -340,7 +340,9 @@ static TABLE: [OpInfo; 38] = [
         op: Log2,
         name: "log2",
         forward: f64::log2,
-        local: |u, _| 1.0 / (u * std::f64::consts::LN_2),
+        // log2(e)/u, not 1/(u·ln 2): u·ln 10 overflows for u > 7.8e307, so
+        // 1/(u·ln 10) gave 0 at u = 1.8e308 where the true value is 2.4e-309.
+        local: |u, _| std::f64::consts::LOG2_E / u,
         formula: "∂log2(u)/∂u = 1/(u·ln 2)",
         summary: "base-2 logarithm",
         example: "log2(8) = 3",
@@ -349,7 +351,8 @@ static TABLE: [OpInfo; 38] = [
         op: Log10,
         name: "log10",
         forward: f64::log10,
-        local: |u, _| 1.0 / (u * std::f64::consts::LN_10),
+        // log10(e)/u: see log2.
+        local: |u, _| std::f64::consts::LOG10_E / u,
         formula: "∂log10(u)/∂u = 1/(u·ln 10)",
         summary: "base-10 logarithm",
         example: "log10(1000) = 3",
@@ -413,7 +416,7 @@ static TABLE: [OpInfo; 38] = [
         example: "tan(1) = 1.557407725",
     },
     // 1 − u² loses the digits of u near ±1; (1 − u)(1 + u) keeps them
-    // (`one_minus_square`). Also for acos and atanh.
+    // (`one_minus_square`). Also for acos.
     unary! {
         op: Asin,
         name: "asin",
@@ -475,7 +478,9 @@ static TABLE: [OpInfo; 38] = [
     unary! {
         op: Asinh,
         name: "asinh",
-        forward: f64::asinh,
+        // libm's asinh (musl): Rust's f64::asinh overflows to inf for |u| near
+        // f64::MAX (asinh(1.8e308) is 710.5).
+        forward: libm::asinh,
         local: |u, _| 1.0 / u.hypot(1.0),
         formula: "∂asinh(u)/∂u = 1/√(u² + 1)",
         summary: "inverse hyperbolic sine",
@@ -487,7 +492,10 @@ static TABLE: [OpInfo; 38] = [
     unary! {
         op: Acosh,
         name: "acosh",
-        forward: f64::acosh,
+        // libm's acosh (musl): Rust's f64::acosh loses half the digits next to
+        // 1 (acosh(1 + 2^-52) off by 4e-9 relative) and overflows near f64::MAX.
+        // musl ignores the sign (acosh(−1e5) = −1.5), so u < 1 is nan here.
+        forward: |u| if u < 1.0 { f64::NAN } else { libm::acosh(u) },
         local: |u, _| 1.0 / ((u - 1.0).sqrt() * (u + 1.0).sqrt()),
         formula: "∂acosh(u)/∂u = 1/√(u² − 1)",
         summary: "inverse hyperbolic cosine",
@@ -496,8 +504,12 @@ static TABLE: [OpInfo; 38] = [
     unary! {
         op: Atanh,
         name: "atanh",
-        forward: f64::atanh,
-        local: |u, _| 1.0 / one_minus_square(u),
+        // libm's atanh (musl): Rust's f64::atanh, 0.5·ln_1p(2u/(1 − u)),
+        // cancels next to −1 (atanh(−1 + 2^-53) off by 2%).
+        forward: libm::atanh,
+        // (1/(1 − u))·(1/(1 + u)): the product (1 − u)(1 + u) overflows for
+        // |u| > 1.3e154, where the true value is still subnormal.
+        local: |u, _| (1.0 / (1.0 - u)) * (1.0 / (1.0 + u)),
         formula: "∂atanh(u)/∂u = 1/(1 − u²)",
         summary: "inverse hyperbolic tangent",
         example: "atanh(0.5) = 0.5493061443",
@@ -718,7 +730,7 @@ fn div_local_b(a: f64, b: f64) -> f64 {
 
 /// `1 − u²` as `(1 − u)(1 + u)`: near `u = ±1` one factor is exact (Sterbenz)
 /// and the other is near 2, so the digits of u survive (`1 − u·u` rounds
-/// `u·u` first and cancels). For `asin`, `acos`, `atanh`.
+/// `u·u` first and cancels). For `asin` and `acos`.
 fn one_minus_square(u: f64) -> f64 {
     (1.0 - u) * (1.0 + u)
 }
@@ -841,6 +853,10 @@ fn u_normal_pdf(u: f64) -> f64 {
     }
     let e = u.mul_add(u, -p);
     let h = (-0.25 * p).exp();
+    if h == 0.0 {
+        // |u| > 54.6: u·φ(u) underflows (and e^(−e/2) may be inf).
+        return u * 0.0;
+    }
     scaled_product(&[u, FRAC_1_SQRT_2PI, h, h, (-0.5 * e).exp()], 1.0)
 }
 
