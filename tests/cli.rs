@@ -541,50 +541,6 @@ fn no_panicking_print_macros_in_the_sources() {
                     assert!(!code.contains(bad), "{}:{}: {line}", path.display(), n + 1);
                 }
             }
-#[test]
-fn trace_formulas_are_the_rules_with_the_operands_labels() {
-    let cases: [(&str, &[&str]); 5] = [
-        // b is a variable of the session, not a placeholder: d(1/a)/da = -1/a² = -0.25.
-        (
-            "a = 2; b = 5; y = 1/a; :trace",
-            &["→ a: local ∂(1/a)/∂a = -(1/a)/a = -0.25;"],
-        ),
-        // atan'(0.7) = 1/1.49; atan'(3) = 1/10, in the form that cannot overflow.
-        (
-            "x = 0.7; y = atan(x); :trace; x = 3; y = atan(x); :trace",
-            &[
-                "local ∂atan(x)/∂x = 1/(1 + x^2) = 0.6711409396;",
-                "local ∂atan(x)/∂x = (1/x)^2/(1 + (1/x)^2) = 0.1;",
-            ],
-        ),
-        // Constant arithmetic folded: d(x²)/dx = 2x = 4, d(x³)/dx = 3x² = 12 at x = 2.
-        (
-            "x = 2; y = x^2; :trace; x^3; :trace",
-            &[
-                "local ∂(x^2)/∂x = 2*x = 4;",
-                "local ∂(x^3)/∂x = 3*x^2 = 12;",
-            ],
-        ),
-        // An unnamed operand is written by its definition: d(sin(x)*w)/d(sin(x)) = w.
-        (
-            "x = 1; w = 3; y = sin(x)*w; :trace",
-            &["→ #2: local ∂(sin(x)*w)/∂sin(x) = w = 3;"],
-        ),
-        // A flat op passes nothing, and says so.
-        (
-            "x = 1.5; y = floor(x)*x; :trace",
-            &[
-                "→ #1: local ∂(floor(x)*x)/∂floor(x) = x = 1.5;",
-                "→ x: local ∂floor(x)/∂x passes nothing;  grad",
-            ],
-        ),
-    ];
-    for (script, lines) in cases {
-        let output = gradcalc().args(["-e", script]).output().unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-        let text = stdout_of(&output);
-        for line in lines {
-            assert!(text.contains(line), "{script}: no `{line}` in\n{text}");
         }
     }
 }
@@ -844,6 +800,57 @@ fn json_mode_writes_only_json_and_dash_is_stdout() {
     let stdout = stdout_of(&output);
     assert!(stdout.starts_with("x = 2\n4\ndigraph"), "{stdout}");
     assert!(stdout.ends_with("}\n7\n"), "{stdout}");
+}
+
+#[test]
+fn trace_formulas_are_the_rules_with_the_operands_labels() {
+    let cases: [(&str, &[&str]); 5] = [
+        // b is a variable of the session, not a placeholder: d(1/a)/da = -1/a² = -0.25.
+        (
+            "a = 2; b = 5; y = 1/a; :trace",
+            &["→ a: local ∂(1/a)/∂a = -(1/a)/a = -0.25;"],
+        ),
+        // atan'(0.7) = 1/1.49; atan'(3) = 1/10, in the form that cannot overflow.
+        (
+            "x = 0.7; y = atan(x); :trace; x = 3; y = atan(x); :trace",
+            &[
+                "local ∂atan(x)/∂x = 1/(1 + x^2) = 0.6711409396;",
+                "local ∂atan(x)/∂x = (1/x)^2/(1 + (1/x)^2) = 0.1;",
+            ],
+        ),
+        // Constant arithmetic folded: d(x²)/dx = 2x = 4, d(x³)/dx = 3x² = 12 at x = 2.
+        (
+            "x = 2; y = x^2; :trace; x^3; :trace",
+            &[
+                "local ∂(x^2)/∂x = 2*x = 4;",
+                "local ∂(x^3)/∂x = 3*x^2 = 12;",
+            ],
+        ),
+        // An unnamed operand is written by its definition: d(sin(x)*w)/d(sin(x)) = w.
+        (
+            "x = 1; w = 3; y = sin(x)*w; :trace",
+            &["→ #2: local ∂(sin(x)*w)/∂sin(x) = w = 3;"],
+        ),
+        // A flat op passes nothing, and says so.
+        (
+            "x = 1.5; y = floor(x)*x; :trace",
+            &[
+                "→ #1: local ∂(floor(x)*x)/∂floor(x) = x = 1.5;",
+                "→ x: local ∂floor(x)/∂x passes nothing;  grad",
+            ],
+        ),
+    ];
+    for (script, lines) in cases {
+        let output = gradcalc().args(["-e", script]).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+        let text = stdout_of(&output);
+        for line in lines {
+            assert!(text.contains(line), "{script}: no `{line}` in\n{text}");
+        }
+    }
+}
+
+#[test]
 fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     let script = "x = 2; y = x^2 + 1";
     let text = stdout_of(

@@ -109,9 +109,12 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
         Op::Sinh => one(u.sinh(), u.cosh()),
         Op::Cosh => one(u.cosh(), u.sinh()),
         Op::Tanh => one(u.tanh(), 1.0 / (u.cosh() * u.cosh())),
-        Op::Asinh => one(u.asinh(), 1.0 / (u * u + 1.0).sqrt()),
-        Op::Acosh => one(u.acosh(), 1.0 / ((u - 1.0) * (u + 1.0)).sqrt()),
-        Op::Atanh => one(u.atanh(), 1.0 / ((1.0 - u) * (1.0 + u))),
+        // The same libm functions as the engine (Rust's f64::acosh and
+        // f64::atanh lose digits near ±1); tests/accuracy.rs checks them
+        // against mpmath. Equal values keep the rounding model below exact.
+        Op::Asinh => one(libm::asinh(u), 1.0 / (u * u + 1.0).sqrt()),
+        Op::Acosh => one(libm::acosh(u), 1.0 / ((u - 1.0) * (u + 1.0)).sqrt()),
+        Op::Atanh => one(libm::atanh(u), 1.0 / ((1.0 - u) * (1.0 + u))),
         Op::Sigmoid => one(1.0 / (1.0 + (-u).exp()), 1.0 / (2.0 + 2.0 * u.cosh())),
         Op::Relu => one(
             if u > 0.0 { u } else { 0.0 },
@@ -122,7 +125,10 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
             // Φ(u) = ½·erfc(−u/√2): `1 + erf` would cancel to 0 for u ≪ 0.
             let cdf = 0.5 * libm::erfc(-u * FRAC_1_SQRT_2);
             let pdf = (-0.5 * u * u).exp() / (2.0 * PI).sqrt();
-            one(u * cdf, cdf + u * pdf)
+            // The value as the engine computes it (Φ with the rounding of −u/√2
+            // corrected), so that both walks see the same forward values; its
+            // accuracy is checked against mpmath in tests/accuracy.rs.
+            one((Op::Gelu.info().forward)(&[u]), cdf + u * pdf)
         }
         Op::Floor => one(u.floor(), 0.0),
         Op::Ceil => one(u.ceil(), 0.0),

@@ -12,8 +12,12 @@ impl Graph {
     /// seeded with 1; then, for each node in order and each of its inputs, the
     /// chain rule adds `upstream × local` to the input's gradient, so fan-out
     /// accumulates. Nodes not in `order` have gradient 0; an empty `order` gives
-    /// all zeros. Products are always computed, so `0 × inf` gives nan
-    /// (`sqrt(x)^2` at 0), as DESIGN.md §1.5 asks.
+    /// all zeros. Where the op passes no gradient ([`OpInfo::passes`]: relu
+    /// at u ≤ 0, floor, detach, …) the input's gradient is not touched, so
+    /// `sqrt(relu(x))` at 0 gives 0; everywhere else the product is computed,
+    /// so `0 × inf` gives nan (`sqrt(x)^2` at 0).
+    ///
+    /// [`OpInfo::passes`]: super::OpInfo::passes
     ///
     /// # Panics
     /// If `order` holds an id that is not a node of this graph.
@@ -109,12 +113,16 @@ impl Graph {
                 }
             };
             for (position, &input) in inputs.iter().enumerate() {
+                let before = grads[input.index()];
+                if !info.passes(values, value, position) {
+                    recorder.contribution(input, position, upstream, None, before, before);
+                    continue;
+                }
                 // The chain rule: ∂output/∂input += ∂output/∂node · ∂node/∂input.
                 let local = (info.local)(values, value, position);
-                let before = grads[input.index()];
                 let after = before + upstream * local;
                 grads[input.index()] = after;
-                recorder.contribution(input, position, upstream, local, before, after);
+                recorder.contribution(input, position, upstream, Some(local), before, after);
             }
         }
         Gradients { grads }
@@ -154,13 +162,14 @@ trait Recorder {
     /// The walk reached `node`, whose gradient is `upstream`.
     fn node(&mut self, _node: NodeId, _upstream: f64) {}
 
-    /// The current node passed `upstream × local` to its input at `position`.
+    /// The current node passed `upstream × local` to its input at `position`
+    /// (`local` is `None` where the op passed nothing).
     fn contribution(
         &mut self,
         _input: NodeId,
         _position: usize,
         _upstream: f64,
-        _local: f64,
+        _local: Option<f64>,
         _before: f64,
         _after: f64,
     ) {
@@ -225,7 +234,7 @@ impl<F: Fn(usize) -> bool> Recorder for Trace<F> {
         input: NodeId,
         position: usize,
         upstream: f64,
-        local: f64,
+        local: Option<f64>,
         before: f64,
         after: f64,
     ) {
@@ -237,8 +246,9 @@ impl<F: Fn(usize) -> bool> Recorder for Trace<F> {
         let contribution = Contribution {
             input,
             position,
-            local,
-            product: upstream * local,
+            local: local.unwrap_or(0.0),
+            product: local.map_or(0.0, |local| upstream * local),
+            passes_nothing: local.is_none(),
             before,
             after,
             use_number: *seen,

@@ -77,13 +77,14 @@ pub enum Op {
     Sub,
     /// `a * b`.
     Mul,
-    /// `a / b`; local derivatives `1/b` and `−a/b²`.
+    /// `a / b`; local derivatives `1/b` and `−a/b²` (computed as `−(a/b)/b`).
     Div,
     /// Unary minus, `-u`.
     Neg,
-    /// `a ^ b` (also `pow(a, b)`), with `0^0 = 1`. `∂/∂a = b·a^(b−1)`, and 0
-    /// when `b = 0`; `∂/∂b = a^b·ln a`, and 0 when `a = 0` and `b ≥ 0`
-    /// (so `−inf` for `a = 0, b < 0` and nan for `a < 0`).
+    /// `a ^ b` (also `pow(a, b)`), with `0^0 = 1`. `∂/∂a = b·a^(b−1)`, and no
+    /// gradient passes to a when `b = 0`; `∂/∂b = a^b·ln a`, and no gradient
+    /// passes to b when `a = 0` and `b ≥ 0` (`−inf` for `a = 0, b < 0`, nan
+    /// for `a < 0`).
     Pow,
     /// `exp(u)`, e to the power u.
     Exp,
@@ -125,25 +126,27 @@ pub enum Op {
     Atanh,
     /// The logistic sigmoid `1/(1 + e^−u)`, computed stably.
     Sigmoid,
-    /// `relu(u) = max(u, 0)`; the local derivative at 0 is 0.
+    /// `relu(u) = max(u, 0)`; passes no gradient for `u ≤ 0` (so `relu'(0) = 0`).
     Relu,
     /// `softplus(u) = ln(1 + e^u)`, computed stably; derivative `sigmoid(u)`.
     Softplus,
     /// The exact GELU `u·Φ(u)`, Φ the standard normal CDF.
     Gelu,
-    /// `floor(u)`; not differentiable, gradient 0.
+    /// `floor(u)`; not differentiable, passes no gradient.
     Floor,
-    /// `ceil(u)`; not differentiable, gradient 0.
+    /// `ceil(u)`; not differentiable, passes no gradient.
     Ceil,
-    /// `round(u)`, half away from zero; not differentiable, gradient 0.
+    /// `round(u)`, half away from zero; not differentiable, passes no gradient.
     Round,
-    /// `sign(u)` with `sign(0) = 0`; not differentiable, gradient 0.
+    /// `sign(u)` with `sign(0) = 0`; not differentiable, passes no gradient.
     Sign,
     /// `detach(u)`: u's value, passes no gradient (PyTorch's `detach`).
     Detach,
-    /// `min(a, b, …)`: one or more inputs; ties split the gradient, nan propagates.
+    /// `min(a, b, …)`: one or more inputs; ties split the gradient, the others
+    /// pass none; nan propagates.
     Min,
-    /// `max(a, b, …)`: one or more inputs; ties split the gradient, nan propagates.
+    /// `max(a, b, …)`: one or more inputs; ties split the gradient, the others
+    /// pass none; nan propagates.
     Max,
 }
 
@@ -174,7 +177,8 @@ pub struct OpInfo {
     /// The forward function: the input values, in operand order, to the output value.
     pub forward: fn(&[f64]) -> f64,
     /// The local partial derivative `∂output/∂inputs[wrt]`, given the input
-    /// values, the output value and the input position `wrt`. Leaves return 0.
+    /// values, the output value and the input position `wrt`. Leaves return 0,
+    /// and so does every position where [`OpInfo::passes`] is false.
     pub local: fn(&[f64], f64, usize) -> f64,
     /// The formula text of each local derivative, one per input position; a
     /// variadic op has one formula for all positions (see [`OpInfo::formula`]).
@@ -247,7 +251,8 @@ pub struct Step {
 }
 
 /// What one input of a node receives in a backward step: by the chain rule,
-/// `product = upstream × local`, and `after = before + product`.
+/// `product = upstream × local`, and `after = before + product`; or nothing,
+/// where the op passes no gradient ([`Contribution::passes_nothing`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contribution {
     /// The input node that receives the gradient.
@@ -259,6 +264,11 @@ pub struct Contribution {
     pub local: f64,
     /// `upstream × local`.
     pub product: f64,
+    /// True when the op passed nothing to this input at this step
+    /// ([`OpInfo::passes`] is false: relu at u ≤ 0, floor, detach, a losing
+    /// input of max, …); then `local` and `product` are 0 and `after == before`,
+    /// even when the upstream gradient is infinite.
+    pub passes_nothing: bool,
     /// The input's accumulated gradient before this contribution.
     pub before: f64,
     /// The input's accumulated gradient after this contribution.

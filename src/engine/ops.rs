@@ -1,10 +1,36 @@
 //! The one op table: for every op its name, arity, forward function, local
 //! partial derivatives and the formula text a trace prints.
 //!
-//! Conventions at kinks and edges follow PyTorch (DESIGN.md §1.5): `relu'(0) = 0`,
-//! `abs'(0) = 0`, `sqrt'(0) = +inf`, `d/dx x^0 = 0` (also at 0, with `0^0 = 1`),
-//! `d/dy 0^y = 0` for `y ≥ 0`, ties of `min`/`max` split the gradient equally,
-//! and nan in `min`/`max` propagates to the value and every local derivative.
+//! # Conventions at kinks and edges (as PyTorch)
+//!
+//! A backward step either *multiplies* (the input's gradient grows by
+//! `upstream × local`, so `inf × 0 = nan` stays nan) or *passes nothing* (the
+//! input's gradient is not touched: [`OpInfo::passes`] is false). An op passes
+//! nothing exactly where PyTorch's backward formula selects a zero rather than
+//! multiplying by one (`derivatives.yaml`, `FunctionsManual.cpp`):
+//!
+//! | op | passes nothing where | PyTorch |
+//! |---|---|---|
+//! | `relu` | u ≤ 0 (so `relu'(0)` is 0) | `threshold_backward`: `where(u <= 0, 0, grad)` |
+//! | `floor`, `ceil`, `round`, `sign` | everywhere | `zeros_like(grad)` |
+//! | `detach` | everywhere | no gradient edge at all |
+//! | `max`, `min` | the inputs that are not the extremum | `masked_fill_(…, 0)` / index select |
+//! | `a ^ b`, base | b = 0 (also at a = 0, with `0^0 = 1`) | `pow_backward_self`: `where(b == 0, 0, …)` |
+//! | `a ^ b`, exponent | a = 0 and b ≥ 0 | `pow_backward_exponent`: `where(a == 0 & b >= 0, 0, …)` |
+//!
+//! Everything else multiplies, including `abs` at 0 (local 0, PyTorch's
+//! `grad * sgn(u)`: `inf × 0 = nan`), `sqrt'(0) = +inf`, `cbrt'(0) = +inf`,
+//! and ties of `max`/`min`, which split the gradient equally (`grad / k`). nan
+//! in `max`/`min` propagates to the value and every local derivative, and nan
+//! in `relu` gives local nan (multiplies).
+//!
+//! # Numerics
+//!
+//! Every local derivative is computed so that no intermediate overflows,
+//! underflows or cancels where the true value is a normal number: no `u²`,
+//! `1 ± u²`, `u² − 1`, `b²` or `s·(1 − s)` is formed where it would. Each row
+//! says how; docs/accuracy.md has the measured error of every op over a sweep
+//! of the f64 range against mpmath.
 
 use super::{Arity, Op, OpInfo};
 
@@ -56,6 +82,41 @@ impl OpInfo {
         match self.arity {
             Arity::Variadic => self.formulas.first().copied().unwrap_or(""),
             _ => self.formulas.get(position).copied().unwrap_or(""),
+        }
+    }
+
+    /// Whether the op passes any gradient to its input at `position`, given the
+    /// input values and the output value: false where the gradient is zero by
+    /// definition (see the module's conventions), and then a backward walk
+    /// leaves that input's gradient untouched instead of adding
+    /// `upstream × local` (which would be nan for an infinite upstream).
+    /// [`OpInfo::local`] is 0 wherever this is false.
+    pub fn passes(&self, inputs: &[f64], out: f64, position: usize) -> bool {
+        match self.op {
+            Op::Relu => inputs[0] > 0.0 || inputs[0].is_nan(),
+            Op::Floor | Op::Ceil | Op::Round | Op::Sign | Op::Detach => false,
+            Op::Max | Op::Min => out.is_nan() || inputs[position] == out,
+            Op::Pow => match position {
+                0 => inputs[1] != 0.0,
+                _ => !(inputs[0] == 0.0 && inputs[1] >= 0.0),
+            },
+            _ => true,
+        }
+    }
+
+    /// Where the op passes nothing to its input at `position`, for a trace:
+    /// `"u ≤ 0"` for relu, `"b = 0"` for the base of `^`, …; `""` for ops that
+    /// always pass gradient.
+    pub fn passes_nothing_where(&self, position: usize) -> &'static str {
+        match (self.op, position) {
+            (Op::Relu, _) => "u ≤ 0",
+            (Op::Floor | Op::Ceil | Op::Round | Op::Sign, _) => "not differentiable",
+            (Op::Detach, _) => "detached",
+            (Op::Max, _) => "not the largest",
+            (Op::Min, _) => "not the smallest",
+            (Op::Pow, 0) => "b = 0",
+            (Op::Pow, _) => "a = 0, b ≥ 0",
+            _ => "",
         }
     }
 
@@ -224,8 +285,11 @@ static TABLE: [OpInfo; 38] = [
         arity: Arity::Binary,
         forward: |x| x[0] / x[1],
         local: |x, _, wrt| {
-            let (a, b) = (x[0], x[1]);
-            if wrt == 0 { 1.0 / b } else { -a / (b * b) }
+            if wrt == 0 {
+                1.0 / x[1]
+            } else {
+                div_local_b(x[0], x[1])
+            }
         },
         formulas: &["∂(a/b)/∂a = 1/b", "∂(a/b)/∂b = −a/b²"],
         differentiable: true,
@@ -276,7 +340,9 @@ static TABLE: [OpInfo; 38] = [
         op: Log2,
         name: "log2",
         forward: f64::log2,
-        local: |u, _| 1.0 / (u * std::f64::consts::LN_2),
+        // log2(e)/u, not 1/(u·ln 2): u·ln 10 overflows for u > 7.8e307, so
+        // 1/(u·ln 10) gave 0 at u = 1.8e308 where the true value is 2.4e-309.
+        local: |u, _| std::f64::consts::LOG2_E / u,
         formula: "∂log2(u)/∂u = 1/(u·ln 2)",
         summary: "base-2 logarithm",
         example: "log2(8) = 3",
@@ -285,7 +351,8 @@ static TABLE: [OpInfo; 38] = [
         op: Log10,
         name: "log10",
         forward: f64::log10,
-        local: |u, _| 1.0 / (u * std::f64::consts::LN_10),
+        // log10(e)/u: see log2.
+        local: |u, _| std::f64::consts::LOG10_E / u,
         formula: "∂log10(u)/∂u = 1/(u·ln 10)",
         summary: "base-10 logarithm",
         example: "log10(1000) = 3",
@@ -300,6 +367,8 @@ static TABLE: [OpInfo; 38] = [
         summary: "square root",
         example: "sqrt(2) = 1.414213562",
     },
+    // cbrt(u)² stays in range for every f64 u (subnormal u: cbrt ≥ 1.7e-108),
+    // so 1/(3·cbrt(u)²) neither overflows nor underflows before the last step.
     unary! {
         op: Cbrt,
         name: "cbrt",
@@ -336,6 +405,7 @@ static TABLE: [OpInfo; 38] = [
         summary: "cosine (radians)",
         example: "cos(1) = 0.5403023059",
     },
+    // tan of an f64 stays below 1e17 in magnitude, so tan² never overflows.
     unary! {
         op: Tan,
         name: "tan",
@@ -345,11 +415,13 @@ static TABLE: [OpInfo; 38] = [
         summary: "tangent (radians)",
         example: "tan(1) = 1.557407725",
     },
+    // 1 − u² loses the digits of u near ±1; (1 − u)(1 + u) keeps them
+    // (`one_minus_square`). Also for acos.
     unary! {
         op: Asin,
         name: "asin",
         forward: f64::asin,
-        local: |u, _| 1.0 / (1.0 - u * u).sqrt(),
+        local: |u, _| 1.0 / one_minus_square(u).sqrt(),
         formula: "∂asin(u)/∂u = 1/√(1 − u²)",
         summary: "inverse sine",
         example: "asin(0.5) = 0.5235987756",
@@ -358,16 +430,17 @@ static TABLE: [OpInfo; 38] = [
         op: Acos,
         name: "acos",
         forward: f64::acos,
-        local: |u, _| -1.0 / (1.0 - u * u).sqrt(),
+        local: |u, _| -1.0 / one_minus_square(u).sqrt(),
         formula: "∂acos(u)/∂u = −1/√(1 − u²)",
         summary: "inverse cosine",
         example: "acos(0.5) = 1.047197551",
     },
+    // 1 + u² overflows for |u| > 1.3e154; `atan_local` divides by u first.
     unary! {
         op: Atan,
         name: "atan",
         forward: f64::atan,
-        local: |u, _| 1.0 / (1.0 + u * u),
+        local: |u, _| atan_local(u),
         formula: "∂atan(u)/∂u = 1/(1 + u²)",
         summary: "inverse tangent",
         example: "atan(1) = 0.7853981634",
@@ -390,12 +463,13 @@ static TABLE: [OpInfo; 38] = [
         summary: "hyperbolic cosine",
         example: "cosh(1) = 1.543080635",
     },
-    // tanh(±1000) = ±1 exactly, so the derivative is 0, not nan.
+    // 1 − tanh(u)² cancels once tanh(u) rounds near ±1 (all digits lost by
+    // |u| = 19); `tanh_local` computes sech²(u) from e^−2|u| instead.
     unary! {
         op: Tanh,
         name: "tanh",
         forward: f64::tanh,
-        local: |_, out| 1.0 - out * out,
+        local: |u, _| tanh_local(u),
         formula: "∂tanh(u)/∂u = 1 − tanh(u)²",
         summary: "hyperbolic tangent",
         example: "tanh(0.5) = 0.4621171573",
@@ -404,17 +478,25 @@ static TABLE: [OpInfo; 38] = [
     unary! {
         op: Asinh,
         name: "asinh",
-        forward: f64::asinh,
+        // libm's asinh (musl): Rust's f64::asinh overflows to inf for |u| near
+        // f64::MAX (asinh(1.8e308) is 710.5).
+        forward: libm::asinh,
         local: |u, _| 1.0 / u.hypot(1.0),
         formula: "∂asinh(u)/∂u = 1/√(u² + 1)",
         summary: "inverse hyperbolic sine",
         example: "asinh(1) = 0.881373587",
     },
+    // √(u² − 1) overflows for u > 1.3e154 (acosh'(1e200) would be 0, not
+    // 1e-200); √(u − 1)·√(u + 1) is the same number and never overflows, and
+    // u − 1 is exact near the pole u = 1 (Sterbenz).
     unary! {
         op: Acosh,
         name: "acosh",
-        forward: f64::acosh,
-        local: |u, _| 1.0 / (u * u - 1.0).sqrt(),
+        // libm's acosh (musl): Rust's f64::acosh loses half the digits next to
+        // 1 (acosh(1 + 2^-52) off by 4e-9 relative) and overflows near f64::MAX.
+        // musl ignores the sign (acosh(−1e5) = −1.5), so u < 1 is nan here.
+        forward: |u| if u < 1.0 { f64::NAN } else { libm::acosh(u) },
+        local: |u, _| 1.0 / ((u - 1.0).sqrt() * (u + 1.0).sqrt()),
         formula: "∂acosh(u)/∂u = 1/√(u² − 1)",
         summary: "inverse hyperbolic cosine",
         example: "acosh(2) = 1.316957897",
@@ -422,17 +504,23 @@ static TABLE: [OpInfo; 38] = [
     unary! {
         op: Atanh,
         name: "atanh",
-        forward: f64::atanh,
-        local: |u, _| 1.0 / (1.0 - u * u),
+        // libm's atanh (musl): Rust's f64::atanh, 0.5·ln_1p(2u/(1 − u)),
+        // cancels next to −1 (atanh(−1 + 2^-53) off by 2%).
+        forward: libm::atanh,
+        // (1/(1 − u))·(1/(1 + u)): the product (1 − u)(1 + u) overflows for
+        // |u| > 1.3e154, where the true value is still subnormal.
+        local: |u, _| (1.0 / (1.0 - u)) * (1.0 / (1.0 + u)),
         formula: "∂atanh(u)/∂u = 1/(1 − u²)",
         summary: "inverse hyperbolic tangent",
         example: "atanh(0.5) = 0.5493061443",
     },
+    // s·(1 − s) is 0 once s rounds to 1 (u > 36.7) and loses digits well
+    // before; σ(u)·σ(−u) is the same number with no subtraction.
     unary! {
         op: Sigmoid,
         name: "sigmoid",
         forward: sigmoid,
-        local: |_, out| out * (1.0 - out),
+        local: |u, _| sigmoid(u) * sigmoid(-u),
         formula: "∂sigmoid(u)/∂u = sigmoid(u)·(1 − sigmoid(u))",
         summary: "logistic sigmoid 1/(1 + e^−u)",
         example: "sigmoid(0) = 0.5",
@@ -540,21 +628,132 @@ fn leaf_value(x: &[f64]) -> f64 {
 
 /// `∂(a^b)/∂a` and `∂(a^b)/∂b` with PyTorch's conventions (`pow_backward_self`
 /// and `pow_backward_exponent` in `torch/csrc/autograd/FunctionsManual.cpp`):
-/// the base derivative is masked to 0 where `b = 0`, the exponent derivative to
-/// 0 where `a = 0` and `b ≥ 0`.
-fn pow_local(x: &[f64], out: f64, wrt: usize) -> f64 {
+/// where `b = 0` the base passes nothing, and where `a = 0` and `b ≥ 0` the
+/// exponent passes nothing ([`OpInfo::passes`]); the local derivative there is 0.
+///
+/// Both are first computed as the formula reads (`b·a^(b−1)`, `a^b·ln a`),
+/// which is exact for small integer powers. Where that is not accurate — `b − 1`
+/// is rounded (|b| < 1/2 or |b| ≥ 2^52: the rounding is amplified by `ln a`, up
+/// to ~700 ulps), or `a^(b−1)` or `a^b` is not a normal number — `a^b` is taken
+/// as `h·h` with `h = |a|^(b/2)` (b/2 is exact), and the product `b·h·h/|a|`
+/// (or `h·h·ln a`) is formed on mantissas and exponents apart
+/// ([`scaled_product`]), so it is finite wherever the true derivative is.
+fn pow_local(x: &[f64], _out: f64, wrt: usize) -> f64 {
     let (a, b) = (x[0], x[1]);
     if wrt == 0 {
-        // d/da a^0 = 0 everywhere, also at a = 0 where b·a^(b−1) would be 0·inf.
-        if b == 0.0 { 0.0 } else { b * a.powf(b - 1.0) }
+        if b == 0.0 { 0.0 } else { pow_base_local(a, b) }
     } else if a == 0.0 && b >= 0.0 {
-        // a^b·ln a = 0·(−inf) for b > 0 and 1·(−inf) for b = 0; the limit along
-        // a = 0 is 0. For b < 0 the formula gives inf·(−inf) = −inf, kept.
         0.0
     } else {
-        // nan for a < 0 (ln a is nan).
-        out * a.ln()
+        pow_exponent_local(a, b)
     }
+}
+
+/// `b·a^(b−1)` for `b ≠ 0` (see [`pow_local`]). Zero, infinite and nan
+/// operands take IEEE `powf` as it is (`0^b`, `inf^b`); a negative base with a
+/// non-integer exponent is nan.
+fn pow_base_local(a: f64, b: f64) -> f64 {
+    let e = b - 1.0;
+    if a == 0.0 || !a.is_finite() || !b.is_finite() {
+        return b * a.powf(e);
+    }
+    if a < 0.0 && b.fract() != 0.0 {
+        return f64::NAN;
+    }
+    // Whether b − 1 is exact: the rounding error of the sum (Knuth's TwoSum) is 0.
+    let back = e - b;
+    if (b - (e - back)) + (-1.0 - back) == 0.0 {
+        let p = a.powf(e);
+        if p.is_normal() {
+            return b * p;
+        }
+    }
+    let m = a.abs();
+    let h = m.powf(b / 2.0);
+    let magnitude = scaled_product(&[b, h, h], m);
+    // a^(b−1) = (−1)^(b−1)·|a|^(b−1) for a < 0 and b an integer.
+    if a < 0.0 && b % 2.0 == 0.0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// `a^b·ln a` (see [`pow_local`]): nan for `a < 0` (ln a is nan, as in
+/// PyTorch); `−inf` for `a = 0, b < 0`.
+fn pow_exponent_local(a: f64, b: f64) -> f64 {
+    let p = a.powf(b);
+    if p.is_normal() || a <= 0.0 || !a.is_finite() || !b.is_finite() {
+        return p * a.ln();
+    }
+    let h = a.powf(b / 2.0);
+    scaled_product(&[h, h, a.ln()], 1.0)
+}
+
+/// `factors[0]·factors[1]·…/divisor`, rounding each operation but never
+/// overflowing or underflowing before the end: the mantissas (in [0.5, 1)) and
+/// the powers of two are multiplied apart, and the power is applied last
+/// (`libm::frexp`/`libm::scalbn`). If any operand is 0, infinite or nan, the
+/// plain product and quotient are returned (0, inf or nan as IEEE gives them).
+fn scaled_product(factors: &[f64], divisor: f64) -> f64 {
+    let plain = || factors.iter().product::<f64>() / divisor;
+    if divisor == 0.0 || !divisor.is_finite() {
+        return plain();
+    }
+    let mut mantissa = 1.0;
+    let mut exponent = 0i32;
+    for &f in factors {
+        if f == 0.0 || !f.is_finite() {
+            return plain();
+        }
+        let (m, e) = libm::frexp(f);
+        mantissa *= m;
+        exponent += e;
+    }
+    let (m, e) = libm::frexp(divisor);
+    // The mantissa stays within [2^-(n+1), 2] for n factors: no overflow.
+    libm::scalbn(mantissa / m, exponent - e)
+}
+
+/// `∂(a/b)/∂b = −a/b²`, computed as `−(a/b)/b` so that `b²` never overflows
+/// or underflows (`1e200/1e200` has `∂/∂b = −1e-200`, not 0). When `a/b` is
+/// subnormal it has lost digits; then `b²` cannot overflow or underflow
+/// (|b| ≥ |a|/2.2e-308), and `−a/(b·b)` is used instead.
+fn div_local_b(a: f64, b: f64) -> f64 {
+    let q = a / b;
+    if q != 0.0 && q.abs() < f64::MIN_POSITIVE {
+        -a / (b * b)
+    } else {
+        -q / b
+    }
+}
+
+/// `1 − u²` as `(1 − u)(1 + u)`: near `u = ±1` one factor is exact (Sterbenz)
+/// and the other is near 2, so the digits of u survive (`1 − u·u` rounds
+/// `u·u` first and cancels). For `asin` and `acos`.
+fn one_minus_square(u: f64) -> f64 {
+    (1.0 - u) * (1.0 + u)
+}
+
+/// `atan'(u) = 1/(1 + u²)`; for |u| > 1 as `r/(u + r)` with `r = 1/u`,
+/// algebraically equal, so `u²` never overflows (`atan'(1e200) = 1e-400`
+/// underflows as it should, `atan'(1e154) = 1e-308` stays normal).
+fn atan_local(u: f64) -> f64 {
+    if u.abs() <= 1.0 {
+        1.0 / (1.0 + u * u)
+    } else {
+        let r = 1.0 / u;
+        r / (u + r)
+    }
+}
+
+/// `tanh'(u) = 1 − tanh(u)² = sech²(u) = 4e/(1 + e)²` with `e = e^−2|u|`: no
+/// subtraction, so no cancellation as tanh(u) nears ±1, and e ≤ 1 never
+/// overflows; the result is subnormal from |u| ≈ 354 and 0 from |u| ≈ 373,
+/// as the true value.
+fn tanh_local(u: f64) -> f64 {
+    let e = (-2.0 * u.abs()).exp();
+    4.0 * e / ((1.0 + e) * (1.0 + e))
 }
 
 /// `sign(u)` with `sign(±0) = 0` and `sign(nan) = nan` (unlike `f64::signum`).
@@ -614,20 +813,51 @@ fn gelu(u: f64) -> f64 {
     u * normal_cdf(u)
 }
 
-/// `d/du u·Φ(u) = Φ(u) + u·φ(u)`, φ the standard normal density.
+/// `d/du u·Φ(u) = Φ(u) + u·φ(u)`, φ the standard normal density. The sum
+/// cancels near its root u ≈ −0.7518 (see docs/accuracy.md); elsewhere both
+/// terms are accurate to a few ulps.
 fn gelu_local(u: f64) -> f64 {
-    normal_cdf(u) + u * normal_pdf(u)
+    normal_cdf(u) + u_normal_pdf(u)
 }
 
-/// Φ, the standard normal cumulative distribution function.
+/// Φ, the standard normal cumulative distribution function, `½·erfc(−u/√2)`.
+/// Rounding `−u/√2` to x perturbs erfc by the factor `e^(2x·δ)`, about 1.6e-13
+/// at u = −37; the first-order correction `−(2/√π)·e^(−x²)·δ`, with the
+/// rounding δ found exactly by a fused multiply-add and the tail of 1/√2,
+/// removes it.
 fn normal_cdf(u: f64) -> f64 {
-    0.5 * libm::erfc(-u * std::f64::consts::FRAC_1_SQRT_2)
+    /// 1/√2 − FRAC_1_SQRT_2 (mpmath).
+    const FRAC_1_SQRT_2_TAIL: f64 = -4.833_646_656_726_457e-17;
+    let t = -u;
+    let x = t * std::f64::consts::FRAC_1_SQRT_2;
+    let delta = t.mul_add(std::f64::consts::FRAC_1_SQRT_2, -x) + t * FRAC_1_SQRT_2_TAIL;
+    let correction = if delta == 0.0 || !delta.is_finite() {
+        0.0
+    } else {
+        std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp() * delta
+    };
+    0.5 * (libm::erfc(x) - correction)
 }
 
-/// φ(u) = e^(−u²/2)/√(2π), the standard normal density.
-fn normal_pdf(u: f64) -> f64 {
+/// `u·φ(u)`, φ(u) = e^(−u²/2)/√(2π) the standard normal density. `u²` is
+/// split exactly into `p + e` (fused multiply-add), since the rounding of `u²`
+/// would be amplified by the exponential (about 700 ulps at |u| = 37), and
+/// `e^(−p/2)` is taken as `e^(−p/4)²` inside [`scaled_product`] so that no
+/// factor underflows before the product.
+fn u_normal_pdf(u: f64) -> f64 {
     const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
-    FRAC_1_SQRT_2PI * (-0.5 * u * u).exp()
+    let p = u * u;
+    if !p.is_finite() {
+        // |u| > 1.3e154 (φ(u) = 0) or nan: as the plain formula gives it.
+        return u * FRAC_1_SQRT_2PI * (-0.5 * p).exp();
+    }
+    let e = u.mul_add(u, -p);
+    let h = (-0.25 * p).exp();
+    if h == 0.0 {
+        // |u| > 54.6: u·φ(u) underflows (and e^(−e/2) may be inf).
+        return u * 0.0;
+    }
+    scaled_product(&[u, FRAC_1_SQRT_2PI, h, h, (-0.5 * e).exp()], 1.0)
 }
 
 /// The first input that beats every other under `better` (`<` for min, `>`

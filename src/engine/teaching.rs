@@ -158,7 +158,8 @@ impl Graph {
     /// The gradients of the output `order[0]`, as [`Graph::backward`] computes
     /// them, but at the forward values `values` (one per node, as returned by
     /// [`Graph::reevaluate`]) instead of the stored ones. The same chain rule:
-    /// for each node in order and each input, `grad[input] += grad[node] × local`.
+    /// for each node in order and each input, `grad[input] += grad[node] × local`,
+    /// except where the op passes nothing ([`OpInfo::passes`](super::OpInfo::passes)).
     ///
     /// # Panics
     /// If `values` is shorter than the graph, or `order` holds an id that is
@@ -172,12 +173,14 @@ impl Graph {
         for &node in order {
             let upstream = grads[node.index()];
             let inputs = self.inputs(node);
-            let local = self.op(node).info().local;
+            let info = self.op(node).info();
+            let out = values[node.index()];
             input_values.clear();
             input_values.extend(inputs.iter().map(|&i| values[i.index()]));
             for (position, &input) in inputs.iter().enumerate() {
-                grads[input.index()] +=
-                    upstream * local(&input_values, values[node.index()], position);
+                if info.passes(&input_values, out, position) {
+                    grads[input.index()] += upstream * (info.local)(&input_values, out, position);
+                }
             }
         }
         Gradients { grads }

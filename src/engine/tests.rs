@@ -586,6 +586,7 @@ fn trace_records_each_step_and_fan_out() -> Result {
             position,
             local,
             product: after - before,
+            passes_nothing: false,
             before,
             after,
             use_number,
@@ -698,5 +699,54 @@ fn the_untraced_shortcuts_agree_with_the_op_table() -> Result {
         assert_same(fast[id], traced[id]);
     }
     assert_same(fast[z], 2.0 * (3.0 * -0.5 - 3.0));
+    Ok(())
+}
+
+/// Where an op passes nothing (PyTorch selects a zero), an infinite upstream
+/// gradient leaves the input's gradient untouched, in all three walks; `abs`
+/// at 0 multiplies (PyTorch's `grad * sgn(u)`), so `inf × 0 = nan` stays.
+#[test]
+fn ops_that_pass_nothing_leave_the_gradient_untouched() -> Result {
+    // y = sqrt(f(x)) + x with f(x) = 0 at the chosen x: the upstream into f is inf.
+    let cases: [(Op, f64, f64); 5] = [
+        (Op::Relu, 0.0, 1.0),
+        (Op::Relu, -2.0, 1.0),
+        (Op::Floor, 0.5, 1.0),
+        (Op::Sign, 0.0, 1.0),
+        (Op::Abs, 0.0, f64::NAN),
+    ];
+    for (op, at, expected) in cases {
+        let mut g = Graph::new();
+        let x = g.leaf(at);
+        let f = g.apply(op, &[x])?;
+        let r = g.apply(Op::Sqrt, &[f])?;
+        let y = g.apply(Op::Add, &[r, x])?;
+        let order = g.topo_order(y);
+        assert_same(g.backward(&order)[x], expected);
+        let (traced, steps) = g.backward_traced(&order);
+        assert_same(traced[x], expected);
+        assert_same(
+            g.backward_at(&order, &g.reevaluate(&order, &[]))[x],
+            expected,
+        );
+        let step = steps.iter().find(|s| s.node == f).expect("f's step");
+        let c = &step.contributions[0];
+        assert_eq!(step.upstream, INF);
+        assert_eq!(c.passes_nothing, op != Op::Abs, "{op:?}");
+        if c.passes_nothing {
+            assert_eq!((c.local, c.product), (0.0, 0.0));
+            assert_eq!(c.before, c.after);
+        }
+    }
+    // The losing side of max, the base of a^0 and the exponent of 0^b (b ≥ 0).
+    let info = Op::Max.info();
+    assert!(!info.passes(&[1.0, 2.0], 2.0, 0) && info.passes(&[1.0, 2.0], 2.0, 1));
+    assert!(info.passes(&[2.0, 2.0], 2.0, 0));
+    assert!(info.passes(&[f64::NAN, 2.0], f64::NAN, 1));
+    let pow = Op::Pow.info();
+    assert!(!pow.passes(&[0.0, 0.0], 1.0, 0) && !pow.passes(&[0.0, 0.0], 1.0, 1));
+    assert!(pow.passes(&[0.0, -1.0], INF, 1) && pow.passes(&[2.0, 3.0], 8.0, 0));
+    assert!(!Op::Detach.info().passes(&[1.0], 1.0, 0));
+    assert!(Op::Relu.info().passes(&[f64::NAN], f64::NAN, 0));
     Ok(())
 }

@@ -94,6 +94,7 @@ pub fn event(event: &Event, source: &str) -> Value {
                     "formula": c.formula,
                     "local": number(c.local),
                     "product": number(c.product),
+                    "passes_nothing": c.passes_nothing.is_some(),
                     "before": number(c.before),
                     "after": number(c.after),
                     "use": c.use_number,

@@ -77,9 +77,10 @@ fn rows(
             .filter(|c| c.input.constant.is_none())
         {
             let input = label(&c.input, precision);
-            let local = match &c.formula {
-                Some(formula) => format!("{} = {formula} → {}", c.partial, number(c.local)),
-                None => format!("{} passes nothing", c.partial),
+            let local = match (&c.formula, c.passes_nothing) {
+                (_, Some(why)) => format!("{} passes nothing ({why})", c.partial),
+                (Some(formula), None) => format!("{} = {formula} → {}", c.partial, number(c.local)),
+                (None, None) => format!("{} passes nothing", c.partial),
             };
             let (node_cell, computation_cell, value_cell, upstream_cell) = if first {
                 (
@@ -98,7 +99,9 @@ fn rows(
                 value_cell,
                 local,
                 upstream_cell,
-                if c.formula.is_some() {
+                if c.passes_nothing.is_some() {
+                    format!("nothing → {input}")
+                } else if c.formula.is_some() {
                     format!(
                         "{} × {} = {} → {input}",
                         number(step.upstream),

@@ -425,6 +425,16 @@ fn render_trace(
             } else {
                 String::new()
             };
+            if let Some(why) = c.passes_nothing {
+                let _ = writeln!(
+                    out,
+                    "      {arrow} {}: {} passes nothing here ({why});  grad {} stays{fan_out}",
+                    p.name(&input),
+                    c.partial,
+                    p.grad(c.before),
+                );
+                continue;
+            }
             let local = p.local(&c.partial, c.formula.as_deref(), c.local);
             let product = if c.formula.is_some() {
                 format!(

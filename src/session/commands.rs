@@ -451,6 +451,9 @@ impl Session {
                                 product: c.product,
                                 before: c.before,
                                 after: c.after,
+                                passes_nothing: c
+                                    .passes_nothing
+                                    .then(|| op.passes_nothing_where(c.position)),
                                 use_number: c.use_number,
                                 use_count: c.use_count,
                             }

@@ -49,6 +49,10 @@ pub struct TraceContribution {
     pub local: f64,
     /// upstream × local: what this use adds to the input's gradient (chain rule).
     pub product: f64,
+    /// `Some(where)` when the op passed nothing to this input (relu at u ≤ 0,
+    /// floor, detach, …; `where` is e.g. `"u ≤ 0"`): local and product are
+    /// then 0 and the gradient is unchanged.
+    pub passes_nothing: Option<&'static str>,
     /// The input's gradient before this contribution.
     pub before: f64,
     /// The input's gradient after it (accumulation at fan-out).

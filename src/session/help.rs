@@ -20,8 +20,10 @@ Conventions at kinks and edges (PyTorch's):
   d/dx x^y at x = 0 is y·0^(y−1): 0, 1, inf or −inf
   d/dy x^y at x = 0 is 0 for y ≥ 0 and −inf for y < 0; for x < 0 it is nan
   max/min at a tie split the gradient equally: max(x, x) gives 1
-  nan in max/min propagates; floor, ceil, round, sign pass gradient 0
-  detach(u) has u's value and passes no gradient";
+  nan in max/min propagates; floor, ceil, round, sign pass no gradient
+  detach(u) has u's value and passes no gradient
+  passing no gradient (also relu at u <= 0, the losing side of max/min,
+  x^0 to x, 0^y to y for y >= 0) is not multiplying by 0: inf upstream gives 0";
 
 impl Session {
     /// The help text for `topic`, or the overview.
