@@ -836,7 +836,7 @@ fn trace_formulas_are_the_rules_with_the_operands_labels() {
             "x = 1.5; y = floor(x)*x; :trace",
             &[
                 "→ #1: local ∂(floor(x)*x)/∂floor(x) = x = 1.5;",
-                "→ x: local ∂floor(x)/∂x passes nothing;  grad",
+                "→ x: ∂floor(x)/∂x passes nothing here (not differentiable);  grad 1 stays   (2nd of 2 uses)\n",
             ],
         ),
     ];

@@ -126,13 +126,22 @@ impl Op {
                 if position == 0 {
                     if b == 0.0 {
                         Rule::PassesNothing
-                    } else {
+                    } else if !a.is_finite() || !b.is_finite() || a <= 0.0 || exact_minus_one(b) {
                         expr("b*a^(b-1)")
+                    } else {
+                        // b − 1 would round: the op table's numeric rule then
+                        // forms |a|^(b/2) twice and divides by |a| (see
+                        // `pow_base_local` in ops.rs); the same steps here.
+                        expr("b*abs(a)^(b/2)*abs(a)^(b/2)/abs(a)")
                     }
                 } else if a == 0.0 && b >= 0.0 {
                     Rule::PassesNothing
-                } else {
+                } else if a.powf(b).is_normal() || a <= 0.0 || !a.is_finite() || !b.is_finite() {
                     expr("a^b*ln(a)")
+                } else {
+                    // a^b under- or overflows where a^b·ln a does not: half
+                    // powers on either side of ln a, as `pow_exponent_local`.
+                    expr("a^(b/2)*ln(a)*a^(b/2)")
                 }
             }
             Op::Exp => expr("exp(u)"),
@@ -228,4 +237,12 @@ fn extremum_rule(inputs: &[f64], position: usize, out: f64) -> Rule {
         1 => expr("1"),
         ties => Rule::Expr(Cow::Owned(format!("1/{ties}"))),
     }
+}
+
+/// Whether `b − 1` is exact in f64: the rounding error of the sum is 0
+/// (Knuth's TwoSum), as `pow_base_local` in ops.rs tests it.
+fn exact_minus_one(b: f64) -> bool {
+    let e = b - 1.0;
+    let back = e - b;
+    (b - (e - back)) + (-1.0 - back) == 0.0
 }

@@ -412,7 +412,8 @@ fn render_trace(
         {
             let input = p.node(&c.input);
             let fan_out = if c.use_count > 1 {
-                let how = if c.use_number > 1 {
+                // Nothing passed is nothing accumulated.
+                let how = if c.use_number > 1 && c.passes_nothing.is_none() {
                     ": accumulated"
                 } else {
                     ""
