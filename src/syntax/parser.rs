@@ -22,13 +22,29 @@ use super::lexer::{Lexer, NumberProblem, Operator, Token, TokenKind};
 #[grammar = "../grammar/gradcalc.pest"]
 struct Grammar;
 
-/// Precedence, lowest first (DESIGN.md §1.1).
+/// Precedence, lowest first:
+///
+/// | level | operators | associativity |
+/// |---|---|---|
+/// | 1 | `+` `-` | left |
+/// | 2 | `*` `/` | left |
+/// | 3 | a sign `-x` `+x` | prefix: binds up to the next `+ - * /` (`-2x` = −(2x), `-2^2` = −4) |
+/// | 4 | implicit product `2x`, `2 x`, `2(x+1)` | left |
+/// | 4½ | a sign right after `^` (`exp_neg`, `exp_plus`) | prefix: binds only what an unsigned exponent would |
+/// | 5 | `^` `**` | right |
+///
+/// A sign in an exponent binds only the power's operand (with any `^` chain
+/// after it), never an implicit product: `2^-2x` = (2^−2)·x, as `2^2x` =
+/// (2^2)·x; `2^-2^3` = 2^(−(2^3)); `2^--2x` = (2^2)·x; `2^-2(x+1)` = (2^−2)·(x+1).
+/// The grammar gives such signs their own rules so that the Pratt parser can
+/// rank them between level 4 and level 5.
 static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
     PrattParser::new()
         .op(Op::infix(Rule::add, Assoc::Left) | Op::infix(Rule::sub, Assoc::Left))
         .op(Op::infix(Rule::mul, Assoc::Left) | Op::infix(Rule::div, Assoc::Left))
         .op(Op::prefix(Rule::neg) | Op::prefix(Rule::plus))
         .op(Op::infix(Rule::implicit_mul, Assoc::Left))
+        .op(Op::prefix(Rule::exp_neg) | Op::prefix(Rule::exp_plus))
         .op(Op::infix(Rule::pow, Assoc::Right))
 });
 
@@ -344,7 +360,7 @@ impl Builder {
             .map_primary(|primary| self.primary(primary))
             .map_prefix(|op, operand| {
                 let op_kind = match op.as_rule() {
-                    Rule::neg => UnaryOp::Neg,
+                    Rule::neg | Rule::exp_neg => UnaryOp::Neg,
                     _ => UnaryOp::Plus,
                 };
                 let span = self.span(op.as_span()).to(self.node_span(operand));
@@ -566,6 +582,8 @@ fn convert_error(
         Rule::expr,
         Rule::neg,
         Rule::plus,
+        Rule::exp_neg,
+        Rule::exp_plus,
         Rule::number,
         Rule::call,
         Rule::callee,

@@ -147,6 +147,45 @@ fn implicit_multiplication_binds_tighter_than_division() {
     }
 }
 
+/// A sign in an exponent binds only what an unsigned exponent would: the
+/// grouping of `2^-2x` is that of `2^2x`. Each row is the text and its tree,
+/// printed with every grouping explicit (`*` for implicit products).
+#[test]
+fn a_sign_in_an_exponent_binds_like_an_unsigned_exponent() {
+    // (text, the tree printed with its groupings: `*` for an implicit product,
+    // parentheses where a sign or a product is an operand of `^`)
+    let rows: &[(&str, &str)] = &[
+        ("2^2x", "2.0^2.0*x"),
+        ("2^-2x", "2.0^(-2.0)*x"),
+        ("2^+2x", "2.0^(+2.0)*x"),
+        ("2^-2 x", "2.0^(-2.0)*x"),
+        ("2 ^ - 2 x", "2.0^(-2.0)*x"),
+        ("2**-2x", "2.0^(-2.0)*x"),
+        ("2^--2x", "2.0^(--2.0)*x"),
+        ("2^-+2x", "2.0^(-+2.0)*x"),
+        // -2^3 prints a sign applied to a power: 2^(-(2^3))
+        ("2^-2^3", "2.0^(-2.0^3.0)"),
+        ("2^-2^-3x", "2.0^(-2.0^(-3.0))*x"),
+        ("2^-2x^2", "2.0^(-2.0)*x^2.0"),
+        ("2^-2(x+1)", "2.0^(-2.0)*(x + 1.0)"),
+        ("2^-x", "2.0^(-x)"),
+        ("2^-(2x)", "2.0^(-(2.0*x))"),
+        ("x^-1x", "x^(-1.0)*x"),
+        // a sign outside an exponent binds up to the next `+ - * /`
+        ("-2x", "-(2.0*x)"),
+        ("-2^2", "-2.0^2.0"),
+        ("-2^2x", "-(2.0^2.0*x)"),
+        ("-2^-2x", "-(2.0^(-2.0)*x)"),
+        ("2*-3x", "2.0*-(3.0*x)"),
+        ("2^-2*x", "2.0^(-2.0)*x"),
+        ("2^-2/x", "2.0^(-2.0)/x"),
+        ("1/2^-2x", "1.0/(2.0^(-2.0)*x)"),
+    ];
+    for &(source, want) in rows {
+        assert_eq!(expr(source).to_string(), want, "{source}");
+    }
+}
+
 #[test]
 fn implicit_multiplication_is_a_mul_node() {
     let tree = expr("2x");
