@@ -556,6 +556,47 @@ fn two_names_side_by_side() {
     ));
 }
 
+/// Errors whose hint names what was most likely meant: (source, span, help).
+#[test]
+fn misreadings_get_the_fix_that_was_meant() {
+    let long = format!("x=1{} y=3", "+1".repeat(50));
+    let long_fix: Option<&str> = Some("put `;` before the second statement");
+    let rows: &[(&str, (usize, usize), Option<&str>)] = &[
+        ("let x = 2", (0, 3), Some("write `x = 2`")),
+        ("var x=2*y", (0, 3), Some("write `x=2*y`")),
+        ("const f(t) = t", (0, 5), Some("write `f(t) = t`")),
+        ("x := 2", (2, 4), Some("write `x = 2`")),
+        ("x:=y+1", (1, 3), Some("write `x=y+1`")),
+        ("x=2 y=3", (4, 5), Some("write `x=2; y=3`")),
+        ("x=2 y+=3*x", (4, 5), Some("write `x=2; y+=3*x`")),
+        ("x=y z=3", (4, 5), Some("write `x=y; z=3`")),
+        ("x=sin(1) z=3", (9, 10), Some("write `x=sin(1); z=3`")),
+        (&long, (long.len() - 3, long.len() - 2), long_fix),
+    ];
+    for &(source, (start, end), help) in rows {
+        let err = error(source);
+        assert_eq!(err.span(), Span::new(start, end), "{source}: {err:?}");
+        assert_eq!(err.help().as_deref(), help, "{source}");
+    }
+    let err = error("f''(2)");
+    assert_eq!(err.span(), Span::new(0, 3));
+    assert_eq!(
+        err.to_string(),
+        "higher derivatives of functions are not supported yet: `f''`"
+    );
+    assert_eq!(error("sin'''(x)").span(), Span::new(0, 6));
+    // Not misreadings: the old messages stay.
+    assert!(matches!(
+        error("x = let y"),
+        SyntaxError::AdjacentNames { .. }
+    ));
+    assert!(matches!(
+        error("(x y = 3)"),
+        SyntaxError::AdjacentNames { .. }
+    ));
+    assert!(matches!(error("2y = 3"), SyntaxError::Unexpected { .. }));
+}
+
 #[test]
 fn bad_spans_are_errors_not_panics() {
     let source = "θ = 1";
