@@ -9,7 +9,7 @@
 //!   first, each node before all of its inputs.
 //! - Language: printing an AST and parsing the text gives the same AST; random
 //!   token soup never panics and every error points inside the source;
-//!   precedence agrees with a reference evaluator for `+ - * / ^` and signs.
+//!   precedence, signs and implicit products agree with a reference evaluator.
 //!
 //! Case counts are fixed so that the whole file runs in seconds in a debug build.
 
@@ -740,29 +740,37 @@ proptest! {
         }
     }
 
-    /// `+ - * / ^` and signs, without redundant parentheses: gradcalc's value is
-    /// bit for bit the reference evaluator's.
+    /// `+ - * / ^`, signs in every position and implicit products (`2x`, `2 x`,
+    /// `2(x+1)`, `2^-2x`), without redundant parentheses: gradcalc's value is bit
+    /// for bit the reference evaluator's, and text the reference refuses (`x y`,
+    /// `(1)x`, `x2`) is an error in gradcalc too.
     #[test]
     fn precedence_agrees_with_a_reference_evaluator(text in arithmetic()) {
         let expected = reference::evaluate(&text);
+        let source = format!("{}; {text}", reference::VARIABLES);
         let mut session = Session::new();
         let mut got = None;
-        let _ = session.run_source(&text, |result| {
+        let _ = session.run_source(&source, |result| {
             match result {
                 Ok(events) => for event in events {
                     if let Event::Value { value, .. } = event {
-                        got = Some(value);
+                        got = Some(Ok(value));
                     }
                 },
-                Err(error) => got = Some(f64::from_bits(0xdead) + error.span().start as f64),
+                Err(error) => got = Some(Err(error.to_string())),
             }
             ControlFlow::Continue(())
         });
-        let got = got.unwrap_or(f64::INFINITY);
-        prop_assert!(
-            got.to_bits() == expected.to_bits() || (got.is_nan() && expected.is_nan()),
-            "{:?}: gradcalc {}, reference {}", text, got, expected
-        );
+        match (got, expected) {
+            (Some(Ok(got)), Ok(expected)) => prop_assert!(
+                got.to_bits() == expected.to_bits() || (got.is_nan() && expected.is_nan()),
+                "{:?}: gradcalc {}, reference {}", text, got, expected
+            ),
+            (Some(Err(_)), Err(_)) => {}
+            (got, expected) => prop_assert!(
+                false, "{:?}: gradcalc {:?}, reference {:?}", text, got, expected
+            ),
+        }
     }
 }
 
@@ -845,125 +853,212 @@ fn soup_token() -> impl Strategy<Value = String> {
     prop::sample::select(&tokens[..]).prop_map(str::to_string)
 }
 
+/// Arithmetic over numbers and the variables of [`reference::VARIABLES`]:
+/// `+ - * / ^ **`, signs before any operand (also right after `^` and after
+/// another sign), brackets, and implicit products in every position: a number
+/// literal then a name (`2x`, `2 x`, `2^-2x`) or a bracket (`2(x+1)`). Some texts
+/// put two operands side by side where the language has no product (`x y`,
+/// `(1)x`, `2x2`): both must refuse those.
 fn arithmetic() -> impl Strategy<Value = String> {
     let number = prop::sample::select(&["0", "1", "2", "3", "7", "0.5", "2.5", "10"][..])
         .prop_map(str::to_string);
-    let op = prop::sample::select(&[" + ", " - ", "*", "/", "^", " ^ ", "**", " * ", "/ "][..]);
-    number.prop_recursive(6, 48, 2, move |inner| {
+    let name = prop::sample::select(&["x", "y", "z"][..]).prop_map(str::to_string);
+    let space = prop::sample::select(&["", " "][..]);
+    let leaf = prop_oneof![
+        3 => number.clone(),
+        2 => name.clone(),
+        2 => (number.clone(), space.clone(), name).prop_map(|(n, s, x)| format!("{n}{s}{x}")),
+    ];
+    let op = prop::sample::select(
+        &[
+            " + ", " - ", "*", "/", "^", " ^ ", "**", " * ", "/ ", "^-", "^+", "^--", "**-",
+        ][..],
+    );
+    leaf.prop_recursive(6, 48, 2, move |inner| {
         prop_oneof![
-            3 => (inner.clone(), op.clone(), inner.clone()).prop_map(|(a, op, b)| format!("{a}{op}{b}")),
+            4 => (inner.clone(), op.clone(), inner.clone()).prop_map(|(a, op, b)| format!("{a}{op}{b}")),
             1 => inner.clone().prop_map(|a| format!("-{a}")),
             1 => inner.clone().prop_map(|a| format!("+{a}")),
-            1 => inner.prop_map(|a| format!("({a})")),
+            1 => inner.clone().prop_map(|a| format!("({a})")),
+            1 => (number.clone(), space.clone(), inner.clone())
+                .prop_map(|(n, s, a)| format!("{n}{s}({a})")),
+            1 => (inner.clone(), space.clone(), inner).prop_map(|(a, s, b)| format!("{a}{s}{b}")),
         ]
     })
 }
 
-/// A tiny recursive-descent evaluator of DESIGN.md §1.1, written from the table:
+/// A tiny recursive-descent evaluator written from the precedence table
+/// (the table in `src/syntax/parser.rs`), independent of the parser:
 ///
 /// ```text
-/// sum     = product (("+" | "-") product)*
-/// product = signed (("*" | "/") signed)*
-/// signed  = ("-" | "+") signed | power
-/// power   = atom (("^" | "**") signed)?      right-associative; `2^-1` allowed
-/// atom    = number | "(" sum ")"
+/// sum      = product (("+" | "-") product)*
+/// product  = signed (("*" | "/") signed)*
+/// signed   = ("-" | "+") signed | implicit
+/// implicit = power power*      a number literal directly followed by a name or "(";
+///                              any other operand after an operand is an error
+/// power    = atom (("^" | "**") exponent)?             right-associative
+/// exponent = ("-" | "+") exponent | power              a sign binds only the power's operand
+/// atom     = number | name | "(" sum ")"
 /// ```
+///
+/// So `2^-2x` is `(2^-2)·x`, as `2^2x` is `(2^2)·x`, and `-2^2` is `-(2^2)`.
 mod reference {
-    pub fn evaluate(text: &str) -> f64 {
-        let tokens = tokenize(text);
-        let mut at = 0;
-        let value = sum(&tokens, &mut at);
-        assert_eq!(
-            at,
-            tokens.len(),
-            "reference parser stopped early in {text:?}"
-        );
-        value
+    /// The variables the texts may use, as gradcalc statements.
+    pub const VARIABLES: &str = "x = 3; y = 0.5; z = -2";
+
+    fn variable(name: &str) -> Option<f64> {
+        match name {
+            "x" => Some(3.0),
+            "y" => Some(0.5),
+            "z" => Some(-2.0),
+            _ => None,
+        }
     }
 
-    fn tokenize(text: &str) -> Vec<String> {
+    #[derive(Debug, Clone, PartialEq)]
+    enum Token {
+        Number(String),
+        Name(String),
+        Op(char),
+    }
+
+    type Parsed = Result<f64, String>;
+
+    /// The value of `text`, or why the language refuses it.
+    pub fn evaluate(text: &str) -> Parsed {
+        let tokens = tokenize(text);
+        let mut at = 0;
+        let value = sum(&tokens, &mut at)?;
+        match tokens.get(at) {
+            None => Ok(value),
+            Some(t) => Err(format!("unexpected {t:?}")),
+        }
+    }
+
+    fn tokenize(text: &str) -> Vec<Token> {
         let mut tokens = Vec::new();
         let chars: Vec<char> = text.chars().collect();
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i];
+            let start = i;
             if c == ' ' {
                 i += 1;
             } else if c.is_ascii_digit() || c == '.' {
-                let start = i;
                 while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
                     i += 1;
                 }
-                tokens.push(chars[start..i].iter().collect());
+                tokens.push(Token::Number(chars[start..i].iter().collect()));
+            } else if c.is_alphabetic() {
+                while i < chars.len() && chars[i].is_alphanumeric() {
+                    i += 1;
+                }
+                tokens.push(Token::Name(chars[start..i].iter().collect()));
             } else if c == '*' && chars.get(i + 1) == Some(&'*') {
-                tokens.push("^".to_string());
+                tokens.push(Token::Op('^'));
                 i += 2;
             } else {
-                tokens.push(c.to_string());
+                tokens.push(Token::Op(c));
                 i += 1;
             }
         }
         tokens
     }
 
-    fn peek<'a>(tokens: &'a [String], at: &usize) -> Option<&'a str> {
-        tokens.get(*at).map(String::as_str)
-    }
-
-    fn sum(tokens: &[String], at: &mut usize) -> f64 {
-        let mut value = product(tokens, at);
-        while let Some(op @ ("+" | "-")) = peek(tokens, at) {
-            *at += 1;
-            let rhs = product(tokens, at);
-            value = if op == "+" { value + rhs } else { value - rhs };
+    fn op(tokens: &[Token], at: usize) -> Option<char> {
+        match tokens.get(at) {
+            Some(Token::Op(c)) => Some(*c),
+            _ => None,
         }
-        value
     }
 
-    fn product(tokens: &[String], at: &mut usize) -> f64 {
-        let mut value = signed(tokens, at);
-        while let Some(op @ ("*" | "/")) = peek(tokens, at) {
+    fn sum(tokens: &[Token], at: &mut usize) -> Parsed {
+        let mut value = product(tokens, at)?;
+        while let Some(c @ ('+' | '-')) = op(tokens, *at) {
             *at += 1;
-            let rhs = signed(tokens, at);
-            value = if op == "*" { value * rhs } else { value / rhs };
+            let rhs = product(tokens, at)?;
+            value = if c == '+' { value + rhs } else { value - rhs };
         }
-        value
+        Ok(value)
     }
 
-    fn signed(tokens: &[String], at: &mut usize) -> f64 {
-        match peek(tokens, at) {
-            Some("-") => {
-                *at += 1;
-                -signed(tokens, at)
+    fn product(tokens: &[Token], at: &mut usize) -> Parsed {
+        let mut value = signed(tokens, at)?;
+        while let Some(c @ ('*' | '/')) = op(tokens, *at) {
+            *at += 1;
+            let rhs = signed(tokens, at)?;
+            value = if c == '*' { value * rhs } else { value / rhs };
+        }
+        Ok(value)
+    }
+
+    fn signed(tokens: &[Token], at: &mut usize) -> Parsed {
+        signs_then(tokens, at, implicit)
+    }
+
+    /// `("-" | "+")* operand`, the signs applied innermost first.
+    fn signs_then(
+        tokens: &[Token],
+        at: &mut usize,
+        operand: fn(&[Token], &mut usize) -> Parsed,
+    ) -> Parsed {
+        let mut negate = false;
+        while let Some(c @ ('-' | '+')) = op(tokens, *at) {
+            *at += 1;
+            negate ^= c == '-';
+        }
+        let value = operand(tokens, at)?;
+        Ok(if negate { -value } else { value })
+    }
+
+    fn implicit(tokens: &[Token], at: &mut usize) -> Parsed {
+        let mut value = power(tokens, at)?;
+        loop {
+            let next = tokens.get(*at);
+            let starts_operand = matches!(next, Some(Token::Number(_) | Token::Name(_)))
+                || op(tokens, *at) == Some('(');
+            if !starts_operand {
+                return Ok(value);
             }
-            Some("+") => {
-                *at += 1;
-                signed(tokens, at)
+            let after_number = matches!(tokens.get(*at - 1), Some(Token::Number(_)));
+            let name_or_bracket =
+                matches!(next, Some(Token::Name(_))) || op(tokens, *at) == Some('(');
+            if !(after_number && name_or_bracket) {
+                return Err(format!("two operands side by side before {next:?}"));
             }
-            _ => power(tokens, at),
+            value *= power(tokens, at)?;
         }
     }
 
-    fn power(tokens: &[String], at: &mut usize) -> f64 {
-        let base = atom(tokens, at);
-        if peek(tokens, at) == Some("^") {
+    fn power(tokens: &[Token], at: &mut usize) -> Parsed {
+        let base = atom(tokens, at)?;
+        if op(tokens, *at) == Some('^') {
             *at += 1;
-            base.powf(signed(tokens, at))
+            Ok(base.powf(exponent(tokens, at)?))
         } else {
-            base
+            Ok(base)
         }
     }
 
-    fn atom(tokens: &[String], at: &mut usize) -> f64 {
-        let token = peek(tokens, at).expect("an operand").to_string();
+    fn exponent(tokens: &[Token], at: &mut usize) -> Parsed {
+        signs_then(tokens, at, power)
+    }
+
+    fn atom(tokens: &[Token], at: &mut usize) -> Parsed {
+        let token = tokens.get(*at).cloned();
         *at += 1;
-        if token == "(" {
-            let value = sum(tokens, at);
-            assert_eq!(peek(tokens, at), Some(")"));
-            *at += 1;
-            value
-        } else {
-            token.parse().expect("a number")
+        match token {
+            Some(Token::Op('(')) => {
+                let value = sum(tokens, at)?;
+                if op(tokens, *at) != Some(')') {
+                    return Err("unclosed `(`".to_string());
+                }
+                *at += 1;
+                Ok(value)
+            }
+            Some(Token::Number(n)) => n.parse().map_err(|_| format!("malformed number {n}")),
+            Some(Token::Name(n)) => variable(&n).ok_or(format!("unknown name {n}")),
+            other => Err(format!("expected an operand, found {other:?}")),
         }
     }
 }

@@ -261,7 +261,9 @@ impl Session {
 
     /// The output, or the error that there is none yet.
     pub(super) fn require_output(&self, span: Span) -> Result<Output, SessionError> {
-        self.output.clone().ok_or(SessionError::NoOutput { span })
+        self.output
+            .clone()
+            .ok_or(SessionError::NoOutput { span, wrt: None })
     }
 
     /// Backpropagates from the output: the gradients, and which nodes it reaches.
@@ -326,7 +328,16 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let output = self.require_output(span)?;
+        let output = self.require_output(span).map_err(|error| {
+            // `x = 5; :grad x`: x is a leaf, only the output is missing.
+            match args.iter().find(|arg| self.vars.contains_key(&arg.name)) {
+                Some(arg) => SessionError::NoOutput {
+                    span,
+                    wrt: Some(arg.name.clone()),
+                },
+                None => error,
+            }
+        })?;
         let mut targets: Vec<(String, NodeId)> = Vec::new();
         for arg in args {
             let node = self.variable_node(arg)?;

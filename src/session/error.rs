@@ -65,9 +65,14 @@ pub enum SessionError {
     /// A function definition that names a parameter twice.
     #[error("parameter `{name}` is named twice")]
     DuplicateParameter { name: String, span: Span },
-    /// `:grad` before any expression.
-    #[error("nothing to differentiate yet")]
-    NoOutput { span: Span },
+    /// `:grad` (or another command that needs the output) before any expression.
+    /// `wrt` is the variable named in `:grad x`, if any: a leaf that gradients
+    /// could be taken for, once an expression uses it.
+    #[error("{}", match wrt {
+        Some(x) => format!("no output yet: `:grad {x}` differentiates the last expression"),
+        None => "nothing to differentiate yet".to_string(),
+    })]
+    NoOutput { span: Span, wrt: Option<String> },
     /// `sin 1` or `sin x`: a function written without parentheses.
     #[error("`{name}` is a function: call it with parentheses")]
     CallWithoutParentheses {
@@ -117,7 +122,7 @@ impl SessionError {
             | SessionError::CallsTooLarge { span, .. }
             | SessionError::DerivativeArity { span, .. }
             | SessionError::DuplicateParameter { span, .. }
-            | SessionError::NoOutput { span }
+            | SessionError::NoOutput { span, .. }
             | SessionError::CallWithoutParentheses { span, .. }
             | SessionError::SecondDerivative { span, .. }
             | SessionError::UnknownCommand { span, .. }
@@ -136,10 +141,21 @@ impl SessionError {
             SessionError::SecondDerivative { name, .. } => Some(format!(
                 "`{name}'(x)` of a variable is a number that gradients do not pass through; differentiate an output that does not use it, or use `{name}'` at a number"
             )),
-            SessionError::UnknownName { suggestion, .. }
-            | SessionError::UnknownFunction { suggestion, .. } => {
-                suggestion.as_ref().map(|s| format!("did you mean `{s}`?"))
+            SessionError::UnknownName {
+                suggestion: Some(s),
+                ..
             }
+            | SessionError::UnknownFunction {
+                suggestion: Some(s),
+                ..
+            } => Some(format!("did you mean `{s}`?")),
+            SessionError::UnknownName { name, .. } if super::RESULT_NAMES.contains(&name.as_str()) => {
+                Some(format!("`{name}` is the result of the last statement; there is none yet"))
+            }
+            SessionError::UnknownName { name, .. } => {
+                Some(format!("assign it first, e.g. `{name} = 1`"))
+            }
+            SessionError::UnknownFunction { .. } => None,
             SessionError::UnknownCommand { suggestion, .. } => match suggestion {
                 Some(s) => Some(format!("did you mean `:{s}`?")),
                 None => Some("`:help` lists the commands".to_string()),
@@ -156,7 +172,11 @@ impl SessionError {
             SessionError::Recursion { .. } => {
                 Some("write the repetition out, or use a variable that you update".to_string())
             }
-            SessionError::NoOutput { .. } => {
+            SessionError::NoOutput { wrt: Some(x), .. } => {
+                let y = if x == "y" { "z" } else { "y" };
+                Some(format!("type one that uses {x}, e.g. `{y} = {x}^2`"))
+            }
+            SessionError::NoOutput { wrt: None, .. } => {
                 Some("type an expression first, e.g. `x = 2` then `x^2`".to_string())
             }
             SessionError::CallsTooLarge { .. } => Some(

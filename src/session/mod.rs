@@ -355,7 +355,12 @@ impl Session {
 /// The longest name (in characters) that gets a "did you mean" suggestion.
 const MAX_SUGGESTED_NAME: usize = 64;
 
-/// The name closest to `name` among `candidates` (edit distance at most 2), for "did you mean".
+/// The name closest to `name` among `candidates`, for "did you mean", if it is close.
+///
+/// Close means a Damerau-Levenshtein distance (a swap of two letters is one edit)
+/// of at most 1 for names of up to 4 characters and at most 2 for longer ones, or a
+/// difference in case only: `tnah` → `tanh`, `sinn` → `sin`, `tanhh` → `tanh`, but
+/// not `bad` → `tau` (two edits in three letters is another word).
 ///
 /// Names longer than [`MAX_SUGGESTED_NAME`] characters get no suggestion: the edit
 /// distance costs time and memory proportional to the product of the two lengths.
@@ -364,6 +369,7 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
     if length > MAX_SUGGESTED_NAME {
         return None;
     }
+    let limit = if length <= 4 { 1 } else { 2 };
     let mut best: Option<(usize, &str)> = None;
     for candidate in candidates {
         if candidate == name || candidate.len() > 4 * (MAX_SUGGESTED_NAME + 2) {
@@ -372,15 +378,12 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         // Case differences count as small; a swap of two letters (`tnah`) is one edit.
         let distance = if name.to_lowercase() == candidate.to_lowercase() {
             0
-        } else if candidate.chars().count().abs_diff(length) > 2 {
+        } else if candidate.chars().count().abs_diff(length) > limit {
             continue; // at least that many insertions or deletions
         } else {
             strsim::damerau_levenshtein(name, candidate)
         };
-        if distance <= 2
-            && distance < name.chars().count()
-            && best.is_none_or(|(d, _)| distance < d)
-        {
+        if distance <= limit && distance < length && best.is_none_or(|(d, _)| distance < d) {
             best = Some((distance, candidate));
         }
     }

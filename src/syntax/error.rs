@@ -65,6 +65,43 @@ pub enum SyntaxError {
         /// The limit, [`super::MAX_NESTING`].
         limit: usize,
     },
+    /// A declaration keyword of another language before an assignment, e.g.
+    /// `let x = 2`: gradcalc assigns with `=` alone.
+    #[error("`{keyword}` is not needed: a name is assigned with `=` alone")]
+    DeclarationKeyword {
+        /// The keyword.
+        span: Span,
+        /// `let`, `var` or `const`.
+        keyword: String,
+        /// The statement without the keyword (`x = 2`), unless it is too long to quote.
+        fix: Option<String>,
+    },
+    /// `x := 2`: `:=` is not an operator (yet).
+    #[error("`:=` is not an operator here: assign with `=`")]
+    ColonEquals {
+        /// The `:=`.
+        span: Span,
+        /// The statement with `=` for `:=`, unless it is too long to quote.
+        fix: Option<String>,
+    },
+    /// Two statements on one line without `;`, e.g. `x=2 y=3`.
+    #[error("two statements on one line need `;` between them")]
+    MissingSemicolon {
+        /// The first token of the second statement (`y`).
+        span: Span,
+        /// The line with the `;` (`x=2; y=3`), unless it is too long to quote.
+        fix: Option<String>,
+    },
+    /// `f''(2)`: a derivative of a function of order two or more.
+    #[error("higher derivatives of functions are not supported yet: `{name}{primes}`")]
+    HigherDerivative {
+        /// From the function's name to its last `'`.
+        span: Span,
+        /// The function's name.
+        name: String,
+        /// The primes as written (`''`).
+        primes: String,
+    },
     /// A number literal too large for an f64, e.g. `1e400`.
     #[error("number `{text}` is too large: it overflows a 64-bit float")]
     NumberOverflow {
@@ -94,7 +131,11 @@ impl SyntaxError {
             | SyntaxError::AdjacentNames { span, .. }
             | SyntaxError::TooDeep { span, .. }
             | SyntaxError::NumberOverflow { span, .. }
-            | SyntaxError::NumberUnderflow { span, .. } => *span,
+            | SyntaxError::NumberUnderflow { span, .. }
+            | SyntaxError::DeclarationKeyword { span, .. }
+            | SyntaxError::ColonEquals { span, .. }
+            | SyntaxError::MissingSemicolon { span, .. }
+            | SyntaxError::HigherDerivative { span, .. } => *span,
         }
     }
 
@@ -116,6 +157,16 @@ impl SyntaxError {
             }
             SyntaxError::NumberOverflow { .. } => Some("write `inf` for infinity".to_string()),
             SyntaxError::NumberUnderflow { .. } => Some("write `0` if you mean zero".to_string()),
+            SyntaxError::DeclarationKeyword { fix, .. } | SyntaxError::ColonEquals { fix, .. } => {
+                fix.as_ref().map(|fix| format!("write `{fix}`"))
+            }
+            SyntaxError::MissingSemicolon { fix, .. } => Some(match fix {
+                Some(fix) => format!("write `{fix}`"),
+                None => "put `;` before the second statement".to_string(),
+            }),
+            SyntaxError::HigherDerivative { name, .. } => Some(format!(
+                "`{name}'(a)` is the first derivative of a one-argument function; `:grad` gives the gradient of the output"
+            )),
         }
     }
 }

@@ -22,13 +22,29 @@ use super::lexer::{Lexer, NumberProblem, Operator, Token, TokenKind};
 #[grammar = "../grammar/gradcalc.pest"]
 struct Grammar;
 
-/// Precedence, lowest first (DESIGN.md §1.1).
+/// Precedence, lowest first:
+///
+/// | level | operators | associativity |
+/// |---|---|---|
+/// | 1 | `+` `-` | left |
+/// | 2 | `*` `/` | left |
+/// | 3 | a sign `-x` `+x` | prefix: binds up to the next `+ - * /` (`-2x` = −(2x), `-2^2` = −4) |
+/// | 4 | implicit product `2x`, `2 x`, `2(x+1)` | left |
+/// | 4½ | a sign right after `^` (`exp_neg`, `exp_plus`) | prefix: binds only what an unsigned exponent would |
+/// | 5 | `^` `**` | right |
+///
+/// A sign in an exponent binds only the power's operand (with any `^` chain
+/// after it), never an implicit product: `2^-2x` = (2^−2)·x, as `2^2x` =
+/// (2^2)·x; `2^-2^3` = 2^(−(2^3)); `2^--2x` = (2^2)·x; `2^-2(x+1)` = (2^−2)·(x+1).
+/// The grammar gives such signs their own rules so that the Pratt parser can
+/// rank them between level 4 and level 5.
 static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
     PrattParser::new()
         .op(Op::infix(Rule::add, Assoc::Left) | Op::infix(Rule::sub, Assoc::Left))
         .op(Op::infix(Rule::mul, Assoc::Left) | Op::infix(Rule::div, Assoc::Left))
         .op(Op::prefix(Rule::neg) | Op::prefix(Rule::plus))
         .op(Op::infix(Rule::implicit_mul, Assoc::Left))
+        .op(Op::prefix(Rule::exp_neg) | Op::prefix(Rule::exp_plus))
         .op(Op::infix(Rule::pow, Assoc::Right))
 });
 
@@ -183,11 +199,7 @@ fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                 if let Some(p) = prev.filter(|p| p.kind == TokenKind::Name)
                     && problem.is_none()
                 {
-                    problem = Some(SyntaxError::AdjacentNames {
-                        span: Span::new(offset + p.start, offset + token.end),
-                        left: text[p.start..p.end].to_string(),
-                        right: text[token.start..token.end].to_string(),
-                    });
+                    problem = Some(adjacent_names(text, offset, p, token, levels.len() == 1));
                 }
             }
             TokenKind::LParen => {
@@ -245,6 +257,62 @@ fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         problem,
         max_nesting,
     })
+}
+
+/// The longest statement that a help quotes whole with its fix (`x=2; y=3`).
+const MAX_QUOTED_FIX: usize = 80;
+
+/// `text` with `replacement` for the bytes `start..end`, if short enough to quote.
+fn quoted_fix(text: &str, start: usize, end: usize, replacement: &str) -> Option<String> {
+    let fix = format!("{}{replacement}{}", &text[..start], &text[end..]);
+    (fix.chars().count() <= MAX_QUOTED_FIX && !fix.contains('\n')).then_some(fix)
+}
+
+/// Declaration keywords of other languages, refused with the fix `x = 2`.
+const DECLARATION_KEYWORDS: &[&str] = &["let", "var", "const"];
+
+/// The error for the name `right` right after the name `left` (`x y`), which
+/// is never a product. Two cases read better as something else:
+/// `let x = 2` (a declaration keyword as the first token) and, at the top bracket
+/// level, `x=y z=3` (`right` followed by an assignment operator: a missing `;`).
+fn adjacent_names(text: &str, offset: usize, left: Token, right: Token, top: bool) -> SyntaxError {
+    let left_text = &text[left.start..left.end];
+    let first = Lexer::new(text)
+        .find(|t| t.kind != TokenKind::Newline)
+        .is_some_and(|t| t.start == left.start);
+    if first && DECLARATION_KEYWORDS.contains(&left_text) {
+        return SyntaxError::DeclarationKeyword {
+            span: Span::new(offset + left.start, offset + left.end),
+            keyword: left_text.to_string(),
+            fix: quoted_fix(text, 0, right.start, ""),
+        };
+    }
+    let next = Lexer::starting_at(text, right.end).find(|t| t.kind != TokenKind::Newline);
+    if top && next.is_some_and(|t| is_assign_op(t.kind)) {
+        return SyntaxError::MissingSemicolon {
+            span: Span::new(offset + right.start, offset + right.end),
+            fix: quoted_fix(text, left.end, left.end, ";"),
+        };
+    }
+    SyntaxError::AdjacentNames {
+        span: Span::new(offset + left.start, offset + right.end),
+        left: left_text.to_string(),
+        right: text[right.start..right.end].to_string(),
+    }
+}
+
+/// `=`, `+=`, `-=`, `*=`, `/=`.
+fn is_assign_op(kind: TokenKind) -> bool {
+    matches!(
+        kind,
+        TokenKind::Op(
+            Operator::Eq
+                | Operator::PlusEq
+                | Operator::MinusEq
+                | Operator::StarEq
+                | Operator::SlashEq
+        )
+    )
 }
 
 /// The problem with a number literal token, if any.
@@ -344,7 +412,7 @@ impl Builder {
             .map_primary(|primary| self.primary(primary))
             .map_prefix(|op, operand| {
                 let op_kind = match op.as_rule() {
-                    Rule::neg => UnaryOp::Neg,
+                    Rule::neg | Rule::exp_neg => UnaryOp::Neg,
                     _ => UnaryOp::Plus,
                 };
                 let span = self.span(op.as_span()).to(self.node_span(operand));
@@ -485,8 +553,74 @@ fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
 // ---------------------------------------------------------------------------
 // Grammar errors
 
+/// A grammar error that reads better as one of the language's own spellings:
+/// `x := 2` ([`SyntaxError::ColonEquals`]), `x=2 y=3` (a missing `;`: the name
+/// before the `=` follows, after a space, text that is a whole statement), and
+/// `f''(2)` ([`SyntaxError::HigherDerivative`]). `found` is the token where the
+/// grammar stopped, `prev` and `before_prev` the two before it, `brackets` the
+/// brackets open there.
+fn misreading(
+    text: &str,
+    offset: usize,
+    before_prev: Option<Token>,
+    prev: Option<Token>,
+    found: Token,
+    brackets: &[bool],
+) -> Option<SyntaxError> {
+    let mut after = Lexer::starting_at(text, found.end).filter(|t| t.kind != TokenKind::Newline);
+    let next = after.next();
+    match found.kind {
+        TokenKind::Colon => {
+            let eq =
+                next.filter(|t| t.kind == TokenKind::Op(Operator::Eq) && t.start == found.end)?;
+            Some(SyntaxError::ColonEquals {
+                span: Span::new(offset + found.start, offset + eq.end),
+                fix: quoted_fix(text, found.start, eq.end, "="),
+            })
+        }
+        TokenKind::Prime if next.is_some_and(|t| t.kind == TokenKind::Prime) => {
+            let name = prev.filter(|p| p.kind == TokenKind::Name && p.end == found.start)?;
+            let mut end = next.map_or(found.end, |t| t.end);
+            for token in after {
+                if token.kind != TokenKind::Prime || token.start != end {
+                    break;
+                }
+                end = token.end;
+            }
+            Some(SyntaxError::HigherDerivative {
+                span: Span::new(offset + name.start, offset + end),
+                name: text[name.start..name.end].to_string(),
+                primes: text[found.start..end].to_string(),
+            })
+        }
+        // `x=2 y=3`: the grammar read `2 y` as a product and stopped at `=`.
+        kind if is_assign_op(kind) && brackets.is_empty() => {
+            missing_semicolon(text, offset, before_prev?, prev?)
+        }
+        // `f(1) y=3`: the grammar stopped at `y`.
+        TokenKind::Name if brackets.is_empty() && next.is_some_and(|t| is_assign_op(t.kind)) => {
+            missing_semicolon(text, offset, prev?, found)
+        }
+        _ => None,
+    }
+}
+
+/// [`SyntaxError::MissingSemicolon`] before `name`, if `name` comes after a space
+/// and the text up to `before` (the token before `name`) is a whole statement.
+fn missing_semicolon(text: &str, offset: usize, before: Token, name: Token) -> Option<SyntaxError> {
+    if name.kind != TokenKind::Name || !before.kind.ends_operand() || before.end == name.start {
+        return None;
+    }
+    Grammar::parse(Rule::statement, &text[..before.end]).ok()?;
+    Some(SyntaxError::MissingSemicolon {
+        span: Span::new(offset + name.start, offset + name.end),
+        fix: quoted_fix(text, before.end, before.end, ";"),
+    })
+}
+
 /// Turns a pest error into an [`SyntaxError::Unexpected`] that says what was
-/// expected and what was found, with spans into the whole source.
+/// expected and what was found, with spans into the whole source, or into the
+/// error of a likely misreading (see [`misreading`]).
 fn convert_error(
     error: &pest::error::Error<Rule>,
     text: &str,
@@ -514,6 +648,8 @@ fn convert_error(
     };
 
     // The token before the error, and the brackets open there (true = a call's).
+    let mut third: Option<Token> = None;
+    let mut before_prev: Option<Token> = None;
     let mut prev: Option<Token> = None;
     let mut brackets: Vec<bool> = Vec::new();
     for token in Lexer::new(text) {
@@ -529,9 +665,20 @@ fn convert_error(
             }
             _ => {}
         }
+        third = before_prev;
+        before_prev = prev;
         prev = Some(token);
     }
     let found_token = Lexer::starting_at(text, pos).find(|t| t.kind != TokenKind::Newline);
+    // The grammar may stop inside a token: at the `=` of `+=` in `x=2 y+=3`.
+    let misread = match prev {
+        Some(p) if p.end > pos => misreading(text, offset, third, before_prev, p, &brackets),
+        _ => found_token
+            .and_then(|found| misreading(text, offset, before_prev, prev, found, &brackets)),
+    };
+    if !is_command && let Some(error) = misread {
+        return error;
+    }
     let (span, found) = match found_token {
         None => (
             Span::new(offset + text.len(), offset + text.len()),
@@ -566,6 +713,8 @@ fn convert_error(
         Rule::expr,
         Rule::neg,
         Rule::plus,
+        Rule::exp_neg,
+        Rule::exp_plus,
         Rule::number,
         Rule::call,
         Rule::callee,

@@ -147,6 +147,72 @@ fn implicit_multiplication_binds_tighter_than_division() {
     }
 }
 
+/// The tree of `source` with every grouping written out, independent of the
+/// printer: `((2 ^ (-2)) * x)`. Built bottom-up in one loop over the flat tree.
+fn grouped(source: &str) -> String {
+    let tree = expr(source);
+    let mut texts: Vec<String> = Vec::with_capacity(tree.nodes.len());
+    for node in &tree.nodes {
+        let text = match &node.kind {
+            ExprKind::Number(x) => format!("{x}"),
+            ExprKind::Name(name) => name.clone(),
+            ExprKind::Unary { op, operand } => {
+                let sign = if *op == UnaryOp::Neg { "-" } else { "+" };
+                format!("({sign}{})", texts[operand.0 as usize])
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let symbol = match op {
+                    BinaryOp::Add => "+",
+                    BinaryOp::Sub => "-",
+                    BinaryOp::Mul => "*",
+                    BinaryOp::Div => "/",
+                    BinaryOp::Pow => "^",
+                };
+                let (l, r) = (&texts[lhs.0 as usize], &texts[rhs.0 as usize]);
+                format!("({l} {symbol} {r})")
+            }
+            ExprKind::Call { name, .. } => format!("{name}(…)"),
+        };
+        texts.push(text);
+    }
+    texts.pop().unwrap_or_default()
+}
+
+/// A sign in an exponent binds only what an unsigned exponent would: the
+/// grouping of `2^-2x` is that of `2^2x`.
+#[test]
+fn a_sign_in_an_exponent_binds_like_an_unsigned_exponent() {
+    let rows: &[(&str, &str)] = &[
+        ("2^2x", "((2 ^ 2) * x)"),
+        ("2^-2x", "((2 ^ (-2)) * x)"),
+        ("2^+2x", "((2 ^ (+2)) * x)"),
+        ("2^-2 x", "((2 ^ (-2)) * x)"),
+        ("2 ^ - 2 x", "((2 ^ (-2)) * x)"),
+        ("2**-2x", "((2 ^ (-2)) * x)"),
+        ("2^--2x", "((2 ^ (-(-2))) * x)"),
+        ("2^-+2x", "((2 ^ (-(+2))) * x)"),
+        ("2^-2^3", "(2 ^ (-(2 ^ 3)))"),
+        ("2^-2^-3x", "((2 ^ (-(2 ^ (-3)))) * x)"),
+        ("2^-2x^2", "((2 ^ (-2)) * (x ^ 2))"),
+        ("2^-2(x+1)", "((2 ^ (-2)) * (x + 1))"),
+        ("2^-x", "(2 ^ (-x))"),
+        ("2^-(2x)", "(2 ^ (-(2 * x)))"),
+        ("x^-1x", "((x ^ (-1)) * x)"),
+        // a sign outside an exponent binds up to the next `+ - * /`
+        ("-2x", "(-(2 * x))"),
+        ("-2^2", "(-(2 ^ 2))"),
+        ("-2^2x", "(-((2 ^ 2) * x))"),
+        ("-2^-2x", "(-((2 ^ (-2)) * x))"),
+        ("2*-3x", "(2 * (-(3 * x)))"),
+        ("2^-2*x", "((2 ^ (-2)) * x)"),
+        ("2^-2/x", "((2 ^ (-2)) / x)"),
+        ("1/2^-2x", "(1 / ((2 ^ (-2)) * x))"),
+    ];
+    for &(source, want) in rows {
+        assert_eq!(grouped(source), want, "{source}");
+    }
+}
+
 #[test]
 fn implicit_multiplication_is_a_mul_node() {
     let tree = expr("2x");
@@ -515,6 +581,47 @@ fn two_names_side_by_side() {
         error("a = sin x"),
         SyntaxError::AdjacentNames { .. }
     ));
+}
+
+/// Errors whose hint names what was most likely meant: (source, span, help).
+#[test]
+fn misreadings_get_the_fix_that_was_meant() {
+    let long = format!("x=1{} y=3", "+1".repeat(50));
+    let long_fix: Option<&str> = Some("put `;` before the second statement");
+    let rows: &[(&str, (usize, usize), Option<&str>)] = &[
+        ("let x = 2", (0, 3), Some("write `x = 2`")),
+        ("var x=2*y", (0, 3), Some("write `x=2*y`")),
+        ("const f(t) = t", (0, 5), Some("write `f(t) = t`")),
+        ("x := 2", (2, 4), Some("write `x = 2`")),
+        ("x:=y+1", (1, 3), Some("write `x=y+1`")),
+        ("x=2 y=3", (4, 5), Some("write `x=2; y=3`")),
+        ("x=2 y+=3*x", (4, 5), Some("write `x=2; y+=3*x`")),
+        ("x=y z=3", (4, 5), Some("write `x=y; z=3`")),
+        ("x=sin(1) z=3", (9, 10), Some("write `x=sin(1); z=3`")),
+        (&long, (long.len() - 3, long.len() - 2), long_fix),
+    ];
+    for &(source, (start, end), help) in rows {
+        let err = error(source);
+        assert_eq!(err.span(), Span::new(start, end), "{source}: {err:?}");
+        assert_eq!(err.help().as_deref(), help, "{source}");
+    }
+    let err = error("f''(2)");
+    assert_eq!(err.span(), Span::new(0, 3));
+    assert_eq!(
+        err.to_string(),
+        "higher derivatives of functions are not supported yet: `f''`"
+    );
+    assert_eq!(error("sin'''(x)").span(), Span::new(0, 6));
+    // Not misreadings: the old messages stay.
+    assert!(matches!(
+        error("x = let y"),
+        SyntaxError::AdjacentNames { .. }
+    ));
+    assert!(matches!(
+        error("(x y = 3)"),
+        SyntaxError::AdjacentNames { .. }
+    ));
+    assert!(matches!(error("2y = 3"), SyntaxError::Unexpected { .. }));
 }
 
 #[test]
