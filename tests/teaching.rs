@@ -459,3 +459,35 @@ fn a_gradient_of_zero_from_an_earlier_binding_is_explained_everywhere() {
             .ends_with(&format!("pass  ({why})"))
     );
 }
+
+#[test]
+fn a_path_through_an_edge_that_passes_nothing_contributes_zero_not_nan() {
+    // y = sqrt(relu(x)) + x at x = 0: relu passes nothing at 0 (PyTorch's
+    // threshold_backward selects), so the path through sqrt's infinite local
+    // derivative contributes 0, and ∂y/∂x = 1 from the direct path.
+    let (events, status) = json_events(&["-e", "x = 0; y = sqrt(relu(x)) + x; :paths x"]);
+    assert_eq!(status, Some(0));
+    let paths = events.iter().find(|e| e["kind"] == "paths").unwrap();
+    assert_eq!(paths["gradient"], 1.0);
+    let products: Vec<f64> = paths["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["product"].as_f64().unwrap())
+        .collect();
+    assert_eq!(products, [0.0, 1.0]);
+    let through_relu = &paths["paths"][0]["edges"];
+    assert_eq!(through_relu[1]["local"], "inf");
+    assert_eq!(through_relu[2]["passes_nothing"], true);
+    let text = gradcalc()
+        .args(["-e", "x = 0; y = sqrt(relu(x)) + x; :paths x"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("passes nothing to x: the path contributes 0"),
+        "{text}"
+    );
+    assert!(text.contains("sum = 1 = ∂y/∂x"), "{text}");
+    assert!(!text.contains("nan"), "{text}");
+}

@@ -407,6 +407,10 @@ pub struct PathEdge {
     pub formula: &'static str,
     /// ∂node/∂input.
     pub local: f64,
+    /// True where the op passes nothing to this input (relu at u ≤ 0, floor,
+    /// a `max` loser, …): the path then contributes 0 whatever the other
+    /// factors are (selected, not multiplied, so `inf` elsewhere gives no nan).
+    pub passes_nothing: bool,
 }
 
 /// One path of `:paths`, from the output down to the node asked about.

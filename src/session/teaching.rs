@@ -333,10 +333,17 @@ impl Session {
                             input: self.node_ref(input, &names),
                             formula: self.graph.op(consumer).info().formula(position),
                             local: self.local_derivative(consumer, position),
+                            passes_nothing: !self.passes(consumer, position),
                         }
                     })
                     .collect();
-                let product = edges.iter().map(|e| e.local).product();
+                // The chain rule along the path, with the backward pass's
+                // selection: an edge that passes nothing makes the path 0.
+                let product = if edges.iter().any(|e| e.passes_nothing) {
+                    0.0
+                } else {
+                    edges.iter().map(|e| e.local).product()
+                };
                 PathRow { edges, product }
             })
             .collect();
@@ -349,6 +356,21 @@ impl Session {
             nodes: order.len(),
         });
         Ok(())
+    }
+
+    /// Whether `node` passes gradient to its input at `position` at the stored
+    /// values ([`crate::engine::OpInfo::passes`]).
+    fn passes(&self, node: NodeId, position: usize) -> bool {
+        let values: Vec<f64> = self
+            .graph
+            .inputs(node)
+            .iter()
+            .map(|&i| self.graph.value(i))
+            .collect();
+        self.graph
+            .op(node)
+            .info()
+            .passes(&values, self.graph.value(node), position)
     }
 
     /// ∂node/∂(its input at `position`) at the stored values.

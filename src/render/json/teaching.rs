@@ -114,6 +114,7 @@ pub(super) fn event(event: &Event) -> Option<Value> {
                     "input": e.input.id.0,
                     "formula": e.formula,
                     "local": number(e.local),
+                    "passes_nothing": e.passes_nothing,
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         }),

@@ -143,7 +143,14 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
                     let hidden = locals.len() - 8;
                     locals.splice(4..locals.len() - 4, [format!("… {hidden} more …")]);
                 }
-                let product = if locals.is_empty() {
+                let product = if let Some(edge) = path.edges.iter().find(|e| e.passes_nothing) {
+                    format!(
+                        "{} passes nothing to {}: the path contributes {}",
+                        p.node(&edge.node),
+                        p.node(&edge.input),
+                        p.grad(path.product)
+                    )
+                } else if locals.is_empty() {
                     product
                 } else {
                     format!("{} = {}", locals.join(" × "), p.grad(path.product))
