@@ -36,6 +36,9 @@ pub struct Printer<O: Write, E: Write> {
     /// In the REPL: asked before an existing file is replaced. Without it, an
     /// existing file is replaced only when the command says `-f`.
     pub confirm: Option<Confirm>,
+    /// Human output only: warnings and notices go to `err`, so that `out` holds
+    /// the results alone (batch runs). The REPL shows them in line, on `out`.
+    pub notes_to_err: bool,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
 }
@@ -51,6 +54,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             writes: WritePolicy::default(),
             script: false,
             confirm: None,
+            notes_to_err: false,
             failed: false,
         }
     }
@@ -90,6 +94,14 @@ impl<O: Write, E: Write> Printer<O, E> {
         match self.format {
             Format::Human(style) => {
                 let text = text::render_event(event, source, &style);
+                if self.notes_to_err
+                    && matches!(event, Event::Warning { .. } | Event::Notice { .. })
+                {
+                    // In order with the results written so far.
+                    self.out.flush()?;
+                    self.err.write_all(text.as_bytes())?;
+                    return self.err.flush();
+                }
                 match self.width {
                     Some(width) => self.out.write_all(wrap(&text, width).as_bytes()),
                     None => self.out.write_all(text.as_bytes()),

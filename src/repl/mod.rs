@@ -50,6 +50,8 @@ pub fn run<O: Write, E: Write>(
     printer: &mut Printer<O, E>,
     terminal_out: bool,
 ) -> io::Result<u8> {
+    // On a terminal, warnings and notices show in line with the results.
+    printer.notes_to_err = !terminal_out;
     // Replacing a file asks first (a plain line read: the editor is not active).
     printer.confirm = Some(Box::new(|path: &str| {
         let mut err = io::stderr();
