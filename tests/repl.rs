@@ -243,6 +243,25 @@ fn the_value_is_previewed_while_typing_and_nothing_runs() {
 }
 
 #[test]
+fn a_continuation_line_previews_the_whole_statement() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    repl.send_line("100 * (").unwrap();
+    // The statement is still open: `2 + 4` alone (= 6) must not be previewed.
+    repl.send("2 + 4").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    repl.send(")").unwrap();
+    let seen = repl
+        .expect("= 600")
+        .expect("a preview of the whole statement");
+    let before = String::from_utf8_lossy(seen.before());
+    assert!(!before.contains("= 6"), "{before:?}");
+    repl.send_line("").unwrap();
+    repl.expect("600").unwrap();
+}
+
+#[test]
 fn a_non_utf8_locale_writes_ascii() {
     let output = Command::new(env!("CARGO_BIN_EXE_gradcalc"))
         .args(["-e", "x = 2; z = x*x; :grad"])

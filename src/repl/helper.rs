@@ -26,7 +26,17 @@ pub struct LineHelper {
     style: Style,
     /// False while `:step` waits for Enter: no hints or colour for that answer.
     pub(super) editing: Cell<bool>,
+    /// The lines of a statement still open (a bracket, a trailing operator), so
+    /// that a continuation line previews the whole statement, never itself alone.
+    pub(super) pending: RefCell<String>,
+    /// The bracket the cursor was at when the line was last drawn, to redraw on
+    /// a cursor move only when the bracket marking changes.
+    bracket: Cell<Option<usize>>,
 }
+
+/// Lines longer than this are neither previewed nor coloured: a pasted
+/// megabyte must not cost a parse and a full recolouring on every key.
+const LONG_LINE: usize = 10_000;
 
 impl LineHelper {
     /// A helper for `session`, colouring and formatting numbers as `style` says.
@@ -35,6 +45,8 @@ impl LineHelper {
             session,
             style,
             editing: Cell::new(true),
+            pending: RefCell::new(String::new()),
+            bracket: Cell::new(None),
         }
     }
 
@@ -70,7 +82,16 @@ impl Hinter for LineHelper {
         if !self.editing.get() || pos < line.len() || line.trim_start().starts_with(':') {
             return None;
         }
-        let value = self.session.try_borrow_mut().ok()?.preview(line)?;
+        let pending = self.pending.try_borrow().ok()?;
+        if pending.len() + line.len() > LONG_LINE {
+            return None;
+        }
+        let value = if pending.is_empty() {
+            self.session.try_borrow_mut().ok()?.preview(line)?
+        } else {
+            let whole = format!("{pending}\n{line}");
+            self.session.try_borrow_mut().ok()?.preview(&whole)?
+        };
         let text = render::format_number(value, self.style.precision);
         // `x = 3` or `2`: the value is already on the line.
         let typed = line.trim_end();
@@ -88,9 +109,10 @@ impl Hinter for LineHelper {
 
 impl Highlighter for LineHelper {
     fn highlight<'l>(&self, line: &'l str, pos: usize) -> Cow<'l, str> {
-        if !self.style.color || !self.editing.get() {
+        if !self.style.color || !self.editing.get() || line.len() > LONG_LINE {
             return Cow::Borrowed(line);
         }
+        self.bracket.set(bracket_at(line, pos));
         Cow::Owned(render::highlight::highlight_line(line, pos, &|name| {
             self.known(name)
         }))
@@ -116,9 +138,23 @@ impl Highlighter for LineHelper {
         }
     }
 
-    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
-        // Bracket matching follows the cursor: redraw on every move.
+    fn highlight_char(&self, line: &str, pos: usize, kind: CmdKind) -> bool {
+        // A typed key changes the colours; a cursor move changes only which
+        // bracket is marked: redraw then, not on every move.
         self.style.color
+            && line.len() <= LONG_LINE
+            && (kind != CmdKind::MoveCursor || bracket_at(line, pos) != self.bracket.get())
+    }
+}
+
+/// The byte offset of the bracket the highlighter marks for a cursor at `pos`
+/// (the one under the cursor or just before it), if any.
+fn bracket_at(line: &str, pos: usize) -> Option<usize> {
+    let is_bracket = |at: usize| matches!(line.as_bytes().get(at), Some(b'(' | b')'));
+    if is_bracket(pos) {
+        Some(pos)
+    } else {
+        pos.checked_sub(1).filter(|&before| is_bracket(before))
     }
 }
 

@@ -191,7 +191,14 @@ fn run_shared<O: Write, E: Write>(
         };
         let mut discarded = false;
         while syntax::needs_more_input(&input) {
-            match editor.readline(continuation) {
+            if let Some(helper) = editor.helper() {
+                helper.pending.replace(input.clone());
+            }
+            let line = editor.readline(continuation);
+            if let Some(helper) = editor.helper() {
+                helper.pending.borrow_mut().clear();
+            }
+            match line {
                 Ok(line) => {
                     input.push('\n');
                     input.push_str(&line);

@@ -269,10 +269,11 @@ impl Session {
                 limit: MAX_CALL_DEPTH,
             });
         }
-        if self.graph.len().saturating_sub(scope.start) > MAX_CALL_NODES {
+        let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
+        if self.graph.len().saturating_sub(scope.start) > limit {
             return Err(SessionError::CallsTooLarge {
                 span: scope.call_span.unwrap_or(span),
-                limit: MAX_CALL_NODES,
+                limit,
             });
         }
         let mut active = scope.active.clone();

@@ -84,6 +84,9 @@ pub struct Session {
     /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
     /// cannot pass through them (that would take a second derivative).
     derivative_nodes: HashMap<NodeId, String>,
+    /// The nodes one statement may build through calls; `None` is
+    /// [`eval::MAX_CALL_NODES`]. The live preview lowers it (`preview.rs`).
+    call_node_limit: Option<usize>,
     /// Source text of the statements that built this state, for `:save` (script.rs).
     statements: Vec<String>,
     /// Collections and sort counts (`memory.rs`).
