@@ -193,11 +193,8 @@ fn step_advances_one_node_per_enter() {
     repl.expect("> ").unwrap();
     line(&mut repl, "x = 2; y = 3; z = x*y + 1", "z = 7");
     // z, x*y, y and x: the constant 1 is neither shown nor counted.
-    line(
-        &mut repl,
-        ":step",
-        "4 nodes in reverse topological order (1 constant not shown)",
-    );
+    line(&mut repl, ":step", "4 nodes in reverse topological order");
+    repl.expect("shown); upstream").unwrap();
     repl.expect("[1] z = ").unwrap();
     repl.expect("step 1/4").unwrap();
     line(&mut repl, "", "[2] ");
@@ -205,6 +202,62 @@ fn step_advances_one_node_per_enter() {
     line(&mut repl, "q", "(stopped)");
     // The session goes on.
     line(&mut repl, "z + 1", "8");
+}
+
+#[test]
+fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    // Long names make every trace line wider than the pseudo-terminal's 80 columns.
+    line(
+        &mut repl,
+        "first_long_input_name = 2; second_long_input_name = 3",
+        "second_long_input_name = 3",
+    );
+    line(
+        &mut repl,
+        "product_of_the_two_inputs = first_long_input_name * second_long_input_name",
+        "= 6",
+    );
+    repl.send_line(":step").unwrap();
+    let first = until(&mut repl, "step 1/3");
+    repl.send_line("").unwrap();
+    let second = until(&mut repl, "step 2/3");
+    // Enter took the answered prompt off the screen: cursor up, clear the line.
+    assert!(second.contains("\u{1b}[1A\u{1b}[2K"), "{second:?}");
+    for text in [&first, &second] {
+        for row in text.split("\r\n") {
+            let plain: String = strip_ansi(row);
+            assert!(
+                plain.chars().count() <= 80,
+                "{} columns: {plain:?}",
+                plain.chars().count()
+            );
+        }
+    }
+    line(&mut repl, "q", "(stopped)");
+}
+
+/// `text` without ANSI escape sequences (CSI `ESC [ … letter`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[test]

@@ -313,6 +313,12 @@ impl<O: Write, E: Write> Printer<O, E> {
         writeln!(self.out, "{text}")
     }
 
+    /// Writes `text` as it is to the event stream (a terminal control sequence
+    /// of the REPL).
+    pub fn raw(&mut self, text: &str) -> io::Result<()> {
+        self.out.write_all(text.as_bytes())
+    }
+
     /// Flushes both streams.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()?;

@@ -17,6 +17,7 @@ use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
 
 use crate::driver::{self, Options, Outcome};
+use crate::render::printer::wrap;
 use crate::render::{Format, Printer, Style, text};
 use crate::session::{Event, Session};
 use crate::syntax;
@@ -291,7 +292,12 @@ fn step<O: Write, E: Write>(
     };
     let count = pieces.len().saturating_sub(1);
     for (i, piece) in pieces.iter().enumerate() {
-        printer.line(piece.trim_end_matches('\n'))?;
+        // Wrapped as `:trace` wraps: between the parts of a line, never mid-word.
+        let piece = piece.trim_end_matches('\n');
+        match printer.width {
+            Some(width) => printer.line(wrap(piece, width).trim_end_matches('\n'))?,
+            None => printer.line(piece)?,
+        }
         printer.flush()?;
         if i == 0 || i == count {
             continue;
@@ -307,7 +313,9 @@ fn step<O: Write, E: Write>(
             helper.editing.set(true);
         }
         match answer {
-            Ok(answer) if answer.trim().is_empty() => {}
+            // The prompt has done its job: take it off the screen (cursor up one
+            // line, clear it), so the scrollback holds the trace alone.
+            Ok(answer) if answer.trim().is_empty() => printer.raw("\x1b[1A\x1b[2K")?,
             _ => return printer.line("(stopped)"),
         }
     }
