@@ -149,6 +149,7 @@ fn run(args: Args) -> u8 {
     printer.writes = WritePolicy {
         anywhere: args.allow_writes_anywhere,
         dirs: args.allow_writes.clone(),
+        nowhere: false,
     };
     // Batch runs keep stdout for results: warnings and notices go to stderr.
     printer.notes_to_err = true;

@@ -257,8 +257,17 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();
-        if self.script && !self.writes.allows(&path) {
+        if (self.script || self.writes.nowhere) && !self.writes.allows(&path) {
             self.failed = true;
+            if self.writes.nowhere {
+                return self.problem(
+                    &format!("cannot write {shown}: file writes are off"),
+                    target.span.start,
+                    None,
+                    source,
+                    origin,
+                );
+            }
             return self.problem(
                 &format!("cannot write {shown}: a script writes files only in the current directory"),
                 target.span.start,
@@ -317,6 +326,12 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// of the REPL).
     pub fn raw(&mut self, text: &str) -> io::Result<()> {
         self.out.write_all(text.as_bytes())
+    }
+
+    /// The two streams, giving the printer up (tests and the fuzzer read what
+    /// was written).
+    pub fn into_streams(self) -> (O, E) {
+        (self.out, self.err)
     }
 
     /// Flushes both streams.
