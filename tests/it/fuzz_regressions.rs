@@ -2,7 +2,7 @@
 //! `cargo fuzz run session`, and the seed corpus in `fuzz/seeds/`) replayed through the fuzz
 //! target's harness and through the binary: no panic, no signal, exit 0 or 1.
 
-#[path = "../fuzz/harness.rs"]
+#[path = "../../fuzz/harness.rs"]
 mod harness;
 
 use std::path::{Path, PathBuf};

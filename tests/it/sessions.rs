@@ -1,7 +1,7 @@
 //! Golden sessions: each `tests/sessions/NAME.calc` runs through the binary
 //! (`gradcalc --color never NAME.calc`) and its whole transcript must equal
 //! `tests/sessions/NAME.out`. To accept new transcripts after reviewing them:
-//! `GRADCALC_BLESS=1 cargo test --test sessions`.
+//! `GRADCALC_BLESS=1 cargo test --test it sessions::`.
 
 use std::path::Path;
 

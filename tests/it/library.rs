@@ -3,7 +3,7 @@
 //! node, and W1 at N = 1 000 000 (4 000 001 nodes, depth 2 000 001) built,
 //! sorted, backpropagated, traced in summary and dropped on a test thread's stack.
 
-#[path = "../examples/common/workloads.rs"]
+#[path = "../../examples/common/workloads.rs"]
 mod workloads;
 
 use gradcalc::engine::{Graph, Op, Tape};

@@ -234,7 +234,7 @@ proptest! {
 
 /// The rows of `tests/rules/references.txt`: op, position, inputs, expected.
 fn references() -> Vec<(Op, usize, Vec<f64>, f64)> {
-    let text = include_str!("rules/references.txt");
+    let text = include_str!("../rules/references.txt");
     let by_symbol = |name: &str| {
         Op::table()
             .iter()

@@ -38,7 +38,7 @@ fn examples(name: &str) -> String {
 /// G11 (abs at 0), G12 (max at a tie) and G27 (relu at 0) report "kink".
 #[test]
 fn check_passes_on_the_gradient_table_and_finds_the_kinks() {
-    let table = include_str!("cases/gradients.tsv");
+    let table = include_str!("../cases/gradients.tsv");
     let mut failures = Vec::new();
     let mut checked = 0;
     for line in table.lines().skip(1) {

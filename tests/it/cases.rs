@@ -125,17 +125,17 @@ fn check_table(table: &str, min_rows: usize) {
 
 #[test]
 fn language_table() {
-    check_table(include_str!("cases/language.tsv"), 20);
+    check_table(include_str!("../cases/language.tsv"), 20);
 }
 
 #[test]
 fn gradients_table() {
-    check_table(include_str!("cases/gradients.tsv"), 20);
+    check_table(include_str!("../cases/gradients.tsv"), 20);
 }
 
 /// The numerics rows (N01–N04): overflow in a local derivative, cancellation,
 /// and ops that pass nothing where the upstream gradient is infinite.
 #[test]
 fn accuracy_table() {
-    check_table(include_str!("cases/accuracy.tsv"), 10);
+    check_table(include_str!("../cases/accuracy.tsv"), 10);
 }
