@@ -15,3 +15,4 @@ mod repl;
 mod rules;
 mod sessions;
 mod teaching;
+mod util;
