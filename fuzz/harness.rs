@@ -1,4 +1,4 @@
-//! What the fuzz target does with one input, shared with `tests/fuzz_regressions.rs`
+//! What the fuzz target does with one input, shared with `tests/it/fuzz_regressions.rs`
 //! so that every saved input is replayed by `cargo test`.
 //!
 //! The first byte picks the output format and flags; the rest is a source text,

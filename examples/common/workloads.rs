@@ -1,7 +1,7 @@
 //! The standard workloads W1–W4 of docs/benchmarks.md, built through the
 //! library API (`Tape`, `Var`), and the deterministic moons data and MLP
 //! parameters (SplitMix64). Shared by `examples/bench.rs`, `examples/moons.rs`,
-//! `benches/workloads.rs` and `tests/library.rs` through `#[path]`.
+//! `benches/workloads.rs` and `tests/it/library.rs` through `#[path]`.
 
 #![allow(dead_code)]
 

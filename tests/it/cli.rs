@@ -3,19 +3,7 @@
 use assert_cmd::Command;
 use serde_json::Value;
 
-fn gradcalc() -> Command {
-    let mut command = Command::cargo_bin("gradcalc").expect("binary builds");
-    command.env_remove("NO_COLOR");
-    command
-}
-
-fn stdout_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use crate::util::{assert_close, gradcalc, json_lines, plain_gradcalc, stderr_of, stdout_of};
 
 #[test]
 fn fan_out_gradients_through_e() {
@@ -95,10 +83,7 @@ fn json_lines_with_errors_as_events() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    let events: Vec<Value> = stdout_of(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&stdout_of(&output));
     assert_eq!(
         events[0],
         serde_json::json!({"kind": "value", "name": "x", "value": 2})
@@ -230,11 +215,8 @@ fn a_100000_step_chain_backpropagates_through_the_binary() {
     let before_last: Value = serde_json::from_str(stdout.lines().rev().nth(1).unwrap()).unwrap();
     let y = before_last["value"].as_f64().unwrap();
     let grad = last["value"].as_f64().unwrap();
-    assert!((y - 33022.184072811644).abs() <= 1e-12 * 33022.0, "{y}");
-    assert!(
-        (grad - 22015.45604852786).abs() <= 1e-12 * 22015.0,
-        "{grad}"
-    );
+    assert_close(y, 33022.184072811644, 1e-12);
+    assert_close(grad, 22015.45604852786, 1e-12);
     assert_eq!(last["wrt"], "x");
 }
 
@@ -269,10 +251,7 @@ fn commands_have_json_events() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
-    let events: Vec<Value> = stdout_of(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&stdout_of(&output));
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
@@ -443,10 +422,7 @@ fn stats_and_gc_through_the_binary() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
-    let events: Vec<Value> = stdout_of(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&stdout_of(&output));
     let stats = events.iter().find(|e| e["kind"] == "stats").unwrap();
     assert_eq!(stats["nodes"], 5);
     assert_eq!(stats["reachable"], 3);
@@ -471,13 +447,6 @@ fn gradcalc_in(dir: &std::path::Path) -> Command {
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .timeout(std::time::Duration::from_secs(20));
-    command
-}
-
-/// The binary as a plain `std::process::Command` (to choose its stdout).
-fn plain_gradcalc() -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gradcalc"));
-    command.env("NO_COLOR", "1");
     command
 }
 
@@ -779,10 +748,7 @@ fn json_mode_writes_only_json_and_dash_is_stdout() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    let events: Vec<Value> = stdout_of(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect();
+    let events = json_lines(&stdout_of(&output));
     assert_eq!(events[1]["kind"], "wrote");
     assert_eq!(events[1]["path"], "s.calc");
     assert_eq!(events[3]["kind"], "output");
@@ -887,10 +853,7 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
         .args(["--json", "-e", script, "-e", ":trace"])
         .output()
         .unwrap();
-    let events: Vec<Value> = stdout_of(&json)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = json_lines(&stdout_of(&json));
     let trace = events.iter().find(|e| e["kind"] == "trace").unwrap();
     assert_eq!(trace["total"], 3);
     assert_eq!(trace["constants"], 2);

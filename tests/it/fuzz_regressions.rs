@@ -4,14 +4,15 @@
 
 // `run` is the fuzz target's entry point; the replay uses `run_with_budget`.
 #[allow(dead_code)]
-#[path = "../fuzz/harness.rs"]
+#[path = "../../fuzz/harness.rs"]
 mod harness;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
+
+use crate::util::{gradcalc, in_crate, stderr_of};
 
 fn inputs(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let dir = in_crate(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())
@@ -41,17 +42,16 @@ fn saved_fuzz_inputs_run_through_the_binary() {
         let Some((&flags, source)) = data.split_first() else {
             continue;
         };
-        let mut command = assert_cmd::Command::cargo_bin("gradcalc").unwrap();
+        let mut command = gradcalc();
         command
             .arg("--keep-going")
             .env("NO_COLOR", "1")
-            .timeout(Duration::from_secs(60))
             .write_stdin(source.to_vec());
         if flags & 1 == 1 {
             command.arg("--json");
         }
         let output = command.output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = stderr_of(&output);
         assert!(
             matches!(output.status.code(), Some(0 | 1)),
             "{}: {:?}\n{stderr}",

@@ -1,21 +1,18 @@
 //! The example scripts give the gradients their comments promise (values from the
 //! micrograd lecture, the CS231n notes and colah's post, computed by hand there).
 
-use assert_cmd::Command;
-use serde_json::Value;
+use crate::util::{assert_close, gradcalc, json_lines, stdout_of};
 
 /// Runs `examples/NAME --json` and returns every `grad` event as (wrt, value).
 fn gradients(name: &str) -> Vec<(String, f64)> {
-    let output = Command::cargo_bin("gradcalc")
-        .unwrap()
+    let output = gradcalc()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["--json", &format!("examples/{name}")])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{name}");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+    json_lines(&stdout_of(&output))
+        .into_iter()
         .filter(|event| event["kind"] == "grad")
         .map(|event| {
             let wrt = event["wrt"].as_str().unwrap().to_string();
@@ -29,10 +26,7 @@ fn assert_gradients(name: &str, expected: &[(&str, f64)]) {
     assert_eq!(actual.len(), expected.len(), "{name}: {actual:?}");
     for ((wrt, value), (want_wrt, want)) in actual.iter().zip(expected) {
         assert_eq!(wrt, want_wrt, "{name}");
-        assert!(
-            (value - want).abs() <= 1e-9,
-            "{name}: ∂/∂{wrt} = {value}, expected {want}"
-        );
+        assert_close(*value, *want, 1e-9);
     }
 }
 

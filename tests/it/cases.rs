@@ -3,10 +3,10 @@
 //! statement that prints one and every gradient; `error` means that statement fails
 //! with an `error` event and exit status 1.
 
-use assert_cmd::Command;
-use serde_json::Value;
+use crate::util::{close, gradcalc, json_lines, json_number, stdout_of};
 
-/// One expected entry of a row.
+/// One expected entry of a row; numbers within a relative 1e-12 (absolute
+/// 1e-300 near zero; inf, -inf, nan exact).
 #[derive(Debug)]
 enum Expected {
     Number(f64),
@@ -29,44 +29,16 @@ fn parse_expected(text: &str) -> Vec<Expected> {
         .collect()
 }
 
-fn json_number(value: &Value) -> Option<f64> {
-    match value {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) if s == "inf" => Some(f64::INFINITY),
-        Value::String(s) if s == "-inf" => Some(f64::NEG_INFINITY),
-        Value::String(s) if s == "nan" => Some(f64::NAN),
-        _ => None,
-    }
-}
-
-/// Relative tolerance 1e-12, absolute 1e-300 near zero; inf, -inf, nan exact.
-fn close(actual: f64, expected: f64) -> bool {
-    if expected.is_nan() {
-        return actual.is_nan();
-    }
-    if expected.is_infinite() {
-        return actual == expected;
-    }
-    (actual - expected).abs() <= 1e-12 * expected.abs().max(actual.abs())
-        || (actual - expected).abs() <= 1e-300
-}
-
 /// Runs one row; returns a description of what went wrong, if anything.
 fn check_row(id: &str, input: &str, expected: &str) -> Option<String> {
     let expected = parse_expected(expected);
-    let output = Command::cargo_bin("gradcalc")
-        .expect("binary builds")
+    let output = gradcalc()
         .args(["--json", "-e", input])
         .output()
         .expect("gradcalc runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let events: Vec<Value> = stdout
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("{id}: not JSON: {line:?}: {e}"))
-        })
-        .filter(|event: &Value| matches!(event["kind"].as_str(), Some("value" | "grad" | "error")))
-        .collect();
+    let stdout = stdout_of(&output);
+    let mut events = json_lines(&stdout);
+    events.retain(|event| matches!(event["kind"].as_str(), Some("value" | "grad" | "error")));
     let wants_error = expected.iter().any(|e| matches!(e, Expected::Error));
     let status = output.status.code();
     if status != Some(if wants_error { 1 } else { 0 }) {
@@ -93,7 +65,7 @@ fn check_row(id: &str, input: &str, expected: &str) -> Option<String> {
             }
             Expected::Number(n) if kind != "error" => {
                 let got = json_number(&event["value"]);
-                if !got.is_some_and(|g| close(g, *n)) {
+                if !got.is_some_and(|g| close(g, *n, 1e-12)) {
                     return Some(format!("{id}: entry {i}: expected {n}, got {event}"));
                 }
             }
@@ -125,17 +97,17 @@ fn check_table(table: &str, min_rows: usize) {
 
 #[test]
 fn language_table() {
-    check_table(include_str!("cases/language.tsv"), 20);
+    check_table(include_str!("../cases/language.tsv"), 20);
 }
 
 #[test]
 fn gradients_table() {
-    check_table(include_str!("cases/gradients.tsv"), 20);
+    check_table(include_str!("../cases/gradients.tsv"), 20);
 }
 
 /// The numerics rows (N01–N04): overflow in a local derivative, cancellation,
 /// and ops that pass nothing where the upstream gradient is infinite.
 #[test]
 fn accuracy_table() {
-    check_table(include_str!("cases/accuracy.tsv"), 10);
+    check_table(include_str!("../cases/accuracy.tsv"), 10);
 }

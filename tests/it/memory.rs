@@ -1,19 +1,9 @@
 //! Bounded sessions: `:gc`, `:stats`, automatic collection, and that ids the
 //! session holds survive a compaction (gradients, notes, the cached order).
 
-use std::ops::ControlFlow;
-
 use gradcalc::session::{Event, Session};
 
-/// Runs `source`, returning every event; panics on an error.
-fn run(session: &mut Session, source: &str) -> Vec<Event> {
-    let mut events = Vec::new();
-    let _ = session.run_source(source, |result| {
-        events.extend(result.expect("no error"));
-        ControlFlow::Continue(())
-    });
-    events
-}
+use crate::util::session_events;
 
 fn grads(events: &[Event]) -> Vec<(String, f64, Option<String>)> {
     events
@@ -31,10 +21,10 @@ fn grads(events: &[Event]) -> Vec<(String, f64, Option<String>)> {
 fn gc_reclaims_overwritten_chains_and_keeps_gradients() {
     let mut session = Session::new();
     let script = format!("w = 3\nx = 0.5\n{}y = x*w\n", "x = x*1.5 + w\n".repeat(50));
-    run(&mut session, &script);
-    let before = grads(&run(&mut session, ":grad"));
+    session_events(&mut session, &script).unwrap();
+    let before = grads(&session_events(&mut session, ":grad").unwrap());
     let nodes = session.graph().len();
-    let events = run(&mut session, ":gc");
+    let events = session_events(&mut session, ":gc").unwrap();
     let Some(Event::Collected(reclaim)) = events.first() else {
         panic!("expected a gc event, got {events:?}");
     };
@@ -42,21 +32,25 @@ fn gc_reclaims_overwritten_chains_and_keeps_gradients() {
     assert!(!reclaim.automatic);
     // y and the last x are kept with everything under them; nothing else is.
     assert_eq!(reclaim.nodes_after, session.stats().reachable);
-    assert_eq!(grads(&run(&mut session, ":grad")), before);
+    assert_eq!(
+        grads(&session_events(&mut session, ":grad").unwrap()),
+        before
+    );
     // Building on after a collection works with the remapped ids.
-    run(&mut session, "z = y + x");
+    session_events(&mut session, "z = y + x").unwrap();
     assert_eq!(session.graph().len(), reclaim.nodes_after + 1);
 }
 
 #[test]
 fn an_earlier_binding_still_explains_a_zero_gradient_after_gc() {
     let mut session = Session::new();
-    run(
+    session_events(
         &mut session,
         "x = 1; z = x*2; x = 3; junk = x*x*x; junk = 1; z",
-    );
-    run(&mut session, ":gc");
-    let events = run(&mut session, ":grad x");
+    )
+    .unwrap();
+    session_events(&mut session, ":gc").unwrap();
+    let events = session_events(&mut session, ":grad x").unwrap();
     assert_eq!(
         grads(&events),
         [(
@@ -70,11 +64,12 @@ fn an_earlier_binding_still_explains_a_zero_gradient_after_gc() {
 #[test]
 fn stats_counts_one_sort_for_repeated_queries() {
     let mut session = Session::new();
-    run(
+    session_events(
         &mut session,
         "x = 2; y = x*x + x; :grad; :grad x; :trace; :topo",
-    );
-    let events = run(&mut session, ":stats");
+    )
+    .unwrap();
+    let events = session_events(&mut session, ":stats").unwrap();
     let Some(Event::Stats(stats)) = events.first() else {
         panic!("expected stats, got {events:?}");
     };
@@ -83,7 +78,7 @@ fn stats_counts_one_sort_for_repeated_queries() {
     assert_eq!(stats.node_bytes, 20);
     assert_eq!(stats.last, None);
     // A new output is one more sort; a collection remaps the cached order.
-    run(&mut session, "w = y*3; :grad; :gc; :grad; :trace");
+    session_events(&mut session, "w = y*3; :grad; :gc; :grad; :trace").unwrap();
     assert_eq!(session.stats().sorts, 2);
 }
 
@@ -92,11 +87,11 @@ fn automatic_collection_keeps_a_reassigned_name_flat() {
     let mut session = Session::new();
     session.set_gc_min_nodes(2_000);
     // Each `y = x*1.0001` leaves the previous y (and its constant) unreachable.
-    run(&mut session, "x = 0.5");
+    session_events(&mut session, "x = 0.5").unwrap();
     let chunk = "y = x*1.0001\n".repeat(100);
     let mut peak = 0;
     for _ in 0..200 {
-        run(&mut session, &chunk);
+        session_events(&mut session, &chunk).unwrap();
         peak = peak.max(session.graph().len());
     }
     let stats = session.stats();
@@ -108,7 +103,7 @@ fn automatic_collection_keeps_a_reassigned_name_flat() {
             .is_some_and(|r| r.automatic && r.nodes_after == 3)
     );
     assert_eq!(
-        grads(&run(&mut session, ":grad x")),
+        grads(&session_events(&mut session, ":grad x").unwrap()),
         [("x".to_string(), 1.0001, None)]
     );
 }
@@ -120,7 +115,7 @@ fn a_chain_that_is_still_reachable_is_kept_whole() {
     // `x = x*1.0001` builds on the previous x: every node stays reachable
     // from x (it is x's history, shown by `:topo`), so nothing is reclaimed.
     let script = format!("x = 0.5\n{}", "x = x*1.0001\n".repeat(5_000));
-    run(&mut session, &script);
+    session_events(&mut session, &script).unwrap();
     assert_eq!(session.graph().len(), 10_001);
     let stats = session.stats();
     assert_eq!(stats.reachable, 10_001);

@@ -110,7 +110,7 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
         Op::Cosh => one(u.cosh(), u.sinh()),
         Op::Tanh => one(u.tanh(), 1.0 / (u.cosh() * u.cosh())),
         // The same libm functions as the engine (Rust's f64::acosh and
-        // f64::atanh lose digits near ±1); tests/accuracy.rs checks them
+        // f64::atanh lose digits near ±1); tests/it/accuracy.rs checks them
         // against mpmath. Equal values keep the rounding model below exact.
         Op::Asinh => one(libm::asinh(u), 1.0 / (u * u + 1.0).sqrt()),
         Op::Acosh => one(libm::acosh(u), 1.0 / ((u - 1.0) * (u + 1.0)).sqrt()),
@@ -127,7 +127,7 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
             let pdf = (-0.5 * u * u).exp() / (2.0 * PI).sqrt();
             // The value as the engine computes it (Φ with the rounding of −u/√2
             // corrected), so that both walks see the same forward values; its
-            // accuracy is checked against mpmath in tests/accuracy.rs.
+            // accuracy is checked against mpmath in tests/it/accuracy.rs.
             one((Op::Gelu.info().forward)(&[u]), cdf + u * pdf)
         }
         Op::Floor => one(u.floor(), 0.0),

@@ -1,20 +1,18 @@
 //! Golden sessions: each `tests/sessions/NAME.calc` runs through the binary
 //! (`gradcalc --color never NAME.calc`) and its whole transcript must equal
 //! `tests/sessions/NAME.out`. To accept new transcripts after reviewing them:
-//! `GRADCALC_BLESS=1 cargo test --test sessions`.
+//! `GRADCALC_BLESS=1 cargo test --test it sessions::`.
 
 use std::path::Path;
 
-use assert_cmd::Command;
+use crate::util::{gradcalc, in_crate};
 
 /// stdout, then stderr and the exit status when they are not empty / zero.
 fn transcript(script: &Path) -> String {
-    let output = Command::cargo_bin("gradcalc")
-        .expect("binary builds")
+    let output = gradcalc()
         .current_dir(script.parent().expect("sessions dir"))
         .args(["--color", "never", "--keep-going"])
         .arg(script.file_name().expect("file name"))
-        .env_remove("NO_COLOR")
         .output()
         .expect("gradcalc runs");
     let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -31,7 +29,7 @@ fn transcript(script: &Path) -> String {
 
 #[test]
 fn golden_sessions() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sessions");
+    let dir = in_crate("tests/sessions");
     let bless = std::env::var_os("GRADCALC_BLESS").is_some();
     let mut scripts: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/sessions exists")

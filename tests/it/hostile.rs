@@ -6,19 +6,10 @@
 use std::process::Output;
 use std::time::Duration;
 
-use assert_cmd::Command;
-
-/// Generous for a debug build on a busy CI machine; a hang fails the test.
-const TIMEOUT: Duration = Duration::from_secs(60);
+use crate::util::{gradcalc, stderr_of, stdout_of};
 
 /// For the two catalogue cases of a million terms or statements.
 const LONG_TIMEOUT: Duration = Duration::from_secs(400);
-
-fn gradcalc() -> Command {
-    let mut command = Command::cargo_bin("gradcalc").expect("binary builds");
-    command.env("NO_COLOR", "1").timeout(TIMEOUT);
-    command
-}
 
 /// Runs gradcalc with `stdin` piped in and extra `args`, and checks that it
 /// ended by itself with status `status`, without a panic or an overflow.
@@ -28,8 +19,7 @@ fn run(args: &[&str], stdin: impl Into<Vec<u8>>, status: i32) -> (String, String
 }
 
 fn check_status(output: &Output, status: i32) -> (String, String) {
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let (stdout, stderr) = (stdout_of(output), stderr_of(output));
     let head = |s: &str| s.chars().take(2000).collect::<String>();
     assert_eq!(
         output.status.code(),

@@ -13,7 +13,7 @@
 //! is the infinity of its sign; where it is exactly 0, nan or `none` (the op
 //! passes no gradient), exactly that.
 //!
-//! `GRADCALC_WRITE_ACCURACY=1 cargo test --test accuracy` rewrites the table of
+//! `GRADCALC_WRITE_ACCURACY=1 cargo test --test it accuracy::` rewrites the table of
 //! the largest errors in ulps in docs/accuracy.md.
 
 use std::collections::BTreeMap;
@@ -101,7 +101,7 @@ fn bound_for(op: &str, entry: &str) -> f64 {
 type Worst = BTreeMap<&'static str, [f64; 3]>;
 
 fn sweep() -> (Worst, Vec<String>, usize) {
-    let table = include_str!("data/accuracy.tsv");
+    let table = include_str!("../data/accuracy.tsv");
     let mut worst: Worst = BTreeMap::new();
     let mut failures = Vec::new();
     let mut rows = 0;
@@ -245,7 +245,7 @@ fn run_chain(x: f64, chain: &str) -> (f64, f64) {
 /// `sigmoid` turns into a relative error of 6e-14).
 #[test]
 fn chains_at_extreme_inputs_are_accurate() {
-    let table = include_str!("data/accuracy_chains.tsv");
+    let table = include_str!("../data/accuracy_chains.tsv");
     let mut failures = Vec::new();
     for line in table.lines().skip(1) {
         let [id, x, chain, value, derivative] = line.split('\t').collect::<Vec<_>>()[..] else {

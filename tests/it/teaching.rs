@@ -5,32 +5,12 @@
 //! `:check`; DOT that Graphviz parses, files written (and not written), paths
 //! past the listing limit, and the JSON events of each command.
 
-use std::path::Path;
-
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn gradcalc() -> Command {
-    let mut command = Command::cargo_bin("gradcalc").expect("binary builds");
-    command.env_remove("NO_COLOR");
-    command
-}
-
-fn json_events(args: &[&str]) -> (Vec<Value>, Option<i32>) {
-    let output = gradcalc().arg("--json").args(args).output().unwrap();
-    let events = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("JSON line"))
-        .collect();
-    (events, output.status.code())
-}
+use crate::util::{gradcalc, in_crate, json_events};
 
 fn examples(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name)
-        .display()
-        .to_string()
+    in_crate("examples").join(name).display().to_string()
 }
 
 /// Every row of tests/cases/gradients.tsv with each `:grad NAMES` turned into
@@ -38,7 +18,7 @@ fn examples(name: &str) -> String {
 /// G11 (abs at 0), G12 (max at a tie) and G27 (relu at 0) report "kink".
 #[test]
 fn check_passes_on_the_gradient_table_and_finds_the_kinks() {
-    let table = include_str!("cases/gradients.tsv");
+    let table = include_str!("../cases/gradients.tsv");
     let mut failures = Vec::new();
     let mut checked = 0;
     for line in table.lines().skip(1) {

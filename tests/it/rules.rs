@@ -10,33 +10,17 @@
 //! - Every formula `:trace` prints, typed back into the same session, evaluates
 //!   to the local derivative printed beside it.
 
-use std::ops::ControlFlow;
-
 use gradcalc::engine::{Arity, Op, Rule};
 use gradcalc::render::{Precision, Style, text};
 use gradcalc::session::{Event, Session};
 use gradcalc::syntax::{ExprKind, ExprTree, parse_expression};
 use proptest::prelude::*;
 
-/// Runs `source` in `session`; the value of its last expression statement.
-fn run(session: &mut Session, source: &str) -> Result<Vec<Event>, String> {
-    let mut all = Vec::new();
-    let mut failure = None;
-    let _ = session.run_source(source, |result| match result {
-        Ok(events) => {
-            all.extend(events);
-            ControlFlow::Continue(())
-        }
-        Err(error) => {
-            failure = Some(format!("{source}: {error}"));
-            ControlFlow::Break(())
-        }
-    });
-    failure.map_or(Ok(all), Err)
-}
+use crate::util::session_events;
 
+/// Runs `expression` in `session`; the value of its last expression statement.
 fn value_of(session: &mut Session, expression: &str) -> f64 {
-    let events = run(session, expression).unwrap();
+    let events = session_events(session, expression).unwrap();
     events
         .iter()
         .rev()
@@ -62,7 +46,7 @@ fn evaluate_rule(op: Op, position: usize, inputs: &[f64]) -> Option<f64> {
     };
     let mut session = Session::new();
     for (name, &value) in op.placeholders().iter().zip(inputs) {
-        run(&mut session, &format!("{name} = {}", literal(value))).unwrap();
+        session_events(&mut session, &format!("{name} = {}", literal(value))).unwrap();
     }
     Some(value_of(&mut session, &text))
 }
@@ -234,7 +218,7 @@ proptest! {
 
 /// The rows of `tests/rules/references.txt`: op, position, inputs, expected.
 fn references() -> Vec<(Op, usize, Vec<f64>, f64)> {
-    let text = include_str!("rules/references.txt");
+    let text = include_str!("../rules/references.txt");
     let by_symbol = |name: &str| {
         Op::table()
             .iter()
@@ -413,8 +397,8 @@ proptest! {
         // The output uses every statement, so the trace shows every op.
         let all: Vec<String> = (0..LEAVES + statements.len()).map(name).collect();
         script.push_str(&format!("s = {}\n", all.join(" + ")));
-        run(&mut session, &script).map_err(TestCaseError::fail)?;
-        let events = run(&mut session, ":trace all").map_err(TestCaseError::fail)?;
+        session_events(&mut session, &script).map_err(TestCaseError::fail)?;
+        let events = session_events(&mut session, ":trace all").map_err(TestCaseError::fail)?;
         let style = Style { precision: Precision::Full, ..Style::default() };
         let trace: String = events.iter().map(|e| text::render_event(e, "", &style)).collect();
         // Steps are numbered 1, 2, … as shown, and the header counts them.

@@ -1,0 +1,117 @@
+//! Helpers shared by every module of the integration tests: the binary as a
+//! command, its output as text or as JSON Lines, closeness of floats, and a
+//! session run through the library.
+
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use gradcalc::session::{Event, Session};
+use serde_json::Value;
+
+/// Generous for a debug build on a busy CI machine; a hang fails the test.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The binary as an `assert_cmd` command, with `NO_COLOR` removed from its
+/// environment (colour then follows `--color` and the terminal; the output is
+/// piped, so there is none unless asked) and a timeout of [`TIMEOUT`].
+pub fn gradcalc() -> assert_cmd::Command {
+    let mut command = assert_cmd::Command::cargo_bin("gradcalc").expect("binary builds");
+    command.env_remove("NO_COLOR").timeout(TIMEOUT);
+    command
+}
+
+/// The binary as a plain `std::process::Command` (to choose its stdout), with
+/// `NO_COLOR=1`.
+pub fn plain_gradcalc() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command.env("NO_COLOR", "1");
+    command
+}
+
+/// A path below the crate's root (`examples/neuron.calc`, `tests/sessions`).
+pub fn in_crate(relative: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+/// Standard output as text (invalid UTF-8 replaced).
+pub fn stdout_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Standard error as text (invalid UTF-8 replaced).
+pub fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// JSON Lines (docs/json.md): one value per line; panics naming a line that is
+/// not JSON.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}"))
+        })
+        .collect()
+}
+
+/// `gradcalc --json ARGS`: its events and its exit status.
+pub fn json_events(args: &[&str]) -> (Vec<Value>, Option<i32>) {
+    let output = gradcalc().arg("--json").args(args).output().unwrap();
+    (json_lines(&stdout_of(&output)), output.status.code())
+}
+
+/// A number of a JSON event: a JSON number, or the strings `"inf"`, `"-inf"`,
+/// `"nan"` that stand for the values JSON has no number for.
+pub fn json_number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) if s == "inf" => Some(f64::INFINITY),
+        Value::String(s) if s == "-inf" => Some(f64::NEG_INFINITY),
+        Value::String(s) if s == "nan" => Some(f64::NAN),
+        _ => None,
+    }
+}
+
+/// `actual` is within relative tolerance `rel` of `expected` (measured against
+/// the larger magnitude of the two), or within 1e-300 of it near zero; an
+/// expected inf, -inf or nan must be met exactly.
+pub fn close(actual: f64, expected: f64, rel: f64) -> bool {
+    if expected.is_nan() {
+        return actual.is_nan();
+    }
+    if expected.is_infinite() {
+        return actual == expected;
+    }
+    let error = (actual - expected).abs();
+    error <= rel * expected.abs().max(actual.abs()) || error <= 1e-300
+}
+
+/// Asserts [`close`], naming both values and the relative error.
+#[track_caller]
+pub fn assert_close(actual: f64, expected: f64, rel: f64) {
+    assert!(
+        close(actual, expected, rel),
+        "got {actual:?}, expected {expected:?} (relative error {:e}, allowed {rel:e})",
+        ((actual - expected) / expected).abs()
+    );
+}
+
+/// Runs `source` in `session` through the library and returns every event, or
+/// the first error (with the source) as text; statements after an error do
+/// not run.
+pub fn session_events(session: &mut Session, source: &str) -> Result<Vec<Event>, String> {
+    let mut all = Vec::new();
+    let mut failure = None;
+    let _ = session.run_source(source, |result| match result {
+        Ok(events) => {
+            all.extend(events);
+            ControlFlow::Continue(())
+        }
+        Err(error) => {
+            failure = Some(format!("{source}: {error}"));
+            ControlFlow::Break(())
+        }
+    });
+    failure.map_or(Ok(all), Err)
+}
