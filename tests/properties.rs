@@ -600,7 +600,7 @@ fn flatten(tree: &Tree) -> ExprTree {
             Tree::Call(name, derivative, _) => ExprKind::Call {
                 name: name.to_string(),
                 name_span: Span::default(),
-                derivative: *derivative,
+                derivative: u8::from(*derivative),
                 args: std::mem::take(&mut operands),
             },
         };

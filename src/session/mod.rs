@@ -8,6 +8,7 @@
 //! gradients are recomputed for every query.
 
 mod commands;
+mod derivatives;
 pub mod error;
 mod eval;
 pub mod event;
@@ -17,12 +18,14 @@ mod memory;
 mod preview;
 mod script;
 mod teaching;
+mod update;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
 pub use commands::COMMANDS;
+pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow, Omitted,
@@ -30,6 +33,7 @@ pub use event::{
     Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
+pub use update::interrupt;
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -84,6 +88,8 @@ pub struct Session {
     /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
     /// cannot pass through them (that would take a second derivative).
     derivative_nodes: HashMap<NodeId, String>,
+    /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
+    derivative_groups: Vec<derivatives::DerivativeGroup>,
     /// Source text of the statements that built this state, for `:save` (script.rs).
     statements: Vec<String>,
     /// Collections and sort counts (`memory.rs`).
@@ -168,6 +174,9 @@ impl Session {
             }
             Statement::Define { name, params, body } => {
                 self.define(&name, &params, body, &mut events)?;
+            }
+            Statement::Command { name, args } if name.name == "repeat" => {
+                self.repeat(source, &name, &args, &mut events)?;
             }
             Statement::Command { name, args } => {
                 self.command(&name, &args, &mut events)?;

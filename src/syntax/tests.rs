@@ -259,7 +259,7 @@ fn names_and_calls() {
         ExprKind::Call {
             name: "max".into(),
             name_span: Span::new(0, 3),
-            derivative: false,
+            derivative: 0,
             args: vec![ExprId(0), ExprId(1), ExprId(2)],
         }
     );
@@ -270,7 +270,7 @@ fn names_and_calls() {
         ExprKind::Call {
             name: "f".into(),
             name_span: Span::new(0, 1),
-            derivative: true,
+            derivative: 1,
             args: vec![ExprId(0)],
         }
     );
