@@ -5,7 +5,6 @@
 //! Expected values are derived by hand in the comments (or are mpmath's).
 
 #[path = "../examples/common/workloads.rs"]
-#[allow(dead_code)]
 mod workloads;
 
 use assert_cmd::Command;
