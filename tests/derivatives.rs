@@ -168,7 +168,7 @@ fn update_of_a_computed_value_is_refused_with_a_hint() {
 fn repeat_descends_to_the_minimum() {
     // w ← w − 0.1·2(w − 3): w − 3 shrinks by 0.8 a step; after 50 steps
     // |w − 3| = 3·0.8^50 ≈ 4.3e-5 and L = 9·0.8^100 ≈ 1.8e-9.
-    let out = json("w = 0; L = (w - 3)^2; :repeat 50 w := w - 0.1*grad(L, w); w; L");
+    let out = json("w = 0; L = (w - 3)^2; :repeat 50 w := w - 0.1*grad(L, w)\nw; L");
     let v: Vec<f64> = out
         .iter()
         .filter(|e| e["kind"] == "value" && e.get("name").is_none())
@@ -286,4 +286,33 @@ fn derivative_graphs_of_the_workloads_are_linear_in_size() {
             );
         }
     }
+}
+
+/// The shipped descent scripts run and land where they should: w within 1e-4
+/// of 3; the moons MLP classifies its four points by their labels.
+#[test]
+fn the_descent_examples_converge() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run_file = |name: &str| -> Vec<f64> {
+        let out = Command::cargo_bin("gradcalc")
+            .unwrap()
+            .args(["--json", &format!("{root}/examples/{name}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| e["kind"] == "value" && e.get("name").is_none())
+            .map(|e| number(&e["value"]))
+            .collect()
+    };
+    let v = run_file("descent.calc");
+    // grad(L, w) at 0 is 2(0 − 3) = −6; then w, L after 50 steps; L'' = 2.
+    assert_eq!(v[0], -6.0);
+    assert!((v[1] - 3.0).abs() < 1e-4 && v[2] < 1e-8, "{v:?}");
+    assert_eq!(v[3], 2.0);
+    let v = run_file("moons_descent.calc");
+    assert_eq!(v[v.len() - 4..], [1.0, 1.0, -1.0, -1.0]);
 }

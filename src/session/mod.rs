@@ -145,6 +145,9 @@ impl Session {
     ///
     /// Errors: any [`SessionError`]; spans in it point into `source`.
     pub fn run_statement(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
+        if let Some(events) = self.repeat_statement(source, span) {
+            return events;
+        }
         let located = syntax::parse_statement(source, span)
             .map_err(|error| self.explain_syntax_error(source, error))?;
         let mut events = Vec::new();
@@ -174,9 +177,6 @@ impl Session {
             }
             Statement::Define { name, params, body } => {
                 self.define(&name, &params, body, &mut events)?;
-            }
-            Statement::Command { name, args } if name.name == "repeat" => {
-                self.repeat(source, &name, &args, &mut events)?;
             }
             Statement::Command { name, args } => {
                 self.command(&name, &args, &mut events)?;

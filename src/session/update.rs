@@ -95,19 +95,73 @@ impl Session {
         Ok(())
     }
 
-    /// `:repeat N [FILE.svg] STATEMENT`: runs an assignment (usually `:=`) or an
-    /// expression N times, then reports a table of the output and the assigned
-    /// variable after the steps, and the output over the steps as a plot.
-    /// `source` is the whole text the command came from: the statement is the
-    /// text after N (and the file name), as typed.
+    /// Runs the statement at `span` if it is `:repeat …` (and returns its
+    /// result, the statement recorded for `:save`); `None` for any other
+    /// statement. `:repeat` is read here, not by the command grammar: its
+    /// statements may hold `;` and commas.
+    pub(super) fn repeat_statement(
+        &mut self,
+        source: &str,
+        span: Span,
+    ) -> Option<Result<Vec<Event>, SessionError>> {
+        let text = &source[span.start..span.end];
+        let lead = text.len() - text.trim_start().len();
+        let after = text[lead..].strip_prefix(":repeat")?;
+        if after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let start = span.start + lead;
+        let name = Ident {
+            name: "repeat".to_string(),
+            span: Span::new(start, start + 7),
+        };
+        // The words after `:repeat`, up to the statement: the count and a file.
+        let mut words = Vec::new();
+        let mut at = name.span.end;
+        while words.len() < 2 {
+            let rest = &source[at..span.end];
+            let skip = rest.len() - rest.trim_start().len();
+            let word_start = at + skip;
+            let word_len = source[word_start..span.end]
+                .find(char::is_whitespace)
+                .unwrap_or(span.end - word_start);
+            if word_len == 0 {
+                break;
+            }
+            let word = &source[word_start..word_start + word_len];
+            let is_file = word.trim_matches('"').ends_with(".svg");
+            if words.len() == 1 && !is_file {
+                break;
+            }
+            words.push(Ident {
+                name: word.to_string(),
+                span: Span::new(word_start, word_start + word_len),
+            });
+            at = word_start + word_len;
+        }
+        let mut events = Vec::new();
+        let result = self.repeat(source, &name, &words, Span::new(at, span.end), &mut events);
+        if result.is_ok() {
+            self.statements.push(text[lead..].to_string());
+        }
+        self.collect_if_due();
+        Some(result.map(|()| events))
+    }
+
+    /// `:repeat N [FILE.svg] STATEMENTS`: runs assignments (usually `:=`) or
+    /// expressions, `;`-separated, N times, then reports a table of the output
+    /// and the assigned variables after the steps, and the output over the
+    /// steps as a plot. `args` are the count and the file; `body` the
+    /// statements' text in `source`.
     ///
     /// Errors: a missing or bad N; a statement that is a command or a
     /// definition; the first error of a step (the steps before it are kept).
-    pub(super) fn repeat(
+    fn repeat(
         &mut self,
         source: &str,
         name: &Ident,
         args: &[Ident],
+        body: Span,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let usage = |span: Span, message: &str| SessionError::BadArguments {
@@ -127,40 +181,43 @@ impl Session {
                 ));
             }
         };
-        let mut rest = &args[1..];
-        let target = match rest.first() {
-            Some(word) if word.name.trim_matches('"').ends_with(".svg") => {
-                rest = &rest[1..];
-                Some(Target::from_word(word))
-            }
-            _ => None,
-        };
-        let (Some(first), Some(last)) = (rest.first(), rest.last()) else {
+        let target = args.get(1).map(Target::from_word);
+        let pieces: Vec<Span> = syntax::statement_spans(&source[body.start..body.end])
+            .into_iter()
+            .map(|s| Span::new(s.start + body.start, s.end + body.start))
+            .collect();
+        if pieces.is_empty() {
             return Err(usage(
                 name.span.to(count.span),
                 "`:repeat` needs a statement to run",
             ));
-        };
-        let span = Span::new(first.span.start, last.span.end);
-        let text = source[span.start..span.end].to_string();
-        let located = syntax::parse_statement(source, span)?;
-        let assigned: Vec<String> = match &located.statement {
-            Statement::Assign { target, op, .. } => {
-                if *op != AssignOp::Update {
-                    events.push(Event::Notice {
-                        message: format!(
-                            "`{}` rebinds {0} at every step, and values built from the old {0} keep it; `{0} := …` changes {0} in place",
-                            target.name
-                        ),
-                    });
+        }
+        let text = source[pieces[0].start..pieces[pieces.len() - 1].end].to_string();
+        let mut statements = Vec::new();
+        let mut assigned: Vec<String> = Vec::new();
+        for piece in &pieces {
+            let located = syntax::parse_statement(source, *piece)?;
+            match &located.statement {
+                Statement::Assign { target, op, .. } => {
+                    if *op != AssignOp::Update {
+                        events.push(Event::Notice {
+                            message: format!(
+                                "`{}` rebinds {0} at every step, and values built from the old {0} keep it; `{0} := …` changes {0} in place",
+                                target.name
+                            ),
+                        });
+                    }
+                    if !assigned.contains(&target.name) {
+                        assigned.push(target.name.clone());
+                    }
                 }
-                vec![target.name.clone()]
+                Statement::Expr(_) => {}
+                Statement::Define { .. } | Statement::Command { .. } => {
+                    return Err(usage(*piece, "`:repeat` runs assignments and expressions"));
+                }
             }
-            Statement::Expr(_) => Vec::new(),
-            Statement::Define { .. } | Statement::Command { .. } => {
-                return Err(usage(span, "`:repeat` runs an assignment or an expression"));
-            }
-        };
+            statements.push(located.statement);
+        }
         INTERRUPTED.store(false, Ordering::Relaxed);
         let keep = |step: usize| {
             steps <= ALL_STEPS
@@ -174,20 +231,22 @@ impl Session {
         let mut interrupted = false;
         for step in 1..=steps {
             let mut step_events = Vec::new();
-            match &located.statement {
-                Statement::Assign { target, op, value } => {
-                    self.assign(target, *op, value, &mut step_events)?;
+            for statement in &statements {
+                match statement {
+                    Statement::Assign { target, op, value } => {
+                        self.assign(target, *op, value, &mut step_events)?;
+                    }
+                    Statement::Expr(tree) => {
+                        let mark = self.graph.len();
+                        let value = self.evaluate(tree, &mut step_events)?;
+                        let number = self.graph.value(value.node);
+                        self.graph.truncate(mark);
+                        self.forget_groups_past(mark);
+                        let last = self.graph.constant(number);
+                        self.last = Some(last);
+                    }
+                    _ => {}
                 }
-                Statement::Expr(tree) => {
-                    let mark = self.graph.len();
-                    let value = self.evaluate(tree, &mut step_events)?;
-                    let number = self.graph.value(value.node);
-                    self.graph.truncate(mark);
-                    self.forget_groups_past(mark);
-                    let last = self.graph.constant(number);
-                    self.last = Some(last);
-                }
-                _ => {}
             }
             if step == 1 {
                 // Warnings of the first step only: later steps would repeat them.
