@@ -30,8 +30,10 @@
 
 mod backward;
 mod compact;
+mod derivative;
 mod graph;
 mod ops;
+mod rerun;
 mod rules;
 mod teaching;
 mod topo;

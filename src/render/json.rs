@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::line_column;
 use crate::session::{Event, NodeRef, NodeRow, Omitted, SessionError};
 
+mod calculus;
 mod teaching;
 
 /// A number as JSON: exact integers as integers, other finite values as the
@@ -145,6 +146,7 @@ pub fn event(event: &Event, source: &str) -> Value {
         }
         Event::Reset => json!({"kind": "reset"}),
         Event::Quit => json!({"kind": "quit"}),
+        Event::Calculus(calculus) => calculus::event(calculus),
         other => teaching::event(other).unwrap_or(Value::Null),
     }
 }

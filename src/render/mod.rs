@@ -10,6 +10,7 @@ pub mod notes;
 pub mod number;
 pub mod plot;
 pub mod printer;
+pub mod series;
 pub mod text;
 
 pub use number::{Precision, format_number};

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::{Precision, Style, diagnostic, dot, json, notes, plot, text};
 use crate::files::{self, WritePolicy};
-use crate::session::{Event, PictureFormat, SessionError, TableFormat, Target};
+use crate::session::{CalculusEvent, Event, PictureFormat, SessionError, TableFormat, Target};
 
 /// Human text (with a style) or JSON Lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +79,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                                 _ => None,
                             };
                             self.write_file(target, what, content, saved, source, origin)?;
+                            if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
+                                self.event(event, source)?; // the table, beside the file
+                            }
                         }
                         None => self.event(event, source)?,
                     }
@@ -211,6 +214,16 @@ impl<O: Write, E: Write> Printer<O, E> {
                 target,
                 "the plot as SVG",
                 Ok(plot::svg(of, wrt, *at, samples)),
+            )),
+            Event::Calculus(CalculusEvent::Repeat {
+                of: Some(of),
+                outputs,
+                target: Some(target),
+                ..
+            }) => Some((
+                target,
+                "the output over the steps as SVG",
+                Ok(super::series::svg(of, outputs)),
             )),
             _ => None,
         }

@@ -7,6 +7,7 @@ use owo_colors::OwoColorize;
 
 use super::{Style, format_number, line_column, to_ascii};
 
+mod calculus;
 mod teaching;
 use crate::session::{Event, NodeRef, NodeRow, Omitted, TraceStep, VarRow};
 
@@ -20,6 +21,9 @@ pub fn render_event(event: &Event, source: &str, style: &Style) -> String {
 
 fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
     let p = Painter(style);
+    if let Event::Calculus(event) = event {
+        return calculus::render(event, &p);
+    }
     if let Some(out) = teaching::render(event, &p) {
         return out;
     }

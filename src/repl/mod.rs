@@ -160,8 +160,8 @@ fn run_shared<O: Write, E: Write>(
         (PROMPT, CONTINUATION)
     };
     // Ctrl-C while a statement runs (outside line editing, where rustyline reads it
-    // as a key) must not end the session: ignore the signal itself.
-    let _ = ctrlc::set_handler(|| {});
+    // as a key) must not end the session: it only stops a running `:repeat`.
+    let _ = ctrlc::set_handler(crate::session::interrupt);
     let opened = history_path()
         .map(|path| history::open(&path))
         .unwrap_or_default();

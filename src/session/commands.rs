@@ -73,6 +73,21 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("vars", "", "the variables with their values and gradients"),
     (
+        "repeat",
+        "N [FILE.svg] STATEMENT",
+        "run a statement N times (Ctrl-C stops): a table of the output and the assigned variables, and a plot of the output over the steps; e.g. `:repeat 50 w := w - 0.1*grad(L, w)`",
+    ),
+    (
+        "hessian",
+        "[NAMES]",
+        "the matrix of second derivatives of the output, ∂²output/∂a∂b (symmetric); without names, the variables the output depends on",
+    ),
+    (
+        "diff",
+        "Y X",
+        "∂Y/∂X as an expression you can type back (constants folded, 0·a, 1·a and a + 0 removed)",
+    ),
+    (
         "help",
         "[TOPIC]",
         "this help; `:help tanh` for a function, `:help grad` for the conventions",
@@ -136,8 +151,29 @@ impl Session {
             }
             return Ok(());
         }
+        if matches!(name.name.as_str(), "trace" | "topo" | "forward" | "graph") {
+            // Then say which of the nodes shown are derivative graphs (`grad(y, x)`).
+            let first = events.len();
+            self.dispatch(name, args, events)?;
+            if events.len() > first {
+                self.derivative_notes(events);
+            }
+            return Ok(());
+        }
+        self.dispatch(name, args, events)
+    }
+
+    /// Runs one command, `-f` already taken out.
+    fn dispatch(
+        &mut self,
+        name: &Ident,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
         match name.name.as_str() {
             "grad" => self.grad(name.span, args, events),
+            "hessian" => self.hessian(name.span, args, events),
+            "diff" => self.diff(name, args, events),
             "backward" => {
                 let [target] = args else {
                     return Err(bad_arguments(

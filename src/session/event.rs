@@ -241,6 +241,8 @@ pub enum Event {
     /// `:load FILE`: the driver (`crate::driver`) reads the file and runs it into the
     /// session; the session does no IO itself.
     Load { target: Target },
+    /// `:=`, `:repeat`, `:hessian`, `:diff` (derivatives as values, `derivatives.rs`).
+    Calculus(super::CalculusEvent),
     /// A file was written (reported by the printer, which writes files).
     Wrote {
         path: String,

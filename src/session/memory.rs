@@ -99,6 +99,8 @@ impl Session {
                 (!old.is_empty()).then_some((name, old))
             })
             .collect();
+        // Derivative groups are runs of ids; after compaction they are not.
+        self.derivative_groups.clear();
         self.derivative_nodes = std::mem::take(&mut self.derivative_nodes)
             .into_iter()
             .filter_map(|(id, name)| Some((remap.get(id)?, name)))

@@ -43,6 +43,7 @@ impl Session {
         let value = result.ok().map(|v| self.graph.value(v.node));
         self.graph.truncate(mark);
         self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
+        self.forget_groups_past(mark);
         value
     }
 }

@@ -456,7 +456,9 @@ impl Builder {
                 };
                 let mut parts = callee.into_inner();
                 let name = parts.next().unwrap_or_else(|| grammar_bug("callee"));
-                let derivative = parts.next().is_some();
+                let derivative = parts
+                    .next()
+                    .map_or(0, |p| u8::try_from(p.as_str().len()).unwrap_or(u8::MAX));
                 let args = inner.map(|arg| self.expr(arg)).collect();
                 let call = ExprKind::Call {
                     name: name.as_str().to_string(),
@@ -537,6 +539,7 @@ fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
                 "-=" => AssignOp::Sub,
                 "*=" => AssignOp::Mul,
                 "/=" => AssignOp::Div,
+                ":=" => AssignOp::Update,
                 _ => AssignOp::Set,
             };
             Statement::Assign {

@@ -897,10 +897,16 @@ fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout_of(&output), "x = 3\n9\n");
-    // Without `-`, piped input beside -e is not run, and a note says so.
-    let output = gradcalc()
+    // Without `-`, input waiting on stdin beside -e is not run, and a note says
+    // so. (A file as stdin: its bytes are there before gradcalc starts, where a
+    // pipe's writer could still be on its way.)
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.calc");
+    std::fs::write(&input, "x = 3\n").unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_gradcalc"))
         .args(["-e", "2 + 2"])
-        .write_stdin("x = 3\n")
+        .env("NO_COLOR", "1")
+        .stdin(std::fs::File::open(&input).unwrap())
         .output()
         .unwrap();
     assert_eq!(stdout_of(&output), "4\n");
