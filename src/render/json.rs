@@ -199,7 +199,7 @@ fn row(row: &NodeRow) -> Value {
         "position": row.position,
         "id": row.node.id.0,
         "name": row.node.name,
-        "op": row.op,
+        "op": row.op.info().name,
         "inputs": row.inputs.iter().map(node).collect::<Vec<_>>(),
         "value": number(row.value),
     })

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use owo_colors::OwoColorize;
 
+use super::notation::{self, Form};
 use super::{Style, format_number, line_column, to_ascii};
 
 mod teaching;
@@ -238,22 +239,12 @@ impl Painter<'_> {
 
     /// A node by name, constant value or id.
     fn node(&self, node: &NodeRef) -> String {
-        match (&node.name, node.constant) {
-            (Some(name), _) => name.clone(),
-            (None, Some(value)) => self.number(value),
-            (None, None) => format!("#{}", node.id.0),
-        }
+        notation::node(node, self.0.precision)
     }
     /// What a node computes, from its op and inputs: `x * y`, `tanh(#4)`, `leaf`.
     fn expression(&self, row: &NodeRow) -> String {
         let inputs: Vec<String> = row.inputs.iter().map(|i| self.node(i)).collect();
-        match (row.op, inputs.as_slice()) {
-            ("leaf", _) => "leaf".to_string(),
-            ("const", _) => "constant".to_string(),
-            ("neg", [a]) => format!("-{a}"),
-            (op @ ("+" | "-" | "*" | "/" | "^"), [a, b]) => format!("{a} {op} {b}"),
-            (op, args) => format!("{op}({})", args.join(", ")),
-        }
+        notation::expression(row.op, &inputs)
     }
 }
 
@@ -383,8 +374,8 @@ fn render_trace(
             let _ = writeln!(out, "  {}", p.dim(&skipped));
         }
         let node = p.node(&row.node);
-        let _ = match row.op {
-            "leaf" => writeln!(
+        let _ = match Form::of(row.op) {
+            Form::Leaf => writeln!(
                 out,
                 "[{}] {} leaf = {}   {} = {}",
                 row.position,
@@ -393,8 +384,8 @@ fn render_trace(
                 p.partial(of, &node),
                 p.grad(step.upstream)
             ),
-            "const" => Ok(()),
-            _ => writeln!(
+            Form::Constant => Ok(()),
+            Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => writeln!(
                 out,
                 "[{}] {} = {} = {}   upstream {}",
                 row.position,

@@ -1,6 +1,6 @@
 //! What a session reports: structured events, turned into text or JSON by `render`.
 
-use crate::engine::NodeId;
+use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
 
 /// A node as outputs refer to it: by its name when it has one, by its value when it
@@ -22,8 +22,8 @@ pub struct NodeRow {
     pub position: usize,
     /// The node itself.
     pub node: NodeRef,
-    /// The op's name from the op table: `+`, `*`, `tanh`, `leaf`, `const`, …
-    pub op: &'static str,
+    /// The op (its row of the op table says how it is written).
+    pub op: Op,
     /// The op's inputs, in operand order.
     pub inputs: Vec<NodeRef>,
     /// The node's forward value.
@@ -427,8 +427,8 @@ pub struct PathRow {
 pub struct PictureNode {
     /// The node.
     pub node: NodeRef,
-    /// The op's name from the op table.
-    pub op: &'static str,
+    /// The op (its row of the op table says how it is written).
+    pub op: Op,
     /// The forward value.
     pub value: f64,
     /// ∂output/∂node.

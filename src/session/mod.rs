@@ -340,7 +340,7 @@ impl Session {
         NodeRow {
             position,
             node: self.node_ref(id, names),
-            op: self.graph.op(id).info().name,
+            op: self.graph.op(id),
             inputs: self
                 .graph
                 .inputs(id)

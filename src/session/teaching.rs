@@ -427,7 +427,7 @@ impl Session {
             .iter()
             .map(|&id| PictureNode {
                 node: self.node_ref(id, &names),
-                op: self.graph.op(id).info().name,
+                op: self.graph.op(id),
                 value: self.graph.value(id),
                 grad: gradients[id],
             })

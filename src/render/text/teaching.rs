@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::{Painter, plural, render_rows};
+use crate::render::notation::Form;
 use crate::render::{dot, notes, plot};
 use crate::session::{
     CHECK_TOLERANCE, Event, GraphLine, KahnRow, Omitted, PictureFormat, Tolerance, Verdict,
@@ -246,15 +247,13 @@ fn graph(
                     let _ = writeln!(out, "{indent}{} {}", p.name(&node), p.dim("(shown above)"));
                     continue;
                 }
-                let what = match row.op {
-                    "leaf" => "leaf".to_string(),
-                    "const" => "constant".to_string(),
-                    _ => p.expression(row),
-                };
-                let head = match row.op {
-                    "const" => what,
-                    "leaf" => format!("{} leaf", p.name(&node)),
-                    _ => format!("{} = {what}", p.name(&node)),
+                let what = p.expression(row);
+                let head = match Form::of(row.op) {
+                    Form::Constant => what,
+                    Form::Leaf => format!("{} leaf", p.name(&node)),
+                    Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => {
+                        format!("{} = {what}", p.name(&node))
+                    }
                 };
                 let _ = writeln!(
                     out,
@@ -318,11 +317,7 @@ fn kahn(
             "*"
         };
         let node = p.node(&row.row.node);
-        let what = match row.row.op {
-            "leaf" => "leaf".to_string(),
-            "const" => "constant".to_string(),
-            _ => p.expression(&row.row),
-        };
+        let what = p.expression(&row.row);
         let _ = writeln!(
             out,
             "  {:>5}  {:>7}  {:>3}{marker} {} = {what}",
