@@ -7,6 +7,7 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod command;
 mod commands;
 pub mod error;
 mod eval;
@@ -22,7 +23,8 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-pub use commands::COMMANDS;
+pub use command::find as find_command;
+pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use error::SessionError;
 pub use event::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow, Omitted,
