@@ -6,6 +6,7 @@ pub mod diagnostic;
 pub mod dot;
 pub mod highlight;
 pub mod json;
+pub mod notation;
 pub mod notes;
 pub mod number;
 pub mod plot;

@@ -110,7 +110,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                     None => self.out.write_all(text.as_bytes()),
                 }
             }
-            Format::Json => writeln!(self.out, "{}", json::event(event, source)),
+            Format::Json => match json::event(event, source) {
+                Some(value) => writeln!(self.out, "{value}"),
+                None => Ok(()),
+            },
         }
     }
 

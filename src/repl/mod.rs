@@ -245,13 +245,15 @@ fn run_shared<O: Write, E: Write>(
     }
 }
 
-/// `:step [all]` typed alone on a line: paged in the REPL.
+/// A REPL-only command (the command table says which: `:step`) typed alone on a
+/// line: paged in the REPL.
 fn is_step(input: &str) -> bool {
     let Some(rest) = input.trim().strip_prefix(':') else {
         return false;
     };
     let name = rest.split(char::is_whitespace).next().unwrap_or("");
-    name == "step" && !input.contains([';', '\n', '#'])
+    crate::session::find_command(name).is_some_and(|c| c.repl_only)
+        && !input.contains([';', '\n', '#'])
 }
 
 /// `:step`: the backward pass one node per Enter; q, Ctrl-C or Ctrl-D stops.

@@ -11,6 +11,9 @@
 //! the old branch, as PyTorch's `create_graph=True` does. Build it again to
 //! follow the new one.
 
+use serde::Serialize;
+
+use super::event::fields;
 use std::collections::HashMap;
 
 use super::{CONSTANTS, Event, Session, SessionError, Target};
@@ -26,13 +29,15 @@ pub const MAX_HESSIAN_NAMES: usize = 64;
 
 /// What the derivative and loop commands report (`:=`, `:repeat`, `:hessian`,
 /// `:diff`), carried by [`Event::Calculus`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CalculusEvent {
     /// `name := value`: the leaf was set in place and `recomputed` nodes built
     /// from it were evaluated again; `changed` lists the named values among
     /// them (in the order the variables were first assigned).
     Updated {
         name: String,
+        #[serde(serialize_with = "fields::number")]
         value: f64,
         recomputed: usize,
         changed: Vec<Change>,
@@ -50,9 +55,11 @@ pub enum CalculusEvent {
         requested: usize,
         rows: Vec<RepeatRow>,
         /// The output's value after each step (nan when there is none).
+        #[serde(serialize_with = "fields::numbers")]
         outputs: Vec<f64>,
         interrupted: bool,
         /// `Some` when an SVG plot was asked for (`:repeat 50 loss.svg …`).
+        #[serde(rename = "file", serialize_with = "fields::target_path")]
         target: Option<Target>,
     },
     /// `:hessian [NAMES]`: `matrix[i][j]` = ∂²of/∂names[i]∂names[j];
@@ -60,9 +67,11 @@ pub enum CalculusEvent {
     Hessian {
         of: String,
         names: Vec<String>,
+        #[serde(serialize_with = "fields::number_rows")]
         matrix: Vec<Vec<f64>>,
         zero_rows: Vec<String>,
         /// The largest |H[i][j] − H[j][i]| (0 for an exactly symmetric matrix).
+        #[serde(serialize_with = "fields::number")]
         asymmetry: f64,
     },
     /// `:diff y x`: ∂y/∂x as an expression (`3*x^2 + cos(x)`) and its value.
@@ -70,27 +79,32 @@ pub enum CalculusEvent {
         of: String,
         wrt: String,
         expression: String,
+        #[serde(serialize_with = "fields::number")]
         value: f64,
     },
 }
 
 /// One named value a `:=` changed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     pub name: String,
+    #[serde(serialize_with = "fields::number")]
     pub before: f64,
+    #[serde(serialize_with = "fields::number")]
     pub after: f64,
 }
 
 /// One row of a `:repeat` table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RepeatRow {
     /// 1-based step number.
     pub step: usize,
     /// The output's value after the step (`None` without an output).
+    #[serde(serialize_with = "fields::option_number")]
     pub output: Option<f64>,
     /// The assigned variables' values after the step, one per
     /// [`CalculusEvent::Repeat`]'s `assigned`.
+    #[serde(serialize_with = "fields::numbers")]
     pub values: Vec<f64>,
 }
 

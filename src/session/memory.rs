@@ -22,7 +22,7 @@ use crate::engine::{Graph, NodeId};
 pub const GC_MIN_NODES: usize = 1 << 20;
 
 /// What one collection did.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Reclaim {
     /// Nodes before and after.
     pub nodes_before: usize,
@@ -37,7 +37,7 @@ pub struct Reclaim {
 }
 
 /// Memory figures of a session (`:stats`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Stats {
     /// Nodes in the graph.
     pub nodes: usize,

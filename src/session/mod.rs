@@ -7,6 +7,7 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod command;
 mod commands;
 mod derivatives;
 pub mod error;
@@ -24,7 +25,8 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-pub use commands::COMMANDS;
+pub use command::find as find_command;
+pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
@@ -352,7 +354,7 @@ impl Session {
         NodeRow {
             position,
             node: self.node_ref(id, names),
-            op: self.graph.op(id).info().name,
+            op: self.graph.op(id),
             inputs: self
                 .graph
                 .inputs(id)

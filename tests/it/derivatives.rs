@@ -4,8 +4,7 @@
 //!
 //! Expected values are derived by hand in the comments (or are mpmath's).
 
-#[path = "../../examples/common/workloads.rs"]
-mod workloads;
+use crate::library::workloads;
 
 use assert_cmd::Command;
 use gradcalc::engine::Tape;

@@ -148,6 +148,36 @@ fn tab_completes_commands_and_variables() {
     line(&mut repl, " * 7", "q = 21");
 }
 
+/// The command table says what each argument is: Tab completes a variable name
+/// after `:paths` and a file name after `:load`.
+#[test]
+fn tab_completes_arguments_as_the_command_table_says() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("lesson_one.calc"), "x = 5\n").unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command
+        .current_dir(work.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env_remove("GRADCALC_HISTORY")
+        .env("NO_COLOR", "1")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "xterm");
+    let mut repl = Session::spawn(command).expect("spawn gradcalc on a pty");
+    repl.set_expect_timeout(Some(Duration::from_secs(20)));
+    repl.expect("> ").unwrap();
+    line(&mut repl, "weight = 3", "weight = 3");
+    line(&mut repl, "y = weight*weight", "y = 9");
+    repl.send(":paths wei\t").unwrap();
+    repl.expect("weight").unwrap();
+    // ∂y/∂weight along each of the two uses of weight: 3 + 3 = 6.
+    line(&mut repl, "", "sum = 6");
+    repl.send(":load less\t").unwrap();
+    repl.expect("lesson_one.calc").unwrap();
+    line(&mut repl, "", "x = 5");
+    leave(repl);
+}
+
 #[test]
 fn history_survives_a_restart() {
     let state = tempfile::tempdir().unwrap();
