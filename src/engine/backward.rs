@@ -150,6 +150,7 @@ fn has_shortcut(op: Op) -> bool {
 /// `before − upstream`, `before + upstream × b`, `before + upstream × a`: the
 /// same numbers. Only the untraced walk takes this path; a trace shows each
 /// local, so it calls the table.
+#[inline(always)] // in the loop, as the reference tape's arms are
 fn add_sub_mul(op: Op, operands: &[NodeId], upstream: f64, values: &[f64], grads: &mut [f64]) {
     let &[a, b] = operands else {
         unreachable!("+, − and · are binary");
