@@ -361,11 +361,18 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let name = target.name.as_str();
+        if op == AssignOp::Update {
+            return Err(SessionError::BadArguments {
+                message: "`:=` is not supported yet".to_string(),
+                span: target.span.to(tree.span()),
+                help: Some("assign with `=`".to_string()),
+            });
+        }
         self.check_assignable(target)?;
         let mark = self.graph.len();
         let mut value = self.evaluate(tree, events)?;
         let compound = match op {
-            AssignOp::Set => None,
+            AssignOp::Set | AssignOp::Update => None,
             AssignOp::Add => Some(Op::Add),
             AssignOp::Sub => Some(Op::Sub),
             AssignOp::Mul => Some(Op::Mul),

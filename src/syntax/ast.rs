@@ -123,6 +123,9 @@ pub enum AssignOp {
     Mul,
     /// `x /= v`
     Div,
+    /// `x := v`: an in-place update of the leaf `x` (its value changes, the
+    /// nodes built on it stay); the session gives it its meaning.
+    Update,
 }
 
 /// A name with the span where it was written.

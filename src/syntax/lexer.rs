@@ -18,6 +18,8 @@ pub(crate) enum Operator {
     MinusEq,
     StarEq,
     SlashEq,
+    /// `:=`, the in-place update of a leaf.
+    ColonEq,
 }
 
 /// What a token is.
@@ -238,6 +240,7 @@ impl Iterator for Lexer<'_> {
             b'(' => (TokenKind::LParen, start + 1),
             b')' => (TokenKind::RParen, start + 1),
             b',' => (TokenKind::Comma, start + 1),
+            b':' if self.byte(start + 1) == b'=' => (TokenKind::Op(Operator::ColonEq), start + 2),
             b':' => (TokenKind::Colon, start + 1),
             b'\'' => (TokenKind::Prime, start + 1),
             b'^' => (TokenKind::Op(Operator::Caret), start + 1),

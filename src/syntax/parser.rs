@@ -301,7 +301,7 @@ fn adjacent_names(text: &str, offset: usize, left: Token, right: Token, top: boo
     }
 }
 
-/// `=`, `+=`, `-=`, `*=`, `/=`.
+/// `=`, `+=`, `-=`, `*=`, `/=`, `:=`.
 fn is_assign_op(kind: TokenKind) -> bool {
     matches!(
         kind,
@@ -311,6 +311,7 @@ fn is_assign_op(kind: TokenKind) -> bool {
                 | Operator::MinusEq
                 | Operator::StarEq
                 | Operator::SlashEq
+                | Operator::ColonEq
         )
     )
 }
@@ -537,6 +538,7 @@ fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
                 "-=" => AssignOp::Sub,
                 "*=" => AssignOp::Mul,
                 "/=" => AssignOp::Div,
+                ":=" => AssignOp::Update,
                 _ => AssignOp::Set,
             };
             Statement::Assign {
@@ -554,7 +556,7 @@ fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
 // Grammar errors
 
 /// A grammar error that reads better as one of the language's own spellings:
-/// `x := 2` ([`SyntaxError::ColonEquals`]), `x=2 y=3` (a missing `;`: the name
+/// `x=2 y=3` (a missing `;`: the name
 /// before the `=` follows, after a space, text that is a whole statement), and
 /// `f''(2)` ([`SyntaxError::HigherDerivative`]). `found` is the token where the
 /// grammar stopped, `prev` and `before_prev` the two before it, `brackets` the
@@ -570,14 +572,6 @@ fn misreading(
     let mut after = Lexer::starting_at(text, found.end).filter(|t| t.kind != TokenKind::Newline);
     let next = after.next();
     match found.kind {
-        TokenKind::Colon => {
-            let eq =
-                next.filter(|t| t.kind == TokenKind::Op(Operator::Eq) && t.start == found.end)?;
-            Some(SyntaxError::ColonEquals {
-                span: Span::new(offset + found.start, offset + eq.end),
-                fix: quoted_fix(text, found.start, eq.end, "="),
-            })
-        }
         TokenKind::Prime if next.is_some_and(|t| t.kind == TokenKind::Prime) => {
             let name = prev.filter(|p| p.kind == TokenKind::Name && p.end == found.start)?;
             let mut end = next.map_or(found.end, |t| t.end);
@@ -761,7 +755,7 @@ fn convert_error(
                 _ => Some("use `*` to multiply".to_string()),
             },
             TokenKind::Op(Operator::Eq | Operator::PlusEq | Operator::MinusEq)
-            | TokenKind::Op(Operator::StarEq | Operator::SlashEq)
+            | TokenKind::Op(Operator::StarEq | Operator::SlashEq | Operator::ColonEq)
                 if brackets.is_empty() =>
             {
                 Some(

@@ -137,6 +137,7 @@ impl fmt::Display for Statement {
                     AssignOp::Sub => "-=",
                     AssignOp::Mul => "*=",
                     AssignOp::Div => "/=",
+                    AssignOp::Update => ":=",
                 };
                 write!(f, "{} {op} {value}", target.name)
             }
