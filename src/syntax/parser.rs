@@ -172,8 +172,10 @@ struct Scan {
 /// nesting seen.
 fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
     let at = |t: &Token| Span::new(offset + t.start, offset + t.end);
-    let mut levels = vec![Level::default()];
-    let mut opens: Vec<usize> = Vec::new();
+    // The top level apart, the open brackets (each with its level) in a vector
+    // that allocates only when a bracket opens.
+    let mut top = Level::default();
+    let mut levels: Vec<(Level, usize)> = Vec::new();
     let mut nesting = 0usize;
     let mut max_nesting = 0usize;
     let mut problem: Option<SyntaxError> = None;
@@ -185,7 +187,10 @@ fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         }
         let after_number = prev.is_some_and(|p| p.kind == TokenKind::Number);
         let prev_ends_operand = prev.is_some_and(|p| p.kind.ends_operand());
-        let level = levels.last_mut().unwrap_or_else(|| unreachable!());
+        let level = match levels.last_mut() {
+            Some((level, _)) => level,
+            None => &mut top,
+        };
         let mut reset = false;
         match kind {
             TokenKind::Number if problem.is_none() => {
@@ -199,7 +204,7 @@ fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                 if let Some(p) = prev.filter(|p| p.kind == TokenKind::Name)
                     && problem.is_none()
                 {
-                    problem = Some(adjacent_names(text, offset, p, token, levels.len() == 1));
+                    problem = Some(adjacent_names(text, offset, p, token, levels.is_empty()));
                 }
             }
             TokenKind::LParen => {
@@ -207,16 +212,12 @@ fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                     level.chain += 1;
                     nesting += 1;
                 }
-                levels.push(Level::default());
-                opens.push(token.start);
+                levels.push((Level::default(), token.start));
                 nesting += 1;
             }
             TokenKind::RParen => {
-                if levels.len() > 1 {
-                    if let Some(closed) = levels.pop() {
-                        nesting -= 1 + closed.signs + closed.chain;
-                    }
-                    opens.pop();
+                if let Some((closed, _)) = levels.pop() {
+                    nesting -= 1 + closed.signs + closed.chain;
                 } else if problem.is_none() {
                     problem = Some(SyntaxError::UnmatchedParen { span: at(&token) });
                 }
@@ -232,7 +233,11 @@ fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
             TokenKind::Op(_) | TokenKind::Comma => reset = true,
             _ => {}
         }
-        if reset && let Some(level) = levels.last_mut() {
+        if reset {
+            let level = match levels.last_mut() {
+                Some((level, _)) => level,
+                None => &mut top,
+            };
             nesting -= level.signs + level.chain;
             *level = Level::default();
         }
@@ -245,7 +250,7 @@ fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         }
         prev = Some(token);
     }
-    if let Some(&open) = opens.last() {
+    if let Some(&(_, open)) = levels.last() {
         let start = offset + open;
         if problem.as_ref().is_none_or(|p| start < p.span().start) {
             problem = Some(SyntaxError::UnclosedParen {
@@ -388,7 +393,7 @@ struct Builder {
 impl Builder {
     fn new(offset: usize) -> Self {
         Builder {
-            nodes: RefCell::new(Vec::new()),
+            nodes: RefCell::new(Vec::with_capacity(8)),
             offset,
         }
     }
