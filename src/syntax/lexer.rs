@@ -201,7 +201,7 @@ impl<'s> Lexer<'s> {
                 }
             } else {
                 match self.text[i..].chars().next() {
-                    Some(c) if c.is_alphabetic() => i += c.len_utf8(),
+                    Some(c) if is_name_char(c) => i += c.len_utf8(),
                     _ => break,
                 }
             }
@@ -210,9 +210,16 @@ impl<'s> Lexer<'s> {
     }
 }
 
-/// True if `c` can start a name.
+/// True if `c` can start a name: a letter (Unicode Alphabetic) or `_`. The one
+/// definition of a name's characters (with [`is_name_char`]); the grammar's
+/// `name` rule spells the same sets.
 pub(crate) fn is_name_start(c: char) -> bool {
     c == '_' || c.is_alphabetic()
+}
+
+/// True if `c` can continue a name: a letter, an ASCII digit or `_`.
+pub(crate) fn is_name_char(c: char) -> bool {
+    is_name_start(c) || c.is_ascii_digit()
 }
 
 impl Iterator for Lexer<'_> {
