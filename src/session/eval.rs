@@ -400,12 +400,11 @@ impl Session {
         let mark = self.graph.len();
         let mut value = self.evaluate(tree, events)?;
         let compound = match op {
-            AssignOp::Set => None,
+            AssignOp::Set | AssignOp::Update => None,
             AssignOp::Add => Some(Op::Add),
             AssignOp::Sub => Some(Op::Sub),
             AssignOp::Mul => Some(Op::Mul),
             AssignOp::Div => Some(Op::Div),
-            AssignOp::Update => None,
         };
         if let Some(op) = compound {
             // `c += v` is `c = c + v`, with `c` whatever it names now (a constant too).

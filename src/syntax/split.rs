@@ -53,7 +53,11 @@ fn starts_new_statement(source: &str, line_start: usize) -> bool {
             compound
                 && matches!(
                     op,
-                    Operator::PlusEq | Operator::MinusEq | Operator::StarEq | Operator::SlashEq
+                    Operator::PlusEq
+                        | Operator::MinusEq
+                        | Operator::StarEq
+                        | Operator::SlashEq
+                        | Operator::ColonEq
                 )
         }
         _ => false,

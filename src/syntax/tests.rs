@@ -301,6 +301,8 @@ fn assignments() {
         ("c -= 1", AssignOp::Sub),
         ("c *= 1", AssignOp::Mul),
         ("c /= 1", AssignOp::Div),
+        ("c := 1", AssignOp::Update),
+        ("c:=1", AssignOp::Update),
     ];
     for (source, want) in ops {
         let Ok(Located {
@@ -583,6 +585,31 @@ fn two_names_side_by_side() {
     ));
 }
 
+/// `:=` is an assignment operator: it ends an unfinished line, starts a new
+/// statement after an open `(`, and only a name may stand left of it.
+#[test]
+fn colon_equals_is_an_assignment() {
+    assert_eq!(
+        statement_spans("w := (1 +\nv := 2"),
+        vec![Span::new(0, 9), Span::new(10, 16)]
+    );
+    assert!(matches!(
+        parse("w := 2").map(|l| l.statement),
+        Ok(Statement::Assign {
+            op: AssignOp::Update,
+            ..
+        })
+    ));
+    let err = error("2 := 3");
+    assert_eq!(err.span(), Span::new(2, 4), "{err:?}");
+    assert!(matches!(error(":= 3"), SyntaxError::Unexpected { .. }));
+    // A command is not an assignment: `:=` there is only text.
+    assert!(matches!(
+        parse(":save a:=b").map(|l| l.statement),
+        Ok(Statement::Command { .. })
+    ));
+}
+
 /// Errors whose hint names what was most likely meant: (source, span, help).
 #[test]
 fn misreadings_get_the_fix_that_was_meant() {
@@ -736,6 +763,7 @@ fn needs_more_input_while_unfinished() {
     assert!(needs_more_input("a = (1 +\n 2"));
     assert!(needs_more_input("a = 1 +"));
     assert!(needs_more_input("a ="));
+    assert!(needs_more_input("w :="));
     assert!(needs_more_input("f(1,"));
     assert!(needs_more_input("x ** # comment"));
     assert!(needs_more_input("x = 1; y = (2 # (\n"));
