@@ -6,10 +6,12 @@ pub mod diagnostic;
 pub mod dot;
 pub mod highlight;
 pub mod json;
+pub mod layout;
 pub mod notes;
 pub mod number;
 pub mod plot;
 pub mod printer;
+pub mod svg;
 pub mod text;
 
 pub use number::{Precision, format_number};

@@ -167,7 +167,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 target: Some(target),
             } => Some(match format {
                 PictureFormat::Dot => (target, "the graph as DOT", Ok(dot::dot(picture))),
-                PictureFormat::Svg => (target, "the graph as SVG", dot::svg(picture)),
+                PictureFormat::Svg => (target, "the graph as SVG", Ok(dot::svg(picture))),
             }),
             Event::TraceTable {
                 of,

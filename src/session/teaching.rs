@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use super::commands::{bad_arguments, summarise};
 use super::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, PathEdge, PathRow, Picture,
-    PictureEdge, PictureFormat, PictureNode, PlotSample, Session, SessionError, TableFormat,
-    Target, Verdict,
+    PictureEdge, PictureFormat, PictureNode, PictureStep, PlotSample, Session, SessionError,
+    TableFormat, Target, Verdict,
 };
 use crate::engine::{NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -363,7 +363,10 @@ impl Session {
     }
 
     /// `:dot [FILE]` and `:svg FILE`: the output's graph with values, gradients
-    /// and local derivatives, for the printer to render and write.
+    /// and local derivatives, for the printer to render and write. With
+    /// `--before` (values only), `--step K` (after the backward pass's step `K`,
+    /// numbered as `:trace` numbers them) or `--steps` (FILE is a directory: one
+    /// picture per step, `step-000` before the pass and `step-K` after step `K`).
     pub(super) fn picture(
         &mut self,
         name: &Ident,
@@ -371,20 +374,7 @@ impl Session {
         format: PictureFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let target = match (args, format) {
-            ([], PictureFormat::Dot) => None,
-            ([file], _) => Some(Target::from_word(file)),
-            _ => {
-                let (message, help) = match format {
-                    PictureFormat::Dot => (
-                        "`:dot` takes at most one file name",
-                        "e.g. `:dot graph.dot`, or `:dot` to print the DOT text",
-                    ),
-                    PictureFormat::Svg => ("`:svg` takes one file name", "e.g. `:svg graph.svg`"),
-                };
-                return Err(bad_arguments(name, args, message, help));
-            }
-        };
+        let (file, moment) = picture_arguments(name, args, format)?;
         let output = self.require_output(name.span)?;
         let order = self.order_for(output.node);
         if order.len() > PICTURE_NODES {
@@ -401,15 +391,50 @@ impl Session {
         }
         let (gradients, _) = self.backprop(&output, name.span)?;
         let names = self.names_by_node();
-        let nodes = order
+        // Step numbers as `:trace` numbers them: places in the order, from 1;
+        // constants have a place but no step of their own.
+        let steps: Vec<usize> = order
             .iter()
-            .map(|&id| PictureNode {
-                node: self.node_ref(id, &names),
-                op: self.graph.op(id).info().name,
-                value: self.graph.value(id),
-                grad: gradients[id],
-            })
+            .enumerate()
+            .filter(|&(_, &id)| self.graph.op(id) != Op::Const)
+            .map(|(i, _)| i + 1)
             .collect();
+        let last = steps.last().copied().unwrap_or(0);
+        let series = moment == Moment::Steps;
+        let moments: Vec<Option<usize>> = match moment {
+            Moment::Done => vec![None],
+            Moment::Step(k) => {
+                if k != 0 && steps.binary_search(&k).is_err() {
+                    let (message, help) = if k > last {
+                        (
+                            format!(
+                                "the backward pass from {} has steps 1 to {last}",
+                                output.label
+                            ),
+                            format!("e.g. `:{} --step {last}`", name.name),
+                        )
+                    } else {
+                        (
+                            format!(
+                                "step {k} of the backward pass from {} is a constant, which has no step of its own",
+                                output.label
+                            ),
+                            "the steps are the numbers `:trace` shows".to_string(),
+                        )
+                    };
+                    return Err(SessionError::BadArguments {
+                        message,
+                        span: name.span,
+                        help: Some(help),
+                    });
+                }
+                vec![Some(k)]
+            }
+            Moment::Steps => std::iter::once(0)
+                .chain(steps.iter().copied())
+                .map(Some)
+                .collect(),
+        };
         let mut edges = Vec::new();
         for &id in order.iter() {
             for (position, &input) in self.graph.inputs(id).iter().enumerate() {
@@ -421,15 +446,45 @@ impl Session {
                 });
             }
         }
-        events.push(Event::Picture {
-            picture: Picture {
-                of: output.label,
-                nodes,
-                edges,
-            },
-            format,
-            target,
-        });
+        for moment in moments {
+            let done = moment.unwrap_or(order.len());
+            let nodes = order
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| PictureNode {
+                    node: self.node_ref(id, &names),
+                    op: self.graph.op(id).info().name,
+                    value: self.graph.value(id),
+                    grad: gradients[id],
+                    pending: i >= done,
+                    current: moment.is_some() && i + 1 == done,
+                })
+                .collect();
+            let target = file.as_ref().map(|file| match (series, moment) {
+                (true, Some(number)) => Target {
+                    path: format!(
+                        "{}/step-{number:03}.{}",
+                        file.path.trim_end_matches('/'),
+                        match format {
+                            PictureFormat::Dot => "dot",
+                            PictureFormat::Svg => "svg",
+                        }
+                    ),
+                    ..file.clone()
+                },
+                _ => file.clone(),
+            });
+            events.push(Event::Picture {
+                picture: Picture {
+                    of: output.label.clone(),
+                    nodes,
+                    edges: edges.clone(),
+                    step: moment.map(|number| PictureStep { number, last }),
+                },
+                format,
+                target,
+            });
+        }
         Ok(())
     }
 
@@ -621,4 +676,102 @@ pub(super) fn topo_flags(name: &Ident, args: &[Ident]) -> Result<(bool, bool), S
         }
     }
     Ok((all, kahn))
+}
+/// Which moment of the backward pass `:dot` / `:svg` draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moment {
+    /// The finished pass (no flag).
+    Done,
+    /// After step K (`--step K`; `--before` is step 0).
+    Step(usize),
+    /// Every step, one file each (`--steps`).
+    Steps,
+}
+
+/// The file (or, with `--steps`, directory) and the moment `:dot` / `:svg` ask
+/// for. `:dot` without a file prints; `:svg` and `--steps` need one.
+///
+/// Errors: an unknown flag, a missing or bad step number, two moments, two
+/// files, or no file where one is needed.
+fn picture_arguments(
+    name: &Ident,
+    args: &[Ident],
+    format: PictureFormat,
+) -> Result<(Option<Target>, Moment), SessionError> {
+    let usage = match format {
+        PictureFormat::Dot => {
+            "e.g. `:dot graph.dot`, `:dot --step 3`, `:dot slides --steps`, or `:dot` to print the DOT text"
+        }
+        PictureFormat::Svg => {
+            "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`"
+        }
+    };
+    let mut file = None;
+    let mut moment = None;
+    let mut words = args.iter();
+    while let Some(arg) = words.next() {
+        let next = match arg.name.as_str() {
+            "--before" => Moment::Step(0),
+            "--steps" => Moment::Steps,
+            "--step" => {
+                let number = words.next().and_then(|w| w.name.parse::<usize>().ok());
+                match number {
+                    Some(k) => Moment::Step(k),
+                    None => {
+                        return Err(bad_arguments(
+                            name,
+                            args,
+                            "`--step` takes a step number, as `:trace` numbers the steps",
+                            usage,
+                        ));
+                    }
+                }
+            }
+            flag if flag.starts_with("--") => {
+                return Err(bad_arguments(
+                    name,
+                    args,
+                    &format!(
+                        "`:{}` knows `--before`, `--step K` and `--steps`, not `{flag}`",
+                        name.name
+                    ),
+                    usage,
+                ));
+            }
+            _ => {
+                if file.is_some() {
+                    return Err(bad_arguments(
+                        name,
+                        args,
+                        &format!("`:{}` takes one file name", name.name),
+                        usage,
+                    ));
+                }
+                file = Some(Target::from_word(arg));
+                continue;
+            }
+        };
+        if moment.is_some() {
+            return Err(bad_arguments(
+                name,
+                args,
+                "give one of `--before`, `--step K` and `--steps`",
+                usage,
+            ));
+        }
+        moment = Some(next);
+    }
+    let moment = moment.unwrap_or(Moment::Done);
+    if file.is_none() && (format == PictureFormat::Svg || moment == Moment::Steps) {
+        let message = if moment == Moment::Steps {
+            format!(
+                "`:{} --steps` takes a directory to write the pictures in",
+                name.name
+            )
+        } else {
+            "`:svg` takes one file name".to_string()
+        };
+        return Err(bad_arguments(name, args, &message, usage));
+    }
+    Ok((file, moment))
 }
