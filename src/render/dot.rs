@@ -122,13 +122,27 @@ pub enum DrawNode {
         current: bool,
         /// The picture shows a moment of the backward pass.
         stepping: bool,
+        /// No op computes it (a variable).
+        leaf: bool,
     },
     /// An op, with the constants it reads folded in (`× 2`).
     Op {
         /// The label.
         label: String,
     },
+    /// A reference to a leaf read by many ops ([`GHOST_FANOUT`]), drawn beside
+    /// each of them but the first instead of an edge from afar: its name only.
+    Ghost {
+        /// The leaf's name.
+        name: String,
+    },
 }
+
+/// A leaf read by more ops than this is drawn once in full (before the op that
+/// reads it first) and as a small reference beside every other op that reads it,
+/// so that long edges do not cross the whole picture (a weight shared by every
+/// layer of a residual chain).
+pub const GHOST_FANOUT: usize = 3;
 
 /// An edge of a [`Drawing`]: `from` feeds `to`, labelled with the local derivative(s).
 #[derive(Debug, Clone, PartialEq)]
@@ -168,6 +182,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
             pending: node.pending,
             current: node.current,
             stepping,
+            leaf: node.op == "leaf",
         });
         if let Some(&op) = op_at.get(&node.node.id) {
             edges.push(DrawEdge {
@@ -199,12 +214,36 @@ pub fn drawing(picture: &Picture) -> Drawing {
             }
         }
     }
+    // Leaves read by many ops: the first op keeps the edge, the others get a ghost.
+    let mut readers: HashMap<usize, (usize, usize)> = HashMap::new();
+    for edge in edges.iter().filter(|e| is_leaf(&nodes, e.from)) {
+        let entry = readers.entry(edge.from).or_insert((0, usize::MAX));
+        entry.0 += 1;
+        entry.1 = entry.1.min(edge.to);
+    }
+    for edge in &mut edges {
+        match (readers.get(&edge.from), &nodes[edge.from]) {
+            (Some(&(count, first)), DrawNode::Value { name, .. })
+                if count > GHOST_FANOUT && edge.to != first =>
+            {
+                let name = name.clone();
+                edge.from = nodes.len();
+                nodes.push(DrawNode::Ghost { name });
+            }
+            _ => {}
+        }
+    }
     Drawing {
         of: picture.of.clone(),
         title: title(picture),
         nodes,
         edges,
     }
+}
+
+/// True when drawing node `at` is a leaf's box (a value no op computes).
+fn is_leaf(nodes: &[DrawNode], at: usize) -> bool {
+    matches!(nodes[at], DrawNode::Value { leaf: true, .. })
 }
 
 /// The title of a step picture: which step, which node.

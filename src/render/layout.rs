@@ -3,8 +3,9 @@
 //! method Graphviz's `dot` uses, in four passes that are all loops (no recursion):
 //!
 //! 1. **Ranks**: longest path from the sources (every edge goes to a higher
-//!    rank); a source is then moved next to its first consumer, so that a leaf
-//!    sits just before the op that reads it.
+//!    rank); then, from the sinks back, a node with at least as many edges out
+//!    as in moves down to just before its nearest consumer, so that a leaf sits
+//!    just before the op that reads it and a side branch next to where it joins.
 //! 2. **Dummy nodes**: an edge spanning several ranks becomes a chain of zero-size
 //!    nodes, one per rank it crosses, so every edge joins neighbouring ranks.
 //! 3. **Order within ranks**: sweeps of the barycenter heuristic (each node
@@ -96,8 +97,8 @@ pub fn layout(sizes: &[Size], edges: &[Edge], spacing: Spacing) -> Layout {
     graph.finish(sizes, edges, &ranks, &across, crossings)
 }
 
-/// Ranks by longest path from the sources, then each source moved up to the rank
-/// just before its nearest consumer. Kahn's algorithm; nodes on a cycle get rank 0.
+/// Ranks by longest path from the sources (Kahn's algorithm; nodes on a cycle
+/// get rank 0), then nodes moved towards their consumers where that shortens edges.
 fn rank(n: usize, edges: &[Edge]) -> Vec<usize> {
     let mut indegree = vec![0usize; n];
     let mut outgoing: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -105,7 +106,7 @@ fn rank(n: usize, edges: &[Edge]) -> Vec<usize> {
         indegree[edge.to] += 1;
         outgoing[edge.from].push(edge.to);
     }
-    let sources: Vec<bool> = indegree.iter().map(|&d| d == 0).collect();
+    let incoming = indegree.clone();
     let mut ranks = vec![0usize; n];
     let mut ready: Vec<usize> = (0..n).filter(|&v| indegree[v] == 0).collect();
     ready.reverse();
@@ -120,11 +121,15 @@ fn rank(n: usize, edges: &[Edge]) -> Vec<usize> {
             }
         }
     }
-    for &v in &topological {
-        if sources[v] {
-            if let Some(nearest) = outgoing[v].iter().map(|&w| ranks[w]).min() {
-                ranks[v] = ranks[v].max(nearest.saturating_sub(1));
-            }
+    // Then, from the sinks back, each node moves down to just before its
+    // nearest consumer when that shortens its edges in total (it has at least
+    // as many edges out as in): the cheap half of network simplex's balancing.
+    for &v in topological.iter().rev() {
+        let Some(nearest) = outgoing[v].iter().map(|&w| ranks[w]).min() else {
+            continue;
+        };
+        if outgoing[v].len() >= incoming[v] && nearest > ranks[v] + 1 {
+            ranks[v] = nearest - 1;
         }
     }
     ranks

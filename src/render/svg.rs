@@ -188,6 +188,18 @@ pub fn svg(drawing: &Drawing) -> String {
                     escape(label)
                 );
             }
+            DrawNode::Ghost { name } => {
+                let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
+                let _ = writeln!(
+                    out,
+                    "<g class=\"ghost\"><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"white\" stroke=\"{FAINT}\" stroke-width=\"1.5\" stroke-dasharray=\"5,4\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-style=\"italic\" fill=\"{INK}\">{}</text></g>",
+                    bw.round(),
+                    bh.round(),
+                    r(cx),
+                    r(cy + 6.0),
+                    escape(name)
+                );
+            }
             DrawNode::Value {
                 name,
                 value,
@@ -195,6 +207,7 @@ pub fn svg(drawing: &Drawing) -> String {
                 pending,
                 current,
                 stepping,
+                ..
             } => {
                 let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
                 let (class, fill, stroke, stroke_width) = if *current {
@@ -307,6 +320,7 @@ fn arrange(
 fn box_size(node: &DrawNode) -> (f64, f64) {
     match node {
         DrawNode::Op { label } => ((text_width(label, false) + 26.0).max(46.0), OP_HEIGHT),
+        DrawNode::Ghost { name } => ((text_width(name, true) + 2.0 * PAD).ceil(), ROW + 8.0),
         DrawNode::Value {
             name, value, grad, ..
         } => {
