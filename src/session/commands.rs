@@ -42,13 +42,13 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "dot",
-        "[FILE]",
+        "[FILE] [--before | --step K | DIR --steps]",
         "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives",
     ),
     (
         "svg",
-        "FILE",
-        "the same picture as SVG, laid out without Graphviz",
+        "FILE [--before | --step K] | DIR --steps",
+        "the same picture as SVG for slides, laid out without Graphviz; --step K: after backward step K of :trace",
     ),
     (
         "check",
