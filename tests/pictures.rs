@@ -403,11 +403,20 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
         assert_eq!(seen.values.iter().filter(|v| v.2.is_some()).count(), done);
         assert_eq!(seen.values.iter().filter(|v| v.3).count(), done.min(1));
     }
-    // Again without -f: every file is refused and left as it was.
+    // Again without -f: the first file is refused, the others are not tried,
+    // and all are left as they were.
     let old = std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap();
     let (_, stderr, status) = run(dir.path(), "x = 5; y = 2*x + 1\n:svg slides --steps");
     assert_eq!(status, Some(1));
-    assert!(stderr.contains("already exists"), "{stderr}");
+    assert!(
+        stderr.contains("step-000.svg: it already exists"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("3 more pictures of the steps not written"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("error:").count(), 2, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap(),
         old
@@ -461,4 +470,16 @@ fn bad_picture_flags_are_explained() {
     let (_, stderr, _) = run(dir.path(), "x = 3; y = 2*x + 1\n:svg a.svg --step 2");
     assert!(stderr.contains("is a constant"), "{stderr}");
     assert!(!dir.path().join("a.svg").exists());
+    // --steps into a missing directory: one error for the first file, one for the rest.
+    let (_, stderr, status) = run(dir.path(), &format!("{NEURON}\n:svg nowhere --steps"));
+    assert_eq!(status, Some(1));
+    assert!(
+        stderr.contains("directory `nowhere` does not exist"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("10 more pictures of the steps not written"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("nowhere").exists());
 }

@@ -176,15 +176,17 @@ pub fn svg(drawing: &Drawing) -> String {
         let (cx, cy) = place(center);
         match item {
             DrawNode::Op { label } => {
+                // A lone operator sign is small at text size: drawn larger.
+                let size = if label.chars().count() == 1 { 24 } else { 18 };
                 let _ = writeln!(
                     out,
-                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{OP_FILL}\" stroke=\"{INK}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{INK}\">{}</text></g>",
+                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{OP_FILL}\" stroke=\"{INK}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" fill=\"{INK}\">{}</text></g>",
                     r(cx),
                     r(cy),
                     r(bw / 2.0),
                     r(bh / 2.0),
                     r(cx),
-                    r(cy + 6.0),
+                    r(cy + size as f64 / 3.0),
                     escape(label)
                 );
             }
