@@ -461,6 +461,7 @@ fn bad_picture_flags_are_explained() {
         (":dot --steps", "takes a directory"),
         (":svg a.svg --sideways", "not `--sideways`"),
         (":svg --before", "`:svg` takes one file name"),
+        (":svg - --steps", "give a directory, not `-`"),
     ] {
         let (_, stderr, status) = run(dir.path(), &format!("{NEURON}\n{command}"));
         assert_eq!(status, Some(1), "{command}");

@@ -762,6 +762,14 @@ fn picture_arguments(
         moment = Some(next);
     }
     let moment = moment.unwrap_or(Moment::Done);
+    if moment == Moment::Steps && file.as_ref().is_some_and(|f| f.path == "-") {
+        return Err(bad_arguments(
+            name,
+            args,
+            "`--steps` writes one file per step: give a directory, not `-`",
+            usage,
+        ));
+    }
     if file.is_none() && (format == PictureFormat::Svg || moment == Moment::Steps) {
         let message = if moment == Moment::Steps {
             format!(
