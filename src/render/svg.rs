@@ -14,7 +14,7 @@ use super::dot::{DrawNode, Drawing};
 use super::layout::{self, Edge, Size, Spacing};
 
 /// The width, in pixels, a slide shows a picture at; pictures no wider than this
-/// keep their text at [`FONT`] pixels.
+/// keep their text at 18 pixels.
 pub const SLIDE_WIDTH: f64 = 1920.0;
 /// Text size, in pixels.
 const FONT: f64 = 18.0;
@@ -334,7 +334,7 @@ fn box_size(node: &DrawNode) -> (f64, f64) {
     }
 }
 
-/// The width of `text` at [`FONT`] pixels, from Helvetica's advance widths
+/// The width of `text` at the picture's text size (18 pixels), from Helvetica's advance widths
 /// (in thousandths of an em, from the Adobe font metrics) with 8% to spare for
 /// the wider fonts a viewer may substitute.
 pub fn text_width(text: &str, bold: bool) -> f64 {
