@@ -1,50 +1,79 @@
 //! Pictures of the graph: Graphviz DOT in micrograd's style (`draw_dot`: left to
 //! right, a record `{name | value | grad}` per node and a small node per
-//! operation), and SVG laid out in pure Rust by `layout-rs`, so that no Graphviz
-//! install is needed.
+//! operation), and the [`Drawing`] that [`super::svg`] lays out without Graphviz.
+//! Constants are not drawn as nodes: the op that reads one shows it in its
+//! label (`× 2`), as micrograd's pictures show no node for them either.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::{Precision, format_number, notation};
-use crate::session::Picture;
+use super::notation::{self, Form};
+use super::{Precision, format_number};
+use crate::engine::{NodeId, Op};
+use crate::session::{Picture, PictureNode};
 
 /// Digits of the numbers in a picture (micrograd shows 4 decimals).
 const DIGITS: Precision = Precision::Digits(4);
 
 /// The picture as Graphviz DOT. Each node is a record `{name | value V | grad G}`
-/// (unnamed nodes by id, `#7`; constants by their value); each operation gets an
-/// op node (`n7op`, labelled `*`, `tanh`, …) between its inputs and its result;
-/// each edge from an input to an op node is labelled with the local derivative
-/// `∂node/∂input` at the current values. Nodes are listed output first.
+/// (unnamed nodes by id, `#7`), with the gradient blank while it is pending and
+/// the current node of a step filled in orange; each operation gets an op node
+/// (`n7op`, labelled `*`, `tanh`, `× 2` with a constant operand folded in)
+/// between its inputs and its result; each edge from an input to an op node is
+/// labelled with the local derivative `∂node/∂input` at the current values.
+/// Nodes are listed output first. A step picture has a title.
 pub fn dot(picture: &Picture) -> String {
+    let constants = constants_of(picture);
     let mut out = String::new();
     let _ = writeln!(out, "digraph gradcalc {{");
     let _ = writeln!(out, "  // computation graph of {}", comment(&picture.of));
     let _ = writeln!(out, "  rankdir=LR;");
+    if let Some(title) = title(picture) {
+        let _ = writeln!(
+            out,
+            "  label=\"{}\"; labelloc=t; fontname=\"Helvetica\";",
+            quoted(&title)
+        );
+    }
     let _ = writeln!(
         out,
         "  node [shape=record, fontname=\"Helvetica\", fontsize=12];"
     );
     let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=10];");
     for node in &picture.nodes {
+        if node.op == Op::Const {
+            continue;
+        }
         let id = node.node.id.0;
+        let grad = if node.pending {
+            String::new()
+        } else {
+            format!(" {}", record_text(&format_number(node.grad, DIGITS)))
+        };
+        let style = if node.current {
+            ", style=filled, fillcolor=\"#fff0e0\", color=\"#e8590c\", penwidth=3"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  n{id} [label=\"{{ {} | value {} | grad {} }}\"];",
-            record_text(&notation::node(&node.node, DIGITS)),
+            "  n{id} [label=\"{{ {} | value {} | grad{grad} }}\"{style}];",
+            record_text(&label(node)),
             record_text(&format_number(node.value, DIGITS)),
-            record_text(&format_number(node.grad, DIGITS)),
         );
         if let Some(symbol) = notation::symbol(node.op) {
             let _ = writeln!(
                 out,
                 "  n{id}op [label=\"{}\", shape=circle, width=0.4, fixedsize=false];",
-                quoted(symbol)
+                quoted(&op_label(picture, node, symbol, &constants))
             );
             let _ = writeln!(out, "  n{id}op -> n{id};");
         }
     }
     for edge in &picture.edges {
+        if constants.contains_key(&edge.input) {
+            continue;
+        }
         let _ = writeln!(
             out,
             "  n{} -> n{}op [label=\"{}\"];",
@@ -57,26 +86,232 @@ pub fn dot(picture: &Picture) -> String {
     out
 }
 
-/// The picture as SVG, laid out by `layout-rs` from the same DOT text.
-///
-/// Errors: a message when `layout-rs` cannot parse the DOT (a bug: the DOT is ours).
-pub fn svg(picture: &Picture) -> Result<String, String> {
-    use layout::backends::svg::SVGWriter;
-    use layout::gv::{DotParser, GraphBuilder};
+/// The picture as SVG for slides (see [`super::svg`]).
+pub fn svg(picture: &Picture) -> String {
+    super::svg::svg(&drawing(picture))
+}
 
-    // layout-rs reads records and edge labels but not every attribute Graphviz
-    // knows; it skips the ones it does not.
-    let text = dot(picture);
-    let mut parser = DotParser::new(&text);
-    let graph = parser
-        .process()
-        .map_err(|error| format!("cannot lay out the graph: {error}"))?;
-    let mut builder = GraphBuilder::new();
-    builder.visit_graph(&graph);
-    let mut visual = builder.get();
-    let mut writer = SVGWriter::new();
-    visual.do_it(false, false, false, &mut writer);
-    Ok(writer.finalize())
+/// A picture reduced to what is drawn: value boxes and op nodes (indices into
+/// `nodes`), edges between them, and a title for a step picture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawing {
+    /// The output's label.
+    pub of: String,
+    /// The title of a step picture.
+    pub title: Option<String>,
+    /// What is drawn.
+    pub nodes: Vec<DrawNode>,
+    /// Edges between `nodes`, each once (an input read twice by one op, as in
+    /// `x*x`, is one edge with both local derivatives).
+    pub edges: Vec<DrawEdge>,
+}
+
+/// One thing drawn: a value's box or an op's ellipse.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DrawNode {
+    /// A value: its name (or `#id`), value and gradient as text.
+    Value {
+        /// The name, or `#id`.
+        name: String,
+        /// The value.
+        value: String,
+        /// The gradient (its final value, drawn only when not pending).
+        grad: String,
+        /// The gradient is not computed yet at this step: drawn blank.
+        pending: bool,
+        /// The node the step has just processed.
+        current: bool,
+        /// The picture shows a moment of the backward pass.
+        stepping: bool,
+        /// No op computes it (a variable).
+        leaf: bool,
+    },
+    /// An op, with the constants it reads folded in (`× 2`).
+    Op {
+        /// The label.
+        label: String,
+    },
+    /// A reference to a leaf read by many ops ([`GHOST_FANOUT`]), drawn beside
+    /// each of them but the first instead of an edge from afar: its name only.
+    Ghost {
+        /// The leaf's name.
+        name: String,
+    },
+}
+
+/// A leaf read by more ops than this is drawn once in full (before the op that
+/// reads it first) and as a small reference beside every other op that reads it,
+/// so that long edges do not cross the whole picture (a weight shared by every
+/// layer of a residual chain).
+pub const GHOST_FANOUT: usize = 3;
+
+/// An edge of a [`Drawing`]: `from` feeds `to`, labelled with the local derivative(s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawEdge {
+    /// The input (an index into the drawing's nodes).
+    pub from: usize,
+    /// The consumer.
+    pub to: usize,
+    /// The label (empty for an op's edge to its result).
+    pub label: String,
+}
+
+/// The [`Drawing`] of a picture: constants folded into their ops.
+pub fn drawing(picture: &Picture) -> Drawing {
+    let constants = constants_of(picture);
+    let stepping = picture.step.is_some();
+    let mut nodes = Vec::new();
+    let mut value_at: HashMap<NodeId, usize> = HashMap::new();
+    let mut op_at: HashMap<NodeId, usize> = HashMap::new();
+    let mut edges = Vec::new();
+    // Inputs first, so that index order is a topological order.
+    for node in picture.nodes.iter().rev() {
+        if node.op == Op::Const {
+            continue;
+        }
+        if let Some(symbol) = notation::symbol(node.op) {
+            op_at.insert(node.node.id, nodes.len());
+            nodes.push(DrawNode::Op {
+                label: op_label(picture, node, symbol, &constants),
+            });
+        }
+        value_at.insert(node.node.id, nodes.len());
+        nodes.push(DrawNode::Value {
+            name: label(node),
+            value: format_number(node.value, DIGITS),
+            grad: format_number(node.grad, DIGITS),
+            pending: node.pending,
+            current: node.current,
+            stepping,
+            leaf: node.op.is_leaf(),
+        });
+        if let Some(&op) = op_at.get(&node.node.id) {
+            edges.push(DrawEdge {
+                from: op,
+                to: nodes.len() - 1,
+                label: String::new(),
+            });
+        }
+    }
+    let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+    for edge in &picture.edges {
+        let (Some(&from), Some(&to)) = (value_at.get(&edge.input), op_at.get(&edge.node)) else {
+            continue;
+        };
+        let local = format_number(edge.local, DIGITS);
+        match seen.get(&(from, to)) {
+            Some(&at) => {
+                let label: &mut String = &mut edges[at].label;
+                label.push_str(", ");
+                label.push_str(&local);
+            }
+            None => {
+                seen.insert((from, to), edges.len());
+                edges.push(DrawEdge {
+                    from,
+                    to,
+                    label: local,
+                });
+            }
+        }
+    }
+    // Leaves read by many ops: the first op keeps the edge, the others get a ghost.
+    let mut readers: HashMap<usize, (usize, usize)> = HashMap::new();
+    for edge in edges.iter().filter(|e| is_leaf(&nodes, e.from)) {
+        let entry = readers.entry(edge.from).or_insert((0, usize::MAX));
+        entry.0 += 1;
+        entry.1 = entry.1.min(edge.to);
+    }
+    for edge in &mut edges {
+        match (readers.get(&edge.from), &nodes[edge.from]) {
+            (Some(&(count, first)), DrawNode::Value { name, .. })
+                if count > GHOST_FANOUT && edge.to != first =>
+            {
+                let name = name.clone();
+                edge.from = nodes.len();
+                nodes.push(DrawNode::Ghost { name });
+            }
+            _ => {}
+        }
+    }
+    Drawing {
+        of: picture.of.clone(),
+        title: title(picture),
+        nodes,
+        edges,
+    }
+}
+
+/// True when drawing node `at` is a leaf's box (a value no op computes).
+fn is_leaf(nodes: &[DrawNode], at: usize) -> bool {
+    matches!(nodes[at], DrawNode::Value { leaf: true, .. })
+}
+
+/// The title of a step picture: which step, which node.
+fn title(picture: &Picture) -> Option<String> {
+    let step = picture.step?;
+    if step.number == 0 {
+        return Some(format!(
+            "{}: the forward pass; backward steps 1 to {} to come",
+            picture.of, step.last
+        ));
+    }
+    let current = picture.nodes.iter().find(|n| n.current).map(label)?;
+    Some(format!(
+        "backward pass from {}: step {} of {}, {current}",
+        picture.of, step.number, step.last
+    ))
+}
+
+/// The constants of a picture, by id.
+fn constants_of(picture: &Picture) -> HashMap<NodeId, f64> {
+    picture
+        .nodes
+        .iter()
+        .filter_map(|n| n.node.constant.map(|value| (n.node.id, value)))
+        .collect()
+}
+
+/// A value box's name: the node as [`notation::node`] writes it (`x`, `#7`).
+fn label(node: &PictureNode) -> String {
+    notation::node(&node.node, DIGITS)
+}
+
+/// An op node's label: the op's symbol ([`notation::symbol`]), with the
+/// constants among its operands written in their places (`× 2`, `2 −`,
+/// `max(·, 0)`).
+fn op_label(
+    picture: &Picture,
+    node: &PictureNode,
+    symbol: &str,
+    constants: &HashMap<NodeId, f64>,
+) -> String {
+    let mut operands: Vec<(usize, Option<String>)> = picture
+        .edges
+        .iter()
+        .filter(|e| e.node == node.node.id)
+        .map(|e| {
+            let constant = constants.get(&e.input).map(|&v| format_number(v, DIGITS));
+            (e.position, constant)
+        })
+        .collect();
+    operands.sort_by_key(|o| o.0);
+    if operands.iter().all(|o| o.1.is_none()) {
+        return symbol.to_string();
+    }
+    let text = |o: &(usize, Option<String>)| o.1.clone().unwrap_or_else(|| "·".to_string());
+    match (Form::of(node.op), operands.as_slice()) {
+        (Form::Infix(_), [a, b]) => match (&a.1, &b.1) {
+            (None, Some(b)) => format!("{symbol} {b}"),
+            (Some(a), None) => format!("{a} {symbol}"),
+            _ => format!("{} {symbol} {}", text(a), text(b)),
+        },
+        (Form::Prefix(_), [a]) => format!("{symbol}{}", text(a)),
+        _ => {
+            let inner: Vec<String> = operands.iter().map(text).collect();
+            format!("{symbol}({})", inner.join(", "))
+        }
+    }
 }
 
 /// Text inside a quoted DOT string.
@@ -104,8 +339,7 @@ fn comment(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{NodeId, Op};
-    use crate::session::{NodeRef, PictureEdge, PictureNode};
+    use crate::session::{NodeRef, PictureEdge};
 
     fn node(id: u32, name: Option<&str>, op: Op, value: f64, grad: f64) -> PictureNode {
         PictureNode {
@@ -117,6 +351,8 @@ mod tests {
             op,
             value,
             grad,
+            pending: false,
+            current: false,
         }
     }
 
@@ -143,6 +379,7 @@ mod tests {
                     local: 2.0,
                 },
             ],
+            step: None,
         };
         let text = dot(&picture);
         assert!(text.contains("rankdir=LR;"));
@@ -150,7 +387,6 @@ mod tests {
         assert!(text.contains("n2op [label=\"×\""));
         assert!(text.contains("n0 -> n2op [label=\"3\"];"));
         assert!(text.contains("{ a\\|b | value 3"));
-        let svg = svg(&picture).expect("layout-rs lays it out");
-        assert!(svg.contains("<svg"));
+        assert!(svg(&picture).contains("<svg"));
     }
 }

@@ -71,22 +71,44 @@ impl<O: Write, E: Write> Printer<O, E> {
     ) -> io::Result<()> {
         match result {
             Ok(events) => {
+                // The pictures of `--steps`: after one fails, the rest are not tried.
+                let mut skipped: Option<(usize, usize)> = None;
                 for event in events {
+                    let step_picture = matches!(
+                        event,
+                        Event::Picture { picture, target: Some(_), .. } if picture.step.is_some()
+                    );
+                    if let (true, Some((count, _))) = (step_picture, &mut skipped) {
+                        *count += 1;
+                        continue;
+                    }
                     match self.file_of(event) {
                         Some((target, what, content)) => {
                             let saved = match event {
                                 Event::Save { statements, .. } => Some(*statements),
                                 _ => None,
                             };
+                            let failed_before = std::mem::take(&mut self.failed);
                             self.write_file(target, what, content, saved, source, origin)?;
+                            if step_picture && self.failed {
+                                skipped = Some((0, target.span.start));
+                            }
                             if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
                                 self.event(event, source)?; // the table, beside the file
                             }
+                            self.failed |= failed_before;
                         }
                         None => self.event(event, source)?,
                     }
                 }
-                Ok(())
+                match skipped {
+                    Some((count, at)) if count > 0 => {
+                        let s = if count == 1 { "" } else { "s" };
+                        let message = format!("{count} more picture{s} of the steps not written");
+                        self.problem(&message, at, None, source, origin)
+                    }
+                    _ => Ok(()),
+                }
             }
             Err(error) => self.error(error, source, origin),
         }
@@ -185,7 +207,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 target: Some(target),
             } => Some(match format {
                 PictureFormat::Dot => (target, "the graph as DOT", Ok(dot::dot(picture))),
-                PictureFormat::Svg => (target, "the graph as SVG", dot::svg(picture)),
+                PictureFormat::Svg => (target, "the graph as SVG", Ok(dot::svg(picture))),
             }),
             Event::TraceTable {
                 of,

@@ -176,12 +176,20 @@ impl Completer for LineHelper {
 /// topic, keywords, or file names (completed from the file system).
 fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) {
     let before = &line[..pos];
-    let start = before
+    let mut start = before
         .char_indices()
         .rev()
         .take_while(|&(_, c)| c.is_alphanumeric() || c == '_')
         .last()
         .map_or(pos, |(i, _)| i);
+    // A command's flag (`--step`) is one word with its dashes.
+    let dashes = before[..start].trim_end_matches('-');
+    if dashes.len() < start && dashes.ends_with(char::is_whitespace) {
+        let statement = dashes.rsplit(';').next().unwrap_or("").trim_start();
+        if statement.starts_with(':') {
+            start = dashes.len();
+        }
+    }
     let word = &before[start..];
     let statement = before[..start]
         .rsplit(';')
@@ -218,6 +226,7 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
                     candidates.extend(session.function_names().map(plain));
                 }
                 Arg::Keyword(words) => candidates.extend(words.iter().map(|w| plain(w))),
+                Arg::Numbered(flag) => candidates.push(plain(flag)),
                 Arg::File | Arg::Range => {}
             }
         }
@@ -242,12 +251,15 @@ fn file_names(before: &str, pos: usize, next: &[Arg]) -> (usize, Vec<Pair>) {
         .unwrap_or((pos, Vec::new()));
     let word = &before[start..];
     for arg in next {
-        if let Arg::Keyword(words) = arg {
-            pairs.extend(words.iter().filter(|w| w.starts_with(word)).map(|w| Pair {
-                display: w.to_string(),
-                replacement: w.to_string(),
-            }));
-        }
+        let words: &[&str] = match arg {
+            Arg::Keyword(words) => words,
+            Arg::Numbered(flag) => std::slice::from_ref(flag),
+            _ => &[],
+        };
+        pairs.extend(words.iter().filter(|w| w.starts_with(word)).map(|w| Pair {
+            display: w.to_string(),
+            replacement: w.to_string(),
+        }));
     }
     (start, pairs)
 }
@@ -290,5 +302,19 @@ mod tests {
         assert_eq!(complete(&session, ":paths w"), ["weight", "wide"]);
         assert_eq!(complete(&session, ":plot w"), ["weight", "wide"]);
         assert_eq!(complete(&session, ":topo k"), ["kahn"]);
+        // The picture flags, with their dashes, before and after the file.
+        assert_eq!(
+            complete(&session, ":svg pic.svg --st"),
+            ["--step", "--steps"]
+        );
+        assert_eq!(
+            complete(&session, ":svg pic.svg --step 3 --b"),
+            ["--before"]
+        );
+        assert!(complete(&session, ":svg pic.svg --step ").is_empty());
+        assert_eq!(
+            complete(&session, ":dot --"),
+            ["--before", "--steps", "--step"]
+        );
     }
 }

@@ -22,6 +22,9 @@ pub enum Arg {
     Range,
     /// One of these words, in any position (`all`, `kahn`, `md`, `tex`).
     Keyword(&'static [&'static str]),
+    /// This word, in any position, followed by a number (`--step 3`); the
+    /// handler reads the number.
+    Numbered(&'static str),
 }
 
 /// One argument of a command: its kind and whether it may be left out.
@@ -156,25 +159,25 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "dot",
         aliases: &[],
-        usage: "[FILE]",
-        help: "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives",
-        params: &[optional(Arg::File)],
+        usage: "[FILE] [--before | --step K | --steps]",
+        help: "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives; the flags as for `:svg` (`--steps`: FILE is a directory)",
+        params: PICTURE_PARAMS[0],
         writes: true,
         repl_only: false,
-        takes: "takes at most one file name",
-        example: "e.g. `:dot graph.dot`, or `:dot` to print the DOT text",
+        takes: "takes at most one file name and at most one of `--before`, `--step K`, `--steps`",
+        example: "e.g. `:dot graph.dot`, `:dot --step 3`, `:dot slides --steps`, or `:dot` to print the DOT text",
         run: |s, c, e| s.picture(c, super::PictureFormat::Dot, e),
     },
     CommandSpec {
         name: "svg",
         aliases: &[],
-        usage: "FILE",
-        help: "the same picture as SVG, laid out without Graphviz",
-        params: &[required(Arg::File)],
+        usage: "FILE [--before | --step K | --steps]",
+        help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass)",
+        params: PICTURE_PARAMS[1],
         writes: true,
         repl_only: false,
-        takes: "takes one file name",
-        example: "e.g. `:svg graph.svg`",
+        takes: "takes one file name and at most one of `--before`, `--step K`, `--steps`",
+        example: "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`",
         run: |s, c, e| s.picture(c, super::PictureFormat::Svg, e),
     },
     CommandSpec {
@@ -400,6 +403,20 @@ const TRACE_PARAMS: &[Param] = &[
     optional(Arg::Keyword(&["md", "markdown", "tex", "latex"])),
     optional(Arg::File),
 ];
+/// The parameters of `:dot` (an optional file) and `:svg` (a file): the moment
+/// of the backward pass to draw.
+const PICTURE_PARAMS: [&[Param]; 2] = [
+    &[
+        optional(Arg::File),
+        optional(Arg::Keyword(&["--before", "--steps"])),
+        optional(Arg::Numbered("--step")),
+    ],
+    &[
+        required(Arg::File),
+        optional(Arg::Keyword(&["--before", "--steps"])),
+        optional(Arg::Numbered("--step")),
+    ],
+];
 const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";
 const TRACE_EXAMPLE: &str = "e.g. `:trace md`, `:trace tex notes.tex`, `:trace all`";
 const FILE_EXAMPLE: &str =
@@ -436,6 +453,8 @@ pub struct Command<'a> {
     pub keywords: Vec<&'static str>,
     /// The two ends of a range, as typed.
     pub range: Option<(&'a Ident, &'a Ident)>,
+    /// The numbered flags given, with the word after each (`--step 3`).
+    pub numbered: Vec<(&'static str, &'a Ident)>,
     /// The file argument.
     pub file: Option<&'a Ident>,
     /// `-f` / `--force` was given.
@@ -462,18 +481,38 @@ impl<'a> Command<'a> {
             names: Vec::new(),
             keywords: Vec::new(),
             range: None,
+            numbered: Vec::new(),
             file: None,
             force: false,
         };
         let mut positional = Vec::new();
-        for arg in args {
+        let mut words = args.iter();
+        while let Some(arg) = words.next() {
             if spec.writes && FORCE_FLAGS.contains(&arg.name.as_str()) {
                 command.force = true;
                 continue;
             }
             command.args.push(arg);
+            let given: Vec<&str> = command.numbered.iter().map(|n| n.0).collect();
+            if let Some(flag) = numbered(spec, &given, &arg.name) {
+                let Some(number) = words.next() else {
+                    return Err(SessionError::BadArguments {
+                        message: format!("`{flag}` takes a number after it"),
+                        span: arg.span,
+                        help: Some(command.example()),
+                    });
+                };
+                command.args.push(number);
+                command.numbered.push((flag, number));
+                continue;
+            }
             match keyword(spec, &command.keywords, &arg.name) {
                 Some(word) => command.keywords.push(word),
+                // A flag the row has, again or beside another of its group.
+                None if flags(spec).contains(&arg.name.as_str()) => return Err(command.misuse()),
+                None if arg.name.starts_with("--") && !flags(spec).is_empty() => {
+                    return Err(command.unknown_flag(arg));
+                }
                 None => positional.push(arg),
             }
         }
@@ -489,7 +528,7 @@ impl<'a> Command<'a> {
         let mut rest = positional.into_iter();
         for param in spec.params {
             let take = match (param.arg, param.optional) {
-                (Arg::Keyword(_), _) => continue,
+                (Arg::Keyword(_) | Arg::Numbered(_), _) => continue,
                 (Arg::Names, _) => {
                     let all = extra;
                     extra = 0;
@@ -507,7 +546,7 @@ impl<'a> Command<'a> {
                 Arg::Name | Arg::Names | Arg::Topic => command.names.extend(taken),
                 Arg::File => command.file = taken.first().copied(),
                 Arg::Range => command.range = Some((taken[0], taken[1])),
-                Arg::Keyword(_) => {}
+                Arg::Keyword(_) | Arg::Numbered(_) => {}
             }
         }
         if rest.next().is_some() {
@@ -519,6 +558,14 @@ impl<'a> Command<'a> {
     /// Whether the keyword `word` was given.
     pub fn has(&self, word: &str) -> bool {
         self.keywords.contains(&word)
+    }
+
+    /// The word after the numbered flag `flag`, if it was given (`3` of `--step 3`).
+    pub fn number_after(&self, flag: &str) -> Option<&'a Ident> {
+        self.numbered
+            .iter()
+            .find(|(given, _)| *given == flag)
+            .map(|&(_, number)| number)
     }
 
     /// The names given, as owned identifiers.
@@ -549,10 +596,30 @@ impl<'a> Command<'a> {
         SessionError::BadArguments {
             message: format!("`:{typed}` {}", self.spec.takes),
             span,
-            help: Some(match self.spec.example {
-                "" => format!("type just `:{typed}`"),
-                example => example.to_string(),
-            }),
+            help: Some(self.example()),
+        }
+    }
+
+    /// The row's example, or "type just `:name`".
+    fn example(&self) -> String {
+        match self.spec.example {
+            "" => format!("type just `:{}`", self.name.name),
+            example => example.to_string(),
+        }
+    }
+
+    /// The error for a `--word` the row does not know: the flags it knows.
+    fn unknown_flag(&self, word: &Ident) -> SessionError {
+        let known: Vec<String> = flags(self.spec).iter().map(|f| format!("`{f}`")).collect();
+        SessionError::BadArguments {
+            message: format!(
+                "`:{}` knows {}, not `{}`",
+                self.name.name,
+                known.join(", "),
+                word.name
+            ),
+            span: word.span,
+            help: Some(self.example()),
         }
     }
 }
@@ -567,23 +634,54 @@ fn keyword(spec: &CommandSpec, given: &[&str], word: &str) -> Option<&'static st
     })
 }
 
+/// The numbered flag of `spec` that `word` is, if it is one not in `given`.
+fn numbered(spec: &CommandSpec, given: &[&str], word: &str) -> Option<&'static str> {
+    spec.params.iter().find_map(|p| match p.arg {
+        Arg::Numbered(flag) if flag == word && !given.contains(&flag) => Some(flag),
+        _ => None,
+    })
+}
+
+/// The words of `spec`'s keywords and numbered flags that start with `--`.
+fn flags(spec: &CommandSpec) -> Vec<&'static str> {
+    spec.params
+        .iter()
+        .flat_map(|p| match p.arg {
+            Arg::Keyword(words) => words.to_vec(),
+            Arg::Numbered(flag) => vec![flag],
+            _ => Vec::new(),
+        })
+        .filter(|w| w.starts_with("--"))
+        .collect()
+}
+
 /// How many words an argument takes.
 fn width(arg: Arg) -> usize {
     match arg {
         Arg::Range => 2,
         Arg::Names => 0,
-        Arg::Name | Arg::File | Arg::Topic | Arg::Keyword(_) => 1,
+        Arg::Name | Arg::File | Arg::Topic | Arg::Keyword(_) | Arg::Numbered(_) => 1,
     }
 }
 
 /// What the next word of a command line can be, given the complete words typed
-/// after the command's name: the keywords not given yet and the kinds of the
-/// arguments that can come next (for completion).
+/// after the command's name: the keywords and numbered flags not given yet and
+/// the kinds of the arguments that can come next (for completion); nothing
+/// right after a numbered flag, where a number goes.
 pub fn next_args(spec: &CommandSpec, typed: &[&str]) -> Vec<Arg> {
     let mut given = Vec::new();
+    let mut given_numbered: Vec<&str> = Vec::new();
     let mut count = 0;
-    for word in typed {
+    let mut words = typed.iter();
+    while let Some(word) = words.next() {
         if spec.writes && FORCE_FLAGS.contains(word) {
+            continue;
+        }
+        if let Some(flag) = numbered(spec, &given_numbered, word) {
+            given_numbered.push(flag);
+            if words.next().is_none() {
+                return Vec::new();
+            }
             continue;
         }
         match keyword(spec, &given, word) {
@@ -598,6 +696,12 @@ pub fn next_args(spec: &CommandSpec, typed: &[&str]) -> Vec<Arg> {
         match param.arg {
             Arg::Keyword(words) => {
                 if !words.iter().any(|w| given.contains(w)) {
+                    next.push(param.arg);
+                }
+                continue;
+            }
+            Arg::Numbered(flag) => {
+                if !given_numbered.contains(&flag) {
                     next.push(param.arg);
                 }
                 continue;
@@ -663,6 +767,7 @@ mod tests {
                     Arg::Topic => "TOPIC",
                     Arg::Range => "FROM TO",
                     Arg::Keyword(words) => words[0],
+                    Arg::Numbered(flag) => flag,
                 };
                 assert!(
                     spec.usage.contains(shown) || spec.help.contains(shown),
@@ -702,6 +807,46 @@ mod tests {
         );
         assert_eq!(next_args(find("paths").unwrap(), &["x"]), []);
         assert_eq!(next_args(find("load").unwrap(), &[]), [Arg::File]);
+        // A numbered flag: a number goes right after it, then the rest.
+        let svg = find("svg").unwrap();
+        assert_eq!(next_args(svg, &["pic.svg", "--step"]), []);
+        assert_eq!(
+            next_args(svg, &["pic.svg", "--step", "3"]),
+            [Arg::Keyword(&["--before", "--steps"])]
+        );
+        assert_eq!(
+            next_args(find("dot").unwrap(), &["--step", "3"]),
+            [Arg::File, Arg::Keyword(&["--before", "--steps"])]
+        );
+    }
+
+    #[test]
+    fn a_numbered_flag_takes_the_word_after_it_anywhere() {
+        let word = |name: &str, start: usize| Ident {
+            name: name.to_string(),
+            span: Span {
+                start,
+                end: start + name.len(),
+            },
+        };
+        let name = word("dot", 1);
+        let args = [word("--step", 5), word("3", 12), word("out.dot", 14)];
+        let command = Command::parse(&name, &args).expect("parses");
+        assert_eq!(
+            command.number_after("--step").map(|n| n.name.as_str()),
+            Some("3")
+        );
+        assert_eq!(command.file.map(|f| f.name.as_str()), Some("out.dot"));
+        assert!(command.keywords.is_empty());
+        // Without its number, twice, or beside another of its kind: refused.
+        for args in [
+            vec![word("--step", 5)],
+            vec![word("--step", 5), word("1", 12), word("--step", 14)],
+            vec![word("--before", 5), word("--steps", 14)],
+            vec![word("--sideways", 5)],
+        ] {
+            assert!(Command::parse(&name, &args).is_err(), "{args:?}");
+        }
     }
 
     #[test]

@@ -517,6 +517,22 @@ pub struct PictureNode {
     pub value: f64,
     /// ∂output/∂node.
     pub grad: f64,
+    /// In a picture of the backward pass in progress (`--before`, `--step K`):
+    /// the gradient is not computed yet and is drawn blank.
+    pub pending: bool,
+    /// The node the backward pass has just processed (`--step K`): drawn highlighted.
+    pub current: bool,
+}
+
+/// Which moment of the backward pass a picture shows (`:svg FILE --step K`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PictureStep {
+    /// The step just done, numbered as `:trace` numbers them (the nodes of the
+    /// reverse topological order but the constants, from 1); 0 before the
+    /// backward pass.
+    pub number: usize,
+    /// The last step's number: how many steps `:trace` shows.
+    pub last: usize,
 }
 
 /// An edge of a picture: `input` feeds `node` at `position`.
@@ -541,6 +557,9 @@ pub struct Picture {
     pub nodes: Vec<PictureNode>,
     /// Edges, in the order of `nodes` and operand order.
     pub edges: Vec<PictureEdge>,
+    /// A moment of the backward pass (`--before`, `--step K`, `--steps`), or
+    /// `None` for the finished one.
+    pub step: Option<PictureStep>,
 }
 
 /// What a picture is written as.

@@ -31,8 +31,8 @@ pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow, Omitted,
-    PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureNode, PlotSample, TableFormat,
-    Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
+    PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep, PlotSample,
+    TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 pub use update::interrupt;

@@ -8,8 +8,8 @@ use super::command::Command;
 use super::commands::summarise;
 use super::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, PathEdge, PathRow, Picture,
-    PictureEdge, PictureFormat, PictureNode, PlotSample, Session, SessionError, TableFormat,
-    Verdict,
+    PictureEdge, PictureFormat, PictureNode, PictureStep, PlotSample, Session, SessionError,
+    TableFormat, Target, Verdict,
 };
 use crate::engine::{NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -386,15 +386,19 @@ impl Session {
     }
 
     /// `:dot [FILE]` and `:svg FILE`: the output's graph with values, gradients
-    /// and local derivatives, for the printer to render and write.
+    /// and local derivatives, for the printer to render and write. With
+    /// `--before` (values only), `--step K` (after the backward pass's step `K`,
+    /// numbered as `:trace` numbers them) or `--steps` (FILE is a directory: one
+    /// picture per step, `step-000` before the pass and `step-K` after step `K`).
     pub(super) fn picture(
         &mut self,
         command: &Command,
         format: PictureFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let target = command.optional_target();
         let name = command.name;
+        let moment = picture_moment(command)?;
+        let file = command.optional_target();
         let output = self.require_output(name.span)?;
         let order = self.order_for(output.node);
         if order.len() > PICTURE_NODES {
@@ -411,15 +415,39 @@ impl Session {
         }
         let (gradients, _) = self.backprop(&output, name.span)?;
         let names = self.names_by_node();
-        let nodes = order
-            .iter()
-            .map(|&id| PictureNode {
-                node: self.node_ref(id, &names),
-                op: self.graph.op(id),
-                value: self.graph.value(id),
-                grad: gradients[id],
-            })
+        // The steps as `:trace` numbers them: step K processes the node at
+        // `visible[K - 1]`, the K-th node of the order that is not a constant.
+        let visible: Vec<usize> = (0..order.len())
+            .filter(|&i| self.graph.op(order[i]) != Op::Const)
             .collect();
+        let last = visible.len();
+        let moments: Vec<Option<usize>> = match moment {
+            Moment::Done => vec![None],
+            Moment::Step(k) if k > last => {
+                let (message, help) = match last {
+                    0 => (
+                        format!("the backward pass from {} has no steps", output.label),
+                        format!("e.g. `:{}` for the finished pass", name.name),
+                    ),
+                    _ => (
+                        format!(
+                            "the backward pass from {} has steps 1 to {last}",
+                            output.label
+                        ),
+                        format!("the steps are the numbers `:trace` shows, e.g. `--step {last}`"),
+                    ),
+                };
+                return Err(SessionError::BadArguments {
+                    message,
+                    span: command
+                        .number_after(STEP_FLAG)
+                        .map_or(name.span, |k| k.span),
+                    help: Some(help),
+                });
+            }
+            Moment::Step(k) => vec![Some(k)],
+            Moment::Steps => (0..=last).map(Some).collect(),
+        };
         let mut edges = Vec::new();
         for &id in order.iter() {
             for (position, &input) in self.graph.inputs(id).iter().enumerate() {
@@ -431,15 +459,51 @@ impl Session {
                 });
             }
         }
-        events.push(Event::Picture {
-            picture: Picture {
-                of: output.label,
-                nodes,
-                edges,
-            },
-            format,
-            target,
-        });
+        for step in moments {
+            // The node step K processes, and how many nodes of the order are
+            // done by then (the constants before it too: no step of their own).
+            let current = step.and_then(|k| k.checked_sub(1)).map(|k| visible[k]);
+            let done = match step {
+                None => order.len(),
+                Some(_) => current.map_or(0, |at| at + 1),
+            };
+            let nodes = order
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| PictureNode {
+                    node: self.node_ref(id, &names),
+                    op: self.graph.op(id),
+                    value: self.graph.value(id),
+                    grad: gradients[id],
+                    pending: i >= done,
+                    current: current == Some(i),
+                })
+                .collect();
+            let target = file.as_ref().map(|file| match (step, moment) {
+                (Some(number), Moment::Steps) => Target {
+                    path: format!(
+                        "{}/step-{number:03}.{}",
+                        file.path.trim_end_matches('/'),
+                        match format {
+                            PictureFormat::Dot => "dot",
+                            PictureFormat::Svg => "svg",
+                        }
+                    ),
+                    ..file.clone()
+                },
+                _ => file.clone(),
+            });
+            events.push(Event::Picture {
+                picture: Picture {
+                    of: output.label.clone(),
+                    nodes,
+                    edges: edges.clone(),
+                    step: step.map(|number| PictureStep { number, last }),
+                },
+                format,
+                target,
+            });
+        }
         Ok(())
     }
 
@@ -578,4 +642,69 @@ fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
             help: Some("a range is two numbers, e.g. `:plot x -3 3`".to_string()),
         }),
     }
+}
+
+/// `--step`, the picture flag that takes a step number.
+const STEP_FLAG: &str = "--step";
+
+/// Which moment of the backward pass `:dot` / `:svg` draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moment {
+    /// The finished pass (no flag).
+    Done,
+    /// After `:trace`'s step K (`--step K`; `--before` is step 0).
+    Step(usize),
+    /// Every step, one file each (`--steps`).
+    Steps,
+}
+
+/// The moment a `:dot` / `:svg` command line asks for: `--before`, `--step K`
+/// or `--steps` (the table has parsed them).
+///
+/// Errors: two moments, a step that is not a whole number, `--steps` without a
+/// directory or with `-`.
+fn picture_moment(command: &Command) -> Result<Moment, SessionError> {
+    let mut moments = Vec::new();
+    if command.has("--before") {
+        moments.push(Moment::Step(0));
+    }
+    if command.has("--steps") {
+        moments.push(Moment::Steps);
+    }
+    if let Some(word) = command.number_after(STEP_FLAG) {
+        let k = word
+            .name
+            .parse::<usize>()
+            .map_err(|_| SessionError::BadArguments {
+                message: format!(
+                    "`--step` takes a step number, as `:trace` numbers the steps, not `{}`",
+                    word.name
+                ),
+                span: word.span,
+                help: Some(command.spec.example.to_string()),
+            })?;
+        moments.push(Moment::Step(k));
+    }
+    if moments.len() > 1 {
+        return Err(command.misuse());
+    }
+    let moment = moments.pop().unwrap_or(Moment::Done);
+    if moment == Moment::Steps {
+        let message = match command.file {
+            None => format!(
+                "`:{} --steps` takes a directory to write the pictures in",
+                command.name.name
+            ),
+            Some(file) if file.name == "-" => {
+                "`--steps` writes one file per step: give a directory, not `-`".to_string()
+            }
+            Some(_) => return Ok(moment),
+        };
+        return Err(SessionError::BadArguments {
+            message,
+            span: command.name.span,
+            help: Some(command.spec.example.to_string()),
+        });
+    }
+    Ok(moment)
 }

@@ -11,6 +11,7 @@ mod fuzz_regressions;
 mod hostile;
 mod library;
 mod memory;
+mod pictures;
 mod properties;
 mod repl;
 mod rules;

@@ -1,0 +1,372 @@
+//! The graph as an SVG picture for slides, laid out by [`super::layout`] (no
+//! Graphviz needed): a box per value (`name`, `value`, `grad`), a small ellipse
+//! per operation with the constants it reads folded into its label (`× 2`),
+//! edges labelled with the local derivative. The drawing runs left to right like
+//! micrograd's `draw_dot`, or top to bottom when that is narrower and left to
+//! right would be wider than a slide; it sits on a white background, its
+//! canvas fits it, its text is 18 px when the picture is shown
+//! [`SLIDE_WIDTH`] pixels wide (or fits in that width), and its coordinates
+//! are whole pixels.
+
+use std::fmt::Write;
+
+use super::dot::{DrawNode, Drawing};
+use super::layout::{self, Edge, Size, Spacing};
+
+/// The width, in pixels, a slide shows a picture at; pictures no wider than this
+/// keep their text at 18 pixels.
+pub const SLIDE_WIDTH: f64 = 1920.0;
+/// Text size, in pixels.
+const FONT: f64 = 18.0;
+/// Height of a line of text in a box.
+const ROW: f64 = 26.0;
+/// Padding inside a box, left and right.
+const PAD: f64 = 12.0;
+/// Height of an op's ellipse.
+const OP_HEIGHT: f64 = 40.0;
+/// Margin around the drawing.
+const MARGIN: f64 = 16.0;
+/// Height of a step picture's title.
+const TITLE: f64 = 44.0;
+/// Gaps between ranks, nodes and edges.
+const SPACING: Spacing = Spacing {
+    rank: 34.0,
+    node: 18.0,
+    edge: 12.0,
+};
+/// Colours: ink, faint lines, the current node, finished gradients.
+const INK: &str = "#1a1a1a";
+const FAINT: &str = "#5c5c5c";
+const CURRENT: &str = "#e8590c";
+const CURRENT_FILL: &str = "#fff0e0";
+const DONE_FILL: &str = "#eaf7ec";
+const OP_FILL: &str = "#f1f3f5";
+
+/// The drawing as SVG text (see the module comment).
+pub fn svg(drawing: &Drawing) -> String {
+    let items = &drawing.nodes;
+    // Sizes when the rank axis is horizontal (left to right).
+    let boxes: Vec<(f64, f64)> = items.iter().map(box_size).collect();
+    let labels: Vec<f64> = drawing
+        .edges
+        .iter()
+        .map(|e| {
+            if e.label.is_empty() {
+                0.0
+            } else {
+                text_width(&e.label, false) + 8.0
+            }
+        })
+        .collect();
+    let left_to_right = arrange(&boxes, drawing, &labels, true);
+    let width = left_to_right.extent.0 + 2.0 * MARGIN;
+    let (layout, horizontal) = if width <= SLIDE_WIDTH {
+        (left_to_right, true)
+    } else {
+        let top_down = arrange(&boxes, drawing, &labels, false);
+        if top_down.extent.1 + 2.0 * MARGIN < width {
+            (top_down, false)
+        } else {
+            (left_to_right, true)
+        }
+    };
+    // Abstract (along, across) to (x, y).
+    let title = if drawing.title.is_some() { TITLE } else { 0.0 };
+    let place = |(along, across): (f64, f64)| -> (f64, f64) {
+        if horizontal {
+            (along + MARGIN, across + MARGIN + title)
+        } else {
+            (across + MARGIN, along + MARGIN + title)
+        }
+    };
+    let (w, h) = if horizontal {
+        (layout.extent.0, layout.extent.1)
+    } else {
+        (layout.extent.1, layout.extent.0)
+    };
+    let title_width = drawing
+        .title
+        .as_deref()
+        .map_or(0.0, |t| text_width(t, true) * 22.0 / FONT);
+    let width = (w.max(title_width) + 2.0 * MARGIN).round();
+    let height = (h + 2.0 * MARGIN + title).round();
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"Helvetica, Arial, 'Liberation Sans', sans-serif\" font-size=\"{FONT}\">"
+    );
+    let _ = writeln!(out, "<title>{}</title>", escape(&drawing.of));
+    let _ = writeln!(
+        out,
+        "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"{FAINT}\"/></marker></defs>"
+    );
+    let _ = writeln!(
+        out,
+        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"white\"/>"
+    );
+    if let Some(text) = &drawing.title {
+        let _ = writeln!(
+            out,
+            "<text class=\"title\" x=\"{}\" y=\"{}\" font-size=\"22\" font-weight=\"bold\" fill=\"{INK}\">{}</text>",
+            MARGIN,
+            (MARGIN + 24.0).round(),
+            escape(text)
+        );
+    }
+    // Edges first, under the nodes.
+    for (edge, route) in drawing.edges.iter().zip(&layout.routes) {
+        let points: Vec<(f64, f64)> = route.iter().map(|&p| place(p)).collect();
+        let along = |p: (f64, f64)| if horizontal { p.0 } else { p.1 };
+        let mut d = format!("M{},{}", r(points[0].0), r(points[0].1));
+        for pair in points.windows(2) {
+            let (p, q) = (pair[0], pair[1]);
+            if (along(q) - along(p)).abs() < 0.5 || route_same_rank(p, q, horizontal) {
+                let _ = write!(d, " L{},{}", r(q.0), r(q.1));
+            } else if horizontal {
+                let m = (p.0 + q.0) / 2.0;
+                let _ = write!(
+                    d,
+                    " C{},{} {},{} {},{}",
+                    r(m),
+                    r(p.1),
+                    r(m),
+                    r(q.1),
+                    r(q.0),
+                    r(q.1)
+                );
+            } else {
+                let m = (p.1 + q.1) / 2.0;
+                let _ = write!(
+                    d,
+                    " C{},{} {},{} {},{}",
+                    r(p.0),
+                    r(m),
+                    r(q.0),
+                    r(m),
+                    r(q.0),
+                    r(q.1)
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "<path d=\"{d}\" fill=\"none\" stroke=\"{FAINT}\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"/>"
+        );
+        let _ = edge;
+    }
+    for (edge, &at) in drawing.edges.iter().zip(&layout.labels) {
+        if edge.label.is_empty() {
+            continue;
+        }
+        let (x, y) = place(at);
+        let w = text_width(&edge.label, false) + 6.0;
+        let _ = writeln!(
+            out,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"22\" fill=\"white\" fill-opacity=\"0.85\"/><text class=\"local\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{FAINT}\">{}</text>",
+            r(x - w / 2.0),
+            r(y - 11.0),
+            r(w),
+            r(x),
+            r(y + 6.0),
+            escape(&edge.label)
+        );
+    }
+    for (item, (&center, &(bw, bh))) in items.iter().zip(layout.centers.iter().zip(&boxes)) {
+        let (cx, cy) = place(center);
+        match item {
+            DrawNode::Op { label } => {
+                // A lone operator sign is small at text size: drawn larger.
+                let size = if label.chars().count() == 1 { 24 } else { 18 };
+                let _ = writeln!(
+                    out,
+                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{OP_FILL}\" stroke=\"{INK}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" fill=\"{INK}\">{}</text></g>",
+                    r(cx),
+                    r(cy),
+                    r(bw / 2.0),
+                    r(bh / 2.0),
+                    r(cx),
+                    r(cy + size as f64 / 3.0),
+                    escape(label)
+                );
+            }
+            DrawNode::Ghost { name } => {
+                let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
+                let _ = writeln!(
+                    out,
+                    "<g class=\"ghost\"><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"white\" stroke=\"{FAINT}\" stroke-width=\"1.5\" stroke-dasharray=\"5,4\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-style=\"italic\" fill=\"{INK}\">{}</text></g>",
+                    bw.round(),
+                    bh.round(),
+                    r(cx),
+                    r(cy + 6.0),
+                    escape(name)
+                );
+            }
+            DrawNode::Value {
+                name,
+                value,
+                grad,
+                pending,
+                current,
+                stepping,
+                ..
+            } => {
+                let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
+                let (class, fill, stroke, stroke_width) = if *current {
+                    ("value current", CURRENT_FILL, CURRENT, 4)
+                } else if *stepping && !*pending {
+                    ("value done", DONE_FILL, INK, 2)
+                } else {
+                    ("value", "white", INK, 2)
+                };
+                let (bw, bh) = (bw.round(), bh.round());
+                let _ = write!(
+                    out,
+                    "<g class=\"{class}\"><rect x=\"{x}\" y=\"{y}\" width=\"{bw}\" height=\"{bh}\" rx=\"6\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{stroke_width}\"/>"
+                );
+                for row in 1..3 {
+                    let ly = y + (4.0 + ROW * row as f64).round();
+                    let _ = write!(
+                        out,
+                        "<line x1=\"{x}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{FAINT}\" stroke-width=\"1\"/>",
+                        x + bw
+                    );
+                }
+                let text_x = x + PAD;
+                let base = |row: f64| y + (4.0 + ROW * row + 19.0).round();
+                let _ = write!(
+                    out,
+                    "<text class=\"name\" x=\"{text_x}\" y=\"{}\" font-weight=\"bold\" fill=\"{INK}\">{}</text>",
+                    base(0.0),
+                    escape(name)
+                );
+                let _ = write!(
+                    out,
+                    "<text class=\"data\" x=\"{text_x}\" y=\"{}\" fill=\"{INK}\">value {}</text>",
+                    base(1.0),
+                    escape(value)
+                );
+                if *pending {
+                    let _ = write!(
+                        out,
+                        "<text class=\"grad pending\" x=\"{text_x}\" y=\"{}\" fill=\"{FAINT}\">grad</text>",
+                        base(2.0)
+                    );
+                } else {
+                    let _ = write!(
+                        out,
+                        "<text class=\"grad\" x=\"{text_x}\" y=\"{}\" fill=\"#c92a2a\">grad {}</text>",
+                        base(2.0),
+                        escape(grad)
+                    );
+                }
+                out.push_str("</g>\n");
+            }
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// Two route points inside one rank (an edge passing through it) keep the same
+/// position across: a straight line.
+fn route_same_rank(p: (f64, f64), q: (f64, f64), horizontal: bool) -> bool {
+    if horizontal {
+        (p.1 - q.1).abs() < 0.5
+    } else {
+        (p.0 - q.0).abs() < 0.5
+    }
+}
+
+/// The layout with nodes and labels sized for one direction.
+fn arrange(
+    boxes: &[(f64, f64)],
+    drawing: &Drawing,
+    labels: &[f64],
+    horizontal: bool,
+) -> layout::Layout {
+    let sizes: Vec<Size> = boxes
+        .iter()
+        .map(|&(w, h)| {
+            if horizontal {
+                Size {
+                    along: w,
+                    across: h,
+                }
+            } else {
+                Size {
+                    along: h,
+                    across: w,
+                }
+            }
+        })
+        .collect();
+    let edges: Vec<Edge> = drawing
+        .edges
+        .iter()
+        .zip(labels)
+        .map(|(e, &w)| Edge {
+            from: e.from,
+            to: e.to,
+            label: match (w > 0.0, horizontal) {
+                (false, _) => 0.0,
+                (true, true) => w,
+                (true, false) => 24.0,
+            },
+        })
+        .collect();
+    layout::layout(&sizes, &edges, SPACING)
+}
+
+/// A node's width and height (left to right).
+fn box_size(node: &DrawNode) -> (f64, f64) {
+    match node {
+        DrawNode::Op { label } => ((text_width(label, false) + 26.0).max(46.0), OP_HEIGHT),
+        DrawNode::Ghost { name } => ((text_width(name, true) + 2.0 * PAD).ceil(), ROW + 8.0),
+        DrawNode::Value {
+            name, value, grad, ..
+        } => {
+            let widest = text_width(name, true)
+                .max(text_width(&format!("value {value}"), false))
+                .max(text_width(&format!("grad {grad}"), false));
+            ((widest + 2.0 * PAD).ceil(), 3.0 * ROW + 8.0)
+        }
+    }
+}
+
+/// The width of `text` at the picture's text size (18 pixels), from Helvetica's advance widths
+/// (in thousandths of an em, from the Adobe font metrics) with 8% to spare for
+/// the wider fonts a viewer may substitute.
+pub fn text_width(text: &str, bold: bool) -> f64 {
+    let ems: f64 = text
+        .chars()
+        .map(|c| match c {
+            '0'..='9' | '#' | '$' | '_' => 0.556,
+            '.' | ',' | ':' | ';' | ' ' | '!' | '|' => 0.278,
+            'i' | 'j' | 'l' => 0.222,
+            'f' | 't' | 'I' => 0.278,
+            '-' | '(' | ')' | 'r' | '[' | ']' => 0.333,
+            'm' => 0.833,
+            'w' => 0.722,
+            'W' | 'M' => 0.833,
+            'a'..='z' => 0.556,
+            'A'..='Z' => 0.667,
+            '×' | '−' | '+' | '=' | '<' | '>' | '·' => 0.584,
+            _ => 0.65,
+        })
+        .sum();
+    ems * FONT * if bold { 1.12 } else { 1.08 }
+}
+
+/// A coordinate rounded to a whole pixel.
+fn r(v: f64) -> i64 {
+    v.round() as i64
+}
+
+/// Text for an SVG text node or attribute.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}

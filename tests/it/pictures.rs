@@ -1,0 +1,502 @@
+//! Pictures for slides through the binary: `:svg` is well-formed XML on a white
+//! background, sized for a 1920-pixel slide, with no two boxes overlapping and
+//! every value and gradient (computed here independently) in its text;
+//! constants are folded into their op's label; graphs of the shapes that used to
+//! take exponential time (fan-out 100, a Fibonacci ladder, a residual chain) are
+//! laid out quickly; `--before`, `--step K` and `--steps DIR` draw the backward
+//! pass as slides numbered like `:trace`, written whole and never replaced
+//! without `-f`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::util::{self, gradcalc, stderr_of, stdout_of};
+
+/// Runs `script` in `dir`; returns stdout, stderr and the exit status.
+fn run(dir: &Path, script: &str) -> (String, String, Option<i32>) {
+    let output = gradcalc()
+        .current_dir(dir)
+        .args(["-e", script])
+        .output()
+        .unwrap();
+    (stdout_of(&output), stderr_of(&output), output.status.code())
+}
+
+/// `script` followed by `:svg pic.svg ARGS`; the SVG text.
+fn svg_of(dir: &Path, script: &str, args: &str) -> String {
+    let (stdout, stderr, status) = run(dir, &format!("{script}\n:svg -f pic.svg {args}"));
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    std::fs::read_to_string(dir.join("pic.svg")).unwrap()
+}
+
+/// What a picture shows, read back from its SVG.
+#[derive(Debug, Default)]
+struct Seen {
+    width: f64,
+    height: f64,
+    font: f64,
+    white_background: bool,
+    /// Every drawn node's box: x, y, width, height.
+    boxes: Vec<(f64, f64, f64, f64)>,
+    /// Value boxes: name, value, gradient (None when blank), current.
+    values: Vec<(String, f64, Option<f64>, bool)>,
+    /// Op labels.
+    ops: Vec<String>,
+}
+
+fn number(attribute: Option<&str>) -> f64 {
+    attribute.expect("attribute").parse().expect("a number")
+}
+
+fn whole(attribute: Option<&str>) -> f64 {
+    let text = attribute.expect("attribute");
+    assert!(
+        text.chars().all(|c| c.is_ascii_digit()),
+        "{text} is not a whole number"
+    );
+    text.parse().unwrap()
+}
+
+fn read(svg: &str) -> Seen {
+    let document = roxmltree::Document::parse(svg).expect("well-formed XML");
+    let root = document.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    let mut seen = Seen {
+        width: whole(root.attribute("width")),
+        height: whole(root.attribute("height")),
+        font: number(root.attribute("font-size")),
+        ..Seen::default()
+    };
+    assert_eq!(
+        root.attribute("viewBox"),
+        Some(format!("0 0 {} {}", seen.width, seen.height).as_str())
+    );
+    for node in root.descendants().filter(|n| n.is_element()) {
+        let class = node.attribute("class").unwrap_or("");
+        match (node.tag_name().name(), class) {
+            ("rect", "background") => {
+                seen.white_background = node.attribute("fill") == Some("white")
+                    && number(node.attribute("x")) == 0.0
+                    && number(node.attribute("y")) == 0.0
+                    && number(node.attribute("width")) == seen.width
+                    && number(node.attribute("height")) == seen.height;
+            }
+            ("g", "op") => {
+                let ellipse = node.children().find(|c| c.has_tag_name("ellipse")).unwrap();
+                let (cx, cy) = (
+                    number(ellipse.attribute("cx")),
+                    number(ellipse.attribute("cy")),
+                );
+                let (rx, ry) = (
+                    number(ellipse.attribute("rx")),
+                    number(ellipse.attribute("ry")),
+                );
+                seen.boxes.push((cx - rx, cy - ry, 2.0 * rx, 2.0 * ry));
+                let text = node.children().find(|c| c.has_tag_name("text")).unwrap();
+                seen.ops.push(text.text().unwrap_or("").to_string());
+            }
+            ("g", class) if class == "ghost" || class.starts_with("value") => {
+                let rect = node.children().find(|c| c.has_tag_name("rect")).unwrap();
+                seen.boxes.push((
+                    whole(rect.attribute("x")),
+                    whole(rect.attribute("y")),
+                    whole(rect.attribute("width")),
+                    whole(rect.attribute("height")),
+                ));
+                if class == "ghost" {
+                    continue;
+                }
+                let text = |wanted: &str| {
+                    node.children()
+                        .find(|c| c.attribute("class").is_some_and(|k| k.starts_with(wanted)))
+                        .map(|c| (c.attribute("class").unwrap(), c.text().unwrap_or("")))
+                        .expect("a text of the box")
+                };
+                let name = text("name").1.to_string();
+                let value = text("data")
+                    .1
+                    .strip_prefix("value ")
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let (grad_class, grad_text) = text("grad");
+                let grad = match grad_class {
+                    "grad pending" => {
+                        assert_eq!(grad_text, "grad");
+                        None
+                    }
+                    _ => Some(grad_text.strip_prefix("grad ").unwrap().parse().unwrap()),
+                };
+                seen.values
+                    .push((name, value, grad, class.contains("current")));
+            }
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// No two drawn nodes overlap.
+fn assert_no_overlap(seen: &Seen) {
+    let b = &seen.boxes;
+    for i in 0..b.len() {
+        for j in i + 1..b.len() {
+            let apart = b[i].0 + b[i].2 <= b[j].0
+                || b[j].0 + b[j].2 <= b[i].0
+                || b[i].1 + b[i].3 <= b[j].1
+                || b[j].1 + b[j].3 <= b[i].1;
+            assert!(apart, "boxes {:?} and {:?} overlap", b[i], b[j]);
+        }
+    }
+}
+
+/// Close at the 4 significant digits a picture shows (and within 5e-7 of a
+/// value near 0).
+fn close(shown: f64, exact: f64) -> bool {
+    util::close(shown, exact, 5e-4) || (shown - exact).abs() <= 5e-7
+}
+
+const NEURON: &str = "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.8813735870195432
+n = x1*w1 + x2*w2 + b; o = tanh(n)";
+
+/// The neuron's 10 nodes as (value, gradient), computed here: o = tanh(n),
+/// ∂o/∂n = 1 − o², and the products' inputs swap their values.
+fn neuron_expected() -> Vec<(&'static str, f64, f64)> {
+    let (x1, x2, w1, w2, b) = (2.0, 0.0, -3.0, 1.0, 6.881_373_587_019_543_f64);
+    let n = x1 * w1 + x2 * w2 + b;
+    let o = n.tanh();
+    let dn = 1.0 - o * o;
+    vec![
+        ("o", o, 1.0),
+        ("n", n, dn),
+        ("b", b, dn),
+        ("#7", x1 * w1 + x2 * w2, dn),
+        ("#6", x2 * w2, dn),
+        ("#5", x1 * w1, dn),
+        ("x1", x1, w1 * dn),
+        ("w1", w1, x1 * dn),
+        ("x2", x2, w2 * dn),
+        ("w2", w2, x2 * dn),
+    ]
+}
+
+#[test]
+fn the_neuron_on_a_slide_shows_every_value_and_gradient() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = read(&svg_of(dir.path(), NEURON, ""));
+    assert!(seen.white_background, "a white background rectangle");
+    assert!(seen.font >= 18.0 && seen.width <= 1920.0, "{seen:?}");
+    assert_no_overlap(&seen);
+    // A tight canvas: the drawing reaches within 40 px of every side.
+    let left = seen.boxes.iter().map(|b| b.0).fold(f64::MAX, f64::min);
+    let top = seen.boxes.iter().map(|b| b.1).fold(f64::MAX, f64::min);
+    let right = seen.boxes.iter().map(|b| b.0 + b.2).fold(0.0, f64::max);
+    let bottom = seen.boxes.iter().map(|b| b.1 + b.3).fold(0.0, f64::max);
+    assert!(left <= 40.0 && top <= 40.0, "{left} {top}");
+    assert!(right >= seen.width - 40.0 && bottom >= seen.height - 40.0);
+    let expected = neuron_expected();
+    assert_eq!(seen.values.len(), expected.len());
+    for (name, value, grad) in expected {
+        let (_, v, g, current) = seen
+            .values
+            .iter()
+            .find(|v| v.0 == name)
+            .unwrap_or_else(|| panic!("{name} drawn"));
+        assert!(close(*v, value), "{name}: value {v} vs {value}");
+        assert!(close(g.unwrap(), grad), "{name}: grad {g:?} vs {grad}");
+        assert!(!current);
+    }
+    assert_eq!(seen.ops.iter().filter(|o| *o == "×").count(), 2);
+    assert_eq!(seen.ops.iter().filter(|o| *o == "+").count(), 2);
+    assert_eq!(seen.ops.iter().filter(|o| *o == "tanh").count(), 1);
+}
+
+#[test]
+fn a_two_unit_mlp_fits_a_slide() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "x1 = 2; x2 = -1; w11 = 0.5; w12 = -0.3; w21 = 0.8; w22 = 0.1; b1 = 0.1; b2 = -0.2
+v1 = 1.2; v2 = -0.7; c = 0.05
+h1 = tanh(w11*x1 + w12*x2 + b1); h2 = tanh(w21*x1 + w22*x2 + b2)
+y = tanh(v1*h1 + v2*h2 + c); loss = (y - 1)^2";
+    let seen = read(&svg_of(dir.path(), script, ""));
+    assert!(seen.white_background && seen.font >= 18.0 && seen.width <= 1920.0);
+    assert_no_overlap(&seen);
+    // Independent forward and backward pass.
+    let (x1, x2) = (2.0f64, -1.0f64);
+    let h1 = (0.5 * x1 - 0.3 * x2 + 0.1f64).tanh();
+    let h2 = (0.8 * x1 + 0.1 * x2 - 0.2f64).tanh();
+    let y = (1.2 * h1 - 0.7 * h2 + 0.05f64).tanh();
+    let loss = (y - 1.0).powi(2);
+    let dy = 2.0 * (y - 1.0);
+    let dz = dy * (1.0 - y * y);
+    let dh1 = dz * 1.2;
+    let dh2 = dz * -0.7;
+    let dx1 = dh1 * (1.0 - h1 * h1) * 0.5 + dh2 * (1.0 - h2 * h2) * 0.8;
+    for (name, value, grad) in [
+        ("loss", loss, 1.0),
+        ("y", y, dy),
+        ("h1", h1, dh1),
+        ("h2", h2, dh2),
+        ("x1", x1, dx1),
+        ("c", 0.05, dz),
+    ] {
+        let (_, v, g, _) = seen.values.iter().find(|v| v.0 == name).unwrap();
+        assert!(close(*v, value) && close(g.unwrap(), grad), "{name}");
+    }
+    // The constants 1 and 2 of (y - 1)^2 are folded into their ops.
+    assert!(seen.ops.contains(&"- 1".to_string()), "{:?}", seen.ops);
+    assert!(seen.ops.contains(&"^ 2".to_string()), "{:?}", seen.ops);
+    assert!(
+        seen.values
+            .iter()
+            .all(|v| !v.0.starts_with(|c: char| c.is_ascii_digit()))
+    );
+}
+
+#[test]
+fn constants_are_folded_into_their_ops_in_svg_and_dot() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = read(&svg_of(dir.path(), "x = 3; y = 2*x + 1", ""));
+    let names: Vec<&str> = seen.values.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names.contains(&"x") && names.contains(&"y"));
+    let mut ops = seen.ops.clone();
+    ops.sort();
+    assert_eq!(ops, vec!["+ 1", "2 ×"]);
+    let (stdout, _, status) = run(dir.path(), "x = 3; y = 2*x + 1; :dot");
+    assert_eq!(status, Some(0));
+    assert!(stdout.contains("label=\"2 ×\"") && stdout.contains("label=\"+ 1\""));
+    assert!(!stdout.contains("value 2 |") && !stdout.contains("value 1 |"));
+}
+
+/// Laid out in well under the time the old layout needed (it doubled per
+/// layer of the residual chain and never finished fan-out 100).
+fn assert_quick(dir: &Path, script: &str) -> Seen {
+    let start = Instant::now();
+    let svg = svg_of(dir, script, "");
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    let seen = read(&svg);
+    assert!(seen.white_background);
+    assert_no_overlap(&seen);
+    seen
+}
+
+#[test]
+fn fan_out_ladder_and_residual_chain_are_laid_out_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    // One variable read by 100 products.
+    let mut fan = String::from("x = 0.3; s = x");
+    for k in 1..=100 {
+        fan.push_str(&format!("\ns = s + x*{}", k % 7 + 1));
+    }
+    let seen = assert_quick(dir.path(), &fan);
+    // x's gradient: 1 for `s = x` plus the sum of the factors.
+    let factors: f64 = (1..=100).map(|k| (k % 7 + 1) as f64).sum();
+    let x = seen.values.iter().find(|v| v.0 == "x").unwrap();
+    assert!(close(x.2.unwrap(), 1.0 + factors), "{x:?}");
+    // A Fibonacci ladder of 60 rungs: a gradient is a Fibonacci number.
+    let mut ladder = String::from("a0 = 1; a1 = 1");
+    for i in 2..=60 {
+        ladder.push_str(&format!("\na{i} = a{} + a{}", i - 1, i - 2));
+    }
+    let seen = assert_quick(dir.path(), &ladder);
+    let fib = |n: usize| (0..n).fold((0.0f64, 1.0f64), |(a, b), _| (b, a + b)).0;
+    let a0 = seen.values.iter().find(|v| v.0 == "a0").unwrap();
+    // ∂a60/∂a0 = F(59), ∂a60/∂a1 = F(60); a60 itself is F(61).
+    assert!(close(a0.2.unwrap(), fib(59)), "{a0:?}");
+    let a60 = seen.values.iter().find(|v| v.0 == "a60").unwrap();
+    assert!(close(a60.1, fib(61)));
+    // A residual chain of depth 30.
+    let mut chain = String::from("w = 0.5; h0 = 1");
+    for i in 1..=30 {
+        chain.push_str(&format!("\nh{i} = h{} + tanh(w*h{})", i - 1, i - 1));
+    }
+    let seen = assert_quick(dir.path(), &chain);
+    let mut h = 1.0f64;
+    for _ in 0..30 {
+        h += (0.5 * h).tanh();
+    }
+    let h30 = seen.values.iter().find(|v| v.0 == "h30").unwrap();
+    assert!(close(h30.1, h));
+}
+
+/// The `:trace` step numbers and the node each one processes, from the trace text.
+fn trace_steps(dir: &Path, script: &str) -> Vec<(usize, String)> {
+    let (stdout, _, _) = run(dir, &format!("{script}\n:trace all"));
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix('[')?;
+            let (number, rest) = rest.split_once("] ")?;
+            let name = rest.split_whitespace().next()?;
+            Some((number.parse().ok()?, name.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn steps_fill_gradients_one_node_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = read(&svg_of(dir.path(), NEURON, "--before"));
+    assert_eq!(before.values.len(), 10);
+    assert!(before.values.iter().all(|v| v.2.is_none() && !v.3));
+    let steps = trace_steps(dir.path(), NEURON);
+    assert_eq!(steps.len(), 10);
+    let expected = neuron_expected();
+    for (k, name) in &steps {
+        let seen = read(&svg_of(dir.path(), NEURON, &format!("--step {k}")));
+        let filled: Vec<_> = seen.values.iter().filter(|v| v.2.is_some()).collect();
+        assert_eq!(filled.len(), *k, "step {k}");
+        let current: Vec<_> = seen.values.iter().filter(|v| v.3).collect();
+        assert_eq!(current.len(), 1);
+        assert_eq!(&current[0].0, name, "step {k} processes {name}");
+        assert!(current[0].2.is_some());
+        for v in filled {
+            let (_, _, grad) = expected.iter().find(|e| e.0 == v.0).unwrap();
+            assert!(close(v.2.unwrap(), *grad));
+        }
+        // The same layout on every slide: the boxes do not move.
+        assert_eq!(seen.boxes, before.boxes);
+    }
+}
+
+#[test]
+fn steps_write_one_file_per_step_numbered_like_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("slides")).unwrap();
+    // With constants: the trace gives them no step (y, 2*x, x are steps 1 to
+    // 3; the constants 2 and 1 are counted apart), and the files number the
+    // same steps with no gaps.
+    let script = "x = 3; y = 2*x + 1";
+    let steps = trace_steps(dir.path(), script);
+    let numbers: Vec<usize> = steps.iter().map(|s| s.0).collect();
+    assert_eq!(numbers, vec![1, 2, 3]);
+    let (stdout, _, _) = run(dir.path(), &format!("{script}\n:trace"));
+    assert!(stdout.contains("3 nodes"), "{stdout}");
+    assert!(stdout.contains("2 constants"), "{stdout}");
+    let (stdout, stderr, status) = run(dir.path(), &format!("{script}\n:svg slides --steps"));
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("slides"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "step-000.svg",
+            "step-001.svg",
+            "step-002.svg",
+            "step-003.svg"
+        ]
+    );
+    assert_eq!(stdout.matches("wrote the graph as SVG").count(), 4);
+    for (done, file) in [
+        (0, "step-000"),
+        (1, "step-001"),
+        (2, "step-002"),
+        (3, "step-003"),
+    ] {
+        let svg = std::fs::read_to_string(dir.path().join(format!("slides/{file}.svg"))).unwrap();
+        let seen = read(&svg);
+        assert_eq!(seen.values.iter().filter(|v| v.2.is_some()).count(), done);
+        assert_eq!(seen.values.iter().filter(|v| v.3).count(), done.min(1));
+        // File K shows the node of the trace's step K, and the gradients done
+        // so far: ∂y/∂y = 1, ∂y/∂(2*x) = 1, ∂y/∂x = 2.
+        if done > 0 {
+            let current = seen.values.iter().find(|v| v.3).unwrap();
+            assert_eq!(current.0, steps[done - 1].1, "{file}");
+        }
+        for (name, grad) in [("y", 1.0), ("#2", 1.0), ("x", 2.0)] {
+            let value = seen.values.iter().find(|v| v.0 == name).unwrap();
+            if let Some(shown) = value.2 {
+                assert!(close(shown, grad), "{file}: {name} {shown}");
+            }
+        }
+    }
+    // Again without -f: the first file is refused, the others are not tried,
+    // and all are left as they were.
+    let old = std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap();
+    let (_, stderr, status) = run(dir.path(), "x = 5; y = 2*x + 1\n:svg slides --steps");
+    assert_eq!(status, Some(1));
+    assert!(
+        stderr.contains("step-000.svg: it already exists"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("3 more pictures of the steps not written"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("error:").count(), 2, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap(),
+        old
+    );
+    // With -f they are replaced; DOT takes the same flags.
+    let (stdout, stderr, status) = run(
+        dir.path(),
+        "x = 5; y = 2*x + 1\n:svg -f slides --steps\n:dot slides --steps",
+    );
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    assert_ne!(
+        std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap(),
+        old
+    );
+    assert!(dir.path().join("slides/step-003.dot").exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("slides"))
+            .unwrap()
+            .count(),
+        8
+    );
+}
+
+#[test]
+fn dot_steps_blank_pending_gradients_and_mark_the_current_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, _, status) = run(dir.path(), &format!("{NEURON}\n:dot --step 2"));
+    assert_eq!(status, Some(0));
+    assert_eq!(stdout.matches("| grad }").count(), 8, "{stdout}");
+    assert_eq!(stdout.matches("penwidth=3").count(), 1);
+    assert!(stdout.contains("n8 [label=\"{ n | value 0.8814 | grad 0.5 }\", style=filled"));
+    assert!(stdout.contains("step 2 of 10"));
+}
+
+#[test]
+fn bad_picture_flags_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    for (command, message) in [
+        (":svg a.svg --step 11", "has steps 1 to 10"),
+        (":svg a.svg --step", "`--step` takes a number"),
+        (":svg a.svg --step x", "`--step` takes a step number"),
+        (":svg a.svg --steps --before", "at most one of"),
+        (":svg a.svg --step 2 --before", "at most one of"),
+        (":dot --steps", "takes a directory"),
+        (":svg a.svg --sideways", "not `--sideways`"),
+        (":svg --before", "`:svg` takes one file name"),
+        (":svg - --steps", "give a directory, not `-`"),
+    ] {
+        let (_, stderr, status) = run(dir.path(), &format!("{NEURON}\n{command}"));
+        assert_eq!(status, Some(1), "{command}");
+        assert!(stderr.contains(message), "{command}: {stderr}");
+        assert!(!stderr.contains("panicked"));
+    }
+    // Constants have no step: y = 2*x + 1 has steps 1 to 3, as `:trace` shows.
+    let (_, stderr, status) = run(dir.path(), "x = 3; y = 2*x + 1\n:svg a.svg --step 4");
+    assert_eq!(status, Some(1));
+    assert!(stderr.contains("has steps 1 to 3"), "{stderr}");
+    assert!(!dir.path().join("a.svg").exists());
+    // --steps into a missing directory: one error for the first file, one for the rest.
+    let (_, stderr, status) = run(dir.path(), &format!("{NEURON}\n:svg nowhere --steps"));
+    assert_eq!(status, Some(1));
+    assert!(
+        stderr.contains("directory `nowhere` does not exist"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("10 more pictures of the steps not written"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("nowhere").exists());
+}
