@@ -1,19 +1,42 @@
 //! What the fuzz target does with one input, shared with `tests/it/fuzz_regressions.rs`
-//! so that every saved crash input is replayed by `cargo test`.
+//! so that every saved input is replayed by `cargo test`.
 //!
 //! The first byte picks the output format and flags; the rest is a source text,
 //! cut at the first invalid UTF-8 byte the way the binary cuts its input. The
 //! source runs through a whole session (parse, evaluate, every command), every
 //! result is rendered, and the session goes on after errors (`--keep-going`).
-//! The REPL's line-joining check runs on the same text.
+//! Beside the batch path it exercises what only the REPL runs: the line-joining
+//! check, the live preview and the highlighter on every line, and wrapping at a
+//! terminal width.
+//!
+//! Failures besides a panic, so that slowness and broken output are found too:
+//! - a statement that takes longer than [`STATEMENT_BUDGET`] (the budget a
+//!   classroom REPL can afford; libFuzzer's `-rss_limit_mb` bounds memory);
+//! - a line of `--json` output that is not a JSON object with a `kind`;
+//! - a preview that leaves the graph longer than it found it.
+//!
+//! No file is ever written: the printer's write policy refuses every path.
 
+use std::io::Write;
 use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
+use gradcalc::files::WritePolicy;
 use gradcalc::render::{Format, Precision, Printer, Style};
 use gradcalc::session::Session;
 
-/// Runs `data` as described above. Panics only if gradcalc does.
+/// The most one statement may take (in an optimised build; the replay in
+/// `cargo test` runs unoptimised and allows ten times more).
+pub const STATEMENT_BUDGET: Duration = Duration::from_secs(2);
+
+/// Runs `data` as described above. Panics if gradcalc panics, or on one of the
+/// failures listed in the module doc.
 pub fn run(data: &[u8]) {
+    run_with_budget(data, STATEMENT_BUDGET);
+}
+
+/// [`run`] with another time budget per statement.
+pub fn run_with_budget(data: &[u8], budget: Duration) {
     let Some((&flags, rest)) = data.split_first() else {
         return;
     };
@@ -21,7 +44,8 @@ pub fn run(data: &[u8]) {
         Ok(text) => text,
         Err(error) => std::str::from_utf8(&rest[..error.valid_up_to()]).unwrap_or_default(),
     };
-    let format = if flags & 1 == 1 {
+    let json = flags & 1 == 1;
+    let format = if json {
         Format::Json
     } else {
         Format::Human(Style {
@@ -36,10 +60,55 @@ pub fn run(data: &[u8]) {
     };
     let _ = gradcalc::syntax::needs_more_input(source);
     let mut printer = Printer::new(format, Vec::new(), Vec::new());
+    // Wrap at a terminal width chosen by the flags (28 to 88 columns), as the REPL does.
+    if flags & 0x40 == 0x40 {
+        printer.width = Some(28 + usize::from(flags & 0x3c));
+    }
+    printer.writes = WritePolicy {
+        nowhere: true,
+        ..WritePolicy::default()
+    };
+    printer.script = true;
     let mut session = Session::new();
+
+    // What the REPL does while a line is typed, for every line of the source.
+    for line in source.lines().take(64) {
+        let before = session.graph().len();
+        let started = Instant::now();
+        let _ = session.preview(line);
+        assert_eq!(
+            session.graph().len(),
+            before,
+            "a preview left nodes behind: {line:?}"
+        );
+        assert!(
+            started.elapsed() < budget,
+            "a preview took {:?}: {line:?}",
+            started.elapsed()
+        );
+        let _ = gradcalc::render::highlight::highlight_line(line, line.len() / 2, &|_| true);
+    }
+
+    let mut started = Instant::now();
     let _ = session.run_source(source, |result| {
+        let took = started.elapsed();
+        assert!(took < budget, "a statement took {took:?}");
         let _ = printer.report(&result, source, "<fuzz>");
+        started = Instant::now();
         ControlFlow::Continue(())
     });
     let _ = printer.flush();
+    let (out, _err) = printer.into_streams();
+    if json {
+        let out = String::from_utf8_lossy(&out);
+        for line in out.lines() {
+            let value: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+            assert!(
+                value.get("kind").is_some_and(|k| k.is_string()),
+                "no kind: {line}"
+            );
+        }
+    }
+    let _ = std::io::sink().write_all(&out);
 }

@@ -76,6 +76,9 @@ pub struct WritePolicy {
     /// `--allow-writes DIR`: directories (and what is under them) scripts may
     /// write to, besides the current directory.
     pub dirs: Vec<PathBuf>,
+    /// No file at all may be written, by anyone (the fuzzer's setting): every
+    /// write is refused, `-` (standard output) aside.
+    pub nowhere: bool,
 }
 
 impl WritePolicy {
@@ -83,6 +86,9 @@ impl WritePolicy {
     /// allowed, or when its directory is the current directory, an allowed
     /// directory, or under one of them (after resolving `..` and links).
     pub fn allows(&self, path: &Path) -> bool {
+        if self.nowhere {
+            return false;
+        }
         if self.anywhere {
             return true;
         }

@@ -149,13 +149,32 @@ fn run(args: Args) -> u8 {
     printer.writes = WritePolicy {
         anywhere: args.allow_writes_anywhere,
         dirs: args.allow_writes.clone(),
+        nowhere: false,
     };
+    // Batch runs keep stdout for results: warnings and notices go to stderr.
+    printer.notes_to_err = true;
     let mut session = Session::new();
     let mut failed = false;
 
     // (bytes, origin, path of a file, is a script)
     let mut sources = Vec::new();
+    let mut stdin_taken = false;
     for path in &args.files {
+        if path.as_os_str() == "-" {
+            // `-` is standard input, read where it stands among the files.
+            if stdin_taken {
+                let _ = writeln!(io::stderr(), "gradcalc: `-` (standard input) given twice");
+                return 2;
+            }
+            stdin_taken = true;
+            let mut bytes = Vec::new();
+            if let Err(error) = io::stdin().read_to_end(&mut bytes) {
+                let _ = writeln!(io::stderr(), "gradcalc: cannot read stdin: {error}");
+                return 1;
+            }
+            sources.push((bytes, "<stdin>".to_string(), None, true));
+            continue;
+        }
         match files::read_source(path) {
             Ok(bytes) => {
                 sources.push((bytes, path.display().to_string(), Some(path.clone()), true))
@@ -183,7 +202,22 @@ fn run(args: Args) -> u8 {
         sources.push((source.clone().into_bytes(), origin, None, false));
     }
     // Piped stdin is read when there is nothing else to run, or after the rest with -i.
-    let batch_stdin = (sources.is_empty() || args.interactive) && !stdin_is_terminal;
+    let batch_stdin =
+        (sources.is_empty() || args.interactive) && !stdin_is_terminal && !stdin_taken;
+    if !batch_stdin && !stdin_taken && stdin_has_input() {
+        // Piped input beside -e or FILE is not run: say so rather than drop it unseen.
+        let note = "standard input is not read when -e or a FILE is given; \
+                    add `-` among the FILEs to run it (after the FILEs, before -e)";
+        let _ = if args.json {
+            writeln!(
+                printer_out(),
+                "{}",
+                serde_json::json!({"kind": "notice", "message": note})
+            )
+        } else {
+            writeln!(io::stderr(), "gradcalc: note: {note}")
+        };
+    }
     if batch_stdin {
         let mut bytes = Vec::new();
         if let Err(error) = io::stdin().read_to_end(&mut bytes) {
@@ -225,6 +259,13 @@ fn run(args: Args) -> u8 {
         };
     }
     u8::from(failed)
+}
+
+/// Whether bytes are waiting on standard input right now (a pipe or a file
+/// with something in it): input someone meant to give. A terminal, `/dev/null`
+/// or an empty pipe is not.
+fn stdin_has_input() -> bool {
+    rustix::io::ioctl_fionread(io::stdin()).is_ok_and(|waiting| waiting > 0)
 }
 
 /// Standard output, for the one message written before the printer exists.

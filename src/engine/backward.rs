@@ -1,7 +1,9 @@
 //! Reverse mode: one walk over the reverse topological order, applying the
-//! chain rule, optionally recording each step.
+//! chain rule at the forward values it is given, optionally recording each step.
+//! [`Graph::backward`], [`Graph::backward_traced`] and [`Graph::backward_at`]
+//! are that one walk.
 
-use super::{Arity, Contribution, Gradients, Graph, NodeId, Op, Step};
+use super::{Contribution, Gradients, Graph, NodeId, Op, Step};
 
 impl Graph {
     /// Gradients of the output `order[0]` with respect to every node, by reverse
@@ -9,11 +11,11 @@ impl Graph {
     ///
     /// `order` must be what [`Graph::topo_order`] returned for that output
     /// (output first, every node before its inputs). The output's gradient is
-    /// seeded with 1; then, for each node in order and each of its inputs, the
-    /// chain rule adds `upstream × local` to the input's gradient, so fan-out
+    /// seeded with 1; then, for each node in order and each of its operands, the
+    /// chain rule adds `upstream × local` to the operand's gradient, so fan-out
     /// accumulates. Nodes not in `order` have gradient 0; an empty `order` gives
     /// all zeros. Where the op passes no gradient ([`OpInfo::passes`]: relu
-    /// at u ≤ 0, floor, detach, …) the input's gradient is not touched, so
+    /// at u ≤ 0, floor, detach, …) the operand's gradient is not touched, so
     /// `sqrt(relu(x))` at 0 gives 0; everywhere else the product is computed,
     /// so `0 × inf` gives nan (`sqrt(x)^2` at 0).
     ///
@@ -22,14 +24,14 @@ impl Graph {
     /// # Panics
     /// If `order` holds an id that is not a node of this graph.
     pub fn backward(&self, order: &[NodeId]) -> Gradients {
-        self.walk(order, &mut NoTrace)
+        self.walk(order, self.values(), &mut NoTrace)
     }
 
     /// The same walk as [`Graph::backward`], also returning one [`Step`] per
-    /// node of `order`, in order: its upstream gradient and, for each input
-    /// position, the local derivative, the product, the input's gradient before
-    /// and after, and which of the input's uses this is. Leaves get a step with
-    /// no contributions, whose upstream is their final gradient.
+    /// node of `order`, in order: its upstream gradient and, for each operand
+    /// position, the local derivative, the product, the operand's gradient
+    /// before and after, and which of the operand's uses this is. Leaves get a
+    /// step with no contributions, whose upstream is their final gradient.
     ///
     /// # Panics
     /// If `order` holds an id that is not a node of this graph.
@@ -50,82 +52,124 @@ impl Graph {
         keep: impl Fn(usize) -> bool,
     ) -> (Gradients, Vec<Step>) {
         let mut trace = Trace::new(self, order, keep);
-        let gradients = self.walk(order, &mut trace);
+        let gradients = self.walk(order, self.values(), &mut trace);
         (gradients, trace.steps)
     }
 
-    /// The backward pass, shared by [`Graph::backward`] and
-    /// [`Graph::backward_traced`]; `recorder` sees every step.
-    fn walk<R: Recorder>(&self, order: &[NodeId], recorder: &mut R) -> Gradients {
+    /// The gradients of the output `order[0]`, as [`Graph::backward`] computes
+    /// them, but at the forward values `values` (one per node, as returned by
+    /// [`Graph::reevaluate`]) instead of the stored ones: the same walk, so the
+    /// same chain rule and the same "passes nothing" ([`OpInfo::passes`]).
+    ///
+    /// [`OpInfo::passes`]: super::OpInfo::passes
+    ///
+    /// # Panics
+    /// If `values` is shorter than the graph, or `order` holds an id that is
+    /// not a node of this graph.
+    pub fn backward_at(&self, order: &[NodeId], values: &[f64]) -> Gradients {
+        self.walk(order, values, &mut NoTrace)
+    }
+
+    /// The backward pass, shared by every method above: walks `order` once,
+    /// reading forward values from `values` (one per node), and tells
+    /// `recorder` every step.
+    fn walk<R: Recorder>(&self, order: &[NodeId], values: &[f64], recorder: &mut R) -> Gradients {
         let mut grads = vec![0.0; self.len()];
         if let Some(&output) = order.first() {
             grads[output.index()] = 1.0; // ∂output/∂output
         }
-        let mut input_values = Vec::new();
+        // The operands' values: up to two in an array, more in a vector.
         let mut pair = [0.0; 2];
+        let mut many = Vec::new();
         for &node in order {
             // ∂output/∂node, complete: every node using this one came earlier.
             let upstream = grads[node.index()];
             recorder.node(node, upstream);
-            let (op, value, inline) = self.node_parts(node);
-            if !R::RECORDS {
-                // The local derivatives of `+`, `−` and `·` (∂(a·b)/∂a = b, as in the
-                // op table), without the call: most nodes of real graphs are these.
-                let (a, b) = (inline[0].index(), inline[1].index());
-                match op {
-                    Op::Add => {
-                        grads[a] += upstream;
-                        grads[b] += upstream;
-                        continue;
+            let op = self.op(node);
+            let operands = self.inputs(node);
+            if R::RECORDS || !has_shortcut(op) {
+                let x: &[f64] = match *operands {
+                    [] => continue, // a leaf: nothing to pass on
+                    [a] => {
+                        pair[0] = values[a.index()];
+                        &pair[..1]
                     }
-                    Op::Sub => {
-                        grads[a] += upstream;
-                        grads[b] -= upstream;
-                        continue;
+                    [a, b] => {
+                        pair = [values[a.index()], values[b.index()]];
+                        &pair
                     }
-                    Op::Mul => {
-                        let (va, vb) = (self.value(inline[0]), self.value(inline[1]));
-                        grads[a] += upstream * vb;
-                        grads[b] += upstream * va;
-                        continue;
+                    _ => {
+                        many.clear();
+                        many.extend(operands.iter().map(|o| values[o.index()]));
+                        &many
                     }
-                    _ => {}
+                };
+                let (info, out) = (op.info(), values[node.index()]);
+                for (position, &operand) in operands.iter().enumerate() {
+                    let local = info
+                        .passes(x, out, position)
+                        .then(|| (info.local)(x, out, position));
+                    let before = grads[operand.index()];
+                    let (product, after) = match local {
+                        // The chain rule: ∂output/∂operand += ∂output/∂node · ∂node/∂operand.
+                        Some(local) => {
+                            let product = upstream * local;
+                            (product, before + product)
+                        }
+                        // Nothing passed: untouched, even for an infinite upstream.
+                        None => (0.0, before),
+                    };
+                    grads[operand.index()] = after;
+                    recorder.edge(Edge {
+                        operand,
+                        position,
+                        local,
+                        product,
+                        before,
+                        after,
+                    });
                 }
-            }
-            let info = op.info();
-            // Unary and binary nodes (nearly all) read their inputs' values
-            // into an array; only min/max collect them into a vector.
-            let (inputs, values): (&[NodeId], &[f64]) = match info.arity {
-                Arity::Leaf => continue,
-                Arity::Unary => {
-                    pair[0] = self.value(inline[0]);
-                    (&inline[..1], &pair[..1])
-                }
-                Arity::Binary => {
-                    pair = [self.value(inline[0]), self.value(inline[1])];
-                    (&inline[..], &pair[..])
-                }
-                Arity::Variadic => {
-                    let inputs = self.inputs(node);
-                    input_values.clear();
-                    input_values.extend(inputs.iter().map(|&input| self.value(input)));
-                    (inputs, &input_values)
-                }
-            };
-            for (position, &input) in inputs.iter().enumerate() {
-                let before = grads[input.index()];
-                if !info.passes(values, value, position) {
-                    recorder.contribution(input, position, upstream, None, before, before);
-                    continue;
-                }
-                // The chain rule: ∂output/∂input += ∂output/∂node · ∂node/∂input.
-                let local = (info.local)(values, value, position);
-                let after = before + upstream * local;
-                grads[input.index()] = after;
-                recorder.contribution(input, position, upstream, Some(local), before, after);
+            } else {
+                add_sub_mul(op, operands, upstream, values, &mut grads);
             }
         }
         Gradients { grads }
+    }
+}
+
+/// Whether [`add_sub_mul`] covers `op`.
+fn has_shortcut(op: Op) -> bool {
+    matches!(op, Op::Add | Op::Sub | Op::Mul)
+}
+
+/// The chain rule of the walk for `+`, `−` and `·`, with their local
+/// derivatives written out instead of called through the op table: most nodes
+/// of real graphs are these. The table's `Add`, `Sub` and `Mul` rows say the
+/// locals are 1 and 1, 1 and −1, b and a, and that they pass to every operand,
+/// so `before + upstream × local` is computed here as `before + upstream`,
+/// `before − upstream`, `before + upstream × b`, `before + upstream × a`: the
+/// same numbers. Only the untraced walk takes this path; a trace shows each
+/// local, so it calls the table.
+#[inline(always)] // in the loop, as the reference tape's arms are
+fn add_sub_mul(op: Op, operands: &[NodeId], upstream: f64, values: &[f64], grads: &mut [f64]) {
+    let &[a, b] = operands else {
+        unreachable!("+, − and · are binary");
+    };
+    let (a, b) = (a.index(), b.index());
+    match op {
+        Op::Add => {
+            grads[a] += upstream;
+            grads[b] += upstream;
+        }
+        Op::Sub => {
+            grads[a] += upstream;
+            grads[b] -= upstream;
+        }
+        Op::Mul => {
+            grads[a] += upstream * values[b];
+            grads[b] += upstream * values[a];
+        }
+        _ => unreachable!("has_shortcut is false for {op:?}"),
     }
 }
 
@@ -162,18 +206,24 @@ trait Recorder {
     /// The walk reached `node`, whose gradient is `upstream`.
     fn node(&mut self, _node: NodeId, _upstream: f64) {}
 
-    /// The current node passed `upstream × local` to its input at `position`
-    /// (`local` is `None` where the op passed nothing).
-    fn contribution(
-        &mut self,
-        _input: NodeId,
-        _position: usize,
-        _upstream: f64,
-        _local: Option<f64>,
-        _before: f64,
-        _after: f64,
-    ) {
-    }
+    /// The current node passed something to one operand ([`Edge`]).
+    fn edge(&mut self, _edge: Edge) {}
+}
+
+/// What the current node of a backward walk passed to one of its operands.
+struct Edge {
+    /// The operand node.
+    operand: NodeId,
+    /// Its position among the node's operands.
+    position: usize,
+    /// The local derivative, or `None` where the op passed nothing.
+    local: Option<f64>,
+    /// `upstream × local`; 0 where the op passed nothing.
+    product: f64,
+    /// The operand's gradient before this edge.
+    before: f64,
+    /// The operand's gradient after it: `before + upstream × local`, or `before`.
+    after: f64,
 }
 
 /// Records nothing: [`Graph::backward`].
@@ -229,30 +279,22 @@ impl<F: Fn(usize) -> bool> Recorder for Trace<F> {
         }
     }
 
-    fn contribution(
-        &mut self,
-        input: NodeId,
-        position: usize,
-        upstream: f64,
-        local: Option<f64>,
-        before: f64,
-        after: f64,
-    ) {
-        let seen = &mut self.uses_seen[input.index()];
+    fn edge(&mut self, edge: Edge) {
+        let seen = &mut self.uses_seen[edge.operand.index()];
         *seen += 1;
         if !self.recording {
             return;
         }
         let contribution = Contribution {
-            input,
-            position,
-            local: local.unwrap_or(0.0),
-            product: local.map_or(0.0, |local| upstream * local),
-            passes_nothing: local.is_none(),
-            before,
-            after,
+            input: edge.operand,
+            position: edge.position,
+            local: edge.local.unwrap_or(0.0),
+            product: edge.product,
+            passes_nothing: edge.local.is_none(),
+            before: edge.before,
+            after: edge.after,
             use_number: *seen,
-            use_count: self.use_count[input.index()],
+            use_count: self.use_count[edge.operand.index()],
         };
         if let Some(step) = self.steps.last_mut() {
             step.contributions.push(contribution);

@@ -1,7 +1,7 @@
 //! Compaction: keep the nodes reachable from a set of roots, drop the rest,
 //! and say where each kept node went. What a long session needs to stay small.
 
-use super::{Arity, Graph, NodeId};
+use super::{Graph, NodeId};
 
 /// Where the nodes of a graph went when it was [compacted](Graph::retain_reachable):
 /// old id → new id, or `None` for a node that was dropped.
@@ -115,37 +115,18 @@ impl Graph {
         let live = self.reachable(roots);
         let kept = live.iter().filter(|&&l| l).count();
         let mut new = vec![DROPPED; self.len()];
-        let mut nodes = Vec::with_capacity(kept);
-        let mut values = Vec::with_capacity(kept);
-        let mut variadic_inputs = Vec::new();
-        for (i, node) in self.nodes.iter().enumerate() {
-            if !live[i] {
+        let mut compacted = Graph::with_capacity(kept);
+        let mut operands = Vec::new();
+        for (i, &alive) in live.iter().enumerate() {
+            if !alive {
                 continue;
             }
-            let mut node = *node;
-            let map = |id: NodeId| NodeId(new[id.index()]);
-            match node.op.info().arity {
-                Arity::Leaf => {}
-                Arity::Unary => node.inputs[0] = map(node.inputs[0]),
-                Arity::Binary => node.inputs = node.inputs.map(map),
-                Arity::Variadic => {
-                    let [start, len] = node.inputs.map(NodeId::index);
-                    let first = variadic_inputs.len();
-                    variadic_inputs.extend(
-                        self.variadic_inputs[start..start + len]
-                            .iter()
-                            .map(|&id| map(id)),
-                    );
-                    node.inputs[0] = NodeId(first as u32);
-                }
-            }
-            new[i] = nodes.len() as u32;
-            nodes.push(node);
-            values.push(self.values[i]);
+            let id = NodeId(i as u32);
+            operands.clear();
+            operands.extend(self.inputs(id).iter().map(|o| NodeId(new[o.index()])));
+            new[i] = compacted.push(self.op(id), self.value(id), &operands).0;
         }
-        self.nodes = nodes;
-        self.values = values;
-        self.variadic_inputs = variadic_inputs;
+        *self = compacted;
         Remap { new, kept }
     }
 }

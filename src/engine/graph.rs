@@ -2,19 +2,26 @@
 
 use super::{Arity, ArityError, Graph, NodeId, Op};
 
-/// One node's structure: its op and its inputs (12 bytes). Its forward value
-/// lives at the same index of `Graph::values` (8 bytes): the topological sort
-/// reads only the structure, so keeping the values apart makes it touch less
-/// memory.
+/// One node's structure: its op, its operand count and its operands (12
+/// bytes). Its forward value lives at the same index of `Graph::values` (8
+/// bytes): the topological sort reads only the structure, so keeping the values
+/// apart makes it touch less memory, and the count byte lets it step through a
+/// node's operands without looking the op up in the op table.
 ///
-/// A unary or binary node keeps its input ids in `inputs` (a unary node uses
-/// the first); a variadic node (`min`, `max`) keeps the start and length of its
-/// slice of `Graph::variadic_inputs` there instead.
+/// Up to two operands are kept inline in `packed` (a unary node uses the
+/// first); a node with more (`min`, `max`) keeps the start and length of its
+/// slice of `Graph::spilled` there instead, and `arity` is [`SPILLED`]. Only
+/// [`Graph::push`] packs and only [`Graph::inputs`] unpacks.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Node {
-    pub(super) inputs: [NodeId; 2],
-    pub(super) op: Op,
+    packed: [NodeId; 2],
+    op: Op,
+    /// How many operands are inline in `packed` (0, 1 or 2), or [`SPILLED`].
+    arity: u8,
 }
+
+/// [`Node::arity`] of a node whose operands are in `Graph::spilled`.
+const SPILLED: u8 = u8::MAX;
 
 impl Graph {
     /// An empty graph.
@@ -22,7 +29,7 @@ impl Graph {
         Graph {
             nodes: Vec::new(),
             values: Vec::new(),
-            variadic_inputs: Vec::new(),
+            spilled: Vec::new(),
         }
     }
 
@@ -31,7 +38,7 @@ impl Graph {
         Graph {
             nodes: Vec::with_capacity(nodes),
             values: Vec::with_capacity(nodes),
-            variadic_inputs: Vec::new(),
+            spilled: Vec::new(),
         }
     }
 
@@ -49,7 +56,7 @@ impl Graph {
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.values.clear();
-        self.variadic_inputs.clear();
+        self.spilled.clear();
     }
 
     /// Removes the nodes appended after the first `len`, so that work nobody
@@ -59,14 +66,13 @@ impl Graph {
         if len >= self.nodes.len() {
             return;
         }
-        let first_variadic = self.nodes[len..]
-            .iter()
-            .filter(|node| node.op.info().arity == Arity::Variadic)
-            .map(|node| node.inputs[0].index())
-            .min();
-        if let Some(start) = first_variadic {
-            self.variadic_inputs.truncate(start);
-        }
+        // Spilled operands are appended in node order, so the removed nodes'
+        // are the tail of the side vector.
+        let removed: usize = (len..self.nodes.len())
+            .filter(|&i| self.nodes[i].arity == SPILLED)
+            .map(|i| self.inputs(NodeId(i as u32)).len())
+            .sum();
+        self.spilled.truncate(self.spilled.len() - removed);
         self.nodes.truncate(len);
         self.values.truncate(len);
     }
@@ -77,7 +83,7 @@ impl Graph {
     /// # Panics
     /// If the graph already holds `u32::MAX` nodes.
     pub fn leaf(&mut self, value: f64) -> NodeId {
-        self.push(Op::Input, value, NO_INPUTS)
+        self.push(Op::Input, value, &[])
     }
 
     /// Appends a literal number (an [`Op::Const`] leaf) with the given value.
@@ -85,7 +91,7 @@ impl Graph {
     /// # Panics
     /// If the graph already holds `u32::MAX` nodes.
     pub fn constant(&mut self, value: f64) -> NodeId {
-        self.push(Op::Const, value, NO_INPUTS)
+        self.push(Op::Const, value, &[])
     }
 
     /// Appends a node that applies `op` to `inputs` (in operand order: `a - b`
@@ -108,43 +114,29 @@ impl Graph {
                 got: inputs.len(),
             });
         }
-        let id = match info.arity {
-            Arity::Unary => {
-                let value = (info.forward)(&[self.value(inputs[0])]);
-                self.push(op, value, [inputs[0], NodeId(0)])
-            }
-            Arity::Binary => {
-                let value = (info.forward)(&[self.value(inputs[0]), self.value(inputs[1])]);
-                self.push(op, value, [inputs[0], inputs[1]])
-            }
-            Arity::Variadic => {
+        let value = match *inputs {
+            [a] => (info.forward)(&[self.value(a)]),
+            [a, b] => (info.forward)(&[self.value(a), self.value(b)]),
+            _ => {
                 let values: Vec<f64> = inputs.iter().map(|&id| self.value(id)).collect();
-                let value = (info.forward)(&values);
-                let start = self.variadic_inputs.len();
-                self.variadic_inputs.extend_from_slice(inputs);
-                self.push(
-                    op,
-                    value,
-                    [NodeId(to_u32(start)), NodeId(to_u32(inputs.len()))],
-                )
+                (info.forward)(&values)
             }
-            Arity::Leaf => unreachable!("Arity::accepts is false for leaves"),
         };
-        Ok(id)
+        Ok(self.push(op, value, inputs))
     }
 
     /// Appends the unary `op` applied to `a` (arity checked by the caller: `Var`'s methods).
     pub(super) fn apply_unary(&mut self, op: Op, a: NodeId) -> NodeId {
         debug_assert_eq!(op.info().arity, Arity::Unary);
         let value = (op.info().forward)(&[self.value(a)]);
-        self.push(op, value, [a, NodeId(0)])
+        self.push(op, value, &[a])
     }
 
     /// Appends the binary `op` applied to `a` and `b` (arity checked by the caller).
     pub(super) fn apply_binary(&mut self, op: Op, a: NodeId, b: NodeId) -> NodeId {
         debug_assert_eq!(op.info().arity, Arity::Binary);
         let value = (op.info().forward)(&[self.value(a), self.value(b)]);
-        self.push(op, value, [a, b])
+        self.push(op, value, &[a, b])
     }
 
     /// Sets the value of a variable leaf, e.g. a parameter after an optimiser
@@ -185,33 +177,27 @@ impl Graph {
         self.nodes[id.index()].op
     }
 
-    /// The inputs of a node in operand order (`a - b` gives `[a, b]`; `x * x`
-    /// gives `[x, x]`); empty for leaves.
+    /// The operands of a node in order (`a - b` gives `[a, b]`; `x * x`
+    /// gives `[x, x]`); empty for leaves. The one place a node's operands are
+    /// unpacked: the sort, the backward walk, compaction and the teaching
+    /// walks all read them here.
     ///
     /// # Panics
     /// If `id` is not a node of this graph.
     pub fn inputs(&self, id: NodeId) -> &[NodeId] {
         let node = &self.nodes[id.index()];
-        match node.op.info().arity {
-            Arity::Leaf => &[],
-            Arity::Unary => &node.inputs[..1],
-            Arity::Binary => &node.inputs,
-            Arity::Variadic => {
-                let [start, len] = node.inputs.map(NodeId::index);
-                &self.variadic_inputs[start..start + len]
+        match node.arity {
+            SPILLED => {
+                let [start, len] = node.packed.map(NodeId::index);
+                &self.spilled[start..start + len]
             }
+            inline => &node.packed[..inline as usize],
         }
     }
 
-    /// A node's op, value and inline input ids (see [`Node`]), in one lookup.
-    pub(super) fn node_parts(&self, id: NodeId) -> (Op, f64, [NodeId; 2]) {
-        let node = &self.nodes[id.index()];
-        (node.op, self.values[id.index()], node.inputs)
-    }
-
     /// The size of one node in the arena, in bytes (20: 12 of structure, 8 of
-    /// value), not counting the inputs of `min`/`max`, which take 4 bytes each
-    /// in a side vector.
+    /// value), not counting the operands of a `min`/`max` of more than two,
+    /// which take 4 bytes each in a side vector.
     pub fn node_bytes() -> usize {
         std::mem::size_of::<Node>() + std::mem::size_of::<f64>()
     }
@@ -220,19 +206,33 @@ impl Graph {
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.values.capacity() * std::mem::size_of::<f64>()
-            + self.variadic_inputs.capacity() * std::mem::size_of::<NodeId>()
+            + self.spilled.capacity() * std::mem::size_of::<NodeId>()
     }
 
-    fn push(&mut self, op: Op, value: f64, inputs: [NodeId; 2]) -> NodeId {
+    /// Appends a node with its forward value and its operands, packing them as
+    /// [`Node`] says: up to two inline, more into the side vector.
+    pub(super) fn push(&mut self, op: Op, value: f64, operands: &[NodeId]) -> NodeId {
         let id = NodeId(to_u32(self.nodes.len()));
-        self.nodes.push(Node { inputs, op });
+        let (packed, arity) = match *operands {
+            [] => ([NodeId(0); 2], 0),
+            [a] => ([a, NodeId(0)], 1),
+            [a, b] => ([a, b], 2),
+            _ => {
+                let start = NodeId(to_u32(self.spilled.len()));
+                self.spilled.extend_from_slice(operands);
+                ([start, NodeId(to_u32(operands.len()))], SPILLED)
+            }
+        };
+        self.nodes.push(Node { packed, op, arity });
         self.values.push(value);
         id
     }
-}
 
-/// The inline inputs of a leaf (unused).
-const NO_INPUTS: [NodeId; 2] = [NodeId(0), NodeId(0)];
+    /// The forward values of every node, indexed by [`NodeId::index`].
+    pub(super) fn values(&self) -> &[f64] {
+        &self.values
+    }
+}
 
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).expect("a graph holds at most u32::MAX nodes and inputs")

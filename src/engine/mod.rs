@@ -2,6 +2,22 @@
 //!
 //! Knows nothing of text, names, colour or IO.
 //!
+//! **To understand backprop here, read about 250 lines, in this order.**
+//! (1) `graph.rs`, from the top through [`Graph::inputs`] and `Graph::push`:
+//! a node is an op and its operand ids, its forward value sits beside it, and
+//! [`Graph::inputs`] is the one way to read a node's operands. (2) `ops.rs`:
+//! the `Add`, `Mul` and `Tanh` rows of the op table and [`OpInfo::passes`] —
+//! each op's forward function and local derivatives, and where an op passes
+//! no gradient at all. (3) `topo.rs`, all of it: [`Graph::topo_order`], an
+//! iterative depth-first search that puts every node before its operands.
+//! (4) `backward.rs`, from the top through `add_sub_mul`: the one backward
+//! walk — seed the output with 1, then for each node in that order and each
+//! operand, `grad[operand] += grad[node] × local` (the chain rule; fan-out
+//! accumulates) — serving [`Graph::backward`], [`Graph::backward_traced`] and
+//! [`Graph::backward_at`] (the same walk at moved forward values), and after
+//! it the shortcut the untraced walk takes for `+ − ·`. The rest is what a
+//! teacher or a long session needs around that core.
+//!
 //! - [`Graph`] is an arena of nodes, appended in evaluation order and never
 //!   mutated ([`Graph::leaf`], [`Graph::constant`], [`Graph::apply`]).
 //! - [`Op::table`] is the one op table: name, arity, forward function, local
@@ -12,11 +28,13 @@
 //! - [`Graph::topo_order`] returns the nodes reachable from an output in reverse
 //!   topological order, output first (`topo.rs`).
 //! - [`Graph::backward`] walks that order once and applies the chain rule;
-//!   [`Graph::backward_traced`] does the same walk and records every step
+//!   [`Graph::backward_traced`] does the same walk and records every step;
+//!   [`Graph::backward_at`] does it at forward values given as a slice
 //!   (`backward.rs`).
-//! - [`Graph::reevaluate`], [`Graph::backward_at`], [`Graph::kahn_order`] and
-//!   [`Graph::paths`] serve the teaching commands: forward values with some
-//!   nodes moved, Kahn's order, the paths from an output to a node (`teaching.rs`).
+//! - [`Graph::reevaluate`], [`Graph::downstream`], [`Graph::forward_over`],
+//!   [`Graph::kahn_order`] and [`Graph::paths`] serve the teaching commands:
+//!   forward values with some nodes moved, the nodes a move reaches, Kahn's
+//!   order, the paths from an output to a node (`teaching.rs`).
 //!
 //! - [`Tape`] and [`Var`] are the library face: a `Copy` handle with operator
 //!   overloading that builds into the same [`Graph`] (`var.rs`).
@@ -30,8 +48,10 @@
 
 mod backward;
 mod compact;
+mod derivative;
 mod graph;
 mod ops;
+mod rerun;
 mod rules;
 mod teaching;
 mod topo;
@@ -211,15 +231,16 @@ pub struct ArityError {
 /// optimisers).
 ///
 /// A node is its op and up to two input ids inline (12 bytes) plus its forward
-/// value in a parallel vector (8 bytes; see [`Graph::node_bytes`]); the inputs
-/// of `min`/`max` live in a side vector.
+/// value in a parallel vector (8 bytes; see [`Graph::node_bytes`]); the
+/// operands of a `min`/`max` of more than two live in a side vector.
 #[derive(Debug, Default, Clone)]
 pub struct Graph {
     nodes: Vec<graph::Node>,
     /// Forward values, one per node (same index).
     values: Vec<f64>,
-    /// Inputs of variadic nodes, referenced by (start, len) from the node.
-    variadic_inputs: Vec<NodeId>,
+    /// Operands of nodes with more than two (`min`, `max`), referenced by
+    /// (start, len) from the node, in node order.
+    spilled: Vec<NodeId>,
 }
 
 /// Gradients of one output with respect to every node.

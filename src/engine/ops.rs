@@ -32,6 +32,9 @@
 //! says how; docs/accuracy.md has the measured error of every op over a sweep
 //! of the f64 range against mpmath.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use super::{Arity, Op, OpInfo};
 
 impl Op {
@@ -44,13 +47,13 @@ impl Op {
     /// `"pow"`, `"max"`, `"detach"`, …; `None` for anything else, including
     /// operator symbols (`"+"`, `"^"`) and the leaf names `"leaf"`, `"const"`, `"neg"`.
     pub fn from_function_name(name: &str) -> Option<Op> {
-        if let Some(&(_, op)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
-            return Some(op);
-        }
-        TABLE
-            .iter()
-            .find(|info| info.is_function() && info.name == name)
-            .map(|info| info.op)
+        // Every name of an expression is looked up here: by hash, not by a scan.
+        static BY_NAME: LazyLock<HashMap<&'static str, Op>> = LazyLock::new(|| {
+            let functions = TABLE.iter().filter(|info| info.is_function());
+            let names = functions.map(|info| (info.name, info.op));
+            names.chain(ALIASES.iter().copied()).collect()
+        });
+        BY_NAME.get(name).copied()
     }
 
     /// The whole op table, one [`OpInfo`] per op, in the order of [`Op`]'s variants.

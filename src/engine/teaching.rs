@@ -1,14 +1,15 @@
 //! What a teacher asks of a graph beyond its gradients: forward values again with
 //! some nodes moved (gradient checks, plots), the nodes a move reaches
-//! ([`Downstream`]), the gradient at those values, Kahn's dependency-counting
-//! order, and the paths from an output to a node.
+//! ([`Downstream`]), Kahn's dependency-counting order, and the paths from an
+//! output to a node. The gradient at moved values is the backward walk itself
+//! ([`Graph::backward_at`], `backward.rs`).
 //!
 //! Every walk here is a loop over a reverse topological order or an explicit
 //! stack: nothing recurses over the graph.
 
 use std::collections::VecDeque;
 
-use super::{Gradients, Graph, NodeId, Op};
+use super::{Graph, NodeId, Op};
 
 /// The paths from an output to one node ([`Graph::paths`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -153,37 +154,6 @@ impl Graph {
             list,
             seen: vec![false; self.len()],
         }
-    }
-
-    /// The gradients of the output `order[0]`, as [`Graph::backward`] computes
-    /// them, but at the forward values `values` (one per node, as returned by
-    /// [`Graph::reevaluate`]) instead of the stored ones. The same chain rule:
-    /// for each node in order and each input, `grad[input] += grad[node] × local`,
-    /// except where the op passes nothing ([`OpInfo::passes`](super::OpInfo::passes)).
-    ///
-    /// # Panics
-    /// If `values` is shorter than the graph, or `order` holds an id that is
-    /// not a node of this graph.
-    pub fn backward_at(&self, order: &[NodeId], values: &[f64]) -> Gradients {
-        let mut grads = vec![0.0; self.len()];
-        if let Some(&output) = order.first() {
-            grads[output.index()] = 1.0;
-        }
-        let mut input_values = Vec::new();
-        for &node in order {
-            let upstream = grads[node.index()];
-            let inputs = self.inputs(node);
-            let info = self.op(node).info();
-            let out = values[node.index()];
-            input_values.clear();
-            input_values.extend(inputs.iter().map(|&i| values[i.index()]));
-            for (position, &input) in inputs.iter().enumerate() {
-                if info.passes(&input_values, out, position) {
-                    grads[input.index()] += upstream * (info.local)(&input_values, out, position);
-                }
-            }
-        }
-        Gradients { grads }
     }
 
     /// Kahn's order, the dependency-counting order of PyTorch's autograd engine:

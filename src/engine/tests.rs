@@ -750,3 +750,149 @@ fn ops_that_pass_nothing_leave_the_gradient_untouched() -> Result {
     assert!(Op::Relu.info().passes(&[f64::NAN], f64::NAN, 0));
     Ok(())
 }
+
+// ---------------------------------------------------------------------------
+// One walk: plain, traced and at moved values
+
+/// A random graph for [`the_plain_traced_and_moved_walks_agree_bit_for_bit`]:
+/// leaf values, then instructions that each apply an op of the table (the op
+/// number modulo the table) to earlier nodes, picked counting back from the
+/// newest (small picks build chains, repeated picks share nodes).
+#[derive(Debug, Clone)]
+struct Program {
+    leaves: Vec<f64>,
+    instructions: Vec<(usize, Vec<usize>)>,
+}
+
+/// Values that reach the places where an op passes nothing or the arithmetic
+/// is special: 0 (relu, `0^b`, `a^0`), integers and ties (floor, max), signed
+/// zeros, infinities and nan, besides ordinary numbers.
+fn special_value() -> impl proptest::strategy::Strategy<Value = f64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => -3.0f64..3.0,
+        1 => prop::sample::select(vec![0.0, -0.0, 1.0, -1.0, 2.0, 0.5, INF, -INF, f64::NAN]),
+    ]
+}
+
+fn walk_program() -> impl proptest::strategy::Strategy<Value = Program> {
+    use proptest::prelude::*;
+    (
+        prop::collection::vec(special_value(), 1..=4),
+        prop::collection::vec(
+            (0..1000usize, prop::collection::vec(0..4usize, 1..=5)),
+            1..24,
+        ),
+    )
+        .prop_map(|(leaves, instructions)| Program {
+            leaves,
+            instructions,
+        })
+}
+
+/// Builds `program` with leaf `moved` given the value `to` (if any); returns
+/// the graph, its leaves and its output (the newest node).
+fn build_program(program: &Program, moved: Option<(usize, f64)>) -> (Graph, Vec<NodeId>, NodeId) {
+    let mut g = Graph::new();
+    let leaves: Vec<NodeId> = (program.leaves.iter().enumerate())
+        .map(|(i, &v)| match moved {
+            Some((leaf, to)) if leaf == i => g.leaf(to),
+            _ => g.leaf(v),
+        })
+        .collect();
+    for (op, picks) in &program.instructions {
+        let info = &Op::table()[op % Op::table().len()];
+        let count = match info.arity {
+            Arity::Leaf => continue,
+            Arity::Unary => 1,
+            Arity::Binary => 2,
+            Arity::Variadic => picks.len(),
+        };
+        let newest = g.len() - 1;
+        let operands: Vec<NodeId> = (0..count)
+            .map(|k| NodeId(newest.saturating_sub(picks[k % picks.len()]) as u32))
+            .collect();
+        g.apply(info.op, &operands)
+            .expect("arity chosen from the table");
+    }
+    let output = NodeId(g.len() as u32 - 1);
+    (g, leaves, output)
+}
+
+/// The same float, bit for bit; any nan equals any nan (IEEE 754 leaves the
+/// sign and payload of a computed nan open).
+fn same_bits(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn the_plain_traced_and_moved_walks_agree_bit_for_bit() {
+    use proptest::prelude::{prop_assert, prop_assert_eq};
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+    use std::cell::Cell;
+    let passed_nothing = Cell::new(0usize);
+    let spilled = Cell::new(0usize);
+    let mut runner = TestRunner::new(Config {
+        cases: 512,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (walk_program(), 0..4usize, special_value());
+    let result = runner.run(&strategy, |(program, leaf, to)| {
+        let (g, leaves, output) = build_program(&program, None);
+        let order = g.topo_order(output);
+        let plain = g.backward(&order);
+        let (traced, steps) = g.backward_traced(&order);
+        let at_stored = g.backward_at(&order, &g.reevaluate(&order, &[]));
+        for i in 0..g.len() {
+            let id = NodeId(i as u32);
+            let (p, t, a) = (plain[id], traced[id], at_stored[id]);
+            if !same_bits(p, t) || !same_bits(p, a) {
+                return Err(TestCaseError::fail(format!(
+                    "node {i}: plain {p:?}, traced {t:?}, at stored values {a:?}"
+                )));
+            }
+        }
+        // Every edge the trace says passed nothing left the gradient as it was;
+        // every other edge added its product; and the op table agrees.
+        for step in &steps {
+            let operands = g.inputs(step.node);
+            spilled.set(spilled.get() + usize::from(operands.len() > 2));
+            let x: Vec<f64> = operands.iter().map(|&o| g.value(o)).collect();
+            let info = g.op(step.node).info();
+            for c in &step.contributions {
+                let passes = info.passes(&x, g.value(step.node), c.position);
+                prop_assert_eq!(c.passes_nothing, !passes);
+                if c.passes_nothing {
+                    passed_nothing.set(passed_nothing.get() + 1);
+                    prop_assert!(same_bits(c.before, c.after));
+                    prop_assert_eq!((c.local, c.product), (0.0, 0.0));
+                } else {
+                    prop_assert!(same_bits(c.after, c.before + c.product));
+                }
+            }
+        }
+        // Backward at moved values is backward of the graph built at them.
+        let leaf = leaf % leaves.len();
+        let (moved, _, moved_output) = build_program(&program, Some((leaf, to)));
+        let expected = moved.backward(&moved.topo_order(moved_output));
+        let values = g.reevaluate(&order, &[(leaves[leaf], to)]);
+        let at_moved = g.backward_at(&order, &values);
+        for i in 0..g.len() {
+            let id = NodeId(i as u32);
+            if !same_bits(at_moved[id], expected[id]) {
+                return Err(TestCaseError::fail(format!(
+                    "node {i} with leaf {leaf} at {to:?}: {:?}, built there {:?}",
+                    at_moved[id], expected[id]
+                )));
+            }
+        }
+        Ok(())
+    });
+    if let Err(error) = result {
+        panic!("{error}");
+    }
+    // The cases reached the edges that pass nothing, and min/max of more than two.
+    assert!(passed_nothing.get() > 50, "{}", passed_nothing.get());
+    assert!(spilled.get() > 20, "{}", spilled.get());
+}

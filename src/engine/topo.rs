@@ -1,6 +1,6 @@
 //! Reverse topological order by an iterative depth-first search.
 
-use super::{Arity, Graph, NodeId};
+use super::{Graph, NodeId};
 
 impl Graph {
     /// The nodes reachable from `output`, in reverse topological order: `output`
@@ -22,14 +22,8 @@ impl Graph {
         visited.insert(output);
         while let Some(top) = stack.last_mut() {
             let (node, next) = *top;
-            let (op, _, inline) = self.node_parts(node);
-            let input = match op.info().arity {
-                Arity::Leaf => None,
-                Arity::Unary => (next == 0).then_some(inline[0]),
-                Arity::Binary => inline.get(next as usize).copied(),
-                Arity::Variadic => self.inputs(node).get(next as usize).copied(),
-            };
-            match input {
+            // Reads only the node's structure: its operand count and ids.
+            match self.inputs(node).get(next as usize).copied() {
                 Some(input) => {
                     top.1 += 1;
                     // The graph is acyclic (inputs always precede their node), so

@@ -5,8 +5,8 @@
 
 use std::fmt::Write;
 
-use super::{Precision, format_number};
-use crate::session::{Picture, PictureNode};
+use super::{Precision, format_number, notation};
+use crate::session::Picture;
 
 /// Digits of the numbers in a picture (micrograd shows 4 decimals).
 const DIGITS: Precision = Precision::Digits(4);
@@ -31,15 +31,15 @@ pub fn dot(picture: &Picture) -> String {
         let _ = writeln!(
             out,
             "  n{id} [label=\"{{ {} | value {} | grad {} }}\"];",
-            record_text(&label(node)),
+            record_text(&notation::node(&node.node, DIGITS)),
             record_text(&format_number(node.value, DIGITS)),
             record_text(&format_number(node.grad, DIGITS)),
         );
-        if !matches!(node.op, "leaf" | "const") {
+        if let Some(symbol) = notation::symbol(node.op) {
             let _ = writeln!(
                 out,
                 "  n{id}op [label=\"{}\", shape=circle, width=0.4, fixedsize=false];",
-                quoted(op_symbol(node.op))
+                quoted(symbol)
             );
             let _ = writeln!(out, "  n{id}op -> n{id};");
         }
@@ -79,24 +79,6 @@ pub fn svg(picture: &Picture) -> Result<String, String> {
     Ok(writer.finalize())
 }
 
-/// What a node is called in a picture: its name, its value for a constant, or its id.
-fn label(node: &PictureNode) -> String {
-    match (&node.node.name, node.node.constant) {
-        (Some(name), _) => name.clone(),
-        (None, Some(value)) => format_number(value, DIGITS),
-        (None, None) => format!("#{}", node.node.id.0),
-    }
-}
-
-/// How an op node is labelled: operators as symbols, functions by name.
-fn op_symbol(op: &str) -> &str {
-    match op {
-        "neg" => "−",
-        "*" => "×",
-        other => other,
-    }
-}
-
 /// Text inside a quoted DOT string.
 fn quoted(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
@@ -122,10 +104,10 @@ fn comment(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::NodeId;
-    use crate::session::{NodeRef, PictureEdge};
+    use crate::engine::{NodeId, Op};
+    use crate::session::{NodeRef, PictureEdge, PictureNode};
 
-    fn node(id: u32, name: Option<&str>, op: &'static str, value: f64, grad: f64) -> PictureNode {
+    fn node(id: u32, name: Option<&str>, op: Op, value: f64, grad: f64) -> PictureNode {
         PictureNode {
             node: NodeRef {
                 id: NodeId(id),
@@ -143,9 +125,9 @@ mod tests {
         let picture = Picture {
             of: "z".to_string(),
             nodes: vec![
-                node(2, Some("z"), "*", 6.0, 1.0),
-                node(0, Some("x"), "leaf", 2.0, 3.0),
-                node(1, Some("a|b"), "leaf", 3.0, 2.0),
+                node(2, Some("z"), Op::Mul, 6.0, 1.0),
+                node(0, Some("x"), Op::Input, 2.0, 3.0),
+                node(1, Some("a|b"), Op::Input, 3.0, 2.0),
             ],
             edges: vec![
                 PictureEdge {

@@ -5,103 +5,92 @@
 
 use owo_colors::OwoColorize;
 
+use crate::syntax::{TokenKind, Tokens, is_name_char};
+
 /// `line` with ANSI colours. `pos` is the cursor's byte offset: the bracket at it
 /// (or just before it) and its partner are emphasised. `known` tells whether a
 /// name means something now; unknown names are underlined in yellow, except an
 /// assignment's target and a definition's name and parameters.
 pub fn highlight_line(line: &str, pos: usize, known: &dyn Fn(&str) -> bool) -> String {
     let chars: Vec<(usize, char)> = line.char_indices().collect();
-    let pair = matching_brackets(&chars, pos);
+    // The matched brackets as byte offsets.
+    let pair = matching_brackets(&chars, pos).map(|i| i.map(|i| chars[i].0));
     let defined = definition_names(line);
     let mut out = String::with_capacity(line.len() * 2);
-    let mut i = 0;
     let mut in_command = false;
     let mut statement_start = true;
-    while i < chars.len() {
-        let (at, c) = chars[i];
-        let end = |j: usize| chars.get(j).map_or(line.len(), |&(b, _)| b);
-        if c == '#' {
-            out.push_str(&(&line[at..]).dimmed().to_string());
-            break;
+    let mut done = 0;
+    // The same tokens the statement splitter and the parser's checks read.
+    let mut tokens = Tokens::new(line).peekable();
+    while let Some(token) = tokens.next() {
+        if push_gap(&mut out, &line[done..token.start]) {
+            // A comment: the rest of the line (the newline token included) is dimmed.
+            let rest = line[done..].find('#').map_or(done, |k| done + k);
+            let end = line[rest..].find('\n').map_or(line.len(), |k| rest + k);
+            out.push_str(&(&line[rest..end]).dimmed().to_string());
+            done = end;
+            if token.start < end {
+                continue;
+            }
         }
-        if c == ';' || c == '\n' {
-            in_command = false;
-            statement_start = true;
-            out.push_str(&c.to_string().magenta().to_string());
-            i += 1;
-            continue;
-        }
-        if c.is_whitespace() {
-            out.push(c);
-            i += 1;
-            continue;
+        done = token.end;
+        let text = &line[token.start..token.end];
+        match token.kind {
+            TokenKind::Newline | TokenKind::Semicolon => {
+                in_command = false;
+                statement_start = true;
+                out.push_str(&text.magenta().to_string());
+                continue;
+            }
+            _ => {}
         }
         let was_start = std::mem::replace(&mut statement_start, false);
-        if c == ':' && was_start {
-            let mut j = i + 1;
-            while j < chars.len() && is_name_char(chars[j].1) {
-                j += 1;
+        match token.kind {
+            TokenKind::Colon if was_start => {
+                let name = tokens.next_if(|t| t.kind == TokenKind::Name && t.start == token.end);
+                let end = name.map_or(token.end, |t| t.end);
+                out.push_str(&(&line[token.start..end]).blue().bold().to_string());
+                done = end;
+                in_command = true;
             }
-            out.push_str(&(&line[at..end(j)]).blue().bold().to_string());
-            in_command = true;
-            i = j;
-            continue;
-        }
-        if in_command {
-            let mut j = i;
-            while j < chars.len() && !matches!(chars[j].1, ';' | '#' | '\n') {
-                j += 1;
-            }
-            out.push_str(&line[at..end(j)]);
-            i = j;
-            continue;
-        }
-        if c.is_ascii_digit()
-            || (c == '.' && chars.get(i + 1).is_some_and(|d| d.1.is_ascii_digit()))
-        {
-            let mut j = i;
-            while j < chars.len() {
-                let d = chars[j].1;
-                let exponent_sign =
-                    matches!(d, '+' | '-') && j > i && matches!(chars[j - 1].1, 'e' | 'E');
-                if d.is_ascii_digit() || matches!(d, '.' | '_' | 'e' | 'E') || exponent_sign {
-                    j += 1;
+            _ if in_command => out.push_str(text),
+            TokenKind::Number => out.push_str(&text.cyan().to_string()),
+            TokenKind::Name => {
+                let target = was_start && is_assignment_target(&line[token.end..]);
+                if known(text) || target || defined.iter().any(|d| d == text) {
+                    out.push_str(&text.bold().to_string());
                 } else {
-                    break;
+                    out.push_str(&text.yellow().underline().to_string());
                 }
             }
-            out.push_str(&(&line[at..end(j)]).cyan().to_string());
-            i = j;
-            continue;
-        }
-        if is_name_char(c) {
-            let mut j = i;
-            while j < chars.len() && is_name_char(chars[j].1) {
-                j += 1;
+            _ if pair.contains(&Some(token.start)) => {
+                out.push_str(&text.blue().bold().reversed().to_string());
             }
-            let name = &line[at..end(j)];
-            let target = is_assignment_target(&line[end(j)..]) && was_start;
-            if known(name) || target || defined.iter().any(|d| d == name) {
-                out.push_str(&name.bold().to_string());
-            } else {
-                out.push_str(&name.yellow().underline().to_string());
+            TokenKind::Op(_) | TokenKind::Comma | TokenKind::Prime => {
+                out.push_str(&text.magenta().to_string());
             }
-            i = j;
-            continue;
+            _ => out.push_str(text),
         }
-        let text = c.to_string();
-        if pair.contains(&Some(i)) {
-            out.push_str(&text.blue().bold().reversed().to_string());
-        } else if matches!(c, '(' | ')') {
-            out.push_str(&text);
-        } else if matches!(c, '+' | '-' | '*' | '/' | '^' | '=' | ',' | '\'') {
-            out.push_str(&text.magenta().to_string());
-        } else {
-            out.push_str(&text);
-        }
-        i += 1;
+    }
+    if push_gap(&mut out, &line[done..]) {
+        let rest = line[done..].find('#').map_or(done, |k| done + k);
+        out.push_str(&(&line[rest..]).dimmed().to_string());
     }
     out
+}
+
+/// Writes the text between two tokens (spaces) up to a `#`; true if a `#` starts there.
+fn push_gap(out: &mut String, gap: &str) -> bool {
+    match gap.find('#') {
+        Some(k) => {
+            out.push_str(&gap[..k]);
+            true
+        }
+        None => {
+            out.push_str(gap);
+            false
+        }
+    }
 }
 
 /// The prompt, coloured.
@@ -114,15 +103,11 @@ pub fn hint(text: &str) -> String {
     text.dimmed().to_string()
 }
 
-fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// True when `rest` (the text after a name) starts with `=` (not `==`) or `+= -= *= /=`.
+/// True when `rest` (the text after a name) starts with `=` (not `==`) or `+= -= *= /= :=`.
 fn is_assignment_target(rest: &str) -> bool {
     let rest = rest.trim_start();
     let rest = rest
-        .strip_prefix(['+', '-', '*', '/'])
+        .strip_prefix(['+', '-', '*', '/', ':'])
         .filter(|r| r.starts_with('='))
         .unwrap_or(rest);
     rest.starts_with('=') && !rest.starts_with("==")
@@ -221,6 +206,8 @@ mod tests {
             "f(a, θ) = a*θ; f'(1)",
             "((1 + 2)",
             "1e+3 - .5",
+            "w := 2 # a (comment)\n:grad w; 3",
+            "x = 1 #",
             "",
         ] {
             for pos in 0..=line.len() {

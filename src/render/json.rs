@@ -1,164 +1,111 @@
 //! Events → JSON Lines (every kind is listed in docs/json.md).
 //!
-//! Finite numbers are JSON numbers with full round-trip precision (integers
-//! without a fraction); inf, -inf and nan are the strings `"inf"`, `"-inf"`, `"nan"`.
+//! The events serialize themselves (serde's derive, tagged by `kind`; see
+//! [`crate::session::Event`]); this module adds what needs the renderer: a
+//! warning's line and column, the text of a DOT picture and of a table. Finite
+//! numbers are JSON numbers with full round-trip precision (integers without a
+//! fraction); inf, -inf and nan are the strings `"inf"`, `"-inf"`, `"nan"`.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use super::line_column;
-use crate::session::{Event, NodeRef, NodeRow, Omitted, SessionError};
+use crate::render::{Precision, dot, notes};
+use crate::session::{Event, PictureFormat, SessionError, TableFormat};
 
-mod teaching;
-
-/// A number as JSON: exact integers as integers, other finite values as the
-/// shortest round-trip float, non-finite values as strings.
-pub fn number(value: f64) -> Value {
-    if value.is_nan() {
-        return json!("nan");
-    }
-    if value.is_infinite() {
-        return json!(if value > 0.0 { "inf" } else { "-inf" });
-    }
-    // Every integral f64 below 2^63 is exactly an i64; larger ones print in
-    // exponent form, which has no fraction either.
-    if value.fract() == 0.0 && value.abs() < i64::MAX as f64 {
-        return json!(value as i64);
-    }
-    json!(value)
+/// The JSON of the events whose fields the renderer computes.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Rendered<'a> {
+    Warning {
+        message: &'a str,
+        line: usize,
+        column: usize,
+    },
+    Dot {
+        of: &'a str,
+        text: String,
+    },
+    Table {
+        of: &'a str,
+        format: &'static str,
+        text: String,
+    },
 }
 
-/// One event as one JSON object (one line of output). `source` is the text the
+/// One event as one JSON object (one line of output), or `None` for an event
+/// that is not shown: one with a file, which the printer writes (reporting
+/// `wrote`), and `:load`, which the driver carries out. `source` is the text the
 /// statement came from, for the line and column of warnings.
-pub fn event(event: &Event, source: &str) -> Value {
-    match event {
-        Event::Value { name, value } => {
-            let mut object = Map::new();
-            object.insert("kind".into(), json!("value"));
-            if let Some(name) = name {
-                object.insert("name".into(), json!(name));
-            }
-            object.insert("value".into(), number(*value));
-            Value::Object(object)
-        }
-        Event::Defined { name, params } => {
-            json!({"kind": "defined", "name": name, "params": params})
-        }
-        Event::Grad {
-            of,
-            wrt,
-            value,
-            note,
-        } => {
-            let mut object = json!({"kind": "grad", "of": of, "wrt": wrt, "value": number(*value)});
-            if let Some(note) = note {
-                object["note"] = json!(note);
-            }
-            object
-        }
+pub fn event(event: &Event, source: &str) -> Option<Value> {
+    let rendered = match event {
         Event::Warning { message, span } => {
             let (line, column) = line_column(source, span.start);
-            json!({"kind": "warning", "message": message, "line": line, "column": column})
+            Rendered::Warning {
+                message,
+                line,
+                column,
+            }
         }
-        Event::Notice { message } => json!({"kind": "notice", "message": message}),
-        Event::Topo {
+        Event::Picture {
+            picture,
+            format: PictureFormat::Dot,
+            target: None,
+        } => Rendered::Dot {
+            of: &picture.of,
+            text: dot::dot(picture),
+        },
+        Event::TraceTable {
             of,
-            total,
-            rows,
-            omitted,
-        } => json!({
-            "kind": "topo",
-            "of": of,
-            "total": total,
-            "nodes": rows.iter().map(row).collect::<Vec<_>>(),
-            "omitted": omitted.map(omission),
-        }),
-        Event::Trace {
-            of,
-            total,
-            constants,
             steps,
             omitted,
-        } => json!({
-            "kind": "trace",
-            "of": of,
-            "total": total,
-            "constants": constants,
-            "steps": steps.iter().map(|step| {
-                let mut object = row(&step.row);
-                object["upstream"] = number(step.upstream);
-                object["differentiable"] = json!(!step.blocks_gradient);
-                object["contributions"] = step.contributions.iter().map(|c| json!({
-                    "input": c.input.id.0,
-                    "input_name": c.input.name,
-                    "partial": c.partial,
-                    "formula": c.formula,
-                    "local": number(c.local),
-                    "product": number(c.product),
-                    "passes_nothing": c.passes_nothing.is_some(),
-                    "before": number(c.before),
-                    "after": number(c.after),
-                    "use": c.use_number,
-                    "uses": c.use_count,
-                })).collect::<Vec<_>>().into();
-                object
-            }).collect::<Vec<_>>(),
-            "omitted": omitted.map(omission),
-        }),
-        Event::Vars { of, vars } => json!({
-            "kind": "vars",
-            "of": of,
-            "vars": vars.iter().map(|v| {
-                let mut object = json!({
-                    "name": v.name,
-                    "id": v.node.0,
-                    "value": number(v.value),
-                    "leaf": v.leaf,
-                    "grad": v.grad.map(number),
-                });
-                if let Some(note) = &v.grad_note {
-                    object["note"] = json!(note);
-                }
-                if !v.built_from_earlier.is_empty() {
-                    object["built_from_earlier"] = json!(v.built_from_earlier);
-                }
-                object
-            }).collect::<Vec<_>>(),
-        }),
-        Event::Help { topic, text } => json!({"kind": "help", "topic": topic, "text": text}),
-        Event::Stats(stats) => json!({
-            "kind": "stats",
-            "nodes": stats.nodes,
-            "reachable": stats.reachable,
-            "bytes": stats.bytes,
-            "node_bytes": stats.node_bytes,
-            "sorts": stats.sorts,
-            "collections": stats.collections,
-            "last": stats.last.as_ref().map(reclaim),
-        }),
-        Event::Collected(r) => {
-            let mut object = Map::new();
-            object.insert("kind".into(), json!("gc"));
-            if let Value::Object(fields) = reclaim(r) {
-                object.extend(fields);
-            }
-            Value::Object(object)
+            format,
+            target: None,
+            ..
+        } => Rendered::Table {
+            of,
+            format: match format {
+                TableFormat::Markdown => "markdown",
+                TableFormat::Latex => "latex",
+            },
+            text: notes::table(of, steps, *omitted, *format, Precision::Full),
+        },
+        Event::Picture { .. }
+        | Event::TraceTable { .. }
+        | Event::Plot {
+            target: Some(_), ..
         }
-        Event::Reset => json!({"kind": "reset"}),
-        Event::Quit => json!({"kind": "quit"}),
-        other => teaching::event(other).unwrap_or(Value::Null),
-    }
+        | Event::Save { .. }
+        | Event::Load { .. } => return None,
+        Event::Value { .. }
+        | Event::Defined { .. }
+        | Event::Grad { .. }
+        | Event::Notice { .. }
+        | Event::Topo { .. }
+        | Event::Trace { .. }
+        | Event::Vars { .. }
+        | Event::Help { .. }
+        | Event::Stats(_)
+        | Event::Collected(_)
+        | Event::Reset
+        | Event::Quit
+        | Event::Graph { .. }
+        | Event::Forward { .. }
+        | Event::Kahn { .. }
+        | Event::Check { .. }
+        | Event::Paths { .. }
+        | Event::Plot { target: None, .. }
+        | Event::Wrote { .. }
+        | Event::Calculus(_) => return Some(to_value(event)),
+    };
+    Some(to_value(&rendered))
 }
 
-/// A collection's figures (`gc` events and the `last` of `stats`).
-fn reclaim(r: &crate::session::Reclaim) -> Value {
-    json!({
-        "nodes_before": r.nodes_before,
-        "nodes_after": r.nodes_after,
-        "bytes_before": r.bytes_before,
-        "bytes_after": r.bytes_after,
-        "millis": r.millis,
-        "automatic": r.automatic,
-    })
+/// A value as JSON; serializing an event cannot fail (string keys, no maps of
+/// other keys), but if it did the line says so instead of vanishing.
+fn to_value(value: &impl Serialize) -> Value {
+    serde_json::to_value(value)
+        .unwrap_or_else(|error| json!({"kind": "error", "message": error.to_string()}))
 }
 
 /// An error as a JSON object with its 1-based line and column in `source`.
@@ -190,40 +137,28 @@ pub fn message(
     object
 }
 
-fn node(node: &NodeRef) -> Value {
-    json!(node.id.0)
-}
-
-fn row(row: &NodeRow) -> Value {
-    json!({
-        "position": row.position,
-        "id": row.node.id.0,
-        "name": row.node.name,
-        "op": row.op,
-        "inputs": row.inputs.iter().map(node).collect::<Vec<_>>(),
-        "value": number(row.value),
-    })
-}
-
-fn omission(omitted: Omitted) -> Value {
-    json!({"after": omitted.after, "count": omitted.count})
-}
-
 #[cfg(test)]
 mod tests {
-    use super::number;
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct N(#[serde(serialize_with = "crate::session::event::fields::number")] f64);
+
+    fn number(value: f64) -> String {
+        serde_json::to_string(&N(value)).unwrap()
+    }
 
     #[test]
     fn numbers_round_trip_and_specials_are_strings() {
-        assert_eq!(number(8.0).to_string(), "8");
-        assert_eq!(number(-0.75).to_string(), "-0.75");
-        assert_eq!(number(0.1 + 0.2).to_string(), "0.30000000000000004");
-        assert_eq!(number(3.3554432e-18).to_string(), "3.3554432e-18");
-        assert_eq!(number(f64::INFINITY).to_string(), "\"inf\"");
-        assert_eq!(number(f64::NEG_INFINITY).to_string(), "\"-inf\"");
-        assert_eq!(number(f64::NAN).to_string(), "\"nan\"");
-        assert_eq!(number(1e300).to_string(), "1e+300");
-        assert_eq!(number(9007199254740992.0).to_string(), "9007199254740992");
-        assert_eq!(number(-1e18).to_string(), "-1000000000000000000");
+        assert_eq!(number(8.0), "8");
+        assert_eq!(number(-0.75), "-0.75");
+        assert_eq!(number(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(number(3.3554432e-18), "3.3554432e-18");
+        assert_eq!(number(f64::INFINITY), "\"inf\"");
+        assert_eq!(number(f64::NEG_INFINITY), "\"-inf\"");
+        assert_eq!(number(f64::NAN), "\"nan\"");
+        assert_eq!(number(1e300), "1e+300");
+        assert_eq!(number(9007199254740992.0), "9007199254740992");
+        assert_eq!(number(-1e18), "-1000000000000000000");
     }
 }

@@ -6,10 +6,12 @@ pub mod diagnostic;
 pub mod dot;
 pub mod highlight;
 pub mod json;
+pub mod notation;
 pub mod notes;
 pub mod number;
 pub mod plot;
 pub mod printer;
+pub mod series;
 pub mod text;
 
 pub use number::{Precision, format_number};

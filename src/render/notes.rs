@@ -4,8 +4,9 @@
 //! gradient, one per leaf with its final gradient. Constants are left out, as in
 //! `:trace`.
 
+use super::notation::{self, Form};
 use super::{Precision, format_number};
-use crate::session::{NodeRef, Omitted, TableFormat, TraceStep};
+use crate::session::{Omitted, TableFormat, TraceStep};
 
 /// The header of both tables.
 const COLUMNS: [&str; 7] = [
@@ -47,10 +48,10 @@ fn rows(
         if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
             rows.push(vec![format!("… {} more steps", o.count)]);
         }
-        let node = label(&row.node, precision);
-        match row.op {
-            "const" => continue,
-            "leaf" => {
+        let node = notation::node(&row.node, precision);
+        match Form::of(row.op) {
+            Form::Constant => continue,
+            Form::Leaf => {
                 rows.push(vec![
                     node.clone(),
                     "leaf".to_string(),
@@ -62,21 +63,21 @@ fn rows(
                 ]);
                 continue;
             }
-            _ => {}
+            Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => {}
         }
-        let inputs: Vec<String> = row.inputs.iter().map(|i| label(i, precision)).collect();
-        let computation = match (row.op, inputs.as_slice()) {
-            ("neg", [a]) => format!("−{a}"),
-            (op @ ("+" | "-" | "*" | "/" | "^"), [a, b]) => format!("{a} {op} {b}"),
-            (op, args) => format!("{op}({})", args.join(", ")),
-        };
+        let inputs: Vec<String> = row
+            .inputs
+            .iter()
+            .map(|i| notation::node(i, precision))
+            .collect();
+        let computation = notation::expression(row.op, &inputs);
         let mut first = true;
         for c in step
             .contributions
             .iter()
             .filter(|c| c.input.constant.is_none())
         {
-            let input = label(&c.input, precision);
+            let input = notation::node(&c.input, precision);
             let local = match (&c.formula, c.passes_nothing) {
                 (_, Some(why)) => format!("{} passes nothing ({why})", c.partial),
                 (Some(formula), None) => format!("{} = {formula} → {}", c.partial, number(c.local)),
@@ -128,14 +129,6 @@ fn rows(
         }
     }
     rows
-}
-
-fn label(node: &NodeRef, precision: Precision) -> String {
-    match (&node.name, node.constant) {
-        (Some(name), _) => name.clone(),
-        (None, Some(value)) => format_number(value, precision),
-        (None, None) => format!("#{}", node.id.0),
-    }
 }
 
 fn markdown(rows: &[Vec<String>]) -> String {

@@ -16,7 +16,10 @@ impl Default for Precision {
     }
 }
 
-/// Formats `value` for people: `inf`, `-inf`, `nan`; `-0` as `0`; trailing zeros
+/// 2^53: every integer of at most this magnitude is an f64 exactly.
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// Formats `value` for people: integers up to 2^53 in full; `inf`, `-inf`, `nan`; `-0` as `0`; trailing zeros
 /// trimmed; plain decimal for magnitudes in [1e-6, 1e15) and exponent form
 /// (`3.3554432e-18`) outside it, so a non-zero value is never shown as 0.
 pub fn format_number(value: f64, precision: Precision) -> String {
@@ -28,6 +31,11 @@ pub fn format_number(value: f64, precision: Precision) -> String {
     }
     if value == 0.0 {
         return "0".to_string();
+    }
+    // An integer that f64 holds exactly (every integer up to 2^53) is shown
+    // whole, whatever the precision: `123456789012`, not `1.23456789e11`.
+    if value.fract() == 0.0 && value.abs() <= EXACT_INTEGERS {
+        return format!("{}", value as i64);
     }
     let scientific = match precision {
         Precision::Digits(digits) => format!("{:.*e}", digits.max(1) - 1, value),
@@ -96,7 +104,7 @@ mod tests {
     #[test]
     fn exponent_form_outside_range() {
         assert_eq!(ten(3.3554432e-18), "3.3554432e-18");
-        assert_eq!(ten(1e15), "1e15");
+        assert_eq!(ten(1e16), "1e16");
         assert_eq!(ten(1e-7), "1e-7");
         assert_eq!(ten(-2.5e20), "-2.5e20");
         assert_eq!(
@@ -107,15 +115,28 @@ mod tests {
 
     #[test]
     fn rounded_large_numbers_never_show_made_up_zeros() {
-        assert_eq!(ten(1099511627776.0), "1.099511628e12");
-        assert_eq!(ten(123456789012.0), "1.23456789e11");
-        assert_eq!(format_number(123456.0, Precision::Digits(3)), "1.23e5");
+        assert_eq!(ten(1099511627776.5), "1.099511628e12");
+        assert_eq!(ten(123456789012.25), "1.23456789e11");
+        assert_eq!(format_number(123456.5, Precision::Digits(3)), "1.23e5");
         assert_eq!(format_number(123000.0, Precision::Digits(3)), "123000");
         assert_eq!(
             format_number(1099511627776.0, Precision::Full),
             "1099511627776"
         );
         assert_eq!(ten(4294967296.0), "4294967296");
+    }
+
+    #[test]
+    fn integers_up_to_two_to_the_53_are_shown_whole() {
+        // 2^40, a 12-digit integer, 10^15, 2^53 and -(2^53 - 1): all exact in f64.
+        assert_eq!(ten(1099511627776.0), "1099511627776");
+        assert_eq!(ten(123456789012.0), "123456789012");
+        assert_eq!(ten(1e15), "1000000000000000");
+        assert_eq!(ten(9007199254740992.0), "9007199254740992");
+        assert_eq!(ten(-9007199254740991.0), "-9007199254740991");
+        assert_eq!(format_number(123456.0, Precision::Digits(3)), "123456");
+        // Past 2^53 not every integer is exact: exponent form as before.
+        assert_eq!(ten(18014398509481984.0), "1.801439851e16");
     }
 
     #[test]

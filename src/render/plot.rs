@@ -14,7 +14,7 @@ const DOTS_WIDE: u32 = 120;
 const DOTS_HIGH: u32 = 40;
 
 /// Which number of a sample a curve draws: the value or the gradient.
-type Curve = fn(&PlotSample) -> f64;
+pub(super) type Curve = fn(&PlotSample) -> f64;
 
 /// The finite stretches of a curve, as `(x, y)` runs between non-finite points.
 fn segments(samples: &[PlotSample], y: impl Fn(&PlotSample) -> f64) -> Vec<Vec<(f64, f64)>> {
@@ -141,7 +141,7 @@ pub fn svg(of: &str, wrt: &str, at: f64, samples: &[PlotSample]) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn panel_svg(
+pub(super) fn panel_svg(
     out: &mut String,
     top: f64,
     title: &str,
@@ -260,7 +260,7 @@ fn panel_svg(
     ));
 }
 
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

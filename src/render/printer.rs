@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::{Precision, Style, diagnostic, dot, json, notes, plot, text};
 use crate::files::{self, WritePolicy};
-use crate::session::{Event, PictureFormat, SessionError, TableFormat, Target};
+use crate::session::{CalculusEvent, Event, PictureFormat, SessionError, TableFormat, Target};
 
 /// Human text (with a style) or JSON Lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +36,9 @@ pub struct Printer<O: Write, E: Write> {
     /// In the REPL: asked before an existing file is replaced. Without it, an
     /// existing file is replaced only when the command says `-f`.
     pub confirm: Option<Confirm>,
+    /// Human output only: warnings and notices go to `err`, so that `out` holds
+    /// the results alone (batch runs). The REPL shows them in line, on `out`.
+    pub notes_to_err: bool,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
 }
@@ -51,6 +54,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             writes: WritePolicy::default(),
             script: false,
             confirm: None,
+            notes_to_err: false,
             failed: false,
         }
     }
@@ -75,6 +79,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                                 _ => None,
                             };
                             self.write_file(target, what, content, saved, source, origin)?;
+                            if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
+                                self.event(event, source)?; // the table, beside the file
+                            }
                         }
                         None => self.event(event, source)?,
                     }
@@ -90,12 +97,23 @@ impl<O: Write, E: Write> Printer<O, E> {
         match self.format {
             Format::Human(style) => {
                 let text = text::render_event(event, source, &style);
+                if self.notes_to_err
+                    && matches!(event, Event::Warning { .. } | Event::Notice { .. })
+                {
+                    // In order with the results written so far.
+                    self.out.flush()?;
+                    self.err.write_all(text.as_bytes())?;
+                    return self.err.flush();
+                }
                 match self.width {
                     Some(width) => self.out.write_all(wrap(&text, width).as_bytes()),
                     None => self.out.write_all(text.as_bytes()),
                 }
             }
-            Format::Json => writeln!(self.out, "{}", json::event(event, source)),
+            Format::Json => match json::event(event, source) {
+                Some(value) => writeln!(self.out, "{value}"),
+                None => Ok(()),
+            },
         }
     }
 
@@ -200,6 +218,16 @@ impl<O: Write, E: Write> Printer<O, E> {
                 "the plot as SVG",
                 Ok(plot::svg(of, wrt, *at, samples)),
             )),
+            Event::Calculus(CalculusEvent::Repeat {
+                of: Some(of),
+                outputs,
+                target: Some(target),
+                ..
+            }) => Some((
+                target,
+                "the output over the steps as SVG",
+                Ok(super::series::svg(of, outputs)),
+            )),
             _ => None,
         }
     }
@@ -245,8 +273,17 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();
-        if self.script && !self.writes.allows(&path) {
+        if (self.script || self.writes.nowhere) && !self.writes.allows(&path) {
             self.failed = true;
+            if self.writes.nowhere {
+                return self.problem(
+                    &format!("cannot write {shown}: file writes are off"),
+                    target.span.start,
+                    None,
+                    source,
+                    origin,
+                );
+            }
             return self.problem(
                 &format!("cannot write {shown}: a script writes files only in the current directory"),
                 target.span.start,
@@ -299,6 +336,18 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Writes a plain line to the event stream (the REPL's banner).
     pub fn line(&mut self, text: &str) -> io::Result<()> {
         writeln!(self.out, "{text}")
+    }
+
+    /// Writes `text` as it is to the event stream (a terminal control sequence
+    /// of the REPL).
+    pub fn raw(&mut self, text: &str) -> io::Result<()> {
+        self.out.write_all(text.as_bytes())
+    }
+
+    /// The two streams, giving the printer up (tests and the fuzzer read what
+    /// was written).
+    pub fn into_streams(self) -> (O, E) {
+        (self.out, self.err)
     }
 
     /// Flushes both streams.

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use rustyline::completion::{Completer, Pair};
+use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::highlight::{CmdKind, Highlighter};
 use rustyline::hint::{Hint, Hinter};
 use rustyline::validate::Validator;
@@ -15,10 +15,7 @@ use rustyline::{Context, Helper};
 
 use crate::engine::Op;
 use crate::render::{self, Style};
-use crate::session::{COMMANDS, CONSTANTS, Session};
-
-/// Commands whose arguments are variable names.
-const NAME_COMMANDS: [&str; 3] = ["grad", "backward", "check"];
+use crate::session::{Arg, COMMANDS, CONSTANTS, Session, find_command, next_args};
 
 /// The helper rustyline calls while a line is edited.
 pub struct LineHelper {
@@ -26,7 +23,17 @@ pub struct LineHelper {
     style: Style,
     /// False while `:step` waits for Enter: no hints or colour for that answer.
     pub(super) editing: Cell<bool>,
+    /// The lines of a statement still open (a bracket, a trailing operator), so
+    /// that a continuation line previews the whole statement, never itself alone.
+    pub(super) pending: RefCell<String>,
+    /// The bracket the cursor was at when the line was last drawn, to redraw on
+    /// a cursor move only when the bracket marking changes.
+    bracket: Cell<Option<usize>>,
 }
+
+/// Lines longer than this are neither previewed nor coloured: a pasted
+/// megabyte must not cost a parse and a full recolouring on every key.
+const LONG_LINE: usize = 10_000;
 
 impl LineHelper {
     /// A helper for `session`, colouring and formatting numbers as `style` says.
@@ -35,6 +42,8 @@ impl LineHelper {
             session,
             style,
             editing: Cell::new(true),
+            pending: RefCell::new(String::new()),
+            bracket: Cell::new(None),
         }
     }
 
@@ -70,7 +79,16 @@ impl Hinter for LineHelper {
         if !self.editing.get() || pos < line.len() || line.trim_start().starts_with(':') {
             return None;
         }
-        let value = self.session.try_borrow_mut().ok()?.preview(line)?;
+        let pending = self.pending.try_borrow().ok()?;
+        if pending.len() + line.len() > LONG_LINE {
+            return None;
+        }
+        let value = if pending.is_empty() {
+            self.session.try_borrow_mut().ok()?.preview(line)?
+        } else {
+            let whole = format!("{pending}\n{line}");
+            self.session.try_borrow_mut().ok()?.preview(&whole)?
+        };
         let text = render::format_number(value, self.style.precision);
         // `x = 3` or `2`: the value is already on the line.
         let typed = line.trim_end();
@@ -88,9 +106,10 @@ impl Hinter for LineHelper {
 
 impl Highlighter for LineHelper {
     fn highlight<'l>(&self, line: &'l str, pos: usize) -> Cow<'l, str> {
-        if !self.style.color || !self.editing.get() {
+        if !self.style.color || !self.editing.get() || line.len() > LONG_LINE {
             return Cow::Borrowed(line);
         }
+        self.bracket.set(bracket_at(line, pos));
         Cow::Owned(render::highlight::highlight_line(line, pos, &|name| {
             self.known(name)
         }))
@@ -116,9 +135,23 @@ impl Highlighter for LineHelper {
         }
     }
 
-    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
-        // Bracket matching follows the cursor: redraw on every move.
+    fn highlight_char(&self, line: &str, pos: usize, kind: CmdKind) -> bool {
+        // A typed key changes the colours; a cursor move changes only which
+        // bracket is marked: redraw then, not on every move.
         self.style.color
+            && line.len() <= LONG_LINE
+            && (kind != CmdKind::MoveCursor || bracket_at(line, pos) != self.bracket.get())
+    }
+}
+
+/// The byte offset of the bracket the highlighter marks for a cursor at `pos`
+/// (the one under the cursor or just before it), if any.
+fn bracket_at(line: &str, pos: usize) -> Option<usize> {
+    let is_bracket = |at: usize| matches!(line.as_bytes().get(at), Some(b'(' | b')'));
+    if is_bracket(pos) {
+        Some(pos)
+    } else {
+        pos.checked_sub(1).filter(|&before| is_bracket(before))
     }
 }
 
@@ -138,7 +171,9 @@ impl Completer for LineHelper {
     }
 }
 
-/// Where the word before `pos` starts, and its candidates.
+/// Where the word before `pos` starts, and its candidates. After a command,
+/// the command table says what the next argument is: variable names, a help
+/// topic, keywords, or file names (completed from the file system).
 fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) {
     let before = &line[..pos];
     let start = before
@@ -163,15 +198,28 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
     };
     let mut candidates: Vec<Pair> = Vec::new();
     if statement == ":" {
-        candidates.extend(COMMANDS.iter().map(|c| plain(c.0)));
+        candidates.extend(COMMANDS.iter().map(|c| plain(c.name)));
     } else if let Some(command) = statement.strip_prefix(':') {
-        let command = command.split_whitespace().next().unwrap_or("");
-        if NAME_COMMANDS.contains(&command) {
-            candidates.extend(session.variable_names().map(plain));
-        } else if command == "help" {
-            candidates.extend(COMMANDS.iter().map(|c| plain(c.0)));
-            candidates.extend(Op::function_names().map(plain));
-            candidates.extend(session.function_names().map(plain));
+        let mut words = command.split_whitespace();
+        let Some(spec) = words.next().and_then(find_command) else {
+            return (start, Vec::new());
+        };
+        let typed: Vec<&str> = words.collect();
+        let next = next_args(spec, &typed);
+        if next.contains(&Arg::File) {
+            return file_names(before, pos, &next);
+        }
+        for arg in next {
+            match arg {
+                Arg::Name | Arg::Names => candidates.extend(session.variable_names().map(plain)),
+                Arg::Topic => {
+                    candidates.extend(COMMANDS.iter().map(|c| plain(c.name)));
+                    candidates.extend(Op::function_names().map(plain));
+                    candidates.extend(session.function_names().map(plain));
+                }
+                Arg::Keyword(words) => candidates.extend(words.iter().map(|w| plain(w))),
+                Arg::File | Arg::Range => {}
+            }
         }
     } else {
         candidates.extend(Op::function_names().map(call));
@@ -184,6 +232,24 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
     candidates.sort_by(|a, b| a.replacement.cmp(&b.replacement));
     candidates.dedup_by(|a, b| a.replacement == b.replacement);
     (start, candidates)
+}
+
+/// File names for the word before `pos` (rustyline's file-name completer, which
+/// also knows `~/` and quoting), with the keywords that may come there too.
+fn file_names(before: &str, pos: usize, next: &[Arg]) -> (usize, Vec<Pair>) {
+    let (start, mut pairs) = FilenameCompleter::new()
+        .complete_path(before, pos)
+        .unwrap_or((pos, Vec::new()));
+    let word = &before[start..];
+    for arg in next {
+        if let Arg::Keyword(words) = arg {
+            pairs.extend(words.iter().filter(|w| w.starts_with(word)).map(|w| Pair {
+                display: w.to_string(),
+                replacement: w.to_string(),
+            }));
+        }
+    }
+    (start, pairs)
 }
 
 /// Multi-line input is read by the loop in `repl/mod.rs` (with a `… ` prompt on
@@ -220,5 +286,9 @@ mod tests {
         );
         assert_eq!(complete(&session, ":help tanh"), ["tanh"]);
         assert!(complete(&session, ":vars x").is_empty());
+        // The command table says where names go: after `:paths` and `:plot` too.
+        assert_eq!(complete(&session, ":paths w"), ["weight", "wide"]);
+        assert_eq!(complete(&session, ":plot w"), ["weight", "wide"]);
+        assert_eq!(complete(&session, ":topo k"), ["kahn"]);
     }
 }

@@ -17,6 +17,7 @@ use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
 
 use crate::driver::{self, Options, Outcome};
+use crate::render::printer::wrap;
 use crate::render::{Format, Printer, Style, text};
 use crate::session::{Event, Session};
 use crate::syntax;
@@ -50,6 +51,8 @@ pub fn run<O: Write, E: Write>(
     printer: &mut Printer<O, E>,
     terminal_out: bool,
 ) -> io::Result<u8> {
+    // On a terminal, warnings and notices show in line with the results.
+    printer.notes_to_err = !terminal_out;
     // Replacing a file asks first (a plain line read: the editor is not active).
     printer.confirm = Some(Box::new(|path: &str| {
         let mut err = io::stderr();
@@ -157,8 +160,8 @@ fn run_shared<O: Write, E: Write>(
         (PROMPT, CONTINUATION)
     };
     // Ctrl-C while a statement runs (outside line editing, where rustyline reads it
-    // as a key) must not end the session: ignore the signal itself.
-    let _ = ctrlc::set_handler(|| {});
+    // as a key) must not end the session: it only stops a running `:repeat`.
+    let _ = ctrlc::set_handler(crate::session::interrupt);
     let opened = history_path()
         .map(|path| history::open(&path))
         .unwrap_or_default();
@@ -189,7 +192,14 @@ fn run_shared<O: Write, E: Write>(
         };
         let mut discarded = false;
         while syntax::needs_more_input(&input) {
-            match editor.readline(continuation) {
+            if let Some(helper) = editor.helper() {
+                helper.pending.replace(input.clone());
+            }
+            let line = editor.readline(continuation);
+            if let Some(helper) = editor.helper() {
+                helper.pending.borrow_mut().clear();
+            }
+            match line {
                 Ok(line) => {
                     input.push('\n');
                     input.push_str(&line);
@@ -235,13 +245,15 @@ fn run_shared<O: Write, E: Write>(
     }
 }
 
-/// `:step [all]` typed alone on a line: paged in the REPL.
+/// A REPL-only command (the command table says which: `:step`) typed alone on a
+/// line: paged in the REPL.
 fn is_step(input: &str) -> bool {
     let Some(rest) = input.trim().strip_prefix(':') else {
         return false;
     };
     let name = rest.split(char::is_whitespace).next().unwrap_or("");
-    name == "step" && !input.contains([';', '\n', '#'])
+    crate::session::find_command(name).is_some_and(|c| c.repl_only)
+        && !input.contains([';', '\n', '#'])
 }
 
 /// `:step`: the backward pass one node per Enter; q, Ctrl-C or Ctrl-D stops.
@@ -282,7 +294,12 @@ fn step<O: Write, E: Write>(
     };
     let count = pieces.len().saturating_sub(1);
     for (i, piece) in pieces.iter().enumerate() {
-        printer.line(piece.trim_end_matches('\n'))?;
+        // Wrapped as `:trace` wraps: between the parts of a line, never mid-word.
+        let piece = piece.trim_end_matches('\n');
+        match printer.width {
+            Some(width) => printer.line(wrap(piece, width).trim_end_matches('\n'))?,
+            None => printer.line(piece)?,
+        }
         printer.flush()?;
         if i == 0 || i == count {
             continue;
@@ -298,7 +315,9 @@ fn step<O: Write, E: Write>(
             helper.editing.set(true);
         }
         match answer {
-            Ok(answer) if answer.trim().is_empty() => {}
+            // The prompt has done its job: take it off the screen (cursor up one
+            // line, clear it), so the scrollback holds the trace alone.
+            Ok(answer) if answer.trim().is_empty() => printer.raw("\x1b[1A\x1b[2K")?,
             _ => return printer.line("(stopped)"),
         }
     }

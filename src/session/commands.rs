@@ -1,261 +1,54 @@
-//! The `:` commands: `:grad`, `:backward`, `:topo`, `:trace`, `:vars`, `:help`, `:stats`,
-//! `:gc`, `:reset`, `:quit`; the teaching commands are in `teaching.rs`.
+//! The gradient commands and the listings: `:grad`, `:backward`, `:topo`,
+//! `:trace`, `:vars`.
 
+use super::command::Command;
 use super::formula::Formulas;
 use super::{
-    Event, Omitted, Output, PictureFormat, Session, SessionError, Target, TraceContribution,
-    TraceStep, VarRow, nearest,
+    Event, Omitted, Output, Session, SessionError, TableFormat, TraceContribution, TraceStep,
+    VarRow, nearest,
 };
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
-
-/// Every command: name, arguments, and what it does (for `:help` and completion).
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    (
-        "grad",
-        "[NAMES]",
-        "∂output/∂name for the names given, or for every variable the output depends on",
-    ),
-    (
-        "backward",
-        "NAME",
-        "make NAME the output and print all its gradients",
-    ),
-    (
-        "topo",
-        "[kahn] [all]",
-        "the reverse topological order backprop walks (alias `:order`); `kahn`: PyTorch's dependency-counting order",
-    ),
-    (
-        "trace",
-        "[all|md|tex]",
-        "backprop step by step: upstream gradient, local derivatives, products, accumulation; `:trace md [FILE]`, `:trace tex [FILE]`: a table for notes",
-    ),
-    (
-        "forward",
-        "[all]",
-        "the forward evaluation order with values, inputs first",
-    ),
-    (
-        "graph",
-        "",
-        "the output's graph as a tree: name, op, value, gradient; shared nodes drawn once",
-    ),
-    (
-        "dot",
-        "[FILE]",
-        "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives",
-    ),
-    (
-        "svg",
-        "FILE",
-        "the same picture as SVG, laid out without Graphviz",
-    ),
-    (
-        "check",
-        "[NAMES]",
-        "gradient check: reverse mode against a central difference, within |difference| ≤ atol + rtol·|numeric| (as torch.autograd.gradcheck); pass, warn, FAIL or kink; without names, the leaves the output depends on",
-    ),
-    (
-        "paths",
-        "NAME",
-        "every path from the output to NAME with its product of local derivatives; they sum to the gradient",
-    ),
-    (
-        "plot",
-        "NAME [FROM TO]",
-        "the output as a function of NAME, with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
-    ),
-    (
-        "step",
-        "[all]",
-        "backprop one step per Enter, as `:trace` shows it (q stops; in scripts, like `:trace`)",
-    ),
-    ("vars", "", "the variables with their values and gradients"),
-    (
-        "help",
-        "[TOPIC]",
-        "this help; `:help tanh` for a function, `:help grad` for the conventions",
-    ),
-    (
-        "stats",
-        "",
-        "graph size: nodes, reachable nodes, bytes, sorts, the last reclaim",
-    ),
-    (
-        "gc",
-        "",
-        "reclaim the nodes no name, output or `ans` can reach",
-    ),
-    ("reset", "", "forget all variables, functions and the graph"),
-    (
-        "save",
-        "FILE",
-        "write the session's statements to FILE as a script (`-f` replaces an existing FILE)",
-    ),
-    (
-        "load",
-        "FILE",
-        "run the script FILE into this session (it may `:load` others)",
-    ),
-    ("quit", "", "leave gradcalc (also Ctrl-D)"),
-];
-
-/// The commands that write a file, and so take `-f` / `--force`.
-const FORCE_COMMANDS: [&str; 6] = ["save", "dot", "svg", "trace", "step", "plot"];
-const FORCE_FLAGS: [&str; 2] = ["-f", "--force"];
 
 /// Long listings show this many rows from the start and from the end.
 const HEAD_ROWS: usize = 20;
 const TAIL_ROWS: usize = 5;
 
 impl Session {
-    /// Runs one command.
-    pub(super) fn command(
+    /// `:backward NAME`: makes NAME the output, then `:grad`.
+    pub(super) fn backward(
         &mut self,
-        name: &Ident,
-        args: &[Ident],
+        command: &Command,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        // `-f` / `--force` among a file-writing command's arguments: replace an
-        // existing file. It is taken out here and marked on the events' targets.
-        if FORCE_COMMANDS.contains(&name.name.as_str())
-            && args.iter().any(|a| FORCE_FLAGS.contains(&a.name.as_str()))
-        {
-            let rest: Vec<Ident> = args
-                .iter()
-                .filter(|a| !FORCE_FLAGS.contains(&a.name.as_str()))
-                .cloned()
-                .collect();
-            let first = events.len();
-            self.command(name, &rest, events)?;
-            for event in &mut events[first..] {
-                if let Some(target) = event.target_mut() {
-                    target.force = true;
-                }
-            }
-            return Ok(());
-        }
-        match name.name.as_str() {
-            "grad" => self.grad(name.span, args, events),
-            "backward" => {
-                let [target] = args else {
-                    return Err(bad_arguments(
-                        name,
-                        args,
-                        "`:backward` takes one name",
-                        "e.g. `:backward z`",
-                    ));
-                };
-                let node = self.variable_node(target)?;
-                self.output = Some(Output {
-                    node,
-                    label: target.name.clone(),
-                });
-                self.grad(name.span, &[], events)
-            }
-            "topo" | "order" => match super::teaching::topo_flags(name, args)? {
-                (all, true) => self.topo_kahn(name.span, all, events),
-                (all, false) => self.topo(name.span, all, events),
-            },
-            // `:step` pages the trace in the REPL (repl/mod.rs); elsewhere it is `:trace`.
-            "trace" | "step" if args.iter().any(|a| a.name != "all") => {
-                self.trace_table(name, args, events)
-            }
-            "trace" | "step" => {
-                let all = self.only_all(name, args)?;
-                self.trace(name.span, all, events)
-            }
-            "graph" => {
-                no_arguments(name, args)?;
-                self.graph_tree(name.span, events)
-            }
-            "forward" => {
-                let all = self.only_all(name, args)?;
-                self.forward_order(name.span, all, events)
-            }
-            "check" => self.check(name.span, args, events),
-            "paths" => {
-                let [target] = args else {
-                    return Err(bad_arguments(
-                        name,
-                        args,
-                        "`:paths` takes one name",
-                        "e.g. `:paths b`",
-                    ));
-                };
-                self.paths(name.span, target, events)
-            }
-            "dot" => self.picture(name, args, PictureFormat::Dot, events),
-            "svg" => self.picture(name, args, PictureFormat::Svg, events),
-            "plot" => self.plot(name, args, events),
-            "vars" => {
-                no_arguments(name, args)?;
-                self.vars(events);
-                Ok(())
-            }
-            "help" => {
-                let topic = match args {
-                    [] => None,
-                    [topic] => Some(topic),
-                    _ => {
-                        return Err(bad_arguments(
-                            name,
-                            args,
-                            "`:help` takes one topic",
-                            "e.g. `:help tanh`",
-                        ));
-                    }
-                };
-                events.push(self.help(topic)?);
-                Ok(())
-            }
-            "stats" => {
-                no_arguments(name, args)?;
-                self.stats_command(events);
-                Ok(())
-            }
-            "gc" => {
-                no_arguments(name, args)?;
-                self.gc_command(events);
-                Ok(())
-            }
-            "reset" => {
-                no_arguments(name, args)?;
-                self.reset();
-                events.push(Event::Reset);
-                Ok(())
-            }
-            "quit" | "exit" | "q" => {
-                events.push(Event::Quit);
-                Ok(())
-            }
-            "save" | "load" => {
-                let [file] = args else {
-                    return Err(bad_arguments(
-                        name,
-                        args,
-                        &format!("`:{}` takes one file name", name.name),
-                        "e.g. `:save lesson.calc`, or `\"my lesson.calc\"` for a name with spaces",
-                    ));
-                };
-                let target = Target::from_word(file);
-                events.push(if name.name == "save" {
-                    Event::Save {
-                        script: self.script(),
-                        statements: self.statement_count(),
-                        target,
-                    }
-                } else {
-                    Event::Load { target }
-                });
-                Ok(())
-            }
-            other => Err(SessionError::UnknownCommand {
-                name: other.to_string(),
-                span: name.span,
-                suggestion: nearest(other, COMMANDS.iter().map(|c| c.0).chain(["order", "exit"])),
-            }),
+        let target = command.names[0];
+        let node = self.variable_node(target)?;
+        self.output = Some(Output {
+            node,
+            label: target.name.clone(),
+        });
+        self.grad(command.name.span, &[], events)
+    }
+
+    /// `:trace [all]`, `:trace [all] md|tex [FILE]`, and `:step` outside the REPL
+    /// (which pages it, `repl/mod.rs`).
+    pub(super) fn trace_command(
+        &mut self,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let all = command.has("all");
+        let format = if command.has("md") || command.has("markdown") {
+            Some(TableFormat::Markdown)
+        } else if command.has("tex") || command.has("latex") {
+            Some(TableFormat::Latex)
+        } else {
+            None
+        };
+        match format {
+            Some(format) => self.trace_table(command, all, format, events),
+            None if command.file.is_some() => Err(command.misuse()),
+            None => self.trace(command.name.span, all, events),
         }
     }
 
@@ -322,7 +115,7 @@ impl Session {
     }
 
     /// `:grad [NAMES]`.
-    fn grad(
+    pub(super) fn grad(
         &mut self,
         span: Span,
         args: &[Ident],
@@ -391,7 +184,12 @@ impl Session {
     }
 
     /// `:topo [all]`.
-    fn topo(&mut self, span: Span, all: bool, events: &mut Vec<Event>) -> Result<(), SessionError> {
+    pub(super) fn topo(
+        &mut self,
+        span: Span,
+        all: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         let names = self.names_by_node();
@@ -484,7 +282,7 @@ impl Session {
     }
 
     /// `:vars`.
-    fn vars(&mut self, events: &mut Vec<Event>) {
+    pub(super) fn vars(&mut self, events: &mut Vec<Event>) {
         let output = self.output.clone();
         // Without gradients when there is no output or it cannot be differentiated.
         let grads: Option<(Gradients, Vec<bool>)> = output
@@ -517,20 +315,6 @@ impl Session {
             vars,
         });
     }
-
-    /// Accepts no arguments or the single word `all`.
-    fn only_all(&self, name: &Ident, args: &[Ident]) -> Result<bool, SessionError> {
-        match args {
-            [] => Ok(false),
-            [a] if a.name == "all" => Ok(true),
-            _ => Err(bad_arguments(
-                name,
-                args,
-                &format!("`:{}` takes no arguments or `all`", name.name),
-                &format!("e.g. `:{} all` to list every node", name.name),
-            )),
-        }
-    }
 }
 
 /// Which rows of a listing of `total` to show: all, or the head and the tail.
@@ -549,31 +333,4 @@ pub(super) fn summarise(
         Box::new((0..HEAD_ROWS).chain(total - TAIL_ROWS..total)),
         Some(omitted),
     )
-}
-
-fn no_arguments(name: &Ident, args: &[Ident]) -> Result<(), SessionError> {
-    if args.is_empty() {
-        Ok(())
-    } else {
-        Err(bad_arguments(
-            name,
-            args,
-            &format!("`:{}` takes no arguments", name.name),
-            &format!("type just `:{}`", name.name),
-        ))
-    }
-}
-
-pub(super) fn bad_arguments(
-    name: &Ident,
-    args: &[Ident],
-    message: &str,
-    help: &str,
-) -> SessionError {
-    let span = args.iter().fold(name.span, |s, a| s.to(a.span));
-    SessionError::BadArguments {
-        message: message.to_string(),
-        span,
-        help: Some(help.to_string()),
-    }
 }

@@ -91,8 +91,9 @@ impl Session {
                 } => {
                     let args: Vec<Value> = args.iter().map(|a| values[a.0 as usize]).collect();
                     let name_span = scope.call_span.unwrap_or(*name_span);
-                    if *derivative {
-                        self.derivative_at(name, name_span, span, &args, scope, events)?
+                    if *derivative > 0 {
+                        let order = *derivative;
+                        self.derivative_at(name, order, name_span, span, &args, scope, events)?
                     } else {
                         self.call(name, name_span, span, &args, scope, events)?
                     }
@@ -203,6 +204,19 @@ impl Session {
                 return self.instantiate(name, &function, name_span, span, args, scope, events);
             }
         }
+        if name == "grad" && scope.params.iter().all(|(p, _)| *p != "grad") {
+            let names = self.names_by_node();
+            let label = |id: NodeId| {
+                names
+                    .get(&id)
+                    .map_or_else(|| format!("#{}", id.0), |n| n.to_string())
+            };
+            let label = match args {
+                [y, x] => format!("grad({}, {})", label(y.node), label(x.node)),
+                _ => "grad".to_string(),
+            };
+            return self.grad_value(args, span, label);
+        }
         if let Some(op) = Op::from_function_name(name) {
             let arity = op.info().arity;
             if !arity.accepts(args.len()) {
@@ -269,10 +283,11 @@ impl Session {
                 limit: MAX_CALL_DEPTH,
             });
         }
-        if self.graph.len().saturating_sub(scope.start) > MAX_CALL_NODES {
+        let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
+        if self.graph.len().saturating_sub(scope.start) > limit {
             return Err(SessionError::CallsTooLarge {
                 span: scope.call_span.unwrap_or(span),
-                limit: MAX_CALL_NODES,
+                limit,
             });
         }
         let mut active = scope.active.clone();
@@ -295,12 +310,17 @@ impl Session {
             })
     }
 
-    /// `name'(arg)`: the derivative of a one-argument function at `arg`, by reverse
-    /// mode on a fresh copy of the function's graph. The result is a constant: no
-    /// gradient flows through it (gradcalc has no second derivatives).
+    /// `name'(arg)`, `name''(arg)`, …: the derivative of order `order` of a
+    /// one-argument function at `arg`, built as nodes (`derivatives.rs`): the
+    /// function is applied to `t = arg + 0`, a node standing for its argument,
+    /// and ∂/∂t is taken `order` times. The result is differentiable again,
+    /// and through `t` it depends on `arg` (so `:grad` after `f'(x)` gives
+    /// `f''(x)`).
+    #[allow(clippy::too_many_arguments)]
     fn derivative_at(
         &mut self,
         name: &str,
+        order: u8,
         name_span: Span,
         span: Span,
         args: &[Value],
@@ -317,6 +337,7 @@ impl Session {
         } else {
             return self.call(name, name_span, span, args, scope, events);
         };
+        let primes = "'".repeat(usize::from(order));
         if params != 1 {
             return Err(SessionError::DerivativeArity {
                 name: name.to_string(),
@@ -326,29 +347,40 @@ impl Session {
         }
         if args.len() != 1 {
             return Err(SessionError::WrongArity {
-                name: format!("{name}'"),
+                name: format!("{name}{primes}"),
                 span,
                 expected: "1".to_string(),
                 got: args.len(),
             });
         }
-        let at = self.graph.value(args[0].node);
-        let leaf = Value {
-            node: self.graph.leaf(at),
+        let zero = self.graph.constant(0.0);
+        let t = Value {
+            node: self
+                .graph
+                .apply(Op::Add, &[args[0].node, zero])
+                .map_err(|e| SessionError::WrongArity {
+                    name: e.op.to_string(),
+                    span,
+                    expected: e.expected.to_string(),
+                    got: e.got,
+                })?,
             uses_variable: true,
         };
-        let result = self.call(name, name_span, span, &[leaf], scope, events)?;
-        let order = self.graph.topo_order(result.node);
-        self.check_first_order(&order, name_span)?;
-        let gradients = self.graph.backward(&order);
-        let node = self.graph.constant(gradients[leaf.node]);
-        if args[0].uses_variable {
-            // A number computed from a variable that no gradient can flow back through.
-            self.derivative_nodes.insert(node, name.to_string());
+        let mut result = self.call(name, name_span, span, &[t], scope, events)?;
+        for k in 1..=order {
+            if self.graph.len().saturating_sub(scope.start) > MAX_CALL_NODES {
+                return Err(SessionError::CallsTooLarge {
+                    span: scope.call_span.unwrap_or(span),
+                    limit: MAX_CALL_NODES,
+                });
+            }
+            let label = format!("{name}{}(…)", "'".repeat(usize::from(k)));
+            result.node = self.derivative_node(result.node, t.node, label);
         }
+        let constant = self.graph.op(result.node) == Op::Const;
         Ok(Value {
-            node,
-            uses_variable: args[0].uses_variable,
+            node: result.node,
+            uses_variable: args[0].uses_variable && !constant,
         })
     }
 
@@ -360,12 +392,15 @@ impl Session {
         tree: &ExprTree,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if op == AssignOp::Update {
+            return self.update(target, tree, events);
+        }
         let name = target.name.as_str();
         self.check_assignable(target)?;
         let mark = self.graph.len();
         let mut value = self.evaluate(tree, events)?;
         let compound = match op {
-            AssignOp::Set => None,
+            AssignOp::Set | AssignOp::Update => None,
             AssignOp::Add => Some(Op::Add),
             AssignOp::Sub => Some(Op::Sub),
             AssignOp::Mul => Some(Op::Mul),
@@ -382,6 +417,7 @@ impl Session {
             let number = self.graph.value(value.node);
             self.graph.truncate(mark);
             self.derivative_nodes.retain(|id, _| id.0 < mark as u32);
+            self.forget_groups_past(mark);
             self.graph.leaf(number)
         } else {
             value.node

@@ -1,39 +1,51 @@
 //! What a session reports: structured events, turned into text or JSON by `render`.
 
-use crate::engine::NodeId;
+use serde::Serialize;
+
+use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
 
 /// A node as outputs refer to it: by its name when it has one, by its value when it
 /// is a constant, otherwise by its id (`#7`).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized as `{id, name}` (flattened into a row); where only the id is
+/// wanted (an input, an edge) the field says so with [`fields::id_of`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeRef {
     /// The node's id in the graph.
+    #[serde(serialize_with = "fields::id")]
     pub id: NodeId,
     /// The variable currently bound to this node, if any.
     pub name: Option<String>,
     /// The value, when the node is a constant (a number literal or `pi`).
+    #[serde(skip)]
     pub constant: Option<f64>,
 }
 
 /// One node of the graph, described for `:topo` and `:trace`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeRow {
     /// 1-based position in the order it is listed in.
     pub position: usize,
     /// The node itself.
+    #[serde(flatten)]
     pub node: NodeRef,
-    /// The op's name from the op table: `+`, `*`, `tanh`, `leaf`, `const`, …
-    pub op: &'static str,
+    /// The op (its row of the op table says how it is written).
+    #[serde(serialize_with = "fields::op")]
+    pub op: Op,
     /// The op's inputs, in operand order.
+    #[serde(serialize_with = "fields::ids_of")]
     pub inputs: Vec<NodeRef>,
     /// The node's forward value.
+    #[serde(serialize_with = "fields::number")]
     pub value: f64,
 }
 
 /// What one input of a node receives in one backward step (a row of `:trace`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceContribution {
-    /// The input node.
+    /// The input node (serialized as `input`, its id, and `input_name`).
+    #[serde(flatten, serialize_with = "fields::input")]
     pub input: NodeRef,
     /// The partial derivative this row is about, by the operands' labels:
     /// `∂(x*y)/∂x`, `∂tanh(n)/∂n`.
@@ -46,38 +58,49 @@ pub struct TraceContribution {
     /// definition is written `#id`, which does not parse.
     pub formula: Option<String>,
     /// The local derivative ∂node/∂input, evaluated.
+    #[serde(serialize_with = "fields::number")]
     pub local: f64,
     /// upstream × local: what this use adds to the input's gradient (chain rule).
+    #[serde(serialize_with = "fields::number")]
     pub product: f64,
     /// `Some(where)` when the op passed nothing to this input (relu at u ≤ 0,
     /// floor, detach, …; `where` is e.g. `"u ≤ 0"`): local and product are
-    /// then 0 and the gradient is unchanged.
+    /// then 0 and the gradient is unchanged. Serialized as a boolean.
+    #[serde(serialize_with = "fields::is_some")]
     pub passes_nothing: Option<&'static str>,
     /// The input's gradient before this contribution.
+    #[serde(serialize_with = "fields::number")]
     pub before: f64,
     /// The input's gradient after it (accumulation at fan-out).
+    #[serde(serialize_with = "fields::number")]
     pub after: f64,
     /// Which use of the input this is (1-based, in backward order).
+    #[serde(rename = "use")]
     pub use_number: u32,
     /// How many uses the input has in the output's graph (fan-out).
+    #[serde(rename = "uses")]
     pub use_count: u32,
 }
 
 /// One backward step: a node, its upstream gradient and what it passes on.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceStep {
     /// The node, its op, inputs and value.
+    #[serde(flatten)]
     pub row: NodeRow,
     /// ∂output/∂node when this node is reached (all its uses already accumulated).
+    #[serde(serialize_with = "fields::number")]
     pub upstream: f64,
-    /// Whether the op passes no gradient (floor, ceil, round, sign, detach).
+    /// Whether the op passes no gradient (floor, ceil, round, sign, detach);
+    /// serialized the other way round, as `differentiable`.
+    #[serde(rename = "differentiable", serialize_with = "fields::not")]
     pub blocks_gradient: bool,
     /// One entry per input, in operand order; empty for leaves.
     pub contributions: Vec<TraceContribution>,
 }
 
 /// Rows left out of a long listing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Omitted {
     /// The rows were left out after this many rows.
     pub after: usize,
@@ -86,42 +109,61 @@ pub struct Omitted {
 }
 
 /// A variable for `:vars`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VarRow {
     /// The variable's name.
     pub name: String,
     /// Its current node.
+    #[serde(rename = "id", serialize_with = "fields::id")]
     pub node: NodeId,
     /// Its value.
+    #[serde(serialize_with = "fields::number")]
     pub value: f64,
     /// True when it is a leaf (an input that gradients are taken for).
     pub leaf: bool,
     /// ∂output/∂name, when there is an output.
+    #[serde(serialize_with = "fields::option_number")]
     pub grad: Option<f64>,
     /// Why `grad` is 0 when the output was built from an earlier binding of
     /// this name: "e was built from an earlier b".
+    #[serde(rename = "note", skip_serializing_if = "Option::is_none")]
     pub grad_note: Option<String>,
     /// The variables whose earlier binding (since rebound) this variable's value
     /// was built from, in the order they were first assigned: `c = a + b` then
     /// `b = 3` gives `["b"]` for c. Empty for a leaf.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub built_from_earlier: Vec<String>,
 }
 
 /// Everything a statement or command can report.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized (for `--json`, docs/json.md) as an object tagged by `kind`; the
+/// variants whose JSON needs the renderer (a warning's line and column, the text
+/// of a DOT picture or a table) or that are carried out rather than shown (a
+/// file to write or read) are skipped here and written by `render::json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
     /// A statement's value; `name` is the assigned variable, `None` for an expression.
-    Value { name: Option<String>, value: f64 },
+    Value {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(serialize_with = "fields::number")]
+        value: f64,
+    },
     /// A user function was defined.
     Defined { name: String, params: Vec<String> },
     /// ∂of/∂wrt; `note` explains a gradient that is 0 because the output does not reach `wrt`.
     Grad {
         of: String,
         wrt: String,
+        #[serde(serialize_with = "fields::number")]
         value: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
     /// Something worth knowing that is not an error: inf or nan from finite inputs.
+    #[serde(skip)]
     Warning { message: String, span: Span },
     /// A one-line remark, e.g. that a constant was rebound.
     Notice { message: String },
@@ -129,6 +171,7 @@ pub enum Event {
     Topo {
         of: String,
         total: usize,
+        #[serde(rename = "nodes")]
         rows: Vec<NodeRow>,
         omitted: Option<Omitted>,
     },
@@ -152,6 +195,7 @@ pub enum Event {
     /// Memory figures (`:stats`).
     Stats(super::Stats),
     /// Unreachable nodes were reclaimed (`:gc`).
+    #[serde(rename = "gc")]
     Collected(super::Reclaim),
     /// The session was cleared (`:reset`).
     Reset,
@@ -168,6 +212,7 @@ pub enum Event {
     Forward {
         of: String,
         total: usize,
+        #[serde(rename = "nodes")]
         rows: Vec<NodeRow>,
         omitted: Option<Omitted>,
     },
@@ -176,6 +221,7 @@ pub enum Event {
     Kahn {
         of: String,
         total: usize,
+        #[serde(rename = "nodes")]
         rows: Vec<KahnRow>,
         omitted: Option<Omitted>,
         differences: usize,
@@ -187,14 +233,22 @@ pub enum Event {
     Check {
         of: String,
         wrt: String,
+        #[serde(serialize_with = "fields::number")]
         at: f64,
+        #[serde(serialize_with = "fields::number")]
         h: f64,
+        #[serde(serialize_with = "fields::number")]
         analytic: f64,
+        #[serde(serialize_with = "fields::number")]
         numeric: f64,
+        #[serde(serialize_with = "fields::number")]
         relative_error: f64,
+        #[serde(serialize_with = "fields::number")]
         difference: f64,
+        #[serde(flatten)]
         tolerance: Tolerance,
         verdict: Verdict,
+        #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
     /// The paths from the output to `wrt` (`:paths`): the first ones with their
@@ -202,18 +256,22 @@ pub enum Event {
     Paths {
         of: String,
         wrt: String,
-        paths: Vec<PathRow>,
+        #[serde(serialize_with = "fields::number")]
         count: f64,
+        #[serde(serialize_with = "fields::number")]
         gradient: f64,
         nodes: usize,
+        paths: Vec<PathRow>,
     },
     /// The output's graph as DOT or SVG (`:dot [FILE]`, `:svg FILE`).
+    #[serde(skip)]
     Picture {
         picture: Picture,
         format: PictureFormat,
         target: Option<Target>,
     },
     /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
+    #[serde(skip)]
     TraceTable {
         of: String,
         total: usize,
@@ -227,12 +285,15 @@ pub enum Event {
     Plot {
         of: String,
         wrt: String,
+        #[serde(serialize_with = "fields::number")]
         at: f64,
         samples: Vec<PlotSample>,
+        #[serde(skip)]
         target: Option<Target>,
     },
     /// `:save FILE`: the session as a script ([`Session::script`](super::Session::script)),
     /// for the printer to write to the target (`statements` lines after the comment).
+    #[serde(skip)]
     Save {
         script: String,
         statements: usize,
@@ -240,6 +301,7 @@ pub enum Event {
     },
     /// `:load FILE`: the driver (`crate::driver`) reads the file and runs it into the
     /// session; the session does no IO itself.
+    #[serde(skip)]
     Load { target: Target },
     /// A file was written (reported by the printer, which writes files).
     Wrote {
@@ -247,6 +309,11 @@ pub enum Event {
         bytes: usize,
         what: &'static str,
     },
+    /// `:=`, `:repeat`, `:hessian`, `:diff` (derivatives as values,
+    /// `derivatives.rs`): each serializes with its own `kind` (`updated`,
+    /// `repeat`, `hessian`, `diff`), so the variant adds no tag of its own.
+    #[serde(untagged)]
+    Calculus(super::CalculusEvent),
 }
 
 // ---------------------------------------------------------------------------
@@ -297,25 +364,33 @@ impl Target {
 }
 
 /// One line of `:graph`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum GraphLine {
     /// A node, indented by `depth` (the output is at depth 0). `shown_above` is
     /// true when the node was already drawn (fan-out): it is referenced, not
     /// drawn again.
     Node {
-        depth: usize,
+        #[serde(flatten)]
         row: NodeRow,
+        depth: usize,
+        #[serde(serialize_with = "fields::number")]
         grad: f64,
         shown_above: bool,
     },
     /// `count` inputs at `depth` left out (a wide node, or too deep to draw).
-    More { depth: usize, count: usize },
+    More {
+        depth: usize,
+        #[serde(rename = "more")]
+        count: usize,
+    },
 }
 
 /// One node of `:topo kahn`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KahnRow {
     /// The node (its position is its place in Kahn's order).
+    #[serde(flatten)]
     pub row: NodeRow,
     /// How many uses of the node wait to be processed before it is ready.
     pub pending: u32,
@@ -328,11 +403,13 @@ pub struct KahnRow {
 /// |analytic − numeric| ≤ `atol` + `rtol`·|numeric|. An absolute part is needed:
 /// where the true gradient is 0 a central difference gives a tiny nonzero
 /// number, and a purely relative error between 0 and 1e-10 is 1.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tolerance {
     /// The absolute part.
+    #[serde(serialize_with = "fields::number")]
     pub atol: f64,
     /// The part relative to |numeric|.
+    #[serde(serialize_with = "fields::number")]
     pub rtol: f64,
 }
 
@@ -366,8 +443,10 @@ pub const GRADCHECK_TOLERANCE: Tolerance = Tolerance {
     rtol: 1e-3,
 };
 
-/// The verdict of one gradient check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The verdict of one gradient check; serialized in lower case (`pass`, `warn`,
+/// `fail`, `kink`, `not finite`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Within [`CHECK_TOLERANCE`].
     Pass,
@@ -379,6 +458,7 @@ pub enum Verdict {
     /// difference does not measure the gradient there.
     Kink,
     /// The analytic or the numeric gradient is inf or nan.
+    #[serde(rename = "not finite")]
     NotFinite,
 }
 
@@ -397,15 +477,18 @@ impl Verdict {
 
 /// One edge of a path of `:paths`: a node, the input the path goes down to, and
 /// the local derivative between them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PathEdge {
     /// The consumer.
+    #[serde(serialize_with = "fields::id_of")]
     pub node: NodeRef,
     /// The input the path continues with.
+    #[serde(serialize_with = "fields::id_of")]
     pub input: NodeRef,
     /// The op table's formula of this local derivative.
     pub formula: &'static str,
     /// ∂node/∂input.
+    #[serde(serialize_with = "fields::number")]
     pub local: f64,
     /// True where the op passes nothing to this input (relu at u ≤ 0, floor,
     /// a `max` loser, …): the path then contributes 0 whatever the other
@@ -414,12 +497,13 @@ pub struct PathEdge {
 }
 
 /// One path of `:paths`, from the output down to the node asked about.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PathRow {
+    /// The product of their local derivatives.
+    #[serde(serialize_with = "fields::number")]
+    pub product: f64,
     /// The edges, output first.
     pub edges: Vec<PathEdge>,
-    /// The product of their local derivatives.
-    pub product: f64,
 }
 
 /// A node of a picture (`:dot`, `:svg`).
@@ -427,8 +511,8 @@ pub struct PathRow {
 pub struct PictureNode {
     /// The node.
     pub node: NodeRef,
-    /// The op's name from the op table.
-    pub op: &'static str,
+    /// The op (its row of the op table says how it is written).
+    pub op: Op,
     /// The forward value.
     pub value: f64,
     /// ∂output/∂node.
@@ -478,12 +562,123 @@ pub enum TableFormat {
 }
 
 /// One sample of `:plot`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PlotSample {
     /// The variable's value.
+    #[serde(serialize_with = "fields::number")]
     pub x: f64,
     /// The output's value there.
+    #[serde(serialize_with = "fields::number")]
     pub value: f64,
     /// ∂output/∂variable there.
+    #[serde(serialize_with = "fields::number")]
     pub grad: f64,
+}
+
+/// How the fields of events are serialized where the derive's default is not
+/// what docs/json.md says: numbers (non-finite ones as strings), node ids, ops by
+/// their table name.
+pub mod fields {
+    use serde::Serializer;
+    use serde::ser::SerializeMap;
+
+    use super::NodeRef;
+    use crate::engine::{NodeId, Op};
+
+    /// A number: integral values as integers, other finite values as the
+    /// shortest round-trip float, inf, -inf and nan as the strings `"inf"`,
+    /// `"-inf"` and `"nan"`.
+    pub fn number<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
+        let value = *value;
+        if value.is_nan() {
+            s.serialize_str("nan")
+        } else if value.is_infinite() {
+            s.serialize_str(if value > 0.0 { "inf" } else { "-inf" })
+        } else if value.fract() == 0.0 && value.abs() < i64::MAX as f64 {
+            // Every integral f64 below 2^63 is exactly an i64; larger ones print
+            // in exponent form, which has no fraction either.
+            s.serialize_i64(value as i64)
+        } else {
+            s.serialize_f64(value)
+        }
+    }
+
+    /// Numbers, each as [`number`].
+    pub fn numbers<S: Serializer>(values: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(values.iter().map(|&v| Number(v)))
+    }
+
+    /// Rows of numbers (a matrix), each as [`number`].
+    pub fn number_rows<S: Serializer>(rows: &[Vec<f64>], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            rows.iter()
+                .map(|row| row.iter().map(|&v| Number(v)).collect::<Vec<_>>()),
+        )
+    }
+
+    /// The path of an optional file target, or `null`.
+    pub fn target_path<S: Serializer>(
+        target: &Option<super::Target>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match target {
+            Some(target) => s.serialize_str(&target.path),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// A number that serializes as [`number`] does.
+    struct Number(f64);
+
+    impl serde::Serialize for Number {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            number(&self.0, s)
+        }
+    }
+
+    /// An optional number: `null` or as [`number`].
+    pub fn option_number<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => number(value, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// A node id as its number.
+    pub fn id<S: Serializer>(id: &NodeId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(id.0)
+    }
+
+    /// A node by its id only.
+    pub fn id_of<S: Serializer>(node: &NodeRef, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(node.id.0)
+    }
+
+    /// Nodes by their ids.
+    pub fn ids_of<S: Serializer>(nodes: &[NodeRef], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(nodes.iter().map(|node| node.id.0))
+    }
+
+    /// The input of a trace contribution: `input` (its id) and `input_name`.
+    pub fn input<S: Serializer>(node: &NodeRef, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("input", &node.id.0)?;
+        map.serialize_entry("input_name", &node.name)?;
+        map.end()
+    }
+
+    /// An op by its name in the op table (`*`, `tanh`, `leaf`, `const`).
+    pub fn op<S: Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(op.info().name)
+    }
+
+    /// Whether an optional value is there.
+    pub fn is_some<T, S: Serializer>(value: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(value.is_some())
+    }
+
+    /// A flag the other way round (`blocks_gradient` as `differentiable`).
+    pub fn not<S: Serializer>(value: &bool, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(!*value)
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::commands::COMMANDS;
+use super::command::{self, COMMANDS};
 use super::eval::builtin_function_names;
 use super::{CONSTANTS, Event, Session, SessionError, nearest};
 use crate::engine::Op;
@@ -36,10 +36,14 @@ impl Session {
         };
         let name = topic.name.trim_start_matches(':');
         let mut text = String::new();
-        if let Some((command, usage, about)) = COMMANDS.iter().find(|c| c.0 == name) {
-            let _ = writeln!(text, "{}", format!(":{command} {usage}").trim_end());
-            let _ = write!(text, "  {about}");
-            if *command == "grad" {
+        if let Some(spec) = command::find(name) {
+            let _ = writeln!(
+                text,
+                "{}",
+                format!(":{} {}", spec.name, spec.usage).trim_end()
+            );
+            let _ = write!(text, "  {}", spec.help);
+            if spec.name == "grad" {
                 let _ = write!(text, "\n\n{CONVENTIONS}");
             }
         } else if let Some(op) = Op::from_function_name(name) {
@@ -65,9 +69,7 @@ impl Session {
         } else if name == "conventions" {
             text.push_str(CONVENTIONS);
         } else {
-            let candidates = COMMANDS
-                .iter()
-                .map(|c| c.0)
+            let candidates = command::all_names()
                 .chain(builtin_function_names())
                 .chain(["conventions"]);
             return Err(SessionError::BadArguments {
@@ -92,9 +94,9 @@ fn overview() -> String {
         "Type arithmetic with variables: `x = 2`, `y = 3`, `z = x*y + x`, then `:grad`.\n\
          Statements end at a newline or `;`. `#` starts a comment.\n\nCommands:\n",
     );
-    for (name, usage, about) in COMMANDS {
-        let head = format!(":{name} {usage}");
-        let _ = writeln!(text, "  {:<20} {about}", head.trim_end());
+    for spec in COMMANDS {
+        let head = format!(":{} {}", spec.name, spec.usage);
+        let _ = writeln!(text, "  {:<20} {}", head.trim_end(), spec.help);
     }
     text.push_str("\nFunctions (`:help NAME` shows the derivative rule):\n  ");
     let names: Vec<&str> = builtin_function_names().collect();

@@ -22,7 +22,7 @@ use crate::engine::{Graph, NodeId};
 pub const GC_MIN_NODES: usize = 1 << 20;
 
 /// What one collection did.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Reclaim {
     /// Nodes before and after.
     pub nodes_before: usize,
@@ -37,7 +37,7 @@ pub struct Reclaim {
 }
 
 /// Memory figures of a session (`:stats`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Stats {
     /// Nodes in the graph.
     pub nodes: usize,
@@ -99,6 +99,8 @@ impl Session {
                 (!old.is_empty()).then_some((name, old))
             })
             .collect();
+        // Derivative groups are runs of ids; after compaction they are not.
+        self.derivative_groups.clear();
         self.derivative_nodes = std::mem::take(&mut self.derivative_nodes)
             .into_iter()
             .filter_map(|(id, name)| Some((remap.get(id)?, name)))

@@ -7,7 +7,9 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod command;
 mod commands;
+mod derivatives;
 pub mod error;
 mod eval;
 pub mod event;
@@ -17,12 +19,15 @@ mod memory;
 mod preview;
 mod script;
 mod teaching;
+mod update;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-pub use commands::COMMANDS;
+pub use command::find as find_command;
+pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
+pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow, Omitted,
@@ -30,6 +35,7 @@ pub use event::{
     Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
+pub use update::interrupt;
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -84,6 +90,11 @@ pub struct Session {
     /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
     /// cannot pass through them (that would take a second derivative).
     derivative_nodes: HashMap<NodeId, String>,
+    /// The nodes one statement may build through calls; `None` is
+    /// [`eval::MAX_CALL_NODES`]. The live preview lowers it (`preview.rs`).
+    call_node_limit: Option<usize>,
+    /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
+    derivative_groups: Vec<derivatives::DerivativeGroup>,
     /// Source text of the statements that built this state, for `:save` (script.rs).
     statements: Vec<String>,
     /// Collections and sort counts (`memory.rs`).
@@ -139,6 +150,9 @@ impl Session {
     ///
     /// Errors: any [`SessionError`]; spans in it point into `source`.
     pub fn run_statement(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
+        if let Some(events) = self.repeat_statement(source, span) {
+            return events;
+        }
         let located = syntax::parse_statement(source, span)
             .map_err(|error| self.explain_syntax_error(source, error))?;
         let mut events = Vec::new();
@@ -340,7 +354,7 @@ impl Session {
         NodeRow {
             position,
             node: self.node_ref(id, names),
-            op: self.graph.op(id).info().name,
+            op: self.graph.op(id),
             inputs: self
                 .graph
                 .inputs(id)

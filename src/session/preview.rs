@@ -4,13 +4,17 @@
 use super::Session;
 use crate::syntax::{self, AssignOp, Statement};
 
+/// The most nodes a preview may build through calls before it gives up.
+pub const PREVIEW_NODES: usize = 20_000;
+
 impl Session {
     /// The value `line` would show if it were run now, or `None` when it is not
     /// one expression or plain assignment (`x = …`), is unfinished, or fails.
     ///
     /// Nothing in the session changes: the nodes the evaluation appends are
     /// removed again and its events (warnings) are dropped. Compound assignments,
-    /// definitions and commands are not previewed.
+    /// definitions and commands are not previewed, nor a line whose calls would
+    /// build more than [`PREVIEW_NODES`] nodes.
     pub fn preview(&mut self, line: &str) -> Option<f64> {
         if line.trim().is_empty() || syntax::needs_more_input(line) {
             return None;
@@ -31,10 +35,15 @@ impl Session {
         };
         let mark = self.graph.len();
         let mut events = Vec::new();
+        // A budget: past it, no preview (a key press must never wait for a
+        // statement that builds a million nodes through calls).
+        self.call_node_limit = Some(PREVIEW_NODES);
         let result = self.evaluate(tree, &mut events);
+        self.call_node_limit = None;
         let value = result.ok().map(|v| self.graph.value(v.node));
         self.graph.truncate(mark);
         self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
+        self.forget_groups_past(mark);
         value
     }
 }
@@ -80,6 +89,28 @@ mod tests {
         assert_eq!(session.function_names().collect::<Vec<_>>(), ["f"]);
         // `f'(x)` in a preview left no node that would block a later backward pass.
         assert_eq!(run(&mut session, "x*y; :grad x")[1], before_grad_of_xy());
+    }
+
+    #[test]
+    fn preview_gives_up_past_its_node_budget() {
+        let mut session = Session::new();
+        // Doubling functions: d12(1) builds 2^12 calls, within the budget;
+        // d20(1) would build over a million nodes: no preview, and no trace of it.
+        let mut doubling = String::from("d0(t) = t + 1");
+        for i in 1..=20 {
+            doubling.push_str(&format!("; d{i}(t) = d{}(t) + d{}(t)", i - 1, i - 1));
+        }
+        run(&mut session, &doubling);
+        assert_eq!(session.preview("d12(1)"), Some(8192.0));
+        assert_eq!(session.preview("d20(1) + 1"), None);
+        assert_eq!(session.graph().len(), 0);
+        assert_eq!(
+            run(&mut session, "d13(1)")[0],
+            Event::Value {
+                name: None,
+                value: 16384.0
+            }
+        );
     }
 
     fn before_grad_of_xy() -> Event {

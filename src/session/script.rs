@@ -29,7 +29,7 @@ impl Session {
 pub(super) fn builds_state(statement: &Statement) -> bool {
     match statement {
         Statement::Expr(_) | Statement::Assign { .. } | Statement::Define { .. } => true,
-        Statement::Command { name, .. } => name.name == "backward",
+        Statement::Command { name, .. } => name.name == "backward" || name.name == "repeat",
     }
 }
 

@@ -4,11 +4,12 @@
 
 use std::collections::HashMap;
 
-use super::commands::{bad_arguments, summarise};
+use super::command::Command;
+use super::commands::summarise;
 use super::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, PathEdge, PathRow, Picture,
     PictureEdge, PictureFormat, PictureNode, PlotSample, Session, SessionError, TableFormat,
-    Target, Verdict,
+    Verdict,
 };
 use crate::engine::{NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -388,25 +389,12 @@ impl Session {
     /// and local derivatives, for the printer to render and write.
     pub(super) fn picture(
         &mut self,
-        name: &Ident,
-        args: &[Ident],
+        command: &Command,
         format: PictureFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let target = match (args, format) {
-            ([], PictureFormat::Dot) => None,
-            ([file], _) => Some(Target::from_word(file)),
-            _ => {
-                let (message, help) = match format {
-                    PictureFormat::Dot => (
-                        "`:dot` takes at most one file name",
-                        "e.g. `:dot graph.dot`, or `:dot` to print the DOT text",
-                    ),
-                    PictureFormat::Svg => ("`:svg` takes one file name", "e.g. `:svg graph.svg`"),
-                };
-                return Err(bad_arguments(name, args, message, help));
-            }
-        };
+        let target = command.optional_target();
+        let name = command.name;
         let output = self.require_output(name.span)?;
         let order = self.order_for(output.node);
         if order.len() > PICTURE_NODES {
@@ -427,7 +415,7 @@ impl Session {
             .iter()
             .map(|&id| PictureNode {
                 node: self.node_ref(id, &names),
-                op: self.graph.op(id).info().name,
+                op: self.graph.op(id),
                 value: self.graph.value(id),
                 grad: gradients[id],
             })
@@ -458,37 +446,13 @@ impl Session {
     /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes.
     pub(super) fn trace_table(
         &mut self,
-        name: &Ident,
-        args: &[Ident],
+        command: &Command,
+        all: bool,
+        format: TableFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let mut all = false;
-        let mut format = None;
-        let mut target = None;
-        for arg in args {
-            match (arg.name.as_str(), format) {
-                ("all", None) => all = true,
-                ("md" | "markdown", None) => format = Some(TableFormat::Markdown),
-                ("tex" | "latex", None) => format = Some(TableFormat::Latex),
-                (_, Some(_)) if target.is_none() => target = Some(Target::from_word(arg)),
-                _ => {
-                    return Err(bad_arguments(
-                        name,
-                        args,
-                        "`:trace` takes `all`, then `md` or `tex` and a file name",
-                        "e.g. `:trace md`, `:trace tex notes.tex`, `:trace all`",
-                    ));
-                }
-            }
-        }
-        let Some(format) = format else {
-            return Err(bad_arguments(
-                name,
-                args,
-                "`:trace` takes `all`, then `md` or `tex` and a file name",
-                "e.g. `:trace md`, `:trace tex notes.tex`, `:trace all`",
-            ));
-        };
+        let target = command.optional_target();
+        let name = command.name;
         let mut trace = Vec::new();
         self.trace(name.span, all, &mut trace)?;
         if let Some(Event::Trace {
@@ -516,29 +480,18 @@ impl Session {
     /// variable, with its derivative, by evaluating the graph again at each point.
     pub(super) fn plot(
         &mut self,
-        name: &Ident,
-        args: &[Ident],
+        command: &Command,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let usage = |message: &str| {
-            bad_arguments(
-                name,
-                args,
-                message,
-                "e.g. `:plot x`, `:plot x -3 3`, `:plot x -3 3 plot.svg`",
-            )
+        let name = command.name;
+        let usage = |message: &str| SessionError::BadArguments {
+            message: message.to_string(),
+            span: command.args.iter().fold(name.span, |s, a| s.to(a.span)),
+            help: Some(command.spec.example.to_string()),
         };
-        let (variable, rest) = match args {
-            [variable, rest @ ..] => (variable, rest),
-            [] => return Err(usage("`:plot` takes a variable, a range and a file name")),
-        };
-        let (range, file) = match rest {
-            [] => (None, None),
-            [file] => (None, Some(file)),
-            [from, to] => (Some((from, to)), None),
-            [from, to, file] => (Some((from, to)), Some(file)),
-            _ => return Err(usage("`:plot` takes a variable, a range and a file name")),
-        };
+        let variable = command.names[0];
+        let range = command.range;
+        let file = command.file;
         let target = match file {
             Some(file)
                 if !file.name.trim_matches('"').to_lowercase().ends_with(".svg")
@@ -550,7 +503,7 @@ impl Session {
                     help: Some("e.g. `:plot x -3 3 plot.svg`".to_string()),
                 });
             }
-            Some(file) => Some(Target::from_word(file)),
+            Some(_) => command.optional_target(),
             None => None,
         };
         let output = self.require_output(name.span)?;
@@ -625,24 +578,4 @@ fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
             help: Some("a range is two numbers, e.g. `:plot x -3 3`".to_string()),
         }),
     }
-}
-
-/// The words accepted after `:topo`: `all` and `kahn`, in any order.
-pub(super) fn topo_flags(name: &Ident, args: &[Ident]) -> Result<(bool, bool), SessionError> {
-    let (mut all, mut kahn) = (false, false);
-    for arg in args {
-        match arg.name.as_str() {
-            "all" if !all => all = true,
-            "kahn" if !kahn => kahn = true,
-            _ => {
-                return Err(bad_arguments(
-                    name,
-                    args,
-                    &format!("`:{}` takes `all` and `kahn`", name.name),
-                    "e.g. `:topo`, `:topo kahn`, `:topo all`",
-                ));
-            }
-        }
-    }
-    Ok((all, kahn))
 }

@@ -68,11 +68,12 @@ pub enum ExprKind {
         lhs: ExprId,
         rhs: ExprId,
     },
-    /// `name(args…)`, or `name'(arg)` when `derivative` is true.
+    /// `name(args…)`, or `name'(arg)`, `name''(arg)`, … when `derivative`
+    /// (the number of primes: the order of the derivative) is above 0.
     Call {
         name: String,
         name_span: Span,
-        derivative: bool,
+        derivative: u8,
         args: Vec<ExprId>,
     },
 }
@@ -123,6 +124,9 @@ pub enum AssignOp {
     Mul,
     /// `x /= v`
     Div,
+    /// `x := v`: set the leaf x to v's value in place and rerun the forward
+    /// pass of everything built from it.
+    Update,
 }
 
 /// A name with the span where it was written.

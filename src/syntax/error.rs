@@ -76,14 +76,6 @@ pub enum SyntaxError {
         /// The statement without the keyword (`x = 2`), unless it is too long to quote.
         fix: Option<String>,
     },
-    /// `x := 2`: `:=` is not an operator (yet).
-    #[error("`:=` is not an operator here: assign with `=`")]
-    ColonEquals {
-        /// The `:=`.
-        span: Span,
-        /// The statement with `=` for `:=`, unless it is too long to quote.
-        fix: Option<String>,
-    },
     /// Two statements on one line without `;`, e.g. `x=2 y=3`.
     #[error("two statements on one line need `;` between them")]
     MissingSemicolon {
@@ -133,7 +125,6 @@ impl SyntaxError {
             | SyntaxError::NumberOverflow { span, .. }
             | SyntaxError::NumberUnderflow { span, .. }
             | SyntaxError::DeclarationKeyword { span, .. }
-            | SyntaxError::ColonEquals { span, .. }
             | SyntaxError::MissingSemicolon { span, .. }
             | SyntaxError::HigherDerivative { span, .. } => *span,
         }
@@ -157,7 +148,7 @@ impl SyntaxError {
             }
             SyntaxError::NumberOverflow { .. } => Some("write `inf` for infinity".to_string()),
             SyntaxError::NumberUnderflow { .. } => Some("write `0` if you mean zero".to_string()),
-            SyntaxError::DeclarationKeyword { fix, .. } | SyntaxError::ColonEquals { fix, .. } => {
+            SyntaxError::DeclarationKeyword { fix, .. } => {
                 fix.as_ref().map(|fix| format!("write `{fix}`"))
             }
             SyntaxError::MissingSemicolon { fix, .. } => Some(match fix {

@@ -18,6 +18,8 @@ pub(crate) enum Operator {
     MinusEq,
     StarEq,
     SlashEq,
+    /// `:=`, the in-place update of a leaf.
+    ColonEq,
 }
 
 /// What a token is.
@@ -199,7 +201,7 @@ impl<'s> Lexer<'s> {
                 }
             } else {
                 match self.text[i..].chars().next() {
-                    Some(c) if c.is_alphabetic() => i += c.len_utf8(),
+                    Some(c) if is_name_char(c) => i += c.len_utf8(),
                     _ => break,
                 }
             }
@@ -208,9 +210,16 @@ impl<'s> Lexer<'s> {
     }
 }
 
-/// True if `c` can start a name.
+/// True if `c` can start a name: a letter (Unicode Alphabetic) or `_`. The one
+/// definition of a name's characters (with [`is_name_char`]); the grammar's
+/// `name` rule spells the same sets.
 pub(crate) fn is_name_start(c: char) -> bool {
     c == '_' || c.is_alphabetic()
+}
+
+/// True if `c` can continue a name: a letter, an ASCII digit or `_`.
+pub(crate) fn is_name_char(c: char) -> bool {
+    is_name_start(c) || c.is_ascii_digit()
 }
 
 impl Iterator for Lexer<'_> {
@@ -238,6 +247,7 @@ impl Iterator for Lexer<'_> {
             b'(' => (TokenKind::LParen, start + 1),
             b')' => (TokenKind::RParen, start + 1),
             b',' => (TokenKind::Comma, start + 1),
+            b':' if self.byte(start + 1) == b'=' => (TokenKind::Op(Operator::ColonEq), start + 2),
             b':' => (TokenKind::Colon, start + 1),
             b'\'' => (TokenKind::Prime, start + 1),
             b'^' => (TokenKind::Op(Operator::Caret), start + 1),

@@ -23,7 +23,9 @@ mod split;
 mod tests;
 
 pub use ast::*;
+// The token stream the splitter, the parser's checks and the REPL highlighter share.
 pub use error::SyntaxError;
+pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name_char};
 pub use rewrite::parse_expression;
 
 /// Deepest nesting of parentheses, prefix signs and `^` chains that a statement may have.

@@ -109,7 +109,10 @@ impl fmt::Display for ExprTree {
                     ..
                 } => {
                     f.write_str(name)?;
-                    f.write_str(if *derivative { "'(" } else { "(" })?;
+                    for _ in 0..*derivative {
+                        f.write_str("'")?;
+                    }
+                    f.write_str("(")?;
                     stack.push(Work::Text(")"));
                     for (i, arg) in args.iter().enumerate().rev() {
                         stack.push(Work::Node(*arg, 0));
@@ -137,6 +140,7 @@ impl fmt::Display for Statement {
                     AssignOp::Sub => "-=",
                     AssignOp::Mul => "*=",
                     AssignOp::Div => "/=",
+                    AssignOp::Update => ":=",
                 };
                 write!(f, "{} {op} {value}", target.name)
             }

@@ -57,7 +57,7 @@ impl ExprTree {
         ExprTree::compose(args, |ids| ExprKind::Call {
             name: name.to_string(),
             name_span: Span::default(),
-            derivative: false,
+            derivative: 0,
             args: ids.to_vec(),
         })
     }

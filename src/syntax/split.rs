@@ -20,6 +20,8 @@ struct Current {
     last: TokenKind,
     /// A `:command` runs to the end of the line or `;`, whatever it contains.
     command: bool,
+    /// `:repeat` runs to the end of the line, `;` included (its statements).
+    repeat: bool,
 }
 
 impl Current {
@@ -51,7 +53,11 @@ fn starts_new_statement(source: &str, line_start: usize) -> bool {
             compound
                 && matches!(
                     op,
-                    Operator::PlusEq | Operator::MinusEq | Operator::StarEq | Operator::SlashEq
+                    Operator::PlusEq
+                        | Operator::MinusEq
+                        | Operator::StarEq
+                        | Operator::SlashEq
+                        | Operator::ColonEq
                 )
         }
         _ => false,
@@ -92,7 +98,7 @@ pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
                                 && c.depth > 0
                                 && starts_new_statement(source, token.end))
                     }
-                    Some(c) => !c.command && c.depth > 0,
+                    Some(c) => c.repeat || (!c.command && c.depth > 0),
                 };
                 if keep {
                     if let Some(c) = current.as_mut()
@@ -113,6 +119,10 @@ pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
                         depth: usize::from(kind == TokenKind::LParen),
                         last: kind,
                         command: kind == TokenKind::Colon,
+                        repeat: kind == TokenKind::Colon
+                            && source[token.end..].starts_with("repeat")
+                            && !source[token.end + 6..]
+                                .starts_with(|c: char| c.is_alphanumeric() || c == '_'),
                     })
                 }
                 Some(c) => {

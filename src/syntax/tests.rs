@@ -271,7 +271,7 @@ fn names_and_calls() {
         ExprKind::Call {
             name: "max".into(),
             name_span: Span::new(0, 3),
-            derivative: false,
+            derivative: 0,
             args: vec![ExprId(0), ExprId(1), ExprId(2)],
         }
     );
@@ -282,7 +282,7 @@ fn names_and_calls() {
         ExprKind::Call {
             name: "f".into(),
             name_span: Span::new(0, 1),
-            derivative: true,
+            derivative: 1,
             args: vec![ExprId(0)],
         }
     );
@@ -313,6 +313,8 @@ fn assignments() {
         ("c -= 1", AssignOp::Sub),
         ("c *= 1", AssignOp::Mul),
         ("c /= 1", AssignOp::Div),
+        ("c := 1", AssignOp::Update),
+        ("c:=1", AssignOp::Update),
     ];
     for (source, want) in ops {
         let Ok(Located {
@@ -595,6 +597,31 @@ fn two_names_side_by_side() {
     ));
 }
 
+/// `:=` is an assignment operator: it ends an unfinished line, starts a new
+/// statement after an open `(`, and only a name may stand left of it.
+#[test]
+fn colon_equals_is_an_assignment() {
+    assert_eq!(
+        statement_spans("w := (1 +\nv := 2"),
+        vec![Span::new(0, 9), Span::new(10, 16)]
+    );
+    assert!(matches!(
+        parse("w := 2").map(|l| l.statement),
+        Ok(Statement::Assign {
+            op: AssignOp::Update,
+            ..
+        })
+    ));
+    let err = error("2 := 3");
+    assert_eq!(err.span(), Span::new(2, 4), "{err:?}");
+    assert!(matches!(error(":= 3"), SyntaxError::Unexpected { .. }));
+    // A command is not an assignment: `:=` there is only text.
+    assert!(matches!(
+        parse(":save a:=b").map(|l| l.statement),
+        Ok(Statement::Command { .. })
+    ));
+}
+
 /// Errors whose hint names what was most likely meant: (source, span, help).
 #[test]
 fn misreadings_get_the_fix_that_was_meant() {
@@ -604,8 +631,6 @@ fn misreadings_get_the_fix_that_was_meant() {
         ("let x = 2", (0, 3), Some("write `x = 2`")),
         ("var x=2*y", (0, 3), Some("write `x=2*y`")),
         ("const f(t) = t", (0, 5), Some("write `f(t) = t`")),
-        ("x := 2", (2, 4), Some("write `x = 2`")),
-        ("x:=y+1", (1, 3), Some("write `x=y+1`")),
         ("x=2 y=3", (4, 5), Some("write `x=2; y=3`")),
         ("x=2 y+=3*x", (4, 5), Some("write `x=2; y+=3*x`")),
         ("x=y z=3", (4, 5), Some("write `x=y; z=3`")),
@@ -617,13 +642,20 @@ fn misreadings_get_the_fix_that_was_meant() {
         assert_eq!(err.span(), Span::new(start, end), "{source}: {err:?}");
         assert_eq!(err.help().as_deref(), help, "{source}");
     }
-    let err = error("f''(2)");
-    assert_eq!(err.span(), Span::new(0, 3));
-    assert_eq!(
-        err.to_string(),
-        "higher derivatives of functions are not supported yet: `f''`"
-    );
-    assert_eq!(error("sin'''(x)").span(), Span::new(0, 6));
+    // `x := 2` (an update in place) and `f''(2)` (a second derivative) are statements now.
+    let update = parse_statement("x:=y+1", Span::new(0, 6)).expect("parses");
+    assert!(matches!(
+        update.statement,
+        Statement::Assign {
+            op: AssignOp::Update,
+            ..
+        }
+    ));
+    let tree = expr("sin'''(x)");
+    assert!(matches!(
+        tree.get(tree.root()).kind,
+        ExprKind::Call { derivative: 3, .. }
+    ));
     // Not misreadings: the old messages stay.
     assert!(matches!(
         error("x = let y"),
@@ -743,6 +775,7 @@ fn needs_more_input_while_unfinished() {
     assert!(needs_more_input("a = (1 +\n 2"));
     assert!(needs_more_input("a = 1 +"));
     assert!(needs_more_input("a ="));
+    assert!(needs_more_input("w :="));
     assert!(needs_more_input("f(1,"));
     assert!(needs_more_input("x ** # comment"));
     assert!(needs_more_input("x = 1; y = (2 # (\n"));

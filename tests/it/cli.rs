@@ -945,3 +945,60 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
         "{tex}"
     );
 }
+
+#[test]
+fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
+    // `-` runs standard input where it stands: before the -e statements.
+    let output = gradcalc()
+        .args(["-", "-e", "x^2"])
+        .write_stdin("x = 3\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout_of(&output), "x = 3\n9\n");
+    // Without `-`, input waiting on stdin beside -e is not run, and a note says
+    // so. (A file as stdin: its bytes are there before gradcalc starts, where a
+    // pipe's writer could still be on its way.)
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.calc");
+    std::fs::write(&input, "x = 3\n").unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_gradcalc"))
+        .args(["-e", "2 + 2"])
+        .env("NO_COLOR", "1")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&output), "4\n");
+    assert!(
+        stderr_of(&output).contains("standard input is not read when -e or a FILE is given"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn batch_results_alone_on_stdout_warnings_and_notices_on_stderr() {
+    let output = gradcalc().args(["-e", "e = 2; y = 1/0"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout_of(&output), "e = 2\ny = inf\n");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("warning: division by zero gives inf"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`e`"), "{stderr}");
+}
+
+#[test]
+fn integers_that_f64_holds_exactly_print_whole() {
+    // 2^40 = 1099511627776 and 2^53 = 9007199254740992 exactly; 2^60 is past
+    // where every integer is exact, so it keeps the exponent form.
+    let output = gradcalc()
+        .args(["-e", "2^40; 123456789012; 2^53; 2^60"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&output),
+        "1099511627776\n123456789012\n9007199254740992\n1.152921505e18\n"
+    );
+}

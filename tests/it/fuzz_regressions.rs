@@ -2,6 +2,8 @@
 //! `cargo fuzz run session`, and the seed corpus in `fuzz/seeds/`) replayed through the fuzz
 //! target's harness and through the binary: no panic, no signal, exit 0 or 1.
 
+// `run` is the fuzz target's entry point; the replay uses `run_with_budget`.
+#[allow(dead_code)]
 #[path = "../../fuzz/harness.rs"]
 mod harness;
 
@@ -26,7 +28,9 @@ fn saved_fuzz_inputs_run_through_the_harness() {
     assert!(!files.is_empty());
     for path in files {
         let data = std::fs::read(&path).unwrap();
-        let result = std::panic::catch_unwind(|| harness::run(&data));
+        // Unoptimised here: ten times the fuzzer's budget per statement.
+        let budget = harness::STATEMENT_BUDGET * 10;
+        let result = std::panic::catch_unwind(|| harness::run_with_budget(&data, budget));
         assert!(result.is_ok(), "{} panics", path.display());
     }
 }

@@ -4,7 +4,7 @@
 //! sorted, backpropagated, traced in summary and dropped on a test thread's stack.
 
 #[path = "../../examples/common/workloads.rs"]
-mod workloads;
+pub(crate) mod workloads;
 
 use gradcalc::engine::{Graph, Op, Tape};
 use workloads::W4Data;

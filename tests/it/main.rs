@@ -11,6 +11,7 @@
 mod accuracy;
 mod cases;
 mod cli;
+mod derivatives;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;

@@ -600,7 +600,7 @@ fn flatten(tree: &Tree) -> ExprTree {
             Tree::Call(name, derivative, _) => ExprKind::Call {
                 name: name.to_string(),
                 name_span: Span::default(),
-                derivative: *derivative,
+                derivative: u8::from(*derivative),
                 args: std::mem::take(&mut operands),
             },
         };
@@ -1059,6 +1059,73 @@ mod reference {
             Some(Token::Number(n)) => n.parse().map_err(|_| format!("malformed number {n}")),
             Some(Token::Name(n)) => variable(&n).ok_or(format!("unknown name {n}")),
             other => Err(format!("expected an operand, found {other:?}")),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Derivatives as values: the derivative graph of every op, at orders 1 to 3,
+// against the backward pass (order 1) and central differences of the order
+// below (orders 2 and 3); mixed second derivatives are symmetric.
+
+/// A point inside every op's domain away from its kinks: `t` in [0.2, 0.9]
+/// (acosh is taken at 1 + t).
+fn op_point(op: Op, t: f64) -> f64 {
+    if op == Op::Acosh { 1.0 + t } else { t }
+}
+
+/// `(d(x + h) − d(x − h)) / 2h` for the node `d`, moving the leaf `x` in place.
+fn central(graph: &mut Graph, x: NodeId, d: NodeId, at: f64, h: f64) -> f64 {
+    graph.update_leaf(x, at + h);
+    let up = graph.value(d);
+    graph.update_leaf(x, at - h);
+    let down = graph.value(d);
+    graph.update_leaf(x, at);
+    (up - down) / (2.0 * h)
+}
+
+fn near(got: f64, want: f64, tolerance: f64) -> bool {
+    (got - want).abs() <= tolerance * want.abs().max(1.0)
+}
+
+proptest! {
+    #[test]
+    fn derivative_graphs_of_every_op_agree_at_orders_one_to_three(t in 0.2f64..0.9, s in 0.5f64..2.0) {
+        use gradcalc::session::gradient_nodes;
+        for info in Op::table() {
+            let op = info.op;
+            let mut graph = Graph::new();
+            let (x, y, other) = match info.arity {
+                Arity::Leaf => continue,
+                Arity::Unary => {
+                    let x = graph.leaf(op_point(op, t));
+                    (x, graph.apply(op, &[x]).unwrap(), None)
+                }
+                Arity::Binary | Arity::Variadic => {
+                    let x = graph.leaf(t + 0.5);
+                    let b = graph.leaf(s);
+                    (x, graph.apply(op, &[x, b]).unwrap(), Some(b))
+                }
+            };
+            let at = graph.value(x);
+            let order = graph.topo_order(y);
+            let reverse = graph.backward(&order);
+            let [d1] = gradient_nodes(&mut graph, y, &[x])[..] else { unreachable!() };
+            prop_assert!(near(graph.value(d1), reverse[x], 1e-12), "{}' at {at}: {} vs {}", info.name, graph.value(d1), reverse[x]);
+            let [d2] = gradient_nodes(&mut graph, d1, &[x])[..] else { unreachable!() };
+            let [d3] = gradient_nodes(&mut graph, d2, &[x])[..] else { unreachable!() };
+            let h = 1e-4;
+            let numeric2 = central(&mut graph, x, d1, at, h);
+            prop_assert!(near(graph.value(d2), numeric2, 1e-5), "{}'' at {at}: {} vs {numeric2}", info.name, graph.value(d2));
+            let numeric3 = central(&mut graph, x, d2, at, h);
+            prop_assert!(near(graph.value(d3), numeric3, 1e-5), "{}''' at {at}: {} vs {numeric3}", info.name, graph.value(d3));
+            if let Some(b) = other {
+                // ∂²y/∂x∂b = ∂²y/∂b∂x.
+                let [dxb] = gradient_nodes(&mut graph, d1, &[b])[..] else { unreachable!() };
+                let [db] = gradient_nodes(&mut graph, y, &[b])[..] else { unreachable!() };
+                let [dbx] = gradient_nodes(&mut graph, db, &[x])[..] else { unreachable!() };
+                prop_assert!(near(graph.value(dxb), graph.value(dbx), 1e-12), "{} mixed: {} vs {}", info.name, graph.value(dxb), graph.value(dbx));
+            }
         }
     }
 }

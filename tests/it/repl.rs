@@ -148,6 +148,36 @@ fn tab_completes_commands_and_variables() {
     line(&mut repl, " * 7", "q = 21");
 }
 
+/// The command table says what each argument is: Tab completes a variable name
+/// after `:paths` and a file name after `:load`.
+#[test]
+fn tab_completes_arguments_as_the_command_table_says() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("lesson_one.calc"), "x = 5\n").unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command
+        .current_dir(work.path())
+        .env("XDG_STATE_HOME", state.path())
+        .env_remove("GRADCALC_HISTORY")
+        .env("NO_COLOR", "1")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "xterm");
+    let mut repl = Session::spawn(command).expect("spawn gradcalc on a pty");
+    repl.set_expect_timeout(Some(Duration::from_secs(20)));
+    repl.expect("> ").unwrap();
+    line(&mut repl, "weight = 3", "weight = 3");
+    line(&mut repl, "y = weight*weight", "y = 9");
+    repl.send(":paths wei\t").unwrap();
+    repl.expect("weight").unwrap();
+    // ∂y/∂weight along each of the two uses of weight: 3 + 3 = 6.
+    line(&mut repl, "", "sum = 6");
+    repl.send(":load less\t").unwrap();
+    repl.expect("lesson_one.calc").unwrap();
+    line(&mut repl, "", "x = 5");
+    leave(repl);
+}
+
 #[test]
 fn history_survives_a_restart() {
     let state = tempfile::tempdir().unwrap();
@@ -193,11 +223,8 @@ fn step_advances_one_node_per_enter() {
     repl.expect("> ").unwrap();
     line(&mut repl, "x = 2; y = 3; z = x*y + 1", "z = 7");
     // z, x*y, y and x: the constant 1 is neither shown nor counted.
-    line(
-        &mut repl,
-        ":step",
-        "4 nodes in reverse topological order (1 constant not shown)",
-    );
+    line(&mut repl, ":step", "4 nodes in reverse topological order");
+    repl.expect("shown); upstream").unwrap();
     repl.expect("[1] z = ").unwrap();
     repl.expect("step 1/4").unwrap();
     line(&mut repl, "", "[2] ");
@@ -205,6 +232,62 @@ fn step_advances_one_node_per_enter() {
     line(&mut repl, "q", "(stopped)");
     // The session goes on.
     line(&mut repl, "z + 1", "8");
+}
+
+#[test]
+fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    // Long names make every trace line wider than the pseudo-terminal's 80 columns.
+    line(
+        &mut repl,
+        "first_long_input_name = 2; second_long_input_name = 3",
+        "second_long_input_name = 3",
+    );
+    line(
+        &mut repl,
+        "product_of_the_two_inputs = first_long_input_name * second_long_input_name",
+        "= 6",
+    );
+    repl.send_line(":step").unwrap();
+    let first = until(&mut repl, "step 1/3");
+    repl.send_line("").unwrap();
+    let second = until(&mut repl, "step 2/3");
+    // Enter took the answered prompt off the screen: cursor up, clear the line.
+    assert!(second.contains("\u{1b}[1A\u{1b}[2K"), "{second:?}");
+    for text in [&first, &second] {
+        for row in text.split("\r\n") {
+            let plain: String = strip_ansi(row);
+            assert!(
+                plain.chars().count() <= 80,
+                "{} columns: {plain:?}",
+                plain.chars().count()
+            );
+        }
+    }
+    line(&mut repl, "q", "(stopped)");
+}
+
+/// `text` without ANSI escape sequences (CSI `ESC [ … letter`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[test]
@@ -240,6 +323,25 @@ fn the_value_is_previewed_while_typing_and_nothing_runs() {
     repl.expect("> ").unwrap();
     std::thread::sleep(Duration::from_millis(200));
     line(&mut repl, "y", "unknown name `y`");
+}
+
+#[test]
+fn a_continuation_line_previews_the_whole_statement() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    repl.send_line("100 * (").unwrap();
+    // The statement is still open: `2 + 4` alone (= 6) must not be previewed.
+    repl.send("2 + 4").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    repl.send(")").unwrap();
+    let seen = repl
+        .expect("= 600")
+        .expect("a preview of the whole statement");
+    let before = String::from_utf8_lossy(seen.before());
+    assert!(!before.contains("= 6"), "{before:?}");
+    repl.send_line("").unwrap();
+    repl.expect("600").unwrap();
 }
 
 #[test]

@@ -57,3 +57,123 @@ fn golden_sessions() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The `--json` lines of `tests/sessions/json/every_event.calc`, run in a scratch
+/// directory (it writes a file); the `millis` of a collection, which varies from
+/// run to run, is set to 0.
+fn every_event_json() -> Vec<serde_json::Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sessions/json");
+    let scratch = tempfile::tempdir().expect("scratch directory");
+    std::fs::copy(
+        dir.join("every_event.calc"),
+        scratch.path().join("every_event.calc"),
+    )
+    .expect("copy the script");
+    let output = gradcalc()
+        .current_dir(scratch.path())
+        .args(["--json", "--keep-going", "every_event.calc"])
+        .output()
+        .expect("gradcalc runs");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| {
+            let mut value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            if value["kind"] == "gc" {
+                value["millis"] = 0.into();
+            }
+            value
+        })
+        .collect()
+}
+
+/// One event of every kind, as JSON, equals `every_event.jsonl` (reviewed by hand
+/// against docs/json.md; `GRADCALC_BLESS=1` rewrites it).
+#[test]
+fn json_golden_of_every_event_kind() {
+    let golden =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sessions/json/every_event.jsonl");
+    let actual: String = every_event_json()
+        .iter()
+        .map(|value| format!("{value}\n"))
+        .collect();
+    if std::env::var_os("GRADCALC_BLESS").is_some() {
+        std::fs::write(&golden, &actual).expect("write the JSON golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&golden).unwrap_or_default();
+    assert_eq!(actual, expected, "{} differs", golden.display());
+}
+
+/// Words in backticks in docs/json.md's field column that are values, not fields.
+const VALUE_WORDS: &[&str] = &[
+    "null", "markdown", "latex", "pass", "warn", "fail", "kink", "floor", "relu", "max", "inf",
+    "nan", "md", "tex", "true", "false",
+];
+
+/// Every key anywhere in a JSON value.
+fn keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, inner) in map {
+                    out.insert(key.clone());
+                    stack.push(inner);
+                }
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+}
+
+/// docs/json.md's table and the golden agree: every kind in the table appears in
+/// the golden and every kind of the golden in the table, and every field the
+/// table lists for a kind is a key of that kind's JSON.
+#[test]
+fn json_golden_matches_the_documented_kinds_and_fields() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .expect("docs/json.md");
+    let mut documented = std::collections::BTreeMap::new();
+    for line in docs.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let kind = cells[0]
+            .trim_start_matches("| ")
+            .trim_matches('`')
+            .to_string();
+        let fields: Vec<String> = cells[2]
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .filter(|w| !VALUE_WORDS.contains(w))
+            .map(str::to_string)
+            .collect();
+        documented.insert(kind, fields);
+    }
+    assert!(documented.len() >= 20, "the table is read: {documented:?}");
+    let mut seen = std::collections::BTreeMap::new();
+    for value in every_event_json() {
+        let kind = value["kind"].as_str().expect("a kind").to_string();
+        keys(&value, seen.entry(kind).or_default());
+    }
+    let documented_kinds: Vec<&String> = documented.keys().collect();
+    let seen_kinds: Vec<&String> = seen.keys().collect();
+    assert_eq!(
+        documented_kinds, seen_kinds,
+        "kinds in docs/json.md vs the golden"
+    );
+    for (kind, fields) in &documented {
+        // Another kind named in the text (`as for `topo``) is not a field.
+        for field in fields
+            .iter()
+            .filter(|f| !documented.contains_key(*f) || *f == "value")
+        {
+            assert!(
+                seen[kind].contains(field),
+                "docs/json.md lists `{field}` for `{kind}`, the JSON has {:?}",
+                seen[kind]
+            );
+        }
+    }
+}

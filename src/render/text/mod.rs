@@ -1,25 +1,128 @@
-//! Human text of the teaching commands' events: `:graph`, `:forward`,
-//! `:topo kahn`, `:check`, `:paths`, a written file, and the printed forms of
-//! `:dot`, `:trace md|tex` and `:plot` when no file is given.
+//! Events → lines for people, plain or coloured (values green, gradients red,
+//! names bold, warnings yellow — the CS231n convention).
 
 use std::fmt::Write;
 
-use super::{Painter, plural, render_rows};
-use crate::render::{dot, notes, plot};
-use crate::session::{
-    CHECK_TOLERANCE, Event, GraphLine, KahnRow, Omitted, PictureFormat, Tolerance, Verdict,
-};
+mod calculus;
+mod listings;
+mod paint;
 
-/// Renders a teaching event; `None` for any other event.
-pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
+use paint::{Painter, human_bytes, plural, reclaim_text};
+
+use super::{Style, dot, line_column, notes, plot, to_ascii};
+use crate::session::{CHECK_TOLERANCE, Event, PictureFormat, Tolerance, Verdict};
+
+/// Renders one event as text ending in a newline, or "" when it shows nothing
+/// (a function definition, `:quit`). `source` is the text the event's statement
+/// came from; warnings quote it.
+pub fn render_event(event: &Event, source: &str, style: &Style) -> String {
+    let out = render_unicode(event, source, style);
+    if style.ascii { to_ascii(&out) } else { out }
+}
+
+fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
+    let p = Painter(style);
     let mut out = String::new();
     match event {
+        Event::Value {
+            name: Some(name),
+            value,
+        } => {
+            let _ = writeln!(out, "{} = {}", p.name(name), p.value(*value));
+        }
+        Event::Value { name: None, value } => {
+            let _ = writeln!(out, "{}", p.value(*value));
+        }
+        Event::Defined { .. } | Event::Quit => {}
+        Event::Grad {
+            of,
+            wrt,
+            value,
+            note,
+        } => {
+            let _ = write!(out, "{} = {}", p.partial(of, wrt), p.grad(*value));
+            if let Some(note) = note {
+                let _ = write!(out, "  {}", p.dim(&format!("({note})")));
+            }
+            out.push('\n');
+        }
+        Event::Warning { message, span } => {
+            let (line, column) = line_column(source, span.start);
+            let quoted = source.get(span.start..span.end).unwrap_or("").trim();
+            let place = if !quoted.is_empty() && quoted.chars().count() <= 40 {
+                format!("in `{quoted}` at {line}:{column}")
+            } else {
+                format!("at {line}:{column}")
+            };
+            let _ = writeln!(out, "{} {message} ({place})", p.warning("warning:"));
+        }
+        Event::Notice { message } => {
+            let _ = writeln!(out, "{} {message}", p.dim("note:"));
+        }
+        Event::Topo {
+            of,
+            total,
+            rows,
+            omitted,
+        } => {
+            let _ = writeln!(
+                out,
+                "reverse topological order from {}: {total} node{}, output first",
+                p.name(of),
+                plural(*total)
+            );
+            listings::rows(&mut out, rows, *omitted, &p, "`:topo all` lists every node");
+        }
+        Event::Trace {
+            of,
+            total,
+            constants,
+            steps,
+            omitted,
+        } => listings::trace(&mut out, of, (*total, *constants), steps, *omitted, &p),
+        Event::Vars { of, vars } => listings::vars(&mut out, of.as_deref(), vars, &p),
+        Event::Help { text, .. } => {
+            let _ = writeln!(out, "{text}");
+        }
+        Event::Stats(stats) => {
+            let _ = writeln!(
+                out,
+                "graph: {} nodes ({} reachable), {} ({} bytes a node)",
+                stats.nodes,
+                stats.reachable,
+                human_bytes(stats.bytes),
+                stats.node_bytes
+            );
+            let _ = writeln!(
+                out,
+                "orders computed: {}; collections: {}",
+                stats.sorts, stats.collections
+            );
+            match &stats.last {
+                Some(reclaim) => {
+                    let _ = writeln!(out, "last reclaim: {}", reclaim_text(reclaim));
+                }
+                None => {
+                    let _ = writeln!(out, "last reclaim: none yet");
+                }
+            }
+        }
+        Event::Collected(reclaim) => {
+            let _ = writeln!(out, "reclaimed {}", reclaim_text(reclaim));
+        }
+        Event::Reset => {
+            let _ = writeln!(
+                out,
+                "{}",
+                p.dim("session cleared: no variables, functions or graph")
+            );
+        }
         Event::Graph {
             of,
             total,
             lines,
             omitted,
-        } => graph(&mut out, of, *total, lines, *omitted, p),
+        } => listings::graph(&mut out, of, *total, lines, *omitted, &p),
         Event::Forward {
             of,
             total,
@@ -32,11 +135,11 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
                 p.name(of),
                 plural(*total)
             );
-            render_rows(
+            listings::rows(
                 &mut out,
                 rows,
                 *omitted,
-                p,
+                &p,
                 "`:forward all` lists every node",
             );
         }
@@ -46,7 +149,7 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
             rows,
             omitted,
             differences,
-        } => kahn(&mut out, of, *total, rows, *omitted, *differences, p),
+        } => listings::kahn(&mut out, of, *total, rows, *omitted, *differences, &p),
         Event::Check {
             of,
             wrt,
@@ -100,7 +203,7 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
                 Verdict::NotFinite => {
                     Some("inf or nan: the difference quotient cannot be compared")
                 }
-                _ => None,
+                Verdict::Pass | Verdict::Warn | Verdict::Fail => None,
             };
             for why in why.into_iter().chain(note.as_deref()) {
                 let _ = write!(out, "  {}", p.dim(&format!("({why})")));
@@ -190,6 +293,7 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
         Event::Wrote { path, bytes, what } => {
             let _ = writeln!(out, "wrote {what} to {} ({bytes} bytes)", p.name(path));
         }
+        Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
         Event::Picture {
             picture,
             format: PictureFormat::Dot,
@@ -210,135 +314,52 @@ pub(super) fn render(event: &Event, p: &Painter) -> Option<String> {
             samples,
             target: None,
         } => out.push_str(&plot::terminal(of, wrt, *at, samples, p.0.precision)),
-        // Events with a file are written by the printer, which reports `Wrote`.
-        Event::Picture { .. } | Event::TraceTable { .. } | Event::Plot { .. } => {}
-        _ => return None,
+        // Events with a file are written by the printer, which reports `Wrote`;
+        // `:load` is carried out by the driver.
+        Event::Picture { .. }
+        | Event::TraceTable { .. }
+        | Event::Plot { .. }
+        | Event::Save { .. }
+        | Event::Load { .. } => {}
     }
-    Some(out)
+    out
 }
 
-fn graph(
-    out: &mut String,
-    of: &str,
-    total: usize,
-    lines: &[GraphLine],
-    omitted: usize,
-    p: &Painter,
-) {
-    let _ = writeln!(
-        out,
-        "graph of {}: {total} node{}, output first; value, then gradient {}",
-        p.name(of),
-        plural(total),
-        p.partial(of, "node")
-    );
-    for line in lines {
-        match line {
-            GraphLine::Node {
-                depth,
-                row,
-                grad,
-                shown_above,
-            } => {
-                let indent = "  ".repeat(*depth + 1);
-                let node = p.node(&row.node);
-                if *shown_above {
-                    let _ = writeln!(out, "{indent}{} {}", p.name(&node), p.dim("(shown above)"));
-                    continue;
-                }
-                let what = match row.op {
-                    "leaf" => "leaf".to_string(),
-                    "const" => "constant".to_string(),
-                    _ => p.expression(row),
-                };
-                let head = match row.op {
-                    "const" => what,
-                    "leaf" => format!("{} leaf", p.name(&node)),
-                    _ => format!("{} = {what}", p.name(&node)),
-                };
-                let _ = writeln!(
-                    out,
-                    "{indent}{head}   value {}   grad {}",
-                    p.value(row.value),
-                    p.grad(*grad)
-                );
-            }
-            GraphLine::More { depth, count } => {
-                let indent = "  ".repeat(*depth + 1);
-                let _ = writeln!(
-                    out,
-                    "{indent}{}",
-                    p.dim(&format!("… {count} more input{}", plural(*count)))
-                );
-            }
-        }
-    }
-    if omitted > 0 {
-        let _ = writeln!(
-            out,
-            "  {}",
-            p.dim(&format!(
-                "… {omitted} more node{} not drawn (`:topo all` lists every node)",
-                plural(omitted)
-            ))
+/// A `:trace` event cut into pieces for `:step`: the header line, then one piece
+/// per backward step (each as `:trace` prints it, numbered as there). Empty for
+/// other events.
+pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
+    let Event::Trace {
+        of,
+        total,
+        constants,
+        steps,
+        omitted,
+    } = event
+    else {
+        return Vec::new();
+    };
+    let p = Painter(style);
+    let counts = (*total, *constants);
+    let mut header = String::new();
+    listings::trace(&mut header, of, counts, &[], None, &p);
+    let mut pieces = vec![header];
+    for step in steps {
+        let mut text = String::new();
+        listings::trace(
+            &mut text,
+            of,
+            counts,
+            std::slice::from_ref(step),
+            *omitted,
+            &p,
         );
+        let body = text.split_once('\n').map_or("", |(_, body)| body);
+        pieces.push(body.to_string());
     }
-}
-
-fn kahn(
-    out: &mut String,
-    of: &str,
-    total: usize,
-    rows: &[KahnRow],
-    omitted: Option<Omitted>,
-    differences: usize,
-    p: &Painter,
-) {
-    let _ = writeln!(
-        out,
-        "Kahn's order from {} (PyTorch's engine): a node is ready when all its pending uses are done; {total} node{}",
-        p.name(of),
-        plural(total)
-    );
-    let _ = writeln!(out, "  {}", p.dim("    #  pending  dfs  node"));
-    for row in rows {
-        if let Some(o) = omitted.filter(|o| row.row.position == o.after + o.count + 1) {
-            let _ = writeln!(
-                out,
-                "  {}",
-                p.dim(&format!(
-                    "… {} more nodes (`:topo kahn all` lists every node)",
-                    o.count
-                ))
-            );
-        }
-        let marker = if row.dfs_position == row.row.position {
-            " "
-        } else {
-            "*"
-        };
-        let node = p.node(&row.row.node);
-        let what = match row.row.op {
-            "leaf" => "leaf".to_string(),
-            "const" => "constant".to_string(),
-            _ => p.expression(&row.row),
-        };
-        let _ = writeln!(
-            out,
-            "  {:>5}  {:>7}  {:>3}{marker} {} = {what}",
-            row.row.position,
-            row.pending,
-            row.dfs_position,
-            p.name(&node),
-        );
-    }
-    if differences == 0 {
-        let _ = writeln!(out, "same order as the depth-first order of `:topo`");
+    if style.ascii {
+        pieces.iter().map(|piece| to_ascii(piece)).collect()
     } else {
-        let _ = writeln!(
-            out,
-            "differs from the depth-first order of `:topo` at {differences} of {total} position{} (marked *); both are reverse topological orders: every node comes before its inputs, so backprop gives the same gradients",
-            plural(total)
-        );
+        pieces
     }
 }

@@ -1,0 +1,348 @@
+//! The listings of nodes: `:topo` and `:forward` rows, the `:trace` steps,
+//! `:vars`, the `:graph` tree and `:topo kahn`.
+
+use std::fmt::Write;
+
+use super::paint::{Painter, ordinal, pad, plural};
+use crate::render::notation::Form;
+use crate::session::{GraphLine, KahnRow, NodeRow, Omitted, TraceStep, VarRow};
+
+/// The `:topo` table: position, id, name, what the node computes, value.
+pub(super) fn rows(
+    out: &mut String,
+    rows: &[NodeRow],
+    omitted: Option<Omitted>,
+    p: &Painter,
+    hint: &str,
+) {
+    let header = [
+        "#".to_string(),
+        "node".to_string(),
+        "name".to_string(),
+        "computes".to_string(),
+    ];
+    let cells: Vec<[String; 4]> = std::iter::once(header.clone())
+        .chain(rows.iter().map(|row| {
+            [
+                row.position.to_string(),
+                format!("#{}", row.node.id.0),
+                row.node.name.clone().unwrap_or_default(),
+                p.expression(row),
+            ]
+        }))
+        .collect();
+    let width = |i: usize| {
+        cells
+            .iter()
+            .map(|c| c[i].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths = [width(0), width(1), width(2), width(3)];
+    let _ = writeln!(
+        out,
+        "  {}",
+        p.dim(&format!(
+            "{:>w0$}  {}  {}  {}  value",
+            header[0],
+            pad(&header[1], widths[1]),
+            pad(&header[2], widths[2]),
+            pad(&header[3], widths[3]),
+            w0 = widths[0]
+        ))
+    );
+    let cells = &cells[1..];
+    for (row, cell) in rows.iter().zip(cells) {
+        if omitted.is_some_and(|o| row.position == o.after + o.count + 1) {
+            if let Some(o) = omitted {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    p.dim(&format!("… {} more nodes ({hint})", o.count))
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  {:>w0$}  {}  {}  {}  {}",
+            cell[0],
+            pad(&cell[1], widths[1]),
+            p.name(&pad(&cell[2], widths[2])),
+            pad(&cell[3], widths[3]),
+            p.value(row.value),
+            w0 = widths[0]
+        );
+    }
+}
+
+/// The `:trace` listing: one block per node in reverse topological order.
+/// `counts` is the number of steps and of constants left out.
+pub(super) fn trace(
+    out: &mut String,
+    of: &str,
+    (total, constants): (usize, usize),
+    steps: &[TraceStep],
+    omitted: Option<Omitted>,
+    p: &Painter,
+) {
+    let arrow = '→';
+    let constants = match constants {
+        0 => String::new(),
+        1 => " (1 constant not shown)".to_string(),
+        n => format!(" ({n} constants not shown)"),
+    };
+    let _ = writeln!(
+        out,
+        "backward pass from {}: {total} node{} in reverse topological order{constants}; upstream = {}, seeded with 1",
+        p.name(of),
+        plural(total),
+        p.partial(of, "node")
+    );
+    for step in steps {
+        let row = &step.row;
+        if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
+            let skipped = format!("… {} more steps (`:trace all` shows every step)", o.count);
+            let _ = writeln!(out, "  {}", p.dim(&skipped));
+        }
+        let node = p.node(&row.node);
+        let _ = match Form::of(row.op) {
+            Form::Leaf => writeln!(
+                out,
+                "[{}] {} leaf = {}   {} = {}",
+                row.position,
+                p.name(&node),
+                p.value(row.value),
+                p.partial(of, &node),
+                p.grad(step.upstream)
+            ),
+            Form::Constant => Ok(()),
+            Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => writeln!(
+                out,
+                "[{}] {} = {} = {}   upstream {}",
+                row.position,
+                p.name(&node),
+                p.expression(row),
+                p.value(row.value),
+                p.grad(step.upstream)
+            ),
+        };
+        // Constants take gradients too, but nobody asks for them: leave them out.
+        for c in step
+            .contributions
+            .iter()
+            .filter(|c| c.input.constant.is_none())
+        {
+            let input = p.node(&c.input);
+            let fan_out = if c.use_count > 1 {
+                // Nothing passed is nothing accumulated.
+                let how = if c.use_number > 1 && c.passes_nothing.is_none() {
+                    ": accumulated"
+                } else {
+                    ""
+                };
+                format!(
+                    "   ({} of {} uses{how})",
+                    ordinal(c.use_number),
+                    c.use_count
+                )
+            } else {
+                String::new()
+            };
+            if let Some(why) = c.passes_nothing {
+                let _ = writeln!(
+                    out,
+                    "      {arrow} {}: {} passes nothing here ({why});  grad {} stays{fan_out}",
+                    p.name(&input),
+                    c.partial,
+                    p.grad(c.before),
+                );
+                continue;
+            }
+            let local = p.local(&c.partial, c.formula.as_deref(), c.local);
+            let product = if c.formula.is_some() {
+                format!(
+                    "{} × {} = {};  ",
+                    p.number(step.upstream),
+                    p.number(c.local),
+                    p.grad(c.product)
+                )
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "      {arrow} {}: local {local};  {product}grad {} {arrow} {}{fan_out}",
+                p.name(&input),
+                p.number(c.before),
+                p.grad(c.after),
+            );
+        }
+    }
+}
+
+/// The `:vars` table.
+pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter) {
+    if vars.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.dim("no variables yet: assign one, e.g. `x = 2`")
+        );
+        return;
+    }
+    let name_width = vars
+        .iter()
+        .map(|v| v.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let values: Vec<String> = vars.iter().map(|v| p.number(v.value)).collect();
+    let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+    for (var, value) in vars.iter().zip(&values) {
+        let kind = if var.leaf { "leaf" } else { "derived" };
+        let _ = write!(
+            out,
+            "  {} = {}  {kind:<7}",
+            p.name(&pad(&var.name, name_width)),
+            pad(value, value_width)
+        );
+        if !var.built_from_earlier.is_empty() {
+            let from = var.built_from_earlier.join(", ");
+            let _ = write!(
+                out,
+                "  {}",
+                p.dim(&format!("(built from an earlier {from})"))
+            );
+        }
+        if let (Some(of), Some(grad)) = (of, var.grad) {
+            let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad));
+            if let Some(note) = &var.grad_note {
+                let _ = write!(out, "  {}", p.dim(&format!("({note})")));
+            }
+        }
+        let trimmed = out.trim_end_matches(' ').len();
+        out.truncate(trimmed);
+        out.push('\n');
+    }
+}
+
+/// The `:graph` tree.
+pub(super) fn graph(
+    out: &mut String,
+    of: &str,
+    total: usize,
+    lines: &[GraphLine],
+    omitted: usize,
+    p: &Painter,
+) {
+    let _ = writeln!(
+        out,
+        "graph of {}: {total} node{}, output first; value, then gradient {}",
+        p.name(of),
+        plural(total),
+        p.partial(of, "node")
+    );
+    for line in lines {
+        match line {
+            GraphLine::Node {
+                depth,
+                row,
+                grad,
+                shown_above,
+            } => {
+                let indent = "  ".repeat(*depth + 1);
+                let node = p.node(&row.node);
+                if *shown_above {
+                    let _ = writeln!(out, "{indent}{} {}", p.name(&node), p.dim("(shown above)"));
+                    continue;
+                }
+                let what = p.expression(row);
+                let head = match Form::of(row.op) {
+                    Form::Constant => what,
+                    Form::Leaf => format!("{} leaf", p.name(&node)),
+                    Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => {
+                        format!("{} = {what}", p.name(&node))
+                    }
+                };
+                let _ = writeln!(
+                    out,
+                    "{indent}{head}   value {}   grad {}",
+                    p.value(row.value),
+                    p.grad(*grad)
+                );
+            }
+            GraphLine::More { depth, count } => {
+                let indent = "  ".repeat(*depth + 1);
+                let _ = writeln!(
+                    out,
+                    "{indent}{}",
+                    p.dim(&format!("… {count} more input{}", plural(*count)))
+                );
+            }
+        }
+    }
+    if omitted > 0 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.dim(&format!(
+                "… {omitted} more node{} not drawn (`:topo all` lists every node)",
+                plural(omitted)
+            ))
+        );
+    }
+}
+
+/// Kahn's order (`:topo kahn`).
+pub(super) fn kahn(
+    out: &mut String,
+    of: &str,
+    total: usize,
+    rows: &[KahnRow],
+    omitted: Option<Omitted>,
+    differences: usize,
+    p: &Painter,
+) {
+    let _ = writeln!(
+        out,
+        "Kahn's order from {} (PyTorch's engine): a node is ready when all its pending uses are done; {total} node{}",
+        p.name(of),
+        plural(total)
+    );
+    let _ = writeln!(out, "  {}", p.dim("    #  pending  dfs  node"));
+    for row in rows {
+        if let Some(o) = omitted.filter(|o| row.row.position == o.after + o.count + 1) {
+            let _ = writeln!(
+                out,
+                "  {}",
+                p.dim(&format!(
+                    "… {} more nodes (`:topo kahn all` lists every node)",
+                    o.count
+                ))
+            );
+        }
+        let marker = if row.dfs_position == row.row.position {
+            " "
+        } else {
+            "*"
+        };
+        let node = p.node(&row.row.node);
+        let what = p.expression(&row.row);
+        let _ = writeln!(
+            out,
+            "  {:>5}  {:>7}  {:>3}{marker} {} = {what}",
+            row.row.position,
+            row.pending,
+            row.dfs_position,
+            p.name(&node),
+        );
+    }
+    if differences == 0 {
+        let _ = writeln!(out, "same order as the depth-first order of `:topo`");
+    } else {
+        let _ = writeln!(
+            out,
+            "differs from the depth-first order of `:topo` at {differences} of {total} position{} (marked *); both are reverse topological orders: every node comes before its inputs, so backprop gives the same gradients",
+            plural(total)
+        );
+    }
+}

@@ -1,0 +1,723 @@
+//! The one command table: every `:` command's name, aliases, usage, help, the
+//! kind of each argument, whether it writes a file or pages in the REPL, and its
+//! handler. Parsing a command line against its row gives a typed [`Command`]
+//! once; dispatch, `:help`, completion (`repl/helper.rs`) and the errors all
+//! read the table. Adding a command is one row and its handler.
+
+use super::{Event, Session, SessionError, Target, nearest};
+use crate::syntax::Ident;
+
+/// What one argument of a command is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    /// A variable name (completed from the session's variables).
+    Name,
+    /// Any number of variable names.
+    Names,
+    /// A file name (completed from the file system); `-` is standard output.
+    File,
+    /// A help topic: a command, function or constant.
+    Topic,
+    /// Two numbers, a range (`-3 3`).
+    Range,
+    /// One of these words, in any position (`all`, `kahn`, `md`, `tex`).
+    Keyword(&'static [&'static str]),
+}
+
+/// One argument of a command: its kind and whether it may be left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// What the argument is.
+    pub arg: Arg,
+    /// Whether it may be left out.
+    pub optional: bool,
+}
+
+const fn required(arg: Arg) -> Param {
+    Param {
+        arg,
+        optional: false,
+    }
+}
+
+const fn optional(arg: Arg) -> Param {
+    Param {
+        arg,
+        optional: true,
+    }
+}
+
+const ALL: Param = optional(Arg::Keyword(&["all"]));
+
+/// How a command runs: on the session, with its parsed arguments.
+pub type Handler = fn(&mut Session, &Command, &mut Vec<Event>) -> Result<(), SessionError>;
+
+/// One row of the command table.
+pub struct CommandSpec {
+    /// The name, without the colon.
+    pub name: &'static str,
+    /// Other names for the same command (`:order` for `:topo`).
+    pub aliases: &'static [&'static str],
+    /// The arguments as `:help` shows them: `NAME [FROM TO]`.
+    pub usage: &'static str,
+    /// What the command does, for `:help`.
+    pub help: &'static str,
+    /// The arguments, in order (keywords may come anywhere).
+    pub params: &'static [Param],
+    /// Writes a file, so `-f` / `--force` (replace an existing file) is accepted.
+    pub writes: bool,
+    /// Behaves differently in the REPL (`:step` pages the trace there).
+    pub repl_only: bool,
+    /// What a wrong use is told, after `` `:name` ``: "takes one name".
+    pub takes: &'static str,
+    /// An example for that error; empty: "type just `:name`".
+    pub example: &'static str,
+    /// Runs the command.
+    pub run: Handler,
+}
+
+/// Every command, in the order `:help` lists them.
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "grad",
+        aliases: &[],
+        usage: "[NAMES]",
+        help: "∂output/∂name for the names given, or for every variable the output depends on",
+        params: &[optional(Arg::Names)],
+        writes: false,
+        repl_only: false,
+        takes: "takes variable names",
+        example: "e.g. `:grad x y`",
+        run: |s, c, e| s.grad(c.name.span, &c.names(), e),
+    },
+    CommandSpec {
+        name: "backward",
+        aliases: &[],
+        usage: "NAME",
+        help: "make NAME the output and print all its gradients",
+        params: &[required(Arg::Name)],
+        writes: false,
+        repl_only: false,
+        takes: "takes one name",
+        example: "e.g. `:backward z`",
+        run: |s, c, e| s.backward(c, e),
+    },
+    CommandSpec {
+        name: "topo",
+        aliases: &["order"],
+        usage: "[kahn] [all]",
+        help: "the reverse topological order backprop walks (alias `:order`); `kahn`: PyTorch's dependency-counting order",
+        params: &[optional(Arg::Keyword(&["kahn"])), ALL],
+        writes: false,
+        repl_only: false,
+        takes: "takes `all` and `kahn`",
+        example: "e.g. `:topo`, `:topo kahn`, `:topo all`",
+        run: |s, c, e| match c.has("kahn") {
+            true => s.topo_kahn(c.name.span, c.has("all"), e),
+            false => s.topo(c.name.span, c.has("all"), e),
+        },
+    },
+    CommandSpec {
+        name: "trace",
+        aliases: &[],
+        usage: "[all|md|tex]",
+        help: "backprop step by step: upstream gradient, local derivatives, products, accumulation; `:trace md [FILE]`, `:trace tex [FILE]`: a table for notes",
+        params: TRACE_PARAMS,
+        writes: true,
+        repl_only: false,
+        takes: TRACE_TAKES,
+        example: TRACE_EXAMPLE,
+        run: Session::trace_command,
+    },
+    CommandSpec {
+        name: "forward",
+        aliases: &[],
+        usage: "[all]",
+        help: "the forward evaluation order with values, inputs first",
+        params: &[ALL],
+        writes: false,
+        repl_only: false,
+        takes: "takes no arguments or `all`",
+        example: "e.g. `:forward all` to list every node",
+        run: |s, c, e| s.forward_order(c.name.span, c.has("all"), e),
+    },
+    CommandSpec {
+        name: "graph",
+        aliases: &[],
+        usage: "",
+        help: "the output's graph as a tree: name, op, value, gradient; shared nodes drawn once",
+        params: &[],
+        writes: false,
+        repl_only: false,
+        takes: "takes no arguments",
+        example: "",
+        run: |s, c, e| s.graph_tree(c.name.span, e),
+    },
+    CommandSpec {
+        name: "dot",
+        aliases: &[],
+        usage: "[FILE]",
+        help: "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives",
+        params: &[optional(Arg::File)],
+        writes: true,
+        repl_only: false,
+        takes: "takes at most one file name",
+        example: "e.g. `:dot graph.dot`, or `:dot` to print the DOT text",
+        run: |s, c, e| s.picture(c, super::PictureFormat::Dot, e),
+    },
+    CommandSpec {
+        name: "svg",
+        aliases: &[],
+        usage: "FILE",
+        help: "the same picture as SVG, laid out without Graphviz",
+        params: &[required(Arg::File)],
+        writes: true,
+        repl_only: false,
+        takes: "takes one file name",
+        example: "e.g. `:svg graph.svg`",
+        run: |s, c, e| s.picture(c, super::PictureFormat::Svg, e),
+    },
+    CommandSpec {
+        name: "check",
+        aliases: &[],
+        usage: "[NAMES]",
+        help: "gradient check: reverse mode against a central difference, within |difference| ≤ atol + rtol·|numeric| (as torch.autograd.gradcheck); pass, warn, FAIL or kink; without names, the leaves the output depends on",
+        params: &[optional(Arg::Names)],
+        writes: false,
+        repl_only: false,
+        takes: "takes variable names",
+        example: "e.g. `:check x y`",
+        run: |s, c, e| s.check(c.name.span, &c.names(), e),
+    },
+    CommandSpec {
+        name: "paths",
+        aliases: &[],
+        usage: "NAME",
+        help: "every path from the output to NAME with its product of local derivatives; they sum to the gradient",
+        params: &[required(Arg::Name)],
+        writes: false,
+        repl_only: false,
+        takes: "takes one name",
+        example: "e.g. `:paths b`",
+        run: |s, c, e| s.paths(c.name.span, c.names[0], e),
+    },
+    CommandSpec {
+        name: "plot",
+        aliases: &[],
+        usage: "NAME [FROM TO]",
+        help: "the output as a function of NAME, with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
+        params: &[
+            required(Arg::Name),
+            optional(Arg::Range),
+            optional(Arg::File),
+        ],
+        writes: true,
+        repl_only: false,
+        takes: "takes a variable, a range and a file name",
+        example: "e.g. `:plot x`, `:plot x -3 3`, `:plot x -3 3 plot.svg`",
+        run: Session::plot,
+    },
+    CommandSpec {
+        name: "step",
+        aliases: &[],
+        usage: "[all|md|tex] [FILE]",
+        help: "backprop one step per Enter, as `:trace` shows it (q stops; in scripts, like `:trace`)",
+        params: TRACE_PARAMS,
+        writes: true,
+        repl_only: true,
+        takes: TRACE_TAKES,
+        example: TRACE_EXAMPLE,
+        run: Session::trace_command,
+    },
+    CommandSpec {
+        name: "vars",
+        aliases: &[],
+        usage: "",
+        help: "the variables with their values and gradients",
+        params: &[],
+        writes: false,
+        repl_only: false,
+        takes: "takes no arguments",
+        example: "",
+        run: |s, _, e| {
+            s.vars(e);
+            Ok(())
+        },
+    },
+    CommandSpec {
+        name: "repeat",
+        aliases: &[],
+        usage: "N [FILE.svg] STATEMENT",
+        help: "run a statement N times (Ctrl-C stops): a table of the output and the assigned variables, and a plot of the output over the steps; e.g. `:repeat 50 w := w - 0.1*grad(L, w)`",
+        params: &[],
+        writes: true,
+        repl_only: false,
+        takes: "takes a count and a statement",
+        example: "e.g. `:repeat 50 w := w - 0.1*grad(L, w)`",
+        // The statement after N is read before commands are parsed (it holds
+        // `;`, `,` and `:=`): see `Session::repeat_statement`. A line that gets
+        // here had no count.
+        run: |_, c, _| Err(c.misuse()),
+    },
+    CommandSpec {
+        name: "hessian",
+        aliases: &[],
+        usage: "[NAMES]",
+        help: "the matrix of second derivatives of the output, ∂²output/∂a∂b (symmetric); without names, the variables the output depends on",
+        params: &[optional(Arg::Names)],
+        writes: false,
+        repl_only: false,
+        takes: "takes variable names",
+        example: "e.g. `:hessian x y`",
+        run: |s, c, e| s.hessian(c.name.span, &c.names(), e),
+    },
+    CommandSpec {
+        name: "diff",
+        aliases: &[],
+        usage: "NAME WRT",
+        help: "∂NAME/∂WRT as an expression you can type back (constants folded, 0·a, 1·a and a + 0 removed)",
+        params: &[required(Arg::Name), required(Arg::Name)],
+        writes: false,
+        repl_only: false,
+        takes: "takes two names: the value and the variable",
+        example: "e.g. `:diff y x`",
+        run: |s, c, e| s.diff(c.name, &c.names(), e),
+    },
+    CommandSpec {
+        name: "help",
+        aliases: &[],
+        usage: "[TOPIC]",
+        help: "this help; `:help tanh` for a function, `:help grad` for the conventions",
+        params: &[optional(Arg::Topic)],
+        writes: false,
+        repl_only: false,
+        takes: "takes one topic",
+        example: "e.g. `:help tanh`",
+        run: |s, c, e| {
+            e.push(s.help(c.names.first().copied())?);
+            Ok(())
+        },
+    },
+    CommandSpec {
+        name: "stats",
+        aliases: &[],
+        usage: "",
+        help: "graph size: nodes, reachable nodes, bytes, sorts, the last reclaim",
+        params: &[],
+        writes: false,
+        repl_only: false,
+        takes: "takes no arguments",
+        example: "",
+        run: |s, _, e| {
+            s.stats_command(e);
+            Ok(())
+        },
+    },
+    CommandSpec {
+        name: "gc",
+        aliases: &[],
+        usage: "",
+        help: "reclaim the nodes no name, output or `ans` can reach",
+        params: &[],
+        writes: false,
+        repl_only: false,
+        takes: "takes no arguments",
+        example: "",
+        run: |s, _, e| {
+            s.gc_command(e);
+            Ok(())
+        },
+    },
+    CommandSpec {
+        name: "reset",
+        aliases: &[],
+        usage: "",
+        help: "forget all variables, functions and the graph",
+        params: &[],
+        writes: false,
+        repl_only: false,
+        takes: "takes no arguments",
+        example: "",
+        run: |s, _, e| {
+            s.reset();
+            e.push(Event::Reset);
+            Ok(())
+        },
+    },
+    CommandSpec {
+        name: "save",
+        aliases: &[],
+        usage: "FILE",
+        help: "write the session's statements to FILE as a script (`-f` replaces an existing FILE)",
+        params: &[required(Arg::File)],
+        writes: true,
+        repl_only: false,
+        takes: "takes one file name",
+        example: FILE_EXAMPLE,
+        run: |s, c, e| {
+            e.push(Event::Save {
+                script: s.script(),
+                statements: s.statement_count(),
+                target: c.target(),
+            });
+            Ok(())
+        },
+    },
+    CommandSpec {
+        name: "load",
+        aliases: &[],
+        usage: "FILE",
+        help: "run the script FILE into this session (it may `:load` others)",
+        params: &[required(Arg::File)],
+        writes: false,
+        repl_only: false,
+        takes: "takes one file name",
+        example: FILE_EXAMPLE,
+        run: |_, c, e| {
+            e.push(Event::Load { target: c.target() });
+            Ok(())
+        },
+    },
+    CommandSpec {
+        name: "quit",
+        aliases: &["exit", "q"],
+        usage: "",
+        help: "leave gradcalc (also Ctrl-D)",
+        params: &[],
+        writes: false,
+        repl_only: false,
+        takes: "takes no arguments",
+        example: "",
+        run: |_, _, e| {
+            e.push(Event::Quit);
+            Ok(())
+        },
+    },
+];
+
+const TRACE_PARAMS: &[Param] = &[
+    ALL,
+    optional(Arg::Keyword(&["md", "markdown", "tex", "latex"])),
+    optional(Arg::File),
+];
+const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";
+const TRACE_EXAMPLE: &str = "e.g. `:trace md`, `:trace tex notes.tex`, `:trace all`";
+const FILE_EXAMPLE: &str =
+    "e.g. `:save lesson.calc`, or `\"my lesson.calc\"` for a name with spaces";
+
+/// `-f` / `--force` among a file-writing command's arguments.
+const FORCE_FLAGS: [&str; 2] = ["-f", "--force"];
+
+/// The row of a command by its name or an alias.
+pub fn find(name: &str) -> Option<&'static CommandSpec> {
+    COMMANDS
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name))
+}
+
+/// Every name and alias, for suggestions.
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    COMMANDS
+        .iter()
+        .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+}
+
+/// A command line parsed against its row of the table.
+pub struct Command<'a> {
+    /// The row.
+    pub spec: &'static CommandSpec,
+    /// The name as typed (`order` for `:topo`'s alias), with its span.
+    pub name: &'a Ident,
+    /// The arguments as typed, without `-f`.
+    pub args: Vec<&'a Ident>,
+    /// The variable names or the help topic, in order.
+    pub names: Vec<&'a Ident>,
+    /// The keywords given (`all`, `kahn`, `md`, …).
+    pub keywords: Vec<&'static str>,
+    /// The two ends of a range, as typed.
+    pub range: Option<(&'a Ident, &'a Ident)>,
+    /// The file argument.
+    pub file: Option<&'a Ident>,
+    /// `-f` / `--force` was given.
+    pub force: bool,
+}
+
+impl<'a> Command<'a> {
+    /// Parses `:name args` against the table.
+    ///
+    /// Errors: [`SessionError::UnknownCommand`] (with the nearest name) and
+    /// [`SessionError::BadArguments`] saying what the command takes.
+    pub fn parse(name: &'a Ident, args: &'a [Ident]) -> Result<Command<'a>, SessionError> {
+        let Some(spec) = find(&name.name) else {
+            return Err(SessionError::UnknownCommand {
+                name: name.name.clone(),
+                span: name.span,
+                suggestion: nearest(&name.name, all_names()),
+            });
+        };
+        let mut command = Command {
+            spec,
+            name,
+            args: Vec::new(),
+            names: Vec::new(),
+            keywords: Vec::new(),
+            range: None,
+            file: None,
+            force: false,
+        };
+        let mut positional = Vec::new();
+        for arg in args {
+            if spec.writes && FORCE_FLAGS.contains(&arg.name.as_str()) {
+                command.force = true;
+                continue;
+            }
+            command.args.push(arg);
+            match keyword(spec, &command.keywords, &arg.name) {
+                Some(word) => command.keywords.push(word),
+                None => positional.push(arg),
+            }
+        }
+        let required: usize = spec
+            .params
+            .iter()
+            .filter(|p| !p.optional)
+            .map(|p| width(p.arg))
+            .sum();
+        let Some(mut extra) = positional.len().checked_sub(required) else {
+            return Err(command.misuse());
+        };
+        let mut rest = positional.into_iter();
+        for param in spec.params {
+            let take = match (param.arg, param.optional) {
+                (Arg::Keyword(_), _) => continue,
+                (Arg::Names, _) => {
+                    let all = extra;
+                    extra = 0;
+                    all
+                }
+                (arg, false) => width(arg),
+                (arg, true) if extra >= width(arg) => {
+                    extra -= width(arg);
+                    width(arg)
+                }
+                (_, true) => continue,
+            };
+            let taken: Vec<&Ident> = rest.by_ref().take(take).collect();
+            match param.arg {
+                Arg::Name | Arg::Names | Arg::Topic => command.names.extend(taken),
+                Arg::File => command.file = taken.first().copied(),
+                Arg::Range => command.range = Some((taken[0], taken[1])),
+                Arg::Keyword(_) => {}
+            }
+        }
+        if rest.next().is_some() {
+            return Err(command.misuse());
+        }
+        Ok(command)
+    }
+
+    /// Whether the keyword `word` was given.
+    pub fn has(&self, word: &str) -> bool {
+        self.keywords.contains(&word)
+    }
+
+    /// The names given, as owned identifiers.
+    pub fn names(&self) -> Vec<Ident> {
+        self.names.iter().map(|&n| n.clone()).collect()
+    }
+
+    /// The file argument as a target (with `-f`); callers ask only where the row
+    /// requires a file.
+    pub fn target(&self) -> Target {
+        let mut target = self
+            .file
+            .map(Target::from_word)
+            .unwrap_or_else(|| Target::from_word(self.name));
+        target.force = self.force;
+        target
+    }
+
+    /// The file argument as a target, if one was given.
+    pub fn optional_target(&self) -> Option<Target> {
+        self.file.map(|_| self.target())
+    }
+
+    /// The error for a wrong use: what the command takes, and an example.
+    pub fn misuse(&self) -> SessionError {
+        let typed = &self.name.name;
+        let span = self.args.iter().fold(self.name.span, |s, a| s.to(a.span));
+        SessionError::BadArguments {
+            message: format!("`:{typed}` {}", self.spec.takes),
+            span,
+            help: Some(match self.spec.example {
+                "" => format!("type just `:{typed}`"),
+                example => example.to_string(),
+            }),
+        }
+    }
+}
+
+/// The keyword of `spec` that `word` is, if it is one not given yet.
+fn keyword(spec: &CommandSpec, given: &[&str], word: &str) -> Option<&'static str> {
+    spec.params.iter().find_map(|p| match p.arg {
+        Arg::Keyword(words) if !words.iter().any(|w| given.contains(w)) => {
+            words.iter().copied().find(|w| *w == word)
+        }
+        _ => None,
+    })
+}
+
+/// How many words an argument takes.
+fn width(arg: Arg) -> usize {
+    match arg {
+        Arg::Range => 2,
+        Arg::Names => 0,
+        Arg::Name | Arg::File | Arg::Topic | Arg::Keyword(_) => 1,
+    }
+}
+
+/// What the next word of a command line can be, given the complete words typed
+/// after the command's name: the keywords not given yet and the kinds of the
+/// arguments that can come next (for completion).
+pub fn next_args(spec: &CommandSpec, typed: &[&str]) -> Vec<Arg> {
+    let mut given = Vec::new();
+    let mut count = 0;
+    for word in typed {
+        if spec.writes && FORCE_FLAGS.contains(word) {
+            continue;
+        }
+        match keyword(spec, &given, word) {
+            Some(word) => given.push(word),
+            None => count += 1,
+        }
+    }
+    let mut next = Vec::new();
+    // The positions at which the next positional parameter may start.
+    let mut starts = vec![0usize];
+    for param in spec.params {
+        match param.arg {
+            Arg::Keyword(words) => {
+                if !words.iter().any(|w| given.contains(w)) {
+                    next.push(param.arg);
+                }
+                continue;
+            }
+            Arg::Names if starts.iter().any(|&s| s <= count) => next.push(param.arg),
+            arg if starts.iter().any(|&s| s <= count && count < s + width(arg)) => next.push(arg),
+            _ => {}
+        }
+        let moved: Vec<usize> = starts.iter().map(|s| s + width(param.arg)).collect();
+        if !param.optional {
+            starts.clear();
+        }
+        starts.extend(moved);
+    }
+    next
+}
+
+impl Session {
+    /// Runs one command: parses it against the table and calls its handler;
+    /// `-f` marks the targets of the events it returns.
+    pub(super) fn command(
+        &mut self,
+        name: &Ident,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let command = Command::parse(name, args)?;
+        let first = events.len();
+        (command.spec.run)(self, &command, events)?;
+        if matches!(command.spec.name, "trace" | "topo" | "forward" | "graph")
+            && events.len() > first
+        {
+            // Say which of the nodes shown are derivative graphs (`grad(y, x)`).
+            self.derivative_notes(events);
+        }
+        if command.force {
+            for event in &mut events[first..] {
+                if let Some(target) = event.target_mut() {
+                    target.force = true;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::Span;
+
+    #[test]
+    fn every_command_has_help_usage_and_completion() {
+        for spec in COMMANDS {
+            assert!(!spec.help.is_empty(), ":{} has help", spec.name);
+            assert!(!spec.takes.is_empty(), ":{} says what it takes", spec.name);
+            // The usage names each argument the table lists.
+            for param in spec.params {
+                let shown = match param.arg {
+                    Arg::Name => "NAME",
+                    Arg::Names => "NAMES",
+                    Arg::File => "FILE",
+                    Arg::Topic => "TOPIC",
+                    Arg::Range => "FROM TO",
+                    Arg::Keyword(words) => words[0],
+                };
+                assert!(
+                    spec.usage.contains(shown) || spec.help.contains(shown),
+                    ":{} shows {shown}",
+                    spec.name
+                );
+            }
+            // Completion offers, before any argument, every kind the row lists first.
+            let next = next_args(spec, &[]);
+            if let Some(first) = spec.params.first() {
+                assert!(
+                    next.contains(&first.arg),
+                    ":{} completes {first:?}",
+                    spec.name
+                );
+            } else {
+                assert!(next.is_empty(), ":{} completes nothing", spec.name);
+            }
+            assert_eq!(find(spec.name).map(|s| s.name), Some(spec.name));
+            for alias in spec.aliases {
+                assert_eq!(find(alias).map(|s| s.name), Some(spec.name));
+            }
+        }
+    }
+
+    #[test]
+    fn next_arguments_follow_the_table() {
+        let plot = find("plot").unwrap();
+        assert_eq!(next_args(plot, &[]), [Arg::Name]);
+        assert_eq!(next_args(plot, &["x"]), [Arg::Range, Arg::File]);
+        assert_eq!(next_args(plot, &["x", "-3"]), [Arg::Range]);
+        assert_eq!(next_args(plot, &["x", "-3", "3"]), [Arg::File]);
+        let trace = find("trace").unwrap();
+        assert_eq!(
+            next_args(trace, &["md"]),
+            [Arg::Keyword(&["all"]), Arg::File]
+        );
+        assert_eq!(next_args(find("paths").unwrap(), &["x"]), []);
+        assert_eq!(next_args(find("load").unwrap(), &[]), [Arg::File]);
+    }
+
+    #[test]
+    fn help_knows_aliases_and_quit_takes_no_arguments() {
+        let mut session = Session::new();
+        let events = session.run_statement(":help order", Span { start: 0, end: 11 });
+        let Ok(events) = events else {
+            panic!("`:help order` is help on `:topo`: {events:?}")
+        };
+        assert!(
+            matches!(&events[..], [Event::Help { text, .. }] if text.starts_with(":topo [kahn] [all]"))
+        );
+        assert!(
+            session
+                .run_statement(":quit now", Span { start: 0, end: 9 })
+                .is_err()
+        );
+    }
+}

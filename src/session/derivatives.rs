@@ -1,0 +1,531 @@
+//! Derivatives as values: `grad(y, x)` and `f''(a)` build the backward pass as
+//! graph nodes (`Graph::derivative_graph`), with each local derivative built
+//! from the op's rule ([`Op::rule`]: an expression in the calculator's language
+//! over the operands, chosen at the current point). `:hessian` and `:diff` read
+//! such graphs: the second derivatives of the output by reverse mode over its
+//! first-derivative nodes, and ∂y/∂x written back as an expression.
+//!
+//! A derivative graph keeps the branches of piecewise rules it was built at
+//! (`relu'` is 1 or nothing, `atan'`'s form for |u| ≤ 1 or beyond): after a
+//! leaf moves across a kink with `:=`, an old `g = grad(y, x)` still follows
+//! the old branch, as PyTorch's `create_graph=True` does. Build it again to
+//! follow the new one.
+
+use serde::Serialize;
+
+use super::event::fields;
+use std::collections::HashMap;
+
+use super::{CONSTANTS, Event, Session, SessionError, Target};
+use crate::engine::{Graph, NodeId, Op, Rule};
+use crate::syntax::{BinaryOp, ExprKind, ExprTree, Ident, Span, UnaryOp, parse_expression};
+
+/// The most expression nodes `:diff` prints; a derivative graph whose shared
+/// nodes expand past this is refused (the expansion can grow exponentially).
+pub const MAX_DIFF_NODES: usize = 4000;
+
+/// The most names `:hessian` takes (the matrix has one row per name).
+pub const MAX_HESSIAN_NAMES: usize = 64;
+
+/// What the derivative and loop commands report (`:=`, `:repeat`, `:hessian`,
+/// `:diff`), carried by [`Event::Calculus`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CalculusEvent {
+    /// `name := value`: the leaf was set in place and `recomputed` nodes built
+    /// from it were evaluated again; `changed` lists the named values among
+    /// them (in the order the variables were first assigned).
+    Updated {
+        name: String,
+        #[serde(serialize_with = "fields::number")]
+        value: f64,
+        recomputed: usize,
+        changed: Vec<Change>,
+    },
+    /// `:repeat N STATEMENT`: the steps run, the rows shown (every step for a
+    /// small N, a sample and the last otherwise), the output after every step
+    /// (for the plot), and whether Ctrl-C stopped it early.
+    Repeat {
+        statement: String,
+        /// The output's label, when there is an output.
+        of: Option<String>,
+        /// The variables the statement assigns, one column each.
+        assigned: Vec<String>,
+        steps: usize,
+        requested: usize,
+        rows: Vec<RepeatRow>,
+        /// The output's value after each step (nan when there is none).
+        #[serde(serialize_with = "fields::numbers")]
+        outputs: Vec<f64>,
+        interrupted: bool,
+        /// `Some` when an SVG plot was asked for (`:repeat 50 loss.svg …`).
+        #[serde(rename = "file", serialize_with = "fields::target_path")]
+        target: Option<Target>,
+    },
+    /// `:hessian [NAMES]`: `matrix[i][j]` = ∂²of/∂names[i]∂names[j];
+    /// `zero_rows` names the rows that are all 0, with why.
+    Hessian {
+        of: String,
+        names: Vec<String>,
+        #[serde(serialize_with = "fields::number_rows")]
+        matrix: Vec<Vec<f64>>,
+        zero_rows: Vec<String>,
+        /// The largest |H[i][j] − H[j][i]| (0 for an exactly symmetric matrix).
+        #[serde(serialize_with = "fields::number")]
+        asymmetry: f64,
+    },
+    /// `:diff y x`: ∂y/∂x as an expression (`3*x^2 + cos(x)`) and its value.
+    Diff {
+        of: String,
+        wrt: String,
+        expression: String,
+        #[serde(serialize_with = "fields::number")]
+        value: f64,
+    },
+}
+
+/// One named value a `:=` changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub name: String,
+    #[serde(serialize_with = "fields::number")]
+    pub before: f64,
+    #[serde(serialize_with = "fields::number")]
+    pub after: f64,
+}
+
+/// One row of a `:repeat` table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepeatRow {
+    /// 1-based step number.
+    pub step: usize,
+    /// The output's value after the step (`None` without an output).
+    #[serde(serialize_with = "fields::option_number")]
+    pub output: Option<f64>,
+    /// The assigned variables' values after the step, one per
+    /// [`CalculusEvent::Repeat`]'s `assigned`.
+    #[serde(serialize_with = "fields::numbers")]
+    pub values: Vec<f64>,
+}
+
+/// Builds local derivatives as nodes from the op's rules, keeping each rule
+/// text's parse for the next node.
+#[derive(Default)]
+pub(super) struct RuleNodes {
+    parsed: HashMap<String, Option<ExprTree>>,
+}
+
+impl RuleNodes {
+    /// Appends ∂node/∂inputs[position] at the current point: the rule's
+    /// expression with the operand nodes for its placeholders (constant
+    /// arithmetic folded), or `None` where the op passes nothing. A rule that
+    /// fails to parse (a bug the tests catch) gives the constant nan.
+    pub(super) fn local(
+        &mut self,
+        graph: &mut Graph,
+        node: NodeId,
+        position: usize,
+    ) -> Option<NodeId> {
+        let op = graph.op(node);
+        let inputs = graph.inputs(node).to_vec();
+        let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
+        let text = match op.rule(position, &values, graph.value(node)) {
+            Rule::PassesNothing => return None,
+            Rule::Expr(text) => text,
+        };
+        let tree = self
+            .parsed
+            .entry(text.to_string())
+            .or_insert_with(|| parse_expression(&text).ok());
+        let Some(tree) = tree.as_ref() else {
+            return Some(graph.constant(f64::NAN));
+        };
+        Some(instantiate(graph, tree, op.placeholders(), &inputs))
+    }
+}
+
+/// Builds `tree` as nodes, with `operands[k]` for the name `placeholders[k]`
+/// and the session's constants (`nan`) for other names. A loop over the flat
+/// tree (operands first), no recursion.
+fn instantiate(
+    graph: &mut Graph,
+    tree: &ExprTree,
+    placeholders: &[&str],
+    operands: &[NodeId],
+) -> NodeId {
+    let mut built: Vec<NodeId> = Vec::with_capacity(tree.nodes.len());
+    for expr in &tree.nodes {
+        let fold = |graph: &mut Graph, op: Op, inputs: &[NodeId]| {
+            graph
+                .apply_folded(op, inputs)
+                .unwrap_or_else(|_| graph.constant(f64::NAN))
+        };
+        let id = match &expr.kind {
+            ExprKind::Number(x) => graph.constant(*x),
+            ExprKind::Name(name) => match placeholders.iter().position(|p| p == name) {
+                Some(k) if k < operands.len() => operands[k],
+                _ => {
+                    let value = CONSTANTS
+                        .iter()
+                        .find(|(c, _)| c == name)
+                        .map_or(f64::NAN, |&(_, v)| v);
+                    graph.constant(value)
+                }
+            },
+            ExprKind::Unary { op, operand } => {
+                let a = built[operand.0 as usize];
+                match op {
+                    UnaryOp::Plus => a,
+                    UnaryOp::Neg => fold(graph, Op::Neg, &[a]),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let op = match op {
+                    BinaryOp::Add => Op::Add,
+                    BinaryOp::Sub => Op::Sub,
+                    BinaryOp::Mul => Op::Mul,
+                    BinaryOp::Div => Op::Div,
+                    BinaryOp::Pow => Op::Pow,
+                };
+                fold(graph, op, &[built[lhs.0 as usize], built[rhs.0 as usize]])
+            }
+            ExprKind::Call { name, args, .. } => {
+                let args: Vec<NodeId> = args.iter().map(|a| built[a.0 as usize]).collect();
+                match Op::from_function_name(name) {
+                    Some(op) => fold(graph, op, &args),
+                    None => graph.constant(f64::NAN),
+                }
+            }
+        };
+        built.push(id);
+    }
+    built[built.len() - 1]
+}
+
+/// ∂output/∂wrt[i] for each i, built as nodes of `graph` (the backward pass
+/// recorded as a graph, from the op table's rules): the library face of
+/// `grad(y, x)`. The nodes appended are linear in the number of edges of the
+/// output's graph; each result is an ordinary node, so it can be
+/// differentiated again. A `wrt` node the output does not reach gives the
+/// constant 0.
+///
+/// ```
+/// use gradcalc::engine::{Graph, Op};
+/// let mut g = Graph::new();
+/// let x = g.leaf(3.0);
+/// let three = g.constant(3.0);
+/// let y = g.apply(Op::Pow, &[x, three]).unwrap();
+/// let [d1] = gradcalc::session::gradient_nodes(&mut g, y, &[x])[..] else { panic!() };
+/// assert_eq!(g.value(d1), 27.0);
+/// let [d2] = gradcalc::session::gradient_nodes(&mut g, d1, &[x])[..] else { panic!() };
+/// assert_eq!(g.value(d2), 18.0);
+/// ```
+///
+/// # Panics
+/// If `output` or a `wrt` id is not a node of `graph`.
+pub fn gradient_nodes(graph: &mut Graph, output: NodeId, wrt: &[NodeId]) -> Vec<NodeId> {
+    let order = graph.topo_order(output);
+    let mut rules = RuleNodes::default();
+    graph.derivative_graph(&order, wrt, |g, node, position| {
+        rules.local(g, node, position)
+    })
+}
+
+/// A run of nodes that one `grad(y, x)` (or `f'(a)`) appended, for `:trace`.
+#[derive(Debug, Clone)]
+pub(super) struct DerivativeGroup {
+    /// The first node appended.
+    pub first: NodeId,
+    /// One past the last node appended.
+    pub end: NodeId,
+    /// `grad(y, x)`, `f''(a)`.
+    pub label: String,
+}
+
+impl Session {
+    /// `grad(y, x)`: ∂y/∂x as nodes. `x` must not be a number literal or a
+    /// constant; it may be any value y is built from (a variable, usually).
+    pub(super) fn grad_value(
+        &mut self,
+        args: &[super::eval::Value],
+        span: Span,
+        label: String,
+    ) -> Result<super::eval::Value, SessionError> {
+        let [y, x] = args else {
+            return Err(SessionError::WrongArity {
+                name: "grad".to_string(),
+                span,
+                expected: "2".to_string(),
+                got: args.len(),
+            });
+        };
+        if self.graph.op(x.node) == Op::Const {
+            return Err(SessionError::BadArguments {
+                message: "`grad(y, x)` differentiates with respect to a variable; the second argument is a number".to_string(),
+                span,
+                help: Some("e.g. `x = 2; y = x^3; grad(y, x)`".to_string()),
+            });
+        }
+        let node = self.derivative_node(y.node, x.node, label);
+        Ok(super::eval::Value {
+            node,
+            uses_variable: y.uses_variable && self.graph.op(node) != Op::Const,
+        })
+    }
+
+    /// Builds ∂of/∂wrt as nodes and remembers them as one group with `label`.
+    pub(super) fn derivative_node(&mut self, of: NodeId, wrt: NodeId, label: String) -> NodeId {
+        let first = NodeId(self.graph.len() as u32);
+        let node = gradient_nodes(&mut self.graph, of, &[wrt])[0];
+        let end = NodeId(self.graph.len() as u32);
+        if end > first {
+            self.derivative_groups
+                .push(DerivativeGroup { first, end, label });
+        }
+        node
+    }
+
+    /// Forgets derivative groups that reach past the graph's length (after a
+    /// truncation).
+    pub(super) fn forget_groups_past(&mut self, len: usize) {
+        self.derivative_groups.retain(|g| (g.end.0 as usize) <= len);
+    }
+
+    /// A note naming the derivative graphs the output's graph holds, for
+    /// `:trace`, `:topo`, `:forward` and `:graph`: "nodes #5–#9 are grad(y, x)".
+    pub(super) fn derivative_notes(&mut self, events: &mut Vec<Event>) {
+        let Some(output) = self.output.clone() else {
+            return;
+        };
+        if self.derivative_groups.is_empty() {
+            return;
+        }
+        let order = self.order_for(output.node);
+        let mut inside = vec![0usize; self.derivative_groups.len()];
+        for id in order.iter() {
+            for (k, group) in self.derivative_groups.iter().enumerate() {
+                if *id >= group.first && *id < group.end {
+                    inside[k] += 1;
+                }
+            }
+        }
+        for (group, count) in self.derivative_groups.iter().zip(inside) {
+            if count > 0 {
+                events.push(Event::Notice {
+                    message: format!(
+                        "{count} of these nodes (#{}–#{}) are {}: the backward pass recorded as nodes",
+                        group.first.0,
+                        group.end.0 - 1,
+                        group.label
+                    ),
+                });
+            }
+        }
+    }
+
+    /// `:hessian [NAMES]`.
+    pub(super) fn hessian(
+        &mut self,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let mut targets: Vec<(String, NodeId)> = Vec::new();
+        for arg in args {
+            let node = self.variable_node(arg)?;
+            if targets.iter().all(|(name, _)| *name != arg.name) {
+                targets.push((arg.name.clone(), node));
+            }
+        }
+        if args.is_empty() {
+            let order = self.order_for(output.node);
+            let mut reached = vec![false; self.graph.len()];
+            for id in order.iter() {
+                reached[id.index()] = true;
+            }
+            targets = self
+                .var_order
+                .iter()
+                .map(|name| (name.clone(), self.vars[name]))
+                .filter(|(_, node)| reached[node.index()] && self.graph.op(*node) == Op::Input)
+                .collect();
+        }
+        if targets.is_empty() {
+            events.push(Event::Notice {
+                message: format!("{} depends on no variable", output.label),
+            });
+            return Ok(());
+        }
+        if targets.len() > MAX_HESSIAN_NAMES {
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "`:hessian` takes at most {MAX_HESSIAN_NAMES} names; the output depends on {}",
+                    targets.len()
+                ),
+                span,
+                help: Some("name the variables you want, e.g. `:hessian x y`".to_string()),
+            });
+        }
+        let mark = self.graph.len();
+        let wrt: Vec<NodeId> = targets.iter().map(|(_, node)| *node).collect();
+        let firsts = gradient_nodes(&mut self.graph, output.node, &wrt);
+        let mut matrix = Vec::with_capacity(wrt.len());
+        for &first in &firsts {
+            let order = self.graph.topo_order(first);
+            let gradients = self.graph.backward(&order);
+            matrix.push(wrt.iter().map(|&x| gradients[x]).collect::<Vec<f64>>());
+        }
+        self.graph.truncate(mark);
+        let mut asymmetry: f64 = 0.0;
+        for (i, row) in matrix.iter().enumerate() {
+            for (j, other) in matrix.iter().enumerate().take(i) {
+                let d = (row[j] - other[i]).abs();
+                if d.is_finite() {
+                    asymmetry = asymmetry.max(d);
+                }
+            }
+        }
+        let zero_rows = targets
+            .iter()
+            .zip(&matrix)
+            .filter(|(_, row)| row.iter().all(|&v| v == 0.0))
+            .map(|((name, _), _)| {
+                format!(
+                    "row {name} is 0: ∂{}/∂{name} does not change with any of these variables (the output is linear in {name} here, or {name} reaches it only through flat ops such as relu at u ≤ 0)",
+                    output.label
+                )
+            })
+            .collect();
+        events.push(Event::Calculus(CalculusEvent::Hessian {
+            of: output.label,
+            names: targets.into_iter().map(|(name, _)| name).collect(),
+            matrix,
+            zero_rows,
+            asymmetry,
+        }));
+        Ok(())
+    }
+
+    /// `:diff y x`: ∂y/∂x written as an expression over the variables' names.
+    pub(super) fn diff(
+        &mut self,
+        name: &Ident,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let [y, x] = args else {
+            return Err(SessionError::BadArguments {
+                message: "`:diff` takes two names: the value and the variable".to_string(),
+                span: args.iter().fold(name.span, |s, a| s.to(a.span)),
+                help: Some("e.g. `:diff y x`".to_string()),
+            });
+        };
+        let of = self.variable_node(y)?;
+        let wrt = self.variable_node(x)?;
+        let mark = self.graph.len();
+        let node = gradient_nodes(&mut self.graph, of, &[wrt])[0];
+        let names = self.names_by_node();
+        let tree = expression_of(&self.graph, node, &names, mark);
+        let value = self.graph.value(node);
+        self.graph.truncate(mark);
+        let Some(tree) = tree else {
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "∂{}/∂{} is too large to print as one expression (more than {MAX_DIFF_NODES} terms once shared parts are written out)",
+                    y.name, x.name
+                ),
+                span: y.span.to(x.span),
+                help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
+            });
+        };
+        events.push(Event::Calculus(CalculusEvent::Diff {
+            of: y.name.clone(),
+            wrt: x.name.clone(),
+            expression: drop_zero_products(&tree.fold_constants()).to_string(),
+            value,
+        }));
+        Ok(())
+    }
+}
+
+/// `node` written out as an expression: named nodes of the original graph
+/// (ids below `mark`) by their names, constants as literals, everything else
+/// by its op over its inputs. Shared nodes are written out at every use;
+/// `None` past [`MAX_DIFF_NODES`] or at an unnamed variable. Explicit stack.
+fn expression_of(
+    graph: &Graph,
+    node: NodeId,
+    names: &HashMap<NodeId, &str>,
+    mark: usize,
+) -> Option<ExprTree> {
+    let mut stack = vec![(node, false)];
+    let mut done: Vec<ExprTree> = Vec::new();
+    let mut size = 0usize;
+    while let Some((id, operands_done)) = stack.pop() {
+        size += 1;
+        if size > 2 * MAX_DIFF_NODES {
+            return None;
+        }
+        if id.index() < mark {
+            if let Some(name) = names.get(&id) {
+                done.push(ExprTree::name(name));
+                continue;
+            }
+        }
+        let op = graph.op(id);
+        if op == Op::Const {
+            done.push(ExprTree::number(graph.value(id)));
+            continue;
+        }
+        if op.is_leaf() {
+            return None;
+        }
+        let inputs = graph.inputs(id);
+        if !operands_done {
+            stack.push((id, true));
+            stack.extend(inputs.iter().rev().map(|&input| (input, false)));
+            continue;
+        }
+        let operands = done.split_off(done.len() - inputs.len());
+        let refs: Vec<&ExprTree> = operands.iter().collect();
+        let binary = |op: BinaryOp| ExprTree::binary(op, refs[0], refs[1]);
+        let tree = match op {
+            Op::Add => binary(BinaryOp::Add),
+            Op::Sub => binary(BinaryOp::Sub),
+            Op::Mul => binary(BinaryOp::Mul),
+            Op::Div => binary(BinaryOp::Div),
+            Op::Pow => binary(BinaryOp::Pow),
+            Op::Neg => ExprTree::negate(refs[0]),
+            _ => ExprTree::call(op.info().name, &refs),
+        };
+        if tree.nodes.len() > MAX_DIFF_NODES {
+            return None;
+        }
+        done.push(tree);
+    }
+    done.pop()
+}
+
+/// `tree` with `0*a` and `a*0` written as `0`, and `a + 0`-style identities
+/// that appear after that folded again. (`0*a` is nan where `a` is inf or nan;
+/// `:diff` prints the formula, whose value at such points is the derivative
+/// graph's, not this text's.)
+fn drop_zero_products(tree: &ExprTree) -> ExprTree {
+    let mut out = tree.clone();
+    for i in 0..out.nodes.len() {
+        let zero = |id: &crate::syntax::ExprId| matches!(out.nodes[id.0 as usize].kind, ExprKind::Number(x) if x == 0.0);
+        let is_zero = match &out.nodes[i].kind {
+            ExprKind::Binary {
+                op: BinaryOp::Mul,
+                lhs,
+                rhs,
+            } => zero(lhs) || zero(rhs),
+            _ => false,
+        };
+        if is_zero {
+            out.nodes[i].kind = ExprKind::Number(0.0);
+        }
+    }
+    out.fold_constants()
+}

@@ -1,0 +1,315 @@
+//! Changing a leaf in place and running statements again: `b := 3` and
+//! `:repeat N STATEMENT` (gradient descent in the REPL:
+//! `:repeat 50 w := w - 0.1*grad(L, w)`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::derivatives::{CalculusEvent, Change, RepeatRow};
+use super::{Event, Session, SessionError, Target};
+use crate::engine::Op;
+use crate::syntax::{self, AssignOp, ExprTree, Ident, Span, Statement};
+
+/// The most steps one `:repeat` runs.
+pub const MAX_REPEAT: usize = 1_000_000;
+
+/// A `:repeat` of at most this many steps shows every step; a longer one
+/// shows the first [`HEAD_STEPS`], about [`SAMPLED_STEPS`] evenly spaced
+/// ones, and the last.
+const ALL_STEPS: usize = 20;
+const HEAD_STEPS: usize = 3;
+const SAMPLED_STEPS: usize = 10;
+
+/// Set by Ctrl-C ([`interrupt`]); a running `:repeat` stops after the step
+/// in progress, keeping what was done, and clears it.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Asks a running `:repeat` to stop after its current step (the REPL's
+/// Ctrl-C handler). Does nothing when no `:repeat` runs (the flag is cleared
+/// when one starts).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+impl Session {
+    /// `name := value`: sets the variable leaf `name` to the value of `tree`
+    /// and evaluates every node built from it again (`Graph::update_leaf`).
+    /// No node is added: the nodes the right side built are removed again.
+    ///
+    /// Errors: an unknown name; a name bound to a computed value (not a leaf),
+    /// with the suggestion to rebind it with `=`; any error of the right side.
+    pub(super) fn update(
+        &mut self,
+        target: &Ident,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = target.name.as_str();
+        let Some(&node) = self.vars.get(name) else {
+            return Err(SessionError::BadArguments {
+                message: format!("`{name}` is not a variable yet: `:=` changes one in place"),
+                span: target.span,
+                help: Some(format!("create it with `{name} = …`")),
+            });
+        };
+        if self.graph.op(node) != Op::Input {
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "`{name}` is not a leaf: its value is computed from other values, so it cannot be set in place"
+                ),
+                span: target.span,
+                help: Some(format!(
+                    "change a leaf it is built from with `:=`, or rebind `{name}` to a new leaf with `{name} = …` (values built from the old {name} keep theirs)"
+                )),
+            });
+        }
+        let mark = self.graph.len();
+        let result = self.evaluate(tree, events);
+        let number = result.map(|value| self.graph.value(value.node));
+        self.graph.truncate(mark);
+        self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
+        self.forget_groups_past(mark);
+        let number = number?;
+        let named: Vec<(String, f64)> = self
+            .var_order
+            .iter()
+            .filter(|n| n.as_str() != name)
+            .map(|n| (n.clone(), self.graph.value(self.vars[n])))
+            .collect();
+        let updated = self.graph.update_leaf(node, number);
+        let changed = named
+            .into_iter()
+            .filter(|(n, _)| updated.binary_search(&self.vars[n]).is_ok())
+            .map(|(n, before)| Change {
+                after: self.graph.value(self.vars[&n]),
+                name: n,
+                before,
+            })
+            .collect();
+        self.last = Some(node);
+        events.push(Event::Calculus(CalculusEvent::Updated {
+            name: name.to_string(),
+            value: number,
+            recomputed: updated.len(),
+            changed,
+        }));
+        Ok(())
+    }
+
+    /// Runs the statement at `span` if it is `:repeat …` (and returns its
+    /// result, the statement recorded for `:save`); `None` for any other
+    /// statement. `:repeat` is read here, not by the command grammar: its
+    /// statements may hold `;` and commas.
+    pub(super) fn repeat_statement(
+        &mut self,
+        source: &str,
+        span: Span,
+    ) -> Option<Result<Vec<Event>, SessionError>> {
+        let text = &source[span.start..span.end];
+        let lead = text.len() - text.trim_start().len();
+        let after = text[lead..].strip_prefix(":repeat")?;
+        if after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let start = span.start + lead;
+        let name = Ident {
+            name: "repeat".to_string(),
+            span: Span::new(start, start + 7),
+        };
+        // The words after `:repeat`, up to the statement: the count and a file.
+        let mut words = Vec::new();
+        let mut at = name.span.end;
+        while words.len() < 2 {
+            let rest = &source[at..span.end];
+            let skip = rest.len() - rest.trim_start().len();
+            let word_start = at + skip;
+            let word_len = source[word_start..span.end]
+                .find(char::is_whitespace)
+                .unwrap_or(span.end - word_start);
+            if word_len == 0 {
+                break;
+            }
+            let word = &source[word_start..word_start + word_len];
+            let is_file = word.trim_matches('"').ends_with(".svg");
+            if words.len() == 1 && !is_file {
+                break;
+            }
+            words.push(Ident {
+                name: word.to_string(),
+                span: Span::new(word_start, word_start + word_len),
+            });
+            at = word_start + word_len;
+        }
+        let mut events = Vec::new();
+        let result = self.repeat(source, &name, &words, Span::new(at, span.end), &mut events);
+        if result.is_ok() {
+            self.statements.push(text[lead..].to_string());
+        }
+        self.collect_if_due();
+        Some(result.map(|()| events))
+    }
+
+    /// `:repeat N [FILE.svg] STATEMENTS`: runs assignments (usually `:=`) or
+    /// expressions, `;`-separated, N times, then reports a table of the output
+    /// and the assigned variables after the steps, and the output over the
+    /// steps as a plot. `args` are the count and the file; `body` the
+    /// statements' text in `source`.
+    ///
+    /// Errors: a missing or bad N; a statement that is a command or a
+    /// definition; the first error of a step (the steps before it are kept).
+    fn repeat(
+        &mut self,
+        source: &str,
+        name: &Ident,
+        args: &[Ident],
+        body: Span,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let usage = |span: Span, message: &str| SessionError::BadArguments {
+            message: message.to_string(),
+            span,
+            help: Some("e.g. `:repeat 50 w := w - 0.1*grad(L, w)`".to_string()),
+        };
+        let Some(count) = args.first() else {
+            return Err(usage(name.span, "`:repeat` takes a count and a statement"));
+        };
+        let steps = match count.name.parse::<usize>() {
+            Ok(n) if (1..=MAX_REPEAT).contains(&n) => n,
+            _ => {
+                return Err(usage(
+                    count.span,
+                    &format!("the count must be a whole number from 1 to {MAX_REPEAT}"),
+                ));
+            }
+        };
+        let target = args.get(1).map(Target::from_word);
+        let pieces: Vec<Span> = syntax::statement_spans(&source[body.start..body.end])
+            .into_iter()
+            .map(|s| Span::new(s.start + body.start, s.end + body.start))
+            .collect();
+        if pieces.is_empty() {
+            return Err(usage(
+                name.span.to(count.span),
+                "`:repeat` needs a statement to run",
+            ));
+        }
+        let text = source[pieces[0].start..pieces[pieces.len() - 1].end].to_string();
+        let mut statements = Vec::new();
+        let mut assigned: Vec<String> = Vec::new();
+        for piece in &pieces {
+            let located = syntax::parse_statement(source, *piece)?;
+            match &located.statement {
+                Statement::Assign { target, op, .. } => {
+                    if *op != AssignOp::Update {
+                        events.push(Event::Notice {
+                            message: format!(
+                                "`{}` rebinds {0} at every step, and values built from the old {0} keep it; `{0} := …` changes {0} in place",
+                                target.name
+                            ),
+                        });
+                    }
+                    if !assigned.contains(&target.name) {
+                        assigned.push(target.name.clone());
+                    }
+                }
+                Statement::Expr(_) => {}
+                Statement::Define { .. } | Statement::Command { .. } => {
+                    return Err(usage(*piece, "`:repeat` runs assignments and expressions"));
+                }
+            }
+            statements.push(located.statement);
+        }
+        INTERRUPTED.store(false, Ordering::Relaxed);
+        let keep = |step: usize| {
+            steps <= ALL_STEPS
+                || step <= HEAD_STEPS
+                || step == steps
+                || step % steps.div_ceil(SAMPLED_STEPS) == 0
+        };
+        let mut rows = Vec::new();
+        let mut outputs = Vec::with_capacity(steps);
+        let mut done = 0;
+        let mut interrupted = false;
+        for step in 1..=steps {
+            let mut step_events = Vec::new();
+            for statement in &statements {
+                match statement {
+                    Statement::Assign { target, op, value } => {
+                        self.assign(target, *op, value, &mut step_events)?;
+                    }
+                    Statement::Expr(tree) => {
+                        let mark = self.graph.len();
+                        let value = self.evaluate(tree, &mut step_events)?;
+                        let number = self.graph.value(value.node);
+                        self.graph.truncate(mark);
+                        self.forget_groups_past(mark);
+                        let last = self.graph.constant(number);
+                        self.last = Some(last);
+                    }
+                    _ => {}
+                }
+            }
+            if step == 1 {
+                // Warnings of the first step only: later steps would repeat them.
+                events.extend(
+                    step_events
+                        .into_iter()
+                        .filter(|e| matches!(e, Event::Warning { .. } | Event::Notice { .. })),
+                );
+            }
+            done = step;
+            let output = self.output.as_ref().map(|o| self.graph.value(o.node));
+            outputs.push(output.unwrap_or(f64::NAN));
+            if keep(step) {
+                let values = assigned
+                    .iter()
+                    .map(|n| {
+                        self.vars
+                            .get(n)
+                            .map_or(f64::NAN, |&id| self.graph.value(id))
+                    })
+                    .collect();
+                rows.push(RepeatRow {
+                    step,
+                    output,
+                    values,
+                });
+            }
+            if INTERRUPTED.swap(false, Ordering::Relaxed) {
+                interrupted = step < steps;
+                break;
+            }
+            if step % 1024 == 0 {
+                self.collect_if_due();
+            }
+        }
+        if let Some(last_row) = rows.last() {
+            if last_row.step != done {
+                let values = assigned
+                    .iter()
+                    .map(|n| {
+                        self.vars
+                            .get(n)
+                            .map_or(f64::NAN, |&id| self.graph.value(id))
+                    })
+                    .collect();
+                rows.push(RepeatRow {
+                    step: done,
+                    output: outputs.last().copied().filter(|_| self.output.is_some()),
+                    values,
+                });
+            }
+        }
+        events.push(Event::Calculus(CalculusEvent::Repeat {
+            statement: text,
+            of: self.output.as_ref().map(|o| o.label.clone()),
+            assigned,
+            steps: done,
+            requested: steps,
+            rows,
+            outputs,
+            interrupted,
+            target,
+        }));
+        Ok(())
+    }
+}

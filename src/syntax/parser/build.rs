@@ -1,0 +1,215 @@
+//! Tree building: pest's pairs → [`Located`], each flat `expr` folded by a Pratt
+//! parser into an [`ExprTree`] (operands pushed before the nodes that use them).
+
+use std::cell::RefCell;
+use std::sync::LazyLock;
+
+use pest::iterators::Pair;
+use pest::pratt_parser::{Assoc, Op, PrattParser};
+
+use super::super::ast::{
+    AssignOp, BinaryOp, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Span, Statement, UnaryOp,
+};
+use super::Rule;
+use super::prescan::number_value;
+
+/// Precedence, lowest first:
+///
+/// | level | operators | associativity |
+/// |---|---|---|
+/// | 1 | `+` `-` | left |
+/// | 2 | `*` `/` | left |
+/// | 3 | a sign `-x` `+x` | prefix: binds up to the next `+ - * /` (`-2x` = −(2x), `-2^2` = −4) |
+/// | 4 | implicit product `2x`, `2 x`, `2(x+1)` | left |
+/// | 4½ | a sign right after `^` (`exp_neg`, `exp_plus`) | prefix: binds only what an unsigned exponent would |
+/// | 5 | `^` `**` | right |
+///
+/// A sign in an exponent binds only the power's operand (with any `^` chain
+/// after it), never an implicit product: `2^-2x` = (2^−2)·x, as `2^2x` =
+/// (2^2)·x; `2^-2^3` = 2^(−(2^3)); `2^--2x` = (2^2)·x; `2^-2(x+1)` = (2^−2)·(x+1).
+/// The grammar gives such signs their own rules so that the Pratt parser can
+/// rank them between level 4 and level 5.
+static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
+    PrattParser::new()
+        .op(Op::infix(Rule::add, Assoc::Left) | Op::infix(Rule::sub, Assoc::Left))
+        .op(Op::infix(Rule::mul, Assoc::Left) | Op::infix(Rule::div, Assoc::Left))
+        .op(Op::prefix(Rule::neg) | Op::prefix(Rule::plus))
+        .op(Op::infix(Rule::implicit_mul, Assoc::Left))
+        .op(Op::prefix(Rule::exp_neg) | Op::prefix(Rule::exp_plus))
+        .op(Op::infix(Rule::pow, Assoc::Right))
+});
+
+/// Collects the nodes of one [`ExprTree`] while the Pratt parser folds an `expr`.
+struct Builder {
+    nodes: RefCell<Vec<Expr>>,
+    offset: usize,
+}
+
+impl Builder {
+    fn new(offset: usize) -> Self {
+        Builder {
+            nodes: RefCell::new(Vec::with_capacity(8)),
+            offset,
+        }
+    }
+
+    fn span(&self, span: pest::Span<'_>) -> Span {
+        Span::new(self.offset + span.start(), self.offset + span.end())
+    }
+
+    fn push(&self, kind: ExprKind, span: Span) -> ExprId {
+        let mut nodes = self.nodes.borrow_mut();
+        nodes.push(Expr { kind, span });
+        ExprId((nodes.len() - 1) as u32)
+    }
+
+    fn node_span(&self, id: ExprId) -> Span {
+        self.nodes.borrow()[id.0 as usize].span
+    }
+
+    /// Folds an `expr` pair into nodes, returning the id of its root.
+    fn expr(&self, pair: Pair<'_, Rule>) -> ExprId {
+        PRATT
+            .map_primary(|primary| self.primary(primary))
+            .map_prefix(|op, operand| {
+                let op_kind = match op.as_rule() {
+                    Rule::neg | Rule::exp_neg => UnaryOp::Neg,
+                    _ => UnaryOp::Plus,
+                };
+                let span = self.span(op.as_span()).to(self.node_span(operand));
+                self.push(
+                    ExprKind::Unary {
+                        op: op_kind,
+                        operand,
+                    },
+                    span,
+                )
+            })
+            .map_infix(|lhs, op, rhs| {
+                let op = match op.as_rule() {
+                    Rule::add => BinaryOp::Add,
+                    Rule::sub => BinaryOp::Sub,
+                    Rule::div => BinaryOp::Div,
+                    Rule::pow => BinaryOp::Pow,
+                    _ => BinaryOp::Mul,
+                };
+                let span = self.node_span(lhs).to(self.node_span(rhs));
+                self.push(ExprKind::Binary { op, lhs, rhs }, span)
+            })
+            .parse(pair.into_inner())
+    }
+
+    fn primary(&self, pair: Pair<'_, Rule>) -> ExprId {
+        let span = self.span(pair.as_span());
+        match pair.as_rule() {
+            Rule::number => self.push(ExprKind::Number(number_value(pair.as_str())), span),
+            Rule::paren => {
+                let inner = pair.into_inner().next();
+                let id = inner.map_or_else(|| grammar_bug("paren"), |e| self.expr(e));
+                // The node for `(a+b)` covers the brackets too.
+                self.nodes.borrow_mut()[id.0 as usize].span = span;
+                id
+            }
+            Rule::call => {
+                let mut inner = pair.into_inner();
+                let Some(callee) = inner.next() else {
+                    grammar_bug("call")
+                };
+                let mut parts = callee.into_inner();
+                let name = parts.next().unwrap_or_else(|| grammar_bug("callee"));
+                let derivative = parts
+                    .next()
+                    .map_or(0, |p| u8::try_from(p.as_str().len()).unwrap_or(u8::MAX));
+                let args = inner.map(|arg| self.expr(arg)).collect();
+                let call = ExprKind::Call {
+                    name: name.as_str().to_string(),
+                    name_span: self.span(name.as_span()),
+                    derivative,
+                    args,
+                };
+                self.push(call, span)
+            }
+            _ => self.push(ExprKind::Name(pair.as_str().to_string()), span),
+        }
+    }
+
+    fn finish(self) -> ExprTree {
+        ExprTree {
+            nodes: self.nodes.into_inner(),
+        }
+    }
+}
+
+/// The grammar guarantees the shape of its pairs; this is never reached.
+fn grammar_bug(rule: &str) -> ! {
+    unreachable!("gradcalc.pest: a `{rule}` pair without its children")
+}
+
+fn ident(pair: &Pair<'_, Rule>, offset: usize) -> Ident {
+    let span = pair.as_span();
+    Ident {
+        name: pair.as_str().to_string(),
+        span: Span::new(offset + span.start(), offset + span.end()),
+    }
+}
+
+fn tree(pair: Pair<'_, Rule>, offset: usize) -> ExprTree {
+    let builder = Builder::new(offset);
+    builder.expr(pair);
+    builder.finish()
+}
+
+/// Builds the statement from the child of the `statement` pair.
+pub(super) fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
+    let pest_span = pair.as_span();
+    let span = Span::new(offset + pest_span.start(), offset + pest_span.end());
+    let statement = match pair.as_rule() {
+        Rule::command => {
+            let mut inner = pair.into_inner();
+            let name = inner.next().unwrap_or_else(|| grammar_bug("command"));
+            Statement::Command {
+                name: ident(&name, offset),
+                args: inner.map(|w| ident(&w, offset)).collect(),
+            }
+        }
+        Rule::definition => {
+            let mut inner = pair.into_inner();
+            let name = inner.next().unwrap_or_else(|| grammar_bug("definition"));
+            let mut params = Vec::new();
+            let mut body = None;
+            for part in inner {
+                match part.as_rule() {
+                    Rule::name => params.push(ident(&part, offset)),
+                    _ => body = Some(tree(part, offset)),
+                }
+            }
+            Statement::Define {
+                name: ident(&name, offset),
+                params,
+                body: body.unwrap_or_else(|| grammar_bug("definition")),
+            }
+        }
+        Rule::assignment => {
+            let mut inner = pair.into_inner();
+            let (Some(target), Some(op), Some(value)) = (inner.next(), inner.next(), inner.next())
+            else {
+                grammar_bug("assignment")
+            };
+            let op = match op.as_str() {
+                "+=" => AssignOp::Add,
+                "-=" => AssignOp::Sub,
+                "*=" => AssignOp::Mul,
+                "/=" => AssignOp::Div,
+                ":=" => AssignOp::Update,
+                _ => AssignOp::Set,
+            };
+            Statement::Assign {
+                target: ident(&target, offset),
+                op,
+                value: tree(value, offset),
+            }
+        }
+        _ => Statement::Expr(tree(pair, offset)),
+    };
+    Located { statement, span }
+}

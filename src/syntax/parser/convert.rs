@@ -1,0 +1,240 @@
+//! Error conversion: a pest error → a [`SyntaxError`] that says what was
+//! expected and what was found, or the error of a likely misreading.
+
+use pest::Parser as _;
+use pest::error::{ErrorVariant, InputLocation};
+
+use super::super::MAX_NESTING;
+use super::super::ast::Span;
+use super::super::error::SyntaxError;
+use super::super::lexer::{Lexer, Operator, Token, TokenKind};
+use super::prescan::{is_assign_op, quoted_fix};
+use super::{Grammar, Rule};
+
+/// A grammar error that reads better as one of the language's own spellings:
+/// `x=2 y=3` (a missing `;`: the name
+/// before the `=` follows, after a space, text that is a whole statement), and
+/// `f''(2)` ([`SyntaxError::HigherDerivative`]). `found` is the token where the
+/// grammar stopped, `prev` and `before_prev` the two before it, `brackets` the
+/// brackets open there.
+fn misreading(
+    text: &str,
+    offset: usize,
+    before_prev: Option<Token>,
+    prev: Option<Token>,
+    found: Token,
+    brackets: &[bool],
+) -> Option<SyntaxError> {
+    let mut after = Lexer::starting_at(text, found.end).filter(|t| t.kind != TokenKind::Newline);
+    let next = after.next();
+    match found.kind {
+        TokenKind::Prime if next.is_some_and(|t| t.kind == TokenKind::Prime) => {
+            let name = prev.filter(|p| p.kind == TokenKind::Name && p.end == found.start)?;
+            let mut end = next.map_or(found.end, |t| t.end);
+            for token in after {
+                if token.kind != TokenKind::Prime || token.start != end {
+                    break;
+                }
+                end = token.end;
+            }
+            Some(SyntaxError::HigherDerivative {
+                span: Span::new(offset + name.start, offset + end),
+                name: text[name.start..name.end].to_string(),
+                primes: text[found.start..end].to_string(),
+            })
+        }
+        // `x=2 y=3`: the grammar read `2 y` as a product and stopped at `=`.
+        kind if is_assign_op(kind) && brackets.is_empty() => {
+            missing_semicolon(text, offset, before_prev?, prev?)
+        }
+        // `f(1) y=3`: the grammar stopped at `y`.
+        TokenKind::Name if brackets.is_empty() && next.is_some_and(|t| is_assign_op(t.kind)) => {
+            missing_semicolon(text, offset, prev?, found)
+        }
+        _ => None,
+    }
+}
+
+/// [`SyntaxError::MissingSemicolon`] before `name`, if `name` comes after a space
+/// and the text up to `before` (the token before `name`) is a whole statement.
+fn missing_semicolon(text: &str, offset: usize, before: Token, name: Token) -> Option<SyntaxError> {
+    if name.kind != TokenKind::Name || !before.kind.ends_operand() || before.end == name.start {
+        return None;
+    }
+    Grammar::parse(Rule::statement, &text[..before.end]).ok()?;
+    Some(SyntaxError::MissingSemicolon {
+        span: Span::new(offset + name.start, offset + name.end),
+        fix: quoted_fix(text, before.end, before.end, ";"),
+    })
+}
+
+/// Turns a pest error into an [`SyntaxError::Unexpected`] that says what was
+/// expected and what was found, with spans into the whole source, or into the
+/// error of a likely misreading (see [`misreading`]).
+pub(super) fn convert_error(
+    error: &pest::error::Error<Rule>,
+    text: &str,
+    offset: usize,
+    is_command: bool,
+) -> SyntaxError {
+    let pos = match error.location {
+        InputLocation::Pos(p) => p,
+        InputLocation::Span((start, _)) => start,
+    };
+    let positives: &[Rule] = match &error.variant {
+        ErrorVariant::ParsingError { positives, .. } => positives,
+        ErrorVariant::CustomError { message } => {
+            // pest's own guard ("stack limit reached", "call limit reached"):
+            // the scan should have refused such input first.
+            if message.contains("limit") {
+                let at = offset + pos.min(text.len());
+                return SyntaxError::TooDeep {
+                    span: Span::new(at, at),
+                    limit: MAX_NESTING,
+                };
+            }
+            &[]
+        }
+    };
+
+    // The token before the error, and the brackets open there (true = a call's).
+    let mut third: Option<Token> = None;
+    let mut before_prev: Option<Token> = None;
+    let mut prev: Option<Token> = None;
+    let mut brackets: Vec<bool> = Vec::new();
+    for token in Lexer::new(text) {
+        if token.start >= pos {
+            break;
+        }
+        match token.kind {
+            TokenKind::Newline => continue,
+            TokenKind::LParen => brackets
+                .push(prev.is_some_and(|p| matches!(p.kind, TokenKind::Name | TokenKind::Prime))),
+            TokenKind::RParen => {
+                brackets.pop();
+            }
+            _ => {}
+        }
+        third = before_prev;
+        before_prev = prev;
+        prev = Some(token);
+    }
+    let found_token = Lexer::starting_at(text, pos).find(|t| t.kind != TokenKind::Newline);
+    // The grammar may stop inside a token: at the `=` of `+=` in `x=2 y+=3`.
+    let misread = match prev {
+        Some(p) if p.end > pos => misreading(text, offset, third, before_prev, p, &brackets),
+        _ => found_token
+            .and_then(|found| misreading(text, offset, before_prev, prev, found, &brackets)),
+    };
+    if !is_command && let Some(error) = misread {
+        return error;
+    }
+    let (span, found) = match found_token {
+        None => (
+            Span::new(offset + text.len(), offset + text.len()),
+            "end of input".to_string(),
+        ),
+        Some(t) => {
+            let s = &text[t.start..t.end];
+            let found = match t.kind {
+                TokenKind::Number => format!("number `{s}`"),
+                TokenKind::Name => format!("name `{s}`"),
+                _ => format!("`{s}`"),
+            };
+            (Span::new(offset + t.start, offset + t.end), found)
+        }
+    };
+    let prev_text = prev.map(|p| &text[p.start..p.end]);
+    let after = |what: &str| match prev_text {
+        Some(p) => format!("{what} after `{p}`"),
+        None => what.to_string(),
+    };
+
+    let wants = |rules: &[Rule]| positives.iter().any(|r| rules.contains(r));
+    let expected = if is_command {
+        if wants(&[Rule::word]) {
+            after("a word")
+        } else if wants(&[Rule::name]) && prev.is_some_and(|p| p.kind == TokenKind::Colon) {
+            "a command name after `:`".to_string()
+        } else {
+            "a space, `,` or the end of the command".to_string()
+        }
+    } else if wants(&[
+        Rule::expr,
+        Rule::neg,
+        Rule::plus,
+        Rule::exp_neg,
+        Rule::exp_plus,
+        Rule::number,
+        Rule::call,
+        Rule::callee,
+        Rule::paren,
+    ]) {
+        after("an operand")
+    } else if wants(&[
+        Rule::add,
+        Rule::sub,
+        Rule::mul,
+        Rule::div,
+        Rule::pow,
+        Rule::implicit_mul,
+        Rule::assign_op,
+        Rule::EOI,
+    ]) {
+        match brackets.last() {
+            Some(true) => "an operator, `,` or `)`".to_string(),
+            Some(false) => "an operator or `)`".to_string(),
+            None => "an operator or the end of the statement".to_string(),
+        }
+    } else if wants(&[Rule::name]) {
+        after("a name")
+    } else if positives.is_empty() {
+        "a statement".to_string()
+    } else {
+        let names: Vec<String> = positives.iter().map(|r| format!("{r:?}")).collect();
+        names.join(" or ")
+    };
+
+    let help = found_token.and_then(|t| {
+        let s = &text[t.start..t.end];
+        let operand_like = matches!(
+            t.kind,
+            TokenKind::Name | TokenKind::Number | TokenKind::LParen
+        );
+        match t.kind {
+            _ if is_command => None,
+            _ if expected.starts_with("an operator") && operand_like => match prev {
+                Some(p) if matches!(p.kind, TokenKind::Name | TokenKind::Number) => Some(format!(
+                    "use `*` to multiply: `{}*{s}`",
+                    &text[p.start..p.end]
+                )),
+                _ => Some("use `*` to multiply".to_string()),
+            },
+            TokenKind::Op(Operator::Eq | Operator::PlusEq | Operator::MinusEq)
+            | TokenKind::Op(Operator::StarEq | Operator::SlashEq | Operator::ColonEq)
+                if brackets.is_empty() =>
+            {
+                Some(
+                    "only a name, or a function head like `f(x, y)`, can stand left of `=`"
+                        .to_string(),
+                )
+            }
+            TokenKind::Other => match s {
+                "²" => Some("write `^2` for a square".to_string()),
+                "³" => Some("write `^3` for a cube".to_string()),
+                "×" | "·" | "⋅" => Some("use `*` to multiply".to_string()),
+                "÷" => Some("use `/` to divide".to_string()),
+                "−" => Some("use the ASCII minus `-`".to_string()),
+                _ => None,
+            },
+            _ => None,
+        }
+    });
+
+    SyntaxError::Unexpected {
+        span,
+        expected,
+        found,
+        help,
+    }
+}

@@ -1,0 +1,249 @@
+//! The scan before the grammar: lexical errors with precise messages, and the
+//! nesting depth, so that neither pest nor the Pratt parser can overflow the stack.
+
+use super::super::MAX_NESTING;
+use super::super::ast::Span;
+use super::super::error::SyntaxError;
+use super::super::lexer::{Lexer, NumberProblem, Operator, Token, TokenKind};
+
+/// Nesting bookkeeping for one bracket level.
+#[derive(Default)]
+struct Level {
+    /// Prefix signs waiting for their operand.
+    signs: usize,
+    /// Length of the current `^` chain (and implicit multiplications in it).
+    chain: usize,
+}
+
+/// What [`prescan`] found.
+#[derive(Default)]
+pub(super) struct Scan {
+    /// The first lexical problem, if any.
+    pub(super) problem: Option<SyntaxError>,
+    /// The deepest nesting (see [`MAX_NESTING`]).
+    pub(super) max_nesting: usize,
+}
+
+/// Scans one (non-command) statement before the grammar runs.
+///
+/// Returns `Err(TooDeep)` as soon as the nesting passes [`MAX_NESTING`] (the
+/// grammar and the Pratt parser recurse once per level, so the text must not
+/// reach them). Otherwise returns the first lexical problem, if any: a
+/// malformed or out-of-range number, two names side by side, an unmatched `)`
+/// or an unclosed `(` (whichever comes first in the text), and the deepest
+/// nesting seen.
+pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
+    let at = |t: &Token| Span::new(offset + t.start, offset + t.end);
+    // The top level apart, the open brackets (each with its level) in a vector
+    // that allocates only when a bracket opens.
+    let mut top = Level::default();
+    let mut levels: Vec<(Level, usize)> = Vec::new();
+    let mut nesting = 0usize;
+    let mut max_nesting = 0usize;
+    let mut problem: Option<SyntaxError> = None;
+    let mut prev: Option<Token> = None;
+    for token in Lexer::new(text) {
+        let kind = token.kind;
+        if kind == TokenKind::Newline {
+            continue;
+        }
+        let after_number = prev.is_some_and(|p| p.kind == TokenKind::Number);
+        let prev_ends_operand = prev.is_some_and(|p| p.kind.ends_operand());
+        let level = match levels.last_mut() {
+            Some((level, _)) => level,
+            None => &mut top,
+        };
+        let mut reset = false;
+        match kind {
+            TokenKind::Number if problem.is_none() => {
+                problem = check_number(text, &token, at(&token));
+            }
+            TokenKind::Name => {
+                if after_number {
+                    level.chain += 1;
+                    nesting += 1;
+                }
+                if let Some(p) = prev.filter(|p| p.kind == TokenKind::Name)
+                    && problem.is_none()
+                {
+                    problem = Some(adjacent_names(text, offset, p, token, levels.is_empty()));
+                }
+            }
+            TokenKind::LParen => {
+                if after_number {
+                    level.chain += 1;
+                    nesting += 1;
+                }
+                levels.push((Level::default(), token.start));
+                nesting += 1;
+            }
+            TokenKind::RParen => {
+                if let Some((closed, _)) = levels.pop() {
+                    nesting -= 1 + closed.signs + closed.chain;
+                } else if problem.is_none() {
+                    problem = Some(SyntaxError::UnmatchedParen { span: at(&token) });
+                }
+            }
+            TokenKind::Op(Operator::Plus | Operator::Minus) if !prev_ends_operand => {
+                level.signs += 1;
+                nesting += 1;
+            }
+            TokenKind::Op(Operator::Caret | Operator::StarStar) => {
+                level.chain += 1;
+                nesting += 1;
+            }
+            TokenKind::Op(_) | TokenKind::Comma => reset = true,
+            _ => {}
+        }
+        if reset {
+            let level = match levels.last_mut() {
+                Some((level, _)) => level,
+                None => &mut top,
+            };
+            nesting -= level.signs + level.chain;
+            *level = Level::default();
+        }
+        max_nesting = max_nesting.max(nesting);
+        if nesting > MAX_NESTING {
+            return Err(SyntaxError::TooDeep {
+                span: at(&token),
+                limit: MAX_NESTING,
+            });
+        }
+        prev = Some(token);
+    }
+    if let Some(&(_, open)) = levels.last() {
+        let start = offset + open;
+        if problem.as_ref().is_none_or(|p| start < p.span().start) {
+            problem = Some(SyntaxError::UnclosedParen {
+                span: Span::new(start, start + 1),
+            });
+        }
+    }
+    Ok(Scan {
+        problem,
+        max_nesting,
+    })
+}
+
+/// The longest statement that a help quotes whole with its fix (`x=2; y=3`).
+const MAX_QUOTED_FIX: usize = 80;
+
+/// `text` with `replacement` for the bytes `start..end`, if short enough to quote.
+pub(super) fn quoted_fix(
+    text: &str,
+    start: usize,
+    end: usize,
+    replacement: &str,
+) -> Option<String> {
+    let fix = format!("{}{replacement}{}", &text[..start], &text[end..]);
+    (fix.chars().count() <= MAX_QUOTED_FIX && !fix.contains('\n')).then_some(fix)
+}
+
+/// Declaration keywords of other languages, refused with the fix `x = 2`.
+const DECLARATION_KEYWORDS: &[&str] = &["let", "var", "const"];
+
+/// The error for the name `right` right after the name `left` (`x y`), which
+/// is never a product. Two cases read better as something else:
+/// `let x = 2` (a declaration keyword as the first token) and, at the top bracket
+/// level, `x=y z=3` (`right` followed by an assignment operator: a missing `;`).
+fn adjacent_names(text: &str, offset: usize, left: Token, right: Token, top: bool) -> SyntaxError {
+    let left_text = &text[left.start..left.end];
+    let first = Lexer::new(text)
+        .find(|t| t.kind != TokenKind::Newline)
+        .is_some_and(|t| t.start == left.start);
+    if first && DECLARATION_KEYWORDS.contains(&left_text) {
+        return SyntaxError::DeclarationKeyword {
+            span: Span::new(offset + left.start, offset + left.end),
+            keyword: left_text.to_string(),
+            fix: quoted_fix(text, 0, right.start, ""),
+        };
+    }
+    let next = Lexer::starting_at(text, right.end).find(|t| t.kind != TokenKind::Newline);
+    if top && next.is_some_and(|t| is_assign_op(t.kind)) {
+        return SyntaxError::MissingSemicolon {
+            span: Span::new(offset + right.start, offset + right.end),
+            fix: quoted_fix(text, left.end, left.end, ";"),
+        };
+    }
+    SyntaxError::AdjacentNames {
+        span: Span::new(offset + left.start, offset + right.end),
+        left: left_text.to_string(),
+        right: text[right.start..right.end].to_string(),
+    }
+}
+
+/// `=`, `+=`, `-=`, `*=`, `/=`, `:=`.
+pub(super) fn is_assign_op(kind: TokenKind) -> bool {
+    matches!(
+        kind,
+        TokenKind::Op(
+            Operator::Eq
+                | Operator::PlusEq
+                | Operator::MinusEq
+                | Operator::StarEq
+                | Operator::SlashEq
+                | Operator::ColonEq
+        )
+    )
+}
+
+/// The problem with a number literal token, if any.
+fn check_number(text: &str, token: &Token, span: Span) -> Option<SyntaxError> {
+    let literal = &text[token.start..token.end];
+    if let Some(problem) = token.problem {
+        let help = match problem {
+            NumberProblem::EmptyExponent => Some(format!(
+                "write the exponent's digits right after `e`, as in `{}3`",
+                literal.trim_end()
+            )),
+            NumberProblem::FractionalExponent => {
+                Some("for a fractional power of ten use `^`, as in `2*10^1.5`".to_string())
+            }
+            NumberProblem::Radix => {
+                let radix = match literal.as_bytes().get(1) {
+                    Some(b'x' | b'X') => 16,
+                    Some(b'b' | b'B') => 2,
+                    _ => 8,
+                };
+                let digits = literal[2..].replace('_', "");
+                u64::from_str_radix(&digits, radix)
+                    .ok()
+                    .map(|value| format!("write it in decimal: `{value}`"))
+            }
+            NumberProblem::TwoDots | NumberProblem::Underscore => None,
+        };
+        return Some(SyntaxError::MalformedNumber {
+            span,
+            text: literal.to_string(),
+            reason: problem.reason().to_string(),
+            help,
+        });
+    }
+    let value = number_value(literal);
+    if value.is_infinite() {
+        return Some(SyntaxError::NumberOverflow {
+            span,
+            text: literal.to_string(),
+        });
+    }
+    let mantissa = literal.split(['e', 'E']).next().unwrap_or(literal);
+    if value == 0.0 && mantissa.bytes().any(|b| matches!(b, b'1'..=b'9')) {
+        return Some(SyntaxError::NumberUnderflow {
+            span,
+            text: literal.to_string(),
+        });
+    }
+    None
+}
+
+/// The value of a well-formed number literal (`1_000` → 1000.0).
+pub(super) fn number_value(literal: &str) -> f64 {
+    let parsed = if literal.contains('_') {
+        literal.replace('_', "").parse::<f64>()
+    } else {
+        literal.parse::<f64>()
+    };
+    // The grammar and the scan only let well-formed literals through.
+    parsed.unwrap_or(f64::NAN)
+}

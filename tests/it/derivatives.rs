@@ -1,0 +1,325 @@
+//! Derivatives as values (`grad(y, x)`, `f''(a)`, `:=`, `:repeat`, `:hessian`,
+//! `:diff`) through the binary, and the derivative graph's size on the
+//! standard workloads W1–W4 (docs/benchmarks.md) through the library.
+//!
+//! Expected values are derived by hand in the comments (or are mpmath's).
+
+use crate::library::workloads;
+
+use assert_cmd::Command;
+use gradcalc::engine::Tape;
+use gradcalc::session::gradient_nodes;
+
+/// Runs `script` with `-e` and returns stdout; asserts success.
+fn run(script: &str) -> String {
+    let out = Command::cargo_bin("gradcalc")
+        .unwrap()
+        .args(["-e", script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `script` and returns its JSON lines.
+fn json(script: &str) -> Vec<serde_json::Value> {
+    let out = Command::cargo_bin("gradcalc")
+        .unwrap()
+        .args(["--json", "-e", script])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The values of the expression statements (events without a name), in order.
+fn values(script: &str) -> Vec<f64> {
+    json(script)
+        .iter()
+        .filter(|e| e["kind"] == "value" && e.get("name").is_none())
+        .map(|e| number(&e["value"]))
+        .collect()
+}
+
+fn number(v: &serde_json::Value) -> f64 {
+    match v.as_str() {
+        Some("nan") => f64::NAN,
+        Some("inf") => f64::INFINITY,
+        Some("-inf") => f64::NEG_INFINITY,
+        _ => v.as_f64().unwrap(),
+    }
+}
+
+fn assert_close(got: f64, want: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "{what}: got {got}, want {want}"
+    );
+}
+
+#[test]
+fn grad_of_a_cube_at_orders_one_to_three() {
+    // y = x^3 at 3: 3x^2 = 27, 6x = 18, 6.
+    let v = values("x = 3; y = x^3; g = grad(y, x); g; grad(g, x); grad(grad(g, x), x)");
+    assert_eq!(v, [27.0, 18.0, 6.0]);
+}
+
+#[test]
+fn primes_of_user_functions_and_partials() {
+    // f(t) = t^3 + sin(t) at 2: f'' = 6t − sin t, f''' = 6 − cos t.
+    let v = values(
+        "f(t) = t^3 + sin(t); f''(2); f'''(2); h(a, b) = a*b^2; a = 2; b = 5; grad(h(a, b), a); grad(h(a, b), b)",
+    );
+    assert_close(v[0], 12.0 - 2f64.sin(), "f''(2)");
+    assert_close(v[1], 6.0 - 2f64.cos(), "f'''(2)");
+    // ∂(ab²)/∂a = b² = 25, ∂/∂b = 2ab = 20.
+    assert_eq!(&v[2..], [25.0, 20.0]);
+}
+
+#[test]
+fn a_derivative_of_a_variable_is_differentiable_with_grad() {
+    // f'(x) of f(t) = t^4 is 4x^3; :grad x gives f''(x) = 12x^2 = 48 at 2.
+    let out = json("f(t) = t^4; x = 2; d = f'(x); :grad x");
+    let grad = out.iter().find(|e| e["kind"] == "grad").unwrap();
+    assert_eq!(number(&grad["value"]), 48.0);
+}
+
+#[test]
+fn kinks_keep_their_conventions_at_higher_orders() {
+    // relu'(2) = 1, relu''(2) = 0; relu'(0) = 0 (passes nothing);
+    // floor' = 0; abs'' = 0 (sign passes nothing); max' to the winner only.
+    let v = values(
+        "x = 2; r = grad(relu(x), x); r; grad(r, x); z = 0; grad(relu(z), z); grad(floor(x), x); \
+         a = grad(abs(x), x); a; grad(a, x); m = grad(max(x, 1)*x, x); m; grad(m, x)",
+    );
+    // ∂(max(x,1)·x)/∂x = max + x·1 = 4 at 2; second derivative 2.
+    assert_eq!(v, [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 4.0, 2.0]);
+}
+
+#[test]
+fn update_reruns_the_forward_pass_through_fan_out_and_functions() {
+    // c = a*b + b (fan-out of b), d = f(c) with f(t) = t^2; b := 3 at a = 2:
+    // c = 9, d = 81; ∂d/∂b = 2c·(a + 1) = 54.
+    let out = json("a = 2; b = 1; f(t) = t^2; c = a*b + b; d = f(c); b := 3; c; d; :grad b");
+    let updated = out.iter().find(|e| e["kind"] == "updated").unwrap();
+    assert_eq!(updated["name"], "b");
+    let changed: Vec<(&str, f64, f64)> = updated["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap(),
+                number(&c["before"]),
+                number(&c["after"]),
+            )
+        })
+        .collect();
+    assert_eq!(changed, [("c", 3.0, 9.0), ("d", 9.0, 81.0)]);
+    let v: Vec<f64> = out
+        .iter()
+        .filter(|e| e["kind"] == "value" && e.get("name").is_none())
+        .map(|e| number(&e["value"]))
+        .collect();
+    assert_eq!(v, [9.0, 81.0]);
+    let grad = out.iter().find(|e| e["kind"] == "grad").unwrap();
+    assert_eq!(number(&grad["value"]), 54.0);
+}
+
+#[test]
+fn update_adds_no_nodes_and_moves_derivative_values() {
+    // g = grad(y, x) = 3x^2 follows x: 3 at x = 1; the graph does not grow.
+    let out = json("x = 3; y = x^3; g = grad(y, x); :stats; x := 1; x := x + 1; g; :stats");
+    let nodes: Vec<&serde_json::Value> = out
+        .iter()
+        .filter(|e| e["kind"] == "stats")
+        .map(|e| &e["nodes"])
+        .collect();
+    assert_eq!(nodes.len(), 2);
+    assert_eq!(nodes[0], nodes[1], "no node added by :=");
+    assert_eq!(
+        values("x = 3; y = x^3; g = grad(y, x); x := 1; g; y"),
+        [3.0, 1.0]
+    );
+}
+
+#[test]
+fn update_of_a_computed_value_is_refused_with_a_hint() {
+    let out = Command::cargo_bin("gradcalc")
+        .unwrap()
+        .args(["-e", "a = 1; b = 2; c = a + b; c := 1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`c` is not a leaf"), "{err}");
+    assert!(err.contains("`c = …`"), "{err}");
+}
+
+#[test]
+fn repeat_descends_to_the_minimum() {
+    // w ← w − 0.1·2(w − 3): w − 3 shrinks by 0.8 a step; after 50 steps
+    // |w − 3| = 3·0.8^50 ≈ 4.3e-5 and L = 9·0.8^100 ≈ 1.8e-9.
+    let out = json("w = 0; L = (w - 3)^2; :repeat 50 w := w - 0.1*grad(L, w)\nw; L");
+    let v: Vec<f64> = out
+        .iter()
+        .filter(|e| e["kind"] == "value" && e.get("name").is_none())
+        .map(|e| number(&e["value"]))
+        .collect();
+    assert!((v[0] - 3.0).abs() < 1e-4);
+    assert_close(v[0], 3.0 - 3.0 * 0.8f64.powi(50), "w");
+    assert!(v[1] < 1e-8);
+    let repeat = out.iter().find(|e| e["kind"] == "repeat").unwrap();
+    assert_eq!(repeat["steps"], 50);
+    assert_eq!(repeat["outputs"].as_array().unwrap().len(), 50);
+    // A sample of rows, ending with the last step.
+    let rows = repeat["rows"].as_array().unwrap();
+    assert!(rows.len() < 50);
+    assert_eq!(rows.last().unwrap()["step"], 50);
+    assert_close(number(&rows[0]["values"][0]), 0.6, "w after one step");
+}
+
+#[test]
+fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
+    let out = run("w = 0; L = (w - 3)^2; :repeat 5 w := w - 0.1*grad(L, w)");
+    assert!(out.contains("L over 5 steps"), "{out}");
+    assert!(out.contains("0.6"), "{out}");
+    for bad in [
+        ":repeat",
+        ":repeat 0 x := 1",
+        ":repeat x x := 1",
+        ":repeat 3 :vars",
+    ] {
+        let out = Command::cargo_bin("gradcalc")
+            .unwrap()
+            .args(["-e", &format!("x = 1; {bad}")])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad}");
+    }
+}
+
+#[test]
+fn hessian_is_the_matrix_of_second_derivatives() {
+    // z = x²y + y³·relu(x) + floor(x) at (1, 2): z_xx = 2y = 4, z_xy = 2x + 3y² = 14,
+    // z_yy = 6y·relu(x) = 12.
+    let out = json("x = 1; y = 2; z = x^2*y + relu(x)*y^3 + floor(x); :hessian");
+    let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
+    assert_eq!(h["names"], serde_json::json!(["x", "y"]));
+    assert_eq!(h["matrix"], serde_json::json!([[4, 14], [14, 12]]));
+    // A linear variable's row is 0, and explained.
+    let out = json("x = 1; y = 2; z = x^2 + 3*y; :hessian");
+    let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
+    assert_eq!(h["matrix"], serde_json::json!([[2, 0], [0, 0]]));
+    assert_eq!(h["zero_rows"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn diff_prints_an_expression_that_types_back_to_grad() {
+    let out = json("x = 2; y = x^3 + sin(x); :diff y x");
+    let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+    let expression = d["expression"].as_str().unwrap();
+    // 3x² + cos x at 2.
+    let want = 12.0 + 2f64.cos();
+    assert_close(number(&d["value"]), want, "value");
+    let typed = values(&format!("x = 2; {expression}"));
+    assert_close(typed[0], want, expression);
+    assert!(
+        !expression.contains("*1") && !expression.contains("+ 0"),
+        "{expression}"
+    );
+    // Other points, typed back against grad(y, x) of the same session.
+    for (setup, y, x) in [
+        ("x = 0.3; w = -1.5; n = tanh(x*w + 1)", "n", "x"),
+        ("a = 1.2; b = 0.7; q = a^b / (1 + exp(-a*b))", "q", "b"),
+        ("u = 0.4; v = sigmoid(u)*ln(2 + u^2) - atan(u)", "v", "u"),
+    ] {
+        let out = json(&format!("{setup}; :diff {y} {x}"));
+        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let expression = d["expression"].as_str().unwrap();
+        let v = values(&format!("{setup}; {expression}; grad({y}, {x})"));
+        assert_close(v[0], v[1], expression);
+    }
+}
+
+#[test]
+fn trace_names_derivative_nodes() {
+    // The label is a notice: on stderr in a batch run, beside the trace on stdout.
+    let out = Command::cargo_bin("gradcalc")
+        .unwrap()
+        .args(["-e", "x = 3; y = x^3; g = grad(y, x); h = g + 1; :trace"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("backward pass from h"), "{stdout}");
+    assert!(stderr.contains("are grad(y, x)"), "{stderr}");
+}
+
+/// The derivative graph of every leaf of W1–W4 (one walk, all leaves at
+/// once) has a bounded multiple of the original's nodes, and its values are
+/// the backward pass's.
+#[test]
+fn derivative_graphs_of_the_workloads_are_linear_in_size() {
+    let w4 = workloads::W4Data::new(14);
+    for (name, n) in [("W1", 1000), ("W2", 1000), ("W3", 1000), ("W4", 14)] {
+        let tape = Tape::new();
+        let built = workloads::build(&tape, name, n, &w4);
+        let original = tape.len();
+        let leaves: Vec<_> = built.leaves.iter().map(|v| v.id()).collect();
+        let gradients = tape.backward(built.output);
+        let output = built.output.id();
+        drop(built);
+        let mut graph = tape.into_graph();
+        let nodes = gradient_nodes(&mut graph, output, &leaves);
+        let ratio = (graph.len() - original) as f64 / original as f64;
+        println!(
+            "{name} n={n}: {original} nodes, derivative graph {} nodes, ratio {ratio:.2}",
+            graph.len() - original
+        );
+        assert!(ratio <= 4.0, "{name}: ratio {ratio}");
+        for (&leaf, &node) in leaves.iter().zip(&nodes) {
+            let (got, want) = (graph.value(node), gradients[leaf]);
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "{name}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+/// The shipped descent scripts run and land where they should: w within 1e-4
+/// of 3; the moons MLP classifies its four points by their labels.
+#[test]
+fn the_descent_examples_converge() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run_file = |name: &str| -> Vec<f64> {
+        let out = Command::cargo_bin("gradcalc")
+            .unwrap()
+            .args(["--json", &format!("{root}/examples/{name}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| e["kind"] == "value" && e.get("name").is_none())
+            .map(|e| number(&e["value"]))
+            .collect()
+    };
+    let v = run_file("descent.calc");
+    // grad(L, w) at 0 is 2(0 − 3) = −6; then w, L after 50 steps; L'' = 2.
+    assert_eq!(v[0], -6.0);
+    assert!((v[1] - 3.0).abs() < 1e-4 && v[2] < 1e-8, "{v:?}");
+    assert_eq!(v[3], 2.0);
+    let v = run_file("moons_descent.calc");
+    assert_eq!(v[v.len() - 4..], [1.0, 1.0, -1.0, -1.0]);
+}
