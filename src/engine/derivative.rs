@@ -37,10 +37,10 @@ impl Graph {
 
     /// The derivatives of the output `order[0]` with respect to each node of
     /// `wrt`, built as nodes of this graph: entry `i` is the node of
-    /// ∂output/∂wrt[i] (the constant 0 where no path from the output reaches it).
+    /// `∂output/∂wrt[i]` (the constant 0 where no path from the output reaches it).
     ///
     /// `order` is [`Graph::topo_order`] of the output. `local(graph, node,
-    /// position)` appends the local derivative ∂node/∂inputs[position] at the
+    /// position)` appends the local derivative `∂node/∂inputs[position]` at the
     /// current point and returns its node, or `None` where the op passes
     /// nothing there (the rule's `PassesNothing`).
     ///

@@ -62,7 +62,7 @@ pub enum CalculusEvent {
         #[serde(rename = "file", serialize_with = "fields::target_path")]
         target: Option<Target>,
     },
-    /// `:hessian [NAMES]`: `matrix[i][j]` = ∂²of/∂names[i]∂names[j];
+    /// `:hessian [NAMES]`: `matrix[i][j]` = `∂²of/∂names[i]∂names[j]`;
     /// `zero_rows` names the rows that are all 0, with why.
     Hessian {
         of: String,
@@ -70,7 +70,7 @@ pub enum CalculusEvent {
         #[serde(serialize_with = "fields::number_rows")]
         matrix: Vec<Vec<f64>>,
         zero_rows: Vec<String>,
-        /// The largest |H[i][j] − H[j][i]| (0 for an exactly symmetric matrix).
+        /// The largest `|H[i][j] − H[j][i]|` (0 for an exactly symmetric matrix).
         #[serde(serialize_with = "fields::number")]
         asymmetry: f64,
     },
@@ -202,7 +202,7 @@ fn instantiate(
     built[built.len() - 1]
 }
 
-/// ∂output/∂wrt[i] for each i, built as nodes of `graph` (the backward pass
+/// `∂output/∂wrt[i]` for each i, built as nodes of `graph` (the backward pass
 /// recorded as a graph, from the op table's rules): the library face of
 /// `grad(y, x)`. The nodes appended are linear in the number of edges of the
 /// output's graph; each result is an ordinary node, so it can be

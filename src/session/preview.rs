@@ -14,7 +14,7 @@ impl Session {
     /// Nothing in the session changes: the nodes the evaluation appends are
     /// removed again and its events (warnings) are dropped. Compound assignments,
     /// definitions and commands are not previewed, nor a line whose calls would
-    /// build more than [`PREVIEW_NODES`] nodes.
+    /// build more than `PREVIEW_NODES` nodes.
     pub fn preview(&mut self, line: &str) -> Option<f64> {
         if line.trim().is_empty() || syntax::needs_more_input(line) {
             return None;

@@ -87,9 +87,10 @@ fn assert_close(source: &str, got: f64, want: f64) {
 
 /// The values of the statements of a table row, evaluated by the test
 /// evaluator with assignments (`=`, `+=`, …) into an environment that starts
-/// with `pi` and `e`; `None` when a statement is a definition or a command,
-/// calls a function, or names what the row has not assigned (`ans`): those
-/// rows are the session's, run through the binary in tests/it/cases.rs.
+/// with `pi` and `e`; `None` when a statement is a definition, a command or an
+/// update `:=`, calls a function, or names what the row has not assigned
+/// (`ans`): those rows are the session's, run through the binary in
+/// tests/it/cases.rs.
 fn row_values(source: &str) -> Option<Vec<f64>> {
     let mut env: Vec<(String, f64)> = vec![
         ("pi".into(), std::f64::consts::PI),
@@ -108,6 +109,8 @@ fn row_values(source: &str) -> Option<Vec<f64>> {
                     AssignOp::Sub => old()? - v,
                     AssignOp::Mul => old()? * v,
                     AssignOp::Div => old()? / v,
+                    // `:=` reruns what was built from the leaf: the session's.
+                    AssignOp::Update => return None,
                 };
                 env.push((target.name, new));
                 new
