@@ -1,21 +1,54 @@
 //! The binary as users run it: modes, exit status, piped input, output formats.
 
 use assert_cmd::Command;
+use expect_test::expect;
 use serde_json::Value;
 
 use crate::util::{assert_close, gradcalc, json_lines, plain_gradcalc, stderr_of, stdout_of};
 
-#[test]
-fn fan_out_gradients_through_e() {
+/// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
+/// each given with `-e`; the run must succeed.
+fn fan_out_then(command: &str) -> String {
     let output = gradcalc()
-        .args(["-e", "x = 2; y = 3; z = x*y + x", "-e", ":grad"])
+        .args(["-e", "x = 2; y = 3; z = x*y + x", "-e", command])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(
-        stdout_of(&output),
-        "x = 2\ny = 3\nz = 8\n∂z/∂x = 4\n∂z/∂y = 2\n"
-    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    stdout_of(&output)
+}
+
+#[test]
+fn fan_out_gradients_through_e() {
+    // z = 2·3 + 2 = 8; ∂z/∂x = y + 1 = 4, ∂z/∂y = x = 2.
+    expect![[r#"
+        x = 2
+        y = 3
+        z = 8
+        ∂z/∂x = 4
+        ∂z/∂y = 2
+    "#]]
+    .assert_eq(&fan_out_then(":grad"));
+}
+
+/// The trace of the fan-out example, checked by hand: the sum passes 1 to both
+/// operands, the product passes y = 3 to x and x = 2 to y, and x's two uses
+/// accumulate 1 + 3 = 4.
+#[test]
+fn the_trace_of_the_fan_out_example() {
+    expect![[r#"
+        x = 2
+        y = 3
+        z = 8
+        backward pass from z: 4 nodes in reverse topological order; upstream = ∂z/∂node, seeded with 1
+        [1] z = #2 + x = 8   upstream 1
+              → #2: local ∂(x*y + x)/∂(x*y) = 1;  1 × 1 = 1;  grad 0 → 1
+              → x: local ∂(x*y + x)/∂x = 1;  1 × 1 = 1;  grad 0 → 1   (1st of 2 uses)
+        [2] #2 = x * y = 6   upstream 1
+              → x: local ∂(x*y)/∂x = y = 3;  1 × 3 = 3;  grad 1 → 4   (2nd of 2 uses: accumulated)
+              → y: local ∂(x*y)/∂y = x = 2;  1 × 2 = 2;  grad 0 → 2
+        [3] y leaf = 3   ∂z/∂y = 2
+        [4] x leaf = 2   ∂z/∂x = 4
+    "#]].assert_eq(&fan_out_then(":trace"));
 }
 
 #[test]
@@ -193,8 +226,36 @@ fn invalid_utf8_runs_the_valid_lines_then_fails() {
 fn unclosed_parenthesis_points_at_it() {
     let output = gradcalc().args(["-e", "2*(1+3"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
-    let stderr = stderr_of(&output);
-    assert!(stderr.contains("-e:1:3"), "{stderr}");
+    // The `(` is the third character of line 1.
+    expect![[r#"
+        error: unclosed `(`
+          ┌─ -e:1:3
+          │
+        1 │ 2*(1+3
+          │   ^ add `)`
+
+    "#]]
+    .assert_eq(&stderr_of(&output));
+}
+
+#[test]
+fn two_names_side_by_side_are_underlined_with_the_product_meant() {
+    let output = gradcalc()
+        .args(["-e", "x = 2; y = 3; z = x*y + x; x y"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "x = 2\ny = 3\nz = 8\n");
+    // `x y` starts after the 27 characters of `x = 2; y = 3; z = x*y + x; `.
+    expect![[r#"
+        error: two names side by side: `x` and `y`
+          ┌─ -e:1:28
+          │
+        1 │ x = 2; y = 3; z = x*y + x; x y
+          │                            ^^^ use `*` to multiply: `x*y`
+
+    "#]]
+    .assert_eq(&stderr_of(&output));
 }
 
 #[test]
@@ -384,13 +445,11 @@ fn a_function_without_parentheses_suggests_them() {
         .args(["--json", "-e", "x = 1; sin x"])
         .output()
         .unwrap();
-    let error: Value = serde_json::from_str(stdout_of(&output).lines().last().unwrap()).unwrap();
-    assert_eq!(
-        error["message"],
-        "`sin` is a function: call it with parentheses"
-    );
-    assert_eq!(error["help"], "write `sin(x)`");
-    assert_eq!(error["column"], 8);
+    // `sin` starts after the 7 characters of `x = 1; `.
+    expect![[r#"
+        {"kind":"value","name":"x","value":1}
+        {"kind":"error","message":"`sin` is a function: call it with parentheses","line":1,"column":8,"source":"-e","help":"write `sin(x)`"}
+    "#]].assert_eq(&stdout_of(&output));
 }
 
 #[test]

@@ -1,5 +1,12 @@
 //! The integration tests, one test binary: each former `tests/NAME.rs` is the
-//! module `NAME` here (run one with `cargo test --test it NAME::`).
+//! module `NAME` here (run one with `cargo test --test it NAME::`); `util`
+//! holds the helpers they share.
+//!
+//! Rendered text and error reports are compared whole with expect-test's
+//! `expect![[…]]` snapshots, each checked by hand when it was written (a
+//! comment beside it says how). When an output changes on purpose,
+//! `UPDATE_EXPECT=1 cargo test --test it` rewrites the snapshots in place;
+//! review every changed line before committing it.
 
 mod accuracy;
 mod cases;
