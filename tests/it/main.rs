@@ -3,6 +3,7 @@
 
 mod accuracy;
 mod cases;
+mod classroom;
 mod cli;
 mod derivatives;
 mod engine_chain;

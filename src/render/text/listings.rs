@@ -25,7 +25,7 @@ pub(super) fn rows(
         .chain(rows.iter().map(|row| {
             [
                 row.position.to_string(),
-                format!("#{}", row.node.id.0),
+                crate::session::node_label(row.node.id),
                 row.node.name.clone().unwrap_or_default(),
                 p.expression(row),
             ]

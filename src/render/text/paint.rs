@@ -85,7 +85,7 @@ impl Painter<'_> {
     pub(super) fn node(&self, node: &NodeRef) -> String {
         notation::node(node, self.0.precision)
     }
-    /// What a node computes, from its op and inputs: `x * y`, `tanh(#4)`, `leaf`.
+    /// What a node computes, from its op and inputs: `x * y`, `tanh(_4)`, `leaf`.
     pub(super) fn expression(&self, row: &NodeRow) -> String {
         let inputs: Vec<String> = row.inputs.iter().map(|i| self.node(i)).collect();
         notation::expression(row.op, &inputs)

@@ -1,0 +1,96 @@
+//! Issue 12, "Ready for the classroom": node labels that can be typed back,
+//! `:precision`, handouts (`:trace md|tex`), trace typography, user functions in
+//! `:help` and `:vars`, and `:plot` of an unrelated variable — through the binary.
+
+use crate::util::{close, gradcalc, json_events, json_number, stderr_of, stdout_of};
+
+/// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
+/// `o = p*x + x` has ∂o/∂p = x = 2 by hand.
+const LABELLED: &str = "x = 2; w = -3; o = x*w*x + x";
+
+/// Standard output of `gradcalc -e A -e B …`, which must succeed.
+fn run(lines: &[&str]) -> String {
+    let mut command = gradcalc();
+    for line in lines {
+        command.args(["-e", line]);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    stdout_of(&output)
+}
+
+#[test]
+fn unnamed_nodes_are_labelled_and_the_label_types_back() {
+    let text = run(&[
+        LABELLED,
+        ":topo",
+        ":grad _2",
+        ":paths _2",
+        "_2 + 1",
+        ":trace",
+    ]);
+    assert!(!text.contains("#2"), "{text}");
+    // :topo lists _2 as x * w, value -6.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("_2") && l.contains("x * w") && l.trim_end().ends_with("-6")),
+        "{text}"
+    );
+    // ∂o/∂p = x = 2 (o = p*x + x).
+    assert!(text.contains("∂o/∂_2 = 2\n"), "{text}");
+    assert!(text.contains("paths from o to _2: 1 "), "{text}");
+    // _2 + 1 = -6 + 1.
+    assert!(text.lines().any(|l| l == "-5"), "{text}");
+}
+
+#[test]
+fn a_label_is_the_same_in_json_tables_and_dot() {
+    let (events, status) = json_events(&["-e", LABELLED, "-e", ":topo", "-e", ":trace md"]);
+    assert_eq!(status, Some(0));
+    let topo = events.iter().find(|e| e["kind"] == "topo").unwrap();
+    let p = topo["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == 2)
+        .unwrap();
+    assert_eq!(p["label"], "_2");
+    assert!(close(json_number(&p["value"]).unwrap(), -6.0, 0.0));
+    let named = topo["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == 0)
+        .unwrap();
+    assert_eq!(named["label"], "x");
+    let table = events.iter().find(|e| e["kind"] == "table").unwrap();
+    assert!(
+        table["text"].as_str().unwrap().contains("| _2 |"),
+        "{table}"
+    );
+    let dot = run(&[LABELLED, ":dot"]);
+    assert!(dot.contains("n2 [label=\"{ _2 | value -6 |"), "{dot}");
+}
+
+#[test]
+fn labels_are_reserved_and_checked() {
+    let output = gradcalc().args(["-e", "_3 = 1"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("node labels"),
+        "{}",
+        stderr_of(&output)
+    );
+    let output = gradcalc()
+        .args(["-e", "x = 1", "-e", "_9 + 1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("no node `_9`: the graph has 1 node "),
+        "{}",
+        stderr_of(&output)
+    );
+    // `_` alone is still the last result, and `_x` an ordinary name.
+    assert!(run(&["_x = 4", "_x + _"]).ends_with("8\n"));
+}
