@@ -236,6 +236,9 @@ pub enum Event {
     Reset,
     /// The user asked to leave (`:quit`).
     Quit,
+    /// Human output shows this many significant digits from now on (`:precision`);
+    /// `None`: full, the shortest text that reads back as the same f64.
+    Precision { digits: Option<usize> },
     /// The output's graph as a tree (`:graph`); `omitted` nodes are not drawn.
     Graph {
         of: String,

@@ -94,3 +94,25 @@ fn labels_are_reserved_and_checked() {
     // `_` alone is still the last result, and `_x` an ordinary name.
     assert!(run(&["_x = 4", "_x + _"]).ends_with("8\n"));
 }
+
+#[test]
+fn precision_in_a_script_holds_for_the_rest_and_json_keeps_full_digits() {
+    // 1/3 by hand: 0.3333333333 (10 digits), 0.33 (2), 0.3333333333333333 (full).
+    let text = run(&["a = 1/3", ":precision 2", "a; a*2", ":precision full", "a"]);
+    assert_eq!(
+        text,
+        "a = 0.3333333333\nnumbers show 2 significant digits\n0.33\n0.67\nnumbers show full precision\n0.3333333333333333\n"
+    );
+    let (events, status) = json_events(&["-e", ":precision 2; 1/3"]);
+    assert_eq!(status, Some(0));
+    assert_eq!(events[0]["kind"], "precision");
+    assert_eq!(events[0]["digits"], 2);
+    assert_eq!(json_number(&events[1]["value"]), Some(1.0 / 3.0));
+    let output = gradcalc().args(["-e", ":precision 0"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("from 1 to 17"),
+        "{}",
+        stderr_of(&output)
+    );
+}

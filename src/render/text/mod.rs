@@ -110,6 +110,13 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
         Event::Collected(reclaim) => {
             let _ = writeln!(out, "reclaimed {}", reclaim_text(reclaim));
         }
+        Event::Precision { digits } => {
+            let _ = match digits {
+                Some(1) => writeln!(out, "numbers show 1 significant digit"),
+                Some(n) => writeln!(out, "numbers show {n} significant digits"),
+                None => writeln!(out, "numbers show full precision"),
+            };
+        }
         Event::Reset => {
             let _ = writeln!(
                 out,
