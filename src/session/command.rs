@@ -689,6 +689,7 @@ mod tests {
                     Arg::File => "FILE",
                     Arg::Topic => "TOPIC",
                     Arg::Range => "FROM TO",
+                    Arg::Digits => "N|full",
                     Arg::Keyword(words) => words[0],
                 };
                 assert!(
