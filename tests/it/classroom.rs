@@ -65,7 +65,10 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
     assert_eq!(named["label"], "x");
     let table = events.iter().find(|e| e["kind"] == "table").unwrap();
     assert!(
-        table["text"].as_str().unwrap().contains("| _2 |"),
+        table["text"]
+            .as_str()
+            .unwrap()
+            .contains("| _2 = x * w = -6 |"),
         "{table}"
     );
     let dot = run(&[LABELLED, ":dot"]);
@@ -114,5 +117,101 @@ fn precision_in_a_script_holds_for_the_rest_and_json_keeps_full_digits() {
         stderr_of(&output).contains("from 1 to 17"),
         "{}",
         stderr_of(&output)
+    );
+}
+
+/// A trace with long names, subscripts, a label, tiny numbers, a call with
+/// three arguments and ops that pass nothing: the widest cells a handout has.
+const HANDOUT: &str = "x_1 = 2; w_21 = -3; x2 = 0; w2 = 1; b = 6.8813735870195432; \
+    first_product = x_1*w_21; n = first_product + x2*w2 + b; o = tanh(n); \
+    y = relu(-o)*o^3 + 1/sqrt(o^2+1) + max(x_1, w2, 0.25)*floor(b) + 1e-30*o";
+
+#[test]
+fn the_latex_handout_has_math_names_and_booktabs_rules() {
+    let text = run(&[HANDOUT, ":trace tex"]);
+    assert!(
+        text.contains("\\toprule") && text.contains("\\midrule") && text.contains("\\bottomrule")
+    );
+    assert!(!text.contains("\\hline"), "{text}");
+    // x_1 as x₁ in math mode, not the text `x\_1`.
+    assert!(text.contains("$x_{1}$"), "{text}");
+    assert!(!text.contains("x\\_1"), "{text}");
+    // The leaf rows give ∂y/∂x_1 as a formula, breakable between ∂y/ and ∂x_1.
+    assert!(
+        text.contains("$\\partial y/\\allowbreak \\partial x_{1}="),
+        "{text}"
+    );
+}
+
+/// The table of [`HANDOUT`] compiled by `pdflatex` on A4 and Letter paper, when
+/// one is installed (skipped otherwise): it must compile and the log must have
+/// no `Overfull \hbox` (a line wider than the page's text).
+#[test]
+fn the_latex_handout_compiles_and_fits_a4_and_letter() {
+    if std::process::Command::new("pdflatex")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("pdflatex is not installed: the LaTeX handout is not compiled");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc()
+        .current_dir(dir.path())
+        .args(["-e", HANDOUT, "-e", ":trace tex table.tex"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    for paper in ["a4paper", "letterpaper"] {
+        let document = format!(
+            "\\documentclass[{paper}]{{article}}\n\\usepackage{{booktabs,xltabular}}\n\
+             \\begin{{document}}\n\\input{{table.tex}}\n\\end{{document}}\n"
+        );
+        std::fs::write(dir.path().join(format!("{paper}.tex")), document).unwrap();
+        // Twice: longtable settles its column widths on the second run.
+        for _ in 0..2 {
+            let run = std::process::Command::new("pdflatex")
+                .current_dir(dir.path())
+                .args([
+                    "-interaction=nonstopmode",
+                    "-halt-on-error",
+                    &format!("{paper}.tex"),
+                ])
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "pdflatex failed on {paper}: {}",
+                stdout_of_process(&run)
+            );
+        }
+        let log = std::fs::read_to_string(dir.path().join(format!("{paper}.log"))).unwrap();
+        assert!(!log.contains("Overfull \\hbox"), "{paper}: {log}");
+        assert!(
+            !log.contains("Undefined control sequence"),
+            "{paper}: {log}"
+        );
+    }
+}
+
+fn stdout_of_process(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn the_markdown_handout_shows_each_number_once() {
+    // x = 2, y = 3, z = x*y: ∂z/∂x = y = 3, ∂z/∂y = x = 2 (by hand).
+    let text = run(&["x = 2; y = 3; z = x*y", ":trace md"]);
+    assert_eq!(
+        text.lines().skip(3).collect::<Vec<_>>(),
+        [
+            "| Node | Upstream | Local derivative | Contribution | Gradient |",
+            "|---|---|---|---|---|",
+            "| z = x * y = 6 | 1 | ∂z/∂x = y = 3 | 3 | x: 0 → 3 |",
+            "|  |  | ∂z/∂y = x = 2 | 2 | y: 0 → 2 |",
+            "| y = 3 (leaf) |  |  |  | ∂z/∂y = 2 |",
+            "| x = 2 (leaf) |  |  |  | ∂z/∂x = 3 |",
+        ]
     );
 }
