@@ -215,3 +215,16 @@ fn the_markdown_handout_shows_each_number_once() {
         ]
     );
 }
+
+#[test]
+fn negative_factors_are_bracketed_in_products() {
+    // y = x*w at x = 2, w = -3: ∂y/∂x = w = -3, so the product is 1 × (-3).
+    let text = run(&["x = 2; w = -3; y = x*w*x", ":trace", ":paths x"]);
+    assert!(
+        text.contains("1 × (-3) = -3;") || text.contains("2 × (-3) = -6;"),
+        "{text}"
+    );
+    // Two paths to x: through x*w (∂y/∂(x*w) = x = 2, then w = -3) and direct (x*w = -6).
+    assert!(text.contains("y → _2 → x   2 × (-3) = -6"), "{text}");
+    assert!(text.contains("y → x   -6 = -6"), "{text}");
+}

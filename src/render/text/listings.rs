@@ -162,8 +162,8 @@ pub(super) fn trace(
             let product = if c.formula.is_some() {
                 format!(
                     "{} × {} = {};  ",
-                    p.number(step.upstream),
-                    p.number(c.local),
+                    p.factor(step.upstream),
+                    p.factor(c.local),
                     p.grad(c.product)
                 )
             } else {

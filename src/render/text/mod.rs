@@ -238,7 +238,12 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
                     nodes_text.push(p.node(&first.node));
                 }
                 nodes_text.extend(path.edges.iter().map(|e| p.node(&e.input)));
-                let locals: Vec<String> = path.edges.iter().map(|e| p.number(e.local)).collect();
+                // Negative factors in brackets when there is a product to read.
+                let factor = |v: f64| match path.edges.len() {
+                    1 => p.number(v),
+                    _ => p.factor(v),
+                };
+                let locals: Vec<String> = path.edges.iter().map(|e| factor(e.local)).collect();
                 let product = if locals.is_empty() {
                     "1 (the output itself)".to_string()
                 } else {

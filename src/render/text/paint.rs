@@ -14,6 +14,15 @@ impl Painter<'_> {
     pub(super) fn number(&self, value: f64) -> String {
         format_number(value, self.0.precision)
     }
+    /// A number as a factor of a product: negative ones in brackets,
+    /// `0.5 × (-3)`.
+    pub(super) fn factor(&self, value: f64) -> String {
+        let text = self.number(value);
+        match text.starts_with('-') {
+            true => format!("({text})"),
+            false => text,
+        }
+    }
     pub(super) fn value(&self, value: f64) -> String {
         let text = self.number(value);
         if self.0.color {
