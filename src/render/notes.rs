@@ -442,7 +442,10 @@ mod tests {
     fn formulas_in_math_mode() {
         assert_eq!(tex_math("x_1"), "x_{1}");
         assert_eq!(tex_math("w_21*x"), "w_{21}\\cdot x");
-        assert_eq!(tex_math("∂_3/∂b"), "\\partial \\_3/\\allowbreak \\partial b");
+        assert_eq!(
+            tex_math("∂_3/∂b"),
+            "\\partial \\_3/\\allowbreak \\partial b"
+        );
         assert_eq!(
             tex_math("1/cosh(n)^2 = 6.68e-05"),
             "1/\\cosh(n)^{2}=6.68\\times 10^{-05}"

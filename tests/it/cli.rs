@@ -795,13 +795,13 @@ fn trace_formulas_are_the_rules_with_the_operands_labels() {
         // An unnamed operand is written by its definition: d(sin(x)*w)/d(sin(x)) = w.
         (
             "x = 1; w = 3; y = sin(x)*w; :trace",
-            &["→ #2: local ∂(sin(x)*w)/∂sin(x) = w = 3;"],
+            &["→ _2: local ∂(sin(x)*w)/∂sin(x) = w = 3;"],
         ),
         // A flat op passes nothing, and says so.
         (
             "x = 1.5; y = floor(x)*x; :trace",
             &[
-                "→ #1: local ∂(floor(x)*x)/∂floor(x) = x = 1.5;",
+                "→ _1: local ∂(floor(x)*x)/∂floor(x) = x = 1.5;",
                 "→ x: ∂floor(x)/∂x passes nothing here (not differentiable);  grad 1 stays   (2nd of 2 uses)\n",
             ],
         ),
@@ -874,7 +874,11 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
             .output()
             .unwrap(),
     );
-    assert!(md.contains("| ∂(x^2)/∂x = 2*x → 4 |"), "{md}");
+    // The node's cell shows x ^ 2; the local derivative names the node by its label.
+    assert!(
+        md.contains("| _2 = x ^ 2 = 4 | 1 | ∂_2/∂x = 2*x = 4 |"),
+        "{md}"
+    );
     let tex = stdout_of(
         &gradcalc()
             .args(["-e", script, "-e", ":trace tex"])
@@ -882,7 +886,9 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
             .unwrap(),
     );
     assert!(
-        tex.contains("$\\partial$(x\\textasciicircum{}2)/$\\partial$x = 2*x $\\to$ 4"),
+        tex.contains(
+            "$\\_2=x^{2}=4$ & $1$ & $\\partial \\_2/\\allowbreak \\partial x=2\\cdot x=4$"
+        ),
         "{tex}"
     );
 }
