@@ -89,6 +89,7 @@ pub fn event(event: &Event, source: &str) -> Option<Value> {
         | Event::Collected(_)
         | Event::Reset
         | Event::Quit
+        | Event::Precision { .. }
         | Event::Graph { .. }
         | Event::Forward { .. }
         | Event::Kahn { .. }

@@ -38,17 +38,17 @@ impl Form {
 }
 
 /// A node as outputs refer to it: its name, its value for a constant (with
-/// `precision`), or its id (`#7`).
+/// `precision`), or its label (`_7`).
 pub fn node(node: &NodeRef, precision: Precision) -> String {
     match (&node.name, node.constant) {
         (Some(name), _) => name.clone(),
         (None, Some(value)) => format_number(value, precision),
-        (None, None) => format!("#{}", node.id.0),
+        (None, None) => node.label(),
     }
 }
 
 /// What a node computes from its inputs' labels, as the calculator would parse
-/// it: `x * y`, `-a`, `tanh(#4)`; `leaf` and `constant` for the leaves.
+/// it: `x * y`, `-a`, `tanh(_4)`; `leaf` and `constant` for the leaves.
 pub fn expression(op: Op, inputs: &[String]) -> String {
     match (Form::of(op), inputs) {
         (Form::Leaf, _) => "leaf".to_string(),
@@ -83,7 +83,7 @@ mod tests {
         assert_eq!(expression(Op::Mul, &names(&["x", "y"])), "x * y");
         assert_eq!(expression(Op::Pow, &names(&["x", "2"])), "x ^ 2");
         assert_eq!(expression(Op::Neg, &names(&["a"])), "-a");
-        assert_eq!(expression(Op::Tanh, &names(&["#4"])), "tanh(#4)");
+        assert_eq!(expression(Op::Tanh, &names(&["_4"])), "tanh(_4)");
         assert_eq!(
             expression(Op::Max, &names(&["a", "b", "c"])),
             "max(a, b, c)"

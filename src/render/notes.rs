@@ -1,23 +1,39 @@
 //! The backward steps as tables for class notes: Markdown and LaTeX (`:trace md`,
-//! `:trace tex`). Columns: Node | Computation | Value | Local derivative |
-//! Upstream | Contribution | Gradient; one row per input that receives a
-//! gradient, one per leaf with its final gradient. Constants are left out, as in
+//! `:trace tex`). Five columns, each number shown once: Node (`n = x*w + b =
+//! -5.5`) | Upstream | Local derivative (`∂n/∂x = w = -3`: the formula, then
+//! `= value` unless the formula is that value) | Contribution (upstream × local)
+//! | Gradient (`x: 0 → -3`); one row per input that receives a gradient, one per
+//! leaf with its final gradient (`∂o/∂x = …`). Constants are left out, as in
 //! `:trace`.
+//!
+//! The LaTeX table is an `xltabular` (a `tabularx` that runs over pages, its
+//! header repeated) as wide as the text, with `booktabs` rules, set in
+//! `\footnotesize`, so that it fits the text width of an A4 or Letter page;
+//! names and formulas are in math mode (`x_1` is $x_{1}$), and a formula may
+//! break after a comma or between `∂a/` and `∂b` in a narrow column.
 
 use super::notation::{self, Form};
 use super::{Precision, format_number};
 use crate::session::{Omitted, TableFormat, TraceStep};
 
 /// The header of both tables.
-const COLUMNS: [&str; 7] = [
+const COLUMNS: [&str; 5] = [
     "Node",
-    "Computation",
-    "Value",
-    "Local derivative",
     "Upstream",
+    "Local derivative",
     "Contribution",
     "Gradient",
 ];
+
+/// Part of a cell: a formula (math mode in LaTeX) or words.
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Math(String),
+    Text(String),
+}
+
+/// A cell: pieces in order.
+type Cell = Vec<Piece>;
 
 /// The table in the given format, ending in a newline.
 pub fn table(
@@ -34,32 +50,41 @@ pub fn table(
     }
 }
 
+fn math(text: String) -> Cell {
+    vec![Piece::Math(text)]
+}
+
+fn text(text: &str) -> Cell {
+    vec![Piece::Text(text.to_string())]
+}
+
 /// The cells of every row; a row of one cell is a note spanning the table.
 fn rows(
     of: &str,
     steps: &[TraceStep],
     omitted: Option<Omitted>,
     precision: Precision,
-) -> Vec<Vec<String>> {
+) -> Vec<Vec<Cell>> {
     let number = |x: f64| format_number(x, precision);
     let mut rows = Vec::new();
     for step in steps {
         let row = &step.row;
         if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
-            rows.push(vec![format!("… {} more steps", o.count)]);
+            rows.push(vec![text(&format!("… {} more steps", o.count))]);
         }
         let node = notation::node(&row.node, precision);
         match Form::of(row.op) {
             Form::Constant => continue,
             Form::Leaf => {
                 rows.push(vec![
-                    node.clone(),
-                    "leaf".to_string(),
-                    number(row.value),
-                    String::new(),
-                    number(step.upstream),
-                    String::new(),
-                    format!("∂{of}/∂{node} = {}", number(step.upstream)),
+                    vec![
+                        Piece::Math(format!("{node} = {}", number(row.value))),
+                        Piece::Text(" (leaf)".to_string()),
+                    ],
+                    Cell::new(),
+                    Cell::new(),
+                    Cell::new(),
+                    math(format!("∂{of}/∂{node} = {}", number(step.upstream))),
                 ]);
                 continue;
             }
@@ -71,6 +96,7 @@ fn rows(
             .map(|i| notation::node(i, precision))
             .collect();
         let computation = notation::expression(row.op, &inputs);
+        let node_cell = math(format!("{node} = {computation} = {}", number(row.value)));
         let mut first = true;
         for c in step
             .contributions
@@ -78,61 +104,66 @@ fn rows(
             .filter(|c| c.input.constant.is_none())
         {
             let input = notation::node(&c.input, precision);
+            let partial = format!("∂{node}/∂{input}");
             let local = match (&c.formula, c.passes_nothing) {
-                (_, Some(why)) => format!("{} passes nothing ({why})", c.partial),
-                (Some(formula), None) => format!("{} = {formula} → {}", c.partial, number(c.local)),
-                (None, None) => format!("{} passes nothing", c.partial),
+                (Some(formula), None) if *formula == number(c.local) => {
+                    math(format!("{partial} = {formula}"))
+                }
+                (Some(formula), None) => {
+                    math(format!("{partial} = {formula} = {}", number(c.local)))
+                }
+                (_, Some(why)) => vec![
+                    Piece::Math(partial),
+                    Piece::Text(format!(" passes nothing ({why})")),
+                ],
+                (None, None) => vec![Piece::Math(partial), Piece::Text(" passes nothing".into())],
             };
-            let (node_cell, computation_cell, value_cell, upstream_cell) = if first {
-                (
-                    node.clone(),
-                    computation.clone(),
-                    number(row.value),
-                    number(step.upstream),
-                )
+            let contribution = match (c.passes_nothing, &c.formula) {
+                (None, Some(_)) => math(number(c.product)),
+                _ => text("nothing"),
+            };
+            let (node_cell, upstream_cell) = if first {
+                (node_cell.clone(), math(number(step.upstream)))
             } else {
                 Default::default()
             };
             first = false;
             rows.push(vec![
                 node_cell,
-                computation_cell,
-                value_cell,
-                local,
                 upstream_cell,
-                if c.passes_nothing.is_some() {
-                    format!("nothing → {input}")
-                } else if c.formula.is_some() {
-                    format!(
-                        "{} × {} = {} → {input}",
-                        number(step.upstream),
-                        number(c.local),
-                        number(c.product)
-                    )
-                } else {
-                    String::new()
-                },
-                format!("{input}: {} → {}", number(c.before), number(c.after)),
+                local,
+                contribution,
+                vec![
+                    Piece::Math(input),
+                    Piece::Text(": ".to_string()),
+                    Piece::Math(format!("{} → {}", number(c.before), number(c.after))),
+                ],
             ]);
         }
         if first {
             // Every input is a constant: the node still shows its upstream gradient.
             rows.push(vec![
-                node,
-                computation,
-                number(row.value),
-                String::new(),
-                number(step.upstream),
-                String::new(),
-                String::new(),
+                node_cell,
+                math(number(step.upstream)),
+                Cell::new(),
+                Cell::new(),
+                Cell::new(),
             ]);
         }
     }
     rows
 }
 
-fn markdown(rows: &[Vec<String>]) -> String {
-    let cell = |text: &str| text.replace('|', "\\|");
+fn markdown(rows: &[Vec<Cell>]) -> String {
+    let cell = |pieces: &Cell| {
+        pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Math(s) | Piece::Text(s) => s.as_str(),
+            })
+            .collect::<String>()
+            .replace('|', "\\|")
+    };
     let mut out = format!("| {} |\n", COLUMNS.join(" | "));
     out.push_str(&format!("|{}\n", "---|".repeat(COLUMNS.len())));
     for row in rows {
@@ -143,37 +174,55 @@ fn markdown(rows: &[Vec<String>]) -> String {
                 " |".repeat(COLUMNS.len() - 1)
             ));
         } else {
-            let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+            let cells: Vec<String> = row.iter().map(cell).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
     }
     out
 }
 
-fn latex(of: &str, rows: &[Vec<String>]) -> String {
+/// The column types: the wide columns wrap (ragged right), numbers align right.
+const LATEX_COLUMNS: &str = "@{}>{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X@{}";
+
+fn latex(of: &str, rows: &[Vec<Cell>]) -> String {
+    let cell = |pieces: &Cell| {
+        pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Math(s) => format!("${}$", tex_math(s)),
+                Piece::Text(s) => tex(s),
+            })
+            .collect::<String>()
+    };
     let mut out = format!(
-        "% backward pass of {}, written by gradcalc\n\\begin{{tabular}}{{lllllll}}\n\\hline\n",
+        "% backward pass of {}, written by gradcalc\n\
+         % needs \\usepackage{{booktabs,xltabular}} in the preamble\n\
+         {{\\footnotesize\\setlength{{\\tabcolsep}}{{4pt}}\n\
+         \\begin{{xltabular}}{{\\linewidth}}{{{LATEX_COLUMNS}}}\n\\toprule\n",
         tex(of)
     );
-    let header: Vec<String> = COLUMNS.iter().map(|c| tex(c)).collect();
-    out.push_str(&format!("{} \\\\\n\\hline\n", header.join(" & ")));
+    // The header repeats on every page the table runs onto.
+    out.push_str(&format!(
+        "{} \\\\\n\\midrule\n\\endhead\n",
+        COLUMNS.join(" & ")
+    ));
     for row in rows {
         if let [note] = row.as_slice() {
             out.push_str(&format!(
-                "\\multicolumn{{{}}}{{l}}{{{}}} \\\\\n",
+                "\\multicolumn{{{}}}{{@{{}}l}}{{{}}} \\\\\n",
                 COLUMNS.len(),
-                tex(note)
+                cell(note)
             ));
         } else {
-            let cells: Vec<String> = row.iter().map(|c| tex(c)).collect();
+            let cells: Vec<String> = row.iter().map(cell).collect();
             out.push_str(&format!("{} \\\\\n", cells.join(" & ")));
         }
     }
-    out.push_str("\\hline\n\\end{tabular}\n");
+    out.push_str("\\bottomrule\n\\end{xltabular}}\n");
     out
 }
 
-/// Text as LaTeX: special characters escaped, symbols in math mode.
+/// Words as LaTeX text: special characters escaped, symbols in math mode.
 fn tex(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
@@ -185,31 +234,225 @@ fn tex(text: &str) -> String {
             }
             '~' => out.push_str("\\textasciitilde{}"),
             '^' => out.push_str("\\textasciicircum{}"),
-            '∂' => out.push_str("$\\partial$"),
-            '×' => out.push_str("$\\times$"),
-            '·' => out.push_str("$\\cdot$"),
-            '−' => out.push_str("$-$"),
-            '→' => out.push_str("$\\to$"),
-            '²' => out.push_str("$^2$"),
             '…' => out.push_str("\\ldots{}"),
-            '≥' => out.push_str("$\\geq$"),
-            '√' => out.push_str("$\\surd$"),
-            'ᵢ' => out.push_str("$_i$"),
-            'π' => out.push_str("$\\pi$"),
-            'θ' => out.push_str("$\\theta$"),
-            c => out.push(c),
+            c => match math_symbol(c) {
+                Some(symbol) => out.push_str(&format!("${symbol}$")),
+                None => out.push(c),
+            },
         }
     }
     out
 }
 
+/// A symbol gradcalc prints, as a math-mode command.
+fn math_symbol(c: char) -> Option<&'static str> {
+    Some(match c {
+        '∂' => "\\partial ",
+        '×' => "\\times ",
+        '·' => "\\cdot ",
+        '*' => "\\cdot ",
+        '−' => "-",
+        '→' => "\\to ",
+        '≤' => "\\leq ",
+        '≥' => "\\geq ",
+        '√' => "\\surd ",
+        '…' => "\\ldots ",
+        '²' => "^{2}",
+        'ᵢ' => "_{i}",
+        'π' => "\\pi ",
+        'τ' => "\\tau ",
+        'θ' => "\\theta ",
+        'α' => "\\alpha ",
+        'β' => "\\beta ",
+        'γ' => "\\gamma ",
+        'δ' => "\\delta ",
+        'η' => "\\eta ",
+        'λ' => "\\lambda ",
+        'μ' => "\\mu ",
+        'σ' => "\\sigma ",
+        'ω' => "\\omega ",
+        _ => return None,
+    })
+}
+
+/// Functions LaTeX has an operator for (`\tanh`); other calls are `\mathrm{relu}`.
+const LATEX_FUNCTIONS: [&str; 12] = [
+    "sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "ln", "max", "min", "arctan",
+];
+
+/// A formula as printed by gradcalc (`∂n/∂x_1 = 1/cosh(n)^2 = 6.68e-05`) as
+/// LaTeX math: names in math italic with `_` as a subscript (`x_{1}`), labels
+/// `\_3`, calls upright, `*` as `\cdot`, powers raised, exponent forms as
+/// `\times 10^{…}`. Reads the text once, left to right.
+fn tex_math(formula: &str) -> String {
+    let chars: Vec<char> = formula.chars().collect();
+    let mut out = String::new();
+    // Depths of brackets after which a `^{` group closes.
+    let mut groups: Vec<usize> = Vec::new();
+    let mut depth = 0;
+    let mut pending_power = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let start = i;
+        let mut atom = true;
+        if c.is_alphabetic() || c == '_' {
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            out.push_str(&tex_name(&word, chars.get(i) == Some(&'(')));
+        } else if c.is_ascii_digit() || c == '.' {
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            let mantissa: String = chars[start..i].iter().collect();
+            out.push_str(&mantissa);
+            if chars.get(i) == Some(&'e') {
+                let mut j = i + 1;
+                if matches!(chars.get(j), Some('-' | '+')) {
+                    j += 1;
+                }
+                let digits = j;
+                while j < chars.len() && chars[j].is_ascii_digit() {
+                    j += 1;
+                }
+                if j > digits {
+                    let exponent: String = chars[i + 1..j].iter().collect();
+                    let exponent = exponent.trim_start_matches('+');
+                    out.push_str(&format!("\\times 10^{{{exponent}}}"));
+                    i = j;
+                }
+            }
+        } else {
+            i += 1;
+            atom = false;
+            match c {
+                ' ' => {}
+                '^' => {
+                    out.push_str("^{");
+                    pending_power = true;
+                    continue;
+                }
+                '(' => {
+                    out.push('(');
+                    if pending_power {
+                        groups.push(depth);
+                        pending_power = false;
+                    }
+                    depth += 1;
+                    continue;
+                }
+                ')' => {
+                    out.push(')');
+                    depth = depth.saturating_sub(1);
+                    if groups.last() == Some(&depth) {
+                        groups.pop();
+                        out.push('}');
+                    } else if pending_power {
+                        out.push('}');
+                        pending_power = false;
+                    }
+                    continue;
+                }
+                '-' if pending_power => {
+                    out.push('-');
+                    continue;
+                }
+                '&' | '%' | '$' | '#' | '{' | '}' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                '\\' => out.push_str("\\backslash "),
+                // A narrow column may break a formula after a comma.
+                ',' => out.push_str(",\\allowbreak "),
+                '/' if chars.get(i) == Some(&'∂') => out.push_str("/\\allowbreak "),
+                c => match math_symbol(c) {
+                    Some(symbol) => out.push_str(symbol),
+                    None => out.push(c),
+                },
+            }
+        }
+        if atom && pending_power {
+            out.push('}');
+            pending_power = false;
+        }
+    }
+    if pending_power {
+        out.push('}');
+    }
+    for _ in groups {
+        out.push('}');
+    }
+    out
+}
+
+/// A name in math mode: a call upright (`\tanh`, `\mathrm{relu}`), a label
+/// `_3` as `\_3`, a name with `_` subscripted after its first `_` (`w_{21}`),
+/// a name of several letters in `\mathit`.
+fn tex_name(word: &str, called: bool) -> String {
+    if called {
+        return match LATEX_FUNCTIONS.contains(&word) {
+            true => format!("\\{word}"),
+            false => format!("\\mathrm{{{}}}", word.replace('_', "\\_")),
+        };
+    }
+    if crate::session::label_id(word).is_some() {
+        return format!("\\_{}", &word[1..]);
+    }
+    let letters = |part: &str| {
+        let mut text = String::new();
+        for c in part.chars() {
+            match math_symbol(c) {
+                Some(symbol) => text.push_str(symbol),
+                None if c == '_' => text.push_str("\\_"),
+                None => text.push(c),
+            }
+        }
+        match part.chars().count() {
+            1 => text,
+            _ if part
+                .chars()
+                .all(|c| math_symbol(c).is_some() || c.is_ascii_digit()) =>
+            {
+                text
+            }
+            _ => format!("\\mathit{{{text}}}"),
+        }
+    };
+    match word.split_once('_') {
+        Some((base, sub)) if !base.is_empty() && !sub.is_empty() => {
+            format!("{}_{{{}}}", letters(base), letters(sub))
+        }
+        _ => letters(word),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::tex;
+    use super::{tex, tex_math};
 
     #[test]
     fn latex_escapes_and_symbols() {
         assert_eq!(tex("#3 & x_1"), "\\#3 \\& x\\_1");
-        assert_eq!(tex("∂f/∂q"), "$\\partial$f/$\\partial$q");
+        assert_eq!(tex("∂f/∂q"), "$\\partial $f/$\\partial $q");
+    }
+
+    #[test]
+    fn formulas_in_math_mode() {
+        assert_eq!(tex_math("x_1"), "x_{1}");
+        assert_eq!(tex_math("w_21*x"), "w_{21}\\cdot x");
+        assert_eq!(
+            tex_math("∂_3/∂b"),
+            "\\partial \\_3/\\allowbreak \\partial b"
+        );
+        assert_eq!(
+            tex_math("1/cosh(n)^2 = 6.68e-05"),
+            "1/\\cosh(n)^{2}=6.68\\times 10^{-05}"
+        );
+        assert_eq!(tex_math("x^(y - 1)"), "x^{(y-1)}");
+        assert_eq!(tex_math("relu(prod)"), "\\mathrm{relu}(\\mathit{prod})");
+        assert_eq!(tex_math("max(a, b)"), "\\max(a,\\allowbreak b)");
+        assert_eq!(tex_math("θ^-2"), "\\theta ^{-2}");
     }
 }

@@ -114,8 +114,12 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
-    /// Writes one event.
+    /// Writes one event. [`Event::Precision`] also sets the precision of the
+    /// human output that follows.
     pub fn event(&mut self, event: &Event, source: &str) -> io::Result<()> {
+        if let (Event::Precision { digits }, Format::Human(style)) = (event, &mut self.format) {
+            style.precision = digits.map_or(Precision::Full, Precision::Digits);
+        }
         match self.format {
             Format::Human(style) => {
                 let text = text::render_event(event, source, &style);
@@ -127,9 +131,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.err.write_all(text.as_bytes())?;
                     return self.err.flush();
                 }
+                // Tables and DOT are text to copy: a wrapped row is a broken row.
+                let copied = matches!(event, Event::TraceTable { .. } | Event::Picture { .. });
                 match self.width {
-                    Some(width) => self.out.write_all(wrap(&text, width).as_bytes()),
-                    None => self.out.write_all(text.as_bytes()),
+                    Some(width) if !copied => self.out.write_all(wrap(&text, width).as_bytes()),
+                    _ => self.out.write_all(text.as_bytes()),
                 }
             }
             Format::Json => match json::event(event, source) {

@@ -47,6 +47,11 @@ impl LineHelper {
         }
     }
 
+    /// Numbers in the preview from now on as `precision` says (`:precision`).
+    pub fn set_precision(&mut self, precision: crate::render::Precision) {
+        self.style.precision = precision;
+    }
+
     /// Whether `name` means something now: a variable, function, constant or `ans`.
     fn known(&self, name: &str) -> bool {
         let Ok(session) = self.session.try_borrow() else {
@@ -227,6 +232,7 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
                 }
                 Arg::Keyword(words) => candidates.extend(words.iter().map(|w| plain(w))),
                 Arg::Numbered(flag) => candidates.push(plain(flag)),
+                Arg::Digits => candidates.push(plain("full")),
                 Arg::File | Arg::Range => {}
             }
         }

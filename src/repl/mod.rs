@@ -130,7 +130,7 @@ fn run_shared<O: Write, E: Write>(
     session: &Rc<RefCell<Session>>,
     printer: &mut Printer<O, E>,
 ) -> io::Result<u8> {
-    let style = match printer.format {
+    let mut style = match printer.format {
         Format::Human(style) => style,
         Format::Json => Style::default(),
     };
@@ -240,6 +240,15 @@ fn run_shared<O: Write, E: Write>(
         };
         if quit {
             return Ok(0);
+        }
+        // `:precision` changed the printer's style: `:step` and the preview follow.
+        if let Format::Human(now) = printer.format {
+            if now.precision != style.precision {
+                style.precision = now.precision;
+                if let Some(helper) = editor.helper_mut() {
+                    helper.set_precision(now.precision);
+                }
+            }
         }
         printer.flush()?;
     }

@@ -20,6 +20,8 @@ pub enum Arg {
     Topic,
     /// Two numbers, a range (`-3 3`).
     Range,
+    /// Significant digits, 1 to 17, or `full` (`:precision`).
+    Digits,
     /// One of these words, in any position (`all`, `kahn`, `md`, `tex`).
     Keyword(&'static [&'static str]),
     /// This word, in any position, followed by a number (`--step 3`); the
@@ -233,6 +235,27 @@ pub static COMMANDS: &[CommandSpec] = &[
         run: Session::trace_command,
     },
     CommandSpec {
+        name: "precision",
+        aliases: &[],
+        usage: "N|full",
+        help: "show N significant digits (1 to 17) from now on, or `full` for the shortest text that reads back exactly; JSON always has full precision",
+        params: &[required(Arg::Digits)],
+        writes: false,
+        repl_only: false,
+        takes: "takes a number of digits from 1 to 17, or `full`",
+        example: "e.g. `:precision 4`, `:precision full`",
+        run: |_, c, e| {
+            let word = c.names[0].name.as_str();
+            let digits = match word.parse::<usize>() {
+                _ if word == "full" => None,
+                Ok(digits) if (1..=MAX_DIGITS).contains(&digits) => Some(digits),
+                _ => return Err(c.misuse()),
+            };
+            e.push(Event::Precision { digits });
+            Ok(())
+        },
+    },
+    CommandSpec {
         name: "vars",
         aliases: &[],
         usage: "",
@@ -398,6 +421,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     },
 ];
 
+/// The most significant digits `:precision` takes: 17 always read back as the
+/// same f64 (IEEE 754, §5.12.2).
+pub const MAX_DIGITS: usize = 17;
+
 const TRACE_PARAMS: &[Param] = &[
     ALL,
     optional(Arg::Keyword(&["md", "markdown", "tex", "latex"])),
@@ -447,7 +474,7 @@ pub struct Command<'a> {
     pub name: &'a Ident,
     /// The arguments as typed, without `-f`.
     pub args: Vec<&'a Ident>,
-    /// The variable names or the help topic, in order.
+    /// The variable names, the help topic or `:precision`'s digits, in order.
     pub names: Vec<&'a Ident>,
     /// The keywords given (`all`, `kahn`, `md`, …).
     pub keywords: Vec<&'static str>,
@@ -543,7 +570,7 @@ impl<'a> Command<'a> {
             };
             let taken: Vec<&Ident> = rest.by_ref().take(take).collect();
             match param.arg {
-                Arg::Name | Arg::Names | Arg::Topic => command.names.extend(taken),
+                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits => command.names.extend(taken),
                 Arg::File => command.file = taken.first().copied(),
                 Arg::Range => command.range = Some((taken[0], taken[1])),
                 Arg::Keyword(_) | Arg::Numbered(_) => {}
@@ -660,7 +687,7 @@ fn width(arg: Arg) -> usize {
     match arg {
         Arg::Range => 2,
         Arg::Names => 0,
-        Arg::Name | Arg::File | Arg::Topic | Arg::Keyword(_) | Arg::Numbered(_) => 1,
+        Arg::Name | Arg::File | Arg::Topic | Arg::Digits | Arg::Keyword(_) | Arg::Numbered(_) => 1,
     }
 }
 
@@ -766,6 +793,7 @@ mod tests {
                     Arg::File => "FILE",
                     Arg::Topic => "TOPIC",
                     Arg::Range => "FROM TO",
+                    Arg::Digits => "N|full",
                     Arg::Keyword(words) => words[0],
                     Arg::Numbered(flag) => flag,
                 };

@@ -82,6 +82,9 @@ impl Session {
         if let Some(&node) = self.vars.get(&ident.name) {
             return Ok(node);
         }
+        if let Some(node) = self.labelled_node(&ident.name, ident.span)? {
+            return Ok(node);
+        }
         if super::RESULT_NAMES.contains(&ident.name.as_str()) {
             if let Some(node) = self.last {
                 return Ok(node);

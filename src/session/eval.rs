@@ -164,6 +164,12 @@ impl Session {
                 uses_variable: true,
             });
         }
+        if let Some(node) = self.labelled_node(name, span)? {
+            return Ok(Value {
+                node,
+                uses_variable: self.graph.op(node) != Op::Const,
+            });
+        }
         if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
             return Ok(Value {
                 node: self.graph.constant(value),
@@ -209,7 +215,7 @@ impl Session {
             let label = |id: NodeId| {
                 names
                     .get(&id)
-                    .map_or_else(|| format!("#{}", id.0), |n| n.to_string())
+                    .map_or_else(|| super::node_label(id), |n| n.to_string())
             };
             let label = match args {
                 [y, x] => format!("grad({}, {})", label(y.node), label(x.node)),
@@ -455,6 +461,31 @@ impl Session {
         }
     }
 
+    /// The node a label `_N` names (see [`super::node_label`]): `Ok(None)` when
+    /// `name` is not a label, an error when no node has that id.
+    pub(super) fn labelled_node(
+        &self,
+        name: &str,
+        span: Span,
+    ) -> Result<Option<NodeId>, SessionError> {
+        let Some(id) = super::label_id(name) else {
+            return Ok(None);
+        };
+        if (id.0 as usize) < self.graph.len() {
+            return Ok(Some(id));
+        }
+        Err(SessionError::BadArguments {
+            message: format!(
+                "no node `{name}`: the graph has {} node{} (`_0` to `_{}`)",
+                self.graph.len(),
+                if self.graph.len() == 1 { "" } else { "s" },
+                self.graph.len().saturating_sub(1)
+            ),
+            span,
+            help: Some("`:topo` lists the nodes of the output with their labels".to_string()),
+        })
+    }
+
     /// Refuses names that cannot be variables: built-in functions, `ans`, user functions.
     fn check_assignable(&self, target: &Ident) -> Result<(), SessionError> {
         let name = target.name.as_str();
@@ -462,6 +493,11 @@ impl Session {
             Some(("it is a built-in function", None))
         } else if RESULT_NAMES.contains(&name) {
             Some(("it always names the most recent result", None))
+        } else if super::label_id(name).is_some() {
+            Some((
+                "names of the form `_N` are node labels",
+                Some("choose another name, e.g. `n3` for `_3`".to_string()),
+            ))
         } else if self.functions.contains_key(name) {
             Some((
                 "it is a function you defined",
@@ -496,6 +532,8 @@ impl Session {
             Some("it always names the most recent result")
         } else if self.vars.contains_key(&name.name) {
             Some("it is a variable")
+        } else if super::label_id(&name.name).is_some() {
+            Some("names of the form `_N` are node labels")
         } else {
             None
         };
@@ -509,6 +547,15 @@ impl Session {
             });
         }
         for (i, param) in params.iter().enumerate() {
+            if super::label_id(&param.name).is_some() {
+                return Err(SessionError::Reserved {
+                    name: param.name.clone(),
+                    span: param.span,
+                    action: "name a parameter",
+                    reason: "names of the form `_N` are node labels".to_string(),
+                    help: Some("choose another name".to_string()),
+                });
+            }
             if params[..i].iter().any(|p| p.name == param.name) {
                 return Err(SessionError::DuplicateParameter {
                     name: param.name.clone(),

@@ -6,20 +6,55 @@ use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
 
 /// A node as outputs refer to it: by its name when it has one, by its value when it
-/// is a constant, otherwise by its id (`#7`).
+/// is a constant, otherwise by its label (`_7`, see [`node_label`]).
 ///
-/// Serialized as `{id, name}` (flattened into a row); where only the id is
+/// Serialized as `{id, name, label}` (flattened into a row); where only the id is
 /// wanted (an input, an edge) the field says so with [`fields::id_of`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NodeRef {
     /// The node's id in the graph.
-    #[serde(serialize_with = "fields::id")]
     pub id: NodeId,
     /// The variable currently bound to this node, if any.
     pub name: Option<String>,
     /// The value, when the node is a constant (a number literal or `pi`).
-    #[serde(skip)]
     pub constant: Option<f64>,
+}
+
+impl NodeRef {
+    /// What the user can type to mean this node: its name, or else its
+    /// [`node_label`] (`_7`).
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| node_label(self.id))
+    }
+}
+
+impl Serialize for NodeRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("id", &self.id.0)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("label", &self.label())?;
+        map.end()
+    }
+}
+
+/// The label of node `id`: `_` and the id (`_7`). Typed back in an expression or
+/// a command it means that node (see [`label_id`]); user names of this form are
+/// refused, so a label never collides with a variable. Ids are positions in the
+/// graph: a collection (`:gc`) renumbers them.
+pub fn node_label(id: NodeId) -> String {
+    format!("_{}", id.0)
+}
+
+/// The node id a [`node_label`] names (`_7` → 7): `_` followed by ASCII digits
+/// without a leading zero (but `_0`) that fit a `u32`; `None` for anything else.
+pub fn label_id(name: &str) -> Option<NodeId> {
+    let digits = name.strip_prefix('_')?;
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    canonical.then(|| digits.parse().ok().map(NodeId))?
 }
 
 /// One node of the graph, described for `:topo` and `:trace`.
@@ -55,7 +90,7 @@ pub struct TraceContribution {
     /// (`y`, `2*x`, `1/cosh(n)^2`); evaluated in the session it gives `local`.
     /// `None` when the op passes nothing to this input at this point (`floor`,
     /// `relu` at `u ≤ 0`, a `max` loser). An operand with no name and a long
-    /// definition is written `#id`, which does not parse.
+    /// definition is written by its label `_id`, which parses too.
     pub formula: Option<String>,
     /// The local derivative ∂node/∂input, evaluated.
     #[serde(serialize_with = "fields::number")]
@@ -201,6 +236,9 @@ pub enum Event {
     Reset,
     /// The user asked to leave (`:quit`).
     Quit,
+    /// Human output shows this many significant digits from now on (`:precision`);
+    /// `None`: full, the shortest text that reads back as the same f64.
+    Precision { digits: Option<usize> },
     /// The output's graph as a tree (`:graph`); `omitted` nodes are not drawn.
     Graph {
         of: String,

@@ -6,8 +6,8 @@
 //!
 //! An operand's label is its variable name, its literal when it is a constant,
 //! and otherwise, when it is short, the expression that defines it (`x*w`); an
-//! operand with no name and a long definition is written by its id (`#7`),
-//! which does not parse.
+//! operand with no name and a long definition is written by its label (`_7`),
+//! which parses too: typed back it means that node.
 
 use std::collections::HashMap;
 
@@ -83,11 +83,11 @@ impl<'g> Formulas<'g> {
     }
 
     /// How a node is written as an operand: its name, its literal, its short
-    /// defining expression, or `#id`.
+    /// defining expression, or its label `_id`.
     fn label(&self, id: NodeId) -> ExprTree {
         self.expand(id)
             .filter(|tree| tree.nodes.len() == 1 || tree.to_string().chars().count() <= LABEL_CHARS)
-            .unwrap_or_else(|| ExprTree::name(&format!("#{}", id.0)))
+            .unwrap_or_else(|| ExprTree::name(&super::node_label(id)))
     }
 
     /// A named node or a constant as a one-node tree; `None` for anything else.

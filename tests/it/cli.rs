@@ -40,10 +40,10 @@ fn the_trace_of_the_fan_out_example() {
         y = 3
         z = 8
         backward pass from z: 4 nodes in reverse topological order; upstream = ∂z/∂node, seeded with 1
-        [1] z = #2 + x = 8   upstream 1
-              → #2: local ∂(x*y + x)/∂(x*y) = 1;  1 × 1 = 1;  grad 0 → 1
+        [1] z = _2 + x = 8   upstream 1
+              → _2: local ∂(x*y + x)/∂(x*y) = 1;  1 × 1 = 1;  grad 0 → 1
               → x: local ∂(x*y + x)/∂x = 1;  1 × 1 = 1;  grad 0 → 1   (1st of 2 uses)
-        [2] #2 = x * y = 6   upstream 1
+        [2] _2 = x * y = 6   upstream 1
               → x: local ∂(x*y)/∂x = y = 3;  1 × 3 = 3;  grad 1 → 4   (2nd of 2 uses: accumulated)
               → y: local ∂(x*y)/∂y = x = 2;  1 × 2 = 2;  grad 0 → 2
         [3] y leaf = 3   ∂z/∂y = 2
@@ -854,13 +854,13 @@ fn trace_formulas_are_the_rules_with_the_operands_labels() {
         // An unnamed operand is written by its definition: d(sin(x)*w)/d(sin(x)) = w.
         (
             "x = 1; w = 3; y = sin(x)*w; :trace",
-            &["→ #2: local ∂(sin(x)*w)/∂sin(x) = w = 3;"],
+            &["→ _2: local ∂(sin(x)*w)/∂sin(x) = w = 3;"],
         ),
         // A flat op passes nothing, and says so.
         (
             "x = 1.5; y = floor(x)*x; :trace",
             &[
-                "→ #1: local ∂(floor(x)*x)/∂floor(x) = x = 1.5;",
+                "→ _1: local ∂(floor(x)*x)/∂floor(x) = x = 1.5;",
                 "→ x: ∂floor(x)/∂x passes nothing here (not differentiable);  grad 1 stays   (2nd of 2 uses)\n",
             ],
         ),
@@ -933,7 +933,11 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
             .output()
             .unwrap(),
     );
-    assert!(md.contains("| ∂(x^2)/∂x = 2*x → 4 |"), "{md}");
+    // The node's cell shows x ^ 2; the local derivative names the node by its label.
+    assert!(
+        md.contains("| _2 = x ^ 2 = 4 | 1 | ∂_2/∂x = 2*x = 4 |"),
+        "{md}"
+    );
     let tex = stdout_of(
         &gradcalc()
             .args(["-e", script, "-e", ":trace tex"])
@@ -941,7 +945,9 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
             .unwrap(),
     );
     assert!(
-        tex.contains("$\\partial$(x\\textasciicircum{}2)/$\\partial$x = 2*x $\\to$ 4"),
+        tex.contains(
+            "$\\_2=x^{2}=4$ & $1$ & $\\partial \\_2/\\allowbreak \\partial x=2\\cdot x=4$"
+        ),
         "{tex}"
     );
 }

@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod cases;
+mod classroom;
 mod cli;
 mod derivatives;
 mod engine_chain;

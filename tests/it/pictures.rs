@@ -170,9 +170,9 @@ fn neuron_expected() -> Vec<(&'static str, f64, f64)> {
         ("o", o, 1.0),
         ("n", n, dn),
         ("b", b, dn),
-        ("#7", x1 * w1 + x2 * w2, dn),
-        ("#6", x2 * w2, dn),
-        ("#5", x1 * w1, dn),
+        ("_7", x1 * w1 + x2 * w2, dn),
+        ("_6", x2 * w2, dn),
+        ("_5", x1 * w1, dn),
         ("x1", x1, w1 * dn),
         ("w1", w1, x1 * dn),
         ("x2", x2, w2 * dn),
@@ -408,7 +408,7 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
             let current = seen.values.iter().find(|v| v.3).unwrap();
             assert_eq!(current.0, steps[done - 1].1, "{file}");
         }
-        for (name, grad) in [("y", 1.0), ("#2", 1.0), ("x", 2.0)] {
+        for (name, grad) in [("y", 1.0), ("_2", 1.0), ("x", 2.0)] {
             let value = seen.values.iter().find(|v| v.0 == name).unwrap();
             if let Some(shown) = value.2 {
                 assert!(close(shown, grad), "{file}: {name} {shown}");

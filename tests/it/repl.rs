@@ -578,3 +578,43 @@ fn output_to_a_file_from_a_terminal_has_no_editor_decorations() {
         "x = 2\ny = 3\n∂y/∂x = 1\n"
     );
 }
+
+#[test]
+fn precision_changes_the_digits_for_the_rest_of_the_session() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").expect("prompt");
+    // 2/3 = 0.666…: 10 digits by default, 3 after `:precision 3`, and the
+    // shortest round-trip text (17 significant digits, 0.6666666666666666) after
+    // `:precision full`.
+    line(&mut repl, "x = 2/3", "x = 0.6666666667");
+    line(&mut repl, ":precision 3", "3 significant digits");
+    line(&mut repl, "y = x*x", "y = 0.444\r\n");
+    line(&mut repl, ":step", "[1] y = x * x = 0.444");
+    line(&mut repl, "q", "(stopped)");
+    line(&mut repl, ":precision full", "full precision");
+    line(&mut repl, "x", "0.6666666666666666\r\n");
+    line(&mut repl, ":precision 18", "from 1 to 17, or `full`");
+}
+
+#[test]
+fn a_markdown_table_is_never_wrapped_at_the_terminal_width() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start_with(state.path(), &[], &[("NO_COLOR", "1"), ("COLUMNS", "40")]);
+    repl.expect("> ").expect("prompt");
+    line(&mut repl, "x_long_name = 2", "x_long_name = 2");
+    line(
+        &mut repl,
+        "y_long_name = x_long_name*x_long_name + 1",
+        "= 5",
+    );
+    repl.send_line(":trace md").unwrap();
+    let seen = strip_ansi(&until(&mut repl, "| ∂y_long_name/∂x_long_name = 4 |"));
+    // Every row of the table is one line: it starts and ends with `|`.
+    let rows: Vec<&str> = seen.lines().filter(|l| l.contains(" | ")).collect();
+    assert!(rows.len() >= 3, "{seen}");
+    for row in &rows {
+        let row = row.trim_end_matches('\r');
+        assert!(row.ends_with('|'), "a wrapped row: {row:?} in {seen}");
+    }
+}

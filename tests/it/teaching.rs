@@ -130,7 +130,10 @@ fn files_are_written_and_failures_point_at_the_path() {
             .starts_with("digraph")
     );
     let table = std::fs::read_to_string(&tex).unwrap();
-    assert!(table.contains("\\begin{tabular}") && table.contains("$\\partial$o/$\\partial$b"));
+    assert!(
+        table.contains("\\begin{xltabular}")
+            && table.contains("$\\partial o/\\allowbreak \\partial b=")
+    );
     assert!(
         std::fs::read_to_string(&plot)
             .unwrap()

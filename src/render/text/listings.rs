@@ -25,7 +25,7 @@ pub(super) fn rows(
         .chain(rows.iter().map(|row| {
             [
                 row.position.to_string(),
-                format!("#{}", row.node.id.0),
+                crate::session::node_label(row.node.id),
                 row.node.name.clone().unwrap_or_default(),
                 p.expression(row),
             ]
@@ -162,8 +162,8 @@ pub(super) fn trace(
             let product = if c.formula.is_some() {
                 format!(
                     "{} × {} = {};  ",
-                    p.number(step.upstream),
-                    p.number(c.local),
+                    p.factor(step.upstream),
+                    p.factor(c.local),
                     p.grad(c.product)
                 )
             } else {

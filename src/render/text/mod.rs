@@ -110,6 +110,13 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
         Event::Collected(reclaim) => {
             let _ = writeln!(out, "reclaimed {}", reclaim_text(reclaim));
         }
+        Event::Precision { digits } => {
+            let _ = match digits {
+                Some(1) => writeln!(out, "numbers show 1 significant digit"),
+                Some(n) => writeln!(out, "numbers show {n} significant digits"),
+                None => writeln!(out, "numbers show full precision"),
+            };
+        }
         Event::Reset => {
             let _ = writeln!(
                 out,
@@ -231,7 +238,12 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
                     nodes_text.push(p.node(&first.node));
                 }
                 nodes_text.extend(path.edges.iter().map(|e| p.node(&e.input)));
-                let locals: Vec<String> = path.edges.iter().map(|e| p.number(e.local)).collect();
+                // Negative factors in brackets when there is a product to read.
+                let factor = |v: f64| match path.edges.len() {
+                    1 => p.number(v),
+                    _ => p.factor(v),
+                };
+                let locals: Vec<String> = path.edges.iter().map(|e| factor(e.local)).collect();
                 let product = if locals.is_empty() {
                     "1 (the output itself)".to_string()
                 } else {

@@ -14,6 +14,15 @@ impl Painter<'_> {
     pub(super) fn number(&self, value: f64) -> String {
         format_number(value, self.0.precision)
     }
+    /// A number as a factor of a product: negative ones in brackets,
+    /// `0.5 × (-3)`.
+    pub(super) fn factor(&self, value: f64) -> String {
+        let text = self.number(value);
+        match text.starts_with('-') {
+            true => format!("({text})"),
+            false => text,
+        }
+    }
     pub(super) fn value(&self, value: f64) -> String {
         let text = self.number(value);
         if self.0.color {
@@ -85,7 +94,7 @@ impl Painter<'_> {
     pub(super) fn node(&self, node: &NodeRef) -> String {
         notation::node(node, self.0.precision)
     }
-    /// What a node computes, from its op and inputs: `x * y`, `tanh(#4)`, `leaf`.
+    /// What a node computes, from its op and inputs: `x * y`, `tanh(_4)`, `leaf`.
     pub(super) fn expression(&self, row: &NodeRow) -> String {
         let inputs: Vec<String> = row.inputs.iter().map(|i| self.node(i)).collect();
         notation::expression(row.op, &inputs)

@@ -1,0 +1,230 @@
+//! Issue 12, "Ready for the classroom": node labels that can be typed back,
+//! `:precision`, handouts (`:trace md|tex`), trace typography, user functions in
+//! `:help` and `:vars`, and `:plot` of an unrelated variable — through the binary.
+
+use crate::util::{close, gradcalc, json_events, json_number, stderr_of, stdout_of};
+
+/// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
+/// `o = p*x + x` has ∂o/∂p = x = 2 by hand.
+const LABELLED: &str = "x = 2; w = -3; o = x*w*x + x";
+
+/// Standard output of `gradcalc -e A -e B …`, which must succeed.
+fn run(lines: &[&str]) -> String {
+    let mut command = gradcalc();
+    for line in lines {
+        command.args(["-e", line]);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    stdout_of(&output)
+}
+
+#[test]
+fn unnamed_nodes_are_labelled_and_the_label_types_back() {
+    let text = run(&[
+        LABELLED,
+        ":topo",
+        ":grad _2",
+        ":paths _2",
+        "_2 + 1",
+        ":trace",
+    ]);
+    assert!(!text.contains("#2"), "{text}");
+    // :topo lists _2 as x * w, value -6.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("_2") && l.contains("x * w") && l.trim_end().ends_with("-6")),
+        "{text}"
+    );
+    // ∂o/∂p = x = 2 (o = p*x + x).
+    assert!(text.contains("∂o/∂_2 = 2\n"), "{text}");
+    assert!(text.contains("paths from o to _2: 1 "), "{text}");
+    // _2 + 1 = -6 + 1.
+    assert!(text.lines().any(|l| l == "-5"), "{text}");
+}
+
+#[test]
+fn a_label_is_the_same_in_json_tables_and_dot() {
+    let (events, status) = json_events(&["-e", LABELLED, "-e", ":topo", "-e", ":trace md"]);
+    assert_eq!(status, Some(0));
+    let topo = events.iter().find(|e| e["kind"] == "topo").unwrap();
+    let p = topo["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == 2)
+        .unwrap();
+    assert_eq!(p["label"], "_2");
+    assert!(close(json_number(&p["value"]).unwrap(), -6.0, 0.0));
+    let named = topo["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == 0)
+        .unwrap();
+    assert_eq!(named["label"], "x");
+    let table = events.iter().find(|e| e["kind"] == "table").unwrap();
+    assert!(
+        table["text"]
+            .as_str()
+            .unwrap()
+            .contains("| _2 = x * w = -6 |"),
+        "{table}"
+    );
+    let dot = run(&[LABELLED, ":dot"]);
+    assert!(dot.contains("n2 [label=\"{ _2 | value -6 |"), "{dot}");
+}
+
+#[test]
+fn labels_are_reserved_and_checked() {
+    let output = gradcalc().args(["-e", "_3 = 1"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("node labels"),
+        "{}",
+        stderr_of(&output)
+    );
+    let output = gradcalc()
+        .args(["-e", "x = 1", "-e", "_9 + 1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("no node `_9`: the graph has 1 node "),
+        "{}",
+        stderr_of(&output)
+    );
+    // `_` alone is still the last result, and `_x` an ordinary name.
+    assert!(run(&["_x = 4", "_x + _"]).ends_with("8\n"));
+}
+
+#[test]
+fn precision_in_a_script_holds_for_the_rest_and_json_keeps_full_digits() {
+    // 1/3 by hand: 0.3333333333 (10 digits), 0.33 (2), 0.3333333333333333 (full).
+    let text = run(&["a = 1/3", ":precision 2", "a; a*2", ":precision full", "a"]);
+    assert_eq!(
+        text,
+        "a = 0.3333333333\nnumbers show 2 significant digits\n0.33\n0.67\nnumbers show full precision\n0.3333333333333333\n"
+    );
+    let (events, status) = json_events(&["-e", ":precision 2; 1/3"]);
+    assert_eq!(status, Some(0));
+    assert_eq!(events[0]["kind"], "precision");
+    assert_eq!(events[0]["digits"], 2);
+    assert_eq!(json_number(&events[1]["value"]), Some(1.0 / 3.0));
+    let output = gradcalc().args(["-e", ":precision 0"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("from 1 to 17"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+/// A trace with long names, subscripts, a label, tiny numbers, a call with
+/// three arguments and ops that pass nothing: the widest cells a handout has.
+const HANDOUT: &str = "x_1 = 2; w_21 = -3; x2 = 0; w2 = 1; b = 6.8813735870195432; \
+    first_product = x_1*w_21; n = first_product + x2*w2 + b; o = tanh(n); \
+    y = relu(-o)*o^3 + 1/sqrt(o^2+1) + max(x_1, w2, 0.25)*floor(b) + 1e-30*o";
+
+#[test]
+fn the_latex_handout_has_math_names_and_booktabs_rules() {
+    let text = run(&[HANDOUT, ":trace tex"]);
+    assert!(
+        text.contains("\\toprule") && text.contains("\\midrule") && text.contains("\\bottomrule")
+    );
+    assert!(!text.contains("\\hline"), "{text}");
+    // x_1 as x₁ in math mode, not the text `x\_1`.
+    assert!(text.contains("$x_{1}$"), "{text}");
+    assert!(!text.contains("x\\_1"), "{text}");
+    // The leaf rows give ∂y/∂x_1 as a formula, breakable between ∂y/ and ∂x_1.
+    assert!(
+        text.contains("$\\partial y/\\allowbreak \\partial x_{1}="),
+        "{text}"
+    );
+}
+
+/// The table of [`HANDOUT`] compiled by `pdflatex` on A4 and Letter paper, when
+/// one is installed (skipped otherwise): it must compile and the log must have
+/// no `Overfull \hbox` (a line wider than the page's text).
+#[test]
+fn the_latex_handout_compiles_and_fits_a4_and_letter() {
+    if std::process::Command::new("pdflatex")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("pdflatex is not installed: the LaTeX handout is not compiled");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc()
+        .current_dir(dir.path())
+        .args(["-e", HANDOUT, "-e", ":trace tex table.tex"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    for paper in ["a4paper", "letterpaper"] {
+        let document = format!(
+            "\\documentclass[{paper}]{{article}}\n\\usepackage{{booktabs,xltabular}}\n\
+             \\begin{{document}}\n\\input{{table.tex}}\n\\end{{document}}\n"
+        );
+        std::fs::write(dir.path().join(format!("{paper}.tex")), document).unwrap();
+        // Twice: longtable settles its column widths on the second run.
+        for _ in 0..2 {
+            let run = std::process::Command::new("pdflatex")
+                .current_dir(dir.path())
+                .args([
+                    "-interaction=nonstopmode",
+                    "-halt-on-error",
+                    &format!("{paper}.tex"),
+                ])
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "pdflatex failed on {paper}: {}",
+                stdout_of_process(&run)
+            );
+        }
+        let log = std::fs::read_to_string(dir.path().join(format!("{paper}.log"))).unwrap();
+        assert!(!log.contains("Overfull \\hbox"), "{paper}: {log}");
+        assert!(
+            !log.contains("Undefined control sequence"),
+            "{paper}: {log}"
+        );
+    }
+}
+
+fn stdout_of_process(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn the_markdown_handout_shows_each_number_once() {
+    // x = 2, y = 3, z = x*y: ∂z/∂x = y = 3, ∂z/∂y = x = 2 (by hand).
+    let text = run(&["x = 2; y = 3; z = x*y", ":trace md"]);
+    assert_eq!(
+        text.lines().skip(3).collect::<Vec<_>>(),
+        [
+            "| Node | Upstream | Local derivative | Contribution | Gradient |",
+            "|---|---|---|---|---|",
+            "| z = x * y = 6 | 1 | ∂z/∂x = y = 3 | 3 | x: 0 → 3 |",
+            "|  |  | ∂z/∂y = x = 2 | 2 | y: 0 → 2 |",
+            "| y = 3 (leaf) |  |  |  | ∂z/∂y = 2 |",
+            "| x = 2 (leaf) |  |  |  | ∂z/∂x = 3 |",
+        ]
+    );
+}
+
+#[test]
+fn negative_factors_are_bracketed_in_products() {
+    // y = x*w at x = 2, w = -3: ∂y/∂x = w = -3, so the product is 1 × (-3).
+    let text = run(&["x = 2; w = -3; y = x*w*x", ":trace", ":paths x"]);
+    assert!(
+        text.contains("1 × (-3) = -3;") || text.contains("2 × (-3) = -6;"),
+        "{text}"
+    );
+    // Two paths to x: through x*w (∂y/∂(x*w) = x = 2, then w = -3) and direct (x*w = -6).
+    assert!(text.contains("y → _2 → x   2 × (-3) = -6"), "{text}");
+    assert!(text.contains("y → x   -6 = -6"), "{text}");
+}
