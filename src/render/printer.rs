@@ -72,6 +72,9 @@ impl<O: Write, E: Write> Printer<O, E> {
         match result {
             Ok(events) => {
                 for event in events {
+                    if crate::interrupt::requested() {
+                        break; // Ctrl-C: the driver says "interrupted"
+                    }
                     match self.file_of(event) {
                         Some((target, what, content)) => {
                             let saved = match event {
@@ -106,8 +109,8 @@ impl<O: Write, E: Write> Printer<O, E> {
                     return self.err.flush();
                 }
                 match self.width {
-                    Some(width) => self.out.write_all(wrap(&text, width).as_bytes()),
-                    None => self.out.write_all(text.as_bytes()),
+                    Some(width) => write_polled(&mut self.out, wrap(&text, width).as_bytes()),
+                    None => write_polled(&mut self.out, text.as_bytes()),
                 }
             }
             Format::Json => match json::event(event, source) {
@@ -355,6 +358,19 @@ impl<O: Write, E: Write> Printer<O, E> {
         self.out.flush()?;
         self.err.flush()
     }
+}
+
+/// Writes `bytes` in pieces of 64 KiB, stopping early after Ctrl-C
+/// ([`crate::interrupt`]): a long listing to a slow terminal stops within a
+/// piece's time, and the driver then reports "interrupted".
+fn write_polled(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    for piece in bytes.chunks(64 * 1024) {
+        if crate::interrupt::requested() {
+            return Ok(());
+        }
+        out.write_all(piece)?;
+    }
+    Ok(())
 }
 
 /// Soft-wraps every line of `text` that is wider than `width` columns after the

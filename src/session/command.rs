@@ -627,6 +627,11 @@ impl Session {
         let command = Command::parse(name, args)?;
         let first = events.len();
         (command.spec.run)(self, &command, events)?;
+        // A command's results may rest on an engine walk that Ctrl-C cut short;
+        // those that change the session finish their change whole.
+        if !matches!(command.spec.name, "reset" | "gc" | "load" | "quit") {
+            self.check_interrupt()?;
+        }
         if matches!(command.spec.name, "trace" | "topo" | "forward" | "graph")
             && events.len() > first
         {

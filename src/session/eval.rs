@@ -112,6 +112,9 @@ impl Session {
         span: Span,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        if self.poll.tick() {
+            self.check_interrupt()?;
+        }
         let ids: Vec<NodeId> = inputs.iter().map(|v| v.node).collect();
         let node = self
             .graph
@@ -283,6 +286,9 @@ impl Session {
                 limit: MAX_CALL_DEPTH,
             });
         }
+        if self.poll.tick() {
+            self.check_interrupt()?;
+        }
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if self.graph.len().saturating_sub(scope.start) > limit {
             return Err(SessionError::CallsTooLarge {
@@ -399,6 +405,7 @@ impl Session {
         self.check_assignable(target)?;
         let mark = self.graph.len();
         let mut value = self.evaluate(tree, events)?;
+        self.check_interrupt()?;
         let compound = match op {
             AssignOp::Set | AssignOp::Update => None,
             AssignOp::Add => Some(Op::Add),

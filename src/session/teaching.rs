@@ -245,6 +245,7 @@ impl Session {
         let (mut minus, mut plus) = (base.clone(), base.clone());
         let out = output.node.index();
         for (name, node) in targets.iter().cloned() {
+            self.check_interrupt()?;
             let x = self.graph.value(node);
             let h = check_step(x);
             let (low, high) = (x - h, x + h);
@@ -530,6 +531,8 @@ impl Session {
         }
         let order = self.order_for(output.node);
         let samples = (0..PLOT_SAMPLES)
+            // After Ctrl-C the rest is not computed (the statement fails).
+            .take_while(|_| !crate::interrupt::requested())
             .map(|i| {
                 let x = from + (to - from) * i as f64 / (PLOT_SAMPLES - 1) as f64;
                 let values = self.graph.reevaluate(&order, &[(node, x)]);
