@@ -355,6 +355,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         takes: "takes one file name",
         example: FILE_EXAMPLE,
         run: |s, c, e| {
+            if s.statements_dropped() > 0 {
+                e.push(Event::Warning {
+                    message: format!(
+                        "the script holds the last {} statements only: the first {} were dropped to bound memory, so it does not rebuild this session from its start",
+                        s.statement_count(),
+                        s.statements_dropped()
+                    ),
+                    span: c.name.span,
+                });
+            }
             e.push(Event::Save {
                 script: s.script(),
                 statements: s.statement_count(),

@@ -95,7 +95,7 @@ pub struct Session {
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
     /// Source text of the statements that built this state, for `:save` (script.rs).
-    statements: Vec<String>,
+    statements: script::StatementLog,
     /// Collections and sort counts (`memory.rs`).
     memory: memory::Memory,
     /// Counts the evaluation's steps between looks at Ctrl-C's flag.
@@ -242,7 +242,9 @@ impl Session {
                 self.command(&name, &args, &mut events)?;
             }
         }
-        self.statements.extend(record);
+        if let Some(record) = record {
+            self.statements.push(record);
+        }
         self.collect_if_due();
         Ok(events)
     }
