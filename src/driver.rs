@@ -8,8 +8,9 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::files;
+use crate::interrupt;
 use crate::render::Printer;
-use crate::session::{Event, Session, Target};
+use crate::session::{CalculusEvent, Event, Session, SessionError, Target};
 use crate::syntax::{self, Span};
 
 /// How deep `:load` may nest (a file that loads a file that loads …).
@@ -27,6 +28,9 @@ pub enum Outcome {
     /// The output could not be written (a closed pipe, a full disk): nothing more
     /// can be shown, so nothing more runs.
     Output(io::Error),
+    /// Ctrl-C ([`crate::interrupt`]): the statement running was undone (or its
+    /// output cut short) and "interrupted" was reported; nothing more runs.
+    Interrupted,
 }
 
 /// How to run a source.
@@ -147,6 +151,30 @@ pub fn run<O: Write, E: Write>(
         });
         if let Err(error) = printer.report(&result, &frame.text, &frame.origin) {
             return Outcome::Output(error);
+        }
+        if interrupt::requested() {
+            // Said already by an interrupted statement or `:repeat`; else the
+            // Ctrl-C came as the statement ended or while its output was written.
+            let said = match &result {
+                Err(error) if error.is_interrupted() => true,
+                Ok(events) => events.iter().any(|e| {
+                    matches!(
+                        e,
+                        Event::Calculus(CalculusEvent::Repeat {
+                            interrupted: true,
+                            ..
+                        })
+                    )
+                }),
+                Err(_) => false,
+            };
+            if !said {
+                let error = SessionError::Interrupted { span };
+                if let Err(error) = printer.error(&error, &frame.text, &frame.origin) {
+                    return Outcome::Output(error);
+                }
+            }
+            return Outcome::Interrupted;
         }
         let mut this_failed = result.is_err() || printer.take_failure();
         if quit {

@@ -40,6 +40,7 @@
 pub mod driver;
 pub mod engine;
 pub mod files;
+pub mod interrupt;
 pub mod render;
 pub mod repl;
 pub mod session;

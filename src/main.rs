@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::files::{self, WritePolicy};
+use gradcalc::interrupt;
 use gradcalc::render::{Format, Precision, Printer, Style};
 use gradcalc::session::Session;
 
@@ -124,6 +125,9 @@ fn output_failed(error: &io::Error) -> u8 {
 
 /// Chooses the mode and runs it; returns the exit status.
 fn run(args: Args) -> u8 {
+    // Ctrl-C stops the running statement; in a batch run the process then ends
+    // with status 130 (the REPL keeps the session instead).
+    interrupt::install();
     let stdin_is_terminal = io::stdin().is_terminal();
     let stdout_is_terminal = io::stdout().is_terminal();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -247,6 +251,12 @@ fn run(args: Args) -> u8 {
                 };
             }
             Outcome::Output(error) => return output_failed(&error),
+            Outcome::Interrupted => {
+                return match printer.flush() {
+                    Ok(()) => interrupt::EXIT_STATUS,
+                    Err(error) => output_failed(&error),
+                };
+            }
         }
     }
     if let Err(error) = printer.flush() {

@@ -4,6 +4,7 @@
 //! are that one walk.
 
 use super::{Contribution, Gradients, Graph, NodeId, Op, Step};
+use crate::interrupt::Poll;
 
 impl Graph {
     /// Gradients of the output `order[0]` with respect to every node, by reverse
@@ -72,7 +73,9 @@ impl Graph {
 
     /// The backward pass, shared by every method above: walks `order` once,
     /// reading forward values from `values` (one per node), and tells
-    /// `recorder` every step.
+    /// `recorder` every step. After Ctrl-C ([`crate::interrupt`]) it stops
+    /// early and the gradients are incomplete: callers that may run under
+    /// Ctrl-C check [`crate::interrupt::requested`].
     fn walk<R: Recorder>(&self, order: &[NodeId], values: &[f64], recorder: &mut R) -> Gradients {
         let mut grads = vec![0.0; self.len()];
         if let Some(&output) = order.first() {
@@ -81,7 +84,11 @@ impl Graph {
         // The operands' values: up to two in an array, more in a vector.
         let mut pair = [0.0; 2];
         let mut many = Vec::new();
+        let mut poll = Poll::new();
         for &node in order {
+            if poll.tick() {
+                break;
+            }
             // ∂output/∂node, complete: every node using this one came earlier.
             let upstream = grads[node.index()];
             recorder.node(node, upstream);

@@ -1,6 +1,7 @@
 //! Reverse topological order by an iterative depth-first search.
 
 use super::{Graph, NodeId};
+use crate::interrupt::Poll;
 
 impl Graph {
     /// The nodes reachable from `output`, in reverse topological order: `output`
@@ -12,6 +13,10 @@ impl Graph {
     /// (nodes x, y, mul, add) it is `[add, mul, y, x]`. The search uses an
     /// explicit stack and a visited bitset, never recursion, so any depth is safe.
     ///
+    /// After Ctrl-C ([`crate::interrupt`]) the search stops early and the order
+    /// is incomplete: a caller that may run under Ctrl-C checks
+    /// [`crate::interrupt::requested`] before using it.
+    ///
     /// # Panics
     /// If `output` is not a node of this graph.
     pub fn topo_order(&self, output: NodeId) -> Vec<NodeId> {
@@ -20,7 +25,11 @@ impl Graph {
         // Each entry is a node and how many of its inputs have been looked at.
         let mut stack: Vec<(NodeId, u32)> = vec![(output, 0)];
         visited.insert(output);
+        let mut poll = Poll::new();
         while let Some(top) = stack.last_mut() {
+            if poll.tick() {
+                break;
+            }
             let (node, next) = *top;
             // Reads only the node's structure: its operand count and ids.
             match self.inputs(node).get(next as usize).copied() {

@@ -216,7 +216,11 @@ impl Layered {
         let mut best_crossings = self.crossings();
         let mut since_better = 0;
         for iteration in 0..ORDER_SWEEPS {
-            if best_crossings == 0 || since_better >= ORDER_PATIENCE {
+            // Ctrl-C: keep the best order so far (the picture is thrown away).
+            if best_crossings == 0
+                || since_better >= ORDER_PATIENCE
+                || crate::interrupt::requested()
+            {
                 break;
             }
             self.sweep(iteration % 2 == 1);
@@ -383,6 +387,9 @@ impl Layered {
         let mut weights = Vec::new();
         let mut gaps = Vec::new();
         for sweep in 0..2 * COORDINATE_SWEEPS {
+            if crate::interrupt::requested() {
+                break; // Ctrl-C: the picture is thrown away
+            }
             let downwards = sweep % 2 == 0;
             for step in 0..depth {
                 let r = if downwards { step } else { depth - 1 - step };

@@ -74,6 +74,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                 // The pictures of `--steps`: after one fails, the rest are not tried.
                 let mut skipped: Option<(usize, usize)> = None;
                 for event in events {
+                    if crate::interrupt::requested() {
+                        break; // Ctrl-C: the driver says "interrupted"
+                    }
                     let step_picture = matches!(
                         event,
                         Event::Picture { picture, target: Some(_), .. } if picture.step.is_some()
@@ -134,8 +137,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                 // Tables and DOT are text to copy: a wrapped row is a broken row.
                 let copied = matches!(event, Event::TraceTable { .. } | Event::Picture { .. });
                 match self.width {
-                    Some(width) if !copied => self.out.write_all(wrap(&text, width).as_bytes()),
-                    _ => self.out.write_all(text.as_bytes()),
+                    Some(width) if !copied => {
+                        write_polled(&mut self.out, wrap(&text, width).as_bytes())
+                    }
+                    _ => write_polled(&mut self.out, text.as_bytes()),
                 }
             }
             Format::Json => match json::event(event, source) {
@@ -383,6 +388,19 @@ impl<O: Write, E: Write> Printer<O, E> {
         self.out.flush()?;
         self.err.flush()
     }
+}
+
+/// Writes `bytes` in pieces of 64 KiB, stopping early after Ctrl-C
+/// ([`crate::interrupt`]): a long listing to a slow terminal stops within a
+/// piece's time, and the driver then reports "interrupted".
+fn write_polled(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    for piece in bytes.chunks(64 * 1024) {
+        if crate::interrupt::requested() {
+            return Ok(());
+        }
+        out.write_all(piece)?;
+    }
+    Ok(())
 }
 
 /// Soft-wraps every line of `text` that is wider than `width` columns after the

@@ -82,13 +82,25 @@ fn run_input<O: Write, E: Write>(
     printer: &mut Printer<O, E>,
     input: &str,
 ) -> io::Result<bool> {
+    crate::interrupt::clear();
     let quit = match driver::run(session, printer, input.as_bytes(), "<input>", None, TYPED) {
         Outcome::Quit { .. } => true,
         Outcome::Output(error) => return Err(error),
-        Outcome::Done { .. } | Outcome::Stopped => false,
+        Outcome::Done { .. } | Outcome::Stopped | Outcome::Interrupted => false,
     };
     printer.flush()?;
+    after_interrupt();
     Ok(quit)
+}
+
+/// After Ctrl-C stopped a statement: drops the keys typed while it ran (the
+/// terminal's input queue), so that nothing typed in the meantime runs, and
+/// forgets the Ctrl-C. Does nothing otherwise, or when stdin is no terminal.
+fn after_interrupt() {
+    if crate::interrupt::requested() {
+        let _ = rustix::termios::tcflush(io::stdin(), rustix::termios::QueueSelector::IFlush);
+        crate::interrupt::clear();
+    }
 }
 
 /// The REPL without a line editor: the prompt on stderr, lines from stdin.
@@ -160,8 +172,9 @@ fn run_shared<O: Write, E: Write>(
         (PROMPT, CONTINUATION)
     };
     // Ctrl-C while a statement runs (outside line editing, where rustyline reads it
-    // as a key) must not end the session: it only stops a running `:repeat`.
-    let _ = ctrlc::set_handler(crate::session::interrupt);
+    // as a key) must not end the session: it stops the statement (`crate::interrupt`).
+    crate::interrupt::set_batch(false);
+    crate::interrupt::install();
     let opened = history_path()
         .map(|path| history::open(&path))
         .unwrap_or_default();
@@ -273,6 +286,7 @@ fn step<O: Write, E: Write>(
     input: &str,
     style: &Style,
 ) -> io::Result<()> {
+    crate::interrupt::clear();
     let mut trace = None;
     let mut written = Ok(());
     let _ = session.run_source(input, |result| {
@@ -289,6 +303,7 @@ fn step<O: Write, E: Write>(
         std::ops::ControlFlow::Continue(())
     });
     written?;
+    after_interrupt();
     let Some(trace) = trace else {
         return Ok(());
     };

@@ -381,6 +381,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         takes: "takes one file name",
         example: FILE_EXAMPLE,
         run: |s, c, e| {
+            if s.statements_dropped() > 0 {
+                e.push(Event::Warning {
+                    message: format!(
+                        "the script holds the last {} statements only: the first {} were dropped to bound memory, so it does not rebuild this session from its start",
+                        s.statement_count(),
+                        s.statements_dropped()
+                    ),
+                    span: c.name.span,
+                });
+            }
             e.push(Event::Save {
                 script: s.script(),
                 statements: s.statement_count(),
@@ -758,6 +768,11 @@ impl Session {
         let command = Command::parse(name, args)?;
         let first = events.len();
         (command.spec.run)(self, &command, events)?;
+        // A command's results may rest on an engine walk that Ctrl-C cut short;
+        // those that change the session finish their change whole.
+        if !matches!(command.spec.name, "reset" | "gc" | "load" | "quit") {
+            self.check_interrupt()?;
+        }
         if matches!(command.spec.name, "trace" | "topo" | "forward" | "graph")
             && events.len() > first
         {

@@ -198,6 +198,7 @@ impl Session {
         let names = self.names_by_node();
         let (shown, omitted) = summarise(order.len(), all);
         let rows = shown
+            .take_while(|_| !crate::interrupt::requested())
             .map(|i| self.node_row(i + 1, order[i], &names))
             .collect();
         events.push(Event::Topo {
@@ -236,6 +237,8 @@ impl Session {
         let steps = shown
             .iter()
             .zip(&steps)
+            // After Ctrl-C the rest is not built (the statement fails).
+            .take_while(|_| !crate::interrupt::requested())
             .map(|(&k, step)| {
                 let op = self.graph.op(step.node).info();
                 let mut node_formulas = if op.op.is_leaf() {

@@ -96,6 +96,10 @@ pub enum SessionError {
         span: Span,
         suggestion: Option<String>,
     },
+    /// Ctrl-C stopped the statement ([`crate::interrupt`]); the session was put
+    /// back as it was before it.
+    #[error("interrupted")]
+    Interrupted { span: Span },
     /// A command with arguments it does not take.
     #[error("{message}")]
     BadArguments {
@@ -106,6 +110,15 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// True for [`SessionError::Interrupted`], also inside a function's body.
+    pub fn is_interrupted(&self) -> bool {
+        match self {
+            SessionError::Interrupted { .. } => true,
+            SessionError::InFunction { inner, .. } => inner.is_interrupted(),
+            _ => false,
+        }
+    }
+
     /// Where the error is, as a byte range into the source the statement came from.
     pub fn span(&self) -> Span {
         match self {
@@ -126,6 +139,7 @@ impl SessionError {
             | SessionError::CallWithoutParentheses { span, .. }
             | SessionError::SecondDerivative { span, .. }
             | SessionError::UnknownCommand { span, .. }
+            | SessionError::Interrupted { span }
             | SessionError::BadArguments { span, .. } => *span,
         }
     }
@@ -184,6 +198,9 @@ impl SessionError {
             ),
             SessionError::DerivativeArity { .. } => {
                 Some("use `:grad NAME` for functions of several variables".to_string())
+            }
+            SessionError::Interrupted { .. } => {
+                Some("by Ctrl-C: the statement was undone, the session is as it was before it".to_string())
             }
             SessionError::WrongArity { .. }
             | SessionError::CallsTooDeep { .. }

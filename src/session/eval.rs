@@ -112,6 +112,9 @@ impl Session {
         span: Span,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        if self.poll.tick() {
+            self.check_interrupt()?;
+        }
         let ids: Vec<NodeId> = inputs.iter().map(|v| v.node).collect();
         let node = self
             .graph
@@ -289,6 +292,9 @@ impl Session {
                 limit: MAX_CALL_DEPTH,
             });
         }
+        if self.poll.tick() {
+            self.check_interrupt()?;
+        }
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if self.graph.len().saturating_sub(scope.start) > limit {
             return Err(SessionError::CallsTooLarge {
@@ -405,6 +411,7 @@ impl Session {
         self.check_assignable(target)?;
         let mark = self.graph.len();
         let mut value = self.evaluate(tree, events)?;
+        self.check_interrupt()?;
         let compound = match op {
             AssignOp::Set | AssignOp::Update => None,
             AssignOp::Add => Some(Op::Add),

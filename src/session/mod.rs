@@ -36,7 +36,6 @@ pub use event::{
     node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
-pub use update::interrupt;
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -97,9 +96,11 @@ pub struct Session {
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
     /// Source text of the statements that built this state, for `:save` (script.rs).
-    statements: Vec<String>,
+    statements: script::StatementLog,
     /// Collections and sort counts (`memory.rs`).
     memory: memory::Memory,
+    /// Counts the evaluation's steps between looks at Ctrl-C's flag.
+    poll: crate::interrupt::Poll,
 }
 
 impl Session {
@@ -150,10 +151,63 @@ impl Session {
     /// Parses and runs the one statement at `span` of `source`.
     ///
     /// Errors: any [`SessionError`]; spans in it point into `source`.
+    ///
+    /// Ctrl-C while it runs ([`crate::interrupt`]) gives
+    /// [`SessionError::Interrupted`] at the statement, with the session put back
+    /// as it was before it: the nodes it appended are removed, and no binding,
+    /// output, `ans`, function or cache was changed (the long work of every
+    /// statement comes before its changes). `:repeat` is the exception: it
+    /// stops and keeps the steps it finished, as documented in docs/repl.md.
     pub fn run_statement(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
         if let Some(events) = self.repeat_statement(source, span) {
             return events;
         }
+        let mark = self.graph.len();
+        let statements = self.statements.len();
+        let result = self.run_parsed(source, span);
+        if result.as_ref().is_err_and(SessionError::is_interrupted) {
+            self.undo_past(mark, statements);
+            let text = &source[span.start..span.end];
+            let lead = text.len() - text.trim_start().len();
+            let span = Span::new(span.start + lead, span.start + text.trim_end().len());
+            return Err(SessionError::Interrupted { span });
+        }
+        result
+    }
+
+    /// Puts the session back to a graph of `len` nodes and a statement log of
+    /// `statements` entries after an interrupted statement (see
+    /// [`Session::run_statement`]).
+    fn undo_past(&mut self, len: usize, statements: usize) {
+        if self.graph.len() > len {
+            self.graph.truncate(len);
+            self.derivative_nodes.retain(|id, _| id.index() < len);
+            self.forget_groups_past(len);
+        }
+        if self
+            .order_cache
+            .as_ref()
+            .is_some_and(|(node, _)| node.index() >= len)
+        {
+            self.order_cache = None;
+        }
+        self.statements.truncate(statements);
+    }
+
+    /// [`SessionError::Interrupted`] if Ctrl-C was pressed: called after every
+    /// engine call whose result may be incomplete, and before a statement
+    /// changes a binding. Its span is set by [`Session::run_statement`].
+    fn check_interrupt(&self) -> Result<(), SessionError> {
+        if crate::interrupt::requested() {
+            return Err(SessionError::Interrupted {
+                span: Span::default(),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Session::run_statement`] without the undo after Ctrl-C.
+    fn run_parsed(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
         let located = syntax::parse_statement(source, span)
             .map_err(|error| self.explain_syntax_error(source, error))?;
         let mut events = Vec::new();
@@ -162,6 +216,7 @@ impl Session {
         match located.statement {
             Statement::Expr(tree) => {
                 let value = self.evaluate(&tree, &mut events)?;
+                self.check_interrupt()?;
                 let text = source[tree.span().start..tree.span().end].trim();
                 let label = if text.chars().count() <= 32 && !text.contains('\n') {
                     text.to_string()
@@ -188,7 +243,9 @@ impl Session {
                 self.command(&name, &args, &mut events)?;
             }
         }
-        self.statements.extend(record);
+        if let Some(record) = record {
+            self.statements.push(record);
+        }
         self.collect_if_due();
         Ok(events)
     }
@@ -325,6 +382,9 @@ impl Session {
             }
         }
         let order = Rc::new(self.graph.topo_order(output));
+        if crate::interrupt::requested() {
+            return order; // cut short: not kept (the statement fails)
+        }
         self.memory.sorts += 1;
         self.order_cache = Some((output, Rc::clone(&order)));
         order

@@ -245,6 +245,7 @@ impl Session {
         let (mut minus, mut plus) = (base.clone(), base.clone());
         let out = output.node.index();
         for (name, node) in targets.iter().cloned() {
+            self.check_interrupt()?;
             let x = self.graph.value(node);
             let h = check_step(x);
             let (low, high) = (x - h, x + h);
@@ -592,8 +593,27 @@ impl Session {
                 help: Some("give the smaller end first, e.g. `:plot x -3 3`".to_string()),
             });
         }
+        if !(to - from).is_finite() {
+            // -1e308 to 1e308: the samples would be nan and inf.
+            let Some((a, b)) = range else {
+                return Err(usage(&format!(
+                    "{} = {at:e}: too large for the range around it; give a range",
+                    variable.name
+                )));
+            };
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "the range {from:e} to {to:e} is too wide: its width is larger than the largest number ({:e})",
+                    f64::MAX
+                ),
+                span: a.span.to(b.span),
+                help: Some("give a narrower range, e.g. `:plot x -1e300 1e300`".to_string()),
+            });
+        }
         let order = self.order_for(output.node);
         let samples = (0..PLOT_SAMPLES)
+            // After Ctrl-C the rest is not computed (the statement fails).
+            .take_while(|_| !crate::interrupt::requested())
             .map(|i| {
                 let x = from + (to - from) * i as f64 / (PLOT_SAMPLES - 1) as f64;
                 let values = self.graph.reevaluate(&order, &[(node, x)]);

@@ -2,8 +2,6 @@
 //! `:repeat N STATEMENT` (gradient descent in the REPL:
 //! `:repeat 50 w := w - 0.1*grad(L, w)`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
 use super::{Event, Session, SessionError, Target};
 use crate::engine::Op;
@@ -18,17 +16,6 @@ pub const MAX_REPEAT: usize = 1_000_000;
 const ALL_STEPS: usize = 20;
 const HEAD_STEPS: usize = 3;
 const SAMPLED_STEPS: usize = 10;
-
-/// Set by Ctrl-C ([`interrupt`]); a running `:repeat` stops after the step
-/// in progress, keeping what was done, and clears it.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Asks a running `:repeat` to stop after its current step (the REPL's
-/// Ctrl-C handler). Does nothing when no `:repeat` runs (the flag is cleared
-/// when one starts).
-pub fn interrupt() {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
 
 impl Session {
     /// `name := value`: sets the variable leaf `name` to the value of `tree`
@@ -69,6 +56,7 @@ impl Session {
         self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
         self.forget_groups_past(mark);
         let number = number?;
+        self.check_interrupt()?;
         let named: Vec<(String, f64)> = self
             .var_order
             .iter()
@@ -218,7 +206,6 @@ impl Session {
             }
             statements.push(located.statement);
         }
-        INTERRUPTED.store(false, Ordering::Relaxed);
         let keep = |step: usize| {
             steps <= ALL_STEPS
                 || step <= HEAD_STEPS
@@ -229,23 +216,36 @@ impl Session {
         let mut outputs = Vec::with_capacity(steps);
         let mut done = 0;
         let mut interrupted = false;
-        for step in 1..=steps {
+        'steps: for step in 1..=steps {
             let mut step_events = Vec::new();
             for statement in &statements {
-                match statement {
+                let mark = self.graph.len();
+                let ran = match statement {
                     Statement::Assign { target, op, value } => {
-                        self.assign(target, *op, value, &mut step_events)?;
+                        self.assign(target, *op, value, &mut step_events)
                     }
                     Statement::Expr(tree) => {
-                        let mark = self.graph.len();
-                        let value = self.evaluate(tree, &mut step_events)?;
-                        let number = self.graph.value(value.node);
-                        self.graph.truncate(mark);
-                        self.forget_groups_past(mark);
-                        let last = self.graph.constant(number);
-                        self.last = Some(last);
+                        self.evaluate(tree, &mut step_events).and_then(|value| {
+                            self.check_interrupt()?;
+                            let number = self.graph.value(value.node);
+                            self.graph.truncate(mark);
+                            self.forget_groups_past(mark);
+                            let last = self.graph.constant(number);
+                            self.last = Some(last);
+                            Ok(())
+                        })
                     }
-                    _ => {}
+                    _ => Ok(()),
+                };
+                match ran {
+                    // Ctrl-C inside a step: that statement is undone, the
+                    // steps (and statements) before it are kept.
+                    Err(error) if error.is_interrupted() => {
+                        self.undo_past(mark, self.statements.len());
+                        interrupted = true;
+                        break 'steps;
+                    }
+                    ran => ran?,
                 }
             }
             if step == 1 {
@@ -274,7 +274,7 @@ impl Session {
                     values,
                 });
             }
-            if INTERRUPTED.swap(false, Ordering::Relaxed) {
+            if crate::interrupt::requested() {
                 interrupted = step < steps;
                 break;
             }

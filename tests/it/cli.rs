@@ -1008,3 +1008,36 @@ fn integers_that_f64_holds_exactly_print_whole() {
         "1099511627776\n123456789012\n9007199254740992\n1.152921505e18\n"
     );
 }
+
+#[test]
+fn ctrl_c_in_a_batch_run_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("long.calc");
+    // d18(x) builds 2^19 − 1 nodes through calls: seconds in a debug build.
+    let mut text = String::from("d0(t) = t + 1\n");
+    for k in 1..=18 {
+        text.push_str(&format!("d{k}(t) = d{}(t) + d{}(t)\n", k - 1, k - 1));
+    }
+    text.push_str("x = 1\ny = d18(x) + d17(x)\nnever = 1\n");
+    std::fs::write(&script, text).unwrap();
+    let child = plain_gradcalc()
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let sent = std::time::Instant::now();
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert!(sent.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    let stdout = stdout_of(&output);
+    assert!(stdout.contains("x = 1"), "{stdout}");
+    assert!(!stdout.contains("never"), "{stdout}");
+    assert!(stderr_of(&output).contains("interrupted"), "{output:?}");
+}

@@ -618,3 +618,137 @@ fn a_markdown_table_is_never_wrapped_at_the_terminal_width() {
         assert!(row.ends_with('|'), "a wrapped row: {row:?} in {seen}");
     }
 }
+
+/// `d0(t) = t + 1` and `dk(t) = d(k-1)(t) + d(k-1)(t)` up to `d19`: `dk(x)`
+/// builds 2^(k+1) − 1 nodes and equals 2^k·(x + 1).
+fn doubling_functions() -> String {
+    let mut text = String::from("d0(t) = t + 1");
+    for k in 1..20 {
+        text.push_str(&format!("; d{k}(t) = d{}(t) + d{}(t)", k - 1, k - 1));
+    }
+    text
+}
+
+/// Types `text` (a statement that runs for seconds), then Ctrl-C after
+/// `wait` (long enough for the line editor to have handed the line over: a
+/// Ctrl-C typed while it still reads keys is a key, not a signal), and a line
+/// while it runs that must be dropped; expects
+/// "interrupted" within a second of the Ctrl-C, and the prompt again.
+fn interrupt_during(repl: &mut expectrl::session::OsSession, text: &str, wait: Duration) {
+    repl.send_line(text).unwrap();
+    std::thread::sleep(wait);
+    // Typed while the statement runs: it must not run afterwards.
+    repl.send("typed = 1\n").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let pressed = std::time::Instant::now();
+    repl.send(ControlCode::EndOfText).unwrap();
+    repl.set_expect_timeout(Some(Duration::from_secs(1)));
+    repl.expect("interrupted").unwrap_or_else(|e| {
+        panic!("no \"interrupted\" within a second of Ctrl-C in {text:?}: {e}")
+    });
+    repl.expect("> ").expect("the prompt again");
+    let elapsed = pressed.elapsed();
+    assert!(elapsed < Duration::from_secs(1), "{text}: {elapsed:?}");
+    repl.set_expect_timeout(Some(Duration::from_secs(20)));
+}
+
+/// After an interrupt: the line typed meanwhile did not run, and `:vars` lists
+/// what was there before.
+fn typed_line_was_dropped(repl: &mut expectrl::session::OsSession) {
+    std::thread::sleep(Duration::from_millis(100));
+    line(repl, "typed", "unknown name `typed`");
+    repl.expect("> ").unwrap();
+}
+
+#[test]
+fn ctrl_c_stops_a_long_evaluation_and_keeps_the_variables() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    repl.send_line(doubling_functions()).unwrap();
+    line(&mut repl, "x = 1", "x = 1");
+    line(&mut repl, "y = 5", "y = 5");
+    line(&mut repl, "x*y", "5");
+    // About 7.9·10⁵ nodes through calls: seconds in a debug build.
+    interrupt_during(&mut repl, "y = d18(x) + d17(x)", Duration::from_secs(1));
+    typed_line_was_dropped(&mut repl);
+    // y is still the leaf 5, the output still x*y, the graph as it was.
+    line(&mut repl, ":vars", "y = 5");
+    line(&mut repl, ":grad", "∂(x*y)/∂x = 5");
+    line(&mut repl, ":stats", "graph: 3 nodes");
+    // The next statement runs: d3(2) = 2^3·3.
+    line(&mut repl, "d3(2)", "24");
+    leave(repl);
+}
+
+#[test]
+fn ctrl_c_stops_check_of_many_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("many.calc");
+    // 200 variables summed into t, then w = d16(t): every variable feeds
+    // 2^17 nodes, so `:check` moves each through them all (minutes).
+    let mut text = doubling_functions();
+    text.push('\n');
+    let values: Vec<u32> = (0..200).map(|i| i % 7 + 1).collect();
+    for (i, v) in values.iter().enumerate() {
+        text.push_str(&format!("v{i} = {v}\n"));
+    }
+    let sum: Vec<String> = (0..200).map(|i| format!("v{i}")).collect();
+    text.push_str(&format!("t = {}\nw = d16(t)\n", sum.join(" + ")));
+    std::fs::write(&script, text).unwrap();
+    let t: u32 = values.iter().sum();
+    let w = 65536 * (t + 1); // d16(t) = 2^16·(t + 1)
+
+    let mut repl = start(dir.path());
+    repl.expect("> ").unwrap();
+    line(
+        &mut repl,
+        &format!(":load {}", script.display()),
+        &format!("w = {w}"),
+    );
+    interrupt_during(&mut repl, ":check", Duration::from_secs(1));
+    typed_line_was_dropped(&mut repl);
+    line(&mut repl, "t", &format!("{t}"));
+    line(&mut repl, "w", &format!("{w}"));
+    leave(repl);
+}
+
+#[test]
+fn ctrl_c_stops_a_long_trace() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    repl.send_line(doubling_functions()).unwrap();
+    line(&mut repl, "x = 1", "x = 1");
+    // d17(x) = 2^17·2 = 262144, about 2.6·10⁵ nodes; its whole trace is
+    // tens of megabytes of text.
+    line(&mut repl, "y = d17(x)", "y = 262144");
+    interrupt_during(&mut repl, ":trace all", Duration::from_secs(1));
+    typed_line_was_dropped(&mut repl);
+    line(&mut repl, ":vars", "y = 262144");
+    line(&mut repl, ":grad x", "∂y/∂x = 131072");
+    leave(repl);
+}
+
+#[test]
+fn load_of_a_fifo_is_refused_at_once_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.calc");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    let mut repl = start(dir.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 3", "x = 3");
+    // Nothing is ever written to the FIFO: reading it would wait for ever.
+    repl.set_expect_timeout(Some(Duration::from_secs(1)));
+    line(
+        &mut repl,
+        &format!(":load {}", fifo.display()),
+        "not a regular file",
+    );
+    repl.set_expect_timeout(Some(Duration::from_secs(20)));
+    line(&mut repl, "x^2", "9");
+    leave(repl);
+}

@@ -474,3 +474,44 @@ fn a_path_through_an_edge_that_passes_nothing_contributes_zero_not_nan() {
     assert!(text.contains("sum = 1 = ∂y/∂x"), "{text}");
     assert!(!text.contains("nan"), "{text}");
 }
+
+/// `:paths x` after `y = x` and `doublings` times `y = y + y`: 2^doublings paths.
+fn paths_of_doublings(doublings: usize) -> String {
+    let source = format!("x = 1; y = x{}; :paths x", "; y = y + y".repeat(doublings));
+    let output = gradcalc().args(["-e", &source]).output().unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn a_path_count_past_the_largest_number_is_said_in_words() {
+    // 2^1100 paths: more than f64::MAX ≈ 1.8·10³⁰⁸ (2^1024), so the count overflows.
+    let text = paths_of_doublings(1100);
+    assert!(
+        text.contains("paths from y to x: more than 10³⁰⁸ ("),
+        "{text}"
+    );
+    assert!(!text.contains("inf more"), "{text}");
+    // 2^1000 ≈ 1.07·10³⁰¹ paths: still a number.
+    let text = paths_of_doublings(1000);
+    assert!(text.contains("paths from y to x: 1.07"), "{text}");
+}
+
+#[test]
+fn a_plot_range_whose_width_overflows_is_refused() {
+    let output = gradcalc()
+        .args(["-e", "x = 1; x^2; :plot x -1e308 1e308"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the range -1e308 to 1e308 is too wide"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("nan"));
+    // Half of each: a width of 1e308 is a number, and the plot is drawn.
+    gradcalc()
+        .args(["-e", "x = 1; x^2; :plot x -5e307 5e307"])
+        .assert()
+        .success();
+}

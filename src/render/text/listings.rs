@@ -53,6 +53,9 @@ pub(super) fn rows(
     );
     let cells = &cells[1..];
     for (row, cell) in rows.iter().zip(cells) {
+        if crate::interrupt::requested() {
+            break; // Ctrl-C: the driver says "interrupted"
+        }
         if omitted.is_some_and(|o| row.position == o.after + o.count + 1) {
             if let Some(o) = omitted {
                 let _ = writeln!(
@@ -99,6 +102,9 @@ pub(super) fn trace(
         p.partial(of, "node")
     );
     for step in steps {
+        if crate::interrupt::requested() {
+            break; // Ctrl-C: the driver says "interrupted"
+        }
         let row = &step.row;
         if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
             let skipped = format!("… {} more steps (`:trace all` shows every step)", o.count);

@@ -230,7 +230,7 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
                 "paths from {} to {}: {} (chain rule: ∂{of}/∂{wrt} is the sum over paths of the product of local derivatives)",
                 p.name(of),
                 p.name(wrt),
-                p.number(*count)
+                path_count(*count, style)
             );
             for (i, path) in paths.iter().enumerate() {
                 let mut nodes_text = Vec::new();
@@ -291,7 +291,7 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
                 let _ = writeln!(
                     out,
                     "  … {} more paths not listed; the sum over all paths is {} = {}",
-                    p.number(count - shown),
+                    path_count(count - shown, style),
                     p.partial(of, wrt),
                     p.grad(*gradient)
                 );
@@ -373,5 +373,17 @@ pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
         pieces.iter().map(|piece| to_ascii(piece)).collect()
     } else {
         pieces
+    }
+}
+
+/// A number of paths: counted in floating point, so past 1.8·10³⁰⁸ the count
+/// overflows to inf, which is shown as "more than 10³⁰⁸".
+fn path_count(count: f64, style: &Style) -> String {
+    if count.is_finite() {
+        Painter(style).number(count)
+    } else if style.ascii {
+        "more than 1e308".to_string()
+    } else {
+        "more than 10³⁰⁸".to_string()
     }
 }

@@ -1,0 +1,91 @@
+//! Ctrl-C while a statement runs: one flag, set by the SIGINT handler and
+//! polled by every long loop (evaluation, sorting, backward, the teaching
+//! commands, plotting, rendering and writing). A loop that sees it stops
+//! early; the session turns that into [`SessionError::Interrupted`] and undoes
+//! the statement, the driver prints "interrupted", and the REPL discards the
+//! keys typed meanwhile (docs/repl.md, "Ctrl-C").
+//!
+//! Polling costs one relaxed atomic load every [`EVERY`] iterations ([`Poll`]),
+//! so the engine's hot loops keep their speed.
+//!
+//! [`SessionError::Interrupted`]: crate::session::SessionError::Interrupted
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How many iterations a polling loop runs between two looks at the flag: a
+/// few thousand iterations of any loop here take well under a millisecond.
+pub const EVERY: u32 = 4096;
+
+/// Set by Ctrl-C; cleared by the REPL before each typed input.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// In batch mode a Ctrl-C that nothing notices within this time (a blocking
+/// read of standard input) ends the process with status [`EXIT_STATUS`].
+pub const BATCH_GRACE: Duration = Duration::from_secs(1);
+
+/// The exit status of a batch run stopped by Ctrl-C: 128 + SIGINT, what a
+/// shell shows for a program ended by it.
+pub const EXIT_STATUS: u8 = 130;
+
+/// Asks the running statement to stop (the SIGINT handler; also `:repeat`'s
+/// tests). Safe from any thread.
+pub fn request() {
+    REQUESTED.store(true, Ordering::Relaxed);
+}
+
+/// True once Ctrl-C was pressed and not yet [cleared](clear).
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
+
+/// Forgets an earlier Ctrl-C (the REPL, before running a typed input).
+pub fn clear() {
+    REQUESTED.store(false, Ordering::Relaxed);
+}
+
+/// Whether the run is a batch run (scripts, `-e`, piped input): then a Ctrl-C
+/// that nothing notices ends the process. The REPL clears it.
+static BATCH: AtomicBool = AtomicBool::new(true);
+
+/// Says whether the run is a batch run (true until the REPL starts).
+pub fn set_batch(batch: bool) {
+    BATCH.store(batch, Ordering::Relaxed);
+}
+
+/// Installs the SIGINT handler: it sets the flag, and in a batch run (see
+/// [`set_batch`]) it also ends the process with [`EXIT_STATUS`] if the run has
+/// not stopped by itself after [`BATCH_GRACE`]. Only the first call installs
+/// anything (later ones, and a failure to install, are ignored: Ctrl-C then
+/// keeps its default).
+pub fn install() {
+    let _ = ctrlc::set_handler(|| {
+        request();
+        if BATCH.load(Ordering::Relaxed) {
+            // The handler runs on its own thread, not in signal context.
+            std::thread::sleep(BATCH_GRACE);
+            std::process::exit(i32::from(EXIT_STATUS));
+        }
+    });
+}
+
+/// A cheap poll for a hot loop: [`Poll::tick`] looks at the flag once every
+/// [`EVERY`] calls.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Poll {
+    count: u32,
+}
+
+impl Poll {
+    /// A poll that first looks at the flag after [`EVERY`] ticks.
+    pub fn new() -> Poll {
+        Poll::default()
+    }
+
+    /// Counts one iteration; true when this is a look at the flag and it is set.
+    #[inline]
+    pub fn tick(&mut self) -> bool {
+        self.count = self.count.wrapping_add(1);
+        self.count % EVERY == 0 && requested()
+    }
+}
