@@ -226,6 +226,9 @@ impl Session {
             };
             return self.grad_value(args, span, label);
         }
+        if name == "log" && args.len() != 1 {
+            return self.log_base(args, span, events);
+        }
         if let Some(op) = Op::from_function_name(name) {
             let arity = op.info().arity;
             if !arity.accepts(args.len()) {
@@ -258,6 +261,29 @@ impl Session {
             span: name_span,
             suggestion: nearest(name, candidates),
         })
+    }
+
+    /// `log(x, b)`, the logarithm of x in base b, built as `ln(x)/ln(b)` from
+    /// the op table's `ln` and `/`: the chain rule then gives both arguments
+    /// their gradients (∂/∂x = 1/(x·ln b), ∂/∂b = −ln x/(b·ln² b)). Any other
+    /// count of arguments than 2 is [`SessionError::WrongArity`] ("1 or 2").
+    fn log_base(
+        &mut self,
+        args: &[Value],
+        span: Span,
+        events: &mut Vec<Event>,
+    ) -> Result<Value, SessionError> {
+        let [x, b] = args else {
+            return Err(SessionError::WrongArity {
+                name: "log".to_string(),
+                span,
+                expected: "1 or 2".to_string(),
+                got: args.len(),
+            });
+        };
+        let ln_x = self.apply(Op::Ln, &[*x], span, events)?;
+        let ln_b = self.apply(Op::Ln, &[*b], span, events)?;
+        self.apply(Op::Div, &[ln_x, ln_b], span, events)
     }
 
     /// Builds a user function's body with its parameters bound to `args`.

@@ -52,6 +52,12 @@ impl Session {
             for formula in info.formulas {
                 let _ = writeln!(text, "  {formula}");
             }
+            if name == "log" {
+                let _ = writeln!(
+                    text,
+                    "  log(x, b): the logarithm of x in base b, built as ln(x)/ln(b), so both x and b get gradients: ∂/∂x = 1/(x·ln b), ∂/∂b = −ln(x)/(b·ln(b)²)"
+                );
+            }
             let _ = write!(text, "  example: {}", info.example);
         } else if let Some(function) = self.functions.get(name) {
             let _ = write!(

@@ -68,6 +68,10 @@ struct Output {
     label: String,
 }
 
+/// Names that, alone as a statement and not a variable, run the command of
+/// that name (`help` is `:help`, `quit` and `exit` are `:quit`).
+const BARE_COMMANDS: [&str; 3] = ["help", "quit", "exit"];
+
 /// One interactive or batch session.
 #[derive(Debug, Default)]
 pub struct Session {
@@ -208,8 +212,11 @@ impl Session {
 
     /// [`Session::run_statement`] without the undo after Ctrl-C.
     fn run_parsed(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
-        let located = syntax::parse_statement(source, span)
+        let mut located = syntax::parse_statement(source, span)
             .map_err(|error| self.explain_syntax_error(source, error))?;
+        if let Some(command) = self.bare_command(&located.statement) {
+            located.statement = command;
+        }
         let mut events = Vec::new();
         let record = script::builds_state(&located.statement)
             .then(|| source[located.span.start..located.span.end].to_string());
@@ -248,6 +255,31 @@ impl Session {
         }
         self.collect_if_due();
         Ok(events)
+    }
+
+    /// `help`, `quit` or `exit` alone as a statement, as numbat, fend and qalc
+    /// read them: the command `:help` / `:quit`, unless a variable has that name.
+    fn bare_command(&self, statement: &Statement) -> Option<Statement> {
+        let Statement::Expr(tree) = statement else {
+            return None;
+        };
+        let [node] = &tree.nodes[..] else {
+            return None;
+        };
+        match &node.kind {
+            syntax::ExprKind::Name(name)
+                if BARE_COMMANDS.contains(&name.as_str()) && !self.vars.contains_key(name) =>
+            {
+                Some(Statement::Command {
+                    name: syntax::Ident {
+                        name: name.clone(),
+                        span: node.span,
+                    },
+                    args: Vec::new(),
+                })
+            }
+            _ => None,
+        }
     }
 
     /// Turns "two names side by side" after a function name (`sin x`, `sin 1`)

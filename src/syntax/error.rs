@@ -140,6 +140,11 @@ impl SyntaxError {
             SyntaxError::UnmatchedParen { .. } => {
                 Some("remove this `)` or add a `(` before it".to_string())
             }
+            SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
+                // The same words as the parser's hint for `%`.
+                "`mod` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`"
+                    .to_string(),
+            ),
             SyntaxError::AdjacentNames { left, right, .. } => {
                 Some(format!("use `*` to multiply: `{left}*{right}`"))
             }

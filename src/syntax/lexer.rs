@@ -20,6 +20,8 @@ pub(crate) enum Operator {
     SlashEq,
     /// `:=`, the in-place update of a leaf.
     ColonEq,
+    /// `√`, the square root as a prefix (`√x`, `√(x+1)`).
+    Root,
 }
 
 /// What a token is.
@@ -34,6 +36,9 @@ pub(crate) enum TokenKind {
     Newline,
     Colon,
     Prime,
+    /// A superscript power written after an operand: `²`, `³`, `⁻¹` (an
+    /// optional `⁺`/`⁻`, then superscript digits).
+    Superscript,
     Op(Operator),
     /// Any other character (one `char`).
     Other,
@@ -51,7 +56,11 @@ impl TokenKind {
     pub(crate) fn ends_operand(self) -> bool {
         matches!(
             self,
-            TokenKind::Number | TokenKind::Name | TokenKind::RParen | TokenKind::Prime
+            TokenKind::Number
+                | TokenKind::Name
+                | TokenKind::RParen
+                | TokenKind::Prime
+                | TokenKind::Superscript
         )
     }
 }
@@ -188,6 +197,19 @@ impl<'s> Lexer<'s> {
         (i, problem)
     }
 
+    /// The end of a superscript power at `start` (`²`, `⁻¹`), if one starts there.
+    fn superscript_end(&self, start: usize) -> Option<usize> {
+        let rest = &self.text[start..];
+        let signed = rest.starts_with(['⁻', '⁺']);
+        let digits_from = if signed { '⁻'.len_utf8() } else { 0 };
+        let digits: usize = rest[digits_from..]
+            .chars()
+            .take_while(|&c| superscript_digit(c).is_some())
+            .map(char::len_utf8)
+            .sum();
+        (digits > 0).then_some(start + digits_from + digits)
+    }
+
     fn name_end(&self, start: usize) -> usize {
         let mut i = start;
         let bytes = self.text.as_bytes();
@@ -217,9 +239,64 @@ pub(crate) fn is_name_start(c: char) -> bool {
     c == '_' || c.is_alphabetic()
 }
 
-/// True if `c` can continue a name: a letter, an ASCII digit or `_`.
+/// True if `c` can continue a name: a letter, an ASCII digit, `_`, a subscript
+/// digit (`x₁`, `w₂₁`) or a combining mark (the accent of a decomposed `é`,
+/// as macOS writes it: [`normalize_name`] composes it).
 pub(crate) fn is_name_char(c: char) -> bool {
-    is_name_start(c) || c.is_ascii_digit()
+    is_name_start(c)
+        || c.is_ascii_digit()
+        || ('₀'..='₉').contains(&c)
+        || unicode_normalization::char::is_combining_mark(c)
+}
+
+/// A name in Unicode normal form C, so that a decomposed `é` (`e` and a
+/// combining accent, as pasted from macOS) and the precomposed `é` are the
+/// same name. ASCII and names already in NFC are copied as they are.
+pub(crate) fn normalize_name(name: &str) -> String {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+    if name.is_ascii() || is_nfc_quick(name.chars()) == IsNormalized::Yes {
+        name.to_string()
+    } else {
+        name.nfc().collect()
+    }
+}
+
+/// The value of a superscript digit (`²` → 2), `None` for other characters.
+pub(crate) fn superscript_digit(c: char) -> Option<u32> {
+    match c {
+        '⁰' => Some(0),
+        '¹' => Some(1),
+        '²' => Some(2),
+        '³' => Some(3),
+        '⁴'..='⁹' => Some(c as u32 - '⁰' as u32),
+        _ => None,
+    }
+}
+
+/// The exponent a superscript token stands for: `²` → 2, `⁻¹` → −1, `¹⁰` → 10.
+pub(crate) fn superscript_value(text: &str) -> f64 {
+    let mut sign = 1.0;
+    let mut value = 0.0;
+    for c in text.chars() {
+        match (c, superscript_digit(c)) {
+            (_, Some(d)) => value = value * 10.0 + f64::from(d),
+            ('⁻', None) => sign = -1.0,
+            _ => {}
+        }
+    }
+    sign * value
+}
+
+/// The operator a mathematical symbol stands for: `×` `·` `⋅` multiply, `÷`
+/// divides, `−` (U+2212, the minus gradcalc prints) subtracts, `√` is the root.
+fn math_operator(c: char) -> Option<Operator> {
+    match c {
+        '×' | '·' | '⋅' => Some(Operator::Star),
+        '÷' => Some(Operator::Slash),
+        '−' => Some(Operator::Minus),
+        '√' => Some(Operator::Root),
+        _ => None,
+    }
 }
 
 impl Iterator for Lexer<'_> {
@@ -281,6 +358,10 @@ impl Iterator for Lexer<'_> {
                 let c = self.text[start..].chars().next().unwrap_or('\0');
                 if is_name_start(c) {
                     (TokenKind::Name, self.name_end(start))
+                } else if let Some(op) = math_operator(c) {
+                    (TokenKind::Op(op), start + c.len_utf8())
+                } else if let Some(end) = self.superscript_end(start) {
+                    (TokenKind::Superscript, end)
                 } else {
                     (TokenKind::Other, start + c.len_utf8().max(1))
                 }

@@ -473,10 +473,10 @@ fn missing_operator() {
         "expected an operator, `,` or `)`, found number `2`"
     );
 
-    let err = error("(1+2)x");
+    let err = error("(1+2)3");
     assert_eq!(
         err.to_string(),
-        "expected an operator or the end of the statement, found name `x`"
+        "expected an operator or the end of the statement, found number `3`"
     );
     assert_eq!(err.help().as_deref(), Some("use `*` to multiply"));
 
@@ -487,10 +487,16 @@ fn missing_operator() {
 
 #[test]
 fn unexpected_characters() {
-    let err = error("x²");
-    assert_eq!(err.span(), Span::new(1, 3));
+    let err = error("x ²");
+    assert_eq!(err.span(), Span::new(2, 4));
     assert!(err.to_string().ends_with("found `²`"));
-    assert_eq!(err.help().as_deref(), Some("write `^2` for a square"));
+    assert!(err.help().is_some_and(|h| h.contains("right after")));
+
+    let err = error("7 % 2");
+    assert_eq!(err.span(), Span::new(2, 3));
+    assert!(err.help().is_some_and(|h| h.contains("x - b*floor(x/b)")));
+    let err = error("7 mod 2");
+    assert!(err.help().is_some_and(|h| h.contains("x - b*floor(x/b)")));
 
     let err = error("2 $ 3");
     assert_eq!(err.span(), Span::new(2, 3));
@@ -530,9 +536,18 @@ fn malformed_numbers() {
         SyntaxError::MalformedNumber { .. }
     ));
 
-    // `2e` and `2exp(1)` are implicit multiplications by a name.
-    let tree = expr("2e");
+    // `2e` (2·e = 5.44, beside `2e3` = 2000) is refused; `2 e` and `2exp(1)`
+    // are implicit multiplications by a name.
+    let err = error("x = 2e + 1");
+    assert_eq!(err.span(), Span::new(4, 6));
+    assert!(
+        err.help()
+            .is_some_and(|h| h.contains("`2*e`") && h.contains("`2e0`"))
+    );
+    let tree = expr("2 e");
     assert_eq!(tree.nodes[1].kind, ExprKind::Name("e".into()));
+    let tree = expr("2exp(1)");
+    assert!(matches!(&tree.nodes[2].kind, ExprKind::Call { name, .. } if name == "exp"));
 }
 
 #[test]
@@ -946,4 +961,74 @@ fn other_bases_are_refused_with_the_decimal_value() {
     // `0x` alone and `0xy` are still 0 times a name.
     assert!(parse("0x").is_ok());
     assert!(parse("0xy").is_ok());
+}
+
+#[test]
+fn mathematical_symbols_keep_spans_on_the_original_text() {
+    // `×` `·` `÷` `−` are the ASCII operators.
+    assert_eq!(eval_with(&expr("6×2·3÷4−1"), &[]), 8.0);
+    assert_eq!(eval_with(&expr("−2^2"), &[]), -4.0);
+    // A superscript is the exponent's number node (a negative one negated, as
+    // `θ^-1` parses), spanning its bytes.
+    let tree = expr("θ⁻¹");
+    assert_eq!(tree.nodes[1].kind, ExprKind::Number(1.0));
+    assert_eq!(tree.nodes[1].span, Span::new(2, 7));
+    assert!(matches!(
+        tree.nodes[2].kind,
+        ExprKind::Unary {
+            op: crate::syntax::UnaryOp::Neg,
+            ..
+        }
+    ));
+    assert_eq!(tree.nodes[2].span, Span::new(2, 7));
+    assert_eq!(tree.span(), Span::new(0, 7));
+    // `√u` is `sqrt(u)`; the call's name is the `√`.
+    let tree = expr("2√(x+1)");
+    let call = tree.nodes.iter().find_map(|n| match &n.kind {
+        ExprKind::Call {
+            name, name_span, ..
+        } => Some((name.clone(), *name_span, n.span)),
+        _ => None,
+    });
+    assert_eq!(
+        call,
+        Some(("sqrt".to_string(), Span::new(1, 4), Span::new(1, 9)))
+    );
+    // An error after multi-byte symbols points at the right bytes.
+    let err = error("x₁×√(2 + )");
+    assert_eq!(err.span(), Span::new(14, 15));
+}
+
+#[test]
+fn names_take_subscript_digits_and_are_normalized() {
+    let tree = expr("w₂₁");
+    assert_eq!(tree.nodes[0].kind, ExprKind::Name("w₂₁".into()));
+    // `e` + U+0301 (decomposed, as macOS writes it) is the name `é` (U+00E9).
+    let tree = expr("caf\u{65}\u{301}");
+    assert_eq!(tree.nodes[0].kind, ExprKind::Name("caf\u{e9}".into()));
+    assert_eq!(tree.nodes[0].span, Span::new(0, 6));
+    let Ok(Located {
+        statement: Statement::Assign { target, .. },
+        ..
+    }) = parse("\u{65}\u{301}t\u{65}\u{301} = 1")
+    else {
+        panic!("not an assignment")
+    };
+    assert_eq!(target.name, "\u{e9}t\u{e9}");
+}
+
+#[test]
+fn bracket_products() {
+    let env = [("x", 3.0)];
+    assert_eq!(eval_with(&expr("(x+1)(x-1)"), &env), 8.0);
+    assert_eq!(eval_with(&expr("(x+1) x"), &env), 12.0);
+    assert_eq!(eval_with(&expr("(x+1)²(x-1)"), &env), 32.0);
+    // Tighter than `/`, as `1/2x` is.
+    assert_eq!(eval_with(&expr("1/(x+1)(x-1)"), &env), 0.125);
+    // A number after a bracket, and anything after a name, is no product.
+    assert!(parse("(x+1)2").is_err());
+    assert!(parse("x (x+1)").is_ok_and(|l| matches!(
+        l.statement,
+        Statement::Expr(ref t) if matches!(t.nodes.last().map(|n| &n.kind), Some(ExprKind::Call { .. }))
+    )));
 }

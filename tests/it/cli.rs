@@ -1041,3 +1041,71 @@ fn ctrl_c_in_a_batch_run_exits_130() {
     assert!(!stdout.contains("never"), "{stdout}");
     assert!(stderr_of(&output).contains("interrupted"), "{output:?}");
 }
+
+#[test]
+fn bare_help_quit_and_exit_work_as_in_other_calculators() {
+    let help = gradcalc().args(["-e", "help"]).output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    let text = stdout_of(&help);
+    assert!(
+        text.contains("Commands:") && text.contains(":grad"),
+        "{text}"
+    );
+
+    for word in ["quit", "exit"] {
+        let output = gradcalc()
+            .write_stdin(format!("x = 1\n{word}\nx + 1\n"))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(stdout_of(&output), "x = 1\n", "{word}");
+    }
+
+    // A variable of that name wins; inside an expression the word is a name.
+    let output = gradcalc()
+        .args(["-e", "exit = 5; exit; exit + 1; help"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout_of(&output);
+    assert!(text.starts_with("exit = 5\n5\n6\n"), "{text}");
+    assert!(text.contains("Commands:"), "{text}");
+    let output = gradcalc().args(["-e", "quit + 1"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr_of(&output).contains("unknown name `quit`"));
+}
+
+#[test]
+fn errors_after_mathematical_symbols_point_at_the_original_text() {
+    // Multi-byte operators, subscripts and a decomposed `é` before the error:
+    // line and column count characters of the text as typed.
+    let source = "x₁ = 2\nx₁×√(2 + )";
+    let output = gradcalc().args(["--json", "-e", source]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let events = json_lines(&stdout_of(&output));
+    let error = events.last().unwrap();
+    assert_eq!(error["kind"], "error");
+    assert_eq!(
+        (error["line"].as_u64(), error["column"].as_u64()),
+        (Some(2), Some(10))
+    );
+
+    let source = "cafe\u{301} = 1; cafe\u{301} + )";
+    let output = gradcalc().args(["--json", "-e", source]).output().unwrap();
+    let events = json_lines(&stdout_of(&output));
+    assert_eq!(events[0]["name"], "caf\u{e9}");
+    let error = events.last().unwrap();
+    assert_eq!(
+        (error["line"].as_u64(), error["column"].as_u64()),
+        (Some(1), Some(20))
+    );
+
+    let output = gradcalc().args(["-e", "y = 2e + 1"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("-e:1:5"), "{stderr}");
+    assert!(
+        stderr.contains("`2*e`") && stderr.contains("`2e0`"),
+        "{stderr}"
+    );
+}

@@ -842,6 +842,13 @@ fn soup_token() -> impl Strategy<Value = String> {
         "×",
         "−",
         "é",
+        "√",
+        "⁻¹",
+        "₁",
+        "e\u{301}",
+        "÷",
+        "%",
+        "help",
         "\u{feff}",
         "f(x) = ",
         "g(a, b) = a*b",
@@ -858,20 +865,24 @@ fn soup_token() -> impl Strategy<Value = String> {
 /// another sign), brackets, and implicit products in every position: a number
 /// literal then a name (`2x`, `2 x`, `2^-2x`) or a bracket (`2(x+1)`). Some texts
 /// put two operands side by side where the language has no product (`x y`,
-/// `(1)x`, `2x2`): both must refuse those.
+/// `1(x)`, `2x2`): both must refuse those. `(a)(b)` and `(a)x` are products;
+/// `×` `·` `÷` `−`, superscript powers `x²` and `√` appear too.
 fn arithmetic() -> impl Strategy<Value = String> {
     let number = prop::sample::select(&["0", "1", "2", "3", "7", "0.5", "2.5", "10"][..])
         .prop_map(str::to_string);
     let name = prop::sample::select(&["x", "y", "z"][..]).prop_map(str::to_string);
     let space = prop::sample::select(&["", " "][..]);
+    let sup = prop::sample::select(&["", "", "²", "³"][..]);
+    let root = prop::sample::select(&["", "", "", "√"][..]);
     let leaf = prop_oneof![
-        3 => number.clone(),
-        2 => name.clone(),
-        2 => (number.clone(), space.clone(), name).prop_map(|(n, s, x)| format!("{n}{s}{x}")),
+        3 => (root.clone(), number.clone(), sup.clone()).prop_map(|(r, n, p)| format!("{r}{n}{p}")),
+        2 => (root.clone(), name.clone(), sup.clone()).prop_map(|(r, x, p)| format!("{r}{x}{p}")),
+        2 => (number.clone(), space.clone(), root.clone(), name).prop_map(|(n, s, r, x)| format!("{n}{s}{r}{x}")),
     ];
     let op = prop::sample::select(
         &[
-            " + ", " - ", "*", "/", "^", " ^ ", "**", " * ", "/ ", "^-", "^+", "^--", "**-",
+            " + ", " - ", "*", "/", "^", " ^ ", "**", " * ", "/ ", "^-", "^+", "^--", "**-", "×",
+            "÷", " − ", "·", "^−",
         ][..],
     );
     leaf.prop_recursive(6, 48, 2, move |inner| {
@@ -879,9 +890,11 @@ fn arithmetic() -> impl Strategy<Value = String> {
             4 => (inner.clone(), op.clone(), inner.clone()).prop_map(|(a, op, b)| format!("{a}{op}{b}")),
             1 => inner.clone().prop_map(|a| format!("-{a}")),
             1 => inner.clone().prop_map(|a| format!("+{a}")),
-            1 => inner.clone().prop_map(|a| format!("({a})")),
+            1 => (inner.clone(), sup.clone(), root.clone()).prop_map(|(a, p, r)| format!("{r}({a}){p}")),
             1 => (number.clone(), space.clone(), inner.clone())
                 .prop_map(|(n, s, a)| format!("{n}{s}({a})")),
+            1 => (inner.clone(), space.clone(), root.clone(), inner.clone())
+                .prop_map(|(a, s, r, b)| format!("({a}){s}{r}({b})")),
             1 => (inner.clone(), space.clone(), inner).prop_map(|(a, s, b)| format!("{a}{s}{b}")),
         ]
     })
@@ -894,12 +907,16 @@ fn arithmetic() -> impl Strategy<Value = String> {
 /// sum      = product (("+" | "-") product)*
 /// product  = signed (("*" | "/") signed)*
 /// signed   = ("-" | "+") signed | implicit
-/// implicit = power power*      a number literal directly followed by a name or "(";
-///                              any other operand after an operand is an error
-/// power    = atom (("^" | "**") exponent)?             right-associative
+/// implicit = power power*      a number literal or ")" directly followed by a
+///                              name, "(" or "√"; any other operand after an
+///                              operand is an error
+/// power    = "√" power | atom sup* (("^" | "**") exponent)?   right-associative
 /// exponent = ("-" | "+") exponent | power              a sign binds only the power's operand
 /// atom     = number | name | "(" sum ")"
+/// sup      = "²" | "³"                                  a power tighter than "^"
 /// ```
+///
+/// `×` `·` are `*`, `÷` is `/`, `−` is `-`.
 ///
 /// So `2^-2x` is `(2^-2)·x`, as `2^2x` is `(2^2)·x`, and `-2^2` is `-(2^2)`.
 mod reference {
@@ -920,6 +937,7 @@ mod reference {
         Number(String),
         Name(String),
         Op(char),
+        Sup(f64),
     }
 
     type Parsed = Result<f64, String>;
@@ -950,10 +968,16 @@ mod reference {
                 }
                 tokens.push(Token::Number(chars[start..i].iter().collect()));
             } else if c.is_alphabetic() {
-                while i < chars.len() && chars[i].is_alphanumeric() {
+                while i < chars.len() && (chars[i].is_alphabetic() || chars[i].is_ascii_digit()) {
                     i += 1;
                 }
                 tokens.push(Token::Name(chars[start..i].iter().collect()));
+            } else if let Some(p) = "  ²³".chars().position(|s| s == c).filter(|&p| p >= 2) {
+                tokens.push(Token::Sup(p as f64));
+                i += 1;
+            } else if let Some(k) = "×·÷−".chars().position(|s| s == c) {
+                tokens.push(Token::Op(['*', '*', '/', '-'][k]));
+                i += 1;
             } else if c == '*' && chars.get(i + 1) == Some(&'*') {
                 tokens.push(Token::Op('^'));
                 i += 2;
@@ -1016,14 +1040,19 @@ mod reference {
         loop {
             let next = tokens.get(*at);
             let starts_operand = matches!(next, Some(Token::Number(_) | Token::Name(_)))
-                || op(tokens, *at) == Some('(');
+                || matches!(op(tokens, *at), Some('(' | '√'));
             if !starts_operand {
                 return Ok(value);
             }
-            let after_number = matches!(tokens.get(*at - 1), Some(Token::Number(_)));
+            // The token before, past a superscript (`2²x`, `(a)²(b)`).
+            let before = tokens[..*at]
+                .iter()
+                .rev()
+                .find(|t| !matches!(t, Token::Sup(_)));
+            let after_number_or_bracket = matches!(before, Some(Token::Number(_) | Token::Op(')')));
             let name_or_bracket =
-                matches!(next, Some(Token::Name(_))) || op(tokens, *at) == Some('(');
-            if !(after_number && name_or_bracket) {
+                matches!(next, Some(Token::Name(_))) || matches!(op(tokens, *at), Some('(' | '√'));
+            if !(after_number_or_bracket && name_or_bracket) {
                 return Err(format!("two operands side by side before {next:?}"));
             }
             value *= power(tokens, at)?;
@@ -1031,7 +1060,15 @@ mod reference {
     }
 
     fn power(tokens: &[Token], at: &mut usize) -> Parsed {
-        let base = atom(tokens, at)?;
+        if op(tokens, *at) == Some('√') {
+            *at += 1;
+            return Ok(power(tokens, at)?.sqrt());
+        }
+        let mut base = atom(tokens, at)?;
+        while let Some(Token::Sup(p)) = tokens.get(*at) {
+            base = base.powf(*p);
+            *at += 1;
+        }
         if op(tokens, *at) == Some('^') {
             *at += 1;
             Ok(base.powf(exponent(tokens, at)?))

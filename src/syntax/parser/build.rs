@@ -10,6 +10,7 @@ use pest::pratt_parser::{Assoc, Op, PrattParser};
 use super::super::ast::{
     AssignOp, BinaryOp, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Span, Statement, UnaryOp,
 };
+use super::super::lexer::{is_name_char, is_name_start, normalize_name, superscript_value};
 use super::Rule;
 use super::prescan::number_value;
 
@@ -21,8 +22,9 @@ use super::prescan::number_value;
 /// | 2 | `*` `/` | left |
 /// | 3 | a sign `-x` `+x` | prefix: binds up to the next `+ - * /` (`-2x` = −(2x), `-2^2` = −4) |
 /// | 4 | implicit product `2x`, `2 x`, `2(x+1)` | left |
-/// | 4½ | a sign right after `^` (`exp_neg`, `exp_plus`) | prefix: binds only what an unsigned exponent would |
+/// | 4½ | a sign right after `^` (`exp_neg`, `exp_plus`), and `√` | prefix: binds only what an unsigned exponent would |
 /// | 5 | `^` `**` | right |
+/// | 6 | a superscript power `x²`, `x⁻¹` | postfix |
 ///
 /// A sign in an exponent binds only the power's operand (with any `^` chain
 /// after it), never an implicit product: `2^-2x` = (2^−2)·x, as `2^2x` =
@@ -35,8 +37,9 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
         .op(Op::infix(Rule::mul, Assoc::Left) | Op::infix(Rule::div, Assoc::Left))
         .op(Op::prefix(Rule::neg) | Op::prefix(Rule::plus))
         .op(Op::infix(Rule::implicit_mul, Assoc::Left))
-        .op(Op::prefix(Rule::exp_neg) | Op::prefix(Rule::exp_plus))
+        .op(Op::prefix(Rule::exp_neg) | Op::prefix(Rule::exp_plus) | Op::prefix(Rule::root))
         .op(Op::infix(Rule::pow, Assoc::Right))
+        .op(Op::postfix(Rule::sup))
 });
 
 /// Collects the nodes of one [`ExprTree`] while the Pratt parser folds an `expr`.
@@ -74,6 +77,17 @@ impl Builder {
             .map_prefix(|op, operand| {
                 let op_kind = match op.as_rule() {
                     Rule::neg | Rule::exp_neg => UnaryOp::Neg,
+                    Rule::root => {
+                        // `√u` is the call `sqrt(u)` (built-in names cannot be redefined).
+                        let name_span = self.span(op.as_span());
+                        let call = ExprKind::Call {
+                            name: "sqrt".to_string(),
+                            name_span,
+                            derivative: 0,
+                            args: vec![operand],
+                        };
+                        return self.push(call, name_span.to(self.node_span(operand)));
+                    }
                     _ => UnaryOp::Plus,
                 };
                 let span = self.span(op.as_span()).to(self.node_span(operand));
@@ -81,6 +95,34 @@ impl Builder {
                     ExprKind::Unary {
                         op: op_kind,
                         operand,
+                    },
+                    span,
+                )
+            })
+            .map_postfix(|base, sup| {
+                // `x²` is `x^2`: the superscript is the exponent's number node.
+                // A negative one (`x⁻¹`) is a negation of the number, as `x^-1`
+                // parses, so that the two spellings give the same tree.
+                let sup_span = self.span(sup.as_span());
+                let value = superscript_value(sup.as_str());
+                let magnitude = self.push(ExprKind::Number(value.abs()), sup_span);
+                let exponent = if value.is_sign_negative() {
+                    self.push(
+                        ExprKind::Unary {
+                            op: UnaryOp::Neg,
+                            operand: magnitude,
+                        },
+                        sup_span,
+                    )
+                } else {
+                    magnitude
+                };
+                let span = self.node_span(base).to(sup_span);
+                self.push(
+                    ExprKind::Binary {
+                        op: BinaryOp::Pow,
+                        lhs: base,
+                        rhs: exponent,
                     },
                     span,
                 )
@@ -122,14 +164,14 @@ impl Builder {
                     .map_or(0, |p| u8::try_from(p.as_str().len()).unwrap_or(u8::MAX));
                 let args = inner.map(|arg| self.expr(arg)).collect();
                 let call = ExprKind::Call {
-                    name: name.as_str().to_string(),
+                    name: normalize_name(name.as_str()),
                     name_span: self.span(name.as_span()),
                     derivative,
                     args,
                 };
                 self.push(call, span)
             }
-            _ => self.push(ExprKind::Name(pair.as_str().to_string()), span),
+            _ => self.push(ExprKind::Name(normalize_name(pair.as_str())), span),
         }
     }
 
@@ -145,10 +187,19 @@ fn grammar_bug(rule: &str) -> ! {
     unreachable!("gradcalc.pest: a `{rule}` pair without its children")
 }
 
+/// An identifier, its name in NFC (see [`normalize_name`]); a command's word
+/// is normalized only when it is shaped like a name (a file name stays as typed).
 fn ident(pair: &Pair<'_, Rule>, offset: usize) -> Ident {
     let span = pair.as_span();
+    let text = pair.as_str();
+    let mut chars = text.chars();
+    let name_shaped = chars.next().is_some_and(is_name_start) && chars.all(is_name_char);
     Ident {
-        name: pair.as_str().to_string(),
+        name: if name_shaped {
+            normalize_name(text)
+        } else {
+            text.to_string()
+        },
         span: Span::new(offset + span.start(), offset + span.end()),
     }
 }

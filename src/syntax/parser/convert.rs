@@ -11,6 +11,11 @@ use super::super::lexer::{Lexer, Operator, Token, TokenKind};
 use super::prescan::{is_assign_op, quoted_fix};
 use super::{Grammar, Rule};
 
+/// The help for `%` (and, with `mod` for `%`, for `mod`): gradcalc has no
+/// remainder operator.
+const REMAINDER_HINT: &str =
+    "`%` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`";
+
 /// A grammar error that reads better as one of the language's own spellings:
 /// `x=2 y=3` (a missing `;`: the name
 /// before the `=` follows, after a space, text that is a whole statement), and
@@ -203,6 +208,12 @@ pub(super) fn convert_error(
         );
         match t.kind {
             _ if is_command => None,
+            // `7 mod 2`: the grammar read `7 mod` as a product and stopped at `2`.
+            _ if prev_text == Some("mod") => Some(REMAINDER_HINT.replace('%', "mod")),
+            // `sin²(x)`: the power of a call comes after it.
+            TokenKind::LParen if prev.is_some_and(|p| p.kind == TokenKind::Superscript) => {
+                Some("write a power of a call after it: `sin(x)^2` or `sin(x)²`".to_string())
+            }
             _ if expected.starts_with("an operator") && operand_like => match prev {
                 Some(p) if matches!(p.kind, TokenKind::Name | TokenKind::Number) => Some(format!(
                     "use `*` to multiply: `{}*{s}`",
@@ -219,12 +230,14 @@ pub(super) fn convert_error(
                         .to_string(),
                 )
             }
+            TokenKind::Superscript => {
+                Some("write a superscript power right after its operand: `x²`".to_string())
+            }
             TokenKind::Other => match s {
-                "²" => Some("write `^2` for a square".to_string()),
-                "³" => Some("write `^3` for a cube".to_string()),
-                "×" | "·" | "⋅" => Some("use `*` to multiply".to_string()),
-                "÷" => Some("use `/` to divide".to_string()),
-                "−" => Some("use the ASCII minus `-`".to_string()),
+                "%" => Some(REMAINDER_HINT.to_string()),
+                "⁻" | "⁺" => {
+                    Some("a superscript sign needs digits after it: `x⁻¹`".to_string())
+                }
                 _ => None,
             },
             _ => None,

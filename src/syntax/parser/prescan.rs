@@ -4,7 +4,7 @@
 use super::super::MAX_NESTING;
 use super::super::ast::Span;
 use super::super::error::SyntaxError;
-use super::super::lexer::{Lexer, NumberProblem, Operator, Token, TokenKind};
+use super::super::lexer::{Lexer, NumberProblem, Operator, Token, TokenKind, superscript_value};
 
 /// Nesting bookkeeping for one bracket level.
 #[derive(Default)]
@@ -63,6 +63,13 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                     level.chain += 1;
                     nesting += 1;
                 }
+                if let Some(number) = prev.filter(|p| p.kind == TokenKind::Number)
+                    && number.end == token.start
+                    && &text[token.start..token.end] == "e"
+                    && problem.is_none()
+                {
+                    problem = Some(number_then_e(text, offset, number, token));
+                }
                 if let Some(p) = prev.filter(|p| p.kind == TokenKind::Name)
                     && problem.is_none()
                 {
@@ -87,6 +94,23 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
             TokenKind::Op(Operator::Plus | Operator::Minus) if !prev_ends_operand => {
                 level.signs += 1;
                 nesting += 1;
+            }
+            TokenKind::Op(Operator::Root) => {
+                if after_number {
+                    level.chain += 1;
+                    nesting += 1;
+                }
+                level.signs += 1;
+                nesting += 1;
+            }
+            TokenKind::Superscript
+                if problem.is_none()
+                    && superscript_value(&text[token.start..token.end]).is_infinite() =>
+            {
+                problem = Some(SyntaxError::NumberOverflow {
+                    span: at(&token),
+                    text: text[token.start..token.end].to_string(),
+                });
             }
             TokenKind::Op(Operator::Caret | Operator::StarStar) => {
                 level.chain += 1;
@@ -124,6 +148,20 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         problem,
         max_nesting,
     })
+}
+
+/// `2e`: a number directly followed by the name `e`. It would read as 2·e
+/// (5.44), while `2e3` is 2000: refused, with both spellings in the help.
+fn number_then_e(text: &str, offset: usize, number: Token, e: Token) -> SyntaxError {
+    let digits = &text[number.start..number.end];
+    SyntaxError::MalformedNumber {
+        span: Span::new(offset + number.start, offset + e.end),
+        text: text[number.start..e.end].to_string(),
+        reason: "a number followed directly by `e` is ambiguous".to_string(),
+        help: Some(format!(
+            "write `{digits}*e` for {digits}·e, or `{digits}e0` (`{digits}e3`, …) for a power of ten"
+        )),
+    }
 }
 
 /// The longest statement that a help quotes whole with its fix (`x=2; y=3`).
