@@ -184,6 +184,9 @@ fn history_survives_a_restart() {
     let mut repl = start(state.path());
     repl.expect("> ").unwrap();
     line(&mut repl, "answer = 41 + 1", "answer = 42");
+    // Ctrl-D only once the editor reads again: typed before the prompt, the
+    // terminal's cooked mode would take it as its own end-of-file.
+    repl.expect("> ").unwrap();
     repl.send(ControlCode::EndOfTransmission).unwrap();
     repl.get_process().wait().unwrap();
 
