@@ -135,8 +135,8 @@ impl Session {
         source: &str,
         mut sink: impl FnMut(Result<Vec<Event>, SessionError>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        for span in syntax::statement_spans(source) {
-            let result = self.run_statement(source, span);
+        for (span, parsed) in syntax::Statements::new(source) {
+            let result = self.run_parsed(source, span, parsed);
             let quit = matches!(&result, Ok(events) if events.contains(&Event::Quit));
             sink(result)?;
             if quit {
@@ -153,8 +153,24 @@ impl Session {
         if let Some(events) = self.repeat_statement(source, span) {
             return events;
         }
-        let located = syntax::parse_statement(source, span)
-            .map_err(|error| self.explain_syntax_error(source, error))?;
+        self.run_parsed(source, span, syntax::parse_statement(source, span))
+    }
+
+    /// Runs the statement at `span` of `source` that has already been parsed
+    /// into `parsed` (what [`syntax::parse_statement`] gives for it, e.g. from
+    /// [`syntax::Statements`]).
+    ///
+    /// Errors: any [`SessionError`]; spans in it point into `source`.
+    pub fn run_parsed(
+        &mut self,
+        source: &str,
+        span: Span,
+        parsed: Result<syntax::Located, syntax::SyntaxError>,
+    ) -> Result<Vec<Event>, SessionError> {
+        if let Some(events) = self.repeat_statement(source, span) {
+            return events;
+        }
+        let located = parsed.map_err(|error| self.explain_syntax_error(source, error))?;
         let mut events = Vec::new();
         let record = script::builds_state(&located.statement)
             .then(|| source[located.span.start..located.span.end].to_string());
