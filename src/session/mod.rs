@@ -95,8 +95,11 @@ pub struct Session {
     call_node_limit: Option<usize>,
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
-    /// Source text of the statements that built this state, for `:save` (script.rs).
-    statements: Vec<String>,
+    /// Source text of the statements that built this state, for `:save`
+    /// (script.rs): one buffer, each statement followed by a newline.
+    statements: String,
+    /// How many statements `statements` holds.
+    statement_count: usize,
     /// Collections and sort counts (`memory.rs`).
     memory: memory::Memory,
 }
@@ -172,8 +175,7 @@ impl Session {
         }
         let located = parsed.map_err(|error| self.explain_syntax_error(source, error))?;
         let mut events = Vec::new();
-        let record = script::builds_state(&located.statement)
-            .then(|| source[located.span.start..located.span.end].to_string());
+        let record = script::builds_state(&located.statement).then_some(located.span);
         match located.statement {
             Statement::Expr(tree) => {
                 let value = self.evaluate(&tree, &mut events)?;
@@ -203,7 +205,9 @@ impl Session {
                 self.command(&name, &args, &mut events)?;
             }
         }
-        self.statements.extend(record);
+        if let Some(span) = record {
+            self.record(&source[span.start..span.end]);
+        }
         self.collect_if_due();
         Ok(events)
     }

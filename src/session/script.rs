@@ -12,16 +12,20 @@ impl Session {
             "# gradcalc {} session: run it with `gradcalc FILE` or `:load FILE`\n",
             env!("CARGO_PKG_VERSION")
         );
-        for statement in &self.statements {
-            text.push_str(statement);
-            text.push('\n');
-        }
+        text.push_str(&self.statements);
         text
     }
 
     /// How many statements [`Session::script`] would write.
     pub fn statement_count(&self) -> usize {
-        self.statements.len()
+        self.statement_count
+    }
+
+    /// Keeps one statement's text for [`Session::script`].
+    pub(super) fn record(&mut self, statement: &str) {
+        self.statements.push_str(statement);
+        self.statements.push('\n');
+        self.statement_count += 1;
     }
 }
 
