@@ -11,7 +11,7 @@ use crate::files;
 use crate::interrupt;
 use crate::render::Printer;
 use crate::session::{CalculusEvent, Event, Session, SessionError, Target};
-use crate::syntax::{self, Span};
+use crate::syntax;
 
 /// How deep `:load` may nest (a file that loads a file that loads …).
 pub const MAX_LOAD_DEPTH: usize = 32;
@@ -53,8 +53,7 @@ struct Frame {
     origin: String,
     /// The canonical path of a file, for the cycle check.
     file: Option<PathBuf>,
-    spans: Vec<Span>,
-    next: usize,
+    statements: syntax::Cursor,
     script: bool,
     /// The byte at which the file stopped being UTF-8, and the file as shown.
     invalid: Option<(usize, String)>,
@@ -63,13 +62,12 @@ struct Frame {
 impl Frame {
     fn new(bytes: &[u8], origin: String, file: Option<PathBuf>, script: bool) -> Frame {
         let (text, invalid) = decode(bytes);
-        let spans = syntax::statement_spans(&text);
+        let statements = syntax::Cursor::new(syntax::statement_spans(&text));
         Frame {
             text,
             origin,
             file,
-            spans,
-            next: 0,
+            statements,
             script,
             invalid,
         }
@@ -106,7 +104,7 @@ pub fn run<O: Write, E: Write>(
     let mut stack = vec![Frame::new(bytes, origin.to_string(), file, options.script)];
     let mut failed = false;
     while let Some(frame) = stack.last_mut() {
-        let Some(&span) = frame.spans.get(frame.next) else {
+        let Some((span, parsed)) = frame.statements.next(&frame.text) else {
             let frame = stack
                 .pop()
                 .unwrap_or_else(|| unreachable!("the stack is not empty"));
@@ -128,9 +126,8 @@ pub fn run<O: Write, E: Write>(
             }
             continue;
         };
-        frame.next += 1;
         printer.script = frame.script;
-        let result = session.run_statement(&frame.text, span);
+        let result = session.run_parsed(&frame.text, span, parsed);
         let mut load = None;
         let mut quit = false;
         let result = result.map(|events| {

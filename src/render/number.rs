@@ -1,5 +1,7 @@
 //! Number formatting for human output: significant digits, exponents, inf and nan.
 
+use std::fmt::{self, Write as _};
+
 /// How many significant digits human output shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
@@ -23,24 +25,54 @@ const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
 /// trimmed; plain decimal for magnitudes in [1e-6, 1e15) and exponent form
 /// (`3.3554432e-18`) outside it, so a non-zero value is never shown as 0.
 pub fn format_number(value: f64, precision: Precision) -> String {
+    let mut text = String::new();
+    let _ = write_number(&mut text, value, precision);
+    text
+}
+
+/// Writes [`format_number`]'s text to `out`, without allocating when it has
+/// fewer than [`STACK_DIGITS`] significant digits (the digits are formatted
+/// in a buffer on the stack).
+///
+/// Errors: only `out`'s.
+pub fn write_number<W: fmt::Write>(out: &mut W, value: f64, precision: Precision) -> fmt::Result {
     if value.is_nan() {
-        return "nan".to_string();
+        return out.write_str("nan");
     }
     if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_string();
+        return out.write_str(if value > 0.0 { "inf" } else { "-inf" });
     }
     if value == 0.0 {
-        return "0".to_string();
+        return out.write_str("0");
     }
     // An integer that f64 holds exactly (every integer up to 2^53) is shown
     // whole, whatever the precision: `123456789012`, not `1.23456789e11`.
     if value.fract() == 0.0 && value.abs() <= EXACT_INTEGERS {
-        return format!("{}", value as i64);
+        return write!(out, "{}", value as i64);
     }
-    let scientific = match precision {
-        Precision::Digits(digits) => format!("{:.*e}", digits.max(1) - 1, value),
-        Precision::Full => format!("{value:e}"),
+    let mut scientific = Digits::new();
+    let written = match precision {
+        Precision::Digits(digits) => write!(scientific, "{:.*e}", digits.max(1) - 1, value),
+        Precision::Full => write!(scientific, "{value:e}"),
     };
+    if written.is_err() {
+        // More digits than the stack buffer holds.
+        let long = match precision {
+            Precision::Digits(digits) => format!("{:.*e}", digits.max(1) - 1, value),
+            Precision::Full => format!("{value:e}"),
+        };
+        return write_scientific(out, value, precision, &long);
+    }
+    write_scientific(out, value, precision, scientific.as_str())
+}
+
+/// The rest of [`write_number`], from `{:e}`'s text of `value`.
+fn write_scientific<W: fmt::Write>(
+    out: &mut W,
+    value: f64,
+    precision: Precision,
+    scientific: &str,
+) -> fmt::Result {
     let (mantissa, exponent) = scientific
         .split_once('e')
         .expect("`{:e}` output always has an exponent");
@@ -49,35 +81,99 @@ pub fn format_number(value: f64, precision: Precision) -> String {
         Some(rest) => ("-", rest),
         None => ("", mantissa),
     };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let digits = digits.trim_end_matches('0');
-    let digits = if digits.is_empty() { "0" } else { digits };
+    // The mantissa's digits without the point: `mantissa` is `d` or `d.ddd`.
+    let (lead, fraction) = mantissa.split_at(1);
+    let fraction = fraction.strip_prefix('.').unwrap_or(fraction);
+    let fraction = fraction.trim_end_matches('0');
+    let digit_count = 1 + fraction.len();
+    let digit = |i: usize| if i == 0 { lead } else { &fraction[i - 1..i] };
+    let digits_from = |out: &mut W, from: usize, to: usize| -> fmt::Result {
+        for i in from..to {
+            out.write_str(digit(i))?;
+        }
+        Ok(())
+    };
     // Plain form pads with zeros past the last digit kept; when rounding dropped
     // non-zero digits there, those zeros would be made up: use exponent form.
-    let rounded = format!("{sign}{}e{exponent}", mantissa).parse::<f64>().ok();
     let integer_digits = exponent + 1;
     let made_up_zeros = match precision {
-        Precision::Digits(kept) => integer_digits > kept as i32 && rounded != Some(value),
+        Precision::Digits(kept) => {
+            integer_digits > kept as i32 && {
+                let mut rounded = Digits::new();
+                let read = write!(rounded, "{sign}{mantissa}e{exponent}")
+                    .ok()
+                    .and_then(|()| rounded.as_str().parse::<f64>().ok())
+                    .or_else(|| format!("{sign}{mantissa}e{exponent}").parse::<f64>().ok());
+                read != Some(value)
+            }
+        }
         Precision::Full => false,
     };
     if !(-6..15).contains(&exponent) || made_up_zeros {
-        let (first, rest) = digits.split_at(1);
-        return if rest.is_empty() {
-            format!("{sign}{first}e{exponent}")
-        } else {
-            format!("{sign}{first}.{rest}e{exponent}")
-        };
+        out.write_str(sign)?;
+        out.write_str(lead)?;
+        if !fraction.is_empty() {
+            out.write_char('.')?;
+            out.write_str(fraction)?;
+        }
+        return write!(out, "e{exponent}");
     }
+    out.write_str(sign)?;
     if exponent < 0 {
-        let zeros = "0".repeat((-exponent - 1) as usize);
-        format!("{sign}0.{zeros}{digits}")
+        out.write_str("0.")?;
+        for _ in 0..(-exponent - 1) {
+            out.write_char('0')?;
+        }
+        digits_from(out, 0, digit_count)
     } else {
         let point = exponent as usize + 1;
-        if digits.len() <= point {
-            format!("{sign}{digits}{}", "0".repeat(point - digits.len()))
+        if digit_count <= point {
+            digits_from(out, 0, digit_count)?;
+            for _ in digit_count..point {
+                out.write_char('0')?;
+            }
+            Ok(())
         } else {
-            format!("{sign}{}.{}", &digits[..point], &digits[point..])
+            digits_from(out, 0, point)?;
+            out.write_char('.')?;
+            digits_from(out, point, digit_count)
         }
+    }
+}
+
+/// Significant digits a number may have for [`write_number`] to format it
+/// without allocating (`{:e}` text: sign, digits, point, exponent).
+pub const STACK_DIGITS: usize = 48;
+
+/// A text buffer on the stack for `{:e}`: writing past its end is an error.
+struct Digits {
+    bytes: [u8; STACK_DIGITS + 16],
+    len: usize,
+}
+
+impl Digits {
+    fn new() -> Digits {
+        Digits {
+            bytes: [0; STACK_DIGITS + 16],
+            len: 0,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        // Only whole `&str`s are ever copied in.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl fmt::Write for Digits {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        if end > self.bytes.len() {
+            return Err(fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 

@@ -41,6 +41,8 @@ pub struct Printer<O: Write, E: Write> {
     pub notes_to_err: bool,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
+    /// The buffer value lines are formatted in (reused).
+    line: String,
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -56,6 +58,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             confirm: None,
             notes_to_err: false,
             failed: false,
+            line: String::new(),
         }
     }
 
@@ -125,6 +128,21 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         match self.format {
             Format::Human(style) => {
+                if let Event::Value { name, value } = event
+                    && !style.color
+                    && self.width.is_none()
+                    && (!style.ascii || name.as_deref().is_none_or(str::is_ascii))
+                {
+                    // The commonest line, straight into one reused buffer.
+                    self.line.clear();
+                    text::plain_value_line(
+                        &mut self.line,
+                        name.as_deref(),
+                        *value,
+                        style.precision,
+                    );
+                    return self.out.write_all(self.line.as_bytes());
+                }
                 let text = text::render_event(event, source, &style);
                 if self.notes_to_err
                     && matches!(event, Event::Warning { .. } | Event::Notice { .. })

@@ -1,6 +1,8 @@
 //! The gradient commands and the listings: `:grad`, `:backward`, `:topo`,
 //! `:trace`, `:vars`.
 
+use std::collections::HashSet;
+
 use super::command::Command;
 use super::formula::Formulas;
 use super::{
@@ -135,9 +137,11 @@ impl Session {
             }
         })?;
         let mut targets: Vec<(String, NodeId)> = Vec::new();
+        // Names already asked for: K names in O(K), not O(K²).
+        let mut seen: HashSet<&str> = HashSet::with_capacity(args.len());
         for arg in args {
             let node = self.variable_node(arg)?;
-            if targets.iter().all(|(name, _)| *name != arg.name) {
+            if seen.insert(arg.name.as_str()) {
                 targets.push((arg.name.clone(), node));
             }
         }

@@ -472,10 +472,16 @@ impl Session {
         }
         self.bind(name, node);
         if !leaf {
-            self.output = Some(Output {
-                node,
-                label: name.to_string(),
-            });
+            match &mut self.output {
+                // The same label: keep its text.
+                Some(output) if output.label == name => output.node = node,
+                output => {
+                    *output = Some(Output {
+                        node,
+                        label: name.to_string(),
+                    })
+                }
+            }
         }
         self.last = Some(node);
         events.push(Event::Value {
@@ -486,11 +492,23 @@ impl Session {
     }
 
     /// Binds `name` to `node`, remembering the earlier binding.
+    /// Allocates the name only the first time it is bound (and the first time
+    /// it is rebound).
     fn bind(&mut self, name: &str, node: NodeId) {
-        match self.vars.insert(name.to_string(), node) {
-            Some(old) if old != node => self.earlier.entry(name.to_string()).or_default().push(old),
-            Some(_) => {}
-            None => self.var_order.push(name.to_string()),
+        let Some(slot) = self.vars.get_mut(name) else {
+            self.vars.insert(name.to_string(), node);
+            self.var_order.push(name.to_string());
+            return;
+        };
+        let old = std::mem::replace(slot, node);
+        if old == node {
+            return;
+        }
+        match self.earlier.get_mut(name) {
+            Some(earlier) => earlier.push(old),
+            None => {
+                self.earlier.insert(name.to_string(), vec![old]);
+            }
         }
     }
 

@@ -141,8 +141,8 @@ impl Session {
         source: &str,
         mut sink: impl FnMut(Result<Vec<Event>, SessionError>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        for span in syntax::statement_spans(source) {
-            let result = self.run_statement(source, span);
+        for (span, parsed) in syntax::Statements::new(source) {
+            let result = self.run_parsed(source, span, parsed);
             let quit = matches!(&result, Ok(events) if events.contains(&Event::Quit));
             sink(result)?;
             if quit {
@@ -163,12 +163,27 @@ impl Session {
     /// statement comes before its changes). `:repeat` is the exception: it
     /// stops and keeps the steps it finished, as documented in docs/repl.md.
     pub fn run_statement(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
+        self.run_parsed(source, span, syntax::parse_statement(source, span))
+    }
+
+    /// Runs the statement at `span` of `source` that has already been parsed
+    /// into `parsed` (what [`syntax::parse_statement`] gives for it, e.g. from
+    /// [`syntax::Statements`]). After Ctrl-C it puts the session back as it was
+    /// before the statement and returns [`SessionError::Interrupted`].
+    ///
+    /// Errors: any [`SessionError`]; spans in it point into `source`.
+    pub fn run_parsed(
+        &mut self,
+        source: &str,
+        span: Span,
+        parsed: Result<syntax::Located, syntax::SyntaxError>,
+    ) -> Result<Vec<Event>, SessionError> {
         if let Some(events) = self.repeat_statement(source, span) {
             return events;
         }
         let mark = self.graph.len();
         let statements = self.statements.len();
-        let result = self.run_parsed(source, span);
+        let result = self.run_located(source, parsed);
         if result.as_ref().is_err_and(SessionError::is_interrupted) {
             self.undo_past(mark, statements);
             let text = &source[span.start..span.end];
@@ -181,7 +196,7 @@ impl Session {
 
     /// Puts the session back to a graph of `len` nodes and a statement log of
     /// `statements` entries after an interrupted statement (see
-    /// [`Session::run_statement`]).
+    /// [`Session::run_parsed`]).
     fn undo_past(&mut self, len: usize, statements: usize) {
         if self.graph.len() > len {
             self.graph.truncate(len);
@@ -200,7 +215,7 @@ impl Session {
 
     /// [`SessionError::Interrupted`] if Ctrl-C was pressed: called after every
     /// engine call whose result may be incomplete, and before a statement
-    /// changes a binding. Its span is set by [`Session::run_statement`].
+    /// changes a binding. Its span is set by [`Session::run_parsed`].
     fn check_interrupt(&self) -> Result<(), SessionError> {
         if crate::interrupt::requested() {
             return Err(SessionError::Interrupted {
@@ -210,16 +225,18 @@ impl Session {
         Ok(())
     }
 
-    /// [`Session::run_statement`] without the undo after Ctrl-C.
-    fn run_parsed(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
-        let mut located = syntax::parse_statement(source, span)
-            .map_err(|error| self.explain_syntax_error(source, error))?;
+    /// [`Session::run_parsed`] without the undo after Ctrl-C.
+    fn run_located(
+        &mut self,
+        source: &str,
+        parsed: Result<syntax::Located, syntax::SyntaxError>,
+    ) -> Result<Vec<Event>, SessionError> {
+        let mut located = parsed.map_err(|error| self.explain_syntax_error(source, error))?;
         if let Some(command) = self.bare_command(&located.statement) {
             located.statement = command;
         }
         let mut events = Vec::new();
-        let record = script::builds_state(&located.statement)
-            .then(|| source[located.span.start..located.span.end].to_string());
+        let record = script::builds_state(&located.statement).then_some(located.span);
         match located.statement {
             Statement::Expr(tree) => {
                 let value = self.evaluate(&tree, &mut events)?;
@@ -250,8 +267,8 @@ impl Session {
                 self.command(&name, &args, &mut events)?;
             }
         }
-        if let Some(record) = record {
-            self.statements.push(record);
+        if let Some(span) = record {
+            self.record(&source[span.start..span.end]);
         }
         self.collect_if_due();
         Ok(events)

@@ -83,6 +83,11 @@ impl Session {
         self.statements.len()
     }
 
+    /// Keeps one statement's text for [`Session::script`].
+    pub(super) fn record(&mut self, statement: &str) {
+        self.statements.push(statement.to_string());
+    }
+
     /// How many of the session's first statements the `:save` log dropped
     /// (see [`StatementLog`]); 0 when [`Session::script`] rebuilds it all.
     pub fn statements_dropped(&self) -> usize {

@@ -130,7 +130,7 @@ impl Session {
         let mut events = Vec::new();
         let result = self.repeat(source, &name, &words, Span::new(at, span.end), &mut events);
         if result.is_ok() {
-            self.statements.push(text[lead..].to_string());
+            self.record(&text[lead..]);
         }
         self.collect_if_due();
         Some(result.map(|()| events))

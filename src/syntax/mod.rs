@@ -26,6 +26,8 @@ pub use ast::*;
 // The token stream the splitter, the parser's checks and the REPL highlighter share.
 pub use error::SyntaxError;
 pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name_char};
+/// [`Statements`] without a borrow of the source, for callers that own it.
+pub use parser::Cursor;
 pub use rewrite::parse_expression;
 
 /// Deepest nesting of parentheses, prefix signs and `^` chains that a statement may have.
@@ -78,6 +80,35 @@ pub fn statement_spans(source: &str) -> Vec<Span> {
 /// [`SyntaxError::Unexpected`].
 pub fn parse_statement(source: &str, span: Span) -> Result<Located, SyntaxError> {
     parser::parse(source, span)
+}
+
+/// The statements of `source` (cut as [`statement_spans`] cuts them), each with
+/// what [`parse_statement`] gives for it, in order.
+///
+/// Parses runs of statements in one grammar call (pest's set-up per call costs
+/// about as much as a short statement), a run at a time as the iterator is
+/// advanced: the result for each statement is the same as [`parse_statement`]'s.
+pub struct Statements<'a> {
+    source: &'a str,
+    cursor: Cursor,
+}
+
+impl<'a> Statements<'a> {
+    /// The statements of `source`.
+    pub fn new(source: &'a str) -> Statements<'a> {
+        Statements {
+            source,
+            cursor: Cursor::new(statement_spans(source)),
+        }
+    }
+}
+
+impl Iterator for Statements<'_> {
+    type Item = (Span, Result<Located, SyntaxError>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.cursor.next(self.source)
+    }
 }
 
 /// True when `text` is unfinished: a bracket is still open or the last line ends in an operator.

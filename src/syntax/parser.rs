@@ -5,9 +5,12 @@
 
 use pest::Parser as _;
 
+mod batch;
 mod build;
 mod convert;
 mod prescan;
+
+pub use batch::Cursor;
 
 use build::build_statement;
 use convert::convert_error;

@@ -1032,3 +1032,34 @@ fn bracket_products() {
         Statement::Expr(ref t) if matches!(t.nodes.last().map(|n| &n.kind), Some(ExprKind::Call { .. }))
     )));
 }
+
+#[test]
+fn statements_parsed_together_equal_statements_parsed_alone() {
+    // Each kind of statement, errors, a deep one, multi-line ones, comments, and
+    // lines that would run together without their separator (`2⏎y` is not `2y`,
+    // `1⏎-2` is not `1-2`).
+    let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+    let long = format!("s = 1{}", "+1".repeat(3000));
+    let source = format!(
+        "x = 0.5\ny = 2\ny\n1\n-2\nf(t) = t^2 + 1 # comment\n:grad x, y\n\
+         z = (1 +\n 2) * x; w = 3 -\n 4\nbad = 1 +* 2\n{deep}\n{long}\nq = 1__0\n\
+         :save \"my file.calc\"\nsin x\n(1; 2)\nf'(2)\n:repeat 3 x := x - 0.1\nend = 1e3x"
+    );
+    let alone: Vec<_> = statement_spans(&source)
+        .into_iter()
+        .map(|span| (span, parse_statement(&source, span)))
+        .collect();
+    let together: Vec<_> = Statements::new(&source).collect();
+    assert_eq!(together.len(), alone.len());
+    assert!(alone.len() >= 18, "{}", alone.len());
+    for (t, a) in together.iter().zip(&alone) {
+        assert_eq!(t, a, "{}", &source[a.0.start..a.0.end]);
+    }
+    // More statements than one joined parse takes.
+    let many: String = (0..1000).map(|i| format!("v{i} = {i}*x + 1\n")).collect();
+    let together: Vec<_> = Statements::new(&many).collect();
+    assert_eq!(together.len(), 1000);
+    for (i, (span, parsed)) in together.into_iter().enumerate() {
+        assert_eq!(parsed, parse_statement(&many, span), "statement {i}");
+    }
+}

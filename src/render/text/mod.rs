@@ -9,8 +9,23 @@ mod paint;
 
 use paint::{Painter, human_bytes, plural, reclaim_text};
 
-use super::{Style, dot, line_column, notes, plot, to_ascii};
+use super::number::write_number;
+use super::{Precision, Style, dot, line_column, notes, plot, to_ascii};
 use crate::session::{CHECK_TOLERANCE, Event, PictureFormat, Tolerance, Verdict};
+
+/// Appends a value line without colour to `out`: `x = 2` for an assignment
+/// (`name`), `2` for an expression, then a newline. What [`render_event`]
+/// writes for an [`Event::Value`] when the style has no colour (and, with
+/// `ascii`, the name is ASCII); the printer calls it to write such lines
+/// without building a `String` for each.
+pub fn plain_value_line(out: &mut String, name: Option<&str>, value: f64, precision: Precision) {
+    if let Some(name) = name {
+        out.push_str(name);
+        out.push_str(" = ");
+    }
+    let _ = write_number(out, value, precision);
+    out.push('\n');
+}
 
 /// Renders one event as text ending in a newline, or "" when it shows nothing
 /// (a function definition, `:quit`). `source` is the text the event's statement
@@ -24,6 +39,9 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
     let p = Painter(style);
     let mut out = String::new();
     match event {
+        Event::Value { name, value } if !style.color => {
+            plain_value_line(&mut out, name.as_deref(), *value, style.precision);
+        }
         Event::Value {
             name: Some(name),
             value,

@@ -1,0 +1,157 @@
+//! Many statements per grammar call: pest's set-up (its state, queues and
+//! error-tracking vectors) costs about as much as parsing a short statement, so
+//! runs of plain statements are joined by `;` and parsed at once.
+//!
+//! A statement goes alone through [`super::parse`] when the pre-scan found a
+//! problem in it, when it nests deeper than [`super::SHALLOW_NESTING`], or when
+//! it is long (its own parse is then the cost). A joined parse is kept only if it
+//! gives exactly one statement per joined text, each covering that whole text:
+//! no rule of a statement consumes `;`, so each then matched its text as it would
+//! alone. Otherwise (a grammar error, a different cut) each statement of the run
+//! is parsed alone, which also gives the precise error.
+
+use std::collections::VecDeque;
+
+use pest::Parser as _;
+
+use super::super::ast::{Located, Span};
+use super::super::error::SyntaxError;
+use super::super::lexer::{Lexer, TokenKind};
+use super::build::build_statement;
+use super::prescan::prescan;
+use super::{Grammar, Rule, SHALLOW_NESTING, parse};
+
+/// Statements longer than this (bytes) are parsed alone.
+const MAX_JOINED_STATEMENT: usize = 4096;
+/// At most this many statements per joined parse.
+const MAX_JOINED: usize = 256;
+
+/// The statements of a source, parsed a run at a time as they are asked for.
+///
+/// Holds no borrow of the source: each call of [`Cursor::next`] is given it (the
+/// same text every time).
+#[derive(Debug, Default)]
+pub struct Cursor {
+    spans: Vec<Span>,
+    next: usize,
+    ready: VecDeque<(Span, Result<Located, SyntaxError>)>,
+}
+
+impl Cursor {
+    /// A cursor over `spans` (statement spans of one source, in order).
+    pub fn new(spans: Vec<Span>) -> Cursor {
+        Cursor {
+            spans,
+            next: 0,
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// The next statement of `source`: its span and what [`super::parse`] gives
+    /// for it. `None` after the last.
+    pub fn next(&mut self, source: &str) -> Option<(Span, Result<Located, SyntaxError>)> {
+        if self.ready.is_empty() && self.next < self.spans.len() {
+            let end = (self.next + MAX_JOINED).min(self.spans.len());
+            let spans = &self.spans[self.next..end];
+            self.ready
+                .extend(spans.iter().copied().zip(parse_run(source, spans)));
+            self.next = end;
+        }
+        self.ready.pop_front()
+    }
+}
+
+/// Parses each of `spans`, joining those that can be joined.
+fn parse_run(source: &str, spans: &[Span]) -> Vec<Result<Located, SyntaxError>> {
+    let mut results: Vec<Option<Result<Located, SyntaxError>>> =
+        spans.iter().map(|_| None).collect();
+    let mut joined: Vec<usize> = Vec::new();
+    for (i, &span) in spans.iter().enumerate() {
+        if joinable(source, span) {
+            joined.push(i);
+        } else {
+            results[i] = Some(parse(source, span));
+        }
+    }
+    if !joined.is_empty() && !parse_joined(source, spans, &joined, &mut results) {
+        for &i in &joined {
+            results[i] = Some(parse(source, spans[i]));
+        }
+    }
+    results
+        .into_iter()
+        .zip(spans)
+        .map(|(result, &span)| result.unwrap_or_else(|| parse(source, span)))
+        .collect()
+}
+
+/// Whether the statement at `span` may be parsed joined with others: short, on
+/// character boundaries, free of lexical problems and shallow.
+fn joinable(source: &str, span: Span) -> bool {
+    let Some(text) = source.get(span.start..span.end) else {
+        return false;
+    };
+    if text.len() > MAX_JOINED_STATEMENT || text.contains(';') {
+        return false;
+    }
+    let is_command = Lexer::new(text)
+        .find(|t| t.kind != TokenKind::Newline)
+        .is_some_and(|t| t.kind == TokenKind::Colon);
+    is_command
+        || prescan(text, span.start)
+            .is_ok_and(|scan| scan.problem.is_none() && scan.max_nesting <= SHALLOW_NESTING)
+}
+
+/// Parses the statements `joined` (indices into `spans`) in one grammar call,
+/// filling their `results`. False (and nothing filled) when the joined parse
+/// fails or does not cut the text as the spans do.
+fn parse_joined(
+    source: &str,
+    spans: &[Span],
+    joined: &[usize],
+    results: &mut [Option<Result<Located, SyntaxError>>],
+) -> bool {
+    let mut text = String::with_capacity(
+        joined
+            .iter()
+            .map(|&i| spans[i].end - spans[i].start + 1)
+            .sum(),
+    );
+    // Where each statement starts in `text`.
+    let mut starts = Vec::with_capacity(joined.len());
+    for &i in joined {
+        if !text.is_empty() {
+            text.push(';');
+        }
+        starts.push(text.len());
+        text.push_str(&source[spans[i].start..spans[i].end]);
+    }
+    let Ok(mut pairs) = Grammar::parse(Rule::batch, &text) else {
+        return false;
+    };
+    let Some(batch) = pairs.next() else {
+        return false;
+    };
+    let parts: Vec<_> = batch
+        .into_inner()
+        .filter(|pair| pair.as_rule() != Rule::EOI)
+        .collect();
+    let same_cut = parts.len() == joined.len()
+        && parts
+            .iter()
+            .zip(joined)
+            .zip(&starts)
+            .all(|((pair, &i), &start)| {
+                let span = pair.as_span();
+                span.start() == start && span.end() == start + (spans[i].end - spans[i].start)
+            });
+    if !same_cut {
+        return false;
+    }
+    for ((pair, &i), &start) in parts.into_iter().zip(joined).zip(&starts) {
+        // `start` ≤ the statement's offset in the source: the joined text drops
+        // at least one separating byte between statements.
+        results[i] = Some(Ok(build_statement(pair, spans[i].start - start)));
+    }
+    true
+}
