@@ -93,7 +93,7 @@ impl Graph {
             let upstream = grads[node.index()];
             recorder.node(node, upstream);
             let op = self.op(node);
-            let operands = self.inputs(node);
+            let operands = self.operands(node);
             if R::RECORDS || !has_shortcut(op) {
                 let x: &[f64] = match *operands {
                     [] => continue, // a leaf: nothing to pass on
@@ -258,7 +258,7 @@ impl<F: Fn(usize) -> bool> Trace<F> {
     fn new(graph: &Graph, order: &[NodeId], keep: F) -> Trace<F> {
         let mut use_count = vec![0u32; graph.len()];
         for &node in order {
-            for &input in graph.inputs(node) {
+            for &input in graph.operands(node) {
                 use_count[input.index()] += 1;
             }
         }

@@ -82,7 +82,7 @@ impl Graph {
         }
         for i in (0..self.len()).rev() {
             if live[i] {
-                for input in self.inputs(NodeId(i as u32)) {
+                for input in self.operands(NodeId(i as u32)) {
                     live[input.index()] = true;
                 }
             }
@@ -123,7 +123,7 @@ impl Graph {
             }
             let id = NodeId(i as u32);
             operands.clear();
-            operands.extend(self.inputs(id).iter().map(|o| NodeId(new[o.index()])));
+            operands.extend(self.operands(id).iter().map(|o| NodeId(new[o.index()])));
             new[i] = compacted.push(self.op(id), self.value(id), &operands).0;
         }
         *self = compacted;

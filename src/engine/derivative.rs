@@ -69,7 +69,7 @@ impl Graph {
         }
         for &node in order.iter().rev() {
             if !depends[node.index()] {
-                let flag = self.inputs(node).iter().any(|i| depends[i.index()]);
+                let flag = self.operands(node).iter().any(|i| depends[i.index()]);
                 depends[node.index()] = flag;
             }
         }
@@ -85,7 +85,7 @@ impl Graph {
                 continue;
             };
             inputs.clear();
-            inputs.extend_from_slice(self.inputs(node));
+            inputs.extend_from_slice(self.operands(node));
             for (position, &input) in inputs.iter().enumerate() {
                 if !depends[input.index()] {
                     continue;

@@ -11,7 +11,7 @@ use super::{Arity, ArityError, Graph, NodeId, Op};
 /// Up to two operands are kept inline in `packed` (a unary node uses the
 /// first); a node with more (`min`, `max`) keeps the start and length of its
 /// slice of `Graph::spilled` there instead, and `arity` is [`SPILLED`]. Only
-/// [`Graph::push`] packs and only [`Graph::inputs`] unpacks.
+/// [`Graph::push`] packs and only [`Graph::operands`] unpacks.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Node {
     packed: [NodeId; 2],
@@ -70,20 +70,20 @@ impl Graph {
         // are the tail of the side vector.
         let removed: usize = (len..self.nodes.len())
             .filter(|&i| self.nodes[i].arity == SPILLED)
-            .map(|i| self.inputs(NodeId(i as u32)).len())
+            .map(|i| self.operands(NodeId(i as u32)).len())
             .sum();
         self.spilled.truncate(self.spilled.len() - removed);
         self.nodes.truncate(len);
         self.values.truncate(len);
     }
 
-    /// Appends a variable (an [`Op::Input`] leaf) with the given value: an input
+    /// Appends a variable (an [`Op::Variable`] leaf) with the given value: an input
     /// that gradients are taken for.
     ///
     /// # Panics
     /// If the graph already holds `u32::MAX` nodes.
     pub fn leaf(&mut self, value: f64) -> NodeId {
-        self.push(Op::Input, value, &[])
+        self.push(Op::Variable, value, &[])
     }
 
     /// Appends a literal number (an [`Op::Const`] leaf) with the given value.
@@ -99,7 +99,7 @@ impl Graph {
     ///
     /// # Errors
     /// [`ArityError`] if `op` does not take `inputs.len()` inputs; a leaf op
-    /// (`Input`, `Const`) takes none through `apply` — use [`Graph::leaf`] or
+    /// (`Variable`, `Const`) takes none through `apply` — use [`Graph::leaf`] or
     /// [`Graph::constant`].
     ///
     /// # Panics
@@ -151,11 +151,11 @@ impl Graph {
     /// ```
     ///
     /// # Panics
-    /// If `id` is not an [`Op::Input`] node of this graph.
+    /// If `id` is not an [`Op::Variable`] node of this graph.
     pub fn set_leaf_value(&mut self, id: NodeId, value: f64) {
         assert_eq!(
             self.nodes[id.index()].op,
-            Op::Input,
+            Op::Variable,
             "only a variable leaf's value can be set"
         );
         self.values[id.index()] = value;
@@ -184,7 +184,7 @@ impl Graph {
     ///
     /// # Panics
     /// If `id` is not a node of this graph.
-    pub fn inputs(&self, id: NodeId) -> &[NodeId] {
+    pub fn operands(&self, id: NodeId) -> &[NodeId] {
         let node = &self.nodes[id.index()];
         match node.arity {
             SPILLED => {

@@ -3,9 +3,9 @@
 //! Knows nothing of text, names, colour or IO.
 //!
 //! **To understand backprop here, read about 250 lines, in this order.**
-//! (1) `graph.rs`, from the top through [`Graph::inputs`] and `Graph::push`:
+//! (1) `graph.rs`, from the top through [`Graph::operands`] and `Graph::push`:
 //! a node is an op and its operand ids, its forward value sits beside it, and
-//! [`Graph::inputs`] is the one way to read a node's operands. (2) `ops.rs`:
+//! [`Graph::operands`] is the one way to read a node's operands. (2) `ops.rs`:
 //! the `Add`, `Mul` and `Tanh` rows of the op table and [`OpInfo::passes`] —
 //! each op's forward function and local derivatives, and where an op passes
 //! no gradient at all. (3) `topo.rs`, all of it: [`Graph::topo_order`], an
@@ -80,7 +80,7 @@ impl NodeId {
     }
 }
 
-/// Every operation a node can be. `Input` and `Const` are leaves.
+/// Every operation a node can be. `Variable` and `Const` are leaves.
 ///
 /// The derivative conventions at kinks and edges (`relu'(0) = 0`, ties of
 /// `max` split the gradient, …) are documented on each variant and implemented
@@ -88,7 +88,7 @@ impl NodeId {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
     /// A variable: a leaf that gradients are taken for ([`Graph::leaf`]).
-    Input,
+    Variable,
     /// A literal number: a leaf that is not a variable ([`Graph::constant`]).
     Const,
     /// `a + b`.
@@ -173,7 +173,7 @@ pub enum Op {
 /// How many inputs an op takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arity {
-    /// No inputs: `Input` and `Const`, made by [`Graph::leaf`] and
+    /// No inputs: `Variable` and `Const`, made by [`Graph::leaf`] and
     /// [`Graph::constant`], never by [`Graph::apply`].
     Leaf,
     /// Exactly one input.

@@ -61,7 +61,7 @@ impl Op {
         &TABLE
     }
 
-    /// True for the leaves `Input` and `Const`.
+    /// True for the leaves `Variable` and `Const`.
     pub fn is_leaf(self) -> bool {
         self.info().arity == Arity::Leaf
     }
@@ -126,7 +126,7 @@ impl OpInfo {
     /// True if users call this op by its name (`tanh(x)`), false for operators
     /// and leaves.
     fn is_function(&self) -> bool {
-        !matches!(self.op, Op::Input | Op::Const | Op::Neg)
+        !matches!(self.op, Op::Variable | Op::Const | Op::Neg)
             && self.name.bytes().all(|b| b.is_ascii_alphanumeric())
     }
 }
@@ -227,7 +227,7 @@ macro_rules! flat {
 
 static TABLE: [OpInfo; 38] = [
     OpInfo {
-        op: Op::Input,
+        op: Op::Variable,
         name: "leaf",
         arity: Arity::Leaf,
         forward: leaf_value,

@@ -24,12 +24,12 @@ impl Graph {
     /// ```
     ///
     /// # Panics
-    /// If `leaf` is not an [`Op::Input`] node of this graph (the session checks
+    /// If `leaf` is not an [`Op::Variable`] node of this graph (the session checks
     /// before it calls).
     pub fn update_leaf(&mut self, leaf: NodeId, value: f64) -> Vec<NodeId> {
         assert_eq!(
             self.op(leaf),
-            Op::Input,
+            Op::Variable,
             "only a variable leaf can be updated"
         );
         self.values[leaf.index()] = value;
@@ -41,7 +41,7 @@ impl Graph {
         let mut values = Vec::new();
         for i in first + 1..self.len() {
             let id = NodeId(i as u32);
-            let inputs = self.inputs(id);
+            let inputs = self.operands(id);
             let touched = inputs
                 .iter()
                 .any(|input| input.index() >= first && changed[input.index() - first]);

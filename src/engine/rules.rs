@@ -97,7 +97,7 @@ impl Op {
         let b = inputs.get(1).copied().unwrap_or(f64::NAN);
         let a = inputs.first().copied().unwrap_or(f64::NAN);
         match self {
-            Op::Input | Op::Const => Rule::PassesNothing,
+            Op::Variable | Op::Const => Rule::PassesNothing,
             Op::Add => expr("1"),
             Op::Sub => {
                 if position == 0 {

@@ -118,7 +118,7 @@ impl Graph {
             return;
         }
         input_values.clear();
-        input_values.extend(self.inputs(node).iter().map(|&i| values[i.index()]));
+        input_values.extend(self.operands(node).iter().map(|&i| values[i.index()]));
         values[node.index()] = (self.op(node).info().forward)(input_values);
     }
 
@@ -133,7 +133,7 @@ impl Graph {
         // Compressed rows: the consumers of node i are list[start[i]..start[i + 1]].
         let mut start = vec![0u32; self.len() + 1];
         for &node in order {
-            for &input in self.inputs(node) {
+            for &input in self.operands(node) {
                 start[input.index() + 1] += 1;
             }
         }
@@ -143,7 +143,7 @@ impl Graph {
         let mut fill = start.clone();
         let mut list = vec![NodeId(0); start[self.len()] as usize];
         for &node in order {
-            for &input in self.inputs(node) {
+            for &input in self.operands(node) {
                 let slot = &mut fill[input.index()];
                 list[*slot as usize] = node;
                 *slot += 1;
@@ -168,7 +168,7 @@ impl Graph {
     pub fn kahn_order(&self, order: &[NodeId]) -> Vec<(NodeId, u32)> {
         let mut pending = vec![0u32; self.len()];
         for &node in order {
-            for &input in self.inputs(node) {
+            for &input in self.operands(node) {
                 pending[input.index()] += 1;
             }
         }
@@ -177,7 +177,7 @@ impl Graph {
         let mut ready: VecDeque<NodeId> = order.first().copied().into_iter().collect();
         while let Some(node) = ready.pop_front() {
             result.push((node, initial[node.index()]));
-            for &input in self.inputs(node) {
+            for &input in self.operands(node) {
                 pending[input.index()] -= 1;
                 if pending[input.index()] == 0 {
                     ready.push_back(input);
@@ -216,7 +216,7 @@ impl Graph {
         let mut reaches = vec![false; self.len()];
         reaches[target.index()] = true;
         for &node in order.iter().rev() {
-            if self.inputs(node).iter().any(|i| reaches[i.index()]) {
+            if self.operands(node).iter().any(|i| reaches[i.index()]) {
                 reaches[node.index()] = true;
             }
         }
@@ -228,7 +228,7 @@ impl Graph {
             if here == 0.0 || node == target {
                 continue;
             }
-            for &input in self.inputs(node) {
+            for &input in self.operands(node) {
                 count[input.index()] += here;
             }
         }
@@ -252,7 +252,7 @@ impl Graph {
                     edges.pop();
                     continue;
                 }
-                let inputs = self.inputs(node);
+                let inputs = self.operands(node);
                 let position = *next;
                 match inputs.get(position) {
                     Some(&input) => {
@@ -284,7 +284,7 @@ impl Graph {
     /// the gradient.
     pub fn crosses_kink(&self, order: &[NodeId], evaluations: [&[f64]; 3]) -> bool {
         order.iter().any(|&node| {
-            let inputs = self.inputs(node);
+            let inputs = self.operands(node);
             match self.op(node) {
                 Op::Relu | Op::Abs | Op::Sign => {
                     let [lo, hi] = range(evaluations.map(|v| v[inputs[0].index()]));
@@ -403,7 +403,7 @@ mod tests {
                 path.iter()
                     .map(|&(node, position)| {
                         let inputs: Vec<f64> =
-                            g.inputs(node).iter().map(|i| values[i.index()]).collect();
+                            g.operands(node).iter().map(|i| values[i.index()]).collect();
                         (g.op(node).info().local)(&inputs, values[node.index()], position)
                     })
                     .product::<f64>()
@@ -437,7 +437,7 @@ mod tests {
         // b is used by c and by d: it comes after both, with 2 pending consumers.
         assert_eq!(kahn[position(b)].1, 2);
         for &(node, _) in &kahn {
-            for &input in g.inputs(node) {
+            for &input in g.operands(node) {
                 assert!(position(node) < position(input));
             }
         }

@@ -67,7 +67,7 @@ fn smooth_points(op: Op) -> Vec<Vec<f64>> {
         vec![0.3, 0.2],
     ];
     match op {
-        Op::Input | Op::Const => Vec::new(),
+        Op::Variable | Op::Const => Vec::new(),
         Op::Add | Op::Sub | Op::Mul | Op::Div => binary,
         Op::Pow => vec![
             vec![2.0, 3.0],
@@ -159,7 +159,7 @@ fn formulas_are_given_per_input_position() {
     let max = "∂max/∂aᵢ = 1 for the largest (split at ties)";
     assert_eq!(Op::Max.info().formula(0), max);
     assert_eq!(Op::Max.info().formula(5), max);
-    assert_eq!(Op::Input.info().formula(0), "");
+    assert_eq!(Op::Variable.info().formula(0), "");
     assert_eq!(
         ascii(Op::Tanh.info().formula(0)),
         "dtanh(u)/du = 1 - tanh(u)^2"
@@ -356,7 +356,7 @@ fn apply_checks_arity() {
     assert_eq!(g.apply(Op::Add, &[x]), Err(err("+", "2", 1)));
     assert_eq!(g.apply(Op::Exp, &[x, x]), Err(err("exp", "1", 2)));
     assert_eq!(g.apply(Op::Max, &[]), Err(err("max", "1 or more", 0)));
-    assert_eq!(g.apply(Op::Input, &[]), Err(err("leaf", "no", 0)));
+    assert_eq!(g.apply(Op::Variable, &[]), Err(err("leaf", "no", 0)));
     assert_eq!(g.apply(Op::Const, &[x]), Err(err("const", "no", 1)));
     assert_eq!(err("+", "2", 1).to_string(), "`+` takes 2 input(s), got 1");
     assert_eq!(g.len(), 1, "failed applications append nothing");
@@ -373,13 +373,13 @@ fn nodes_keep_op_value_and_inputs_in_operand_order() -> Result {
     let m = g.apply(Op::Max, &[b, a, n, a])?;
     assert_eq!(
         (g.op(a), g.op(b), g.op(d), g.op(m)),
-        (Op::Input, Op::Const, Op::Sub, Op::Max)
+        (Op::Variable, Op::Const, Op::Sub, Op::Max)
     );
     assert_eq!((g.value(d), g.value(n), g.value(m)), (2.0, -2.0, 5.0));
-    assert_eq!(g.inputs(a), &[]);
-    assert_eq!(g.inputs(d), &[a, b]);
-    assert_eq!(g.inputs(n), &[d]);
-    assert_eq!(g.inputs(m), &[b, a, n, a]);
+    assert_eq!(g.operands(a), &[]);
+    assert_eq!(g.operands(d), &[a, b]);
+    assert_eq!(g.operands(n), &[d]);
+    assert_eq!(g.operands(m), &[b, a, n, a]);
     assert_eq!(m, NodeId(4));
     assert_eq!(g.len(), 5);
     g.clear();
@@ -456,7 +456,7 @@ fn diamond() -> Result {
     let order = g.topo_order(out);
     assert_eq!(order.len(), 7);
     for (i, &node) in order.iter().enumerate() {
-        for input in g.inputs(node) {
+        for input in g.operands(node) {
             assert!(
                 order[i + 1..].contains(input),
                 "{node:?} before its input {input:?}"
@@ -661,7 +661,7 @@ fn truncate_removes_the_tail_and_its_variadic_inputs() -> Result {
     g.truncate(mark);
     assert_eq!(g.len(), 2);
     let z = g.apply(Op::Min, &[y, x])?;
-    assert_eq!(g.inputs(z), &[y, x]);
+    assert_eq!(g.operands(z), &[y, x]);
     assert_eq!(g.value(z), 1.0);
     Ok(())
 }
@@ -856,7 +856,7 @@ fn the_plain_traced_and_moved_walks_agree_bit_for_bit() {
         // Every edge the trace says passed nothing left the gradient as it was;
         // every other edge added its product; and the op table agrees.
         for step in &steps {
-            let operands = g.inputs(step.node);
+            let operands = g.operands(step.node);
             spilled.set(spilled.get() + usize::from(operands.len() > 2));
             let x: Vec<f64> = operands.iter().map(|&o| g.value(o)).collect();
             let info = g.op(step.node).info();

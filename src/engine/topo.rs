@@ -32,7 +32,7 @@ impl Graph {
             }
             let (node, next) = *top;
             // Reads only the node's structure: its operand count and ids.
-            match self.inputs(node).get(next as usize).copied() {
+            match self.operands(node).get(next as usize).copied() {
                 Some(input) => {
                     top.1 += 1;
                     // The graph is acyclic (inputs always precede their node), so

@@ -73,7 +73,7 @@ impl Tape {
         Tape::from(Graph::with_capacity(nodes))
     }
 
-    /// Appends a variable (an [`Op::Input`] leaf) with value `value`.
+    /// Appends a variable (an [`Op::Variable`] leaf) with value `value`.
     ///
     /// ```
     /// let tape = gradcalc::engine::Tape::new();
@@ -182,7 +182,7 @@ impl Tape {
         self.graph.borrow_mut().clear();
     }
 
-    /// Sets the value of a variable (an [`Op::Input`] leaf), e.g. a parameter
+    /// Sets the value of a variable (an [`Op::Variable`] leaf), e.g. a parameter
     /// after an optimiser step. Nodes already built on it keep their old
     /// values: [truncate](Tape::truncate) them first.
     ///
@@ -369,12 +369,12 @@ impl<'t> Var<'t> {
     /// let tape = gradcalc::engine::Tape::new();
     /// let x = tape.var(2.0);
     /// let y = x - 1.0;
-    /// assert_eq!(y.inputs()[0].id(), x.id());
+    /// assert_eq!(y.operands()[0].id(), x.id());
     /// ```
-    pub fn inputs(self) -> Vec<Var<'t>> {
+    pub fn operands(self) -> Vec<Var<'t>> {
         let graph = self.tape.graph.borrow();
         graph
-            .inputs(self.id)
+            .operands(self.id)
             .iter()
             .map(|&id| Var {
                 tape: self.tape,

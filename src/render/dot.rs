@@ -362,8 +362,8 @@ mod tests {
             of: "z".to_string(),
             nodes: vec![
                 node(2, Some("z"), Op::Mul, 6.0, 1.0),
-                node(0, Some("x"), Op::Input, 2.0, 3.0),
-                node(1, Some("a|b"), Op::Input, 3.0, 2.0),
+                node(0, Some("x"), Op::Variable, 2.0, 3.0),
+                node(1, Some("a|b"), Op::Variable, 3.0, 2.0),
             ],
             edges: vec![
                 PictureEdge {

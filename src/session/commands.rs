@@ -166,7 +166,7 @@ impl Session {
                         || self.stale_note(&output, name, &reached).is_some()
                 })
                 .collect();
-            if targets.is_empty() && self.graph.op(output.node) == Op::Input {
+            if targets.is_empty() && self.graph.op(output.node) == Op::Variable {
                 targets = reached_names;
             }
             if targets.is_empty() {
@@ -313,7 +313,7 @@ impl Session {
                     name: name.clone(),
                     node,
                     value: self.graph.value(node),
-                    leaf: self.graph.op(node) == Op::Input,
+                    leaf: self.graph.op(node) == Op::Variable,
                     grad: grads.as_ref().map(|(g, _)| g[node]),
                     grad_note,
                     built_from_earlier,

@@ -127,7 +127,7 @@ impl RuleNodes {
         position: usize,
     ) -> Option<NodeId> {
         let op = graph.op(node);
-        let inputs = graph.inputs(node).to_vec();
+        let inputs = graph.operands(node).to_vec();
         let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
         let text = match op.rule(position, &values, graph.value(node)) {
             Rule::PassesNothing => return None,
@@ -348,7 +348,7 @@ impl Session {
                 .var_order
                 .iter()
                 .map(|name| (name.clone(), self.vars[name]))
-                .filter(|(_, node)| reached[node.index()] && self.graph.op(*node) == Op::Input)
+                .filter(|(_, node)| reached[node.index()] && self.graph.op(*node) == Op::Variable)
                 .collect();
         }
         if targets.is_empty() {
@@ -481,7 +481,7 @@ fn expression_of(
         if op.is_leaf() {
             return None;
         }
-        let inputs = graph.inputs(id);
+        let inputs = graph.operands(id);
         if !operands_done {
             stack.push((id, true));
             stack.extend(inputs.iter().rev().map(|&input| (input, false)));

@@ -48,7 +48,7 @@ impl<'g> Formulas<'g> {
     /// The formulas of every input position of `node`, in operand order.
     pub(super) fn of_node(&mut self, node: NodeId) -> Vec<Formula> {
         let op = self.graph.op(node);
-        let inputs = self.graph.inputs(node);
+        let inputs = self.graph.operands(node);
         let values: Vec<f64> = inputs.iter().map(|&i| self.graph.value(i)).collect();
         let labels: Vec<ExprTree> = inputs.iter().map(|&i| self.label(i)).collect();
         let refs: Vec<&ExprTree> = labels.iter().collect();
@@ -119,7 +119,7 @@ impl<'g> Formulas<'g> {
             if op.is_leaf() {
                 return None; // an unnamed variable: it has no expression
             }
-            let inputs = self.graph.inputs(node);
+            let inputs = self.graph.operands(node);
             if !operands_done {
                 stack.push((node, true));
                 stack.extend(inputs.iter().rev().map(|&input| (input, false)));

@@ -377,7 +377,7 @@ impl Session {
             .collect();
         let derived = |name: &String| {
             let node = self.vars[name];
-            (self.graph.op(node) != Op::Input).then_some(node)
+            (self.graph.op(node) != Op::Variable).then_some(node)
         };
         let Some(last) = self.var_order.iter().filter_map(derived).max() else {
             return result;
@@ -396,7 +396,7 @@ impl Session {
             }
         }
         for i in 0..marks.len() {
-            let inputs = self.graph.inputs(NodeId(i as u32));
+            let inputs = self.graph.operands(NodeId(i as u32));
             marks[i] |= inputs.iter().fold(0, |m, input| m | marks[input.index()]);
         }
         for (row, name) in result.iter_mut().zip(&self.var_order) {
@@ -467,7 +467,7 @@ impl Session {
             op: self.graph.op(id),
             inputs: self
                 .graph
-                .inputs(id)
+                .operands(id)
                 .iter()
                 .map(|&input| self.node_ref(input, names))
                 .collect(),

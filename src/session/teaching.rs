@@ -85,7 +85,7 @@ impl Session {
             }
             shown[id.index()] = true;
             distinct += 1;
-            let inputs = self.graph.inputs(id);
+            let inputs = self.graph.operands(id);
             if inputs.is_empty() {
                 continue;
             }
@@ -208,7 +208,7 @@ impl Session {
                 .map(|name| (name.clone(), self.vars[name]))
                 .filter(|(name, node)| {
                     reached[node.index()]
-                        && self.graph.op(*node) == Op::Input
+                        && self.graph.op(*node) == Op::Variable
                         && *name != output.label
                 });
             for leaf in leaves {
@@ -329,7 +329,7 @@ impl Session {
                 let edges: Vec<PathEdge> = path
                     .iter()
                     .map(|&(consumer, position)| {
-                        let input = self.graph.inputs(consumer)[position];
+                        let input = self.graph.operands(consumer)[position];
                         PathEdge {
                             node: self.node_ref(consumer, &names),
                             input: self.node_ref(input, &names),
@@ -365,7 +365,7 @@ impl Session {
     fn passes(&self, node: NodeId, position: usize) -> bool {
         let values: Vec<f64> = self
             .graph
-            .inputs(node)
+            .operands(node)
             .iter()
             .map(|&i| self.graph.value(i))
             .collect();
@@ -379,7 +379,7 @@ impl Session {
     fn local_derivative(&self, node: NodeId, position: usize) -> f64 {
         let values: Vec<f64> = self
             .graph
-            .inputs(node)
+            .operands(node)
             .iter()
             .map(|&i| self.graph.value(i))
             .collect();
@@ -451,7 +451,7 @@ impl Session {
         };
         let mut edges = Vec::new();
         for &id in order.iter() {
-            for (position, &input) in self.graph.inputs(id).iter().enumerate() {
+            for (position, &input) in self.graph.operands(id).iter().enumerate() {
                 edges.push(PictureEdge {
                     input,
                     node: id,

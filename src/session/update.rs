@@ -38,7 +38,7 @@ impl Session {
                 help: Some(format!("create it with `{name} = …`")),
             });
         };
-        if self.graph.op(node) != Op::Input {
+        if self.graph.op(node) != Op::Variable {
             return Err(SessionError::BadArguments {
                 message: format!(
                     "`{name}` is not a leaf: its value is computed from other values, so it cannot be set in place"

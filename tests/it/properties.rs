@@ -83,7 +83,7 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
     let u = x[0];
     let one = |value: f64, d: f64| Some((value, vec![d]));
     match op {
-        Op::Input | Op::Const => None,
+        Op::Variable | Op::Const => None,
         Op::Add => Some((u + x[1], vec![1.0, 1.0])),
         Op::Sub => Some((u - x[1], vec![1.0, -1.0])),
         Op::Mul => Some((u * x[1], vec![x[1], u])),
@@ -441,7 +441,7 @@ fn check_order(built: &Built, order: &[NodeId]) -> Result<(), TestCaseError> {
     prop_assert_eq!(order.len(), reachable.iter().filter(|&&r| r).count());
     prop_assert_eq!(order.first(), Some(&built.output));
     for id in order {
-        for input in built.graph.inputs(*id) {
+        for input in built.graph.operands(*id) {
             prop_assert!(position[input.index()] > position[id.index()]);
         }
     }

@@ -158,7 +158,7 @@ fn flat_ops_and_flat_branches_pass_nothing() {
     assert_eq!(Op::Min.rule(2, &[2.0, 5.0, 2.0], 2.0).expr(), Some("1/2"));
     assert_eq!(Op::Min.rule(0, &[4.0, 4.0, 4.0], 4.0).expr(), Some("1/3"));
     // Leaves and positions past the inputs: nothing, no panic.
-    assert_eq!(Op::Input.rule(0, &[], 1.0), Rule::PassesNothing);
+    assert_eq!(Op::Variable.rule(0, &[], 1.0), Rule::PassesNothing);
     assert_eq!(Op::Exp.rule(3, &[1.0], 1.0), Rule::PassesNothing);
 }
 
@@ -167,7 +167,7 @@ fn flat_ops_and_flat_branches_pass_nothing() {
 fn ordinary_point(op: Op) -> BoxedStrategy<Vec<f64>> {
     let unary = |range: std::ops::Range<f64>| range.prop_map(|u| vec![u]).boxed();
     match op {
-        Op::Input | Op::Const => Just(vec![]).boxed(),
+        Op::Variable | Op::Const => Just(vec![]).boxed(),
         Op::Ln | Op::Log2 | Op::Log10 | Op::Sqrt => unary(1e-3..1e3),
         Op::Asin | Op::Acos | Op::Atanh => unary(-0.999..0.999),
         Op::Acosh => unary(1.001..1e3),
