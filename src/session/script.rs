@@ -89,7 +89,7 @@ impl Session {
     }
 
     /// How many of the session's first statements the `:save` log dropped
-    /// (see [`StatementLog`]); 0 when [`Session::script`] rebuilds it all.
+    /// (the log keeps the last 100 000 statements, 16 MiB at most); 0 when [`Session::script`] rebuilds it all.
     pub fn statements_dropped(&self) -> usize {
         self.statements.dropped
     }

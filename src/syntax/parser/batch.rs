@@ -47,7 +47,7 @@ impl Cursor {
         }
     }
 
-    /// The next statement of `source`: its span and what [`super::parse`] gives
+    /// The next statement of `source`: its span and what `parse` gives
     /// for it. `None` after the last.
     pub fn next(&mut self, source: &str) -> Option<(Span, Result<Located, SyntaxError>)> {
         if self.ready.is_empty() && self.next < self.spans.len() {
