@@ -34,7 +34,7 @@
 //! - [`Graph::reevaluate`], [`Graph::downstream`], [`Graph::forward_over`],
 //!   [`Graph::kahn_order`] and [`Graph::paths`] serve the teaching commands:
 //!   forward values with some nodes moved, the nodes a move reaches, Kahn's
-//!   order, the paths from an output to a node (`teaching.rs`).
+//!   order, the paths from an output to a node (`walks.rs`).
 //!
 //! - [`Tape`] and [`Var`] are the library face: a `Copy` handle with operator
 //!   overloading that builds into the same [`Graph`] (`var.rs`).
@@ -53,9 +53,9 @@ mod graph;
 mod ops;
 mod rerun;
 mod rules;
-mod teaching;
 mod topo;
 mod var;
+mod walks;
 
 #[cfg(test)]
 mod tests;
@@ -63,8 +63,8 @@ mod tests;
 pub use compact::Remap;
 pub use ops::ascii;
 pub use rules::Rule;
-pub use teaching::{Downstream, Paths};
 pub use var::{Tape, Var};
+pub use walks::{Downstream, Paths};
 
 /// Index of a node in a [`Graph`]. Nodes are appended in evaluation order.
 ///

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::line_column;
-use crate::render::{Precision, dot, notes};
+use crate::render::{Precision, dot, tables};
 use crate::session::{Event, PictureFormat, SessionError, TableFormat};
 
 /// The JSON of the events whose fields the renderer computes.
@@ -68,7 +68,7 @@ pub fn event(event: &Event, source: &str) -> Option<Value> {
                 TableFormat::Markdown => "markdown",
                 TableFormat::Latex => "latex",
             },
-            text: notes::table(of, steps, *omitted, *format, Precision::Full),
+            text: tables::table(of, steps, *omitted, *format, Precision::Full),
         },
         Event::Picture { .. }
         | Event::TraceTable { .. }

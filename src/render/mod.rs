@@ -8,12 +8,12 @@ pub mod highlight;
 pub mod json;
 pub mod layout;
 pub mod notation;
-pub mod notes;
 pub mod number;
 pub mod plot;
 pub mod printer;
 pub mod series;
 pub mod svg;
+pub mod tables;
 pub mod text;
 
 pub use number::{Precision, format_number};

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Precision, Style, diagnostic, dot, json, notes, plot, text};
+use super::{Precision, Style, diagnostic, dot, json, plot, tables, text};
 use crate::files::{self, WritePolicy};
 use crate::session::{CalculusEvent, Event, PictureFormat, SessionError, TableFormat, Target};
 
@@ -250,7 +250,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     TableFormat::Markdown => "the backward pass as a Markdown table",
                     TableFormat::Latex => "the backward pass as a LaTeX table",
                 };
-                let table = notes::table(of, steps, *omitted, *format, precision);
+                let table = tables::table(of, steps, *omitted, *format, precision);
                 Some((target, what, Ok(table)))
             }
             Event::Save { script, target, .. } => Some((

@@ -7,18 +7,21 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod check;
 mod command;
-mod commands;
 mod derivatives;
 pub mod error;
 mod eval;
 pub mod event;
+mod exports;
 mod formula;
+mod gradients;
 mod help;
+mod listings;
 mod memory;
+mod paths;
 mod preview;
 mod script;
-mod teaching;
 mod update;
 
 use std::collections::HashMap;

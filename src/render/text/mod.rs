@@ -10,7 +10,7 @@ mod paint;
 use paint::{Painter, human_bytes, plural, reclaim_text};
 
 use super::number::write_number;
-use super::{Precision, Style, dot, line_column, notes, plot, to_ascii};
+use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::session::{CHECK_TOLERANCE, Event, PictureFormat, Tolerance, Verdict};
 
 /// Appends a value line without colour to `out`: `x = 2` for an assignment
@@ -336,7 +336,7 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
             format,
             target: None,
             ..
-        } => out.push_str(&notes::table(of, steps, *omitted, *format, p.0.precision)),
+        } => out.push_str(&tables::table(of, steps, *omitted, *format, p.0.precision)),
         Event::Plot {
             of,
             wrt,

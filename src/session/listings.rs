@@ -1,37 +1,28 @@
-//! The gradient commands and the listings: `:grad`, `:backward`, `:topo`,
-//! `:trace`, `:vars`.
+//! The listings of the output's graph: `:topo`, `:topo kahn`, `:trace`,
+//! `:forward`, `:graph` and `:vars`, and how a long listing is summarised.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use super::command::Command;
 use super::formula::Formulas;
 use super::{
-    Event, Omitted, Output, Session, SessionError, TableFormat, TraceContribution, TraceStep,
-    VarRow, nearest,
+    Event, GraphLine, KahnRow, Omitted, Session, SessionError, TableFormat, TraceContribution,
+    TraceStep, VarRow,
 };
 use crate::engine::{Gradients, NodeId, Op};
-use crate::syntax::{Ident, Span};
+use crate::syntax::Span;
 
 /// Long listings show this many rows from the start and from the end.
 const HEAD_ROWS: usize = 20;
 const TAIL_ROWS: usize = 5;
+/// `:graph` draws at most this many lines,
+const GRAPH_LINES: usize = 60;
+/// this many inputs of one node,
+const GRAPH_WIDTH: usize = 8;
+/// and this many levels below the output.
+const GRAPH_DEPTH: usize = 24;
 
 impl Session {
-    /// `:backward NAME`: makes NAME the output, then `:grad`.
-    pub(super) fn backward(
-        &mut self,
-        command: &Command,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let target = command.names[0];
-        let node = self.variable_node(target)?;
-        self.output = Some(Output {
-            node,
-            label: target.name.clone(),
-        });
-        self.grad(command.name.span, &[], events)
-    }
-
     /// `:trace [all]`, `:trace [all] md|tex [FILE]`, and `:step` outside the REPL
     /// (which pages it, `repl/mod.rs`).
     pub(super) fn trace_command(
@@ -52,142 +43,6 @@ impl Session {
             None if command.file.is_some() => Err(command.misuse()),
             None => self.trace(command.name.span, all, events),
         }
-    }
-
-    /// The output, or the error that there is none yet.
-    pub(super) fn require_output(&self, span: Span) -> Result<Output, SessionError> {
-        self.output
-            .clone()
-            .ok_or(SessionError::NoOutput { span, wrt: None })
-    }
-
-    /// Backpropagates from the output: the gradients, and which nodes it reaches.
-    ///
-    /// Errors: [`SessionError::SecondDerivative`] when the output uses `f'(x)` of a variable.
-    pub(super) fn backprop(
-        &mut self,
-        output: &Output,
-        span: Span,
-    ) -> Result<(Gradients, Vec<bool>), SessionError> {
-        let order = self.order_for(output.node);
-        self.check_first_order(&order, span)?;
-        let gradients = self.graph.backward(&order);
-        let mut reached = vec![false; self.graph.len()];
-        for id in order.iter() {
-            reached[id.0 as usize] = true;
-        }
-        Ok((gradients, reached))
-    }
-
-    /// The node of a variable named in a command.
-    pub(super) fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
-        if let Some(&node) = self.vars.get(&ident.name) {
-            return Ok(node);
-        }
-        if let Some(node) = self.labelled_node(&ident.name, ident.span)? {
-            return Ok(node);
-        }
-        if super::RESULT_NAMES.contains(&ident.name.as_str()) {
-            if let Some(node) = self.last {
-                return Ok(node);
-            }
-        }
-        if self.functions.contains_key(&ident.name) || Op::from_function_name(&ident.name).is_some()
-        {
-            return Err(SessionError::BadArguments {
-                message: format!("`{}` is a function, not a variable", ident.name),
-                span: ident.span,
-                help: Some(
-                    "gradients are taken with respect to variables, e.g. `:grad x`".to_string(),
-                ),
-            });
-        }
-        if super::CONSTANTS.iter().any(|(c, _)| *c == ident.name) {
-            return Err(SessionError::BadArguments {
-                message: format!("`{}` is a constant, not a variable", ident.name),
-                span: ident.span,
-                help: Some(format!(
-                    "assign it to take gradients: `{0} = …`",
-                    ident.name
-                )),
-            });
-        }
-        Err(SessionError::UnknownName {
-            name: ident.name.clone(),
-            span: ident.span,
-            suggestion: nearest(&ident.name, self.var_order.iter().map(String::as_str)),
-        })
-    }
-
-    /// `:grad [NAMES]`.
-    pub(super) fn grad(
-        &mut self,
-        span: Span,
-        args: &[Ident],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let output = self.require_output(span).map_err(|error| {
-            // `x = 5; :grad x`: x is a leaf, only the output is missing.
-            match args.iter().find(|arg| self.vars.contains_key(&arg.name)) {
-                Some(arg) => SessionError::NoOutput {
-                    span,
-                    wrt: Some(arg.name.clone()),
-                },
-                None => error,
-            }
-        })?;
-        let mut targets: Vec<(String, NodeId)> = Vec::new();
-        // Names already asked for: K names in O(K), not O(K²).
-        let mut seen: HashSet<&str> = HashSet::with_capacity(args.len());
-        for arg in args {
-            let node = self.variable_node(arg)?;
-            if seen.insert(arg.name.as_str()) {
-                targets.push((arg.name.clone(), node));
-            }
-        }
-        let (gradients, reached) = self.backprop(&output, span)?;
-        if args.is_empty() {
-            // Every variable the output reaches, except the output's own name
-            // (∂z/∂z = 1 says nothing), unless that is all there is (`x = 2; x`);
-            // and every variable the output was built from an earlier binding of,
-            // whose gradient is 0 for a reason worth saying.
-            let reached_names: Vec<(String, NodeId)> = self
-                .var_order
-                .iter()
-                .map(|name| (name.clone(), self.vars[name]))
-                .filter(|(_, node)| reached[node.index()])
-                .collect();
-            targets = self
-                .var_order
-                .iter()
-                .map(|name| (name.clone(), self.vars[name]))
-                .filter(|(name, node)| {
-                    (reached[node.index()] && *name != output.label)
-                        || self.stale_note(&output, name, &reached).is_some()
-                })
-                .collect();
-            if targets.is_empty() && self.graph.op(output.node) == Op::Variable {
-                targets = reached_names;
-            }
-            if targets.is_empty() {
-                events.push(Event::Notice {
-                    message: format!("{} depends on no variable", output.label),
-                });
-            }
-        }
-        for (name, node) in targets {
-            let note = (!reached[node.index()]).then(|| {
-                self.stale_note(&output, &name, &reached)
-                    .unwrap_or_else(|| format!("{} does not depend on {name}", output.label))
-            });
-            events.push(Event::Grad {
-                of: output.label.clone(),
-                wrt: name,
-                value: gradients[node],
-                note,
-            });
-        }
-        Ok(())
     }
 
     /// `:topo [all]`.
@@ -324,6 +179,145 @@ impl Session {
             of: output.map(|o| o.label),
             vars,
         });
+    }
+
+    /// `:graph`: the output's graph as an indented tree, output first; a node
+    /// used twice is drawn once and then referenced.
+    pub(super) fn graph_tree(
+        &mut self,
+        span: Span,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let (gradients, _) = self.backprop(&output, span)?;
+        let names = self.names_by_node();
+        let position: HashMap<NodeId, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i + 1))
+            .collect();
+        enum Entry {
+            Node(NodeId, usize),
+            More(usize, usize),
+        }
+        let mut shown = vec![false; self.graph.len()];
+        let mut distinct = 0;
+        let mut lines = Vec::new();
+        let mut stack = vec![Entry::Node(output.node, 0)];
+        while let Some(entry) = stack.pop() {
+            if lines.len() >= GRAPH_LINES {
+                break;
+            }
+            let (id, depth) = match entry {
+                Entry::More(depth, count) => {
+                    lines.push(GraphLine::More { depth, count });
+                    continue;
+                }
+                Entry::Node(id, depth) => (id, depth),
+            };
+            let shown_above = shown[id.index()];
+            let row = self.node_row(position[&id], id, &names);
+            lines.push(GraphLine::Node {
+                depth,
+                row,
+                grad: gradients[id],
+                shown_above,
+            });
+            if shown_above {
+                continue;
+            }
+            shown[id.index()] = true;
+            distinct += 1;
+            let inputs = self.graph.operands(id);
+            if inputs.is_empty() {
+                continue;
+            }
+            if depth + 1 > GRAPH_DEPTH {
+                stack.push(Entry::More(depth + 1, inputs.len()));
+                continue;
+            }
+            let drawn = inputs.len().min(GRAPH_WIDTH);
+            if inputs.len() > drawn {
+                stack.push(Entry::More(depth + 1, inputs.len() - drawn));
+            }
+            for &input in inputs[..drawn].iter().rev() {
+                stack.push(Entry::Node(input, depth + 1));
+            }
+        }
+        events.push(Event::Graph {
+            of: output.label,
+            total: order.len(),
+            lines,
+            omitted: order.len() - distinct,
+        });
+        Ok(())
+    }
+
+    /// `:forward [all]`: the forward evaluation order, inputs first.
+    pub(super) fn forward_order(
+        &mut self,
+        span: Span,
+        all: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let names = self.names_by_node();
+        let total = order.len();
+        let (shown, omitted) = summarise(total, all);
+        let rows = shown
+            .map(|i| self.node_row(i + 1, order[total - 1 - i], &names))
+            .collect();
+        events.push(Event::Forward {
+            of: output.label,
+            total,
+            rows,
+            omitted,
+        });
+        Ok(())
+    }
+
+    /// `:topo kahn [all]`: Kahn's order with each node's pending-consumer count.
+    pub(super) fn topo_kahn(
+        &mut self,
+        span: Span,
+        all: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        let kahn = self.graph.kahn_order(&order);
+        let dfs_position: HashMap<NodeId, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i + 1))
+            .collect();
+        let differences = kahn
+            .iter()
+            .zip(order.iter())
+            .filter(|((a, _), b)| a != *b)
+            .count();
+        let names = self.names_by_node();
+        let (shown, omitted) = summarise(kahn.len(), all);
+        let rows = shown
+            .map(|i| {
+                let (id, pending) = kahn[i];
+                KahnRow {
+                    row: self.node_row(i + 1, id, &names),
+                    pending,
+                    dfs_position: dfs_position[&id],
+                }
+            })
+            .collect();
+        events.push(Event::Kahn {
+            of: output.label,
+            total: order.len(),
+            rows,
+            omitted,
+            differences,
+        });
+        Ok(())
     }
 }
 

@@ -1,5 +1,6 @@
-//! What a teacher asks of a graph beyond its gradients: forward values again with
-//! some nodes moved (gradient checks, plots), the nodes a move reaches
+//! The walks over a graph other than backprop, for what a teacher asks beyond
+//! the gradients: forward values again with some nodes moved (gradient checks,
+//! plots), the nodes a move reaches
 //! ([`Downstream`]), Kahn's dependency-counting order, and the paths from an
 //! output to a node. The gradient at moved values is the backward walk itself
 //! ([`Graph::backward_at`], `backward.rs`).

@@ -1,0 +1,163 @@
+//! `:check`: each gradient against a central difference on the graph itself,
+//! with the tolerance of `torch.autograd.gradcheck`.
+
+use super::{CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, Session, SessionError, Verdict};
+use crate::engine::{NodeId, Op};
+use crate::syntax::{Ident, Span};
+
+/// `:check` without names checks at most this many leaves.
+pub(super) const CHECK_LEAVES: usize = 1000;
+/// `:check`'s step is this fraction of the value (at least of 1)
+const CHECK_STEP: f64 = 1e-5;
+/// and at most this much.
+const CHECK_STEP_MAX: f64 = 1e-3;
+
+impl Session {
+    /// `:check [NAMES]`: each gradient by reverse mode against a central difference
+    /// on the graph itself (the output's subgraph evaluated again with one node
+    /// moved by ±h; nothing is parsed again and the graph is not changed). With
+    /// no names: the leaves the output depends on, the first [`CHECK_LEAVES`].
+    ///
+    /// Each move re-evaluates only the moved node's descendants ([`Downstream`]),
+    /// so a variable that feeds few nodes costs little however large the graph.
+    ///
+    /// [`Downstream`]: crate::engine::Downstream
+    pub(super) fn check(
+        &mut self,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let (gradients, reached) = self.backprop(&output, span)?;
+        let mut targets: Vec<(String, NodeId)> = Vec::new();
+        for arg in args {
+            let node = self.variable_node(arg)?;
+            if targets.iter().all(|(name, _)| *name != arg.name) {
+                targets.push((arg.name.clone(), node));
+            }
+        }
+        let mut left_out = 0;
+        if args.is_empty() {
+            let leaves = self
+                .var_order
+                .iter()
+                .map(|name| (name.clone(), self.vars[name]))
+                .filter(|(name, node)| {
+                    reached[node.index()]
+                        && self.graph.op(*node) == Op::Variable
+                        && *name != output.label
+                });
+            for leaf in leaves {
+                if targets.len() < CHECK_LEAVES {
+                    targets.push(leaf);
+                } else {
+                    left_out += 1;
+                }
+            }
+            let stale: Vec<String> = self
+                .var_order
+                .iter()
+                .filter_map(|name| {
+                    let note = self.stale_note(&output, name, &reached)?;
+                    Some(format!("∂{}/∂{name} = 0 ({note})", output.label))
+                })
+                .collect();
+            if !stale.is_empty() {
+                events.push(Event::Notice {
+                    message: format!("not checked: {}", stale.join("; ")),
+                });
+            }
+            if targets.is_empty() {
+                events.push(Event::Notice {
+                    message: format!("{} depends on no variable: nothing to check", output.label),
+                });
+            }
+        }
+        let order = self.order_for(output.node);
+        let mut downstream = self.graph.downstream(&order);
+        let base: Vec<f64> = (0..self.graph.len())
+            .map(|i| self.graph.value(NodeId(i as u32)))
+            .collect();
+        let (mut minus, mut plus) = (base.clone(), base.clone());
+        let out = output.node.index();
+        for (name, node) in targets.iter().cloned() {
+            self.check_interrupt()?;
+            let x = self.graph.value(node);
+            let h = check_step(x);
+            let (low, high) = (x - h, x + h);
+            // Only the nodes that depend on this one change; the moved node is first.
+            let moved = downstream.descendants(node);
+            minus[node.index()] = low;
+            plus[node.index()] = high;
+            self.graph.forward_over(&moved[1..], &mut minus);
+            self.graph.forward_over(&moved[1..], &mut plus);
+            // Divide by the step actually taken (x ± h rounded).
+            let numeric = (plus[out] - minus[out]) / (high - low);
+            let kink = self
+                .graph
+                .crosses_kink(&moved[1..], [&minus[..], &base[..], &plus[..]]);
+            for id in &moved {
+                minus[id.index()] = base[id.index()];
+                plus[id.index()] = base[id.index()];
+            }
+            let analytic = gradients[node];
+            let difference = (analytic - numeric).abs();
+            let relative_error = if analytic == numeric {
+                0.0
+            } else {
+                difference / analytic.abs().max(numeric.abs())
+            };
+            let (verdict, tolerance) = if !analytic.is_finite() || !numeric.is_finite() {
+                (Verdict::NotFinite, CHECK_TOLERANCE)
+            } else if kink {
+                (Verdict::Kink, CHECK_TOLERANCE)
+            } else if CHECK_TOLERANCE.admits(difference, numeric) {
+                (Verdict::Pass, CHECK_TOLERANCE)
+            } else if GRADCHECK_TOLERANCE.admits(difference, numeric) {
+                (Verdict::Warn, GRADCHECK_TOLERANCE)
+            } else {
+                (Verdict::Fail, GRADCHECK_TOLERANCE)
+            };
+            events.push(Event::Check {
+                of: output.label.clone(),
+                note: self.stale_note(&output, &name, &reached),
+                wrt: name,
+                at: x,
+                h,
+                analytic,
+                numeric,
+                relative_error,
+                difference,
+                tolerance,
+                verdict,
+            });
+        }
+        if left_out > 0 {
+            events.push(Event::Notice {
+                message: format!(
+                    "checked {} of {} variables; `:check NAMES` checks others",
+                    targets.len(),
+                    targets.len() + left_out
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The step h of `:check`'s central difference (f(x + h) − f(x − h)) / 2h at x.
+///
+/// `torch.autograd.gradcheck` moves each input by a fixed `eps = 1e-6`
+/// (PyTorch's documentation of `torch.autograd.gradcheck.gradcheck`). In float64
+/// a central difference errs by about h²·|f‴|/6 (truncation) plus ε·|f|/h
+/// (rounding, ε ≈ 2.2e-16), smallest near h ≈ ε^(1/3)·scale ≈ 6e-6·scale; so h is
+/// [`CHECK_STEP`] of |x| (of 1 when |x| < 1). The step is bounded by
+/// [`CHECK_STEP_MAX`]: the scale on which f varies need not grow with x
+/// (sin(x) at x = 1e8 varies on a scale of 1, and a step of 1000 would measure
+/// nothing), and at least a few units in the last place of x, so that x ± h
+/// differ from x (the quotient divides by the step actually taken).
+fn check_step(x: f64) -> f64 {
+    let h = (CHECK_STEP * x.abs().max(1.0)).min(CHECK_STEP_MAX);
+    h.max(x.abs() * f64::EPSILON * 4.0)
+}

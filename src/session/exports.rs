@@ -1,0 +1,344 @@
+//! The commands that draw or tabulate the graph for a lecture: `:dot`,
+//! `:svg` (also step by step), `:trace md|tex` and `:plot`. Each returns an
+//! event; files are written by the printer, not here.
+
+use super::command::Command;
+use super::{
+    Event, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep, PlotSample, Session,
+    SessionError, TableFormat, Target,
+};
+use crate::engine::Op;
+use crate::syntax::Ident;
+
+/// `:dot` and `:svg` draw graphs of at most this many nodes.
+const PICTURE_NODES: usize = 500;
+/// `:plot` evaluates the output at this many points.
+const PLOT_SAMPLES: usize = 241;
+
+impl Session {
+    /// `:dot [FILE]` and `:svg FILE`: the output's graph with values, gradients
+    /// and local derivatives, for the printer to render and write. With
+    /// `--before` (values only), `--step K` (after the backward pass's step `K`,
+    /// numbered as `:trace` numbers them) or `--steps` (FILE is a directory: one
+    /// picture per step, `step-000` before the pass and `step-K` after step `K`).
+    pub(super) fn picture(
+        &mut self,
+        command: &Command,
+        format: PictureFormat,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = command.name;
+        let moment = picture_moment(command)?;
+        let file = command.optional_target();
+        let output = self.require_output(name.span)?;
+        let order = self.order_for(output.node);
+        if order.len() > PICTURE_NODES {
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "the graph of {} has {} nodes: `:{}` draws at most {PICTURE_NODES}",
+                    output.label,
+                    order.len(),
+                    name.name
+                ),
+                span: name.span,
+                help: Some("`:graph` and `:topo` summarise a graph of any size".to_string()),
+            });
+        }
+        let (gradients, _) = self.backprop(&output, name.span)?;
+        let names = self.names_by_node();
+        // The steps as `:trace` numbers them: step K processes the node at
+        // `visible[K - 1]`, the K-th node of the order that is not a constant.
+        let visible: Vec<usize> = (0..order.len())
+            .filter(|&i| self.graph.op(order[i]) != Op::Const)
+            .collect();
+        let last = visible.len();
+        let moments: Vec<Option<usize>> = match moment {
+            Moment::Done => vec![None],
+            Moment::Step(k) if k > last => {
+                let (message, help) = match last {
+                    0 => (
+                        format!("the backward pass from {} has no steps", output.label),
+                        format!("e.g. `:{}` for the finished pass", name.name),
+                    ),
+                    _ => (
+                        format!(
+                            "the backward pass from {} has steps 1 to {last}",
+                            output.label
+                        ),
+                        format!("the steps are the numbers `:trace` shows, e.g. `--step {last}`"),
+                    ),
+                };
+                return Err(SessionError::BadArguments {
+                    message,
+                    span: command
+                        .number_after(STEP_FLAG)
+                        .map_or(name.span, |k| k.span),
+                    help: Some(help),
+                });
+            }
+            Moment::Step(k) => vec![Some(k)],
+            Moment::Steps => (0..=last).map(Some).collect(),
+        };
+        let mut edges = Vec::new();
+        for &id in order.iter() {
+            for (position, &input) in self.graph.operands(id).iter().enumerate() {
+                edges.push(PictureEdge {
+                    input,
+                    node: id,
+                    position,
+                    local: self.local_derivative(id, position),
+                });
+            }
+        }
+        for step in moments {
+            // The node step K processes, and how many nodes of the order are
+            // done by then (the constants before it too: no step of their own).
+            let current = step.and_then(|k| k.checked_sub(1)).map(|k| visible[k]);
+            let done = match step {
+                None => order.len(),
+                Some(_) => current.map_or(0, |at| at + 1),
+            };
+            let nodes = order
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| PictureNode {
+                    node: self.node_ref(id, &names),
+                    op: self.graph.op(id),
+                    value: self.graph.value(id),
+                    grad: gradients[id],
+                    pending: i >= done,
+                    current: current == Some(i),
+                })
+                .collect();
+            let target = file.as_ref().map(|file| match (step, moment) {
+                (Some(number), Moment::Steps) => Target {
+                    path: format!(
+                        "{}/step-{number:03}.{}",
+                        file.path.trim_end_matches('/'),
+                        match format {
+                            PictureFormat::Dot => "dot",
+                            PictureFormat::Svg => "svg",
+                        }
+                    ),
+                    ..file.clone()
+                },
+                _ => file.clone(),
+            });
+            events.push(Event::Picture {
+                picture: Picture {
+                    of: output.label.clone(),
+                    nodes,
+                    edges: edges.clone(),
+                    step: step.map(|number| PictureStep { number, last }),
+                },
+                format,
+                target,
+            });
+        }
+        Ok(())
+    }
+
+    /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes.
+    pub(super) fn trace_table(
+        &mut self,
+        command: &Command,
+        all: bool,
+        format: TableFormat,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let target = command.optional_target();
+        let name = command.name;
+        let mut trace = Vec::new();
+        self.trace(name.span, all, &mut trace)?;
+        if let Some(Event::Trace {
+            of,
+            total,
+            constants,
+            steps,
+            omitted,
+        }) = trace.pop()
+        {
+            events.push(Event::TraceTable {
+                of,
+                total,
+                constants,
+                steps,
+                omitted,
+                format,
+                target,
+            });
+        }
+        Ok(())
+    }
+
+    /// `:plot NAME [FROM TO] [FILE.svg]`: the output as a function of one
+    /// variable, with its derivative, by evaluating the graph again at each point.
+    pub(super) fn plot(
+        &mut self,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = command.name;
+        let usage = |message: &str| SessionError::BadArguments {
+            message: message.to_string(),
+            span: command.args.iter().fold(name.span, |s, a| s.to(a.span)),
+            help: Some(command.spec.example.to_string()),
+        };
+        let variable = command.names[0];
+        let range = command.range;
+        let file = command.file;
+        let target = match file {
+            Some(file)
+                if !file.name.trim_matches('"').to_lowercase().ends_with(".svg")
+                    && file.name != "-" =>
+            {
+                return Err(SessionError::BadArguments {
+                    message: format!("`:plot` writes SVG: `{}` does not end in .svg", file.name),
+                    span: file.span,
+                    help: Some("e.g. `:plot x -3 3 plot.svg`".to_string()),
+                });
+            }
+            Some(_) => command.optional_target(),
+            None => None,
+        };
+        let output = self.require_output(name.span)?;
+        let node = self.variable_node(variable)?;
+        self.backprop(&output, name.span)?;
+        let at = self.graph.value(node);
+        let (from, to) = match range {
+            Some((from, to)) => (plot_bound(from)?, plot_bound(to)?),
+            None => {
+                let width = 3.0 * at.abs().max(1.0);
+                (at - width, at + width)
+            }
+        };
+        if !at.is_finite() && range.is_none() {
+            return Err(usage(&format!("{} = {at}: give a range", variable.name)));
+        }
+        if from >= to {
+            let span = range.map_or(name.span, |(a, b)| a.span.to(b.span));
+            return Err(SessionError::BadArguments {
+                message: format!("the range {from} to {to} is empty"),
+                span,
+                help: Some("give the smaller end first, e.g. `:plot x -3 3`".to_string()),
+            });
+        }
+        if !(to - from).is_finite() {
+            // -1e308 to 1e308: the samples would be nan and inf.
+            let Some((a, b)) = range else {
+                return Err(usage(&format!(
+                    "{} = {at:e}: too large for the range around it; give a range",
+                    variable.name
+                )));
+            };
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "the range {from:e} to {to:e} is too wide: its width is larger than the largest number ({:e})",
+                    f64::MAX
+                ),
+                span: a.span.to(b.span),
+                help: Some("give a narrower range, e.g. `:plot x -1e300 1e300`".to_string()),
+            });
+        }
+        let order = self.order_for(output.node);
+        let samples = (0..PLOT_SAMPLES)
+            // After Ctrl-C the rest is not computed (the statement fails).
+            .take_while(|_| !crate::interrupt::requested())
+            .map(|i| {
+                let x = from + (to - from) * i as f64 / (PLOT_SAMPLES - 1) as f64;
+                let values = self.graph.reevaluate(&order, &[(node, x)]);
+                let grad = self.graph.backward_at(&order, &values)[node];
+                PlotSample {
+                    x,
+                    value: values[output.node.index()],
+                    grad,
+                }
+            })
+            .collect();
+        events.push(Event::Plot {
+            of: output.label,
+            wrt: variable.name.clone(),
+            at,
+            samples,
+            target,
+        });
+        Ok(())
+    }
+}
+
+/// One end of a plot's range: a finite number.
+fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
+    match word.name.replace('−', "-").parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(SessionError::BadArguments {
+            message: format!("`{}` is not a finite number", word.name),
+            span: word.span,
+            help: Some("a range is two numbers, e.g. `:plot x -3 3`".to_string()),
+        }),
+    }
+}
+
+/// `--step`, the picture flag that takes a step number.
+const STEP_FLAG: &str = "--step";
+
+/// Which moment of the backward pass `:dot` / `:svg` draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moment {
+    /// The finished pass (no flag).
+    Done,
+    /// After `:trace`'s step K (`--step K`; `--before` is step 0).
+    Step(usize),
+    /// Every step, one file each (`--steps`).
+    Steps,
+}
+
+/// The moment a `:dot` / `:svg` command line asks for: `--before`, `--step K`
+/// or `--steps` (the table has parsed them).
+///
+/// Errors: two moments, a step that is not a whole number, `--steps` without a
+/// directory or with `-`.
+fn picture_moment(command: &Command) -> Result<Moment, SessionError> {
+    let mut moments = Vec::new();
+    if command.has("--before") {
+        moments.push(Moment::Step(0));
+    }
+    if command.has("--steps") {
+        moments.push(Moment::Steps);
+    }
+    if let Some(word) = command.number_after(STEP_FLAG) {
+        let k = word
+            .name
+            .parse::<usize>()
+            .map_err(|_| SessionError::BadArguments {
+                message: format!(
+                    "`--step` takes a step number, as `:trace` numbers the steps, not `{}`",
+                    word.name
+                ),
+                span: word.span,
+                help: Some(command.spec.example.to_string()),
+            })?;
+        moments.push(Moment::Step(k));
+    }
+    if moments.len() > 1 {
+        return Err(command.misuse());
+    }
+    let moment = moments.pop().unwrap_or(Moment::Done);
+    if moment == Moment::Steps {
+        let message = match command.file {
+            None => format!(
+                "`:{} --steps` takes a directory to write the pictures in",
+                command.name.name
+            ),
+            Some(file) if file.name == "-" => {
+                "`--steps` writes one file per step: give a directory, not `-`".to_string()
+            }
+            Some(_) => return Ok(moment),
+        };
+        return Err(SessionError::BadArguments {
+            message,
+            span: command.name.span,
+            help: Some(command.spec.example.to_string()),
+        });
+    }
+    Ok(moment)
+}

@@ -1,0 +1,163 @@
+//! The gradient commands, `:grad` and `:backward`, and what every command
+//! that differentiates shares: the output it needs, the backward pass, a
+//! variable's node.
+
+use std::collections::HashSet;
+
+use super::command::Command;
+use super::{Event, Output, Session, SessionError, nearest};
+use crate::engine::{Gradients, NodeId, Op};
+use crate::syntax::{Ident, Span};
+
+impl Session {
+    /// `:backward NAME`: makes NAME the output, then `:grad`.
+    pub(super) fn backward(
+        &mut self,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let target = command.names[0];
+        let node = self.variable_node(target)?;
+        self.output = Some(Output {
+            node,
+            label: target.name.clone(),
+        });
+        self.grad(command.name.span, &[], events)
+    }
+
+    /// The output, or the error that there is none yet.
+    pub(super) fn require_output(&self, span: Span) -> Result<Output, SessionError> {
+        self.output
+            .clone()
+            .ok_or(SessionError::NoOutput { span, wrt: None })
+    }
+
+    /// Backpropagates from the output: the gradients, and which nodes it reaches.
+    ///
+    /// Errors: [`SessionError::SecondDerivative`] when the output uses `f'(x)` of a variable.
+    pub(super) fn backprop(
+        &mut self,
+        output: &Output,
+        span: Span,
+    ) -> Result<(Gradients, Vec<bool>), SessionError> {
+        let order = self.order_for(output.node);
+        self.check_first_order(&order, span)?;
+        let gradients = self.graph.backward(&order);
+        let mut reached = vec![false; self.graph.len()];
+        for id in order.iter() {
+            reached[id.0 as usize] = true;
+        }
+        Ok((gradients, reached))
+    }
+
+    /// The node of a variable named in a command.
+    pub(super) fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
+        if let Some(&node) = self.vars.get(&ident.name) {
+            return Ok(node);
+        }
+        if let Some(node) = self.labelled_node(&ident.name, ident.span)? {
+            return Ok(node);
+        }
+        if super::RESULT_NAMES.contains(&ident.name.as_str()) {
+            if let Some(node) = self.last {
+                return Ok(node);
+            }
+        }
+        if self.functions.contains_key(&ident.name) || Op::from_function_name(&ident.name).is_some()
+        {
+            return Err(SessionError::BadArguments {
+                message: format!("`{}` is a function, not a variable", ident.name),
+                span: ident.span,
+                help: Some(
+                    "gradients are taken with respect to variables, e.g. `:grad x`".to_string(),
+                ),
+            });
+        }
+        if super::CONSTANTS.iter().any(|(c, _)| *c == ident.name) {
+            return Err(SessionError::BadArguments {
+                message: format!("`{}` is a constant, not a variable", ident.name),
+                span: ident.span,
+                help: Some(format!(
+                    "assign it to take gradients: `{0} = …`",
+                    ident.name
+                )),
+            });
+        }
+        Err(SessionError::UnknownName {
+            name: ident.name.clone(),
+            span: ident.span,
+            suggestion: nearest(&ident.name, self.var_order.iter().map(String::as_str)),
+        })
+    }
+
+    /// `:grad [NAMES]`.
+    pub(super) fn grad(
+        &mut self,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span).map_err(|error| {
+            // `x = 5; :grad x`: x is a leaf, only the output is missing.
+            match args.iter().find(|arg| self.vars.contains_key(&arg.name)) {
+                Some(arg) => SessionError::NoOutput {
+                    span,
+                    wrt: Some(arg.name.clone()),
+                },
+                None => error,
+            }
+        })?;
+        let mut targets: Vec<(String, NodeId)> = Vec::new();
+        // Names already asked for: K names in O(K), not O(K²).
+        let mut seen: HashSet<&str> = HashSet::with_capacity(args.len());
+        for arg in args {
+            let node = self.variable_node(arg)?;
+            if seen.insert(arg.name.as_str()) {
+                targets.push((arg.name.clone(), node));
+            }
+        }
+        let (gradients, reached) = self.backprop(&output, span)?;
+        if args.is_empty() {
+            // Every variable the output reaches, except the output's own name
+            // (∂z/∂z = 1 says nothing), unless that is all there is (`x = 2; x`);
+            // and every variable the output was built from an earlier binding of,
+            // whose gradient is 0 for a reason worth saying.
+            let reached_names: Vec<(String, NodeId)> = self
+                .var_order
+                .iter()
+                .map(|name| (name.clone(), self.vars[name]))
+                .filter(|(_, node)| reached[node.index()])
+                .collect();
+            targets = self
+                .var_order
+                .iter()
+                .map(|name| (name.clone(), self.vars[name]))
+                .filter(|(name, node)| {
+                    (reached[node.index()] && *name != output.label)
+                        || self.stale_note(&output, name, &reached).is_some()
+                })
+                .collect();
+            if targets.is_empty() && self.graph.op(output.node) == Op::Variable {
+                targets = reached_names;
+            }
+            if targets.is_empty() {
+                events.push(Event::Notice {
+                    message: format!("{} depends on no variable", output.label),
+                });
+            }
+        }
+        for (name, node) in targets {
+            let note = (!reached[node.index()]).then(|| {
+                self.stale_note(&output, &name, &reached)
+                    .unwrap_or_else(|| format!("{} does not depend on {name}", output.label))
+            });
+            events.push(Event::Grad {
+                of: output.label.clone(),
+                wrt: name,
+                value: gradients[node],
+                note,
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,92 @@
+//! `:paths`: every path from the output to a node with its product of local
+//! derivatives (the chain rule as a sum over paths), and the local derivative
+//! of one edge.
+
+use super::{Event, PathEdge, PathRow, Session, SessionError};
+use crate::engine::NodeId;
+use crate::syntax::{Ident, Span};
+
+/// `:paths` lists at most this many paths.
+const PATH_LIMIT: usize = 64;
+/// and at most this many edges in all (paths through long chains are long).
+const PATH_EDGES: usize = 4096;
+
+impl Session {
+    /// `:paths NAME`: every path from the output to NAME with the product of the
+    /// local derivatives along it; their sum is the gradient.
+    pub(super) fn paths(
+        &mut self,
+        span: Span,
+        target: &Ident,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let node = self.variable_node(target)?;
+        let (gradients, _) = self.backprop(&output, span)?;
+        let order = self.order_for(output.node);
+        let found = self.graph.paths(&order, node, PATH_LIMIT, PATH_EDGES);
+        let names = self.names_by_node();
+        let paths = found
+            .paths
+            .iter()
+            .map(|path| {
+                let edges: Vec<PathEdge> = path
+                    .iter()
+                    .map(|&(consumer, position)| {
+                        let input = self.graph.operands(consumer)[position];
+                        PathEdge {
+                            node: self.node_ref(consumer, &names),
+                            input: self.node_ref(input, &names),
+                            formula: self.graph.op(consumer).info().formula(position),
+                            local: self.local_derivative(consumer, position),
+                            passes_nothing: !self.passes(consumer, position),
+                        }
+                    })
+                    .collect();
+                // The chain rule along the path, with the backward pass's
+                // selection: an edge that passes nothing makes the path 0.
+                let product = if edges.iter().any(|e| e.passes_nothing) {
+                    0.0
+                } else {
+                    edges.iter().map(|e| e.local).product()
+                };
+                PathRow { edges, product }
+            })
+            .collect();
+        events.push(Event::Paths {
+            of: output.label,
+            wrt: target.name.clone(),
+            paths,
+            count: found.count,
+            gradient: gradients[node],
+            nodes: order.len(),
+        });
+        Ok(())
+    }
+
+    /// Whether `node` passes gradient to its input at `position` at the stored
+    /// values ([`crate::engine::OpInfo::passes`]).
+    pub(super) fn passes(&self, node: NodeId, position: usize) -> bool {
+        let values: Vec<f64> = self
+            .graph
+            .operands(node)
+            .iter()
+            .map(|&i| self.graph.value(i))
+            .collect();
+        self.graph
+            .op(node)
+            .info()
+            .passes(&values, self.graph.value(node), position)
+    }
+
+    /// ∂node/∂(its input at `position`) at the stored values.
+    pub(super) fn local_derivative(&self, node: NodeId, position: usize) -> f64 {
+        let values: Vec<f64> = self
+            .graph
+            .operands(node)
+            .iter()
+            .map(|&i| self.graph.value(i))
+            .collect();
+        (self.graph.op(node).info().local)(&values, self.graph.value(node), position)
+    }
+}
