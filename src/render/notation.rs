@@ -42,7 +42,12 @@ impl Form {
 pub fn node(node: &NodeRef, precision: Precision) -> String {
     match (&node.name, node.constant) {
         (Some(name), _) => name.clone(),
-        (None, Some(value)) => format_number(value, precision),
+        // A constant is written in full whatever the precision: `x * 1.0001`,
+        // never `x * 1`, so that an equation shown stays true.
+        (None, Some(value)) => {
+            let _ = precision;
+            format_number(value, Precision::Full)
+        }
         (None, None) => node.label(),
     }
 }

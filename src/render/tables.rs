@@ -84,7 +84,11 @@ fn rows(
                     Cell::new(),
                     Cell::new(),
                     Cell::new(),
-                    math(format!("∂{of}/∂{node} = {}", number(step.upstream))),
+                    math(format!(
+                        "{} = {}",
+                        total_partial(of, &node),
+                        number(step.upstream)
+                    )),
                 ]);
                 continue;
             }
@@ -104,7 +108,9 @@ fn rows(
             .filter(|c| c.input.constant.is_none())
         {
             let input = notation::node(&c.input, precision);
-            let partial = format!("∂{node}/∂{input}");
+            // The local partial by the operands (`∂(x*y + x)/∂x`), as `:trace`
+            // writes it: `∂z/∂x` would read as the whole gradient of z.
+            let partial = c.partial.clone();
             let local = match (&c.formula, c.passes_nothing) {
                 (Some(formula), None) if *formula == number(c.local) => {
                     math(format!("{partial} = {formula}"))
@@ -387,6 +393,9 @@ fn tex_math(formula: &str) -> String {
     out
 }
 
+/// The subscript digits ₀ … ₉, in order.
+const SUBSCRIPT_DIGITS: [char; 10] = ['₀', '₁', '₂', '₃', '₄', '₅', '₆', '₇', '₈', '₉'];
+
 /// A name in math mode: a call upright (`\tanh`, `\mathrm{relu}`), a label
 /// `_3` as `\_3`, a name with `_` subscripted after its first `_` (`w_{21}`),
 /// a name of several letters in `\mathit`.
@@ -399,6 +408,20 @@ fn tex_name(word: &str, called: bool) -> String {
     }
     if crate::session::label_id(word).is_some() {
         return format!("\\_{}", &word[1..]);
+    }
+    // Subscript digits (`x₁`, `w₂₁`) are a subscript: `x_{1}`, as `x_1` is.
+    if let Some(start) = word.find(|c| SUBSCRIPT_DIGITS.contains(&c)) {
+        let (base, digits) = word.split_at(start);
+        if !base.is_empty() && digits.chars().all(|c| SUBSCRIPT_DIGITS.contains(&c)) {
+            let digits: String = digits
+                .chars()
+                .map(|c| {
+                    let at = SUBSCRIPT_DIGITS.iter().position(|&d| d == c).unwrap_or(0);
+                    char::from(b'0' + at as u8)
+                })
+                .collect();
+            return tex_name(&format!("{base}_{digits}"), false);
+        }
     }
     let letters = |part: &str| {
         let mut text = String::new();
@@ -428,6 +451,16 @@ fn tex_name(word: &str, called: bool) -> String {
     }
 }
 
+/// `∂of/∂wrt` for a whole gradient, the output in brackets when it is an
+/// expression (`∂(x^2 + sin(x))/∂x`), as the text output writes it.
+fn total_partial(of: &str, wrt: &str) -> String {
+    if of.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        format!("∂{of}/∂{wrt}")
+    } else {
+        format!("∂({of})/∂{wrt}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{tex, tex_math};
@@ -452,6 +485,7 @@ mod tests {
         );
         assert_eq!(tex_math("x^(y - 1)"), "x^{(y-1)}");
         assert_eq!(tex_math("relu(prod)"), "\\mathrm{relu}(\\mathit{prod})");
+        assert_eq!(tex_math("x₁*w₂₁"), tex_math("x_1*w_21"));
         assert_eq!(tex_math("max(a, b)"), "\\max(a,\\allowbreak b)");
         assert_eq!(tex_math("θ^-2"), "\\theta ^{-2}");
     }

@@ -9,8 +9,10 @@ use crate::syntax::{Ident, Span};
 pub(super) const CHECK_LEAVES: usize = 1000;
 /// `:check`'s step is this fraction of the value (at least of 1)
 const CHECK_STEP: f64 = 1e-5;
-/// and at most this much.
+/// and at most this much,
 const CHECK_STEP_MAX: f64 = 1e-3;
+/// and at most this fraction of |x| (for x ≠ 0).
+const CHECK_STEP_OF_X: f64 = 1e-3;
 
 impl Session {
     /// `:check [NAMES]`: each gradient by reverse mode against a central difference
@@ -158,6 +160,11 @@ impl Session {
 /// nothing), and at least a few units in the last place of x, so that x ± h
 /// differ from x (the quotient divides by the step actually taken).
 fn check_step(x: f64) -> f64 {
-    let h = (CHECK_STEP * x.abs().max(1.0)).min(CHECK_STEP_MAX);
+    let mut h = (CHECK_STEP * x.abs().max(1.0)).min(CHECK_STEP_MAX);
+    if x != 0.0 {
+        // Near 0 the step must stay small beside x itself: ln(x) at x = 1e-4
+        // with h = 1e-5 measures a tenth of the way to its pole.
+        h = h.min(x.abs() * CHECK_STEP_OF_X);
+    }
     h.max(x.abs() * f64::EPSILON * 4.0)
 }

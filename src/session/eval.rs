@@ -67,9 +67,21 @@ impl Session {
                 ExprKind::Name(name) => self.resolve(name, span, scope)?,
                 ExprKind::Unary { op, operand } => {
                     let a = values[operand.0 as usize];
-                    match op {
-                        UnaryOp::Plus => a,
-                        UnaryOp::Neg => self.apply(Op::Neg, &[a], span, events)?,
+                    match (op, &tree.nodes[operand.0 as usize].kind) {
+                        (UnaryOp::Plus, _) => a,
+                        // `-1` (also `x^-1`, `x⁻¹`, `s*-1.0`) is the constant −1, not
+                        // a negation node: a trace leaves constants out, and a
+                        // negated literal is one.
+                        (UnaryOp::Neg, ExprKind::Number(x)) => {
+                            if self.graph.len() == a.node.index() + 1 {
+                                self.graph.truncate(a.node.index());
+                            }
+                            Value {
+                                node: self.graph.constant(-x),
+                                uses_variable: false,
+                            }
+                        }
+                        (UnaryOp::Neg, _) => self.apply(Op::Neg, &[a], span, events)?,
                     }
                 }
                 ExprKind::Binary { op, lhs, rhs } => {

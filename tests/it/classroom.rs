@@ -208,8 +208,8 @@ fn the_markdown_handout_shows_each_number_once() {
         [
             "| Node | Upstream | Local derivative | Contribution | Gradient |",
             "|---|---|---|---|---|",
-            "| z = x * y = 6 | 1 | ∂z/∂x = y = 3 | 3 | x: 0 → 3 |",
-            "|  |  | ∂z/∂y = x = 2 | 2 | y: 0 → 2 |",
+            "| z = x * y = 6 | 1 | ∂(x*y)/∂x = y = 3 | 3 | x: 0 → 3 |",
+            "|  |  | ∂(x*y)/∂y = x = 2 | 2 | y: 0 → 2 |",
             "| y = 3 (leaf) |  |  |  | ∂z/∂y = 2 |",
             "| x = 2 (leaf) |  |  |  | ∂z/∂x = 3 |",
         ]

@@ -933,9 +933,10 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
             .output()
             .unwrap(),
     );
-    // The node's cell shows x ^ 2; the local derivative names the node by its label.
+    // The node's cell shows x ^ 2; the local derivative is written by its
+    // operands, as `:trace` writes it (∂_2/∂x would read as a whole gradient).
     assert!(
-        md.contains("| _2 = x ^ 2 = 4 | 1 | ∂_2/∂x = 2*x = 4 |"),
+        md.contains("| _2 = x ^ 2 = 4 | 1 | ∂(x^2)/∂x = 2*x = 4 |"),
         "{md}"
     );
     let tex = stdout_of(
@@ -946,7 +947,7 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     );
     assert!(
         tex.contains(
-            "$\\_2=x^{2}=4$ & $1$ & $\\partial \\_2/\\allowbreak \\partial x=2\\cdot x=4$"
+            "$\\_2=x^{2}=4$ & $1$ & $\\partial (x^{2})/\\allowbreak \\partial x=2\\cdot x=4$"
         ),
         "{tex}"
     );
@@ -1107,5 +1108,41 @@ fn errors_after_mathematical_symbols_point_at_the_original_text() {
     assert!(
         stderr.contains("`2*e`") && stderr.contains("`2e0`"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn lines_a_newcomer_found_false_are_true() {
+    let run = |script: &str| {
+        let output = gradcalc().args(["-e", script]).output().unwrap();
+        stdout_of(&output)
+    };
+    // ln'(1e-4) = 1e4: the check's step stays small beside x, so it passes.
+    let out = run("x = 1e-4; y = ln(x); :check");
+    assert!(
+        out.contains("reverse mode 10000,") && out.ends_with("pass\n"),
+        "{out}"
+    );
+    // sqrt'(2e-5) = 1/(2·sqrt(2e-5)) = 111.8033989.
+    let out = run("x = 2e-5; y = sqrt(x); :check");
+    assert!(
+        out.contains("reverse mode 111.8033989") && out.ends_with("pass\n"),
+        "{out}"
+    );
+    // x^-1: the exponent is the constant -1, left out of the trace like 3 in x^3.
+    let out = run("x = 3; y = x^-1; :trace");
+    assert!(
+        out.contains("2 nodes in reverse topological order (1 constant not shown)"),
+        "{out}"
+    );
+    assert!(!out.contains("∂(-1)") && !out.contains("/∂(-1)"), "{out}");
+    // A constant is written in full at any precision: x * 1.0001, never x * 1.
+    let out = run(":precision 3; x = 1234567; y = x*1.0001; :trace");
+    assert!(out.contains("y = x * 1.0001 = 1.23e6"), "{out}");
+    // An expression output is bracketed in the chain-rule sentence of :paths.
+    let out = run("x = 2; x^2 + sin(x); :paths x");
+    assert!(
+        out.contains("(chain rule: ∂(x^2 + sin(x))/∂x is the sum"),
+        "{out}"
     );
 }

@@ -245,10 +245,11 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
         } => {
             let _ = writeln!(
                 out,
-                "paths from {} to {}: {} (chain rule: ∂{of}/∂{wrt} is the sum over paths of the product of local derivatives)",
+                "paths from {} to {}: {} (chain rule: {} is the sum over paths of the product of local derivatives)",
                 p.name(of),
                 p.name(wrt),
-                path_count(*count, style)
+                path_count(*count, style),
+                p.partial(of, wrt)
             );
             for (i, path) in paths.iter().enumerate() {
                 let mut nodes_text = Vec::new();
