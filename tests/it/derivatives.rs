@@ -316,10 +316,13 @@ fn the_descent_examples_converge() {
             .collect()
     };
     let v = run_file("descent.calc");
-    // grad(L, w) at 0 is 2(0 − 3) = −6; then w, L after 50 steps; L'' = 2.
+    // grad(L, w) at 0 is 2(0 − 3) = −6; L = (0 − 3)² = 9 made the output again;
+    // then w, L after 50 steps; L'' = 2; L once more before :hessian.
     assert_eq!(v[0], -6.0);
-    assert!((v[1] - 3.0).abs() < 1e-4 && v[2] < 1e-8, "{v:?}");
-    assert_eq!(v[3], 2.0);
+    assert_eq!(v[1], 9.0);
+    assert!((v[2] - 3.0).abs() < 1e-4 && v[3] < 1e-8, "{v:?}");
+    assert_eq!(v[4], 2.0);
+    assert_eq!(v[5], v[3]);
     let v = run_file("moons_descent.calc");
     assert_eq!(v[v.len() - 4..], [1.0, 1.0, -1.0, -1.0]);
 }
