@@ -189,7 +189,8 @@ fn instantiate(
                 };
                 fold(graph, op, &[built[lhs.0 as usize], built[rhs.0 as usize]])
             }
-            ExprKind::Call { name, args, .. } => {
+            ExprKind::Call(call) => {
+                let crate::syntax::Call { name, args, .. } = &**call;
                 let args: Vec<NodeId> = args.iter().map(|a| built[a.0 as usize]).collect();
                 match Op::from_function_name(name) {
                     Some(op) => fold(graph, op, &args),

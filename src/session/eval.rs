@@ -58,7 +58,7 @@ impl Session {
     ) -> Result<Value, SessionError> {
         let mut values: Vec<Value> = Vec::with_capacity(tree.nodes.len());
         for expr in &tree.nodes {
-            let span = scope.call_span.unwrap_or(expr.span);
+            let span = scope.call_span.unwrap_or(expr.span());
             let value = match &expr.kind {
                 ExprKind::Number(x) => Value {
                     node: self.graph.constant(*x),
@@ -95,12 +95,13 @@ impl Session {
                     };
                     self.apply(op, &[a, b], span, events)?
                 }
-                ExprKind::Call {
-                    name,
-                    name_span,
-                    derivative,
-                    args,
-                } => {
+                ExprKind::Call(call) => {
+                    let crate::syntax::Call {
+                        name,
+                        name_span,
+                        derivative,
+                        args,
+                    } = &**call;
                     let args: Vec<Value> = args.iter().map(|a| values[a.0 as usize]).collect();
                     let name_span = scope.call_span.unwrap_or(*name_span);
                     if *derivative > 0 {

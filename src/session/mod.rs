@@ -288,12 +288,13 @@ impl Session {
         };
         match &node.kind {
             syntax::ExprKind::Name(name)
-                if BARE_COMMANDS.contains(&name.as_str()) && !self.vars.contains_key(name) =>
+                if BARE_COMMANDS.contains(&name.as_str())
+                    && !self.vars.contains_key(name.as_str()) =>
             {
                 Some(Statement::Command {
                     name: syntax::Ident {
-                        name: name.clone(),
-                        span: node.span,
+                        name: name.to_string(),
+                        span: node.span(),
                     },
                     args: Vec::new(),
                 })

@@ -54,12 +54,16 @@ pub enum BinaryOp {
 }
 
 /// What an expression node is.
+///
+/// Kept to 16 bytes (an [`Expr`] to 24) so that a long line's tree stays small:
+/// names are interned ([`Name`], one pointer) and a call's parts are boxed
+/// ([`Call`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
     /// A number literal, already converted (`1_000` is 1000.0).
     Number(f64),
     /// A name: a variable, a constant (`pi`), `ans` or `_`.
-    Name(String),
+    Name(Name),
     /// `-operand` or `+operand`.
     Unary { op: UnaryOp, operand: ExprId },
     /// `lhs op rhs`.
@@ -68,21 +72,171 @@ pub enum ExprKind {
         lhs: ExprId,
         rhs: ExprId,
     },
-    /// `name(args…)`, or `name'(arg)`, `name''(arg)`, … when `derivative`
-    /// (the number of primes: the order of the derivative) is above 0.
-    Call {
-        name: String,
-        name_span: Span,
-        derivative: u8,
-        args: Vec<ExprId>,
-    },
+    /// `name(args…)`, or `name'(arg)`, … (see [`Call`]).
+    Call(Box<Call>),
+}
+
+/// A call node's parts: `name(args…)`, or `name'(arg)`, `name''(arg)`, … when
+/// `derivative` (the number of primes: the order of the derivative) is above 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The function's name.
+    pub name: Name,
+    /// Where the name was written.
+    pub name_span: Span,
+    /// The number of primes after the name.
+    pub derivative: u8,
+    /// The arguments' nodes, in order.
+    pub args: Vec<ExprId>,
+}
+
+impl ExprKind {
+    /// `name(args…)` (no primes).
+    pub fn call(name: Name, name_span: Span, args: Vec<ExprId>) -> ExprKind {
+        ExprKind::Call(Box::new(Call {
+            name,
+            name_span,
+            derivative: 0,
+            args,
+        }))
+    }
 }
 
 /// One expression node with the span of the text it came from.
+///
+/// The span is stored as two `u32` byte offsets; offsets past `u32::MAX`
+/// (sources over 4 GiB) are stored as `u32::MAX`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     pub kind: ExprKind,
-    pub span: Span,
+    start: u32,
+    end: u32,
+}
+
+impl Expr {
+    /// A node of `kind` written at `span`.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let narrow = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        Expr {
+            kind,
+            start: narrow(span.start),
+            end: narrow(span.end),
+        }
+    }
+
+    /// The span of the text the node came from.
+    pub fn span(&self) -> Span {
+        Span::new(self.start as usize, self.end as usize)
+    }
+
+    /// Sets the node's span.
+    pub fn set_span(&mut self, span: Span) {
+        *self = Expr::new(
+            std::mem::replace(&mut self.kind, ExprKind::Number(0.0)),
+            span,
+        );
+    }
+}
+
+/// An interned name: one pointer, compared by address, read as a `&str`.
+///
+/// Equal texts give the same `Name` (a global table keeps one copy of each
+/// distinct text for the life of the process: the names a user typed).
+#[derive(Clone, Copy)]
+pub struct Name(&'static &'static str);
+
+impl Name {
+    /// The interned name with text `text`.
+    pub fn new(text: &str) -> Name {
+        use std::collections::HashMap;
+        use std::sync::{LazyLock, Mutex};
+        static TABLE: LazyLock<Mutex<HashMap<&'static str, &'static &'static str>>> =
+            LazyLock::new(|| Mutex::new(HashMap::new()));
+        let mut table = TABLE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(&name) = table.get(text) {
+            return Name(name);
+        }
+        let text: &'static str = Box::leak(text.to_owned().into_boxed_str());
+        let name: &'static &'static str = Box::leak(Box::new(text));
+        table.insert(text, name);
+        Name(name)
+    }
+
+    /// The name's text.
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl From<&str> for Name {
+    fn from(text: &str) -> Name {
+        Name::new(text)
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for Name {}
+
+impl std::hash::Hash for Name {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Name {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == other.as_str()
+    }
+}
+
+impl PartialEq<Name> for &str {
+    fn eq(&self, other: &Name) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<Name> for String {
+    fn eq(&self, other: &Name) -> bool {
+        self.as_str() == *other.0
+    }
+}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
 }
 
 /// A whole expression stored flat: operands before the nodes that use them, root last.
@@ -107,7 +261,7 @@ impl ExprTree {
 
     /// The span of the whole expression (the root's span).
     pub fn span(&self) -> Span {
-        self.nodes[self.nodes.len() - 1].span
+        self.nodes[self.nodes.len() - 1].span()
     }
 }
 

@@ -16,9 +16,9 @@ use build::build_statement;
 use convert::convert_error;
 use prescan::{Scan, prescan};
 
-use super::ast::{Located, Span};
+use super::ast::{BinaryOp, Located, Span, Statement};
 use super::error::SyntaxError;
-use super::lexer::{Lexer, TokenKind};
+use super::lexer::{Lexer, Operator, TokenKind};
 
 /// The pest parser generated from `grammar/gradcalc.pest`.
 #[derive(pest_derive::Parser)]
@@ -80,6 +80,13 @@ const SHALLOW_NESTING: usize = 64;
 /// with a fourfold margin.
 const DEEP_STACK_BYTES: usize = 16 * 1024 * 1024;
 
+/// Statements longer than this (bytes) are parsed in pieces (see [`parse_pieces`]).
+const LONG_STATEMENT: usize = 64 * 1024;
+
+/// The length (bytes) a piece of a long statement grows to before it is cut
+/// at its last top-level `+`/`-`.
+const PIECE_BYTES: usize = 16 * 1024;
+
 /// Runs the grammar on a statement that passed the scan, and builds the AST.
 fn parse_scanned(
     text: &str,
@@ -87,6 +94,13 @@ fn parse_scanned(
     is_command: bool,
     scanned: Option<SyntaxError>,
 ) -> Result<Located, SyntaxError> {
+    if text.len() > LONG_STATEMENT
+        && !is_command
+        && scanned.is_none()
+        && let Some(located) = parse_pieces(text, offset, PIECE_BYTES)
+    {
+        return Ok(located);
+    }
     match Grammar::parse(Rule::statement, text) {
         Ok(mut pairs) => match scanned {
             Some(problem) => Err(problem),
@@ -106,6 +120,96 @@ fn parse_scanned(
             }
         }
     }
+}
+
+/// Parses a long statement in pieces of about `piece_bytes`, so that pest's
+/// token queue (some 80 bytes a token) holds one piece at a time, not the
+/// whole line.
+///
+/// The value's text is cut before top-level binary `+`/`-` (outside brackets,
+/// after the assignment operator if any); the first piece is parsed as the
+/// statement, each later one as an expression, and its terms folded onto the
+/// tree so far (see `build::continue_tree`): `+` and `-` are the lowest,
+/// left-associative level, so the tree is node for node the one a single
+/// parse gives. `None` when there is nothing to cut or a piece does not parse
+/// (the caller then parses the whole text, which also gives the precise error).
+pub(crate) fn parse_pieces(text: &str, offset: usize, piece_bytes: usize) -> Option<Located> {
+    let cuts = cut_points(text, piece_bytes);
+    let (first_end, _) = *cuts.first()?;
+    let piece = |start: usize, end: usize| {
+        let mut pairs = Grammar::parse(Rule::statement, &text[start..end]).ok()?;
+        pairs.next()?.into_inner().next()
+    };
+    let mut located = build_statement(piece(0, first_end)?, offset);
+    let mut end = located.span.end;
+    for (i, &(at, op)) in cuts.iter().enumerate() {
+        // The piece starts after the operator (one character) and runs to the next cut.
+        let start = at + text[at..].chars().next().map_or(1, char::len_utf8);
+        let stop = cuts.get(i + 1).map_or(text.len(), |&(next, _)| next);
+        let pair = piece(start, stop)?;
+        if pair.as_rule() != Rule::expr {
+            return None;
+        }
+        end = offset + start + pair.as_span().end();
+        let tree = match &mut located.statement {
+            Statement::Expr(tree) => tree,
+            Statement::Assign { value, .. } => value,
+            Statement::Define { body, .. } => body,
+            Statement::Command { .. } => return None,
+        };
+        build::continue_tree(tree, op, pair, offset + start);
+    }
+    located.span = Span::new(located.span.start, end);
+    Some(located)
+}
+
+/// Where to cut `text` for [`parse_pieces`]: byte offsets of top-level binary
+/// `+`/`-` (after the assignment operator, if any), one whenever the piece
+/// since the last cut has passed `piece_bytes`, each with its operator.
+fn cut_points(text: &str, piece_bytes: usize) -> Vec<(usize, BinaryOp)> {
+    let mut cuts = Vec::new();
+    let mut depth = 0usize;
+    let mut in_value = false;
+    let mut piece_start = 0;
+    let mut candidate: Option<(usize, BinaryOp)> = None;
+    let mut prev_ends_operand = false;
+    for token in Lexer::new(text) {
+        let kind = token.kind;
+        if kind == TokenKind::Newline {
+            continue;
+        }
+        match kind {
+            TokenKind::LParen => depth += 1,
+            TokenKind::RParen => depth = depth.saturating_sub(1),
+            TokenKind::Op(op) if depth == 0 => {
+                if prescan::is_assign_op(kind) {
+                    if in_value || !cuts.is_empty() {
+                        // Not a statement the grammar accepts: let it report.
+                        return Vec::new();
+                    }
+                    in_value = true;
+                    piece_start = token.end;
+                    candidate = None;
+                } else if prev_ends_operand && matches!(op, Operator::Plus | Operator::Minus) {
+                    let op = if op == Operator::Plus {
+                        BinaryOp::Add
+                    } else {
+                        BinaryOp::Sub
+                    };
+                    if token.start - piece_start > piece_bytes
+                        && let Some(cut) = candidate.take()
+                    {
+                        cuts.push(cut);
+                        piece_start = cut.0;
+                    }
+                    candidate = Some((token.start, op));
+                }
+            }
+            _ => {}
+        }
+        prev_ends_operand = kind.ends_operand();
+    }
+    cuts
 }
 
 fn unexpected_end(text: &str, offset: usize) -> SyntaxError {

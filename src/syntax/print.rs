@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use super::ast::{AssignOp, BinaryOp, ExprId, ExprKind, ExprTree, Statement, UnaryOp};
+use super::ast::{AssignOp, BinaryOp, Call, ExprId, ExprKind, ExprTree, Statement, UnaryOp};
 
 /// Binding strength of what a node prints as, lowest first (docs/language.md §2).
 const SUM: u8 = 1;
@@ -102,12 +102,13 @@ impl fmt::Display for ExprTree {
                     stack.push(Work::Text(symbol));
                     stack.push(Work::Node(*lhs, left));
                 }
-                ExprKind::Call {
-                    name,
-                    derivative,
-                    args,
-                    ..
-                } => {
+                ExprKind::Call(call) => {
+                    let Call {
+                        name,
+                        derivative,
+                        args,
+                        ..
+                    } = &**call;
                     f.write_str(name)?;
                     for _ in 0..*derivative {
                         f.write_str("'")?;

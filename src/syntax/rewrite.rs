@@ -6,17 +6,16 @@
 //! invariant: operands before users, root last. Spans of built and rewritten
 //! nodes are empty (`Span::default()`): the trees are printed, not reported on.
 
-use super::ast::{BinaryOp, Expr, ExprId, ExprKind, ExprTree, Span, Statement, UnaryOp};
+use super::ast::{
+    BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Name, Span, Statement, UnaryOp,
+};
 use super::error::SyntaxError;
 
 impl ExprTree {
     /// A tree of one node.
     pub fn leaf(kind: ExprKind) -> ExprTree {
         ExprTree {
-            nodes: vec![Expr {
-                kind,
-                span: Span::default(),
-            }],
+            nodes: vec![Expr::new(kind, Span::default())],
         }
     }
 
@@ -27,7 +26,7 @@ impl ExprTree {
 
     /// A name.
     pub fn name(name: &str) -> ExprTree {
-        ExprTree::leaf(ExprKind::Name(name.to_string()))
+        ExprTree::leaf(ExprKind::Name(Name::new(name)))
     }
 
     /// A new root over copies of `parts`: `make` receives the ids of the parts'
@@ -39,26 +38,21 @@ impl ExprTree {
         let mut roots = Vec::with_capacity(parts.len());
         for part in parts {
             let offset = nodes.len() as u32;
-            nodes.extend(part.nodes.iter().map(|node| Expr {
-                kind: shift(&node.kind, |id| ExprId(id.0 + offset)),
-                span: node.span,
-            }));
+            nodes.extend(
+                part.nodes.iter().map(|node| {
+                    Expr::new(shift(&node.kind, |id| ExprId(id.0 + offset)), node.span())
+                }),
+            );
             roots.push(ExprId(nodes.len() as u32 - 1));
         }
-        nodes.push(Expr {
-            kind: make(&roots),
-            span: Span::default(),
-        });
+        nodes.push(Expr::new(make(&roots), Span::default()));
         ExprTree { nodes }
     }
 
     /// `op(args…)` as a call of a function by name.
     pub fn call(name: &str, args: &[&ExprTree]) -> ExprTree {
-        ExprTree::compose(args, |ids| ExprKind::Call {
-            name: name.to_string(),
-            name_span: Span::default(),
-            derivative: 0,
-            args: ids.to_vec(),
+        ExprTree::compose(args, |ids| {
+            ExprKind::call(Name::new(name), Span::default(), ids.to_vec())
         })
     }
 
@@ -90,18 +84,19 @@ impl ExprTree {
             if let ExprKind::Name(name) = &node.kind {
                 if let Some((_, tree)) = bindings.iter().find(|(n, _)| n == name) {
                     let offset = nodes.len() as u32;
-                    nodes.extend(tree.nodes.iter().map(|n| Expr {
-                        kind: shift(&n.kind, |id| ExprId(id.0 + offset)),
-                        span: n.span,
-                    }));
+                    nodes.extend(
+                        tree.nodes.iter().map(|n| {
+                            Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())
+                        }),
+                    );
                     new_id.push(ExprId(nodes.len() as u32 - 1));
                     continue;
                 }
             }
-            nodes.push(Expr {
-                kind: shift(&node.kind, |id| new_id[id.0 as usize]),
-                span: node.span,
-            });
+            nodes.push(Expr::new(
+                shift(&node.kind, |id| new_id[id.0 as usize]),
+                node.span(),
+            ));
             new_id.push(ExprId(nodes.len() as u32 - 1));
         }
         ExprTree { nodes }
@@ -146,17 +141,11 @@ impl ExprTree {
             match folded {
                 Fold::To(id) => new_id.push(id),
                 Fold::Number(x) => {
-                    nodes.push(Expr {
-                        kind: ExprKind::Number(x),
-                        span: node.span,
-                    });
+                    nodes.push(Expr::new(ExprKind::Number(x), node.span()));
                     new_id.push(ExprId(nodes.len() as u32 - 1));
                 }
                 Fold::Keep => {
-                    nodes.push(Expr {
-                        kind,
-                        span: node.span,
-                    });
+                    nodes.push(Expr::new(kind, node.span()));
                     new_id.push(ExprId(nodes.len() as u32 - 1));
                 }
             }
@@ -250,17 +239,10 @@ fn shift(kind: &ExprKind, map: impl Fn(ExprId) -> ExprId) -> ExprKind {
             lhs: map(*lhs),
             rhs: map(*rhs),
         },
-        ExprKind::Call {
-            name,
-            name_span,
-            derivative,
-            args,
-        } => ExprKind::Call {
-            name: name.clone(),
-            name_span: *name_span,
-            derivative: *derivative,
-            args: args.iter().map(|&id| map(id)).collect(),
-        },
+        ExprKind::Call(call) => ExprKind::Call(Box::new(Call {
+            args: call.args.iter().map(|&id| map(id)).collect(),
+            ..**call
+        })),
     }
 }
 
@@ -281,7 +263,7 @@ fn retain_reachable(nodes: Vec<Expr>, root: ExprId) -> ExprTree {
                 mark(lhs, &mut reached);
                 mark(rhs, &mut reached);
             }
-            ExprKind::Call { args, .. } => args.iter().for_each(|a| mark(a, &mut reached)),
+            ExprKind::Call(call) => call.args.iter().for_each(|a| mark(a, &mut reached)),
         }
     }
     let mut new_id = vec![ExprId(0); reached.len()];
@@ -289,10 +271,10 @@ fn retain_reachable(nodes: Vec<Expr>, root: ExprId) -> ExprTree {
     for (i, node) in nodes.into_iter().enumerate().take(reached.len()) {
         if reached[i] {
             new_id[i] = ExprId(kept.len() as u32);
-            kept.push(Expr {
-                kind: shift(&node.kind, |id| new_id[id.0 as usize]),
-                span: node.span,
-            });
+            kept.push(Expr::new(
+                shift(&node.kind, |id| new_id[id.0 as usize]),
+                node.span(),
+            ));
         }
     }
     ExprTree { nodes: kept }

@@ -57,7 +57,7 @@ fn try_eval(tree: &ExprTree, env: &[(String, f64)]) -> Option<f64> {
                     BinaryOp::Pow => a.powf(b),
                 }
             }
-            ExprKind::Call { .. } => return None,
+            ExprKind::Call(_) => return None,
         };
         values.push(value);
     }
@@ -170,7 +170,7 @@ fn grouped(source: &str) -> String {
     for node in &tree.nodes {
         let text = match &node.kind {
             ExprKind::Number(x) => format!("{x}"),
-            ExprKind::Name(name) => name.clone(),
+            ExprKind::Name(name) => name.to_string(),
             ExprKind::Unary { op, operand } => {
                 let sign = if *op == UnaryOp::Neg { "-" } else { "+" };
                 format!("({sign}{})", texts[operand.0 as usize])
@@ -186,7 +186,7 @@ fn grouped(source: &str) -> String {
                 let (l, r) = (&texts[lhs.0 as usize], &texts[rhs.0 as usize]);
                 format!("({l} {symbol} {r})")
             }
-            ExprKind::Call { name, .. } => format!("{name}(…)"),
+            ExprKind::Call(call) => format!("{}(…)", call.name),
         };
         texts.push(text);
     }
@@ -250,7 +250,7 @@ fn operands_come_before_their_nodes() {
         let children: Vec<ExprId> = match &node.kind {
             ExprKind::Unary { operand, .. } => vec![*operand],
             ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-            ExprKind::Call { args, .. } => args.clone(),
+            ExprKind::Call(call) => call.args.clone(),
             _ => vec![],
         };
         assert!(children.iter().all(|c| (c.0 as usize) < index));
@@ -271,31 +271,31 @@ fn names_and_calls() {
     let tree = expr("max(1, 5, 3)");
     assert_eq!(
         tree.get(tree.root()).kind,
-        ExprKind::Call {
+        ExprKind::Call(Box::new(Call {
             name: "max".into(),
             name_span: Span::new(0, 3),
             derivative: 0,
             args: vec![ExprId(0), ExprId(1), ExprId(2)],
-        }
+        }))
     );
 
     let tree = expr("f'(2)");
     assert_eq!(
         tree.get(tree.root()).kind,
-        ExprKind::Call {
+        ExprKind::Call(Box::new(Call {
             name: "f".into(),
             name_span: Span::new(0, 1),
             derivative: 1,
             args: vec![ExprId(0)],
-        }
+        }))
     );
 
     // `x(2)` is a call; the evaluator reports that x is not a function.
     let tree = expr("x(2)");
-    assert!(matches!(&tree.get(tree.root()).kind, ExprKind::Call { name, .. } if name == "x"));
+    assert!(matches!(&tree.get(tree.root()).kind, ExprKind::Call(call) if call.name == "x"));
 
     let tree = expr("rand()");
-    assert!(matches!(&tree.get(tree.root()).kind, ExprKind::Call { args, .. } if args.is_empty()));
+    assert!(matches!(&tree.get(tree.root()).kind, ExprKind::Call(call) if call.args.is_empty()));
 }
 
 #[test]
@@ -305,7 +305,7 @@ fn parentheses_widen_the_span() {
     let ExprKind::Binary { lhs, .. } = tree.get(tree.root()).kind else {
         panic!("not binary")
     };
-    assert_eq!(tree.get(lhs).span, Span::new(0, 5));
+    assert_eq!(tree.get(lhs).span(), Span::new(0, 5));
 }
 
 #[test]
@@ -428,7 +428,7 @@ fn spans_are_offsets_into_the_whole_source() {
     assert_eq!(target.span, Span::new(7, 8));
     assert_eq!(value.span(), Span::new(11, 20));
     assert_eq!(
-        &source[value.nodes[1].span.start..value.nodes[1].span.end],
+        &source[value.nodes[1].span().start..value.nodes[1].span().end],
         "2"
     );
 
@@ -547,7 +547,7 @@ fn malformed_numbers() {
     let tree = expr("2 e");
     assert_eq!(tree.nodes[1].kind, ExprKind::Name("e".into()));
     let tree = expr("2exp(1)");
-    assert!(matches!(&tree.nodes[2].kind, ExprKind::Call { name, .. } if name == "exp"));
+    assert!(matches!(&tree.nodes[2].kind, ExprKind::Call(call) if call.name == "exp"));
 }
 
 #[test]
@@ -671,8 +671,8 @@ fn misreadings_get_the_fix_that_was_meant() {
     ));
     let tree = expr("sin'''(x)");
     assert!(matches!(
-        tree.get(tree.root()).kind,
-        ExprKind::Call { derivative: 3, .. }
+        &tree.get(tree.root()).kind,
+        ExprKind::Call(call) if call.derivative == 3
     ));
     // Not misreadings: the old messages stay.
     assert!(matches!(
@@ -898,7 +898,7 @@ fn nesting_at_the_limit_parses_on_a_2mb_stack() {
 fn has_names(tree: &ExprTree) -> bool {
     tree.nodes
         .iter()
-        .any(|n| matches!(n.kind, ExprKind::Name(_) | ExprKind::Call { .. }))
+        .any(|n| matches!(n.kind, ExprKind::Name(_) | ExprKind::Call(_)))
 }
 
 #[test]
@@ -972,7 +972,7 @@ fn mathematical_symbols_keep_spans_on_the_original_text() {
     // `θ^-1` parses), spanning its bytes.
     let tree = expr("θ⁻¹");
     assert_eq!(tree.nodes[1].kind, ExprKind::Number(1.0));
-    assert_eq!(tree.nodes[1].span, Span::new(2, 7));
+    assert_eq!(tree.nodes[1].span(), Span::new(2, 7));
     assert!(matches!(
         tree.nodes[2].kind,
         ExprKind::Unary {
@@ -980,14 +980,12 @@ fn mathematical_symbols_keep_spans_on_the_original_text() {
             ..
         }
     ));
-    assert_eq!(tree.nodes[2].span, Span::new(2, 7));
+    assert_eq!(tree.nodes[2].span(), Span::new(2, 7));
     assert_eq!(tree.span(), Span::new(0, 7));
     // `√u` is `sqrt(u)`; the call's name is the `√`.
     let tree = expr("2√(x+1)");
     let call = tree.nodes.iter().find_map(|n| match &n.kind {
-        ExprKind::Call {
-            name, name_span, ..
-        } => Some((name.clone(), *name_span, n.span)),
+        ExprKind::Call(call) => Some((call.name.to_string(), call.name_span, n.span())),
         _ => None,
     });
     assert_eq!(
@@ -1006,7 +1004,7 @@ fn names_take_subscript_digits_and_are_normalized() {
     // `e` + U+0301 (decomposed, as macOS writes it) is the name `é` (U+00E9).
     let tree = expr("caf\u{65}\u{301}");
     assert_eq!(tree.nodes[0].kind, ExprKind::Name("caf\u{e9}".into()));
-    assert_eq!(tree.nodes[0].span, Span::new(0, 6));
+    assert_eq!(tree.nodes[0].span(), Span::new(0, 6));
     let Ok(Located {
         statement: Statement::Assign { target, .. },
         ..
@@ -1029,7 +1027,7 @@ fn bracket_products() {
     assert!(parse("(x+1)2").is_err());
     assert!(parse("x (x+1)").is_ok_and(|l| matches!(
         l.statement,
-        Statement::Expr(ref t) if matches!(t.nodes.last().map(|n| &n.kind), Some(ExprKind::Call { .. }))
+        Statement::Expr(ref t) if matches!(t.nodes.last().map(|n| &n.kind), Some(ExprKind::Call(_)))
     )));
 }
 
@@ -1062,4 +1060,136 @@ fn statements_parsed_together_equal_statements_parsed_alone() {
     for (i, (span, parsed)) in together.into_iter().enumerate() {
         assert_eq!(parsed, parse_statement(&many, span), "statement {i}");
     }
+}
+
+#[test]
+fn an_expression_node_is_at_most_24_bytes() {
+    // A long line's tree is one node per token or operator: 1+1+…+1 with 10⁶
+    // terms is 2·10⁶ − 1 nodes, 48 MB at 24 bytes.
+    assert!(
+        std::mem::size_of::<Expr>() <= 24,
+        "{}",
+        std::mem::size_of::<Expr>()
+    );
+    assert!(std::mem::size_of::<ExprKind>() <= 16);
+}
+
+#[test]
+fn names_are_interned_by_text() {
+    let a = Name::new("x_1");
+    let b = Name::new(&String::from("x_1"));
+    assert_eq!(a, b);
+    assert_eq!(a.as_str(), "x_1");
+    assert_ne!(a, Name::new("x_2"));
+    assert!(a == "x_1");
+    assert!("x_1" == a);
+}
+
+/// Terms for the pieces test: every kind of operand, prefix, power and
+/// product the grammar has, with `+`/`-` inside brackets and exponents.
+const TERMS: &[&str] = &[
+    "1",
+    "x",
+    "2x",
+    "-3",
+    "(a - b)",
+    "f(1, x+2)",
+    "2^-2x",
+    "x²",
+    "x⁻¹",
+    "√y",
+    "−4",
+    "1e3",
+    "+z",
+    "a*b/c",
+    "2^3^2",
+    "-2^2",
+    "g'(x - 1)",
+    "2(x+1)y",
+    "(1)",
+    "- -u",
+    "3 # note\n",
+];
+
+/// Operators between terms (binary, sometimes followed by prefix signs).
+const JOINS: &[&str] = &[
+    " + ", "-", " - ", "*", "/", "+ -", "- +", " − ", "^", "\n+ ",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+    /// A statement parsed in pieces (cut at top-level `+`/`-`) is the same
+    /// statement, spans included, as the whole text parsed at once.
+    #[test]
+    fn statements_parsed_in_pieces_equal_statements_parsed_whole(
+        head in 0usize..3,
+        terms in proptest::collection::vec((0..TERMS.len(), 0..JOINS.len()), 1..40),
+        piece in 1usize..30,
+    ) {
+        let mut text = String::from(["", "y = ", "f(x, y) = "][head]);
+        for (i, &(term, join)) in terms.iter().enumerate() {
+            if i > 0 {
+                text.push_str(JOINS[join]);
+            }
+            text.push_str(TERMS[term]);
+        }
+        let text = text.trim_end();
+        let whole = parse_statement(text, Span::new(0, text.len())).expect("valid");
+        // At an offset, as in a script.
+        let source = format!("z = 1\n{text}");
+        let pieces = super::parser::parse_pieces(&source[6..], 6, piece);
+        // `None`: no top-level `+`/`-` past the first piece (nothing to cut).
+        if let Some(located) = pieces {
+            let again = parse_statement(&source, Span::new(6, source.len())).expect("valid");
+            proptest::prop_assert_eq!(&located, &again);
+            proptest::prop_assert_eq!(located.statement.to_string(), whole.statement.to_string());
+        }
+    }
+}
+
+#[test]
+fn a_long_sum_is_parsed_in_pieces_as_one_tree() {
+    // 1 + 2 + … + 20000 (over the length at which a statement is cut): the
+    // tree is a left spine of 19 999 additions, the value 20000·20001/2.
+    let text: String = (1..=20_000).map(|i| format!("{i}+")).collect::<String>() + "0";
+    assert!(text.len() > 64 * 1024);
+    let tree = expr(&text);
+    // It is cut: the pieces give the same tree as one parse.
+    let source = format!("z = 1\n{text}");
+    let pieces = super::parser::parse_pieces(&source[6..], 6, 16 * 1024).expect("cut");
+    let Statement::Expr(from_pieces) = pieces.statement else {
+        panic!("an expression")
+    };
+    assert_eq!(from_pieces.nodes.len(), tree.nodes.len());
+    assert_eq!(from_pieces.to_string(), tree.to_string());
+    // `1 + 1 + 1` with one-byte pieces: cut before each `+`.
+    let small = super::parser::parse_pieces("1 + 1 + 1", 0, 1).expect("cut");
+    assert_eq!(small.statement.to_string(), "1 + 1 + 1");
+    assert_eq!(small.span, Span::new(0, 9));
+    let adds = tree
+        .nodes
+        .iter()
+        .filter(|n| {
+            matches!(
+                n.kind,
+                ExprKind::Binary {
+                    op: BinaryOp::Add,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(adds, 20_000);
+    assert_eq!(tree.nodes.len(), 40_001);
+    let mut values: Vec<f64> = Vec::new();
+    for node in &tree.nodes {
+        let v = match &node.kind {
+            ExprKind::Number(x) => *x,
+            ExprKind::Binary { lhs, rhs, .. } => values[lhs.0 as usize] + values[rhs.0 as usize],
+            _ => unreachable!(),
+        };
+        values.push(v);
+    }
+    assert_eq!(values.last(), Some(&(20_000.0 * 20_001.0 / 2.0)));
+    assert_eq!(tree.span(), Span::new(0, text.len()));
 }

@@ -21,7 +21,8 @@ use gradcalc::engine::{Arity, Graph, NodeId, Op};
 use gradcalc::render::{Format, Printer, Style};
 use gradcalc::session::{Event, Session};
 use gradcalc::syntax::{
-    self, AssignOp, BinaryOp, Expr, ExprId, ExprKind, ExprTree, Ident, Span, Statement, UnaryOp,
+    self, AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Name, Span, Statement,
+    UnaryOp,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -587,7 +588,7 @@ fn flatten(tree: &Tree) -> ExprTree {
         let mut operands = ids.split_off(ids.len() - children.len());
         let kind = match t {
             Tree::Number(x) => ExprKind::Number(*x),
-            Tree::Name(name) => ExprKind::Name(name.to_string()),
+            Tree::Name(name) => ExprKind::Name(Name::new(name)),
             Tree::Unary(op, _) => ExprKind::Unary {
                 op: *op,
                 operand: operands[0],
@@ -597,17 +598,14 @@ fn flatten(tree: &Tree) -> ExprTree {
                 lhs: operands[0],
                 rhs: operands[1],
             },
-            Tree::Call(name, derivative, _) => ExprKind::Call {
-                name: name.to_string(),
+            Tree::Call(name, derivative, _) => ExprKind::Call(Box::new(Call {
+                name: Name::new(name),
                 name_span: Span::default(),
                 derivative: u8::from(*derivative),
                 args: std::mem::take(&mut operands),
-            },
+            })),
         };
-        nodes.push(Expr {
-            kind,
-            span: Span::default(),
-        });
+        nodes.push(Expr::new(kind, Span::default()));
         ids.push(ExprId(nodes.len() as u32 - 1));
     }
     ExprTree { nodes }
@@ -615,9 +613,9 @@ fn flatten(tree: &Tree) -> ExprTree {
 
 fn unspan_tree(tree: &mut ExprTree) {
     for node in &mut tree.nodes {
-        node.span = Span::default();
-        if let ExprKind::Call { name_span, .. } = &mut node.kind {
-            *name_span = Span::default();
+        node.set_span(Span::default());
+        if let ExprKind::Call(call) = &mut node.kind {
+            call.name_span = Span::default();
         }
     }
 }

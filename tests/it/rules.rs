@@ -124,9 +124,10 @@ fn every_rule_parses_and_names_only_its_placeholders_and_functions() {
                             "{} rule `{text}` names `{name}`",
                             info.name
                         ),
-                        ExprKind::Call { name, .. } => assert!(
-                            is_function_of_the_language(name),
-                            "{} rule `{text}` calls `{name}`",
+                        ExprKind::Call(call) => assert!(
+                            is_function_of_the_language(&call.name),
+                            "{} rule `{text}` calls `{}`",
+                            call.name,
                             info.name
                         ),
                         _ => {}

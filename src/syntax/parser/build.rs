@@ -8,7 +8,8 @@ use pest::iterators::Pair;
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 
 use super::super::ast::{
-    AssignOp, BinaryOp, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Span, Statement, UnaryOp,
+    AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Span,
+    Statement, UnaryOp,
 };
 use super::super::lexer::{is_name_char, is_name_start, normalize_name, superscript_value};
 use super::Rule;
@@ -62,16 +63,53 @@ impl Builder {
 
     fn push(&self, kind: ExprKind, span: Span) -> ExprId {
         let mut nodes = self.nodes.borrow_mut();
-        nodes.push(Expr { kind, span });
+        nodes.push(Expr::new(kind, span));
         ExprId((nodes.len() - 1) as u32)
     }
 
     fn node_span(&self, id: ExprId) -> Span {
-        self.nodes.borrow()[id.0 as usize].span
+        self.nodes.borrow()[id.0 as usize].span()
     }
 
     /// Folds an `expr` pair into nodes, returning the id of its root.
     fn expr(&self, pair: Pair<'_, Rule>) -> ExprId {
+        self.fold(pair.into_inner())
+    }
+
+    /// Folds the `expr` pair `pair` as the rest of a sum: with `acc` = (`a`,
+    /// `op`), the tree of `a op pair`, `a` standing for everything before it.
+    ///
+    /// Folds term by term (a term: the pairs between two top-level `+`/`-`,
+    /// the lowest, left-associative level), so the result is node for node
+    /// the tree that one Pratt parse of the whole text would give.
+    fn expr_after(&self, pair: Pair<'_, Rule>, mut acc: Option<(ExprId, BinaryOp)>) -> ExprId {
+        let mut term = Vec::new();
+        let mut pairs = pair.into_inner();
+        loop {
+            let next = pairs.next();
+            let op = match next.as_ref().map(Pair::as_rule) {
+                Some(Rule::add) => Some(BinaryOp::Add),
+                Some(Rule::sub) => Some(BinaryOp::Sub),
+                None => None,
+                Some(_) => {
+                    term.extend(next);
+                    continue;
+                }
+            };
+            let mut root = self.fold(term.drain(..));
+            if let Some((lhs, op)) = acc {
+                let span = self.node_span(lhs).to(self.node_span(root));
+                root = self.push(ExprKind::Binary { op, lhs, rhs: root }, span);
+            }
+            match op {
+                Some(op) => acc = Some((root, op)),
+                None => return root,
+            }
+        }
+    }
+
+    /// Folds a flat sequence of an `expr`'s pairs (operands and operators).
+    fn fold<'i>(&self, pairs: impl Iterator<Item = Pair<'i, Rule>>) -> ExprId {
         PRATT
             .map_primary(|primary| self.primary(primary))
             .map_prefix(|op, operand| {
@@ -80,12 +118,7 @@ impl Builder {
                     Rule::root => {
                         // `√u` is the call `sqrt(u)` (built-in names cannot be redefined).
                         let name_span = self.span(op.as_span());
-                        let call = ExprKind::Call {
-                            name: "sqrt".to_string(),
-                            name_span,
-                            derivative: 0,
-                            args: vec![operand],
-                        };
+                        let call = ExprKind::call(Name::new("sqrt"), name_span, vec![operand]);
                         return self.push(call, name_span.to(self.node_span(operand)));
                     }
                     _ => UnaryOp::Plus,
@@ -138,7 +171,7 @@ impl Builder {
                 let span = self.node_span(lhs).to(self.node_span(rhs));
                 self.push(ExprKind::Binary { op, lhs, rhs }, span)
             })
-            .parse(pair.into_inner())
+            .parse(pairs)
     }
 
     fn primary(&self, pair: Pair<'_, Rule>) -> ExprId {
@@ -149,7 +182,7 @@ impl Builder {
                 let inner = pair.into_inner().next();
                 let id = inner.map_or_else(|| grammar_bug("paren"), |e| self.expr(e));
                 // The node for `(a+b)` covers the brackets too.
-                self.nodes.borrow_mut()[id.0 as usize].span = span;
+                self.nodes.borrow_mut()[id.0 as usize].set_span(span);
                 id
             }
             Rule::call => {
@@ -163,15 +196,15 @@ impl Builder {
                     .next()
                     .map_or(0, |p| u8::try_from(p.as_str().len()).unwrap_or(u8::MAX));
                 let args = inner.map(|arg| self.expr(arg)).collect();
-                let call = ExprKind::Call {
-                    name: normalize_name(name.as_str()),
+                let call = ExprKind::Call(Box::new(Call {
+                    name: name_of(name.as_str()),
                     name_span: self.span(name.as_span()),
                     derivative,
                     args,
-                };
+                }));
                 self.push(call, span)
             }
-            _ => self.push(ExprKind::Name(normalize_name(pair.as_str())), span),
+            _ => self.push(ExprKind::Name(name_of(pair.as_str())), span),
         }
     }
 
@@ -179,6 +212,15 @@ impl Builder {
         ExprTree {
             nodes: self.nodes.into_inner(),
         }
+    }
+}
+
+/// The interned name for the text `text`, in NFC (see [`normalize_name`]).
+fn name_of(text: &str) -> Name {
+    if text.is_ascii() {
+        Name::new(text)
+    } else {
+        Name::new(&normalize_name(text))
     }
 }
 
@@ -208,6 +250,24 @@ fn tree(pair: Pair<'_, Rule>, offset: usize) -> ExprTree {
     let builder = Builder::new(offset);
     builder.expr(pair);
     builder.finish()
+}
+
+/// Continues the expression `tree` (the value of a statement whose text was
+/// cut into pieces at top-level `+`/`-`): `tree op pair`, with `pair` an `expr`
+/// pair of a piece starting at byte `offset` of the source.
+pub(super) fn continue_tree(
+    tree: &mut ExprTree,
+    op: BinaryOp,
+    pair: Pair<'_, Rule>,
+    offset: usize,
+) {
+    let builder = Builder {
+        nodes: RefCell::new(std::mem::take(&mut tree.nodes)),
+        offset,
+    };
+    let root = ExprId(builder.nodes.borrow().len() as u32 - 1);
+    builder.expr_after(pair, Some((root, op)));
+    *tree = builder.finish();
 }
 
 /// Builds the statement from the child of the `statement` pair.
