@@ -523,7 +523,9 @@ impl Session {
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
-            expression: drop_zero_products(&tree.fold_constants()).to_string(),
+            expression: drop_zero_products(&tree.fold_constants())
+                .collect_terms()
+                .to_string(),
             value,
         }));
         Ok(())
