@@ -10,7 +10,7 @@ use std::fmt::Write;
 use super::notation::{self, Form};
 use super::{Precision, format_number};
 use crate::engine::{NodeId, Op};
-use crate::session::{Picture, PictureNode};
+use crate::session::{Picture, PictureGroup, PictureNode};
 
 /// Digits of the numbers in a picture (micrograd shows 4 decimals).
 const DIGITS: Precision = Precision::Digits(4);
@@ -40,10 +40,14 @@ pub fn dot(picture: &Picture) -> String {
         "  node [shape=record, fontname=\"Helvetica\", fontsize=12];"
     );
     let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=10];");
+    // The statements of each group's nodes, written in its cluster; the
+    // last entry holds the nodes of no group.
+    let mut blocks = vec![String::new(); picture.groups.len() + 1];
     for node in &picture.nodes {
         if node.op == Op::Const {
             continue;
         }
+        let out = &mut blocks[node.group.unwrap_or(picture.groups.len())];
         let id = node.node.id.0;
         let grad = if node.pending {
             String::new()
@@ -70,6 +74,25 @@ pub fn dot(picture: &Picture) -> String {
             let _ = writeln!(out, "  n{id}op -> n{id};");
         }
     }
+    let ungrouped = blocks.pop().unwrap_or_default();
+    out.push_str(&ungrouped);
+    for (k, (group, block)) in picture.groups.iter().zip(&blocks).enumerate() {
+        if block.is_empty() {
+            continue;
+        }
+        let (fill, color) = group_colours(group.derivative, k);
+        let _ = writeln!(out, "  subgraph cluster_{k} {{");
+        let _ = writeln!(
+            out,
+            "    label=\"{}\"; style=\"rounded,filled\"; fillcolor=\"{fill}\"; color=\"{color}\"; fontname=\"Helvetica\";",
+            quoted(&group.label)
+        );
+        let _ = writeln!(out, "    node [style=filled, fillcolor=\"white\"];");
+        for line in block.lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        let _ = writeln!(out, "  }}");
+    }
     for edge in &picture.edges {
         if constants.contains_key(&edge.input) {
             continue;
@@ -84,6 +107,17 @@ pub fn dot(picture: &Picture) -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// The fill and frame colours of group `k` of a picture: blues for the
+/// derivative graphs (alternating, so nested ones differ), grey for the
+/// forward passes drawn beside them.
+pub fn group_colours(derivative: bool, k: usize) -> (&'static str, &'static str) {
+    match (derivative, k % 2) {
+        (true, 0) => ("#e7f0ff", "#3b5bdb"),
+        (true, _) => ("#f3e8ff", "#7048e8"),
+        (false, _) => ("#f4f4f4", "#868e96"),
+    }
 }
 
 /// The picture as SVG for slides (see [`super::svg`]).
@@ -104,6 +138,9 @@ pub struct Drawing {
     /// Edges between `nodes`, each once (an input read twice by one op, as in
     /// `x*x`, is one edge with both local derivatives).
     pub edges: Vec<DrawEdge>,
+    /// The labelled groups (derivative graphs, forward passes beside them)
+    /// that the nodes' `group` fields point into, for the fills and legend.
+    pub groups: Vec<PictureGroup>,
 }
 
 /// One thing drawn: a value's box or an op's ellipse.
@@ -125,11 +162,15 @@ pub enum DrawNode {
         stepping: bool,
         /// No op computes it (a variable).
         leaf: bool,
+        /// Its [`Drawing::groups`] entry, if any.
+        group: Option<usize>,
     },
     /// An op, with the constants it reads folded in (`× 2`).
     Op {
         /// The label.
         label: String,
+        /// Its [`Drawing::groups`] entry, if any (its result's).
+        group: Option<usize>,
     },
     /// A reference to a leaf read by many ops ([`GHOST_FANOUT`]), drawn beside
     /// each of them but the first instead of an edge from afar: its name only.
@@ -173,6 +214,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
             op_at.insert(node.node.id, nodes.len());
             nodes.push(DrawNode::Op {
                 label: op_label(picture, node, symbol, &constants),
+                group: node.group,
             });
         }
         value_at.insert(node.node.id, nodes.len());
@@ -184,6 +226,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
             current: node.current,
             stepping,
             leaf: node.op.is_leaf(),
+            group: node.group,
         });
         if let Some(&op) = op_at.get(&node.node.id) {
             edges.push(DrawEdge {
@@ -239,6 +282,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
         title: title(picture),
         nodes,
         edges,
+        groups: picture.groups.clone(),
     }
 }
 
@@ -353,6 +397,7 @@ mod tests {
             grad,
             pending: false,
             current: false,
+            group: None,
         }
     }
 
@@ -380,6 +425,7 @@ mod tests {
                 },
             ],
             step: None,
+            groups: Vec::new(),
         };
         let text = dot(&picture);
         assert!(text.contains("rankdir=LR;"));

@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use super::dot::{DrawNode, Drawing};
+use super::dot::{DrawNode, Drawing, group_colours};
 use super::layout::{self, Edge, Size, Spacing};
 
 /// The width, in pixels, a slide shows a picture at; pictures no wider than this
@@ -28,6 +28,10 @@ const OP_HEIGHT: f64 = 40.0;
 const MARGIN: f64 = 16.0;
 /// Height of a step picture's title.
 const TITLE: f64 = 44.0;
+/// Height of a legend line (one per group of nodes).
+const LEGEND_ROW: f64 = 28.0;
+/// Side of a legend line's colour swatch.
+const SWATCH: f64 = 18.0;
 /// Gaps between ranks, nodes and edges.
 const SPACING: Spacing = Spacing {
     rank: 34.0,
@@ -88,8 +92,27 @@ pub fn svg(drawing: &Drawing) -> String {
         .title
         .as_deref()
         .map_or(0.0, |t| text_width(t, true) * 22.0 / FONT);
-    let width = (w.max(title_width) + 2.0 * MARGIN).round();
-    let height = (h + 2.0 * MARGIN + title).round();
+    // One legend line per group, under the drawing.
+    let legend: Vec<(String, &str, &str)> = drawing
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(k, group)| {
+            let (fill, stroke) = group_colours(group.derivative, k);
+            let text = if group.derivative {
+                format!("{}: the backward pass recorded as nodes", group.label)
+            } else {
+                group.label.clone()
+            };
+            (text, fill, stroke)
+        })
+        .collect();
+    let legend_width = legend
+        .iter()
+        .map(|(text, ..)| text_width(text, false) + SWATCH + 8.0)
+        .fold(0.0, f64::max);
+    let width = (w.max(title_width).max(legend_width) + 2.0 * MARGIN).round();
+    let height = (h + 2.0 * MARGIN + title + LEGEND_ROW * legend.len() as f64).round();
 
     let mut out = String::new();
     let _ = writeln!(
@@ -175,12 +198,16 @@ pub fn svg(drawing: &Drawing) -> String {
     for (item, (&center, &(bw, bh))) in items.iter().zip(layout.centers.iter().zip(&boxes)) {
         let (cx, cy) = place(center);
         match item {
-            DrawNode::Op { label } => {
+            DrawNode::Op { label, group } => {
                 // A lone operator sign is small at text size: drawn larger.
                 let size = if label.chars().count() == 1 { 24 } else { 18 };
+                let (fill, stroke) = match group {
+                    Some(k) => group_colours(drawing.groups[*k].derivative, *k),
+                    None => (OP_FILL, INK),
+                };
                 let _ = writeln!(
                     out,
-                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{OP_FILL}\" stroke=\"{INK}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" fill=\"{INK}\">{}</text></g>",
+                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" fill=\"{INK}\">{}</text></g>",
                     r(cx),
                     r(cy),
                     r(bw / 2.0),
@@ -209,6 +236,7 @@ pub fn svg(drawing: &Drawing) -> String {
                 pending,
                 current,
                 stepping,
+                group,
                 ..
             } => {
                 let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
@@ -216,6 +244,9 @@ pub fn svg(drawing: &Drawing) -> String {
                     ("value current", CURRENT_FILL, CURRENT, 4)
                 } else if *stepping && !*pending {
                     ("value done", DONE_FILL, INK, 2)
+                } else if let Some(k) = group {
+                    let (fill, stroke) = group_colours(drawing.groups[*k].derivative, *k);
+                    ("value grouped", fill, stroke, 2)
                 } else {
                     ("value", "white", INK, 2)
                 };
@@ -263,6 +294,16 @@ pub fn svg(drawing: &Drawing) -> String {
                 out.push_str("</g>\n");
             }
         }
+    }
+    for (row, (text, fill, stroke)) in legend.iter().enumerate() {
+        let y = (h + MARGIN + title + LEGEND_ROW * row as f64 + 8.0).round();
+        let _ = writeln!(
+            out,
+            "<g class=\"legend\"><rect x=\"{MARGIN}\" y=\"{y}\" width=\"{SWATCH}\" height=\"{SWATCH}\" rx=\"3\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\" fill=\"{INK}\">{}</text></g>",
+            MARGIN + SWATCH + 8.0,
+            y + SWATCH - 3.0,
+            escape(text)
+        );
     }
     out.push_str("</svg>\n");
     out
@@ -321,7 +362,7 @@ fn arrange(
 /// A node's width and height (left to right).
 fn box_size(node: &DrawNode) -> (f64, f64) {
     match node {
-        DrawNode::Op { label } => ((text_width(label, false) + 26.0).max(46.0), OP_HEIGHT),
+        DrawNode::Op { label, .. } => ((text_width(label, false) + 26.0).max(46.0), OP_HEIGHT),
         DrawNode::Ghost { name } => ((text_width(name, true) + 2.0 * PAD).ceil(), ROW + 8.0),
         DrawNode::Value {
             name, value, grad, ..

@@ -241,6 +241,19 @@ pub(super) struct DerivativeGroup {
     pub end: NodeId,
     /// `grad(y, x)`, `f''(a)`.
     pub label: String,
+    /// The value differentiated (`y` of `grad(y, x)`).
+    pub of: NodeId,
+}
+
+/// Which groups a picture draws: [`Session::picture_groups`].
+pub(super) struct PictureGroups {
+    /// The labelled groups.
+    pub groups: Vec<super::PictureGroup>,
+    /// The group of each node drawn in one.
+    pub group_of: HashMap<NodeId, usize>,
+    /// Nodes outside the output's graph, drawn beside it (the forward passes
+    /// of the values differentiated), in reverse topological order.
+    pub beside: Vec<NodeId>,
 }
 
 impl Session {
@@ -280,8 +293,12 @@ impl Session {
         let node = gradient_nodes(&mut self.graph, of, &[wrt])[0];
         let end = NodeId(self.graph.len() as u32);
         if end > first {
-            self.derivative_groups
-                .push(DerivativeGroup { first, end, label });
+            self.derivative_groups.push(DerivativeGroup {
+                first,
+                end,
+                label,
+                of,
+            });
         }
         node
     }
@@ -290,6 +307,70 @@ impl Session {
     /// truncation).
     pub(super) fn forget_groups_past(&mut self, len: usize) {
         self.derivative_groups.retain(|g| (g.end.0 as usize) <= len);
+    }
+
+    /// The groups of a picture of the graph in `order` (output first): one
+    /// per derivative group with a node in it, labelled as the group, and one
+    /// per value differentiated whose forward pass is not all in `order`,
+    /// labelled `forward pass of y` and holding the nodes of that forward
+    /// pass the order lacks (drawn beside the output's graph, so that `:dot`
+    /// of `g = grad(y, x)` shows y's graph next to g's). Cost: linear in the
+    /// nodes drawn times the groups.
+    pub(super) fn picture_groups(&self, order: &[NodeId]) -> PictureGroups {
+        let mut groups = Vec::new();
+        let mut group_of = HashMap::new();
+        let mut beside = Vec::new();
+        let mut drawn: std::collections::HashSet<NodeId> = order.iter().copied().collect();
+        let mut sources = Vec::new();
+        for group in &self.derivative_groups {
+            let inside: Vec<NodeId> = order
+                .iter()
+                .copied()
+                .filter(|id| *id >= group.first && *id < group.end)
+                .collect();
+            if inside.is_empty() {
+                continue;
+            }
+            for id in inside {
+                group_of.insert(id, groups.len());
+            }
+            groups.push(super::PictureGroup {
+                label: group.label.clone(),
+                derivative: true,
+            });
+            sources.push(group.of);
+        }
+        for of in sources {
+            let forward = self.graph.topo_order(of);
+            let lacking: Vec<NodeId> = forward
+                .iter()
+                .copied()
+                .filter(|id| !drawn.contains(id))
+                .collect();
+            if lacking.is_empty() {
+                continue;
+            }
+            let label = match self.names_by_node().get(&of) {
+                Some(name) => format!("forward pass of {name}"),
+                None => format!("forward pass of #{}", of.0),
+            };
+            for &id in &lacking {
+                drawn.insert(id);
+                group_of.entry(id).or_insert(groups.len());
+            }
+            groups.push(super::PictureGroup {
+                label,
+                derivative: false,
+            });
+            beside.extend(lacking);
+        }
+        // Reverse topological order: ids grow from operands to results.
+        beside.sort_by(|a, b| b.cmp(a));
+        PictureGroups {
+            groups,
+            group_of,
+            beside,
+        }
     }
 
     /// A note naming the derivative graphs the output's graph holds, for
@@ -443,7 +524,9 @@ impl Session {
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
-            expression: drop_zero_products(&tree.fold_constants()).to_string(),
+            expression: drop_zero_products(&tree.fold_constants())
+                .collect_terms()
+                .to_string(),
             value,
         }));
         Ok(())

@@ -560,6 +560,19 @@ pub struct PictureNode {
     pub pending: bool,
     /// The node the backward pass has just processed (`--step K`): drawn highlighted.
     pub current: bool,
+    /// The [`Picture::groups`] entry the node is drawn in, if any.
+    pub group: Option<usize>,
+}
+
+/// A labelled group of a picture's nodes: the nodes one `grad(y, x)` or
+/// `f'(a)` built (the backward pass recorded as nodes), or the forward pass
+/// of the value such a derivative was taken of, drawn beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PictureGroup {
+    /// `grad(y, x)`, `f'(…)`, or `forward pass of y`.
+    pub label: String,
+    /// True for the nodes of a derivative graph, false for a forward pass.
+    pub derivative: bool,
 }
 
 /// Which moment of the backward pass a picture shows (`:svg FILE --step K`).
@@ -591,13 +604,17 @@ pub struct PictureEdge {
 pub struct Picture {
     /// The output's label.
     pub of: String,
-    /// Nodes, output first (reverse topological order).
+    /// Nodes in reverse topological order: the forward-pass nodes drawn
+    /// beside the output's graph (see [`PictureGroup`]) first, then the
+    /// output's graph, output first.
     pub nodes: Vec<PictureNode>,
     /// Edges, in the order of `nodes` and operand order.
     pub edges: Vec<PictureEdge>,
     /// A moment of the backward pass (`--before`, `--step K`, `--steps`), or
     /// `None` for the finished one.
     pub step: Option<PictureStep>,
+    /// The labelled groups that [`PictureNode::group`] points into.
+    pub groups: Vec<PictureGroup>,
 }
 
 /// What a picture is written as.

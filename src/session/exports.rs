@@ -79,8 +79,21 @@ impl Session {
             Moment::Step(k) => vec![Some(k)],
             Moment::Steps => (0..=last).map(Some).collect(),
         };
+        let grouped = self.picture_groups(&order);
+        if order.len() + grouped.beside.len() > PICTURE_NODES {
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "the graph of {} and the forward passes beside it have {} nodes: `:{}` draws at most {PICTURE_NODES}",
+                    output.label,
+                    order.len() + grouped.beside.len(),
+                    name.name
+                ),
+                span: name.span,
+                help: Some("`:graph` and `:topo` summarise a graph of any size".to_string()),
+            });
+        }
         let mut edges = Vec::new();
-        for &id in order.iter() {
+        for &id in grouped.beside.iter().chain(order.iter()) {
             for (position, &input) in self.graph.operands(id).iter().enumerate() {
                 edges.push(PictureEdge {
                     input,
@@ -98,16 +111,24 @@ impl Session {
                 None => order.len(),
                 Some(_) => current.map_or(0, |at| at + 1),
             };
-            let nodes = order
-                .iter()
-                .enumerate()
-                .map(|(i, &id)| PictureNode {
+            // The nodes beside the output's graph have no gradient in it:
+            // drawn with the gradient blank.
+            let beside = grouped.beside.iter().map(|&id| (id, true, false));
+            let nodes = beside
+                .chain(
+                    order
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &id)| (id, i >= done, current == Some(i))),
+                )
+                .map(|(id, pending, current)| PictureNode {
                     node: self.node_ref(id, &names),
                     op: self.graph.op(id),
                     value: self.graph.value(id),
                     grad: gradients[id],
-                    pending: i >= done,
-                    current: current == Some(i),
+                    pending,
+                    current,
+                    group: grouped.group_of.get(&id).copied(),
                 })
                 .collect();
             let target = file.as_ref().map(|file| match (step, moment) {
@@ -130,6 +151,7 @@ impl Session {
                     nodes,
                     edges: edges.clone(),
                     step: step.map(|number| PictureStep { number, last }),
+                    groups: grouped.groups.clone(),
                 },
                 format,
                 target,

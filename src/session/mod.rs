@@ -34,9 +34,9 @@ pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow, Omitted,
-    PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep, PlotSample,
-    TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict, label_id,
-    node_label,
+    PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
+    PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
+    label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 

@@ -12,6 +12,7 @@
 //! the stack. Long left-associative chains (`1+1+…+1`) are folded in a loop.
 
 pub mod ast;
+mod collect;
 mod error;
 mod lexer;
 mod parser;

@@ -249,6 +249,35 @@ fn diff_prints_an_expression_that_types_back_to_grad() {
     }
 }
 
+/// `:diff` collects like terms: the forms below are derived by hand
+/// (d/dx x·x = 2x, d/dx x·x·x = 3x², d/dx (x³ + sin x) = 3x² + cos x,
+/// d/dx (x+1)² = 2x + 2, d/dx (x²y + 2x²) = 2xy + 4x, d/dx (x·x − x·x) = 0,
+/// d/dx 1/x = −1/x², d/dx sin²x = 2 sin x cos x), and each types back to
+/// grad's value at two points.
+#[test]
+fn diff_collects_like_terms_into_hand_known_forms() {
+    for (definition, want) in [
+        ("x*x", "2*x"),
+        ("x*x*x", "3*x^2"),
+        ("x^3 + sin(x)", "3*x^2 + cos(x)"),
+        ("(x + 1)*(x + 1)", "2*x + 2"),
+        ("x*x*y + 2*x*x", "2*y*x + 4*x"),
+        ("x*x - x*x", "0"),
+        ("1/x", "-1/x^2"),
+        ("sin(x)*sin(x)", "2*sin(x)*cos(x)"),
+    ] {
+        for point in ["2", "-0.7"] {
+            let setup = format!("x = {point}; y = 5; f = {definition}");
+            let out = json(&format!("{setup}; :diff f x"));
+            let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+            let expression = d["expression"].as_str().unwrap();
+            assert_eq!(expression, want, "d/dx {definition}");
+            let v = values(&format!("{setup}; {expression}; grad(f, x)"));
+            assert_close(v[0], v[1], expression);
+        }
+    }
+}
+
 #[test]
 fn trace_names_derivative_nodes() {
     // The label is a notice: on stderr in a batch run, beside the trace on stdout.

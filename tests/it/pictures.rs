@@ -500,3 +500,117 @@ fn bad_picture_flags_are_explained() {
     );
     assert!(!dir.path().join("nowhere").exists());
 }
+
+/// The clusters of a DOT text: each one's label and the value records
+/// (`nK [label="{ name | value V | … }"]`) declared inside it, as (name,
+/// value), plus the op nodes (`nKop`) inside it; and the records outside any
+/// cluster.
+type Records = Vec<(String, String)>;
+fn clusters_of(dot: &str) -> (Vec<(String, Records, usize)>, Records) {
+    let mut clusters = Vec::new();
+    let mut outside = Vec::new();
+    let mut current: Option<(String, Records, usize)> = None;
+    for line in dot.lines().map(str::trim) {
+        if line.starts_with("subgraph cluster_") {
+            current = Some((String::new(), Vec::new(), 0));
+        } else if line == "}" && current.is_some() {
+            clusters.push(current.take().unwrap());
+        } else if let Some(rest) = line.strip_prefix("label=\"") {
+            if let Some(c) = current.as_mut() {
+                c.0 = rest[..rest.find('"').unwrap()].to_string();
+            }
+        } else if line.starts_with('n') && line.contains(" [label=\"{ ") {
+            let fields: Vec<&str> = line[line.find("{ ").unwrap() + 2..].split(" | ").collect();
+            let record = (
+                fields[0].to_string(),
+                fields[1].trim_start_matches("value ").to_string(),
+            );
+            match current.as_mut() {
+                Some(c) => c.1.push(record),
+                None => outside.push(record),
+            }
+        } else if line.starts_with('n') && line.contains("op [label=") {
+            if let Some(c) = current.as_mut() {
+                c.2 += 1;
+            }
+        }
+    }
+    (clusters, outside)
+}
+
+/// `x = 3; y = x^3; g = grad(y, x)`: by hand, the backward pass of y = x^3
+/// builds 3·x^2 as two ops, x^2 (value 9) and 3·(x^2) (value 27), the
+/// constants 3 and 2 folded into their op labels; so the derivative cluster
+/// holds exactly those two records and their two op nodes.
+#[test]
+fn dot_draws_a_derivative_graph_as_a_labelled_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, stderr, status) = run(
+        dir.path(),
+        "x = 3; y = x^3; g = grad(y, x); h = y + g\n:dot",
+    );
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
+    util::graphviz_accepts(dot, "derivative picture");
+    let (clusters, mut outside) = clusters_of(dot);
+    assert_eq!(clusters.len(), 1, "{dot}");
+    let (label, mut records, ops) = clusters[0].clone();
+    assert_eq!(label, "grad(y, x)");
+    records.sort();
+    assert_eq!(
+        records,
+        [
+            ("_6".to_string(), "9".to_string()),
+            ("g".into(), "27".into())
+        ]
+    );
+    assert_eq!(ops, 2);
+    // h = y + g = 27 + 27, y and the leaf x outside the cluster.
+    outside.sort();
+    assert_eq!(
+        outside,
+        [
+            ("h".to_string(), "54".to_string()),
+            ("x".into(), "3".into()),
+            ("y".into(), "27".into())
+        ]
+    );
+}
+
+/// `:dot` of a derivative itself: g = 3·x^2 does not read y's node, so y's
+/// forward pass (y = x^3 = 27, one record and its op) is drawn beside it in
+/// its own cluster, with its gradient blank (it is not part of g's graph).
+#[test]
+fn dot_of_a_derivative_draws_the_forward_pass_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, stderr, status) = run(
+        dir.path(),
+        "x = 3; y = x^3; g = grad(y, x)\n:backward g\n:dot",
+    );
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
+    util::graphviz_accepts(dot, "derivative picture");
+    let (clusters, outside) = clusters_of(dot);
+    let labels: Vec<&str> = clusters.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(labels, ["grad(y, x)", "forward pass of y"], "{dot}");
+    assert_eq!((clusters[0].1.len(), clusters[0].2), (2, 2));
+    assert_eq!(clusters[1].1, [("y".to_string(), "27".to_string())]);
+    assert_eq!(clusters[1].2, 1);
+    assert!(dot.contains("{ y | value 27 | grad }"), "{dot}");
+    // x: ∂g/∂x = 6x = 18.
+    assert_eq!(outside, [("x".to_string(), "3".to_string())]);
+    assert!(dot.contains("{ x | value 3 | grad 18 }"), "{dot}");
+}
+
+/// `:svg` fills the derivative graph's nodes (the two of the test above)
+/// and adds a legend line naming it; a graph without derivatives has none.
+#[test]
+fn svg_fills_derivative_nodes_and_names_them_in_a_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = svg_of(dir.path(), "x = 3; y = x^3; g = grad(y, x); h = y + g", "");
+    assert_eq!(svg.matches("class=\"value grouped\"").count(), 2, "{svg}");
+    assert_eq!(svg.matches("class=\"legend\"").count(), 1);
+    assert!(svg.contains("grad(y, x): the backward pass recorded as nodes"));
+    let plain = svg_of(dir.path(), "x = 3; y = x^3", "");
+    assert!(!plain.contains("grouped") && !plain.contains("legend"));
+}

@@ -115,3 +115,35 @@ pub fn session_events(session: &mut Session, source: &str) -> Result<Vec<Event>,
     });
     failure.map_or(Ok(all), Err)
 }
+
+/// Runs DOT text through Graphviz's `dot -Tsvg` when `dot` is installed
+/// (nothing otherwise); panics, naming `what`, when dot fails or warns.
+pub fn graphviz_accepts(dot: &str, what: &str) {
+    if std::process::Command::new("dot")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        return;
+    }
+    let mut graphviz = std::process::Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    graphviz
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(dot.as_bytes())
+        .unwrap();
+    let result = graphviz.wait_with_output().unwrap();
+    assert!(
+        result.status.success() && result.stderr.is_empty(),
+        "{what}: dot says {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
