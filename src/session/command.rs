@@ -259,7 +259,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "vars",
         aliases: &[],
         usage: "",
-        help: "the variables with their values and gradients",
+        help: "the variables with their values and gradients, then the functions you defined",
         params: &[],
         writes: false,
         repl_only: false,

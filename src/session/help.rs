@@ -62,8 +62,9 @@ impl Session {
         } else if let Some(function) = self.functions.get(name) {
             let _ = write!(
                 text,
-                "{name}({}): a function you defined",
-                function.params.join(", ")
+                "{name}({}) = {}\n  a function you defined",
+                function.params.join(", "),
+                function.text
             );
         } else if let Some((constant, value)) = CONSTANTS.iter().find(|c| c.0 == name) {
             let _ = write!(

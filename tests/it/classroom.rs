@@ -228,3 +228,41 @@ fn negative_factors_are_bracketed_in_products() {
     assert!(text.contains("y → _2 → x   2 × (-3) = -6"), "{text}");
     assert!(text.contains("y → x   -6 = -6"), "{text}");
 }
+
+#[test]
+fn user_functions_show_their_signature_definition_and_place_in_vars() {
+    let text = run(&[
+        "f(x, y) = x*y + x",
+        "a = 2",
+        "g(t) = t  +   1",
+        ":help f",
+        ":vars",
+    ]);
+    // Defining prints the signature; `:help f` the definition as typed;
+    // `:vars` the variables first, then each function in definition order.
+    expect_test::expect![[r#"
+        defined f(x, y)
+        a = 2
+        defined g(t)
+        f(x, y) = x*y + x
+          a function you defined
+          a = 2  leaf
+          f(x, y) = x*y + x  function
+          g(t) = t + 1  function
+    "#]]
+    .assert_eq(&text);
+    // Calling it still works as the definition says: f(3, 4) = 3*4 + 3 = 15.
+    assert_eq!(
+        run(&["f(x, y) = x*y + x", "f(3, 4)"]),
+        "defined f(x, y)\n15\n"
+    );
+
+    let (events, status) = json_events(&["-e", "f(x, y) = x*y + x", "-e", ":vars"]);
+    assert_eq!(status, Some(0));
+    assert_eq!(events[0]["kind"], "defined");
+    assert_eq!(events[0]["params"], serde_json::json!(["x", "y"]));
+    assert_eq!(
+        events[1]["functions"],
+        serde_json::json!([{"name": "f", "params": ["x", "y"], "body": "x*y + x"}])
+    );
+}
