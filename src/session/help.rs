@@ -31,7 +31,7 @@ impl Session {
         let Some(topic) = topic else {
             return Ok(Event::Help {
                 topic: None,
-                text: overview(),
+                text: ascii_minus(&overview()),
             });
         };
         let name = topic.name.trim_start_matches(':');
@@ -90,9 +90,16 @@ impl Session {
         }
         Ok(Event::Help {
             topic: Some(name.to_string()),
-            text,
+            text: ascii_minus(&text),
         })
     }
+}
+
+/// The text with every minus sign `−` (U+2212, as the op table's formulas are
+/// written) made the ASCII `-` that the trace, the pictures and the input use:
+/// one minus sign in everything gradcalc prints.
+fn ascii_minus(text: &str) -> String {
+    text.replace('−', "-")
 }
 
 /// `:help` without a topic.

@@ -394,3 +394,31 @@ fn plot_y_ticks_are_round_in_the_terminal_and_the_svg() {
         );
     }
 }
+
+#[test]
+fn one_minus_sign_in_text_dot_svg_and_help() {
+    // y = -x - 1 has both minus signs: a negation and a subtraction.
+    let lines = [
+        "x = 2; y = -x - 1",
+        ":trace",
+        ":topo",
+        ":graph",
+        ":dot",
+        ":svg -",
+        ":help",
+        ":help grad",
+        ":help tanh",
+        ":help cos",
+        ":help log",
+    ];
+    let text = run(&lines);
+    assert!(!text.contains('\u{2212}'), "{text}");
+    // The pictures label the negation `-` (DOT's record and the SVG's text).
+    assert!(text.contains("label=\"-\""), "{text}");
+    assert!(text.contains(">-</text>"), "{text}");
+    // The derivative rules read as typed: ∂cos(u)/∂u = -sin(u), 1 - tanh(u)².
+    assert!(text.contains("= -sin(u)"), "{text}");
+    assert!(text.contains("1 - tanh(u)"), "{text}");
+    // y = -2 - 1 = -3.
+    assert!(text.contains("y = -3\n"), "{text}");
+}

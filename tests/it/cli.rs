@@ -197,7 +197,10 @@ fn scripts_run_in_order_then_e() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
-    assert_eq!(stdout_of(&output), "defined sq(t)\nx = 3\n9\n∂(sq(x))/∂x = 6\n");
+    assert_eq!(
+        stdout_of(&output),
+        "defined sq(t)\nx = 3\n9\n∂(sq(x))/∂x = 6\n"
+    );
 }
 
 #[test]
