@@ -366,7 +366,7 @@ fn commands_have_json_events() {
         vars[0],
         serde_json::json!({"name": "x", "id": 0, "value": 2, "leaf": true, "grad": 4})
     );
-    assert!(events[6]["text"].as_str().unwrap().contains("1 − tanh(u)²"));
+    assert!(events[6]["text"].as_str().unwrap().contains("1 - tanh(u)²"));
 }
 
 #[test]
