@@ -322,7 +322,7 @@ fn label(node: &PictureNode) -> String {
 }
 
 /// An op node's label: the op's symbol ([`notation::symbol`]), with the
-/// constants among its operands written in their places (`× 2`, `2 −`,
+/// constants among its operands written in their places (`× 2`, `2 -`,
 /// `max(·, 0)`).
 fn op_label(
     picture: &Picture,

@@ -66,13 +66,14 @@ pub fn expression(op: Op, inputs: &[String]) -> String {
     }
 }
 
-/// The label of an op node in a picture: operators as typographic symbols
-/// (`−` for the unary minus, `×` for `*`), functions by name; `None` for leaves,
-/// which have no op node.
+/// The label of an op node in a picture: `×` for `*`, the ASCII `-` for both
+/// minus signs (the one the trace and every formula use, so a label reads back
+/// as input), other operators and functions by name; `None` for leaves, which
+/// have no op node.
 pub fn symbol(op: Op) -> Option<&'static str> {
     match Form::of(op) {
         Form::Leaf | Form::Constant => None,
-        Form::Prefix(_) => Some("−"),
+        Form::Prefix(_) => Some("-"),
         Form::Infix("*") => Some("×"),
         Form::Infix(name) | Form::Call(name) => Some(name),
     }
@@ -94,7 +95,8 @@ mod tests {
             "max(a, b, c)"
         );
         assert_eq!(expression(Op::Const, &[]), "constant");
-        assert_eq!(symbol(Op::Neg), Some("−"));
+        assert_eq!(symbol(Op::Neg), Some("-"));
+        assert_eq!(symbol(Op::Sub), Some("-"));
         assert_eq!(symbol(Op::Mul), Some("×"));
         assert_eq!(symbol(Op::Sin), Some("sin"));
         assert_eq!(symbol(Op::Const), None);

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use textplots::{Chart, Plot, Shape};
+use textplots::{Chart, LabelBuilder, LabelFormat, Plot, Shape};
 
 use super::{Precision, format_number};
 use crate::session::PlotSample;
@@ -31,6 +31,54 @@ fn segments(samples: &[PlotSample], y: impl Fn(&PlotSample) -> f64) -> Vec<Vec<(
     }
     out.retain(|run| !run.is_empty());
     out
+}
+
+/// Round y ticks for values from `low` to `high` (finite, `low < high`): a step
+/// of 1, 2 or 5 times a power of ten giving at most about five intervals, and
+/// the range widened to the multiples of the step around it. Returns the ticks,
+/// lowest first (the first and last are the ends of the range).
+pub(super) fn round_ticks(low: f64, high: f64) -> Vec<f64> {
+    let raw = (high - low) / 4.0;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|&step| step >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let first = (low / step).floor();
+    let last = (high / step).ceil();
+    if !(step > 0.0 && first.is_finite() && last.is_finite()) || last - first > 20.0 {
+        // Beyond f64's reach (a range near 1e308): the ends alone.
+        return vec![low, high];
+    }
+    // k * step rather than repeated addition: no drift (0.30000000000000004).
+    (first as i64..=last as i64)
+        .map(|k| k as f64 * step)
+        .collect()
+}
+
+/// A tick's text: as many decimals as its step needs (`0.5`, `20`, `-1.5`), or
+/// four significant digits far from 1.
+fn tick_text(tick: f64, ticks: &[f64]) -> String {
+    let step = match ticks {
+        [a, b, ..] => (b - a).abs(),
+        _ => 1.0,
+    };
+    let decimals = (-step.log10().floor()).max(0.0);
+    let text = if decimals > 6.0 || tick.abs() >= 1e7 {
+        format_number(tick, Precision::Digits(4))
+    } else {
+        format!("{:.*}", decimals as usize, tick)
+    };
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        "0".to_string()
+    } else {
+        text
+    }
 }
 
 /// How many samples have a non-finite value.
@@ -97,18 +145,45 @@ pub fn terminal(
                 (lo.min(y), hi.max(y))
             });
         let (xmin, xmax) = (first.x as f32, last.x as f32);
-        let mut chart = if high - low <= 1e-6 * low.abs().max(1.0) {
+        let (low, high) = (f64::from(low), f64::from(high));
+        let (low, high) = if high - low <= 1e-6 * low.abs().max(1.0) {
             // A flat curve: give it a range to sit in, or nothing is drawn.
-            Chart::new_with_y_range(DOTS_WIDE, DOTS_HIGH, xmin, xmax, low - 1.0, high + 1.0)
+            (low - 1.0, high + 1.0)
         } else {
-            Chart::new(DOTS_WIDE, DOTS_HIGH, xmin, xmax)
+            (low, high)
         };
-        let mut chart = &mut chart;
+        let ticks = round_ticks(low, high);
+        let (y0, y1) = (ticks[0], ticks[ticks.len() - 1]);
+        let mut chart =
+            Chart::new_with_y_range(DOTS_WIDE, DOTS_HIGH, xmin, xmax, y0 as f32, y1 as f32);
+        let mut chart = chart.y_label_format(LabelFormat::None);
         for shape in &shapes {
             chart = chart.lineplot(shape);
         }
         chart.figures();
-        let _ = writeln!(out, "{chart}");
+        let drawn = chart.to_string();
+        // textplots labels only the ends, to one decimal: label the rows the
+        // round ticks fall on instead. Its canvas has dots 0 to DOTS_HIGH from
+        // the top (y1 at 0, y0 at DOTS_HIGH); row r shows dots 4r to 4r + 3.
+        let rows = (DOTS_HIGH / 4 + 1) as usize;
+        let mut labels: Vec<Option<String>> = vec![None; rows];
+        for &tick in ticks.iter().rev() {
+            let dot = (y1 - tick) / (y1 - y0) * f64::from(DOTS_HIGH);
+            let row = ((dot / 4.0).floor() as usize).min(rows - 1);
+            labels[row].get_or_insert_with(|| tick_text(tick, &ticks));
+        }
+        for (i, line) in drawn.lines().enumerate() {
+            let line = line.trim_end();
+            match labels.get(i).and_then(Option::as_ref) {
+                Some(label) => {
+                    let _ = writeln!(out, "{line} {label}");
+                }
+                None => {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
+        out.push('\n');
     }
     out
 }
@@ -168,8 +243,8 @@ pub(super) fn panel_svg(
     if y1 - y0 < 1e-12 * y0.abs().max(1.0) {
         (y0, y1) = (y0 - 1.0, y1 + 1.0);
     }
-    let pad = 0.05 * (y1 - y0);
-    let (y0, y1) = (y0 - pad, y1 + pad);
+    let ticks = round_ticks(y0, y1);
+    let (y0, y1) = (ticks[0], ticks[ticks.len() - 1]);
     let (left, right) = (LEFT, WIDTH - RIGHT);
     let (high, low) = (top + TOP, top + PANEL_HEIGHT - BOTTOM);
     let px = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
@@ -248,8 +323,21 @@ pub(super) fn panel_svg(
             "<text x=\"{x:.2}\" y=\"{y:.2}\" text-anchor=\"{anchor}\" fill=\"#333\">{text}</text>\n"
         )
     };
-    out.push_str(&label(left - 6.0, high + 4.0, "end", number(y1)));
-    out.push_str(&label(left - 6.0, low, "end", number(y0)));
+    for &tick in &ticks {
+        let at = py(tick);
+        if tick != y0 && tick != y1 {
+            let _ = writeln!(
+                out,
+                "<line x1=\"{left}\" y1=\"{at:.2}\" x2=\"{right}\" y2=\"{at:.2}\" stroke=\"#e4e4e4\"/>"
+            );
+        }
+        out.push_str(&label(
+            left - 6.0,
+            at + 4.0,
+            "end",
+            escape(&tick_text(tick, &ticks)),
+        ));
+    }
     out.push_str(&label(left, low + 16.0, "start", number(x0)));
     out.push_str(&label(right, low + 16.0, "end", number(x1)));
     out.push_str(&label(

@@ -210,7 +210,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "plot",
         aliases: &[],
         usage: "NAME [FROM TO]",
-        help: "the output as a function of NAME, with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
+        help: "the output as a function of NAME (a variable it depends on), with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
         params: &[
             required(Arg::Name),
             optional(Arg::Range),
@@ -259,7 +259,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "vars",
         aliases: &[],
         usage: "",
-        help: "the variables with their values and gradients",
+        help: "the variables with their values and gradients, then the functions you defined",
         params: &[],
         writes: false,
         repl_only: false,

@@ -588,6 +588,7 @@ impl Session {
         name: &Ident,
         params: &[Ident],
         body: ExprTree,
+        text: String,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let reason = if Op::from_function_name(&name.name).is_some() {
@@ -635,6 +636,7 @@ impl Session {
                 UserFunction {
                     params: params.clone(),
                     body,
+                    text,
                 },
             )
             .is_none()

@@ -170,6 +170,17 @@ pub struct VarRow {
     pub built_from_earlier: Vec<String>,
 }
 
+/// A user function for `:vars`: `f(x, y) = x*y + x`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionRow {
+    /// The function's name.
+    pub name: String,
+    /// Its parameters, in order.
+    pub params: Vec<String>,
+    /// Its body as written (whitespace runs made one space).
+    pub body: String,
+}
+
 /// Everything a statement or command can report.
 ///
 /// Serialized (for `--json`, docs/json.md) as an object tagged by `kind`; the
@@ -220,10 +231,13 @@ pub enum Event {
         steps: Vec<TraceStep>,
         omitted: Option<Omitted>,
     },
-    /// The variables (`:vars`); `of` names the output the gradients are of.
+    /// The variables (`:vars`); `of` names the output the gradients are of;
+    /// then the user functions, in the order they were first defined.
     Vars {
         of: Option<String>,
         vars: Vec<VarRow>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        functions: Vec<FunctionRow>,
     },
     /// Help text (`:help`).
     Help { topic: Option<String>, text: String },

@@ -225,7 +225,24 @@ impl Session {
         };
         let output = self.require_output(name.span)?;
         let node = self.variable_node(variable)?;
-        self.backprop(&output, name.span)?;
+        let (_, reached) = self.backprop(&output, name.span)?;
+        if !reached[node.index()] {
+            // Not in the output's graph: every sample would be the same value.
+            let help = self
+                .stale_note(&output, &variable.name, &reached)
+                .map(|note| format!("{note}: recompute {} to use the new one", output.label))
+                .unwrap_or_else(|| {
+                    "plot a variable the output is built from (`:vars` lists them)".to_string()
+                });
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "{} does not depend on {}: its plot against {} would be flat",
+                    output.label, variable.name, variable.name
+                ),
+                span: variable.span,
+                help: Some(help),
+            });
+        }
         let at = self.graph.value(node);
         let (from, to) = match range {
             Some((from, to)) => (plot_bound(from)?, plot_bound(to)?),

@@ -31,7 +31,7 @@ impl Session {
         let Some(topic) = topic else {
             return Ok(Event::Help {
                 topic: None,
-                text: overview(),
+                text: ascii_minus(&overview()),
             });
         };
         let name = topic.name.trim_start_matches(':');
@@ -62,8 +62,9 @@ impl Session {
         } else if let Some(function) = self.functions.get(name) {
             let _ = write!(
                 text,
-                "{name}({}): a function you defined",
-                function.params.join(", ")
+                "{name}({}) = {}\n  a function you defined",
+                function.params.join(", "),
+                function.text
             );
         } else if let Some((constant, value)) = CONSTANTS.iter().find(|c| c.0 == name) {
             let _ = write!(
@@ -89,9 +90,16 @@ impl Session {
         }
         Ok(Event::Help {
             topic: Some(name.to_string()),
-            text,
+            text: ascii_minus(&text),
         })
     }
+}
+
+/// The text with every minus sign `−` (U+2212, as the op table's formulas are
+/// written) made the ASCII `-` that the trace, the pictures and the input use:
+/// one minus sign in everything gradcalc prints.
+fn ascii_minus(text: &str) -> String {
+    text.replace('−', "-")
 }
 
 /// `:help` without a topic.

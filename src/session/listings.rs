@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use super::command::Command;
 use super::formula::Formulas;
 use super::{
-    Event, GraphLine, KahnRow, Omitted, Session, SessionError, TableFormat, TraceContribution,
-    TraceStep, VarRow,
+    Event, FunctionRow, GraphLine, KahnRow, Omitted, Session, SessionError, TableFormat,
+    TraceContribution, TraceStep, VarRow,
 };
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::Span;
@@ -175,9 +175,22 @@ impl Session {
                 }
             })
             .collect();
+        let functions = self
+            .function_order
+            .iter()
+            .filter_map(|name| {
+                let function = self.functions.get(name)?;
+                Some(FunctionRow {
+                    name: name.clone(),
+                    params: function.params.clone(),
+                    body: function.text.clone(),
+                })
+            })
+            .collect();
         events.push(Event::Vars {
             of: output.map(|o| o.label),
             vars,
+            functions,
         });
     }
 

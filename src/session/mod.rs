@@ -33,10 +33,10 @@ pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow, Omitted,
-    PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
-    PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
-    label_id, node_label,
+    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow,
+    Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
+    PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow,
+    Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -62,6 +62,9 @@ const RESULT_NAMES: [&str; 2] = ["ans", "_"];
 struct UserFunction {
     params: Vec<String>,
     body: syntax::ExprTree,
+    /// The body as the user wrote it, whitespace runs made one space (for
+    /// `:help f` and `:vars`).
+    text: String,
 }
 
 /// What `:grad` differentiates: a node and the label it is shown with (`z`, `x*x`).
@@ -264,7 +267,11 @@ impl Session {
                 self.assign(&target, op, &value, &mut events)?;
             }
             Statement::Define { name, params, body } => {
-                self.define(&name, &params, body, &mut events)?;
+                let text = source[body.span().start..body.span().end]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                self.define(&name, &params, body, text, &mut events)?;
             }
             Statement::Command { name, args } => {
                 self.command(&name, &args, &mut events)?;

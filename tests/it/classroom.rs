@@ -228,3 +228,197 @@ fn negative_factors_are_bracketed_in_products() {
     assert!(text.contains("y → _2 → x   2 × (-3) = -6"), "{text}");
     assert!(text.contains("y → x   -6 = -6"), "{text}");
 }
+
+#[test]
+fn user_functions_show_their_signature_definition_and_place_in_vars() {
+    let text = run(&[
+        "f(x, y) = x*y + x",
+        "a = 2",
+        "g(t) = t  +   1",
+        ":help f",
+        ":vars",
+    ]);
+    // Defining prints the signature; `:help f` the definition as typed;
+    // `:vars` the variables first, then each function in definition order.
+    expect_test::expect![[r#"
+        defined f(x, y)
+        a = 2
+        defined g(t)
+        f(x, y) = x*y + x
+          a function you defined
+          a = 2  leaf
+          f(x, y) = x*y + x  function
+          g(t) = t + 1  function
+    "#]]
+    .assert_eq(&text);
+    // Calling it still works as the definition says: f(3, 4) = 3*4 + 3 = 15.
+    assert_eq!(
+        run(&["f(x, y) = x*y + x", "f(3, 4)"]),
+        "defined f(x, y)\n15\n"
+    );
+
+    let (events, status) = json_events(&["-e", "f(x, y) = x*y + x", "-e", ":vars"]);
+    assert_eq!(status, Some(0));
+    assert_eq!(events[0]["kind"], "defined");
+    assert_eq!(events[0]["params"], serde_json::json!(["x", "y"]));
+    assert_eq!(
+        events[1]["functions"],
+        serde_json::json!([{"name": "f", "params": ["x", "y"], "body": "x*y + x"}])
+    );
+}
+
+#[test]
+fn plotting_a_variable_the_output_does_not_depend_on_is_refused() {
+    // z = x^2 does not read w: its plot against w would be a flat line.
+    let output = gradcalc()
+        .args(["-e", "x = 1; w = 2; z = x^2", "-e", ":plot w"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let (stdout, stderr) = (stdout_of(&output), stderr_of(&output));
+    assert_eq!(stdout, "x = 1\nw = 2\nz = 1\n");
+    assert!(
+        stderr.contains("error: z does not depend on w: its plot against w would be flat"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("plot a variable the output is built from"),
+        "{stderr}"
+    );
+
+    // z = x*w, then w rebound: z was built from the earlier w, and says so.
+    let output = gradcalc()
+        .args(["-e", "x = 1; w = 2; z = x*w; w = 3", "-e", ":plot w -1 1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("z does not depend on w"), "{stderr}");
+    assert!(stderr.contains("z was built from an earlier w"), "{stderr}");
+
+    // A variable it does read still plots.
+    assert!(run(&["x = 1; w = 2; z = x*w", ":plot w -1 1"]).contains("z for w from -1 to 1"));
+}
+
+/// The y tick labels of the braille charts in a `:plot`'s text, one list per
+/// chart, each label with its row in the chart (0 at the top).
+fn terminal_ticks(text: &str) -> Vec<Vec<(usize, String)>> {
+    let mut charts = Vec::new();
+    let mut row = 0;
+    for line in text.lines() {
+        if line.contains(" for x from ") {
+            charts.push(Vec::new());
+            row = 0;
+        } else if line.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c)) {
+            if let (Some(chart), Some((_, label))) = (charts.last_mut(), line.rsplit_once(' ')) {
+                if !label.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c)) {
+                    chart.push((row, label.to_string()));
+                }
+            }
+            row += 1;
+        }
+    }
+    charts
+}
+
+#[test]
+fn plot_y_ticks_are_round_in_the_terminal_and_the_svg() {
+    // z = x^2 on -2..4 (the default range around x = 1) spans 0 to 16: a step
+    // of 5 (16/4 = 4 rounds up to 5 in 1-2-5) gives 0, 5, …, 20. ∂z/∂x = 2x
+    // spans -4 to 8: 12/4 = 3 rounds up to 5, giving -5 to 10.
+    let text = run(&["x = 1; z = x^2", ":plot x"]);
+    let charts = terminal_ticks(&text);
+    // 40 dots high in rows of 4: 11 rows, tick t at row ⌊(top − t)/(top − bottom)·40/4⌋.
+    let expected = |ticks: &[f64]| -> Vec<(usize, String)> {
+        let (top, bottom) = (ticks[0], ticks[ticks.len() - 1]);
+        ticks
+            .iter()
+            .map(|&t| {
+                let row = ((top - t) / (top - bottom) * 10.0).floor() as usize;
+                (row, format!("{t}"))
+            })
+            .collect()
+    };
+    assert_eq!(
+        charts,
+        vec![
+            expected(&[20.0, 15.0, 10.0, 5.0, 0.0]),
+            expected(&[10.0, 5.0, 0.0, -5.0])
+        ],
+        "{text}"
+    );
+
+    // Small values: sin(x)/100 on -2.7..3.3 spans about ±0.01: step 0.005.
+    let text = run(&["x = 0.3; z = sin(x)/100", ":plot x"]);
+    let labels: Vec<String> = terminal_ticks(&text)[0]
+        .iter()
+        .map(|(_, l)| l.clone())
+        .collect();
+    assert_eq!(
+        labels,
+        ["0.010", "0.005", "0", "-0.005", "-0.010"],
+        "{text}"
+    );
+
+    // The SVG: the same round ticks, evenly spaced down the panel.
+    let dir = tempfile::tempdir().unwrap();
+    gradcalc()
+        .current_dir(dir.path())
+        .args(["-e", "x = 1; z = x^2", "-e", ":plot x plot.svg"])
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(dir.path().join("plot.svg")).unwrap();
+    let document = roxmltree::Document::parse(&svg).unwrap();
+    let ticks: Vec<(f64, String)> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.attribute("text-anchor") == Some("end"))
+        .filter(|n| n.attribute("x") == Some("74.00"))
+        .map(|n| {
+            (
+                n.attribute("y").unwrap().parse().unwrap(),
+                n.text().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let labels: Vec<&str> = ticks.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["0", "5", "10", "15", "20", "-5", "0", "5", "10"],
+        "{svg}"
+    );
+    for panel in [&ticks[..5], &ticks[5..]] {
+        let gaps: Vec<f64> = panel.windows(2).map(|w| w[0].0 - w[1].0).collect();
+        assert!(
+            gaps.iter().all(|g| (g - gaps[0]).abs() < 0.02 && *g > 0.0),
+            "{gaps:?}"
+        );
+    }
+}
+
+#[test]
+fn one_minus_sign_in_text_dot_svg_and_help() {
+    // y = -x - 1 has both minus signs: a negation and a subtraction.
+    let lines = [
+        "x = 2; y = -x - 1",
+        ":trace",
+        ":topo",
+        ":graph",
+        ":dot",
+        ":svg -",
+        ":help",
+        ":help grad",
+        ":help tanh",
+        ":help cos",
+        ":help log",
+    ];
+    let text = run(&lines);
+    assert!(!text.contains('\u{2212}'), "{text}");
+    // The pictures label the negation `-` (DOT's record and the SVG's text).
+    assert!(text.contains("label=\"-\""), "{text}");
+    assert!(text.contains(">-</text>"), "{text}");
+    // The derivative rules read as typed: ∂cos(u)/∂u = -sin(u), 1 - tanh(u)².
+    assert!(text.contains("= -sin(u)"), "{text}");
+    assert!(text.contains("1 - tanh(u)"), "{text}");
+    // y = -2 - 1 = -3.
+    assert!(text.contains("y = -3\n"), "{text}");
+}

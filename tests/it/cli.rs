@@ -197,7 +197,10 @@ fn scripts_run_in_order_then_e() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
-    assert_eq!(stdout_of(&output), "x = 3\n9\n∂(sq(x))/∂x = 6\n");
+    assert_eq!(
+        stdout_of(&output),
+        "defined sq(t)\nx = 3\n9\n∂(sq(x))/∂x = 6\n"
+    );
 }
 
 #[test]
@@ -363,7 +366,7 @@ fn commands_have_json_events() {
         vars[0],
         serde_json::json!({"name": "x", "id": 0, "value": 2, "leaf": true, "grad": 4})
     );
-    assert!(events[6]["text"].as_str().unwrap().contains("1 − tanh(u)²"));
+    assert!(events[6]["text"].as_str().unwrap().contains("1 - tanh(u)²"));
 }
 
 #[test]

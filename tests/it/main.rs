@@ -21,6 +21,7 @@ mod library;
 mod memory;
 mod pictures;
 mod properties;
+mod readme;
 mod repl;
 mod rules;
 mod sessions;

@@ -147,7 +147,7 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
                     out,
                     "  {}",
                     p.dim(&format!(
-                        "(largest |H[a][b] − H[b][a]| = {}: rounding)",
+                        "(largest |H[a][b] - H[b][a]| = {}: rounding)",
                         p.number(*asymmetry)
                     ))
                 );

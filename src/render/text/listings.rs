@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::paint::{Painter, ordinal, pad, plural};
 use crate::render::notation::Form;
-use crate::session::{GraphLine, KahnRow, NodeRow, Omitted, TraceStep, VarRow};
+use crate::session::{FunctionRow, GraphLine, KahnRow, NodeRow, Omitted, TraceStep, VarRow};
 
 /// The `:topo` table: position, id, name, what the node computes, value.
 pub(super) fn rows(
@@ -228,6 +228,19 @@ pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Pain
         let trimmed = out.trim_end_matches(' ').len();
         out.truncate(trimmed);
         out.push('\n');
+    }
+}
+
+/// The user functions after `:vars`'s variables, one `f(x, y) = body` a line.
+pub(super) fn functions(out: &mut String, functions: &[FunctionRow], p: &Painter) {
+    for function in functions {
+        let _ = writeln!(
+            out,
+            "  {}({}) = {}  function",
+            p.name(&function.name),
+            function.params.join(", "),
+            function.body
+        );
     }
 }
 

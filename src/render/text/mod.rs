@@ -51,7 +51,10 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
         Event::Value { name: None, value } => {
             let _ = writeln!(out, "{}", p.value(*value));
         }
-        Event::Defined { .. } | Event::Quit => {}
+        Event::Defined { name, params } => {
+            let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));
+        }
+        Event::Quit => {}
         Event::Grad {
             of,
             wrt,
@@ -98,7 +101,14 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
             steps,
             omitted,
         } => listings::trace(&mut out, of, (*total, *constants), steps, *omitted, &p),
-        Event::Vars { of, vars } => listings::vars(&mut out, of.as_deref(), vars, &p),
+        Event::Vars {
+            of,
+            vars,
+            functions,
+        } => {
+            listings::vars(&mut out, of.as_deref(), vars, &p);
+            listings::functions(&mut out, functions, &p);
+        }
         Event::Help { text, .. } => {
             let _ = writeln!(out, "{text}");
         }
