@@ -141,9 +141,28 @@ impl Session {
                 targets = reached_names;
             }
             if targets.is_empty() {
-                events.push(Event::Notice {
-                    message: format!("{} depends on no variable", output.label),
-                });
+                // `x = 2; x += 1; :grad`: the output is built from an earlier x
+                // only, which is no variable any more. Say that, not "no variable".
+                let earlier: Vec<&str> = self
+                    .var_order
+                    .iter()
+                    .filter(|name| {
+                        self.earlier
+                            .get(*name)
+                            .is_some_and(|old| old.iter().any(|id| reached[id.index()]))
+                    })
+                    .map(String::as_str)
+                    .collect();
+                let message = if earlier.is_empty() {
+                    format!("{} depends on no variable", output.label)
+                } else {
+                    format!(
+                        "{} was built from an earlier {}: no variable as it is now feeds it",
+                        output.label,
+                        earlier.join(", ")
+                    )
+                };
+                events.push(Event::Notice { message });
             }
         }
         for (name, node) in targets {

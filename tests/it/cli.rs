@@ -1149,3 +1149,19 @@ fn lines_a_newcomer_found_false_are_true() {
         "{out}"
     );
 }
+
+#[test]
+fn an_output_built_from_an_earlier_binding_only_says_so() {
+    // x += 1 makes a new x from the earlier one; no variable as it is now feeds it.
+    let output = gradcalc()
+        .args(["-e", "x = 2; y = x^2; x += 1; :grad"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&output), "x = 2\ny = 4\nx = 3\n");
+    assert!(
+        stderr_of(&output).contains("x was built from an earlier x"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert!(!stderr_of(&output).contains("depends on no variable"));
+}
