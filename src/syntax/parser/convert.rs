@@ -210,9 +210,13 @@ pub(super) fn convert_error(
             _ if is_command => None,
             // `7 mod 2`: the grammar read `7 mod` as a product and stopped at `2`.
             _ if prev_text == Some("mod") => Some(REMAINDER_HINT.replace('%', "mod")),
-            // `sin²(x)`: the power of a call comes after it.
+            // `x²(x+1)` or `sin²(x)`: a product wants `*`; the power of a call
+            // comes after the call.
             TokenKind::LParen if prev.is_some_and(|p| p.kind == TokenKind::Superscript) => {
-                Some("write a power of a call after it: `sin(x)^2` or `sin(x)²`".to_string())
+                let power = prev_text.unwrap_or("²");
+                Some(format!(
+                    "use `*` to multiply: `…{power}*(…)`; the power of a call comes after it: `sin(x){power}`"
+                ))
             }
             _ if expected.starts_with("an operator") && operand_like => match prev {
                 Some(p) if matches!(p.kind, TokenKind::Name | TokenKind::Number) => Some(format!(
