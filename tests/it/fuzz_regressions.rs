@@ -24,7 +24,15 @@ fn inputs(dir: &str) -> Vec<PathBuf> {
 
 #[test]
 fn saved_fuzz_inputs_run_through_the_harness() {
-    let files = [inputs("fuzz/regressions"), inputs("fuzz/seeds")].concat();
+    // The minimised corpus of the fuzzing runs (`fuzz/minimized/README.md`)
+    // replays here too: every input the fuzzer kept for its coverage, within
+    // the same time budget per statement.
+    let files = [
+        inputs("fuzz/regressions"),
+        inputs("fuzz/seeds"),
+        inputs("fuzz/minimized"),
+    ]
+    .concat();
     assert!(!files.is_empty());
     for path in files {
         let data = std::fs::read(&path).unwrap();
