@@ -395,8 +395,12 @@ fn check_gradients(program: &Program) -> Result<Vec<Op>, TestCaseError> {
         // Forward mode: the same exact derivative, summed along other paths in
         // another order; they differ only by rounding.
         let dual = out.tangent[i];
+        // 128 rather than 8 units: the engine's local derivatives use the
+        // stable forms (tanh' = 4e/(1+e)², pow through half powers, …) where
+        // this reference uses the textbook ones, and the two round differently
+        // by a few units per op (a CI run saw 47 units on a random chain).
         let tol_dual =
-            8.0 * EPS * (out.error[i] + (n + 2.0) * out.abs_tangent[i]) + f64::MIN_POSITIVE;
+            128.0 * EPS * (out.error[i] + (n + 2.0) * out.abs_tangent[i]) + f64::MIN_POSITIVE;
         prop_assert!(
             (reverse - dual).abs() <= tol_dual,
             "leaf {i}: reverse {reverse} vs dual {dual} (tolerance {tol_dual:e})"
