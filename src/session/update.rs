@@ -18,6 +18,19 @@ const HEAD_STEPS: usize = 3;
 const SAMPLED_STEPS: usize = 10;
 
 impl Session {
+    /// The current values of `names`, nan for a name that is not bound (a
+    /// `:repeat` table row).
+    fn values_of(&self, names: &[String]) -> Vec<f64> {
+        names
+            .iter()
+            .map(|n| {
+                self.vars
+                    .get(n)
+                    .map_or(f64::NAN, |&id| self.graph.value(id))
+            })
+            .collect()
+    }
+
     /// `name := value`: sets the variable leaf `name` to the value of `tree`
     /// and evaluates every node built from it again (`Graph::update_leaf`).
     /// No node is added: the nodes the right side built are removed again.
@@ -260,14 +273,7 @@ impl Session {
             let output = self.output.as_ref().map(|o| self.graph.value(o.node));
             outputs.push(output.unwrap_or(f64::NAN));
             if keep(step) {
-                let values = assigned
-                    .iter()
-                    .map(|n| {
-                        self.vars
-                            .get(n)
-                            .map_or(f64::NAN, |&id| self.graph.value(id))
-                    })
-                    .collect();
+                let values = self.values_of(&assigned);
                 rows.push(RepeatRow {
                     step,
                     output,
@@ -284,14 +290,7 @@ impl Session {
         }
         if let Some(last_row) = rows.last() {
             if last_row.step != done {
-                let values = assigned
-                    .iter()
-                    .map(|n| {
-                        self.vars
-                            .get(n)
-                            .map_or(f64::NAN, |&id| self.graph.value(id))
-                    })
-                    .collect();
+                let values = self.values_of(&assigned);
                 rows.push(RepeatRow {
                     step: done,
                     output: outputs.last().copied().filter(|_| self.output.is_some()),
