@@ -32,8 +32,9 @@
 //! says how; docs/accuracy.md has the measured error of every op over a sweep
 //! of the f64 range against mpmath.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
+
+use rustc_hash::FxHashMap;
 
 use super::{Arity, Op, OpInfo};
 
@@ -47,8 +48,8 @@ impl Op {
     /// `"pow"`, `"max"`, `"detach"`, …; `None` for anything else, including
     /// operator symbols (`"+"`, `"^"`) and the leaf names `"leaf"`, `"const"`, `"neg"`.
     pub fn from_function_name(name: &str) -> Option<Op> {
-        // Every name of an expression is looked up here: by hash, not by a scan.
-        static BY_NAME: LazyLock<HashMap<&'static str, Op>> = LazyLock::new(|| {
+        // Every name of an expression is looked up here: by (Fx) hash, not by a scan.
+        static BY_NAME: LazyLock<FxHashMap<&'static str, Op>> = LazyLock::new(|| {
             let functions = TABLE.iter().filter(|info| info.is_function());
             let names = functions.map(|info| (info.name, info.op));
             names.chain(ALIASES.iter().copied()).collect()

@@ -25,6 +25,8 @@ mod script;
 mod update;
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
@@ -83,12 +85,12 @@ const BARE_COMMANDS: [&str; 3] = ["help", "quit", "exit"];
 pub struct Session {
     graph: Graph,
     /// Current binding of each variable.
-    vars: HashMap<String, NodeId>,
+    vars: FxHashMap<String, NodeId>,
     /// Variables in the order they were first assigned (for `:vars` and `:grad`).
     var_order: Vec<String>,
     /// Earlier bindings of each variable, oldest first (to explain a gradient of 0).
-    earlier: HashMap<String, Vec<NodeId>>,
-    functions: HashMap<String, UserFunction>,
+    earlier: FxHashMap<String, Vec<NodeId>>,
+    functions: FxHashMap<String, UserFunction>,
     function_order: Vec<String>,
     output: Option<Output>,
     /// The most recent statement's node: `ans` and `_`.

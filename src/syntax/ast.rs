@@ -148,10 +148,11 @@ pub struct Name(&'static &'static str);
 impl Name {
     /// The interned name with text `text`.
     pub fn new(text: &str) -> Name {
-        use std::collections::HashMap;
         use std::sync::{LazyLock, Mutex};
-        static TABLE: LazyLock<Mutex<HashMap<&'static str, &'static &'static str>>> =
-            LazyLock::new(|| Mutex::new(HashMap::new()));
+        // Fx hashing: the keys are short names typed by the user, looked up
+        // several times a statement (SipHash was 2 % of a script's time).
+        static TABLE: LazyLock<Mutex<rustc_hash::FxHashMap<&'static str, &'static &'static str>>> =
+            LazyLock::new(Default::default);
         let mut table = TABLE
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
