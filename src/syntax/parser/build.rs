@@ -2,10 +2,9 @@
 //! parser into an [`ExprTree`] (operands pushed before the nodes that use them).
 
 use std::cell::RefCell;
-use std::sync::LazyLock;
+use std::iter::Peekable;
 
 use pest::iterators::Pair;
-use pest::pratt_parser::{Assoc, Op, PrattParser};
 
 use super::super::ast::{
     AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Span,
@@ -32,16 +31,49 @@ use super::prescan::number_value;
 /// (2^2)·x; `2^-2^3` = 2^(−(2^3)); `2^--2x` = (2^2)·x; `2^-2(x+1)` = (2^−2)·(x+1).
 /// The grammar gives such signs their own rules so that the Pratt parser can
 /// rank them between level 4 and level 5.
-static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
-    PrattParser::new()
-        .op(Op::infix(Rule::add, Assoc::Left) | Op::infix(Rule::sub, Assoc::Left))
-        .op(Op::infix(Rule::mul, Assoc::Left) | Op::infix(Rule::div, Assoc::Left))
-        .op(Op::prefix(Rule::neg) | Op::prefix(Rule::plus))
-        .op(Op::infix(Rule::implicit_mul, Assoc::Left))
-        .op(Op::prefix(Rule::exp_neg) | Op::prefix(Rule::exp_plus) | Op::prefix(Rule::root))
-        .op(Op::infix(Rule::pow, Assoc::Right))
-        .op(Op::postfix(Rule::sup))
-});
+/// The binding power of an operator pair, `None` for an operand.
+///
+/// Levels are the table above, 10 apart as in pest's `PrattParser` (which this
+/// loop replaced: its map lookups cost 4 % of a script's time). Infix
+/// operators bind their right side above their own level (left associative)
+/// or just below it (right associative, `^`); a prefix operator binds its
+/// operand just below its level.
+fn binding(rule: Rule) -> Option<Binding> {
+    Some(match rule {
+        Rule::add | Rule::sub => Binding::Infix {
+            level: 10,
+            right: 10,
+        },
+        Rule::mul | Rule::div => Binding::Infix {
+            level: 20,
+            right: 20,
+        },
+        Rule::neg | Rule::plus => Binding::Prefix { operand: 29 },
+        Rule::implicit_mul => Binding::Infix {
+            level: 40,
+            right: 40,
+        },
+        Rule::exp_neg | Rule::exp_plus | Rule::root => Binding::Prefix { operand: 49 },
+        Rule::pow => Binding::Infix {
+            level: 60,
+            right: 59,
+        },
+        Rule::sup => Binding::Postfix { level: 70 },
+        _ => return None,
+    })
+}
+
+/// How an operator pair binds (see [`binding`]).
+#[derive(Clone, Copy)]
+enum Binding {
+    /// `a op b`: binds when the caller's floor is below `level`; its right
+    /// side takes operators above `right`.
+    Infix { level: u8, right: u8 },
+    /// `op a`: its operand takes operators above `operand`.
+    Prefix { operand: u8 },
+    /// `a op`: binds when the caller's floor is below `level`.
+    Postfix { level: u8 },
+}
 
 /// Collects the nodes of one [`ExprTree`] while the Pratt parser folds an `expr`.
 struct Builder {
@@ -110,68 +142,103 @@ impl Builder {
 
     /// Folds a flat sequence of an `expr`'s pairs (operands and operators).
     fn fold<'i>(&self, pairs: impl Iterator<Item = Pair<'i, Rule>>) -> ExprId {
-        PRATT
-            .map_primary(|primary| self.primary(primary))
-            .map_prefix(|op, operand| {
-                let op_kind = match op.as_rule() {
-                    Rule::neg | Rule::exp_neg => UnaryOp::Neg,
-                    Rule::root => {
-                        // `√u` is the call `sqrt(u)` (built-in names cannot be redefined).
-                        let name_span = self.span(op.as_span());
-                        let call = ExprKind::call(Name::new("sqrt"), name_span, vec![operand]);
-                        return self.push(call, name_span.to(self.node_span(operand)));
-                    }
-                    _ => UnaryOp::Plus,
-                };
-                let span = self.span(op.as_span()).to(self.node_span(operand));
-                self.push(
-                    ExprKind::Unary {
-                        op: op_kind,
-                        operand,
-                    },
-                    span,
-                )
-            })
-            .map_postfix(|base, sup| {
-                // `x²` is `x^2`: the superscript is the exponent's number node.
-                // A negative one (`x⁻¹`) is a negation of the number, as `x^-1`
-                // parses, so that the two spellings give the same tree.
-                let sup_span = self.span(sup.as_span());
-                let value = superscript_value(sup.as_str());
-                let magnitude = self.push(ExprKind::Number(value.abs()), sup_span);
-                let exponent = if value.is_sign_negative() {
-                    self.push(
-                        ExprKind::Unary {
-                            op: UnaryOp::Neg,
-                            operand: magnitude,
-                        },
-                        sup_span,
-                    )
-                } else {
-                    magnitude
-                };
-                let span = self.node_span(base).to(sup_span);
-                self.push(
-                    ExprKind::Binary {
-                        op: BinaryOp::Pow,
-                        lhs: base,
-                        rhs: exponent,
-                    },
-                    span,
-                )
-            })
-            .map_infix(|lhs, op, rhs| {
-                let op = match op.as_rule() {
-                    Rule::add => BinaryOp::Add,
-                    Rule::sub => BinaryOp::Sub,
-                    Rule::div => BinaryOp::Div,
-                    Rule::pow => BinaryOp::Pow,
-                    _ => BinaryOp::Mul,
-                };
-                let span = self.node_span(lhs).to(self.node_span(rhs));
-                self.push(ExprKind::Binary { op, lhs, rhs }, span)
-            })
-            .parse(pairs)
+        self.fold_above(&mut pairs.peekable(), 0)
+    }
+
+    /// Precedence climbing: folds an operand and every operator after it that
+    /// binds above `floor`. Recursion (a prefix's operand, an infix's right
+    /// side) is as deep as the nesting the pre-scan bounds (`MAX_NESTING`).
+    fn fold_above<'i, I>(&self, pairs: &mut Peekable<I>, floor: u8) -> ExprId
+    where
+        I: Iterator<Item = Pair<'i, Rule>>,
+    {
+        let first = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
+        let mut lhs = match binding(first.as_rule()) {
+            Some(Binding::Prefix { operand }) => {
+                let operand = self.fold_above(pairs, operand);
+                self.prefix(first, operand)
+            }
+            _ => self.primary(first),
+        };
+        while let Some(op) = pairs.peek() {
+            match binding(op.as_rule()) {
+                Some(Binding::Infix { level, right }) if level > floor => {
+                    let op = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
+                    let rhs = self.fold_above(pairs, right);
+                    lhs = self.infix(lhs, op.as_rule(), rhs);
+                }
+                Some(Binding::Postfix { level }) if level > floor => {
+                    let sup = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
+                    lhs = self.superscript(lhs, sup);
+                }
+                _ => break,
+            }
+        }
+        lhs
+    }
+
+    /// `op operand` for a prefix pair: a sign, or `√u` (the call `sqrt(u)`).
+    fn prefix(&self, op: Pair<'_, Rule>, operand: ExprId) -> ExprId {
+        let op_kind = match op.as_rule() {
+            Rule::neg | Rule::exp_neg => UnaryOp::Neg,
+            Rule::root => {
+                // `√u` is the call `sqrt(u)` (built-in names cannot be redefined).
+                let name_span = self.span(op.as_span());
+                let call = ExprKind::call(Name::new("sqrt"), name_span, vec![operand]);
+                return self.push(call, name_span.to(self.node_span(operand)));
+            }
+            _ => UnaryOp::Plus,
+        };
+        let span = self.span(op.as_span()).to(self.node_span(operand));
+        self.push(
+            ExprKind::Unary {
+                op: op_kind,
+                operand,
+            },
+            span,
+        )
+    }
+
+    /// `base²`: a superscript power is `base^2`, the superscript the exponent's
+    /// number node. A negative one (`x⁻¹`) is a negation of the number, as
+    /// `x^-1` parses, so that the two spellings give the same tree.
+    fn superscript(&self, base: ExprId, sup: Pair<'_, Rule>) -> ExprId {
+        let sup_span = self.span(sup.as_span());
+        let value = superscript_value(sup.as_str());
+        let magnitude = self.push(ExprKind::Number(value.abs()), sup_span);
+        let exponent = if value.is_sign_negative() {
+            self.push(
+                ExprKind::Unary {
+                    op: UnaryOp::Neg,
+                    operand: magnitude,
+                },
+                sup_span,
+            )
+        } else {
+            magnitude
+        };
+        let span = self.node_span(base).to(sup_span);
+        self.push(
+            ExprKind::Binary {
+                op: BinaryOp::Pow,
+                lhs: base,
+                rhs: exponent,
+            },
+            span,
+        )
+    }
+
+    /// `lhs op rhs` for an infix operator's rule (an implicit product is `*`).
+    fn infix(&self, lhs: ExprId, op: Rule, rhs: ExprId) -> ExprId {
+        let op = match op {
+            Rule::add => BinaryOp::Add,
+            Rule::sub => BinaryOp::Sub,
+            Rule::div => BinaryOp::Div,
+            Rule::pow => BinaryOp::Pow,
+            _ => BinaryOp::Mul,
+        };
+        let span = self.node_span(lhs).to(self.node_span(rhs));
+        self.push(ExprKind::Binary { op, lhs, rhs }, span)
     }
 
     fn primary(&self, pair: Pair<'_, Rule>) -> ExprId {
