@@ -39,10 +39,17 @@ impl Graph {
     /// `wrt`, built as nodes of this graph: entry `i` is the node of
     /// `∂output/∂wrt[i]` (the constant 0 where no path from the output reaches it).
     ///
-    /// `order` is [`Graph::topo_order`] of the output. `local(graph, node,
-    /// position)` appends the local derivative `∂node/∂inputs[position]` at the
-    /// current point and returns its node, or `None` where the op passes
-    /// nothing there (the rule's `PassesNothing`).
+    /// `order` is [`Graph::topo_order`] of the output, or
+    /// [`Graph::topo_order_above`] of it cut at any `min` up to the smallest
+    /// `wrt` node: the nodes below that cannot depend on a `wrt` node (operands
+    /// have smaller ids), so both orders build the same nodes, one for one.
+    /// The cut order is the one to pass: with the scratch space, which covers
+    /// only the ids from the smallest `wrt` node up, the work is then
+    /// independent of the graph below it (`f'(2)` appends `t = 2 + 0` and
+    /// differentiates with respect to it: a few nodes, in a graph of a million).
+    /// `local(graph, node, position)` appends the local derivative
+    /// `∂node/∂inputs[position]` at the current point and returns its node, or
+    /// `None` where the op passes nothing there (the rule's `PassesNothing`).
     ///
     /// Only nodes that depend on some `wrt` node carry a derivative, and
     /// gradient flows only into inputs that do: the nodes appended are at most a
@@ -62,46 +69,60 @@ impl Graph {
         mut local: impl FnMut(&mut Graph, NodeId, usize) -> Option<NodeId>,
     ) -> Vec<NodeId> {
         let len = self.len();
-        // depends[i]: node i is one of `wrt` or is built from one.
-        let mut depends = vec![false; len];
+        // No node below the smallest `wrt` node depends on one: the scratch
+        // space holds slot `i - base` for node `i ≥ base` only.
+        let Some(base) = wrt.iter().map(|x| x.index()).min() else {
+            return Vec::new();
+        };
+        assert!(
+            base < len,
+            "{:?} is not a node of this graph",
+            NodeId(base as u32)
+        );
+        let slot = |id: NodeId| id.index().checked_sub(base);
+        // depends[i - base]: node i is one of `wrt` or is built from one.
+        let mut depends = vec![false; len - base];
+        let depends_on = |depends: &[bool], id: NodeId| slot(id).is_some_and(|i| depends[i]);
         for &x in wrt {
-            depends[x.index()] = true;
+            depends[x.index() - base] = true;
         }
         for &node in order.iter().rev() {
-            if !depends[node.index()] {
-                let flag = self.operands(node).iter().any(|i| depends[i.index()]);
-                depends[node.index()] = flag;
+            let Some(i) = slot(node) else { continue };
+            if !depends[i] {
+                let flag = self.operands(node).iter().any(|&o| depends_on(&depends, o));
+                depends[i] = flag;
             }
         }
-        let mut grads: Vec<Option<NodeId>> = vec![None; len];
+        let mut grads: Vec<Option<NodeId>> = vec![None; len - base];
         if let Some(&output) = order.first() {
-            if depends[output.index()] {
-                grads[output.index()] = Some(self.constant(1.0));
+            if depends_on(&depends, output) {
+                grads[output.index() - base] = Some(self.constant(1.0));
             }
         }
         let mut inputs = Vec::new();
         for &node in order {
-            let Some(upstream) = grads[node.index()] else {
+            let Some(upstream) = slot(node).and_then(|i| grads[i]) else {
                 continue;
             };
             inputs.clear();
             inputs.extend_from_slice(self.operands(node));
             for (position, &input) in inputs.iter().enumerate() {
-                if !depends[input.index()] {
+                if !depends_on(&depends, input) {
                     continue;
                 }
                 let Some(local) = local(self, node, position) else {
                     continue; // the op passes nothing here
                 };
                 let contribution = self.chain(upstream, local);
-                grads[input.index()] = Some(match grads[input.index()] {
+                let i = input.index() - base;
+                grads[i] = Some(match grads[i] {
                     None => contribution,
                     Some(before) => self.fold(Op::Add, &[before, contribution]),
                 });
             }
         }
         wrt.iter()
-            .map(|&x| match grads[x.index()] {
+            .map(|&x| match grads[x.index() - base] {
                 Some(g) => g,
                 None => self.constant(0.0),
             })

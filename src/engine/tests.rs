@@ -442,6 +442,25 @@ fn every_node_comes_before_its_inputs_once() -> Result {
 }
 
 #[test]
+fn an_order_cut_below_an_id_leaves_out_exactly_the_nodes_below() -> Result {
+    // z = x*y + x: x, y, mul, add; the full order is [add, mul, y, x].
+    let mut g = Graph::new();
+    let x = g.leaf(2.0);
+    let y = g.leaf(3.0);
+    let mul = g.apply(Op::Mul, &[x, y])?;
+    let add = g.apply(Op::Add, &[mul, x])?;
+    assert_eq!(g.topo_order(add), [add, mul, y, x]);
+    assert_eq!(g.topo_order_above(add, x), [add, mul, y, x]);
+    assert_eq!(g.topo_order_above(add, y), [add, mul, y]);
+    assert_eq!(g.topo_order_above(add, mul), [add, mul]);
+    assert_eq!(g.topo_order_above(add, add), [add]);
+    assert_eq!(g.topo_order_above(mul, add), []);
+    // Through a cut order, the backward pass still gives ∂z/∂y = x = 2.
+    assert_eq!(g.backward(&g.topo_order_above(add, y))[y], 2.0);
+    Ok(())
+}
+
+#[test]
 fn diamond() -> Result {
     // a = 2; b = 3; c = a + b; d = a * b; (c + d) + (c * d)  (G03)
     let mut g = Graph::new();

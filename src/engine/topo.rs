@@ -20,7 +20,35 @@ impl Graph {
     /// # Panics
     /// If `output` is not a node of this graph.
     pub fn topo_order(&self, output: NodeId) -> Vec<NodeId> {
-        let mut visited = Bitset::new(self.len());
+        self.topo_order_above(output, NodeId(0))
+    }
+
+    /// [`Graph::topo_order`] of `output` cut below `min`: the nodes reachable
+    /// from `output` along paths of nodes with ids `≥ min`, in reverse
+    /// topological order. The search never looks at a node below `min` (it
+    /// stops at the edge), so it costs what the nodes kept cost, however large
+    /// the graph below them. Empty when `output < min`.
+    ///
+    /// This is `topo_order(output)` with the nodes below `min` left out, in the
+    /// same order: operands have smaller ids than their node, so no node below
+    /// `min` leads back above it, and the search visits the nodes kept as the
+    /// full search does. The derivatives with respect to nodes `≥ min` flow
+    /// only through these nodes, so it is all [`Graph::derivative_graph`]
+    /// needs with `min` the smallest node differentiated with respect to.
+    ///
+    /// Ctrl-C stops it early as it does [`Graph::topo_order`].
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn topo_order_above(&self, output: NodeId, min: NodeId) -> Vec<NodeId> {
+        assert!(
+            output.index() < self.len(),
+            "{output:?} is not a node of this graph"
+        );
+        if output < min {
+            return Vec::new();
+        }
+        let mut visited = Bitset::new(min, output.index() + 1);
         let mut postorder = Vec::new();
         // Each entry is a node and how many of its inputs have been looked at.
         let mut stack: Vec<(NodeId, u32)> = vec![(output, 0)];
@@ -37,7 +65,7 @@ impl Graph {
                     top.1 += 1;
                     // The graph is acyclic (inputs always precede their node), so
                     // marking on push cannot cut a path short.
-                    if visited.insert(input) {
+                    if input >= min && visited.insert(input) {
                         stack.push((input, 0));
                     }
                 }
@@ -52,21 +80,25 @@ impl Graph {
     }
 }
 
-/// A fixed-size set of node ids, one bit per node.
+/// A fixed-size set of the node ids from `min` to `end` (exclusive), one bit
+/// per node.
 struct Bitset {
+    min: usize,
     words: Vec<u64>,
 }
 
 impl Bitset {
-    fn new(len: usize) -> Bitset {
+    fn new(min: NodeId, end: usize) -> Bitset {
         Bitset {
-            words: vec![0; len.div_ceil(64)],
+            min: min.index(),
+            words: vec![0; end.saturating_sub(min.index()).div_ceil(64)],
         }
     }
 
-    /// Adds `id`; true if it was not in the set yet.
+    /// Adds `id` (`min ≤ id < end`); true if it was not in the set yet.
     fn insert(&mut self, id: NodeId) -> bool {
-        let (word, bit) = (id.index() / 64, 1u64 << (id.index() % 64));
+        let i = id.index() - self.min;
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
         let fresh = self.words[word] & bit == 0;
         self.words[word] |= bit;
         fresh

@@ -208,7 +208,8 @@ fn instantiate(
 /// `grad(y, x)`. The nodes appended are linear in the number of edges of the
 /// output's graph; each result is an ordinary node, so it can be
 /// differentiated again. A `wrt` node the output does not reach gives the
-/// constant 0.
+/// constant 0. The work is proportional to the output's nodes from the
+/// smallest `wrt` id up (those below cannot depend on it), not to the graph.
 ///
 /// ```
 /// use gradcalc::engine::{Graph, Op};
@@ -225,7 +226,13 @@ fn instantiate(
 /// # Panics
 /// If `output` or a `wrt` id is not a node of `graph`.
 pub fn gradient_nodes(graph: &mut Graph, output: NodeId, wrt: &[NodeId]) -> Vec<NodeId> {
-    let order = graph.topo_order(output);
+    // Only nodes from the smallest `wrt` up can depend on one (operands have
+    // smaller ids): `f'(2)` differentiates with respect to a node just
+    // appended, and sorts a handful of nodes however large the session.
+    let Some(&min) = wrt.iter().min() else {
+        return Vec::new();
+    };
+    let order = graph.topo_order_above(output, min);
     let mut rules = RuleNodes::default();
     graph.derivative_graph(&order, wrt, |g, node, position| {
         rules.local(g, node, position)
@@ -453,8 +460,10 @@ impl Session {
         let wrt: Vec<NodeId> = targets.iter().map(|(_, node)| *node).collect();
         let firsts = gradient_nodes(&mut self.graph, output.node, &wrt);
         let mut matrix = Vec::with_capacity(wrt.len());
+        // As in `gradient_nodes`: nothing below the smallest name depends on one.
+        let min = wrt.iter().copied().min().unwrap_or(NodeId(0));
         for &first in &firsts {
-            let order = self.graph.topo_order(first);
+            let order = self.graph.topo_order_above(first, min);
             let gradients = self.graph.backward(&order);
             matrix.push(wrt.iter().map(|&x| gradients[x]).collect::<Vec<f64>>());
         }
@@ -612,4 +621,147 @@ fn drop_zero_products(tree: &ExprTree) -> ExprTree {
         }
     }
     out.fold_constants()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RuleNodes, gradient_nodes};
+    use crate::engine::{Arity, Graph, NodeId, Op};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+    use std::cell::Cell;
+
+    /// A random graph: leaf values, then ops (numbered modulo the table) over
+    /// operands counted back from the newest node (small picks make chains,
+    /// large ones reach far below).
+    #[derive(Debug, Clone)]
+    struct Program {
+        leaves: Vec<f64>,
+        instructions: Vec<(usize, Vec<usize>)>,
+    }
+
+    fn program() -> impl Strategy<Value = Program> {
+        let pick = prop_oneof![3 => 0..4usize, 1 => 0..40usize];
+        (
+            prop::collection::vec(-2.0f64..2.0, 1..=5),
+            prop::collection::vec((0..1000usize, prop::collection::vec(pick, 1..=4)), 1..30),
+        )
+            .prop_map(|(leaves, instructions)| Program {
+                leaves,
+                instructions,
+            })
+    }
+
+    fn build(program: &Program) -> Graph {
+        let mut g = Graph::new();
+        for &v in &program.leaves {
+            g.leaf(v);
+        }
+        for (op, picks) in &program.instructions {
+            let info = &Op::table()[op % Op::table().len()];
+            let count = match info.arity {
+                Arity::Leaf => {
+                    g.constant(0.75);
+                    continue;
+                }
+                Arity::Unary => 1,
+                Arity::Binary => 2,
+                Arity::Variadic => picks.len(),
+            };
+            let newest = g.len() - 1;
+            let operands: Vec<NodeId> = (0..count)
+                .map(|k| NodeId(newest.saturating_sub(picks[k % picks.len()]) as u32))
+                .collect();
+            g.apply(info.op, &operands)
+                .expect("arity chosen from the table");
+        }
+        g
+    }
+
+    /// The derivative graph built from the whole of the output's order, as
+    /// before the cut.
+    fn full_walk(graph: &mut Graph, output: NodeId, wrt: &[NodeId]) -> Vec<NodeId> {
+        let order = graph.topo_order(output);
+        let mut rules = RuleNodes::default();
+        graph.derivative_graph(&order, wrt, |g, node, position| {
+            rules.local(g, node, position)
+        })
+    }
+
+    /// The same nodes, one for one: op, operands and value (bit for bit).
+    fn same_graph(a: &Graph, b: &Graph) -> Result<(), TestCaseError> {
+        prop_assert_eq!(a.len(), b.len());
+        for i in 0..a.len() {
+            let id = NodeId(i as u32);
+            prop_assert_eq!(a.op(id), b.op(id), "node {}", i);
+            prop_assert_eq!(a.operands(id), b.operands(id), "node {}", i);
+            prop_assert_eq!(a.value(id).to_bits(), b.value(id).to_bits(), "node {}", i);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_cut_derivative_graph_is_the_full_walks_node_for_node() {
+        let cut_something = Cell::new(0usize);
+        let output_lowest = Cell::new(0usize);
+        let mut runner = TestRunner::new(Config {
+            cases: 384,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let strategy = (
+            program(),
+            prop::collection::vec(0..64usize, 1..=3),
+            0..4usize,
+            prop::bool::weighted(0.15),
+        );
+        let result = runner.run(&strategy, |(program, picks, output_pick, only_output)| {
+            let graph = build(&program);
+            let newest = graph.len() - 1;
+            let output = NodeId(newest.saturating_sub(output_pick) as u32);
+            // Differentiate with respect to leaves or derived nodes, sometimes
+            // the output itself (then the cut is at the output: ∂y/∂y = 1).
+            let wrt: Vec<NodeId> = if only_output {
+                vec![output]
+            } else {
+                picks
+                    .iter()
+                    .map(
+                        |&p| NodeId(output.index().saturating_sub(p % (output.index() + 1)) as u32),
+                    )
+                    .collect()
+            };
+            let min = *wrt.iter().min().expect("one name at least");
+            // The cut order is the full one without the nodes below `min`.
+            let full_order = graph.topo_order(output);
+            let kept: Vec<NodeId> = full_order.iter().copied().filter(|&id| id >= min).collect();
+            prop_assert_eq!(graph.topo_order_above(output, min), kept.clone());
+            cut_something.set(cut_something.get() + usize::from(kept.len() < full_order.len()));
+            output_lowest.set(output_lowest.get() + usize::from(output == min));
+
+            let (mut cut, mut full) = (graph.clone(), graph);
+            let firsts = gradient_nodes(&mut cut, output, &wrt);
+            prop_assert_eq!(&firsts, &full_walk(&mut full, output, &wrt));
+            same_graph(&cut, &full)?;
+            for &first in &firsts {
+                // Order 2, and the Hessian's backward pass over the cut order.
+                let seconds = gradient_nodes(&mut cut, first, &wrt);
+                prop_assert_eq!(&seconds, &full_walk(&mut full, first, &wrt));
+                same_graph(&cut, &full)?;
+                let by_cut = cut.backward(&cut.topo_order_above(first, min));
+                let by_full = full.backward(&full.topo_order(first));
+                for &x in &wrt {
+                    prop_assert_eq!(by_cut[x].to_bits(), by_full[x].to_bits());
+                }
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            panic!("{error}");
+        }
+        // The cases did cut nodes off, and reached the output as the lowest
+        // name (where a cut one too high loses ∂y/∂y).
+        assert!(cut_something.get() > 150, "{}", cut_something.get());
+        assert!(output_lowest.get() > 40, "{}", output_lowest.get());
+    }
 }
