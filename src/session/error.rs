@@ -54,7 +54,13 @@ pub enum SessionError {
     CallsTooDeep { span: Span, limit: usize },
     /// Function calls that build too many nodes in one statement.
     #[error("this statement builds more than {limit} nodes through function calls")]
-    CallsTooLarge { span: Span, limit: usize },
+    CallsTooLarge {
+        span: Span,
+        limit: usize,
+        /// A function on the call chain whose body calls one function more
+        /// than once, the usual cause: each level then doubles the size.
+        doubling: Option<RepeatedCall>,
+    },
     /// `f'(…)` of a function that does not take exactly one argument.
     #[error("`{name}'` needs a function of one argument, `{name}` takes {params}")]
     DerivativeArity {
@@ -107,6 +113,18 @@ pub enum SessionError {
         span: Span,
         help: Option<String>,
     },
+}
+
+/// A function whose body calls another (user) function more than once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepeatedCall {
+    /// The function whose body has the calls (`d3`).
+    pub outer: String,
+    /// The function called more than once (`d2`).
+    pub inner: String,
+    /// The arguments, when two calls pass the same names (`t` in
+    /// `d2(t) + d2(t)`): then one call times two is the same value.
+    pub same_args: Option<String>,
 }
 
 impl SessionError {
@@ -193,8 +211,22 @@ impl SessionError {
             SessionError::NoOutput { wrt: None, .. } => {
                 Some("type an expression first, e.g. `x = 2` then `x^2`".to_string())
             }
-            SessionError::CallsTooLarge { .. } => Some(
-                "a function that calls another twice doubles in size at every level: compute the inner call once, e.g. `f(x) = 2*g(x)`".to_string(),
+            SessionError::CallsTooLarge {
+                doubling: Some(repeated),
+                ..
+            } => Some(match &repeated.same_args {
+                Some(args) => format!(
+                    "`{outer}` calls `{inner}({args})` twice, so the size doubles at every level: call it once, e.g. `2*{inner}({args})` for `{inner}({args}) + {inner}({args})`",
+                    outer = repeated.outer,
+                    inner = repeated.inner,
+                ),
+                None => format!(
+                    "`{}` calls `{}` more than once, so the size doubles at every level",
+                    repeated.outer, repeated.inner
+                ),
+            }),
+            SessionError::CallsTooLarge { doubling: None, .. } => Some(
+                "split the computation into statements, or keep a result in a variable and use it again".to_string(),
             ),
             SessionError::DerivativeArity { .. } => {
                 Some("use `:grad NAME` for functions of several variables".to_string())

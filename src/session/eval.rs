@@ -1,6 +1,7 @@
 //! Expressions → graph nodes: name resolution, calls, user functions, `f'(a)`,
 //! assignments and definitions.
 
+use super::error::RepeatedCall;
 use super::{CONSTANTS, Event, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest};
 use crate::engine::{Arity, NodeId, Op};
 use crate::syntax::{AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Span, UnaryOp};
@@ -339,6 +340,7 @@ impl Session {
             return Err(SessionError::CallsTooLarge {
                 span: scope.call_span.unwrap_or(span),
                 limit,
+                doubling: self.doubling_call(scope.active.iter().chain([&name.to_string()])),
             });
         }
         let mut active = scope.active.clone();
@@ -359,6 +361,48 @@ impl Session {
                 function: name.to_string(),
                 inner: Box::new(inner),
             })
+    }
+
+    /// The first function of `chain` (outermost first) whose body calls one
+    /// user function more than once (see [`RepeatedCall`]).
+    fn doubling_call<'a>(&self, chain: impl Iterator<Item = &'a String>) -> Option<RepeatedCall> {
+        chain.into_iter().find_map(|outer| {
+            let body = &self.functions.get(outer)?.body;
+            // Each call to a user function: its name and, when every argument
+            // is a plain name, those names.
+            let mut calls: Vec<(&str, Option<Vec<&str>>)> =
+                body.nodes
+                    .iter()
+                    .filter_map(|node| match &node.kind {
+                        ExprKind::Call(call) if self.functions.contains_key(call.name.as_str()) => {
+                            let names = call.args.iter().map(|arg| {
+                                match &body.nodes[arg.0 as usize].kind {
+                                    ExprKind::Name(name) => Some(name.as_str()),
+                                    _ => None,
+                                }
+                            });
+                            Some((call.name.as_str(), names.collect::<Option<Vec<_>>>()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+            calls.sort_unstable();
+            let repeated = |same: bool| {
+                calls.windows(2).find(|pair| {
+                    pair[0].0 == pair[1].0
+                        && (!same || (pair[0].1.is_some() && pair[0].1 == pair[1].1))
+                })
+            };
+            let (same, pair) = match repeated(true) {
+                Some(pair) => (true, pair),
+                None => (false, repeated(false)?),
+            };
+            Some(RepeatedCall {
+                outer: outer.clone(),
+                inner: pair[0].0.to_string(),
+                same_args: same.then(|| pair[0].1.as_deref().unwrap_or_default().join(", ")),
+            })
+        })
     }
 
     /// `name'(arg)`, `name''(arg)`, …: the derivative of order `order` of a
@@ -423,6 +467,7 @@ impl Session {
                 return Err(SessionError::CallsTooLarge {
                     span: scope.call_span.unwrap_or(span),
                     limit: MAX_CALL_NODES,
+                    doubling: self.doubling_call(scope.active.iter().chain([&name.to_string()])),
                 });
             }
             let label = format!("{name}{}(…)", "'".repeat(usize::from(k)));

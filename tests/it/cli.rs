@@ -1165,3 +1165,50 @@ fn an_output_built_from_an_earlier_binding_only_says_so() {
     );
     assert!(!stderr_of(&output).contains("depends on no variable"));
 }
+
+/// The hint for a statement that builds too many nodes through calls names the
+/// function that calls another twice, and suggests `2*g(t)` only where that is
+/// the same value (both calls take the same arguments).
+#[test]
+fn too_many_call_nodes_name_the_call_made_twice() {
+    let hint_of = |definitions: String, call: &str| {
+        let (events, code) =
+            crate::util::json_events(&["-e", &definitions, "-e", "x = 1", "-e", call]);
+        assert_eq!(code, Some(1));
+        let error = events.last().unwrap();
+        assert_eq!(error["kind"], "error");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("more than 1000000 nodes"),
+            "{error}"
+        );
+        error["help"].as_str().unwrap().to_string()
+    };
+    // d_k(t) = d_{k-1}(t) + d_{k-1}(t): d20(x) is 2^21 − 1 nodes.
+    let mut doubling = String::from("d0(t) = t + 1");
+    // c_k(t) = c_{k-1}(c_{k-1}(t)): composition, 2^21 calls of c0 by c21.
+    let mut composing = String::from("c0(t) = t + 1");
+    for k in 1..=21 {
+        doubling.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
+        composing.push_str(&format!("; c{k}(t) = c{0}(c{0}(t))", k - 1));
+    }
+    assert_eq!(
+        hint_of(doubling, "d20(x)"),
+        "`d20` calls `d19(t)` twice, so the size doubles at every level: call it once, e.g. `2*d19(t)` for `d19(t) + d19(t)`"
+    );
+    assert_eq!(
+        hint_of(composing, "c21(x)"),
+        "`c21` calls `c20` more than once, so the size doubles at every level"
+    );
+    // A big body (s0: 4 000 nodes a call) called 300 times from the statement
+    // itself: no body repeats a call, so no doubling is named.
+    let sum: Vec<String> = (0..2000).map(|i| format!("t*{i}")).collect();
+    let wide = format!("s0(t) = {}; s1(t) = s0(t) + 1", sum.join(" + "));
+    let calls: Vec<String> = (0..300).map(|i| format!("s1({i})")).collect();
+    assert_eq!(
+        hint_of(wide, &calls.join(" + ")),
+        "split the computation into statements, or keep a result in a variable and use it again"
+    );
+}
