@@ -90,10 +90,10 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
     }
 
     let mut started = Instant::now();
-    let _ = session.run_source(source, |result| {
+    let _ = session.run_source_with(source, |session, result| {
         let took = started.elapsed();
         assert!(took < budget, "a statement took {took:?}");
-        let _ = printer.report(&result, source, "<fuzz>");
+        let _ = printer.report(&result, session, source, "<fuzz>");
         started = Instant::now();
         ControlFlow::Continue(())
     });

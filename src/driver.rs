@@ -146,7 +146,7 @@ pub fn run<O: Write, E: Write>(
                 })
                 .collect::<Vec<_>>()
         });
-        if let Err(error) = printer.report(&result, &frame.text, &frame.origin) {
+        if let Err(error) = printer.report(&result, session, &frame.text, &frame.origin) {
             return Outcome::Output(error);
         }
         if interrupt::requested() {

@@ -1,7 +1,8 @@
 //! Reverse mode: one walk over the reverse topological order, applying the
 //! chain rule at the forward values it is given, optionally recording each step.
-//! [`Graph::backward`], [`Graph::backward_traced`] and [`Graph::backward_at`]
-//! are that one walk.
+//! [`Graph::backward`], [`Graph::backward_traced`], [`Graph::backward_at`]
+//! and the iterator [`Graph::backward_steps`] are that one walk: one per-node
+//! body, `Walk::visit`, run in a loop or one node per step.
 
 use super::{Contribution, Gradients, Graph, NodeId, Op, Step};
 use crate::interrupt::Poll;
@@ -52,9 +53,9 @@ impl Graph {
         order: &[NodeId],
         keep: impl Fn(usize) -> bool,
     ) -> (Gradients, Vec<Step>) {
-        let mut trace = Trace::new(self, order, keep);
-        let gradients = self.walk(order, self.values(), &mut trace);
-        (gradients, trace.steps)
+        let mut steps = self.backward_steps(order, keep);
+        let kept = steps.by_ref().collect();
+        (steps.into_gradients(), kept)
     }
 
     /// The gradients of the output `order[0]`, as [`Graph::backward`] computes
@@ -71,76 +72,184 @@ impl Graph {
         self.walk(order, values, &mut NoTrace)
     }
 
-    /// The backward pass, shared by every method above: walks `order` once,
-    /// reading forward values from `values` (one per node), and tells
-    /// `recorder` every step. After Ctrl-C ([`crate::interrupt`]) it stops
-    /// early and the gradients are incomplete: callers that may run under
-    /// Ctrl-C check [`crate::interrupt::requested`].
-    fn walk<R: Recorder>(&self, order: &[NodeId], values: &[f64], recorder: &mut R) -> Gradients {
-        let mut grads = vec![0.0; self.len()];
-        if let Some(&output) = order.first() {
-            grads[output.index()] = 1.0; // ∂output/∂output
+    /// A traced backward walk as an iterator: the walk of
+    /// [`Graph::backward_traced_where`], one node at a time, yielding the
+    /// [`Step`] of each node whose 0-based position in `order` satisfies
+    /// `keep`, in order. Only the walk's state is held (the gradients and two
+    /// use counts a node), never the steps already yielded, so a listing of
+    /// every step of a huge graph costs no more than its gradients.
+    /// [`BackwardSteps::gradients`] gives the gradients so far. After Ctrl-C
+    /// ([`crate::interrupt`]) the iterator ends early.
+    ///
+    /// `order` is anything that reads as the order (a slice, a `Vec`, a shared
+    /// handle to one), kept by the iterator.
+    ///
+    /// # Panics
+    /// If `order` holds an id that is not a node of this graph.
+    pub fn backward_steps<O: AsRef<[NodeId]>, F: Fn(usize) -> bool>(
+        &self,
+        order: O,
+        keep: F,
+    ) -> BackwardSteps<'_, O, F> {
+        let trace = Trace::new(self, order.as_ref(), keep);
+        let walk = Walk::new(self, order.as_ref(), self.values());
+        BackwardSteps {
+            order,
+            next: 0,
+            walk,
+            trace,
+            poll: Poll::new(),
         }
-        // The operands' values: up to two in an array, more in a vector.
-        let mut pair = [0.0; 2];
-        let mut many = Vec::new();
+    }
+
+    /// The backward pass, shared by every method above but
+    /// [`Graph::backward_steps`] (which runs the same [`Walk::visit`] one node
+    /// at a time): walks `order` once, reading forward values from `values`
+    /// (one per node), and tells `recorder` every step. After Ctrl-C
+    /// ([`crate::interrupt`]) it stops early and the gradients are incomplete:
+    /// callers that may run under Ctrl-C check [`crate::interrupt::requested`].
+    fn walk<R: Recorder>(&self, order: &[NodeId], values: &[f64], recorder: &mut R) -> Gradients {
+        let mut walk = Walk::new(self, order, values);
         let mut poll = Poll::new();
         for &node in order {
             if poll.tick() {
                 break;
             }
-            // ∂output/∂node, complete: every node using this one came earlier.
-            let upstream = grads[node.index()];
-            recorder.node(node, upstream);
-            let op = self.op(node);
-            let operands = self.operands(node);
-            if R::RECORDS || !has_shortcut(op) {
-                let x: &[f64] = match *operands {
-                    [] => continue, // a leaf: nothing to pass on
-                    [a] => {
-                        pair[0] = values[a.index()];
-                        &pair[..1]
-                    }
-                    [a, b] => {
-                        pair = [values[a.index()], values[b.index()]];
-                        &pair
-                    }
-                    _ => {
-                        many.clear();
-                        many.extend(operands.iter().map(|o| values[o.index()]));
-                        &many
-                    }
-                };
-                let (info, out) = (op.info(), values[node.index()]);
-                for (position, &operand) in operands.iter().enumerate() {
-                    let local = info
-                        .passes(x, out, position)
-                        .then(|| (info.local)(x, out, position));
-                    let before = grads[operand.index()];
-                    let (product, after) = match local {
-                        // The chain rule: ∂output/∂operand += ∂output/∂node · ∂node/∂operand.
-                        Some(local) => {
-                            let product = upstream * local;
-                            (product, before + product)
-                        }
-                        // Nothing passed: untouched, even for an infinite upstream.
-                        None => (0.0, before),
-                    };
-                    grads[operand.index()] = after;
-                    recorder.edge(Edge {
-                        operand,
-                        position,
-                        local,
-                        product,
-                        before,
-                        after,
-                    });
+            walk.visit(node, recorder);
+        }
+        Gradients { grads: walk.grads }
+    }
+}
+
+/// The state of one backward walk: the gradients so far and scratch space for
+/// the operands' values. [`Walk::visit`] is the walk's one per-node body.
+struct Walk<'a> {
+    graph: &'a Graph,
+    values: &'a [f64],
+    grads: Vec<f64>,
+    /// The operands' values: up to two in an array, more in a vector.
+    pair: [f64; 2],
+    many: Vec<f64>,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk of `order` over `graph` at forward values `values`, its output
+    /// `order[0]` seeded with 1.
+    fn new(graph: &'a Graph, order: &[NodeId], values: &'a [f64]) -> Walk<'a> {
+        let mut grads = vec![0.0; graph.len()];
+        if let Some(&output) = order.first() {
+            grads[output.index()] = 1.0; // ∂output/∂output
+        }
+        Walk {
+            graph,
+            values,
+            grads,
+            pair: [0.0; 2],
+            many: Vec::new(),
+        }
+    }
+
+    /// The chain rule at `node`, the next node of the order: its gradient is
+    /// complete (every node using it came earlier), and each operand receives
+    /// `upstream × local`; `recorder` is told the node and every edge.
+    fn visit<R: Recorder>(&mut self, node: NodeId, recorder: &mut R) {
+        let (graph, values) = (self.graph, self.values);
+        // ∂output/∂node, complete: every node using this one came earlier.
+        let upstream = self.grads[node.index()];
+        recorder.node(node, upstream);
+        let op = graph.op(node);
+        let operands = graph.operands(node);
+        if !R::RECORDS && has_shortcut(op) {
+            add_sub_mul(op, operands, upstream, values, &mut self.grads);
+            return;
+        }
+        let x: &[f64] = match *operands {
+            [] => return, // a leaf: nothing to pass on
+            [a] => {
+                self.pair[0] = values[a.index()];
+                &self.pair[..1]
+            }
+            [a, b] => {
+                self.pair = [values[a.index()], values[b.index()]];
+                &self.pair
+            }
+            _ => {
+                self.many.clear();
+                self.many.extend(operands.iter().map(|o| values[o.index()]));
+                &self.many
+            }
+        };
+        let (info, out) = (op.info(), values[node.index()]);
+        for (position, &operand) in operands.iter().enumerate() {
+            let local = info
+                .passes(x, out, position)
+                .then(|| (info.local)(x, out, position));
+            let before = self.grads[operand.index()];
+            let (product, after) = match local {
+                // The chain rule: ∂output/∂operand += ∂output/∂node · ∂node/∂operand.
+                Some(local) => {
+                    let product = upstream * local;
+                    (product, before + product)
                 }
-            } else {
-                add_sub_mul(op, operands, upstream, values, &mut grads);
+                // Nothing passed: untouched, even for an infinite upstream.
+                None => (0.0, before),
+            };
+            self.grads[operand.index()] = after;
+            recorder.edge(Edge {
+                operand,
+                position,
+                local,
+                product,
+                before,
+                after,
+            });
+        }
+    }
+}
+
+/// The traced backward walk as an iterator of [`Step`]s
+/// ([`Graph::backward_steps`]).
+pub struct BackwardSteps<'g, O, F> {
+    order: O,
+    /// Position in the order of the next node to visit.
+    next: usize,
+    walk: Walk<'g>,
+    trace: Trace<F>,
+    poll: Poll,
+}
+
+impl<O: AsRef<[NodeId]>, F: Fn(usize) -> bool> BackwardSteps<'_, O, F> {
+    /// The gradients as far as the walk has gone: complete for the nodes
+    /// already yielded and for every node once the iterator is exhausted.
+    pub fn gradients(&self) -> Gradients {
+        Gradients {
+            grads: self.walk.grads.clone(),
+        }
+    }
+
+    /// The gradients, giving the walk up.
+    pub fn into_gradients(self) -> Gradients {
+        Gradients {
+            grads: self.walk.grads,
+        }
+    }
+}
+
+impl<O: AsRef<[NodeId]>, F: Fn(usize) -> bool> Iterator for BackwardSteps<'_, O, F> {
+    type Item = Step;
+
+    fn next(&mut self) -> Option<Step> {
+        while let Some(&node) = self.order.as_ref().get(self.next) {
+            if self.poll.tick() {
+                return None;
+            }
+            self.next += 1;
+            self.walk.visit(node, &mut self.trace);
+            if let Some(step) = self.trace.steps.pop() {
+                return Some(step);
             }
         }
-        Gradients { grads }
+        None
     }
 }
 

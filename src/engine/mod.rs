@@ -29,6 +29,8 @@
 //!   topological order, output first (`topo.rs`).
 //! - [`Graph::backward`] walks that order once and applies the chain rule;
 //!   [`Graph::backward_traced`] does the same walk and records every step;
+//!   [`Graph::backward_steps`] is that traced walk as an iterator, one step at
+//!   a time (the same per-node body);
 //!   [`Graph::backward_at`] does it at forward values given as a slice
 //!   (`backward.rs`).
 //! - [`Graph::reevaluate`], [`Graph::downstream`], [`Graph::forward_over`],
@@ -60,6 +62,7 @@ mod walks;
 #[cfg(test)]
 mod tests;
 
+pub use backward::BackwardSteps;
 pub use compact::Remap;
 pub use ops::ascii;
 pub use rules::Rule;

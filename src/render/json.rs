@@ -6,12 +6,16 @@
 //! numbers are JSON numbers with full round-trip precision (integers without a
 //! fraction); inf, -inf and nan are the strings `"inf"`, `"-inf"`, `"nan"`.
 
+use std::cell::RefCell;
+use std::io::{self, Write};
+
 use serde::Serialize;
+use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 
 use super::line_column;
 use crate::render::{Precision, dot, tables};
-use crate::session::{Event, PictureFormat, SessionError, TableFormat};
+use crate::session::{Event, Omitted, PictureFormat, Session, SessionError, TableFormat};
 
 /// The JSON of the events whose fields the renderer computes.
 #[derive(Serialize)]
@@ -33,11 +37,188 @@ enum Rendered<'a> {
     },
 }
 
+/// Writes one event as one JSON object on one line of `out`, or nothing for an
+/// event that is not shown: one with a file, which the printer writes
+/// (reporting `wrote`), and `:load`, which the driver carries out. `session`
+/// is the session the event came from, which makes a listing's rows while
+/// they are written (one at a time); `source` is the text the statement came
+/// from, for the line and column of warnings. After Ctrl-C a listing's array
+/// ends early and the object is closed: the line stays valid JSON.
+///
+/// Errors: those of `out`.
+pub fn write_event(
+    out: &mut impl Write,
+    event: &Event,
+    session: &Session,
+    source: &str,
+) -> io::Result<()> {
+    match event {
+        Event::Topo {
+            of,
+            total,
+            rows,
+            omitted,
+        } => to_line(
+            out,
+            &Listing::of(
+                "topo",
+                of,
+                *total,
+                Rows::nodes(session.node_rows(rows)),
+                *omitted,
+            ),
+        ),
+        Event::Forward {
+            of,
+            total,
+            rows,
+            omitted,
+        } => to_line(
+            out,
+            &Listing::of(
+                "forward",
+                of,
+                *total,
+                Rows::nodes(session.node_rows(rows)),
+                *omitted,
+            ),
+        ),
+        Event::Kahn {
+            of,
+            total,
+            rows,
+            omitted,
+            differences,
+        } => to_line(
+            out,
+            &Listing {
+                extra: Some(("differences", *differences)),
+                ..Listing::of(
+                    "kahn",
+                    of,
+                    *total,
+                    Rows::nodes(session.kahn_rows(rows)),
+                    *omitted,
+                )
+            },
+        ),
+        Event::Trace {
+            of,
+            total,
+            constants,
+            steps,
+            omitted,
+        } => to_line(
+            out,
+            &Listing::of(
+                "trace",
+                of,
+                *total,
+                Rows::steps(session.trace_steps(steps), *constants),
+                *omitted,
+            ),
+        ),
+        _ => match self::event(event, session, source) {
+            Some(value) => writeln!(out, "{value}"),
+            None => Ok(()),
+        },
+    }
+}
+
+/// `value` as one line of JSON written to `out`.
+fn to_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    writeln!(out)
+}
+
+/// A listing event as docs/json.md describes it: `kind`, `of`, `total`, the
+/// rows (`nodes`, or `constants` and `steps`), `omitted`, and for `kahn`
+/// `differences`; the fields in the order the other events' derive writes.
+struct Listing<'a, I> {
+    kind: &'static str,
+    of: &'a str,
+    total: usize,
+    rows: Rows<I>,
+    omitted: Option<Omitted>,
+    extra: Option<(&'static str, usize)>,
+}
+
+/// The rows of a listing, serialized as an array while they are made.
+struct Rows<I> {
+    /// `nodes` or `steps`.
+    field: &'static str,
+    /// For `steps`: the `constants` count written before them.
+    constants: Option<usize>,
+    rows: RefCell<Option<I>>,
+}
+
+impl<'a, I> Listing<'a, I> {
+    fn of(
+        kind: &'static str,
+        of: &'a str,
+        total: usize,
+        rows: Rows<I>,
+        omitted: Option<Omitted>,
+    ) -> Listing<'a, I> {
+        Listing {
+            kind,
+            of,
+            total,
+            rows,
+            omitted,
+            extra: None,
+        }
+    }
+}
+
+impl<I> Rows<I> {
+    fn nodes(rows: I) -> Rows<I> {
+        Rows {
+            field: "nodes",
+            constants: None,
+            rows: RefCell::new(Some(rows)),
+        }
+    }
+
+    fn steps(rows: I, constants: usize) -> Rows<I> {
+        Rows {
+            field: "steps",
+            constants: Some(constants),
+            rows: RefCell::new(Some(rows)),
+        }
+    }
+}
+
+impl<I: Iterator<Item = T>, T: Serialize> Serialize for Rows<I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Serialized once: the rows are made as they are written.
+        let rows = self.rows.borrow_mut().take();
+        s.collect_seq(rows.into_iter().flatten())
+    }
+}
+
+impl<I: Iterator<Item = T>, T: Serialize> Serialize for Listing<'_, I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("kind", self.kind)?;
+        map.serialize_entry("of", self.of)?;
+        map.serialize_entry("total", &self.total)?;
+        if let Some(constants) = self.rows.constants {
+            map.serialize_entry("constants", &constants)?;
+        }
+        map.serialize_entry(self.rows.field, &self.rows)?;
+        map.serialize_entry("omitted", &self.omitted)?;
+        if let Some((key, value)) = self.extra {
+            map.serialize_entry(key, &value)?;
+        }
+        map.end()
+    }
+}
+
 /// One event as one JSON object (one line of output), or `None` for an event
-/// that is not shown: one with a file, which the printer writes (reporting
-/// `wrote`), and `:load`, which the driver carries out. `source` is the text the
-/// statement came from, for the line and column of warnings.
-pub fn event(event: &Event, source: &str) -> Option<Value> {
+/// that is not shown (see [`write_event`]). A listing's rows are all made and
+/// held in the value: [`write_event`] writes them one at a time instead.
+pub fn event(event: &Event, session: &Session, source: &str) -> Option<Value> {
     let rendered = match event {
         Event::Warning { message, span } => {
             let (line, column) = line_column(source, span.start);
@@ -68,8 +249,21 @@ pub fn event(event: &Event, source: &str) -> Option<Value> {
                 TableFormat::Markdown => "markdown",
                 TableFormat::Latex => "latex",
             },
-            text: tables::table(of, steps, *omitted, *format, Precision::Full),
+            text: tables::table(
+                of,
+                session.trace_steps(steps),
+                *omitted,
+                *format,
+                Precision::Full,
+            ),
         },
+        Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. } => {
+            let mut line = Vec::new();
+            if write_event(&mut line, event, session, source).is_err() {
+                return Some(json!({"kind": "error", "message": "cannot serialize"}));
+            }
+            return serde_json::from_slice(&line).ok();
+        }
         Event::Picture { .. }
         | Event::TraceTable { .. }
         | Event::Plot {
@@ -81,8 +275,6 @@ pub fn event(event: &Event, source: &str) -> Option<Value> {
         | Event::Defined { .. }
         | Event::Grad { .. }
         | Event::Notice { .. }
-        | Event::Topo { .. }
-        | Event::Trace { .. }
         | Event::Vars { .. }
         | Event::Help { .. }
         | Event::Stats(_)
@@ -91,8 +283,6 @@ pub fn event(event: &Event, source: &str) -> Option<Value> {
         | Event::Quit
         | Event::Precision { .. }
         | Event::Graph { .. }
-        | Event::Forward { .. }
-        | Event::Kahn { .. }
         | Event::Check { .. }
         | Event::Paths { .. }
         | Event::Plot { target: None, .. }

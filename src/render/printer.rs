@@ -4,7 +4,9 @@ use std::io::{self, Write};
 
 use super::{Precision, Style, diagnostic, dot, json, plot, tables, text};
 use crate::files::{self, WritePolicy};
-use crate::session::{CalculusEvent, Event, PictureFormat, SessionError, TableFormat, Target};
+use crate::session::{
+    CalculusEvent, Event, PictureFormat, Session, SessionError, TableFormat, Target,
+};
 
 /// Human text (with a style) or JSON Lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,13 +64,17 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
-    /// Writes one statement's result. `source` is the text it came from and `origin`
-    /// names that text in error reports (`-e`, `<stdin>`, a file name).
+    /// Writes one statement's result. `session` is the session that ran it
+    /// (a listing's rows are made from it while they are written: report a
+    /// result before the session runs its next statement); `source` is the text
+    /// it came from and `origin` names that text in error reports (`-e`,
+    /// `<stdin>`, a file name).
     ///
     /// Errors: only I/O errors of the streams (a closed pipe).
     pub fn report(
         &mut self,
         result: &Result<Vec<Event>, SessionError>,
+        session: &Session,
         source: &str,
         origin: &str,
     ) -> io::Result<()> {
@@ -88,23 +94,30 @@ impl<O: Write, E: Write> Printer<O, E> {
                         *count += 1;
                         continue;
                     }
-                    match self.file_of(event) {
+                    match self.file_of(event, session) {
                         Some((target, what, content)) => {
                             let saved = match event {
                                 Event::Save { statements, .. } => Some(*statements),
                                 _ => None,
                             };
                             let failed_before = std::mem::take(&mut self.failed);
-                            self.write_file(target, what, content, saved, source, origin)?;
+                            self.write_file(
+                                target,
+                                (what, content),
+                                saved,
+                                session,
+                                source,
+                                origin,
+                            )?;
                             if step_picture && self.failed {
                                 skipped = Some((0, target.span.start));
                             }
                             if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
-                                self.event(event, source)?; // the table, beside the file
+                                self.event(event, session, source)?; // the table, beside the file
                             }
                             self.failed |= failed_before;
                         }
-                        None => self.event(event, source)?,
+                        None => self.event(event, session, source)?,
                     }
                 }
                 match skipped {
@@ -120,9 +133,12 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
-    /// Writes one event. [`Event::Precision`] also sets the precision of the
-    /// human output that follows.
-    pub fn event(&mut self, event: &Event, source: &str) -> io::Result<()> {
+    /// Writes one event of a statement `session` ran (see [`Printer::report`]).
+    /// [`Event::Precision`] also sets the precision of the human output that
+    /// follows. A listing is written as its rows are made, in pieces, so that
+    /// they exist one at a time; after Ctrl-C ([`crate::interrupt`]) it stops
+    /// early.
+    pub fn event(&mut self, event: &Event, session: &Session, source: &str) -> io::Result<()> {
         if let (Event::Precision { digits }, Format::Human(style)) = (event, &mut self.format) {
             style.precision = digits.map_or(Precision::Full, Precision::Digits);
         }
@@ -143,10 +159,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                     );
                     return self.out.write_all(self.line.as_bytes());
                 }
-                let text = text::render_event(event, source, &style);
                 if self.notes_to_err
                     && matches!(event, Event::Warning { .. } | Event::Notice { .. })
                 {
+                    let text = text::render_event(event, session, source, &style);
                     // In order with the results written so far.
                     self.out.flush()?;
                     self.err.write_all(text.as_bytes())?;
@@ -154,17 +170,18 @@ impl<O: Write, E: Write> Printer<O, E> {
                 }
                 // Tables and DOT are text to copy: a wrapped row is a broken row.
                 let copied = matches!(event, Event::TraceTable { .. } | Event::Picture { .. });
-                match self.width {
-                    Some(width) if !copied => {
-                        write_polled(&mut self.out, wrap(&text, width).as_bytes())
-                    }
-                    _ => write_polled(&mut self.out, text.as_bytes()),
-                }
+                let width = self.width.filter(|_| !copied);
+                let (out, mut written) = (&mut self.out, Ok(()));
+                text::write_event(event, session, source, &style, &mut |piece| {
+                    written = match width {
+                        Some(width) => write_polled(out, wrap(piece, width).as_bytes()),
+                        None => write_polled(out, piece.as_bytes()),
+                    };
+                    written.is_ok() && !crate::interrupt::requested()
+                });
+                written
             }
-            Format::Json => match json::event(event, source) {
-                Some(value) => writeln!(self.out, "{value}"),
-                None => Ok(()),
-            },
+            Format::Json => json::write_event(&mut self.out, event, session, source),
         }
     }
 
@@ -224,6 +241,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     fn file_of<'e>(
         &self,
         event: &'e Event,
+        session: &Session,
     ) -> Option<(&'e Target, &'static str, Result<String, String>)> {
         let precision = match self.format {
             Format::Human(style) => style.precision,
@@ -250,7 +268,8 @@ impl<O: Write, E: Write> Printer<O, E> {
                     TableFormat::Markdown => "the backward pass as a Markdown table",
                     TableFormat::Latex => "the backward pass as a LaTeX table",
                 };
-                let table = tables::table(of, steps, *omitted, *format, precision);
+                let table =
+                    tables::table(of, session.trace_steps(steps), *omitted, *format, precision);
                 Some((target, what, Ok(table)))
             }
             Event::Save { script, target, .. } => Some((
@@ -293,9 +312,9 @@ impl<O: Write, E: Write> Printer<O, E> {
     fn write_file(
         &mut self,
         target: &Target,
-        what: &'static str,
-        content: Result<String, String>,
+        (what, content): (&'static str, Result<String, String>),
         saved: Option<usize>,
+        session: &Session,
         source: &str,
         origin: &str,
     ) -> io::Result<()> {
@@ -373,7 +392,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                             "saved {count} statement{s} to {shown}; `:load {file}` or `gradcalc {file}` replays them"
                         )
                     }
-                    _ => self.event(&wrote, source),
+                    _ => self.event(&wrote, session, source),
                 }
             }
             Err(error) => {

@@ -35,18 +35,23 @@ enum Piece {
 /// A cell: pieces in order.
 type Cell = Vec<Piece>;
 
-/// The table in the given format, ending in a newline.
+/// The table of the backward steps `steps` (as [`Session::trace_steps`]
+/// makes them, one at a time) in the given format, ending in a newline.
+///
+/// [`Session::trace_steps`]: crate::session::Session::trace_steps
 pub fn table(
     of: &str,
-    steps: &[TraceStep],
+    steps: impl IntoIterator<Item = TraceStep>,
     omitted: Option<Omitted>,
     format: TableFormat,
     precision: Precision,
 ) -> String {
-    let rows = rows(of, steps, omitted, precision);
+    let rows = steps
+        .into_iter()
+        .flat_map(|step| rows(of, &step, omitted, precision));
     match format {
-        TableFormat::Markdown => markdown(&rows),
-        TableFormat::Latex => latex(of, &rows),
+        TableFormat::Markdown => markdown(rows),
+        TableFormat::Latex => latex(of, rows),
     }
 }
 
@@ -58,109 +63,106 @@ fn text(text: &str) -> Cell {
     vec![Piece::Text(text.to_string())]
 }
 
-/// The cells of every row; a row of one cell is a note spanning the table.
+/// The cells of the rows of one step; a row of one cell is a note spanning
+/// the table.
 fn rows(
     of: &str,
-    steps: &[TraceStep],
+    step: &TraceStep,
     omitted: Option<Omitted>,
     precision: Precision,
 ) -> Vec<Vec<Cell>> {
     let number = |x: f64| format_number(x, precision);
     let mut rows = Vec::new();
-    for step in steps {
-        let row = &step.row;
-        if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
-            rows.push(vec![text(&format!("… {} more steps", o.count))]);
-        }
-        let node = notation::node(&row.node, precision);
-        match Form::of(row.op) {
-            Form::Constant => continue,
-            Form::Leaf => {
-                rows.push(vec![
-                    vec![
-                        Piece::Math(format!("{node} = {}", number(row.value))),
-                        Piece::Text(" (leaf)".to_string()),
-                    ],
-                    Cell::new(),
-                    Cell::new(),
-                    Cell::new(),
-                    math(format!(
-                        "{} = {}",
-                        total_partial(of, &node),
-                        number(step.upstream)
-                    )),
-                ]);
-                continue;
-            }
-            Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => {}
-        }
-        let inputs: Vec<String> = row
-            .inputs
-            .iter()
-            .map(|i| notation::node(i, precision))
-            .collect();
-        let computation = notation::expression(row.op, &inputs);
-        let node_cell = math(format!("{node} = {computation} = {}", number(row.value)));
-        let mut first = true;
-        for c in step
-            .contributions
-            .iter()
-            .filter(|c| c.input.constant.is_none())
-        {
-            let input = notation::node(&c.input, precision);
-            // The local partial by the operands (`∂(x*y + x)/∂x`), as `:trace`
-            // writes it: `∂z/∂x` would read as the whole gradient of z.
-            let partial = c.partial.clone();
-            let local = match (&c.formula, c.passes_nothing) {
-                (Some(formula), None) if *formula == number(c.local) => {
-                    math(format!("{partial} = {formula}"))
-                }
-                (Some(formula), None) => {
-                    math(format!("{partial} = {formula} = {}", number(c.local)))
-                }
-                (_, Some(why)) => vec![
-                    Piece::Math(partial),
-                    Piece::Text(format!(" passes nothing ({why})")),
-                ],
-                (None, None) => vec![Piece::Math(partial), Piece::Text(" passes nothing".into())],
-            };
-            let contribution = match (c.passes_nothing, &c.formula) {
-                (None, Some(_)) => math(number(c.product)),
-                _ => text("nothing"),
-            };
-            let (node_cell, upstream_cell) = if first {
-                (node_cell.clone(), math(number(step.upstream)))
-            } else {
-                Default::default()
-            };
-            first = false;
+    let row = &step.row;
+    if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
+        rows.push(vec![text(&format!("… {} more steps", o.count))]);
+    }
+    let node = notation::node(&row.node, precision);
+    match Form::of(row.op) {
+        Form::Constant => return rows,
+        Form::Leaf => {
             rows.push(vec![
-                node_cell,
-                upstream_cell,
-                local,
-                contribution,
                 vec![
-                    Piece::Math(input),
-                    Piece::Text(": ".to_string()),
-                    Piece::Math(format!("{} → {}", number(c.before), number(c.after))),
+                    Piece::Math(format!("{node} = {}", number(row.value))),
+                    Piece::Text(" (leaf)".to_string()),
                 ],
+                Cell::new(),
+                Cell::new(),
+                Cell::new(),
+                math(format!(
+                    "{} = {}",
+                    total_partial(of, &node),
+                    number(step.upstream)
+                )),
             ]);
+            return rows;
         }
-        if first {
-            // Every input is a constant: the node still shows its upstream gradient.
-            rows.push(vec![
-                node_cell,
-                math(number(step.upstream)),
-                Cell::new(),
-                Cell::new(),
-                Cell::new(),
-            ]);
-        }
+        Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => {}
+    }
+    let inputs: Vec<String> = row
+        .inputs
+        .iter()
+        .map(|i| notation::node(i, precision))
+        .collect();
+    let computation = notation::expression(row.op, &inputs);
+    let node_cell = math(format!("{node} = {computation} = {}", number(row.value)));
+    let mut first = true;
+    for c in step
+        .contributions
+        .iter()
+        .filter(|c| c.input.constant.is_none())
+    {
+        let input = notation::node(&c.input, precision);
+        // The local partial by the operands (`∂(x*y + x)/∂x`), as `:trace`
+        // writes it: `∂z/∂x` would read as the whole gradient of z.
+        let partial = c.partial.clone();
+        let local = match (&c.formula, c.passes_nothing) {
+            (Some(formula), None) if *formula == number(c.local) => {
+                math(format!("{partial} = {formula}"))
+            }
+            (Some(formula), None) => math(format!("{partial} = {formula} = {}", number(c.local))),
+            (_, Some(why)) => vec![
+                Piece::Math(partial),
+                Piece::Text(format!(" passes nothing ({why})")),
+            ],
+            (None, None) => vec![Piece::Math(partial), Piece::Text(" passes nothing".into())],
+        };
+        let contribution = match (c.passes_nothing, &c.formula) {
+            (None, Some(_)) => math(number(c.product)),
+            _ => text("nothing"),
+        };
+        let (node_cell, upstream_cell) = if first {
+            (node_cell.clone(), math(number(step.upstream)))
+        } else {
+            Default::default()
+        };
+        first = false;
+        rows.push(vec![
+            node_cell,
+            upstream_cell,
+            local,
+            contribution,
+            vec![
+                Piece::Math(input),
+                Piece::Text(": ".to_string()),
+                Piece::Math(format!("{} → {}", number(c.before), number(c.after))),
+            ],
+        ]);
+    }
+    if first {
+        // Every input is a constant: the node still shows its upstream gradient.
+        rows.push(vec![
+            node_cell,
+            math(number(step.upstream)),
+            Cell::new(),
+            Cell::new(),
+            Cell::new(),
+        ]);
     }
     rows
 }
 
-fn markdown(rows: &[Vec<Cell>]) -> String {
+fn markdown(rows: impl Iterator<Item = Vec<Cell>>) -> String {
     let cell = |pieces: &Cell| {
         pieces
             .iter()
@@ -190,7 +192,7 @@ fn markdown(rows: &[Vec<Cell>]) -> String {
 /// The column types: the wide columns wrap (ragged right), numbers align right.
 const LATEX_COLUMNS: &str = "@{}>{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X@{}";
 
-fn latex(of: &str, rows: &[Vec<Cell>]) -> String {
+fn latex(of: &str, rows: impl Iterator<Item = Vec<Cell>>) -> String {
     let cell = |pieces: &Cell| {
         pieces
             .iter()

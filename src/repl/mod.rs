@@ -287,37 +287,35 @@ fn step<O: Write, E: Write>(
     style: &Style,
 ) -> io::Result<()> {
     crate::interrupt::clear();
-    let mut trace = None;
-    let mut written = Ok(());
+    let mut results = Vec::new();
     let _ = session.run_source(input, |result| {
+        results.push(result);
+        std::ops::ControlFlow::Continue(())
+    });
+    let session = &*session;
+    let mut trace = None;
+    for result in results {
         match result {
             Ok(events) if matches!(events.as_slice(), [Event::Trace { .. }]) => {
                 trace = events.into_iter().next();
             }
-            other => {
-                if let Err(error) = printer.report(&other, input, "<input>") {
-                    written = Err(error);
-                }
-            }
+            other => printer.report(&other, session, input, "<input>")?,
         }
-        std::ops::ControlFlow::Continue(())
-    });
-    written?;
+    }
     after_interrupt();
     let Some(trace) = trace else {
         return Ok(());
     };
     if matches!(printer.format, Format::Json) {
-        return printer.event(&trace, input);
+        return printer.event(&trace, session, input);
     }
-    let pieces = text::render_trace_pieces(&trace, style);
     // The prompt numbers a step as the trace does: of `total`, the count in its
     // header (a long trace skips steps in the middle, as `:trace` does).
-    let Event::Trace { total, steps, .. } = &trace else {
+    let Event::Trace { total, .. } = &trace else {
         return Ok(());
     };
-    let count = pieces.len().saturating_sub(1);
-    for (i, piece) in pieces.iter().enumerate() {
+    let mut pieces = text::trace_pieces(&trace, session, style).peekable();
+    while let Some((position, piece)) = pieces.next() {
         // Wrapped as `:trace` wraps: between the parts of a line, never mid-word.
         let piece = piece.trim_end_matches('\n');
         match printer.width {
@@ -325,13 +323,14 @@ fn step<O: Write, E: Write>(
             None => printer.line(piece)?,
         }
         printer.flush()?;
-        if i == 0 || i == count {
+        // No prompt after the header, nor after the last step.
+        let Some(position) = position else { continue };
+        if pieces.peek().is_none() {
             continue;
         }
         if let Some(helper) = editor.helper() {
             helper.editing.set(false);
         }
-        let position = steps[i - 1].row.position;
         let answer = editor.readline(&format!(
             "step {position}/{total}: Enter for the next, q to stop "
         ));

@@ -1,5 +1,7 @@
 //! What a session reports: structured events, turned into text or JSON by `render`.
 
+use std::rc::Rc;
+
 use serde::Serialize;
 
 use crate::engine::{NodeId, Op};
@@ -143,6 +145,89 @@ pub struct Omitted {
     pub count: usize,
 }
 
+/// The rows of a long listing (`:topo`, `:forward`, `:topo kahn`, `:trace`),
+/// not the rows themselves: a shared handle to the output's cached order (and,
+/// for `:topo kahn`, to Kahn's order) and which rows are shown. The rows are
+/// made one at a time while a renderer writes them, from the session that
+/// made the listing: [`Session::node_rows`], [`Session::kahn_rows`],
+/// [`Session::trace_steps`]. So a listing of a million nodes costs a few
+/// bytes a node, not the hundreds its rows would.
+///
+/// A listing is valid until its session runs the next statement (which may
+/// rebind names or compact the graph); asked about later, the session gives
+/// no rows.
+///
+/// [`Session::node_rows`]: super::Session::node_rows
+/// [`Session::kahn_rows`]: super::Session::kahn_rows
+/// [`Session::trace_steps`]: super::Session::trace_steps
+#[derive(Clone)]
+pub struct Listing {
+    /// What the rows are.
+    pub(super) kind: ListingKind,
+    /// The output's reverse topological order, output first.
+    pub(super) order: Rc<Vec<NodeId>>,
+    /// The rows left out of the middle, if the listing is summarised.
+    pub(super) omitted: Option<Omitted>,
+    /// The number of the statement that made it ([`Listing`]'s validity).
+    pub(super) statement: u64,
+}
+
+/// What a [`Listing`]'s rows are.
+#[derive(Clone)]
+pub(super) enum ListingKind {
+    /// The order's nodes, output first (`:topo`).
+    Topo,
+    /// The order's nodes, inputs first (`:forward`).
+    Forward,
+    /// Kahn's order with each node's pending count (`:topo kahn`).
+    Kahn(Rc<Vec<(NodeId, u32)>>),
+    /// The backward steps of the order's nodes but the constants (`:trace`).
+    Trace,
+}
+
+impl Listing {
+    /// Whether the row at 0-based `index` (of the rows the listing describes)
+    /// is shown: all are, but those a summary leaves out.
+    pub(super) fn shows(&self, index: usize) -> bool {
+        self.omitted
+            .is_none_or(|o| index < o.after || index >= o.after + o.count)
+    }
+
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            ListingKind::Topo => "topo",
+            ListingKind::Forward => "forward",
+            ListingKind::Kahn(_) => "kahn",
+            ListingKind::Trace => "trace",
+        }
+    }
+}
+
+impl std::fmt::Debug for Listing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listing")
+            .field("kind", &self.kind_name())
+            .field("nodes", &self.order.len())
+            .field("omitted", &self.omitted)
+            .field("statement", &self.statement)
+            .finish()
+    }
+}
+
+impl PartialEq for Listing {
+    /// The same rows: the same kind over the same order, made by the same statement.
+    fn eq(&self, other: &Listing) -> bool {
+        let same_kind = match (&self.kind, &other.kind) {
+            (ListingKind::Kahn(a), ListingKind::Kahn(b)) => Rc::ptr_eq(a, b),
+            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
+        };
+        same_kind
+            && Rc::ptr_eq(&self.order, &other.order)
+            && self.omitted == other.omitted
+            && self.statement == other.statement
+    }
+}
+
 /// A variable for `:vars`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VarRow {
@@ -185,8 +270,9 @@ pub struct FunctionRow {
 ///
 /// Serialized (for `--json`, docs/json.md) as an object tagged by `kind`; the
 /// variants whose JSON needs the renderer (a warning's line and column, the text
-/// of a DOT picture or a table) or that are carried out rather than shown (a
-/// file to write or read) are skipped here and written by `render::json`.
+/// of a DOT picture or a table, the rows of a [`Listing`], written one at a
+/// time) or that are carried out rather than shown (a file to write or read)
+/// are skipped here and written by `render::json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
@@ -213,22 +299,25 @@ pub enum Event {
     Warning { message: String, span: Span },
     /// A one-line remark, e.g. that a constant was rebound.
     Notice { message: String },
-    /// The reverse topological order of the output's graph (`:topo`).
+    /// The reverse topological order of the output's graph (`:topo`); its
+    /// rows ([`NodeRow`]) come from [`Session::node_rows`](super::Session::node_rows).
+    #[serde(skip)]
     Topo {
         of: String,
         total: usize,
-        #[serde(rename = "nodes")]
-        rows: Vec<NodeRow>,
+        rows: Listing,
         omitted: Option<Omitted>,
     },
     /// Every backward step (`:trace`). `total` counts the nodes a trace shows
     /// (every node but the constants, numbered 1 to `total`); `constants` the
-    /// constants it leaves out.
+    /// constants it leaves out. The steps ([`TraceStep`]) come from
+    /// [`Session::trace_steps`](super::Session::trace_steps).
+    #[serde(skip)]
     Trace {
         of: String,
         total: usize,
         constants: usize,
-        steps: Vec<TraceStep>,
+        steps: Listing,
         omitted: Option<Omitted>,
     },
     /// The variables (`:vars`); `of` names the output the gradients are of;
@@ -260,21 +349,23 @@ pub enum Event {
         lines: Vec<GraphLine>,
         omitted: usize,
     },
-    /// The forward evaluation order, inputs first (`:forward`).
+    /// The forward evaluation order, inputs first (`:forward`); its rows
+    /// come from [`Session::node_rows`](super::Session::node_rows).
+    #[serde(skip)]
     Forward {
         of: String,
         total: usize,
-        #[serde(rename = "nodes")]
-        rows: Vec<NodeRow>,
+        rows: Listing,
         omitted: Option<Omitted>,
     },
     /// Kahn's dependency-counting order (`:topo kahn`); `differences` counts the
-    /// positions where it differs from the depth-first order.
+    /// positions where it differs from the depth-first order. Its rows
+    /// ([`KahnRow`]) come from [`Session::kahn_rows`](super::Session::kahn_rows).
+    #[serde(skip)]
     Kahn {
         of: String,
         total: usize,
-        #[serde(rename = "nodes")]
-        rows: Vec<KahnRow>,
+        rows: Listing,
         omitted: Option<Omitted>,
         differences: usize,
     },
@@ -328,7 +419,7 @@ pub enum Event {
         of: String,
         total: usize,
         constants: usize,
-        steps: Vec<TraceStep>,
+        steps: Listing,
         omitted: Option<Omitted>,
         format: TableFormat,
         target: Option<Target>,
@@ -386,6 +477,18 @@ pub struct Target {
 }
 
 impl Event {
+    /// The rows of a listing event (`:topo`, `:forward`, `:topo kahn`,
+    /// `:trace`, `:trace md|tex`), if it is one.
+    pub fn listing(&self) -> Option<&Listing> {
+        match self {
+            Event::Topo { rows, .. } | Event::Forward { rows, .. } | Event::Kahn { rows, .. } => {
+                Some(rows)
+            }
+            Event::Trace { steps, .. } | Event::TraceTable { steps, .. } => Some(steps),
+            _ => None,
+        }
+    }
+
     /// The file an event asks to write or read, if any.
     pub fn target_mut(&mut self) -> Option<&mut Target> {
         match self {

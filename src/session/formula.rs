@@ -24,7 +24,7 @@ const LABEL_CHARS: usize = 32;
 /// Builds formulas for one trace; parsed rules are kept for the next step.
 pub(super) struct Formulas<'g> {
     graph: &'g Graph,
-    names: &'g HashMap<NodeId, &'g str>,
+    names: HashMap<NodeId, &'g str>,
     parsed: HashMap<String, Option<ExprTree>>,
 }
 
@@ -37,7 +37,8 @@ pub(super) struct Formula {
 }
 
 impl<'g> Formulas<'g> {
-    pub(super) fn new(graph: &'g Graph, names: &'g HashMap<NodeId, &'g str>) -> Formulas<'g> {
+    /// Formulas over `graph`, whose nodes carry the variable names `names`.
+    pub(super) fn new(graph: &'g Graph, names: HashMap<NodeId, &'g str>) -> Formulas<'g> {
         Formulas {
             graph,
             names,
@@ -45,12 +46,23 @@ impl<'g> Formulas<'g> {
         }
     }
 
+    /// The variable names of the nodes, as given to [`Formulas::new`].
+    pub(super) fn names(&self) -> &HashMap<NodeId, &'g str> {
+        &self.names
+    }
+
     /// The formulas of every input position of `node`, in operand order.
     pub(super) fn of_node(&mut self, node: NodeId) -> Vec<Formula> {
         let op = self.graph.op(node);
         let inputs = self.graph.operands(node);
         let values: Vec<f64> = inputs.iter().map(|&i| self.graph.value(i)).collect();
-        let labels: Vec<ExprTree> = inputs.iter().map(|&i| self.label(i)).collect();
+        // The operands written by their label `_id`, in the order first met:
+        // the k-th is the stand-in name `stand_in(k)` until the text is printed.
+        let mut labelled: Vec<NodeId> = Vec::new();
+        let labels: Vec<ExprTree> = inputs
+            .iter()
+            .map(|&i| self.label(i, &mut labelled))
+            .collect();
         let refs: Vec<&ExprTree> = labels.iter().collect();
         let of = wrap(&apply(op, &refs));
         let mut formulas = Vec::with_capacity(inputs.len());
@@ -60,7 +72,10 @@ impl<'g> Formulas<'g> {
                 Rule::PassesNothing => None,
                 Rule::Expr(text) => self.instantiate(op, &text, &refs),
             };
-            formulas.push(Formula { partial, rhs });
+            formulas.push(Formula {
+                partial: restore_labels(partial, &labelled),
+                rhs: rhs.map(|rhs| restore_labels(rhs, &labelled)),
+            });
         }
         formulas
     }
@@ -83,11 +98,20 @@ impl<'g> Formulas<'g> {
     }
 
     /// How a node is written as an operand: its name, its literal, its short
-    /// defining expression, or its label `_id`.
-    fn label(&self, id: NodeId) -> ExprTree {
+    /// defining expression, or its label `_id`. A label is written as a
+    /// stand-in name (see [`stand_in`]) and `id` added to `labelled`, so that
+    /// the labels of a long trace are not interned as names for the life of
+    /// the process; [`restore_labels`] puts them in the printed text.
+    fn label(&self, id: NodeId, labelled: &mut Vec<NodeId>) -> ExprTree {
         self.expand(id)
             .filter(|tree| tree.nodes.len() == 1 || tree.to_string().chars().count() <= LABEL_CHARS)
-            .unwrap_or_else(|| ExprTree::name(&super::node_label(id)))
+            .unwrap_or_else(|| {
+                let k = labelled.iter().position(|&l| l == id).unwrap_or_else(|| {
+                    labelled.push(id);
+                    labelled.len() - 1
+                });
+                ExprTree::name(&stand_in(k))
+            })
     }
 
     /// A named node or a constant as a one-node tree; `None` for anything else.
@@ -135,6 +159,22 @@ impl<'g> Formulas<'g> {
         }
         done.pop()
     }
+}
+
+/// The stand-in name of the `k`-th operand written by its label: a name no
+/// user, placeholder or label can have (control characters around the number),
+/// so that it is replaced exactly. One per operand position at most, so the
+/// names interned for them are as few as the widest node's operands.
+fn stand_in(k: usize) -> String {
+    format!("\u{1}{k}\u{1}")
+}
+
+/// `text` with each stand-in name `stand_in(k)` replaced by the label of
+/// `labelled[k]` (`_7`).
+fn restore_labels(text: String, labelled: &[NodeId]) -> String {
+    labelled.iter().enumerate().fold(text, |text, (k, &id)| {
+        text.replace(&stand_in(k), &super::node_label(id))
+    })
 }
 
 /// The expression `op` applied to `operands`: `a + b`, `-u`, `tanh(u)`, `max(a, b, c)`.

@@ -2,14 +2,16 @@
 //! `:forward`, `:graph` and `:vars`, and how a long listing is summarised.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::command::Command;
+use super::event::ListingKind;
 use super::formula::Formulas;
 use super::{
-    Event, FunctionRow, GraphLine, KahnRow, Omitted, Session, SessionError, TableFormat,
-    TraceContribution, TraceStep, VarRow,
+    Event, FunctionRow, GraphLine, KahnRow, Listing, NodeRow, Omitted, Session, SessionError,
+    TableFormat, TraceContribution, TraceStep, VarRow,
 };
-use crate::engine::{Gradients, NodeId, Op};
+use crate::engine::{Gradients, NodeId, Op, Step};
 use crate::syntax::Span;
 
 /// Long listings show this many rows from the start and from the end.
@@ -54,16 +56,13 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
-        let names = self.names_by_node();
-        let (shown, omitted) = summarise(order.len(), all);
-        let rows = shown
-            .take_while(|_| !crate::interrupt::requested())
-            .map(|i| self.node_row(i + 1, order[i], &names))
-            .collect();
+        self.check_interrupt()?;
+        let total = order.len();
+        let omitted = summary(total, all);
         events.push(Event::Topo {
             of: output.label,
-            total: order.len(),
-            rows,
+            total,
+            rows: self.listing(ListingKind::Topo, order, omitted),
             omitted,
         });
         Ok(())
@@ -72,6 +71,7 @@ impl Session {
     /// `:trace [all]`: one step per node of the output's graph but the
     /// constants (nobody asks for their gradients), numbered 1, 2, … in reverse
     /// topological order; `total` counts those steps, `constants` the rest.
+    /// The steps are made while they are written ([`Session::trace_steps`]).
     pub(super) fn trace(
         &mut self,
         span: Span,
@@ -80,70 +80,167 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
+        self.check_interrupt()?;
         self.check_first_order(&order, span)?;
-        // Positions in `order` of the nodes a trace shows.
-        let visible: Vec<usize> = (0..order.len())
-            .filter(|&i| self.graph.op(order[i]) != Op::Const)
-            .collect();
-        let (shown, omitted) = summarise(visible.len(), all);
-        let shown: Vec<usize> = shown.collect();
-        let kept: Vec<usize> = shown.iter().map(|&k| visible[k]).collect();
-        let (_, steps) = self
-            .graph
-            .backward_traced_where(&order, |i| kept.binary_search(&i).is_ok());
-        let names = self.names_by_node();
-        let mut formulas = Formulas::new(&self.graph, &names);
-        let steps = shown
+        let constants = order
             .iter()
-            .zip(&steps)
-            // After Ctrl-C the rest is not built (the statement fails).
-            .take_while(|_| !crate::interrupt::requested())
-            .map(|(&k, step)| {
-                let op = self.graph.op(step.node).info();
-                let mut node_formulas = if op.op.is_leaf() {
-                    Vec::new()
-                } else {
-                    formulas.of_node(step.node)
-                };
-                TraceStep {
-                    row: self.node_row(k + 1, step.node, &names),
-                    upstream: step.upstream,
-                    blocks_gradient: !op.differentiable,
-                    contributions: step
-                        .contributions
-                        .iter()
-                        .map(|c| {
-                            let formula = node_formulas.get_mut(c.position);
-                            TraceContribution {
-                                input: self.node_ref(c.input, &names),
-                                partial: formula
-                                    .as_ref()
-                                    .map(|f| f.partial.clone())
-                                    .unwrap_or_default(),
-                                formula: formula.and_then(|f| f.rhs.take()),
-                                local: c.local,
-                                product: c.product,
-                                before: c.before,
-                                after: c.after,
-                                passes_nothing: c
-                                    .passes_nothing
-                                    .then(|| op.passes_nothing_where(c.position)),
-                                use_number: c.use_number,
-                                use_count: c.use_count,
-                            }
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
+            .filter(|&&id| self.graph.op(id) == Op::Const)
+            .count();
+        let total = order.len() - constants;
+        let omitted = summary(total, all);
         events.push(Event::Trace {
             of: output.label,
-            total: visible.len(),
-            constants: order.len() - visible.len(),
-            steps,
+            total,
+            constants,
+            steps: self.listing(ListingKind::Trace, order, omitted),
             omitted,
         });
         Ok(())
+    }
+
+    /// A listing of this statement.
+    fn listing(
+        &self,
+        kind: ListingKind,
+        order: Rc<Vec<NodeId>>,
+        omitted: Option<Omitted>,
+    ) -> Listing {
+        Listing {
+            kind,
+            order,
+            omitted,
+            statement: self.statement,
+        }
+    }
+
+    /// Whether `listing` was made by the statement this session ran last
+    /// (see [`Listing`]): only then are its rows this session's to make.
+    fn current(&self, listing: &Listing) -> bool {
+        listing.statement == self.statement
+    }
+
+    /// The rows of a `:topo` or `:forward` listing, in the order shown, made
+    /// one at a time: each row's position is its place in the listing (1-based),
+    /// a summary's rows left out. Nothing for another listing, or for one made
+    /// before this session's last statement ([`Listing`]). After Ctrl-C
+    /// ([`crate::interrupt`]) the rows end early.
+    pub fn node_rows<'s>(&'s self, listing: &Listing) -> impl Iterator<Item = NodeRow> + 's {
+        let order = Rc::clone(&listing.order);
+        let forward = match listing.kind {
+            ListingKind::Topo => Some(false),
+            ListingKind::Forward => Some(true),
+            ListingKind::Kahn(_) | ListingKind::Trace => None,
+        }
+        .filter(|_| self.current(listing));
+        let total = if forward.is_some() { order.len() } else { 0 };
+        let names = self.names_by_node();
+        let listing = listing.clone();
+        (0..total)
+            .filter(move |&i| listing.shows(i))
+            .take_while(|_| !crate::interrupt::requested())
+            .map(move |i| {
+                let id = match forward {
+                    Some(true) => order[total - 1 - i],
+                    _ => order[i],
+                };
+                self.node_row(i + 1, id, &names)
+            })
+    }
+
+    /// The rows of a `:topo kahn` listing, made one at a time, as
+    /// [`Session::node_rows`] makes those of `:topo`.
+    pub fn kahn_rows<'s>(&'s self, listing: &Listing) -> impl Iterator<Item = KahnRow> + 's {
+        let kahn = match &listing.kind {
+            ListingKind::Kahn(kahn) if self.current(listing) => Rc::clone(kahn),
+            _ => Rc::new(Vec::new()),
+        };
+        // 1-based positions in the depth-first order, by node index (0: not in it).
+        let mut dfs_position = vec![0u32; if kahn.is_empty() { 0 } else { self.graph.len() }];
+        if !kahn.is_empty() {
+            for (i, id) in listing.order.iter().enumerate() {
+                dfs_position[id.index()] = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            }
+        }
+        let names = self.names_by_node();
+        let listing = listing.clone();
+        (0..kahn.len())
+            .filter(move |&i| listing.shows(i))
+            .take_while(|_| !crate::interrupt::requested())
+            .map(move |i| {
+                let (id, pending) = kahn[i];
+                KahnRow {
+                    row: self.node_row(i + 1, id, &names),
+                    pending,
+                    dfs_position: dfs_position[id.index()] as usize,
+                }
+            })
+    }
+
+    /// The steps of a `:trace` listing, made one at a time as the backward
+    /// pass walks the output's order ([`Graph::backward_steps`]): memory for
+    /// the walk's gradients, never for the steps already made. Numbered as
+    /// shown (constants are not steps), a summary's steps left out. Nothing for
+    /// another listing, or for one made before this session's last statement
+    /// ([`Listing`]). After Ctrl-C ([`crate::interrupt`]) the steps end early.
+    ///
+    /// [`Graph::backward_steps`]: crate::engine::Graph::backward_steps
+    pub fn trace_steps<'s>(&'s self, listing: &Listing) -> impl Iterator<Item = TraceStep> + 's {
+        let traced = matches!(listing.kind, ListingKind::Trace) && self.current(listing);
+        let order = if traced {
+            Rc::clone(&listing.order)
+        } else {
+            Rc::new(Vec::new())
+        };
+        let graph = &self.graph;
+        let kept = Rc::clone(&order);
+        let steps = graph.backward_steps(Shared(order), move |i| graph.op(kept[i]) != Op::Const);
+        let mut formulas = Formulas::new(graph, self.names_by_node());
+        let listing = listing.clone();
+        steps
+            .enumerate()
+            .filter(move |(k, _)| listing.shows(*k))
+            .take_while(|_| !crate::interrupt::requested())
+            .map(move |(k, step)| self.trace_step(k + 1, &step, &mut formulas))
+    }
+
+    /// One step of `:trace` at `position`, its formulas from `formulas`.
+    fn trace_step(&self, position: usize, step: &Step, formulas: &mut Formulas) -> TraceStep {
+        let op = self.graph.op(step.node).info();
+        let mut node_formulas = if op.op.is_leaf() {
+            Vec::new()
+        } else {
+            formulas.of_node(step.node)
+        };
+        let names = formulas.names();
+        TraceStep {
+            row: self.node_row(position, step.node, names),
+            upstream: step.upstream,
+            blocks_gradient: !op.differentiable,
+            contributions: step
+                .contributions
+                .iter()
+                .map(|c| {
+                    let formula = node_formulas.get_mut(c.position);
+                    TraceContribution {
+                        input: self.node_ref(c.input, names),
+                        partial: formula
+                            .as_ref()
+                            .map(|f| f.partial.clone())
+                            .unwrap_or_default(),
+                        formula: formula.and_then(|f| f.rhs.take()),
+                        local: c.local,
+                        product: c.product,
+                        before: c.before,
+                        after: c.after,
+                        passes_nothing: c
+                            .passes_nothing
+                            .then(|| op.passes_nothing_where(c.position)),
+                        use_number: c.use_number,
+                        use_count: c.use_count,
+                    }
+                })
+                .collect(),
+        }
     }
 
     /// `:vars`.
@@ -276,16 +373,13 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
-        let names = self.names_by_node();
+        self.check_interrupt()?;
         let total = order.len();
-        let (shown, omitted) = summarise(total, all);
-        let rows = shown
-            .map(|i| self.node_row(i + 1, order[total - 1 - i], &names))
-            .collect();
+        let omitted = summary(total, all);
         events.push(Event::Forward {
             of: output.label,
             total,
-            rows,
+            rows: self.listing(ListingKind::Forward, order, omitted),
             omitted,
         });
         Ok(())
@@ -300,33 +394,19 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
+        self.check_interrupt()?;
         let kahn = self.graph.kahn_order(&order);
-        let dfs_position: HashMap<NodeId, usize> = order
-            .iter()
-            .enumerate()
-            .map(|(i, &id)| (id, i + 1))
-            .collect();
         let differences = kahn
             .iter()
             .zip(order.iter())
             .filter(|((a, _), b)| a != *b)
             .count();
-        let names = self.names_by_node();
-        let (shown, omitted) = summarise(kahn.len(), all);
-        let rows = shown
-            .map(|i| {
-                let (id, pending) = kahn[i];
-                KahnRow {
-                    row: self.node_row(i + 1, id, &names),
-                    pending,
-                    dfs_position: dfs_position[&id],
-                }
-            })
-            .collect();
+        let total = order.len();
+        let omitted = summary(kahn.len(), all);
         events.push(Event::Kahn {
             of: output.label,
-            total: order.len(),
-            rows,
+            total,
+            rows: self.listing(ListingKind::Kahn(Rc::new(kahn)), order, omitted),
             omitted,
             differences,
         });
@@ -334,20 +414,25 @@ impl Session {
     }
 }
 
-/// Which rows of a listing of `total` to show: all, or the head and the tail.
-pub(super) fn summarise(
-    total: usize,
-    all: bool,
-) -> (Box<dyn Iterator<Item = usize>>, Option<Omitted>) {
-    if all || total <= HEAD_ROWS + TAIL_ROWS + 5 {
-        return (Box::new(0..total), None);
+/// A shared order, read as a slice (what [`Graph::backward_steps`] keeps).
+///
+/// [`Graph::backward_steps`]: crate::engine::Graph::backward_steps
+struct Shared(Rc<Vec<NodeId>>);
+
+impl AsRef<[NodeId]> for Shared {
+    fn as_ref(&self) -> &[NodeId] {
+        &self.0
     }
-    let omitted = Omitted {
+}
+
+/// The rows a summary of a listing of `total` leaves out, or `None` when it
+/// shows them all: all of them when `all`, or when there are few.
+fn summary(total: usize, all: bool) -> Option<Omitted> {
+    if all || total <= HEAD_ROWS + TAIL_ROWS + 5 {
+        return None;
+    }
+    Some(Omitted {
         after: HEAD_ROWS,
         count: total - HEAD_ROWS - TAIL_ROWS,
-    };
-    (
-        Box::new((0..HEAD_ROWS).chain(total - TAIL_ROWS..total)),
-        Some(omitted),
-    )
+    })
 }

@@ -8,7 +8,8 @@
 //! works for live outputs) and are dropped otherwise; the cached order is
 //! remapped (compaction keeps relative order, so it stays an order).
 //!
-//! Automatic collection runs between statements once the graph holds more
+//! Automatic collection runs between statements (not right after a listing,
+//! whose rows are still to be written by node id) once the graph holds more
 //! than [`GC_MIN_NODES`] nodes and has doubled since the last collection.
 
 use std::collections::HashMap;

@@ -35,10 +35,10 @@ pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, NodeRef, NodeRow,
-    Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
-    PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow,
-    Verdict, label_id, node_label,
+    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
+    NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
+    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution,
+    TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -113,6 +113,9 @@ pub struct Session {
     memory: memory::Memory,
     /// Counts the evaluation's steps between looks at Ctrl-C's flag.
     poll: crate::interrupt::Poll,
+    /// How many statements have started: a [`Listing`] is valid until the
+    /// next one.
+    statement: u64,
 }
 
 impl Session {
@@ -149,10 +152,21 @@ impl Session {
         source: &str,
         mut sink: impl FnMut(Result<Vec<Event>, SessionError>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        self.run_source_with(source, |_, result| sink(result))
+    }
+
+    /// [`Session::run_source`], giving `sink` the session too, as it is after
+    /// the statement: what a listing's rows are made from while its events are
+    /// rendered ([`Listing`]), e.g. by [`crate::render::Printer::report`].
+    pub fn run_source_with(
+        &mut self,
+        source: &str,
+        mut sink: impl FnMut(&Session, Result<Vec<Event>, SessionError>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         for (span, parsed) in syntax::Statements::new(source) {
             let result = self.run_parsed(source, span, parsed);
             let quit = matches!(&result, Ok(events) if events.contains(&Event::Quit));
-            sink(result)?;
+            sink(self, result)?;
             if quit {
                 return ControlFlow::Break(());
             }
@@ -186,6 +200,7 @@ impl Session {
         span: Span,
         parsed: Result<syntax::Located, syntax::SyntaxError>,
     ) -> Result<Vec<Event>, SessionError> {
+        self.statement += 1;
         if let Some(events) = self.repeat_statement(source, span) {
             return events;
         }
@@ -282,7 +297,10 @@ impl Session {
         if let Some(span) = record {
             self.record(&source[span.start..span.end]);
         }
-        self.collect_if_due();
+        // Not under a listing still to be written: it names nodes by their ids.
+        if !events.iter().any(|event| event.listing().is_some()) {
+            self.collect_if_due();
+        }
         Ok(events)
     }
 
@@ -433,7 +451,10 @@ impl Session {
 
     /// Forgets everything: variables, functions, output and graph.
     fn reset(&mut self) {
+        // The statement count goes on: listings made before stay invalid.
+        let statement = self.statement;
         *self = Session::new();
+        self.statement = statement;
     }
 
     /// The reverse topological order of `output`, computed once and then reused.

@@ -724,7 +724,7 @@ proptest! {
             let mut printer = Printer::new(format, Vec::new(), Vec::new());
             let mut session = Session::new();
             let mut bad_span = None;
-            let _ = session.run_source(&source, |result| {
+            let _ = session.run_source_with(&source, |session, result| {
                 if let Err(error) = &result {
                     let span = error.span();
                     let inside = span.start <= span.end
@@ -735,7 +735,7 @@ proptest! {
                         bad_span = Some(format!("{error:?}"));
                     }
                 }
-                let _ = printer.report(&result, &source, "<soup>");
+                let _ = printer.report(&result, session, &source, "<soup>");
                 ControlFlow::Continue(())
             });
             prop_assert!(bad_span.is_none(), "error outside the source: {:?}", bad_span);

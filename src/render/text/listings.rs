@@ -7,52 +7,50 @@ use super::paint::{Painter, ordinal, pad, plural};
 use crate::render::notation::Form;
 use crate::session::{FunctionRow, GraphLine, KahnRow, NodeRow, Omitted, TraceStep, VarRow};
 
+/// Hands the text written so far on: called by a listing after each row with
+/// the text being built; it may take the text (leaving `out` empty) and says
+/// whether to go on (false: the output is closed, write no more rows).
+pub(super) type Flush<'f> = dyn FnMut(&mut String) -> bool + 'f;
+
 /// The `:topo` table: position, id, name, what the node computes, value.
-pub(super) fn rows(
+/// `rows` makes the rows, afresh each time it is called: once to measure the
+/// columns, once to write them, so that no more than one row exists at a time.
+pub(super) fn rows<I: Iterator<Item = NodeRow>>(
     out: &mut String,
-    rows: &[NodeRow],
+    rows: impl Fn() -> I,
     omitted: Option<Omitted>,
     p: &Painter,
     hint: &str,
+    flush: &mut Flush,
 ) {
-    let header = [
-        "#".to_string(),
-        "node".to_string(),
-        "name".to_string(),
-        "computes".to_string(),
-    ];
-    let cells: Vec<[String; 4]> = std::iter::once(header.clone())
-        .chain(rows.iter().map(|row| {
-            [
-                row.position.to_string(),
-                crate::session::node_label(row.node.id),
-                row.node.name.clone().unwrap_or_default(),
-                p.expression(row),
-            ]
-        }))
-        .collect();
-    let width = |i: usize| {
-        cells
-            .iter()
-            .map(|c| c[i].chars().count())
-            .max()
-            .unwrap_or(0)
+    let header = ["#", "node", "name", "computes"];
+    let cells = |row: &NodeRow| {
+        [
+            row.position.to_string(),
+            crate::session::node_label(row.node.id),
+            row.node.name.clone().unwrap_or_default(),
+            p.expression(row),
+        ]
     };
-    let widths = [width(0), width(1), width(2), width(3)];
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows() {
+        for (width, cell) in widths.iter_mut().zip(cells(&row)) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
     let _ = writeln!(
         out,
         "  {}",
         p.dim(&format!(
             "{:>w0$}  {}  {}  {}  value",
             header[0],
-            pad(&header[1], widths[1]),
-            pad(&header[2], widths[2]),
-            pad(&header[3], widths[3]),
+            pad(header[1], widths[1]),
+            pad(header[2], widths[2]),
+            pad(header[3], widths[3]),
             w0 = widths[0]
         ))
     );
-    let cells = &cells[1..];
-    for (row, cell) in rows.iter().zip(cells) {
+    for row in rows() {
         if crate::interrupt::requested() {
             break; // Ctrl-C: the driver says "interrupted"
         }
@@ -65,6 +63,7 @@ pub(super) fn rows(
                 );
             }
         }
+        let cell = cells(&row);
         let _ = writeln!(
             out,
             "  {:>w0$}  {}  {}  {}  {}",
@@ -75,6 +74,9 @@ pub(super) fn rows(
             p.value(row.value),
             w0 = widths[0]
         );
+        if !flush(out) {
+            break;
+        }
     }
 }
 
@@ -84,11 +86,11 @@ pub(super) fn trace(
     out: &mut String,
     of: &str,
     (total, constants): (usize, usize),
-    steps: &[TraceStep],
+    steps: impl IntoIterator<Item = TraceStep>,
     omitted: Option<Omitted>,
     p: &Painter,
+    flush: &mut Flush,
 ) {
-    let arrow = '→';
     let constants = match constants {
         0 => String::new(),
         1 => " (1 constant not shown)".to_string(),
@@ -105,84 +107,100 @@ pub(super) fn trace(
         if crate::interrupt::requested() {
             break; // Ctrl-C: the driver says "interrupted"
         }
-        let row = &step.row;
-        if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
-            let skipped = format!("… {} more steps (`:trace all` shows every step)", o.count);
-            let _ = writeln!(out, "  {}", p.dim(&skipped));
+        trace_step(out, of, &step, omitted, p);
+        if !flush(out) {
+            break;
         }
-        let node = p.node(&row.node);
-        let _ = match Form::of(row.op) {
-            Form::Leaf => writeln!(
-                out,
-                "[{}] {} leaf = {}   {} = {}",
-                row.position,
-                p.name(&node),
-                p.value(row.value),
-                p.partial(of, &node),
-                p.grad(step.upstream)
-            ),
-            Form::Constant => Ok(()),
-            Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => writeln!(
-                out,
-                "[{}] {} = {} = {}   upstream {}",
-                row.position,
-                p.name(&node),
-                p.expression(row),
-                p.value(row.value),
-                p.grad(step.upstream)
-            ),
+    }
+}
+
+/// One step of `:trace`: the node's line and one line per input but the
+/// constants; a summary's note first when the step follows the rows left out.
+pub(super) fn trace_step(
+    out: &mut String,
+    of: &str,
+    step: &TraceStep,
+    omitted: Option<Omitted>,
+    p: &Painter,
+) {
+    let arrow = '→';
+    let row = &step.row;
+    if let Some(o) = omitted.filter(|o| row.position == o.after + o.count + 1) {
+        let skipped = format!("… {} more steps (`:trace all` shows every step)", o.count);
+        let _ = writeln!(out, "  {}", p.dim(&skipped));
+    }
+    let node = p.node(&row.node);
+    let _ = match Form::of(row.op) {
+        Form::Leaf => writeln!(
+            out,
+            "[{}] {} leaf = {}   {} = {}",
+            row.position,
+            p.name(&node),
+            p.value(row.value),
+            p.partial(of, &node),
+            p.grad(step.upstream)
+        ),
+        Form::Constant => Ok(()),
+        Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => writeln!(
+            out,
+            "[{}] {} = {} = {}   upstream {}",
+            row.position,
+            p.name(&node),
+            p.expression(row),
+            p.value(row.value),
+            p.grad(step.upstream)
+        ),
+    };
+    // Constants take gradients too, but nobody asks for them: leave them out.
+    for c in step
+        .contributions
+        .iter()
+        .filter(|c| c.input.constant.is_none())
+    {
+        let input = p.node(&c.input);
+        let fan_out = if c.use_count > 1 {
+            // Nothing passed is nothing accumulated.
+            let how = if c.use_number > 1 && c.passes_nothing.is_none() {
+                ": accumulated"
+            } else {
+                ""
+            };
+            format!(
+                "   ({} of {} uses{how})",
+                ordinal(c.use_number),
+                c.use_count
+            )
+        } else {
+            String::new()
         };
-        // Constants take gradients too, but nobody asks for them: leave them out.
-        for c in step
-            .contributions
-            .iter()
-            .filter(|c| c.input.constant.is_none())
-        {
-            let input = p.node(&c.input);
-            let fan_out = if c.use_count > 1 {
-                // Nothing passed is nothing accumulated.
-                let how = if c.use_number > 1 && c.passes_nothing.is_none() {
-                    ": accumulated"
-                } else {
-                    ""
-                };
-                format!(
-                    "   ({} of {} uses{how})",
-                    ordinal(c.use_number),
-                    c.use_count
-                )
-            } else {
-                String::new()
-            };
-            if let Some(why) = c.passes_nothing {
-                let _ = writeln!(
-                    out,
-                    "      {arrow} {}: {} passes nothing here ({why});  grad {} stays{fan_out}",
-                    p.name(&input),
-                    c.partial,
-                    p.grad(c.before),
-                );
-                continue;
-            }
-            let local = p.local(&c.partial, c.formula.as_deref(), c.local);
-            let product = if c.formula.is_some() {
-                format!(
-                    "{} × {} = {};  ",
-                    p.factor(step.upstream),
-                    p.factor(c.local),
-                    p.grad(c.product)
-                )
-            } else {
-                String::new()
-            };
+        if let Some(why) = c.passes_nothing {
             let _ = writeln!(
                 out,
-                "      {arrow} {}: local {local};  {product}grad {} {arrow} {}{fan_out}",
+                "      {arrow} {}: {} passes nothing here ({why});  grad {} stays{fan_out}",
                 p.name(&input),
-                p.number(c.before),
-                p.grad(c.after),
+                c.partial,
+                p.grad(c.before),
             );
+            continue;
         }
+        let local = p.local(&c.partial, c.formula.as_deref(), c.local);
+        let product = if c.formula.is_some() {
+            format!(
+                "{} × {} = {};  ",
+                p.factor(step.upstream),
+                p.factor(c.local),
+                p.grad(c.product)
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "      {arrow} {}: local {local};  {product}grad {} {arrow} {}{fan_out}",
+            p.name(&input),
+            p.number(c.before),
+            p.grad(c.after),
+        );
     }
 }
 
@@ -314,12 +332,12 @@ pub(super) fn graph(
 /// Kahn's order (`:topo kahn`).
 pub(super) fn kahn(
     out: &mut String,
-    of: &str,
-    total: usize,
-    rows: &[KahnRow],
+    (of, total): (&str, usize),
+    rows: impl IntoIterator<Item = KahnRow>,
     omitted: Option<Omitted>,
     differences: usize,
     p: &Painter,
+    flush: &mut Flush,
 ) {
     let _ = writeln!(
         out,
@@ -354,6 +372,9 @@ pub(super) fn kahn(
             row.dfs_position,
             p.name(&node),
         );
+        if !flush(out) {
+            break;
+        }
     }
     if differences == 0 {
         let _ = writeln!(out, "same order as the depth-first order of `:topo`");

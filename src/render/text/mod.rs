@@ -11,7 +11,10 @@ use paint::{Painter, human_bytes, plural, reclaim_text};
 
 use super::number::write_number;
 use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
-use crate::session::{CHECK_TOLERANCE, Event, PictureFormat, Tolerance, Verdict};
+use crate::session::{CHECK_TOLERANCE, Event, PictureFormat, Session, Tolerance, Verdict};
+
+/// How much text [`write_event`] gathers before it hands a piece on.
+const PIECE_BYTES: usize = 64 * 1024;
 
 /// Appends a value line without colour to `out`: `x = 2` for an assignment
 /// (`name`), `2` for an expression, then a newline. What [`render_event`]
@@ -29,13 +32,59 @@ pub fn plain_value_line(out: &mut String, name: Option<&str>, value: f64, precis
 
 /// Renders one event as text ending in a newline, or "" when it shows nothing
 /// (a function definition, `:quit`). `source` is the text the event's statement
-/// came from; warnings quote it.
-pub fn render_event(event: &Event, source: &str, style: &Style) -> String {
-    let out = render_unicode(event, source, style);
+/// came from; warnings quote it. `session` is the session the event came from,
+/// which makes the rows of a listing ([`crate::session::Listing`]); render an
+/// event before that session runs its next statement.
+///
+/// The whole text is built in memory: a long listing is better written with
+/// [`write_event`].
+pub fn render_event(event: &Event, session: &Session, source: &str, style: &Style) -> String {
+    let out = render_unicode(event, session, source, style, &mut |_| true);
     if style.ascii { to_ascii(&out) } else { out }
 }
 
-fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
+/// Renders one event as [`render_event`] does, handing the text to `write` in
+/// pieces of whole lines as it is made (every 64 KiB or so), so that a
+/// listing's rows exist one at a time; `write` returns false to stop (the
+/// output is closed): no more rows are made. With `style.ascii`, each piece is
+/// in ASCII. Nothing is handed on for an event that shows nothing.
+pub fn write_event(
+    event: &Event,
+    session: &Session,
+    source: &str,
+    style: &Style,
+    write: &mut dyn FnMut(&str) -> bool,
+) {
+    let mut hand_on = |text: &mut String| {
+        let going = if style.ascii {
+            write(&to_ascii(text))
+        } else {
+            write(text)
+        };
+        text.clear();
+        going
+    };
+    let mut going = true;
+    let mut rest = render_unicode(event, session, source, style, &mut |out| {
+        if out.len() >= PIECE_BYTES {
+            going = hand_on(out);
+        }
+        going
+    });
+    if going && !rest.is_empty() {
+        hand_on(&mut rest);
+    }
+}
+
+/// The text of `event`; a listing hands what it has written to `flush` after
+/// each row (see [`listings::Flush`]), and what is left is returned.
+fn render_unicode(
+    event: &Event,
+    session: &Session,
+    source: &str,
+    style: &Style,
+    flush: &mut listings::Flush,
+) -> String {
     let p = Painter(style);
     let mut out = String::new();
     match event {
@@ -92,7 +141,14 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
                 p.name(of),
                 plural(*total)
             );
-            listings::rows(&mut out, rows, *omitted, &p, "`:topo all` lists every node");
+            listings::rows(
+                &mut out,
+                || session.node_rows(rows),
+                *omitted,
+                &p,
+                "`:topo all` lists every node",
+                flush,
+            );
         }
         Event::Trace {
             of,
@@ -100,7 +156,15 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
             constants,
             steps,
             omitted,
-        } => listings::trace(&mut out, of, (*total, *constants), steps, *omitted, &p),
+        } => listings::trace(
+            &mut out,
+            of,
+            (*total, *constants),
+            session.trace_steps(steps),
+            *omitted,
+            &p,
+            flush,
+        ),
         Event::Vars {
             of,
             vars,
@@ -172,10 +236,11 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
             );
             listings::rows(
                 &mut out,
-                rows,
+                || session.node_rows(rows),
                 *omitted,
                 &p,
                 "`:forward all` lists every node",
+                flush,
             );
         }
         Event::Kahn {
@@ -184,7 +249,15 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
             rows,
             omitted,
             differences,
-        } => listings::kahn(&mut out, of, *total, rows, *omitted, *differences, &p),
+        } => listings::kahn(
+            &mut out,
+            (of, *total),
+            session.kahn_rows(rows),
+            *omitted,
+            *differences,
+            &p,
+            flush,
+        ),
         Event::Check {
             of,
             wrt,
@@ -347,7 +420,13 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
             format,
             target: None,
             ..
-        } => out.push_str(&tables::table(of, steps, *omitted, *format, p.0.precision)),
+        } => out.push_str(&tables::table(
+            of,
+            session.trace_steps(steps),
+            *omitted,
+            *format,
+            p.0.precision,
+        )),
         Event::Plot {
             of,
             wrt,
@@ -367,42 +446,46 @@ fn render_unicode(event: &Event, source: &str, style: &Style) -> String {
 }
 
 /// A `:trace` event cut into pieces for `:step`: the header line, then one piece
-/// per backward step (each as `:trace` prints it, numbered as there). Empty for
-/// other events.
-pub fn render_trace_pieces(event: &Event, style: &Style) -> Vec<String> {
-    let Event::Trace {
-        of,
-        total,
-        constants,
-        steps,
-        omitted,
-    } = event
-    else {
-        return Vec::new();
+/// per backward step (each as `:trace` prints it, numbered as there), with the
+/// step's position; made one at a time from `session`, the session the event
+/// came from. Nothing for other events.
+pub fn trace_pieces<'a>(
+    event: &'a Event,
+    session: &'a Session,
+    style: &'a Style,
+) -> impl Iterator<Item = (Option<usize>, String)> + 'a {
+    let trace = match event {
+        Event::Trace {
+            of,
+            total,
+            constants,
+            steps,
+            omitted,
+        } => Some((of, (*total, *constants), steps, *omitted)),
+        _ => None,
     };
-    let p = Painter(style);
-    let counts = (*total, *constants);
-    let mut header = String::new();
-    listings::trace(&mut header, of, counts, &[], None, &p);
-    let mut pieces = vec![header];
-    for step in steps {
-        let mut text = String::new();
+    let ascii = move |piece: String| if style.ascii { to_ascii(&piece) } else { piece };
+    let header = trace.map(|(of, counts, _, _)| {
+        let mut header = String::new();
         listings::trace(
-            &mut text,
+            &mut header,
             of,
             counts,
-            std::slice::from_ref(step),
-            *omitted,
-            &p,
+            [],
+            None,
+            &Painter(style),
+            &mut |_| true,
         );
-        let body = text.split_once('\n').map_or("", |(_, body)| body);
-        pieces.push(body.to_string());
-    }
-    if style.ascii {
-        pieces.iter().map(|piece| to_ascii(piece)).collect()
-    } else {
-        pieces
-    }
+        (None, ascii(header))
+    });
+    let steps = trace.into_iter().flat_map(move |(of, _, steps, omitted)| {
+        session.trace_steps(steps).map(move |step| {
+            let mut text = String::new();
+            listings::trace_step(&mut text, of, &step, omitted, &Painter(style));
+            (Some(step.row.position), ascii(text))
+        })
+    });
+    header.into_iter().chain(steps)
 }
 
 /// A number of paths: counted in floating point, so past 1.8·10³⁰⁸ the count
