@@ -18,6 +18,7 @@ mod examples;
 mod fuzz_regressions;
 mod hostile;
 mod library;
+mod long_lines;
 mod memory;
 mod pictures;
 mod properties;
