@@ -77,6 +77,57 @@ impl Graph {
         self.values.truncate(len);
     }
 
+    /// Compaction in place: moves the nodes to keep down over the others, in
+    /// their order, and releases the memory of the rest. `new` has one entry
+    /// per node, `dropped` for a node to drop and anything else for one to
+    /// keep; every operand of a kept node must be kept. On return each kept
+    /// node's entry is its new index (its operands renumbered to match), and
+    /// the graph holds the kept nodes only. Returns how many were kept.
+    ///
+    /// No second graph is built: each kept node is read once and written at
+    /// or below its old index (operands come before their users, so theirs
+    /// are renumbered by then), and the same for the spilled operands.
+    pub(super) fn keep_in_place(&mut self, new: &mut [u32], dropped: u32) -> usize {
+        debug_assert_eq!(new.len(), self.nodes.len());
+        let mut kept = 0;
+        let mut spilled = 0;
+        for i in 0..self.nodes.len() {
+            if new[i] == dropped {
+                continue;
+            }
+            let mut node = self.nodes[i];
+            match node.arity {
+                SPILLED => {
+                    let [start, len] = node.packed.map(NodeId::index);
+                    // `spilled` ≤ `start`: each operand is read before its
+                    // slot can be overwritten.
+                    for k in 0..len {
+                        let operand = self.spilled[start + k];
+                        self.spilled[spilled + k] = NodeId(new[operand.index()]);
+                    }
+                    node.packed = [NodeId(to_u32(spilled)), NodeId(to_u32(len))];
+                    spilled += len;
+                }
+                inline => {
+                    for operand in &mut node.packed[..usize::from(inline)] {
+                        *operand = NodeId(new[operand.index()]);
+                    }
+                }
+            }
+            self.nodes[kept] = node;
+            self.values[kept] = self.values[i];
+            new[i] = to_u32(kept);
+            kept += 1;
+        }
+        self.nodes.truncate(kept);
+        self.values.truncate(kept);
+        self.spilled.truncate(spilled);
+        self.nodes.shrink_to_fit();
+        self.values.shrink_to_fit();
+        self.spilled.shrink_to_fit();
+        kept
+    }
+
     /// Appends a variable (an [`Op::Variable`] leaf) with the given value: an input
     /// that gradients are taken for.
     ///

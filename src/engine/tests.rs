@@ -915,3 +915,60 @@ fn the_plain_traced_and_moved_walks_agree_bit_for_bit() {
     assert!(passed_nothing.get() > 50, "{}", passed_nothing.get());
     assert!(spilled.get() > 20, "{}", spilled.get());
 }
+
+#[test]
+fn compaction_in_place_moves_kept_nodes_down_with_their_operands() -> Result {
+    // Dropped nodes between kept ones, and `max` of three and four operands
+    // (kept in the side vector), one dropped before a kept one: its operands'
+    // slots are reused.
+    let mut g = Graph::new();
+    let a = g.leaf(1.0); // 0, kept → 0
+    let junk = g.leaf(5.0); // 1
+    let b = g.leaf(2.0); // 2, kept → 1
+    g.apply(Op::Max, &[junk, a, b])?; // 3, spilled, dropped
+    let c = g.apply(Op::Max, &[a, b, a])?; // 4, spilled, kept → 2 (value 2)
+    g.apply(Op::Add, &[junk, junk])?; // 5
+    let d = g.apply(Op::Mul, &[c, b])?; // 6, kept → 3 (value 4)
+    let e = g.apply(Op::Max, &[d, c, a, b])?; // 7, spilled, kept → 4 (value 4)
+    let f = g.apply(Op::Sub, &[e, a])?; // 8, kept → 5 (value 3)
+    let remap = g.retain_reachable(&[f]);
+    let new = |old: NodeId| remap.get(old).expect("kept");
+    assert_eq!((remap.before(), remap.kept(), g.len()), (9, 6, 6));
+    let ids: Vec<u32> = [a, b, c, d, e, f].iter().map(|&id| new(id).0).collect();
+    assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
+    assert_eq!(remap.get(junk), None);
+    let n = |i: u32| NodeId(i);
+    assert_eq!(g.operands(n(2)), [n(0), n(1), n(0)]);
+    assert_eq!(g.operands(n(3)), [n(2), n(1)]);
+    assert_eq!(g.operands(n(4)), [n(3), n(2), n(0), n(1)]);
+    assert_eq!(g.operands(n(5)), [n(4), n(0)]);
+    let values: Vec<f64> = (0..6).map(|i| g.value(n(i))).collect();
+    assert_eq!(values, [1.0, 2.0, 2.0, 4.0, 4.0, 3.0]);
+    let ops: Vec<Op> = (0..6).map(|i| g.op(n(i))).collect();
+    assert_eq!(
+        ops,
+        [
+            Op::Variable,
+            Op::Variable,
+            Op::Max,
+            Op::Mul,
+            Op::Max,
+            Op::Sub
+        ]
+    );
+    // ∂f/∂a = 1·(∂e/∂a) − 1 with e = max(d, c, a, b) = d = c·b = max(a, b, a)·b:
+    // c passes nothing to a (a = 1 is not the largest), so ∂f/∂a = −1;
+    // ∂f/∂b = ∂d/∂b = c + b·∂c/∂b = 2 + 2 = 4.
+    let grads = g.backward(&g.topo_order(n(5)));
+    assert_eq!((grads[n(0)], grads[n(1)]), (-1.0, 4.0));
+    // The side vector holds exactly the kept operands: a node appended and
+    // truncated away leaves the others as they were.
+    let extra = g.apply(Op::Min, &[n(0), n(1), n(2)])?;
+    assert_eq!(g.operands(extra), [n(0), n(1), n(2)]);
+    g.truncate(6);
+    g.apply(Op::Min, &[n(3), n(4), n(5)])?;
+    assert_eq!(g.operands(n(4)), [n(3), n(2), n(0), n(1)]);
+    assert_eq!(g.operands(n(6)), [n(3), n(4), n(5)]);
+    assert_eq!(g.value(n(6)), 3.0);
+    Ok(())
+}

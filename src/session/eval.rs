@@ -4,7 +4,7 @@
 use super::error::RepeatedCall;
 use super::{CONSTANTS, Event, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest};
 use crate::engine::{Arity, NodeId, Op};
-use crate::syntax::{AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Span, UnaryOp};
+use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
 pub const MAX_CALL_DEPTH: usize = 64;
@@ -36,6 +36,22 @@ struct Scope<'a> {
     start: usize,
 }
 
+/// The value of an expression statement or an assignment, to evaluate: its
+/// tree, and for a long sum parsed a piece at a time, the rest.
+pub(super) struct Rhs<'a> {
+    /// The value's tree (of the first piece only, when `rest` is set).
+    pub tree: &'a ExprTree,
+    /// The later pieces ([`syntax::Located::rest`]) and the source they are in.
+    pub rest: Option<(&'a Pieces, &'a str)>,
+}
+
+impl<'a> Rhs<'a> {
+    /// A value that is all in `tree`.
+    pub fn whole(tree: &'a ExprTree) -> Rhs<'a> {
+        Rhs { tree, rest: None }
+    }
+}
+
 impl Session {
     /// Evaluates an expression at top level, appending its nodes to the graph.
     pub(super) fn evaluate(
@@ -47,18 +63,65 @@ impl Session {
             start: self.graph.len(),
             ..Scope::default()
         };
-        self.evaluate_in(tree, &scope, events)
+        self.evaluate_in(tree, &scope, None, events)
     }
 
-    /// Evaluates `tree` node by node (operands come first in the flat tree: no recursion).
+    /// Evaluates a statement's value at top level: its tree, then each later
+    /// piece of a long sum in turn (parsed when its turn comes, evaluated onto
+    /// the value so far and dropped), so that only one piece's tree is in
+    /// memory at a time. The graph gets the nodes the whole tree would give,
+    /// in its order. Returns the value and the span of its whole text.
+    ///
+    /// A piece that does not parse gives [`SessionError::Syntax`] at the
+    /// piece; [`Session::run_parsed`] then undoes the statement and parses it
+    /// whole, which gives the precise error.
+    pub(super) fn evaluate_value(
+        &mut self,
+        rhs: &Rhs<'_>,
+        events: &mut Vec<Event>,
+    ) -> Result<(Value, Span), SessionError> {
+        // The bound on the nodes built by calls counts from the statement's start.
+        let scope = Scope {
+            start: self.graph.len(),
+            ..Scope::default()
+        };
+        let mut value = self.evaluate_in(rhs.tree, &scope, None, events)?;
+        let mut span = rhs.tree.span();
+        let Some((pieces, source)) = rhs.rest else {
+            return Ok((value, span));
+        };
+        for index in 0..pieces.len() {
+            let piece = pieces.parse(source, index, span).ok_or_else(|| {
+                SessionError::Syntax(syntax::SyntaxError::Unexpected {
+                    span: Span::new(span.end, span.end),
+                    expected: "an expression after the `+` or `-`".into(),
+                    found: "text that does not parse".into(),
+                    help: None,
+                })
+            })?;
+            span = piece.span();
+            value = self.evaluate_in(&piece, &scope, Some(value), events)?;
+        }
+        Ok((value, span))
+    }
+
+    /// Evaluates `tree` node by node (operands come first in the flat tree: no
+    /// recursion). With a `seed`, node 0 is not evaluated but stands for that
+    /// value (a later piece of a long sum, see [`Pieces::parse`]).
     fn evaluate_in(
         &mut self,
         tree: &ExprTree,
         scope: &Scope,
+        seed: Option<Value>,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
         let mut values: Vec<Value> = Vec::with_capacity(tree.nodes.len());
-        for expr in &tree.nodes {
+        let mut nodes = tree.nodes.iter();
+        if let Some(seed) = seed {
+            nodes.next();
+            values.push(seed);
+        }
+        for expr in nodes {
             let span = scope.call_span.unwrap_or(expr.span());
             let value = match &expr.kind {
                 ExprKind::Number(x) => Value {
@@ -356,7 +419,7 @@ impl Session {
             call_span: Some(scope.call_span.unwrap_or(span)),
             start: scope.start,
         };
-        self.evaluate_in(&function.body, &inner, events)
+        self.evaluate_in(&function.body, &inner, None, events)
             .map_err(|inner| SessionError::InFunction {
                 function: name.to_string(),
                 inner: Box::new(inner),
@@ -480,21 +543,23 @@ impl Session {
         })
     }
 
-    /// `name = value` and the compound forms `+= -= *= /=`.
+    /// `name = value` and the compound forms `+= -= *= /=` (and `:=`, see
+    /// `update.rs`). Returns the span of the value's whole text.
     pub(super) fn assign(
         &mut self,
         target: &Ident,
         op: AssignOp,
-        tree: &ExprTree,
+        rhs: &Rhs<'_>,
         events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
+    ) -> Result<Span, SessionError> {
         if op == AssignOp::Update {
-            return self.update(target, tree, events);
+            self.update(target, rhs.tree, events)?;
+            return Ok(rhs.tree.span());
         }
         let name = target.name.as_str();
         self.check_assignable(target)?;
         let mark = self.graph.len();
-        let mut value = self.evaluate(tree, events)?;
+        let (mut value, span) = self.evaluate_value(rhs, events)?;
         self.check_interrupt()?;
         let compound = match op {
             AssignOp::Set | AssignOp::Update => None,
@@ -506,7 +571,7 @@ impl Session {
         if let Some(op) = compound {
             // `c += v` is `c = c + v`, with `c` whatever it names now (a constant too).
             let current = self.resolve(name, target.span, &Scope::default())?;
-            value = self.apply(op, &[current, value], target.span.to(tree.span()), events)?;
+            value = self.apply(op, &[current, value], target.span.to(span), events)?;
         }
         let leaf = !value.uses_variable;
         let node = if leaf {
@@ -546,7 +611,7 @@ impl Session {
             name: Some(name.to_string()),
             value: self.graph.value(node),
         });
-        Ok(())
+        Ok(span)
     }
 
     /// Binds `name` to `node`, remembering the earlier binding.

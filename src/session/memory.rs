@@ -106,10 +106,13 @@ impl Session {
             .into_iter()
             .filter_map(|(id, name)| Some((remap.get(id)?, name)))
             .collect::<HashMap<_, _>>();
-        self.order_cache = self.order_cache.take().and_then(|(output, order)| {
+        self.order_cache = self.order_cache.take().and_then(|(output, mut order)| {
             let output = remap.get(output)?;
-            let order: Vec<NodeId> = order.iter().map(|&id| get(&id)).collect();
-            Some((output, Rc::new(order)))
+            // In place unless a caller still holds the order (then a copy).
+            for id in Rc::make_mut(&mut order) {
+                *id = get(id);
+            }
+            Some((output, order))
         });
         let reclaim = Reclaim {
             nodes_before,

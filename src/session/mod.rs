@@ -44,6 +44,7 @@ pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
+use eval::Rhs;
 
 /// The predefined constants. They are ordinary names: assigning one rebinds it.
 pub const CONSTANTS: &[(&str, f64)] = &[
@@ -198,7 +199,7 @@ impl Session {
         &mut self,
         source: &str,
         span: Span,
-        parsed: Result<syntax::Located, syntax::SyntaxError>,
+        mut parsed: Result<syntax::Located, syntax::SyntaxError>,
     ) -> Result<Vec<Event>, SessionError> {
         self.statement += 1;
         if let Some(events) = self.repeat_statement(source, span) {
@@ -206,7 +207,18 @@ impl Session {
         }
         let mark = self.graph.len();
         let statements = self.statements.len();
-        let result = self.run_located(source, parsed);
+        let rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
+        let mut result = self.run_located(source, parsed, rest.as_ref());
+        if let (Err(error), Some(pieces)) = (&result, &rest)
+            && !error.is_interrupted()
+            && !pieces.parse_from(source, 0)
+        {
+            // A long sum run a piece at a time failed, and a piece does not
+            // parse: a whole parse reports that error (before evaluating
+            // anything), at its place. Undo the pieces' work and do that.
+            self.undo_past(mark, statements);
+            result = self.run_located(source, syntax::parse_statement(source, span), None);
+        }
         if result.as_ref().is_err_and(SessionError::is_interrupted) {
             self.undo_past(mark, statements);
             let text = &source[span.start..span.end];
@@ -248,23 +260,29 @@ impl Session {
         Ok(())
     }
 
-    /// [`Session::run_parsed`] without the undo after Ctrl-C.
+    /// [`Session::run_parsed`] without the undo after Ctrl-C; `rest` is the
+    /// parse's [`syntax::Located::rest`], taken out of it.
     fn run_located(
         &mut self,
         source: &str,
         parsed: Result<syntax::Located, syntax::SyntaxError>,
+        rest: Option<&syntax::Pieces>,
     ) -> Result<Vec<Event>, SessionError> {
         let mut located = parsed.map_err(|error| self.explain_syntax_error(source, error))?;
         if let Some(command) = self.bare_command(&located.statement) {
             located.statement = command;
         }
         let mut events = Vec::new();
-        let record = script::builds_state(&located.statement).then_some(located.span);
+        let mut record = script::builds_state(&located.statement).then_some(located.span);
+        let rest = rest.map(|pieces| (pieces, source));
         match located.statement {
             Statement::Expr(tree) => {
-                let value = self.evaluate(&tree, &mut events)?;
+                let (value, span) = self.evaluate_value(&Rhs { tree: &tree, rest }, &mut events)?;
                 self.check_interrupt()?;
-                let text = source[tree.span().start..tree.span().end].trim();
+                if rest.is_some() {
+                    record = record.map(|whole| Span::new(whole.start, span.end));
+                }
+                let text = source[span.start..span.end].trim();
                 let label = if text.chars().count() <= 32 && !text.contains('\n') {
                     text.to_string()
                 } else {
@@ -281,7 +299,10 @@ impl Session {
                 });
             }
             Statement::Assign { target, op, value } => {
-                self.assign(&target, op, &value, &mut events)?;
+                let span = self.assign(&target, op, &Rhs { tree: &value, rest }, &mut events)?;
+                if rest.is_some() {
+                    record = record.map(|whole| Span::new(whole.start, span.end));
+                }
             }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]

@@ -3,6 +3,7 @@
 //! `:repeat 50 w := w - 0.1*grad(L, w)`).
 
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
+use super::eval::Rhs;
 use super::{Event, Session, SessionError, Target};
 use crate::engine::Op;
 use crate::syntax::{self, AssignOp, ExprTree, Ident, Span, Statement};
@@ -234,9 +235,9 @@ impl Session {
             for statement in &statements {
                 let mark = self.graph.len();
                 let ran = match statement {
-                    Statement::Assign { target, op, value } => {
-                        self.assign(target, *op, value, &mut step_events)
-                    }
+                    Statement::Assign { target, op, value } => self
+                        .assign(target, *op, &Rhs::whole(value), &mut step_events)
+                        .map(|_| ()),
                     Statement::Expr(tree) => {
                         self.evaluate(tree, &mut step_events).and_then(|value| {
                             self.check_interrupt()?;

@@ -4,6 +4,8 @@
 //! in the vector and the root is the last node. Evaluating, printing and dropping a
 //! tree are therefore loops, never recursion, however deep the expression is.
 
+use super::Pieces;
+
 /// A byte range `start..end` into the whole source text (not just one statement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
@@ -317,4 +319,14 @@ pub enum Statement {
 pub struct Located {
     pub statement: Statement,
     pub span: Span,
+    /// The rest of a long sum that is not parsed yet, or `None` (always `None`
+    /// from [`super::parse_statement`]).
+    ///
+    /// [`super::Statements`] and [`super::Cursor`] parse a long expression or
+    /// assignment (over 64 KiB, cut at top-level `+`/`-`) only as far as its
+    /// first piece: `statement` then holds that piece's tree, and
+    /// [`Pieces::parse`] gives the later ones one at a time, so that the
+    /// whole line's tree is never in memory. `span` still covers the whole
+    /// text.
+    pub rest: Option<Pieces>,
 }

@@ -29,6 +29,7 @@ pub use error::SyntaxError;
 pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name_char};
 /// [`Statements`] without a borrow of the source, for callers that own it.
 pub use parser::Cursor;
+pub use parser::Pieces;
 pub use rewrite::parse_expression;
 
 /// Deepest nesting of parentheses, prefix signs and `^` chains that a statement may have.
@@ -88,7 +89,10 @@ pub fn parse_statement(source: &str, span: Span) -> Result<Located, SyntaxError>
 ///
 /// Parses runs of statements in one grammar call (pest's set-up per call costs
 /// about as much as a short statement), a run at a time as the iterator is
-/// advanced: the result for each statement is the same as [`parse_statement`]'s.
+/// advanced: the result for each statement is the same as [`parse_statement`]'s,
+/// except that a long expression or assignment (over 64 KiB, cut at top-level
+/// `+`/`-`) is parsed only as far as its first piece, the rest left in
+/// [`Located::rest`] to be parsed a piece at a time.
 pub struct Statements<'a> {
     source: &'a str,
     cursor: Cursor,

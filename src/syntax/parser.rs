@@ -11,12 +11,14 @@ mod convert;
 mod prescan;
 
 pub use batch::Cursor;
+#[cfg(test)]
+pub(crate) use build::append_piece;
 
 use build::build_statement;
 use convert::convert_error;
 use prescan::{Scan, prescan};
 
-use super::ast::{BinaryOp, Located, Span, Statement};
+use super::ast::{AssignOp, BinaryOp, ExprTree, Located, Span, Statement};
 use super::error::SyntaxError;
 use super::lexer::{Lexer, Operator, TokenKind};
 
@@ -27,6 +29,20 @@ struct Grammar;
 
 /// Parses `source[span]`; see [`super::parse_statement`].
 pub(crate) fn parse(source: &str, span: Span) -> Result<Located, SyntaxError> {
+    parse_as(source, span, false)
+}
+
+/// Parses `source[span]` as [`parse`] does, except that a long expression or
+/// assignment is parsed only as far as its first piece, the others left in
+/// [`Located::rest`] (for [`super::Statements`]).
+pub(crate) fn parse_streamed(source: &str, span: Span) -> Result<Located, SyntaxError> {
+    parse_as(source, span, true)
+}
+
+/// [`parse`], or [`parse_streamed`] when `streamed` (for statements that nest
+/// at most [`SHALLOW_NESTING`] deep: a deeper one is parsed whole, on a thread
+/// with a large stack).
+fn parse_as(source: &str, span: Span, streamed: bool) -> Result<Located, SyntaxError> {
     let Some(text) = source.get(span.start..span.end) else {
         let at = span.start.min(source.len());
         return Err(SyntaxError::Unexpected {
@@ -46,7 +62,7 @@ pub(crate) fn parse(source: &str, span: Span) -> Result<Located, SyntaxError> {
         prescan(text, offset)?
     };
     if scan.max_nesting <= SHALLOW_NESTING {
-        return parse_scanned(text, offset, is_command, scan.problem);
+        return parse_scanned(text, offset, is_command, scan.problem, streamed);
     }
     // pest and the Pratt parser recurse once per level, a few kB per level in a
     // debug build: run deep statements on a thread with a stack of known size
@@ -56,7 +72,8 @@ pub(crate) fn parse(source: &str, span: Span) -> Result<Located, SyntaxError> {
             .name("gradcalc-parse".into())
             .stack_size(DEEP_STACK_BYTES)
             .spawn_scoped(scope, || {
-                parse_scanned(text, offset, is_command, scan.problem)
+                // Parsed whole: later pieces parsed on the caller's stack could be as deep.
+                parse_scanned(text, offset, is_command, scan.problem, false)
             });
         match deep {
             Ok(handle) => handle
@@ -93,11 +110,12 @@ fn parse_scanned(
     offset: usize,
     is_command: bool,
     scanned: Option<SyntaxError>,
+    streamed: bool,
 ) -> Result<Located, SyntaxError> {
     if text.len() > LONG_STATEMENT
         && !is_command
         && scanned.is_none()
-        && let Some(located) = parse_pieces(text, offset, PIECE_BYTES)
+        && let Some(located) = parse_pieces(text, offset, PIECE_BYTES, streamed)
     {
         return Ok(located);
     }
@@ -128,39 +146,143 @@ fn parse_scanned(
 ///
 /// The value's text is cut before top-level binary `+`/`-` (outside brackets,
 /// after the assignment operator if any); the first piece is parsed as the
-/// statement, each later one as an expression, and its terms folded onto the
-/// tree so far (see `build::continue_tree`): `+` and `-` are the lowest,
-/// left-associative level, so the tree is node for node the one a single
-/// parse gives. `None` when there is nothing to cut or a piece does not parse
-/// (the caller then parses the whole text, which also gives the precise error).
-pub(crate) fn parse_pieces(text: &str, offset: usize, piece_bytes: usize) -> Option<Located> {
+/// statement, each later one as an expression whose terms fold onto the value
+/// so far ([`Pieces::parse`]): `+` and `-` are the lowest, left-associative
+/// level, so the pieces joined are node for node the tree a single parse
+/// gives. When `streamed` and the statement is an expression or an
+/// assignment other than `:=`, only the first piece is parsed and the others
+/// are left in [`Located::rest`]; otherwise they are parsed and joined here.
+/// `None` when there is nothing to cut or a piece parsed here does not parse
+/// (the caller then parses the whole text, which also gives the precise
+/// error).
+pub(crate) fn parse_pieces(
+    text: &str,
+    offset: usize,
+    piece_bytes: usize,
+    streamed: bool,
+) -> Option<Located> {
     let cuts = cut_points(text, piece_bytes);
     let (first_end, _) = *cuts.first()?;
-    let piece = |start: usize, end: usize| {
-        let mut pairs = Grammar::parse(Rule::statement, &text[start..end]).ok()?;
-        pairs.next()?.into_inner().next()
+    let pair = Grammar::parse(Rule::statement, &text[..first_end])
+        .ok()?
+        .next()?
+        .into_inner()
+        .next()?;
+    let mut located = build_statement(pair, offset);
+    let pieces = Pieces {
+        cuts: cuts
+            .iter()
+            .enumerate()
+            .map(|(i, &(at, op))| Cut {
+                op,
+                // The piece starts after the operator (one character) and runs to the next cut.
+                start: offset + at + text[at..].chars().next().map_or(1, char::len_utf8),
+                end: offset + cuts.get(i + 1).map_or(text.len(), |&(next, _)| next),
+            })
+            .collect(),
     };
-    let mut located = build_statement(piece(0, first_end)?, offset);
-    let mut end = located.span.end;
-    for (i, &(at, op)) in cuts.iter().enumerate() {
-        // The piece starts after the operator (one character) and runs to the next cut.
-        let start = at + text[at..].chars().next().map_or(1, char::len_utf8);
-        let stop = cuts.get(i + 1).map_or(text.len(), |&(next, _)| next);
-        let pair = piece(start, stop)?;
-        if pair.as_rule() != Rule::expr {
-            return None;
-        }
-        end = offset + start + pair.as_span().end();
-        let tree = match &mut located.statement {
-            Statement::Expr(tree) => tree,
-            Statement::Assign { value, .. } => value,
-            Statement::Define { body, .. } => body,
-            Statement::Command { .. } => return None,
-        };
-        build::continue_tree(tree, op, pair, offset + start);
+    let streams = match &located.statement {
+        Statement::Expr(_) => true,
+        Statement::Assign { op, .. } => *op != AssignOp::Update,
+        Statement::Define { .. } | Statement::Command { .. } => false,
+    };
+    if streamed && streams {
+        located.span = Span::new(located.span.start, offset + text.len());
+        located.rest = Some(pieces);
+        return Some(located);
     }
-    located.span = Span::new(located.span.start, end);
+    let tree = match &mut located.statement {
+        Statement::Expr(tree) => tree,
+        Statement::Assign { value, .. } => value,
+        Statement::Define { body, .. } => body,
+        Statement::Command { .. } => return None,
+    };
+    for cut in &pieces.cuts {
+        let piece = cut.parse(
+            &text[cut.start - offset..cut.end - offset],
+            cut.start,
+            tree.span(),
+        )?;
+        build::append_piece(tree, piece);
+    }
+    located.span = Span::new(located.span.start, tree.span().end);
     Some(located)
+}
+
+/// The later pieces of a long sum (see [`Located::rest`]): where each piece's
+/// text is in the source, and the operator (`+` or `-`) before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pieces {
+    cuts: Box<[Cut]>,
+}
+
+/// One later piece: `op` then the text `start..end` (byte offsets into the source).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cut {
+    op: BinaryOp,
+    start: usize,
+    end: usize,
+}
+
+impl Pieces {
+    /// How many pieces there are (after the first, which is the statement's tree).
+    pub fn len(&self) -> usize {
+        self.cuts.len()
+    }
+
+    /// True if there are none.
+    pub fn is_empty(&self) -> bool {
+        self.cuts.is_empty()
+    }
+
+    /// Parses piece `index` (from 0) of `source` (the text the statement was
+    /// parsed from) as the rest of the sum so far, whose text is at `seed`
+    /// (the span of the tree of the first piece, then of the piece before).
+    ///
+    /// The tree's node 0 is a placeholder for the value so far (the number 0,
+    /// at `seed`); the piece's terms follow, each added to (or subtracted
+    /// from) what comes before, root last. Evaluated in turn, each seeded with
+    /// the value before it, the pieces make exactly the nodes of the whole
+    /// statement's tree, in its order, with the same spans.
+    ///
+    /// `None` if the piece does not parse as an expression (the whole
+    /// statement, parsed with [`super::parse_statement`], then gives
+    /// the error and its place), or if `index` or the piece's span is not
+    /// in `source`.
+    pub fn parse(&self, source: &str, index: usize, seed: Span) -> Option<ExprTree> {
+        let cut = self.cuts.get(index)?;
+        cut.parse(source.get(cut.start..cut.end)?, cut.start, seed)
+    }
+
+    /// True if the pieces from `from` on all parse (the grammar only, no tree
+    /// is built): after an error in the value so far, whether the statement
+    /// has a syntax error still to come (which a whole parse reports first).
+    pub fn parse_from(&self, source: &str, from: usize) -> bool {
+        self.cuts.iter().skip(from).all(|cut| {
+            source
+                .get(cut.start..cut.end)
+                .and_then(piece_pair)
+                .is_some()
+        })
+    }
+}
+
+impl Cut {
+    /// The tree of this piece, whose text `text` starts at byte `offset`.
+    fn parse(&self, text: &str, offset: usize, seed: Span) -> Option<ExprTree> {
+        let pair = piece_pair(text)?;
+        Some(build::piece_tree(seed, self.op, pair, offset))
+    }
+}
+
+/// The `expr` pair of a piece's text, or `None` if it is not one.
+fn piece_pair(text: &str) -> Option<pest::iterators::Pair<'_, Rule>> {
+    let pair = Grammar::parse(Rule::statement, text)
+        .ok()?
+        .next()?
+        .into_inner()
+        .next()?;
+    (pair.as_rule() == Rule::expr).then_some(pair)
 }
 
 /// Where to cut `text` for [`parse_pieces`]: byte offsets of top-level binary

@@ -323,6 +323,7 @@ fn assignments() {
         let Ok(Located {
             statement: Statement::Assign { target, op, value },
             span,
+            rest: None,
         }) = parse(source)
         else {
             panic!("`{source}` is not an assignment")
@@ -1137,12 +1138,36 @@ proptest::proptest! {
         let whole = parse_statement(text, Span::new(0, text.len())).expect("valid");
         // At an offset, as in a script.
         let source = format!("z = 1\n{text}");
-        let pieces = super::parser::parse_pieces(&source[6..], 6, piece);
+        let pieces = super::parser::parse_pieces(&source[6..], 6, piece, false);
         // `None`: no top-level `+`/`-` past the first piece (nothing to cut).
         if let Some(located) = pieces {
             let again = parse_statement(&source, Span::new(6, source.len())).expect("valid");
             proptest::prop_assert_eq!(&located, &again);
             proptest::prop_assert_eq!(located.statement.to_string(), whole.statement.to_string());
+            // Streamed: the first piece's statement, then the later pieces one
+            // at a time, each tree on its own (a placeholder for the sum so
+            // far, then its terms), appended in turn: the same tree again.
+            let mut first = super::parser::parse_pieces(&source[6..], 6, piece, true)
+                .expect("the same cuts");
+            if let Some(rest) = first.rest.take() {
+                proptest::prop_assert!(head < 2, "a definition is joined at once");
+                let (Statement::Expr(tree) | Statement::Assign { value: tree, .. }) =
+                    &mut first.statement
+                else {
+                    panic!("an expression or an assignment: {first:?}")
+                };
+                let mut seed = tree.span();
+                for i in 0..rest.len() {
+                    let piece = rest.parse(&source, i, seed).expect("a piece parses");
+                    proptest::prop_assert_eq!(piece.nodes[0].span(), seed);
+                    seed = piece.span();
+                    super::parser::append_piece(tree, piece);
+                }
+                first.span = Span::new(first.span.start, seed.end);
+            } else {
+                proptest::prop_assert_eq!(head, 2, "an expression or an assignment is streamed");
+            }
+            proptest::prop_assert_eq!(&first, &again);
         }
     }
 }
@@ -1156,14 +1181,14 @@ fn a_long_sum_is_parsed_in_pieces_as_one_tree() {
     let tree = expr(&text);
     // It is cut: the pieces give the same tree as one parse.
     let source = format!("z = 1\n{text}");
-    let pieces = super::parser::parse_pieces(&source[6..], 6, 16 * 1024).expect("cut");
+    let pieces = super::parser::parse_pieces(&source[6..], 6, 16 * 1024, false).expect("cut");
     let Statement::Expr(from_pieces) = pieces.statement else {
         panic!("an expression")
     };
     assert_eq!(from_pieces.nodes.len(), tree.nodes.len());
     assert_eq!(from_pieces.to_string(), tree.to_string());
     // `1 + 1 + 1` with one-byte pieces: cut before each `+`.
-    let small = super::parser::parse_pieces("1 + 1 + 1", 0, 1).expect("cut");
+    let small = super::parser::parse_pieces("1 + 1 + 1", 0, 1, false).expect("cut");
     assert_eq!(small.statement.to_string(), "1 + 1 + 1");
     assert_eq!(small.span, Span::new(0, 9));
     let adds = tree

@@ -19,6 +19,7 @@ mod fuzz_regressions;
 mod hostile;
 mod library;
 mod listings;
+mod long_lines;
 mod memory;
 mod pictures;
 mod properties;

@@ -2,13 +2,15 @@
 //! error-tracking vectors) costs about as much as parsing a short statement, so
 //! runs of plain statements are joined by `;` and parsed at once.
 //!
-//! A statement goes alone through [`super::parse`] when the pre-scan found a
+//! A statement goes alone through [`super::parse_streamed`] when the pre-scan found a
 //! problem in it, when it nests deeper than [`super::SHALLOW_NESTING`], or when
 //! it is long (its own parse is then the cost). A joined parse is kept only if it
 //! gives exactly one statement per joined text, each covering that whole text:
 //! no rule of a statement consumes `;`, so each then matched its text as it would
 //! alone. Otherwise (a grammar error, a different cut) each statement of the run
-//! is parsed alone, which also gives the precise error.
+//! is parsed alone, which also gives the precise error. A long expression or
+//! assignment comes parsed only as far as its first piece (see
+//! [`Located::rest`]).
 
 use std::collections::VecDeque;
 
@@ -19,7 +21,7 @@ use super::super::error::SyntaxError;
 use super::super::lexer::{Lexer, TokenKind};
 use super::build::build_statement;
 use super::prescan::prescan;
-use super::{Grammar, Rule, SHALLOW_NESTING, parse};
+use super::{Grammar, Rule, SHALLOW_NESTING, parse_streamed};
 
 /// Statements longer than this (bytes) are parsed alone.
 const MAX_JOINED_STATEMENT: usize = 4096;
@@ -70,18 +72,18 @@ fn parse_run(source: &str, spans: &[Span]) -> Vec<Result<Located, SyntaxError>> 
         if joinable(source, span) {
             joined.push(i);
         } else {
-            results[i] = Some(parse(source, span));
+            results[i] = Some(parse_streamed(source, span));
         }
     }
     if !joined.is_empty() && !parse_joined(source, spans, &joined, &mut results) {
         for &i in &joined {
-            results[i] = Some(parse(source, spans[i]));
+            results[i] = Some(parse_streamed(source, spans[i]));
         }
     }
     results
         .into_iter()
         .zip(spans)
-        .map(|(result, &span)| result.unwrap_or_else(|| parse(source, span)))
+        .map(|(result, &span)| result.unwrap_or_else(|| parse_streamed(source, span)))
         .collect()
 }
 

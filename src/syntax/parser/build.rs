@@ -319,22 +319,49 @@ fn tree(pair: Pair<'_, Rule>, offset: usize) -> ExprTree {
     builder.finish()
 }
 
-/// Continues the expression `tree` (the value of a statement whose text was
-/// cut into pieces at top-level `+`/`-`): `tree op pair`, with `pair` an `expr`
-/// pair of a piece starting at byte `offset` of the source.
-pub(super) fn continue_tree(
-    tree: &mut ExprTree,
+/// The tree of a later piece of a long sum (a statement's value cut at
+/// top-level `+`/`-`, see `super::Pieces`): `seed op pair`, where node 0 is a
+/// placeholder (the number 0, at span `seed`) for the value of everything
+/// before the piece, and `pair` is the piece's `expr`, starting at byte
+/// `offset` of the source.
+///
+/// Folds as [`Builder::expr_after`] does, so that [`append_piece`] of the
+/// pieces in turn onto the first one's tree gives node for node the tree of
+/// one parse of the whole text.
+pub(super) fn piece_tree(
+    seed: Span,
     op: BinaryOp,
     pair: Pair<'_, Rule>,
     offset: usize,
-) {
-    let builder = Builder {
-        nodes: RefCell::new(std::mem::take(&mut tree.nodes)),
-        offset,
+) -> ExprTree {
+    let builder = Builder::new(offset);
+    let placeholder = builder.push(ExprKind::Number(0.0), seed);
+    builder.expr_after(pair, Some((placeholder, op)));
+    builder.finish()
+}
+
+/// Appends `piece` (from [`piece_tree`]) to `tree`: the piece's placeholder
+/// becomes `tree`'s root, its other nodes follow `tree`'s, renumbered.
+pub(crate) fn append_piece(tree: &mut ExprTree, piece: ExprTree) {
+    let root = tree.root();
+    // Piece node k ≥ 1 lands at index base + k.
+    let base = tree.nodes.len() as u32 - 1;
+    let map = |id: &mut ExprId| {
+        *id = if id.0 == 0 { root } else { ExprId(base + id.0) };
     };
-    let root = ExprId(builder.nodes.borrow().len() as u32 - 1);
-    builder.expr_after(pair, Some((root, op)));
-    *tree = builder.finish();
+    tree.nodes.reserve(piece.nodes.len() - 1);
+    for mut node in piece.nodes.into_iter().skip(1) {
+        match &mut node.kind {
+            ExprKind::Number(_) | ExprKind::Name(_) => {}
+            ExprKind::Unary { operand, .. } => map(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                map(lhs);
+                map(rhs);
+            }
+            ExprKind::Call(call) => call.args.iter_mut().for_each(map),
+        }
+        tree.nodes.push(node);
+    }
 }
 
 /// Builds the statement from the child of the `statement` pair.
@@ -389,5 +416,9 @@ pub(super) fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
         }
         _ => Statement::Expr(tree(pair, offset)),
     };
-    Located { statement, span }
+    Located {
+        statement,
+        span,
+        rest: None,
+    }
 }
