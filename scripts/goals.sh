@@ -49,8 +49,8 @@ import json, sys
 for line in sys.stdin:
     row = json.loads(line)
     ref = row["reference"]
-    print(f"{row[\"workload\"]} n={row[\"n\"]}: backward {row[\"backward_ms\"]} ms, "
-          f"reference {ref[\"backward_ms\"]} ms, ratio {ref[\"backward_ratio\"]}, "
-          f"values as tabulated: {row[\"ok\"]}")
+    name, n, ms, ok = row["workload"], row["n"], row["backward_ms"], row["ok"]
+    ref_ms, ratio = ref["backward_ms"], ref["backward_ratio"]
+    print(f"{name} n={n}: backward {ms} ms, reference {ref_ms} ms, ratio {ratio}, values as tabulated: {ok}")
 '
 done
