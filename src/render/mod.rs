@@ -17,7 +17,7 @@ pub mod tables;
 pub mod text;
 
 pub use number::{Precision, format_number};
-pub use printer::{Format, Printer};
+pub use printer::{Answer, Format, Printer};
 
 /// How human output looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -47,6 +47,7 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             rows,
             outputs,
             interrupted,
+            partial,
             target,
         } => {
             let _ = write!(
@@ -57,8 +58,16 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             if *interrupted {
                 let _ = write!(
                     out,
-                    " of {requested} (stopped by Ctrl-C; the steps done are kept)"
+                    ": interrupted after {steps} of {requested} steps by Ctrl-C; the steps done are kept"
                 );
+                if *partial > 0 {
+                    let s = if *partial == 1 { "" } else { "s" };
+                    let _ = write!(
+                        out,
+                        ", and the first {partial} statement{s} of step {}",
+                        steps + 1
+                    );
+                }
             }
             out.push('\n');
             let mut header = vec!["step".to_string()];
