@@ -394,7 +394,22 @@ fn step<O: Write, E: Write>(
             // The prompt has done its job: take it off the screen (cursor up one
             // line, clear it), so the scrollback holds the trace alone.
             Ok(answer) if answer.trim().is_empty() => printer.raw("\x1b[1A\x1b[2K")?,
-            _ => return printer.line("(stopped)"),
+            // Only Enter or q is an answer: anything typed after the q (`q:grad
+            // b`) is not run, and saying so keeps it from being lost unseen.
+            Ok(answer) => {
+                let answer = answer.trim();
+                let rest = answer
+                    .strip_prefix(['q', 'Q'])
+                    .unwrap_or(answer)
+                    .trim_start();
+                return match rest {
+                    "" => printer.line("(stopped)"),
+                    rest => printer.line(&crate::render::shorten_quotes(&format!(
+                        "(stopped; `{rest}` was not run: the step prompt takes Enter or q only, type it at the `> ` prompt)"
+                    ))),
+                };
+            }
+            Err(_) => return printer.line("(stopped)"),
         }
     }
     Ok(())

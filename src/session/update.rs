@@ -77,7 +77,20 @@ impl Session {
             .map(|n| (n.clone(), self.graph.value(self.vars[n])))
             .collect();
         let updated = self.graph.update_leaf(node, number);
-        let changed = named
+        // As evaluation warns: the first node evaluated again that made inf
+        // or nan out of finite inputs.
+        let broken = updated.iter().find_map(|&id| {
+            let value = self.graph.value(id);
+            let inputs: Vec<f64> = self
+                .graph
+                .operands(id)
+                .iter()
+                .map(|&i| self.graph.value(i))
+                .collect();
+            (!value.is_finite() && inputs.iter().all(|v| v.is_finite()))
+                .then(|| super::eval::non_finite_message(self.graph.op(id), value, &inputs))
+        });
+        let changed: Vec<Change> = named
             .into_iter()
             .filter(|(n, _)| updated.binary_search(&self.vars[n]).is_ok())
             .map(|(n, before)| Change {
@@ -86,6 +99,25 @@ impl Session {
                 before,
             })
             .collect();
+        if let Some(message) = broken {
+            let now: Vec<String> = changed
+                .iter()
+                .filter(|c| !c.after.is_finite())
+                .map(|c| match c.after {
+                    v if v.is_nan() => format!("{} = nan", c.name),
+                    v if v > 0.0 => format!("{} = inf", c.name),
+                    _ => format!("{} = -inf", c.name),
+                })
+                .collect();
+            let message = match now.as_slice() {
+                [] => message,
+                now => format!("{message}: now {}", now.join(", ")),
+            };
+            events.push(Event::Warning {
+                message,
+                span: target.span.to(tree.span()),
+            });
+        }
         self.last = Some(node);
         events.push(Event::Calculus(CalculusEvent::Updated {
             name: name.to_string(),

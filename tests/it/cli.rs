@@ -403,7 +403,7 @@ fn ascii_output_has_no_unicode_symbols() {
     let stdout = stdout_of(&output);
     assert!(stdout.contains("dy/dx = 0.6587290905"), "{stdout}");
     assert!(
-        stdout.contains("-> x: local dtanh(x)/dx = 1/cosh(x)^2 = 0.786447733"),
+        stdout.contains("-> x: local d(tanh(x))/dx = 1/cosh(x)^2 = 0.786447733"),
         "{stdout}"
     );
     assert!(stdout.is_ascii(), "{stdout}");
@@ -1339,4 +1339,84 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
         let w = row["values"][0].as_f64().unwrap();
         assert_close(w, expected(steps as f64), 1e-8);
     }
+}
+
+#[test]
+fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
+    // ln(0) = -inf: typed directly and reached by `:=`, the same warning.
+    let direct = gradcalc().args(["-e", "L = ln(0)"]).output().unwrap();
+    assert!(
+        stderr_of(&direct).contains("warning: logarithm of 0 gives -inf"),
+        "{direct:?}"
+    );
+    let updated = gradcalc()
+        .args(["-e", "w = 1; L = ln(w); w := 0"])
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&updated);
+    assert!(
+        stderr.contains("warning: logarithm of 0 gives -inf: now L = -inf"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("in `w := 0`"), "{stderr}");
+    // Finite to finite: no warning.
+    let fine = gradcalc()
+        .args(["-e", "w = 1; L = ln(w); w := 2"])
+        .output()
+        .unwrap();
+    assert_eq!(stderr_of(&fine), "");
+}
+
+#[test]
+fn a_repeat_says_after_which_steps_its_output_was_not_finite() {
+    // L = ln(w) after w := w - 1 from 2: ln(1) = 0, ln(0) = -inf, then ln of
+    // -1, -2, -3 = nan: steps 2 to 5 are not finite.
+    let output = gradcalc()
+        .args(["-e", "w = 2; L = ln(w)", "-e", ":repeat 5 w := w - 1"])
+        .output()
+        .unwrap();
+    let stdout = stdout_of(&output);
+    assert!(
+        stdout.contains("note: L is not finite after steps 2 to 5: the plot leaves them out"),
+        "{stdout}"
+    );
+    let output = gradcalc()
+        .args(["-e", "w = 2; L = w^2", "-e", ":repeat 5 w := w - 1"])
+        .output()
+        .unwrap();
+    assert!(!stdout_of(&output).contains("not finite"));
+}
+
+#[test]
+fn ascii_output_brackets_calls_after_d_and_writes_subscripts_with_underscores() {
+    let output = gradcalc()
+        .args(["--ascii", "-e", "x = 1; y = x^2*sin(x)", "-e", ":trace"])
+        .output()
+        .unwrap();
+    let stdout = stdout_of(&output);
+    assert!(stdout.is_ascii(), "{stdout}");
+    // ∂(x²·sin x)/∂(sin x) = x² = 1 and ∂sin(x)/∂x = cos(x) at x = 1.
+    assert!(
+        stdout.contains("d(x^2*sin(x))/d(sin(x)) = x^2 = 1;"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("d(sin(x))/dx = cos(x) = 0.5403023059;"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("dsin"), "{stdout}");
+    let output = gradcalc()
+        .args([
+            "--ascii",
+            "-e",
+            "x₁ = 3; w₂₁ = 2; y = x₁*w₂₁",
+            "-e",
+            ":grad",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&output),
+        "x_1 = 3\nw_21 = 2\ny = 6\ndy/dx_1 = 2\ndy/dw_21 = 3\n"
+    );
 }

@@ -931,3 +931,17 @@ fn ctrl_c_during_a_load_names_what_was_running() {
     assert!(!seen.contains("big3.calc:1:1"), "{seen}");
     leave(repl);
 }
+
+#[test]
+fn a_statement_typed_after_q_at_the_step_prompt_is_not_lost_unseen() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "a = 2; b = 5; z = a*b + 1", "z = 11");
+    line(&mut repl, ":step", "step 1/");
+    line(&mut repl, "q:grad b", "(stopped; `:grad b` was not run");
+    repl.expect("> ").unwrap();
+    // It did not run: typed now, it gives ∂z/∂b = a = 2.
+    line(&mut repl, ":grad b", "∂z/∂b = 2");
+    leave(repl);
+}
