@@ -29,7 +29,9 @@ pub enum Outcome {
     /// can be shown, so nothing more runs.
     Output(io::Error),
     /// Ctrl-C ([`crate::interrupt`]): the statement running was undone (or its
-    /// output cut short) and "interrupted" was reported; nothing more runs.
+    /// output cut short, or a `:repeat` stopped) and "interrupted" was
+    /// reported, or the question about replacing a file was cancelled (Ctrl-C
+    /// or Ctrl-D) and "not replaced" was reported; nothing more runs.
     Interrupted,
 }
 
@@ -57,6 +59,8 @@ struct Frame {
     script: bool,
     /// The byte at which the file stopped being UTF-8, and the file as shown.
     invalid: Option<(usize, String)>,
+    /// How many of its statements have run.
+    ran: usize,
 }
 
 impl Frame {
@@ -70,6 +74,7 @@ impl Frame {
             statements,
             script,
             invalid,
+            ran: 0,
         }
     }
 }
@@ -102,9 +107,43 @@ pub fn run<O: Write, E: Write>(
 ) -> Outcome {
     let file = file.and_then(|f| f.canonicalize().ok());
     let mut stack = vec![Frame::new(bytes, origin.to_string(), file, options.script)];
+    if interrupt::requested() {
+        // Ctrl-C while the source was split into statements.
+        let message = format!("interrupted while reading {origin}; nothing of it ran");
+        return match printer.problem(&message, 0, None, &stack[0].text, origin) {
+            Ok(()) => Outcome::Interrupted,
+            Err(error) => Outcome::Output(error),
+        };
+    }
     let mut failed = false;
     while let Some(frame) = stack.last_mut() {
-        let Some((span, parsed)) = frame.statements.next(&frame.text) else {
+        let next = frame.statements.next(&frame.text);
+        if let (Some((span, _)), true) = (&next, interrupt::requested()) {
+            // Ctrl-C while the statement was parsed (a long one): it did not
+            // run, nor anything after it.
+            let (message, help) = match frame.ran {
+                0 => (
+                    format!(
+                        "interrupted while reading {}; nothing of it ran",
+                        frame.origin
+                    ),
+                    None,
+                ),
+                ran => (
+                    "interrupted while reading this statement; it did not run".to_string(),
+                    Some(format!(
+                        "the {ran} statement{} of {} before it ran and are kept",
+                        if ran == 1 { "" } else { "s" },
+                        frame.origin
+                    )),
+                ),
+            };
+            return match printer.problem(&message, span.start, help, &frame.text, &frame.origin) {
+                Ok(()) => Outcome::Interrupted,
+                Err(error) => Outcome::Output(error),
+            };
+        }
+        let Some((span, parsed)) = next else {
             let frame = stack
                 .pop()
                 .unwrap_or_else(|| unreachable!("the stack is not empty"));
@@ -128,6 +167,7 @@ pub fn run<O: Write, E: Write>(
         };
         printer.script = frame.script;
         let result = session.run_parsed(&frame.text, span, parsed);
+        frame.ran += 1;
         let mut load = None;
         let mut quit = false;
         let result = result.map(|events| {
@@ -146,28 +186,47 @@ pub fn run<O: Write, E: Write>(
                 })
                 .collect::<Vec<_>>()
         });
+        // A `:repeat` stopped by Ctrl-C keeps its finished steps and says so in
+        // its event: that answers the Ctrl-C, so its table and file are shown
+        // whole (a second Ctrl-C cuts them short as any output).
+        let repeat_stopped = result.as_ref().is_ok_and(|events| {
+            events.iter().any(|e| {
+                matches!(
+                    e,
+                    Event::Calculus(CalculusEvent::Repeat {
+                        interrupted: true,
+                        ..
+                    })
+                )
+            })
+        });
+        if repeat_stopped {
+            interrupt::clear();
+        }
         if let Err(error) = printer.report(&result, session, &frame.text, &frame.origin) {
             return Outcome::Output(error);
         }
-        if interrupt::requested() {
+        if printer.take_cancelled() {
+            // A question about replacing a file was answered with Ctrl-C or
+            // Ctrl-D: reported as not replaced; nothing more runs.
+            return Outcome::Interrupted;
+        }
+        if interrupt::requested() || repeat_stopped {
             // Said already by an interrupted statement or `:repeat`; else the
             // Ctrl-C came as the statement ended or while its output was written.
-            let said = match &result {
-                Err(error) if error.is_interrupted() => true,
-                Ok(events) => events.iter().any(|e| {
-                    matches!(
-                        e,
-                        Event::Calculus(CalculusEvent::Repeat {
-                            interrupted: true,
-                            ..
-                        })
-                    )
-                }),
-                Err(_) => false,
-            };
+            let said = repeat_stopped || result.as_ref().is_err_and(SessionError::is_interrupted);
             if !said {
-                let error = SessionError::Interrupted { span };
-                if let Err(error) = printer.error(&error, &frame.text, &frame.origin) {
+                let reported = printer.problem(
+                    "interrupted",
+                    span.start,
+                    Some(
+                        "by Ctrl-C after the statement had run: it is kept, and its output may be cut short"
+                            .to_string(),
+                    ),
+                    &frame.text,
+                    &frame.origin,
+                );
+                if let Err(error) = reported {
                     return Outcome::Output(error);
                 }
             }
@@ -191,6 +250,16 @@ pub fn run<O: Write, E: Write>(
                         if let Err(error) = report_at(printer, &stack, &target, message, None) {
                             return Outcome::Output(error);
                         }
+                    } else if interrupt::requested() {
+                        // Ctrl-C while the file was read and split into statements.
+                        let message = format!(
+                            "interrupted while reading {}; nothing of it ran",
+                            target.path
+                        );
+                        if let Err(error) = report_at(printer, &stack, &target, message, None) {
+                            return Outcome::Output(error);
+                        }
+                        return Outcome::Interrupted;
                     } else {
                         stack.push(next);
                     }

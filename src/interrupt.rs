@@ -2,8 +2,10 @@
 //! polled by every long loop (evaluation, sorting, backward, the teaching
 //! commands, plotting, rendering and writing). A loop that sees it stops
 //! early; the session turns that into [`SessionError::Interrupted`] and undoes
-//! the statement, the driver prints "interrupted", and the REPL discards the
-//! keys typed meanwhile (docs/repl.md, "Ctrl-C").
+//! the statement (`:repeat` keeps its finished steps), the driver prints
+//! "interrupted", and the REPL discards the keys typed meanwhile
+//! (docs/repl.md, "Ctrl-C"). The REPL's `replace it? [y/N]` question polls it
+//! too: Ctrl-C there cancels the question.
 //!
 //! Polling costs one relaxed atomic load every [`EVERY`] iterations ([`Poll`]),
 //! so the engine's hot loops keep their speed.

@@ -17,7 +17,7 @@ pub mod tables;
 pub mod text;
 
 pub use number::{Precision, format_number};
-pub use printer::{Format, Printer};
+pub use printer::{Answer, Format, Printer};
 
 /// How human output looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +43,41 @@ impl Default for Style {
 
 /// Replaces the typographic symbols gradcalc writes (`∂ → × · − ² …`) with ASCII
 /// (`d -> * * - ^2 ...`), for terminals and locales without Unicode (`--ascii`).
+/// A call after `∂` is bracketed (`∂sin(x)` is `d(sin(x))`, not `dsin(x)`),
+/// and subscript digits in names are written after `_` (`x₁` is `x_1`).
 pub fn to_ascii(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    // Where a bracket opened after `d` must be closed: the depth inside the call.
+    let mut closes: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    for (i, &c) in chars.iter().enumerate() {
         match c {
-            '∂' => out.push('d'),
+            '∂' => {
+                out.push('d');
+                if starts_with_call(&chars[i + 1..]) {
+                    out.push('(');
+                    closes.push(depth);
+                }
+            }
+            '(' => {
+                depth += 1;
+                out.push('(');
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                out.push(')');
+                if closes.last() == Some(&depth) {
+                    closes.pop();
+                    out.push(')');
+                }
+            }
+            '₀'..='₉' => {
+                if i == 0 || !matches!(chars[i - 1], '₀'..='₉') {
+                    out.push('_');
+                }
+                out.push(char::from(b'0' + (c as u32 - '₀' as u32) as u8));
+            }
             '→' => out.push_str("->"),
             '×' | '·' => out.push('*'),
             '−' => out.push('-'),
@@ -62,6 +92,32 @@ pub fn to_ascii(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `rest` starts with a call (`sin(x)…`: a name, then a bracket that
+/// `rest` closes), not a plain name or a bracket.
+fn starts_with_call(rest: &[char]) -> bool {
+    let name = rest
+        .iter()
+        .take_while(|c| c.is_alphanumeric() || **c == '_')
+        .count();
+    if name == 0 || !rest[0].is_alphabetic() || rest.get(name) != Some(&'(') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for &c in &rest[name..] {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The most characters of quoted user text (a name or literal between backticks)

@@ -17,8 +17,20 @@ pub enum Format {
     Json,
 }
 
+/// The answer to "replace it? [y/N]".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Replace the file.
+    Yes,
+    /// Keep it (any answer but y or yes).
+    No,
+    /// Ctrl-C or Ctrl-D at the question: keep the file and run nothing more
+    /// of the input.
+    Cancelled,
+}
+
 /// Asked, in the REPL, whether to replace an existing file (the path as shown).
-pub type Confirm = Box<dyn FnMut(&str) -> bool>;
+pub type Confirm = Box<dyn FnMut(&str) -> Answer>;
 
 /// Renders results to `out` (events) and `err` (human-format errors), and writes
 /// the files commands ask for (see [`crate::files`] for how).
@@ -43,6 +55,9 @@ pub struct Printer<O: Write, E: Write> {
     pub notes_to_err: bool,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
+    /// The question about replacing a file was cancelled since the last
+    /// [`Printer::take_cancelled`].
+    cancelled: bool,
     /// The buffer value lines are formatted in (reused).
     line: String,
 }
@@ -60,6 +75,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             confirm: None,
             notes_to_err: false,
             failed: false,
+            cancelled: false,
             line: String::new(),
         }
     }
@@ -236,6 +252,13 @@ impl<O: Write, E: Write> Printer<O, E> {
         std::mem::take(&mut self.failed)
     }
 
+    /// True once if the question whether to replace a file was cancelled
+    /// (Ctrl-C or Ctrl-D at it, [`Answer::Cancelled`]) since the last call: the
+    /// file was kept and that was reported; the rest of the input must not run.
+    pub fn take_cancelled(&mut self) -> bool {
+        std::mem::take(&mut self.cancelled)
+    }
+
     /// The file an event asks to write, what it holds, and its content rendered
     /// (an error message if it cannot be rendered); `None` for other events.
     fn file_of<'e>(
@@ -369,10 +392,28 @@ impl<O: Write, E: Write> Printer<O, E> {
         if let (Err(error), false) = (&written, self.script) {
             if error.kind() == io::ErrorKind::AlreadyExists {
                 self.out.flush()?;
-                if let Some(confirm) = &mut self.confirm {
-                    if confirm(&shown) {
+                // After a cancelled question (`--steps`), the next files are not asked about.
+                let answer = match &mut self.confirm {
+                    Some(_) if self.cancelled => Some(Answer::Cancelled),
+                    Some(confirm) => Some(confirm(&shown)),
+                    None => None,
+                };
+                match answer {
+                    Some(Answer::Yes) => {
                         written = files::write_whole(&path, content.as_bytes(), true);
                     }
+                    Some(Answer::Cancelled) => {
+                        self.failed = true;
+                        self.cancelled = true;
+                        return self.problem(
+                            &format!("{shown} not replaced: the question was cancelled"),
+                            target.span.start,
+                            Some(force_hint(target)),
+                            source,
+                            origin,
+                        );
+                    }
+                    Some(Answer::No) | None => {}
                 }
             }
         }
@@ -397,7 +438,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
             Err(error) => {
                 self.failed = true;
-                let (message, help) = explain_write_error(&shown, &error);
+                let (message, help) = explain_write_error(&shown, &error, target);
                 self.problem(&message, target.span.start, help, source, origin)
             }
         }
@@ -504,8 +545,16 @@ fn visible_prefix(text: &str, columns: usize) -> (usize, usize) {
     (text.len(), text.len())
 }
 
+/// What to type to replace the target's file: its command with `-f`.
+fn force_hint(target: &Target) -> String {
+    match target.forced.as_str() {
+        "" => "add `-f` to the command to replace it, or choose another name".to_string(),
+        forced => format!("add `-f` to replace it: `{forced}`; or choose another name"),
+    }
+}
+
 /// Why a file could not be written, and what to do about it.
-fn explain_write_error(path: &str, error: &io::Error) -> (String, Option<String>) {
+fn explain_write_error(path: &str, error: &io::Error, target: &Target) -> (String, Option<String>) {
     let parent = std::path::Path::new(path)
         .parent()
         .map(|p| p.display().to_string())
@@ -536,9 +585,7 @@ fn explain_write_error(path: &str, error: &io::Error) -> (String, Option<String>
         ),
         (io::ErrorKind::AlreadyExists, _) => (
             format!("cannot write {path}: it already exists (not replaced)"),
-            Some(format!(
-                "add `-f` to the command to replace it (e.g. `:save -f {path}`), or choose another name"
-            )),
+            Some(force_hint(target)),
         ),
         _ => (format!("cannot write {path}: {error}"), None),
     }

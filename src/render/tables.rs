@@ -4,7 +4,9 @@
 //! `= value` unless the formula is that value) | Contribution (upstream × local)
 //! | Gradient (`x: 0 → -3`); one row per input that receives a gradient, one per
 //! leaf with its final gradient (`∂o/∂x = …`). Constants are left out, as in
-//! `:trace`.
+//! `:trace`. In Markdown every character a renderer reads as markup (`*`, `_`,
+//! `|`, backticks, …) is escaped with a backslash, so a rendered cell shows the
+//! formula exactly.
 //!
 //! The LaTeX table is an `xltabular` (a `tabularx` that runs over pages, its
 //! header repeated) as wide as the text, with `booktabs` rules, set in
@@ -162,15 +164,33 @@ fn rows(
     rows
 }
 
+/// The characters that mean something to a Markdown renderer inside a table
+/// cell (emphasis, code, links, HTML, entities, cell ends, strikethrough,
+/// math): each is written after a backslash, which CommonMark reads as that
+/// character itself.
+const MARKDOWN_ACTIVE: [char; 11] = ['\\', '`', '*', '_', '|', '<', '[', ']', '~', '&', '$'];
+
+/// `text` with [`MARKDOWN_ACTIVE`] characters escaped, so that a renderer shows
+/// it exactly (`a*b*c` would otherwise be a, an emphasised b, and c).
+fn markdown_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if MARKDOWN_ACTIVE.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn markdown(rows: impl Iterator<Item = Vec<Cell>>) -> String {
     let cell = |pieces: &Cell| {
         pieces
             .iter()
             .map(|p| match p {
-                Piece::Math(s) | Piece::Text(s) => s.as_str(),
+                Piece::Math(s) | Piece::Text(s) => markdown_escape(s),
             })
             .collect::<String>()
-            .replace('|', "\\|")
     };
     let mut out = format!("| {} |\n", COLUMNS.join(" | "));
     out.push_str(&format!("|{}\n", "---|".repeat(COLUMNS.len())));

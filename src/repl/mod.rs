@@ -18,7 +18,7 @@ use rustyline::{CompletionType, Config, Editor};
 
 use crate::driver::{self, Options, Outcome};
 use crate::render::printer::wrap;
-use crate::render::{Format, Printer, Style, text};
+use crate::render::{Answer, Format, Printer, Style, text};
 use crate::session::{Event, Session};
 use crate::syntax;
 
@@ -54,14 +54,7 @@ pub fn run<O: Write, E: Write>(
     // On a terminal, warnings and notices show in line with the results.
     printer.notes_to_err = !terminal_out;
     // Replacing a file asks first (a plain line read: the editor is not active).
-    printer.confirm = Some(Box::new(|path: &str| {
-        let mut err = io::stderr();
-        let _ = write!(err, "{path} exists; replace it? [y/N] ");
-        let _ = err.flush();
-        let mut answer = String::new();
-        io::stdin().lock().read_line(&mut answer).is_ok()
-            && matches!(answer.trim(), "y" | "Y" | "yes")
-    }));
+    printer.confirm = Some(Box::new(ask_replace));
     let status = if terminal_out {
         // The line editor's helper reads the session (completion, preview) between
         // the statements the loop runs: both hold it for the REPL's lifetime.
@@ -76,6 +69,60 @@ pub fn run<O: Write, E: Write>(
     status
 }
 
+/// Asks on stderr whether to replace the existing file `path` and reads the
+/// answer, a line of the terminal in its line mode (the line editor is not
+/// active while a statement runs): `y` or `yes` replaces, any other line keeps
+/// the file, and Ctrl-C or Ctrl-D cancels — the file is kept and nothing more
+/// of the input runs. Ctrl-C is seen by polling [`crate::interrupt`] while
+/// waiting for the line; after it, the keys typed are dropped and the Ctrl-C
+/// is forgotten (the question answered it).
+fn ask_replace(path: &str) -> Answer {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut err = io::stderr();
+    let _ = write!(err, "{path} exists; replace it? [y/N] ");
+    let _ = err.flush();
+    let stdin = io::stdin();
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 50_000_000,
+    };
+    let mut line = Vec::new();
+    let answered = loop {
+        if crate::interrupt::requested() {
+            break false;
+        }
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        match poll(&mut fds, Some(&tick)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => {}
+            Err(_) => break false,
+        }
+        let mut bytes = [0u8; 256];
+        match rustix::io::read(&stdin, &mut bytes) {
+            // Ctrl-D (or the end of the input).
+            Ok(0) => break false,
+            Ok(n) => {
+                line.extend_from_slice(&bytes[..n]);
+                if line.contains(&b'\n') {
+                    break true;
+                }
+            }
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+            Err(_) => break false,
+        }
+    };
+    if !answered {
+        let _ = rustix::termios::tcflush(&stdin, rustix::termios::QueueSelector::IFlush);
+        crate::interrupt::clear();
+        let _ = writeln!(err);
+        return Answer::Cancelled;
+    }
+    match String::from_utf8_lossy(&line).trim() {
+        "y" | "Y" | "yes" => Answer::Yes,
+        _ => Answer::No,
+    }
+}
+
 /// Runs one typed input; true when it was `:quit`.
 fn run_input<O: Write, E: Write>(
     session: &mut Session,
@@ -83,21 +130,24 @@ fn run_input<O: Write, E: Write>(
     input: &str,
 ) -> io::Result<bool> {
     crate::interrupt::clear();
-    let quit = match driver::run(session, printer, input.as_bytes(), "<input>", None, TYPED) {
-        Outcome::Quit { .. } => true,
+    let outcome = driver::run(session, printer, input.as_bytes(), "<input>", None, TYPED);
+    let (quit, interrupted) = match outcome {
+        Outcome::Quit { .. } => (true, false),
         Outcome::Output(error) => return Err(error),
-        Outcome::Done { .. } | Outcome::Stopped | Outcome::Interrupted => false,
+        Outcome::Interrupted => (false, true),
+        Outcome::Done { .. } | Outcome::Stopped => (false, false),
     };
     printer.flush()?;
-    after_interrupt();
+    after_interrupt(interrupted);
     Ok(quit)
 }
 
-/// After Ctrl-C stopped a statement: drops the keys typed while it ran (the
-/// terminal's input queue), so that nothing typed in the meantime runs, and
-/// forgets the Ctrl-C. Does nothing otherwise, or when stdin is no terminal.
-fn after_interrupt() {
-    if crate::interrupt::requested() {
+/// After Ctrl-C stopped a statement (`interrupted`, or the flag still set):
+/// drops the keys typed while it ran (the terminal's input queue), so that
+/// nothing typed in the meantime runs, and forgets the Ctrl-C. Does nothing
+/// otherwise, or when stdin is no terminal.
+fn after_interrupt(interrupted: bool) {
+    if interrupted || crate::interrupt::requested() {
         let _ = rustix::termios::tcflush(io::stdin(), rustix::termios::QueueSelector::IFlush);
         crate::interrupt::clear();
     }
@@ -287,22 +337,26 @@ fn step<O: Write, E: Write>(
     style: &Style,
 ) -> io::Result<()> {
     crate::interrupt::clear();
-    let mut results = Vec::new();
-    let _ = session.run_source(input, |result| {
-        results.push(result);
-        std::ops::ControlFlow::Continue(())
-    });
-    let session = &*session;
     let mut trace = None;
-    for result in results {
+    let mut written = Ok(());
+    let _ = session.run_source_with(input, |session, result| {
         match result {
             Ok(events) if matches!(events.as_slice(), [Event::Trace { .. }]) => {
                 trace = events.into_iter().next();
             }
-            other => printer.report(&other, session, input, "<input>")?,
+            other => {
+                if let Err(error) = printer.report(&other, session, input, "<input>") {
+                    written = Err(error);
+                }
+            }
         }
-    }
-    after_interrupt();
+        std::ops::ControlFlow::Continue(())
+    });
+    written?;
+    let session = &*session;
+    // A cancelled question ends the `:step` as it is; nothing is left to stop.
+    let cancelled = printer.take_cancelled();
+    after_interrupt(cancelled);
     let Some(trace) = trace else {
         return Ok(());
     };
@@ -341,7 +395,22 @@ fn step<O: Write, E: Write>(
             // The prompt has done its job: take it off the screen (cursor up one
             // line, clear it), so the scrollback holds the trace alone.
             Ok(answer) if answer.trim().is_empty() => printer.raw("\x1b[1A\x1b[2K")?,
-            _ => return printer.line("(stopped)"),
+            // Only Enter or q is an answer: anything typed after the q (`q:grad
+            // b`) is not run, and saying so keeps it from being lost unseen.
+            Ok(answer) => {
+                let answer = answer.trim();
+                let rest = answer
+                    .strip_prefix(['q', 'Q'])
+                    .unwrap_or(answer)
+                    .trim_start();
+                return match rest {
+                    "" => printer.line("(stopped)"),
+                    rest => printer.line(&crate::render::shorten_quotes(&format!(
+                        "(stopped; `{rest}` was not run: the step prompt takes Enter or q only, type it at the `> ` prompt)"
+                    ))),
+                };
+            }
+            Err(_) => return printer.line("(stopped)"),
         }
     }
     Ok(())

@@ -610,14 +610,23 @@ impl<'a> Command<'a> {
         self.names.iter().map(|&n| n.clone()).collect()
     }
 
-    /// The file argument as a target (with `-f`); callers ask only where the row
-    /// requires a file.
+    /// The file argument as a target (with `-f`, and the command as it would be
+    /// typed with `-f` for the error when the file exists); callers ask only
+    /// where the row requires a file.
     pub fn target(&self) -> Target {
         let mut target = self
             .file
             .map(Target::from_word)
             .unwrap_or_else(|| Target::from_word(self.name));
         target.force = self.force;
+        target.forced = format!(":{}", self.name.name);
+        for &arg in &self.args {
+            if self.file.is_some_and(|file| file.span == arg.span) {
+                target.forced.push_str(" -f");
+            }
+            target.forced.push(' ');
+            target.forced.push_str(&arg.name);
+        }
         target
     }
 

@@ -44,7 +44,8 @@ pub enum CalculusEvent {
     },
     /// `:repeat N STATEMENT`: the steps run, the rows shown (every step for a
     /// small N, a sample and the last otherwise), the output after every step
-    /// (for the plot), and whether Ctrl-C stopped it early.
+    /// (for the plot), and whether Ctrl-C stopped it early (then `steps` <
+    /// `requested`, and the session keeps the `steps` finished).
     Repeat {
         statement: String,
         /// The output's label, when there is an output.
@@ -58,6 +59,10 @@ pub enum CalculusEvent {
         #[serde(serialize_with = "fields::numbers")]
         outputs: Vec<f64>,
         interrupted: bool,
+        /// After Ctrl-C inside a step of several statements: how many of that
+        /// step's first statements had run (they are kept; the one cut short
+        /// was undone). 0 when the steps ended between two steps.
+        partial: usize,
         /// `Some` when an SVG plot was asked for (`:repeat 50 loss.svg …`).
         #[serde(rename = "file", serialize_with = "fields::target_path")]
         target: Option<Target>,

@@ -762,7 +762,7 @@ impl Session {
 }
 
 /// The warning for an op that made inf or nan out of finite inputs.
-fn non_finite_message(op: Op, value: f64, inputs: &[f64]) -> String {
+pub(super) fn non_finite_message(op: Op, value: f64, inputs: &[f64]) -> String {
     let result = if value.is_nan() {
         "nan"
     } else if value > 0.0 {

@@ -474,6 +474,9 @@ pub struct Target {
     pub span: Span,
     /// Replace an existing file (`-f` or `--force` among the command's arguments).
     pub force: bool,
+    /// The command as typed with `-f` added before the file (`:dot -f g.dot`):
+    /// what the error for an existing file suggests. Empty when unknown.
+    pub forced: String,
 }
 
 impl Event {
@@ -503,7 +506,8 @@ impl Event {
 
 impl Target {
     /// The target a command's file argument names: the word as typed, without the
-    /// double quotes around it if it has them (`"my file.calc"`). `force` is false.
+    /// double quotes around it if it has them (`"my file.calc"`). `force` is
+    /// false and `forced` empty.
     pub fn from_word(word: &crate::syntax::Ident) -> Target {
         let name = word.name.as_str();
         let path = name
@@ -514,6 +518,7 @@ impl Target {
             path: path.to_string(),
             span: word.span,
             force: false,
+            forced: String::new(),
         }
     }
 }
@@ -640,8 +645,11 @@ pub struct PathEdge {
     /// The input the path continues with.
     #[serde(serialize_with = "fields::id_of")]
     pub input: NodeRef,
-    /// The op table's formula of this local derivative.
-    pub formula: &'static str,
+    /// This local derivative as the trace writes it: the partial by the
+    /// operands and the rule filled in with them (`∂(b*a)/∂a = b`, whose right
+    /// side typed back gives `local`); the partial alone where the op passes
+    /// nothing.
+    pub formula: String,
     /// ∂node/∂input.
     #[serde(serialize_with = "fields::number")]
     pub local: f64,

@@ -2,6 +2,9 @@
 //! derivatives (the chain rule as a sum over paths), and the local derivative
 //! of one edge.
 
+use std::collections::HashMap;
+
+use super::formula::Formulas;
 use super::{Event, PathEdge, PathRow, Session, SessionError};
 use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};
@@ -26,6 +29,10 @@ impl Session {
         let order = self.order_for(output.node);
         let found = self.graph.paths(&order, node, PATH_LIMIT, PATH_EDGES);
         let names = self.names_by_node();
+        // The trace's formulas, the rule filled in with the operands (`∂(b*a)/∂a
+        // = b`), made once per node on the paths.
+        let mut formulas = Formulas::new(&self.graph, names.clone());
+        let mut made: HashMap<NodeId, Vec<String>> = HashMap::new();
         let paths = found
             .paths
             .iter()
@@ -34,10 +41,25 @@ impl Session {
                     .iter()
                     .map(|&(consumer, position)| {
                         let input = self.graph.operands(consumer)[position];
+                        let formula = made
+                            .entry(consumer)
+                            .or_insert_with(|| {
+                                formulas
+                                    .of_node(consumer)
+                                    .into_iter()
+                                    .map(|f| match f.rhs {
+                                        Some(rhs) => format!("{} = {rhs}", f.partial),
+                                        None => f.partial,
+                                    })
+                                    .collect()
+                            })
+                            .get(position)
+                            .cloned()
+                            .unwrap_or_default();
                         PathEdge {
                             node: self.node_ref(consumer, &names),
                             input: self.node_ref(input, &names),
-                            formula: self.graph.op(consumer).info().formula(position),
+                            formula,
                             local: self.local_derivative(consumer, position),
                             passes_nothing: !self.passes(consumer, position),
                         }

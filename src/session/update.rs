@@ -78,7 +78,20 @@ impl Session {
             .map(|n| (n.clone(), self.graph.value(self.vars[n])))
             .collect();
         let updated = self.graph.update_leaf(node, number);
-        let changed = named
+        // As evaluation warns: the first node evaluated again that made inf
+        // or nan out of finite inputs.
+        let broken = updated.iter().find_map(|&id| {
+            let value = self.graph.value(id);
+            let inputs: Vec<f64> = self
+                .graph
+                .operands(id)
+                .iter()
+                .map(|&i| self.graph.value(i))
+                .collect();
+            (!value.is_finite() && inputs.iter().all(|v| v.is_finite()))
+                .then(|| super::eval::non_finite_message(self.graph.op(id), value, &inputs))
+        });
+        let changed: Vec<Change> = named
             .into_iter()
             .filter(|(n, _)| updated.binary_search(&self.vars[n]).is_ok())
             .map(|(n, before)| Change {
@@ -87,6 +100,25 @@ impl Session {
                 before,
             })
             .collect();
+        if let Some(message) = broken {
+            let now: Vec<String> = changed
+                .iter()
+                .filter(|c| !c.after.is_finite())
+                .map(|c| match c.after {
+                    v if v.is_nan() => format!("{} = nan", c.name),
+                    v if v > 0.0 => format!("{} = inf", c.name),
+                    _ => format!("{} = -inf", c.name),
+                })
+                .collect();
+            let message = match now.as_slice() {
+                [] => message,
+                now => format!("{message}: now {}", now.join(", ")),
+            };
+            events.push(Event::Warning {
+                message,
+                span: target.span.to(tree.span()),
+            });
+        }
         self.last = Some(node);
         events.push(Event::Calculus(CalculusEvent::Updated {
             name: name.to_string(),
@@ -117,8 +149,10 @@ impl Session {
             name: "repeat".to_string(),
             span: Span::new(start, start + 7),
         };
-        // The words after `:repeat`, up to the statement: the count and a file.
+        // The words after `:repeat`, up to the statement: the count and a file
+        // (after `-f` or `--force` to replace it).
         let mut words = Vec::new();
+        let mut force = false;
         let mut at = name.span.end;
         while words.len() < 2 {
             let rest = &source[at..span.end];
@@ -132,6 +166,16 @@ impl Session {
             }
             let word = &source[word_start..word_start + word_len];
             let is_file = word.trim_matches('"').ends_with(".svg");
+            if words.len() == 1 && !force && ["-f", "--force"].contains(&word) {
+                // A flag only before a file name; else the statement starts here.
+                let after = &source[word_start + word_len..span.end];
+                let next = after.split_whitespace().next().unwrap_or("");
+                if next.trim_matches('"').ends_with(".svg") {
+                    force = true;
+                    at = word_start + word_len;
+                    continue;
+                }
+            }
             if words.len() == 1 && !is_file {
                 break;
             }
@@ -142,12 +186,43 @@ impl Session {
             at = word_start + word_len;
         }
         let mut events = Vec::new();
-        let result = self.repeat(source, &name, &words, Span::new(at, span.end), &mut events);
-        if result.is_ok() {
-            self.record(&text[lead..]);
+        let body = Span::new(at, span.end);
+        let result = self.repeat(source, &name, &words, body, &mut events);
+        if let (Some(target), [count, file]) = (
+            events.iter_mut().rev().find_map(|e| match e {
+                Event::Calculus(CalculusEvent::Repeat { target, .. }) => target.as_mut(),
+                _ => None,
+            }),
+            &words[..],
+        ) {
+            target.force = force;
+            target.forced = format!(
+                ":repeat {} -f {} {}",
+                count.name,
+                file.name,
+                source[body.start..body.end].trim()
+            );
+        }
+        if let Ok(ran) = &result {
+            // What ran, so that `:save` rebuilds this session: after Ctrl-C,
+            // the steps finished (`:repeat K …`) and the statements of the step
+            // cut short that had run.
+            match (&words[..], ran.steps == ran.requested) {
+                (_, true) => self.record(&text[lead..]),
+                ([count, ..], false) => {
+                    if ran.steps > 0 {
+                        let rest = &source[count.span.end..span.end];
+                        self.record(&format!(":repeat {}{}", ran.steps, rest.trim_end()));
+                    }
+                    for piece in &ran.partial {
+                        self.record(source[piece.start..piece.end].trim());
+                    }
+                }
+                ([], false) => {}
+            }
         }
         self.collect_if_due();
-        Some(result.map(|()| events))
+        Some(result.map(|_| events))
     }
 
     /// `:repeat N [FILE.svg] STATEMENTS`: runs assignments (usually `:=`) or
@@ -155,6 +230,8 @@ impl Session {
     /// and the assigned variables after the steps, and the output over the
     /// steps as a plot. `args` are the count and the file; `body` the
     /// statements' text in `source`.
+    ///
+    /// Returns what ran (fewer steps than asked after Ctrl-C).
     ///
     /// Errors: a missing or bad N; a statement that is a command or a
     /// definition; the first error of a step (the steps before it are kept).
@@ -165,7 +242,7 @@ impl Session {
         args: &[Ident],
         body: Span,
         events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
+    ) -> Result<Ran, SessionError> {
         let usage = |span: Span, message: &str| SessionError::BadArguments {
             message: message.to_string(),
             span,
@@ -230,9 +307,11 @@ impl Session {
         let mut outputs = Vec::with_capacity(steps);
         let mut done = 0;
         let mut interrupted = false;
+        // The statements of the step cut short by Ctrl-C that had run.
+        let mut partial: &[Span] = &[];
         'steps: for step in 1..=steps {
             let mut step_events = Vec::new();
-            for statement in &statements {
+            for (i, statement) in statements.iter().enumerate() {
                 let mark = self.graph.len();
                 let ran = match statement {
                     Statement::Assign { target, op, value } => self
@@ -257,6 +336,7 @@ impl Session {
                     Err(error) if error.is_interrupted() => {
                         self.undo_past(mark, self.statements.len());
                         interrupted = true;
+                        partial = &pieces[..i];
                         break 'steps;
                     }
                     ran => ran?,
@@ -308,8 +388,21 @@ impl Session {
             rows,
             outputs,
             interrupted,
+            partial: partial.len(),
             target,
         }));
-        Ok(())
+        Ok(Ran {
+            steps: done,
+            requested: steps,
+            partial: partial.to_vec(),
+        })
     }
+}
+
+/// What a `:repeat` ran: `steps` of the `requested`, and after Ctrl-C inside a
+/// step, the spans of that step's statements that had run.
+struct Ran {
+    steps: usize,
+    requested: usize,
+    partial: Vec<Span>,
 }

@@ -68,7 +68,7 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
         table["text"]
             .as_str()
             .unwrap()
-            .contains("| _2 = x * w = -6 |"),
+            .contains("| \\_2 = x \\* w = -6 |"),
         "{table}"
     );
     let dot = run(&[LABELLED, ":dot"]);
@@ -208,8 +208,8 @@ fn the_markdown_handout_shows_each_number_once() {
         [
             "| Node | Upstream | Local derivative | Contribution | Gradient |",
             "|---|---|---|---|---|",
-            "| z = x * y = 6 | 1 | ∂(x*y)/∂x = y = 3 | 3 | x: 0 → 3 |",
-            "|  |  | ∂(x*y)/∂y = x = 2 | 2 | y: 0 → 2 |",
+            "| z = x \\* y = 6 | 1 | ∂(x\\*y)/∂x = y = 3 | 3 | x: 0 → 3 |",
+            "|  |  | ∂(x\\*y)/∂y = x = 2 | 2 | y: 0 → 2 |",
             "| y = 3 (leaf) |  |  |  | ∂z/∂y = 2 |",
             "| x = 2 (leaf) |  |  |  | ∂z/∂x = 3 |",
         ]
@@ -421,4 +421,79 @@ fn one_minus_sign_in_text_dot_svg_and_help() {
     assert!(text.contains("1 - tanh(u)"), "{text}");
     // y = -2 - 1 = -3.
     assert!(text.contains("y = -3\n"), "{text}");
+}
+
+/// A Markdown cell as a CommonMark renderer shows it: a backslash before ASCII
+/// punctuation is that character.
+fn commonmark_unescape(cell: &str) -> String {
+    let mut out = String::new();
+    let mut chars = cell.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&next)) if next.is_ascii_punctuation() => {
+                out.push(next);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_markdown_handout_escapes_what_markdown_would_render() {
+    // z = a*b*c at a = 2, b = 3, c = 4: ∂(a*b*c)/∂(a*b) = c = 4 and
+    // ∂(a*b*c)/∂c = a*b = 6 (by hand); _3 is the label of a*b.
+    let text = run(&["a = 2; b = 3; c = 4; z = a*b*c", ":trace md -"]);
+    assert!(text.contains("| ∂(a\\*b\\*c)/∂(a\\*b) = c = 4 |"), "{text}");
+    assert!(text.contains("| \\_3 = a \\* b = 6 |"), "{text}");
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Node"))
+        .map(|l| {
+            // Cells end at a `|` with no backslash before it.
+            let mut cells = vec![String::new()];
+            let mut previous = ' ';
+            for c in l.trim_matches('|').chars() {
+                if c == '|' && previous != '\\' {
+                    cells.push(String::new());
+                } else {
+                    cells.last_mut().unwrap().push(c);
+                }
+                previous = c;
+            }
+            cells.iter().map(|c| c.trim().to_string()).collect()
+        })
+        .collect();
+    assert!(rows.len() >= 5, "{text}");
+    for row in &rows {
+        assert_eq!(row.len(), 5, "{row:?}");
+        for cell in row {
+            // Nothing a renderer would read as markup is left bare.
+            let mut previous = ' ';
+            for c in cell.chars() {
+                assert!(
+                    !"*_`|<[]~&$".contains(c) || previous == '\\',
+                    "bare {c:?} in {cell:?}"
+                );
+                previous = if previous == '\\' { ' ' } else { c };
+            }
+        }
+    }
+    // Unescaped, the cells are the formulas `:trace` prints.
+    let cells: Vec<String> = rows
+        .iter()
+        .flatten()
+        .map(|c| commonmark_unescape(c))
+        .collect();
+    let trace = run(&["a = 2; b = 3; c = 4; z = a*b*c", ":trace"]);
+    for formula in [
+        "∂(a*b*c)/∂(a*b) = c = 4",
+        "∂(a*b*c)/∂c = a*b = 6",
+        "∂(a*b)/∂a = b = 3",
+    ] {
+        assert!(cells.iter().any(|c| c == formula), "{formula} in {cells:?}");
+        assert!(trace.contains(formula), "{formula} in {trace}");
+    }
+    assert!(cells.iter().any(|c| c == "_3 = a * b = 6"), "{cells:?}");
 }

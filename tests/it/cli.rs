@@ -403,7 +403,7 @@ fn ascii_output_has_no_unicode_symbols() {
     let stdout = stdout_of(&output);
     assert!(stdout.contains("dy/dx = 0.6587290905"), "{stdout}");
     assert!(
-        stdout.contains("-> x: local dtanh(x)/dx = 1/cosh(x)^2 = 0.786447733"),
+        stdout.contains("-> x: local d(tanh(x))/dx = 1/cosh(x)^2 = 0.786447733"),
         "{stdout}"
     );
     assert!(stdout.is_ascii(), "{stdout}");
@@ -939,7 +939,7 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     // The node's cell shows x ^ 2; the local derivative is written by its
     // operands, as `:trace` writes it (∂_2/∂x would read as a whole gradient).
     assert!(
-        md.contains("| _2 = x ^ 2 = 4 | 1 | ∂(x^2)/∂x = 2*x = 4 |"),
+        md.contains("| \\_2 = x ^ 2 = 4 | 1 | ∂(x^2)/∂x = 2\\*x = 4 |"),
         "{md}"
     );
     let tex = stdout_of(
@@ -1210,5 +1210,260 @@ fn too_many_call_nodes_name_the_call_made_twice() {
     assert_eq!(
         hint_of(wide, &calls.join(" + ")),
         "split the computation into statements, or keep a result in a variable and use it again"
+    );
+}
+
+#[test]
+fn paths_in_json_give_each_edge_its_rule_with_the_real_operands() {
+    let (events, status) =
+        crate::util::json_events(&["-e", "a = 2; b = 3; z = b*a", "-e", ":paths a"]);
+    assert_eq!(status, Some(0));
+    let paths = events.iter().find(|e| e["kind"] == "paths").unwrap();
+    let edge = &paths["paths"][0]["edges"][0];
+    // z = b*a: ∂z/∂a = b = 3 (by hand).
+    assert_eq!(edge["formula"], "∂(b*a)/∂a = b", "{paths}");
+    assert_eq!(edge["local"], 3.0, "{paths}");
+
+    // Every edge's right side, typed back into the same session, gives its
+    // local derivative.
+    let setup = "x = 2; w = -3; y = tanh(x*w)*x + exp(x)/w";
+    let (events, status) = crate::util::json_events(&["-e", setup, "-e", ":paths x"]);
+    assert_eq!(status, Some(0));
+    let paths = events.iter().find(|e| e["kind"] == "paths").unwrap();
+    let edges: Vec<&Value> = paths["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["edges"].as_array().unwrap())
+        .collect();
+    assert!(edges.len() >= 5, "{paths}");
+    for edge in edges {
+        let formula = edge["formula"].as_str().unwrap();
+        let (_, rhs) = formula
+            .split_once(" = ")
+            .unwrap_or_else(|| panic!("no rule in {formula}"));
+        let (typed, _) = crate::util::json_events(&["-e", setup, "-e", rhs]);
+        let value = crate::util::json_number(&typed.last().unwrap()["value"]).unwrap();
+        let local = crate::util::json_number(&edge["local"]).unwrap();
+        assert_close(value, local, 1e-15);
+    }
+}
+
+#[test]
+fn the_file_exists_hint_names_the_command_that_was_run_and_following_it_works() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("slides")).unwrap();
+    let setup = "x = 1; y = x^2";
+    // (command, file it writes, the hint, how the replaced file starts)
+    let cases = [
+        (":dot g.dot", "g.dot", ":dot -f g.dot", "digraph"),
+        (
+            ":svg g.svg --before",
+            "g.svg",
+            ":svg -f g.svg --before",
+            "<svg",
+        ),
+        (":trace md t.md", "t.md", ":trace md -f t.md", "| Node |"),
+        (
+            ":trace tex t.tex",
+            "t.tex",
+            ":trace tex -f t.tex",
+            "% backward pass",
+        ),
+        (
+            ":plot x -1 1 p.svg",
+            "p.svg",
+            ":plot x -1 1 -f p.svg",
+            "<svg",
+        ),
+        (
+            ":repeat 2 r.svg x := x",
+            "r.svg",
+            ":repeat 2 -f r.svg x := x",
+            "<svg",
+        ),
+        (":save s.calc", "s.calc", ":save -f s.calc", "# gradcalc"),
+        (
+            ":svg slides --steps",
+            "slides/step-000.svg",
+            ":svg -f slides --steps",
+            "<svg",
+        ),
+    ];
+    for (command, file, hint, start) in cases {
+        let path = dir.path().join(file);
+        std::fs::write(&path, "old\n").unwrap();
+        let output = gradcalc_in(dir.path())
+            .args(["-e", setup, "-e", command])
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&output);
+        assert!(stderr.contains("already exists"), "{command}: {stderr}");
+        assert!(
+            stderr.contains(&format!("`{hint}`")),
+            "{command}: the hint is not `{hint}`: {stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
+        // Typing the hint replaces the file with what the command makes.
+        let output = gradcalc_in(dir.path())
+            .args(["-e", setup, "-e", hint])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{hint}: {output:?}");
+        let written = std::fs::read_to_string(&path).unwrap();
+        let written = written.trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        assert!(written.starts_with(start), "{hint} wrote {written:.80}");
+    }
+}
+
+/// Runs gradcalc with `args`, sends it SIGINT after `wait`, and returns its output.
+fn interrupted_after(args: &[&str], wait: std::time::Duration) -> std::process::Output {
+    let child = plain_gradcalc()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(wait);
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
+    // w_k = 3·(1 − (1 − 2e-7)^k) after k steps of w := w − 1e-7·2(w − 3);
+    // a million steps take far longer than the wait in a debug build.
+    let setup = "w = 0; L = (w - 3)^2";
+    let repeat = ":repeat 1000000 w := w - 0.0000001*grad(L, w)";
+    let wait = std::time::Duration::from_millis(1000);
+    let expected = |k: f64| 3.0 * (1.0 - (1.0 - 2e-7_f64).powf(k));
+
+    let output = interrupted_after(&["-e", setup, "-e", repeat, "-e", "never = 1"], wait);
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    let stdout = stdout_of(&output);
+    let at = stdout
+        .find("interrupted after ")
+        .unwrap_or_else(|| panic!("no \"interrupted after\" in {stdout:?}"));
+    let steps: u64 = stdout[at + 18..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        stdout.contains(&format!("interrupted after {steps} of 1000000 steps")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("never"), "{stdout}");
+    // The last row is the last step done, with its w.
+    let last = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{steps} ")))
+        .unwrap_or_else(|| panic!("no row {steps} in {stdout}"));
+    let w: f64 = last.split_whitespace().last().unwrap().parse().unwrap();
+    assert_close(w, expected(steps as f64), 1e-8);
+
+    let output = interrupted_after(&["--json", "-e", setup, "-e", repeat], wait);
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    let events = json_lines(&stdout_of(&output));
+    let repeat = events
+        .iter()
+        .find(|e| e["kind"] == "repeat")
+        .unwrap_or_else(|| panic!("no repeat event in {events:?}"));
+    assert_eq!(repeat["interrupted"], true, "{repeat}");
+    assert_eq!(repeat["requested"], 1_000_000, "{repeat}");
+    assert_eq!(repeat["partial"], 0, "{repeat}");
+    let steps = repeat["steps"].as_u64().unwrap();
+    assert!(steps < 1_000_000, "{repeat}");
+    assert_eq!(repeat["outputs"].as_array().unwrap().len() as u64, steps);
+    let rows = repeat["rows"].as_array().unwrap();
+    if let Some(row) = rows.last() {
+        assert_eq!(row["step"].as_u64(), Some(steps), "{repeat}");
+        let w = row["values"][0].as_f64().unwrap();
+        assert_close(w, expected(steps as f64), 1e-8);
+    }
+}
+
+#[test]
+fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
+    // ln(0) = -inf: typed directly and reached by `:=`, the same warning.
+    let direct = gradcalc().args(["-e", "L = ln(0)"]).output().unwrap();
+    assert!(
+        stderr_of(&direct).contains("warning: logarithm of 0 gives -inf"),
+        "{direct:?}"
+    );
+    let updated = gradcalc()
+        .args(["-e", "w = 1; L = ln(w); w := 0"])
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&updated);
+    assert!(
+        stderr.contains("warning: logarithm of 0 gives -inf: now L = -inf"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("in `w := 0`"), "{stderr}");
+    // Finite to finite: no warning.
+    let fine = gradcalc()
+        .args(["-e", "w = 1; L = ln(w); w := 2"])
+        .output()
+        .unwrap();
+    assert_eq!(stderr_of(&fine), "");
+}
+
+#[test]
+fn a_repeat_says_after_which_steps_its_output_was_not_finite() {
+    // L = ln(w) after w := w - 1 from 2: ln(1) = 0, ln(0) = -inf, then ln of
+    // -1, -2, -3 = nan: steps 2 to 5 are not finite.
+    let output = gradcalc()
+        .args(["-e", "w = 2; L = ln(w)", "-e", ":repeat 5 w := w - 1"])
+        .output()
+        .unwrap();
+    let stdout = stdout_of(&output);
+    assert!(
+        stdout.contains("note: L is not finite after steps 2 to 5: the plot leaves them out"),
+        "{stdout}"
+    );
+    let output = gradcalc()
+        .args(["-e", "w = 2; L = w^2", "-e", ":repeat 5 w := w - 1"])
+        .output()
+        .unwrap();
+    assert!(!stdout_of(&output).contains("not finite"));
+}
+
+#[test]
+fn ascii_output_brackets_calls_after_d_and_writes_subscripts_with_underscores() {
+    let output = gradcalc()
+        .args(["--ascii", "-e", "x = 1; y = x^2*sin(x)", "-e", ":trace"])
+        .output()
+        .unwrap();
+    let stdout = stdout_of(&output);
+    assert!(stdout.is_ascii(), "{stdout}");
+    // ∂(x²·sin x)/∂(sin x) = x² = 1 and ∂sin(x)/∂x = cos(x) at x = 1.
+    assert!(
+        stdout.contains("d(x^2*sin(x))/d(sin(x)) = x^2 = 1;"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("d(sin(x))/dx = cos(x) = 0.5403023059;"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("dsin"), "{stdout}");
+    let output = gradcalc()
+        .args([
+            "--ascii",
+            "-e",
+            "x₁ = 3; w₂₁ = 2; y = x₁*w₂₁",
+            "-e",
+            ":grad",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&output),
+        "x_1 = 3\nw_21 = 2\ny = 6\ndy/dx_1 = 2\ndy/dw_21 = 3\n"
     );
 }

@@ -612,7 +612,10 @@ fn a_markdown_table_is_never_wrapped_at_the_terminal_width() {
         "= 5",
     );
     repl.send_line(":trace md").unwrap();
-    let seen = strip_ansi(&until(&mut repl, "| ∂y_long_name/∂x_long_name = 4 |"));
+    let seen = strip_ansi(&until(
+        &mut repl,
+        "| ∂y\\_long\\_name/∂x\\_long\\_name = 4 |",
+    ));
     // Every row of the table is one line: it starts and ends with `|`.
     let rows: Vec<&str> = seen.lines().filter(|l| l.contains(" | ")).collect();
     assert!(rows.len() >= 3, "{seen}");
@@ -755,5 +758,191 @@ fn load_of_a_fifo_is_refused_at_once_and_the_session_goes_on() {
     );
     repl.set_expect_timeout(Some(Duration::from_secs(20)));
     line(&mut repl, "x^2", "9");
+    leave(repl);
+}
+
+#[test]
+fn ctrl_c_or_ctrl_d_at_replace_it_keeps_every_file_and_runs_nothing_more() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("slides")).unwrap();
+    // Every command that asks before replacing a file.
+    let asks = [
+        (":dot g.dot", "g.dot"),
+        (":svg g.svg --before", "g.svg"),
+        (":trace md t.md", "t.md"),
+        (":trace tex t.tex", "t.tex"),
+        (":plot x -1 1 p.svg", "p.svg"),
+        (":repeat 2 r.svg x := x", "r.svg"),
+        (":save s.calc", "s.calc"),
+        (":svg slides --steps", "slides/step-000.svg"),
+        (":dot slides --steps", "slides/step-000.dot"),
+    ];
+    for (_, file) in asks {
+        std::fs::write(dir.path().join(file), "old\n").unwrap();
+    }
+    let mut repl = start_with_history(dir.path(), "off");
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 2; y = x^2", "y = 4");
+    for (i, (command, file)) in asks.iter().enumerate() {
+        // The rest of the line must not run after the question is cancelled
+        // (`:repeat` takes the rest of its line as its statements).
+        let rest = if command.starts_with(":repeat") {
+            ""
+        } else {
+            "; after = 1"
+        };
+        repl.send_line(format!("{command}{rest}")).unwrap();
+        repl.expect("replace it? [y/N]")
+            .unwrap_or_else(|e| panic!("{command}: no question: {e}"));
+        // Ctrl-C for most, Ctrl-D for the last.
+        let key = if i + 1 == asks.len() {
+            ControlCode::EndOfTransmission
+        } else {
+            ControlCode::EndOfText
+        };
+        repl.send(key).unwrap();
+        let seen = until(&mut repl, "> ");
+        assert!(seen.contains("not replaced"), "{command}: {seen}");
+        assert!(!seen.contains("undone"), "{command}: {seen}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(file)).unwrap(),
+            "old\n",
+            "{command} replaced {file}"
+        );
+        // The prompt is back: the next line runs as typed, not as an answer.
+        line(&mut repl, ":grad", "∂y/∂x = 4");
+        line(&mut repl, "after", "unknown name");
+    }
+    // Answering `y` still replaces, and says so truly.
+    repl.send_line(":dot g.dot").unwrap();
+    repl.expect("replace it? [y/N]").unwrap();
+    repl.send_line("y").unwrap();
+    let seen = until(&mut repl, "> ");
+    assert!(seen.contains("wrote the graph as DOT to g.dot"), "{seen}");
+    assert!(!seen.contains("interrupted"), "{seen}");
+    assert!(
+        std::fs::read_to_string(dir.path().join("g.dot"))
+            .unwrap()
+            .starts_with("digraph")
+    );
+    leave(repl);
+}
+
+/// The number after `prefix` in `text` (up to the next space or end of line).
+fn number_after(text: &str, prefix: &str) -> f64 {
+    let at = text
+        .find(prefix)
+        .unwrap_or_else(|| panic!("no {prefix:?} in {text}"));
+    let rest = &text[at + prefix.len()..];
+    let word: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    word.parse()
+        .unwrap_or_else(|e| panic!("{word:?} after {prefix:?}: {e}"))
+}
+
+#[test]
+fn ctrl_c_during_repeat_reports_the_steps_and_save_records_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repl = start_with_history(dir.path(), "off");
+    repl.expect("> ").unwrap();
+    line(&mut repl, ":precision full", "full precision");
+    line(&mut repl, "w = 0; L = (w - 3)^2", "L = 9");
+    // A million steps take far longer than the wait (minutes in a debug build).
+    repl.send_line(":repeat 1000000 w := w - 0.0000001*grad(L, w)")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    repl.send(ControlCode::EndOfText).unwrap();
+    let mut seen = strip_ansi(&until(&mut repl, "interrupted after "));
+    seen.push_str(&strip_ansi(&until(&mut repl, "> ")));
+    // Long lines wrap at the terminal's width: read them unwrapped.
+    let rows: Vec<&str> = seen.lines().map(str::trim).collect();
+    let seen = rows.join(" ");
+    let steps = number_after(&seen, "interrupted after ");
+    assert!(
+        seen.contains(&format!("interrupted after {steps} of 1000000 steps")),
+        "{seen}"
+    );
+    assert!(steps < 1_000_000.0, "{seen}");
+    // The table's last row is the last step done.
+    assert!(
+        rows.iter().any(|r| r.starts_with(&format!("{steps} "))),
+        "{seen}"
+    );
+    repl.send_line("shown = w").unwrap();
+    // The result line (not the echo `> shown = w` or the preview).
+    until(&mut repl, "\nshown = ");
+    let shown = strip_ansi(&until(&mut repl, "\r\n"));
+    let w: f64 = shown
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("no value of w in {shown:?}: {e}"));
+    // w_k = 3·(1 − (1 − 2e-7)^k): the steps done, and no more.
+    let expected = 3.0 * (1.0 - (1.0 - 2e-7_f64).powf(steps));
+    assert!(
+        (w - expected).abs() <= 1e-9 * expected.max(1e-3),
+        "w = {w}, expected {expected} after {steps} steps"
+    );
+    line(&mut repl, ":save rep.calc", "saved");
+    leave(repl);
+    let script = std::fs::read_to_string(dir.path().join("rep.calc")).unwrap();
+    assert!(
+        script.contains(&format!(":repeat {steps} w := w - 0.0000001*grad(L, w)")),
+        "{script}"
+    );
+    // Replaying the script rebuilds the same w, to the last bit.
+    let output = crate::util::plain_gradcalc()
+        .current_dir(dir.path())
+        .args(["--precision", "full", "rep.calc", "-e", "w"])
+        .output()
+        .unwrap();
+    let replayed = String::from_utf8_lossy(&output.stdout);
+    let last: f64 = replayed.lines().last().unwrap().trim().parse().unwrap();
+    assert_eq!(last, w, "{replayed}");
+}
+
+#[test]
+fn ctrl_c_during_a_load_names_what_was_running() {
+    let dir = tempfile::tempdir().unwrap();
+    // Line 3 is a sum of 10⁶ ones: reading, parsing and evaluating it takes
+    // seconds in a debug build.
+    let mut text = String::from("x = 7\nx7 = 1\n");
+    text.push_str(&vec!["1"; 1_000_000].join("+"));
+    text.push('\n');
+    std::fs::write(dir.path().join("big3.calc"), text).unwrap();
+    let mut repl = start_with_history(dir.path(), "off");
+    repl.expect("> ").unwrap();
+    line(&mut repl, "x = 1", "x = 1");
+    repl.send_line(":load big3.calc").unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    repl.send(ControlCode::EndOfText).unwrap();
+    let seen = strip_ansi(&until(&mut repl, "interrupted"));
+    let seen = seen + &strip_ansi(&until(&mut repl, "> "));
+    if seen.contains("nothing of it ran") {
+        // Stopped before any statement of the file: x is still 1, x7 unknown.
+        line(&mut repl, "x*100 + 3", "103");
+        line(&mut repl, "x7", "unknown name `x7`");
+    } else {
+        // Stopped at line 3 (parsing or evaluating it): lines 1 and 2 ran.
+        assert!(seen.contains("big3.calc:3:1"), "{seen}");
+        line(&mut repl, "x*100 + x7", "701");
+    }
+    assert!(!seen.contains("big3.calc:1:1"), "{seen}");
+    leave(repl);
+}
+
+#[test]
+fn a_statement_typed_after_q_at_the_step_prompt_is_not_lost_unseen() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = start(state.path());
+    repl.expect("> ").unwrap();
+    line(&mut repl, "a = 2; b = 5; z = a*b + 1", "z = 11");
+    line(&mut repl, ":step", "step 1/");
+    line(&mut repl, "q:grad b", "(stopped; `:grad b` was not run");
+    repl.expect("> ").unwrap();
+    // It did not run: typed now, it gives ∂z/∂b = a = 2.
+    line(&mut repl, ":grad b", "∂z/∂b = 2");
     leave(repl);
 }

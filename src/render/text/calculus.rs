@@ -47,6 +47,7 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             rows,
             outputs,
             interrupted,
+            partial,
             target,
         } => {
             let _ = write!(
@@ -57,8 +58,16 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             if *interrupted {
                 let _ = write!(
                     out,
-                    " of {requested} (stopped by Ctrl-C; the steps done are kept)"
+                    ": interrupted after {steps} of {requested} steps by Ctrl-C; the steps done are kept"
                 );
+                if *partial > 0 {
+                    let s = if *partial == 1 { "" } else { "s" };
+                    let _ = write!(
+                        out,
+                        ", and the first {partial} statement{s} of step {}",
+                        steps + 1
+                    );
+                }
             }
             out.push('\n');
             let mut header = vec!["step".to_string()];
@@ -104,6 +113,20 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             }
             if let (Some(of), None) = (of, target) {
                 out.push_str(&series::terminal(of, outputs));
+            }
+            if let Some(of) = of {
+                if let Some(steps) = non_finite_steps(outputs) {
+                    let _ = writeln!(
+                        out,
+                        "{} {of} is not finite after {steps}: the plot leaves {} out",
+                        p.dim("note:"),
+                        if steps.contains(',') || steps.contains(" to ") {
+                            "them"
+                        } else {
+                            "it"
+                        }
+                    );
+                }
             }
         }
         CalculusEvent::Hessian {
@@ -171,4 +194,39 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
         }
     }
     out
+}
+
+/// The steps (1-based) after which the output was inf or nan, as ranges
+/// (`step 2`, `steps 2 to 5, 9`; at most 5 ranges, then `…`); `None` when every
+/// step was finite.
+fn non_finite_steps(outputs: &[f64]) -> Option<String> {
+    const SHOWN: usize = 5;
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for (i, value) in outputs.iter().enumerate() {
+        if value.is_finite() {
+            continue;
+        }
+        let step = i + 1;
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == step => *end = step,
+            _ => ranges.push((step, step)),
+        }
+    }
+    let single = matches!(ranges.as_slice(), [(a, b)] if a == b);
+    let mut parts: Vec<String> = ranges
+        .iter()
+        .take(SHOWN)
+        .map(|&(a, b)| match a == b {
+            true => a.to_string(),
+            false => format!("{a} to {b}"),
+        })
+        .collect();
+    if ranges.len() > SHOWN {
+        parts.push("…".to_string());
+    }
+    match (parts.is_empty(), single) {
+        (true, _) => None,
+        (false, true) => Some(format!("step {}", parts[0])),
+        (false, false) => Some(format!("steps {}", parts.join(", "))),
+    }
 }

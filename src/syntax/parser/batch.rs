@@ -37,6 +37,8 @@ pub struct Cursor {
     spans: Vec<Span>,
     next: usize,
     ready: VecDeque<(Span, Result<Located, SyntaxError>)>,
+    /// The index of a span already found not joinable, which starts the next run.
+    alone_next: Option<usize>,
 }
 
 impl Cursor {
@@ -46,30 +48,57 @@ impl Cursor {
             spans,
             next: 0,
             ready: VecDeque::new(),
+            alone_next: None,
         }
     }
 
     /// The next statement of `source`: its span and what `parse` gives
     /// for it. `None` after the last.
+    ///
+    /// A statement parsed alone (a long one) is parsed when its turn comes, not
+    /// with the run before it: the statements before it have run by then, so
+    /// Ctrl-C during its parse stops at it.
     pub fn next(&mut self, source: &str) -> Option<(Span, Result<Located, SyntaxError>)> {
         if self.ready.is_empty() && self.next < self.spans.len() {
-            let end = (self.next + MAX_JOINED).min(self.spans.len());
+            let limit = (self.next + MAX_JOINED).min(self.spans.len());
+            let mut end = self.next;
+            let mut joinables = Vec::new();
+            while end < limit {
+                let alone = match self.alone_next.take() {
+                    Some(at) if at == end => true,
+                    _ => !joinable(source, self.spans[end]),
+                };
+                if alone && end > self.next {
+                    self.alone_next = Some(end); // its own turn, next time
+                    break;
+                }
+                joinables.push(!alone);
+                end += 1;
+                if alone {
+                    break;
+                }
+            }
             let spans = &self.spans[self.next..end];
-            self.ready
-                .extend(spans.iter().copied().zip(parse_run(source, spans)));
+            self.ready.extend(
+                spans
+                    .iter()
+                    .copied()
+                    .zip(parse_run(source, spans, &joinables)),
+            );
             self.next = end;
         }
         self.ready.pop_front()
     }
 }
 
-/// Parses each of `spans`, joining those that can be joined.
-fn parse_run(source: &str, spans: &[Span]) -> Vec<Result<Located, SyntaxError>> {
+/// Parses each of `spans`, joining those that can be joined (`joinable`, one
+/// flag per span).
+fn parse_run(source: &str, spans: &[Span], joinable: &[bool]) -> Vec<Result<Located, SyntaxError>> {
     let mut results: Vec<Option<Result<Located, SyntaxError>>> =
         spans.iter().map(|_| None).collect();
     let mut joined: Vec<usize> = Vec::new();
-    for (i, &span) in spans.iter().enumerate() {
-        if joinable(source, span) {
+    for (i, (&span, &join)) in spans.iter().zip(joinable).enumerate() {
+        if join {
             joined.push(i);
         } else {
             results[i] = Some(parse_streamed(source, span));
@@ -156,4 +185,34 @@ fn parse_joined(
         results[i] = Some(Ok(build_statement(pair, spans[i].start - start)));
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::statement_spans;
+
+    #[test]
+    fn a_long_statement_is_parsed_when_its_turn_comes() {
+        // Two short statements, then one too long to join: the short ones are
+        // parsed together, and the long one only once they have been handed out.
+        let long = vec!["1"; 3000].join("+");
+        let source = format!("x = 7\nx7 = 1\n{long}\ny = 2\n");
+        let mut cursor = Cursor::new(statement_spans(&source));
+        let (first, parsed) = cursor.next(&source).unwrap();
+        assert_eq!(&source[first.start..first.end], "x = 7");
+        assert!(parsed.is_ok());
+        assert_eq!(cursor.next, 2, "the long statement was parsed ahead");
+        assert_eq!(cursor.ready.len(), 1);
+        let (second, _) = cursor.next(&source).unwrap();
+        assert_eq!(&source[second.start..second.end], "x7 = 1");
+        assert_eq!(cursor.next, 2);
+        let (third, parsed) = cursor.next(&source).unwrap();
+        assert_eq!(third.end - third.start, long.len());
+        assert!(parsed.is_ok());
+        assert_eq!(cursor.next, 3, "parsed alone");
+        let (fourth, _) = cursor.next(&source).unwrap();
+        assert_eq!(&source[fourth.start..fourth.end], "y = 2");
+        assert!(cursor.next(&source).is_none());
+    }
 }
