@@ -512,10 +512,15 @@ pub enum Verdict {
     /// The analytic or the numeric gradient is inf or nan.
     #[serde(rename = "not finite")]
     NotFinite,
+    /// The difference quotient changes, when the step is halved, by more than
+    /// the difference it would be judged by: the function varies faster than
+    /// the doubles next to x can resolve (sin(x) at 1e20, where doubles are
+    /// 16384 apart), so a central difference measures nothing there.
+    Unsteady,
 }
 
 impl Verdict {
-    /// `pass`, `warn`, `FAIL`, `kink`, `not finite`.
+    /// `pass`, `warn`, `FAIL`, `kink`, `not finite`, `unsteady`.
     pub fn word(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -523,6 +528,7 @@ impl Verdict {
             Verdict::Fail => "FAIL",
             Verdict::Kink => "kink",
             Verdict::NotFinite => "not finite",
+            Verdict::Unsteady => "unsteady",
         }
     }
 }

@@ -493,3 +493,47 @@ fn a_plot_range_whose_width_overflows_is_refused() {
         .assert()
         .success();
 }
+
+/// Correct gradients pass at every magnitude: x² (2x), 3x (3), exp(x/1e12)
+/// (e^(x/1e12)/1e12) and sin x (cos x) from 1e-300 to 1e300, both signs,
+/// where the quotient measures anything. Before, the step was capped at 1e-3
+/// for |x| ≥ 100: x² at 1e12 gave a central difference of 1.9929e12 (FAIL), 3x
+/// at 1e20 gave 3.2 (FAIL), x² at 1e9 warned. sin x beyond 1e20, where doubles
+/// are farther apart than its period, is `unsteady`, never a failure; an
+/// overflowing value is `not finite`.
+#[test]
+fn check_passes_correct_gradients_at_every_magnitude() {
+    let mut script = String::new();
+    let mut expected = Vec::new();
+    for e in (-300..=300).step_by(20) {
+        for sign in [1.0, -1.0] {
+            let x = sign * 10f64.powi(e);
+            for f in ["x^2", "3*x", "exp(x/1e12)", "sin(x)"] {
+                script.push_str(&format!("x = {x:?}; y = {f}; :check x\n"));
+                expected.push((f, x));
+            }
+        }
+    }
+    let (checks, _) = run_checks(&script);
+    assert_eq!(checks.len(), expected.len());
+    for (check, (f, x)) in checks.iter().zip(expected) {
+        let verdict = check["verdict"].as_str().unwrap();
+        let allowed: &[&str] = match f {
+            "sin(x)" if x.abs() >= 1e20 => &["pass", "unsteady"],
+            "exp(x/1e12)" if x > 1e14 => &["not finite"],
+            // y = x² overflows to inf.
+            "x^2" if x.abs() > 1.3e154 => &["not finite"],
+            _ => &["pass"],
+        };
+        assert!(allowed.contains(&verdict), "{f} at {x:e}: {check}");
+    }
+    // The step is large enough beside x: exact quotients.
+    let (check, _) = one_check("x = 1e12; y = x^2; :check", "pass", 2e12, 2e12);
+    assert!(float(&check["h"]) >= 1e6, "{check}");
+    one_check("x = 1e20; y = 3*x; :check", "pass", 3.0, 3.0);
+    one_check("x = 1e9; y = x^2; :check", "pass", 2e9, 2e9);
+    // A wrong gradient still fails there, and a kink is still a kink.
+    one_check("x = 1e12; y = detach(x)*x; :check", "fail", 1e12, 2e12);
+    one_check("x = 0; y = abs(x); :check", "kink", 0.0, 0.0);
+    one_check("x = 1e12; y = relu(x - 1e12); :check", "kink", 0.0, 0.5);
+}
