@@ -494,6 +494,47 @@ fn a_plot_range_whose_width_overflows_is_refused() {
         .success();
 }
 
+/// A range wider than f64::MAX/240: the samples are exactly `lo` and `hi` at
+/// the ends and finite between (before, the step (hi − lo)·i overflowed: "from
+/// 0 to inf", "inf or nan at 239 of 241 points", "x":"inf" in JSON).
+#[test]
+fn a_plot_of_a_huge_range_has_finite_samples_and_exact_ends() {
+    for (lo, hi) in [(0.0, 1e308), (-1e308, 0.0), (-5e307, 1.2e308)] {
+        let (events, status) =
+            json_events(&["-e", &format!("x = 1; y = x; :plot x {lo:e} {hi:e}")]);
+        assert_eq!(status, Some(0));
+        let plot = events.iter().find(|e| e["kind"] == "plot").unwrap();
+        let xs: Vec<f64> = plot["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| float(&s["x"]))
+            .collect();
+        assert_eq!(xs.len(), 241);
+        assert_eq!((xs[0], xs[240]), (lo, hi));
+        // Evenly spaced: sample i is lo + i·(hi − lo)/240 to rounding.
+        let width = hi / 240.0 - lo / 240.0;
+        for (i, &x) in xs.iter().enumerate() {
+            let want = lo + width * i as f64;
+            assert!(
+                (x - want).abs() <= 1e-12 * hi.abs().max(lo.abs()),
+                "{i}: {x:e}"
+            );
+        }
+        let text = text_lines(&format!("x = 1; y = x; :plot x {lo:e} {hi:e}")).join("\n");
+        assert!(!text.contains("inf"), "{text}");
+    }
+    let text = text_lines("x = 1; y = x; :plot x 0 1e308").join("\n");
+    assert!(
+        text.contains("y for x from 0 to 1e308 (x = 1 now)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n0 ") && text.contains(" 1e308\n"),
+        "the x axis: {text}"
+    );
+}
+
 /// Correct gradients pass at every magnitude: x² (2x), 3x (3), exp(x/1e12)
 /// (e^(x/1e12)/1e12) and sin x (cos x) from 1e-300 to 1e300, both signs,
 /// where the quotient measures anything. Before, the step was capped at 1e-3
