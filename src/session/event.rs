@@ -679,7 +679,8 @@ pub mod fields {
     use super::NodeRef;
     use crate::engine::{NodeId, Op};
 
-    /// A number: integral values as integers, other finite values as the
+    /// A number: integral values as integers (−0 as `-0.0`, so that it reads
+    /// back as −0), other finite values as the
     /// shortest round-trip float, inf, -inf and nan as the strings `"inf"`,
     /// `"-inf"` and `"nan"`.
     pub fn number<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -688,6 +689,10 @@ pub mod fields {
             s.serialize_str("nan")
         } else if value.is_infinite() {
             s.serialize_str(if value > 0.0 { "inf" } else { "-inf" })
+        } else if value == 0.0 && value.is_sign_negative() {
+            // −0 reads back as itself only with a fraction (`-0` is the integer 0
+            // to most JSON readers).
+            s.serialize_f64(value)
         } else if value.fract() == 0.0 && value.abs() < i64::MAX as f64 {
             // Every integral f64 below 2^63 is exactly an i64; larger ones print
             // in exponent form, which has no fraction either.

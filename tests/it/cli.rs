@@ -1166,3 +1166,40 @@ fn an_output_built_from_an_earlier_binding_only_says_so() {
     );
     assert!(!stderr_of(&output).contains("depends on no variable"));
 }
+
+/// −0 (IEEE negative zero: 1/−0 = −inf) is written `-0` where numbers are
+/// documented to read back exactly (`--precision full`, `:precision full`) and
+/// `-0.0` in JSON (a JSON reader takes `-0` for the integer 0); the default
+/// display keeps `0`.
+#[test]
+fn negative_zero_reads_back_in_full_precision_and_json() {
+    let full = gradcalc()
+        .args(["--precision", "full", "-e", "x = -0; 1/x"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&full), "x = -0\n-inf\n");
+    let shown = gradcalc()
+        .args(["-e", ":precision full", "-e", "x = -0; x"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout_of(&shown).ends_with("x = -0\n-0\n"),
+        "{}",
+        stdout_of(&shown)
+    );
+    let default = gradcalc().args(["-e", "x = -0; 1/x"]).output().unwrap();
+    assert_eq!(stdout_of(&default), "x = 0\n-inf\n");
+    let json = gradcalc()
+        .args(["--json", "-e", "x = -0; y = 0*x"])
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = stdout_of(&json)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for line in &lines[..2] {
+        let value = line["value"].as_f64().unwrap();
+        assert!(value == 0.0 && value.is_sign_negative(), "{line}");
+    }
+    assert!(stdout_of(&json).contains("\"value\":-0.0"));
+}
