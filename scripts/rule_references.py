@@ -58,6 +58,7 @@ UNARY = {
     "sinh": (GENERAL + SATURATING, lambda u: mp.cosh(u)),
     "cosh": (GENERAL + SATURATING, lambda u: mp.sinh(u)),
     "tanh": (GENERAL + SATURATING, lambda u: 1 / mp.cosh(u) ** 2),
+    "sech": (GENERAL + SATURATING, lambda u: -mp.tanh(u) / mp.cosh(u)),
     "asinh": (GENERAL + signed([1e150, 1e151, 1e160]), lambda u: 1 / mp.sqrt(u * u + 1)),
     "acosh": (ABOVE_ONE, lambda u: 1 / mp.sqrt(u * u - 1)),
     "atanh": (NEAR_ONE, lambda u: 1 / (1 - u * u)),
@@ -65,6 +66,8 @@ UNARY = {
     "sigmoid": (GENERAL + SATURATING, lambda u: mp.exp(-u) / (1 + mp.exp(-u)) ** 2),
     "softplus": (GENERAL + SATURATING, sigmoid),
     "gelu": (GENERAL + signed([5.0, 10.0, 38.0, 40.0]), lambda u: Phi(u) + u * phi(u)),
+    "normcdf": (GENERAL + signed([5.0, 10.0, 38.0, 40.0]), phi),
+    "normpdf": (GENERAL + signed([5.0, 10.0, 37.6, 38.0, 40.0]), lambda u: -u * phi(u)),
     "neg": (GENERAL, lambda u: mp.mpf(-1)),
     # relu: 1 where it passes a gradient (u > 0); elsewhere it passes nothing.
     "relu": (POSITIVE, lambda u: mp.mpf(1)),

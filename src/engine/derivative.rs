@@ -10,10 +10,12 @@
 //! operand nodes, see `Op::rule`), and a rule that passes nothing adds nothing,
 //! as in the backward pass.
 //!
-//! Rules are piecewise at the *current* point (`relu'` is the constant 1 where
-//! u > 0, nothing where u ≤ 0): a derivative graph keeps the branch it was built
-//! on when a leaf later moves across a kink (`x := -1`). PyTorch's
-//! `create_graph=True` has the same property.
+//! The rules of smooth ops are one expression for every point, so a derivative
+//! graph evaluated again at moved leaves (`Graph::update_leaf`) is the one that
+//! would be built there. Rules at kinks are piecewise at the *current* point
+//! (`relu'` is the constant 1 where u > 0, nothing where u ≤ 0): a derivative
+//! graph keeps the branch it was built on when a leaf later moves across a kink
+//! (`x := -1`). PyTorch's `create_graph=True` has the same property.
 //!
 //! [`Rule`]: super::Rule
 

@@ -141,6 +141,8 @@ pub enum Op {
     Cosh,
     /// `tanh(u)`; finite value and gradient at ±1000.
     Tanh,
+    /// `sech(u) = 1/cosh(u)`, computed without overflow; `tanh' = sech²`.
+    Sech,
     /// `asinh(u)`.
     Asinh,
     /// `acosh(u)`.
@@ -155,6 +157,10 @@ pub enum Op {
     Softplus,
     /// The exact GELU `u·Φ(u)`, Φ the standard normal CDF.
     Gelu,
+    /// `normcdf(u) = Φ(u)`, the standard normal cumulative distribution function.
+    Normcdf,
+    /// `normpdf(u) = φ(u) = e^(−u²/2)/√(2π)`, the standard normal density.
+    Normpdf,
     /// `floor(u)`; not differentiable, passes no gradient.
     Floor,
     /// `ceil(u)`; not differentiable, passes no gradient.

@@ -226,7 +226,7 @@ macro_rules! flat {
     };
 }
 
-static TABLE: [OpInfo; 38] = [
+static TABLE: [OpInfo; 41] = [
     OpInfo {
         op: Op::Variable,
         name: "leaf",
@@ -478,6 +478,16 @@ static TABLE: [OpInfo; 38] = [
         summary: "hyperbolic tangent",
         example: "tanh(0.5) = 0.4621171573",
     },
+    // −sech(u)·tanh(u): both factors are bounded, so no inf·0 at any |u|.
+    unary! {
+        op: Sech,
+        name: "sech",
+        forward: sech,
+        local: |u, out| -out * u.tanh(),
+        formula: "∂sech(u)/∂u = −sech(u)·tanh(u)",
+        summary: "hyperbolic secant 1/cosh(u), without overflow",
+        example: "sech(1) = 0.6480542737",
+    },
     // hypot(u, 1) = √(u² + 1) without overflow for large u.
     unary! {
         op: Asinh,
@@ -519,12 +529,12 @@ static TABLE: [OpInfo; 38] = [
         example: "atanh(0.5) = 0.5493061443",
     },
     // s·(1 − s) is 0 once s rounds to 1 (u > 36.7) and loses digits well
-    // before; σ(u)·σ(−u) is the same number with no subtraction.
+    // before; ¼·sech²(u/2) is the same number with no subtraction.
     unary! {
         op: Sigmoid,
         name: "sigmoid",
         forward: sigmoid,
-        local: |u, _| sigmoid(u) * sigmoid(-u),
+        local: |u, _| sigmoid_local(u),
         formula: "∂sigmoid(u)/∂u = sigmoid(u)·(1 − sigmoid(u))",
         summary: "logistic sigmoid 1/(1 + e^−u)",
         example: "sigmoid(0) = 0.5",
@@ -555,6 +565,24 @@ static TABLE: [OpInfo; 38] = [
         formula: "∂gelu(u)/∂u = Φ(u) + u·φ(u)",
         summary: "Gaussian error linear unit u·Φ(u) (exact, erf)",
         example: "gelu(1) = 0.8413447461",
+    },
+    unary! {
+        op: Normcdf,
+        name: "normcdf",
+        forward: normal_cdf,
+        local: |u, _| normal_pdf(u),
+        formula: "∂normcdf(u)/∂u = normpdf(u)",
+        summary: "standard normal CDF Φ(u) = ½·erfc(−u/√2)",
+        example: "normcdf(1) = 0.8413447461",
+    },
+    unary! {
+        op: Normpdf,
+        name: "normpdf",
+        forward: normal_pdf,
+        local: |u, _| -u_normal_pdf(u),
+        formula: "∂normpdf(u)/∂u = −u·normpdf(u)",
+        summary: "standard normal density φ(u) = e^(−u²/2)/√(2π)",
+        example: "normpdf(1) = 0.2419707245",
     },
     flat! {
         op: Floor,
@@ -739,25 +767,44 @@ fn one_minus_square(u: f64) -> f64 {
     (1.0 - u) * (1.0 + u)
 }
 
-/// `atan'(u) = 1/(1 + u²)`; for |u| > 1 as `r/(u + r)` with `r = 1/u`,
-/// algebraically equal, so `u²` never overflows (`atan'(1e200) = 1e-400`
-/// underflows as it should, `atan'(1e154) = 1e-308` stays normal).
+/// `atan'(u) = 1/(1 + u²)`, as `(1/m)²/((1/m)² + (u/m)²)` with
+/// `m = max(|u|, 1)`: algebraically equal for every m, so `u²` never overflows
+/// (`atan'(1e200) = 1e-400` underflows as it should, `atan'(1e154) = 1e-308`
+/// stays normal). The same steps as the rule, which is branch-free so that a
+/// derivative graph built from it is right at every point.
 fn atan_local(u: f64) -> f64 {
-    if u.abs() <= 1.0 {
-        1.0 / (1.0 + u * u)
+    let m = u.abs().max(1.0);
+    let (r, q) = (1.0 / m, u / m);
+    r * r / (r * r + q * q)
+}
+
+/// `tanh'(u) = 1 − tanh(u)² = sech²(u)`, as [`sech`] squared: no
+/// subtraction, so no cancellation as tanh(u) nears ±1, and no overflow; the
+/// result is subnormal from |u| ≈ 354 and 0 from |u| ≈ 373, as the true value.
+/// The same steps as the rule `sech(u)^2`.
+fn tanh_local(u: f64) -> f64 {
+    let s = sech(u);
+    s * s
+}
+
+/// `sech(u) = 1/cosh(u)`; beyond |u| = 710, where cosh overflows, `2·e^−|u|`
+/// (there `e^−2|u|` is below 1e-616, so `2e^−|u|/(1 + e^−2|u|)` is that).
+fn sech(u: f64) -> f64 {
+    let a = u.abs();
+    if a < 710.0 {
+        1.0 / a.cosh()
     } else {
-        let r = 1.0 / u;
-        r / (u + r)
+        2.0 * (-a).exp()
     }
 }
 
-/// `tanh'(u) = 1 − tanh(u)² = sech²(u) = 4e/(1 + e)²` with `e = e^−2|u|`: no
-/// subtraction, so no cancellation as tanh(u) nears ±1, and e ≤ 1 never
-/// overflows; the result is subnormal from |u| ≈ 354 and 0 from |u| ≈ 373,
-/// as the true value.
-fn tanh_local(u: f64) -> f64 {
-    let e = (-2.0 * u.abs()).exp();
-    4.0 * e / ((1.0 + e) * (1.0 + e))
+/// `sigmoid'(u) = σ(u)·σ(−u) = ¼·sech²(u/2)`: no subtraction (s·(1 − s) is 0
+/// once s rounds to 1), and, unlike σ(u)·σ(−u), a form whose own derivative
+/// (`−¼·sech²(u/2)·tanh(u/2)`) does not cancel near 0. The same steps as the
+/// rule `0.25*sech(u/2)^2`.
+fn sigmoid_local(u: f64) -> f64 {
+    let s = sech(u / 2.0);
+    0.25 * (s * s)
 }
 
 /// `sign(u)` with `sign(±0) = 0` and `sign(nan) = nan` (unlike `f64::signum`).
@@ -841,6 +888,22 @@ fn normal_cdf(u: f64) -> f64 {
         std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp() * delta
     };
     0.5 * (libm::erfc(x) - correction)
+}
+
+/// φ(u) = e^(−u²/2)/√(2π), the standard normal density, with `u²` split
+/// exactly as in [`u_normal_pdf`].
+fn normal_pdf(u: f64) -> f64 {
+    const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
+    let p = u * u;
+    if !p.is_finite() {
+        return FRAC_1_SQRT_2PI * (-0.5 * p).exp();
+    }
+    let e = u.mul_add(u, -p);
+    let h = (-0.25 * p).exp();
+    if h == 0.0 {
+        return 0.0;
+    }
+    scaled_product(&[FRAC_1_SQRT_2PI, h, h, (-0.5 * e).exp()], 1.0)
 }
 
 /// `u·φ(u)`, φ(u) = e^(−u²/2)/√(2π) the standard normal density. `u²` is

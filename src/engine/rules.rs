@@ -9,9 +9,23 @@
 //! local derivative the backward pass uses (`OpInfo::local`): the forms are the
 //! numerically stable ones, so the expression does not overflow or cancel where
 //! the derivative itself is representable (`-(a/b)/b`, not `-a/b^2`;
-//! `1/cosh(u)^2`, not `1 - tanh(u)^2`). Where an op passes no gradient at a
+//! `sech(u)^2`, not `1 - tanh(u)^2`), and the expression's own derivative
+//! (the next order, when a derivative graph is differentiated again) does not
+//! overflow or cancel either (`sech(u)^2`, not `1/cosh(u)^2`, which is inf/inf
+//! at order 2 once cosh overflows; `normcdf(u) + u*normpdf(u)` for gelu, not a
+//! quotient by u). Where an op passes no gradient at a
 //! point (`floor`, `relu` for `u ≤ 0`, a `min`/`max` loser, `∂a^0/∂a`), the rule
 //! is [`Rule::PassesNothing`] instead of an expression that evaluates to 0.
+//!
+//! A derivative graph is evaluated again when `:=` moves a leaf, so a rule
+//! chosen at one point must stay right at every other: the rules of smooth ops
+//! are one expression for every point, with no branch (where a stable form
+//! needs a scale, as atan's and asinh's, the scale `detach(max(abs(u), 1))` is
+//! inside the expression: the value does not depend on it, so it is detached,
+//! and the next order does not follow the branch of `max`). Only the rules at
+//! kinks and masks choose at the current point: `relu`, `min`/`max`, and `^`
+//! (its masks at `b = 0` and `a = 0`, and the half-power form where `b − 1`
+//! rounds).
 //!
 //! The engine knows no text beyond these constant strings: parsing them,
 //! putting the operands' labels in place of the placeholders and printing the
@@ -52,14 +66,6 @@ impl Rule {
 const fn expr(text: &'static str) -> Rule {
     Rule::Expr(Cow::Borrowed(text))
 }
-
-/// Where `asinh'`'s plain form `1/sqrt(u^2 + 1)` stops: beyond it `u^2` would
-/// come close to overflowing (`1e300` does), and `1 + (1/u)^2` is 1 anyway.
-const ASINH_PLAIN_LIMIT: f64 = 1e150;
-
-/// Below this magnitude (and above 0) `gelu(u)/u` loses digits, because
-/// `gelu(u) = u·Φ(u)` is subnormal or nearly.
-const GELU_TINY: f64 = 1e-300;
 
 impl Op {
     /// The names that stand for this op's operands in its [`Rule`]s: `["u"]` for
@@ -157,35 +163,28 @@ impl Op {
             // (1 - u)(1 + u), not 1 - u^2: exact near ±1, where u^2 rounds.
             Op::Asin => expr("1/sqrt((1 - u)*(1 + u))"),
             Op::Acos => expr("-1/sqrt((1 - u)*(1 + u))"),
-            Op::Atan => {
-                if u.is_nan() {
-                    expr("nan")
-                } else if u.abs() <= 1.0 {
-                    expr("1/(1 + u^2)")
-                } else {
-                    // 1/(1 + u²) with numerator and denominator divided by u².
-                    expr("(1/u)^2/(1 + (1/u)^2)")
-                }
-            }
+            // 1/(1 + u²) with numerator and denominator divided by m²,
+            // m = max(|u|, 1): u² never overflows, and the value does not
+            // depend on m, so the rule needs no branch (see the module doc).
+            Op::Atan => expr(
+                "(1/detach(max(abs(u), 1)))^2/((1/detach(max(abs(u), 1)))^2 + (u/detach(max(abs(u), 1)))^2)",
+            ),
             Op::Sinh => expr("cosh(u)"),
             Op::Cosh => expr("sinh(u)"),
-            // sech², not 1 − tanh²: tanh(u) rounds to ±1 for |u| > 19.
-            Op::Tanh => expr("1/cosh(u)^2"),
-            Op::Asinh => {
-                if u.is_nan() {
-                    expr("nan")
-                } else if u.abs() <= ASINH_PLAIN_LIMIT {
-                    expr("1/sqrt(u^2 + 1)")
-                } else {
-                    // √(u² + 1) = |u|·√(1 + 1/u²).
-                    expr("1/(abs(u)*sqrt(1 + (1/u)^2))")
-                }
-            }
+            // sech², not 1 − tanh²: tanh(u) rounds to ±1 for |u| > 19; and not
+            // 1/cosh(u)^2, whose own derivative is inf/inf once cosh overflows.
+            Op::Tanh => expr("sech(u)^2"),
+            Op::Sech => expr("-sech(u)*tanh(u)"),
+            // √(u² + 1) = m·√((u/m)² + (1/m)²), m = max(|u|, 1): no overflow.
+            Op::Asinh => expr(
+                "1/(detach(max(abs(u), 1))*sqrt((u/detach(max(abs(u), 1)))^2 + (1/detach(max(abs(u), 1)))^2))",
+            ),
             // √(u − 1)·√(u + 1), not √(u² − 1): no overflow, no rounding near 1.
             Op::Acosh => expr("1/(sqrt(u - 1)*sqrt(u + 1))"),
             Op::Atanh => expr("1/((1 - u)*(1 + u))"),
-            // σ(u)·σ(−u) = σ(u)·(1 − σ(u)), without the cancellation in 1 − σ(u).
-            Op::Sigmoid => expr("sigmoid(u)*sigmoid(-u)"),
+            // σ(u)·(1 − σ(u)) = ¼·sech²(u/2), without the cancellation in
+            // 1 − σ(u), and with a derivative that does not cancel near 0.
+            Op::Sigmoid => expr("0.25*sech(u/2)^2"),
             Op::Relu => {
                 if u.is_nan() {
                     expr("nan")
@@ -196,30 +195,12 @@ impl Op {
                 }
             }
             Op::Softplus => expr("sigmoid(u)"),
-            Op::Gelu => gelu_rule(u),
+            Op::Gelu => expr("normcdf(u) + u*normpdf(u)"),
+            Op::Normcdf => expr("normpdf(u)"),
+            Op::Normpdf => expr("-u*normpdf(u)"),
             Op::Floor | Op::Ceil | Op::Round | Op::Sign | Op::Detach => Rule::PassesNothing,
             Op::Min | Op::Max => extremum_rule(inputs, position, out),
         }
-    }
-}
-
-/// `∂gelu(u)/∂u = Φ(u) + u·φ(u)`, Φ and φ the standard normal CDF and density.
-///
-/// The language has no `erf`, so Φ(u) is written `gelu(u)/u` (gelu(u) = u·Φ(u))
-/// and φ(u) = `exp(-u^2/2)/sqrt(2π)` with 2π as a literal (a session may rebind
-/// `pi`). At `u = 0`, `Φ(0) + 0 = 0.5`. For `0 < |u| < 1e-300`, where
-/// `gelu(u)/u` loses digits, the rule is the first-order Taylor form
-/// `0.5 + √(2/π)·u` (Φ(u) ≈ ½ + u/√(2π) and u·φ(u) ≈ u/√(2π)), whose error
-/// O(u³) is below 1e-900: both are 0.5 in double precision.
-fn gelu_rule(u: f64) -> Rule {
-    if u.is_nan() {
-        expr("nan")
-    } else if u == 0.0 {
-        expr("0.5")
-    } else if u.abs() < GELU_TINY {
-        expr("0.5 + 0.7978845608028654*u")
-    } else {
-        expr("gelu(u)/u + u*exp(-u^2/2)/sqrt(6.283185307179586)")
     }
 }
 

@@ -75,7 +75,7 @@ fn smooth_points(op: Op) -> Vec<Vec<f64>> {
             vec![1.5, -0.5],
             vec![3.0, 0.5],
         ],
-        Op::Neg | Op::Exp | Op::Sin | Op::Cos | Op::Sinh | Op::Cosh | Op::Tanh => {
+        Op::Neg | Op::Exp | Op::Sin | Op::Cos | Op::Sinh | Op::Cosh | Op::Tanh | Op::Sech => {
             unary(&[-2.0, 0.0, 0.5, 1.2, 3.0])
         }
         Op::Tan => unary(&[-1.0, 0.0, 0.3, 1.2]),
@@ -86,7 +86,9 @@ fn smooth_points(op: Op) -> Vec<Vec<f64>> {
         Op::Asin | Op::Acos | Op::Atanh => unary(&[-0.7, 0.0, 0.3, 0.5]),
         Op::Atan | Op::Asinh => unary(&[-3.0, 0.0, 2.0, 50.0]),
         Op::Acosh => unary(&[1.5, 3.0, 20.0]),
-        Op::Sigmoid | Op::Softplus | Op::Gelu => unary(&[-30.0, -3.0, -0.5, 0.0, 1.0, 4.0, 40.0]),
+        Op::Sigmoid | Op::Softplus | Op::Gelu | Op::Normcdf | Op::Normpdf => {
+            unary(&[-30.0, -3.0, -0.5, 0.0, 1.0, 4.0, 40.0])
+        }
         Op::Floor | Op::Ceil | Op::Round | Op::Sign => unary(&[-2.3, 0.6, 1.7]),
         Op::Detach => unary(&[-2.0, 0.0, 3.0]),
         Op::Min | Op::Max => vec![vec![3.0, 1.0, 2.0], vec![-1.0, 5.0], vec![7.0]],
@@ -170,7 +172,7 @@ fn formulas_are_given_per_input_position() {
 fn function_names_map_to_ops_and_operators_do_not() {
     let names: Vec<_> = Op::function_names().collect();
     let mut expected = "exp ln log log2 log10 sqrt cbrt abs sin cos tan asin acos atan sinh \
-                        cosh tanh asinh acosh atanh sigmoid relu softplus gelu min max pow \
+                        cosh tanh sech asinh acosh atanh sigmoid relu softplus gelu normcdf normpdf min max pow \
                         floor ceil round sign detach"
         .split_whitespace()
         .collect::<Vec<_>>();

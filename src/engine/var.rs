@@ -501,6 +501,7 @@ unary_methods! {
     sinh => Sinh, 0.5;
     cosh => Cosh, 0.5;
     tanh => Tanh, 0.5;
+    sech => Sech, 0.5;
     asinh => Asinh, 0.5;
     acosh => Acosh, 1.5;
     atanh => Atanh, 0.5;
@@ -508,6 +509,8 @@ unary_methods! {
     relu => Relu, -0.5;
     softplus => Softplus, 0.5;
     gelu => Gelu, 0.5;
+    normcdf => Normcdf, 0.5;
+    normpdf => Normpdf, 0.5;
     floor => Floor, 1.5;
     ceil => Ceil, 1.5;
     round => Round, 1.5;

@@ -21,7 +21,8 @@ impl Default for Precision {
 /// 2^53: every integer of at most this magnitude is an f64 exactly.
 const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
 
-/// Formats `value` for people: integers up to 2^53 in full; `inf`, `-inf`, `nan`; `-0` as `0`; trailing zeros
+/// Formats `value` for people: integers up to 2^53 in full; `inf`, `-inf`, `nan`; `-0` as `0`
+/// (but as `-0` with [`Precision::Full`], whose text reads back as the same f64); trailing zeros
 /// trimmed; plain decimal for magnitudes in [1e-6, 1e15) and exponent form
 /// (`3.3554432e-18`) outside it, so a non-zero value is never shown as 0.
 pub fn format_number(value: f64, precision: Precision) -> String {
@@ -43,7 +44,8 @@ pub fn write_number<W: fmt::Write>(out: &mut W, value: f64, precision: Precision
         return out.write_str(if value > 0.0 { "inf" } else { "-inf" });
     }
     if value == 0.0 {
-        return out.write_str("0");
+        let negative = value.is_sign_negative() && precision == Precision::Full;
+        return out.write_str(if negative { "-0" } else { "0" });
     }
     // An integer that f64 holds exactly (every integer up to 2^53) is shown
     // whole, whatever the precision: `123456789012`, not `1.23456789e11`.

@@ -7,7 +7,8 @@ use crate::syntax::{Ident, Span};
 
 /// `:check` without names checks at most this many leaves.
 pub(super) const CHECK_LEAVES: usize = 1000;
-/// `:check`'s step is this fraction of the value (at least of 1)
+/// `:check`'s step is this fraction of the value (at least of 1); where the cap
+/// below makes it smaller, this fraction of |x| is tried too (see [`wide_step`])
 const CHECK_STEP: f64 = 1e-5;
 /// and at most this much,
 const CHECK_STEP_MAX: f64 = 1e-3;
@@ -86,25 +87,56 @@ impl Session {
         for (name, node) in targets.iter().cloned() {
             self.check_interrupt()?;
             let x = self.graph.value(node);
-            let h = check_step(x);
-            let (low, high) = (x - h, x + h);
             // Only the nodes that depend on this one change; the moved node is first.
             let moved = downstream.descendants(node);
-            minus[node.index()] = low;
-            plus[node.index()] = high;
-            self.graph.forward_over(&moved[1..], &mut minus);
-            self.graph.forward_over(&moved[1..], &mut plus);
-            // Divide by the step actually taken (x ± h rounded).
-            let numeric = (plus[out] - minus[out]) / (high - low);
-            let kink = self
-                .graph
-                .crosses_kink(&moved[1..], [&minus[..], &base[..], &plus[..]]);
-            for id in &moved {
-                minus[id.index()] = base[id.index()];
-                plus[id.index()] = base[id.index()];
+            let graph = &self.graph;
+            let mut central =
+                |h: f64| central_difference(graph, &moved, out, h, &base, &mut minus, &mut plus);
+            let mut h = check_step(x);
+            let (mut numeric, mut kink) = central(h);
+            let wide = wide_step(x);
+            // The rounding error of the quotient at step h: each node moved
+            // (but x itself, whose rounding the quotient divides out) is
+            // rounded to ε of its value, and that reaches the output times
+            // its gradient; divided by the step.
+            let scale: f64 = moved[1..]
+                .iter()
+                .map(|&id| (base[id.index()] * gradients[id]).abs())
+                .filter(|v| v.is_finite())
+                .sum::<f64>()
+                * f64::EPSILON;
+            if CHECK_STEP * x.abs() > CHECK_STEP_MAX
+                && wide > h
+                && scale / h > 1e-12 * numeric.abs()
+            {
+                // The capped step is too small beside |x| for this function:
+                // the quotient is rounding noise (x² at 1e12: a step of 1e-3
+                // is 8 units in the last place of x). A step of 1e-5·|x| is
+                // taken instead where its estimated error is smaller: rounding
+                // (scale/h) plus truncation (how much the quotient changes when
+                // the step is halved), and it crosses no kink. sin(x) at 1e8
+                // varies on a scale of 1, so there the small step stays.
+                let (half, _) = central(h / 2.0);
+                let (wide_numeric, wide_kink) = central(wide);
+                let (wide_half, _) = central(wide / 2.0);
+                let error = |step: f64, a: f64, b: f64| {
+                    let spread = (a - b).abs();
+                    let e = scale / step + spread;
+                    if e.is_nan() { f64::INFINITY } else { e }
+                };
+                if !wide_kink && error(wide, wide_numeric, wide_half) < error(h, numeric, half) {
+                    (h, numeric, kink) = (wide, wide_numeric, wide_kink);
+                }
             }
             let analytic = gradients[node];
             let difference = (analytic - numeric).abs();
+            // Before a warning or a failure: the quotient at half the step
+            // must agree with this one to 1e-3 of itself (gradcheck's rtol),
+            // or the difference says nothing about the gradient.
+            let mut steady = |numeric: f64| {
+                let (half, _) = central(h / 2.0);
+                (half - numeric).abs() <= 1e-3 * numeric.abs()
+            };
             let relative_error = if analytic == numeric {
                 0.0
             } else {
@@ -116,10 +148,12 @@ impl Session {
                 (Verdict::Kink, CHECK_TOLERANCE)
             } else if CHECK_TOLERANCE.admits(difference, numeric) {
                 (Verdict::Pass, CHECK_TOLERANCE)
-            } else if GRADCHECK_TOLERANCE.admits(difference, numeric) {
+            } else if steady(numeric) && GRADCHECK_TOLERANCE.admits(difference, numeric) {
                 (Verdict::Warn, GRADCHECK_TOLERANCE)
-            } else {
+            } else if steady(numeric) {
                 (Verdict::Fail, GRADCHECK_TOLERANCE)
+            } else {
+                (Verdict::Unsteady, GRADCHECK_TOLERANCE)
             };
             events.push(Event::Check {
                 of: output.label.clone(),
@@ -167,4 +201,51 @@ fn check_step(x: f64) -> f64 {
         h = h.min(x.abs() * CHECK_STEP_OF_X);
     }
     h.max(x.abs() * f64::EPSILON * 4.0)
+}
+
+/// `(f(x + h) − f(x − h)) / ((x + h) − (x − h))` for the output `out`, with the
+/// node `moved[0]` (value x in `base`) moved by ±h and its descendants
+/// `moved[1..]` evaluated again in `minus` and `plus` (both equal to `base`
+/// before and after), and whether a node on the way crosses a kink.
+fn central_difference(
+    graph: &crate::engine::Graph,
+    moved: &[NodeId],
+    out: usize,
+    h: f64,
+    base: &[f64],
+    minus: &mut [f64],
+    plus: &mut [f64],
+) -> (f64, bool) {
+    let node = moved[0];
+    let x = base[node.index()];
+    let (low, high) = (x - h, x + h);
+    minus[node.index()] = low;
+    plus[node.index()] = high;
+    graph.forward_over(&moved[1..], minus);
+    graph.forward_over(&moved[1..], plus);
+    // Divide by the step actually taken (x ± h rounded).
+    let numeric = (plus[out] - minus[out]) / (high - low);
+    let kink = graph.crosses_kink(&moved[1..], [minus, base, plus]);
+    for id in moved {
+        minus[id.index()] = base[id.index()];
+        plus[id.index()] = base[id.index()];
+    }
+    (numeric, kink)
+}
+
+/// The step [`CHECK_STEP`]·|x| without the cap, rounded to a power of two so
+/// that `x ± h` is exact in most cases (the quotient divides by the step
+/// actually taken in any case): the step that keeps a central difference
+/// above rounding noise where |x| is large (x² at 1e12, 3x at 1e20).
+fn wide_step(x: f64) -> f64 {
+    let h = CHECK_STEP * x.abs().max(1.0);
+    if !h.is_finite() || h == 0.0 {
+        return h;
+    }
+    let rounded = 2f64.powi(h.log2().round() as i32);
+    if rounded.is_finite() && rounded > 0.0 {
+        rounded
+    } else {
+        h
+    }
 }

@@ -5,11 +5,12 @@
 //! such graphs: the second derivatives of the output by reverse mode over its
 //! first-derivative nodes, and ∂y/∂x written back as an expression.
 //!
-//! A derivative graph keeps the branches of piecewise rules it was built at
-//! (`relu'` is 1 or nothing, `atan'`'s form for |u| ≤ 1 or beyond): after a
-//! leaf moves across a kink with `:=`, an old `g = grad(y, x)` still follows
-//! the old branch, as PyTorch's `create_graph=True` does. Build it again to
-//! follow the new one.
+//! A derivative graph is evaluated again by `:=`, and the rules of smooth ops
+//! are one expression for every point, so it follows the leaf. Only the rules
+//! at kinks and masks are chosen at the point it was built at (`relu'` is 1 or
+//! nothing, a `min`/`max` winner, the masks of `^`): after a leaf moves across
+//! a kink with `:=`, an old `g = grad(y, x)` still follows the old branch, as
+//! PyTorch's `create_graph=True` does. Build it again to follow the new one.
 
 use serde::Serialize;
 
@@ -467,9 +468,14 @@ impl Session {
         let mut matrix = Vec::with_capacity(wrt.len());
         // As in `gradient_nodes`: nothing below the smallest name depends on one.
         let min = wrt.iter().copied().min().unwrap_or(NodeId(0));
+        // Whether ∂y/∂x is built from any of the variables at all: a zero row
+        // of a derivative that depends on none is linearity (or flat ops); one
+        // that does is a zero (or an underflow) at this point only.
+        let mut constant_rows = Vec::with_capacity(wrt.len());
         for &first in &firsts {
             let order = self.graph.topo_order_above(first, min);
             let gradients = self.graph.backward(&order);
+            constant_rows.push(!order.iter().any(|id| wrt.contains(id)));
             matrix.push(wrt.iter().map(|&x| gradients[x]).collect::<Vec<f64>>());
         }
         self.graph.truncate(mark);
@@ -485,12 +491,19 @@ impl Session {
         let zero_rows = targets
             .iter()
             .zip(&matrix)
-            .filter(|(_, row)| row.iter().all(|&v| v == 0.0))
-            .map(|((name, _), _)| {
-                format!(
-                    "row {name} is 0: ∂{}/∂{name} does not change with any of these variables (the output is linear in {name} here, or {name} reaches it only through flat ops such as relu at u ≤ 0)",
-                    output.label
-                )
+            .zip(&constant_rows)
+            .filter(|((_, row), _)| row.iter().all(|&v| v == 0.0))
+            .map(|(((name, _), _), &constant)| {
+                let of = &output.label;
+                if constant {
+                    format!(
+                        "row {name} is 0: ∂{of}/∂{name} does not change with any of these variables (the output is linear in {name} here, or {name} reaches it only through flat ops such as relu at u ≤ 0)"
+                    )
+                } else {
+                    format!(
+                        "row {name} is 0 at this point: ∂{of}/∂{name} changes with these variables, but its derivatives are 0 here or smaller than a double can hold"
+                    )
+                }
             })
             .collect();
         events.push(Event::Calculus(CalculusEvent::Hessian {

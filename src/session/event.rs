@@ -620,10 +620,15 @@ pub enum Verdict {
     /// The analytic or the numeric gradient is inf or nan.
     #[serde(rename = "not finite")]
     NotFinite,
+    /// The difference quotient changes, when the step is halved, by more than
+    /// the difference it would be judged by: the function varies faster than
+    /// the doubles next to x can resolve (sin(x) at 1e20, where doubles are
+    /// 16384 apart), so a central difference measures nothing there.
+    Unsteady,
 }
 
 impl Verdict {
-    /// `pass`, `warn`, `FAIL`, `kink`, `not finite`.
+    /// `pass`, `warn`, `FAIL`, `kink`, `not finite`, `unsteady`.
     pub fn word(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -631,6 +636,7 @@ impl Verdict {
             Verdict::Fail => "FAIL",
             Verdict::Kink => "kink",
             Verdict::NotFinite => "not finite",
+            Verdict::Unsteady => "unsteady",
         }
     }
 }
@@ -784,7 +790,8 @@ pub mod fields {
     use super::NodeRef;
     use crate::engine::{NodeId, Op};
 
-    /// A number: integral values as integers, other finite values as the
+    /// A number: integral values as integers (−0 as `-0.0`, so that it reads
+    /// back as −0), other finite values as the
     /// shortest round-trip float, inf, -inf and nan as the strings `"inf"`,
     /// `"-inf"` and `"nan"`.
     pub fn number<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -793,6 +800,10 @@ pub mod fields {
             s.serialize_str("nan")
         } else if value.is_infinite() {
             s.serialize_str(if value > 0.0 { "inf" } else { "-inf" })
+        } else if value == 0.0 && value.is_sign_negative() {
+            // −0 reads back as itself only with a fraction (`-0` is the integer 0
+            // to most JSON readers).
+            s.serialize_f64(value)
         } else if value.fract() == 0.0 && value.abs() < i64::MAX as f64 {
             // Every integral f64 below 2^63 is exactly an i64; larger ones print
             // in exponent form, which has no fraction either.

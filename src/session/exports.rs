@@ -284,7 +284,7 @@ impl Session {
             // After Ctrl-C the rest is not computed (the statement fails).
             .take_while(|_| !crate::interrupt::requested())
             .map(|i| {
-                let x = from + (to - from) * i as f64 / (PLOT_SAMPLES - 1) as f64;
+                let x = plot_sample(from, to, i);
                 let values = self.graph.reevaluate(&order, &[(node, x)]);
                 let grad = self.graph.backward_at(&order, &values)[node];
                 PlotSample {
@@ -306,6 +306,19 @@ impl Session {
 }
 
 /// One end of a plot's range: a finite number.
+/// The `i`-th of [`PLOT_SAMPLES`] evenly spaced points from `from` to `to`
+/// (a finite range whose width is finite): exactly `from` and `to` at the
+/// ends, and no intermediate overflow (`(to - from)·i` overflows for a width
+/// above f64::MAX/240, as 0 to 1e308; the step `to/n − from/n` does not).
+fn plot_sample(from: f64, to: f64, i: usize) -> f64 {
+    let last = PLOT_SAMPLES - 1;
+    if i >= last {
+        return to;
+    }
+    let n = last as f64;
+    from + (to / n - from / n) * i as f64
+}
+
 fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
     match word.name.replace('−', "-").parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),

@@ -355,3 +355,118 @@ fn the_descent_examples_converge() {
     let v = run_file("moons_descent.calc");
     assert_eq!(v[v.len() - 4..], [1.0, 1.0, -1.0, -1.0]);
 }
+
+/// `got` is `want` to 1e-12 relative, or both are 0 where `want` is 0 (the
+/// true value underflows: below the smallest subnormal, or subnormal).
+fn assert_accurate(got: f64, want: f64, what: &str) {
+    let ok = if want == 0.0 {
+        got.abs() < 1e-300
+    } else {
+        (got - want).abs() <= 1e-12 * want.abs()
+    };
+    assert!(ok, "{what}: got {got:e}, want {want:e}");
+}
+
+#[test]
+fn second_and_third_derivatives_of_saturating_ops_are_accurate_everywhere() {
+    // (op, x, f''(x), f'''(x)): sympy's derivatives of tanh(x), 1/(1 + e^-x),
+    // x·(1 + erf(x/√2))/2, ln(1 + e^x), atan(x), asinh(x), evaluated by mpmath
+    // at 1500 digits and rounded to f64 (0 where the true value is subnormal or
+    // smaller). Closed forms to check a row by hand: gelu'' = φ(x)(2 − x²),
+    // gelu''' = φ(x)(x³ − 4x); tanh'' = −2 tanh·sech², sigmoid'' = σ'(1 − 2σ).
+    let rows: &[(&str, f64, f64, f64)] = &[
+        ("gelu", 0.0, 0.7978845608028654, 0.0),
+        ("gelu", 1e-09, 0.7978845608028654, -1.5957691216057308e-09),
+        ("gelu", -1e-09, 0.7978845608028654, 1.5957691216057308e-09),
+        ("gelu", 1e-05, 0.7978845607230769, -1.595769121486048e-05),
+        ("gelu", -1e-05, 0.7978845607230769, 1.595769121486048e-05),
+        ("gelu", 1e-150, 0.7978845608028654, -1.5957691216057308e-150),
+        ("gelu", 1.0, 0.24197072451914334, -0.7259121735574301),
+        ("tanh", 1e-09, -2e-09, -2.0),
+        ("tanh", -1e-09, 2e-09, -2.0),
+        ("tanh", 1.0, -0.6397000084492245, 0.6216266807712962),
+        ("tanh", -1.0, 0.6397000084492245, 0.6216266807712962),
+        ("tanh", 20.0, -3.398683404233271e-17, 6.797366808466542e-17),
+        ("tanh", -20.0, 3.398683404233271e-17, 6.797366808466542e-17),
+        (
+            "tanh",
+            200.0,
+            -1.5321356773712045e-173,
+            3.064271354742409e-173,
+        ),
+        (
+            "tanh",
+            -200.0,
+            1.5321356773712045e-173,
+            3.064271354742409e-173,
+        ),
+        ("tanh", 711.0, 0.0, 0.0),
+        ("tanh", -711.0, 0.0, 0.0),
+        ("tanh", 1000.0, 0.0, 0.0),
+        ("tanh", -1000.0, 0.0, 0.0),
+        ("sigmoid", 1e-09, -1.25e-10, -0.125),
+        ("sigmoid", 1e-150, -1.25e-151, -0.125),
+        (
+            "sigmoid",
+            40.0,
+            -4.248354255291589e-18,
+            4.248354255291589e-18,
+        ),
+        (
+            "sigmoid",
+            -40.0,
+            4.248354255291589e-18,
+            4.248354255291589e-18,
+        ),
+        ("sigmoid", 711.0, 0.0, 0.0),
+        ("sigmoid", -1000.0, 0.0, 0.0),
+        ("softplus", 1e-09, 0.25, -1.25e-10),
+        ("softplus", 745.0, 0.0, 0.0),
+        ("softplus", -745.0, 0.0, 0.0),
+        ("atan", 1e-09, -2e-09, -2.0),
+        ("atan", 1e+100, -2e-300, 0.0),
+        ("atan", -1e+100, 2e-300, 0.0),
+        ("asinh", 1e-09, -1e-09, -1.0),
+        ("asinh", 1e+200, 0.0, 0.0),
+    ];
+    for &(op, x, second, third) in rows {
+        let v = values(&format!(
+            "x = {x:?}; y = {op}(x); g = grad(y, x); g2 = grad(g, x); g2; grad(g2, x)"
+        ));
+        assert_accurate(v[0], second, &format!("{op}''({x:e})"));
+        assert_accurate(v[1], third, &format!("{op}'''({x:e})"));
+    }
+}
+
+#[test]
+fn gelu_derivatives_at_zero_through_functions_hessian_and_update() {
+    // gelu''(0) = 2φ(0) = √(2/π) = 0.7978845608028654.
+    let v = values("f(t) = gelu(t); f''(0)");
+    assert_accurate(v[0], 0.7978845608028654, "f''(0)");
+    let out = json("x = 0; y = gelu(x); :hessian");
+    let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
+    assert_accurate(number(&h["matrix"][0][0]), 0.7978845608028654, ":hessian");
+    assert_eq!(h["zero_rows"], serde_json::json!([]));
+    // gelu'(1) = Φ(1) + φ(1) = 0.8413447460685429 + 0.2419707245191433 (mpmath):
+    // the derivative graph built at 0 follows x to 1.
+    let v = values("x = 0; y = gelu(x); g = grad(y, x); x := 1; g");
+    assert_accurate(v[0], 1.0833154705876864, "gelu'(1) after x := 1");
+}
+
+#[test]
+fn a_zero_hessian_row_is_explained_truly() {
+    // tanh''(711) = −2·tanh·sech² ≈ −2e-617 is below the smallest double, so
+    // the row is 0; tanh' does change with x, so "linear" would be false.
+    let out = json("x = 711; y = tanh(x); :hessian");
+    let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
+    let why = h["zero_rows"][0].as_str().unwrap();
+    assert!(!why.contains("linear"), "{why}");
+    assert!(
+        why.contains("0 here or smaller than a double can hold"),
+        "{why}"
+    );
+    // x³ at 0: the second derivative 6x is 0 there, but not constant.
+    let out = json("x = 0; y = x^3; :hessian");
+    let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
+    assert!(!h["zero_rows"][0].as_str().unwrap().contains("linear"));
+}

@@ -110,6 +110,7 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
         Op::Sinh => one(u.sinh(), u.cosh()),
         Op::Cosh => one(u.cosh(), u.sinh()),
         Op::Tanh => one(u.tanh(), 1.0 / (u.cosh() * u.cosh())),
+        Op::Sech => one(1.0 / u.cosh(), -u.tanh() / u.cosh()),
         // The same libm functions as the engine (Rust's f64::acosh and
         // f64::atanh lose digits near ±1); tests/it/accuracy.rs checks them
         // against mpmath. Equal values keep the rounding model below exact.
@@ -130,6 +131,12 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
             // corrected), so that both walks see the same forward values; its
             // accuracy is checked against mpmath in tests/it/accuracy.rs.
             one((Op::Gelu.info().forward)(&[u]), cdf + u * pdf)
+        }
+        Op::Normcdf | Op::Normpdf => {
+            let pdf = (-0.5 * u * u).exp() / (2.0 * PI).sqrt();
+            // The values as the engine computes them (see gelu above).
+            let value = (op.info().forward)(&[u]);
+            one(value, if op == Op::Normcdf { pdf } else { -u * pdf })
         }
         Op::Floor => one(u.floor(), 0.0),
         Op::Ceil => one(u.ceil(), 0.0),
@@ -154,7 +161,9 @@ fn rule(op: Op, x: &[f64]) -> Option<(f64, Vec<f64>)> {
 /// `1/(1 − u²)` that the engine or this test may use.
 fn partial_error(op: Op, u: f64, partial: f64) -> f64 {
     match op {
-        Op::Tanh | Op::Sigmoid | Op::Gelu => partial.abs() + 1.0,
+        Op::Tanh | Op::Sech | Op::Sigmoid | Op::Gelu | Op::Normcdf | Op::Normpdf => {
+            partial.abs() + 1.0
+        }
         Op::Asin | Op::Acos | Op::Atanh | Op::Acosh => {
             partial.abs() + (1.0 + u * u) * partial * partial
         }
@@ -1164,6 +1173,96 @@ proptest! {
                 let [db] = gradient_nodes(&mut graph, y, &[b])[..] else { unreachable!() };
                 let [dbx] = gradient_nodes(&mut graph, db, &[x])[..] else { unreachable!() };
                 prop_assert!(near(graph.value(dxb), graph.value(dbx), 1e-12), "{} mixed: {} vs {}", info.name, graph.value(dxb), graph.value(dbx));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Derivative graphs moved with `:=`: a derivative graph built at one point and
+// evaluated again at another (`Graph::update_leaf`, what `x := v` does) equals
+// the derivative graph built afresh there, at orders 1 and 2, for every op.
+// The ops with kinks or masks keep the branch they were built on (relu, min,
+// max, the masks of `^`; docs/language.md §6), so for them both points are on
+// one side; every other rule is one expression for every point.
+
+/// `op` applied to the leaf `x` (and, for a binary or variadic op, a second
+/// leaf `b`, or the constant exponent `b` of `x^b`).
+fn moved_op(graph: &mut Graph, op: Op, x: NodeId, b: f64) -> NodeId {
+    match (op, op.info().arity) {
+        (Op::Pow, _) => {
+            let b = graph.constant(b);
+            graph.apply(op, &[x, b]).unwrap()
+        }
+        (_, Arity::Unary) => graph.apply(op, &[x]).unwrap(),
+        _ => {
+            let b = graph.leaf(b);
+            graph.apply(op, &[x, b]).unwrap()
+        }
+    }
+}
+
+/// A point of `op`'s domain from a random signed magnitude `m` (any f64 from
+/// 1e-300 to 1e300 and 0); `side` is the sign kept for ops with a kink at 0.
+fn moved_point(op: Op, m: f64, side: f64) -> f64 {
+    match op {
+        Op::Ln | Op::Log2 | Op::Log10 | Op::Sqrt | Op::Pow => m.abs(),
+        Op::Asin | Op::Acos | Op::Atanh => m.tanh(),
+        Op::Acosh => 1.0 + m.abs(),
+        Op::Relu => side * m.abs().max(1e-300),
+        // Against the second input 0.5: the same winner at both points.
+        Op::Min | Op::Max => 0.5 + side * (m.abs() + 0.25),
+        _ => m,
+    }
+}
+
+fn same_number(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+fn signed_magnitude() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        1 => Just(0.0),
+        6 => (-300.0f64..300.0, any::<bool>())
+            .prop_map(|(e, negative)| if negative { -(10f64.powf(e)) } else { 10f64.powf(e) }),
+        6 => -40.0f64..40.0,
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn derivative_graphs_moved_with_update_equal_graphs_built_there(
+        m1 in signed_magnitude(),
+        m2 in signed_magnitude(),
+        side in prop_oneof![Just(1.0f64), Just(-1.0f64)],
+        exponent in prop::sample::select(vec![2.0f64, 3.0, -1.0, -2.0, 0.5, 1.5]),
+    ) {
+        use gradcalc::session::gradient_nodes;
+        for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
+            let op = info.op;
+            let (p1, p2) = (moved_point(op, m1, side), moved_point(op, m2, side));
+            let b = if op == Op::Pow { exponent } else { 0.5 };
+            // Built at p1, then x := p2.
+            let mut moved = Graph::new();
+            let x = moved.leaf(p1);
+            let y = moved_op(&mut moved, op, x, b);
+            let [g1] = gradient_nodes(&mut moved, y, &[x])[..] else { unreachable!() };
+            let [g2] = gradient_nodes(&mut moved, g1, &[x])[..] else { unreachable!() };
+            moved.update_leaf(x, p2);
+            // Built at p2.
+            let mut fresh = Graph::new();
+            let x = fresh.leaf(p2);
+            let y = moved_op(&mut fresh, op, x, b);
+            let [f1] = gradient_nodes(&mut fresh, y, &[x])[..] else { unreachable!() };
+            let [f2] = gradient_nodes(&mut fresh, f1, &[x])[..] else { unreachable!() };
+            for (order, got, want) in [(1, moved.value(g1), fresh.value(f1)), (2, moved.value(g2), fresh.value(f2))] {
+                prop_assert!(
+                    same_number(got, want),
+                    "{}: order {order} built at {p1:e}, moved to {p2:e}: {got:e}; built there: {want:e}",
+                    info.name
+                );
             }
         }
     }

@@ -493,3 +493,88 @@ fn a_plot_range_whose_width_overflows_is_refused() {
         .assert()
         .success();
 }
+
+/// A range wider than f64::MAX/240: the samples are exactly `lo` and `hi` at
+/// the ends and finite between (before, the step (hi − lo)·i overflowed: "from
+/// 0 to inf", "inf or nan at 239 of 241 points", "x":"inf" in JSON).
+#[test]
+fn a_plot_of_a_huge_range_has_finite_samples_and_exact_ends() {
+    for (lo, hi) in [(0.0, 1e308), (-1e308, 0.0), (-5e307, 1.2e308)] {
+        let (events, status) =
+            json_events(&["-e", &format!("x = 1; y = x; :plot x {lo:e} {hi:e}")]);
+        assert_eq!(status, Some(0));
+        let plot = events.iter().find(|e| e["kind"] == "plot").unwrap();
+        let xs: Vec<f64> = plot["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| float(&s["x"]))
+            .collect();
+        assert_eq!(xs.len(), 241);
+        assert_eq!((xs[0], xs[240]), (lo, hi));
+        // Evenly spaced: sample i is lo + i·(hi − lo)/240 to rounding.
+        let width = hi / 240.0 - lo / 240.0;
+        for (i, &x) in xs.iter().enumerate() {
+            let want = lo + width * i as f64;
+            assert!(
+                (x - want).abs() <= 1e-12 * hi.abs().max(lo.abs()),
+                "{i}: {x:e}"
+            );
+        }
+        let text = text_lines(&format!("x = 1; y = x; :plot x {lo:e} {hi:e}")).join("\n");
+        assert!(!text.contains("inf"), "{text}");
+    }
+    let text = text_lines("x = 1; y = x; :plot x 0 1e308").join("\n");
+    assert!(
+        text.contains("y for x from 0 to 1e308 (x = 1 now)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n0 ") && text.contains(" 1e308\n"),
+        "the x axis: {text}"
+    );
+}
+
+/// Correct gradients pass at every magnitude: x² (2x), 3x (3), exp(x/1e12)
+/// (e^(x/1e12)/1e12) and sin x (cos x) from 1e-300 to 1e300, both signs,
+/// where the quotient measures anything. Before, the step was capped at 1e-3
+/// for |x| ≥ 100: x² at 1e12 gave a central difference of 1.9929e12 (FAIL), 3x
+/// at 1e20 gave 3.2 (FAIL), x² at 1e9 warned. sin x beyond 1e20, where doubles
+/// are farther apart than its period, is `unsteady`, never a failure; an
+/// overflowing value is `not finite`.
+#[test]
+fn check_passes_correct_gradients_at_every_magnitude() {
+    let mut script = String::new();
+    let mut expected = Vec::new();
+    for e in (-300..=300).step_by(20) {
+        for sign in [1.0, -1.0] {
+            let x = sign * 10f64.powi(e);
+            for f in ["x^2", "3*x", "exp(x/1e12)", "sin(x)"] {
+                script.push_str(&format!("x = {x:?}; y = {f}; :check x\n"));
+                expected.push((f, x));
+            }
+        }
+    }
+    let (checks, _) = run_checks(&script);
+    assert_eq!(checks.len(), expected.len());
+    for (check, (f, x)) in checks.iter().zip(expected) {
+        let verdict = check["verdict"].as_str().unwrap();
+        let allowed: &[&str] = match f {
+            "sin(x)" if x.abs() >= 1e20 => &["pass", "unsteady"],
+            "exp(x/1e12)" if x > 1e14 => &["not finite"],
+            // y = x² overflows to inf.
+            "x^2" if x.abs() > 1.3e154 => &["not finite"],
+            _ => &["pass"],
+        };
+        assert!(allowed.contains(&verdict), "{f} at {x:e}: {check}");
+    }
+    // The step is large enough beside x: exact quotients.
+    let (check, _) = one_check("x = 1e12; y = x^2; :check", "pass", 2e12, 2e12);
+    assert!(float(&check["h"]) >= 1e6, "{check}");
+    one_check("x = 1e20; y = 3*x; :check", "pass", 3.0, 3.0);
+    one_check("x = 1e9; y = x^2; :check", "pass", 2e9, 2e9);
+    // A wrong gradient still fails there, and a kink is still a kink.
+    one_check("x = 1e12; y = detach(x)*x; :check", "fail", 1e12, 2e12);
+    one_check("x = 0; y = abs(x); :check", "kink", 0.0, 0.0);
+    one_check("x = 1e12; y = relu(x - 1e12); :check", "kink", 0.0, 0.5);
+}

@@ -273,7 +273,9 @@ fn render_unicode(
         } => {
             let word = match verdict {
                 Verdict::Pass => "pass".to_string(),
-                Verdict::Warn | Verdict::Kink | Verdict::NotFinite => p.warning(verdict.word()),
+                Verdict::Warn | Verdict::Kink | Verdict::NotFinite | Verdict::Unsteady => {
+                    p.warning(verdict.word())
+                }
                 Verdict::Fail => p.error(verdict.word()),
             };
             // What the verdict rests on: |difference| against atol + rtol·|numeric|.
@@ -292,7 +294,7 @@ fn render_unicode(
                     test(*tolerance)
                 ),
                 Verdict::Fail => format!(" > {} (gradcheck's tolerance)", test(*tolerance)),
-                Verdict::Kink | Verdict::NotFinite => String::new(),
+                Verdict::Kink | Verdict::NotFinite | Verdict::Unsteady => String::new(),
             };
             let _ = write!(
                 out,
@@ -311,6 +313,9 @@ fn render_unicode(
                 Verdict::NotFinite => {
                     Some("inf or nan: the difference quotient cannot be compared")
                 }
+                Verdict::Unsteady => Some(
+                    "the difference quotient changes with the step more than that: the function varies faster than the doubles near this point resolve, so a central difference measures nothing here",
+                ),
                 Verdict::Pass | Verdict::Warn | Verdict::Fail => None,
             };
             for why in why.into_iter().chain(note.as_deref()) {
