@@ -155,9 +155,22 @@ impl Session {
             } else {
                 (Verdict::Unsteady, GRADCHECK_TOLERANCE)
             };
+            // A gradient stopped by `detach` on purpose differs from the
+            // central difference, which moves through it: say so beside a
+            // failing verdict, so that the FAIL is not read as a wrong rule.
+            let detached = matches!(verdict, Verdict::Warn | Verdict::Fail)
+                && moved[1..].iter().any(|&id| self.graph.op(id) == Op::Detach);
+            let note = self.stale_note(&output, &name, &reached).or_else(|| {
+                detached.then(|| {
+                    format!(
+                        "{name} reaches {} through detach(…), whose gradient is 0 by definition while its value moves with {name}: reverse mode leaves that path out, the central difference does not",
+                        output.label
+                    )
+                })
+            });
             events.push(Event::Check {
                 of: output.label.clone(),
-                note: self.stale_note(&output, &name, &reached),
+                note,
                 wrt: name,
                 at: x,
                 h,

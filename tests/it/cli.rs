@@ -1505,3 +1505,36 @@ fn negative_zero_reads_back_in_full_precision_and_json() {
     }
     assert!(stdout_of(&json).contains("\"value\":-0.0"));
 }
+
+/// `:check` beside `detach`: reverse mode leaves out the detached path (its
+/// gradient is 0 by definition), the central difference moves through it, so
+/// the verdict is FAIL, and the note says why. y = detach(x)·x at 0.5: reverse
+/// ∂y/∂x = detach(x) = 0.5, central difference d(x²)/dx = 1.
+#[test]
+fn check_explains_a_failure_caused_by_detach() {
+    let (events, status) =
+        crate::util::json_events(&["-e", "x = 0.5; y = detach(x)*x", "-e", ":check"]);
+    assert_eq!(status, Some(0));
+    let check = events.iter().find(|e| e["kind"] == "check").unwrap();
+    assert_eq!(check["verdict"], "fail", "{check}");
+    assert_eq!(check["analytic"], 0.5);
+    assert!((check["numeric"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+    assert!(
+        check["note"]
+            .as_str()
+            .unwrap()
+            .contains("through detach(…)"),
+        "{check}"
+    );
+    // A detached path whose contributions cancel (detach(x) − detach(x)):
+    // both agree, 2x = 1, and no note is given.
+    let (events, _) = crate::util::json_events(&[
+        "-e",
+        "x = 0.5; y = x^2 + detach(x) - detach(x)",
+        "-e",
+        ":check",
+    ]);
+    let check = events.iter().find(|e| e["kind"] == "check").unwrap();
+    assert_eq!(check["verdict"], "pass", "{check}");
+    assert!(check.get("note").is_none(), "{check}");
+}
