@@ -152,6 +152,9 @@ impl<'a> Walk<'a> {
     /// The chain rule at `node`, the next node of the order: its gradient is
     /// complete (every node using it came earlier), and each operand receives
     /// `upstream × local`; `recorder` is told the node and every edge.
+    // Inlined into each walk's loop: as a call it cost a fifth more
+    // instructions a node (callgrind, W4).
+    #[inline(always)]
     fn visit<R: Recorder>(&mut self, node: NodeId, recorder: &mut R) {
         let (graph, values) = (self.graph, self.values);
         // ∂output/∂node, complete: every node using this one came earlier.
