@@ -818,3 +818,77 @@ fn no_two_texts_overlap_in_random_graphs() {
         assert_texts_apart(&svg, &format!("random graph {graph}:\n{script}\n"));
     }
 }
+
+/// Every text of a chart (`:plot`, `:repeat … FILE.svg`) with its estimated box.
+fn chart_texts(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
+    let document = roxmltree::Document::parse(svg).expect("well-formed XML");
+    let root = document.root_element();
+    let font = number(root.attribute("font-size"));
+    let canvas = (
+        number(root.attribute("width")),
+        number(root.attribute("height")),
+    );
+    let texts = root
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| (n.text().unwrap_or("").to_string(), text_box(n, font)))
+        .collect();
+    (texts, canvas)
+}
+
+/// `script` then `command` (which writes `name`); the file's text.
+fn chart_of(dir: &Path, script: &str, command: &str, name: &str) -> String {
+    let (stdout, stderr, status) = run(dir, &format!("{script}\n{command}"));
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+#[test]
+fn chart_texts_stay_inside_the_canvas_and_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let charts = [
+        // The marker at the right end: step = 20 at x = 700 of 720.
+        (
+            "w = 0; L = (w-3)^2",
+            ":repeat 20 -f rep.svg w := w - 0.1*grad(L, w)",
+            "rep.svg",
+        ),
+        (
+            "w = 0; L = (w-3)^2",
+            ":repeat 2 -f rep.svg w := w + 1",
+            "rep.svg",
+        ),
+        // The marker at either end of a plot, and in the middle.
+        ("x = 1; y = x^2", ":plot x 1 2 -f p.svg", "p.svg"),
+        ("x = 2; y = x^2", ":plot x 1 2 -f p.svg", "p.svg"),
+        (
+            "x = -123.456; y = x^3",
+            ":plot x -123.456 100000.5 -f p.svg",
+            "p.svg",
+        ),
+        ("x = 0.5; y = tanh(x)", ":plot x -3 3 -f p.svg", "p.svg"),
+    ];
+    for (script, command, name) in charts {
+        let svg = chart_of(dir.path(), script, command, name);
+        let (texts, (width, height)) = chart_texts(&svg);
+        assert!(texts.len() >= 5, "{command}: {texts:?}");
+        for (text, b) in &texts {
+            assert!(
+                b.0 >= 0.0 && b.1 >= 0.0 && b.0 + b.2 <= width && b.1 + b.3 <= height,
+                "{command}: {text:?} at {b:?} leaves the {width}×{height} canvas"
+            );
+        }
+        for i in 0..texts.len() {
+            for j in i + 1..texts.len() {
+                let (a, b) = (texts[i].1, texts[j].1);
+                let apart =
+                    a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1;
+                assert!(
+                    apart,
+                    "{command}: {:?} and {:?} overlap",
+                    texts[i], texts[j]
+                );
+            }
+        }
+    }
+}
