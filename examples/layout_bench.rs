@@ -49,14 +49,17 @@ impl Builder {
             self.edges.push(Edge {
                 from: input,
                 to: op,
-                label: 40.0,
+                label: Size {
+                    along: 40.0,
+                    across: 22.0,
+                },
             });
         }
         let value = self.leaf();
         self.edges.push(Edge {
             from: op,
             to: value,
-            label: 0.0,
+            label: Size::NONE,
         });
         value
     }

@@ -6,8 +6,13 @@
 //!    rank); then, from the sinks back, a node with at least as many edges out
 //!    as in moves down to just before its nearest consumer, so that a leaf sits
 //!    just before the op that reads it and a side branch next to where it joins.
-//! 2. **Dummy nodes**: an edge spanning several ranks becomes a chain of zero-size
-//!    nodes, one per rank it crosses, so every edge joins neighbouring ranks.
+//! 2. **Dummy nodes**: between every two ranks there is a *label rank*, and an
+//!    edge becomes a chain of dummy nodes, one per rank it crosses (label ranks
+//!    included), so every edge joins neighbouring ranks. The dummy in the label
+//!    rank just before the edge's head has the size of the edge's label (zero
+//!    for none), as Graphviz's `dot` does with labels: the passes below keep
+//!    labels apart from each other and from the edges passing by just as they
+//!    keep nodes apart, and each label sits on its own edge.
 //! 3. **Order within ranks**: sweeps of the barycenter heuristic (each node
 //!    moves to the mean position of its neighbours in the rank just fixed), each
 //!    followed by a *transpose* step that swaps neighbours while that removes
@@ -33,22 +38,33 @@ pub struct Size {
     pub across: f64,
 }
 
-/// An edge `from → to`, with the room its label needs along the rank axis
-/// (0 without a label). The label is drawn in the gap before `to`'s rank.
+/// An edge `from → to`, with the room its label needs (both extents 0 without
+/// a label). The label is drawn on the edge in the gap before `to`'s rank, and
+/// no two labels, nor a label and an edge passing by, come closer across than
+/// [`Spacing::edge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Edge {
     /// The tail (an index into the node sizes).
     pub from: usize,
     /// The head.
     pub to: usize,
-    /// The label's extent along the rank axis, 0 for none.
-    pub label: f64,
+    /// The label's extents, both 0 for none.
+    pub label: Size,
+}
+
+impl Size {
+    /// No room: an edge without a label.
+    pub const NONE: Size = Size {
+        along: 0.0,
+        across: 0.0,
+    };
 }
 
 /// Gaps of a layout, in the same units as the sizes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spacing {
-    /// Between neighbouring ranks (before any label room).
+    /// Between neighbouring ranks (before any label room; the labels of the gap
+    /// are centred in it).
     pub rank: f64,
     /// Between neighbouring nodes of a rank.
     pub node: f64,
@@ -68,7 +84,8 @@ pub struct Layout {
     /// neighbouring points in different ranks are joined by a curve, those in
     /// the same rank by a straight line.
     pub routes: Vec<Vec<(f64, f64)>>,
-    /// Where each edge's label is centred: in the gap before the head's rank.
+    /// Where each edge's label is centred: on the edge, in the gap before the
+    /// head's rank.
     pub labels: Vec<(f64, f64)>,
     /// The extent of the whole drawing: `(along, across)`.
     pub extent: (f64, f64),
@@ -93,6 +110,7 @@ pub fn layout(sizes: &[Size], edges: &[Edge], spacing: Spacing) -> Layout {
     let ranks = rank(n, edges);
     let mut graph = Layered::new(sizes, edges, &ranks, spacing);
     let crossings = graph.order();
+    graph.add_label_ranks(edges);
     let across = graph.coordinates();
     graph.finish(sizes, edges, &ranks, &across, crossings)
 }
@@ -136,6 +154,8 @@ fn rank(n: usize, edges: &[Edge]) -> Vec<usize> {
 }
 
 /// The graph with dummy nodes: nodes `0..real` are the caller's, the rest dummies.
+/// Ordered with the caller's ranks; then [`Layered::add_label_ranks`] makes the
+/// caller's rank `r` rank `2r` and puts a label rank between every two.
 struct Layered {
     real: usize,
     /// Each node's rank.
@@ -149,7 +169,9 @@ struct Layered {
     layers: Vec<Vec<usize>>,
     /// Each node's index in its layer.
     position: Vec<usize>,
-    /// For each caller's edge, its chain of dummies (top to bottom).
+    /// For each caller's edge, its chain of dummies (top to bottom); once the
+    /// label ranks are in, the last one is in the label rank before the head
+    /// and holds the label.
     chains: Vec<Vec<usize>>,
     spacing: Spacing,
 }
@@ -205,6 +227,66 @@ impl Layered {
                 self.position[v] = i;
             }
         }
+    }
+
+    /// Doubles every rank and puts a label rank between every two: each edge
+    /// between neighbouring ranks gets a dummy there, the last one of an edge
+    /// the size of its label across. The order found is kept, and each label
+    /// rank is ordered by its dummies' ends above, then below, so it adds no
+    /// crossing. (Ordering with the label ranks in would dilute the barycenters
+    /// and leave crossings that only swapping in two ranks at once removes.)
+    fn add_label_ranks(&mut self, edges: &[Edge]) {
+        let depth = self.layers.len();
+        for r in &mut self.rank {
+            *r *= 2;
+        }
+        let mut label_layers: Vec<Vec<usize>> = vec![Vec::new(); depth.saturating_sub(1)];
+        let chains = std::mem::take(&mut self.chains);
+        for (edge, chain) in edges.iter().zip(chains) {
+            if self.rank[edge.to] <= self.rank[edge.from] {
+                self.chains.push(chain); // drawn, not laid out: no dummies
+                continue;
+            }
+            let mut stops = Vec::with_capacity(chain.len() + 2);
+            stops.push(edge.from);
+            stops.extend_from_slice(&chain);
+            stops.push(edge.to);
+            let mut new_chain = Vec::with_capacity(2 * chain.len() + 1);
+            for pair in stops.windows(2) {
+                let (p, q) = (pair[0], pair[1]);
+                let dummy = self.rank.len();
+                let r = self.rank[p] + 1;
+                self.rank.push(r);
+                let last = q == edge.to;
+                self.across.push(if last { edge.label.across } else { 0.0 });
+                self.up.push(vec![p]);
+                self.down.push(vec![q]);
+                if let Some(slot) = self.down[p].iter_mut().find(|w| **w == q) {
+                    *slot = dummy;
+                }
+                if let Some(slot) = self.up[q].iter_mut().find(|u| **u == p) {
+                    *slot = dummy;
+                }
+                label_layers[r / 2].push(dummy);
+                new_chain.push(dummy);
+                if !last {
+                    new_chain.push(q);
+                }
+            }
+            self.chains.push(new_chain);
+        }
+        for layer in &mut label_layers {
+            layer.sort_by_key(|&d| (self.position[self.up[d][0]], self.position[self.down[d][0]]));
+        }
+        let real_layers = std::mem::take(&mut self.layers);
+        for (r, layer) in real_layers.into_iter().enumerate() {
+            if r > 0 {
+                self.layers.push(std::mem::take(&mut label_layers[r - 1]));
+            }
+            self.layers.push(layer);
+        }
+        self.position.resize(self.rank.len(), 0);
+        self.renumber();
     }
 
     /// Barycenter sweeps with transposition; keeps the best order. Returns the
@@ -435,20 +517,24 @@ impl Layered {
         crossings: usize,
     ) -> Layout {
         let depth = self.layers.len();
+        // Thickness of each rank (doubled numbering): its nodes, or its labels.
         let mut thickness = vec![0.0f64; depth];
         for (v, size) in sizes.iter().enumerate() {
-            thickness[ranks[v]] = thickness[ranks[v]].max(size.along);
+            let r = self.rank[v];
+            thickness[r] = thickness[r].max(size.along);
         }
-        // Room for labels in the gap before each rank.
-        let mut label_room = vec![0.0f64; depth];
-        for edge in edges {
-            label_room[ranks[edge.to]] = label_room[ranks[edge.to]].max(edge.label);
+        for (edge, chain) in edges.iter().zip(&self.chains) {
+            if let Some(&label) = chain.last() {
+                let r = self.rank[label];
+                thickness[r] = thickness[r].max(edge.label.along);
+            }
         }
+        // Half the rank spacing each side of a label rank.
         let mut start = vec![0.0f64; depth];
         let mut at = 0.0;
         for r in 0..depth {
             if r > 0 {
-                at += self.spacing.rank + label_room[r];
+                at += self.spacing.rank / 2.0;
             }
             start[r] = at;
             at += thickness[r];
@@ -466,7 +552,7 @@ impl Layered {
         }
         let centre_of = |r: usize| start[r] + thickness[r] / 2.0;
         let centers: Vec<(f64, f64)> = (0..sizes.len())
-            .map(|v| (centre_of(ranks[v]), across[v] - low))
+            .map(|v| (centre_of(self.rank[v]), across[v] - low))
             .collect();
         let mut routes = Vec::with_capacity(edges.len());
         let mut labels = Vec::with_capacity(edges.len());
@@ -475,20 +561,21 @@ impl Layered {
             let mut route = vec![(tail.0 + sizes[edge.from].along / 2.0, tail.1)];
             for &dummy in chain {
                 let r = self.rank[dummy];
+                // A label rank without labels is no stop: one curve across the gap.
+                if r % 2 == 1 && thickness[r] == 0.0 {
+                    continue;
+                }
                 let y = across[dummy] - low;
                 route.push((start[r], y));
                 route.push((start[r] + thickness[r], y));
             }
             route.push((head.0 - sizes[edge.to].along / 2.0, head.1));
-            let last = route[route.len() - 2];
-            let r = ranks[edge.to];
-            let gap_end = start[r];
-            let gap_start = if r > 0 {
-                start[r - 1] + thickness[r - 1]
-            } else {
-                0.0
+            let label = match chain.last() {
+                Some(&dummy) => (centre_of(self.rank[dummy]), across[dummy] - low),
+                // An edge pointing backwards: between its ends.
+                None => ((tail.0 + head.0) / 2.0, (tail.1 + head.1) / 2.0),
             };
-            labels.push(((gap_start + gap_end) / 2.0, (last.1 + head.1) / 2.0));
+            labels.push(label);
             routes.push(route);
         }
         Layout {
@@ -567,7 +654,7 @@ mod tests {
         Edge {
             from,
             to,
-            label: 0.0,
+            label: Size::NONE,
         }
     }
 
@@ -610,6 +697,35 @@ mod tests {
         let edges = [edge(0, 1), edge(1, 2), edge(2, 3), edge(4, 3)];
         let out = layout(&sizes, &edges, SPACING);
         assert_eq!(out.ranks, vec![0, 1, 2, 3, 2]);
+        assert_no_overlap(&sizes, &out);
+    }
+
+    #[test]
+    fn labels_into_one_node_are_kept_apart_on_their_edges() {
+        // Four sources into one node: the four labels share one gap.
+        let sizes = boxes(5);
+        let label = Size {
+            along: 40.0,
+            across: 22.0,
+        };
+        let edges: Vec<Edge> = (0..4).map(|from| Edge { from, to: 4, label }).collect();
+        let out = layout(&sizes, &edges, SPACING);
+        let mut across: Vec<f64> = out.labels.iter().map(|l| l.1).collect();
+        across.sort_by(f64::total_cmp);
+        for pair in across.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= 22.0 + SPACING.edge - 1e-9,
+                "{across:?}"
+            );
+        }
+        for (route, &(along, at)) in out.routes.iter().zip(&out.labels) {
+            // Tail, the label's rank entered and left at the label, head.
+            assert_eq!(route.len(), 4);
+            assert_eq!((route[1].1, route[2].1), (at, at));
+            assert!(route[1].0 <= along - 20.0 && along + 20.0 <= route[2].0);
+            // Centred in the gap: rank spacing and label room as before.
+            assert_eq!(route[3].0 - route[0].0, SPACING.rank + 40.0);
+        }
         assert_no_overlap(&sizes, &out);
     }
 

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use textplots::{Chart, LabelBuilder, LabelFormat, Plot, Shape};
 
+use super::svg::text_width;
 use super::{Precision, format_number};
 use crate::session::PlotSample;
 
@@ -78,6 +79,24 @@ fn tick_text(tick: f64, ticks: &[f64]) -> String {
         "0".to_string()
     } else {
         text
+    }
+}
+
+/// [`tick_text`], or, where that is wider than the SVG's room left of the
+/// frame (`-500000000000000`), four significant digits in scientific notation
+/// (`-5e14`, `1.234e15`).
+fn short_tick_text(tick: f64, ticks: &[f64]) -> String {
+    let text = tick_text(tick, ticks);
+    if text_width(&text, false) * FONT / 18.0 <= LEFT - 6.0 - EDGE {
+        return text;
+    }
+    let scientific = format!("{tick:.3e}");
+    match scientific.split_once('e') {
+        Some((mantissa, exponent)) if mantissa.contains('.') => {
+            let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+            format!("{mantissa}e{exponent}")
+        }
+        _ => scientific,
     }
 }
 
@@ -243,6 +262,10 @@ const LEFT: f64 = 80.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 36.0;
 const BOTTOM: f64 = 30.0;
+/// Text size of a chart in pixels (a panel's title is 14).
+const FONT: f64 = 12.0;
+/// The least room between a text and the canvas's side.
+const EDGE: f64 = 2.0;
 
 /// The plot as an SVG picture: the output above, its derivative below, the
 /// current value of the variable marked, inf and nan regions shaded grey.
@@ -300,7 +323,7 @@ pub(super) fn panel_svg(
     let _ = writeln!(
         out,
         "<text x=\"{left}\" y=\"{}\" font-size=\"14\" fill=\"{colour}\">{}</text>",
-        top + 22.0,
+        top + 18.0,
         escape(title)
     );
     // Grey where the value is inf or nan.
@@ -323,6 +346,16 @@ pub(super) fn panel_svg(
             start = None;
         }
     }
+    // The grid first, under the frame and the curve.
+    for &tick in &ticks {
+        if tick != y0 && tick != y1 {
+            let _ = writeln!(
+                out,
+                "<line x1=\"{left}\" y1=\"{0:.2}\" x2=\"{right}\" y2=\"{0:.2}\" stroke=\"#e4e4e4\"/>",
+                py(tick)
+            );
+        }
+    }
     let _ = writeln!(
         out,
         "<rect x=\"{left}\" y=\"{high}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>",
@@ -337,13 +370,19 @@ pub(super) fn panel_svg(
         );
     }
     if x0 <= at && at <= x1 {
+        // The marker's label centred over it, but moved in where that would
+        // leave the canvas (`step = 20` at the right end) or run into the tick
+        // labels left of the frame.
+        let text = format!("{wrt} = {}", format_number(at, Precision::Digits(4)));
+        let half = text_width(&text, false) * FONT / 18.0 / 2.0;
+        let centre = px(at).min(WIDTH - EDGE - half).max(left + half);
         let _ = writeln!(
             out,
-            "<line x1=\"{0:.2}\" y1=\"{high}\" x2=\"{0:.2}\" y2=\"{low}\" stroke=\"#0969da\" stroke-dasharray=\"2 3\"/>\n<text x=\"{0:.2}\" y=\"{1}\" fill=\"#0969da\" text-anchor=\"middle\">{2} = {3}</text>",
+            "<line x1=\"{0:.2}\" y1=\"{high}\" x2=\"{0:.2}\" y2=\"{low}\" stroke=\"#0969da\" stroke-dasharray=\"2 3\"/>\n<text x=\"{1:.2}\" y=\"{2}\" fill=\"#0969da\" text-anchor=\"middle\">{3}</text>",
             px(at),
+            centre,
             high - 4.0,
-            escape(wrt),
-            number(at)
+            escape(&text)
         );
     }
     for run in segments(samples, y) {
@@ -373,17 +412,11 @@ pub(super) fn panel_svg(
     };
     for &tick in &ticks {
         let at = py(tick);
-        if tick != y0 && tick != y1 {
-            let _ = writeln!(
-                out,
-                "<line x1=\"{left}\" y1=\"{at:.2}\" x2=\"{right}\" y2=\"{at:.2}\" stroke=\"#e4e4e4\"/>"
-            );
-        }
         out.push_str(&label(
             left - 6.0,
             at + 4.0,
             "end",
-            escape(&tick_text(tick, &ticks)),
+            escape(&short_tick_text(tick, &ticks)),
         ));
     }
     out.push_str(&label(left, low + 16.0, "start", number(x0)));
@@ -427,5 +460,41 @@ mod tests {
         assert!(svg.contains("<polyline"));
         let text = terminal("y", "x", 0.5, &samples, Precision::default());
         assert!(text.contains("inf or nan at 2 of 5 points"));
+    }
+
+    #[test]
+    fn svg_ticks_too_wide_for_the_margin_go_scientific() {
+        let wide = [-5e14, 0.0, 5e14, 1e15];
+        assert_eq!(short_tick_text(-5e14, &wide), "-5e14");
+        assert_eq!(short_tick_text(0.0, &wide), "0");
+        let odd = [1.234e15, 1.235e15];
+        assert_eq!(short_tick_text(1.234e15, &odd), "1.234e15");
+        // Narrow enough: as the terminal shows it.
+        let small = [-20.0, 0.0, 20.0];
+        assert_eq!(short_tick_text(-20.0, &small), "-20");
+        assert_eq!(short_tick_text(12345678.0, &[0.0, 12345678.0]), "12345678");
+    }
+
+    #[test]
+    fn the_grid_is_drawn_before_the_curve() {
+        let samples: Vec<PlotSample> = (0..=20)
+            .map(|i| {
+                let x = i as f64 / 10.0 - 1.0;
+                PlotSample {
+                    x,
+                    value: x * x,
+                    grad: 2.0 * x,
+                }
+            })
+            .collect();
+        let svg = svg("y", "x", 0.5, &samples);
+        // Each panel starts with its title.
+        let panels: Vec<&str> = svg.split("font-size=\"14\"").skip(1).collect();
+        assert_eq!(panels.len(), 2);
+        for panel in panels {
+            let last_grid = panel.rfind("stroke=\"#e4e4e4\"").unwrap();
+            let first_curve = panel.find("<polyline").unwrap();
+            assert!(last_grid < first_curve, "{panel}");
+        }
     }
 }

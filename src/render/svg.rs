@@ -24,6 +24,8 @@ const ROW: f64 = 26.0;
 const PAD: f64 = 12.0;
 /// Height of an op's ellipse.
 const OP_HEIGHT: f64 = 40.0;
+/// Height of an edge label's white backing.
+const LABEL_HEIGHT: f64 = 22.0;
 /// Margin around the drawing.
 const MARGIN: f64 = 16.0;
 /// Height of a step picture's title.
@@ -186,7 +188,7 @@ pub fn svg(drawing: &Drawing) -> String {
         let w = text_width(&edge.label, false) + 6.0;
         let _ = writeln!(
             out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"22\" fill=\"white\" fill-opacity=\"0.85\"/><text class=\"local\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{FAINT}\">{}</text>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{LABEL_HEIGHT}\" fill=\"white\" fill-opacity=\"0.85\"/><text class=\"local\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{FAINT}\">{}</text>",
             r(x - w / 2.0),
             r(y - 11.0),
             r(w),
@@ -349,10 +351,17 @@ fn arrange(
         .map(|(e, &w)| Edge {
             from: e.from,
             to: e.to,
+            // The label's white backing is its text's width + 6 by 22 pixels.
             label: match (w > 0.0, horizontal) {
-                (false, _) => 0.0,
-                (true, true) => w,
-                (true, false) => 24.0,
+                (false, _) => Size::NONE,
+                (true, true) => Size {
+                    along: w,
+                    across: LABEL_HEIGHT,
+                },
+                (true, false) => Size {
+                    along: LABEL_HEIGHT + 2.0,
+                    across: w,
+                },
             },
         })
         .collect();

@@ -614,3 +614,281 @@ fn svg_fills_derivative_nodes_and_names_them_in_a_legend() {
     let plain = svg_of(dir.path(), "x = 3; y = x^3", "");
     assert!(!plain.contains("grouped") && !plain.contains("legend"));
 }
+
+/// A text's estimated box, with the width estimate the layout uses scaled to
+/// its font size: ascent 0.75 em above the baseline, descent 0.25 em below.
+fn text_box(node: roxmltree::Node, root_font: f64) -> (f64, f64, f64, f64) {
+    let size = node
+        .attribute("font-size")
+        .map_or(root_font, |s| s.parse().unwrap());
+    let bold = node.attribute("font-weight") == Some("bold");
+    let text: String = node
+        .descendants()
+        .filter(|n| n.is_text())
+        .filter_map(|n| n.text())
+        .collect();
+    let width = gradcalc::render::svg::text_width(&text, bold) * size / 18.0;
+    let (x, y) = (number(node.attribute("x")), number(node.attribute("y")));
+    let left = match node.attribute("text-anchor") {
+        Some("middle") => x - width / 2.0,
+        Some("end") => x - width,
+        _ => x,
+    };
+    (left, y - 0.75 * size, width, size)
+}
+
+/// What a box is (its texts) and the box: x, y, width, height.
+type Labelled = (String, (f64, f64, f64, f64));
+
+/// The smallest box holding both.
+fn union(a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)) -> (f64, f64, f64, f64) {
+    let (x0, y0) = (a.0.min(b.0), a.1.min(b.1));
+    let (x1, y1) = ((a.0 + a.2).max(b.0 + b.2), (a.1 + a.3).max(b.1 + b.3));
+    (x0, y0, x1 - x0, y1 - y0)
+}
+
+/// Every piece of text of a graph picture with what it is drawn on: a node
+/// (its shape and its texts), an edge label (its white backing and its text),
+/// the title, a legend line. Each is (what, box).
+fn text_items(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
+    let document = roxmltree::Document::parse(svg).expect("well-formed XML");
+    let root = document.root_element();
+    let font = number(root.attribute("font-size"));
+    let canvas = (
+        number(root.attribute("width")),
+        number(root.attribute("height")),
+    );
+    let mut items = Vec::new();
+    let mut backing: Option<(f64, f64, f64, f64)> = None;
+    let rect_box = |n: roxmltree::Node| {
+        (
+            number(n.attribute("x")),
+            number(n.attribute("y")),
+            number(n.attribute("width")),
+            number(n.attribute("height")),
+        )
+    };
+    for node in root.children().filter(|n| n.is_element()) {
+        let class = node.attribute("class").unwrap_or("");
+        match node.tag_name().name() {
+            "g" => {
+                let mut shape: Option<(f64, f64, f64, f64)> = None;
+                let mut label = String::new();
+                for part in node.children().filter(|n| n.is_element()) {
+                    let b = match part.tag_name().name() {
+                        "rect" => rect_box(part),
+                        "ellipse" => {
+                            let (cx, cy) =
+                                (number(part.attribute("cx")), number(part.attribute("cy")));
+                            let (rx, ry) =
+                                (number(part.attribute("rx")), number(part.attribute("ry")));
+                            (cx - rx, cy - ry, 2.0 * rx, 2.0 * ry)
+                        }
+                        "text" => {
+                            label.push_str(part.text().unwrap_or(""));
+                            label.push(' ');
+                            text_box(part, font)
+                        }
+                        _ => continue,
+                    };
+                    shape = Some(shape.map_or(b, |s| union(s, b)));
+                }
+                items.push((format!("{class} {label}"), shape.expect("a drawn group")));
+            }
+            "rect" if class != "background" => backing = Some(rect_box(node)),
+            "text" => {
+                let b = text_box(node, font);
+                let what = format!("{class} {}", node.text().unwrap_or(""));
+                match backing.take() {
+                    Some(r) if class == "local" => items.push((what, union(r, b))),
+                    _ => items.push((what, b)),
+                }
+            }
+            _ => {}
+        }
+    }
+    (items, canvas)
+}
+
+/// No two pieces of text of a graph picture overlap or touch (2 px apart at
+/// least), and each lies inside the canvas.
+fn assert_texts_apart(svg: &str, what: &str) {
+    let (items, (width, height)) = text_items(svg);
+    assert!(!items.is_empty(), "{what}: nothing drawn");
+    for (name, b) in &items {
+        assert!(
+            b.0 >= 0.0 && b.1 >= 0.0 && b.0 + b.2 <= width && b.1 + b.3 <= height,
+            "{what}: {name:?} at {b:?} leaves the {width}×{height} canvas"
+        );
+    }
+    for i in 0..items.len() {
+        for j in i + 1..items.len() {
+            let (a, b) = (items[i].1, items[j].1);
+            let apart = a.0 + a.2 + 2.0 <= b.0
+                || b.0 + b.2 + 2.0 <= a.0
+                || a.1 + a.3 + 2.0 <= b.1
+                || b.1 + b.3 + 2.0 <= a.1;
+            assert!(
+                apart,
+                "{what}: {:?} at {a:?} and {:?} at {b:?} overlap",
+                items[i].0, items[j].0
+            );
+        }
+    }
+}
+
+/// The 2-3-1 tanh network with a squared loss of the bug report.
+const MLP_231: &str = "x1 = 0.5; x2 = -1.2
+w11 = 0.3; w12 = -0.7; b1 = 0.1
+w21 = 0.9; w22 = -0.2; b2 = -0.3
+w31 = 0.5; w32 = 0.6; b3 = 0.2
+h1 = tanh(x1*w11 + x2*w12 + b1)
+h2 = tanh(x1*w21 + x2*w22 + b2)
+h3 = tanh(x1*w31 + x2*w32 + b3)
+v1 = 0.8; v2 = -1.1; v3 = 0.4; c = 0.05
+o = tanh(h1*v1 + h2*v2 + h3*v3 + c)
+t = 1
+L = (o - t)^2";
+
+#[test]
+fn no_two_texts_of_a_picture_overlap() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = svg_of(dir.path(), MLP_231, "");
+    assert_texts_apart(&svg, "the 2-3-1 MLP");
+    // The local derivatives of the first layer are all drawn: ∂(x·w)/∂x = w.
+    for w in ["0.3", "-0.7", "0.9", "-0.2", "0.5", "0.6", "-1.2"] {
+        assert!(svg.contains(&format!("fill=\"#5c5c5c\">{w}</text>")), "{w}");
+    }
+    for step in ["--before", "--step 1", "--step 9", "--step 20"] {
+        let svg = svg_of(dir.path(), MLP_231, step);
+        assert_texts_apart(&svg, &format!("the MLP, {step}"));
+    }
+    for example in ["neuron", "circuit", "paths"] {
+        let script =
+            std::fs::read_to_string(util::in_crate(&format!("examples/{example}.calc"))).unwrap();
+        let svg = svg_of(dir.path(), &script, "");
+        assert_texts_apart(&svg, example);
+    }
+    assert_texts_apart(
+        &svg_of(dir.path(), "x = 3; y = x^3; g = grad(y, x); h = y + g", ""),
+        "a derivative graph with a legend",
+    );
+}
+
+/// Small random graphs with fan-out (each value read by up to four later
+/// ones), from a fixed seed: no two texts overlap in any of them.
+#[test]
+fn no_two_texts_overlap_in_random_graphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    for graph in 0..16 {
+        let leaves = 2 + next(4) as usize;
+        let mut script = String::new();
+        let mut names: Vec<String> = Vec::new();
+        for i in 0..leaves {
+            let value = next(41) as f64 / 10.0 - 2.0;
+            script.push_str(&format!("a{i} = {value:.1}\n"));
+            names.push(format!("a{i}"));
+        }
+        for k in 0..4 + next(8) as usize {
+            let p = &names[next(names.len() as u64) as usize];
+            let q = &names[next(names.len() as u64) as usize];
+            let c = next(9) as f64 / 4.0 + 0.5;
+            let body = match next(7) {
+                0 => format!("{p} + {q}"),
+                1 => format!("{p} * {q}"),
+                2 => format!("tanh({p}) - {q}"),
+                3 => format!("{c}*{p} + {q}*{q}"),
+                4 => format!("sin({p}*{q})"),
+                5 => format!("({p} - {c})^2"),
+                _ => format!("{p}*{c} + {q}*{p}"),
+            };
+            script.push_str(&format!("v{k} = {body}\n"));
+            names.push(format!("v{k}"));
+        }
+        // The output reads every value, so the whole graph is drawn.
+        script.push_str(&format!("out = {}", names.join(" + ")));
+        let svg = svg_of(dir.path(), &script, "");
+        assert_texts_apart(&svg, &format!("random graph {graph}:\n{script}\n"));
+    }
+}
+
+/// Every text of a chart (`:plot`, `:repeat … FILE.svg`) with its estimated box.
+fn chart_texts(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
+    let document = roxmltree::Document::parse(svg).expect("well-formed XML");
+    let root = document.root_element();
+    let font = number(root.attribute("font-size"));
+    let canvas = (
+        number(root.attribute("width")),
+        number(root.attribute("height")),
+    );
+    let texts = root
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| (n.text().unwrap_or("").to_string(), text_box(n, font)))
+        .collect();
+    (texts, canvas)
+}
+
+/// `script` then `command` (which writes `name`); the file's text.
+fn chart_of(dir: &Path, script: &str, command: &str, name: &str) -> String {
+    let (stdout, stderr, status) = run(dir, &format!("{script}\n{command}"));
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+#[test]
+fn chart_texts_stay_inside_the_canvas_and_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let charts = [
+        // The marker at the right end: step = 20 at x = 700 of 720.
+        (
+            "w = 0; L = (w-3)^2",
+            ":repeat 20 -f rep.svg w := w - 0.1*grad(L, w)",
+            "rep.svg",
+        ),
+        (
+            "w = 0; L = (w-3)^2",
+            ":repeat 2 -f rep.svg w := w + 1",
+            "rep.svg",
+        ),
+        // The marker at either end of a plot, and in the middle.
+        ("x = 1; y = x^2", ":plot x 1 2 -f p.svg", "p.svg"),
+        ("x = 2; y = x^2", ":plot x 1 2 -f p.svg", "p.svg"),
+        (
+            "x = -123.456; y = x^3",
+            ":plot x -123.456 100000.5 -f p.svg",
+            "p.svg",
+        ),
+        ("x = 0.5; y = tanh(x)", ":plot x -3 3 -f p.svg", "p.svg"),
+    ];
+    for (script, command, name) in charts {
+        let svg = chart_of(dir.path(), script, command, name);
+        let (texts, (width, height)) = chart_texts(&svg);
+        assert!(texts.len() >= 5, "{command}: {texts:?}");
+        for (text, b) in &texts {
+            assert!(
+                b.0 >= 0.0 && b.1 >= 0.0 && b.0 + b.2 <= width && b.1 + b.3 <= height,
+                "{command}: {text:?} at {b:?} leaves the {width}×{height} canvas"
+            );
+        }
+        for i in 0..texts.len() {
+            for j in i + 1..texts.len() {
+                let (a, b) = (texts[i].1, texts[j].1);
+                let apart =
+                    a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1;
+                assert!(
+                    apart,
+                    "{command}: {:?} and {:?} overlap",
+                    texts[i], texts[j]
+                );
+            }
+        }
+    }
+}
