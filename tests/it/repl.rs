@@ -638,10 +638,12 @@ fn doubling_functions() -> String {
 /// Types `text` (a statement that runs for seconds), then Ctrl-C after
 /// `wait` (long enough for the line editor to have handed the line over: a
 /// Ctrl-C typed while it still reads keys is a key, not a signal), and a line
-/// while it runs that must be dropped; expects "interrupted" (within 5 s of
-/// the Ctrl-C: about 10 ms on a quiet machine, but the tests share two cores
-/// with builds), and the prompt again. Each statement given runs longer than
-/// that if Ctrl-C does not stop it, and ends without "interrupted".
+/// while it runs that must be dropped; expects "interrupted" and the prompt
+/// again. The bound is generous (20 s: the Ctrl-C itself takes about 10 ms on
+/// a quiet machine, but the tests share two cores with builds, and a streamed
+/// `:trace all` has written megabytes to the terminal that must be read
+/// first); what fails the test is a statement that Ctrl-C did not stop, which
+/// ends without "interrupted".
 fn interrupt_during(repl: &mut expectrl::session::OsSession, text: &str, wait: Duration) {
     repl.send_line(text).unwrap();
     std::thread::sleep(wait);
@@ -650,12 +652,12 @@ fn interrupt_during(repl: &mut expectrl::session::OsSession, text: &str, wait: D
     std::thread::sleep(Duration::from_millis(50));
     let pressed = std::time::Instant::now();
     repl.send(ControlCode::EndOfText).unwrap();
-    repl.set_expect_timeout(Some(Duration::from_secs(5)));
+    repl.set_expect_timeout(Some(Duration::from_secs(20)));
     repl.expect("interrupted")
-        .unwrap_or_else(|e| panic!("no \"interrupted\" within 5 s of Ctrl-C in {text:?}: {e}"));
+        .unwrap_or_else(|e| panic!("no \"interrupted\" within 20 s of Ctrl-C in {text:?}: {e}"));
     repl.expect("> ").expect("the prompt again");
     let elapsed = pressed.elapsed();
-    assert!(elapsed < Duration::from_secs(5), "{text}: {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(20), "{text}: {elapsed:?}");
     repl.set_expect_timeout(Some(Duration::from_secs(20)));
 }
 
