@@ -4,7 +4,9 @@ use assert_cmd::Command;
 use expect_test::expect;
 use serde_json::Value;
 
-use crate::util::{assert_close, gradcalc, json_lines, plain_gradcalc, stderr_of, stdout_of};
+use crate::util::{
+    assert_close, gradcalc, json_events, json_lines, plain_gradcalc, stderr_of, stdout_of,
+};
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
 /// each given with `-e`; the run must succeed.
@@ -1504,4 +1506,33 @@ fn negative_zero_reads_back_in_full_precision_and_json() {
         assert!(value == 0.0 && value.is_sign_negative(), "{line}");
     }
     assert!(stdout_of(&json).contains("\"value\":-0.0"));
+}
+
+/// JSON's trace, like the text, md and tex ones, leaves out the contributions
+/// into constants: y = x^2 + 3*x at x = 2 passes 3 and 2·2 = 4 to x, and
+/// nothing else into a node that is not a step.
+#[test]
+fn json_trace_leaves_out_contributions_into_constants() {
+    let (events, status) = json_events(&["-e", "x = 2; y = x^2 + 3*x; :trace"]);
+    assert_eq!(status, Some(0));
+    let trace = &events[2];
+    assert_eq!(trace["kind"], "trace");
+    let steps = trace["steps"].as_array().unwrap();
+    let ids: Vec<&Value> = steps.iter().map(|s| &s["id"]).collect();
+    let into: Vec<(&Value, &Value)> = steps
+        .iter()
+        .flat_map(|s| s["contributions"].as_array().unwrap())
+        .map(|c| (&c["input"], &c["local"]))
+        .collect();
+    for (input, _) in &into {
+        assert!(ids.contains(input), "a contribution into {input}: {trace}");
+    }
+    let into_x: Vec<f64> = steps
+        .iter()
+        .flat_map(|s| s["contributions"].as_array().unwrap())
+        .filter(|c| c["input_name"] == "x")
+        .map(|c| c["local"].as_f64().unwrap())
+        .collect();
+    assert_eq!(into_x, [3.0, 4.0]);
+    assert_eq!(into.len(), 4, "two into the sum's operands, two into x");
 }
