@@ -1536,3 +1536,19 @@ fn json_trace_leaves_out_contributions_into_constants() {
     assert_eq!(into_x, [3.0, 4.0]);
     assert_eq!(into.len(), 4, "two into the sum's operands, two into x");
 }
+
+/// A command used wrongly suggests itself: `:load` once suggested `:save
+/// lesson.calc` (which writes a file), `:step foo` the `:trace` examples.
+#[test]
+fn a_wrong_use_suggests_the_same_command() {
+    for (command, example) in [
+        (":load", "e.g. `:load lesson.calc`"),
+        (":step foo", "e.g. `:step`, `:step all`"),
+        (":save", "e.g. `:save lesson.calc`"),
+    ] {
+        let output = gradcalc().args(["-e", command]).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{command}");
+        let stderr = stderr_of(&output);
+        assert!(stderr.contains(example), "{command}: {stderr}");
+    }
+}
