@@ -577,6 +577,11 @@ impl<'a> Command<'a> {
                 (_, true) => continue,
             };
             let taken: Vec<&Ident> = rest.by_ref().take(take).collect();
+            if matches!(param.arg, Arg::Name | Arg::Names) {
+                if let Some(word) = taken.iter().find(|word| !name_shaped(&word.name)) {
+                    return Err(command.not_a_name(word, param.arg));
+                }
+            }
             match param.arg {
                 Arg::Name | Arg::Names | Arg::Topic | Arg::Digits => command.names.extend(taken),
                 Arg::File => command.file = taken.first().copied(),
@@ -644,6 +649,30 @@ impl<'a> Command<'a> {
         }
     }
 
+    /// The error for a word where a variable's name goes that cannot be one
+    /// (`:grad 3`, `:backward x+y`): "assign it first" would be no fix.
+    fn not_a_name(&self, word: &Ident, arg: Arg) -> SessionError {
+        let names = self
+            .spec
+            .params
+            .iter()
+            .filter(|p| matches!(p.arg, Arg::Name | Arg::Names))
+            .count();
+        let takes = if arg == Arg::Names || names > 1 {
+            "names"
+        } else {
+            "a name"
+        };
+        SessionError::BadArguments {
+            message: format!(
+                "`{}` is not a variable name: `:{}` takes {takes}",
+                word.name, self.name.name
+            ),
+            span: word.span,
+            help: Some(self.example()),
+        }
+    }
+
     /// The row's example, or "type just `:name`".
     fn example(&self) -> String {
         match self.spec.example {
@@ -666,6 +695,13 @@ impl<'a> Command<'a> {
             help: Some(self.example()),
         }
     }
+}
+
+/// Whether `word` has the shape of a name (a letter or `_`, then name
+/// characters): what a variable or a node's label `_7` can be.
+fn name_shaped(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(crate::syntax::is_name_start) && chars.all(crate::syntax::is_name_char)
 }
 
 /// The keyword of `spec` that `word` is, if it is one not given yet.

@@ -1552,3 +1552,40 @@ fn a_wrong_use_suggests_the_same_command() {
         assert!(stderr.contains(example), "{command}: {stderr}");
     }
 }
+
+/// A word that cannot be a name where a command takes names is said to be
+/// one, not "unknown" with the impossible fix "assign it first, e.g. `3 = 1`".
+#[test]
+fn a_command_given_a_non_name_says_so() {
+    for (command, message, example) in [
+        (
+            ":grad 3",
+            "`3` is not a variable name: `:grad` takes names",
+            "e.g. `:grad x y`",
+        ),
+        (
+            ":backward x+y",
+            "`x+y` is not a variable name: `:backward` takes a name",
+            "e.g. `:backward z`",
+        ),
+        (
+            ":diff z 3",
+            "`3` is not a variable name: `:diff` takes names",
+            "e.g. `:diff y x`",
+        ),
+    ] {
+        let output = gradcalc()
+            .args(["-e", "x = 1; z = 2*x", "-e", command])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{command}");
+        let stderr = stderr_of(&output);
+        assert!(stderr.contains(message), "{command}: {stderr}");
+        assert!(stderr.contains(example), "{command}: {stderr}");
+        assert!(!stderr.contains("assign it first"), "{command}: {stderr}");
+    }
+    // A label is name-shaped: `_0` is x's node, and ∂z/∂x = 2.
+    let (events, status) = json_events(&["-e", "x = 1; z = 2*x", "-e", ":grad _0"]);
+    assert_eq!(status, Some(0), "{events:?}");
+    assert_eq!(events.last().unwrap()["value"], 2);
+}
