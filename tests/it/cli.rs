@@ -1589,3 +1589,29 @@ fn a_command_given_a_non_name_says_so() {
     assert_eq!(status, Some(0), "{events:?}");
     assert_eq!(events.last().unwrap()["value"], 2);
 }
+
+/// `x == 3` and the other comparisons are refused as comparisons, at the
+/// operator, not as "an operand after `=`" with a help about names left of `=`.
+#[test]
+fn comparisons_are_refused_as_comparisons() {
+    for (statement, op, column) in [
+        ("x == 3", "==", 3),
+        ("x != 3", "!=", 3),
+        ("x <= 3", "<=", 3),
+        ("x >= 3", ">=", 3),
+        ("y = x < 3", "<", 7),
+        ("y = x > 3", ">", 7),
+        ("x ≤ 3", "≤", 3),
+    ] {
+        let (events, status) = json_events(&["-e", "x = 3", "-e", statement]);
+        assert_eq!(status, Some(1), "{statement}");
+        let error = events.last().unwrap();
+        assert_eq!(
+            error["message"],
+            format!("`{op}` is not an operator: gradcalc has no comparisons"),
+            "{statement}"
+        );
+        assert_eq!(error["column"], column, "{statement}");
+        assert!(error["help"].as_str().unwrap().contains("`=` assigns"));
+    }
+}
