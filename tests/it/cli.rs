@@ -1615,3 +1615,48 @@ fn comparisons_are_refused_as_comparisons() {
         assert!(error["help"].as_str().unwrap().contains("`=` assigns"));
     }
 }
+
+/// In JSON mode every error is a JSON event on stdout, stderr stays empty:
+/// arguments clap refuses too (exit 2). An error that is not in the text of a
+/// source (the arguments, a file that cannot be read) has no line and column.
+#[test]
+fn json_errors_before_any_statement_are_json_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nofile.calc");
+    let missing = missing.to_str().unwrap();
+    let directory = dir.path().to_str().unwrap();
+    for (args, message, source) in [
+        (
+            vec!["--precision", "0"],
+            "invalid value '0' for '--precision <N|full>': expected a number of digits from 1 to 17, or `full`",
+            "<arguments>",
+        ),
+        (
+            vec!["--bogus"],
+            "unexpected argument '--bogus' found",
+            "<arguments>",
+        ),
+        (vec![missing], "cannot read ", missing),
+        (vec![directory], "cannot read ", directory),
+    ] {
+        let output = gradcalc().arg("--json").args(&args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr_of(&output), "", "{args:?}");
+        let events = json_lines(&stdout_of(&output));
+        assert_eq!(events.len(), 1, "{args:?}");
+        let error = &events[0];
+        assert_eq!(error["kind"], "error");
+        assert!(
+            error["message"].as_str().unwrap().starts_with(message),
+            "{error}"
+        );
+        assert!(!error["message"].as_str().unwrap().contains('\u{1b}'));
+        assert_eq!(error["source"], source);
+        assert!(error.get("line").is_none() && error.get("column").is_none());
+    }
+    // Without --json clap's own report goes to stderr.
+    let plain = gradcalc().arg("--bogus").output().unwrap();
+    assert_eq!(plain.status.code(), Some(2));
+    assert!(stderr_of(&plain).contains("unexpected argument '--bogus'"));
+    assert_eq!(stdout_of(&plain), "");
+}
