@@ -1660,3 +1660,39 @@ fn json_errors_before_any_statement_are_json_events() {
     assert!(stderr_of(&plain).contains("unexpected argument '--bogus'"));
     assert_eq!(stdout_of(&plain), "");
 }
+
+/// A warning names the source its statement is in: a `:load`ed file's
+/// warning is at that file's line, not the caller's (text and JSON).
+#[test]
+fn warnings_name_their_source() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w2.calc"), "a = 2\n\nb = 1/0\n").unwrap();
+    let text = gradcalc()
+        .current_dir(dir.path())
+        .args(["-e", "x = 1/0", "-e", ":load w2.calc"])
+        .output()
+        .unwrap();
+    assert_eq!(text.status.code(), Some(0));
+    assert_eq!(
+        stderr_of(&text),
+        "warning: division by zero gives inf (in `1/0` at -e #1:1:5)\n\
+         warning: division by zero gives inf (in `1/0` at w2.calc:3:5)\n"
+    );
+    let json = gradcalc()
+        .current_dir(dir.path())
+        .args(["--json", "-e", "x = 1/0", "-e", ":load w2.calc"])
+        .output()
+        .unwrap();
+    let warnings: Vec<(Value, Value, Value)> = json_lines(&stdout_of(&json))
+        .into_iter()
+        .filter(|e| e["kind"] == "warning")
+        .map(|e| (e["source"].clone(), e["line"].clone(), e["column"].clone()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            ("-e #1".into(), 1.into(), 5.into()),
+            ("w2.calc".into(), 3.into(), 5.into())
+        ]
+    );
+}
