@@ -1696,3 +1696,22 @@ fn warnings_name_their_source() {
         ]
     );
 }
+
+/// A long `:topo` is summarised: `omitted` is `{after, count}`, and the rows
+/// shown plus the rows left out are all of them. y = x*1 + … + x*39 has
+/// 1 leaf, 39 constants, 39 products and 38 sums: 117 nodes.
+#[test]
+fn json_topo_summary_has_after_and_count() {
+    let terms: Vec<String> = (1..40).map(|i| format!("x*{i}")).collect();
+    let statement = format!("x = 1; y = {}; :topo", terms.join(" + "));
+    let (events, status) = json_events(&["-e", &statement]);
+    assert_eq!(status, Some(0));
+    let topo = events.last().unwrap();
+    assert_eq!(topo["total"], 117);
+    let omitted = &topo["omitted"];
+    let after = omitted["after"].as_u64().unwrap();
+    let count = omitted["count"].as_u64().unwrap();
+    let shown = topo["nodes"].as_array().unwrap();
+    assert_eq!(shown.len() as u64 + count, 117);
+    assert_eq!(shown[after as usize]["position"], after + count + 1);
+}
