@@ -99,13 +99,66 @@ fn parse_precision(text: &str) -> Result<Precision, String> {
 const STACK_BYTES: usize = 256 * 1024 * 1024;
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(error) => return ExitCode::from(arguments_failed(&error)),
+    };
     let worker = std::thread::Builder::new()
         .stack_size(STACK_BYTES)
         .spawn(move || run(args));
     match worker.map(|handle| handle.join()) {
         Ok(Ok(code)) => ExitCode::from(code),
         _ => ExitCode::from(1),
+    }
+}
+
+/// Reports arguments clap refused (or the help and version it prints) and
+/// returns the exit status: with `--json` among the arguments, the error is one
+/// JSON `error` event on stdout (`source` `<arguments>`, no line or column),
+/// as docs/json.md says of every error; otherwise clap's own report.
+fn arguments_failed(error: &clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    let json = std::env::args_os()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json");
+    if !json
+        || matches!(
+            error.kind(),
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+        )
+    {
+        let _ = error.print();
+        return u8::try_from(error.exit_code()).unwrap_or(2);
+    }
+    // The first line of clap's report, without its `error: ` and styling.
+    let text = error.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    // clap's tip, when it has one (`to pass '--x' as a value, use '-- --x'`).
+    let tip = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("tip: "))
+        .unwrap_or("`gradcalc --help` lists the options");
+    fail_early(true, message, "<arguments>", Some(tip))
+}
+
+/// An error before any statement ran (the arguments, a source that cannot be
+/// read): with `json`, an `error` event on stdout without line and column;
+/// otherwise `gradcalc: MESSAGE` on stderr. Returns the exit status, 2.
+fn fail_early(json: bool, message: &str, source: &str, help: Option<&str>) -> u8 {
+    let written = if json {
+        let mut event = serde_json::json!({"kind": "error", "message": message, "source": source});
+        if let Some(help) = help {
+            event["help"] = help.into();
+        }
+        writeln!(printer_out(), "{event}")
+    } else {
+        writeln!(io::stderr(), "gradcalc: {message}")
+    };
+    match written {
+        Ok(()) => 2,
+        Err(error) => output_failed(&error),
     }
 }
 
@@ -167,14 +220,22 @@ fn run(args: Args) -> u8 {
         if path.as_os_str() == "-" {
             // `-` is standard input, read where it stands among the files.
             if stdin_taken {
-                let _ = writeln!(io::stderr(), "gradcalc: `-` (standard input) given twice");
-                return 2;
+                return fail_early(
+                    args.json,
+                    "`-` (standard input) given twice",
+                    "<arguments>",
+                    None,
+                );
             }
             stdin_taken = true;
             let mut bytes = Vec::new();
             if let Err(error) = io::stdin().read_to_end(&mut bytes) {
-                let _ = writeln!(io::stderr(), "gradcalc: cannot read stdin: {error}");
-                return 1;
+                return fail_early(
+                    args.json,
+                    &format!("cannot read stdin: {error}"),
+                    "<stdin>",
+                    None,
+                );
             }
             sources.push((bytes, "<stdin>".to_string(), None, true));
             continue;
@@ -184,16 +245,7 @@ fn run(args: Args) -> u8 {
                 sources.push((bytes, path.display().to_string(), Some(path.clone()), true))
             }
             Err(message) => {
-                let written = if args.json {
-                    let event = serde_json::json!({"kind": "error", "message": message, "source": path.display().to_string()});
-                    writeln!(printer_out(), "{event}")
-                } else {
-                    writeln!(io::stderr(), "gradcalc: {message}")
-                };
-                return match written {
-                    Ok(()) => 2,
-                    Err(error) => output_failed(&error),
-                };
+                return fail_early(args.json, &message, &path.display().to_string(), None);
             }
         }
     }

@@ -25,6 +25,7 @@ enum Rendered<'a> {
         message: &'a str,
         line: usize,
         column: usize,
+        source: &'a str,
     },
     Dot {
         of: &'a str,
@@ -42,7 +43,8 @@ enum Rendered<'a> {
 /// (reporting `wrote`), and `:load`, which the driver carries out. `session`
 /// is the session the event came from, which makes a listing's rows while
 /// they are written (one at a time); `source` is the text the statement came
-/// from, for the line and column of warnings. After Ctrl-C a listing's array
+/// from, for the line and column of warnings, `origin` its name (a warning's
+/// `source`). After Ctrl-C a listing's array
 /// ends early and the object is closed: the line stays valid JSON.
 ///
 /// Errors: those of `out`.
@@ -51,6 +53,7 @@ pub fn write_event(
     event: &Event,
     session: &Session,
     source: &str,
+    origin: &str,
 ) -> io::Result<()> {
     match event {
         Event::Topo {
@@ -118,7 +121,7 @@ pub fn write_event(
                 *omitted,
             ),
         ),
-        _ => match self::event(event, session, source) {
+        _ => match self::event(event, session, source, origin) {
             Some(value) => writeln!(out, "{value}"),
             None => Ok(()),
         },
@@ -218,7 +221,7 @@ impl<I: Iterator<Item = T>, T: Serialize> Serialize for Listing<'_, I> {
 /// One event as one JSON object (one line of output), or `None` for an event
 /// that is not shown (see [`write_event`]). A listing's rows are all made and
 /// held in the value: [`write_event`] writes them one at a time instead.
-pub fn event(event: &Event, session: &Session, source: &str) -> Option<Value> {
+pub fn event(event: &Event, session: &Session, source: &str, origin: &str) -> Option<Value> {
     let rendered = match event {
         Event::Warning { message, span } => {
             let (line, column) = line_column(source, span.start);
@@ -226,6 +229,7 @@ pub fn event(event: &Event, session: &Session, source: &str) -> Option<Value> {
                 message,
                 line,
                 column,
+                source: origin,
             }
         }
         Event::Picture {
@@ -259,7 +263,7 @@ pub fn event(event: &Event, session: &Session, source: &str) -> Option<Value> {
         },
         Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. } => {
             let mut line = Vec::new();
-            if write_event(&mut line, event, session, source).is_err() {
+            if write_event(&mut line, event, session, source, origin).is_err() {
                 return Some(json!({"kind": "error", "message": "cannot serialize"}));
             }
             return serde_json::from_slice(&line).ok();

@@ -129,11 +129,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                                 skipped = Some((0, target.span.start));
                             }
                             if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
-                                self.event(event, session, source)?; // the table, beside the file
+                                self.event(event, session, source, origin)?; // the table, beside the file
                             }
                             self.failed |= failed_before;
                         }
-                        None => self.event(event, session, source)?,
+                        None => self.event(event, session, source, origin)?,
                     }
                 }
                 match skipped {
@@ -153,8 +153,15 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// [`Event::Precision`] also sets the precision of the human output that
     /// follows. A listing is written as its rows are made, in pieces, so that
     /// they exist one at a time; after Ctrl-C ([`crate::interrupt`]) it stops
-    /// early.
-    pub fn event(&mut self, event: &Event, session: &Session, source: &str) -> io::Result<()> {
+    /// early. `source` is the statement's text and `origin` its name (`-e`, a
+    /// file, `<input>` for the REPL's line), which a warning names.
+    pub fn event(
+        &mut self,
+        event: &Event,
+        session: &Session,
+        source: &str,
+        origin: &str,
+    ) -> io::Result<()> {
         if let (Event::Precision { digits }, Format::Human(style)) = (event, &mut self.format) {
             style.precision = digits.map_or(Precision::Full, Precision::Digits);
         }
@@ -178,7 +185,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 if self.notes_to_err
                     && matches!(event, Event::Warning { .. } | Event::Notice { .. })
                 {
-                    let text = text::render_event(event, session, source, &style);
+                    let text = text::render_event(event, session, source, origin, &style);
                     // In order with the results written so far.
                     self.out.flush()?;
                     self.err.write_all(text.as_bytes())?;
@@ -188,7 +195,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let copied = matches!(event, Event::TraceTable { .. } | Event::Picture { .. });
                 let width = self.width.filter(|_| !copied);
                 let (out, mut written) = (&mut self.out, Ok(()));
-                text::write_event(event, session, source, &style, &mut |piece| {
+                text::write_event(event, session, source, origin, &style, &mut |piece| {
                     written = match width {
                         Some(width) => write_polled(out, wrap(piece, width).as_bytes()),
                         None => write_polled(out, piece.as_bytes()),
@@ -197,7 +204,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 });
                 written
             }
-            Format::Json => json::write_event(&mut self.out, event, session, source),
+            Format::Json => json::write_event(&mut self.out, event, session, source, origin),
         }
     }
 
@@ -433,7 +440,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                             "saved {count} statement{s} to {shown}; `:load {file}` or `gradcalc {file}` replays them"
                         )
                     }
-                    _ => self.event(&wrote, session, source),
+                    _ => self.event(&wrote, session, source, origin),
                 }
             }
             Err(error) => {

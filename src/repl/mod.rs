@@ -361,7 +361,7 @@ fn step<O: Write, E: Write>(
         return Ok(());
     };
     if matches!(printer.format, Format::Json) {
-        return printer.event(&trace, session, input);
+        return printer.event(&trace, session, input, "<input>");
     }
     // The prompt numbers a step as the trace does: of `total`, the count in its
     // header (a long trace skips steps in the middle, as `:trace` does).

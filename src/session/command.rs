@@ -231,7 +231,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: true,
         repl_only: true,
         takes: TRACE_TAKES,
-        example: TRACE_EXAMPLE,
+        example: "e.g. `:step`, `:step all`",
         run: Session::trace_command,
     },
     CommandSpec {
@@ -379,7 +379,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: true,
         repl_only: false,
         takes: "takes one file name",
-        example: FILE_EXAMPLE,
+        example: "e.g. `:save lesson.calc`, or `:save \"my lesson.calc\"` for a name with spaces",
         run: |s, c, e| {
             if s.statements_dropped() > 0 {
                 e.push(Event::Warning {
@@ -408,7 +408,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: false,
         repl_only: false,
         takes: "takes one file name",
-        example: FILE_EXAMPLE,
+        example: "e.g. `:load lesson.calc`, or `:load \"my lesson.calc\"` for a name with spaces",
         run: |_, c, e| {
             e.push(Event::Load { target: c.target() });
             Ok(())
@@ -456,8 +456,6 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
 ];
 const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";
 const TRACE_EXAMPLE: &str = "e.g. `:trace md`, `:trace tex notes.tex`, `:trace all`";
-const FILE_EXAMPLE: &str =
-    "e.g. `:save lesson.calc`, or `\"my lesson.calc\"` for a name with spaces";
 
 /// `-f` / `--force` among a file-writing command's arguments.
 const FORCE_FLAGS: [&str; 2] = ["-f", "--force"];
@@ -579,6 +577,11 @@ impl<'a> Command<'a> {
                 (_, true) => continue,
             };
             let taken: Vec<&Ident> = rest.by_ref().take(take).collect();
+            if matches!(param.arg, Arg::Name | Arg::Names) {
+                if let Some(word) = taken.iter().find(|word| !name_shaped(&word.name)) {
+                    return Err(command.not_a_name(word, param.arg));
+                }
+            }
             match param.arg {
                 Arg::Name | Arg::Names | Arg::Topic | Arg::Digits => command.names.extend(taken),
                 Arg::File => command.file = taken.first().copied(),
@@ -646,6 +649,30 @@ impl<'a> Command<'a> {
         }
     }
 
+    /// The error for a word where a variable's name goes that cannot be one
+    /// (`:grad 3`, `:backward x+y`): "assign it first" would be no fix.
+    fn not_a_name(&self, word: &Ident, arg: Arg) -> SessionError {
+        let names = self
+            .spec
+            .params
+            .iter()
+            .filter(|p| matches!(p.arg, Arg::Name | Arg::Names))
+            .count();
+        let takes = if arg == Arg::Names || names > 1 {
+            "names"
+        } else {
+            "a name"
+        };
+        SessionError::BadArguments {
+            message: format!(
+                "`{}` is not a variable name: `:{}` takes {takes}",
+                word.name, self.name.name
+            ),
+            span: word.span,
+            help: Some(self.example()),
+        }
+    }
+
     /// The row's example, or "type just `:name`".
     fn example(&self) -> String {
         match self.spec.example {
@@ -668,6 +695,13 @@ impl<'a> Command<'a> {
             help: Some(self.example()),
         }
     }
+}
+
+/// Whether `word` has the shape of a name (a letter or `_`, then name
+/// characters): what a variable or a node's label `_7` can be.
+fn name_shaped(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(crate::syntax::is_name_start) && chars.all(crate::syntax::is_name_char)
 }
 
 /// The keyword of `spec` that `word` is, if it is one not given yet.
@@ -803,6 +837,25 @@ impl Session {
 mod tests {
     use super::*;
     use crate::syntax::Span;
+
+    /// A row's example shows that command, not another (`:load` once
+    /// suggested `:save lesson.calc`, `:step` the `:trace` examples).
+    #[test]
+    fn every_example_is_of_its_own_command() {
+        for spec in COMMANDS {
+            for shown in spec.example.split('`').skip(1).step_by(2) {
+                let Some(word) = shown.strip_prefix(':') else {
+                    continue;
+                };
+                let word = word.split(' ').next().unwrap_or_default();
+                assert!(
+                    word == spec.name || spec.aliases.contains(&word),
+                    ":{}'s example shows `{shown}`",
+                    spec.name
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_command_has_help_usage_and_completion() {

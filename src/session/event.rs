@@ -132,7 +132,8 @@ pub struct TraceStep {
     /// serialized the other way round, as `differentiable`.
     #[serde(rename = "differentiable", serialize_with = "fields::not")]
     pub blocks_gradient: bool,
-    /// One entry per input, in operand order; empty for leaves.
+    /// One entry per input but the constants (which take gradients nobody asks
+    /// for), in operand order; empty for leaves.
     pub contributions: Vec<TraceContribution>,
 }
 

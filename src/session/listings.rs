@@ -216,9 +216,12 @@ impl Session {
             row: self.node_row(position, step.node, names),
             upstream: step.upstream,
             blocks_gradient: !op.differentiable,
+            // Constants take gradients too, but nobody asks for them: every
+            // view leaves the contributions into them out.
             contributions: step
                 .contributions
                 .iter()
+                .filter(|c| self.graph.op(c.input) != Op::Const)
                 .map(|c| {
                     let formula = node_formulas.get_mut(c.position);
                     TraceContribution {

@@ -102,6 +102,14 @@ pub enum SyntaxError {
         /// The literal's text.
         text: String,
     },
+    /// A comparison, e.g. `x == 3`, `x <= 3`: gradcalc has none (`=` assigns).
+    #[error("`{op}` is not an operator: gradcalc has no comparisons")]
+    Comparison {
+        /// The comparison operator.
+        span: Span,
+        /// Its text: `==`, `!=`, `<`, `>`, `<=`, `>=`, `≤`, `≥` or `≠`.
+        op: String,
+    },
     /// A non-zero number literal that rounds to 0 as an f64, e.g. `1e-400`.
     #[error("number `{text}` is too small: it rounds to 0 as a 64-bit float")]
     NumberUnderflow {
@@ -126,7 +134,8 @@ impl SyntaxError {
             | SyntaxError::NumberUnderflow { span, .. }
             | SyntaxError::DeclarationKeyword { span, .. }
             | SyntaxError::MissingSemicolon { span, .. }
-            | SyntaxError::HigherDerivative { span, .. } => *span,
+            | SyntaxError::HigherDerivative { span, .. }
+            | SyntaxError::Comparison { span, .. } => *span,
         }
     }
 
@@ -160,6 +169,10 @@ impl SyntaxError {
                 Some(fix) => format!("write `{fix}`"),
                 None => "put `;` before the second statement".to_string(),
             }),
+            SyntaxError::Comparison { .. } => Some(
+                "`=` assigns (`x = 3`); `sign(a - b)` is -1, 0 or 1 as a is below, equal to or above b"
+                    .to_string(),
+            ),
             SyntaxError::HigherDerivative { name, .. } => Some(format!(
                 "`{name}'(a)` is the first derivative of a one-argument function; `:grad` gives the gradient of the output"
             )),

@@ -4,7 +4,9 @@ use assert_cmd::Command;
 use expect_test::expect;
 use serde_json::Value;
 
-use crate::util::{assert_close, gradcalc, json_lines, plain_gradcalc, stderr_of, stdout_of};
+use crate::util::{
+    assert_close, gradcalc, json_events, json_lines, plain_gradcalc, stderr_of, stdout_of,
+};
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
 /// each given with `-e`; the run must succeed.
@@ -1537,4 +1539,212 @@ fn check_explains_a_failure_caused_by_detach() {
     let check = events.iter().find(|e| e["kind"] == "check").unwrap();
     assert_eq!(check["verdict"], "pass", "{check}");
     assert!(check.get("note").is_none(), "{check}");
+}
+
+/// JSON's trace, like the text, md and tex ones, leaves out the contributions
+/// into constants: y = x^2 + 3*x at x = 2 passes 3 and 2·2 = 4 to x, and
+/// nothing else into a node that is not a step.
+#[test]
+fn json_trace_leaves_out_contributions_into_constants() {
+    let (events, status) = json_events(&["-e", "x = 2; y = x^2 + 3*x; :trace"]);
+    assert_eq!(status, Some(0));
+    let trace = &events[2];
+    assert_eq!(trace["kind"], "trace");
+    let steps = trace["steps"].as_array().unwrap();
+    let ids: Vec<&Value> = steps.iter().map(|s| &s["id"]).collect();
+    let into: Vec<(&Value, &Value)> = steps
+        .iter()
+        .flat_map(|s| s["contributions"].as_array().unwrap())
+        .map(|c| (&c["input"], &c["local"]))
+        .collect();
+    for (input, _) in &into {
+        assert!(ids.contains(input), "a contribution into {input}: {trace}");
+    }
+    let into_x: Vec<f64> = steps
+        .iter()
+        .flat_map(|s| s["contributions"].as_array().unwrap())
+        .filter(|c| c["input_name"] == "x")
+        .map(|c| c["local"].as_f64().unwrap())
+        .collect();
+    assert_eq!(into_x, [3.0, 4.0]);
+    assert_eq!(into.len(), 4, "two into the sum's operands, two into x");
+}
+
+/// A command used wrongly suggests itself: `:load` once suggested `:save
+/// lesson.calc` (which writes a file), `:step foo` the `:trace` examples.
+#[test]
+fn a_wrong_use_suggests_the_same_command() {
+    for (command, example) in [
+        (":load", "e.g. `:load lesson.calc`"),
+        (":step foo", "e.g. `:step`, `:step all`"),
+        (":save", "e.g. `:save lesson.calc`"),
+    ] {
+        let output = gradcalc().args(["-e", command]).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{command}");
+        let stderr = stderr_of(&output);
+        assert!(stderr.contains(example), "{command}: {stderr}");
+    }
+}
+
+/// A word that cannot be a name where a command takes names is said to be
+/// one, not "unknown" with the impossible fix "assign it first, e.g. `3 = 1`".
+#[test]
+fn a_command_given_a_non_name_says_so() {
+    for (command, message, example) in [
+        (
+            ":grad 3",
+            "`3` is not a variable name: `:grad` takes names",
+            "e.g. `:grad x y`",
+        ),
+        (
+            ":backward x+y",
+            "`x+y` is not a variable name: `:backward` takes a name",
+            "e.g. `:backward z`",
+        ),
+        (
+            ":diff z 3",
+            "`3` is not a variable name: `:diff` takes names",
+            "e.g. `:diff y x`",
+        ),
+    ] {
+        let output = gradcalc()
+            .args(["-e", "x = 1; z = 2*x", "-e", command])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{command}");
+        let stderr = stderr_of(&output);
+        assert!(stderr.contains(message), "{command}: {stderr}");
+        assert!(stderr.contains(example), "{command}: {stderr}");
+        assert!(!stderr.contains("assign it first"), "{command}: {stderr}");
+    }
+    // A label is name-shaped: `_0` is x's node, and ∂z/∂x = 2.
+    let (events, status) = json_events(&["-e", "x = 1; z = 2*x", "-e", ":grad _0"]);
+    assert_eq!(status, Some(0), "{events:?}");
+    assert_eq!(events.last().unwrap()["value"], 2);
+}
+
+/// `x == 3` and the other comparisons are refused as comparisons, at the
+/// operator, not as "an operand after `=`" with a help about names left of `=`.
+#[test]
+fn comparisons_are_refused_as_comparisons() {
+    for (statement, op, column) in [
+        ("x == 3", "==", 3),
+        ("x != 3", "!=", 3),
+        ("x <= 3", "<=", 3),
+        ("x >= 3", ">=", 3),
+        ("y = x < 3", "<", 7),
+        ("y = x > 3", ">", 7),
+        ("x ≤ 3", "≤", 3),
+    ] {
+        let (events, status) = json_events(&["-e", "x = 3", "-e", statement]);
+        assert_eq!(status, Some(1), "{statement}");
+        let error = events.last().unwrap();
+        assert_eq!(
+            error["message"],
+            format!("`{op}` is not an operator: gradcalc has no comparisons"),
+            "{statement}"
+        );
+        assert_eq!(error["column"], column, "{statement}");
+        assert!(error["help"].as_str().unwrap().contains("`=` assigns"));
+    }
+}
+
+/// In JSON mode every error is a JSON event on stdout, stderr stays empty:
+/// arguments clap refuses too (exit 2). An error that is not in the text of a
+/// source (the arguments, a file that cannot be read) has no line and column.
+#[test]
+fn json_errors_before_any_statement_are_json_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nofile.calc");
+    let missing = missing.to_str().unwrap();
+    let directory = dir.path().to_str().unwrap();
+    for (args, message, source) in [
+        (
+            vec!["--precision", "0"],
+            "invalid value '0' for '--precision <N|full>': expected a number of digits from 1 to 17, or `full`",
+            "<arguments>",
+        ),
+        (
+            vec!["--bogus"],
+            "unexpected argument '--bogus' found",
+            "<arguments>",
+        ),
+        (vec![missing], "cannot read ", missing),
+        (vec![directory], "cannot read ", directory),
+    ] {
+        let output = gradcalc().arg("--json").args(&args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr_of(&output), "", "{args:?}");
+        let events = json_lines(&stdout_of(&output));
+        assert_eq!(events.len(), 1, "{args:?}");
+        let error = &events[0];
+        assert_eq!(error["kind"], "error");
+        assert!(
+            error["message"].as_str().unwrap().starts_with(message),
+            "{error}"
+        );
+        assert!(!error["message"].as_str().unwrap().contains('\u{1b}'));
+        assert_eq!(error["source"], source);
+        assert!(error.get("line").is_none() && error.get("column").is_none());
+    }
+    // Without --json clap's own report goes to stderr.
+    let plain = gradcalc().arg("--bogus").output().unwrap();
+    assert_eq!(plain.status.code(), Some(2));
+    assert!(stderr_of(&plain).contains("unexpected argument '--bogus'"));
+    assert_eq!(stdout_of(&plain), "");
+}
+
+/// A warning names the source its statement is in: a `:load`ed file's
+/// warning is at that file's line, not the caller's (text and JSON).
+#[test]
+fn warnings_name_their_source() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w2.calc"), "a = 2\n\nb = 1/0\n").unwrap();
+    let text = gradcalc()
+        .current_dir(dir.path())
+        .args(["-e", "x = 1/0", "-e", ":load w2.calc"])
+        .output()
+        .unwrap();
+    assert_eq!(text.status.code(), Some(0));
+    assert_eq!(
+        stderr_of(&text),
+        "warning: division by zero gives inf (in `1/0` at -e #1:1:5)\n\
+         warning: division by zero gives inf (in `1/0` at w2.calc:3:5)\n"
+    );
+    let json = gradcalc()
+        .current_dir(dir.path())
+        .args(["--json", "-e", "x = 1/0", "-e", ":load w2.calc"])
+        .output()
+        .unwrap();
+    let warnings: Vec<(Value, Value, Value)> = json_lines(&stdout_of(&json))
+        .into_iter()
+        .filter(|e| e["kind"] == "warning")
+        .map(|e| (e["source"].clone(), e["line"].clone(), e["column"].clone()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            ("-e #1".into(), 1.into(), 5.into()),
+            ("w2.calc".into(), 3.into(), 5.into())
+        ]
+    );
+}
+
+/// A long `:topo` is summarised: `omitted` is `{after, count}`, and the rows
+/// shown plus the rows left out are all of them. y = x*1 + … + x*39 has
+/// 1 leaf, 39 constants, 39 products and 38 sums: 117 nodes.
+#[test]
+fn json_topo_summary_has_after_and_count() {
+    let terms: Vec<String> = (1..40).map(|i| format!("x*{i}")).collect();
+    let statement = format!("x = 1; y = {}; :topo", terms.join(" + "));
+    let (events, status) = json_events(&["-e", &statement]);
+    assert_eq!(status, Some(0));
+    let topo = events.last().unwrap();
+    assert_eq!(topo["total"], 117);
+    let omitted = &topo["omitted"];
+    let after = omitted["after"].as_u64().unwrap();
+    let count = omitted["count"].as_u64().unwrap();
+    let shown = topo["nodes"].as_array().unwrap();
+    assert_eq!(shown.len() as u64 + count, 117);
+    assert_eq!(shown[after as usize]["position"], after + count + 1);
 }

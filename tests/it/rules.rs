@@ -401,7 +401,7 @@ proptest! {
         session_events(&mut session, &script).map_err(TestCaseError::fail)?;
         let events = session_events(&mut session, ":trace all").map_err(TestCaseError::fail)?;
         let style = Style { precision: Precision::Full, ..Style::default() };
-        let trace: String = events.iter().map(|e| text::render_event(e, &session, "", &style)).collect();
+        let trace: String = events.iter().map(|e| text::render_event(e, &session, "", "<input>", &style)).collect();
         // Steps are numbered 1, 2, … as shown, and the header counts them.
         let numbers: Vec<usize> = trace
             .lines()

@@ -32,14 +32,21 @@ pub fn plain_value_line(out: &mut String, name: Option<&str>, value: f64, precis
 
 /// Renders one event as text ending in a newline, or "" when it shows nothing
 /// (a function definition, `:quit`). `source` is the text the event's statement
-/// came from; warnings quote it. `session` is the session the event came from,
+/// came from, `origin` its name (`-e`, a file); warnings quote the one and
+/// name the other. `session` is the session the event came from,
 /// which makes the rows of a listing ([`crate::session::Listing`]); render an
 /// event before that session runs its next statement.
 ///
 /// The whole text is built in memory: a long listing is better written with
 /// [`write_event`].
-pub fn render_event(event: &Event, session: &Session, source: &str, style: &Style) -> String {
-    let out = render_unicode(event, session, source, style, &mut |_| true);
+pub fn render_event(
+    event: &Event,
+    session: &Session,
+    source: &str,
+    origin: &str,
+    style: &Style,
+) -> String {
+    let out = render_unicode(event, session, source, origin, style, &mut |_| true);
     if style.ascii { to_ascii(&out) } else { out }
 }
 
@@ -52,6 +59,7 @@ pub fn write_event(
     event: &Event,
     session: &Session,
     source: &str,
+    origin: &str,
     style: &Style,
     write: &mut dyn FnMut(&str) -> bool,
 ) {
@@ -65,7 +73,7 @@ pub fn write_event(
         going
     };
     let mut going = true;
-    let mut rest = render_unicode(event, session, source, style, &mut |out| {
+    let mut rest = render_unicode(event, session, source, origin, style, &mut |out| {
         if out.len() >= PIECE_BYTES {
             going = hand_on(out);
         }
@@ -82,6 +90,7 @@ fn render_unicode(
     event: &Event,
     session: &Session,
     source: &str,
+    origin: &str,
     style: &Style,
     flush: &mut listings::Flush,
 ) -> String {
@@ -119,10 +128,16 @@ fn render_unicode(
         Event::Warning { message, span } => {
             let (line, column) = line_column(source, span.start);
             let quoted = source.get(span.start..span.end).unwrap_or("").trim();
+            // The line just typed at the prompt needs no name; a script, `-e`
+            // or a `:load`ed file does (as an error's `-e:1:5`).
+            let at = match origin {
+                "<input>" => format!("{line}:{column}"),
+                origin => format!("{origin}:{line}:{column}"),
+            };
             let place = if !quoted.is_empty() && quoted.chars().count() <= 40 {
-                format!("in `{quoted}` at {line}:{column}")
+                format!("in `{quoted}` at {at}")
             } else {
-                format!("at {line}:{column}")
+                format!("at {at}")
             };
             let _ = writeln!(out, "{} {message} ({place})", p.warning("warning:"));
         }

@@ -53,6 +53,9 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
             Some((level, _)) => level,
             None => &mut top,
         };
+        if problem.is_none() {
+            problem = comparison(text, offset, prev, Some(token));
+        }
         let mut reset = false;
         match kind {
             TokenKind::Number if problem.is_none() => {
@@ -136,6 +139,9 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         }
         prev = Some(token);
     }
+    if problem.is_none() {
+        problem = comparison(text, offset, prev, None);
+    }
     if let Some(&(_, open)) = levels.last() {
         let start = offset + open;
         if problem.as_ref().is_none_or(|p| start < p.span().start) {
@@ -147,6 +153,37 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
     Ok(Scan {
         problem,
         max_nesting,
+    })
+}
+
+/// A comparison operator ending at `prev` (`<`, `≤`, …) or at `token` (`==`,
+/// `!=`, `<=`, `>=`: two tokens side by side), as the error that gradcalc has
+/// no comparisons; `token` is `None` at the end of the statement.
+fn comparison(
+    text: &str,
+    offset: usize,
+    prev: Option<Token>,
+    token: Option<Token>,
+) -> Option<SyntaxError> {
+    let prev = prev?;
+    let first = &text[prev.start..prev.end];
+    let first_is = |ops: &[&str]| prev.kind == TokenKind::Other && ops.contains(&first);
+    let span = match token {
+        Some(t)
+            if t.kind == TokenKind::Op(Operator::Eq)
+                && t.start == prev.end
+                && (prev.kind == TokenKind::Op(Operator::Eq) || first_is(&["!", "<", ">"])) =>
+        {
+            Span::new(prev.start, t.end)
+        }
+        // `<=` is reported at its `=`; `<` alone at the token after it.
+        Some(t) if t.kind == TokenKind::Op(Operator::Eq) && t.start == prev.end => return None,
+        _ if first_is(&["<", ">", "≤", "≥", "≠"]) => Span::new(prev.start, prev.end),
+        _ => return None,
+    };
+    Some(SyntaxError::Comparison {
+        span: Span::new(offset + span.start, offset + span.end),
+        op: text[span.start..span.end].to_string(),
     })
 }
 
