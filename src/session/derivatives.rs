@@ -256,6 +256,11 @@ pub(super) struct DerivativeGroup {
     pub label: String,
     /// The value differentiated (`y` of `grad(y, x)`).
     pub of: NodeId,
+    /// The derivative's node (in the group, or an earlier node it reused).
+    pub result: NodeId,
+    /// The piecewise nodes it was built across and the branch each took
+    /// (`Session::branches`).
+    pub branches: Vec<(NodeId, Vec<bool>)>,
 }
 
 /// Which groups a picture draws: [`Session::picture_groups`].
@@ -305,15 +310,56 @@ impl Session {
         let first = NodeId(self.graph.len() as u32);
         let node = gradient_nodes(&mut self.graph, of, &[wrt])[0];
         let end = NodeId(self.graph.len() as u32);
-        if end > first {
-            self.derivative_groups.push(DerivativeGroup {
-                first,
-                end,
-                label,
-                of,
-            });
-        }
+        // Remembered even when no node was added (∂relu(x)/∂x = 1 at x > 0 is
+        // the constant 1): `:=` warns when such a derivative goes stale.
+        let branches = self.branches(of, wrt);
+        self.derivative_groups.push(DerivativeGroup {
+            first,
+            end,
+            label,
+            of,
+            result: node,
+            branches,
+        });
         node
+    }
+
+    /// The piecewise nodes a derivative of `of` with respect to `wrt` walks
+    /// (relu, max, min, `^`), each with which of its operands it passes
+    /// gradient to at their present values ([`crate::engine::OpInfo::passes`]):
+    /// the branches a derivative graph built now keeps.
+    fn branches(&self, of: NodeId, wrt: NodeId) -> Vec<(NodeId, Vec<bool>)> {
+        self.graph
+            .topo_order_above(of, wrt)
+            .into_iter()
+            .filter(|&id| matches!(self.graph.op(id), Op::Relu | Op::Max | Op::Min | Op::Pow))
+            .map(|id| (id, self.passes_at(id)))
+            .collect()
+    }
+
+    /// Which operands of `id` its op passes gradient to, at the present values.
+    pub(super) fn passes_at(&self, id: NodeId) -> Vec<bool> {
+        let operands = self.graph.operands(id);
+        let inputs: Vec<f64> = operands.iter().map(|&o| self.graph.value(o)).collect();
+        let (info, out) = (self.graph.op(id).info(), self.graph.value(id));
+        (0..operands.len())
+            .map(|k| info.passes(&inputs, out, k))
+            .collect()
+    }
+
+    /// A derivative whose value is a number (`g = grad(2*x, x)` is 2) becomes
+    /// the leaf `leaf`, and its nodes past `mark` are truncated: its groups are
+    /// kept with no nodes and `leaf` as their result, so that `:=` can still
+    /// say when such a number stops being the derivative (`grad(relu(x), x)`
+    /// is 1 only while x > 0).
+    pub(super) fn keep_groups_as_leaf(&mut self, mark: usize, leaf: NodeId) {
+        for group in &mut self.derivative_groups {
+            if (group.end.0 as usize) > mark {
+                group.first = leaf;
+                group.end = leaf;
+                group.result = leaf;
+            }
+        }
     }
 
     /// Forgets derivative groups that reach past the graph's length (after a

@@ -579,8 +579,11 @@ impl Session {
             let number = self.graph.value(value.node);
             self.graph.truncate(mark);
             self.derivative_nodes.retain(|id, _| id.0 < mark as u32);
-            self.forget_groups_past(mark);
-            self.graph.leaf(number)
+            let leaf = NodeId(mark as u32);
+            self.keep_groups_as_leaf(mark, leaf);
+            let made = self.graph.leaf(number);
+            debug_assert_eq!(made, leaf);
+            made
         } else {
             value.node
         };

@@ -78,6 +78,7 @@ impl Session {
             .map(|n| (n.clone(), self.graph.value(self.vars[n])))
             .collect();
         let updated = self.graph.update_leaf(node, number);
+        self.warn_stale_branches(&updated, target, tree, events);
         // As evaluation warns: the first node evaluated again that made inf
         // or nan out of finite inputs.
         let broken = updated.iter().find_map(|&id| {
@@ -127,6 +128,52 @@ impl Session {
             changed,
         }));
         Ok(())
+    }
+
+    /// After `:=` (`updated`: the nodes evaluated again, in increasing
+    /// order), warns about each stored derivative (`g = grad(y, x)`, `f'(a)`)
+    /// built across a piecewise op that now takes another branch than when it
+    /// was built: relu across 0, another operand the largest of a `max` or
+    /// the smallest of a `min`, `^` at a base or exponent of 0. A derivative
+    /// graph keeps the branch it was built on (it holds which operand passes
+    /// gradient, not a test), so its value is not the derivative at the new
+    /// point; evaluating it again is.
+    fn warn_stale_branches(
+        &self,
+        updated: &[crate::engine::NodeId],
+        target: &Ident,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) {
+        for group in &self.derivative_groups {
+            let Some(&(id, _)) = group.branches.iter().find(|(id, built)| {
+                updated.binary_search(id).is_ok() && self.passes_at(*id) != *built
+            }) else {
+                continue;
+            };
+            let names: Vec<&str> = self
+                .var_order
+                .iter()
+                .filter(|n| {
+                    let bound = self.vars[n.as_str()];
+                    bound == group.result || (group.first..group.end).contains(&bound)
+                })
+                .map(String::as_str)
+                .collect();
+            let what = match names.as_slice() {
+                [] => format!("`{}`", group.label),
+                names => format!("{} (`{}`)", names.join(", "), group.label),
+            };
+            events.push(Event::Warning {
+                message: format!(
+                    "{what} was built while `{}` took another branch than it takes now; it keeps the old branch, so it is not the derivative at the new {}: evaluate `{}` again",
+                    self.graph.op(id).info().name,
+                    target.name,
+                    group.label
+                ),
+                span: target.span.to(tree.span()),
+            });
+        }
     }
 
     /// Runs the statement at `span` if it is `:repeat …` (and returns its

@@ -470,3 +470,62 @@ fn a_zero_hessian_row_is_explained_truly() {
     let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
     assert!(!h["zero_rows"][0].as_str().unwrap().contains("linear"));
 }
+
+/// A stored derivative keeps the branch of a piecewise op it was built on;
+/// after `:=` moves a leaf so that the op takes another branch, gradcalc
+/// warns that the stored value is no longer the derivative (and says nothing
+/// while the branch is the one it was built on, or for smooth ops).
+#[test]
+fn a_stored_derivative_across_a_changed_branch_is_called_stale() {
+    let warnings = |events: &[serde_json::Value]| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["kind"] == "warning")
+            .map(|e| e["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // relu(x) at x = 1: ∂/∂x = 1 (a number: g is a leaf). At x = -1 the true
+    // derivative is 0; back at x = 2 it is 1 again.
+    let (events, status) =
+        crate::util::json_events(&["-e", "x = 1; y = relu(x); g = grad(y, x)", "-e", "x := -1"]);
+    assert_eq!(status, Some(0));
+    let found = warnings(&events);
+    assert_eq!(found.len(), 1, "{events:?}");
+    assert!(
+        found[0].starts_with("g (`grad(y, x)`) was built while `relu` took another branch"),
+        "{found:?}"
+    );
+    let (events, _) =
+        crate::util::json_events(&["-e", "x = 1; y = relu(x); g = grad(y, x)", "-e", "x := 2"]);
+    assert!(warnings(&events).is_empty(), "{events:?}");
+
+    // y = x·relu(x) + max(x, 1) at x = 2: g = 2x + 1 = 5. At x = 3 the same
+    // branches (g = 7, no warning); at x = 0.5 max takes 1, and the true
+    // derivative is 2x = 1, which `grad(y, x)` evaluated again gives.
+    let (events, _) = crate::util::json_events(&[
+        "-e",
+        "x = 2; y = x*relu(x) + max(x, 1); g = grad(y, x)",
+        "-e",
+        "x := 3",
+        "-e",
+        "g",
+        "-e",
+        "x := 0.5",
+        "-e",
+        "grad(y, x)",
+    ]);
+    let found = warnings(&events);
+    assert_eq!(found.len(), 1, "{events:?}");
+    assert!(found[0].contains("`max` took another branch"), "{found:?}");
+    let values: Vec<f64> = events
+        .iter()
+        .filter(|e| e["kind"] == "value" && e["name"].is_null())
+        .map(|e| e["value"].as_f64().unwrap())
+        .collect();
+    assert_eq!(values, [7.0, 1.0]);
+
+    // A smooth op never warns: x^3 at 2, then at -2 (g = 3x² = 12 both times).
+    let (events, _) =
+        crate::util::json_events(&["-e", "x = 2; y = x^3; g = grad(y, x)", "-e", "x := -2"]);
+    assert!(warnings(&events).is_empty(), "{events:?}");
+}
