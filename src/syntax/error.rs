@@ -34,6 +34,15 @@ pub enum SyntaxError {
         /// The `)`.
         span: Span,
     },
+    /// A square or curly bracket, e.g. `[1 + 2]` or `(1 + ]`: gradcalc groups
+    /// with `(` and `)` only.
+    #[error("`{bracket}` is not a bracket in gradcalc: group with `(` and `)`")]
+    WrongBracket {
+        /// The bracket.
+        span: Span,
+        /// `[`, `]`, `{` or `}`.
+        bracket: char,
+    },
     /// A malformed number literal, e.g. `1e-`, `2e1.5`, `1.2.3`, `1__000`.
     #[error("malformed number `{text}`: {reason}")]
     MalformedNumber {
@@ -127,6 +136,7 @@ impl SyntaxError {
             SyntaxError::Unexpected { span, .. }
             | SyntaxError::UnclosedParen { span }
             | SyntaxError::UnmatchedParen { span }
+            | SyntaxError::WrongBracket { span, .. }
             | SyntaxError::MalformedNumber { span, .. }
             | SyntaxError::AdjacentNames { span, .. }
             | SyntaxError::TooDeep { span, .. }
@@ -149,6 +159,10 @@ impl SyntaxError {
             SyntaxError::UnmatchedParen { .. } => {
                 Some("remove this `)` or add a `(` before it".to_string())
             }
+            SyntaxError::WrongBracket { bracket, .. } => Some(format!(
+                "write `{}` here",
+                if matches!(bracket, '[' | '{') { '(' } else { ')' }
+            )),
             SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
                 // The same words as the parser's hint for `%`.
                 "`mod` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`"

@@ -132,6 +132,16 @@ pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
                         match kind {
                             TokenKind::LParen => c.depth += 1,
                             TokenKind::RParen => c.depth = c.depth.saturating_sub(1),
+                            // A `]` or `}` meant as `)` ends the bracket too, so
+                            // that `(1 + ]` is refused at once, not continued.
+                            TokenKind::Other
+                                if matches!(
+                                    source[token.start..].chars().next(),
+                                    Some(']' | '}')
+                                ) =>
+                            {
+                                c.depth = c.depth.saturating_sub(1)
+                            }
                             _ => {}
                         }
                     }

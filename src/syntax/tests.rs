@@ -598,6 +598,34 @@ fn unbalanced_parentheses() {
 }
 
 #[test]
+fn square_and_curly_brackets_are_named_and_a_wrong_close_comes_first() {
+    // `]` meant to close the `(`: the `]` is the mistake, not the `(`.
+    let err = error("z = (1 + ]");
+    assert_eq!(
+        err,
+        SyntaxError::WrongBracket {
+            span: Span::new(9, 10),
+            bracket: ']'
+        }
+    );
+    assert_eq!(err.help().as_deref(), Some("write `)` here"));
+    assert!(!needs_more_input("z = (1 + ]"));
+    let err = error("[1 + 2]*3");
+    assert_eq!(
+        err,
+        SyntaxError::WrongBracket {
+            span: Span::new(0, 1),
+            bracket: '['
+        }
+    );
+    assert_eq!(err.help().as_deref(), Some("write `(` here"));
+    // An earlier problem still comes first, and so does a `(` left open
+    // before an opening `{` (that one cannot be meant to close it).
+    assert_eq!(error("x y + [1]").span(), Span::new(0, 3));
+    assert_eq!(error("(1 + {2").span(), Span::new(0, 1));
+}
+
+#[test]
 fn two_names_side_by_side() {
     let err = error("x y");
     assert_eq!(

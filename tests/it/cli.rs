@@ -1748,3 +1748,24 @@ fn json_topo_summary_has_after_and_count() {
     assert_eq!(shown.len() as u64 + count, 117);
     assert_eq!(shown[after as usize]["position"], after + count + 1);
 }
+
+/// `]` typed for `)`: the error points at the `]` (the mistake), its help is
+/// the right bracket, and the next line still runs (the `(` does not swallow
+/// it).
+#[test]
+fn a_square_bracket_for_a_parenthesis_is_pointed_at() {
+    let output = gradcalc()
+        .arg("--keep-going")
+        .write_stdin("z = (1 + ]\nw = 2\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "w = 2\n");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("`]` is not a bracket in gradcalc")
+            && stderr.contains("<stdin>:1:10")
+            && stderr.contains("write `)` here"),
+        "{stderr}"
+    );
+}

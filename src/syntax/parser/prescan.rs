@@ -120,6 +120,15 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                 nesting += 1;
             }
             TokenKind::Op(_) | TokenKind::Comma => reset = true,
+            TokenKind::Other if problem.is_none() => {
+                if let Some(bracket @ ('[' | ']' | '{' | '}')) = text[token.start..].chars().next()
+                {
+                    problem = Some(SyntaxError::WrongBracket {
+                        span: at(&token),
+                        bracket,
+                    });
+                }
+            }
             _ => {}
         }
         if reset {
@@ -144,7 +153,16 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
     }
     if let Some(&(_, open)) = levels.last() {
         let start = offset + open;
-        if problem.as_ref().is_none_or(|p| start < p.span().start) {
+        // A `]` or `}` after the `(` is most likely meant to close it: that is
+        // the mistake to show (`(1 + ]`), not the `(` left open.
+        let wrong_close = matches!(
+            problem,
+            Some(SyntaxError::WrongBracket {
+                bracket: ']' | '}',
+                ..
+            })
+        );
+        if !wrong_close && problem.as_ref().is_none_or(|p| start < p.span().start) {
             problem = Some(SyntaxError::UnclosedParen {
                 span: Span::new(start, start + 1),
             });
