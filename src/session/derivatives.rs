@@ -454,7 +454,7 @@ impl Session {
             if count > 0 {
                 events.push(Event::Notice {
                     message: format!(
-                        "{count} of these nodes (#{}–#{}) are {}: the backward pass recorded as nodes",
+                        "{count} of these nodes (_{}–_{}) are {}: the backward pass recorded as nodes",
                         group.first.0,
                         group.end.0 - 1,
                         group.label

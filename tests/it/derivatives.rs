@@ -529,3 +529,28 @@ fn a_stored_derivative_across_a_changed_branch_is_called_stale() {
         crate::util::json_events(&["-e", "x = 2; y = x^3; g = grad(y, x)", "-e", "x := -2"]);
     assert!(warnings(&events).is_empty(), "{events:?}");
 }
+
+/// The note naming a derivative graph's nodes writes them as node labels
+/// (`_3`, which can be typed back), not `#3` (a comment). x = 3; y = x^3 is
+/// nodes 0–2 (x, the 3, the power); grad(y, x) appends nodes 3–7.
+#[test]
+fn the_derivative_note_names_its_nodes_as_labels() {
+    let (events, status) =
+        crate::util::json_events(&["-e", "x = 3; y = x^3; g = grad(y, x)", "-e", ":topo"]);
+    assert_eq!(status, Some(0));
+    let notes: Vec<&str> = events
+        .iter()
+        .filter(|e| e["kind"] == "notice")
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("of these nodes (_3–_7) are grad(y, x)")),
+        "{notes:?}"
+    );
+    // The labels it names are nodes: _7 is g itself, 3x² = 27.
+    let (events, _) =
+        crate::util::json_events(&["-e", "x = 3; y = x^3; g = grad(y, x)", "-e", "_7 + 0"]);
+    assert_eq!(events.last().unwrap()["value"], 27.0, "{events:?}");
+}
