@@ -578,3 +578,40 @@ fn check_passes_correct_gradients_at_every_magnitude() {
     one_check("x = 0; y = abs(x); :check", "kink", 0.0, 0.0);
     one_check("x = 1e12; y = relu(x - 1e12); :check", "kink", 0.0, 0.5);
 }
+
+/// A correct gradient passes at tiny |x| when the output is not tiny: x + 1
+/// at 1e-20 (∂ = 1 exactly), sigmoid at 1e-150 (σ'(0) = 1/4), normcdf at
+/// 1e-300 (φ(0) = 1/√(2π)). The step near 0 is a fraction of |x| (right for
+/// ln x near its pole), which moves no digit of an output near 1, so the
+/// check takes the step 1e-5 there; before, these said FAIL with a central
+/// difference of 0.
+#[test]
+fn a_correct_gradient_passes_at_tiny_x_beside_a_large_output() {
+    let cases = [
+        ("x = 1e-20; y = x + 1; :check", 1.0),
+        ("x = 1e-12; y = x + 1; :check", 1.0),
+        ("x = 1e-150; y = sigmoid(x); :check", 0.25),
+        (
+            "x = 1e-300; y = normcdf(x); :check",
+            1.0 / (2.0 * std::f64::consts::PI).sqrt(),
+        ),
+    ];
+    for (input, derivative) in cases {
+        let (checks, _) = run_checks(input);
+        let check = &checks[0];
+        assert_eq!(check["verdict"], "pass", "{input}: {check}");
+        assert!(
+            (float(&check["numeric"]) - derivative).abs() < 1e-9,
+            "{input}: {check}"
+        );
+        assert!(
+            (float(&check["analytic"]) - derivative).abs() < 1e-15,
+            "{input}: {check}"
+        );
+    }
+    // ln x next to its pole keeps the small step (a step of 1e-5 at 1e-4
+    // would measure 10033, not 10000).
+    let (checks, _) = run_checks("x = 1e-4; y = ln(x); :check");
+    assert_eq!(checks[0]["verdict"], "pass", "{}", checks[0]);
+    assert!(float(&checks[0]["h"]) < 1e-6, "{}", checks[0]);
+}
