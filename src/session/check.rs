@@ -94,7 +94,16 @@ impl Session {
                 |h: f64| central_difference(graph, &moved, out, h, &base, &mut minus, &mut plus);
             let mut h = check_step(x);
             let (mut numeric, mut kink) = central(h);
-            let wide = wide_step(x);
+            // The other step worth trying where the one taken may be rounding
+            // noise: 1e-5·|x| (a power of two) where the cap of 1e-3 cut it
+            // (large |x|), or 1e-5 itself where the rule near 0 cut it to a
+            // fraction of |x| (x + 1 at x = 1e-20: a step of 1e-25 moves no
+            // digit of the output).
+            let wide = if CHECK_STEP * x.abs() > CHECK_STEP_MAX {
+                wide_step(x)
+            } else {
+                CHECK_STEP * x.abs().max(1.0)
+            };
             // The rounding error of the quotient at step h: each node moved
             // (but x itself, whose rounding the quotient divides out) is
             // rounded to ε of its value, and that reaches the output times
@@ -105,14 +114,11 @@ impl Session {
                 .filter(|v| v.is_finite())
                 .sum::<f64>()
                 * f64::EPSILON;
-            if CHECK_STEP * x.abs() > CHECK_STEP_MAX
-                && wide > h
-                && scale / h > 1e-12 * numeric.abs()
-            {
-                // The capped step is too small beside |x| for this function:
-                // the quotient is rounding noise (x² at 1e12: a step of 1e-3
-                // is 8 units in the last place of x). A step of 1e-5·|x| is
-                // taken instead where its estimated error is smaller: rounding
+            if wide > h && scale / h > 1e-12 * numeric.abs() {
+                // The step is too small for this function: the quotient is
+                // rounding noise (x² at 1e12: a step of 1e-3 is 8 units in the
+                // last place of x; x + 1 at 1e-20). The wider step is taken
+                // instead where its estimated error is smaller: rounding
                 // (scale/h) plus truncation (how much the quotient changes when
                 // the step is halved), and it crosses no kink. sin(x) at 1e8
                 // varies on a scale of 1, so there the small step stays.
