@@ -594,16 +594,56 @@ impl Session {
                 help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
             });
         };
+        let expression = self.agreeing_form(&tree, value);
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
-            expression: drop_zero_products(&tree.fold_constants())
-                .collect_terms()
-                .to_string(),
+            expression,
             value,
         }));
         Ok(())
     }
+
+    /// The text `:diff` prints for the derivative `tree` whose value is
+    /// `value`: the shortest of its forms that, typed back now, gives `value`
+    /// ([`same_value`]). Tried in order: like terms collected, constants folded
+    /// with `0*a` dropped, constants folded, the tree as built. Collecting can
+    /// overflow where the graph does not (`(x/m)^2` becomes `x^2/m^2`, inf/inf
+    /// at x = 1e200), and `0*a` is nan where `a` is inf. When no form agrees
+    /// the tree as built is printed (its ops are the graph's). Each candidate is
+    /// evaluated as a [`Session::preview`], so the session does not change.
+    fn agreeing_form(&mut self, tree: &ExprTree, value: f64) -> String {
+        let folded = tree.fold_constants();
+        let dropped = drop_zero_products(&folded);
+        let collected = dropped.collect_terms();
+        let mut tried: Vec<String> = Vec::with_capacity(4);
+        for candidate in [&collected, &dropped, &folded, tree] {
+            let text = candidate.to_string();
+            if tried.contains(&text) {
+                continue;
+            }
+            if self
+                .preview(&text)
+                .is_some_and(|typed| same_value(typed, value))
+            {
+                return text;
+            }
+            tried.push(text);
+        }
+        tree.to_string()
+    }
+}
+
+/// Whether a formula's value `typed` is the derivative's `value`: equal (0 and
+/// -0 alike), both nan, or both finite within a relative 1e-12 (the rounding
+/// of a rearranged sum or product).
+fn same_value(typed: f64, value: f64) -> bool {
+    if typed == value || (typed.is_nan() && value.is_nan()) {
+        return true;
+    }
+    typed.is_finite()
+        && value.is_finite()
+        && (typed - value).abs() <= 1e-12 * typed.abs().max(value.abs())
 }
 
 /// `node` written out as an expression: named nodes of the original graph

@@ -278,6 +278,52 @@ fn diff_collects_like_terms_into_hand_known_forms() {
     }
 }
 
+/// At large |x| collecting like terms overflows (`(x/m)^2` becomes
+/// `x^2/m^2`, `-x*(-x*φ)` becomes `x^2*φ`, and x² is inf), so `:diff` prints
+/// a form that does not: typed back in the same session, the formula gives
+/// the value printed beside it. The values are known by hand: atan' =
+/// 1/(1 + x²) is 0 at 1e200 (1e-400 underflows) and 1e-310 at 1e155; asinh' =
+/// 1/√(1 + x²) is 1e-155 at 1e155; at -1e200 the second derivatives of gelu
+/// ((2 − x²)φ), atan (−2x/(1 + x²)²), asinh (−x/(1 + x²)^1.5) and normpdf
+/// ((x² − 1)φ) are all 0 (φ(1e200) and 1e-400 underflow).
+#[test]
+fn diff_at_large_magnitudes_prints_a_formula_that_types_back_to_its_value() {
+    for (setup, of, want) in [
+        ("x = 1e200; y = atan(x)", "y", 0.0),
+        ("x = 1e155; y = atan(x)", "y", 1e-310),
+        ("x = 1e155; y = asinh(x)", "y", 1e-155),
+        ("x = -1e200; y = gelu(x); g = grad(y, x)", "g", 0.0),
+        ("x = -1e200; y = atan(x); g = grad(y, x)", "g", 0.0),
+        ("x = -1e200; y = asinh(x); g = grad(y, x)", "g", 0.0),
+        ("x = -1e200; y = normpdf(x); g = grad(y, x)", "g", 0.0),
+    ] {
+        let out = json(&format!("{setup}; :diff {of} x"));
+        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let expression = d["expression"].as_str().unwrap();
+        let value = number(&d["value"]);
+        assert!(
+            (value - want).abs() <= 1e-12 * want.abs(),
+            "{setup}: value {value}, want {want}"
+        );
+        let typed = values(&format!("{setup}; {expression}"));
+        assert_eq!(typed.len(), 1, "{setup}: {expression}");
+        assert!(
+            (typed[0] - value).abs() <= 1e-12 * value.abs(),
+            "{setup}: {expression} typed back is {}, printed {value}",
+            typed[0]
+        );
+    }
+    // At small |x| the collected short forms are still printed.
+    for (setup, want) in [
+        ("x = 0.5; f = x*x", "2*x"),
+        ("x = 0.5; f = x^3 + sin(x)", "3*x^2 + cos(x)"),
+    ] {
+        let out = json(&format!("{setup}; :diff f x"));
+        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        assert_eq!(d["expression"], want, "{setup}");
+    }
+}
+
 #[test]
 fn trace_names_derivative_nodes() {
     // The label is a notice: on stderr in a batch run, beside the trace on stdout.
