@@ -44,7 +44,8 @@ impl Default for Style {
 /// Replaces the typographic symbols gradcalc writes (`∂ → × · − ² …`) with ASCII
 /// (`d -> * * - ^2 ...`), for terminals and locales without Unicode (`--ascii`).
 /// A call after `∂` is bracketed (`∂sin(x)` is `d(sin(x))`, not `dsin(x)`),
-/// and subscript digits in names are written after `_` (`x₁` is `x_1`).
+/// and subscript digits in names are written after `_` (`x₁` is `x_1`); the
+/// braille dots of terminal charts become ` . * #` by how many dots a cell has.
 pub fn to_ascii(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
@@ -88,6 +89,14 @@ pub fn to_ascii(text: &str) -> String {
             '≤' => out.push_str("<="),
             '√' => out.push_str("sqrt"),
             '—' => out.push_str("--"),
+            // A braille cell of a terminal chart (2 × 4 dots): by how many of
+            // its dots are set, a blank, `.`, `*` or `#`.
+            '\u{2800}'..='\u{28FF}' => out.push(match (c as u32 - 0x2800).count_ones() {
+                0 => ' ',
+                1..=2 => '.',
+                3..=5 => '*',
+                _ => '#',
+            }),
             other => out.push(other),
         }
     }

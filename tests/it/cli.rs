@@ -1769,3 +1769,46 @@ fn a_square_bracket_for_a_parenthesis_is_pointed_at() {
         "{stderr}"
     );
 }
+
+/// `--ascii` output is ASCII through and through, terminal charts too: the
+/// braille cells of `:plot` and `:repeat` become ` . * #`, and the curve of
+/// y = x² still rises to the right of its minimum (more marks in the upper
+/// right than the upper left of the chart).
+#[test]
+fn ascii_output_draws_charts_without_braille() {
+    let output = gradcalc()
+        .args([
+            "--ascii",
+            "-e",
+            "x₁ = 1; y = x₁^2",
+            "-e",
+            ":plot x₁",
+            "-e",
+            ":repeat 3 x₁ := x₁ - 0.1*grad(y, x₁)",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = stdout_of(&output);
+    assert!(text.is_ascii(), "{text}");
+    // The first chart's rows: x from -2 to 4, so the right end (x = 4, y = 16)
+    // is higher than the left (x = -2, y = 4).
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("y for x_1 from -2 to 4"))
+        .skip(1)
+        .take(4)
+        .collect();
+    let marks = |row: &str, right: bool| {
+        let half = row.len() / 2;
+        let part = if right { &row[half..] } else { &row[..half] };
+        part.chars()
+            .filter(|c| matches!(c, '.' | '*' | '#'))
+            .count()
+    };
+    let (left, right): (usize, usize) = rows
+        .iter()
+        .map(|r| (marks(r, false), marks(r, true)))
+        .fold((0, 0), |(a, b), (l, r)| (a + l, b + r));
+    assert!(right > left && right > 0, "{rows:?}");
+}
