@@ -1392,6 +1392,54 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
 }
 
 #[test]
+fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
+    // d15(t) = 2^15·(t + 1) built as a tree of 2^16 nodes, so `z = d15(w)`
+    // takes most of each step and Ctrl-C lands inside it, after the kept
+    // `w := …` of the step cut short. w_k = 0.1·0.8^k after k steps (∂L/∂w =
+    // 2w). Of 1000 steps the table keeps 1, 2, 3 and every 100th, so the
+    // last row is the step the interruption cut after.
+    let mut defs = String::from("d0(t) = t + 1");
+    for k in 1..=15 {
+        defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
+    }
+    let repeat = ":repeat 1000 w := w - 0.1*grad(L, w); z = d15(w); w";
+    let mut wait = std::time::Duration::from_millis(1200);
+    for _ in 0..4 {
+        let args = [
+            "--json",
+            "-e",
+            &defs,
+            "-e",
+            "w = 0.1; L = w^2",
+            "-e",
+            repeat,
+        ];
+        let output = interrupted_after(&args, wait);
+        assert_eq!(output.status.code(), Some(130), "{output:?}");
+        let events = json_lines(&stdout_of(&output));
+        let Some(repeat) = events.iter().find(|e| e["kind"] == "repeat") else {
+            // Interrupted before the `:repeat` began (a slow start): wait longer.
+            wait *= 2;
+            continue;
+        };
+        let steps = repeat["steps"].as_u64().unwrap();
+        if steps < 4 {
+            wait *= 2;
+            continue;
+        }
+        let row = repeat["rows"].as_array().unwrap().last().unwrap();
+        assert_eq!(row["step"].as_u64(), Some(steps), "{repeat}");
+        let w = row["values"][0].as_f64().unwrap();
+        assert_close(w, 0.1 * 0.8_f64.powi(steps as i32), 1e-12);
+        // z = 2^15·(w + 1) at the same step.
+        let z = row["output"].as_f64().unwrap();
+        assert_close(z, 32768.0 * (1.0 + 0.1 * 0.8_f64.powi(steps as i32)), 1e-9);
+        return;
+    }
+    panic!("fewer than 4 steps ran before each Ctrl-C");
+}
+
+#[test]
 fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
     // ln(0) = -inf: typed directly and reached by `:=`, the same warning.
     let direct = gradcalc().args(["-e", "L = ln(0)"]).output().unwrap();
