@@ -1440,6 +1440,48 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
 }
 
 #[test]
+fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.svg"), "old").unwrap();
+    let setup = "x = 2; y = 3; z = x*y + x";
+    let output = gradcalc_in(dir.path())
+        .args(["-e", setup, "-e", ":repeat 3 r.svg x := x - 0.1*grad(z, x)"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("the steps ran and are kept"), "{stderr}");
+    let hint = "`:repeat 3 -f r.svg x := x - 0.1*grad(z, x)`";
+    assert!(stderr.contains(hint), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("r.svg")).unwrap(),
+        "old"
+    );
+    // The hint, typed: x goes 2 → 1.6 → 1.2 → 0.8 (∂z/∂x = y + 1 = 4).
+    let typed = gradcalc_in(dir.path())
+        .args(["-e", setup, "-e", hint.trim_matches('`'), "-e", "x"])
+        .output()
+        .unwrap();
+    assert!(typed.status.success(), "{typed:?}");
+    assert!(stdout_of(&typed).ends_with("0.8\n"), "{typed:?}");
+    let svg = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+
+    // A command too long to quote whole is described, not cut.
+    let long = format!(
+        ":repeat 3 r.svg x := x - 0.1*grad(z, x){}",
+        " + 0*y".repeat(40)
+    );
+    let output = gradcalc_in(dir.path())
+        .args(["-e", setup, "-e", &long])
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("add `-f` after the step count"), "{stderr}");
+    assert!(!stderr.contains("`:repeat 3 -f"), "{stderr}");
+}
+
+#[test]
 fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
     // ln(0) = -inf: typed directly and reached by `:=`, the same warning.
     let direct = gradcalc().args(["-e", "L = ln(0)"]).output().unwrap();
