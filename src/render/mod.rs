@@ -133,16 +133,27 @@ fn starts_with_call(rest: &[char]) -> bool {
 /// that an error message or its help shows; longer quotes are cut with `…`.
 pub const QUOTE_CHARS: usize = 40;
 
+/// The most characters of a quoted command (a quote starting with `:`, such as
+/// the `:repeat 3 -f r.svg …` a help suggests): it is shown whole up to this
+/// length, so that it can be typed as shown.
+pub const COMMAND_QUOTE_CHARS: usize = 200;
+
 /// `text` with every backtick-quoted part longer than [`QUOTE_CHARS`] characters
-/// cut to that many and `…`: a 10 MB name must not make a 10 MB message.
+/// ([`COMMAND_QUOTE_CHARS`] for a command, a quote starting with `:`) cut to
+/// that many and `…`: a 10 MB name must not make a 10 MB message.
 pub fn shorten_quotes(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(1024));
     for (i, part) in text.split('`').enumerate() {
         if i > 0 {
             out.push('`');
         }
-        if i % 2 == 1 && part.chars().nth(QUOTE_CHARS).is_some() {
-            out.extend(part.chars().take(QUOTE_CHARS));
+        let limit = if part.starts_with(':') {
+            COMMAND_QUOTE_CHARS
+        } else {
+            QUOTE_CHARS
+        };
+        if i % 2 == 1 && part.chars().nth(limit).is_some() {
+            out.extend(part.chars().take(limit));
             out.push('…');
         } else {
             out.push_str(part);

@@ -413,7 +413,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                         self.failed = true;
                         self.cancelled = true;
                         return self.problem(
-                            &format!("{shown} not replaced: the question was cancelled"),
+                            &format!(
+                                "{shown} not replaced: the question was cancelled{}",
+                                steps_kept(target)
+                            ),
                             target.span.start,
                             Some(force_hint(target)),
                             source,
@@ -553,10 +556,29 @@ fn visible_prefix(text: &str, columns: usize) -> (usize, usize) {
 }
 
 /// What to type to replace the target's file: its command with `-f`.
+/// A command too long to quote whole ([`super::COMMAND_QUOTE_CHARS`]) is
+/// described instead: a cut command could not be typed as shown.
 fn force_hint(target: &Target) -> String {
     match target.forced.as_str() {
         "" => "add `-f` to the command to replace it, or choose another name".to_string(),
+        forced if forced.chars().nth(super::COMMAND_QUOTE_CHARS).is_some() => {
+            if forced.starts_with(":repeat ") {
+                "add `-f` after the step count to replace it, or choose another name".to_string()
+            } else {
+                "add `-f` before the file name to replace it, or choose another name".to_string()
+            }
+        }
         forced => format!("add `-f` to replace it: `{forced}`; or choose another name"),
+    }
+}
+
+/// What became of a `:repeat`'s steps when its file was not written: they ran
+/// before the file was written, and they are kept.
+fn steps_kept(target: &Target) -> &'static str {
+    if target.forced.starts_with(":repeat ") {
+        "; the steps ran and are kept"
+    } else {
+        ""
     }
 }
 
@@ -591,7 +613,10 @@ fn explain_write_error(path: &str, error: &io::Error, target: &Target) -> (Strin
             )),
         ),
         (io::ErrorKind::AlreadyExists, _) => (
-            format!("cannot write {path}: it already exists (not replaced)"),
+            format!(
+                "cannot write {path}: it already exists (not replaced){}",
+                steps_kept(target)
+            ),
             Some(force_hint(target)),
         ),
         _ => (format!("cannot write {path}: {error}"), None),

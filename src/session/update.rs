@@ -356,6 +356,10 @@ impl Session {
         let mut interrupted = false;
         // The statements of the step cut short by Ctrl-C that had run.
         let mut partial: &[Span] = &[];
+        // The values after the last finished step: the table's last row when
+        // Ctrl-C cuts the next step short (its kept statements change them).
+        let mut finished = vec![f64::NAN; assigned.len()];
+        let mut finished_output = None;
         'steps: for step in 1..=steps {
             let mut step_events = Vec::new();
             for (i, statement) in statements.iter().enumerate() {
@@ -400,6 +404,7 @@ impl Session {
             done = step;
             let output = self.output.as_ref().map(|o| self.graph.value(o.node));
             outputs.push(output.unwrap_or(f64::NAN));
+            finished_output = output;
             if keep(step) {
                 let values = self.values_of(&assigned);
                 rows.push(RepeatRow {
@@ -407,6 +412,13 @@ impl Session {
                     output,
                     values,
                 });
+            } else {
+                for (value, name) in finished.iter_mut().zip(&assigned) {
+                    *value = self
+                        .vars
+                        .get(name)
+                        .map_or(f64::NAN, |&id| self.graph.value(id));
+                }
             }
             if crate::interrupt::requested() {
                 interrupted = step < steps;
@@ -418,11 +430,12 @@ impl Session {
         }
         if let Some(last_row) = rows.last() {
             if last_row.step != done {
-                let values = self.values_of(&assigned);
+                // `finished` holds step `done`'s values: a step not kept
+                // stored them.
                 rows.push(RepeatRow {
                     step: done,
-                    output: outputs.last().copied().filter(|_| self.output.is_some()),
-                    values,
+                    output: finished_output,
+                    values: finished,
                 });
             }
         }

@@ -1392,6 +1392,96 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
 }
 
 #[test]
+fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
+    // d15(t) = 2^15·(t + 1) built as a tree of 2^16 nodes, so `z = d15(w)`
+    // takes most of each step and Ctrl-C lands inside it, after the kept
+    // `w := …` of the step cut short. w_k = 0.1·0.8^k after k steps (∂L/∂w =
+    // 2w). Of 1000 steps the table keeps 1, 2, 3 and every 100th, so the
+    // last row is the step the interruption cut after.
+    let mut defs = String::from("d0(t) = t + 1");
+    for k in 1..=15 {
+        defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
+    }
+    let repeat = ":repeat 1000 w := w - 0.1*grad(L, w); z = d15(w); w";
+    let mut wait = std::time::Duration::from_millis(1200);
+    for _ in 0..4 {
+        let args = [
+            "--json",
+            "-e",
+            &defs,
+            "-e",
+            "w = 0.1; L = w^2",
+            "-e",
+            repeat,
+        ];
+        let output = interrupted_after(&args, wait);
+        assert_eq!(output.status.code(), Some(130), "{output:?}");
+        let events = json_lines(&stdout_of(&output));
+        let Some(repeat) = events.iter().find(|e| e["kind"] == "repeat") else {
+            // Interrupted before the `:repeat` began (a slow start): wait longer.
+            wait *= 2;
+            continue;
+        };
+        let steps = repeat["steps"].as_u64().unwrap();
+        if steps < 4 {
+            wait *= 2;
+            continue;
+        }
+        let row = repeat["rows"].as_array().unwrap().last().unwrap();
+        assert_eq!(row["step"].as_u64(), Some(steps), "{repeat}");
+        let w = row["values"][0].as_f64().unwrap();
+        assert_close(w, 0.1 * 0.8_f64.powi(steps as i32), 1e-12);
+        // z = 2^15·(w + 1) at the same step.
+        let z = row["output"].as_f64().unwrap();
+        assert_close(z, 32768.0 * (1.0 + 0.1 * 0.8_f64.powi(steps as i32)), 1e-9);
+        return;
+    }
+    panic!("fewer than 4 steps ran before each Ctrl-C");
+}
+
+#[test]
+fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.svg"), "old").unwrap();
+    let setup = "x = 2; y = 3; z = x*y + x";
+    let output = gradcalc_in(dir.path())
+        .args(["-e", setup, "-e", ":repeat 3 r.svg x := x - 0.1*grad(z, x)"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("the steps ran and are kept"), "{stderr}");
+    let hint = "`:repeat 3 -f r.svg x := x - 0.1*grad(z, x)`";
+    assert!(stderr.contains(hint), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("r.svg")).unwrap(),
+        "old"
+    );
+    // The hint, typed: x goes 2 → 1.6 → 1.2 → 0.8 (∂z/∂x = y + 1 = 4).
+    let typed = gradcalc_in(dir.path())
+        .args(["-e", setup, "-e", hint.trim_matches('`'), "-e", "x"])
+        .output()
+        .unwrap();
+    assert!(typed.status.success(), "{typed:?}");
+    assert!(stdout_of(&typed).ends_with("0.8\n"), "{typed:?}");
+    let svg = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+
+    // A command too long to quote whole is described, not cut.
+    let long = format!(
+        ":repeat 3 r.svg x := x - 0.1*grad(z, x){}",
+        " + 0*y".repeat(40)
+    );
+    let output = gradcalc_in(dir.path())
+        .args(["-e", setup, "-e", &long])
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("add `-f` after the step count"), "{stderr}");
+    assert!(!stderr.contains("`:repeat 3 -f"), "{stderr}");
+}
+
+#[test]
 fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
     // ln(0) = -inf: typed directly and reached by `:=`, the same warning.
     let direct = gradcalc().args(["-e", "L = ln(0)"]).output().unwrap();
