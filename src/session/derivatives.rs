@@ -328,13 +328,33 @@ impl Session {
     /// (relu, max, min, `^`), each with which of its operands it passes
     /// gradient to at their present values ([`crate::engine::OpInfo::passes`]):
     /// the branches a derivative graph built now keeps.
+    ///
+    /// Only nodes on a path from `of` down to `wrt` count: the backward pass
+    /// uses their local derivatives. A relu beside the path (∂(relu(w)·x)/∂x
+    /// is the value relu(w), which follows `:=`) keeps no branch.
     fn branches(&self, of: NodeId, wrt: NodeId) -> Vec<(NodeId, Vec<bool>)> {
-        self.graph
-            .topo_order_above(of, wrt)
-            .into_iter()
-            .filter(|&id| matches!(self.graph.op(id), Op::Relu | Op::Max | Op::Min | Op::Pow))
-            .map(|id| (id, self.passes_at(id)))
-            .collect()
+        let mut order = self.graph.topo_order_above(of, wrt);
+        // Operands first (ids increase along every edge): a node depends on
+        // wrt if it is wrt or one of its operands does.
+        order.reverse();
+        let mut depends = vec![false; of.index().saturating_sub(wrt.index()) + 1];
+        let mut branches = Vec::new();
+        for id in order {
+            let Some(k) = id.index().checked_sub(wrt.index()) else {
+                continue;
+            };
+            let on_path = id == wrt
+                || self.graph.operands(id).iter().any(|o| {
+                    o.index()
+                        .checked_sub(wrt.index())
+                        .is_some_and(|j| depends[j])
+                });
+            depends[k] = on_path;
+            if on_path && matches!(self.graph.op(id), Op::Relu | Op::Max | Op::Min | Op::Pow) {
+                branches.push((id, self.passes_at(id)));
+            }
+        }
+        branches
     }
 
     /// Which operands of `id` its op passes gradient to, at the present values.

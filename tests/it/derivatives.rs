@@ -570,6 +570,19 @@ fn a_stored_derivative_across_a_changed_branch_is_called_stale() {
         .collect();
     assert_eq!(values, [7.0, 1.0]);
 
+    // A relu beside the path to the variable keeps no branch: ∂(relu(w)·x)/∂x
+    // is the value relu(w), which follows `:=` (0 at w = -3, 3 at w = 3).
+    let (events, _) = crate::util::json_events(&[
+        "-e",
+        "x = 2; w = -3; y = relu(w)*x; h = grad(y, x)",
+        "-e",
+        "w := 3",
+        "-e",
+        "h",
+    ]);
+    assert!(warnings(&events).is_empty(), "{events:?}");
+    assert_eq!(events.last().unwrap()["value"], 3.0, "{events:?}");
+
     // A smooth op never warns: x^3 at 2, then at -2 (g = 3x² = 12 both times).
     let (events, _) =
         crate::util::json_events(&["-e", "x = 2; y = x^3; g = grad(y, x)", "-e", "x := -2"]);
