@@ -670,10 +670,13 @@ impl Session {
             Some(("it is a built-in function", None))
         } else if RESULT_NAMES.contains(&name) {
             Some(("it always names the most recent result", None))
-        } else if super::label_id(name).is_some() {
+        } else if let Some(id) = super::label_id(name) {
             Some((
                 "names of the form `_N` are node labels",
-                Some("choose another name, e.g. `n3` for `_3`".to_string()),
+                Some(format!(
+                    "choose another name, e.g. `n{}` for `{name}`",
+                    id.0
+                )),
             ))
         } else if self.functions.contains_key(name) {
             Some((

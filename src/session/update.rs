@@ -45,6 +45,15 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let name = target.name.as_str();
+        if super::label_id(name).is_some() {
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "`{name}` is a node label, not a variable: `:=` changes a variable by its name"
+                ),
+                span: target.span,
+                help: Some("give the value a name first (`a = 1`), then `a := 5`".to_string()),
+            });
+        }
         let Some(&node) = self.vars.get(name) else {
             return Err(SessionError::BadArguments {
                 message: format!("`{name}` is not a variable yet: `:=` changes one in place"),

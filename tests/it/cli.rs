@@ -1902,3 +1902,24 @@ fn ascii_output_draws_charts_without_braille() {
         .fold((0, 0), |(a, b), (l, r)| (a + l, b + r));
     assert!(right > left && right > 0, "{rows:?}");
 }
+
+/// `_N` names a node, not a variable: `:=` on one says so (it suggested
+/// `_1 = …`, which is refused), and assigning to one suggests a name made
+/// from the label typed (`n2` for `_2`).
+#[test]
+fn node_labels_cannot_be_updated_or_assigned_and_the_help_fits() {
+    let (events, status) = crate::util::json_events(&["-e", "a = 1; b = a + 1; _1 := 5"]);
+    assert_eq!(status, Some(1));
+    let error = events.last().unwrap();
+    assert_eq!(
+        error["message"],
+        "`_1` is a node label, not a variable: `:=` changes a variable by its name"
+    );
+    assert_eq!(error["column"], 19);
+    let (events, _) = crate::util::json_events(&["-e", "_2 = 5"]);
+    let error = events.last().unwrap();
+    assert_eq!(
+        error["help"], "choose another name, e.g. `n2` for `_2`",
+        "{error}"
+    );
+}
