@@ -139,120 +139,135 @@ pub fn terminal(
             );
         }
         out.push('\n');
-        let finite = segments(samples, y);
-        let range = |round: fn(f64) -> f64| {
-            finite
-                .iter()
-                .flatten()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(_, y)| {
-                    (lo.min(round(y)), hi.max(round(y)))
-                })
-        };
-        let (low, high) = range(|y| y);
-        // textplots draws in f32: beyond its range (|x| or |y| above 1e30,
-        // 0 to 1e308 would be 0 to inf) the points are drawn in coordinates
-        // scaled to 0..1, and the x-axis labels are written here.
-        let out_of_f32 = |v: f64| v.abs() > 1e30 || (v != 0.0 && v.abs() < 1e-30);
-        let scaled = [first.x, last.x, low, high].into_iter().any(out_of_f32);
-        // In range, the ends as textplots sees them (rounded to f32).
-        let (low, high) = if scaled {
-            (low, high)
-        } else {
-            range(|y| f64::from(y as f32))
-        };
-        let ticks = if finite.is_empty() {
-            vec![0.0, 1.0]
-        } else {
-            let (low, high) = if high - low <= 1e-6 * low.abs().max(1.0) {
-                // A flat curve: give it a range to sit in, or nothing is drawn.
-                (low - 1.0, high + 1.0)
-            } else {
-                (low, high)
-            };
-            round_ticks(low, high)
-        };
-        let (y0, y1) = (ticks[0], ticks[ticks.len() - 1]);
-        let to_f32 = |x: f64, y: f64| {
-            if scaled {
-                // Differences of halves: no overflow for ends up to f64::MAX.
-                let sx = (x / 2.0 - first.x / 2.0) / (last.x / 2.0 - first.x / 2.0);
-                let sy = (y / 2.0 - y0 / 2.0) / (y1 / 2.0 - y0 / 2.0);
-                (sx as f32, sy as f32)
-            } else {
-                (x as f32, y as f32)
-            }
-        };
-        let runs: Vec<Vec<(f32, f32)>> = finite
-            .into_iter()
-            .map(|run| run.into_iter().map(|(x, y)| to_f32(x, y)).collect())
-            .collect();
-        if runs.is_empty() {
-            out.push_str("  (no finite point to draw)\n");
-            continue;
-        }
-        let shapes: Vec<Shape> = runs
-            .iter()
-            .map(|run| {
-                if run.len() == 1 {
-                    Shape::Points(run)
-                } else {
-                    Shape::Lines(run)
-                }
-            })
-            .collect();
-        let (xmin, xmax) = if scaled {
-            (0.0, 1.0)
-        } else {
-            (first.x as f32, last.x as f32)
-        };
-        let (y0_drawn, y1_drawn) = if scaled {
-            (0.0, 1.0)
-        } else {
-            (y0 as f32, y1 as f32)
-        };
-        let mut chart =
-            Chart::new_with_y_range(DOTS_WIDE, DOTS_HIGH, xmin, xmax, y0_drawn, y1_drawn);
-        let mut chart = chart.y_label_format(LabelFormat::None);
-        if scaled {
-            chart = chart.x_label_format(LabelFormat::None);
-        }
-        for shape in &shapes {
-            chart = chart.lineplot(shape);
-        }
-        chart.figures();
-        let drawn = chart.to_string();
-        // textplots labels only the ends, to one decimal: label the rows the
-        // round ticks fall on instead. Its canvas has dots 0 to DOTS_HIGH from
-        // the top (y1 at 0, y0 at DOTS_HIGH); row r shows dots 4r to 4r + 3.
-        let rows = (DOTS_HIGH / 4 + 1) as usize;
-        let mut labels: Vec<Option<String>> = vec![None; rows];
-        for &tick in ticks.iter().rev() {
-            let dot = (y1 - tick) / (y1 - y0) * f64::from(DOTS_HIGH);
-            let row = ((dot / 4.0).floor() as usize).min(rows - 1);
-            labels[row].get_or_insert_with(|| tick_text(tick, &ticks));
-        }
-        let mut width = 0;
-        for (i, line) in drawn.lines().enumerate() {
-            let line = line.trim_end();
-            width = width.max(line.chars().count());
-            match labels.get(i).and_then(Option::as_ref) {
-                Some(label) => {
-                    let _ = writeln!(out, "{line} {label}");
-                }
-                None if scaled && line.is_empty() => {}
-                None => {
-                    let _ = writeln!(out, "{line}");
-                }
-            }
-        }
-        if scaled {
-            let (left, right) = (number(first.x), number(last.x));
-            let pad = width.saturating_sub(left.chars().count()).max(1);
-            let _ = writeln!(out, "{left}{right:>pad$}");
-        }
+        chart(&mut out, samples, y, &number);
         out.push('\n');
     }
     out
+}
+
+/// One braille chart of `y` over `samples` (x ascending), appended to `out`:
+/// the curve (gaps where y is not finite), y labelled at round ticks on the
+/// rows they fall on, and, where textplots' f32 cannot hold the range, the
+/// x ends written with `number`. Shared by `:plot` and `:repeat`.
+pub(super) fn chart(
+    out: &mut String,
+    samples: &[PlotSample],
+    y: Curve,
+    number: &dyn Fn(f64) -> String,
+) {
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+        return;
+    };
+    let finite = segments(samples, y);
+    let range = |round: fn(f64) -> f64| {
+        finite
+            .iter()
+            .flatten()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(_, y)| {
+                (lo.min(round(y)), hi.max(round(y)))
+            })
+    };
+    let (low, high) = range(|y| y);
+    // textplots draws in f32: beyond its range (|x| or |y| above 1e30,
+    // 0 to 1e308 would be 0 to inf) the points are drawn in coordinates
+    // scaled to 0..1, and the x-axis labels are written here.
+    let out_of_f32 = |v: f64| v.abs() > 1e30 || (v != 0.0 && v.abs() < 1e-30);
+    let scaled = [first.x, last.x, low, high].into_iter().any(out_of_f32);
+    // In range, the ends as textplots sees them (rounded to f32).
+    let (low, high) = if scaled {
+        (low, high)
+    } else {
+        range(|y| f64::from(y as f32))
+    };
+    let ticks = if finite.is_empty() {
+        vec![0.0, 1.0]
+    } else {
+        let (low, high) = if high - low <= 1e-6 * low.abs().max(1.0) {
+            // A flat curve: give it a range to sit in, or nothing is drawn.
+            (low - 1.0, high + 1.0)
+        } else {
+            (low, high)
+        };
+        round_ticks(low, high)
+    };
+    let (y0, y1) = (ticks[0], ticks[ticks.len() - 1]);
+    let to_f32 = |x: f64, y: f64| {
+        if scaled {
+            // Differences of halves: no overflow for ends up to f64::MAX.
+            let sx = (x / 2.0 - first.x / 2.0) / (last.x / 2.0 - first.x / 2.0);
+            let sy = (y / 2.0 - y0 / 2.0) / (y1 / 2.0 - y0 / 2.0);
+            (sx as f32, sy as f32)
+        } else {
+            (x as f32, y as f32)
+        }
+    };
+    let runs: Vec<Vec<(f32, f32)>> = finite
+        .into_iter()
+        .map(|run| run.into_iter().map(|(x, y)| to_f32(x, y)).collect())
+        .collect();
+    if runs.is_empty() {
+        out.push_str("  (no finite point to draw)\n");
+        return;
+    }
+    let shapes: Vec<Shape> = runs
+        .iter()
+        .map(|run| {
+            if run.len() == 1 {
+                Shape::Points(run)
+            } else {
+                Shape::Lines(run)
+            }
+        })
+        .collect();
+    let (xmin, xmax) = if scaled {
+        (0.0, 1.0)
+    } else {
+        (first.x as f32, last.x as f32)
+    };
+    let (y0_drawn, y1_drawn) = if scaled {
+        (0.0, 1.0)
+    } else {
+        (y0 as f32, y1 as f32)
+    };
+    let mut chart = Chart::new_with_y_range(DOTS_WIDE, DOTS_HIGH, xmin, xmax, y0_drawn, y1_drawn);
+    let mut chart = chart.y_label_format(LabelFormat::None);
+    if scaled {
+        chart = chart.x_label_format(LabelFormat::None);
+    }
+    for shape in &shapes {
+        chart = chart.lineplot(shape);
+    }
+    chart.figures();
+    let drawn = chart.to_string();
+    // textplots labels only the ends, to one decimal: label the rows the
+    // round ticks fall on instead. Its canvas has dots 0 to DOTS_HIGH from
+    // the top (y1 at 0, y0 at DOTS_HIGH); row r shows dots 4r to 4r + 3.
+    let rows = (DOTS_HIGH / 4 + 1) as usize;
+    let mut labels: Vec<Option<String>> = vec![None; rows];
+    for &tick in ticks.iter().rev() {
+        let dot = (y1 - tick) / (y1 - y0) * f64::from(DOTS_HIGH);
+        let row = ((dot / 4.0).floor() as usize).min(rows - 1);
+        labels[row].get_or_insert_with(|| tick_text(tick, &ticks));
+    }
+    let mut width = 0;
+    for (i, line) in drawn.lines().enumerate() {
+        let line = line.trim_end();
+        width = width.max(line.chars().count());
+        match labels.get(i).and_then(Option::as_ref) {
+            Some(label) => {
+                let _ = writeln!(out, "{line} {label}");
+            }
+            None if scaled && line.is_empty() => {}
+            None => {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+    if scaled {
+        let (left, right) = (number(first.x), number(last.x));
+        let pad = width.saturating_sub(left.chars().count()).max(1);
+        let _ = writeln!(out, "{left}{right:>pad$}");
+    }
 }
 
 /// Size of the SVG and of its margins, in pixels.

@@ -3,50 +3,29 @@
 
 use std::fmt::Write;
 
-use textplots::{Chart, Plot, Shape};
-
 use super::plot;
 use crate::session::PlotSample;
 
-/// Width and height of the terminal chart in braille dots.
-const DOTS_WIDE: u32 = 100;
-const DOTS_HIGH: u32 = 30;
-
 /// `values[i]` (the value after step i + 1) as a braille chart titled
-/// `title`; non-finite values are left out. Empty for fewer than two steps.
+/// `title`, drawn and labelled as `:plot` draws its charts (y at round ticks
+/// on the rows they fall on); non-finite values are gaps. Empty for fewer
+/// than two steps or no finite value.
 pub fn terminal(title: &str, values: &[f64]) -> String {
-    let points: Vec<(f32, f32)> = values
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .map(|(i, &v)| ((i + 1) as f32, v as f32))
-        .collect();
-    if values.len() < 2 || points.is_empty() {
+    if values.len() < 2 || !values.iter().any(|v| v.is_finite()) {
         return String::new();
     }
+    let samples = samples_of(values);
     let mut out = String::new();
     let _ = writeln!(out, "{title} over {} steps", values.len());
-    let (low, high) = points
-        .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &(_, y)| {
-            (lo.min(y), hi.max(y))
-        });
-    let xmax = values.len() as f32;
-    let mut chart = if high - low <= 1e-6 * low.abs().max(1.0) {
-        Chart::new_with_y_range(DOTS_WIDE, DOTS_HIGH, 1.0, xmax, low - 1.0, high + 1.0)
-    } else {
-        Chart::new(DOTS_WIDE, DOTS_HIGH, 1.0, xmax)
-    };
-    let shape = Shape::Lines(&points);
-    let chart = chart.lineplot(&shape);
-    chart.figures();
-    let _ = writeln!(out, "{chart}");
+    let number = |x: f64| super::format_number(x, super::Precision::Digits(10));
+    plot::chart(&mut out, &samples, |s| s.value, &number);
+    out.push('\n');
     out
 }
 
-/// The same as SVG: one panel, steps along x.
-pub fn svg(title: &str, values: &[f64]) -> String {
-    let samples: Vec<PlotSample> = values
+/// The steps as plot samples: x the step (1 to N), the value, no gradient.
+fn samples_of(values: &[f64]) -> Vec<PlotSample> {
+    values
         .iter()
         .enumerate()
         .map(|(i, &v)| PlotSample {
@@ -54,7 +33,12 @@ pub fn svg(title: &str, values: &[f64]) -> String {
             value: v,
             grad: f64::NAN,
         })
-        .collect();
+        .collect()
+}
+
+/// The same as SVG: one panel, steps along x.
+pub fn svg(title: &str, values: &[f64]) -> String {
+    let samples = samples_of(values);
     let mut out = String::from(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"240\" viewBox=\"0 0 720 240\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
     );

@@ -1923,3 +1923,38 @@ fn node_labels_cannot_be_updated_or_assigned_and_the_help_fits() {
         "{error}"
     );
 }
+
+/// `:repeat`'s terminal chart is labelled as `:plot`'s: round ticks on the
+/// rows they fall on, enclosing the values. L = w from 0.00018 (step 1) down
+/// to 0.0001 (step 5): textplots' own labels, one decimal, read 0.0 and 0.0.
+#[test]
+fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
+    let output = gradcalc()
+        .args([
+            "--ascii",
+            "-e",
+            "w = 0.0002; L = w",
+            "-e",
+            ":repeat 5 w := w - 0.00002",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = stdout_of(&output);
+    let chart: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("L over 5 steps"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("1.0"))
+        .collect();
+    let labels: Vec<f64> = chart
+        .iter()
+        .filter_map(|l| l.split_whitespace().last()?.parse().ok())
+        .collect();
+    assert!(labels.len() >= 3, "{chart:?}");
+    assert!(labels.windows(2).all(|w| w[0] > w[1]), "{labels:?}");
+    assert!(
+        labels[0] >= 0.00018 && *labels.last().unwrap() <= 0.0001,
+        "{labels:?}"
+    );
+}
