@@ -184,6 +184,11 @@ fn comparison(
     token: Option<Token>,
 ) -> Option<SyntaxError> {
     let prev = prev?;
+    // Every comparison starts with `=` or an `Other` token (`!`, `<`, `≤`, …):
+    // nothing else is looked at (this runs for every token of a script).
+    if !matches!(prev.kind, TokenKind::Other | TokenKind::Op(Operator::Eq)) {
+        return None;
+    }
     let first = &text[prev.start..prev.end];
     let first_is = |ops: &[&str]| prev.kind == TokenKind::Other && ops.contains(&first);
     let span = match token {
