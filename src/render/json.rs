@@ -61,17 +61,8 @@ pub fn write_event(
             total,
             rows,
             omitted,
-        } => to_line(
-            out,
-            &Listing::of(
-                "topo",
-                of,
-                *total,
-                Rows::nodes(session.node_rows(rows)),
-                *omitted,
-            ),
-        ),
-        Event::Forward {
+        }
+        | Event::Forward {
             of,
             total,
             rows,
@@ -79,7 +70,11 @@ pub fn write_event(
         } => to_line(
             out,
             &Listing::of(
-                "forward",
+                if matches!(event, Event::Topo { .. }) {
+                    "topo"
+                } else {
+                    "forward"
+                },
                 of,
                 *total,
                 Rows::nodes(session.node_rows(rows)),
