@@ -145,7 +145,7 @@ impl Session {
     /// was built: relu across 0, another operand the largest of a `max` or
     /// the smallest of a `min`, `^` at a base or exponent of 0. A derivative
     /// graph keeps the branch it was built on (it holds which operand passes
-    /// gradient, not a test), so its value is not the derivative at the new
+    /// gradient, not a test), so its value need not be the derivative at the new
     /// point; evaluating it again is.
     fn warn_stale_branches(
         &self,
@@ -175,7 +175,7 @@ impl Session {
             };
             events.push(Event::Warning {
                 message: format!(
-                    "{what} was built while `{}` took another branch than it takes now; it keeps the old branch, so it is not the derivative at the new {}: evaluate `{}` again",
+                    "{what} was built while `{}` took another branch than it takes now; it keeps the old branch, so it need not be the derivative at the new {}: evaluate `{}` again",
                     self.graph.op(id).info().name,
                     target.name,
                     group.label
