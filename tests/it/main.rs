@@ -23,6 +23,7 @@ mod long_lines;
 mod memory;
 mod pictures;
 mod properties;
+mod pty;
 mod readme;
 mod repl;
 mod rules;
