@@ -9,6 +9,7 @@
 //! review every changed line before committing it.
 
 mod accuracy;
+mod architecture;
 mod cases;
 mod classroom;
 mod cli;
@@ -23,6 +24,7 @@ mod long_lines;
 mod memory;
 mod pictures;
 mod properties;
+mod pty;
 mod readme;
 mod repl;
 mod rules;
