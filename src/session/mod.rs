@@ -304,6 +304,9 @@ impl Session {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
             }
+            Statement::Updates { targets, values } => {
+                self.update_together(&targets, &values, &mut events)?;
+            }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]
                     .split_whitespace()
