@@ -10,6 +10,7 @@
 mod check;
 mod command;
 mod derivatives;
+mod descent;
 pub mod error;
 mod eval;
 pub mod event;

@@ -102,6 +102,7 @@ pub(super) fn builds_state(statement: &Statement) -> bool {
         | Statement::Assign { .. }
         | Statement::Updates { .. }
         | Statement::Define { .. } => true,
+        // `:descend` records itself: after Ctrl-C, with the steps it finished.
         Statement::Command { name, .. } => name.name == "backward" || name.name == "repeat",
     }
 }

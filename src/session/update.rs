@@ -115,7 +115,7 @@ impl Session {
     /// The leaf `target` names, if `:=` may set it.
     ///
     /// Errors: a node label, an unknown name, a name bound to a computed value.
-    fn settable_leaf(&self, target: &Ident) -> Result<NodeId, SessionError> {
+    pub(super) fn settable_leaf(&self, target: &Ident) -> Result<NodeId, SessionError> {
         let name = target.name.as_str();
         if super::label_id(name).is_some() {
             return Err(SessionError::BadArguments {
@@ -460,12 +460,7 @@ impl Session {
         if let Some(warning) = self.one_after_another(&statements, &count.name, body) {
             events.push(warning);
         }
-        let keep = |step: usize| {
-            steps <= ALL_STEPS
-                || step <= HEAD_STEPS
-                || step == steps
-                || step % steps.div_ceil(SAMPLED_STEPS) == 0
-        };
+        let keep = |step: usize| keeps_step(step, steps);
         // Step 0: the point the steps start from.
         let start = self.output.as_ref().map(|o| self.graph.value(o.node));
         let mut rows = vec![RepeatRow {
@@ -583,6 +578,16 @@ impl Session {
             partial: partial.to_vec(),
         })
     }
+}
+
+/// Whether the table of a loop of `steps` steps (`:repeat`, `:descend`)
+/// shows step `step`: every step of a short loop; else the first few, about
+/// [`SAMPLED_STEPS`] evenly spaced ones, and the last.
+pub(super) fn keeps_step(step: usize, steps: usize) -> bool {
+    steps <= ALL_STEPS
+        || step <= HEAD_STEPS
+        || step == steps
+        || step % steps.div_ceil(SAMPLED_STEPS) == 0
 }
 
 impl Session {
