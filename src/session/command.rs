@@ -114,16 +114,20 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "topo",
         aliases: &["order"],
-        usage: "[kahn] [all]",
-        help: "the reverse topological order backprop walks (alias `:order`); `kahn`: PyTorch's dependency-counting order",
-        params: &[optional(Arg::Keyword(&["kahn"])), ALL],
+        usage: "[kahn|naive] [all]",
+        help: "the reverse topological order backprop walks (alias `:order`); `kahn`: the order PyTorch's engine runs (dependency counts; a ready leaf first, else the node created last); `naive`: backprop in a naive recursion's order, the wrong gradients it gets beside the right ones (why backprop sorts)",
+        params: &[optional(Arg::Keyword(&["kahn", "naive"])), ALL],
         writes: false,
         repl_only: false,
-        takes: "takes `all` and `kahn`",
-        example: "e.g. `:topo`, `:topo kahn`, `:topo all`",
-        run: |s, c, e| match c.has("kahn") {
-            true => s.topo_kahn(c.name.span, c.has("all"), e),
-            false => s.topo(c.name.span, c.has("all"), e),
+        takes: "takes `all` and one of `kahn`, `naive`",
+        example: "e.g. `:topo`, `:topo kahn`, `:topo naive`, `:topo all`",
+        run: |s, c, e| {
+            let TopoArgs { order, all } = TopoArgs::parse(c);
+            match order {
+                TopoOrder::DepthFirst => s.topo(c.name.span, all, e),
+                TopoOrder::Kahn => s.topo_kahn(c.name.span, all, e),
+                TopoOrder::Naive => s.topo_naive(c.name.span, all, e),
+            }
         },
     },
     CommandSpec {
@@ -452,6 +456,45 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
     },
 ];
+
+/// Which order `:topo` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopoOrder {
+    /// The depth-first reverse topological order backprop walks.
+    DepthFirst,
+    /// PyTorch's engine's order (`kahn`).
+    Kahn,
+    /// A naive recursion's order, which is not topological (`naive`).
+    Naive,
+}
+
+/// `:topo`'s arguments, read once from the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopoArgs {
+    pub order: TopoOrder,
+    /// List every node (`all`), not a summary.
+    pub all: bool,
+}
+
+impl TopoArgs {
+    /// Reads `:topo`'s parsed command line (the table allows one of `kahn`,
+    /// `naive`).
+    pub fn parse(command: &Command) -> TopoArgs {
+        let order = match command
+            .keywords
+            .iter()
+            .find(|w| ["kahn", "naive"].contains(w))
+        {
+            Some(&"kahn") => TopoOrder::Kahn,
+            Some(_) => TopoOrder::Naive,
+            None => TopoOrder::DepthFirst,
+        };
+        TopoArgs {
+            order,
+            all: command.has("all"),
+        }
+    }
+}
 
 /// The most significant digits `:precision` takes: 17 always read back as the
 /// same f64 (IEEE 754, §5.12.2).

@@ -36,10 +36,10 @@ pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
-    NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
-    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution,
-    TraceStep, VarRow, Verdict, label_id, node_label,
+    CHECK_TOLERANCE, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow,
+    Listing, NaiveRow, NodeRef, NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge,
+    PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target,
+    Tolerance, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
