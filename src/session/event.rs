@@ -370,6 +370,22 @@ pub enum Event {
         omitted: Option<Omitted>,
         differences: usize,
     },
+    /// `:topo naive [all]`: backprop in the order a naive recursion visits
+    /// the nodes (depth-first preorder, each node when first reached:
+    /// [`Graph::naive_order`](crate::engine::Graph::naive_order)), constants
+    /// left out. `rows` are those shown (`omitted` says which are not), each
+    /// with the gradient the naive walk had at the node when it visited it
+    /// (what it passed on to the inputs; at a leaf, what it read) beside the
+    /// right gradient; `wrong` counts the nodes of all `total` where they
+    /// differ; `early` is the first node visited before one of its consumers.
+    Naive {
+        of: String,
+        total: usize,
+        rows: Vec<NaiveRow>,
+        omitted: Option<Omitted>,
+        wrong: usize,
+        early: Option<EarlyVisit>,
+    },
     /// One gradient check (`:check`): ∂of/∂wrt at `at`, by reverse mode and by a
     /// central difference with step `h`; `difference` is |analytic − numeric|,
     /// `tolerance` the test the verdict rests on (for `warn` and `FAIL`, the
@@ -557,6 +573,38 @@ pub struct KahnRow {
     pub pending: u32,
     /// Its 1-based position in the depth-first order of `:topo`.
     pub dfs_position: usize,
+}
+
+/// One node of `:topo naive`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NaiveRow {
+    /// The node (its position is its place in the naive visit order).
+    #[serde(flatten)]
+    pub row: NodeRow,
+    /// ∂output/∂node as the naive walk had it when it visited the node.
+    #[serde(serialize_with = "fields::number")]
+    pub naive: f64,
+    /// ∂output/∂node, by the reverse topological order.
+    #[serde(serialize_with = "fields::number")]
+    pub right: f64,
+}
+
+/// The first node a naive walk visits too early: at `position` (1-based),
+/// before its consumer `consumer` at `consumer_position` has passed it its
+/// gradient. Labels as the user types them (`b`, `_3`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EarlyVisit {
+    pub node: String,
+    pub position: usize,
+    pub consumer: String,
+    pub consumer_position: usize,
+    /// The node is a leaf: the walk read its gradient (else passed it on).
+    pub leaf: bool,
+    /// Its gradient at the visit, and the right one.
+    #[serde(serialize_with = "fields::number")]
+    pub naive: f64,
+    #[serde(serialize_with = "fields::number")]
+    pub right: f64,
 }
 
 /// The test of a gradient check, as `torch.autograd.gradcheck` makes it (through

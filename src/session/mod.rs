@@ -10,6 +10,7 @@
 mod check;
 mod command;
 mod derivatives;
+mod descent;
 pub mod error;
 mod eval;
 pub mod event;
@@ -35,10 +36,10 @@ pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
-    NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
-    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution,
-    TraceStep, VarRow, Verdict, label_id, node_label,
+    CHECK_TOLERANCE, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow,
+    Listing, NaiveRow, NodeRef, NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge,
+    PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target,
+    Tolerance, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -305,6 +306,9 @@ impl Session {
                 if rest.is_some() {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
+            }
+            Statement::Updates { targets, values } => {
+                self.update_together(&targets, &values, &mut events)?;
             }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]

@@ -14,6 +14,7 @@ mod cases;
 mod classroom;
 mod cli;
 mod derivatives;
+mod descent;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;

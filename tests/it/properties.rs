@@ -645,6 +645,10 @@ fn unspanned(mut statement: Statement) -> Statement {
             unspan_ident(target);
             unspan_tree(value);
         }
+        Statement::Updates { targets, values } => {
+            targets.iter_mut().for_each(unspan_ident);
+            values.iter_mut().for_each(unspan_tree);
+        }
         Statement::Define { name, params, body } => {
             unspan_ident(name);
             params.iter_mut().for_each(unspan_ident);

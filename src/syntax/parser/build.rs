@@ -414,6 +414,17 @@ pub(super) fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
                 value: tree(value, offset),
             }
         }
+        Rule::updates => {
+            let mut targets = Vec::new();
+            let mut values = Vec::new();
+            for part in pair.into_inner() {
+                match part.as_rule() {
+                    Rule::name => targets.push(ident(&part, offset)),
+                    _ => values.push(tree(part, offset)),
+                }
+            }
+            Statement::Updates { targets, values }
+        }
         _ => Statement::Expr(tree(pair, offset)),
     };
     Located {
