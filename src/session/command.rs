@@ -698,10 +698,10 @@ impl<'a> Command<'a> {
 }
 
 /// Whether `word` has the shape of a name (a letter or `_`, then name
-/// characters): what a variable or a node's label `_7` can be.
+/// characters, parts joined by `.`): what a variable or a node's label (`_7`,
+/// `h3.relu`) can be.
 fn name_shaped(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars.next().is_some_and(crate::syntax::is_name_start) && chars.all(crate::syntax::is_name_char)
+    crate::syntax::is_name(word)
 }
 
 /// The keyword of `spec` that `word` is, if it is one not given yet.

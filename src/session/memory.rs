@@ -100,6 +100,7 @@ impl Session {
                 (!old.is_empty()).then_some((name, old))
             })
             .collect();
+        self.calls.remap(&remap);
         // Derivative groups are runs of ids; after compaction they are not.
         self.derivative_groups.clear();
         self.derivative_nodes = std::mem::take(&mut self.derivative_nodes)

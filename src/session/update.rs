@@ -45,7 +45,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let name = target.name.as_str();
-        if super::label_id(name).is_some() {
+        if super::label_id(name).is_some() || name.contains('.') {
             return Err(SessionError::BadArguments {
                 message: format!(
                     "`{name}` is a node label, not a variable: `:=` changes a variable by its name"
