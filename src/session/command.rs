@@ -447,11 +447,15 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
     &[
         required(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
 ];
 const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";

@@ -7,6 +7,7 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod boxes;
 mod calls;
 mod check;
 mod command;
@@ -37,10 +38,10 @@ pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
-    NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
-    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution,
-    TraceStep, VarRow, Verdict, label_id, node_label,
+    CHECK_TOLERANCE, Direction, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow,
+    Listing, NodeRef, NodeRow, Omitted, Partial, PathEdge, PathRow, Picture, PictureCall,
+    PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat,
+    Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
