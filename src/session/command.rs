@@ -512,11 +512,15 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
     &[
         required(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
 ];
 const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";
@@ -789,10 +793,10 @@ impl<'a> Command<'a> {
 }
 
 /// Whether `word` has the shape of a name (a letter or `_`, then name
-/// characters): what a variable or a node's label `_7` can be.
+/// characters, parts joined by `.`): what a variable or a node's label (`_7`,
+/// `h3.relu`) can be.
 fn name_shaped(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars.next().is_some_and(crate::syntax::is_name_start) && chars.all(crate::syntax::is_name_char)
+    crate::syntax::is_name(word)
 }
 
 /// The keyword of `spec` that `word` is, if it is one not given yet.

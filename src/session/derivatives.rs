@@ -309,6 +309,7 @@ impl Session {
     /// truncation).
     pub(super) fn forget_groups_past(&mut self, len: usize) {
         self.derivative_groups.retain(|g| (g.end.0 as usize) <= len);
+        self.calls.truncate(len);
     }
 
     /// The groups of a picture of the graph in `order` (output first): one

@@ -99,6 +99,7 @@ impl Session {
                 (!old.is_empty()).then_some((name, old))
             })
             .collect();
+        self.calls.remap(&remap);
         // Derivative groups are runs of ids; after compaction they are not.
         self.derivative_groups.clear();
         self.order_cache = self.order_cache.take().and_then(|(output, mut order)| {

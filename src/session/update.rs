@@ -117,7 +117,7 @@ impl Session {
     /// Errors: a node label, an unknown name, a name bound to a computed value.
     pub(super) fn settable_leaf(&self, target: &Ident) -> Result<NodeId, SessionError> {
         let name = target.name.as_str();
-        if super::label_id(name).is_some() {
+        if super::label_id(name).is_some() || name.contains('.') {
             return Err(SessionError::BadArguments {
                 message: format!(
                     "`{name}` is a node label, not a variable: `:=` changes a variable by its name"

@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod architecture;
+mod calls;
 mod cases;
 mod classroom;
 mod cli;

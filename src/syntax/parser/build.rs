@@ -10,7 +10,7 @@ use super::super::ast::{
     AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Span,
     Statement, UnaryOp,
 };
-use super::super::lexer::{is_name_char, is_name_start, normalize_name, superscript_value};
+use super::super::lexer::{is_name, normalize_name, superscript_value};
 use super::Rule;
 use super::prescan::number_value;
 
@@ -301,8 +301,7 @@ fn grammar_bug(rule: &str) -> ! {
 fn ident(pair: &Pair<'_, Rule>, offset: usize) -> Ident {
     let span = pair.as_span();
     let text = pair.as_str();
-    let mut chars = text.chars();
-    let name_shaped = chars.next().is_some_and(is_name_start) && chars.all(is_name_char);
+    let name_shaped = is_name(text);
     Ident {
         name: if name_shaped {
             normalize_name(text)
