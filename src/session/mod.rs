@@ -36,7 +36,7 @@ pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
 pub use error::SessionError;
 pub use event::{
     CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
-    NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
+    NodeRow, Omitted, Page, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
     PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution,
     TraceStep, VarRow, Verdict, label_id, node_label,
 };

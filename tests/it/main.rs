@@ -29,3 +29,4 @@ mod rules;
 mod sessions;
 mod teaching;
 mod util;
+mod web;
