@@ -430,6 +430,10 @@ pub enum Event {
         format: PictureFormat,
         target: Option<Target>,
     },
+    /// The output's graph and backward pass as one web page (`:html FILE`),
+    /// for the printer to render and write.
+    #[serde(skip)]
+    Page { page: Page, target: Option<Target> },
     /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
     #[serde(skip)]
     TraceTable {
@@ -513,6 +517,7 @@ impl Event {
     pub fn target_mut(&mut self) -> Option<&mut Target> {
         match self {
             Event::Picture { target, .. }
+            | Event::Page { target, .. }
             | Event::TraceTable { target, .. }
             | Event::Plot { target, .. } => target.as_mut(),
             Event::Save { target, .. } | Event::Load { target } => Some(target),
@@ -847,6 +852,18 @@ pub struct Picture {
     pub calls: Vec<PictureCall>,
     /// Which way the edges run.
     pub direction: Direction,
+}
+
+/// What `:html` and `:serve` show: the output's finished picture and the
+/// backward pass to step through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The finished picture (every gradient filled in; the page blanks the
+    /// pending ones while it steps).
+    pub picture: Picture,
+    /// The [`Event::Trace`] of every step (`:trace all`), or why the pass
+    /// cannot be stepped (a derivative graph: `:trace` refuses it too).
+    pub trace: Result<Box<Event>, String>,
 }
 
 /// What a picture is written as.

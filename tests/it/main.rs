@@ -33,3 +33,4 @@ mod rules;
 mod sessions;
 mod teaching;
 mod util;
+mod web;
