@@ -16,6 +16,7 @@ mod derivatives;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;
+mod hints;
 mod hostile;
 mod library;
 mod listings;
