@@ -19,6 +19,7 @@ mod descent;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;
+mod hints;
 mod hostile;
 mod library;
 mod listings;
