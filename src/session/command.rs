@@ -1065,7 +1065,7 @@ mod tests {
             panic!("`:help order` is help on `:topo`: {events:?}")
         };
         assert!(
-            matches!(&events[..], [Event::Help { text, .. }] if text.starts_with(":topo [kahn] [all]"))
+            matches!(&events[..], [Event::Help { text, .. }] if text.starts_with(":topo [kahn|naive] [all]"))
         );
         assert!(
             session

@@ -21,6 +21,7 @@ mod hostile;
 mod library;
 mod listings;
 mod long_lines;
+mod orders;
 mod memory;
 mod pictures;
 mod properties;
