@@ -22,6 +22,8 @@ pub enum Arg {
     Range,
     /// Significant digits, 1 to 17, or `full` (`:precision`).
     Digits,
+    /// A TCP port number (`:serve`).
+    Port,
     /// One of these words, in any position (`all`, `kahn`, `md`, `tex`).
     Keyword(&'static [&'static str]),
     /// This word, in any position, followed by a number (`--step 3`); the
@@ -189,6 +191,39 @@ pub static COMMANDS: &[CommandSpec] = &[
         takes: "takes one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`",
         run: |s, c, e| s.picture(c, super::PictureFormat::Svg, e),
+    },
+    CommandSpec {
+        name: "html",
+        aliases: &[],
+        usage: "FILE",
+        help: "one self-contained web page: the graph with values and gradients, and the backward pass stepped with the keyboard (→ and ←), zoom, a projector theme; opens from file://",
+        params: &[required(Arg::File)],
+        writes: true,
+        repl_only: false,
+        takes: "takes one file name",
+        example: "e.g. `:html graph.html`",
+        run: Session::html,
+    },
+    CommandSpec {
+        name: "serve",
+        aliases: &[],
+        usage: "[PORT|stop]",
+        help: "show the page of `:html` live at http://127.0.0.1:PORT/ (8000 unless given), updated after every statement; read-only, this computer only; `:serve stop` stops it (REPL only)",
+        params: &[optional(Arg::Keyword(&["stop"])), optional(Arg::Port)],
+        writes: false,
+        repl_only: true,
+        takes: "takes a port number or `stop`",
+        example: "e.g. `:serve`, `:serve 8080`, `:serve stop`",
+        // The REPL serves the page itself (`repl/serve.rs`); elsewhere there
+        // is no session left running to show.
+        run: |_, c, _| {
+            Err(SessionError::BadArguments {
+                message: "`:serve` works in the interactive REPL: a script ends, and the page with it"
+                    .to_string(),
+                span: c.name.span,
+                help: Some("write the page once with `:html FILE`, or start `gradcalc` and type `:serve` there".to_string()),
+            })
+        },
     },
     CommandSpec {
         name: "check",
@@ -512,11 +547,15 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
     &[
         required(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
 ];
 const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";
@@ -665,7 +704,9 @@ impl<'a> Command<'a> {
                 }
             }
             match param.arg {
-                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits => command.names.extend(taken),
+                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port => {
+                    command.names.extend(taken)
+                }
                 Arg::File => command.file = taken.first().copied(),
                 Arg::Range => command.range = Some((taken[0], taken[1])),
                 Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_) => {}
@@ -789,10 +830,10 @@ impl<'a> Command<'a> {
 }
 
 /// Whether `word` has the shape of a name (a letter or `_`, then name
-/// characters): what a variable or a node's label `_7` can be.
+/// characters, parts joined by `.`): what a variable or a node's label (`_7`,
+/// `h3.relu`) can be.
 fn name_shaped(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars.next().is_some_and(crate::syntax::is_name_start) && chars.all(crate::syntax::is_name_char)
+    crate::syntax::is_name(word)
 }
 
 /// The keyword of `spec` that `word` is, if it is one not given yet.
@@ -839,7 +880,13 @@ fn width(arg: Arg) -> usize {
     match arg {
         Arg::Range => 2,
         Arg::Names | Arg::Setting(_) => 0,
-        Arg::Name | Arg::File | Arg::Topic | Arg::Digits | Arg::Keyword(_) | Arg::Numbered(_) => 1,
+        Arg::Name
+        | Arg::File
+        | Arg::Topic
+        | Arg::Digits
+        | Arg::Port
+        | Arg::Keyword(_)
+        | Arg::Numbered(_) => 1,
     }
 }
 
@@ -974,8 +1021,9 @@ mod tests {
                     Arg::Topic => "TOPIC",
                     Arg::Range => "FROM TO",
                     Arg::Digits => "N|full",
+                    Arg::Port => "PORT",
                     Arg::Keyword(words) => words[0],
-                    Arg::Numbered(flag) => flag,
+                    Arg::Numbered(flag) | Arg::Setting(flag) => flag,
                 };
                 assert!(
                     spec.usage.contains(shown) || spec.help.contains(shown),

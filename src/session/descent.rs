@@ -115,7 +115,6 @@ impl Session {
         let loss = self.variable_node(&descent.loss)?;
         let order = self.order_for(loss);
         self.check_interrupt()?;
-        self.check_first_order(&order, descent.span)?;
         let mut leaves: Vec<NodeId> = Vec::with_capacity(descent.params.len());
         for param in &descent.params {
             let leaf = self.settable_leaf(param)?;

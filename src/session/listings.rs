@@ -81,7 +81,6 @@ impl Session {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_interrupt()?;
-        self.check_first_order(&order, span)?;
         let constants = order
             .iter()
             .filter(|&&id| self.graph.op(id) == Op::Const)
@@ -432,7 +431,6 @@ impl Session {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_interrupt()?;
-        self.check_first_order(&order, span)?;
         let right = self.graph.backward(&order);
         let visit = self.graph.naive_order(output.node);
         let early = self.graph.first_visited_too_early(&visit);

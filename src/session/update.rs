@@ -117,7 +117,7 @@ impl Session {
     /// Errors: a node label, an unknown name, a name bound to a computed value.
     pub(super) fn settable_leaf(&self, target: &Ident) -> Result<NodeId, SessionError> {
         let name = target.name.as_str();
-        if super::label_id(name).is_some() {
+        if super::label_id(name).is_some() || name.contains('.') {
             return Err(SessionError::BadArguments {
                 message: format!(
                     "`{name}` is a node label, not a variable: `:=` changes a variable by its name"
@@ -158,7 +158,6 @@ impl Session {
         let result = self.evaluate(tree, events);
         let number = result.map(|value| self.graph.value(value.node));
         self.graph.truncate(mark);
-        self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
         self.forget_groups_past(mark);
         number
     }

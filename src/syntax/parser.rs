@@ -8,6 +8,7 @@ use pest::Parser as _;
 mod batch;
 mod build;
 mod convert;
+mod exponent;
 mod prescan;
 
 pub use batch::Cursor;

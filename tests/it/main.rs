@@ -9,6 +9,8 @@
 //! review every changed line before committing it.
 
 mod accuracy;
+mod architecture;
+mod calls;
 mod cases;
 mod classroom;
 mod cli;
@@ -17,6 +19,7 @@ mod descent;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;
+mod hints;
 mod hostile;
 mod library;
 mod listings;
@@ -25,9 +28,11 @@ mod orders;
 mod memory;
 mod pictures;
 mod properties;
+mod pty;
 mod readme;
 mod repl;
 mod rules;
 mod sessions;
 mod teaching;
 mod util;
+mod web;
