@@ -1383,7 +1383,10 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
     assert_eq!(repeat["partial"], 0, "{repeat}");
     let steps = repeat["steps"].as_u64().unwrap();
     assert!(steps < 1_000_000, "{repeat}");
-    assert_eq!(repeat["outputs"].as_array().unwrap().len() as u64, steps + 1);
+    assert_eq!(
+        repeat["outputs"].as_array().unwrap().len() as u64,
+        steps + 1
+    );
     let rows = repeat["rows"].as_array().unwrap();
     if let Some(row) = rows.last() {
         assert_eq!(row["step"].as_u64(), Some(steps), "{repeat}");

@@ -46,7 +46,12 @@ fn naive_order_on_colahs_example_gets_b_wrong() {
     // 1·c = 3 to d; c passes 2 to a and 2 to b; b is visited (its gradient
     // read: 2) before d passes it 3·1 = 3. The right ∂e/∂b is 2 + 3 = 5.
     let output = gradcalc()
-        .args(["-e", "a = 2; b = 1; c = a + b; d = b + 1; e = c*d", "-e", ":topo naive"])
+        .args([
+            "-e",
+            "a = 2; b = 1; c = a + b; d = b + 1; e = c*d",
+            "-e",
+            ":topo naive",
+        ])
         .output()
         .unwrap();
     let text = stdout_of(&output);
@@ -73,14 +78,20 @@ fn naive_order_passes_on_an_incomplete_gradient_at_an_inner_fan_out() {
     let naive = events.iter().find(|e| e["kind"] == "naive").unwrap();
     let early = &naive["early"];
     assert_eq!(early["node"], "h");
-    assert_eq!((early["naive"].as_f64(), early["right"].as_f64()), (Some(1.0), Some(9.0)));
+    assert_eq!(
+        (early["naive"].as_f64(), early["right"].as_f64()),
+        (Some(1.0), Some(9.0))
+    );
     let x = naive["rows"]
         .as_array()
         .unwrap()
         .iter()
         .find(|r| r["label"] == "x")
         .unwrap();
-    assert_eq!((x["naive"].as_f64(), x["right"].as_f64()), (Some(4.0), Some(36.0)));
+    assert_eq!(
+        (x["naive"].as_f64(), x["right"].as_f64()),
+        (Some(4.0), Some(36.0))
+    );
     assert_eq!(naive["wrong"], 2);
 }
 
