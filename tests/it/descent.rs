@@ -257,7 +257,12 @@ fn ctrl_c_during_descend_keeps_the_steps_done() {
     }
     let child = crate::util::plain_gradcalc()
         .args(["--json", "-e", &defs, "-e", "w = 0; L = (d10(w) - 3)^2"])
-        .args(["-e", ":descend L lr=0.000000001 steps=1000000 w", "-e", "never = 1"])
+        .args([
+            "-e",
+            ":descend L lr=0.000000001 steps=1000000 w",
+            "-e",
+            "never = 1",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -279,9 +284,16 @@ fn ctrl_c_during_descend_keeps_the_steps_done() {
     assert_eq!(descent["interrupted"], true, "{descent}");
     let steps = descent["steps"].as_u64().unwrap();
     assert!(steps < 1_000_000, "{descent}");
-    assert_eq!(descent["losses"].as_array().unwrap().len() as u64, steps + 1);
+    assert_eq!(
+        descent["losses"].as_array().unwrap().len() as u64,
+        steps + 1
+    );
     let last = descent["rows"].as_array().unwrap().last().unwrap();
     assert_eq!(last["step"].as_u64(), Some(steps));
     let u = -3.0 * (1.0 - 2.097152e-3_f64).powf(steps as f64);
-    assert_close(json_number(&last["values"][0]).unwrap(), (u + 3.0) / 1024.0, 1e-9);
+    assert_close(
+        json_number(&last["values"][0]).unwrap(),
+        (u + 3.0) / 1024.0,
+        1e-9,
+    );
 }
