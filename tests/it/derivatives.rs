@@ -177,18 +177,23 @@ fn repeat_descends_to_the_minimum() {
     assert!(v[1] < 1e-8);
     let repeat = out.iter().find(|e| e["kind"] == "repeat").unwrap();
     assert_eq!(repeat["steps"], 50);
-    assert_eq!(repeat["outputs"].as_array().unwrap().len(), 50);
-    // A sample of rows, ending with the last step.
+    // L at step 0 (w = 0) and after each of the 50 steps.
+    let outputs = repeat["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 51);
+    assert_eq!(number(&outputs[0]), 9.0);
+    // A sample of rows from step 0, ending with the last step.
     let rows = repeat["rows"].as_array().unwrap();
     assert!(rows.len() < 50);
+    assert_eq!(rows[0]["step"], 0);
+    assert_eq!(number(&rows[0]["values"][0]), 0.0);
     assert_eq!(rows.last().unwrap()["step"], 50);
-    assert_close(number(&rows[0]["values"][0]), 0.6, "w after one step");
+    assert_close(number(&rows[1]["values"][0]), 0.6, "w after one step");
 }
 
 #[test]
 fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
     let out = run("w = 0; L = (w - 3)^2; :repeat 5 w := w - 0.1*grad(L, w)");
-    assert!(out.contains("L over 5 steps"), "{out}");
+    assert!(out.contains("L from step 0 to step 5 (5 steps)"), "{out}");
     assert!(out.contains("0.6"), "{out}");
     for bad in [
         ":repeat",

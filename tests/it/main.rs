@@ -25,6 +25,7 @@ mod library;
 mod listings;
 mod long_lines;
 mod memory;
+mod orders;
 mod pictures;
 mod properties;
 mod pty;
