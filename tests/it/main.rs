@@ -9,6 +9,7 @@
 //! review every changed line before committing it.
 
 mod accuracy;
+mod browser;
 mod cases;
 mod classroom;
 mod cli;
