@@ -9,7 +9,7 @@
 //! `target/browser-screenshots/` to be looked at.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -44,10 +44,20 @@ fn chromium() -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
+/// A pipe (read end, write end), both closed on exec.
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills both descriptors on success; each is owned once.
+    unsafe {
+        assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0, "pipe2");
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
 /// A headless Chromium with one page attached.
 struct Browser {
     child: Child,
-    to: std::io::PipeWriter,
+    to: std::fs::File,
     from: Receiver<Value>,
     next: u64,
     session: String,
@@ -62,9 +72,8 @@ impl Browser {
             return None;
         };
         let profile = tempfile::tempdir().unwrap();
-        let (to_read, to_write) = std::io::pipe().unwrap();
-        let (from_read, from_write) = std::io::pipe().unwrap();
-        let (to_read, from_write): (OwnedFd, OwnedFd) = (to_read.into(), from_write.into());
+        let (to_read, to_write) = pipe();
+        let (from_read, from_write) = pipe();
         let (read_fd, write_fd) = (to_read.as_raw_fd(), from_write.as_raw_fd());
         let mut command = Command::new(binary);
         command
@@ -103,7 +112,7 @@ impl Browser {
         drop((to_read, from_write));
         let (sender, from) = channel();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(from_read);
+            let mut reader = BufReader::new(std::fs::File::from(from_read));
             let mut message = Vec::new();
             while reader.read_until(0, &mut message).is_ok_and(|n| n > 0) {
                 message.pop();
@@ -117,7 +126,7 @@ impl Browser {
         });
         let mut browser = Browser {
             child,
-            to: to_write,
+            to: to_write.into(),
             from,
             next: 0,
             session: String::new(),
