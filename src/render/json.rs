@@ -284,6 +284,7 @@ pub fn event(event: &Event, session: &Session, source: &str, origin: &str) -> Op
         | Event::Precision { .. }
         | Event::Graph { .. }
         | Event::Check { .. }
+        | Event::Naive { .. }
         | Event::Paths { .. }
         | Event::Plot { target: None, .. }
         | Event::Wrote { .. }

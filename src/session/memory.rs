@@ -12,7 +12,6 @@
 //! whose rows are still to be written by node id) once the graph holds more
 //! than [`GC_MIN_NODES`] nodes and has doubled since the last collection.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::{Event, Session};
@@ -99,12 +98,9 @@ impl Session {
                 (!old.is_empty()).then_some((name, old))
             })
             .collect();
+        self.calls.remap(&remap);
         // Derivative groups are runs of ids; after compaction they are not.
         self.derivative_groups.clear();
-        self.derivative_nodes = std::mem::take(&mut self.derivative_nodes)
-            .into_iter()
-            .filter_map(|(id, name)| Some((remap.get(id)?, name)))
-            .collect::<HashMap<_, _>>();
         self.order_cache = self.order_cache.take().and_then(|(output, mut order)| {
             let output = remap.get(output)?;
             // In place unless a caller still holds the order (then a copy).

@@ -9,14 +9,18 @@
 //! review every changed line before committing it.
 
 mod accuracy;
+mod architecture;
 mod browser;
+mod calls;
 mod cases;
 mod classroom;
 mod cli;
 mod derivatives;
+mod descent;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;
+mod hints;
 mod hostile;
 mod library;
 mod listings;
@@ -24,6 +28,7 @@ mod long_lines;
 mod memory;
 mod pictures;
 mod properties;
+mod pty;
 mod readme;
 mod repl;
 mod rules;

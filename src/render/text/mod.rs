@@ -274,6 +274,21 @@ fn render_unicode(
             &p,
             flush,
         ),
+        Event::Naive {
+            of,
+            total,
+            rows,
+            omitted,
+            wrong,
+            early,
+        } => listings::naive(
+            &mut out,
+            (of, *total),
+            rows,
+            *omitted,
+            (*wrong, early.as_ref()),
+            &p,
+        ),
         Event::Check {
             of,
             wrt,
