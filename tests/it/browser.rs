@@ -219,6 +219,7 @@ impl Browser {
             "Enter" => ("Enter", 13),
             "Escape" => ("Escape", 27),
             "t" => ("KeyT", 84),
+            "c" => ("KeyC", 67),
             other => panic!("no key {other}"),
         };
         let mut down = json!({"type": "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": keycode});
@@ -452,6 +453,14 @@ fn the_example_pages_draw_at_both_sizes() {
             assert_drawn(&shot, size);
         }
     }
+    // The MLP's calls (h, score) collapse to boxes; C draws every node.
+    let boxes = "document.querySelectorAll('g.value').length";
+    let collapsed = browser.eval(boxes).as_u64().unwrap();
+    browser.press("c");
+    assert!(browser.eval(boxes).as_u64().unwrap() > collapsed);
+    assert_eq!(shown(&mut browser).0, json!(1));
+    browser.press("c");
+    assert_eq!(browser.eval(boxes).as_u64().unwrap(), collapsed);
 }
 
 /// Serves the files of `dir` on a free port of 127.0.0.1 (for the
