@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod architecture;
+mod browser;
 mod calls;
 mod cases;
 mod classroom;
