@@ -20,6 +20,7 @@
 //! [`Rule`]: super::Rule
 
 use super::{Graph, NodeId, Op};
+use crate::interrupt::Poll;
 
 impl Graph {
     /// Appends `op(inputs)`, or a constant with the same value when every input
@@ -62,6 +63,10 @@ impl Graph {
     /// as it is), −1 becomes a negation, and an upstream gradient of constant 1
     /// is not multiplied either.
     ///
+    /// After Ctrl-C (or past a preview's time budget, [`crate::interrupt`])
+    /// the walk stops early and the derivatives are incomplete: callers that
+    /// may run under either check [`crate::interrupt::requested`].
+    ///
     /// # Panics
     /// If `order` or `wrt` holds an id that is not a node of this graph.
     pub fn derivative_graph(
@@ -102,7 +107,11 @@ impl Graph {
             }
         }
         let mut inputs = Vec::new();
+        let mut poll = Poll::new();
         for &node in order {
+            if poll.tick() {
+                break; // Ctrl-C: the caller sees it and discards the nodes
+            }
             let Some(upstream) = slot(node).and_then(|i| grads[i]) else {
                 continue;
             };

@@ -298,7 +298,7 @@ impl Session {
                 help: Some("e.g. `x = 2; y = x^3; grad(y, x)`".to_string()),
             });
         }
-        let node = self.derivative_node(y.node, x.node, label);
+        let node = self.derivative_node(y.node, x.node, label)?;
         Ok(super::eval::Value {
             node,
             uses_variable: y.uses_variable && self.graph.op(node) != Op::Const,
@@ -306,9 +306,19 @@ impl Session {
     }
 
     /// Builds ∂of/∂wrt as nodes and remembers them as one group with `label`.
-    pub(super) fn derivative_node(&mut self, of: NodeId, wrt: NodeId, label: String) -> NodeId {
+    ///
+    /// # Errors
+    /// [`SessionError::Interrupted`] after Ctrl-C or past a preview's time
+    /// budget (the nodes built so far are left for the caller's undo).
+    pub(super) fn derivative_node(
+        &mut self,
+        of: NodeId,
+        wrt: NodeId,
+        label: String,
+    ) -> Result<NodeId, SessionError> {
         let first = NodeId(self.graph.len() as u32);
         let node = gradient_nodes(&mut self.graph, of, &[wrt])[0];
+        self.check_interrupt()?;
         let end = NodeId(self.graph.len() as u32);
         // Remembered even when no node was added (∂relu(x)/∂x = 1 at x > 0 is
         // the constant 1): `:=` warns when such a derivative goes stale.
@@ -321,7 +331,7 @@ impl Session {
             result: node,
             branches,
         });
-        node
+        Ok(node)
     }
 
     /// The piecewise nodes a derivative of `of` with respect to `wrt` walks
