@@ -33,7 +33,7 @@ use std::rc::Rc;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
-pub use error::SessionError;
+pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
     NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,

@@ -17,6 +17,7 @@ mod engine_chain;
 mod examples;
 mod fuzz_regressions;
 mod hostile;
+mod kernel;
 mod library;
 mod listings;
 mod long_lines;
