@@ -57,7 +57,15 @@ thread_local! {
 
 /// This thread's CPU time in nanoseconds, at least 1 (0 means "no deadline").
 /// CPU time, not wall time: work that needs less than its budget finishes
-/// however loaded the machine is.
+/// however loaded the machine is. Without the `cli` feature (the browser
+/// build, which has no CPU clock) always 1: a budget never ends there.
+#[cfg(not(feature = "cli"))]
+fn now() -> u64 {
+    1
+}
+
+/// This thread's CPU time in nanoseconds (see the other `now`).
+#[cfg(feature = "cli")]
 fn now() -> u64 {
     let time = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     let nanos = i128::from(time.tv_sec) * 1_000_000_000 + i128::from(time.tv_nsec);
@@ -115,7 +123,8 @@ pub fn set_batch(batch: bool) {
 /// [`set_batch`]) it also ends the process with [`EXIT_STATUS`] if the run has
 /// not stopped by itself after [`BATCH_GRACE`]. Only the first call installs
 /// anything (later ones, and a failure to install, are ignored: Ctrl-C then
-/// keeps its default).
+/// keeps its default). Only in the terminal program (the `cli` feature).
+#[cfg(feature = "cli")]
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
         request();
@@ -125,6 +134,18 @@ pub fn install() {
             std::process::exit(i32::from(EXIT_STATUS));
         }
     });
+}
+
+/// Ctrl-C as the engine's [`Interrupt`](crate::engine::Interrupt): the
+/// session gives it to its graph (`Graph::set_interrupt`), whose long loops
+/// poll it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CtrlC;
+
+impl crate::engine::Interrupt for CtrlC {
+    fn should_stop(&self) -> bool {
+        requested()
+    }
 }
 
 /// A cheap poll for a hot loop: [`Poll::tick`] looks at the flag once every

@@ -371,6 +371,7 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
             return serde_json::from_slice(&line).ok();
         }
         Event::Picture { .. }
+        | Event::Page { .. }
         | Event::TraceTable { .. }
         | Event::Plot {
             target: Some(_), ..
@@ -390,6 +391,7 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         | Event::Precision { .. }
         | Event::Graph { .. }
         | Event::Check { .. }
+        | Event::Naive { .. }
         | Event::Paths { .. }
         | Event::Plot { target: None, .. }
         | Event::Wrote { .. }

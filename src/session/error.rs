@@ -92,9 +92,11 @@ pub enum SessionError {
         function: String,
         inner: Box<SessionError>,
     },
-    /// A gradient through `f'(x)` of a variable: that would need a second derivative.
-    #[error("cannot differentiate through `{name}'(…)`: gradcalc has no second derivatives")]
-    SecondDerivative { name: String, span: Span },
+    /// A derivative (`grad(y, x)`, `f'(a)`, `:diff`, `:hessian`) whose graph
+    /// would pass the node budget: each order of a nested
+    /// `grad(grad(…, x), x)` multiplies the size.
+    #[error("this derivative builds more than {limit} nodes")]
+    DerivativeTooLarge { span: Span, limit: usize },
     /// `:frob`.
     #[error("unknown command `:{name}`")]
     UnknownCommand {
@@ -155,7 +157,7 @@ impl SessionError {
             | SessionError::DuplicateParameter { span, .. }
             | SessionError::NoOutput { span, .. }
             | SessionError::CallWithoutParentheses { span, .. }
-            | SessionError::SecondDerivative { span, .. }
+            | SessionError::DerivativeTooLarge { span, .. }
             | SessionError::UnknownCommand { span, .. }
             | SessionError::Interrupted { span }
             | SessionError::BadArguments { span, .. } => *span,
@@ -170,9 +172,9 @@ impl SessionError {
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
-            SessionError::SecondDerivative { name, .. } => Some(format!(
-                "`{name}'(x)` of a variable is a number that gradients do not pass through; differentiate an output that does not use it, or use `{name}'` at a number"
-            )),
+            SessionError::DerivativeTooLarge { .. } => Some(
+                "each order of a nested `grad(grad(…, x), x)` multiplies the graph's size: take fewer orders, or keep a lower order in a variable and differentiate a simpler expression".to_string(),
+            ),
             SessionError::UnknownName {
                 suggestion: Some(s),
                 ..
@@ -253,7 +255,8 @@ pub enum ErrorCode {
     /// malformed number, two names side by side, …).
     Parse,
     /// A size or depth limit: brackets nested too deeply, function calls
-    /// nested too deeply or building too many nodes.
+    /// nested too deeply or building too many nodes, a derivative graph too
+    /// large.
     Limit,
     /// A name that is not a variable, constant or parameter.
     UnknownName,
@@ -279,8 +282,6 @@ pub enum ErrorCode {
     DuplicateParameter,
     /// A command that needs the output before there is one (`:grad` first).
     NoOutput,
-    /// A gradient through `f'(x)` of a variable.
-    SecondDerivative,
     /// A command given arguments it does not take.
     BadArguments,
     /// Ctrl-C stopped the statement (or the reading of a source).
@@ -296,6 +297,8 @@ pub enum ErrorCode {
     Read,
     /// Arguments gradcalc refuses (`source` `<arguments>`).
     Usage,
+    /// The REPL's `:serve` could not serve the live page (the port is taken).
+    Serve,
 }
 
 impl ErrorCode {
@@ -314,7 +317,6 @@ impl ErrorCode {
         ErrorCode::Recursion,
         ErrorCode::DuplicateParameter,
         ErrorCode::NoOutput,
-        ErrorCode::SecondDerivative,
         ErrorCode::BadArguments,
         ErrorCode::Interrupted,
         ErrorCode::Write,
@@ -322,6 +324,7 @@ impl ErrorCode {
         ErrorCode::Encoding,
         ErrorCode::Read,
         ErrorCode::Usage,
+        ErrorCode::Serve,
     ];
 
     /// The code as JSON writes it (`unknown-name`).
@@ -340,7 +343,6 @@ impl ErrorCode {
             ErrorCode::Recursion => "recursion",
             ErrorCode::DuplicateParameter => "duplicate-parameter",
             ErrorCode::NoOutput => "no-output",
-            ErrorCode::SecondDerivative => "second-derivative",
             ErrorCode::BadArguments => "bad-arguments",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::Write => "write",
@@ -348,6 +350,7 @@ impl ErrorCode {
             ErrorCode::Encoding => "encoding",
             ErrorCode::Read => "read",
             ErrorCode::Usage => "usage",
+            ErrorCode::Serve => "serve",
         }
     }
 }
@@ -370,12 +373,11 @@ impl SessionError {
             }
             SessionError::Reserved { .. } => ErrorCode::Reserved,
             SessionError::Recursion { .. } => ErrorCode::Recursion,
-            SessionError::CallsTooDeep { .. } | SessionError::CallsTooLarge { .. } => {
-                ErrorCode::Limit
-            }
+            SessionError::CallsTooDeep { .. }
+            | SessionError::CallsTooLarge { .. }
+            | SessionError::DerivativeTooLarge { .. } => ErrorCode::Limit,
             SessionError::DuplicateParameter { .. } => ErrorCode::DuplicateParameter,
             SessionError::NoOutput { .. } => ErrorCode::NoOutput,
-            SessionError::SecondDerivative { .. } => ErrorCode::SecondDerivative,
             SessionError::BadArguments { .. } => ErrorCode::BadArguments,
             SessionError::Interrupted { .. } => ErrorCode::Interrupted,
         }

@@ -67,7 +67,6 @@ impl Session {
             .filter(|_| !stopped)
             .map(|v| self.graph.value(v.node));
         self.graph.truncate(mark);
-        self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
         self.forget_groups_past(mark);
         value
     }
