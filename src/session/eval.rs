@@ -535,11 +535,12 @@ impl Session {
             uses_variable: true,
         };
         let mut result = self.call(name, name_span, span, &[t], scope, events)?;
+        let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         for k in 1..=order {
-            if self.graph.len().saturating_sub(scope.start) > MAX_CALL_NODES {
+            if self.graph.len().saturating_sub(scope.start) > limit {
                 return Err(SessionError::CallsTooLarge {
                     span: scope.call_span.unwrap_or(span),
-                    limit: MAX_CALL_NODES,
+                    limit,
                     doubling: self.doubling_call(scope.active.iter().chain([&name.to_string()])),
                 });
             }

@@ -22,6 +22,7 @@ mod examples;
 mod fuzz_regressions;
 mod hints;
 mod hostile;
+mod kernel;
 mod library;
 mod listings;
 mod long_lines;
