@@ -55,6 +55,7 @@ mod graph;
 mod ops;
 mod rerun;
 mod rules;
+mod scaled;
 mod topo;
 mod var;
 mod walks;
