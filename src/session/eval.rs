@@ -511,6 +511,11 @@ impl Session {
                 got: args.len(),
             });
         }
+        let start = self.graph.len();
+        if let Some(value) = self.copy_derivative(name, order, args[0], scope) {
+            return Ok(value);
+        }
+        let (events_before, groups_before) = (events.len(), self.derivative_groups.len());
         let zero = self.graph.constant(0.0);
         let t = Value {
             node: self
@@ -536,10 +541,45 @@ impl Session {
             let label = format!("{name}{}(…)", "'".repeat(usize::from(k)));
             result.node = self.derivative_node(result.node, t.node, label);
         }
+        if events.len() == events_before && scope.params.iter().all(|(p, _)| *p != name) {
+            let key = (name.to_string(), order);
+            let groups = &self.derivative_groups[groups_before..];
+            let (graph, node) = (&self.graph, args[0].node);
+            self.derivative_cache
+                .remember(key, graph, start, node, result.node, groups);
+        }
         let constant = self.graph.op(result.node) == Op::Const;
         Ok(Value {
             node: result.node,
             uses_variable: args[0].uses_variable && !constant,
+        })
+    }
+
+    /// `name` differentiated `order` times at `argument` by copying the nodes
+    /// its first call built ([`derivative_cache`](super::derivative_cache)),
+    /// or `None` (nothing appended) where no copy serves: then it is built afresh.
+    fn copy_derivative(
+        &mut self,
+        name: &str,
+        order: u8,
+        argument: Value,
+        scope: &Scope,
+    ) -> Option<Value> {
+        if scope.params.iter().any(|(p, _)| *p == name) {
+            return None;
+        }
+        let used = self.graph.len().saturating_sub(scope.start);
+        let room = MAX_CALL_NODES.saturating_sub(used);
+        let key = (name.to_string(), order);
+        let poll = &mut self.poll;
+        let (node, groups) =
+            self.derivative_cache
+                .replay(&key, &mut self.graph, argument.node, room, || poll.tick())?;
+        self.derivative_groups.extend(groups);
+        let constant = self.graph.op(node) == Op::Const;
+        Some(Value {
+            node,
+            uses_variable: argument.uses_variable && !constant,
         })
     }
 
@@ -745,6 +785,8 @@ impl Session {
             }
         }
         let params: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+        // A template may have called the function redefined.
+        self.derivative_cache.clear();
         if self
             .functions
             .insert(

@@ -9,6 +9,7 @@
 
 mod check;
 mod command;
+mod derivative_cache;
 mod derivatives;
 pub mod error;
 mod eval;
@@ -108,6 +109,8 @@ pub struct Session {
     call_node_limit: Option<usize>,
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
+    /// `f'(a)`, `f''(a)`, … as built at their first call, copied by the next.
+    derivative_cache: derivative_cache::DerivativeCache,
     /// Source text of the statements that built this state, for `:save` (script.rs).
     statements: script::StatementLog,
     /// Collections and sort counts (`memory.rs`).
