@@ -71,6 +71,18 @@ pub fn install() {
     });
 }
 
+/// Ctrl-C as the engine's [`Interrupt`](crate::engine::Interrupt): the
+/// session gives it to its graph (`Graph::set_interrupt`), whose long loops
+/// poll it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CtrlC;
+
+impl crate::engine::Interrupt for CtrlC {
+    fn should_stop(&self) -> bool {
+        requested()
+    }
+}
+
 /// A cheap poll for a hot loop: [`Poll::tick`] looks at the flag once every
 /// [`EVERY`] calls.
 #[derive(Debug, Default, Clone, Copy)]

@@ -18,7 +18,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::engine::{Graph, NodeId, Op, Rule};
+use crate::engine::{Form, Graph, LocalRule, NodeId, Op};
 
 use super::derivatives::DerivativeGroup;
 
@@ -43,7 +43,7 @@ struct Template {
     nodes: Vec<(Op, Vec<Source>, f64)>,
     /// Each node's rule at each operand position where it was built: the
     /// branch a copy must take again.
-    rules: Vec<Vec<Rule>>,
+    rules: Vec<Vec<LocalRule>>,
     /// The result's index.
     result: u32,
     /// The derivative groups the build recorded, with ids as indices.
@@ -51,7 +51,7 @@ struct Template {
 }
 
 /// Each rule of `node` at the graph's present values, one per operand.
-fn rules_at(graph: &Graph, node: NodeId) -> Vec<Rule> {
+fn rules_at(graph: &Graph, node: NodeId) -> Vec<LocalRule> {
     let op = graph.op(node);
     let inputs: Vec<f64> = graph
         .operands(node)
@@ -59,7 +59,7 @@ fn rules_at(graph: &Graph, node: NodeId) -> Vec<Rule> {
         .map(|&o| graph.value(o))
         .collect();
     (0..inputs.len())
-        .map(|position| op.rule(position, &inputs, graph.value(node)))
+        .map(|position| op.local_rule(position, &inputs, graph.value(node), Form::Built))
         .collect()
 }
 

@@ -539,7 +539,7 @@ impl Session {
                 });
             }
             let label = format!("{name}{}(…)", "'".repeat(usize::from(k)));
-            result.node = self.derivative_node(result.node, t.node, label);
+            result.node = self.derivative_node(result.node, t.node, label, span)?;
         }
         if events.len() == events_before && scope.params.iter().all(|(p, _)| *p != name) {
             let key = (name.to_string(), order);
@@ -618,7 +618,6 @@ impl Session {
             // A new leaf; the nodes that computed its value are of no further use.
             let number = self.graph.value(value.node);
             self.graph.truncate(mark);
-            self.derivative_nodes.retain(|id, _| id.0 < mark as u32);
             let leaf = NodeId(mark as u32);
             self.keep_groups_as_leaf(mark, leaf);
             let made = self.graph.leaf(number);

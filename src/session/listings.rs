@@ -81,7 +81,6 @@ impl Session {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_interrupt()?;
-        self.check_first_order(&order, span)?;
         let constants = order
             .iter()
             .filter(|&&id| self.graph.op(id) == Op::Const)

@@ -12,7 +12,6 @@
 //! whose rows are still to be written by node id) once the graph holds more
 //! than [`GC_MIN_NODES`] nodes and has doubled since the last collection.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -102,10 +101,6 @@ impl Session {
             .collect();
         // Derivative groups are runs of ids; after compaction they are not.
         self.derivative_groups.clear();
-        self.derivative_nodes = std::mem::take(&mut self.derivative_nodes)
-            .into_iter()
-            .filter_map(|(id, name)| Some((remap.get(id)?, name)))
-            .collect::<HashMap<_, _>>();
         self.order_cache = self.order_cache.take().and_then(|(output, mut order)| {
             let output = remap.get(output)?;
             // In place unless a caller still holds the order (then a copy).

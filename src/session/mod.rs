@@ -33,7 +33,7 @@ use std::rc::Rc;
 
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
-pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
+pub use derivatives::{CalculusEvent, Change, RepeatRow};
 pub use error::SessionError;
 pub use event::{
     CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
@@ -101,9 +101,6 @@ pub struct Session {
     /// change once appended, so an output's order stays valid until `:reset`
     /// (a collection remaps it).
     order_cache: Option<(NodeId, Rc<Vec<NodeId>>)>,
-    /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
-    /// cannot pass through them (that would take a second derivative).
-    derivative_nodes: HashMap<NodeId, String>,
     /// The nodes one statement may build through calls; `None` is
     /// [`eval::MAX_CALL_NODES`]. The live preview lowers it (`preview.rs`).
     call_node_limit: Option<usize>,
@@ -123,9 +120,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// An empty session: no variables, no functions, no output.
+    /// An empty session: no variables, no functions, no output. Its graph's
+    /// long loops poll Ctrl-C ([`crate::interrupt::CtrlC`], given to the
+    /// engine with `Graph::set_interrupt`).
     pub fn new() -> Session {
-        Session::default()
+        let mut session = Session::default();
+        session
+            .graph
+            .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
+        session
     }
 
     /// The computation graph built so far.
@@ -238,7 +241,6 @@ impl Session {
     fn undo_past(&mut self, len: usize, statements: usize) {
         if self.graph.len() > len {
             self.graph.truncate(len);
-            self.derivative_nodes.retain(|id, _| id.index() < len);
             self.forget_groups_past(len);
         }
         if self
@@ -391,20 +393,6 @@ impl Session {
             name,
             argument: source[argument_span.start..argument_span.end].to_string(),
             span: Span::new(name_start, argument_span.end),
-        }
-    }
-
-    /// Refuses to backpropagate through `f'(x)` of a variable (see `derivative_nodes`).
-    fn check_first_order(&self, order: &[NodeId], span: Span) -> Result<(), SessionError> {
-        if self.derivative_nodes.is_empty() {
-            return Ok(());
-        }
-        match order.iter().find_map(|id| self.derivative_nodes.get(id)) {
-            Some(name) => Err(SessionError::SecondDerivative {
-                name: name.clone(),
-                span,
-            }),
-            None => Ok(()),
         }
     }
 

@@ -76,7 +76,6 @@ impl Session {
         let result = self.evaluate(tree, events);
         let number = result.map(|value| self.graph.value(value.node));
         self.graph.truncate(mark);
-        self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
         self.forget_groups_past(mark);
         let number = number?;
         self.check_interrupt()?;
