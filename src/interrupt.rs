@@ -59,7 +59,8 @@ pub fn set_batch(batch: bool) {
 /// [`set_batch`]) it also ends the process with [`EXIT_STATUS`] if the run has
 /// not stopped by itself after [`BATCH_GRACE`]. Only the first call installs
 /// anything (later ones, and a failure to install, are ignored: Ctrl-C then
-/// keeps its default).
+/// keeps its default). Only in the terminal program (the `cli` feature).
+#[cfg(feature = "cli")]
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
         request();

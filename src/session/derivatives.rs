@@ -42,9 +42,9 @@ pub enum CalculusEvent {
         recomputed: usize,
         changed: Vec<Change>,
     },
-    /// `:repeat N STATEMENT`: the steps run, the rows shown (every step for a
-    /// small N, a sample and the last otherwise), the output after every step
-    /// (for the plot), and whether Ctrl-C stopped it early (then `steps` <
+    /// `:repeat N STATEMENT`: the steps run, the rows shown from step 0 (the
+    /// starting point; every step for a small N, a sample and the last
+    /// otherwise), the output at every step from step 0 (for the plot), and whether Ctrl-C stopped it early (then `steps` <
     /// `requested`, and the session keeps the `steps` finished).
     Repeat {
         statement: String,
@@ -55,7 +55,8 @@ pub enum CalculusEvent {
         steps: usize,
         requested: usize,
         rows: Vec<RepeatRow>,
-        /// The output's value after each step (nan when there is none).
+        /// The output's value before the first step and after each step (nan
+        /// when there is none).
         #[serde(serialize_with = "fields::numbers")]
         outputs: Vec<f64>,
         interrupted: bool,
@@ -66,6 +67,28 @@ pub enum CalculusEvent {
         /// `Some` when an SVG plot was asked for (`:repeat 50 loss.svg …`).
         #[serde(rename = "file", serialize_with = "fields::target_path")]
         target: Option<Target>,
+    },
+    /// `:descend LOSS lr=RATE steps=N PARAMS…`: gradient descent on `of`
+    /// over the leaves `params`, `steps` of the `requested` run (fewer after
+    /// Ctrl-C, then `interrupted`; the session keeps the steps run). `rows`
+    /// start at step 0, the starting point (every step up to 20, else a
+    /// sample and the last), each with the loss and the parameters' values
+    /// after the step; `losses` holds the loss at every step from 0.
+    Descent {
+        of: String,
+        params: Vec<String>,
+        #[serde(serialize_with = "fields::number")]
+        rate: f64,
+        steps: usize,
+        requested: usize,
+        rows: Vec<RepeatRow>,
+        #[serde(serialize_with = "fields::numbers")]
+        losses: Vec<f64>,
+        interrupted: bool,
+        /// Show every parameter's column, however wide (`--all`); a rendering
+        /// choice, not data.
+        #[serde(skip)]
+        all: bool,
     },
     /// `:hessian [NAMES]`: `matrix[i][j]` = `∂²of/∂names[i]∂names[j]`;
     /// `zero_rows` names the rows that are all 0, with why.
@@ -99,10 +122,10 @@ pub struct Change {
     pub after: f64,
 }
 
-/// One row of a `:repeat` table.
+/// One row of a `:repeat` or `:descend` table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RepeatRow {
-    /// 1-based step number.
+    /// The step number; 0 is the point before the first step.
     pub step: usize,
     /// The output's value after the step (`None` without an output).
     #[serde(serialize_with = "fields::option_number")]
@@ -306,6 +329,7 @@ impl Session {
     /// truncation).
     pub(super) fn forget_groups_past(&mut self, len: usize) {
         self.derivative_groups.retain(|g| (g.end.0 as usize) <= len);
+        self.calls.truncate(len);
     }
 
     /// The groups of a picture of the graph in `order` (output first): one

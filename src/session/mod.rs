@@ -7,10 +7,13 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod boxes;
+mod calls;
 mod check;
 mod command;
 mod derivative_cache;
 mod derivatives;
+mod descent;
 pub mod error;
 mod eval;
 pub mod event;
@@ -31,15 +34,17 @@ use rustc_hash::FxHashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
+pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
-    NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
-    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution,
-    TraceStep, VarRow, Verdict, label_id, node_label,
+    CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
+    KahnRow, Listing, NaiveRow, NodeRef, NodeRow, Omitted, Page, Partial, PathEdge, PathRow,
+    Picture, PictureCall, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
+    PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
+    label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -104,6 +109,8 @@ pub struct Session {
     /// The nodes one statement may build through calls; `None` is
     /// [`eval::MAX_CALL_NODES`]. The live preview lowers it (`preview.rs`).
     call_node_limit: Option<usize>,
+    /// The calls of user functions and the labels of the nodes they built.
+    calls: calls::Calls,
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
     /// `f'(a)`, `f''(a)`, … as built at their first call, copied by the next.
@@ -309,6 +316,9 @@ impl Session {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
             }
+            Statement::Updates { targets, values } => {
+                self.update_together(&targets, &values, &mut events)?;
+            }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]
                     .split_whitespace()
@@ -494,7 +504,9 @@ impl Session {
         }
     }
 
-    /// Which variable names each node carries now (the first-assigned name wins).
+    /// Which name each node is shown with now: its variable (the
+    /// first-assigned name wins), else its call label (`h3.relu`, see
+    /// [`Call`]).
     fn names_by_node(&self) -> HashMap<NodeId, &str> {
         let mut map = HashMap::new();
         for name in &self.var_order {
@@ -502,7 +514,30 @@ impl Session {
                 map.entry(node).or_insert(name.as_str());
             }
         }
+        for (node, label) in self.calls.labels() {
+            map.entry(node).or_insert(label);
+        }
         map
+    }
+
+    /// The calls of user functions, in the order they began: which function,
+    /// which call of it (`h3`), its argument and output nodes, and the call
+    /// that made it. Indices into this slice are what [`Session::call_of`]
+    /// returns.
+    pub fn calls(&self) -> &[Call] {
+        self.calls.list()
+    }
+
+    /// The innermost call whose body built `node` (an index into
+    /// [`Session::calls`]); `None` for a node built at top level, a leaf, or
+    /// a constant. Walk [`Call::parent`] for the calls around it.
+    pub fn call_of(&self, node: NodeId) -> Option<usize> {
+        self.calls.call_of(node)
+    }
+
+    /// Whether `node` was built by call `call` or by a call inside it.
+    pub fn within_call(&self, node: NodeId, call: usize) -> bool {
+        self.calls.within(node, call)
     }
 
     /// Describes one node for `:topo` and `:trace`.

@@ -645,6 +645,10 @@ fn unspanned(mut statement: Statement) -> Statement {
             unspan_ident(target);
             unspan_tree(value);
         }
+        Statement::Updates { targets, values } => {
+            targets.iter_mut().for_each(unspan_ident);
+            values.iter_mut().for_each(unspan_tree);
+        }
         Statement::Define { name, params, body } => {
             unspan_ident(name);
             params.iter_mut().for_each(unspan_ident);
@@ -752,9 +756,9 @@ proptest! {
     }
 
     /// `+ - * / ^`, signs in every position and implicit products (`2x`, `2 x`,
-    /// `2(x+1)`, `2^-2x`), without redundant parentheses: gradcalc's value is bit
+    /// `2(x+1)`), without redundant parentheses: gradcalc's value is bit
     /// for bit the reference evaluator's, and text the reference refuses (`x y`,
-    /// `(1)x`, `x2`) is an error in gradcalc too.
+    /// `(1)x`, `x2`, `2^-2x`) is an error in gradcalc too.
     #[test]
     fn precedence_agrees_with_a_reference_evaluator(text in arithmetic()) {
         let expected = reference::evaluate(&text);
@@ -920,7 +924,8 @@ fn arithmetic() -> impl Strategy<Value = String> {
 /// signed   = ("-" | "+") signed | implicit
 /// implicit = power power*      a number literal or ")" directly followed by a
 ///                              name, "(" or "√"; any other operand after an
-///                              operand is an error
+///                              operand is an error, and so is any product
+///                              right after a "^" exponent (`2^2x`)
 /// power    = "√" power | atom sup* (("^" | "**") exponent)?   right-associative
 /// exponent = ("-" | "+") exponent | power              a sign binds only the power's operand
 /// atom     = number | name | "(" sum ")"
@@ -929,7 +934,8 @@ fn arithmetic() -> impl Strategy<Value = String> {
 ///
 /// `×` `·` are `*`, `÷` is `/`, `−` is `-`.
 ///
-/// So `2^-2x` is `(2^-2)·x`, as `2^2x` is `(2^2)·x`, and `-2^2` is `-(2^2)`.
+/// So `2^-2x` and `2^2x` are refused (`2^(2x)` or `2^2*x`?), `2²x` is `4·x`,
+/// and `-2^2` is `-(2^2)`.
 mod reference {
     /// The variables the texts may use, as gradcalc statements.
     pub const VARIABLES: &str = "x = 3; y = 0.5; z = -2";
@@ -1047,7 +1053,7 @@ mod reference {
     }
 
     fn implicit(tokens: &[Token], at: &mut usize) -> Parsed {
-        let mut value = power(tokens, at)?;
+        let (mut value, mut raised) = power(tokens, at)?;
         loop {
             let next = tokens.get(*at);
             let starts_operand = matches!(next, Some(Token::Number(_) | Token::Name(_)))
@@ -1066,14 +1072,24 @@ mod reference {
             if !(after_number_or_bracket && name_or_bracket) {
                 return Err(format!("two operands side by side before {next:?}"));
             }
-            value *= power(tokens, at)?;
+            if raised {
+                return Err(format!(
+                    "an implicit product after an exponent, before {next:?}"
+                ));
+            }
+            let (factor, factor_raised) = power(tokens, at)?;
+            value *= factor;
+            raised = factor_raised;
         }
     }
 
-    fn power(tokens: &[Token], at: &mut usize) -> Parsed {
+    /// A power's value, and whether it ended with a `^` exponent (after which
+    /// an implicit product is refused).
+    fn power(tokens: &[Token], at: &mut usize) -> Result<(f64, bool), String> {
         if op(tokens, *at) == Some('√') {
             *at += 1;
-            return Ok(power(tokens, at)?.sqrt());
+            let (value, raised) = power(tokens, at)?;
+            return Ok((value.sqrt(), raised));
         }
         let mut base = atom(tokens, at)?;
         while let Some(Token::Sup(p)) = tokens.get(*at) {
@@ -1082,14 +1098,14 @@ mod reference {
         }
         if op(tokens, *at) == Some('^') {
             *at += 1;
-            Ok(base.powf(exponent(tokens, at)?))
+            Ok((base.powf(exponent(tokens, at)?), true))
         } else {
-            Ok(base)
+            Ok((base, false))
         }
     }
 
     fn exponent(tokens: &[Token], at: &mut usize) -> Parsed {
-        signs_then(tokens, at, power)
+        signs_then(tokens, at, |tokens, at| Ok(power(tokens, at)?.0))
     }
 
     fn atom(tokens: &[Token], at: &mut usize) -> Parsed {
