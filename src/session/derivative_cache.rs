@@ -1,19 +1,21 @@
-//! `f'(a)`, `f''(a)`, … built once per function and order: the nodes the
-//! first call appended (the function's body on `t = a + 0` and the derivative
-//! graphs taken of it) are kept as a [`Template`], and every later call
-//! appends a copy of them over its own argument instead of evaluating the body
-//! and building the derivative graphs again.
+//! `f'(a)`, `f''(a)`, … with their derivative graphs built once per function
+//! and order: the first call evaluates the function's body on `t = a + 0` and
+//! builds the derivative graphs of it; the nodes of those derivative graphs
+//! are kept as a [`Template`], and every later call evaluates the body (its
+//! calls, labels and warnings as any call's) and then appends a copy of the
+//! template over the new body's nodes instead of building the derivative
+//! graphs again.
 //!
-//! A copy is the graph a fresh build would make at the new argument whenever
-//! every op in it takes the same branch of its derivative rule as in the
-//! template (the rules of smooth ops are one expression everywhere; only the
-//! rules at kinks and masks — relu, max/min, the masks and forms of `^` — are
-//! chosen at the point): the copy checks that, node by node, and where one
-//! differs, or a value comes out inf or nan (which a fresh build warns about),
-//! the copy is undone and the call built afresh, which makes the template anew.
-//! A template is kept only when the nodes depend on nothing but the argument
-//! (a body that names a variable of the session is built afresh every time) and
-//! the first build said nothing. Defining or redefining any function forgets
+//! A copy is the graph a fresh build would make whenever every op in the body
+//! and in the derivative graphs takes the same branch of its derivative rule
+//! as in the template (the rules of smooth ops are one expression everywhere;
+//! only the rules at kinks and masks — relu, max/min, the masks and forms of
+//! `^` — are chosen at the point): the copy checks that, node by node, and
+//! where one differs, or a value comes out inf or nan, the copy is undone and
+//! the derivative graphs built afresh, which makes the template anew. A
+//! template is kept only when its nodes read nothing below `t` (a body that
+//! names a variable of the session gives derivative nodes that read it, and
+//! is built afresh every time). Defining or redefining any function forgets
 //! every template (a body may call the one redefined).
 
 use rustc_hash::FxHashMap;
@@ -28,21 +30,19 @@ pub(super) struct DerivativeCache {
     templates: FxHashMap<(String, u8), Template>,
 }
 
-/// A node of a [`Template`]'s operand: the call's argument, or an earlier
-/// node of the template (by its index).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Source {
-    Argument,
-    Node(u32),
-}
-
-/// The nodes of one `f'''(a)`, relative to its argument.
+/// The derivative graphs of one call of `f''(a)`, relative to the call's
+/// first node (the constant 0 of `t = a + 0`).
 #[derive(Debug, Clone)]
 struct Template {
-    /// Each node's op, its operands and, for constants, the value.
-    nodes: Vec<(Op, Vec<Source>, f64)>,
-    /// Each node's rule at each operand position where it was built: the
-    /// branch a copy must take again.
+    /// How many nodes the call's `t` and body take.
+    body: usize,
+    /// The rules of the body's nodes at each operand position: the branch a
+    /// later body must take again.
+    body_rules: Vec<Vec<LocalRule>>,
+    /// Each derivative node's op, its operands (as indices) and, for
+    /// constants, the value.
+    nodes: Vec<(Op, Vec<u32>, f64)>,
+    /// Each derivative node's rules, as `body_rules`.
     rules: Vec<Vec<LocalRule>>,
     /// The result's index.
     result: u32,
@@ -63,37 +63,36 @@ fn rules_at(graph: &Graph, node: NodeId) -> Vec<LocalRule> {
         .collect()
 }
 
+/// The nodes from `start` to `end`.
+fn ids(start: usize, end: usize) -> impl Iterator<Item = NodeId> {
+    (start..end).map(|i| NodeId(i as u32))
+}
+
 impl DerivativeCache {
     /// Forgets every template (a function was defined or redefined).
     pub(super) fn clear(&mut self) {
         self.templates.clear();
     }
 
-    /// Keeps the nodes from `start` to the graph's end as the template of
-    /// `name` at `order`, with `argument` the call's argument, `result` its
-    /// value's node and `groups` the derivative groups the build recorded;
-    /// nothing is kept if a node is a variable leaf or has an operand below
-    /// `start` other than `argument`.
+    /// Keeps the nodes from `body_end` to the graph's end as the template of
+    /// `key` (function name and order), the call's nodes starting at `start`,
+    /// with `result` its value's node and `groups` the derivative groups the
+    /// build recorded. Nothing is kept if a derivative node is a variable leaf
+    /// or reads a node below `start`.
     pub(super) fn remember(
         &mut self,
         key: (String, u8),
         graph: &Graph,
-        start: usize,
-        argument: NodeId,
+        (start, body_end): (usize, usize),
         result: NodeId,
         groups: &[DerivativeGroup],
     ) {
         let index = |id: NodeId| id.index().checked_sub(start).map(|i| i as u32);
-        let source = |id: NodeId| match index(id) {
-            Some(i) => Some(Source::Node(i)),
-            None => (id == argument).then_some(Source::Argument),
-        };
-        let mut nodes = Vec::with_capacity(graph.len() - start);
-        let mut rules = Vec::with_capacity(graph.len() - start);
-        for id in (start..graph.len()).map(|i| NodeId(i as u32)) {
+        let mut nodes = Vec::with_capacity(graph.len() - body_end);
+        let mut rules = Vec::with_capacity(graph.len() - body_end);
+        for id in ids(body_end, graph.len()) {
             let op = graph.op(id);
-            let operands: Option<Vec<Source>> =
-                graph.operands(id).iter().map(|&o| source(o)).collect();
+            let operands: Option<Vec<u32>> = graph.operands(id).iter().map(|&o| index(o)).collect();
             let (Some(operands), false) = (operands, op == Op::Variable) else {
                 return;
             };
@@ -106,6 +105,8 @@ impl DerivativeCache {
             return;
         };
         let template = Template {
+            body: body_end - start,
+            body_rules: ids(start, body_end).map(|id| rules_at(graph, id)).collect(),
             nodes,
             rules,
             result,
@@ -114,26 +115,31 @@ impl DerivativeCache {
         self.templates.insert(key, template);
     }
 
-    /// Appends the template of `name` at `order` over `argument` and returns
-    /// the result's node and the derivative groups (ids in the graph), or
-    /// `None` — with the graph as it was — when there is no template or the
-    /// copy takes another branch somewhere or meets inf or nan.
-    /// At most `room` nodes are appended; `interrupted` is asked once a node
-    /// (Ctrl-C undoes the copy too).
+    /// Appends the template of `key` over the call whose nodes start at
+    /// `start` (its `t` and body already built, up to the graph's end) and
+    /// returns the result's node and the derivative groups (ids in the graph),
+    /// or `None` — with the graph as it was — when there is no template, the
+    /// body differs, or the copy takes another branch somewhere or meets inf
+    /// or nan. At most `room` nodes are appended; `interrupted` is asked once
+    /// a node (Ctrl-C undoes the copy too).
     pub(super) fn replay(
         &self,
         key: &(String, u8),
         graph: &mut Graph,
-        argument: NodeId,
+        start: usize,
         room: usize,
         mut interrupted: impl FnMut() -> bool,
     ) -> Option<(NodeId, Vec<DerivativeGroup>)> {
         let template = self.templates.get(key).filter(|t| t.nodes.len() <= room)?;
-        let start = graph.len();
-        let id = |source: Source| match source {
-            Source::Argument => argument,
-            Source::Node(i) => NodeId(start as u32 + i),
-        };
+        let body_end = graph.len();
+        let same_body = body_end - start == template.body
+            && ids(start, body_end)
+                .zip(&template.body_rules)
+                .all(|(id, rules)| rules_at(graph, id) == *rules);
+        if !same_body {
+            return None;
+        }
+        let id = |i: u32| NodeId(start as u32 + i);
         let mut operands = Vec::new();
         for ((op, sources, value), rules) in template.nodes.iter().zip(&template.rules) {
             let node = if *op == Op::Const {
@@ -146,16 +152,16 @@ impl DerivativeCache {
             let same = node
                 .is_ok_and(|node| graph.value(node).is_finite() && rules_at(graph, node) == *rules);
             if !same || interrupted() {
-                graph.truncate(start);
+                graph.truncate(body_end);
                 return None;
             }
         }
-        let shift = |index: NodeId| Some(NodeId(start as u32 + index.0));
+        let shift = |index: NodeId| Some(id(index.0));
         let groups = template
             .groups
             .iter()
             .filter_map(|g| g.moved(shift))
             .collect();
-        Some((id(Source::Node(template.result)), groups))
+        Some((id(template.result), groups))
     }
 }

@@ -522,10 +522,6 @@ impl Session {
             });
         }
         let start = self.graph.len();
-        if let Some(value) = self.copy_derivative(name, order, args[0], scope) {
-            return Ok(value);
-        }
-        let (events_before, groups_before) = (events.len(), self.derivative_groups.len());
         let zero = self.graph.constant(0.0);
         let t = Value {
             node: self
@@ -540,6 +536,14 @@ impl Session {
             uses_variable: true,
         };
         let mut result = self.call(name, name_span, span, &[t], scope, events)?;
+        if let Some(node) = self.copy_derivative(name, order, start, scope) {
+            let constant = self.graph.op(node) == Op::Const;
+            return Ok(Value {
+                node,
+                uses_variable: args[0].uses_variable && !constant,
+            });
+        }
+        let (body_end, groups_before) = (self.graph.len(), self.derivative_groups.len());
         for k in 1..=order {
             if self.graph.len().saturating_sub(scope.start) > MAX_CALL_NODES {
                 return Err(SessionError::CallsTooLarge {
@@ -551,12 +555,12 @@ impl Session {
             let label = format!("{name}{}(…)", "'".repeat(usize::from(k)));
             result.node = self.derivative_node(result.node, t.node, label, span)?;
         }
-        if events.len() == events_before && scope.params.iter().all(|(p, _)| *p != name) {
+        if scope.params.iter().all(|(p, _)| *p != name) {
             let key = (name.to_string(), order);
             let groups = &self.derivative_groups[groups_before..];
-            let (graph, node) = (&self.graph, args[0].node);
+            let range = (start, body_end);
             self.derivative_cache
-                .remember(key, graph, start, node, result.node, groups);
+                .remember(key, &self.graph, range, result.node, groups);
         }
         let constant = self.graph.op(result.node) == Op::Const;
         Ok(Value {
@@ -565,16 +569,17 @@ impl Session {
         })
     }
 
-    /// `name` differentiated `order` times at `argument` by copying the nodes
-    /// its first call built ([`derivative_cache`](super::derivative_cache)),
-    /// or `None` (nothing appended) where no copy serves: then it is built afresh.
+    /// The derivative graphs of `name` at `order` over the call whose nodes
+    /// start at `start` (its `t` and body just built), copied from the ones
+    /// its first call built ([`derivative_cache`](super::derivative_cache));
+    /// `None` (nothing appended) where no copy serves: then they are built afresh.
     fn copy_derivative(
         &mut self,
         name: &str,
         order: u8,
-        argument: Value,
+        start: usize,
         scope: &Scope,
-    ) -> Option<Value> {
+    ) -> Option<NodeId> {
         if scope.params.iter().any(|(p, _)| *p == name) {
             return None;
         }
@@ -584,13 +589,9 @@ impl Session {
         let poll = &mut self.poll;
         let (node, groups) =
             self.derivative_cache
-                .replay(&key, &mut self.graph, argument.node, room, || poll.tick())?;
+                .replay(&key, &mut self.graph, start, room, || poll.tick())?;
         self.derivative_groups.extend(groups);
-        let constant = self.graph.op(node) == Op::Const;
-        Some(Value {
-            node,
-            uses_variable: argument.uses_variable && !constant,
-        })
+        Some(node)
     }
 
     /// `name = value` and the compound forms `+= -= *= /=` (and `:=`, see
