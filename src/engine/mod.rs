@@ -63,6 +63,7 @@ mod interrupt;
 mod ops;
 mod rerun;
 mod rules;
+mod scaled;
 mod topo;
 mod var;
 mod walks;

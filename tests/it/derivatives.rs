@@ -617,3 +617,61 @@ fn the_derivative_note_names_its_nodes_as_labels() {
         crate::util::json_events(&["-e", "x = 3; y = x^3; g = grad(y, x)", "-e", "_7 + 0"]);
     assert_eq!(events.last().unwrap()["value"], 27.0, "{events:?}");
 }
+
+/// `f''(y)` is built at its first call and copied by the next ones: the
+/// copies give the true values at every point, across kinks (where the copy
+/// takes another branch than the first build and is built afresh), after a
+/// function is redefined (also one that the differentiated function calls),
+/// and with a body that reads a variable of the session.
+#[test]
+fn derivatives_of_user_functions_are_right_at_every_call() {
+    // f'' = 6x + 2·cos(x) − x·sin(x) (by hand; the numbers by Python's math).
+    let v = values("f(x) = x^3 + sin(x)*x; f''(0.5); f''(0.7); f''(-1.25)");
+    for (got, want) in v
+        .iter()
+        .zip([4.515452354478644, 5.278731993502593, -8.055586049403946])
+    {
+        assert_close(*got, want, "f''");
+    }
+    // relu(x)^2 has second derivative 2 for x > 0 and 0 for x < 0;
+    // max(x, x/2)^2 has derivative 2x for x > 0 and x/2 for x < 0.
+    let v = values("f(x) = relu(x)^2; f''(1); f''(-1); f''(2); f''(-3)");
+    assert_eq!(v, [2.0, 0.0, 2.0, 0.0]);
+    let v = values("f(x) = max(x, 0.5*x)^2; f'(1); f'(-2); f'(3); f'(-4)");
+    assert_eq!(v, [2.0, -1.0, 6.0, -2.0]);
+    // x^x: (x^x)' = x^x·(ln x + 1).
+    let v = values("f(x) = x^x; f'(0.3); f'(2.5); f'(0.001)");
+    for (got, want) in v
+        .iter()
+        .zip([-0.1421374904172292, 18.937010536854235, -5.867086577700651])
+    {
+        assert_close(*got, want, "(x^x)'");
+    }
+    let v = values("f(x) = x^2; f'(3); f(x) = x^3; f'(3)");
+    assert_eq!(
+        v,
+        [6.0, 27.0],
+        "a redefined function is differentiated anew"
+    );
+    let v = values("g(x) = x^2; h(x) = g(x) + x; h'(1); g(x) = x^3; h'(1)");
+    assert_eq!(v, [3.0, 4.0], "so is one whose body calls a redefined one");
+    let v = values("a = 2; g(x) = a*x^2; g'(1); a = 3; g'(1)");
+    assert_eq!(v, [4.0, 6.0], "a body reading a variable follows it");
+}
+
+/// A copied `f''(y)` is the graph a fresh build makes, node for node: its
+/// trace and its picture are the same (the fresh one forced by defining f
+/// again, which forgets the copy).
+#[test]
+fn a_copied_derivative_traces_as_a_fresh_one() {
+    let f = "f(x) = x^3 + sin(x)*x + max(x, 0.5*x)";
+    let copied = run(&format!(
+        "{f}; y = 0.1; z = f''(y); y = 0.7; z = f''(y); :trace; :dot"
+    ));
+    let fresh = run(&format!(
+        "{f}; y = 0.1; z = f''(y); {f}; y = 0.7; z = f''(y); :trace; :dot"
+    ));
+    let without_definitions = |text: &str| text.replace("defined f(x)\n", "");
+    assert_eq!(without_definitions(&copied), without_definitions(&fresh));
+    assert!(copied.contains("f''(…)"), "{copied}");
+}
