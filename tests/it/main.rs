@@ -10,13 +10,16 @@
 
 mod accuracy;
 mod architecture;
+mod calls;
 mod cases;
 mod classroom;
 mod cli;
 mod derivatives;
+mod descent;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;
+mod hints;
 mod hostile;
 mod library;
 mod listings;
@@ -31,3 +34,4 @@ mod rules;
 mod sessions;
 mod teaching;
 mod util;
+mod web;

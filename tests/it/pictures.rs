@@ -41,6 +41,8 @@ struct Seen {
     values: Vec<(String, f64, Option<f64>, bool)>,
     /// Op labels.
     ops: Vec<String>,
+    /// Pending gradients with a sum so far: name, text (`grad 2 → 5`).
+    partials: Vec<(String, String)>,
 }
 
 fn number(attribute: Option<&str>) -> f64 {
@@ -122,6 +124,11 @@ fn read(svg: &str) -> Seen {
                 let grad = match grad_class {
                     "grad pending" => {
                         assert_eq!(grad_text, "grad");
+                        None
+                    }
+                    // A fan-out's sum so far: not its gradient yet.
+                    "grad partial" => {
+                        seen.partials.push((name.clone(), grad_text.to_string()));
                         None
                     }
                     _ => Some(grad_text.strip_prefix("grad ").unwrap().parse().unwrap()),

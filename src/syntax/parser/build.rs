@@ -10,7 +10,7 @@ use super::super::ast::{
     AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Span,
     Statement, UnaryOp,
 };
-use super::super::lexer::{is_name_char, is_name_start, normalize_name, superscript_value};
+use super::super::lexer::{is_name, normalize_name, superscript_value};
 use super::Rule;
 use super::prescan::number_value;
 
@@ -27,8 +27,9 @@ use super::prescan::number_value;
 /// | 6 | a superscript power `x²`, `x⁻¹` | postfix |
 ///
 /// A sign in an exponent binds only the power's operand (with any `^` chain
-/// after it), never an implicit product: `2^-2x` = (2^−2)·x, as `2^2x` =
-/// (2^2)·x; `2^-2^3` = 2^(−(2^3)); `2^--2x` = (2^2)·x; `2^-2(x+1)` = (2^−2)·(x+1).
+/// after it), never an implicit product: `2^-2^3` = 2^(−(2^3)). An implicit
+/// product right after an exponent (`2^-2x`, `2^2x`) would fold as (2^−2)·x,
+/// but the pre-scan refuses it first (`exponent.rs`): handwriting means either.
 /// The grammar gives such signs their own rules so that the Pratt parser can
 /// rank them between level 4 and level 5.
 /// The binding power of an operator pair, `None` for an operand.
@@ -301,8 +302,7 @@ fn grammar_bug(rule: &str) -> ! {
 fn ident(pair: &Pair<'_, Rule>, offset: usize) -> Ident {
     let span = pair.as_span();
     let text = pair.as_str();
-    let mut chars = text.chars();
-    let name_shaped = chars.next().is_some_and(is_name_start) && chars.all(is_name_char);
+    let name_shaped = is_name(text);
     Ident {
         name: if name_shaped {
             normalize_name(text)
@@ -413,6 +413,17 @@ pub(super) fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
                 op,
                 value: tree(value, offset),
             }
+        }
+        Rule::updates => {
+            let mut targets = Vec::new();
+            let mut values = Vec::new();
+            for part in pair.into_inner() {
+                match part.as_rule() {
+                    Rule::name => targets.push(ident(&part, offset)),
+                    _ => values.push(tree(part, offset)),
+                }
+            }
+            Statement::Updates { targets, values }
         }
         _ => Statement::Expr(tree(pair, offset)),
     };
