@@ -370,6 +370,22 @@ pub enum Event {
         omitted: Option<Omitted>,
         differences: usize,
     },
+    /// `:topo naive [all]`: backprop in the order a naive recursion visits
+    /// the nodes (depth-first preorder, each node when first reached:
+    /// [`Graph::naive_order`](crate::engine::Graph::naive_order)), constants
+    /// left out. `rows` are those shown (`omitted` says which are not), each
+    /// with the gradient the naive walk had at the node when it visited it
+    /// (what it passed on to the inputs; at a leaf, what it read) beside the
+    /// right gradient; `wrong` counts the nodes of all `total` where they
+    /// differ; `early` is the first node visited before one of its consumers.
+    Naive {
+        of: String,
+        total: usize,
+        rows: Vec<NaiveRow>,
+        omitted: Option<Omitted>,
+        wrong: usize,
+        early: Option<EarlyVisit>,
+    },
     /// One gradient check (`:check`): ∂of/∂wrt at `at`, by reverse mode and by a
     /// central difference with step `h`; `difference` is |analytic − numeric|,
     /// `tolerance` the test the verdict rests on (for `warn` and `FAIL`, the
@@ -414,6 +430,10 @@ pub enum Event {
         format: PictureFormat,
         target: Option<Target>,
     },
+    /// The output's graph and backward pass as one web page (`:html FILE`),
+    /// for the printer to render and write.
+    #[serde(skip)]
+    Page { page: Page, target: Option<Target> },
     /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
     #[serde(skip)]
     TraceTable {
@@ -497,6 +517,7 @@ impl Event {
     pub fn target_mut(&mut self) -> Option<&mut Target> {
         match self {
             Event::Picture { target, .. }
+            | Event::Page { target, .. }
             | Event::TraceTable { target, .. }
             | Event::Plot { target, .. } => target.as_mut(),
             Event::Save { target, .. } | Event::Load { target } => Some(target),
@@ -557,6 +578,38 @@ pub struct KahnRow {
     pub pending: u32,
     /// Its 1-based position in the depth-first order of `:topo`.
     pub dfs_position: usize,
+}
+
+/// One node of `:topo naive`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NaiveRow {
+    /// The node (its position is its place in the naive visit order).
+    #[serde(flatten)]
+    pub row: NodeRow,
+    /// ∂output/∂node as the naive walk had it when it visited the node.
+    #[serde(serialize_with = "fields::number")]
+    pub naive: f64,
+    /// ∂output/∂node, by the reverse topological order.
+    #[serde(serialize_with = "fields::number")]
+    pub right: f64,
+}
+
+/// The first node a naive walk visits too early: at `position` (1-based),
+/// before its consumer `consumer` at `consumer_position` has passed it its
+/// gradient. Labels as the user types them (`b`, `_3`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EarlyVisit {
+    pub node: String,
+    pub position: usize,
+    pub consumer: String,
+    pub consumer_position: usize,
+    /// The node is a leaf: the walk read its gradient (else passed it on).
+    pub leaf: bool,
+    /// Its gradient at the visit, and the right one.
+    #[serde(serialize_with = "fields::number")]
+    pub naive: f64,
+    #[serde(serialize_with = "fields::number")]
+    pub right: f64,
 }
 
 /// The test of a gradient check, as `torch.autograd.gradcheck` makes it (through
@@ -799,6 +852,18 @@ pub struct Picture {
     pub calls: Vec<PictureCall>,
     /// Which way the edges run.
     pub direction: Direction,
+}
+
+/// What `:html` and `:serve` show: the output's finished picture and the
+/// backward pass to step through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The finished picture (every gradient filled in; the page blanks the
+    /// pending ones while it steps).
+    pub picture: Picture,
+    /// The [`Event::Trace`] of every step (`:trace all`), or why the pass
+    /// cannot be stepped (a derivative graph: `:trace` refuses it too).
+    pub trace: Result<Box<Event>, String>,
 }
 
 /// What a picture is written as.

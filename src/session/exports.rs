@@ -1,6 +1,6 @@
 //! The commands that draw or tabulate the graph for a lecture: `:dot`,
-//! `:svg` (also step by step), `:trace md|tex` and `:plot`. Each returns an
-//! event; files are written by the printer, not here.
+//! `:svg` (also step by step), `:html`, `:trace md|tex` and `:plot`. Each
+//! returns an event; files are written by the printer, not here.
 
 use std::collections::HashMap;
 
@@ -9,11 +9,11 @@ use rustc_hash::FxHashMap;
 use super::boxes::CallBoxes;
 use super::command::Command;
 use super::{
-    Direction, Event, Partial, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep,
+    Direction, Event, Page, Partial, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep,
     PlotSample, Session, SessionError, TableFormat, Target,
 };
 use crate::engine::{NodeId, Op};
-use crate::syntax::Ident;
+use crate::syntax::{Ident, Span};
 
 /// `:dot` and `:svg` draw graphs of at most this many nodes.
 const PICTURE_NODES: usize = 500;
@@ -203,6 +203,60 @@ impl Session {
                     .copied(),
             })
             .collect()
+    }
+
+    /// `:html FILE`: the output's graph and its backward pass as one page
+    /// ([`Page`]), for the printer to render and write.
+    ///
+    /// Errors: as `:svg` (no output, a graph of more than 500 nodes).
+    pub(super) fn html(
+        &mut self,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let page = self.page_of(command)?;
+        events.push(Event::Page {
+            page,
+            target: command.optional_target(),
+        });
+        Ok(())
+    }
+
+    /// The page `:html` writes, for the current output: what `:serve` shows
+    /// after every statement. The statement log and the output do not change.
+    ///
+    /// Errors: as `:html` (no output yet, a graph too large to draw); the
+    /// error's span is empty.
+    pub fn page(&mut self) -> Result<Page, SessionError> {
+        let at = Span::new(0, 0);
+        let name = Ident {
+            name: "html".to_string(),
+            span: at,
+        };
+        let file = [Ident {
+            name: "-".to_string(),
+            span: at,
+        }];
+        let command = Command::parse(&name, &file)?;
+        self.page_of(&command)
+    }
+
+    /// The finished picture and the trace of every step (or why there is none).
+    fn page_of(&mut self, command: &Command) -> Result<Page, SessionError> {
+        let mut drawn = Vec::new();
+        self.picture(command, PictureFormat::Svg, &mut drawn)?;
+        let Some(Event::Picture { picture, .. }) = drawn.pop() else {
+            return Err(command.misuse());
+        };
+        let mut traced = Vec::new();
+        let trace = match self.trace(command.name.span, true, &mut traced) {
+            Ok(()) => traced
+                .pop()
+                .map(Box::new)
+                .ok_or_else(|| "the backward pass has no steps".to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        Ok(Page { picture, trace })
     }
 
     /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes.

@@ -12,6 +12,7 @@ mod calls;
 mod check;
 mod command;
 mod derivatives;
+mod descent;
 pub mod error;
 mod eval;
 pub mod event;
@@ -35,13 +36,14 @@ use std::rc::Rc;
 pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
-pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
+pub use derivatives::{CalculusEvent, Change, RepeatRow};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Direction, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow,
-    Listing, NodeRef, NodeRow, Omitted, Partial, PathEdge, PathRow, Picture, PictureCall,
-    PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat,
-    Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
+    CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
+    KahnRow, Listing, NaiveRow, NodeRef, NodeRow, Omitted, Page, Partial, PathEdge, PathRow,
+    Picture, PictureCall, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
+    PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
+    label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -103,9 +105,6 @@ pub struct Session {
     /// change once appended, so an output's order stays valid until `:reset`
     /// (a collection remaps it).
     order_cache: Option<(NodeId, Rc<Vec<NodeId>>)>,
-    /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
-    /// cannot pass through them (that would take a second derivative).
-    derivative_nodes: HashMap<NodeId, String>,
     /// The nodes one statement may build through calls; `None` is
     /// [`eval::MAX_CALL_NODES`]. The live preview lowers it (`preview.rs`).
     call_node_limit: Option<usize>,
@@ -125,9 +124,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// An empty session: no variables, no functions, no output.
+    /// An empty session: no variables, no functions, no output. Its graph's
+    /// long loops poll Ctrl-C ([`crate::interrupt::CtrlC`], given to the
+    /// engine with `Graph::set_interrupt`).
     pub fn new() -> Session {
-        Session::default()
+        let mut session = Session::default();
+        session
+            .graph
+            .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
+        session
     }
 
     /// The computation graph built so far.
@@ -240,7 +245,6 @@ impl Session {
     fn undo_past(&mut self, len: usize, statements: usize) {
         if self.graph.len() > len {
             self.graph.truncate(len);
-            self.derivative_nodes.retain(|id, _| id.index() < len);
             self.forget_groups_past(len);
         }
         if self
@@ -308,6 +312,9 @@ impl Session {
                 if rest.is_some() {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
+            }
+            Statement::Updates { targets, values } => {
+                self.update_together(&targets, &values, &mut events)?;
             }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]
@@ -393,20 +400,6 @@ impl Session {
             name,
             argument: source[argument_span.start..argument_span.end].to_string(),
             span: Span::new(name_start, argument_span.end),
-        }
-    }
-
-    /// Refuses to backpropagate through `f'(x)` of a variable (see `derivative_nodes`).
-    fn check_first_order(&self, order: &[NodeId], span: Span) -> Result<(), SessionError> {
-        if self.derivative_nodes.is_empty() {
-            return Ok(());
-        }
-        match order.iter().find_map(|id| self.derivative_nodes.get(id)) {
-            Some(name) => Err(SessionError::SecondDerivative {
-                name: name.clone(),
-                span,
-            }),
-            None => Ok(()),
         }
     }
 

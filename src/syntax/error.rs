@@ -119,6 +119,18 @@ pub enum SyntaxError {
         /// Its text: `==`, `!=`, `<`, `>`, `<=`, `>=`, `≤`, `≥` or `≠`.
         op: String,
     },
+    /// An implicit product right after an exponent, e.g. `e^-2x`, `x^2y`,
+    /// `2^3(x+1)`: handwriting means `e^(-2x)` as often as `e^(-2)*x`, so
+    /// neither reading is taken.
+    #[error("an implicit product right after an exponent is ambiguous: `{text}`")]
+    ImplicitAfterExponent {
+        /// From the base of the power to the end of the factor after it.
+        span: Span,
+        /// The text of the span.
+        text: String,
+        /// Both readings bracketed (`e^(-2x)`, `e^(-2)*x`), or how to write them.
+        help: String,
+    },
     /// A non-zero number literal that rounds to 0 as an f64, e.g. `1e-400`.
     #[error("number `{text}` is too small: it rounds to 0 as a 64-bit float")]
     NumberUnderflow {
@@ -145,7 +157,8 @@ impl SyntaxError {
             | SyntaxError::DeclarationKeyword { span, .. }
             | SyntaxError::MissingSemicolon { span, .. }
             | SyntaxError::HigherDerivative { span, .. }
-            | SyntaxError::Comparison { span, .. } => *span,
+            | SyntaxError::Comparison { span, .. }
+            | SyntaxError::ImplicitAfterExponent { span, .. } => *span,
         }
     }
 
@@ -187,6 +200,7 @@ impl SyntaxError {
                 "`=` assigns (`x = 3`); `sign(a - b)` is -1, 0 or 1 as a is below, equal to or above b"
                     .to_string(),
             ),
+            SyntaxError::ImplicitAfterExponent { help, .. } => Some(help.clone()),
             SyntaxError::HigherDerivative { name, .. } => Some(format!(
                 "`{name}'(a)` is the first derivative of a one-argument function; `:grad` gives the gradient of the output"
             )),

@@ -194,38 +194,84 @@ fn grouped(source: &str) -> String {
 }
 
 /// A sign in an exponent binds only what an unsigned exponent would: the
-/// grouping of `2^-2x` is that of `2^2x`.
+/// next operand and its `^` chain (`2^-2^3` = 2^(−(2^3))), never a product.
 #[test]
 fn a_sign_in_an_exponent_binds_like_an_unsigned_exponent() {
     let rows: &[(&str, &str)] = &[
-        ("2^2x", "((2 ^ 2) * x)"),
-        ("2^-2x", "((2 ^ (-2)) * x)"),
-        ("2^+2x", "((2 ^ (+2)) * x)"),
-        ("2^-2 x", "((2 ^ (-2)) * x)"),
-        ("2 ^ - 2 x", "((2 ^ (-2)) * x)"),
-        ("2**-2x", "((2 ^ (-2)) * x)"),
-        ("2^--2x", "((2 ^ (-(-2))) * x)"),
-        ("2^-+2x", "((2 ^ (-(+2))) * x)"),
         ("2^-2^3", "(2 ^ (-(2 ^ 3)))"),
-        ("2^-2^-3x", "((2 ^ (-(2 ^ (-3)))) * x)"),
-        ("2^-2x^2", "((2 ^ (-2)) * (x ^ 2))"),
-        ("2^-2(x+1)", "((2 ^ (-2)) * (x + 1))"),
+        ("2^-2^-3*x", "((2 ^ (-(2 ^ (-3)))) * x)"),
+        ("2 ^ - 2 * x", "((2 ^ (-2)) * x)"),
+        ("2**-2*x", "((2 ^ (-2)) * x)"),
+        ("2^--2*x", "((2 ^ (-(-2))) * x)"),
+        ("2^-+2*x", "((2 ^ (-(+2))) * x)"),
         ("2^-x", "(2 ^ (-x))"),
         ("2^-(2x)", "(2 ^ (-(2 * x)))"),
-        ("x^-1x", "((x ^ (-1)) * x)"),
+        ("2^(-2x)", "(2 ^ (-(2 * x)))"),
         // a sign outside an exponent binds up to the next `+ - * /`
         ("-2x", "(-(2 * x))"),
         ("-2^2", "(-(2 ^ 2))"),
-        ("-2^2x", "(-((2 ^ 2) * x))"),
-        ("-2^-2x", "(-((2 ^ (-2)) * x))"),
+        ("-2^2*x", "((-(2 ^ 2)) * x)"),
         ("2*-3x", "(2 * (-(3 * x)))"),
         ("2^-2*x", "((2 ^ (-2)) * x)"),
         ("2^-2/x", "((2 ^ (-2)) / x)"),
-        ("1/2^-2x", "(1 / ((2 ^ (-2)) * x))"),
+        ("1/2^-2*x", "((1 / (2 ^ (-2))) * x)"),
+        // a product before a power, and a superscript power, stay products
+        ("2x^2", "(2 * (x ^ 2))"),
+        ("2²x", "((2 ^ 2) * x)"),
     ];
     for &(source, want) in rows {
         assert_eq!(grouped(source), want, "{source}");
     }
+}
+
+/// An implicit product right after an exponent is refused with both readings:
+/// handwriting means `e^(-2x)` as often as `e^(-2)*x`.
+#[test]
+fn an_implicit_product_after_an_exponent_is_refused_with_both_readings() {
+    let rows: &[(&str, &str)] = &[
+        (
+            "e^-2x",
+            "in the exponent: `e^(-2x)`; a factor after the power: `e^(-2)*x`",
+        ),
+        (
+            "2^2x",
+            "in the exponent: `2^(2x)`; a factor after the power: `2^2*x`",
+        ),
+        (
+            "2^-2 x",
+            "in the exponent: `2^(-2 x)`; a factor after the power: `2^(-2)*x`",
+        ),
+        (
+            "x^2y",
+            "in the exponent: `x^(2y)`; a factor after the power: `x^2*y`",
+        ),
+        (
+            "2^3(x+1)",
+            "in the exponent: `2^(3(x+1))`; a factor after the power: `2^3*(x+1)`",
+        ),
+        (
+            "1 + f(x)^-(1)(a)b",
+            "in the exponent: `f(x)^(-(1)(a)b)`; a factor after the power: `f(x)^(-(1))*(a)b`",
+        ),
+        (
+            "2**√2y²",
+            "in the exponent: `2**(√2y²)`; a factor after the power: `2**(√2)*y²`",
+        ),
+    ];
+    for &(source, want) in rows {
+        let error = error(source);
+        assert!(
+            matches!(error, SyntaxError::ImplicitAfterExponent { .. }),
+            "{source}: {error:?}"
+        );
+        assert_eq!(error.help().as_deref(), Some(want), "{source}");
+    }
+    let e = error("y = 3*e^-2x + 1");
+    assert_eq!(e.span(), Span::new(6, 11));
+    assert_eq!(
+        e.to_string(),
+        "an implicit product right after an exponent is ambiguous: `e^-2x`"
+    );
 }
 
 #[test]
@@ -1119,11 +1165,12 @@ fn names_are_interned_by_text() {
 const TERMS: &[&str] = &[
     "1",
     "x",
-    "2x",
+    // A product never right after a `^` join (`a^2x` is refused).
+    "1*2x",
     "-3",
     "(a - b)",
     "f(1, x+2)",
-    "2^-2x",
+    "2^(-2x)",
     "x²",
     "x⁻¹",
     "√y",
@@ -1134,7 +1181,7 @@ const TERMS: &[&str] = &[
     "2^3^2",
     "-2^2",
     "g'(x - 1)",
-    "2(x+1)y",
+    "z*2(x+1)y",
     "(1)",
     "- -u",
     "3 # note\n",

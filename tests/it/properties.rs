@@ -645,6 +645,10 @@ fn unspanned(mut statement: Statement) -> Statement {
             unspan_ident(target);
             unspan_tree(value);
         }
+        Statement::Updates { targets, values } => {
+            targets.iter_mut().for_each(unspan_ident);
+            values.iter_mut().for_each(unspan_tree);
+        }
         Statement::Define { name, params, body } => {
             unspan_ident(name);
             params.iter_mut().for_each(unspan_ident);
@@ -752,9 +756,9 @@ proptest! {
     }
 
     /// `+ - * / ^`, signs in every position and implicit products (`2x`, `2 x`,
-    /// `2(x+1)`, `2^-2x`), without redundant parentheses: gradcalc's value is bit
+    /// `2(x+1)`), without redundant parentheses: gradcalc's value is bit
     /// for bit the reference evaluator's, and text the reference refuses (`x y`,
-    /// `(1)x`, `x2`) is an error in gradcalc too.
+    /// `(1)x`, `x2`, `2^-2x`) is an error in gradcalc too.
     #[test]
     fn precedence_agrees_with_a_reference_evaluator(text in arithmetic()) {
         let expected = reference::evaluate(&text);
@@ -920,7 +924,8 @@ fn arithmetic() -> impl Strategy<Value = String> {
 /// signed   = ("-" | "+") signed | implicit
 /// implicit = power power*      a number literal or ")" directly followed by a
 ///                              name, "(" or "√"; any other operand after an
-///                              operand is an error
+///                              operand is an error, and so is any product
+///                              right after a "^" exponent (`2^2x`)
 /// power    = "√" power | atom sup* (("^" | "**") exponent)?   right-associative
 /// exponent = ("-" | "+") exponent | power              a sign binds only the power's operand
 /// atom     = number | name | "(" sum ")"
@@ -929,7 +934,8 @@ fn arithmetic() -> impl Strategy<Value = String> {
 ///
 /// `×` `·` are `*`, `÷` is `/`, `−` is `-`.
 ///
-/// So `2^-2x` is `(2^-2)·x`, as `2^2x` is `(2^2)·x`, and `-2^2` is `-(2^2)`.
+/// So `2^-2x` and `2^2x` are refused (`2^(2x)` or `2^2*x`?), `2²x` is `4·x`,
+/// and `-2^2` is `-(2^2)`.
 mod reference {
     /// The variables the texts may use, as gradcalc statements.
     pub const VARIABLES: &str = "x = 3; y = 0.5; z = -2";
@@ -1047,7 +1053,7 @@ mod reference {
     }
 
     fn implicit(tokens: &[Token], at: &mut usize) -> Parsed {
-        let mut value = power(tokens, at)?;
+        let (mut value, mut raised) = power(tokens, at)?;
         loop {
             let next = tokens.get(*at);
             let starts_operand = matches!(next, Some(Token::Number(_) | Token::Name(_)))
@@ -1066,14 +1072,24 @@ mod reference {
             if !(after_number_or_bracket && name_or_bracket) {
                 return Err(format!("two operands side by side before {next:?}"));
             }
-            value *= power(tokens, at)?;
+            if raised {
+                return Err(format!(
+                    "an implicit product after an exponent, before {next:?}"
+                ));
+            }
+            let (factor, factor_raised) = power(tokens, at)?;
+            value *= factor;
+            raised = factor_raised;
         }
     }
 
-    fn power(tokens: &[Token], at: &mut usize) -> Parsed {
+    /// A power's value, and whether it ended with a `^` exponent (after which
+    /// an implicit product is refused).
+    fn power(tokens: &[Token], at: &mut usize) -> Result<(f64, bool), String> {
         if op(tokens, *at) == Some('√') {
             *at += 1;
-            return Ok(power(tokens, at)?.sqrt());
+            let (value, raised) = power(tokens, at)?;
+            return Ok((value.sqrt(), raised));
         }
         let mut base = atom(tokens, at)?;
         while let Some(Token::Sup(p)) = tokens.get(*at) {
@@ -1082,14 +1098,14 @@ mod reference {
         }
         if op(tokens, *at) == Some('^') {
             *at += 1;
-            Ok(base.powf(exponent(tokens, at)?))
+            Ok((base.powf(exponent(tokens, at)?), true))
         } else {
-            Ok(base)
+            Ok((base, false))
         }
     }
 
     fn exponent(tokens: &[Token], at: &mut usize) -> Parsed {
-        signs_then(tokens, at, power)
+        signs_then(tokens, at, |tokens, at| Ok(power(tokens, at)?.0))
     }
 
     fn atom(tokens: &[Token], at: &mut usize) -> Parsed {
@@ -1139,8 +1155,7 @@ fn near(got: f64, want: f64, tolerance: f64) -> bool {
 proptest! {
     #[test]
     fn derivative_graphs_of_every_op_agree_at_orders_one_to_three(t in 0.2f64..0.9, s in 0.5f64..2.0) {
-        use gradcalc::session::gradient_nodes;
-        for info in Op::table() {
+                for info in Op::table() {
             let op = info.op;
             let mut graph = Graph::new();
             let (x, y, other) = match info.arity {
@@ -1158,10 +1173,10 @@ proptest! {
             let at = graph.value(x);
             let order = graph.topo_order(y);
             let reverse = graph.backward(&order);
-            let [d1] = gradient_nodes(&mut graph, y, &[x])[..] else { unreachable!() };
+            let [d1] = graph.grad(y, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             prop_assert!(near(graph.value(d1), reverse[x], 1e-12), "{}' at {at}: {} vs {}", info.name, graph.value(d1), reverse[x]);
-            let [d2] = gradient_nodes(&mut graph, d1, &[x])[..] else { unreachable!() };
-            let [d3] = gradient_nodes(&mut graph, d2, &[x])[..] else { unreachable!() };
+            let [d2] = graph.grad(d1, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
+            let [d3] = graph.grad(d2, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             let h = 1e-4;
             let numeric2 = central(&mut graph, x, d1, at, h);
             prop_assert!(near(graph.value(d2), numeric2, 1e-5), "{}'' at {at}: {} vs {numeric2}", info.name, graph.value(d2));
@@ -1169,9 +1184,9 @@ proptest! {
             prop_assert!(near(graph.value(d3), numeric3, 1e-5), "{}''' at {at}: {} vs {numeric3}", info.name, graph.value(d3));
             if let Some(b) = other {
                 // ∂²y/∂x∂b = ∂²y/∂b∂x.
-                let [dxb] = gradient_nodes(&mut graph, d1, &[b])[..] else { unreachable!() };
-                let [db] = gradient_nodes(&mut graph, y, &[b])[..] else { unreachable!() };
-                let [dbx] = gradient_nodes(&mut graph, db, &[x])[..] else { unreachable!() };
+                let [dxb] = graph.grad(d1, &[b], usize::MAX).unwrap().results[..] else { unreachable!() };
+                let [db] = graph.grad(y, &[b], usize::MAX).unwrap().results[..] else { unreachable!() };
+                let [dbx] = graph.grad(db, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
                 prop_assert!(near(graph.value(dxb), graph.value(dbx), 1e-12), "{} mixed: {} vs {}", info.name, graph.value(dxb), graph.value(dbx));
             }
         }
@@ -1239,8 +1254,7 @@ proptest! {
         side in prop_oneof![Just(1.0f64), Just(-1.0f64)],
         exponent in prop::sample::select(vec![2.0f64, 3.0, -1.0, -2.0, 0.5, 1.5]),
     ) {
-        use gradcalc::session::gradient_nodes;
-        for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
+                for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
             let op = info.op;
             let (p1, p2) = (moved_point(op, m1, side), moved_point(op, m2, side));
             let b = if op == Op::Pow { exponent } else { 0.5 };
@@ -1248,15 +1262,15 @@ proptest! {
             let mut moved = Graph::new();
             let x = moved.leaf(p1);
             let y = moved_op(&mut moved, op, x, b);
-            let [g1] = gradient_nodes(&mut moved, y, &[x])[..] else { unreachable!() };
-            let [g2] = gradient_nodes(&mut moved, g1, &[x])[..] else { unreachable!() };
+            let [g1] = moved.grad(y, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
+            let [g2] = moved.grad(g1, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             moved.update_leaf(x, p2);
             // Built at p2.
             let mut fresh = Graph::new();
             let x = fresh.leaf(p2);
             let y = moved_op(&mut fresh, op, x, b);
-            let [f1] = gradient_nodes(&mut fresh, y, &[x])[..] else { unreachable!() };
-            let [f2] = gradient_nodes(&mut fresh, f1, &[x])[..] else { unreachable!() };
+            let [f1] = fresh.grad(y, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
+            let [f2] = fresh.grad(f1, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             for (order, got, want) in [(1, moved.value(g1), fresh.value(f1)), (2, moved.value(g2), fresh.value(f2))] {
                 prop_assert!(
                     same_number(got, want),

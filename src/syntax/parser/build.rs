@@ -27,8 +27,9 @@ use super::prescan::number_value;
 /// | 6 | a superscript power `x²`, `x⁻¹` | postfix |
 ///
 /// A sign in an exponent binds only the power's operand (with any `^` chain
-/// after it), never an implicit product: `2^-2x` = (2^−2)·x, as `2^2x` =
-/// (2^2)·x; `2^-2^3` = 2^(−(2^3)); `2^--2x` = (2^2)·x; `2^-2(x+1)` = (2^−2)·(x+1).
+/// after it), never an implicit product: `2^-2^3` = 2^(−(2^3)). An implicit
+/// product right after an exponent (`2^-2x`, `2^2x`) would fold as (2^−2)·x,
+/// but the pre-scan refuses it first (`exponent.rs`): handwriting means either.
 /// The grammar gives such signs their own rules so that the Pratt parser can
 /// rank them between level 4 and level 5.
 /// The binding power of an operator pair, `None` for an operand.
@@ -412,6 +413,17 @@ pub(super) fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
                 op,
                 value: tree(value, offset),
             }
+        }
+        Rule::updates => {
+            let mut targets = Vec::new();
+            let mut values = Vec::new();
+            for part in pair.into_inner() {
+                match part.as_rule() {
+                    Rule::name => targets.push(ident(&part, offset)),
+                    _ => values.push(tree(part, offset)),
+                }
+            }
+            Statement::Updates { targets, values }
         }
         _ => Statement::Expr(tree(pair, offset)),
     };

@@ -5,6 +5,7 @@ use super::super::MAX_NESTING;
 use super::super::ast::Span;
 use super::super::error::SyntaxError;
 use super::super::lexer::{Lexer, NumberProblem, Operator, Token, TokenKind, superscript_value};
+use super::exponent::ExponentWatch;
 
 /// Nesting bookkeeping for one bracket level.
 #[derive(Default)]
@@ -42,6 +43,7 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
     let mut max_nesting = 0usize;
     let mut problem: Option<SyntaxError> = None;
     let mut prev: Option<Token> = None;
+    let mut exponents = ExponentWatch::default();
     for token in Lexer::new(text) {
         let kind = token.kind;
         if kind == TokenKind::Newline {
@@ -55,6 +57,9 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         };
         if problem.is_none() {
             problem = comparison(text, offset, prev, Some(token));
+        }
+        if problem.is_none() {
+            problem = exponents.see(text, offset, prev, token);
         }
         let mut reset = false;
         match kind {
@@ -225,7 +230,7 @@ fn number_then_e(text: &str, offset: usize, number: Token, e: Token) -> SyntaxEr
 }
 
 /// The longest statement that a help quotes whole with its fix (`x=2; y=3`).
-const MAX_QUOTED_FIX: usize = 80;
+pub(super) const MAX_QUOTED_FIX: usize = 80;
 
 /// `text` with `replacement` for the bytes `start..end`, if short enough to quote.
 pub(super) fn quoted_fix(
