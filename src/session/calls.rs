@@ -57,6 +57,10 @@ pub(super) struct Calls {
     nodes: FxHashMap<NodeId, CallNode>,
     /// The highest id in `nodes` (a truncation below it forgets labels).
     highest: Option<NodeId>,
+    /// Finished calls whose caller has not finished yet: the caller and the
+    /// run of ids the call built (its nodes and those of calls inside it),
+    /// which the caller's own nodes skip. Innermost last.
+    finished: Vec<(usize, u32, u32)>,
 }
 
 impl Calls {
@@ -74,6 +78,10 @@ impl Calls {
         parent: Option<usize>,
         len: usize,
     ) -> usize {
+        if parent.is_none() {
+            // Runs left by calls that failed inside an earlier statement.
+            self.finished.clear();
+        }
         let number = 1 + self
             .list
             .iter()
@@ -98,14 +106,38 @@ impl Calls {
     }
 
     /// Records that call `index` returned `output`: labels the nodes its own
-    /// body built (those from its start to the graph's end that no inner call
-    /// claimed, but constants and leaves).
+    /// body built (those from its start to the graph's end but the runs of
+    /// the calls inside it, constants and leaves). Cost: linear in its own
+    /// nodes.
     pub fn finish(&mut self, index: usize, output: NodeId, graph: &Graph) {
+        let end = graph.len() as u32;
+        let mut skips = Vec::new();
+        while let Some(&(caller, from, to)) = self.finished.last() {
+            if caller != index {
+                break;
+            }
+            skips.push((from, to));
+            self.finished.pop();
+        }
         let call = &mut self.list[index];
         call.output = Some(output);
-        let own: Vec<NodeId> = (call.first.index()..graph.len())
-            .map(|i| NodeId(i as u32))
-            .filter(|id| !self.nodes.contains_key(id))
+        let first = call.first.0;
+        if let Some(caller) = call.parent {
+            self.finished.push((caller, first, end));
+        }
+        // The runs between the inner calls' runs (pushed innermost last, so
+        // popped from the latest down).
+        let mut runs = Vec::with_capacity(skips.len() + 1);
+        let mut from = first;
+        for &(skip_from, skip_to) in skips.iter().rev() {
+            runs.push(from..skip_from);
+            from = skip_to;
+        }
+        runs.push(from..end);
+        let own: Vec<NodeId> = runs
+            .into_iter()
+            .flatten()
+            .map(NodeId)
             .filter(|&id| !matches!(graph.op(id), Op::Const | Op::Variable))
             .collect();
         let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
@@ -174,6 +206,7 @@ impl Calls {
         while self.list.last().is_some_and(|c| c.first.index() >= len) {
             self.list.pop();
         }
+        self.finished.clear();
     }
 
     /// Renumbers the nodes after a collection; labels of dropped nodes go.

@@ -410,10 +410,12 @@ impl Session {
         }
         let mut active = scope.active.clone();
         active.push(name.to_string());
-        let args_nodes = args.iter().map(|a| a.node).collect();
-        let call = self
-            .calls
-            .begin(name, args_nodes, scope.call, self.graph.len());
+        // The live preview (which sets a node limit) throws its nodes away:
+        // it records no call.
+        let call = self.call_node_limit.is_none().then(|| {
+            let args = args.iter().map(|a| a.node).collect();
+            self.calls.begin(name, args, scope.call, self.graph.len())
+        });
         let inner = Scope {
             params: function
                 .params
@@ -424,7 +426,7 @@ impl Session {
             active,
             call_span: Some(scope.call_span.unwrap_or(span)),
             start: scope.start,
-            call: Some(call),
+            call: call.or(scope.call),
         };
         let value = self
             .evaluate_in(&function.body, &inner, None, events)
@@ -432,7 +434,9 @@ impl Session {
                 function: name.to_string(),
                 inner: Box::new(inner),
             })?;
-        self.calls.finish(call, value.node, &self.graph);
+        if let Some(call) = call {
+            self.calls.finish(call, value.node, &self.graph);
+        }
         Ok(value)
     }
 

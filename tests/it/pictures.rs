@@ -901,3 +901,61 @@ fn chart_texts_stay_inside_the_canvas_and_apart() {
         }
     }
 }
+
+/// examples/mlp.calc, a 2-3-1 tanh MLP written with `neuron(…)` calls: each
+/// call drawn as one box, the picture fits a 1920×1080 slide at 18 px text,
+/// and each box's value and gradient are those computed here independently.
+#[test]
+fn the_mlp_of_examples_fits_a_slide_with_a_box_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::fs::read_to_string(util::in_crate("examples/mlp.calc")).unwrap();
+    let seen = read(&svg_of(dir.path(), &script, ""));
+    assert!(seen.width <= 1920.0 && seen.height <= 1080.0, "{seen:?}");
+    assert!(seen.font >= 18.0 && seen.white_background);
+    assert_no_overlap(&seen);
+    let mut ops = seen.ops.clone();
+    ops.sort();
+    assert_eq!(ops, ["- 1", "^ 2", "neuron", "neuron", "neuron", "out"]);
+    let (x1, x2) = (0.5f64, -1.2f64);
+    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
+    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
+    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
+    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
+    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    for (name, value, grad) in [
+        ("h1", h1, dz * 0.8),
+        ("h2", h2, dz * -1.1),
+        ("h3", h3, dz * 0.4),
+        ("o", o, 2.0 * (o - 1.0)),
+        ("v1", 0.8, dz * h1),
+    ] {
+        let (_, v, g, _) = seen.values.iter().find(|v| v.0 == name).unwrap();
+        assert!(close(*v, value) && close(g.unwrap(), grad), "{name}");
+    }
+    // --expand draws every node: the calls' own nodes by their labels.
+    let expanded = read(&svg_of(dir.path(), &script, "--expand"));
+    assert!(expanded.values.iter().any(|v| v.0 == "neuron1.add2"));
+    assert!(expanded.height > 1080.0);
+}
+
+/// colah's e = (a + b)(b + 1): b feeds c and d, and the slides show its sum
+/// so far as `:trace` does: 0 → 3 at d's step, 3 → 5 at c's, 5 at its own.
+#[test]
+fn step_slides_show_the_sum_so_far_at_a_fan_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "a = 2; b = 1; c = a + b; d = b + 1; e = c*d";
+    let partial = |step: &str| read(&svg_of(dir.path(), script, step)).partials;
+    assert_eq!(partial("--step 1"), []);
+    assert_eq!(
+        partial("--step 2"),
+        [("b".to_string(), "grad 0 → 3".to_string())]
+    );
+    assert_eq!(
+        partial("--step 3"),
+        [("b".to_string(), "grad 3 → 5".to_string())]
+    );
+    let done = read(&svg_of(dir.path(), script, "--step 4"));
+    assert!(done.partials.is_empty());
+    let (_, _, grad, _) = done.values.iter().find(|v| v.0 == "b").unwrap();
+    assert_eq!(*grad, Some(5.0));
+}

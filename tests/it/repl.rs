@@ -185,6 +185,7 @@ fn step_goes_back_and_jumps_to_a_step() {
     repl.expect("step 3/5");
     repl.line("q", "(stopped)");
     repl.line("e + 1", "7");
+    repl.leave();
 }
 
 #[test]
