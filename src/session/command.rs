@@ -674,12 +674,21 @@ impl<'a> Command<'a> {
         let Some(mut extra) = positional.len().checked_sub(required) else {
             return Err(command.misuse());
         };
-        let missing = spec.params.iter().any(|p| match p.arg {
-            Arg::Setting(key) => !p.optional && !command.settings.iter().any(|(k, _)| *k == key),
-            _ => false,
+        let missing = spec.params.iter().find_map(|p| match p.arg {
+            Arg::Setting(key)
+                if !p.optional && !command.settings.iter().any(|(k, _)| *k == key) =>
+            {
+                Some(key)
+            }
+            _ => None,
         });
-        if missing {
-            return Err(command.misuse());
+        if let Some(key) = missing {
+            let span = command.args.iter().fold(name.span, |s, a| s.to(a.span));
+            return Err(SessionError::BadArguments {
+                message: format!("`:{}` needs `{key}…`", name.name),
+                span,
+                help: Some(command.example()),
+            });
         }
         let mut rest = positional.into_iter();
         for param in spec.params {

@@ -188,7 +188,8 @@ fn descend_and_simultaneous_updates_refuse_what_they_cannot_do() {
         ("w1, b := 1", "2 names but 1 value"),
         ("w1, w1 := 1, 2", "`w1` is updated twice"),
         ("w1, o := 1, 2", "`o` is not a leaf"),
-        (":descend L lr=0.5 w1", "`:descend` takes a loss"),
+        (":descend L lr=0.5 w1", "`:descend` needs `steps=…`"),
+        (":descend L steps=3 w1", "`:descend` needs `lr=…`"),
         (
             ":descend L lr=x steps=2 w1",
             "the learning rate must be a number",
