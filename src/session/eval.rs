@@ -536,6 +536,7 @@ impl Session {
             uses_variable: true,
         };
         let mut result = self.call(name, name_span, span, &[t], scope, events)?;
+        let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if let Some(node) = self.copy_derivative(name, order, start, scope) {
             let constant = self.graph.op(node) == Op::Const;
             return Ok(Value {
@@ -545,10 +546,10 @@ impl Session {
         }
         let (body_end, groups_before) = (self.graph.len(), self.derivative_groups.len());
         for k in 1..=order {
-            if self.graph.len().saturating_sub(scope.start) > MAX_CALL_NODES {
+            if self.graph.len().saturating_sub(scope.start) > limit {
                 return Err(SessionError::CallsTooLarge {
                     span: scope.call_span.unwrap_or(span),
-                    limit: MAX_CALL_NODES,
+                    limit,
                     doubling: self.doubling_call(scope.active.iter().chain([&name.to_string()])),
                 });
             }

@@ -38,7 +38,7 @@ pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow};
-pub use error::SessionError;
+pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
     KahnRow, Listing, NaiveRow, NodeRef, NodeRow, Omitted, Page, Partial, PathEdge, PathRow,
