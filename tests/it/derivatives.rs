@@ -680,8 +680,7 @@ fn a_copied_derivative_traces_as_a_fresh_one() {
 fn diff_refuses_a_formula_with_too_many_characters_of_names() {
     let name = "a".repeat(100_000);
     // Through stdin: one argument may not exceed 128 KiB.
-    let out = Command::cargo_bin("gradcalc")
-        .unwrap()
+    let out = gradcalc()
         .write_stdin(format!(
             "{name} = 0.5; y = {name}*{name}*{name}; :diff y {name}\n"
         ))
