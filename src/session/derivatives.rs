@@ -24,6 +24,10 @@ use crate::syntax::{BinaryOp, ExprKind, ExprTree, Ident, Span};
 /// nodes expand past this is refused (the expansion can grow exponentially).
 pub const MAX_DIFF_NODES: usize = 4000;
 
+/// The most characters of names `:diff` writes out in one expression (a
+/// name of 10⁵ characters used 4 000 times would print 400 MB).
+pub const MAX_DIFF_NAME_CHARS: usize = 100_000;
+
 /// The most names `:hessian` takes (the matrix has one row per name).
 pub const MAX_HESSIAN_NAMES: usize = 64;
 
@@ -551,7 +555,7 @@ impl Session {
         let Some(tree) = tree else {
             return Err(SessionError::BadArguments {
                 message: format!(
-                    "∂{}/∂{} is too large to print as one expression (more than {MAX_DIFF_NODES} terms once shared parts are written out)",
+                    "∂{}/∂{} is too large to print as one expression (more than {MAX_DIFF_NODES} terms or {MAX_DIFF_NAME_CHARS} characters of names once shared parts are written out)",
                     y.name, x.name
                 ),
                 span: y.span.to(x.span),
@@ -613,7 +617,8 @@ fn same_value(typed: f64, value: f64) -> bool {
 /// `node` written out as an expression: named nodes of the original graph
 /// (ids below `mark`) by their names, constants as literals, everything else
 /// by its op over its inputs. Shared nodes are written out at every use;
-/// `None` past [`MAX_DIFF_NODES`] or at an unnamed variable. Explicit stack.
+/// `None` past [`MAX_DIFF_NODES`] nodes or [`MAX_DIFF_NAME_CHARS`]
+/// characters of names, or at an unnamed variable. Explicit stack.
 fn expression_of(
     graph: &Graph,
     node: NodeId,
@@ -622,7 +627,7 @@ fn expression_of(
 ) -> Option<ExprTree> {
     let mut stack = vec![(node, false)];
     let mut done: Vec<ExprTree> = Vec::new();
-    let mut size = 0usize;
+    let (mut size, mut name_chars) = (0usize, 0usize);
     while let Some((id, operands_done)) = stack.pop() {
         size += 1;
         if size > 2 * MAX_DIFF_NODES {
@@ -630,6 +635,10 @@ fn expression_of(
         }
         if id.index() < mark {
             if let Some(name) = names.get(&id) {
+                name_chars += name.len();
+                if name_chars > MAX_DIFF_NAME_CHARS {
+                    return None;
+                }
                 done.push(ExprTree::name(name));
                 continue;
             }

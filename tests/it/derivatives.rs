@@ -672,3 +672,27 @@ fn a_copied_derivative_traces_as_a_fresh_one() {
     assert_eq!(without_definitions(&copied), without_definitions(&fresh));
     assert!(copied.contains("f''(…)"), "{copied}");
 }
+
+/// `:diff` caps the characters of names it writes out: a name of 10⁵
+/// characters used six times in ∂y/∂x is refused with the cap and a fix, not
+/// printed as 600 kB.
+#[test]
+fn diff_refuses_a_formula_with_too_many_characters_of_names() {
+    let name = "a".repeat(100_000);
+    // Through stdin: one argument may not exceed 128 KiB.
+    let out = gradcalc()
+        .write_stdin(format!(
+            "{name} = 0.5; y = {name}*{name}*{name}; :diff y {name}\n"
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.len() < 250_000, "{} bytes", out.stdout.len());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("too large to print as one expression (more than 4000 terms or 100000 characters of names")
+            && stderr.contains("use its value: `g = grad(y, "),
+        "{}",
+        &stderr[..stderr.len().min(2000)]
+    );
+}
