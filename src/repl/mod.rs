@@ -23,7 +23,7 @@ use rustyline::{CompletionType, Config, Editor};
 use crate::driver::{self, Options, Outcome};
 use crate::render::printer::wrap;
 use crate::render::{Answer, Format, Printer, Style, html, text};
-use crate::session::{Event, Session};
+use crate::session::{ErrorCode, Event, Session};
 use crate::syntax;
 
 pub use helper::LineHelper;
@@ -377,17 +377,18 @@ fn serve<O: Write, E: Write>(
                     "`{word}` is not a port: `:serve` takes a number from 1 to 65535, or `stop`"
                 );
                 let help = Some(format!("e.g. `:serve {}`", serve::DEFAULT_PORT));
-                return printer.problem(&message, at, help, input, "<input>");
+                let code = ErrorCode::BadArguments;
+                return printer.problem(&message, code, at, help, (input, "<input>"));
             }
         },
         _ => {
             let help = Some("e.g. `:serve`, `:serve 8080`, `:serve stop`".to_string());
             return printer.problem(
                 "`:serve` takes a port number or `stop`",
+                ErrorCode::BadArguments,
                 0,
                 help,
-                input,
-                "<input>",
+                (input, "<input>"),
             );
         }
     };
@@ -410,7 +411,7 @@ fn serve<O: Write, E: Write>(
         Err(message) => {
             let help = Some("`:html FILE` writes the page to a file instead".to_string());
             let at = words.first().and_then(|word| input.find(word)).unwrap_or(0);
-            printer.problem(&message, at, help, input, "<input>")
+            printer.problem(&message, ErrorCode::Serve, at, help, (input, "<input>"))
         }
     }
 }

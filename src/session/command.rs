@@ -962,8 +962,12 @@ impl Session {
         let first = events.len();
         (command.spec.run)(self, &command, events)?;
         // A command's results may rest on an engine walk that Ctrl-C cut short;
-        // those that change the session finish their change whole.
-        if !matches!(command.spec.name, "reset" | "gc" | "load" | "quit") {
+        // those that change the session finish their change whole (`:descend`
+        // keeps the steps it finished and says so).
+        if !matches!(
+            command.spec.name,
+            "reset" | "gc" | "load" | "quit" | "descend"
+        ) {
             self.check_interrupt()?;
         }
         if matches!(command.spec.name, "trace" | "topo" | "forward" | "graph")
