@@ -191,6 +191,7 @@ var GradcalcView = (function () {
       b.group.classList.toggle("pending", !done);
       if (b.grad) b.grad.textContent = done ? b.text : "grad";
     }
+    if (stepping && k > 0) this.follow(this.drawing.lit[k - 1]);
     if (!stepping) {
       this.status.textContent = model.note ? "no steps" : "";
       this.line.textContent = model.note || model.header;
@@ -201,6 +202,18 @@ var GradcalcView = (function () {
       this.status.textContent = "step " + k + " of " + last;
       this.line.textContent = model.steps[k - 1].text;
     }
+  };
+
+  // Zoomed in, the view pans to keep the current step's box in sight.
+  View.prototype.follow = function (index) {
+    var b = this.boxes[index];
+    if (!b || !this.svg || !this.box) return;
+    var r = b.group.getBBox();
+    var v = this.box;
+    var inside = r.x >= v[0] && r.y >= v[1] && r.x + r.width <= v[0] + v[2] && r.y + r.height <= v[1] + v[3];
+    if (inside) return;
+    this.box = [r.x + r.width / 2 - v[2] / 2, r.y + r.height / 2 - v[3] / 2, v[2], v[3]];
+    this.applyBox();
   };
 
   View.prototype.toggleTheme = function () {

@@ -434,16 +434,13 @@ fn the_example_pages_draw_at_both_sizes() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    // The moons MLP: its loss L, before the training steps.
+    // The moons MLP: its loss L, before the training (the first command).
     for (name, script) in [
         ("neuron", "examples/neuron.calc"),
         ("mlp", "examples/moons_descent.calc"),
     ] {
         let source = std::fs::read_to_string(in_crate(script)).unwrap();
-        let source: Vec<&str> = source
-            .lines()
-            .take_while(|l| !l.starts_with(":repeat"))
-            .collect();
+        let source: Vec<&str> = source.lines().take_while(|l| !l.starts_with(':')).collect();
         let url = html_page(dir.path(), name, &source.join("\n"));
         for size in [(1920, 1080), (1280, 720)] {
             browser.open(&url, size, "window.gradcalcView");
