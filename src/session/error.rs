@@ -15,6 +15,8 @@ pub enum SessionError {
         name: String,
         span: Span,
         suggestion: Option<String>,
+        /// A help that says what was likely meant instead (`x*y` for `xy`).
+        hint: Option<String>,
     },
     /// A call of a function that does not exist.
     #[error("unknown function `{name}`")]
@@ -22,6 +24,8 @@ pub enum SessionError {
         name: String,
         span: Span,
         suggestion: Option<String>,
+        /// A help that says what was likely meant instead (`grad(y, x)` for `diff`).
+        hint: Option<String>,
     },
     /// `x(2)` where `x` is a variable.
     #[error("`{name}` is a variable, not a function")]
@@ -173,6 +177,8 @@ impl SessionError {
             SessionError::SecondDerivative { name, .. } => Some(format!(
                 "`{name}'(x)` of a variable is a number that gradients do not pass through; differentiate an output that does not use it, or use `{name}'` at a number"
             )),
+            SessionError::UnknownName { hint: Some(h), .. }
+            | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
             SessionError::UnknownName {
                 suggestion: Some(s),
                 ..

@@ -17,6 +17,7 @@ mod exports;
 mod formula;
 mod gradients;
 mod help;
+mod hints;
 mod listings;
 mod memory;
 mod paths;
@@ -549,7 +550,7 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         return None;
     }
     let limit = if length <= 4 { 1 } else { 2 };
-    let mut best: Option<(usize, &str)> = None;
+    let mut best: Option<((usize, usize), &str)> = None;
     for candidate in candidates {
         if candidate == name || candidate.len() > 4 * (MAX_SUGGESTED_NAME + 2) {
             continue;
@@ -562,8 +563,11 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         } else {
             strsim::damerau_levenshtein(name, candidate)
         };
-        if distance <= limit && distance < length && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, candidate));
+        // Ties go to the candidate of the same length: `tahn` is `tanh` with two
+        // letters swapped before it is `tan` with one added.
+        let rank = (distance, candidate.chars().count().abs_diff(length));
+        if distance <= limit && distance < length && best.is_none_or(|(r, _)| rank < r) {
+            best = Some((rank, candidate));
         }
     }
     best.map(|(_, c)| c.to_string())
