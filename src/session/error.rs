@@ -32,7 +32,13 @@ pub enum SessionError {
     NotAFunction { name: String, span: Span },
     /// `tanh` used without arguments.
     #[error("`{name}` is a function, not a value")]
-    FunctionAsValue { name: String, span: Span },
+    FunctionAsValue {
+        name: String,
+        span: Span,
+        /// The call it was likely meant as, with its power after it (`sin(x)^2`
+        /// for `sin^2(x)`), when the text shows one.
+        call: Option<String>,
+    },
     /// A call with the wrong number of arguments.
     #[error("`{name}` takes {expected} argument{}, got {got}", if expected == "1" { "" } else { "s" })]
     WrongArity {
@@ -89,6 +95,9 @@ pub enum SessionError {
         name: String,
         argument: String,
         span: Span,
+        /// A power written after the argument (`^2` of `sin x^2`): the call
+        /// then reads two ways, `sin(x^2)` and `sin(x)^2`.
+        power: Option<String>,
     },
     /// An error inside a user function's body, found while calling it.
     #[error("in `{function}`: {inner}")]
@@ -171,6 +180,14 @@ impl SessionError {
         match self {
             SessionError::Syntax(e) => e.help(),
             SessionError::InFunction { inner, .. } => inner.help(),
+            SessionError::CallWithoutParentheses {
+                name,
+                argument,
+                power: Some(power),
+                ..
+            } => Some(format!(
+                "write `{name}({argument}{power})` for {name} of {argument}{power}, or `{name}({argument}){power}` for the power of {name}({argument})"
+            )),
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
@@ -201,6 +218,11 @@ impl SessionError {
             SessionError::NotAFunction { name, .. } => {
                 Some(format!("to multiply, write `{name}*(…)`"))
             }
+            SessionError::FunctionAsValue {
+                call: Some(call), ..
+            } => Some(format!(
+                "the power of a call comes after it: `{call}`"
+            )),
             SessionError::FunctionAsValue { name, .. } => {
                 Some(format!("call it with an argument: `{name}(x)`"))
             }

@@ -261,6 +261,7 @@ impl Session {
             return Err(SessionError::FunctionAsValue {
                 name: name.to_string(),
                 span,
+                call: None,
             });
         }
         let candidates = scope

@@ -7,7 +7,8 @@
 /// split costs time proportional to the square of the length.
 const MAX_GLUED: usize = 32;
 
-use crate::syntax::DERIVATIVE_SPELLINGS;
+use super::SessionError;
+use crate::syntax::{DERIVATIVE_SPELLINGS, TokenKind, Tokens};
 
 /// `name` cut into two or more names that `defined` knows, fewest pieces first
 /// (`xy` → `x*y`, `x1w1` → `x1*w1`, `x₁x₂` → `x₁*x₂`), joined with `*`.
@@ -75,4 +76,50 @@ pub(super) fn unknown_function_hint(name: &str) -> Option<String> {
         "d" | "D" => Some(DERIVATIVE_SPELLINGS.to_string()),
         _ => None,
     }
+}
+
+/// The power written at byte `at` of `source` (`^2`, `**-1`, `^x`: `^` or
+/// `**`, signs, then a number or a name), as its text and where it ends.
+pub(super) fn power_after(source: &str, at: usize) -> Option<(String, usize)> {
+    let mut tokens = Tokens::starting_at(source, at);
+    let caret = tokens.next()?;
+    if !matches!(&source[caret.start..caret.end], "^" | "**") {
+        return None;
+    }
+    let operand = tokens.find(|t| !matches!(&source[t.start..t.end], "-" | "+" | "−"))?;
+    matches!(operand.kind, TokenKind::Number | TokenKind::Name).then(|| {
+        let text: String = source[caret.start..operand.end]
+            .split_whitespace()
+            .collect();
+        (text, operand.end)
+    })
+}
+
+/// `sin^2(x)`: the error that `sin` is no value, with the call it most
+/// likely meant, `sin(x)^2`. Any other error is returned as it is.
+pub(super) fn power_of_function(source: &str, error: SessionError) -> SessionError {
+    let SessionError::FunctionAsValue {
+        name,
+        span,
+        call: None,
+    } = error
+    else {
+        return error;
+    };
+    let call = power_after(source, span.end).and_then(|(power, end)| {
+        let mut tokens = Tokens::starting_at(source, end);
+        let open = tokens.next().filter(|t| t.kind == TokenKind::LParen)?;
+        let mut depth = 1usize;
+        let close = tokens.find(|t| {
+            match t.kind {
+                TokenKind::LParen => depth += 1,
+                TokenKind::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        })?;
+        let argument = &source[open.start..close.end];
+        (argument.chars().count() <= 40).then(|| format!("{name}{argument}{power}"))
+    });
+    SessionError::FunctionAsValue { name, span, call }
 }

@@ -209,7 +209,9 @@ impl Session {
         let mark = self.graph.len();
         let statements = self.statements.len();
         let rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
-        let mut result = self.run_located(source, parsed, rest.as_ref());
+        let mut result = self
+            .run_located(source, parsed, rest.as_ref())
+            .map_err(|error| hints::power_of_function(source, error));
         if let (Err(error), Some(pieces)) = (&result, &rest)
             && !error.is_interrupted()
             && !pieces.parse_from(source, 0)
@@ -355,7 +357,26 @@ impl Session {
     /// Turns "two names side by side" after a function name (`sin x`, `sin 1`)
     /// into the fix the user needs: parentheses, not `*`.
     fn explain_syntax_error(&self, source: &str, error: syntax::SyntaxError) -> SessionError {
+        let is_function = |name: &str| {
+            Op::from_function_name(name).is_some() || self.functions.contains_key(name)
+        };
         let (name, name_start, argument_span) = match &error {
+            // `sin^2(x)`: a function's power, not a product after an exponent.
+            syntax::SyntaxError::ImplicitAfterExponent { span, text, .. } => {
+                let name = text.split(['^', '*']).next().unwrap_or("").trim_end();
+                if !is_function(name) {
+                    return SessionError::Syntax(error);
+                }
+                let as_value = SessionError::FunctionAsValue {
+                    name: name.to_string(),
+                    span: Span::new(span.start, span.start + name.len()),
+                    call: None,
+                };
+                return match hints::power_of_function(source, as_value) {
+                    called @ SessionError::FunctionAsValue { call: Some(_), .. } => called,
+                    _ => SessionError::Syntax(error),
+                };
+            }
             syntax::SyntaxError::AdjacentNames { span, left, .. } => {
                 let start = span.start;
                 let after_name = start + left.len();
@@ -380,15 +401,16 @@ impl Session {
             }
             _ => return SessionError::Syntax(error),
         };
-        let is_function =
-            Op::from_function_name(&name).is_some() || self.functions.contains_key(&name);
-        if name.is_empty() || !is_function {
+        if name.is_empty() || !is_function(&name) {
             return SessionError::Syntax(error);
         }
+        let power = hints::power_after(source, argument_span.end);
+        let end = power.as_ref().map_or(argument_span.end, |(_, end)| *end);
         SessionError::CallWithoutParentheses {
             name,
             argument: source[argument_span.start..argument_span.end].to_string(),
-            span: Span::new(name_start, argument_span.end),
+            span: Span::new(name_start, end),
+            power: power.map(|(text, _)| text),
         }
     }
 

@@ -183,3 +183,33 @@ fn a_trailing_comma_ends_the_statement() {
     "#]]
     .assert_eq(&stderr_of(&output));
 }
+
+/// `sin x^2` reads as sin(x²) or sin(x)²: both are shown. `sin^2(x)` is the
+/// square of sin(x) in print: the fix keeps the square (`sin(x)^2`).
+#[test]
+fn a_function_without_brackets_and_a_function_power() {
+    check(
+        "x = 1; sin x^2",
+        expect![[r#"
+            x = 1
+            error: `sin` is a function: call it with parentheses
+              ┌─ -e:1:8
+              │
+            1 │ x = 1; sin x^2
+              │        ^^^^^^^ write `sin(x^2)` for sin of x^2, or `sin(x)^2` for the power of sin(x)
+
+        "#]],
+    );
+    check(
+        "x = 1; sin^2(x)",
+        expect![[r#"
+        x = 1
+        error: `sin` is a function, not a value
+          ┌─ -e:1:8
+          │
+        1 │ x = 1; sin^2(x)
+          │        ^^^ the power of a call comes after it: `sin(x)^2`
+
+    "#]],
+    );
+}
