@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Every whole-program performance goal of docs/benchmarks.md ("Whole-program
-# goals"), measured in one run and printed next to its target. It runs the
+# Every performance goal of docs/benchmarks.md ("Current figures"), measured in one run and printed next to its target. It runs the
 # benchmark scripts in turn (release builds), each of which generates its
 # inputs in a temporary directory:
 #

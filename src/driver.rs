@@ -186,17 +186,22 @@ pub fn run<O: Write, E: Write>(
                 })
                 .collect::<Vec<_>>()
         });
-        // A `:repeat` stopped by Ctrl-C keeps its finished steps and says so in
+        // A `:repeat` or `:descend` stopped by Ctrl-C keeps its finished steps and says so in
         // its event: that answers the Ctrl-C, so its table and file are shown
         // whole (a second Ctrl-C cuts them short as any output).
         let repeat_stopped = result.as_ref().is_ok_and(|events| {
             events.iter().any(|e| {
                 matches!(
                     e,
-                    Event::Calculus(CalculusEvent::Repeat {
-                        interrupted: true,
-                        ..
-                    })
+                    Event::Calculus(
+                        CalculusEvent::Repeat {
+                            interrupted: true,
+                            ..
+                        } | CalculusEvent::Descent {
+                            interrupted: true,
+                            ..
+                        }
+                    )
                 )
             })
         });

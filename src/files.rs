@@ -4,7 +4,7 @@
 //! through a symbolic link at the target, and — for scripts — only where the
 //! command line allows (docs/repl.md, "Files").
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// The largest script `gradcalc FILE` or `:load FILE` reads: 64 MiB.
@@ -113,6 +113,7 @@ impl WritePolicy {
 /// [`io::ErrorKind::AlreadyExists`]; with it, the rename replaces the directory
 /// entry itself, so a symbolic link there is replaced, not followed. A file that
 /// is replaced keeps its permissions; a new one gets mode 0644.
+#[cfg(feature = "cli")]
 pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<()> {
     let existing = std::fs::symlink_metadata(path);
     if let Ok(metadata) = &existing {
@@ -143,7 +144,7 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
         .prefix(".gradcalc-")
         .suffix(".tmp")
         .tempfile_in(dir)?;
-    temporary.write_all(content)?;
+    std::io::Write::write_all(&mut temporary, content)?;
     temporary.as_file().sync_all()?;
     let permissions = match &existing {
         Ok(metadata) if metadata.is_file() => metadata.permissions(),
@@ -162,7 +163,18 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
     Ok(())
 }
 
+/// Without the `cli` feature (the playground's build) no file is written:
+/// the error is [`io::ErrorKind::Unsupported`].
+#[cfg(not(feature = "cli"))]
+pub fn write_whole(_path: &Path, _content: &[u8], _overwrite: bool) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "this build of gradcalc writes no files (give `-` to see the content)",
+    ))
+}
+
 /// True for a path in /dev, /proc or /sys (after resolving its directory).
+#[cfg(feature = "cli")]
 fn in_system_directory(path: &Path) -> bool {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -175,7 +187,7 @@ fn in_system_directory(path: &Path) -> bool {
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "cli"))]
 mod tests {
     use super::*;
 

@@ -59,7 +59,8 @@ pub fn set_batch(batch: bool) {
 /// [`set_batch`]) it also ends the process with [`EXIT_STATUS`] if the run has
 /// not stopped by itself after [`BATCH_GRACE`]. Only the first call installs
 /// anything (later ones, and a failure to install, are ignored: Ctrl-C then
-/// keeps its default).
+/// keeps its default). Only in the terminal program (the `cli` feature).
+#[cfg(feature = "cli")]
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
         request();
@@ -69,6 +70,18 @@ pub fn install() {
             std::process::exit(i32::from(EXIT_STATUS));
         }
     });
+}
+
+/// Ctrl-C as the engine's [`Interrupt`](crate::engine::Interrupt): the
+/// session gives it to its graph (`Graph::set_interrupt`), whose long loops
+/// poll it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CtrlC;
+
+impl crate::engine::Interrupt for CtrlC {
+    fn should_stop(&self) -> bool {
+        requested()
+    }
 }
 
 /// A cheap poll for a hot loop: [`Poll::tick`] looks at the flag once every

@@ -42,6 +42,7 @@ pub mod engine;
 pub mod files;
 pub mod interrupt;
 pub mod render;
+#[cfg(feature = "cli")]
 pub mod repl;
 pub mod session;
 pub mod syntax;

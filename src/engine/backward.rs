@@ -4,8 +4,8 @@
 //! and the iterator [`Graph::backward_steps`] are that one walk: one per-node
 //! body, `Walk::visit`, run in a loop or one node per step.
 
+use super::interrupt::Poll;
 use super::{Contribution, Gradients, Graph, NodeId, Op, Step};
-use crate::interrupt::Poll;
 
 impl Graph {
     /// Gradients of the output `order[0]` with respect to every node, by reverse
@@ -78,8 +78,9 @@ impl Graph {
     /// `keep`, in order. Only the walk's state is held (the gradients and two
     /// use counts a node), never the steps already yielded, so a listing of
     /// every step of a huge graph costs no more than its gradients.
-    /// [`BackwardSteps::gradients`] gives the gradients so far. After Ctrl-C
-    /// ([`crate::interrupt`]) the iterator ends early.
+    /// [`BackwardSteps::gradients`] gives the gradients so far. When the
+    /// graph's interrupt asks to stop ([`Graph::set_interrupt`]) the iterator
+    /// ends early.
     ///
     /// `order` is anything that reads as the order (a slice, a `Vec`, a shared
     /// handle to one), kept by the iterator.
@@ -98,19 +99,19 @@ impl Graph {
             next: 0,
             walk,
             trace,
-            poll: Poll::new(),
+            poll: Poll::of(self),
         }
     }
 
     /// The backward pass, shared by every method above but
     /// [`Graph::backward_steps`] (which runs the same [`Walk::visit`] one node
     /// at a time): walks `order` once, reading forward values from `values`
-    /// (one per node), and tells `recorder` every step. After Ctrl-C
-    /// ([`crate::interrupt`]) it stops early and the gradients are incomplete:
-    /// callers that may run under Ctrl-C check [`crate::interrupt::requested`].
+    /// (one per node), and tells `recorder` every step. When the interrupt asks
+    /// ([`Graph::set_interrupt`]) it stops early and the gradients are incomplete:
+    /// callers that may run under Ctrl-C check [`Graph::interrupted`].
     fn walk<R: Recorder>(&self, order: &[NodeId], values: &[f64], recorder: &mut R) -> Gradients {
         let mut walk = Walk::new(self, order, values);
-        let mut poll = Poll::new();
+        let mut poll = Poll::of(self);
         for &node in order {
             if poll.tick() {
                 break;

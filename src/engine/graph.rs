@@ -1,4 +1,5 @@
-//! The arena: nodes appended in evaluation order, never mutated.
+//! The arena: nodes appended in evaluation order; a node's op and operands
+//! never change once appended (a leaf's value may, see `set_leaf_value`).
 
 use super::{Arity, ArityError, Graph, NodeId, Op};
 
@@ -30,6 +31,7 @@ impl Graph {
             nodes: Vec::new(),
             values: Vec::new(),
             spilled: Vec::new(),
+            interrupt: Default::default(),
         }
     }
 
@@ -39,6 +41,7 @@ impl Graph {
             nodes: Vec::with_capacity(nodes),
             values: Vec::with_capacity(nodes),
             spilled: Vec::new(),
+            interrupt: Default::default(),
         }
     }
 

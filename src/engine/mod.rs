@@ -52,6 +52,7 @@ mod backward;
 mod compact;
 mod derivative;
 mod graph;
+mod interrupt;
 mod ops;
 mod rerun;
 mod rules;
@@ -64,8 +65,9 @@ mod tests;
 
 pub use backward::BackwardSteps;
 pub use compact::Remap;
-pub use ops::ascii;
-pub use rules::Rule;
+pub use derivative::{Derivatives, GradError, LocalNode};
+pub use interrupt::{EVERY, Interrupt};
+pub use rules::{Branch, Constant, Derivative, Expr, Form, LocalRule, Passing, Stable};
 pub use var::{Tape, Var};
 pub use walks::{Downstream, Paths};
 
@@ -209,10 +211,11 @@ pub struct OpInfo {
     /// values, the output value and the input position `wrt`. Leaves return 0,
     /// and so does every position where [`OpInfo::passes`] is false.
     pub local: fn(&[f64], f64, usize) -> f64,
-    /// The formula text of each local derivative, one per input position; a
-    /// variadic op has one formula for all positions (see [`OpInfo::formula`]).
-    /// Empty for leaves.
-    pub formulas: &'static [&'static str],
+    /// The local derivative at each input position, typed: its textbook
+    /// form, the form derivative graphs are built from, where it passes
+    /// gradient and its source ([`Derivative`]). A variadic op has one for
+    /// every position (see [`OpInfo::derivative`]); leaves have none.
+    pub derivatives: &'static [Derivative],
     /// False for ops whose gradient is 0 by definition (`floor`, `ceil`,
     /// `round`, `sign`, `detach`) and for leaves.
     pub differentiable: bool,
@@ -250,6 +253,8 @@ pub struct Graph {
     /// Operands of nodes with more than two (`min`, `max`), referenced by
     /// (start, len) from the node, in node order.
     spilled: Vec<NodeId>,
+    /// What long loops poll to stop early (`interrupt.rs`).
+    interrupt: interrupt::Hook,
 }
 
 /// Gradients of one output with respect to every node.

@@ -36,7 +36,11 @@ use std::sync::LazyLock;
 
 use rustc_hash::FxHashMap;
 
-use super::{Arity, Op, OpInfo};
+use super::rules::{
+    A, B, CALCULUS, Constant, Derivative, Expr, OUT, Passing, Stable, U, e, flat, n, pow_base_form,
+    pow_exponent_form, smooth, stable,
+};
+use super::{Arity, Branch, Op, OpInfo};
 
 impl Op {
     /// This op's row of the op table.
@@ -79,49 +83,33 @@ impl Op {
 }
 
 impl OpInfo {
-    /// The formula text of the local derivative at input `position`: the one
-    /// formula of a variadic op for every position; `""` for leaves and for
-    /// positions beyond the op's arity.
-    pub fn formula(&self, position: usize) -> &'static str {
+    /// The local derivative at input `position`: the one derivative of a
+    /// variadic op for every position; `None` for leaves and for positions
+    /// beyond the op's arity.
+    pub fn derivative(&self, position: usize) -> Option<&'static Derivative> {
         match self.arity {
-            Arity::Variadic => self.formulas.first().copied().unwrap_or(""),
-            _ => self.formulas.get(position).copied().unwrap_or(""),
+            Arity::Variadic => self.derivatives.first(),
+            _ => self.derivatives.get(position),
         }
     }
 
     /// Whether the op passes any gradient to its input at `position`, given the
     /// input values and the output value: false where the gradient is zero by
-    /// definition (see the module's conventions), and then a backward walk
-    /// leaves that input's gradient untouched instead of adding
-    /// `upstream × local` (which would be nan for an infinite upstream).
+    /// definition (the row's [`Passing`], see the module's conventions), and
+    /// then a backward walk leaves that input's gradient untouched instead of
+    /// adding `upstream × local` (which would be nan for an infinite upstream).
     /// [`OpInfo::local`] is 0 wherever this is false.
     pub fn passes(&self, inputs: &[f64], out: f64, position: usize) -> bool {
-        match self.op {
-            Op::Relu => inputs[0] > 0.0 || inputs[0].is_nan(),
-            Op::Floor | Op::Ceil | Op::Round | Op::Sign | Op::Detach => false,
-            Op::Max | Op::Min => out.is_nan() || inputs[position] == out,
-            Op::Pow => match position {
-                0 => inputs[1] != 0.0,
-                _ => !(inputs[0] == 0.0 && inputs[1] >= 0.0),
-            },
-            _ => true,
-        }
+        self.derivative(position)
+            .is_some_and(|d| d.passing.branch(inputs, out, position) != Branch::Nothing)
     }
 
     /// Where the op passes nothing to its input at `position`, for a trace:
-    /// `"u ≤ 0"` for relu, `"b = 0"` for the base of `^`, …; `""` for ops that
-    /// always pass gradient.
+    /// `"u ≤ 0"` for relu, `"b = 0"` for the base of `^`, … ([`Passing::nothing_where`]);
+    /// `""` for ops that always pass gradient.
     pub fn passes_nothing_where(&self, position: usize) -> &'static str {
-        match (self.op, position) {
-            (Op::Relu, _) => "u ≤ 0",
-            (Op::Floor | Op::Ceil | Op::Round | Op::Sign, _) => "not differentiable",
-            (Op::Detach, _) => "detached",
-            (Op::Max, _) => "not the largest",
-            (Op::Min, _) => "not the smallest",
-            (Op::Pow, 0) => "b = 0",
-            (Op::Pow, _) => "a = 0, b ≥ 0",
-            _ => "",
-        }
+        self.derivative(position)
+            .map_or("", |d| d.passing.nothing_where())
     }
 
     /// True if users call this op by its name (`tanh(x)`), false for operators
@@ -155,36 +143,16 @@ impl Arity {
     }
 }
 
-/// A formula in plain ASCII, for output that cannot show Unicode:
-/// `∂tanh(u)/∂u = 1 − tanh(u)²` becomes `d tanh(u)/du = 1 - tanh(u)^2`.
-pub fn ascii(formula: &str) -> String {
-    let mut out = String::with_capacity(formula.len());
-    for c in formula.chars() {
-        match c {
-            '∂' => out.push('d'),
-            '·' => out.push('*'),
-            '−' => out.push('-'),
-            '²' => out.push_str("^2"),
-            'ᵢ' => out.push_str("_i"),
-            '≥' => out.push_str(">="),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Other names for table ops: `log` is `ln`, `pow(a, b)` is `a ^ b`.
 const ALIASES: [(&str, Op); 2] = [("log", Op::Ln), ("pow", Op::Pow)];
 
 // ---------------------------------------------------------------------------
 // The table. One entry per op, in the order of `Op`'s variants (a test checks).
 
-const NOT_DIFFERENTIABLE: &[&str] = &["not differentiable: gradient 0"];
-
 /// A unary op that is differentiable: `local` is a function of (input, output).
 macro_rules! unary {
     (op: $op:ident, name: $name:literal, forward: $forward:expr, local: $local:expr,
-     formula: $formula:literal, summary: $summary:literal, example: $example:literal $(,)?) => {
+     derivative: $derivative:expr, summary: $summary:literal, example: $example:literal $(,)?) => {
         OpInfo {
             op: Op::$op,
             name: $name,
@@ -197,7 +165,7 @@ macro_rules! unary {
                 let f: fn(f64, f64) -> f64 = $local;
                 f(x[0], out)
             },
-            formulas: &[$formula],
+            derivatives: &[$derivative],
             differentiable: true,
             summary: $summary,
             example: $example,
@@ -207,7 +175,7 @@ macro_rules! unary {
 
 /// A unary op whose gradient is 0 by definition.
 macro_rules! flat {
-    (op: $op:ident, name: $name:literal, forward: $forward:expr, formulas: $formulas:expr,
+    (op: $op:ident, name: $name:literal, forward: $forward:expr, passing: $passing:expr,
      summary: $summary:literal, example: $example:literal $(,)?) => {
         OpInfo {
             op: Op::$op,
@@ -218,13 +186,49 @@ macro_rules! flat {
                 f(x[0])
             },
             local: |_, _, _| 0.0,
-            formulas: $formulas,
+            derivatives: &[flat($passing, CONVENTION)],
             differentiable: false,
             summary: $summary,
             example: $example,
         }
     };
 }
+
+/// The conventions at kinks (PyTorch's backward formulas).
+const CONVENTION: &str = "PyTorch's backward (derivatives.yaml, FunctionsManual.cpp)";
+
+/// `m = max(|u|, 1)`, detached: a scale the value does not depend on.
+const M: Expr = e!(Detach, e!(Max, e!(Abs, U), n(1.0)));
+
+/// atan′ built as `(1/m)²/((1/m)² + (u/m)²)`: `1/(1 + u²)` without forming
+/// `u²` (see [`atan_local`]).
+const ATAN_SCALED: Expr = e!(
+    Div,
+    e!(Pow, e!(Div, n(1.0), M), n(2.0)),
+    e!(
+        Add,
+        e!(Pow, e!(Div, n(1.0), M), n(2.0)),
+        e!(Pow, e!(Div, U, M), n(2.0))
+    )
+);
+
+/// asinh′ built as `1/(m·√((u/m)² + (1/m)²))`: `1/√(u² + 1)` without `u²`.
+const ASINH_SCALED: Expr = e!(
+    Div,
+    n(1.0),
+    e!(
+        Mul,
+        M,
+        e!(
+            Sqrt,
+            e!(
+                Add,
+                e!(Pow, e!(Div, U, M), n(2.0)),
+                e!(Pow, e!(Div, n(1.0), M), n(2.0))
+            )
+        )
+    )
+);
 
 static TABLE: [OpInfo; 41] = [
     OpInfo {
@@ -233,7 +237,7 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Leaf,
         forward: leaf_value,
         local: |_, _, _| 0.0,
-        formulas: &[],
+        derivatives: &[],
         differentiable: false,
         summary: "a variable: an input that gradients are taken for",
         example: "x = 2",
@@ -244,7 +248,7 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Leaf,
         forward: leaf_value,
         local: |_, _, _| 0.0,
-        formulas: &[],
+        derivatives: &[],
         differentiable: false,
         summary: "a literal number: a leaf that is not a variable",
         example: "2.5",
@@ -255,7 +259,7 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Binary,
         forward: |x| x[0] + x[1],
         local: |_, _, _| 1.0,
-        formulas: &["∂(a + b)/∂a = 1", "∂(a + b)/∂b = 1"],
+        derivatives: &[smooth(n(1.0), CALCULUS), smooth(n(1.0), CALCULUS)],
         differentiable: true,
         summary: "addition",
         example: "2 + 3 = 5",
@@ -266,7 +270,7 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Binary,
         forward: |x| x[0] - x[1],
         local: |_, _, wrt| if wrt == 0 { 1.0 } else { -1.0 },
-        formulas: &["∂(a − b)/∂a = 1", "∂(a − b)/∂b = −1"],
+        derivatives: &[smooth(n(1.0), CALCULUS), smooth(n(-1.0), CALCULUS)],
         differentiable: true,
         summary: "subtraction",
         example: "5 - 3 = 2",
@@ -278,7 +282,7 @@ static TABLE: [OpInfo; 41] = [
         forward: |x| x[0] * x[1],
         // The other factor.
         local: |x, _, wrt| x[1 - wrt],
-        formulas: &["∂(a·b)/∂a = b", "∂(a·b)/∂b = a"],
+        derivatives: &[smooth(B, CALCULUS), smooth(A, CALCULUS)],
         differentiable: true,
         summary: "multiplication",
         example: "2 * 3 = 6",
@@ -295,7 +299,15 @@ static TABLE: [OpInfo; 41] = [
                 div_local_b(x[0], x[1])
             }
         },
-        formulas: &["∂(a/b)/∂a = 1/b", "∂(a/b)/∂b = −a/b²"],
+        derivatives: &[
+            smooth(e!(Div, n(1.0), B), CALCULUS),
+            stable(
+                e!(Div, e!(Neg, A), e!(Pow, B, n(2.0))),
+                e!(Neg, e!(Div, e!(Div, A, B), B)),
+                "b² overflows or underflows long before a/b does",
+                CALCULUS,
+            ),
+        ],
         differentiable: true,
         summary: "division (1/0 = inf, 0/0 = nan)",
         example: "3 / 2 = 1.5",
@@ -306,7 +318,7 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Unary,
         forward: |x| -x[0],
         local: |_, _, _| -1.0,
-        formulas: &["∂(−u)/∂u = −1"],
+        derivatives: &[smooth(n(-1.0), CALCULUS)],
         differentiable: true,
         summary: "negation (unary minus)",
         example: "-(3) = -3",
@@ -317,7 +329,26 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Binary,
         forward: |x| x[0].powf(x[1]),
         local: pow_local,
-        formulas: &["∂(a^b)/∂a = b·a^(b−1)", "∂(a^b)/∂b = a^b·ln a"],
+        derivatives: &[
+            Derivative {
+                textbook: e!(Mul, B, e!(Pow, A, e!(Sub, B, n(1.0)))),
+                stable: Stable::AtPoint {
+                    choose: pow_base_form,
+                    why: "b − 1 rounds (the rounding is amplified by ln a) or a^(b−1) is not normal",
+                },
+                passing: Passing::WhereExponentNonzero,
+                source: "power rule; nothing at b = 0 as PyTorch's pow_backward_self",
+            },
+            Derivative {
+                textbook: e!(Mul, OUT, e!(Ln, A)),
+                stable: Stable::AtPoint {
+                    choose: pow_exponent_form,
+                    why: "a^b under- or overflows where a^b·ln a does not",
+                },
+                passing: Passing::UnlessZeroBase,
+                source: "d/db e^(b·ln a); nothing at a = 0, b ≥ 0 as PyTorch's pow_backward_exponent",
+            },
+        ],
         differentiable: true,
         summary: "power, also pow(a, b); right-associative, 0^0 = 1",
         example: "2 ^ 10 = 1024",
@@ -327,7 +358,7 @@ static TABLE: [OpInfo; 41] = [
         name: "exp",
         forward: f64::exp,
         local: |_, out| out,
-        formula: "∂exp(u)/∂u = exp(u)",
+        derivative: smooth(OUT, CALCULUS),
         summary: "e to the power u",
         example: "exp(1) = 2.718281828",
     },
@@ -336,7 +367,7 @@ static TABLE: [OpInfo; 41] = [
         name: "ln",
         forward: f64::ln,
         local: |u, _| 1.0 / u,
-        formula: "∂ln(u)/∂u = 1/u",
+        derivative: smooth(e!(Div, n(1.0), U), CALCULUS),
         summary: "natural logarithm, also log(u)",
         example: "ln(10) = 2.302585093",
     },
@@ -347,7 +378,7 @@ static TABLE: [OpInfo; 41] = [
         // log2(e)/u, not 1/(u·ln 2): u·ln 10 overflows for u > 7.8e307, so
         // 1/(u·ln 10) gave 0 at u = 1.8e308 where the true value is 2.4e-309.
         local: |u, _| std::f64::consts::LOG2_E / u,
-        formula: "∂log2(u)/∂u = 1/(u·ln 2)",
+        derivative: smooth(e!(Div, n(1.0), e!(Mul, U, Expr::Named(Constant::Ln2))), CALCULUS),
         summary: "base-2 logarithm",
         example: "log2(8) = 3",
     },
@@ -357,7 +388,7 @@ static TABLE: [OpInfo; 41] = [
         forward: f64::log10,
         // log10(e)/u: see log2.
         local: |u, _| std::f64::consts::LOG10_E / u,
-        formula: "∂log10(u)/∂u = 1/(u·ln 10)",
+        derivative: smooth(e!(Div, n(1.0), e!(Mul, U, Expr::Named(Constant::Ln10))), CALCULUS),
         summary: "base-10 logarithm",
         example: "log10(1000) = 3",
     },
@@ -367,7 +398,7 @@ static TABLE: [OpInfo; 41] = [
         name: "sqrt",
         forward: f64::sqrt,
         local: |_, out| 0.5 / out,
-        formula: "∂sqrt(u)/∂u = 1/(2·sqrt(u))",
+        derivative: smooth(e!(Div, n(1.0), e!(Mul, n(2.0), OUT)), CALCULUS),
         summary: "square root",
         example: "sqrt(2) = 1.414213562",
     },
@@ -378,7 +409,7 @@ static TABLE: [OpInfo; 41] = [
         name: "cbrt",
         forward: f64::cbrt,
         local: |_, out| 1.0 / (3.0 * out * out),
-        formula: "∂cbrt(u)/∂u = 1/(3·cbrt(u)²)",
+        derivative: smooth(e!(Div, n(1.0), e!(Mul, n(3.0), e!(Pow, OUT, n(2.0)))), CALCULUS),
         summary: "real cube root",
         example: "cbrt(-27) = -3",
     },
@@ -387,7 +418,7 @@ static TABLE: [OpInfo; 41] = [
         name: "abs",
         forward: f64::abs,
         local: |u, _| sign(u),
-        formula: "∂abs(u)/∂u = sign(u), 0 at u = 0",
+        derivative: smooth(e!(Sign, U), "calculus; 0 at u = 0 as PyTorch's sgn"),
         summary: "absolute value",
         example: "abs(-2.5) = 2.5",
     },
@@ -396,7 +427,7 @@ static TABLE: [OpInfo; 41] = [
         name: "sin",
         forward: f64::sin,
         local: |u, _| u.cos(),
-        formula: "∂sin(u)/∂u = cos(u)",
+        derivative: smooth(e!(Cos, U), CALCULUS),
         summary: "sine (radians)",
         example: "sin(1) = 0.8414709848",
     },
@@ -405,7 +436,7 @@ static TABLE: [OpInfo; 41] = [
         name: "cos",
         forward: f64::cos,
         local: |u, _| -u.sin(),
-        formula: "∂cos(u)/∂u = −sin(u)",
+        derivative: smooth(e!(Neg, e!(Sin, U)), CALCULUS),
         summary: "cosine (radians)",
         example: "cos(1) = 0.5403023059",
     },
@@ -415,7 +446,7 @@ static TABLE: [OpInfo; 41] = [
         name: "tan",
         forward: f64::tan,
         local: |_, out| 1.0 + out * out,
-        formula: "∂tan(u)/∂u = 1 + tan(u)²",
+        derivative: smooth(e!(Add, n(1.0), e!(Pow, OUT, n(2.0))), CALCULUS),
         summary: "tangent (radians)",
         example: "tan(1) = 1.557407725",
     },
@@ -426,7 +457,12 @@ static TABLE: [OpInfo; 41] = [
         name: "asin",
         forward: f64::asin,
         local: |u, _| 1.0 / one_minus_square(u).sqrt(),
-        formula: "∂asin(u)/∂u = 1/√(1 − u²)",
+        derivative: stable(
+            e!(Div, n(1.0), e!(Sqrt, e!(Sub, n(1.0), e!(Pow, U, n(2.0))))),
+            e!(Div, n(1.0), e!(Sqrt, e!(Mul, e!(Sub, n(1.0), U), e!(Add, n(1.0), U)))),
+            "1 − u² loses u's digits near ±1; (1 − u)(1 + u) keeps them",
+            CALCULUS,
+        ),
         summary: "inverse sine",
         example: "asin(0.5) = 0.5235987756",
     },
@@ -435,7 +471,12 @@ static TABLE: [OpInfo; 41] = [
         name: "acos",
         forward: f64::acos,
         local: |u, _| -1.0 / one_minus_square(u).sqrt(),
-        formula: "∂acos(u)/∂u = −1/√(1 − u²)",
+        derivative: stable(
+            e!(Div, n(-1.0), e!(Sqrt, e!(Sub, n(1.0), e!(Pow, U, n(2.0))))),
+            e!(Div, n(-1.0), e!(Sqrt, e!(Mul, e!(Sub, n(1.0), U), e!(Add, n(1.0), U)))),
+            "1 − u² loses u's digits near ±1; (1 − u)(1 + u) keeps them",
+            CALCULUS,
+        ),
         summary: "inverse cosine",
         example: "acos(0.5) = 1.047197551",
     },
@@ -445,7 +486,12 @@ static TABLE: [OpInfo; 41] = [
         name: "atan",
         forward: f64::atan,
         local: |u, _| atan_local(u),
-        formula: "∂atan(u)/∂u = 1/(1 + u²)",
+        derivative: stable(
+            e!(Div, n(1.0), e!(Add, n(1.0), e!(Pow, U, n(2.0)))),
+            ATAN_SCALED,
+            "u² overflows for |u| > 1.3e154; numerator and denominator are divided by m², m = max(|u|, 1) (detached: the value does not depend on it)",
+            CALCULUS,
+        ),
         summary: "inverse tangent",
         example: "atan(1) = 0.7853981634",
     },
@@ -454,7 +500,7 @@ static TABLE: [OpInfo; 41] = [
         name: "sinh",
         forward: f64::sinh,
         local: |u, _| u.cosh(),
-        formula: "∂sinh(u)/∂u = cosh(u)",
+        derivative: smooth(e!(Cosh, U), CALCULUS),
         summary: "hyperbolic sine",
         example: "sinh(1) = 1.175201194",
     },
@@ -463,7 +509,7 @@ static TABLE: [OpInfo; 41] = [
         name: "cosh",
         forward: f64::cosh,
         local: |u, _| u.sinh(),
-        formula: "∂cosh(u)/∂u = sinh(u)",
+        derivative: smooth(e!(Sinh, U), CALCULUS),
         summary: "hyperbolic cosine",
         example: "cosh(1) = 1.543080635",
     },
@@ -474,7 +520,12 @@ static TABLE: [OpInfo; 41] = [
         name: "tanh",
         forward: f64::tanh,
         local: |u, _| tanh_local(u),
-        formula: "∂tanh(u)/∂u = 1 − tanh(u)²",
+        derivative: stable(
+            e!(Sub, n(1.0), e!(Pow, OUT, n(2.0))),
+            e!(Pow, e!(Sech, U), n(2.0)),
+            "1 − tanh(u)² cancels once tanh(u) rounds near ±1; sech(u)² is the same number (and not 1/cosh(u)², whose own derivative is inf/inf once cosh overflows)",
+            CALCULUS,
+        ),
         summary: "hyperbolic tangent",
         example: "tanh(0.5) = 0.4621171573",
     },
@@ -484,7 +535,7 @@ static TABLE: [OpInfo; 41] = [
         name: "sech",
         forward: sech,
         local: |u, out| -out * u.tanh(),
-        formula: "∂sech(u)/∂u = −sech(u)·tanh(u)",
+        derivative: smooth(e!(Mul, e!(Neg, OUT), e!(Tanh, U)), CALCULUS),
         summary: "hyperbolic secant 1/cosh(u), without overflow",
         example: "sech(1) = 0.6480542737",
     },
@@ -496,7 +547,12 @@ static TABLE: [OpInfo; 41] = [
         // f64::MAX (asinh(1.8e308) is 710.5).
         forward: libm::asinh,
         local: |u, _| 1.0 / u.hypot(1.0),
-        formula: "∂asinh(u)/∂u = 1/√(u² + 1)",
+        derivative: stable(
+            e!(Div, n(1.0), e!(Sqrt, e!(Add, e!(Pow, U, n(2.0)), n(1.0)))),
+            ASINH_SCALED,
+            "u² overflows for |u| > 1.3e154; √(u² + 1) = m·√((u/m)² + (1/m)²), m = max(|u|, 1) (detached)",
+            CALCULUS,
+        ),
         summary: "inverse hyperbolic sine",
         example: "asinh(1) = 0.881373587",
     },
@@ -511,7 +567,12 @@ static TABLE: [OpInfo; 41] = [
         // musl ignores the sign (acosh(−1e5) = −1.5), so u < 1 is nan here.
         forward: |u| if u < 1.0 { f64::NAN } else { libm::acosh(u) },
         local: |u, _| 1.0 / ((u - 1.0).sqrt() * (u + 1.0).sqrt()),
-        formula: "∂acosh(u)/∂u = 1/√(u² − 1)",
+        // √(u − 1)·√(u + 1) as textbooks also write it: nan below 1 as acosh
+        // is (√(u² − 1) is not), no overflow, no rounding near 1.
+        derivative: smooth(
+            e!(Div, n(1.0), e!(Mul, e!(Sqrt, e!(Sub, U, n(1.0))), e!(Sqrt, e!(Add, U, n(1.0))))),
+            CALCULUS,
+        ),
         summary: "inverse hyperbolic cosine",
         example: "acosh(2) = 1.316957897",
     },
@@ -524,7 +585,12 @@ static TABLE: [OpInfo; 41] = [
         // (1/(1 − u))·(1/(1 + u)): the product (1 − u)(1 + u) overflows for
         // |u| > 1.3e154, where the true value is still subnormal.
         local: |u, _| (1.0 / (1.0 - u)) * (1.0 / (1.0 + u)),
-        formula: "∂atanh(u)/∂u = 1/(1 − u²)",
+        derivative: stable(
+            e!(Div, n(1.0), e!(Sub, n(1.0), e!(Pow, U, n(2.0)))),
+            e!(Div, n(1.0), e!(Mul, e!(Sub, n(1.0), U), e!(Add, n(1.0), U))),
+            "1 − u² loses u's digits near ±1; (1 − u)(1 + u) keeps them",
+            CALCULUS,
+        ),
         summary: "inverse hyperbolic tangent",
         example: "atanh(0.5) = 0.5493061443",
     },
@@ -535,7 +601,12 @@ static TABLE: [OpInfo; 41] = [
         name: "sigmoid",
         forward: sigmoid,
         local: |u, _| sigmoid_local(u),
-        formula: "∂sigmoid(u)/∂u = sigmoid(u)·(1 − sigmoid(u))",
+        derivative: stable(
+            e!(Mul, OUT, e!(Sub, n(1.0), OUT)),
+            e!(Mul, n(0.25), e!(Pow, e!(Sech, e!(Div, U, n(2.0))), n(2.0))),
+            "1 − sigmoid(u) cancels once sigmoid(u) rounds near 1; ¼·sech²(u/2) is the same number, and its own derivative does not cancel near 0",
+            "the logistic function: σ′ = σ·(1 − σ)",
+        ),
         summary: "logistic sigmoid 1/(1 + e^−u)",
         example: "sigmoid(0) = 0.5",
     },
@@ -544,7 +615,12 @@ static TABLE: [OpInfo; 41] = [
         name: "relu",
         forward: relu,
         local: |u, _| step(u),
-        formula: "∂relu(u)/∂u = 1 if u > 0, else 0",
+        derivative: Derivative {
+            textbook: n(1.0),
+            stable: Stable::Textbook,
+            passing: Passing::WherePositive,
+            source: "relu′ = 1 for u > 0; nothing at u ≤ 0 as PyTorch's threshold_backward",
+        },
         summary: "rectified linear unit max(u, 0)",
         example: "relu(-3) = 0",
     },
@@ -553,7 +629,7 @@ static TABLE: [OpInfo; 41] = [
         name: "softplus",
         forward: softplus,
         local: |u, _| sigmoid(u),
-        formula: "∂softplus(u)/∂u = sigmoid(u)",
+        derivative: smooth(e!(Sigmoid, U), "d/du ln(1 + e^u) = e^u/(1 + e^u)"),
         summary: "smooth relu ln(1 + e^u)",
         example: "softplus(0) = 0.6931471806",
     },
@@ -562,7 +638,7 @@ static TABLE: [OpInfo; 41] = [
         name: "gelu",
         forward: gelu,
         local: |u, _| gelu_local(u),
-        formula: "∂gelu(u)/∂u = Φ(u) + u·φ(u)",
+        derivative: smooth(e!(Add, e!(Normcdf, U), e!(Mul, U, e!(Normpdf, U))), "product rule on u·Φ(u) (Hendrycks & Gimpel 2016)"),
         summary: "Gaussian error linear unit u·Φ(u) (exact, erf)",
         example: "gelu(1) = 0.8413447461",
     },
@@ -571,7 +647,7 @@ static TABLE: [OpInfo; 41] = [
         name: "normcdf",
         forward: normal_cdf,
         local: |u, _| normal_pdf(u),
-        formula: "∂normcdf(u)/∂u = normpdf(u)",
+        derivative: smooth(e!(Normpdf, U), "Φ′ = φ (the CDF's derivative is the density)"),
         summary: "standard normal CDF Φ(u) = ½·erfc(−u/√2)",
         example: "normcdf(1) = 0.8413447461",
     },
@@ -580,7 +656,7 @@ static TABLE: [OpInfo; 41] = [
         name: "normpdf",
         forward: normal_pdf,
         local: |u, _| -u_normal_pdf(u),
-        formula: "∂normpdf(u)/∂u = −u·normpdf(u)",
+        derivative: smooth(e!(Mul, e!(Neg, U), OUT), "chain rule on e^(−u²/2)/√(2π)"),
         summary: "standard normal density φ(u) = e^(−u²/2)/√(2π)",
         example: "normpdf(1) = 0.2419707245",
     },
@@ -588,7 +664,7 @@ static TABLE: [OpInfo; 41] = [
         op: Floor,
         name: "floor",
         forward: f64::floor,
-        formulas: NOT_DIFFERENTIABLE,
+        passing: Passing::NotDifferentiable,
         summary: "largest integer ≤ u",
         example: "floor(-2.5) = -3",
     },
@@ -596,7 +672,7 @@ static TABLE: [OpInfo; 41] = [
         op: Ceil,
         name: "ceil",
         forward: f64::ceil,
-        formulas: NOT_DIFFERENTIABLE,
+        passing: Passing::NotDifferentiable,
         summary: "smallest integer ≥ u",
         example: "ceil(-2.5) = -2",
     },
@@ -605,7 +681,7 @@ static TABLE: [OpInfo; 41] = [
         op: Round,
         name: "round",
         forward: f64::round,
-        formulas: NOT_DIFFERENTIABLE,
+        passing: Passing::NotDifferentiable,
         summary: "nearest integer, half away from zero (PyTorch rounds half to even)",
         example: "round(2.5) = 3",
     },
@@ -613,7 +689,7 @@ static TABLE: [OpInfo; 41] = [
         op: Sign,
         name: "sign",
         forward: sign,
-        formulas: NOT_DIFFERENTIABLE,
+        passing: Passing::NotDifferentiable,
         summary: "sign: −1, 0 or 1",
         example: "sign(-4) = -1",
     },
@@ -621,7 +697,7 @@ static TABLE: [OpInfo; 41] = [
         op: Detach,
         name: "detach",
         forward: |u| u,
-        formulas: &["∂detach(u)/∂u = 0 (detached)"],
+        passing: Passing::Detached,
         summary: "u's value, passing no gradient (treat u as a constant)",
         example: "detach(3) = 3",
     },
@@ -631,7 +707,12 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Variadic,
         forward: |x| extremum(x, |a, b| a < b),
         local: extremum_local,
-        formulas: &["∂min/∂aᵢ = 1 for the smallest (split at ties)"],
+        derivatives: &[Derivative {
+            textbook: n(1.0),
+            stable: Stable::Textbook,
+            passing: Passing::ToSmallest,
+            source: CONVENTION,
+        }],
         differentiable: true,
         summary: "smallest of one or more values",
         example: "min(3, 1, 2) = 1",
@@ -642,7 +723,12 @@ static TABLE: [OpInfo; 41] = [
         arity: Arity::Variadic,
         forward: |x| extremum(x, |a, b| a > b),
         local: extremum_local,
-        formulas: &["∂max/∂aᵢ = 1 for the largest (split at ties)"],
+        derivatives: &[Derivative {
+            textbook: n(1.0),
+            stable: Stable::Textbook,
+            passing: Passing::ToLargest,
+            source: CONVENTION,
+        }],
         differentiable: true,
         summary: "largest of one or more values",
         example: "max(3, 1, 2) = 3",

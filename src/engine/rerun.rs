@@ -27,20 +27,39 @@ impl Graph {
     /// If `leaf` is not an [`Op::Variable`] node of this graph (the session checks
     /// before it calls).
     pub fn update_leaf(&mut self, leaf: NodeId, value: f64) -> Vec<NodeId> {
-        assert_eq!(
-            self.op(leaf),
-            Op::Variable,
-            "only a variable leaf can be updated"
-        );
-        self.values[leaf.index()] = value;
-        let first = leaf.index();
-        // changed[i - first]: node i was evaluated again (or is the leaf).
+        self.update_leaves(&[(leaf, value)])
+    }
+
+    /// Sets several variable leaves at once (`w1, b := …, …`: one step of
+    /// gradient descent) and re-evaluates every node that depends on any of
+    /// them once, in topological order; returns those nodes by increasing id.
+    /// The same pass as [`Graph::update_leaf`], from the smallest leaf
+    /// changed. Nothing changes when `updates` is empty.
+    ///
+    /// # Panics
+    /// If a node of `updates` is not an [`Op::Variable`] node of this graph.
+    pub fn update_leaves(&mut self, updates: &[(NodeId, f64)]) -> Vec<NodeId> {
+        let Some(first) = updates.iter().map(|(leaf, _)| leaf.index()).min() else {
+            return Vec::new();
+        };
+        // changed[i - first]: node i was evaluated again (or is a leaf set).
         let mut changed = vec![false; self.len() - first];
-        changed[0] = true;
+        for &(leaf, value) in updates {
+            assert_eq!(
+                self.op(leaf),
+                Op::Variable,
+                "only a variable leaf can be updated"
+            );
+            self.values[leaf.index()] = value;
+            changed[leaf.index() - first] = true;
+        }
         let mut updated = Vec::new();
         let mut values = Vec::new();
         for i in first + 1..self.len() {
             let id = NodeId(i as u32);
+            if changed[i - first] {
+                continue;
+            }
             let inputs = self.operands(id);
             let touched = inputs
                 .iter()

@@ -1,223 +1,390 @@
-//! Local derivatives as expressions: for every op and input position, the rule
-//! `∂node/∂input` written in the calculator's own language over placeholders for
-//! the operands, chosen at the current point where the rule is piecewise.
+//! Local derivatives as typed values: for every op and input position, a
+//! [`Derivative`] in its op-table row ([`OpInfo::derivatives`]) holding
 //!
-//! The text of a [`Rule::Expr`] parses with the calculator's parser
-//! (`crate::syntax`) and names only the op's placeholders ([`Op::placeholders`]:
-//! `u` for a unary op, `a`, `b` for a binary one) and functions of the op table.
-//! Evaluated with the placeholders bound to the operands' values, it gives the
-//! local derivative the backward pass uses (`OpInfo::local`): the forms are the
-//! numerically stable ones, so the expression does not overflow or cancel where
-//! the derivative itself is representable (`-(a/b)/b`, not `-a/b^2`;
-//! `sech(u)^2`, not `1 - tanh(u)^2`), and the expression's own derivative
-//! (the next order, when a derivative graph is differentiated again) does not
-//! overflow or cancel either (`sech(u)^2`, not `1/cosh(u)^2`, which is inf/inf
-//! at order 2 once cosh overflows; `normcdf(u) + u*normpdf(u)` for gelu, not a
-//! quotient by u). Where an op passes no gradient at a
-//! point (`floor`, `relu` for `u ≤ 0`, a `min`/`max` loser, `∂a^0/∂a`), the rule
-//! is [`Rule::PassesNothing`] instead of an expression that evaluates to 0.
+//! - the textbook form, an [`Expr`] over the node's operands and its own value
+//!   (`1 - tanh(u)^2`, `1/(1 + u^2)`, `sigmoid(u)*(1 - sigmoid(u))`): what
+//!   `:help`, `:trace`, `:step`, handouts and slides print;
+//! - the form derivative graphs are built from ([`Stable`]): the textbook one,
+//!   or an equal form that does not overflow or cancel where the textbook one
+//!   does (`sech(u)^2` for tanh′, `-(a/b)/b` for `∂(a/b)/∂b`), so that
+//!   stability lives in the numbers and not in the text;
+//! - where the op passes gradient ([`Passing`]): its convention at kinks, what
+//!   passes nothing, and how a trace says so;
+//! - the source of the formula.
 //!
-//! A derivative graph is evaluated again when `:=` moves a leaf, so a rule
-//! chosen at one point must stay right at every other: the rules of smooth ops
-//! are one expression for every point, with no branch (where a stable form
-//! needs a scale, as atan's and asinh's, the scale `detach(max(abs(u), 1))` is
-//! inside the expression: the value does not depend on it, so it is detached,
-//! and the next order does not follow the branch of `max`). Only the rules at
-//! kinks and masks choose at the current point: `relu`, `min`/`max`, and `^`
-//! (its masks at `b = 0` and `a = 0`, and the half-power form where `b − 1`
-//! rounds).
+//! An [`Expr`] names only the node's operands ([`Expr::Operand`]), its value
+//! ([`Expr::Output`]), numbers, named constants ([`Constant`]) and ops of the
+//! table, so it can be evaluated ([`Expr::evaluate`]), built as graph nodes
+//! (`Graph::grad`, at any order) and written as text by the caller, who
+//! chooses the operands' names. The engine holds no text of the calculator's
+//! language.
 //!
-//! The engine knows no text beyond these constant strings: parsing them,
-//! putting the operands' labels in place of the placeholders and printing the
-//! result is the session's work.
-
-use std::borrow::Cow;
+//! [`OpInfo::derivatives`]: super::OpInfo::derivatives
 
 use super::Op;
 
-/// The local derivative of one op at one input position, at one point.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rule {
-    /// The local derivative is this expression, in the calculator's language,
-    /// over the op's placeholders ([`Op::placeholders`]); `"1"`, `"b"`,
-    /// `"b*a^(b-1)"`, `"1/cosh(u)^2"`.
-    Expr(Cow<'static, str>),
-    /// The input receives nothing from this node at this point: the op passes no
-    /// gradient (`floor`, `ceil`, `round`, `sign`, `detach`), the point is on a
-    /// flat branch (`relu` for `u ≤ 0`, an input of `min`/`max` that is not the
-    /// winner), or a convention masks the derivative (PyTorch's `pow` backward:
-    /// `∂a^b/∂a` where `b = 0`, `∂a^b/∂b` where `a = 0` and `b ≥ 0`). The limit
-    /// of the derivative there is 0, and no upstream gradient (not even an
-    /// infinite one) reaches the input through this use.
+/// A number a formula writes by its name rather than its digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Constant {
+    /// π.
+    Pi,
+    /// e, the base of the natural logarithm.
+    E,
+    /// ln 2, written `ln(2)`.
+    Ln2,
+    /// ln 10, written `ln(10)`.
+    Ln10,
+}
+
+impl Constant {
+    /// Every named constant.
+    pub const ALL: [Constant; 4] = [Constant::Pi, Constant::E, Constant::Ln2, Constant::Ln10];
+
+    /// The constant's value, correctly rounded to f64.
+    pub fn value(self) -> f64 {
+        match self {
+            Constant::Pi => std::f64::consts::PI,
+            Constant::E => std::f64::consts::E,
+            Constant::Ln2 => std::f64::consts::LN_2,
+            Constant::Ln10 => std::f64::consts::LN_10,
+        }
+    }
+}
+
+/// A local derivative's expression over one node: a small tree of ops of the
+/// table, fixed at compile time (the rules live in a `static` table).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Expr {
+    /// The node's operand at this position: `u` of a unary op; `a` (0) and
+    /// `b` (1) of a binary one.
+    Operand(usize),
+    /// The node's own value: `tanh(u)` in `1 - tanh(u)^2`, `exp(u)` in exp′.
+    /// Written as the op applied to its operands; built as the node itself.
+    Output,
+    /// A number.
+    Num(f64),
+    /// A named constant (`ln(10)` in log10′).
+    Named(Constant),
+    /// An op of the table applied to these expressions, in operand order.
+    Apply(Op, &'static [Expr]),
+}
+
+impl Expr {
+    /// The expression's value with the operands `operands` and the node's
+    /// value `out`, each op by its forward function. An operand position
+    /// beyond `operands` is nan. Recursion is over the rule's own small tree,
+    /// never over a graph.
+    pub fn evaluate(&self, operands: &[f64], out: f64) -> f64 {
+        match *self {
+            Expr::Operand(k) => operands.get(k).copied().unwrap_or(f64::NAN),
+            Expr::Output => out,
+            Expr::Num(x) => x,
+            Expr::Named(c) => c.value(),
+            Expr::Apply(op, args) => {
+                let values: Vec<f64> = args.iter().map(|a| a.evaluate(operands, out)).collect();
+                (op.info().forward)(&values)
+            }
+        }
+    }
+}
+
+/// How derivative graphs compute a derivative whose textbook form
+/// ([`Derivative::textbook`]) would overflow, underflow or cancel.
+#[derive(Debug, Clone, Copy)]
+pub enum Stable {
+    /// The textbook form is built as it is.
+    Textbook,
+    /// This form, equal to the textbook one, is built instead, for the reason
+    /// `why`.
+    Form {
+        /// The expression built.
+        expr: Expr,
+        /// Why the textbook form is not built.
+        why: &'static str,
+    },
+    /// A form chosen at the point from the operands' values (the half powers
+    /// of `^` where `b − 1` rounds or `a^b` under- or overflows); `None` from
+    /// the function means the textbook form.
+    AtPoint {
+        /// Chooses the form from the operands' values.
+        choose: fn(&[f64]) -> Option<&'static Expr>,
+        /// Why the textbook form is not always built.
+        why: &'static str,
+    },
+}
+
+/// Where an op passes gradient to one input: its convention at kinks (as
+/// PyTorch's backward formulas, `derivatives.yaml`/`FunctionsManual.cpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passing {
+    /// Everywhere (a smooth op; `abs` at 0 multiplies by 0).
+    Always,
+    /// Where `u > 0` (relu): nothing for `u ≤ 0`, so `relu'(0) = 0`; nan
+    /// passes, with local derivative nan.
+    WherePositive,
+    /// To the largest input (max): the others get nothing, `k` tied inputs
+    /// get `1/k` each; nan propagates.
+    ToLargest,
+    /// To the smallest input (min), as [`Passing::ToLargest`].
+    ToSmallest,
+    /// Where the exponent `b ≠ 0` (`∂a^b/∂a`; PyTorch's `pow_backward_self`).
+    WhereExponentNonzero,
+    /// Unless `a = 0` and `b ≥ 0` (`∂a^b/∂b`; `pow_backward_exponent`).
+    UnlessZeroBase,
+    /// Never: the op is piecewise constant (`floor`, `ceil`, `round`, `sign`).
+    NotDifferentiable,
+    /// Never: the op cuts the gradient on purpose (`detach`).
+    Detached,
+}
+
+/// Which branch of its rule an op takes at one point ([`Passing::branch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Branch {
+    /// The rule holds.
+    Rule,
+    /// `ties` inputs tie for the extremum: the rule divided by `ties`.
+    Tie(usize),
+    /// The derivative is undefined here (nan in relu, max or min): nan.
+    Undefined,
+    /// The input receives nothing from this node at this point (not even from
+    /// an infinite upstream gradient).
+    Nothing,
+}
+
+impl Passing {
+    /// The branch at the point where the inputs have the values `inputs` (in
+    /// operand order) and the node the value `out`, for the input at
+    /// `position`. A position beyond `inputs` gets [`Branch::Nothing`].
+    pub fn branch(self, inputs: &[f64], out: f64, position: usize) -> Branch {
+        let Some(&v) = inputs.get(position) else {
+            return Branch::Nothing;
+        };
+        let (a, b) = (inputs[0], inputs.get(1).copied().unwrap_or(f64::NAN));
+        let pass = |yes: bool| if yes { Branch::Rule } else { Branch::Nothing };
+        match self {
+            Passing::Always => Branch::Rule,
+            Passing::WherePositive if v.is_nan() => Branch::Undefined,
+            Passing::WherePositive => pass(v > 0.0),
+            Passing::ToLargest | Passing::ToSmallest if out.is_nan() => Branch::Undefined,
+            Passing::ToLargest | Passing::ToSmallest if v != out => Branch::Nothing,
+            Passing::ToLargest | Passing::ToSmallest => {
+                match inputs.iter().filter(|&&x| x == out).count() {
+                    1 => Branch::Rule,
+                    ties => Branch::Tie(ties),
+                }
+            }
+            Passing::WhereExponentNonzero => pass(b != 0.0),
+            Passing::UnlessZeroBase => pass(!(a == 0.0 && b >= 0.0)),
+            Passing::NotDifferentiable | Passing::Detached => Branch::Nothing,
+        }
+    }
+
+    /// True for a rule that chooses a branch at the point (relu, max, min,
+    /// `^`): a derivative graph built at one point keeps its branch.
+    pub fn is_piecewise(self) -> bool {
+        match self {
+            Passing::WherePositive
+            | Passing::ToLargest
+            | Passing::ToSmallest
+            | Passing::WhereExponentNonzero
+            | Passing::UnlessZeroBase => true,
+            Passing::Always | Passing::NotDifferentiable | Passing::Detached => false,
+        }
+    }
+
+    /// Where the rule holds, over the placeholders `u`, `a`, `b`, for a
+    /// piecewise rule (`"u > 0"`, `"b ≠ 0"`, …); `""` where it holds
+    /// wherever the op passes gradient.
+    pub fn holds_where(self) -> &'static str {
+        match self {
+            Passing::WherePositive => "u > 0",
+            Passing::ToLargest => "the largest",
+            Passing::ToSmallest => "the smallest",
+            Passing::WhereExponentNonzero => "b ≠ 0",
+            Passing::UnlessZeroBase => "a ≠ 0 or b < 0",
+            Passing::Always | Passing::NotDifferentiable | Passing::Detached => "",
+        }
+    }
+
+    /// Where the input receives nothing, as a trace and `:help` say it, over
+    /// the placeholders `u`, `a`, `b`: `"u ≤ 0"`, `"b = 0"`, …; `""` for
+    /// [`Passing::Always`].
+    pub fn nothing_where(self) -> &'static str {
+        match self {
+            Passing::Always => "",
+            Passing::WherePositive => "u ≤ 0",
+            Passing::ToLargest => "not the largest",
+            Passing::ToSmallest => "not the smallest",
+            Passing::WhereExponentNonzero => "b = 0",
+            Passing::UnlessZeroBase => "a = 0, b ≥ 0",
+            Passing::NotDifferentiable => "not differentiable",
+            Passing::Detached => "detached",
+        }
+    }
+}
+
+/// The local derivative of an op at one input position: one entry of its
+/// op-table row.
+#[derive(Debug, Clone, Copy)]
+pub struct Derivative {
+    /// The formula as a textbook writes it: what `:help`, `:trace`, `:step`,
+    /// handouts and slides print. The constant 0 for ops that pass nothing.
+    pub textbook: Expr,
+    /// What derivative graphs are built from.
+    pub stable: Stable,
+    /// Where the op passes gradient to this input.
+    pub passing: Passing,
+    /// Where the formula (or the convention) comes from.
+    pub source: &'static str,
+}
+
+/// The local derivative of one node at one input, at the node's point, as a
+/// trace prints it or a derivative graph builds it ([`Op::local_rule`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LocalRule {
+    /// `expr` over the node's operands and value, divided by `ties` when it is
+    /// more than 1 (a tie of max or min splits the gradient).
+    Expr {
+        /// The expression.
+        expr: &'static Expr,
+        /// How many inputs tie (1 when there is no tie).
+        ties: usize,
+    },
+    /// Undefined at this point: nan (relu of nan, max with a nan input).
+    Undefined,
+    /// The input receives nothing from this node here.
     PassesNothing,
 }
 
-impl Rule {
-    /// The expression text, or `None` when the rule passes nothing.
-    pub fn expr(&self) -> Option<&str> {
-        match self {
-            Rule::Expr(text) => Some(text),
-            Rule::PassesNothing => None,
-        }
-    }
-}
-
-/// A fixed expression.
-const fn expr(text: &'static str) -> Rule {
-    Rule::Expr(Cow::Borrowed(text))
+/// Which of a [`Derivative`]'s forms [`Op::local_rule`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// [`Derivative::textbook`]: for text.
+    Textbook,
+    /// The form [`Derivative::stable`] says to build: for derivative graphs.
+    Built,
 }
 
 impl Op {
-    /// The names that stand for this op's operands in its [`Rule`]s: `["u"]` for
-    /// a unary op, `["a", "b"]` for a binary one (`a` the left operand); none
-    /// for leaves and for `min`/`max`, whose rules are constants.
-    pub fn placeholders(self) -> &'static [&'static str] {
-        match self.info().arity {
-            super::Arity::Unary => &["u"],
-            super::Arity::Binary => &["a", "b"],
-            super::Arity::Leaf | super::Arity::Variadic => &[],
-        }
-    }
-
-    /// The rule for `∂node/∂inputs[position]` at the point where the inputs have
-    /// the values `inputs` (in operand order) and the node the value `out`.
+    /// The local derivative `∂node/∂inputs[position]` at the point where the
+    /// inputs have the values `inputs` (in operand order) and the node the
+    /// value `out`, in the form `form`.
     ///
-    /// Piecewise rules choose their branch from these values: `relu` gives `1`
-    /// for `u > 0` and passes nothing otherwise; `atan` gives `1/(1 + u^2)` for
-    /// `|u| ≤ 1` and the equal `(1/u)^2/(1 + (1/u)^2)` beyond, where `u^2` could
-    /// overflow. A nan where a branch is chosen gives the expression `nan`
-    /// (the derivative is undefined there, as the backward pass reports).
-    ///
-    /// Leaves, positions beyond the inputs, and `inputs` shorter than the op's
-    /// arity give [`Rule::PassesNothing`]; nothing here panics.
-    ///
-    /// Sources: the derivatives are the standard ones; the conventions at kinks
-    /// are PyTorch's (`torch/csrc/autograd/FunctionsManual.cpp`), as in the op
-    /// table.
-    pub fn rule(self, position: usize, inputs: &[f64], out: f64) -> Rule {
-        let Some(&v) = inputs.get(position) else {
-            return Rule::PassesNothing;
+    /// Leaves, positions beyond `inputs`, and positions beyond the op's
+    /// arity give [`LocalRule::PassesNothing`]; nothing here panics.
+    pub fn local_rule(self, position: usize, inputs: &[f64], out: f64, form: Form) -> LocalRule {
+        let Some(derivative) = self.info().derivative(position) else {
+            return LocalRule::PassesNothing;
         };
-        // The first operand, and the second of a binary op.
-        let u = v;
-        let b = inputs.get(1).copied().unwrap_or(f64::NAN);
-        let a = inputs.first().copied().unwrap_or(f64::NAN);
-        match self {
-            Op::Variable | Op::Const => Rule::PassesNothing,
-            Op::Add => expr("1"),
-            Op::Sub => {
-                if position == 0 {
-                    expr("1")
-                } else {
-                    expr("-1")
-                }
+        let expr = match (form, &derivative.stable) {
+            (Form::Textbook, _) | (Form::Built, Stable::Textbook) => &derivative.textbook,
+            (Form::Built, Stable::Form { expr, .. }) => expr,
+            (Form::Built, Stable::AtPoint { choose, .. }) => {
+                choose(inputs).unwrap_or(&derivative.textbook)
             }
-            Op::Mul => {
-                if position == 0 {
-                    expr("b")
-                } else {
-                    expr("a")
-                }
-            }
-            Op::Div => {
-                if position == 0 {
-                    expr("1/b")
-                } else {
-                    // Not -a/b^2: b^2 overflows or underflows long before the quotient.
-                    expr("-(a/b)/b")
-                }
-            }
-            Op::Neg => expr("-1"),
-            Op::Pow => {
-                if position == 0 {
-                    if b == 0.0 {
-                        Rule::PassesNothing
-                    } else if !a.is_finite() || !b.is_finite() || a <= 0.0 || exact_minus_one(b) {
-                        expr("b*a^(b-1)")
-                    } else {
-                        // b − 1 would round: the op table's numeric rule then
-                        // forms |a|^(b/2) twice and divides by |a| (see
-                        // `pow_base_local` in ops.rs); the same steps here.
-                        expr("b*abs(a)^(b/2)*abs(a)^(b/2)/abs(a)")
-                    }
-                } else if a == 0.0 && b >= 0.0 {
-                    Rule::PassesNothing
-                } else if a.powf(b).is_normal() || a <= 0.0 || !a.is_finite() || !b.is_finite() {
-                    expr("a^b*ln(a)")
-                } else {
-                    // a^b under- or overflows where a^b·ln a does not: half
-                    // powers on either side of ln a, as `pow_exponent_local`.
-                    expr("a^(b/2)*ln(a)*a^(b/2)")
-                }
-            }
-            Op::Exp => expr("exp(u)"),
-            Op::Ln => expr("1/u"),
-            Op::Log2 => expr("1/(u*ln(2))"),
-            Op::Log10 => expr("1/(u*ln(10))"),
-            Op::Sqrt => expr("0.5/sqrt(u)"),
-            Op::Cbrt => expr("1/(3*cbrt(u)^2)"),
-            Op::Abs => expr("sign(u)"),
-            Op::Sin => expr("cos(u)"),
-            Op::Cos => expr("-sin(u)"),
-            Op::Tan => expr("1 + tan(u)^2"),
-            // (1 - u)(1 + u), not 1 - u^2: exact near ±1, where u^2 rounds.
-            Op::Asin => expr("1/sqrt((1 - u)*(1 + u))"),
-            Op::Acos => expr("-1/sqrt((1 - u)*(1 + u))"),
-            // 1/(1 + u²) with numerator and denominator divided by m²,
-            // m = max(|u|, 1): u² never overflows, and the value does not
-            // depend on m, so the rule needs no branch (see the module doc).
-            Op::Atan => expr(
-                "(1/detach(max(abs(u), 1)))^2/((1/detach(max(abs(u), 1)))^2 + (u/detach(max(abs(u), 1)))^2)",
-            ),
-            Op::Sinh => expr("cosh(u)"),
-            Op::Cosh => expr("sinh(u)"),
-            // sech², not 1 − tanh²: tanh(u) rounds to ±1 for |u| > 19; and not
-            // 1/cosh(u)^2, whose own derivative is inf/inf once cosh overflows.
-            Op::Tanh => expr("sech(u)^2"),
-            Op::Sech => expr("-sech(u)*tanh(u)"),
-            // √(u² + 1) = m·√((u/m)² + (1/m)²), m = max(|u|, 1): no overflow.
-            Op::Asinh => expr(
-                "1/(detach(max(abs(u), 1))*sqrt((u/detach(max(abs(u), 1)))^2 + (1/detach(max(abs(u), 1)))^2))",
-            ),
-            // √(u − 1)·√(u + 1), not √(u² − 1): no overflow, no rounding near 1.
-            Op::Acosh => expr("1/(sqrt(u - 1)*sqrt(u + 1))"),
-            Op::Atanh => expr("1/((1 - u)*(1 + u))"),
-            // σ(u)·(1 − σ(u)) = ¼·sech²(u/2), without the cancellation in
-            // 1 − σ(u), and with a derivative that does not cancel near 0.
-            Op::Sigmoid => expr("0.25*sech(u/2)^2"),
-            Op::Relu => {
-                if u.is_nan() {
-                    expr("nan")
-                } else if u > 0.0 {
-                    expr("1")
-                } else {
-                    Rule::PassesNothing
-                }
-            }
-            Op::Softplus => expr("sigmoid(u)"),
-            Op::Gelu => expr("normcdf(u) + u*normpdf(u)"),
-            Op::Normcdf => expr("normpdf(u)"),
-            Op::Normpdf => expr("-u*normpdf(u)"),
-            Op::Floor | Op::Ceil | Op::Round | Op::Sign | Op::Detach => Rule::PassesNothing,
-            Op::Min | Op::Max => extremum_rule(inputs, position, out),
+        };
+        match derivative.passing.branch(inputs, out, position) {
+            Branch::Rule => LocalRule::Expr { expr, ties: 1 },
+            Branch::Tie(ties) => LocalRule::Expr { expr, ties },
+            Branch::Undefined => LocalRule::Undefined,
+            Branch::Nothing => LocalRule::PassesNothing,
         }
     }
 }
 
-/// `∂min/∂aᵢ`, `∂max/∂aᵢ`: `1` for the winner, `1/k` for each of `k` tied
-/// winners (the gradient splits equally), nothing for the others; `nan` when
-/// the output is nan (nan propagates).
-fn extremum_rule(inputs: &[f64], position: usize, out: f64) -> Rule {
-    if out.is_nan() {
-        return expr("nan");
+// ---------------------------------------------------------------------------
+// Building blocks of the table's rules.
+
+/// The operand `u` of a unary op.
+pub(super) const U: Expr = Expr::Operand(0);
+/// The left operand `a` of a binary op.
+pub(super) const A: Expr = Expr::Operand(0);
+/// The right operand `b` of a binary op.
+pub(super) const B: Expr = Expr::Operand(1);
+/// The node's own value.
+pub(super) const OUT: Expr = Expr::Output;
+
+/// A number.
+pub(super) const fn n(x: f64) -> Expr {
+    Expr::Num(x)
+}
+
+/// `op(args…)` as an [`Expr`]: `e!(Pow, U, n(2.0))` is `u^2`.
+macro_rules! e {
+    ($op:ident $(, $arg:expr)* $(,)?) => {
+        $crate::engine::rules::Expr::Apply($crate::engine::Op::$op, &[$($arg),*])
+    };
+}
+pub(super) use e;
+
+/// Standard calculus (any text, e.g. Stewart, *Calculus*, ch. 3).
+pub(super) const CALCULUS: &str = "standard calculus (e.g. Stewart, Calculus, ch. 3)";
+
+/// A derivative whose textbook form is built as it is and always passes.
+pub(super) const fn smooth(textbook: Expr, source: &'static str) -> Derivative {
+    Derivative {
+        textbook,
+        stable: Stable::Textbook,
+        passing: Passing::Always,
+        source,
     }
-    if inputs[position] != out {
-        return Rule::PassesNothing;
+}
+
+/// A derivative built from the equal form `built` (for the reason `why`).
+pub(super) const fn stable(
+    textbook: Expr,
+    built: Expr,
+    why: &'static str,
+    source: &'static str,
+) -> Derivative {
+    Derivative {
+        textbook,
+        stable: Stable::Form { expr: built, why },
+        passing: Passing::Always,
+        source,
     }
-    match inputs.iter().filter(|&&v| v == out).count() {
-        1 => expr("1"),
-        ties => Rule::Expr(Cow::Owned(format!("1/{ties}"))),
+}
+
+/// The derivative of an op that passes nothing (`passing` says why): 0.
+pub(super) const fn flat(passing: Passing, source: &'static str) -> Derivative {
+    Derivative {
+        textbook: n(0.0),
+        stable: Stable::Textbook,
+        passing,
+        source,
     }
+}
+
+/// `∂a^b/∂a` where `b − 1` is not exact in f64 (or `a^(b−1)` is not normal):
+/// `b·|a|^(b/2)·|a|^(b/2)/|a|` (b/2 is exact), the steps of the op table's
+/// `pow_base_local`. `None` (the textbook `b·a^(b−1)`) elsewhere.
+pub(super) fn pow_base_form(inputs: &[f64]) -> Option<&'static Expr> {
+    static HALVES: Expr = e!(
+        Div,
+        e!(
+            Mul,
+            e!(Mul, B, e!(Pow, e!(Abs, A), e!(Div, B, n(2.0)))),
+            e!(Pow, e!(Abs, A), e!(Div, B, n(2.0)))
+        ),
+        e!(Abs, A)
+    );
+    let (a, b) = (inputs[0], inputs[1]);
+    let plain = !a.is_finite() || !b.is_finite() || a <= 0.0;
+    (!plain && !exact_minus_one(b)).then_some(&HALVES)
+}
+
+/// `∂a^b/∂b` where `a^b` under- or overflows but `a^b·ln a` need not:
+/// `a^(b/2)·ln(a)·a^(b/2)`, as `pow_exponent_local`. `None` (the textbook
+/// `a^b·ln(a)`) elsewhere.
+pub(super) fn pow_exponent_form(inputs: &[f64]) -> Option<&'static Expr> {
+    static HALVES: Expr = e!(
+        Mul,
+        e!(Mul, e!(Pow, A, e!(Div, B, n(2.0))), e!(Ln, A)),
+        e!(Pow, A, e!(Div, B, n(2.0)))
+    );
+    let (a, b) = (inputs[0], inputs[1]);
+    let plain = a.powf(b).is_normal() || a <= 0.0 || !a.is_finite() || !b.is_finite();
+    (!plain).then_some(&HALVES)
 }
 
 /// Whether `b − 1` is exact in f64: the rounding error of the sum is 0

@@ -103,12 +103,19 @@ fn table_rows_are_in_variant_order_and_well_formed() {
     for (i, info) in Op::table().iter().enumerate() {
         assert_eq!(info.op as usize, i, "row {i} is {:?}", info.op);
         assert!(std::ptr::eq(info.op.info(), info));
-        let formulas = match info.arity {
+        let derivatives = match info.arity {
             Arity::Leaf => 0,
             Arity::Unary | Arity::Variadic => 1,
             Arity::Binary => 2,
         };
-        assert_eq!(info.formulas.len(), formulas, "formulas of {:?}", info.op);
+        let rows = info.derivatives.len();
+        assert_eq!(rows, derivatives, "derivatives of {:?}", info.op);
+        for d in info.derivatives {
+            assert!(!d.source.is_empty(), "source of {:?}", info.op);
+            // An op is differentiable exactly when some input can receive gradient.
+            let flat = matches!(d.passing, Passing::NotDifferentiable | Passing::Detached);
+            assert_eq!(flat, !info.differentiable, "{:?}", info.op);
+        }
         assert!(!info.summary.is_empty() && !info.example.is_empty());
     }
 }
@@ -144,28 +151,61 @@ fn non_differentiable_ops_have_gradient_zero_and_say_so() {
             assert_eq!(local(op, &x, 0), 0.0, "{} at {x:?}", info.name);
         }
     }
-    assert_eq!(
-        Op::Floor.info().formula(0),
-        "not differentiable: gradient 0"
-    );
-    assert_eq!(Op::Detach.info().formula(0), "∂detach(u)/∂u = 0 (detached)");
+    let passing = |op: Op| op.info().derivatives[0].passing;
+    assert_eq!(passing(Op::Floor), Passing::NotDifferentiable);
+    assert_eq!(passing(Op::Detach), Passing::Detached);
+    assert_eq!(passing(Op::Detach).nothing_where(), "detached");
     assert_eq!(forward(Op::Detach, &[3.5]), 3.5);
 }
 
 #[test]
-fn formulas_are_given_per_input_position() {
-    assert_eq!(Op::Mul.info().formula(0), "∂(a·b)/∂a = b");
-    assert_eq!(Op::Mul.info().formula(1), "∂(a·b)/∂b = a");
-    assert_eq!(Op::Pow.info().formula(1), "∂(a^b)/∂b = a^b·ln a");
-    assert_eq!(Op::Tanh.info().formula(0), "∂tanh(u)/∂u = 1 − tanh(u)²");
-    let max = "∂max/∂aᵢ = 1 for the largest (split at ties)";
-    assert_eq!(Op::Max.info().formula(0), max);
-    assert_eq!(Op::Max.info().formula(5), max);
-    assert_eq!(Op::Variable.info().formula(0), "");
-    assert_eq!(
-        ascii(Op::Tanh.info().formula(0)),
-        "dtanh(u)/du = 1 - tanh(u)^2"
-    );
+fn derivatives_are_given_per_input_position() {
+    use rules::{A, B, OUT, U, e, n};
+    let textbook = |op: Op, position: usize| op.info().derivative(position).map(|d| d.textbook);
+    assert_eq!(textbook(Op::Mul, 0), Some(B));
+    assert_eq!(textbook(Op::Mul, 1), Some(A));
+    const POW_B: Expr = e!(Mul, OUT, e!(Ln, A));
+    const TANH: Expr = e!(Sub, n(1.0), e!(Pow, OUT, n(2.0)));
+    const ATAN: Expr = e!(Div, n(1.0), e!(Add, n(1.0), e!(Pow, U, n(2.0))));
+    assert_eq!(textbook(Op::Pow, 1), Some(POW_B));
+    assert_eq!(textbook(Op::Tanh, 0), Some(TANH));
+    assert_eq!(textbook(Op::Atan, 0), Some(ATAN));
+    // One rule for every input of a variadic op; none for leaves.
+    assert_eq!(textbook(Op::Max, 5), Some(n(1.0)));
+    assert_eq!(textbook(Op::Variable, 0), None);
+    assert_eq!(textbook(Op::Exp, 1), None);
+}
+
+#[test]
+fn local_rules_choose_the_branch_at_the_point() {
+    let rule = |op: Op, position: usize, inputs: &[f64]| {
+        let out = forward(op, inputs);
+        op.local_rule(position, inputs, out, Form::Textbook)
+    };
+    let one = LocalRule::Expr {
+        expr: &Expr::Num(1.0),
+        ties: 1,
+    };
+    assert_eq!(rule(Op::Relu, 0, &[1.0]), one);
+    assert_eq!(rule(Op::Relu, 0, &[0.0]), LocalRule::PassesNothing);
+    assert_eq!(rule(Op::Relu, 0, &[f64::NAN]), LocalRule::Undefined);
+    assert_eq!(rule(Op::Max, 1, &[1.0, 3.0, 2.0]), one);
+    assert_eq!(rule(Op::Max, 0, &[1.0, 3.0, 2.0]), LocalRule::PassesNothing);
+    let half = LocalRule::Expr {
+        expr: &Expr::Num(1.0),
+        ties: 2,
+    };
+    assert_eq!(rule(Op::Min, 2, &[2.0, 5.0, 2.0]), half);
+    assert_eq!(rule(Op::Max, 0, &[f64::NAN, 1.0]), LocalRule::Undefined);
+    assert_eq!(rule(Op::Pow, 0, &[0.0, 0.0]), LocalRule::PassesNothing);
+    assert_eq!(rule(Op::Pow, 1, &[0.0, 2.0]), LocalRule::PassesNothing);
+    assert!(matches!(
+        rule(Op::Pow, 1, &[0.0, -1.0]),
+        LocalRule::Expr { .. }
+    ));
+    assert_eq!(rule(Op::Floor, 0, &[2.5]), LocalRule::PassesNothing);
+    assert_eq!(rule(Op::Variable, 0, &[]), LocalRule::PassesNothing);
+    assert_eq!(rule(Op::Exp, 3, &[1.0]), LocalRule::PassesNothing);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Reverse topological order by an iterative depth-first search.
 
+use super::interrupt::Poll;
 use super::{Graph, NodeId};
-use crate::interrupt::Poll;
 
 impl Graph {
     /// The nodes reachable from `output`, in reverse topological order: `output`
@@ -13,9 +13,10 @@ impl Graph {
     /// (nodes x, y, mul, add) it is `[add, mul, y, x]`. The search uses an
     /// explicit stack and a visited bitset, never recursion, so any depth is safe.
     ///
-    /// After Ctrl-C ([`crate::interrupt`]) the search stops early and the order
-    /// is incomplete: a caller that may run under Ctrl-C checks
-    /// [`crate::interrupt::requested`] before using it.
+    /// When the graph's interrupt asks to stop ([`Graph::set_interrupt`]) the
+    /// search stops early and the order
+    /// is incomplete: a caller that set an interrupt checks
+    /// [`Graph::interrupted`] before using it.
     ///
     /// # Panics
     /// If `output` is not a node of this graph.
@@ -53,7 +54,7 @@ impl Graph {
         // Each entry is a node and how many of its inputs have been looked at.
         let mut stack: Vec<(NodeId, u32)> = vec![(output, 0)];
         visited.insert(output);
-        let mut poll = Poll::new();
+        let mut poll = Poll::of(self);
         while let Some(top) = stack.last_mut() {
             if poll.tick() {
                 break;

@@ -8,7 +8,7 @@
 //! Every walk here is a loop over a reverse topological order or an explicit
 //! stack: nothing recurses over the graph.
 
-use std::collections::VecDeque;
+use std::collections::BinaryHeap;
 
 use super::{Graph, NodeId, Op};
 
@@ -157,12 +157,18 @@ impl Graph {
         }
     }
 
-    /// Kahn's order, the dependency-counting order of PyTorch's autograd engine:
-    /// each node of `order` (a [`Graph::topo_order`]) waits until every use of it
-    /// by the nodes of `order` has been processed; ready nodes are taken first
-    /// in, first out, starting with the output. Returns the nodes with their
-    /// initial pending-consumer counts (uses, so `x*x` counts 2); like the
-    /// depth-first order it is a reverse topological order of the same nodes.
+    /// Kahn's order as PyTorch's autograd engine runs a backward pass: each
+    /// node of `order` (a [`Graph::topo_order`]) waits until every use of it by
+    /// the nodes of `order` has been processed; of the nodes ready, a leaf is
+    /// taken first (PyTorch gives a leaf's `AccumulateGrad` node the highest
+    /// sequence number, UINT64_MAX, "so it is called ASAP"), leaves in the
+    /// order they became ready, and otherwise the most recently created node
+    /// (the highest id: `ReadyQueue` in torch/csrc/autograd/engine.cpp pops
+    /// the highest sequence number first). Starts with the output. Returns
+    /// the nodes with their initial pending-consumer counts (uses, so `x*x`
+    /// counts 2); like the depth-first order it is a reverse topological order
+    /// of the same nodes. Constants, which have no node in PyTorch, are taken
+    /// as leaves. Checked against PyTorch itself by `scripts/pytorch_kahn.py`.
     ///
     /// # Panics
     /// If `order` holds an id that is not a node of this graph.
@@ -175,17 +181,80 @@ impl Graph {
         }
         let initial = pending.clone();
         let mut result = Vec::with_capacity(order.len());
-        let mut ready: VecDeque<NodeId> = order.first().copied().into_iter().collect();
-        while let Some(node) = ready.pop_front() {
+        // Max-heap keys: (is a leaf, rank, id); a leaf's rank falls with the
+        // order it became ready in, another node's is its id.
+        let mut ready: BinaryHeap<(bool, u64, u32)> = BinaryHeap::new();
+        let mut leaves_ready = 0u64;
+        let mut key = |node: NodeId| match self.op(node).is_leaf() {
+            true => {
+                leaves_ready += 1;
+                (true, u64::MAX - leaves_ready, node.0)
+            }
+            false => (false, u64::from(node.0), node.0),
+        };
+        if let Some(&output) = order.first() {
+            ready.push(key(output));
+        }
+        while let Some((_, _, id)) = ready.pop() {
+            let node = NodeId(id);
             result.push((node, initial[node.index()]));
             for &input in self.operands(node) {
                 pending[input.index()] -= 1;
                 if pending[input.index()] == 0 {
-                    ready.push_back(input);
+                    ready.push(key(input));
                 }
             }
         }
         result
+    }
+
+    /// The order a naive recursive backward visits the nodes of `output`'s
+    /// graph, the one students write before they learn why backprop sorts:
+    /// `visit(node)` handles `node`, then visits each input in operand order,
+    /// skipping nodes visited already (depth-first preorder). Where a node has
+    /// several consumers this is not a topological order: a node can come
+    /// before one of its consumers, so a backward walk in this order
+    /// ([`Graph::backward_traced`] takes any order) passes on, or reads at a
+    /// leaf, a gradient that is not complete yet. Written with an explicit
+    /// stack, not recursion.
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn naive_order(&self, output: NodeId) -> Vec<NodeId> {
+        let mut seen = vec![false; self.len()];
+        let mut order = Vec::new();
+        let mut stack = vec![output];
+        while let Some(node) = stack.pop() {
+            if std::mem::replace(&mut seen[node.index()], true) {
+                continue;
+            }
+            order.push(node);
+            // Reversed, so the first input is visited next.
+            stack.extend(self.operands(node).iter().rev());
+        }
+        order
+    }
+
+    /// The first node of `visit` (an order of one output's nodes, each once)
+    /// that comes before one of its consumers, with the position of the
+    /// latest such consumer: a node visited before all its uses passed it
+    /// their gradient. `None` for a reverse topological order.
+    ///
+    /// # Panics
+    /// If `visit` holds an id that is not a node of this graph.
+    pub fn first_visited_too_early(&self, visit: &[NodeId]) -> Option<(usize, usize)> {
+        // The position of each node's last consumer in `visit`.
+        let mut last_use = vec![None::<usize>; self.len()];
+        for (position, &node) in visit.iter().enumerate() {
+            for &input in self.operands(node) {
+                last_use[input.index()] = Some(position);
+            }
+        }
+        visit.iter().enumerate().find_map(|(position, &node)| {
+            last_use[node.index()]
+                .filter(|&consumer| consumer > position)
+                .map(|consumer| (position, consumer))
+        })
     }
 
     /// The paths from the output `order[0]` down to `target`, each a list of

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use super::notation::{self, Form};
 use super::{Precision, format_number};
 use crate::engine::{NodeId, Op};
-use crate::session::{Picture, PictureGroup, PictureNode};
+use crate::session::{Direction, Picture, PictureGroup, PictureNode};
 
 /// Digits of the numbers in a picture (micrograd shows 4 decimals).
 const DIGITS: Precision = Precision::Digits(4);
@@ -49,10 +49,10 @@ pub fn dot(picture: &Picture) -> String {
         }
         let out = &mut blocks[node.group.unwrap_or(picture.groups.len())];
         let id = node.node.id.0;
-        let grad = if node.pending {
-            String::new()
-        } else {
-            format!(" {}", record_text(&format_number(node.grad, DIGITS)))
+        let grad = match (node.pending, partial_text(node)) {
+            (true, None) => String::new(),
+            (true, Some(partial)) => format!(" {}", record_text(&partial)),
+            (false, _) => format!(" {}", record_text(&format_number(node.grad, DIGITS))),
         };
         let style = if node.current {
             ", style=filled, fillcolor=\"#fff0e0\", color=\"#e8590c\", penwidth=3"
@@ -65,11 +65,11 @@ pub fn dot(picture: &Picture) -> String {
             record_text(&label(node)),
             record_text(&format_number(node.value, DIGITS)),
         );
-        if let Some(symbol) = notation::symbol(node.op) {
+        if let Some(label) = op_text(picture, node, &constants) {
             let _ = writeln!(
                 out,
                 "  n{id}op [label=\"{}\", shape=circle, width=0.4, fixedsize=false];",
-                quoted(&op_label(picture, node, symbol, &constants))
+                quoted(&label)
             );
             let _ = writeln!(out, "  n{id}op -> n{id};");
         }
@@ -141,6 +141,8 @@ pub struct Drawing {
     /// The labelled groups (derivative graphs, forward passes beside them)
     /// that the nodes' `group` fields point into, for the fills and legend.
     pub groups: Vec<PictureGroup>,
+    /// Which way the edges run.
+    pub direction: Direction,
 }
 
 /// One thing drawn: a value's box or an op's ellipse.
@@ -154,6 +156,9 @@ pub enum DrawNode {
         value: String,
         /// The gradient (its final value, drawn only when not pending).
         grad: String,
+        /// A pending gradient's sum so far at a fan-out: `2 → 5` at the step
+        /// that added to it, `2 so far` after.
+        partial: Option<String>,
         /// The gradient is not computed yet at this step: drawn blank.
         pending: bool,
         /// The node the step has just processed.
@@ -165,12 +170,15 @@ pub enum DrawNode {
         /// Its [`Drawing::groups`] entry, if any.
         group: Option<usize>,
     },
-    /// An op, with the constants it reads folded in (`× 2`).
+    /// An op, with the constants it reads folded in (`× 2`), or a whole
+    /// call of a user function drawn as one (`neuron`).
     Op {
         /// The label.
         label: String,
         /// Its [`Drawing::groups`] entry, if any (its result's).
         group: Option<usize>,
+        /// A call of a user function, not one op.
+        call: bool,
     },
     /// A reference to a leaf read by many ops ([`GHOST_FANOUT`]), drawn beside
     /// each of them but the first instead of an edge from afar: its name only.
@@ -210,11 +218,12 @@ pub fn drawing(picture: &Picture) -> Drawing {
         if node.op == Op::Const {
             continue;
         }
-        if let Some(symbol) = notation::symbol(node.op) {
+        if let Some(label) = op_text(picture, node, &constants) {
             op_at.insert(node.node.id, nodes.len());
             nodes.push(DrawNode::Op {
-                label: op_label(picture, node, symbol, &constants),
+                label,
                 group: node.group,
+                call: node.boxed.is_some(),
             });
         }
         value_at.insert(node.node.id, nodes.len());
@@ -222,6 +231,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
             name: label(node),
             value: format_number(node.value, DIGITS),
             grad: format_number(node.grad, DIGITS),
+            partial: partial_text(node),
             pending: node.pending,
             current: node.current,
             stepping,
@@ -283,6 +293,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
         nodes,
         edges,
         groups: picture.groups.clone(),
+        direction: picture.direction,
     }
 }
 
@@ -319,6 +330,65 @@ fn constants_of(picture: &Picture) -> HashMap<NodeId, f64> {
 /// A value box's name: the node as [`notation::node`] writes it (`x`, `#7`).
 fn label(node: &PictureNode) -> String {
     notation::node(&node.node, DIGITS)
+}
+
+/// The label of `node`'s op node, if it has one: a boxed call's function
+/// ([`call_label`]), else the op's ([`op_label`]).
+fn op_text(
+    picture: &Picture,
+    node: &PictureNode,
+    constants: &HashMap<NodeId, f64>,
+) -> Option<String> {
+    if let Some(call) = node.boxed {
+        return Some(call_label(
+            picture,
+            node,
+            &picture.calls[call].function,
+            constants,
+        ));
+    }
+    notation::symbol(node.op).map(|symbol| op_label(picture, node, symbol, constants))
+}
+
+/// A boxed call's label: the function's name, with the constants among its
+/// inputs in their places (`neuron(·, ·, 1)`).
+fn call_label(
+    picture: &Picture,
+    node: &PictureNode,
+    function: &str,
+    constants: &HashMap<NodeId, f64>,
+) -> String {
+    let mut inputs: Vec<(usize, Option<String>)> = picture
+        .edges
+        .iter()
+        .filter(|e| e.node == node.node.id)
+        .map(|e| {
+            (
+                e.position,
+                constants.get(&e.input).map(|&v| format_number(v, DIGITS)),
+            )
+        })
+        .collect();
+    if inputs.iter().all(|i| i.1.is_none()) {
+        return function.to_string();
+    }
+    inputs.sort_by_key(|i| i.0);
+    let inner: Vec<String> = inputs
+        .into_iter()
+        .map(|i| i.1.unwrap_or_else(|| "·".to_string()))
+        .collect();
+    format!("{function}({})", inner.join(", "))
+}
+
+/// A pending gradient's sum so far, as a box shows it: `2 → 5` at the step
+/// that added to it, `2 so far` after; `None` when no use has added yet.
+fn partial_text(node: &PictureNode) -> Option<String> {
+    let partial = node.partial?;
+    let sum = format_number(partial.sum, DIGITS);
+    Some(match partial.before {
+        None => format!("{sum} so far"),
+        Some(before) => format!("{} → {sum}", format_number(before, DIGITS)),
+    })
 }
 
 /// An op node's label: the op's symbol ([`notation::symbol`]), with the
@@ -398,6 +468,9 @@ mod tests {
             pending: false,
             current: false,
             group: None,
+            call: None,
+            boxed: None,
+            partial: None,
         }
     }
 
@@ -426,6 +499,8 @@ mod tests {
             ],
             step: None,
             groups: Vec::new(),
+            calls: Vec::new(),
+            direction: Direction::Auto,
         };
         let text = dot(&picture);
         assert!(text.contains("rankdir=LR;"));

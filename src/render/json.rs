@@ -264,6 +264,7 @@ pub fn event(event: &Event, session: &Session, source: &str, origin: &str) -> Op
             return serde_json::from_slice(&line).ok();
         }
         Event::Picture { .. }
+        | Event::Page { .. }
         | Event::TraceTable { .. }
         | Event::Plot {
             target: Some(_), ..
@@ -283,6 +284,7 @@ pub fn event(event: &Event, session: &Session, source: &str, origin: &str) -> Op
         | Event::Precision { .. }
         | Event::Graph { .. }
         | Event::Check { .. }
+        | Event::Naive { .. }
         | Event::Paths { .. }
         | Event::Plot { target: None, .. }
         | Event::Wrote { .. }

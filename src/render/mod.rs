@@ -5,6 +5,7 @@
 pub mod diagnostic;
 pub mod dot;
 pub mod highlight;
+pub mod html;
 pub mod json;
 pub mod layout;
 pub mod notation;

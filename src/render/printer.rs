@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Precision, Style, diagnostic, dot, json, plot, tables, text};
+use super::{Precision, Style, diagnostic, dot, html, json, plot, tables, text};
 use crate::files::{self, WritePolicy};
 use crate::session::{
     CalculusEvent, Event, PictureFormat, Session, SessionError, TableFormat, Target,
@@ -286,6 +286,17 @@ impl<O: Write, E: Write> Printer<O, E> {
                 PictureFormat::Dot => (target, "the graph as DOT", Ok(dot::dot(picture))),
                 PictureFormat::Svg => (target, "the graph as SVG", Ok(dot::svg(picture))),
             }),
+            Event::Page {
+                page,
+                target: Some(target),
+            } => {
+                let style = match self.format {
+                    Format::Human(style) => style,
+                    Format::Json => Style::default(),
+                };
+                let page = html::page(page, session, &style);
+                Some((target, "the graph as a web page", Ok(page)))
+            }
             Event::TraceTable {
                 of,
                 steps,

@@ -12,6 +12,7 @@ use std::fmt::Write;
 
 use super::dot::{DrawNode, Drawing, group_colours};
 use super::layout::{self, Edge, Size, Spacing};
+use crate::session::Direction;
 
 /// The width, in pixels, a slide shows a picture at; pictures no wider than this
 /// keep their text at 18 pixels.
@@ -19,7 +20,7 @@ pub const SLIDE_WIDTH: f64 = 1920.0;
 /// Text size, in pixels.
 const FONT: f64 = 18.0;
 /// Height of a line of text in a box.
-const ROW: f64 = 26.0;
+const ROW: f64 = 24.0;
 /// Padding inside a box, left and right.
 const PAD: f64 = 12.0;
 /// Height of an op's ellipse.
@@ -37,7 +38,7 @@ const SWATCH: f64 = 18.0;
 /// Gaps between ranks, nodes and edges.
 const SPACING: Spacing = Spacing {
     rank: 34.0,
-    node: 18.0,
+    node: 12.0,
     edge: 12.0,
 };
 /// Colours: ink, faint lines, the current node, finished gradients.
@@ -47,6 +48,7 @@ const CURRENT: &str = "#e8590c";
 const CURRENT_FILL: &str = "#fff0e0";
 const DONE_FILL: &str = "#eaf7ec";
 const OP_FILL: &str = "#f1f3f5";
+const CALL_FILL: &str = "#fff3bf";
 
 /// The drawing as SVG text (see the module comment).
 pub fn svg(drawing: &Drawing) -> String {
@@ -64,17 +66,10 @@ pub fn svg(drawing: &Drawing) -> String {
             }
         })
         .collect();
-    let left_to_right = arrange(&boxes, drawing, &labels, true);
-    let width = left_to_right.extent.0 + 2.0 * MARGIN;
-    let (layout, horizontal) = if width <= SLIDE_WIDTH {
-        (left_to_right, true)
-    } else {
-        let top_down = arrange(&boxes, drawing, &labels, false);
-        if top_down.extent.1 + 2.0 * MARGIN < width {
-            (top_down, false)
-        } else {
-            (left_to_right, true)
-        }
+    let (layout, horizontal) = match drawing.direction {
+        Direction::Auto => arrange_for_slide(&boxes, drawing, &labels),
+        Direction::LeftToRight => (arrange(&boxes, drawing, &labels, true), true),
+        Direction::TopToBottom => (arrange(&boxes, drawing, &labels, false), false),
     };
     // Abstract (along, across) to (x, y).
     let title = if drawing.title.is_some() { TITLE } else { 0.0 };
@@ -200,16 +195,19 @@ pub fn svg(drawing: &Drawing) -> String {
     for (item, (&center, &(bw, bh))) in items.iter().zip(layout.centers.iter().zip(&boxes)) {
         let (cx, cy) = place(center);
         match item {
-            DrawNode::Op { label, group } => {
+            DrawNode::Op { label, group, call } => {
                 // A lone operator sign is small at text size: drawn larger.
                 let size = if label.chars().count() == 1 { 24 } else { 18 };
-                let (fill, stroke) = match group {
-                    Some(k) => group_colours(drawing.groups[*k].derivative, *k),
-                    None => (OP_FILL, INK),
+                let (fill, stroke) = match (group, call) {
+                    (Some(k), _) => group_colours(drawing.groups[*k].derivative, *k),
+                    (None, true) => (CALL_FILL, INK),
+                    (None, false) => (OP_FILL, INK),
                 };
+                // A whole call of a user function: its name in bold.
+                let weight = if *call { "bold" } else { "normal" };
                 let _ = writeln!(
                     out,
-                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" fill=\"{INK}\">{}</text></g>",
+                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" font-weight=\"{weight}\" fill=\"{INK}\">{}</text></g>",
                     r(cx),
                     r(cy),
                     r(bw / 2.0),
@@ -235,6 +233,7 @@ pub fn svg(drawing: &Drawing) -> String {
                 name,
                 value,
                 grad,
+                partial,
                 pending,
                 current,
                 stepping,
@@ -279,7 +278,15 @@ pub fn svg(drawing: &Drawing) -> String {
                     base(1.0),
                     escape(value)
                 );
-                if *pending {
+                if let (true, Some(partial)) = (*pending, partial) {
+                    // A fan-out's sum so far, as `:trace` accumulates it.
+                    let _ = write!(
+                        out,
+                        "<text class=\"grad partial\" x=\"{text_x}\" y=\"{}\" fill=\"{CURRENT}\">grad {}</text>",
+                        base(2.0),
+                        escape(partial)
+                    );
+                } else if *pending {
                     let _ = write!(
                         out,
                         "<text class=\"grad pending\" x=\"{text_x}\" y=\"{}\" fill=\"{FAINT}\">grad</text>",
@@ -318,6 +325,27 @@ fn route_same_rank(p: (f64, f64), q: (f64, f64), horizontal: bool) -> bool {
         (p.1 - q.1).abs() < 0.5
     } else {
         (p.0 - q.0).abs() < 0.5
+    }
+}
+
+/// The layout for [`Direction::Auto`] and whether it runs left to right:
+/// left to right when at most a slide wide, else top to bottom when that is
+/// narrower.
+fn arrange_for_slide(
+    boxes: &[(f64, f64)],
+    drawing: &Drawing,
+    labels: &[f64],
+) -> (layout::Layout, bool) {
+    let left_to_right = arrange(boxes, drawing, labels, true);
+    let width = left_to_right.extent.0 + 2.0 * MARGIN;
+    if width <= SLIDE_WIDTH {
+        return (left_to_right, true);
+    }
+    let top_down = arrange(boxes, drawing, labels, false);
+    if top_down.extent.1 + 2.0 * MARGIN < width {
+        (top_down, false)
+    } else {
+        (left_to_right, true)
     }
 }
 
@@ -371,14 +399,24 @@ fn arrange(
 /// A node's width and height (left to right).
 fn box_size(node: &DrawNode) -> (f64, f64) {
     match node {
-        DrawNode::Op { label, .. } => ((text_width(label, false) + 26.0).max(46.0), OP_HEIGHT),
+        DrawNode::Op { label, call, .. } => {
+            ((text_width(label, *call) + 26.0).max(46.0), OP_HEIGHT)
+        }
         DrawNode::Ghost { name } => ((text_width(name, true) + 2.0 * PAD).ceil(), ROW + 8.0),
         DrawNode::Value {
-            name, value, grad, ..
+            name,
+            value,
+            grad,
+            partial,
+            ..
         } => {
             let widest = text_width(name, true)
                 .max(text_width(&format!("value {value}"), false))
-                .max(text_width(&format!("grad {grad}"), false));
+                .max(text_width(&format!("grad {grad}"), false))
+                .max(text_width(
+                    &format!("grad {}", partial.as_deref().unwrap_or("")),
+                    false,
+                ));
             ((widest + 2.0 * PAD).ceil(), 3.0 * ROW + 8.0)
         }
     }

@@ -231,8 +231,9 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
                     candidates.extend(session.function_names().map(plain));
                 }
                 Arg::Keyword(words) => candidates.extend(words.iter().map(|w| plain(w))),
-                Arg::Numbered(flag) => candidates.push(plain(flag)),
+                Arg::Numbered(flag) | Arg::Setting(flag) => candidates.push(plain(flag)),
                 Arg::Digits => candidates.push(plain("full")),
+                Arg::Port => {}
                 Arg::File | Arg::Range => {}
             }
         }
@@ -259,7 +260,7 @@ fn file_names(before: &str, pos: usize, next: &[Arg]) -> (usize, Vec<Pair>) {
     for arg in next {
         let words: &[&str] = match arg {
             Arg::Keyword(words) => words,
-            Arg::Numbered(flag) => std::slice::from_ref(flag),
+            Arg::Numbered(flag) | Arg::Setting(flag) => std::slice::from_ref(flag),
             _ => &[],
         };
         pairs.extend(words.iter().filter(|w| w.starts_with(word)).map(|w| Pair {

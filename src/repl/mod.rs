@@ -1,16 +1,20 @@
 //! The interactive front end: rustyline line editing with completion, colour and
 //! a live preview (`helper.rs`), multi-line input while a bracket is open, Ctrl-C
 //! to discard a line, Ctrl-D to leave, a history file appended line by line
-//! (`history.rs`), and the REPL-only paging of `:step`. When standard output is
-//! not a terminal (`gradcalc | tee log`), lines are read plainly: no line editor,
-//! no preview or colour codes, the prompt on stderr.
+//! (`history.rs`), and the REPL-only commands: the paging of `:step`, and
+//! `:serve`, the live page (`serve.rs`). When standard output is not a terminal
+//! (`gradcalc | tee log`), lines are read plainly: no line editor, no preview
+//! or colour codes, the prompt on stderr.
 
 mod helper;
 pub mod history;
+pub mod serve;
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Write};
 use std::rc::Rc;
+
+use serde_json::Value;
 
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
@@ -18,12 +22,13 @@ use rustyline::{CompletionType, Config, Editor};
 
 use crate::driver::{self, Options, Outcome};
 use crate::render::printer::wrap;
-use crate::render::{Answer, Format, Printer, Style, text};
+use crate::render::{Answer, Format, Printer, Style, html, text};
 use crate::session::{Event, Session};
 use crate::syntax;
 
 pub use helper::LineHelper;
 pub use history::history_path;
+pub use serve::Server;
 
 type LineEditor = Editor<LineHelper, DefaultHistory>;
 
@@ -160,6 +165,7 @@ fn run_plain<O: Write, E: Write>(
 ) -> io::Result<u8> {
     let stdin = io::stdin();
     let mut input = String::new();
+    let mut server = None;
     loop {
         let prompt = if input.is_empty() { PROMPT } else { ".. " };
         let mut err = io::stderr();
@@ -182,9 +188,17 @@ fn run_plain<O: Write, E: Write>(
         if typed.trim().is_empty() {
             continue;
         }
-        if run_input(session, printer, &typed)? {
+        let quit = match repl_command(&typed) {
+            Some("serve") => {
+                serve(&mut server, session, printer, &typed)?;
+                false
+            }
+            _ => run_input(session, printer, &typed)?,
+        };
+        if quit {
             return Ok(0);
         }
+        publish(server.as_ref(), session, printer, &typed);
     }
 }
 
@@ -235,6 +249,8 @@ fn run_shared<O: Write, E: Write>(
         let _ = editor.add_history_entry(entry.as_str());
     }
     let mut history_file = opened.file;
+    // `:serve`: stopped when the REPL ends (dropped with it).
+    let mut server: Option<Server> = None;
     // Everything in --json is JSON: no banner there.
     if matches!(printer.format, Format::Human(_)) {
         printer.line(&format!(
@@ -289,20 +305,26 @@ fn run_shared<O: Write, E: Write>(
                 history_file = None;
             }
         }
-        let quit = if is_step(&input) {
-            step(
-                &mut editor,
-                &mut session.borrow_mut(),
-                printer,
-                &input,
-                &style,
-            )?;
-            false
-        } else {
-            run_input(&mut session.borrow_mut(), printer, &input)?
+        let quit = match repl_command(&input) {
+            Some("step") => {
+                let at = Stepping {
+                    style: &style,
+                    server: server.as_ref(),
+                };
+                step(&mut editor, &mut session.borrow_mut(), printer, &input, at)?;
+                false
+            }
+            Some("serve") => {
+                serve(&mut server, &mut session.borrow_mut(), printer, &input)?;
+                false
+            }
+            _ => run_input(&mut session.borrow_mut(), printer, &input)?,
         };
         if quit {
             return Ok(0);
+        }
+        if repl_command(&input).is_none() {
+            publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
         }
         // `:precision` changed the printer's style: `:step` and the preview follow.
         if let Format::Human(now) = printer.format {
@@ -317,25 +339,132 @@ fn run_shared<O: Write, E: Write>(
     }
 }
 
-/// A REPL-only command (the command table says which: `:step`) typed alone on a
-/// line: paged in the REPL.
-fn is_step(input: &str) -> bool {
-    let Some(rest) = input.trim().strip_prefix(':') else {
-        return false;
-    };
+/// The name of a REPL-only command (the command table says which: `:step`,
+/// `:serve`) typed alone on a line, which the REPL carries out itself.
+fn repl_command(input: &str) -> Option<&'static str> {
+    let rest = input.trim().strip_prefix(':')?;
     let name = rest.split(char::is_whitespace).next().unwrap_or("");
-    crate::session::find_command(name).is_some_and(|c| c.repl_only)
-        && !input.contains([';', '\n', '#'])
+    crate::session::find_command(name)
+        .filter(|c| c.repl_only && !input.contains([';', '\n', '#']))
+        .map(|c| c.name)
+}
+
+/// `:serve [PORT|stop]`: starts, moves or stops the live page, and says so.
+fn serve<O: Write, E: Write>(
+    server: &mut Option<Server>,
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    input: &str,
+) -> io::Result<()> {
+    let words: Vec<&str> = input.split_whitespace().skip(1).collect();
+    let port = match words.as_slice() {
+        ["stop"] => {
+            return match server.take() {
+                Some(running) => {
+                    let address = running.address();
+                    running.stop();
+                    printer.line(&format!("stopped serving {address}"))
+                }
+                None => printer.line("not serving: `:serve` starts the live page"),
+            };
+        }
+        [] => serve::DEFAULT_PORT,
+        [word] => match word.parse::<u16>() {
+            Ok(port) if port > 0 => port,
+            _ => {
+                let at = input.find(word).unwrap_or(0);
+                let message = format!(
+                    "`{word}` is not a port: `:serve` takes a number from 1 to 65535, or `stop`"
+                );
+                let help = Some(format!("e.g. `:serve {}`", serve::DEFAULT_PORT));
+                return printer.problem(&message, at, help, input, "<input>");
+            }
+        },
+        _ => {
+            let help = Some("e.g. `:serve`, `:serve 8080`, `:serve stop`".to_string());
+            return printer.problem(
+                "`:serve` takes a port number or `stop`",
+                0,
+                help,
+                input,
+                "<input>",
+            );
+        }
+    };
+    if let Some(running) = server.as_ref().filter(|s| s.port() == port) {
+        return printer.line(&format!("already serving {}", running.address()));
+    }
+    // A new port: the old server stops first.
+    if let Some(running) = server.take() {
+        running.stop();
+    }
+    let model = page_model(session, printer);
+    match Server::start(port, model) {
+        Ok(started) => {
+            let address = started.address();
+            *server = Some(started);
+            printer.line(&format!(
+                "serving the live page at {address} (read-only, this computer only; `:serve stop` stops it)"
+            ))
+        }
+        Err(message) => {
+            let help = Some("`:html FILE` writes the page to a file instead".to_string());
+            let at = words.first().and_then(|word| input.find(word)).unwrap_or(0);
+            printer.problem(&message, at, help, input, "<input>")
+        }
+    }
+}
+
+/// The page's model for the session's output now, or why there is none.
+fn page_model<O: Write, E: Write>(session: &mut Session, printer: &Printer<O, E>) -> Value {
+    let style = match printer.format {
+        Format::Human(style) => style,
+        Format::Json => Style::default(),
+    };
+    match session.page() {
+        Ok(page) => html::model(&page, session, &style),
+        Err(error) => html::message_model(&format!("{error}: type a statement in gradcalc")),
+    }
+}
+
+/// After a typed input: the live page shows the output as it is now, at the
+/// finished backward pass after `:grad`, `:backward`, `:trace` and `:check`
+/// (the gradients were asked for), before it otherwise.
+fn publish<O: Write, E: Write>(
+    server: Option<&Server>,
+    session: &mut Session,
+    printer: &Printer<O, E>,
+    input: &str,
+) {
+    let Some(server) = server else { return };
+    let model = page_model(session, printer);
+    let asked = [":grad", ":backward", ":trace", ":check"]
+        .iter()
+        .any(|command| input.trim_start().starts_with(command));
+    let step = match model["steps"].as_array() {
+        Some(steps) if asked => steps.len(),
+        _ => 0,
+    };
+    server.publish(model, Some(step));
+}
+
+/// What `:step` follows besides the terminal: the style of its lines, and the
+/// live page, if one is served.
+struct Stepping<'a> {
+    style: &'a Style,
+    server: Option<&'a Server>,
 }
 
 /// `:step`: the backward pass one node per Enter; q, Ctrl-C or Ctrl-D stops.
+/// A live page (`:serve`) shows each step as the terminal does.
 fn step<O: Write, E: Write>(
     editor: &mut LineEditor,
     session: &mut Session,
     printer: &mut Printer<O, E>,
     input: &str,
-    style: &Style,
+    at: Stepping,
 ) -> io::Result<()> {
+    let style = at.style;
     crate::interrupt::clear();
     let mut trace = None;
     let mut written = Ok(());
@@ -379,6 +508,9 @@ fn step<O: Write, E: Write>(
         printer.flush()?;
         // No prompt after the header, nor after the last step.
         let Some(position) = position else { continue };
+        if let Some(server) = at.server {
+            server.show_step(position);
+        }
         if pieces.peek().is_none() {
             continue;
         }

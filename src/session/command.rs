@@ -5,7 +5,7 @@
 //! read the table. Adding a command is one row and its handler.
 
 use super::{Event, Session, SessionError, Target, nearest};
-use crate::syntax::Ident;
+use crate::syntax::{Ident, Span};
 
 /// What one argument of a command is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +22,17 @@ pub enum Arg {
     Range,
     /// Significant digits, 1 to 17, or `full` (`:precision`).
     Digits,
+    /// A TCP port number (`:serve`).
+    Port,
     /// One of these words, in any position (`all`, `kahn`, `md`, `tex`).
     Keyword(&'static [&'static str]),
     /// This word, in any position, followed by a number (`--step 3`); the
     /// handler reads the number.
     Numbered(&'static str),
+    /// A word starting with this key, in any position, with its value after
+    /// the `=` (`lr=0.5`, the key written with its `=`); the handler reads
+    /// the value.
+    Setting(&'static str),
 }
 
 /// One argument of a command: its kind and whether it may be left out.
@@ -110,16 +116,20 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "topo",
         aliases: &["order"],
-        usage: "[kahn] [all]",
-        help: "the reverse topological order backprop walks (alias `:order`); `kahn`: PyTorch's dependency-counting order",
-        params: &[optional(Arg::Keyword(&["kahn"])), ALL],
+        usage: "[kahn|naive] [all]",
+        help: "the reverse topological order backprop walks (alias `:order`); `kahn`: the order PyTorch's engine runs (dependency counts; a ready leaf first, else the node created last); `naive`: backprop in a naive recursion's order, the wrong gradients it gets beside the right ones (why backprop sorts)",
+        params: &[optional(Arg::Keyword(&["kahn", "naive"])), ALL],
         writes: false,
         repl_only: false,
-        takes: "takes `all` and `kahn`",
-        example: "e.g. `:topo`, `:topo kahn`, `:topo all`",
-        run: |s, c, e| match c.has("kahn") {
-            true => s.topo_kahn(c.name.span, c.has("all"), e),
-            false => s.topo(c.name.span, c.has("all"), e),
+        takes: "takes `all` and one of `kahn`, `naive`",
+        example: "e.g. `:topo`, `:topo kahn`, `:topo naive`, `:topo all`",
+        run: |s, c, e| {
+            let TopoArgs { order, all } = TopoArgs::parse(c);
+            match order {
+                TopoOrder::DepthFirst => s.topo(c.name.span, all, e),
+                TopoOrder::Kahn => s.topo_kahn(c.name.span, all, e),
+                TopoOrder::Naive => s.topo_naive(c.name.span, all, e),
+            }
         },
     },
     CommandSpec {
@@ -181,6 +191,39 @@ pub static COMMANDS: &[CommandSpec] = &[
         takes: "takes one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`",
         run: |s, c, e| s.picture(c, super::PictureFormat::Svg, e),
+    },
+    CommandSpec {
+        name: "html",
+        aliases: &[],
+        usage: "FILE",
+        help: "one self-contained web page: the graph with values and gradients, and the backward pass stepped with the keyboard (→ and ←), zoom, a projector theme; opens from file://",
+        params: &[required(Arg::File)],
+        writes: true,
+        repl_only: false,
+        takes: "takes one file name",
+        example: "e.g. `:html graph.html`",
+        run: Session::html,
+    },
+    CommandSpec {
+        name: "serve",
+        aliases: &[],
+        usage: "[PORT|stop]",
+        help: "show the page of `:html` live at http://127.0.0.1:PORT/ (8000 unless given), updated after every statement; read-only, this computer only; `:serve stop` stops it (REPL only)",
+        params: &[optional(Arg::Keyword(&["stop"])), optional(Arg::Port)],
+        writes: false,
+        repl_only: true,
+        takes: "takes a port number or `stop`",
+        example: "e.g. `:serve`, `:serve 8080`, `:serve stop`",
+        // The REPL serves the page itself (`repl/serve.rs`); elsewhere there
+        // is no session left running to show.
+        run: |_, c, _| {
+            Err(SessionError::BadArguments {
+                message: "`:serve` works in the interactive REPL: a script ends, and the page with it"
+                    .to_string(),
+                span: c.name.span,
+                help: Some("write the page once with `:html FILE`, or start `gradcalc` and type `:serve` there".to_string()),
+            })
+        },
     },
     CommandSpec {
         name: "check",
@@ -284,6 +327,24 @@ pub static COMMANDS: &[CommandSpec] = &[
         // `;`, `,` and `:=`): see `Session::repeat_statement`. A line that gets
         // here had no count.
         run: |_, c, _| Err(c.misuse()),
+    },
+    CommandSpec {
+        name: "descend",
+        aliases: &[],
+        usage: "LOSS lr=RATE steps=N PARAMS… [--all]",
+        help: "gradient descent on LOSS over the leaves PARAMS: each step, one backward pass gives every ∂LOSS/∂param, then all move together by −RATE × gradient; a table from step 0 (`--all`: every parameter's column) and a plot of LOSS (Ctrl-C keeps the steps done)",
+        params: &[
+            required(Arg::Name),
+            required(Arg::Setting("lr=")),
+            required(Arg::Setting("steps=")),
+            required(Arg::Names),
+            optional(Arg::Keyword(&["--all"])),
+        ],
+        writes: false,
+        repl_only: false,
+        takes: "takes a loss, `lr=RATE`, `steps=N` and the parameters",
+        example: "e.g. `:descend L lr=0.1 steps=20 w1 w2 b`",
+        run: |s, c, e| s.descend(&super::descent::Descent::parse(c)?, e),
     },
     CommandSpec {
         name: "hessian",
@@ -431,6 +492,45 @@ pub static COMMANDS: &[CommandSpec] = &[
     },
 ];
 
+/// Which order `:topo` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopoOrder {
+    /// The depth-first reverse topological order backprop walks.
+    DepthFirst,
+    /// PyTorch's engine's order (`kahn`).
+    Kahn,
+    /// A naive recursion's order, which is not topological (`naive`).
+    Naive,
+}
+
+/// `:topo`'s arguments, read once from the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopoArgs {
+    pub order: TopoOrder,
+    /// List every node (`all`), not a summary.
+    pub all: bool,
+}
+
+impl TopoArgs {
+    /// Reads `:topo`'s parsed command line (the table allows one of `kahn`,
+    /// `naive`).
+    pub fn parse(command: &Command) -> TopoArgs {
+        let order = match command
+            .keywords
+            .iter()
+            .find(|w| ["kahn", "naive"].contains(w))
+        {
+            Some(&"kahn") => TopoOrder::Kahn,
+            Some(_) => TopoOrder::Naive,
+            None => TopoOrder::DepthFirst,
+        };
+        TopoArgs {
+            order,
+            all: command.has("all"),
+        }
+    }
+}
+
 /// The most significant digits `:precision` takes: 17 always read back as the
 /// same f64 (IEEE 754, §5.12.2).
 pub const MAX_DIGITS: usize = 17;
@@ -447,11 +547,15 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
     &[
         required(Arg::File),
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
+        optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
 ];
 const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";
@@ -490,6 +594,8 @@ pub struct Command<'a> {
     pub range: Option<(&'a Ident, &'a Ident)>,
     /// The numbered flags given, with the word after each (`--step 3`).
     pub numbered: Vec<(&'static str, &'a Ident)>,
+    /// The settings given (`lr=0.5`): the key with its `=`, and the word.
+    pub settings: Vec<(&'static str, &'a Ident)>,
     /// The file argument.
     pub file: Option<&'a Ident>,
     /// `-f` / `--force` was given.
@@ -517,6 +623,7 @@ impl<'a> Command<'a> {
             keywords: Vec::new(),
             range: None,
             numbered: Vec::new(),
+            settings: Vec::new(),
             file: None,
             force: false,
         };
@@ -541,6 +648,13 @@ impl<'a> Command<'a> {
                 command.numbered.push((flag, number));
                 continue;
             }
+            if let Some(key) = setting(spec, &arg.name) {
+                if command.settings.iter().any(|(given, _)| *given == key) {
+                    return Err(command.misuse());
+                }
+                command.settings.push((key, arg));
+                continue;
+            }
             match keyword(spec, &command.keywords, &arg.name) {
                 Some(word) => command.keywords.push(word),
                 // A flag the row has, again or beside another of its group.
@@ -560,10 +674,17 @@ impl<'a> Command<'a> {
         let Some(mut extra) = positional.len().checked_sub(required) else {
             return Err(command.misuse());
         };
+        let missing = spec.params.iter().any(|p| match p.arg {
+            Arg::Setting(key) => !p.optional && !command.settings.iter().any(|(k, _)| *k == key),
+            _ => false,
+        });
+        if missing {
+            return Err(command.misuse());
+        }
         let mut rest = positional.into_iter();
         for param in spec.params {
             let take = match (param.arg, param.optional) {
-                (Arg::Keyword(_) | Arg::Numbered(_), _) => continue,
+                (Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_), _) => continue,
                 (Arg::Names, _) => {
                     let all = extra;
                     extra = 0;
@@ -583,10 +704,12 @@ impl<'a> Command<'a> {
                 }
             }
             match param.arg {
-                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits => command.names.extend(taken),
+                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port => {
+                    command.names.extend(taken)
+                }
                 Arg::File => command.file = taken.first().copied(),
                 Arg::Range => command.range = Some((taken[0], taken[1])),
-                Arg::Keyword(_) | Arg::Numbered(_) => {}
+                Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_) => {}
             }
         }
         if rest.next().is_some() {
@@ -606,6 +729,15 @@ impl<'a> Command<'a> {
             .iter()
             .find(|(given, _)| *given == flag)
             .map(|&(_, number)| number)
+    }
+
+    /// The value written after the setting `key` (with its `=`: `"lr="`), and
+    /// the word's span, if it was given.
+    pub fn setting(&self, key: &str) -> Option<(&'a str, Span)> {
+        self.settings
+            .iter()
+            .find(|(given, _)| *given == key)
+            .map(|&(_, word)| (&word.name[key.len()..], word.span))
     }
 
     /// The names given, as owned identifiers.
@@ -698,10 +830,10 @@ impl<'a> Command<'a> {
 }
 
 /// Whether `word` has the shape of a name (a letter or `_`, then name
-/// characters): what a variable or a node's label `_7` can be.
+/// characters, parts joined by `.`): what a variable or a node's label (`_7`,
+/// `h3.relu`) can be.
 fn name_shaped(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars.next().is_some_and(crate::syntax::is_name_start) && chars.all(crate::syntax::is_name_char)
+    crate::syntax::is_name(word)
 }
 
 /// The keyword of `spec` that `word` is, if it is one not given yet.
@@ -718,6 +850,14 @@ fn keyword(spec: &CommandSpec, given: &[&str], word: &str) -> Option<&'static st
 fn numbered(spec: &CommandSpec, given: &[&str], word: &str) -> Option<&'static str> {
     spec.params.iter().find_map(|p| match p.arg {
         Arg::Numbered(flag) if flag == word && !given.contains(&flag) => Some(flag),
+        _ => None,
+    })
+}
+
+/// The setting of `spec` that `word` gives a value to (`lr=0.5` for `lr=`).
+fn setting(spec: &CommandSpec, word: &str) -> Option<&'static str> {
+    spec.params.iter().find_map(|p| match p.arg {
+        Arg::Setting(key) if word.starts_with(key) => Some(key),
         _ => None,
     })
 }
@@ -739,8 +879,14 @@ fn flags(spec: &CommandSpec) -> Vec<&'static str> {
 fn width(arg: Arg) -> usize {
     match arg {
         Arg::Range => 2,
-        Arg::Names => 0,
-        Arg::Name | Arg::File | Arg::Topic | Arg::Digits | Arg::Keyword(_) | Arg::Numbered(_) => 1,
+        Arg::Names | Arg::Setting(_) => 0,
+        Arg::Name
+        | Arg::File
+        | Arg::Topic
+        | Arg::Digits
+        | Arg::Port
+        | Arg::Keyword(_)
+        | Arg::Numbered(_) => 1,
     }
 }
 
@@ -755,6 +901,10 @@ pub fn next_args(spec: &CommandSpec, typed: &[&str]) -> Vec<Arg> {
     let mut words = typed.iter();
     while let Some(word) = words.next() {
         if spec.writes && FORCE_FLAGS.contains(word) {
+            continue;
+        }
+        if let Some(key) = setting(spec, word) {
+            given_numbered.push(key);
             continue;
         }
         if let Some(flag) = numbered(spec, &given_numbered, word) {
@@ -780,7 +930,7 @@ pub fn next_args(spec: &CommandSpec, typed: &[&str]) -> Vec<Arg> {
                 }
                 continue;
             }
-            Arg::Numbered(flag) => {
+            Arg::Numbered(flag) | Arg::Setting(flag) => {
                 if !given_numbered.contains(&flag) {
                     next.push(param.arg);
                 }
@@ -871,8 +1021,9 @@ mod tests {
                     Arg::Topic => "TOPIC",
                     Arg::Range => "FROM TO",
                     Arg::Digits => "N|full",
+                    Arg::Port => "PORT",
                     Arg::Keyword(words) => words[0],
-                    Arg::Numbered(flag) => flag,
+                    Arg::Numbered(flag) | Arg::Setting(flag) => flag,
                 };
                 assert!(
                     spec.usage.contains(shown) || spec.help.contains(shown),

@@ -105,9 +105,11 @@ pub enum SessionError {
         function: String,
         inner: Box<SessionError>,
     },
-    /// A gradient through `f'(x)` of a variable: that would need a second derivative.
-    #[error("cannot differentiate through `{name}'(…)`: gradcalc has no second derivatives")]
-    SecondDerivative { name: String, span: Span },
+    /// A derivative (`grad(y, x)`, `f'(a)`, `:diff`, `:hessian`) whose graph
+    /// would pass the node budget: each order of a nested
+    /// `grad(grad(…, x), x)` multiplies the size.
+    #[error("this derivative builds more than {limit} nodes")]
+    DerivativeTooLarge { span: Span, limit: usize },
     /// `:frob`.
     #[error("unknown command `:{name}`")]
     UnknownCommand {
@@ -168,7 +170,7 @@ impl SessionError {
             | SessionError::DuplicateParameter { span, .. }
             | SessionError::NoOutput { span, .. }
             | SessionError::CallWithoutParentheses { span, .. }
-            | SessionError::SecondDerivative { span, .. }
+            | SessionError::DerivativeTooLarge { span, .. }
             | SessionError::UnknownCommand { span, .. }
             | SessionError::Interrupted { span }
             | SessionError::BadArguments { span, .. } => *span,
@@ -191,11 +193,11 @@ impl SessionError {
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
-            SessionError::SecondDerivative { name, .. } => Some(format!(
-                "`{name}'(x)` of a variable is a number that gradients do not pass through; differentiate an output that does not use it, or use `{name}'` at a number"
-            )),
             SessionError::UnknownName { hint: Some(h), .. }
             | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
+            SessionError::DerivativeTooLarge { .. } => Some(
+                "each order of a nested `grad(grad(…, x), x)` multiplies the graph's size: take fewer orders, or keep a lower order in a variable and differentiate a simpler expression".to_string(),
+            ),
             SessionError::UnknownName {
                 suggestion: Some(s),
                 ..

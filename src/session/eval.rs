@@ -34,6 +34,8 @@ struct Scope<'a> {
     call_span: Option<Span>,
     /// The graph's length when the statement began (for [`MAX_CALL_NODES`]).
     start: usize,
+    /// The innermost call being evaluated (an index into `Session::calls`).
+    call: Option<usize>,
 }
 
 /// The value of an expression statement or an assignment, to evaluate: its
@@ -417,6 +419,10 @@ impl Session {
         }
         let mut active = scope.active.clone();
         active.push(name.to_string());
+        let args_nodes = args.iter().map(|a| a.node).collect();
+        let call = self
+            .calls
+            .begin(name, args_nodes, scope.call, self.graph.len());
         let inner = Scope {
             params: function
                 .params
@@ -427,12 +433,16 @@ impl Session {
             active,
             call_span: Some(scope.call_span.unwrap_or(span)),
             start: scope.start,
+            call: Some(call),
         };
-        self.evaluate_in(&function.body, &inner, None, events)
+        let value = self
+            .evaluate_in(&function.body, &inner, None, events)
             .map_err(|inner| SessionError::InFunction {
                 function: name.to_string(),
                 inner: Box::new(inner),
-            })
+            })?;
+        self.calls.finish(call, value.node, &self.graph);
+        Ok(value)
     }
 
     /// The first function of `chain` (outermost first) whose body calls one
@@ -543,7 +553,7 @@ impl Session {
                 });
             }
             let label = format!("{name}{}(…)", "'".repeat(usize::from(k)));
-            result.node = self.derivative_node(result.node, t.node, label);
+            result.node = self.derivative_node(result.node, t.node, label, span)?;
         }
         let constant = self.graph.op(result.node) == Op::Const;
         Ok(Value {
@@ -587,7 +597,7 @@ impl Session {
             // A new leaf; the nodes that computed its value are of no further use.
             let number = self.graph.value(value.node);
             self.graph.truncate(mark);
-            self.derivative_nodes.retain(|id, _| id.0 < mark as u32);
+            self.calls.truncate(mark);
             let leaf = NodeId(mark as u32);
             self.keep_groups_as_leaf(mark, leaf);
             let made = self.graph.leaf(number);
@@ -654,6 +664,19 @@ impl Session {
         name: &str,
         span: Span,
     ) -> Result<Option<NodeId>, SessionError> {
+        if name.contains('.') {
+            return match self.calls.find(name) {
+                Some(id) => Ok(Some(id)),
+                None => Err(SessionError::BadArguments {
+                    message: format!("no node `{name}`: no call of a function built a node of that label"),
+                    span,
+                    help: Some(
+                        "`:topo` lists the nodes of the output with their labels (a call's nodes are `CALL.OP`, e.g. `h1.relu`)"
+                            .to_string(),
+                    ),
+                }),
+            };
+        }
         let Some(id) = super::label_id(name) else {
             return Ok(None);
         };
@@ -679,6 +702,14 @@ impl Session {
             Some(("it is a built-in function", None))
         } else if RESULT_NAMES.contains(&name) {
             Some(("it always names the most recent result", None))
+        } else if name.contains('.') {
+            Some((
+                "names with a `.` are labels of nodes built inside function calls",
+                Some(format!(
+                    "choose another name, e.g. `{}`",
+                    name.replace('.', "_")
+                )),
+            ))
         } else if let Some(id) = super::label_id(name) {
             Some((
                 "names of the form `_N` are node labels",
@@ -724,6 +755,8 @@ impl Session {
             Some("it is a variable")
         } else if super::label_id(&name.name).is_some() {
             Some("names of the form `_N` are node labels")
+        } else if name.name.contains('.') {
+            Some("names with a `.` are labels of nodes built inside function calls")
         } else {
             None
         };
@@ -737,12 +770,12 @@ impl Session {
             });
         }
         for (i, param) in params.iter().enumerate() {
-            if super::label_id(&param.name).is_some() {
+            if super::label_id(&param.name).is_some() || param.name.contains('.') {
                 return Err(SessionError::Reserved {
                     name: param.name.clone(),
                     span: param.span,
                     action: "name a parameter",
-                    reason: "names of the form `_N` are node labels".to_string(),
+                    reason: "names of the form `_N` or with a `.` are node labels".to_string(),
                     help: Some("choose another name".to_string()),
                 });
             }

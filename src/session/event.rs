@@ -370,6 +370,22 @@ pub enum Event {
         omitted: Option<Omitted>,
         differences: usize,
     },
+    /// `:topo naive [all]`: backprop in the order a naive recursion visits
+    /// the nodes (depth-first preorder, each node when first reached:
+    /// [`Graph::naive_order`](crate::engine::Graph::naive_order)), constants
+    /// left out. `rows` are those shown (`omitted` says which are not), each
+    /// with the gradient the naive walk had at the node when it visited it
+    /// (what it passed on to the inputs; at a leaf, what it read) beside the
+    /// right gradient; `wrong` counts the nodes of all `total` where they
+    /// differ; `early` is the first node visited before one of its consumers.
+    Naive {
+        of: String,
+        total: usize,
+        rows: Vec<NaiveRow>,
+        omitted: Option<Omitted>,
+        wrong: usize,
+        early: Option<EarlyVisit>,
+    },
     /// One gradient check (`:check`): ∂of/∂wrt at `at`, by reverse mode and by a
     /// central difference with step `h`; `difference` is |analytic − numeric|,
     /// `tolerance` the test the verdict rests on (for `warn` and `FAIL`, the
@@ -414,6 +430,10 @@ pub enum Event {
         format: PictureFormat,
         target: Option<Target>,
     },
+    /// The output's graph and backward pass as one web page (`:html FILE`),
+    /// for the printer to render and write.
+    #[serde(skip)]
+    Page { page: Page, target: Option<Target> },
     /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
     #[serde(skip)]
     TraceTable {
@@ -497,6 +517,7 @@ impl Event {
     pub fn target_mut(&mut self) -> Option<&mut Target> {
         match self {
             Event::Picture { target, .. }
+            | Event::Page { target, .. }
             | Event::TraceTable { target, .. }
             | Event::Plot { target, .. } => target.as_mut(),
             Event::Save { target, .. } | Event::Load { target } => Some(target),
@@ -557,6 +578,38 @@ pub struct KahnRow {
     pub pending: u32,
     /// Its 1-based position in the depth-first order of `:topo`.
     pub dfs_position: usize,
+}
+
+/// One node of `:topo naive`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NaiveRow {
+    /// The node (its position is its place in the naive visit order).
+    #[serde(flatten)]
+    pub row: NodeRow,
+    /// ∂output/∂node as the naive walk had it when it visited the node.
+    #[serde(serialize_with = "fields::number")]
+    pub naive: f64,
+    /// ∂output/∂node, by the reverse topological order.
+    #[serde(serialize_with = "fields::number")]
+    pub right: f64,
+}
+
+/// The first node a naive walk visits too early: at `position` (1-based),
+/// before its consumer `consumer` at `consumer_position` has passed it its
+/// gradient. Labels as the user types them (`b`, `_3`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EarlyVisit {
+    pub node: String,
+    pub position: usize,
+    pub consumer: String,
+    pub consumer_position: usize,
+    /// The node is a leaf: the walk read its gradient (else passed it on).
+    pub leaf: bool,
+    /// Its gradient at the visit, and the right one.
+    #[serde(serialize_with = "fields::number")]
+    pub naive: f64,
+    #[serde(serialize_with = "fields::number")]
+    pub right: f64,
 }
 
 /// The test of a gradient check, as `torch.autograd.gradcheck` makes it (through
@@ -694,6 +747,54 @@ pub struct PictureNode {
     pub current: bool,
     /// The [`Picture::groups`] entry the node is drawn in, if any.
     pub group: Option<usize>,
+    /// The innermost call of a user function that built the node (an index
+    /// into [`Picture::calls`]); `None` for a node built at top level.
+    pub call: Option<usize>,
+    /// The node is a call's output drawn as the whole call, one box (an
+    /// index into [`Picture::calls`]): its edges come from the call's inputs,
+    /// labelled with ∂output/∂input through the body.
+    pub boxed: Option<usize>,
+    /// A pending gradient that some of the node's uses have already added to
+    /// (at a fan-out, as `:trace` accumulates it); `None` when no use has yet
+    /// or the gradient is done.
+    pub partial: Option<Partial>,
+}
+
+/// The sum so far of a fan-out node's gradient in a picture of the backward
+/// pass in progress: what its uses processed so far have added.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Partial {
+    /// The sum before the step drawn, when that step added to it.
+    pub before: Option<f64>,
+    /// The sum after it.
+    pub sum: f64,
+}
+
+/// A call of a user function among a picture's nodes (see [`Session::calls`](super::Session::calls)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PictureCall {
+    /// The call's label (`h3`).
+    pub label: String,
+    /// The function called.
+    pub function: String,
+    /// The call whose body made this one (an index into [`Picture::calls`]).
+    pub parent: Option<usize>,
+    /// The node the call returned.
+    pub output: Option<NodeId>,
+    /// Drawn as one box ([`PictureNode::boxed`]) rather than node by node.
+    pub boxed: bool,
+}
+
+/// Which way a picture's edges run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Direction {
+    /// Left to right when that is at most a slide wide, else the narrower way.
+    #[default]
+    Auto,
+    /// Left to right (`--lr`), as micrograd's `draw_dot`.
+    LeftToRight,
+    /// Top to bottom (`--tb`).
+    TopToBottom,
 }
 
 /// A labelled group of a picture's nodes: the nodes one `grad(y, x)` or
@@ -747,6 +848,22 @@ pub struct Picture {
     pub step: Option<PictureStep>,
     /// The labelled groups that [`PictureNode::group`] points into.
     pub groups: Vec<PictureGroup>,
+    /// The calls that [`PictureNode::call`] and [`PictureNode::boxed`] point into.
+    pub calls: Vec<PictureCall>,
+    /// Which way the edges run.
+    pub direction: Direction,
+}
+
+/// What `:html` and `:serve` show: the output's finished picture and the
+/// backward pass to step through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The finished picture (every gradient filled in; the page blanks the
+    /// pending ones while it steps).
+    pub picture: Picture,
+    /// The [`Event::Trace`] of every step (`:trace all`), or why the pass
+    /// cannot be stepped (a derivative graph: `:trace` refuses it too).
+    pub trace: Result<Box<Event>, String>,
 }
 
 /// What a picture is written as.

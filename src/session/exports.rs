@@ -1,14 +1,19 @@
 //! The commands that draw or tabulate the graph for a lecture: `:dot`,
-//! `:svg` (also step by step), `:trace md|tex` and `:plot`. Each returns an
-//! event; files are written by the printer, not here.
+//! `:svg` (also step by step), `:html`, `:trace md|tex` and `:plot`. Each
+//! returns an event; files are written by the printer, not here.
 
+use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+
+use super::boxes::CallBoxes;
 use super::command::Command;
 use super::{
-    Event, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep, PlotSample, Session,
-    SessionError, TableFormat, Target,
+    Direction, Event, Page, Partial, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep,
+    PlotSample, Session, SessionError, TableFormat, Target,
 };
-use crate::engine::Op;
-use crate::syntax::Ident;
+use crate::engine::{NodeId, Op};
+use crate::syntax::{Ident, Span};
 
 /// `:dot` and `:svg` draw graphs of at most this many nodes.
 const PICTURE_NODES: usize = 500;
@@ -28,7 +33,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let name = command.name;
-        let moment = picture_moment(command)?;
+        let options = picture_options(command)?;
         let file = command.optional_target();
         let output = self.require_output(name.span)?;
         let order = self.order_for(output.node);
@@ -45,41 +50,18 @@ impl Session {
             });
         }
         let (gradients, _) = self.backprop(&output, name.span)?;
+        let boxes = self.call_boxes(&order, options.expand);
+        let order = boxes.order.as_slice();
         let names = self.names_by_node();
         // The steps as `:trace` numbers them: step K processes the node at
-        // `visible[K - 1]`, the K-th node of the order that is not a constant.
+        // `visible[K - 1]`, the K-th node of the order that is not a constant
+        // (a boxed call is one step).
         let visible: Vec<usize> = (0..order.len())
             .filter(|&i| self.graph.op(order[i]) != Op::Const)
             .collect();
         let last = visible.len();
-        let moments: Vec<Option<usize>> = match moment {
-            Moment::Done => vec![None],
-            Moment::Step(k) if k > last => {
-                let (message, help) = match last {
-                    0 => (
-                        format!("the backward pass from {} has no steps", output.label),
-                        format!("e.g. `:{}` for the finished pass", name.name),
-                    ),
-                    _ => (
-                        format!(
-                            "the backward pass from {} has steps 1 to {last}",
-                            output.label
-                        ),
-                        format!("the steps are the numbers `:trace` shows, e.g. `--step {last}`"),
-                    ),
-                };
-                return Err(SessionError::BadArguments {
-                    message,
-                    span: command
-                        .number_after(STEP_FLAG)
-                        .map_or(name.span, |k| k.span),
-                    help: Some(help),
-                });
-            }
-            Moment::Step(k) => vec![Some(k)],
-            Moment::Steps => (0..=last).map(Some).collect(),
-        };
-        let grouped = self.picture_groups(&order);
+        let moments = moments(options.moment, last, &output.label, command)?;
+        let grouped = self.picture_groups(order);
         if order.len() + grouped.beside.len() > PICTURE_NODES {
             return Err(SessionError::BadArguments {
                 message: format!(
@@ -94,6 +76,17 @@ impl Session {
         }
         let mut edges = Vec::new();
         for &id in grouped.beside.iter().chain(order.iter()) {
+            if let Some(inputs) = boxes.inputs.get(&id) {
+                for (position, &(input, local)) in inputs.iter().enumerate() {
+                    edges.push(PictureEdge {
+                        input,
+                        node: id,
+                        position,
+                        local,
+                    });
+                }
+                continue;
+            }
             for (position, &input) in self.graph.operands(id).iter().enumerate() {
                 edges.push(PictureEdge {
                     input,
@@ -103,6 +96,15 @@ impl Session {
                 });
             }
         }
+        let frame = Frame {
+            order,
+            beside: &grouped.beside,
+            edges: &edges,
+            grads: &|id| gradients[id],
+            boxes: &boxes,
+            group_of: &grouped.group_of,
+            names: &names,
+        };
         for step in moments {
             // The node step K processes, and how many nodes of the order are
             // done by then (the constants before it too: no step of their own).
@@ -111,27 +113,7 @@ impl Session {
                 None => order.len(),
                 Some(_) => current.map_or(0, |at| at + 1),
             };
-            // The nodes beside the output's graph have no gradient in it:
-            // drawn with the gradient blank.
-            let beside = grouped.beside.iter().map(|&id| (id, true, false));
-            let nodes = beside
-                .chain(
-                    order
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &id)| (id, i >= done, current == Some(i))),
-                )
-                .map(|(id, pending, current)| PictureNode {
-                    node: self.node_ref(id, &names),
-                    op: self.graph.op(id),
-                    value: self.graph.value(id),
-                    grad: gradients[id],
-                    pending,
-                    current,
-                    group: grouped.group_of.get(&id).copied(),
-                })
-                .collect();
-            let target = file.as_ref().map(|file| match (step, moment) {
+            let target = file.as_ref().map(|file| match (step, options.moment) {
                 (Some(number), Moment::Steps) => Target {
                     path: format!(
                         "{}/step-{number:03}.{}",
@@ -148,16 +130,133 @@ impl Session {
             events.push(Event::Picture {
                 picture: Picture {
                     of: output.label.clone(),
-                    nodes,
+                    nodes: self.picture_nodes(&frame, current, done),
                     edges: edges.clone(),
                     step: step.map(|number| PictureStep { number, last }),
                     groups: grouped.groups.clone(),
+                    calls: boxes.calls.clone(),
+                    direction: options.direction,
                 },
                 format,
                 target,
             });
         }
         Ok(())
+    }
+
+    /// The nodes of one picture of `frame`: `done` nodes of its order
+    /// processed, `current` (a position in the order) just now. A pending
+    /// node that uses processed so far have added to carries their sum
+    /// ([`Partial`]), as `:trace` accumulates it.
+    fn picture_nodes(
+        &self,
+        frame: &Frame,
+        current: Option<usize>,
+        done: usize,
+    ) -> Vec<PictureNode> {
+        // The sums at a fan-out: each processed node adds upstream × local
+        // to each input; `before` is the sum before the current step.
+        let mut uses: FxHashMap<NodeId, usize> = FxHashMap::default();
+        for edge in frame.edges {
+            *uses.entry(edge.input).or_default() += 1;
+        }
+        let mut sums: FxHashMap<NodeId, Partial> = FxHashMap::default();
+        for (i, &id) in frame.order.iter().enumerate().take(done) {
+            let upstream = (frame.grads)(id);
+            for edge in frame.edges.iter().filter(|e| e.node == id) {
+                let partial = sums.entry(edge.input).or_insert(Partial {
+                    before: None,
+                    sum: 0.0,
+                });
+                let before = partial.sum;
+                partial.sum += upstream * edge.local;
+                if current == Some(i) {
+                    // The first addition keeps its 0: `0 → 2`, as `:trace`.
+                    partial.before.get_or_insert(before);
+                }
+            }
+        }
+        // The nodes beside the output's graph have no gradient in it:
+        // drawn with the gradient blank.
+        let beside = frame.beside.iter().map(|&id| (id, true, false));
+        beside
+            .chain(
+                frame
+                    .order
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &id)| (id, i >= done, current == Some(i))),
+            )
+            .map(|(id, pending, current)| PictureNode {
+                node: self.node_ref(id, frame.names),
+                op: self.graph.op(id),
+                value: self.graph.value(id),
+                grad: (frame.grads)(id),
+                pending,
+                current,
+                group: frame.group_of.get(&id).copied(),
+                call: frame.boxes.call_of.get(&id).copied(),
+                boxed: frame.boxes.boxed.get(&id).copied(),
+                partial: sums
+                    .get(&id)
+                    .filter(|_| pending && uses.get(&id) > Some(&1))
+                    .copied(),
+            })
+            .collect()
+    }
+
+    /// `:html FILE`: the output's graph and its backward pass as one page
+    /// ([`Page`]), for the printer to render and write.
+    ///
+    /// Errors: as `:svg` (no output, a graph of more than 500 nodes).
+    pub(super) fn html(
+        &mut self,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let page = self.page_of(command)?;
+        events.push(Event::Page {
+            page,
+            target: command.optional_target(),
+        });
+        Ok(())
+    }
+
+    /// The page `:html` writes, for the current output: what `:serve` shows
+    /// after every statement. The statement log and the output do not change.
+    ///
+    /// Errors: as `:html` (no output yet, a graph too large to draw); the
+    /// error's span is empty.
+    pub fn page(&mut self) -> Result<Page, SessionError> {
+        let at = Span::new(0, 0);
+        let name = Ident {
+            name: "html".to_string(),
+            span: at,
+        };
+        let file = [Ident {
+            name: "-".to_string(),
+            span: at,
+        }];
+        let command = Command::parse(&name, &file)?;
+        self.page_of(&command)
+    }
+
+    /// The finished picture and the trace of every step (or why there is none).
+    fn page_of(&mut self, command: &Command) -> Result<Page, SessionError> {
+        let mut drawn = Vec::new();
+        self.picture(command, PictureFormat::Svg, &mut drawn)?;
+        let Some(Event::Picture { picture, .. }) = drawn.pop() else {
+            return Err(command.misuse());
+        };
+        let mut traced = Vec::new();
+        let trace = match self.trace(command.name.span, true, &mut traced) {
+            Ok(()) => traced
+                .pop()
+                .map(Box::new)
+                .ok_or_else(|| "the backward pass has no steps".to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        Ok(Page { picture, trace })
     }
 
     /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes.
@@ -342,6 +441,87 @@ enum Moment {
     Step(usize),
     /// Every step, one file each (`--steps`).
     Steps,
+}
+
+/// What a `:dot` / `:svg` command line asks for, parsed once.
+struct PictureOptions {
+    /// Which moment of the backward pass.
+    moment: Moment,
+    /// Every call drawn node by node (`--expand`), not as one box.
+    expand: bool,
+    /// `--lr`, `--tb`, or neither.
+    direction: Direction,
+}
+
+/// The options of a `:dot` / `:svg` command line (see [`picture_moment`]):
+/// `--expand`, and `--lr` or `--tb`.
+fn picture_options(command: &Command) -> Result<PictureOptions, SessionError> {
+    let direction = match (command.has("--lr"), command.has("--tb")) {
+        (true, true) => return Err(command.misuse()),
+        (true, false) => Direction::LeftToRight,
+        (false, true) => Direction::TopToBottom,
+        (false, false) => Direction::Auto,
+    };
+    Ok(PictureOptions {
+        moment: picture_moment(command)?,
+        expand: command.has("--expand"),
+        direction,
+    })
+}
+
+/// The steps to draw, one picture each (`None`: the finished pass), for the
+/// `moment` of a pass of `last` steps from `of`.
+///
+/// Errors: a step past the last.
+fn moments(
+    moment: Moment,
+    last: usize,
+    of: &str,
+    command: &Command,
+) -> Result<Vec<Option<usize>>, SessionError> {
+    let name = command.name;
+    Ok(match moment {
+        Moment::Done => vec![None],
+        Moment::Step(k) if k > last => {
+            let (message, help) = match last {
+                0 => (
+                    format!("the backward pass from {of} has no steps"),
+                    format!("e.g. `:{}` for the finished pass", name.name),
+                ),
+                _ => (
+                    format!("the backward pass from {of} has steps 1 to {last}"),
+                    format!("the steps are the numbers `:trace` shows, e.g. `--step {last}`"),
+                ),
+            };
+            return Err(SessionError::BadArguments {
+                message,
+                span: command
+                    .number_after(STEP_FLAG)
+                    .map_or(name.span, |k| k.span),
+                help: Some(help),
+            });
+        }
+        Moment::Step(k) => vec![Some(k)],
+        Moment::Steps => (0..=last).map(Some).collect(),
+    })
+}
+
+/// What every picture of one `:dot` / `:svg` command shares.
+struct Frame<'a> {
+    /// The nodes drawn, output first.
+    order: &'a [NodeId],
+    /// The nodes drawn beside the output's graph.
+    beside: &'a [NodeId],
+    /// The edges drawn.
+    edges: &'a [PictureEdge],
+    /// ∂output/∂node.
+    grads: &'a dyn Fn(NodeId) -> f64,
+    /// The calls drawn as boxes.
+    boxes: &'a CallBoxes,
+    /// The group of each node drawn in one.
+    group_of: &'a HashMap<NodeId, usize>,
+    /// Each node's name.
+    names: &'a HashMap<NodeId, &'a str>,
 }
 
 /// The moment a `:dot` / `:svg` command line asks for: `--before`, `--step K`

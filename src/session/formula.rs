@@ -1,8 +1,9 @@
-//! The local-derivative formulas a trace prints: each op's rule
-//! ([`Op::rule`]) with the operands' labels in place of its placeholders,
-//! constant arithmetic folded, printed by the expression printer. Every formula
-//! is an expression the calculator parses; evaluated in the session, it gives
-//! the local derivative (`2*x`, `-(1/a)/a`, `1/(1 + x^2)`).
+//! The local-derivative formulas a trace prints: each op's textbook rule
+//! ([`Op::local_rule`] with [`Form::Textbook`]) written over the operands'
+//! labels ([`rule_tree`]), constant arithmetic folded, printed by the
+//! expression printer. Every formula is an expression the calculator parses;
+//! evaluated in the session, it gives the local derivative (`2*x`, `-1/a^2`,
+//! `1/(1 + x^2)`). `:help` writes the same rules over `u`, `a`, `b`.
 //!
 //! An operand's label is its variable name, its literal when it is a constant,
 //! and otherwise, when it is short, the expression that defines it (`x*w`); an
@@ -11,8 +12,8 @@
 
 use std::collections::HashMap;
 
-use crate::engine::{Graph, NodeId, Op, Rule};
-use crate::syntax::{BinaryOp, ExprKind, ExprTree, UnaryOp, parse_expression};
+use crate::engine::{Constant, Expr, Form, Graph, LocalRule, NodeId, Op};
+use crate::syntax::{BinaryOp, ExprKind, ExprTree, UnaryOp};
 
 /// The most expression nodes an unnamed operand's label may have (`x1*w1 +
 /// x2*w2` has 7).
@@ -21,11 +22,10 @@ const LABEL_NODES: usize = 9;
 /// The longest an unnamed operand's label may print, in characters.
 const LABEL_CHARS: usize = 32;
 
-/// Builds formulas for one trace; parsed rules are kept for the next step.
+/// Builds formulas for one trace.
 pub(super) struct Formulas<'g> {
     graph: &'g Graph,
     names: HashMap<NodeId, &'g str>,
-    parsed: HashMap<String, Option<ExprTree>>,
 }
 
 /// One local derivative, as the trace shows it.
@@ -39,11 +39,7 @@ pub(super) struct Formula {
 impl<'g> Formulas<'g> {
     /// Formulas over `graph`, whose nodes carry the variable names `names`.
     pub(super) fn new(graph: &'g Graph, names: HashMap<NodeId, &'g str>) -> Formulas<'g> {
-        Formulas {
-            graph,
-            names,
-            parsed: HashMap::new(),
-        }
+        Formulas { graph, names }
     }
 
     /// The variable names of the nodes, as given to [`Formulas::new`].
@@ -68,33 +64,14 @@ impl<'g> Formulas<'g> {
         let mut formulas = Vec::with_capacity(inputs.len());
         for (position, label) in labels.iter().enumerate() {
             let partial = format!("∂{of}/∂{}", wrap(label));
-            let rhs = match op.rule(position, &values, self.graph.value(node)) {
-                Rule::PassesNothing => None,
-                Rule::Expr(text) => self.instantiate(op, &text, &refs),
-            };
+            let rule = op.local_rule(position, &values, self.graph.value(node), Form::Textbook);
+            let rhs = rule_tree(op, rule, &refs).map(|tree| tree.fold_constants().to_string());
             formulas.push(Formula {
                 partial: restore_labels(partial, &labelled),
                 rhs: rhs.map(|rhs| restore_labels(rhs, &labelled)),
             });
         }
         formulas
-    }
-
-    /// The rule `text` of `op` with `operands` for its placeholders, folded and
-    /// printed; `None` only if the rule text did not parse (a bug, caught by tests).
-    fn instantiate(&mut self, op: Op, text: &str, operands: &[&ExprTree]) -> Option<String> {
-        let tree = self
-            .parsed
-            .entry(text.to_string())
-            .or_insert_with(|| parse_expression(text).ok())
-            .as_ref()?;
-        let bindings: Vec<(&str, &ExprTree)> = op
-            .placeholders()
-            .iter()
-            .copied()
-            .zip(operands.iter().copied())
-            .collect();
-        Some(tree.substitute(&bindings).fold_constants().to_string())
     }
 
     /// How a node is written as an operand: its name, its literal, its short
@@ -177,8 +154,56 @@ fn restore_labels(text: String, labelled: &[NodeId]) -> String {
     })
 }
 
+/// The local rule `rule` of `op` written over `operands` (the operands' trees,
+/// in operand order): `None` where it passes nothing, `nan` where it is
+/// undefined, the expression divided by `k` at a `k`-way tie of max or min.
+pub(super) fn rule_tree(op: Op, rule: LocalRule, operands: &[&ExprTree]) -> Option<ExprTree> {
+    match rule {
+        LocalRule::PassesNothing => None,
+        LocalRule::Undefined => Some(ExprTree::name("nan")),
+        LocalRule::Expr { expr, ties } => {
+            let tree = expr_tree(expr, op, operands);
+            Some(if ties > 1 {
+                ExprTree::binary(BinaryOp::Div, &tree, &ExprTree::number(ties as f64))
+            } else {
+                tree
+            })
+        }
+    }
+}
+
+/// A rule's expression of a node of `op` as a tree, with `operands` for its
+/// operands and `op(operands)` for the node's own value; named constants by
+/// name (`pi`, `e`, `ln(2)`, `ln(10)`). Recursion is over the rule's small
+/// fixed tree.
+fn expr_tree(expr: &Expr, op: Op, operands: &[&ExprTree]) -> ExprTree {
+    match *expr {
+        Expr::Operand(k) => operands
+            .get(k)
+            .map_or_else(|| ExprTree::name("nan"), |&tree| tree.clone()),
+        Expr::Output => apply(op, operands),
+        Expr::Num(x) => ExprTree::number(x),
+        Expr::Named(constant) => constant_tree(constant),
+        Expr::Apply(inner, args) => {
+            let trees: Vec<ExprTree> = args.iter().map(|a| expr_tree(a, op, operands)).collect();
+            let refs: Vec<&ExprTree> = trees.iter().collect();
+            apply(inner, &refs)
+        }
+    }
+}
+
+/// A named constant as the calculator writes it: `pi`, `e`, `ln(2)`, `ln(10)`.
+pub(super) fn constant_tree(constant: Constant) -> ExprTree {
+    match constant {
+        Constant::Pi => ExprTree::name("pi"),
+        Constant::E => ExprTree::name("e"),
+        Constant::Ln2 => ExprTree::call("ln", &[&ExprTree::number(2.0)]),
+        Constant::Ln10 => ExprTree::call("ln", &[&ExprTree::number(10.0)]),
+    }
+}
+
 /// The expression `op` applied to `operands`: `a + b`, `-u`, `tanh(u)`, `max(a, b, c)`.
-fn apply(op: Op, operands: &[&ExprTree]) -> ExprTree {
+pub(super) fn apply(op: Op, operands: &[&ExprTree]) -> ExprTree {
     let binary = |op: BinaryOp| ExprTree::binary(op, operands[0], operands[1]);
     match op {
         Op::Add => binary(BinaryOp::Add),
@@ -196,7 +221,7 @@ fn apply(op: Op, operands: &[&ExprTree]) -> ExprTree {
 
 /// The tree as text, in parentheses unless it is a name, a call or a
 /// non-negative literal: `∂(x^2)/∂x`, `∂tanh(x)/∂x`, `∂(x*w + b)/∂(x*w)`.
-fn wrap(tree: &ExprTree) -> String {
+pub(super) fn wrap(tree: &ExprTree) -> String {
     let atomic = match &tree.get(tree.root()).kind {
         ExprKind::Name(_) | ExprKind::Call { .. } => true,
         ExprKind::Number(x) => !x.is_sign_negative(),

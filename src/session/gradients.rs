@@ -34,15 +34,18 @@ impl Session {
 
     /// Backpropagates from the output: the gradients, and which nodes it reaches.
     ///
-    /// Errors: [`SessionError::SecondDerivative`] when the output uses `f'(x)` of a variable.
+    /// Errors: [`SessionError::Interrupted`] at `span` after Ctrl-C.
     pub(super) fn backprop(
         &mut self,
         output: &Output,
         span: Span,
     ) -> Result<(Gradients, Vec<bool>), SessionError> {
         let order = self.order_for(output.node);
-        self.check_first_order(&order, span)?;
         let gradients = self.graph.backward(&order);
+        if self.graph.interrupted() {
+            // The order or the walk stopped early: the gradients are incomplete.
+            return Err(SessionError::Interrupted { span });
+        }
         let mut reached = vec![false; self.graph.len()];
         for id in order.iter() {
             reached[id.0 as usize] = true;

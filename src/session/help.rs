@@ -4,9 +4,10 @@ use std::fmt::Write;
 
 use super::command::{self, COMMANDS};
 use super::eval::builtin_function_names;
+use super::formula::{apply, rule_tree, wrap};
 use super::{CONSTANTS, Event, Session, SessionError, nearest};
-use crate::engine::Op;
-use crate::syntax::Ident;
+use crate::engine::{Arity, LocalRule, Op, Passing};
+use crate::syntax::{ExprTree, Ident};
 
 /// The conventions at kinks and edges (docs/language.md §7, PyTorch's).
 const CONVENTIONS: &str = "\
@@ -49,8 +50,8 @@ impl Session {
         } else if let Some(op) = Op::from_function_name(name) {
             let info = op.info();
             let _ = writeln!(text, "{name}: {}", info.summary);
-            for formula in info.formulas {
-                let _ = writeln!(text, "  {formula}");
+            for line in rule_lines(op) {
+                let _ = writeln!(text, "  {line}");
             }
             if name == "log" {
                 let _ = writeln!(
@@ -93,6 +94,70 @@ impl Session {
             text: ascii_minus(&text),
         })
     }
+}
+
+/// The derivative rules of `op` as `:help` shows them: one line per input
+/// position, its textbook formula over `u` (or `a`, `b`) written by the same
+/// code as the trace's (`∂tanh(u)/∂u = 1 - tanh(u)^2`), where it passes
+/// nothing, and the formula's source.
+fn rule_lines(op: Op) -> Vec<String> {
+    let info = op.info();
+    let names: &[&str] = match info.arity {
+        Arity::Leaf => &[],
+        Arity::Unary => &["u"],
+        Arity::Binary | Arity::Variadic => &["a", "b"],
+    };
+    let trees: Vec<ExprTree> = names.iter().map(|n| ExprTree::name(n)).collect();
+    let operands: Vec<&ExprTree> = trees.iter().collect();
+    let of = match info.arity {
+        Arity::Variadic => format!("{}(a, b, …)", info.name),
+        _ => wrap(&apply(op, &operands)),
+    };
+    let positions = if info.arity == Arity::Variadic {
+        1
+    } else {
+        names.len()
+    };
+    let mut lines = Vec::new();
+    let mut last_source = "";
+    for (position, name) in names.iter().enumerate().take(positions) {
+        let Some(derivative) = info.derivative(position) else {
+            continue;
+        };
+        let rule = LocalRule::Expr {
+            expr: &derivative.textbook,
+            ties: 1,
+        };
+        let passing = derivative.passing;
+        let mut line = format!("∂{of}/∂{name}");
+        match passing {
+            Passing::NotDifferentiable | Passing::Detached => {
+                line.push_str(&format!(": passes nothing ({})", passing.nothing_where()));
+            }
+            _ => {
+                if let Some(tree) = rule_tree(op, rule, &operands) {
+                    line.push_str(&format!(" = {}", tree.fold_constants()));
+                }
+                let holds = passing.holds_where();
+                if !holds.is_empty() {
+                    line.push_str(&format!(" for {holds}"));
+                }
+                let nothing = passing.nothing_where();
+                if !nothing.is_empty() {
+                    line.push_str(&format!("; passes nothing for {nothing}"));
+                }
+                if matches!(passing, Passing::ToLargest | Passing::ToSmallest) {
+                    line.push_str("; k tied inputs get 1/k each");
+                }
+            }
+        }
+        lines.push(line);
+        if derivative.source != last_source {
+            lines.push(format!("  source: {}", derivative.source));
+            last_source = derivative.source;
+        }
+    }
+    lines
 }
 
 /// The text with every minus sign `−` (U+2212, as the op table's formulas are

@@ -8,8 +8,8 @@ use super::command::Command;
 use super::event::ListingKind;
 use super::formula::Formulas;
 use super::{
-    Event, FunctionRow, GraphLine, KahnRow, Listing, NodeRow, Omitted, Session, SessionError,
-    TableFormat, TraceContribution, TraceStep, VarRow,
+    EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, Omitted,
+    Session, SessionError, TableFormat, TraceContribution, TraceStep, VarRow,
 };
 use crate::engine::{Gradients, NodeId, Op, Step};
 use crate::syntax::Span;
@@ -81,7 +81,6 @@ impl Session {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_interrupt()?;
-        self.check_first_order(&order, span)?;
         let constants = order
             .iter()
             .filter(|&&id| self.graph.op(id) == Op::Const)
@@ -417,7 +416,85 @@ impl Session {
     }
 }
 
-/// A shared order, read as a slice (what [`Graph::backward_steps`] keeps).
+impl Session {
+    /// `:topo naive [all]`: the backward pass in the order a naive recursion
+    /// visits the nodes, each node's gradient at its visit beside the right
+    /// one, and the first node visited too early (see [`Event::Naive`]).
+    ///
+    /// Errors: no output; an output built with `f'(x)` of a variable.
+    pub(super) fn topo_naive(
+        &mut self,
+        span: Span,
+        all: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let output = self.require_output(span)?;
+        let order = self.order_for(output.node);
+        self.check_interrupt()?;
+        let right = self.graph.backward(&order);
+        let visit = self.graph.naive_order(output.node);
+        let early = self.graph.first_visited_too_early(&visit);
+        self.check_interrupt()?;
+        let graph = &self.graph;
+        let shown: Vec<NodeId> = visit
+            .iter()
+            .copied()
+            .filter(|&id| graph.op(id) != Op::Const)
+            .collect();
+        // ∂output/∂node as the naive walk had it on reaching each node.
+        let naive: Vec<f64> = graph
+            .backward_steps(&visit[..], |i| graph.op(visit[i]) != Op::Const)
+            .map(|step| step.upstream)
+            .collect();
+        self.check_interrupt()?;
+        let differs = |a: f64, b: f64| {
+            !(a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs()) || a.is_nan() && b.is_nan())
+        };
+        let wrong = shown
+            .iter()
+            .zip(&naive)
+            .filter(|&(&id, &n)| differs(n, right.get(id)))
+            .count();
+        let omitted = summary(shown.len(), all);
+        let names = self.names_by_node();
+        let rows = shown
+            .iter()
+            .zip(&naive)
+            .enumerate()
+            .filter(|(i, _)| omitted.is_none_or(|o| *i < o.after || *i >= o.after + o.count))
+            .map(|(i, (&id, &n))| NaiveRow {
+                row: self.node_row(i + 1, id, &names),
+                naive: n,
+                right: right.get(id),
+            })
+            .collect();
+        // Positions among the nodes shown (constants are not listed).
+        let position = |id: NodeId| shown.iter().position(|&s| s == id).map_or(0, |p| p + 1);
+        let early = early.map(|(at, consumer)| EarlyVisit {
+            node: self.node_ref(visit[at], &names).label(),
+            position: position(visit[at]),
+            consumer: self.node_ref(visit[consumer], &names).label(),
+            consumer_position: position(visit[consumer]),
+            leaf: self.graph.op(visit[at]).is_leaf(),
+            naive: naive
+                .get(position(visit[at]).wrapping_sub(1))
+                .copied()
+                .unwrap_or(f64::NAN),
+            right: right.get(visit[at]),
+        });
+        events.push(Event::Naive {
+            of: output.label,
+            total: shown.len(),
+            rows,
+            omitted,
+            wrong,
+            early,
+        });
+        Ok(())
+    }
+}
+
+/// A shared order, read as a slice/// A shared order, read as a slice (what [`Graph::backward_steps`] keeps).
 ///
 /// [`Graph::backward_steps`]: crate::engine::Graph::backward_steps
 struct Shared(Rc<Vec<NodeId>>);

@@ -12,9 +12,7 @@
 //! whose rows are still to be written by node id) once the graph holds more
 //! than [`GC_MIN_NODES`] nodes and has doubled since the last collection.
 
-use std::collections::HashMap;
 use std::rc::Rc;
-use std::time::Instant;
 
 use super::{Event, Session};
 use crate::engine::{Graph, NodeId};
@@ -81,7 +79,7 @@ impl Session {
     /// Compacts the graph to the nodes reachable from the roots and remaps
     /// every id the session holds.
     pub(super) fn collect_garbage(&mut self, automatic: bool) -> Reclaim {
-        let start = Instant::now();
+        let start = Clock::start();
         let (nodes_before, bytes_before) = (self.graph.len(), self.graph.memory_bytes());
         let roots = self.roots();
         let remap = self.graph.retain_reachable(&roots);
@@ -100,12 +98,9 @@ impl Session {
                 (!old.is_empty()).then_some((name, old))
             })
             .collect();
+        self.calls.remap(&remap);
         // Derivative groups are runs of ids; after compaction they are not.
         self.derivative_groups.clear();
-        self.derivative_nodes = std::mem::take(&mut self.derivative_nodes)
-            .into_iter()
-            .filter_map(|(id, name)| Some((remap.get(id)?, name)))
-            .collect::<HashMap<_, _>>();
         self.order_cache = self.order_cache.take().and_then(|(output, mut order)| {
             let output = remap.get(output)?;
             // In place unless a caller still holds the order (then a copy).
@@ -119,7 +114,7 @@ impl Session {
             nodes_after: self.graph.len(),
             bytes_before,
             bytes_after: self.graph.memory_bytes(),
-            millis: start.elapsed().as_secs_f64() * 1e3,
+            millis: start.millis(),
             automatic,
         };
         self.memory.live_after_last = reclaim.nodes_after;
@@ -191,5 +186,26 @@ impl Session {
             collections: self.memory.collections,
             last: self.memory.last,
         }
+    }
+}
+
+/// The time a collection takes, for `:stats`. The browser's build
+/// (wasm32-unknown-unknown) has no clock in the standard library: 0 there.
+struct Clock(#[cfg(not(target_family = "wasm"))] std::time::Instant);
+
+impl Clock {
+    fn start() -> Clock {
+        Clock(
+            #[cfg(not(target_family = "wasm"))]
+            std::time::Instant::now(),
+        )
+    }
+
+    /// Milliseconds since [`Clock::start`].
+    fn millis(&self) -> f64 {
+        #[cfg(not(target_family = "wasm"))]
+        return self.0.elapsed().as_secs_f64() * 1e3;
+        #[cfg(target_family = "wasm")]
+        return 0.0;
     }
 }

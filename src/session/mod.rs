@@ -7,9 +7,12 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod boxes;
+mod calls;
 mod check;
 mod command;
 mod derivatives;
+mod descent;
 pub mod error;
 mod eval;
 pub mod event;
@@ -31,15 +34,17 @@ use rustc_hash::FxHashMap;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
+pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
-pub use derivatives::{CalculusEvent, Change, RepeatRow, gradient_nodes};
+pub use derivatives::{CalculusEvent, Change, RepeatRow};
 pub use error::SessionError;
 pub use event::{
-    CHECK_TOLERANCE, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine, KahnRow, Listing, NodeRef,
-    NodeRow, Omitted, PathEdge, PathRow, Picture, PictureEdge, PictureFormat, PictureGroup,
-    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceContribution,
-    TraceStep, VarRow, Verdict, label_id, node_label,
+    CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
+    KahnRow, Listing, NaiveRow, NodeRef, NodeRow, Omitted, Page, Partial, PathEdge, PathRow,
+    Picture, PictureCall, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
+    PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
+    label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -101,12 +106,11 @@ pub struct Session {
     /// change once appended, so an output's order stays valid until `:reset`
     /// (a collection remaps it).
     order_cache: Option<(NodeId, Rc<Vec<NodeId>>)>,
-    /// Nodes made by `f'(x)` of a variable, with the function's name: gradients
-    /// cannot pass through them (that would take a second derivative).
-    derivative_nodes: HashMap<NodeId, String>,
     /// The nodes one statement may build through calls; `None` is
     /// [`eval::MAX_CALL_NODES`]. The live preview lowers it (`preview.rs`).
     call_node_limit: Option<usize>,
+    /// The calls of user functions and the labels of the nodes they built.
+    calls: calls::Calls,
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
     /// Source text of the statements that built this state, for `:save` (script.rs).
@@ -121,9 +125,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// An empty session: no variables, no functions, no output.
+    /// An empty session: no variables, no functions, no output. Its graph's
+    /// long loops poll Ctrl-C ([`crate::interrupt::CtrlC`], given to the
+    /// engine with `Graph::set_interrupt`).
     pub fn new() -> Session {
-        Session::default()
+        let mut session = Session::default();
+        session
+            .graph
+            .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
+        session
     }
 
     /// The computation graph built so far.
@@ -238,7 +248,6 @@ impl Session {
     fn undo_past(&mut self, len: usize, statements: usize) {
         if self.graph.len() > len {
             self.graph.truncate(len);
-            self.derivative_nodes.retain(|id, _| id.index() < len);
             self.forget_groups_past(len);
         }
         if self
@@ -306,6 +315,9 @@ impl Session {
                 if rest.is_some() {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
+            }
+            Statement::Updates { targets, values } => {
+                self.update_together(&targets, &values, &mut events)?;
             }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]
@@ -414,20 +426,6 @@ impl Session {
         }
     }
 
-    /// Refuses to backpropagate through `f'(x)` of a variable (see `derivative_nodes`).
-    fn check_first_order(&self, order: &[NodeId], span: Span) -> Result<(), SessionError> {
-        if self.derivative_nodes.is_empty() {
-            return Ok(());
-        }
-        match order.iter().find_map(|id| self.derivative_nodes.get(id)) {
-            Some(name) => Err(SessionError::SecondDerivative {
-                name: name.clone(),
-                span,
-            }),
-            None => Ok(()),
-        }
-    }
-
     /// Why ∂output/∂`name` is 0 when the output's graph (`reached`, from
     /// `backprop`) holds an earlier binding of `name` but not its current one:
     /// "e was built from an earlier b". `None` otherwise.
@@ -526,7 +524,9 @@ impl Session {
         }
     }
 
-    /// Which variable names each node carries now (the first-assigned name wins).
+    /// Which name each node is shown with now: its variable (the
+    /// first-assigned name wins), else its call label (`h3.relu`, see
+    /// [`Call`]).
     fn names_by_node(&self) -> HashMap<NodeId, &str> {
         let mut map = HashMap::new();
         for name in &self.var_order {
@@ -534,7 +534,30 @@ impl Session {
                 map.entry(node).or_insert(name.as_str());
             }
         }
+        for (node, label) in self.calls.labels() {
+            map.entry(node).or_insert(label);
+        }
         map
+    }
+
+    /// The calls of user functions, in the order they began: which function,
+    /// which call of it (`h3`), its argument and output nodes, and the call
+    /// that made it. Indices into this slice are what [`Session::call_of`]
+    /// returns.
+    pub fn calls(&self) -> &[Call] {
+        self.calls.list()
+    }
+
+    /// The innermost call whose body built `node` (an index into
+    /// [`Session::calls`]); `None` for a node built at top level, a leaf, or
+    /// a constant. Walk [`Call::parent`] for the calls around it.
+    pub fn call_of(&self, node: NodeId) -> Option<usize> {
+        self.calls.call_of(node)
+    }
+
+    /// Whether `node` was built by call `call` or by a call inside it.
+    pub fn within_call(&self, node: NodeId, call: usize) -> bool {
+        self.calls.within(node, call)
     }
 
     /// Describes one node for `:topo` and `:trace`.

@@ -42,7 +42,6 @@ impl Session {
         self.call_node_limit = None;
         let value = result.ok().map(|v| self.graph.value(v.node));
         self.graph.truncate(mark);
-        self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
         self.forget_groups_past(mark);
         value
     }

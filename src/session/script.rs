@@ -98,7 +98,11 @@ impl Session {
 /// Whether a statement builds state that a saved script must repeat.
 pub(super) fn builds_state(statement: &Statement) -> bool {
     match statement {
-        Statement::Expr(_) | Statement::Assign { .. } | Statement::Define { .. } => true,
+        Statement::Expr(_)
+        | Statement::Assign { .. }
+        | Statement::Updates { .. }
+        | Statement::Define { .. } => true,
+        // `:descend` records itself: after Ctrl-C, with the steps it finished.
         Statement::Command { name, .. } => name.name == "backward" || name.name == "repeat",
     }
 }

@@ -5,8 +5,8 @@
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
 use super::eval::Rhs;
 use super::{Event, Session, SessionError, Target};
-use crate::engine::Op;
-use crate::syntax::{self, AssignOp, ExprTree, Ident, Span, Statement};
+use crate::engine::{NodeId, Op};
+use crate::syntax::{self, AssignOp, ExprKind, ExprTree, Ident, Span, Statement};
 
 /// The most steps one `:repeat` runs.
 pub const MAX_REPEAT: usize = 1_000_000;
@@ -44,8 +44,80 @@ impl Session {
         tree: &ExprTree,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        let node = self.settable_leaf(target)?;
+        let number = self.value_here(tree, events)?;
+        self.check_interrupt()?;
+        let set = [(target.name.clone(), node, number)];
+        self.set_leaves(&set, target.span.to(tree.span()), events);
+        Ok(())
+    }
+
+    /// `w1, b := e1, e2`: every value is computed at the current point, then
+    /// all the leaves are set together and the nodes built from any of them
+    /// are evaluated again once (`Graph::update_leaves`): one step of gradient
+    /// descent over several parameters, where `w1 := e1; b := e2` would take
+    /// `e2` after w1 moved.
+    ///
+    /// Errors: as [`Session::update`] for each name; a name given twice; a
+    /// count of values other than the count of names. Nothing changes on an
+    /// error.
+    pub(super) fn update_together(
+        &mut self,
+        targets: &[Ident],
+        values: &[ExprTree],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let whole = targets[0]
+            .span
+            .to(values.last().map_or(targets[0].span, ExprTree::span));
+        if targets.len() != values.len() {
+            let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "{} names but {} value{}: a simultaneous update takes one value per name, in the same order",
+                    targets.len(),
+                    values.len(),
+                    if values.len() == 1 { "" } else { "s" }
+                ),
+                span: whole,
+                help: Some(format!(
+                    "one value per name: `{} := {}`",
+                    names.join(", "),
+                    vec!["…"; names.len()].join(", ")
+                )),
+            });
+        }
+        let mut sets = Vec::with_capacity(targets.len());
+        for (i, target) in targets.iter().enumerate() {
+            if targets[..i].iter().any(|t| t.name == target.name) {
+                return Err(SessionError::BadArguments {
+                    message: format!("`{}` is updated twice in one statement", target.name),
+                    span: target.span,
+                    help: Some("give each name one value".to_string()),
+                });
+            }
+            sets.push((target.name.clone(), self.settable_leaf(target)?));
+        }
+        let mut numbers = Vec::with_capacity(values.len());
+        for tree in values {
+            numbers.push(self.value_here(tree, events)?);
+        }
+        self.check_interrupt()?;
+        let sets: Vec<(String, NodeId, f64)> = sets
+            .into_iter()
+            .zip(numbers)
+            .map(|((name, node), number)| (name, node, number))
+            .collect();
+        self.set_leaves(&sets, whole, events);
+        Ok(())
+    }
+
+    /// The leaf `target` names, if `:=` may set it.
+    ///
+    /// Errors: a node label, an unknown name, a name bound to a computed value.
+    pub(super) fn settable_leaf(&self, target: &Ident) -> Result<NodeId, SessionError> {
         let name = target.name.as_str();
-        if super::label_id(name).is_some() {
+        if super::label_id(name).is_some() || name.contains('.') {
             return Err(SessionError::BadArguments {
                 message: format!(
                     "`{name}` is a node label, not a variable: `:=` changes a variable by its name"
@@ -72,22 +144,42 @@ impl Session {
                 )),
             });
         }
+        Ok(node)
+    }
+
+    /// The value of `tree` at the current point; the nodes it built are
+    /// removed again.
+    fn value_here(
+        &mut self,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<f64, SessionError> {
         let mark = self.graph.len();
         let result = self.evaluate(tree, events);
         let number = result.map(|value| self.graph.value(value.node));
         self.graph.truncate(mark);
-        self.derivative_nodes.retain(|id, _| (id.0 as usize) < mark);
         self.forget_groups_past(mark);
-        let number = number?;
-        self.check_interrupt()?;
+        number
+    }
+
+    /// Sets the leaves of `sets` (name, leaf, value) together, evaluates their
+    /// dependents again, and reports: one `Updated` event a name, the last
+    /// one with the nodes evaluated again and the named values that moved;
+    /// warnings (at `span`) for a value that became inf or nan and for a
+    /// stored derivative now on another branch.
+    fn set_leaves(&mut self, sets: &[(String, NodeId, f64)], span: Span, events: &mut Vec<Event>) {
+        let is_target = |n: &str| sets.iter().any(|(name, _, _)| name == n);
         let named: Vec<(String, f64)> = self
             .var_order
             .iter()
-            .filter(|n| n.as_str() != name)
+            .filter(|n| !is_target(n))
             .map(|n| (n.clone(), self.graph.value(self.vars[n])))
             .collect();
-        let updated = self.graph.update_leaf(node, number);
-        self.warn_stale_branches(&updated, target, tree, events);
+        let leaves: Vec<(NodeId, f64)> =
+            sets.iter().map(|&(_, node, value)| (node, value)).collect();
+        let updated = self.graph.update_leaves(&leaves);
+        let names: Vec<&str> = sets.iter().map(|(name, _, _)| name.as_str()).collect();
+        self.warn_stale_branches(&updated, &names.join(", "), span, events);
         // As evaluation warns: the first node evaluated again that made inf
         // or nan out of finite inputs.
         let broken = updated.iter().find_map(|&id| {
@@ -124,19 +216,23 @@ impl Session {
                 [] => message,
                 now => format!("{message}: now {}", now.join(", ")),
             };
-            events.push(Event::Warning {
-                message,
-                span: target.span.to(tree.span()),
-            });
+            events.push(Event::Warning { message, span });
         }
-        self.last = Some(node);
-        events.push(Event::Calculus(CalculusEvent::Updated {
-            name: name.to_string(),
-            value: number,
-            recomputed: updated.len(),
-            changed,
-        }));
-        Ok(())
+        let mut changed = Some(changed);
+        for (i, (name, node, value)) in sets.iter().enumerate() {
+            let last = i + 1 == sets.len();
+            self.last = Some(*node);
+            events.push(Event::Calculus(CalculusEvent::Updated {
+                name: name.clone(),
+                value: *value,
+                recomputed: if last { updated.len() } else { 0 },
+                changed: if last {
+                    changed.take().unwrap_or_default()
+                } else {
+                    Vec::new()
+                },
+            }));
+        }
     }
 
     /// After `:=` (`updated`: the nodes evaluated again, in increasing
@@ -149,9 +245,9 @@ impl Session {
     /// point; evaluating it again is.
     fn warn_stale_branches(
         &self,
-        updated: &[crate::engine::NodeId],
-        target: &Ident,
-        tree: &ExprTree,
+        updated: &[NodeId],
+        targets: &str,
+        span: Span,
         events: &mut Vec<Event>,
     ) {
         for group in &self.derivative_groups {
@@ -177,10 +273,10 @@ impl Session {
                 message: format!(
                     "{what} was built while `{}` took another branch than it takes now; it keeps the old branch, so it need not be the derivative at the new {}: evaluate `{}` again",
                     self.graph.op(id).info().name,
-                    target.name,
+                    targets,
                     group.label
                 ),
-                span: target.span.to(tree.span()),
+                span,
             });
         }
     }
@@ -346,6 +442,13 @@ impl Session {
                         assigned.push(target.name.clone());
                     }
                 }
+                Statement::Updates { targets, .. } => {
+                    for target in targets {
+                        if !assigned.contains(&target.name) {
+                            assigned.push(target.name.clone());
+                        }
+                    }
+                }
                 Statement::Expr(_) => {}
                 Statement::Define { .. } | Statement::Command { .. } => {
                     return Err(usage(*piece, "`:repeat` runs assignments and expressions"));
@@ -353,14 +456,19 @@ impl Session {
             }
             statements.push(located.statement);
         }
-        let keep = |step: usize| {
-            steps <= ALL_STEPS
-                || step <= HEAD_STEPS
-                || step == steps
-                || step % steps.div_ceil(SAMPLED_STEPS) == 0
-        };
-        let mut rows = Vec::new();
-        let mut outputs = Vec::with_capacity(steps);
+        if let Some(warning) = self.one_after_another(&statements, &count.name, body) {
+            events.push(warning);
+        }
+        let keep = |step: usize| keeps_step(step, steps);
+        // Step 0: the point the steps start from.
+        let start = self.output.as_ref().map(|o| self.graph.value(o.node));
+        let mut rows = vec![RepeatRow {
+            step: 0,
+            output: start,
+            values: self.values_of(&assigned),
+        }];
+        let mut outputs = Vec::with_capacity(steps + 1);
+        outputs.push(start.unwrap_or(f64::NAN));
         let mut done = 0;
         let mut interrupted = false;
         // The statements of the step cut short by Ctrl-C that had run.
@@ -377,6 +485,9 @@ impl Session {
                     Statement::Assign { target, op, value } => self
                         .assign(target, *op, &Rhs::whole(value), &mut step_events)
                         .map(|_| ()),
+                    Statement::Updates { targets, values } => {
+                        self.update_together(targets, values, &mut step_events)
+                    }
                     Statement::Expr(tree) => {
                         self.evaluate(tree, &mut step_events).and_then(|value| {
                             self.check_interrupt()?;
@@ -438,7 +549,7 @@ impl Session {
             }
         }
         if let Some(last_row) = rows.last() {
-            if last_row.step != done {
+            if last_row.step != done && done > 0 {
                 // `finished` holds step `done`'s values: a step not kept
                 // stored them.
                 rows.push(RepeatRow {
@@ -464,6 +575,85 @@ impl Session {
             steps: done,
             requested: steps,
             partial: partial.to_vec(),
+        })
+    }
+}
+
+/// Whether the table of a loop of `steps` steps (`:repeat`, `:descend`)
+/// shows step `step`: every step of a short loop; else the first few, about
+/// [`SAMPLED_STEPS`] evenly spaced ones, and the last.
+pub(super) fn keeps_step(step: usize, steps: usize) -> bool {
+    steps <= ALL_STEPS
+        || step <= HEAD_STEPS
+        || step == steps
+        || step % steps.div_ceil(SAMPLED_STEPS) == 0
+}
+
+impl Session {
+    /// The warning for a `:repeat` step of several `:=` that would be
+    /// gradient descent if they ran together: each runs after the ones before
+    /// it moved their leaves, so a later right side that reads an earlier
+    /// target (through its graph, or through a user function, which may read
+    /// any variable) is taken at a moved point (coordinate descent). Says what
+    /// to type for the simultaneous update. `None` when no such pair exists.
+    fn one_after_another(
+        &self,
+        statements: &[Statement],
+        count: &str,
+        body: Span,
+    ) -> Option<Event> {
+        let updates: Vec<(&Ident, &ExprTree)> = statements
+            .iter()
+            .filter_map(|s| match s {
+                Statement::Assign {
+                    target,
+                    op: AssignOp::Update,
+                    value,
+                } => Some((target, value)),
+                _ => None,
+            })
+            .collect();
+        let reads_earlier = updates.iter().enumerate().skip(1).find(|(i, (_, tree))| {
+            let earlier: Vec<NodeId> = updates[..*i]
+                .iter()
+                .filter_map(|(t, _)| self.vars.get(&t.name).copied())
+                .collect();
+            self.reads_any(tree, &earlier)
+        });
+        let (_, (target, _)) = reads_earlier?;
+        let names: Vec<&str> = updates.iter().map(|(t, _)| t.name.as_str()).collect();
+        let values: Vec<String> = updates.iter().map(|(_, v)| v.to_string()).collect();
+        Some(Event::Warning {
+            message: format!(
+                "these `:=` run one after another, so `{}`'s new value is taken after {} moved: coordinate descent, not gradient descent; for gradient descent set them together: `:repeat {count} {} := {}`",
+                target.name,
+                names[0],
+                names.join(", "),
+                values.join(", ")
+            ),
+            span: body,
+        })
+    }
+
+    /// Whether `tree`'s value at the current point can depend on one of the
+    /// nodes `leaves`: a name in it is bound to one of them or to a node
+    /// built from one, or it calls a user function.
+    fn reads_any(&self, tree: &ExprTree, leaves: &[NodeId]) -> bool {
+        let Some(&lowest) = leaves.iter().min() else {
+            return false;
+        };
+        tree.nodes.iter().any(|node| match &node.kind {
+            ExprKind::Name(name) => self.vars.get(name.as_str()).is_some_and(|&bound| {
+                leaves.contains(&bound)
+                    || (bound > lowest
+                        && self
+                            .graph
+                            .topo_order_above(bound, lowest)
+                            .iter()
+                            .any(|id| leaves.contains(id)))
+            }),
+            ExprKind::Call(call) => self.functions.contains_key(call.name.as_str()),
+            _ => false,
         })
     }
 }

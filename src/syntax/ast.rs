@@ -304,6 +304,14 @@ pub enum Statement {
         op: AssignOp,
         value: ExprTree,
     },
+    /// `w1, b := e1, e2`: a simultaneous update of several leaves in place;
+    /// every value is computed at the current point before any leaf moves.
+    /// The parser keeps what was written: the session refuses a count of
+    /// values other than the count of targets.
+    Updates {
+        targets: Vec<Ident>,
+        values: Vec<ExprTree>,
+    },
     /// A user function definition `f(x, y) = body`.
     Define {
         name: Ident,

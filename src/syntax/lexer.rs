@@ -218,7 +218,9 @@ impl<'s> Lexer<'s> {
         while i < bytes.len() {
             let b = bytes[i];
             if b.is_ascii() {
-                if b.is_ascii_alphanumeric() || b == b'_' {
+                let dot_then_name =
+                    b == b'.' && self.text[i + 1..].chars().next().is_some_and(is_name_start);
+                if b.is_ascii_alphanumeric() || b == b'_' || dot_then_name {
                     i += 1;
                 } else {
                     break;
@@ -239,6 +241,15 @@ impl<'s> Lexer<'s> {
 /// `name` rule spells the same sets.
 pub(crate) fn is_name_start(c: char) -> bool {
     c == '_' || c.is_alphabetic()
+}
+
+/// True if `word` is one name: parts of a name-start character and name
+/// characters, joined by `.` (`x`, `w₂₁`, the call label `h3.relu`).
+pub(crate) fn is_name(word: &str) -> bool {
+    word.split('.').all(|part| {
+        let mut chars = part.chars();
+        chars.next().is_some_and(is_name_start) && chars.all(is_name_char)
+    })
 }
 
 /// True if `c` can continue a name: a letter, an ASCII digit, `_`, a subscript

@@ -27,7 +27,7 @@ pub use ast::*;
 // The token stream the splitter, the parser's checks and the REPL highlighter share.
 pub(crate) use error::DERIVATIVE_SPELLINGS;
 pub use error::SyntaxError;
-pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name_char, is_name_start};
+pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name, is_name_char};
 /// [`Statements`] without a borrow of the source, for callers that own it.
 pub use parser::Cursor;
 pub use parser::Pieces;

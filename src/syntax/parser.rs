@@ -185,7 +185,7 @@ pub(crate) fn parse_pieces(
     let streams = match &located.statement {
         Statement::Expr(_) => true,
         Statement::Assign { op, .. } => *op != AssignOp::Update,
-        Statement::Define { .. } | Statement::Command { .. } => false,
+        Statement::Updates { .. } | Statement::Define { .. } | Statement::Command { .. } => false,
     };
     if streamed && streams {
         located.span = Span::new(located.span.start, offset + text.len());
@@ -196,7 +196,7 @@ pub(crate) fn parse_pieces(
         Statement::Expr(tree) => tree,
         Statement::Assign { value, .. } => value,
         Statement::Define { body, .. } => body,
-        Statement::Command { .. } => return None,
+        Statement::Updates { .. } | Statement::Command { .. } => return None,
     };
     for cut in &pieces.cuts {
         let piece = cut.parse(

@@ -145,6 +145,11 @@ impl fmt::Display for Statement {
                 };
                 write!(f, "{} {op} {value}", target.name)
             }
+            Statement::Updates { targets, values } => {
+                let targets: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+                let values: Vec<String> = values.iter().map(ToString::to_string).collect();
+                write!(f, "{} := {}", targets.join(", "), values.join(", "))
+            }
             Statement::Define { name, params, body } => {
                 write!(f, "{}(", name.name)?;
                 for (i, param) in params.iter().enumerate() {

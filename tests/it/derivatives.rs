@@ -8,7 +8,6 @@ use crate::library::workloads;
 
 use assert_cmd::Command;
 use gradcalc::engine::Tape;
-use gradcalc::session::gradient_nodes;
 
 /// Runs `script` with `-e` and returns stdout; asserts success.
 fn run(script: &str) -> String {
@@ -353,7 +352,7 @@ fn derivative_graphs_of_the_workloads_are_linear_in_size() {
         let output = built.output.id();
         drop(built);
         let mut graph = tape.into_graph();
-        let nodes = gradient_nodes(&mut graph, output, &leaves);
+        let nodes = graph.grad(output, &leaves, usize::MAX).unwrap().results;
         let ratio = (graph.len() - original) as f64 / original as f64;
         println!(
             "{name} n={n}: {original} nodes, derivative graph {} nodes, ratio {ratio:.2}",

@@ -9,10 +9,13 @@
 //! review every changed line before committing it.
 
 mod accuracy;
+mod architecture;
+mod calls;
 mod cases;
 mod classroom;
 mod cli;
 mod derivatives;
+mod descent;
 mod engine_chain;
 mod examples;
 mod fuzz_regressions;
@@ -24,9 +27,11 @@ mod long_lines;
 mod memory;
 mod pictures;
 mod properties;
+mod pty;
 mod readme;
 mod repl;
 mod rules;
 mod sessions;
 mod teaching;
 mod util;
+mod web;

@@ -645,6 +645,10 @@ fn unspanned(mut statement: Statement) -> Statement {
             unspan_ident(target);
             unspan_tree(value);
         }
+        Statement::Updates { targets, values } => {
+            targets.iter_mut().for_each(unspan_ident);
+            values.iter_mut().for_each(unspan_tree);
+        }
         Statement::Define { name, params, body } => {
             unspan_ident(name);
             params.iter_mut().for_each(unspan_ident);
@@ -1151,8 +1155,7 @@ fn near(got: f64, want: f64, tolerance: f64) -> bool {
 proptest! {
     #[test]
     fn derivative_graphs_of_every_op_agree_at_orders_one_to_three(t in 0.2f64..0.9, s in 0.5f64..2.0) {
-        use gradcalc::session::gradient_nodes;
-        for info in Op::table() {
+                for info in Op::table() {
             let op = info.op;
             let mut graph = Graph::new();
             let (x, y, other) = match info.arity {
@@ -1170,10 +1173,10 @@ proptest! {
             let at = graph.value(x);
             let order = graph.topo_order(y);
             let reverse = graph.backward(&order);
-            let [d1] = gradient_nodes(&mut graph, y, &[x])[..] else { unreachable!() };
+            let [d1] = graph.grad(y, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             prop_assert!(near(graph.value(d1), reverse[x], 1e-12), "{}' at {at}: {} vs {}", info.name, graph.value(d1), reverse[x]);
-            let [d2] = gradient_nodes(&mut graph, d1, &[x])[..] else { unreachable!() };
-            let [d3] = gradient_nodes(&mut graph, d2, &[x])[..] else { unreachable!() };
+            let [d2] = graph.grad(d1, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
+            let [d3] = graph.grad(d2, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             let h = 1e-4;
             let numeric2 = central(&mut graph, x, d1, at, h);
             prop_assert!(near(graph.value(d2), numeric2, 1e-5), "{}'' at {at}: {} vs {numeric2}", info.name, graph.value(d2));
@@ -1181,9 +1184,9 @@ proptest! {
             prop_assert!(near(graph.value(d3), numeric3, 1e-5), "{}''' at {at}: {} vs {numeric3}", info.name, graph.value(d3));
             if let Some(b) = other {
                 // ∂²y/∂x∂b = ∂²y/∂b∂x.
-                let [dxb] = gradient_nodes(&mut graph, d1, &[b])[..] else { unreachable!() };
-                let [db] = gradient_nodes(&mut graph, y, &[b])[..] else { unreachable!() };
-                let [dbx] = gradient_nodes(&mut graph, db, &[x])[..] else { unreachable!() };
+                let [dxb] = graph.grad(d1, &[b], usize::MAX).unwrap().results[..] else { unreachable!() };
+                let [db] = graph.grad(y, &[b], usize::MAX).unwrap().results[..] else { unreachable!() };
+                let [dbx] = graph.grad(db, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
                 prop_assert!(near(graph.value(dxb), graph.value(dbx), 1e-12), "{} mixed: {} vs {}", info.name, graph.value(dxb), graph.value(dbx));
             }
         }
@@ -1251,8 +1254,7 @@ proptest! {
         side in prop_oneof![Just(1.0f64), Just(-1.0f64)],
         exponent in prop::sample::select(vec![2.0f64, 3.0, -1.0, -2.0, 0.5, 1.5]),
     ) {
-        use gradcalc::session::gradient_nodes;
-        for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
+                for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
             let op = info.op;
             let (p1, p2) = (moved_point(op, m1, side), moved_point(op, m2, side));
             let b = if op == Op::Pow { exponent } else { 0.5 };
@@ -1260,15 +1262,15 @@ proptest! {
             let mut moved = Graph::new();
             let x = moved.leaf(p1);
             let y = moved_op(&mut moved, op, x, b);
-            let [g1] = gradient_nodes(&mut moved, y, &[x])[..] else { unreachable!() };
-            let [g2] = gradient_nodes(&mut moved, g1, &[x])[..] else { unreachable!() };
+            let [g1] = moved.grad(y, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
+            let [g2] = moved.grad(g1, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             moved.update_leaf(x, p2);
             // Built at p2.
             let mut fresh = Graph::new();
             let x = fresh.leaf(p2);
             let y = moved_op(&mut fresh, op, x, b);
-            let [f1] = gradient_nodes(&mut fresh, y, &[x])[..] else { unreachable!() };
-            let [f2] = gradient_nodes(&mut fresh, f1, &[x])[..] else { unreachable!() };
+            let [f1] = fresh.grad(y, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
+            let [f2] = fresh.grad(f1, &[x], usize::MAX).unwrap().results[..] else { unreachable!() };
             for (order, got, want) in [(1, moved.value(g1), fresh.value(f1)), (2, moved.value(g2), fresh.value(f2))] {
                 prop_assert!(
                     same_number(got, want),

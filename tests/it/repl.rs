@@ -1,68 +1,42 @@
-//! The interactive REPL in a pseudo-terminal, driven as a user types.
+//! The interactive REPL in a pseudo-terminal, driven as a user types (the
+//! `Repl` helper of `pty`: every wait is for text on the screen, with a
+//! generous ceiling).
 
 use std::process::Command;
 use std::time::Duration;
 
-use expectrl::process::unix::WaitStatus;
-use expectrl::{ControlCode, Expect, Session};
-
-/// Starts gradcalc on a pseudo-terminal with its history under `state`.
-fn start(state: &std::path::Path) -> expectrl::session::OsSession {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
-    command
-        .env("XDG_STATE_HOME", state)
-        .env_remove("GRADCALC_HISTORY")
-        .env("NO_COLOR", "1")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "xterm");
-    let mut session = Session::spawn(command).expect("spawn gradcalc on a pty");
-    session.set_expect_timeout(Some(Duration::from_secs(20)));
-    session
-}
-
-/// Types one line and waits until `reply` has been printed.
-fn line(session: &mut expectrl::session::OsSession, text: &str, reply: &str) {
-    session.send_line(text).expect("send a line");
-    session
-        .expect(reply)
-        .unwrap_or_else(|e| panic!("after {text:?}, expected {reply:?}: {e}"));
-}
+use crate::pty::{self, Repl, has_colour, strip_ansi};
 
 #[test]
 fn the_fan_out_example_interactively() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("`:help`").expect("banner names :help");
-    repl.expect("> ").expect("prompt");
-    line(&mut repl, "x = 2", "x = 2");
-    line(&mut repl, "y = 3", "y = 3");
-    line(&mut repl, "z = x*y + x", "z = 8");
-    line(&mut repl, ":grad", "∂z/∂x = 4");
-    repl.expect("∂z/∂y = 2").expect("both gradients");
-    line(
-        &mut repl,
-        ":trace",
-        "grad 1 → 4   (2nd of 2 uses: accumulated)",
-    );
+    let mut repl = Repl::spawn(pty::command(state.path()));
+    repl.expect("`:help`");
+    repl.prompt();
+    repl.line("x = 2", "x = 2");
+    repl.line("y = 3", "y = 3");
+    repl.line("z = x*y + x", "z = 8");
+    repl.line(":grad", "∂z/∂x = 4");
+    repl.expect("∂z/∂y = 2");
+    repl.line(":trace", "grad 1 → 4   (2nd of 2 uses: accumulated)");
 
     // An error does not end the session; a bracket left open continues the line.
-    line(&mut repl, "tanhh(x)", "did you mean `tanh`?");
-    line(&mut repl, "q = (x +", "… ");
-    line(&mut repl, "y)", "q = 5");
+    repl.line("tanhh(x)", "did you mean `tanh`?");
+    repl.line("q = (x +", "… ");
+    repl.line("y)", "q = 5");
+    repl.prompt();
 
     // Ctrl-C discards a half-typed line and keeps the variables.
-    repl.send("w = 1000").unwrap();
-    repl.send(ControlCode::EndOfText).unwrap();
-    repl.expect("> ").unwrap();
-    // rustyline drops what is typed before its next prompt after Ctrl-C.
-    std::thread::sleep(Duration::from_millis(200));
-    line(&mut repl, ":vars", "z = 8");
-    repl.expect("> ").unwrap();
+    repl.send("w = 1000");
+    repl.expect("w = 1000");
+    repl.ctrl_c();
+    repl.prompt();
+    repl.line(":vars", "z = 8");
+    repl.prompt();
 
     // Ctrl-D on an empty line leaves with status 0.
-    repl.send(ControlCode::EndOfTransmission).unwrap();
-    let status = repl.get_process().wait().unwrap();
-    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+    repl.ctrl_d();
+    repl.exits_with_0();
 
     let history = std::fs::read_to_string(state.path().join("gradcalc/history")).unwrap();
     assert!(history.contains("z = x*y + x"), "{history}");
@@ -75,77 +49,37 @@ fn the_fan_out_example_interactively() {
 #[test]
 fn quit_leaves_with_status_0() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "1/0", "warning: division by zero gives inf");
-    repl.send_line(":quit").unwrap();
-    let status = repl.get_process().wait().unwrap();
-    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+    let mut repl = Repl::start(state.path());
+    repl.line("1/0", "warning: division by zero gives inf");
+    repl.leave();
 }
 
-/// Starts gradcalc on a pseudo-terminal with extra arguments and environment.
-fn start_with(
-    state: &std::path::Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> expectrl::session::OsSession {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
-    command
-        .args(args)
-        .env("XDG_STATE_HOME", state)
-        .env_remove("GRADCALC_HISTORY")
-        .env_remove("NO_COLOR")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "xterm");
+/// [`pty::command`] with `args`, `NO_COLOR` removed and `env` added.
+fn command_with(state: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut command = pty::command(state);
+    command.args(args).env_remove("NO_COLOR");
     for (key, value) in env {
         command.env(key, value);
     }
-    let mut session = Session::spawn(command).expect("spawn gradcalc on a pty");
-    session.set_expect_timeout(Some(Duration::from_secs(20)));
-    session
-}
-
-/// Waits for `text` and returns everything printed up to and including it.
-fn until(session: &mut expectrl::session::OsSession, text: &str) -> String {
-    let found = session
-        .expect(text)
-        .unwrap_or_else(|e| panic!("expected {text:?}: {e}"));
-    let mut seen = String::from_utf8_lossy(found.before()).into_owned();
-    seen.push_str(text);
-    seen
-}
-
-/// True when `text` holds an ANSI colour (SGR) sequence `ESC [ … m`.
-fn has_colour(text: &str) -> bool {
-    text.split('\u{1b}').skip(1).any(|rest| {
-        rest.strip_prefix('[').is_some_and(|csi| {
-            let end = csi.find(|c: char| !(c.is_ascii_digit() || c == ';'));
-            end.is_some_and(|i| csi[i..].starts_with('m'))
-        })
-    })
+    command
 }
 
 #[test]
 fn tab_completes_commands_and_variables() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "weight = 3", "weight = 3");
-    line(&mut repl, "y = weight*weight", "y = 9");
+    let mut repl = Repl::start(state.path());
+    repl.line("weight = 3", "weight = 3");
+    repl.line("y = weight*weight", "y = 9");
     // `:gr⇥` completes the common prefix `:gra`; a second ⇥ lists `grad` and `graph`.
-    repl.send(":gr\t").unwrap();
-    repl.expect(":gra").unwrap();
-    repl.send("\t").unwrap();
-    repl.expect("graph").unwrap();
-    line(&mut repl, "d", "∂y/∂weight = 6");
+    repl.complete(":gr\t", ":gra");
+    repl.complete("\t", "graph");
+    repl.line("d", "∂y/∂weight = 6");
     // `:tr⇥` has one completion: `:trace`.
-    repl.send(":tr\t").unwrap();
-    repl.expect(":trace").unwrap();
-    line(&mut repl, "", "upstream 1");
+    repl.complete(":tr\t", ":trace");
+    repl.line("", "upstream 1");
     // `wei⇥` completes the variable name.
-    repl.send("q = wei\t").unwrap();
-    repl.expect("weight").unwrap();
-    line(&mut repl, " * 7", "q = 21");
+    repl.complete("q = wei\t", "weight");
+    repl.line(" * 7", "q = 21");
 }
 
 /// The command table says what each argument is: Tab completes a variable name
@@ -155,108 +89,93 @@ fn tab_completes_arguments_as_the_command_table_says() {
     let state = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("lesson_one.calc"), "x = 5\n").unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
-    command
-        .current_dir(work.path())
-        .env("XDG_STATE_HOME", state.path())
-        .env_remove("GRADCALC_HISTORY")
-        .env("NO_COLOR", "1")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "xterm");
-    let mut repl = Session::spawn(command).expect("spawn gradcalc on a pty");
-    repl.set_expect_timeout(Some(Duration::from_secs(20)));
-    repl.expect("> ").unwrap();
-    line(&mut repl, "weight = 3", "weight = 3");
-    line(&mut repl, "y = weight*weight", "y = 9");
-    repl.send(":paths wei\t").unwrap();
-    repl.expect("weight").unwrap();
+    let mut command = pty::command(state.path());
+    command.current_dir(work.path());
+    let mut repl = Repl::spawn(command);
+    repl.prompt();
+    repl.line("weight = 3", "weight = 3");
+    repl.line("y = weight*weight", "y = 9");
+    repl.complete(":paths wei\t", "weight");
     // ∂y/∂weight along each of the two uses of weight: 3 + 3 = 6.
-    line(&mut repl, "", "sum = 6");
-    repl.send(":load less\t").unwrap();
-    repl.expect("lesson_one.calc").unwrap();
-    line(&mut repl, "", "x = 5");
-    leave(repl);
+    repl.line("", "sum = 6");
+    repl.complete(":load less\t", "lesson_one.calc");
+    repl.line("", "x = 5");
+    repl.leave();
 }
 
 #[test]
 fn history_survives_a_restart() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "answer = 41 + 1", "answer = 42");
+    let mut repl = Repl::start(state.path());
+    repl.line("answer = 41 + 1", "answer = 42");
     // Ctrl-D only once the editor reads again: typed before the prompt, the
     // terminal's cooked mode would take it as its own end-of-file.
-    repl.expect("> ").unwrap();
-    repl.send(ControlCode::EndOfTransmission).unwrap();
-    repl.get_process().wait().unwrap();
+    repl.expect("> ");
+    repl.ctrl_d();
+    repl.exits_with_0();
 
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
+    let mut repl = Repl::start(state.path());
     // Up arrow recalls the line typed in the earlier session.
-    repl.send("\u{1b}[A").unwrap();
-    repl.expect("answer = 41 + 1").unwrap();
-    line(&mut repl, "", "answer = 42");
+    repl.send("\u{1b}[A");
+    repl.expect("answer = 41 + 1");
+    repl.line("", "answer = 42");
 }
 
 #[test]
 fn no_color_means_no_colour_codes() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start_with(state.path(), &[], &[("NO_COLOR", "1")]);
-    let mut seen = until(&mut repl, "> ");
-    repl.send_line("x = 2; z = x*x + tanhh(x)").unwrap();
-    seen += &until(&mut repl, "did you mean");
-    repl.send_line("z = x*x; :grad; :trace").unwrap();
-    seen += &until(&mut repl, "∂z/∂x = 4");
-    seen += &until(&mut repl, "> ");
+    let mut repl = Repl::spawn(command_with(state.path(), &[], &[("NO_COLOR", "1")]));
+    let mut seen = repl.expect("> ");
+    repl.send_line("x = 2; z = x*x + tanhh(x)");
+    seen += &repl.expect("did you mean");
+    repl.send_line("z = x*x; :grad; :trace");
+    seen += &repl.expect("∂z/∂x = 4");
+    seen += &repl.expect("> ");
     assert!(!has_colour(&seen), "{seen:?}");
 
     // With colour forced, values and the prompt are coloured.
-    let mut repl = start_with(state.path(), &["--color", "always"], &[]);
-    let mut seen = until(&mut repl, "`:help`");
-    repl.send_line("x = 2").unwrap();
-    seen += &until(&mut repl, "x");
-    seen += &until(&mut repl, "> ");
+    let mut repl = Repl::spawn(command_with(state.path(), &["--color", "always"], &[]));
+    let mut seen = repl.expect("`:help`");
+    repl.send_line("x = 2");
+    seen += &repl.expect("x");
+    seen += &repl.expect("> ");
     assert!(has_colour(&seen), "{seen:?}");
 }
 
 #[test]
 fn step_advances_one_node_per_enter() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 2; y = 3; z = x*y + 1", "z = 7");
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 2; y = 3; z = x*y + 1", "z = 7");
     // z, x*y, y and x: the constant 1 is neither shown nor counted.
-    line(&mut repl, ":step", "4 nodes in reverse topological order");
-    repl.expect("shown); upstream").unwrap();
-    repl.expect("[1] z = ").unwrap();
-    repl.expect("step 1/4").unwrap();
-    line(&mut repl, "", "[2] ");
-    repl.expect("step 2/4").unwrap();
-    line(&mut repl, "q", "(stopped)");
+    repl.line(":step", "4 nodes in reverse topological order");
+    repl.expect("shown); upstream");
+    repl.expect("[1] z = ");
+    repl.expect("step 1/4");
+    repl.line("", "[2] ");
+    repl.expect("step 2/4");
+    repl.line("q", "(stopped)");
     // The session goes on.
-    line(&mut repl, "z + 1", "8");
+    repl.line("z + 1", "8");
 }
 
 #[test]
 fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
+    let mut repl = Repl::start(state.path());
     // Long names make every trace line wider than the pseudo-terminal's 80 columns.
-    line(
-        &mut repl,
+    repl.line(
         "first_long_input_name = 2; second_long_input_name = 3",
         "second_long_input_name = 3",
     );
-    line(
-        &mut repl,
+    repl.line(
         "product_of_the_two_inputs = first_long_input_name * second_long_input_name",
         "= 6",
     );
-    repl.send_line(":step").unwrap();
-    let first = until(&mut repl, "step 1/3");
-    repl.send_line("").unwrap();
-    let second = until(&mut repl, "step 2/3");
+    repl.send_line(":step");
+    let first = repl.expect("step 1/3");
+    repl.send_line("");
+    let second = repl.expect("step 2/3");
     // Enter took the answered prompt off the screen: cursor up, clear the line.
     assert!(second.contains("\u{1b}[1A\u{1b}[2K"), "{second:?}");
     for text in [&first, &second] {
@@ -269,28 +188,7 @@ fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
             );
         }
     }
-    line(&mut repl, "q", "(stopped)");
-}
-
-/// `text` without ANSI escape sequences (CSI `ESC [ … letter`).
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for d in chars.by_ref() {
-                    if d.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    repl.line("q", "(stopped)");
 }
 
 #[test]
@@ -298,53 +196,46 @@ fn save_and_load_reproduce_a_session() {
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("lesson.calc");
     let file = file.to_str().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 2; f(t) = t^2 + x", "x = 2");
-    line(&mut repl, "z = f(x)", "z = 6");
-    line(&mut repl, &format!(":save {file}"), "saved 3 statements");
-    line(&mut repl, ":reset", "session cleared");
-    line(&mut repl, &format!(":load {file}"), "z = 6");
-    line(&mut repl, ":grad", "∂z/∂x = 5");
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 2; f(t) = t^2 + x", "x = 2");
+    repl.line("z = f(x)", "z = 6");
+    repl.line(&format!(":save {file}"), "saved 3 statements");
+    repl.line(":reset", "session cleared");
+    repl.line(&format!(":load {file}"), "z = 6");
+    repl.line(":grad", "∂z/∂x = 5");
 
     std::fs::write(file, "a = 1\nb = a +* 2\n").unwrap();
-    line(&mut repl, &format!(":load {file}"), "a = 1");
-    repl.expect(format!("{file}:2:")).unwrap();
-    line(&mut repl, "a + 1", "2");
+    repl.line(&format!(":load {file}"), "a = 1");
+    repl.expect(&format!("{file}:2:"));
+    repl.line("a + 1", "2");
 }
 
 #[test]
 fn the_value_is_previewed_while_typing_and_nothing_runs() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 2", "x = 2");
-    repl.send("y = x * 21").unwrap();
-    repl.expect("= 42").expect("a preview of the value");
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 2", "x = 2");
+    repl.send("y = x * 21");
+    repl.expect("= 42");
     // Ctrl-C drops the line: the preview bound nothing.
-    repl.send(ControlCode::EndOfText).unwrap();
-    repl.expect("> ").unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    line(&mut repl, "y", "unknown name `y`");
+    repl.ctrl_c();
+    repl.prompt();
+    repl.line("y", "unknown name `y`");
 }
 
 #[test]
 fn a_continuation_line_previews_the_whole_statement() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    repl.send_line("100 * (").unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line("100 * (", "… ");
     // The statement is still open: `2 + 4` alone (= 6) must not be previewed.
-    repl.send("2 + 4").unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    repl.send(")").unwrap();
-    let seen = repl
-        .expect("= 600")
-        .expect("a preview of the whole statement");
-    let before = String::from_utf8_lossy(seen.before());
+    repl.send("2 + 4");
+    repl.expect("2 + 4");
+    repl.send(")");
+    let seen = repl.expect("= 600");
+    let before = seen.strip_suffix("= 600").unwrap();
     assert!(!before.contains("= 6"), "{before:?}");
-    repl.send_line("").unwrap();
-    repl.expect("600").unwrap();
+    repl.line("", "600");
 }
 
 #[test]
@@ -365,24 +256,19 @@ fn a_history_file_that_is_a_directory_warns_once_and_the_session_goes_on() {
     let state = tempfile::tempdir().unwrap();
     let history = state.path().join("history-dir");
     std::fs::create_dir(&history).unwrap();
-    let history = history.to_str().unwrap().to_string();
-    let mut repl = start_with(
-        state.path(),
-        &[],
-        &[("GRADCALC_HISTORY", &history), ("NO_COLOR", "1")],
-    );
-    let mut printed = until(&mut repl, "> ");
-    repl.send_line("x = 2").unwrap();
-    printed += &until(&mut repl, "x = 2\r\n");
-    repl.send_line("x^2").unwrap();
-    printed += &until(&mut repl, "4\r\n");
+    let history = history.to_str().unwrap();
+    let mut repl = start_with_history(state.path(), history);
+    let mut printed = repl.expect("> ");
+    repl.send_line("x = 2");
+    printed += &repl.expect("x = 2\r\n");
+    repl.send_line("x^2");
+    printed += &repl.expect("4\r\n");
     let warnings = printed.matches("warning: history").count();
-    repl.send_line(":quit").unwrap();
-    let status = repl.get_process().wait().unwrap();
-    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+    repl.send_line(":quit");
+    repl.exits_with_0();
     assert_eq!(warnings, 1, "{printed}");
     assert!(
-        std::path::Path::new(&history).is_dir(),
+        std::path::Path::new(history).is_dir(),
         "the directory is left alone"
     );
 }
@@ -391,37 +277,19 @@ fn a_history_file_that_is_a_directory_warns_once_and_the_session_goes_on() {
 fn save_to_a_missing_directory_is_an_error_and_the_session_goes_on() {
     let state = tempfile::tempdir().unwrap();
     let missing = state.path().join("no/such/dir/session.calc");
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 2", "x = 2");
-    line(
-        &mut repl,
-        &format!(":save {}", missing.display()),
-        "cannot write",
-    );
-    line(&mut repl, "x + 1", "3");
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 2", "x = 2");
+    repl.line(&format!(":save {}", missing.display()), "cannot write");
+    repl.line("x + 1", "3");
     assert!(!missing.exists());
 }
 
-/// Starts gradcalc on a pseudo-terminal with `GRADCALC_HISTORY` set to `history`
-/// and `dir` as its current directory.
-fn start_with_history(dir: &std::path::Path, history: &str) -> expectrl::session::OsSession {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
-    command
-        .current_dir(dir)
-        .env("GRADCALC_HISTORY", history)
-        .env("NO_COLOR", "1")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "xterm");
-    let mut session = Session::spawn(command).expect("spawn gradcalc on a pty");
-    session.set_expect_timeout(Some(Duration::from_secs(20)));
-    session
-}
-
-fn leave(mut repl: expectrl::session::OsSession) {
-    repl.send_line(":quit").unwrap();
-    let status = repl.get_process().wait().unwrap();
-    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+/// Starts gradcalc on a pseudo-terminal with `GRADCALC_HISTORY` set to
+/// `history` and `dir` as its current directory and its `XDG_STATE_HOME`.
+fn start_with_history(dir: &std::path::Path, history: &str) -> Repl {
+    let mut command = pty::command(dir);
+    command.current_dir(dir).env("GRADCALC_HISTORY", history);
+    Repl::spawn(command)
 }
 
 #[test]
@@ -431,14 +299,14 @@ fn two_repls_sharing_a_history_file_keep_each_others_lines() {
     let path = history.to_str().unwrap();
     let mut a = start_with_history(dir.path(), path);
     let mut b = start_with_history(dir.path(), path);
-    a.expect("> ").unwrap();
-    b.expect("> ").unwrap();
-    line(&mut a, "first = 1", "first = 1");
-    line(&mut b, "second = 2", "second = 2");
-    line(&mut a, "third = 3", "third = 3");
-    line(&mut b, "fourth = (4 +\n0)", "fourth = 4");
-    leave(a);
-    leave(b);
+    a.expect("> ");
+    b.expect("> ");
+    a.line("first = 1", "first = 1");
+    b.line("second = 2", "second = 2");
+    a.line("third = 3", "third = 3");
+    b.line("fourth = (4 +\n0)", "fourth = 4");
+    a.leave();
+    b.leave();
     let text = std::fs::read_to_string(&history).unwrap();
     for entry in ["first = 1", "second = 2", "third = 3", "fourth = (4 +\\n0)"] {
         assert!(text.lines().any(|l| l == entry), "{entry}: {text}");
@@ -446,12 +314,11 @@ fn two_repls_sharing_a_history_file_keep_each_others_lines() {
     assert!(text.starts_with("#V2\n"), "{text}");
     // A new REPL reads them back: Up recalls the newest entry.
     let mut c = start_with_history(dir.path(), path);
-    c.expect("> ").unwrap();
-    c.send("\x1b[A").unwrap();
-    c.expect(":quit").unwrap();
-    c.send("\r").unwrap();
-    let status = c.get_process().wait().unwrap();
-    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+    c.prompt();
+    c.send("\x1b[A");
+    c.expect(":quit");
+    c.send("\r");
+    c.exits_with_0();
 }
 
 #[test]
@@ -471,13 +338,13 @@ fn a_history_path_that_is_not_a_regular_file_is_never_written() {
     std::os::unix::fs::symlink(&file, &link).unwrap();
     for path in [&fifo, &link] {
         let mut repl = start_with_history(dir.path(), path.to_str().unwrap());
-        let seen = until(&mut repl, "> ");
+        let seen = repl.expect("> ");
         assert!(
             seen.contains("not a regular file; history is off"),
             "{seen}"
         );
-        line(&mut repl, "y = 7", "y = 7");
-        leave(repl);
+        repl.line("y = 7", "y = 7");
+        repl.leave();
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "#V2\nkept = 1\n");
     assert!(
@@ -489,11 +356,12 @@ fn a_history_path_that_is_not_a_regular_file_is_never_written() {
     // Empty or `off`: no history file at all, not even the default one.
     for off in ["", "off"] {
         let mut repl = start_with_history(dir.path(), off);
-        repl.expect("> ").unwrap();
-        line(&mut repl, "z = 8", "z = 8");
-        leave(repl);
+        repl.prompt();
+        repl.line("z = 8", "z = 8");
+        repl.leave();
         assert!(!dir.path().join(off).join("history").exists());
         assert!(!dir.path().join("off").exists());
+        assert!(!dir.path().join("gradcalc").exists(), "no default history");
     }
 }
 
@@ -503,11 +371,11 @@ fn a_damaged_history_file_warns_once_and_keeps_saving() {
     let history = dir.path().join("history");
     std::fs::write(&history, b"#V2\nold = 1\n\xff\xfe bad\nolder = 2\n").unwrap();
     let mut repl = start_with_history(dir.path(), history.to_str().unwrap());
-    let seen = until(&mut repl, "> ");
+    let seen = repl.expect("> ");
     assert_eq!(seen.matches("warning").count(), 1, "{seen}");
     assert!(seen.contains("1 damaged line skipped"), "{seen}");
-    line(&mut repl, "fresh = 3", "fresh = 3");
-    leave(repl);
+    repl.line("fresh = 3", "fresh = 3");
+    repl.leave();
     let bytes = std::fs::read(&history).unwrap();
     // Appended, not rewritten: the damaged line is still there, untouched.
     assert!(bytes.starts_with(b"#V2\nold = 1\n\xff\xfe bad\nolder = 2\n"));
@@ -521,14 +389,14 @@ fn replacing_a_file_asks_first() {
     let lesson = dir.path().join("lesson.calc");
     std::fs::write(&lesson, "x = 1\n").unwrap();
     let mut repl = start_with_history(dir.path(), "off");
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 5", "x = 5");
-    line(&mut repl, ":save lesson.calc", "replace it? [y/N]");
-    line(&mut repl, "n", "already exists");
+    repl.prompt();
+    repl.line("x = 5", "x = 5");
+    repl.line(":save lesson.calc", "replace it? [y/N]");
+    repl.line("n", "already exists");
     assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
-    line(&mut repl, ":save lesson.calc", "replace it? [y/N]");
-    line(&mut repl, "y", "saved 1 statement to lesson.calc");
-    leave(repl);
+    repl.line(":save lesson.calc", "replace it? [y/N]");
+    repl.line("y", "saved 1 statement to lesson.calc");
+    repl.leave();
     let saved = std::fs::read_to_string(&lesson).unwrap();
     assert_eq!(
         saved.lines().skip(1).collect::<Vec<_>>(),
@@ -540,12 +408,12 @@ fn replacing_a_file_asks_first() {
 #[test]
 fn a_dumb_terminal_gets_no_colour() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start_with(state.path(), &[], &[("TERM", "dumb")]);
-    line(&mut repl, "x = 2", "x = 2");
-    line(&mut repl, "tanh(x) + x", "2.96");
-    let seen = until(&mut repl, "> ");
+    let mut repl = Repl::spawn(command_with(state.path(), &[], &[("TERM", "dumb")]));
+    repl.line("x = 2", "x = 2");
+    repl.line("tanh(x) + x", "2.96");
+    let seen = repl.expect("> ");
     assert!(!has_colour(&seen), "{seen:?}");
-    leave(repl);
+    repl.leave();
 }
 
 #[test]
@@ -561,20 +429,18 @@ fn output_to_a_file_from_a_terminal_has_no_editor_decorations() {
         .env_remove("NO_COLOR")
         .env("LC_ALL", "C.UTF-8")
         .env("TERM", "xterm");
-    let mut repl = Session::spawn(command).expect("spawn");
-    repl.set_expect_timeout(Some(Duration::from_secs(20)));
-    repl.expect("> ").unwrap();
-    repl.send_line("x = 2").unwrap();
-    repl.expect("> ").unwrap();
-    repl.send_line("y = (x +").unwrap();
-    repl.expect(".. ").unwrap();
-    repl.send_line("1)").unwrap();
-    repl.expect("> ").unwrap();
-    repl.send_line(":grad x").unwrap();
-    repl.expect("> ").unwrap();
-    repl.send_line(":quit").unwrap();
-    let status = repl.get_process().wait().unwrap();
-    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+    let mut repl = Repl::spawn(command);
+    repl.prompt();
+    repl.send_line("x = 2");
+    repl.expect("> ");
+    repl.send_line("y = (x +");
+    repl.expect(".. ");
+    repl.send_line("1)");
+    repl.expect("> ");
+    repl.send_line(":grad x");
+    repl.expect("> ");
+    repl.send_line(":quit");
+    repl.exits_with_0();
     // Exactly the results: no banner, prompt, preview or escape code.
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
@@ -585,37 +451,33 @@ fn output_to_a_file_from_a_terminal_has_no_editor_decorations() {
 #[test]
 fn precision_changes_the_digits_for_the_rest_of_the_session() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").expect("prompt");
+    let mut repl = Repl::start(state.path());
     // 2/3 = 0.666…: 10 digits by default, 3 after `:precision 3`, and the
     // shortest round-trip text (17 significant digits, 0.6666666666666666) after
     // `:precision full`.
-    line(&mut repl, "x = 2/3", "x = 0.6666666667");
-    line(&mut repl, ":precision 3", "3 significant digits");
-    line(&mut repl, "y = x*x", "y = 0.444\r\n");
-    line(&mut repl, ":step", "[1] y = x * x = 0.444");
-    line(&mut repl, "q", "(stopped)");
-    line(&mut repl, ":precision full", "full precision");
-    line(&mut repl, "x", "0.6666666666666666\r\n");
-    line(&mut repl, ":precision 18", "from 1 to 17, or `full`");
+    repl.line("x = 2/3", "x = 0.6666666667");
+    repl.line(":precision 3", "3 significant digits");
+    repl.line("y = x*x", "y = 0.444\r\n");
+    repl.line(":step", "[1] y = x * x = 0.444");
+    repl.line("q", "(stopped)");
+    repl.line(":precision full", "full precision");
+    repl.line("x", "0.6666666666666666\r\n");
+    repl.line(":precision 18", "from 1 to 17, or `full`");
 }
 
 #[test]
 fn a_markdown_table_is_never_wrapped_at_the_terminal_width() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start_with(state.path(), &[], &[("NO_COLOR", "1"), ("COLUMNS", "40")]);
-    repl.expect("> ").expect("prompt");
-    line(&mut repl, "x_long_name = 2", "x_long_name = 2");
-    line(
-        &mut repl,
-        "y_long_name = x_long_name*x_long_name + 1",
-        "= 5",
-    );
-    repl.send_line(":trace md").unwrap();
-    let seen = strip_ansi(&until(
-        &mut repl,
-        "| ∂y\\_long\\_name/∂x\\_long\\_name = 4 |",
+    let mut repl = Repl::spawn(command_with(
+        state.path(),
+        &[],
+        &[("NO_COLOR", "1"), ("COLUMNS", "40")],
     ));
+    repl.expect("> ");
+    repl.line("x_long_name = 2", "x_long_name = 2");
+    repl.line("y_long_name = x_long_name*x_long_name + 1", "= 5");
+    repl.send_line(":trace md");
+    let seen = strip_ansi(&repl.expect("| ∂y\\_long\\_name/∂x\\_long\\_name = 4 |"));
     // Every row of the table is one line: it starts and ends with `|`.
     let rows: Vec<&str> = seen.lines().filter(|l| l.contains(" | ")).collect();
     assert!(rows.len() >= 3, "{seen}");
@@ -635,60 +497,24 @@ fn doubling_functions() -> String {
     text
 }
 
-/// Types `text` (a statement that runs for seconds), then Ctrl-C after
-/// `wait` (long enough for the line editor to have handed the line over: a
-/// Ctrl-C typed while it still reads keys is a key, not a signal), and a line
-/// while it runs that must be dropped; expects "interrupted" and the prompt
-/// again. The bound is generous (20 s: the Ctrl-C itself takes about 10 ms on
-/// a quiet machine, but the tests share two cores with builds, and a streamed
-/// `:trace all` has written megabytes to the terminal that must be read
-/// first); what fails the test is a statement that Ctrl-C did not stop, which
-/// ends without "interrupted".
-fn interrupt_during(repl: &mut expectrl::session::OsSession, text: &str, wait: Duration) {
-    repl.send_line(text).unwrap();
-    std::thread::sleep(wait);
-    // Typed while the statement runs: it must not run afterwards.
-    repl.send("typed = 1\n").unwrap();
-    std::thread::sleep(Duration::from_millis(50));
-    let pressed = std::time::Instant::now();
-    repl.send(ControlCode::EndOfText).unwrap();
-    repl.set_expect_timeout(Some(Duration::from_secs(20)));
-    repl.expect("interrupted")
-        .unwrap_or_else(|e| panic!("no \"interrupted\" within 20 s of Ctrl-C in {text:?}: {e}"));
-    repl.expect("> ").expect("the prompt again");
-    let elapsed = pressed.elapsed();
-    assert!(elapsed < Duration::from_secs(20), "{text}: {elapsed:?}");
-    repl.set_expect_timeout(Some(Duration::from_secs(20)));
-}
-
-/// After an interrupt: the line typed meanwhile did not run, and `:vars` lists
-/// what was there before.
-fn typed_line_was_dropped(repl: &mut expectrl::session::OsSession) {
-    std::thread::sleep(Duration::from_millis(100));
-    line(repl, "typed", "unknown name `typed`");
-    repl.expect("> ").unwrap();
-}
-
 #[test]
 fn ctrl_c_stops_a_long_evaluation_and_keeps_the_variables() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    repl.send_line(doubling_functions()).unwrap();
-    line(&mut repl, "x = 1", "x = 1");
-    line(&mut repl, "y = 5", "y = 5");
-    line(&mut repl, "x*y", "5");
+    let mut repl = Repl::start(state.path());
+    repl.send_line(&doubling_functions());
+    repl.line("x = 1", "x = 1");
+    repl.line("y = 5", "y = 5");
+    repl.line("x*y", "5");
     // About 7.9·10⁵ nodes through calls: about a second in a debug build
     // (then it stops at the call-node limit), so Ctrl-C comes well before that.
-    interrupt_during(&mut repl, "y = d18(x) + d17(x)", Duration::from_millis(300));
-    typed_line_was_dropped(&mut repl);
+    repl.interrupt("y = d18(x) + d17(x)", Duration::from_millis(100));
     // y is still the leaf 5, the output still x*y, the graph as it was.
-    line(&mut repl, ":vars", "y = 5");
-    line(&mut repl, ":grad", "∂(x*y)/∂x = 5");
-    line(&mut repl, ":stats", "graph: 3 nodes");
+    repl.line(":vars", "y = 5");
+    repl.line(":grad", "∂(x*y)/∂x = 5");
+    repl.line(":stats", "graph: 3 nodes");
     // The next statement runs: d3(2) = 2^3·3.
-    line(&mut repl, "d3(2)", "24");
-    leave(repl);
+    repl.line("d3(2)", "24");
+    repl.leave();
 }
 
 #[test]
@@ -709,35 +535,27 @@ fn ctrl_c_stops_check_of_many_variables() {
     let t: u32 = values.iter().sum();
     let w = 65536 * (t + 1); // d16(t) = 2^16·(t + 1)
 
-    let mut repl = start(dir.path());
-    repl.expect("> ").unwrap();
-    line(
-        &mut repl,
-        &format!(":load {}", script.display()),
-        &format!("w = {w}"),
-    );
-    interrupt_during(&mut repl, ":check", Duration::from_secs(1));
-    typed_line_was_dropped(&mut repl);
-    line(&mut repl, "t", &format!("{t}"));
-    line(&mut repl, "w", &format!("{w}"));
-    leave(repl);
+    let mut repl = Repl::start(dir.path());
+    repl.line(&format!(":load {}", script.display()), &format!("w = {w}"));
+    repl.interrupt(":check", Duration::from_millis(200));
+    repl.line("t", &format!("{t}"));
+    repl.line("w", &format!("{w}"));
+    repl.leave();
 }
 
 #[test]
 fn ctrl_c_stops_a_long_trace() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    repl.send_line(doubling_functions()).unwrap();
-    line(&mut repl, "x = 1", "x = 1");
+    let mut repl = Repl::start(state.path());
+    repl.send_line(&doubling_functions());
+    repl.line("x = 1", "x = 1");
     // d17(x) = 2^17·2 = 262144, about 2.6·10⁵ nodes; its whole trace is
     // tens of megabytes of text.
-    line(&mut repl, "y = d17(x)", "y = 262144");
-    interrupt_during(&mut repl, ":trace all", Duration::from_secs(1));
-    typed_line_was_dropped(&mut repl);
-    line(&mut repl, ":vars", "y = 262144");
-    line(&mut repl, ":grad x", "∂y/∂x = 131072");
-    leave(repl);
+    repl.line("y = d17(x)", "y = 262144");
+    repl.interrupt(":trace all", Duration::from_millis(200));
+    repl.line(":vars", "y = 262144");
+    repl.line(":grad x", "∂y/∂x = 131072");
+    repl.leave();
 }
 
 #[test]
@@ -748,19 +566,12 @@ fn load_of_a_fifo_is_refused_at_once_and_the_session_goes_on() {
     if !made.is_ok_and(|s| s.success()) {
         return; // no mkfifo here
     }
-    let mut repl = start(dir.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 3", "x = 3");
+    let mut repl = Repl::start(dir.path());
+    repl.line("x = 3", "x = 3");
     // Nothing is ever written to the FIFO: reading it would wait for ever.
-    repl.set_expect_timeout(Some(Duration::from_secs(1)));
-    line(
-        &mut repl,
-        &format!(":load {}", fifo.display()),
-        "not a regular file",
-    );
-    repl.set_expect_timeout(Some(Duration::from_secs(20)));
-    line(&mut repl, "x^2", "9");
-    leave(repl);
+    repl.line(&format!(":load {}", fifo.display()), "not a regular file");
+    repl.line("x^2", "9");
+    repl.leave();
 }
 
 #[test]
@@ -783,8 +594,8 @@ fn ctrl_c_or_ctrl_d_at_replace_it_keeps_every_file_and_runs_nothing_more() {
         std::fs::write(dir.path().join(file), "old\n").unwrap();
     }
     let mut repl = start_with_history(dir.path(), "off");
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 2; y = x^2", "y = 4");
+    repl.prompt();
+    repl.line("x = 2; y = x^2", "y = 4");
     for (i, (command, file)) in asks.iter().enumerate() {
         // The rest of the line must not run after the question is cancelled
         // (`:repeat` takes the rest of its line as its statements).
@@ -793,17 +604,15 @@ fn ctrl_c_or_ctrl_d_at_replace_it_keeps_every_file_and_runs_nothing_more() {
         } else {
             "; after = 1"
         };
-        repl.send_line(format!("{command}{rest}")).unwrap();
-        repl.expect("replace it? [y/N]")
-            .unwrap_or_else(|e| panic!("{command}: no question: {e}"));
+        repl.send_line(&format!("{command}{rest}"));
+        repl.expect("replace it? [y/N]");
         // Ctrl-C for most, Ctrl-D for the last.
-        let key = if i + 1 == asks.len() {
-            ControlCode::EndOfTransmission
+        if i + 1 == asks.len() {
+            repl.ctrl_d();
         } else {
-            ControlCode::EndOfText
-        };
-        repl.send(key).unwrap();
-        let seen = until(&mut repl, "> ");
+            repl.ctrl_c();
+        }
+        let seen = repl.expect("> ");
         assert!(seen.contains("not replaced"), "{command}: {seen}");
         assert!(!seen.contains("undone"), "{command}: {seen}");
         assert_eq!(
@@ -812,14 +621,14 @@ fn ctrl_c_or_ctrl_d_at_replace_it_keeps_every_file_and_runs_nothing_more() {
             "{command} replaced {file}"
         );
         // The prompt is back: the next line runs as typed, not as an answer.
-        line(&mut repl, ":grad", "∂y/∂x = 4");
-        line(&mut repl, "after", "unknown name");
+        repl.line(":grad", "∂y/∂x = 4");
+        repl.line("after", "unknown name");
     }
     // Answering `y` still replaces, and says so truly.
-    repl.send_line(":dot g.dot").unwrap();
-    repl.expect("replace it? [y/N]").unwrap();
-    repl.send_line("y").unwrap();
-    let seen = until(&mut repl, "> ");
+    repl.send_line(":dot g.dot");
+    repl.expect("replace it? [y/N]");
+    repl.send_line("y");
+    let seen = repl.expect("> ");
     assert!(seen.contains("wrote the graph as DOT to g.dot"), "{seen}");
     assert!(!seen.contains("interrupted"), "{seen}");
     assert!(
@@ -827,7 +636,7 @@ fn ctrl_c_or_ctrl_d_at_replace_it_keeps_every_file_and_runs_nothing_more() {
             .unwrap()
             .starts_with("digraph")
     );
-    leave(repl);
+    repl.leave();
 }
 
 /// The number after `prefix` in `text` (up to the next space or end of line).
@@ -849,16 +658,14 @@ fn number_after(text: &str, prefix: &str) -> f64 {
 fn ctrl_c_during_repeat_reports_the_steps_and_save_records_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut repl = start_with_history(dir.path(), "off");
-    repl.expect("> ").unwrap();
-    line(&mut repl, ":precision full", "full precision");
-    line(&mut repl, "w = 0; L = (w - 3)^2", "L = 9");
+    repl.prompt();
+    repl.line(":precision full", "full precision");
+    repl.line("w = 0; L = (w - 3)^2", "L = 9");
     // A million steps take far longer than the wait (minutes in a debug build).
-    repl.send_line(":repeat 1000000 w := w - 0.0000001*grad(L, w)")
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    repl.send(ControlCode::EndOfText).unwrap();
-    let mut seen = strip_ansi(&until(&mut repl, "interrupted after "));
-    seen.push_str(&strip_ansi(&until(&mut repl, "> ")));
+    let seen = strip_ansi(&repl.interrupt(
+        ":repeat 1000000 w := w - 0.0000001*grad(L, w)",
+        Duration::from_millis(300),
+    ));
     // Long lines wrap at the terminal's width: read them unwrapped.
     let rows: Vec<&str> = seen.lines().map(str::trim).collect();
     let seen = rows.join(" ");
@@ -873,10 +680,10 @@ fn ctrl_c_during_repeat_reports_the_steps_and_save_records_them() {
         rows.iter().any(|r| r.starts_with(&format!("{steps} "))),
         "{seen}"
     );
-    repl.send_line("shown = w").unwrap();
+    repl.send_line("shown = w");
     // The result line (not the echo `> shown = w` or the preview).
-    until(&mut repl, "\nshown = ");
-    let shown = strip_ansi(&until(&mut repl, "\r\n"));
+    repl.expect("\nshown = ");
+    let shown = strip_ansi(&repl.expect("\r\n"));
     let w: f64 = shown
         .trim()
         .parse()
@@ -887,8 +694,8 @@ fn ctrl_c_during_repeat_reports_the_steps_and_save_records_them() {
         (w - expected).abs() <= 1e-9 * expected.max(1e-3),
         "w = {w}, expected {expected} after {steps} steps"
     );
-    line(&mut repl, ":save rep.calc", "saved");
-    leave(repl);
+    repl.line(":save rep.calc", "saved");
+    repl.leave();
     let script = std::fs::read_to_string(dir.path().join("rep.calc")).unwrap();
     assert!(
         script.contains(&format!(":repeat {steps} w := w - 0.0000001*grad(L, w)")),
@@ -915,36 +722,31 @@ fn ctrl_c_during_a_load_names_what_was_running() {
     text.push('\n');
     std::fs::write(dir.path().join("big3.calc"), text).unwrap();
     let mut repl = start_with_history(dir.path(), "off");
-    repl.expect("> ").unwrap();
-    line(&mut repl, "x = 1", "x = 1");
-    repl.send_line(":load big3.calc").unwrap();
-    std::thread::sleep(Duration::from_millis(800));
-    repl.send(ControlCode::EndOfText).unwrap();
-    let seen = strip_ansi(&until(&mut repl, "interrupted"));
-    let seen = seen + &strip_ansi(&until(&mut repl, "> "));
+    repl.prompt();
+    repl.line("x = 1", "x = 1");
+    let seen = strip_ansi(&repl.interrupt(":load big3.calc", Duration::from_millis(300)));
     if seen.contains("nothing of it ran") {
         // Stopped before any statement of the file: x is still 1, x7 unknown.
-        line(&mut repl, "x*100 + 3", "103");
-        line(&mut repl, "x7", "unknown name `x7`");
+        repl.line("x*100 + 3", "103");
+        repl.line("x7", "unknown name `x7`");
     } else {
         // Stopped at line 3 (parsing or evaluating it): lines 1 and 2 ran.
         assert!(seen.contains("big3.calc:3:1"), "{seen}");
-        line(&mut repl, "x*100 + x7", "701");
+        repl.line("x*100 + x7", "701");
     }
     assert!(!seen.contains("big3.calc:1:1"), "{seen}");
-    leave(repl);
+    repl.leave();
 }
 
 #[test]
 fn a_statement_typed_after_q_at_the_step_prompt_is_not_lost_unseen() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = start(state.path());
-    repl.expect("> ").unwrap();
-    line(&mut repl, "a = 2; b = 5; z = a*b + 1", "z = 11");
-    line(&mut repl, ":step", "step 1/");
-    line(&mut repl, "q:grad b", "(stopped; `:grad b` was not run");
-    repl.expect("> ").unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line("a = 2; b = 5; z = a*b + 1", "z = 11");
+    repl.line(":step", "step 1/");
+    repl.line("q:grad b", "(stopped; `:grad b` was not run");
+    repl.expect("> ");
     // It did not run: typed now, it gives ∂z/∂b = a = 2.
-    line(&mut repl, ":grad b", "∂z/∂b = 2");
-    leave(repl);
+    repl.line(":grad b", "∂z/∂b = 2");
+    repl.leave();
 }

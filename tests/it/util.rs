@@ -22,6 +22,19 @@ pub fn gradcalc() -> assert_cmd::Command {
     command
 }
 
+/// [`gradcalc`] allowed at most `seconds` of CPU time (`ulimit -t`: the
+/// kernel stops it past that), for a test that the work is not quadratic or
+/// worse. CPU time, not wall time: a loaded machine does not make it fail.
+pub fn gradcalc_within_cpu(seconds: u32) -> assert_cmd::Command {
+    let mut command = assert_cmd::Command::new("sh");
+    command
+        .args(["-c", &format!("ulimit -t {seconds} && exec \"$0\" \"$@\"")])
+        .arg(env!("CARGO_BIN_EXE_gradcalc"))
+        .env_remove("NO_COLOR")
+        .timeout(TIMEOUT);
+    command
+}
+
 /// The binary as a plain `std::process::Command` (to choose its stdout), with
 /// `NO_COLOR=1`.
 pub fn plain_gradcalc() -> std::process::Command {
@@ -146,4 +159,42 @@ pub fn graphviz_accepts(dot: &str, what: &str) {
         "{what}: dot says {}",
         String::from_utf8_lossy(&result.stderr)
     );
+}
+
+/// The CPU time (user and system) that process `pid` has used so far, from
+/// `/proc/PID/stat` (fields 14 and 15, in clock ticks of 1/100 s: Linux's
+/// `USER_HZ`); `None` once the process has ended.
+pub fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; the fields after it don't.
+    let (_, after_name) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    if fields.first() == Some(&"Z") {
+        return None;
+    }
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<u64>().ok())
+        .sum();
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// Waits until process `pid` has used `work` of CPU time since it started
+/// (not a wall-clock time: a loaded machine makes the wait longer, never the
+/// work shorter); panics when the process ends first, or after [`TIMEOUT`]
+/// twice over.
+pub fn wait_for_cpu(pid: u32, work: Duration) {
+    let started = std::time::Instant::now();
+    loop {
+        match cpu_time(pid) {
+            Some(used) if used >= work => return,
+            Some(_) => {}
+            None => panic!("process {pid} ended before it used {work:?} of CPU time"),
+        }
+        assert!(
+            started.elapsed() < 2 * TIMEOUT,
+            "process {pid} did not use {work:?} of CPU time"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

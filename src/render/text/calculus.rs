@@ -70,47 +70,23 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
                 }
             }
             out.push('\n');
-            let mut header = vec!["step".to_string()];
-            header.extend(of.iter().cloned());
-            header.extend(assigned.iter().filter(|a| Some(*a) != of.as_ref()).cloned());
-            let mut table: Vec<Vec<String>> = vec![header];
-            let mut previous = 0;
-            for row in rows {
-                if row.step > previous + 1 {
-                    table.push(vec!["…".to_string()]);
-                }
-                previous = row.step;
-                let mut cells = vec![row.step.to_string()];
-                if let Some(value) = row.output {
-                    cells.push(p.number(value));
-                }
+            let mut names: Vec<&str> = of.iter().map(String::as_str).collect();
+            names.extend(
+                assigned
+                    .iter()
+                    .filter(|a| Some(*a) != of.as_ref())
+                    .map(String::as_str),
+            );
+            let cells = rows.iter().map(|row| {
+                let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
                 for (name, value) in assigned.iter().zip(&row.values) {
                     if Some(name) != of.as_ref() {
                         cells.push(p.number(*value));
                     }
                 }
-                table.push(cells);
-            }
-            let columns = table.iter().map(Vec::len).max().unwrap_or(0);
-            let widths: Vec<usize> = (0..columns)
-                .map(|c| {
-                    table
-                        .iter()
-                        .filter_map(|r| r.get(c))
-                        .map(|s| s.chars().count())
-                        .max()
-                        .unwrap_or(0)
-                })
-                .collect();
-            for (i, row) in table.iter().enumerate() {
-                let cells: Vec<String> = row
-                    .iter()
-                    .zip(&widths)
-                    .map(|(cell, &w)| format!("{cell:>w$}"))
-                    .collect();
-                let line = cells.join("  ");
-                let _ = writeln!(out, "  {}", if i == 0 { p.name(&line) } else { line });
-            }
+                (row.step, cells)
+            });
+            step_table(&mut out, &names, usize::from(of.is_some()), cells, p, false);
             if let (Some(of), None) = (of, target) {
                 out.push_str(&series::terminal(of, outputs));
             }
@@ -127,6 +103,49 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
                         }
                     );
                 }
+            }
+        }
+        CalculusEvent::Descent {
+            of,
+            params,
+            rate,
+            steps,
+            requested,
+            rows,
+            losses,
+            interrupted,
+            all,
+        } => {
+            let s = if *steps == 1 { "" } else { "s" };
+            let _ = write!(
+                out,
+                "gradient descent on {} over {}, learning rate {}: {steps} step{s}, each one backward pass and all parameters moved together",
+                p.name(of),
+                params.join(", "),
+                p.number(*rate)
+            );
+            if *interrupted {
+                let _ = write!(
+                    out,
+                    "; interrupted after {steps} of {requested} steps by Ctrl-C, the steps done are kept"
+                );
+            }
+            out.push('\n');
+            let mut names = vec![of.as_str()];
+            names.extend(params.iter().map(String::as_str));
+            let cells = rows.iter().map(|row| {
+                let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
+                cells.extend(row.values.iter().map(|&v| p.number(v)));
+                (row.step, cells)
+            });
+            step_table(&mut out, &names, 1, cells, p, *all);
+            out.push_str(&series::terminal(of, losses));
+            if let Some(steps) = non_finite_steps(losses) {
+                let _ = writeln!(
+                    out,
+                    "{} {of} is not finite at {steps}: the plot leaves it out",
+                    p.dim("note:")
+                );
             }
         }
         CalculusEvent::Hessian {
@@ -196,7 +215,7 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
     out
 }
 
-/// The steps (1-based) after which the output was inf or nan, as ranges
+/// The steps (`outputs[0]` is step 0, the start) at which the output was inf or nan, as ranges
 /// (`step 2`, `steps 2 to 5, 9`; at most 5 ranges, then `…`); `None` when every
 /// step was finite.
 fn non_finite_steps(outputs: &[f64]) -> Option<String> {
@@ -206,7 +225,7 @@ fn non_finite_steps(outputs: &[f64]) -> Option<String> {
         if value.is_finite() {
             continue;
         }
-        let step = i + 1;
+        let step = i;
         match ranges.last_mut() {
             Some((_, end)) if *end + 1 == step => *end = step,
             _ => ranges.push((step, step)),
@@ -228,5 +247,78 @@ fn non_finite_steps(outputs: &[f64]) -> Option<String> {
         (true, _) => None,
         (false, true) => Some(format!("step {}", parts[0])),
         (false, false) => Some(format!("steps {}", parts.join(", "))),
+    }
+}
+
+/// The widest a step table's line may be, in characters: a terminal's default.
+const TABLE_WIDTH: usize = 80;
+
+/// A table of a loop's steps (`:repeat`, `:descend`): a `step` column, then
+/// one column per name of `names`, right-aligned; `rows` are each step's
+/// number with its cells in the order of `names`. Past [`TABLE_WIDTH`]
+/// characters the columns after the first `fixed` ones go into further
+/// blocks, each repeating `step` and the `fixed` columns, unless `all` (one
+/// wide table).
+fn step_table(
+    out: &mut String,
+    names: &[&str],
+    fixed: usize,
+    rows: impl Iterator<Item = (usize, Vec<String>)>,
+    p: &Painter,
+    all: bool,
+) {
+    let mut table: Vec<Vec<String>> = vec![
+        std::iter::once("step")
+            .chain(names.iter().copied())
+            .map(str::to_string)
+            .collect(),
+    ];
+    let mut previous = None;
+    for (step, cells) in rows {
+        if previous.is_some_and(|before: usize| step > before + 1) {
+            table.push(vec!["…".to_string()]);
+        }
+        previous = Some(step);
+        table.push(std::iter::once(step.to_string()).chain(cells).collect());
+    }
+    let widths: Vec<usize> = (0..=names.len())
+        .map(|c| {
+            table
+                .iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let fixed = (fixed + 1).min(widths.len());
+    // Each block: the fixed columns and as many others as fit (at least one).
+    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
+    let fixed_width = 2 + widths[..fixed].iter().map(|w| w + 2).sum::<usize>() - 2;
+    let mut start = fixed;
+    while start < widths.len() || blocks.is_empty() {
+        let mut end = start;
+        let mut width = fixed_width;
+        while end < widths.len() && (all || end == start || width + 2 + widths[end] <= TABLE_WIDTH)
+        {
+            width += 2 + widths[end];
+            end += 1;
+        }
+        blocks.push(start..end);
+        start = end;
+    }
+    for (b, block) in blocks.iter().enumerate() {
+        if b > 0 {
+            out.push('\n');
+        }
+        let columns: Vec<usize> = (0..fixed).chain(block.clone()).collect();
+        for (i, row) in table.iter().enumerate() {
+            let cells: Vec<String> = columns
+                .iter()
+                .filter_map(|&c| row.get(c).map(|cell| format!("{cell:>w$}", w = widths[c])))
+                .collect();
+            let line = cells.join("  ");
+            let _ = writeln!(out, "  {}", if i == 0 { p.name(&line) } else { line });
+        }
     }
 }

@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use super::paint::{Painter, ordinal, pad, plural};
 use crate::render::notation::Form;
-use crate::session::{FunctionRow, GraphLine, KahnRow, NodeRow, Omitted, TraceStep, VarRow};
+use crate::session::{
+    EarlyVisit, FunctionRow, GraphLine, KahnRow, NaiveRow, NodeRow, Omitted, TraceStep, VarRow,
+};
 
 /// Hands the text written so far on: called by a listing after each row with
 /// the text being built; it may take the text (leaving `out` empty) and says
@@ -341,7 +343,7 @@ pub(super) fn kahn(
 ) {
     let _ = writeln!(
         out,
-        "Kahn's order from {} (PyTorch's engine): a node is ready when all its pending uses are done; {total} node{}",
+        "Kahn's order from {}, as PyTorch's engine runs it: a node is ready when all its pending uses are done; of the ready nodes, a leaf first, else the one created last; {total} node{}",
         p.name(of),
         plural(total)
     );
@@ -384,5 +386,90 @@ pub(super) fn kahn(
             "differs from the depth-first order of `:topo` at {differences} of {total} position{} (marked *); both are reverse topological orders: every node comes before its inputs, so backprop gives the same gradients",
             plural(total)
         );
+    }
+}
+
+/// Backprop in a naive recursion's order (`:topo naive`): each node's
+/// gradient at its visit beside the right one, marked where they differ, and
+/// the first node visited too early.
+pub(super) fn naive(
+    out: &mut String,
+    (of, total): (&str, usize),
+    rows: &[NaiveRow],
+    omitted: Option<Omitted>,
+    (wrong, early): (usize, Option<&EarlyVisit>),
+    p: &Painter,
+) {
+    let _ = writeln!(
+        out,
+        "backprop from {} in a naive recursion's order: visit a node, pass its gradient on, then visit its inputs, each node once, when first reached; {total} node{}",
+        p.name(of),
+        plural(total)
+    );
+    let cells: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (p.number(r.naive), p.number(r.right)))
+        .collect();
+    let width = cells
+        .iter()
+        .flat_map(|(a, b)| [a.chars().count(), b.chars().count()])
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let _ = writeln!(
+        out,
+        "  {}",
+        p.dim(&format!(
+            "    #  {:>width$}  {:>width$}   node",
+            "naive", "right"
+        ))
+    );
+    for (row, (naive, right)) in rows.iter().zip(&cells) {
+        if let Some(o) = omitted.filter(|o| row.row.position == o.after + o.count + 1) {
+            let _ = writeln!(
+                out,
+                "  {}",
+                p.dim(&format!(
+                    "… {} more nodes (`:topo naive all` lists every node)",
+                    o.count
+                ))
+            );
+        }
+        let marker = if naive == right { " " } else { "✗" };
+        let node = p.node(&row.row.node);
+        let _ = writeln!(
+            out,
+            "  {:>5}  {naive:>width$}  {right:>width$} {marker} {} = {}",
+            row.row.position,
+            p.name(&node),
+            p.expression(&row.row),
+        );
+    }
+    match early {
+        Some(early) => {
+            let did = if early.leaf { "read" } else { "passed on" };
+            let _ = writeln!(
+                out,
+                "{} was visited at {}, before its consumer {} (at {}) passed it its gradient: the walk {did} ∂{of}/∂{} = {} where all its uses give {}",
+                p.name(&early.node),
+                early.position,
+                p.name(&early.consumer),
+                early.consumer_position,
+                early.node,
+                p.number(early.naive),
+                p.number(early.right),
+            );
+            let _ = writeln!(
+                out,
+                "{wrong} of {total} gradient{} wrong (✗); backprop sorts the nodes in reverse topological order (`:topo`) so that it visits every node after all its consumers",
+                plural(total),
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "every node is visited after all its consumers here (no fan-out below a node visited early), so the naive order gives the right gradients"
+            );
+        }
     }
 }

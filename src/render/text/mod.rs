@@ -11,6 +11,7 @@ use paint::{Painter, human_bytes, plural, reclaim_text};
 
 use super::number::write_number;
 use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
+use crate::engine::NodeId;
 use crate::session::{CHECK_TOLERANCE, Event, PictureFormat, Session, Tolerance, Verdict};
 
 /// How much text [`write_event`] gathers before it hands a piece on.
@@ -273,6 +274,21 @@ fn render_unicode(
             &p,
             flush,
         ),
+        Event::Naive {
+            of,
+            total,
+            rows,
+            omitted,
+            wrong,
+            early,
+        } => listings::naive(
+            &mut out,
+            (of, *total),
+            rows,
+            *omitted,
+            (*wrong, early.as_ref()),
+            &p,
+        ),
         Event::Check {
             of,
             wrt,
@@ -457,6 +473,7 @@ fn render_unicode(
         // Events with a file are written by the printer, which reports `Wrote`;
         // `:load` is carried out by the driver.
         Event::Picture { .. }
+        | Event::Page { .. }
         | Event::TraceTable { .. }
         | Event::Plot { .. }
         | Event::Save { .. }
@@ -506,6 +523,30 @@ pub fn trace_pieces<'a>(
         })
     });
     header.into_iter().chain(steps)
+}
+
+/// The steps of a `:trace` event as `:trace` prints them (without the header
+/// line, without a final newline), each with the node it processes: what the
+/// web page (`super::html`) shows beside the picture. Nothing for other events.
+pub fn trace_step_texts<'a>(
+    event: &'a Event,
+    session: &'a Session,
+    style: &'a Style,
+) -> impl Iterator<Item = (NodeId, String)> + 'a {
+    let trace = match event {
+        Event::Trace {
+            of, steps, omitted, ..
+        } => Some((of, steps, *omitted)),
+        _ => None,
+    };
+    trace.into_iter().flat_map(move |(of, steps, omitted)| {
+        session.trace_steps(steps).map(move |step| {
+            let mut text = String::new();
+            listings::trace_step(&mut text, of, &step, omitted, &Painter(style));
+            let text = if style.ascii { to_ascii(&text) } else { text };
+            (step.row.node.id, text.trim_end_matches('\n').to_string())
+        })
+    })
 }
 
 /// A number of paths: counted in floating point, so past 1.8·10³⁰⁸ the count

@@ -10,7 +10,7 @@ use super::super::ast::{
     AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Span,
     Statement, UnaryOp,
 };
-use super::super::lexer::{is_name_char, is_name_start, normalize_name, superscript_value};
+use super::super::lexer::{is_name, normalize_name, superscript_value};
 use super::Rule;
 use super::prescan::number_value;
 
@@ -302,8 +302,7 @@ fn grammar_bug(rule: &str) -> ! {
 fn ident(pair: &Pair<'_, Rule>, offset: usize) -> Ident {
     let span = pair.as_span();
     let text = pair.as_str();
-    let mut chars = text.chars();
-    let name_shaped = chars.next().is_some_and(is_name_start) && chars.all(is_name_char);
+    let name_shaped = is_name(text);
     Ident {
         name: if name_shaped {
             normalize_name(text)
@@ -414,6 +413,17 @@ pub(super) fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
                 op,
                 value: tree(value, offset),
             }
+        }
+        Rule::updates => {
+            let mut targets = Vec::new();
+            let mut values = Vec::new();
+            for part in pair.into_inner() {
+                match part.as_rule() {
+                    Rule::name => targets.push(ident(&part, offset)),
+                    _ => values.push(tree(part, offset)),
+                }
+            }
+            Statement::Updates { targets, values }
         }
         _ => Statement::Expr(tree(pair, offset)),
     };

@@ -1,0 +1,147 @@
+//! The graph as a web page: one self-contained HTML file (`:html FILE`), the
+//! live view `:serve` keeps up to date, and the view of the playground
+//! (`web/`). All three show the same *model*, a JSON object made here:
+//!
+//! - `of`: the output's label; `svg`: the finished picture as [`super::svg`]
+//!   draws it (gradcalc's own layout, every gradient filled in);
+//! - `boxes`: one entry per value box of the picture, in the order the SVG
+//!   lists them (`<g class="value …">`): the backward step that processes the
+//!   node, numbered as `:trace` numbers its steps, or 0 for a box no step
+//!   reaches (the forward pass drawn beside a derivative graph);
+//! - `header` and `steps`: the `:trace` header line and, per step, the box it
+//!   processes and its text exactly as `:trace` prints it (upstream gradient ×
+//!   local derivative = contribution, accumulation at fan-out);
+//! - `note`: why there are no steps (a derivative graph), else absent;
+//! - `message`: instead of everything above, why there is no picture (no
+//!   output yet, a graph too large), for the live view.
+//!
+//! The page's script (`web/page.js`) blanks the gradients of the boxes whose
+//! step is still to come, highlights the box of the current step and shows its
+//! line; its style sheet (`web/page.css`) holds the two themes. Nothing in the
+//! page asks the network for anything: it works from `file://`.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::plot::escape;
+use super::{Style, dot, text};
+use crate::engine::{NodeId, Op};
+use crate::session::{Page, Session};
+
+/// The page's style sheet: the themes (plain and projector) and the
+/// colour-blind-safe palette (Okabe and Ito 2002).
+pub const PAGE_CSS: &str = include_str!("../../web/page.css");
+/// The page's script: stepping, zoom and pan, themes, the live connection.
+pub const PAGE_JS: &str = include_str!("../../web/page.js");
+
+/// The model of `page` (see the module comment), with the step lines in
+/// `style` (its precision; never colour). `session` is the session the page's
+/// trace came from, which makes the steps: call before its next statement.
+pub fn model(page: &Page, session: &Session, style: &Style) -> Value {
+    let style = Style {
+        color: false,
+        ..*style
+    };
+    let picture = &page.picture;
+    let (header, steps, note) = match &page.trace {
+        Ok(trace) => {
+            let header = text::trace_pieces(trace, session, &style)
+                .next()
+                .map(|(_, line)| line.trim_end().to_string())
+                .unwrap_or_default();
+            let steps: Vec<(NodeId, String)> =
+                text::trace_step_texts(trace, session, &style).collect();
+            (header, steps, None)
+        }
+        Err(why) => (String::new(), Vec::new(), Some(why.clone())),
+    };
+    let step_of: HashMap<NodeId, usize> = steps
+        .iter()
+        .enumerate()
+        .map(|(k, (id, _))| (*id, k + 1))
+        .collect();
+    // The value boxes in the order `dot::drawing` makes them (the SVG lists
+    // them in that order): the picture's nodes inputs first, constants left out.
+    let drawn: Vec<NodeId> = picture
+        .nodes
+        .iter()
+        .rev()
+        .filter(|node| node.op != Op::Const)
+        .map(|node| node.node.id)
+        .collect();
+    let box_of: HashMap<NodeId, usize> = drawn.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let boxes: Vec<usize> = drawn
+        .iter()
+        .map(|id| step_of.get(id).copied().unwrap_or(0))
+        .collect();
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(id, text)| json!({"box": box_of.get(id), "text": text}))
+        .collect();
+    let mut model = json!({
+        "of": picture.of,
+        "svg": dot::svg(picture),
+        "boxes": boxes,
+        "header": header,
+        "steps": steps,
+    });
+    if let Some(note) = note {
+        model["note"] = Value::String(note);
+    }
+    model
+}
+
+/// The model of a view with nothing to draw: `message` says why.
+pub fn message_model(message: &str) -> Value {
+    json!({ "message": message })
+}
+
+/// The self-contained page of `page` (`:html FILE`): the model, the style
+/// sheet and the script inline, no request to the network.
+pub fn page(page: &Page, session: &Session, style: &Style) -> String {
+    let model = model(page, session, style);
+    document(&format!("gradcalc: {}", page.picture.of), &model, None)
+}
+
+/// The page of `:serve`: the model it starts with, and `events`, the path of
+/// the server-sent events that bring every later model.
+pub fn live_page(model: &Value, events: &str) -> String {
+    document("gradcalc: live", model, Some(events))
+}
+
+/// An HTML page holding `model` and the view's script and style.
+fn document(title: &str, model: &Value, events: Option<&str>) -> String {
+    let live = events.map_or(String::new(), |path| {
+        format!(" data-live=\"{}\"", escape(path))
+    });
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n<script id=\"gradcalc-model\" type=\"application/json\">{}</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n",
+        escape(title),
+        script_json(model)
+    )
+}
+
+/// JSON that is safe inside a `<script>` element: `<`, `>` and `&` written
+/// as `\u003c` etc., so no `</script>` or `<!--` can end it early.
+pub fn script_json(value: &Value) -> String {
+    value
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_json_cannot_close_the_script() {
+        let value = json!({"svg": "</script><!-- & -->"});
+        let text = script_json(&value);
+        assert!(!text.contains('<') && !text.contains('>'));
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
+}

@@ -1,0 +1,174 @@
+//! Calls of user functions drawn as one box each (`:svg` and `:dot` unless
+//! `--expand`): a network of `neuron(…)` calls fits a slide when each neuron
+//! is one box between its inputs and its output.
+//!
+//! A call is boxed when its output is in the picture and nothing outside the
+//! call reads one of its other nodes (a label typed back, `2*h1.mul1`, keeps
+//! that call drawn node by node). The boxed call's nodes but its output leave
+//! the picture; the output keeps its value and gradient and gets one edge from
+//! each node outside the call that the body reads (the arguments, and the
+//! variables the body names), labelled with ∂output/∂input: the chain rule
+//! through the body, every other input held fixed, by a backward pass over the
+//! call's nodes (their ids are a topological order).
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{PictureCall, Session};
+use crate::engine::NodeId;
+
+/// How a picture draws the calls among its nodes.
+pub(super) struct CallBoxes {
+    /// The nodes drawn, in the order's order (output first).
+    pub order: Vec<NodeId>,
+    /// The inputs of each boxed call's output, with ∂output/∂input.
+    pub inputs: FxHashMap<NodeId, Vec<(NodeId, f64)>>,
+    /// The calls among the drawn nodes (parents before their calls).
+    pub calls: Vec<PictureCall>,
+    /// Each drawn node's innermost call, an index into `calls`.
+    pub call_of: FxHashMap<NodeId, usize>,
+    /// Each boxed output's call, an index into `calls`.
+    pub boxed: FxHashMap<NodeId, usize>,
+}
+
+impl Session {
+    /// The calls of `order` (a reverse topological order, output first) to
+    /// draw as boxes; none with `expand`. Cost: linear in the order's nodes
+    /// and edges.
+    pub(super) fn call_boxes(&self, order: &[NodeId], expand: bool) -> CallBoxes {
+        let outermost: Vec<Option<usize>> = order.iter().map(|&id| self.outermost(id)).collect();
+        let drawn: FxHashSet<NodeId> = order.iter().copied().collect();
+        let mut boxable: FxHashSet<usize> = FxHashSet::default();
+        if !expand {
+            boxable = outermost
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|&c| self.calls()[c].output.is_some_and(|o| drawn.contains(&o)))
+                .collect();
+        }
+        // A call read inside from outside, or holding the picture's output
+        // inside, stays expanded.
+        let output_of = |c: usize| self.calls()[c].output;
+        for (i, &id) in order.iter().enumerate() {
+            if i == 0 && outermost[0].is_some_and(|c| output_of(c) != Some(id)) {
+                boxable.remove(&outermost[0].unwrap_or_default());
+            }
+            for &input in self.graph.operands(id) {
+                let Some(c) = self.outermost(input) else {
+                    continue;
+                };
+                if outermost[i] != Some(c) && output_of(c) != Some(input) {
+                    boxable.remove(&c);
+                }
+            }
+        }
+        let mut boxes = CallBoxes {
+            order: Vec::new(),
+            inputs: FxHashMap::default(),
+            calls: Vec::new(),
+            call_of: FxHashMap::default(),
+            boxed: FxHashMap::default(),
+        };
+        let mut members: FxHashMap<usize, Vec<NodeId>> = FxHashMap::default();
+        let mut index: FxHashMap<usize, usize> = FxHashMap::default();
+        for (i, &id) in order.iter().enumerate() {
+            match outermost[i] {
+                Some(c) if boxable.contains(&c) => {
+                    members.entry(c).or_default().push(id);
+                    if output_of(c) == Some(id) {
+                        boxes.order.push(id);
+                        let at = self.picture_call(c, true, &mut boxes.calls, &mut index);
+                        boxes.boxed.insert(id, at);
+                    }
+                }
+                _ => {
+                    boxes.order.push(id);
+                    if let Some(c) = self.calls.call_of(id) {
+                        let at = self.picture_call(c, false, &mut boxes.calls, &mut index);
+                        boxes.call_of.insert(id, at);
+                    }
+                }
+            }
+        }
+        for (c, nodes) in members {
+            if let Some(output) = output_of(c) {
+                boxes
+                    .inputs
+                    .insert(output, self.box_inputs(c, output, nodes));
+            }
+        }
+        boxes
+    }
+
+    /// The outermost call that built `id`.
+    fn outermost(&self, id: NodeId) -> Option<usize> {
+        let mut call = self.calls.call_of(id)?;
+        while let Some(parent) = self.calls()[call].parent {
+            call = parent;
+        }
+        Some(call)
+    }
+
+    /// The index in `calls` of session call `c`, added (after its parents)
+    /// the first time.
+    fn picture_call(
+        &self,
+        c: usize,
+        boxed: bool,
+        calls: &mut Vec<PictureCall>,
+        index: &mut FxHashMap<usize, usize>,
+    ) -> usize {
+        // The chain from `c` out to the first call already listed.
+        let mut chain = vec![c];
+        while let Some(parent) = self.calls()[*chain.last().unwrap_or(&c)].parent {
+            if index.contains_key(&parent) {
+                break;
+            }
+            chain.push(parent);
+        }
+        for &call in chain.iter().rev() {
+            if index.contains_key(&call) {
+                continue;
+            }
+            let session_call = &self.calls()[call];
+            index.insert(call, calls.len());
+            calls.push(PictureCall {
+                label: session_call.label.clone(),
+                function: session_call.function.clone(),
+                parent: session_call.parent.and_then(|p| index.get(&p).copied()),
+                output: session_call.output,
+                boxed: boxed && call == c,
+            });
+        }
+        index[&c]
+    }
+
+    /// The inputs of a boxed call (the nodes outside `nodes` that they read,
+    /// its arguments first) with ∂output/∂input through the body.
+    fn box_inputs(&self, c: usize, output: NodeId, mut nodes: Vec<NodeId>) -> Vec<(NodeId, f64)> {
+        nodes.sort_unstable_by(|a, b| b.cmp(a));
+        let inside: FxHashSet<NodeId> = nodes.iter().copied().collect();
+        let mut grads: FxHashMap<NodeId, f64> = FxHashMap::default();
+        grads.insert(output, 1.0);
+        let mut inputs: Vec<NodeId> = Vec::new();
+        for &id in &nodes {
+            let upstream = grads.get(&id).copied().unwrap_or(0.0);
+            for (position, &input) in self.graph.operands(id).iter().enumerate() {
+                let passes = self.passes(id, position);
+                let add = if passes {
+                    upstream * self.local_derivative(id, position)
+                } else {
+                    0.0
+                };
+                *grads.entry(input).or_default() += add;
+                if !inside.contains(&input) && !inputs.contains(&input) {
+                    inputs.push(input);
+                }
+            }
+        }
+        // Arguments first, in parameter order; then the rest by id.
+        let args = &self.calls()[c].args;
+        inputs.sort_by_key(|id| (args.iter().position(|a| a == id).unwrap_or(usize::MAX), *id));
+        inputs.into_iter().map(|id| (id, grads[&id])).collect()
+    }
+}

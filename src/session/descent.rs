@@ -1,0 +1,198 @@
+//! `:descend LOSS lr=RATE steps=N PARAMS…`: gradient descent over named
+//! leaves, as micrograd's and PyTorch's training loops do it. Each step runs
+//! one backward pass from the loss (every ∂LOSS/∂param at once, no derivative
+//! graph per parameter), then sets every parameter to `p − RATE·∂LOSS/∂p`
+//! together and evaluates the graph built from them again once
+//! (`Graph::update_leaves`).
+
+use super::command::Command;
+use super::derivatives::{CalculusEvent, RepeatRow};
+use super::update::{MAX_REPEAT, keeps_step};
+use super::{Event, Session, SessionError};
+use crate::engine::NodeId;
+use crate::syntax::{Ident, Span};
+
+/// A `:descend` command's arguments, read once from the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Descent {
+    /// The loss: a name bound to a node.
+    pub loss: Ident,
+    /// The learning rate: a finite number (negative climbs).
+    pub rate: f64,
+    /// The learning rate as typed (for `:save`).
+    pub rate_text: String,
+    /// How many steps to run, 1 to [`MAX_REPEAT`].
+    pub steps: usize,
+    /// The parameters: variable leaves, at least one, none twice.
+    pub params: Vec<Ident>,
+    /// Show every parameter's column, however wide the table.
+    pub all: bool,
+    /// The whole command, for errors about it.
+    pub span: Span,
+}
+
+impl Descent {
+    /// Reads `:descend`'s parsed command line.
+    ///
+    /// Errors: a rate that is not a finite number, a count of steps that is
+    /// not a whole number from 1 to [`MAX_REPEAT`], no parameter, or one
+    /// given twice.
+    pub fn parse(command: &Command) -> Result<Descent, SessionError> {
+        let example = || Some("e.g. `:descend L lr=0.1 steps=20 w1 w2 b`".to_string());
+        let span = command
+            .args
+            .iter()
+            .fold(command.name.span, |s, a| s.to(a.span));
+        let (rate_text, rate_span) = command.setting("lr=").ok_or_else(|| command.misuse())?;
+        let rate = match rate_text.parse::<f64>() {
+            Ok(rate) if rate.is_finite() => rate,
+            _ => {
+                return Err(SessionError::BadArguments {
+                    message: format!("the learning rate must be a number, not `{rate_text}`"),
+                    span: rate_span,
+                    help: example(),
+                });
+            }
+        };
+        let (steps_text, steps_span) = command.setting("steps=").ok_or_else(|| command.misuse())?;
+        let steps = match steps_text.parse::<usize>() {
+            Ok(n) if (1..=MAX_REPEAT).contains(&n) => n,
+            _ => {
+                return Err(SessionError::BadArguments {
+                    message: format!(
+                        "the number of steps must be a whole number from 1 to {MAX_REPEAT}, not `{steps_text}`"
+                    ),
+                    span: steps_span,
+                    help: example(),
+                });
+            }
+        };
+        let [loss, params @ ..] = &command.names[..] else {
+            return Err(command.misuse());
+        };
+        if params.is_empty() {
+            return Err(SessionError::BadArguments {
+                message: "`:descend` needs the parameters to move: the leaves to train".to_string(),
+                span,
+                help: example(),
+            });
+        }
+        for (i, param) in params.iter().enumerate() {
+            if params[..i].iter().any(|p| p.name == param.name) {
+                return Err(SessionError::BadArguments {
+                    message: format!("`{}` is given twice", param.name),
+                    span: param.span,
+                    help: Some("name each parameter once".to_string()),
+                });
+            }
+        }
+        Ok(Descent {
+            loss: (*loss).clone(),
+            rate,
+            rate_text: rate_text.to_string(),
+            steps,
+            params: params.iter().map(|&p| p.clone()).collect(),
+            all: command.has("--all"),
+            span,
+        })
+    }
+}
+
+impl Session {
+    /// Runs `descent`: step 0 is the starting point; each step one backward
+    /// pass from the loss and one simultaneous update of the parameters.
+    /// Ctrl-C between two steps keeps the steps finished (and says so in the
+    /// event); the session records the command with the steps it ran.
+    ///
+    /// Errors: an unknown loss; a parameter that is not a variable leaf or
+    /// that the loss is not built from (its gradient would stay 0); a loss
+    /// built with `f'(x)` of a variable (as for `:grad`).
+    pub(super) fn descend(
+        &mut self,
+        descent: &Descent,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let loss = self.variable_node(&descent.loss)?;
+        let order = self.order_for(loss);
+        self.check_interrupt()?;
+        let mut leaves: Vec<NodeId> = Vec::with_capacity(descent.params.len());
+        for param in &descent.params {
+            let leaf = self.settable_leaf(param)?;
+            if !order.contains(&leaf) {
+                return Err(SessionError::BadArguments {
+                    message: format!(
+                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
+                        descent.loss.name, param.name
+                    ),
+                    span: param.span,
+                    help: Some(format!(
+                        "name the leaves `{}` depends on (`:grad` lists them)",
+                        descent.loss.name
+                    )),
+                });
+            }
+            leaves.push(leaf);
+        }
+        let values = |s: &Session| leaves.iter().map(|&l| s.graph.value(l)).collect();
+        let mut rows = vec![RepeatRow {
+            step: 0,
+            output: Some(self.graph.value(loss)),
+            values: values(self),
+        }];
+        let mut losses = Vec::with_capacity(descent.steps + 1);
+        losses.push(self.graph.value(loss));
+        let mut done = 0;
+        while done < descent.steps && !crate::interrupt::requested() {
+            let gradients = self.graph.backward(&order);
+            let moves: Vec<(NodeId, f64)> = leaves
+                .iter()
+                .map(|&l| (l, self.graph.value(l) - descent.rate * gradients.get(l)))
+                .collect();
+            self.graph.update_leaves(&moves);
+            done += 1;
+            losses.push(self.graph.value(loss));
+            if keeps_step(done, descent.steps) {
+                rows.push(RepeatRow {
+                    step: done,
+                    output: Some(self.graph.value(loss)),
+                    values: values(self),
+                });
+            }
+        }
+        if rows.last().is_some_and(|row| row.step != done) {
+            rows.push(RepeatRow {
+                step: done,
+                output: Some(self.graph.value(loss)),
+                values: values(self),
+            });
+        }
+        if done > 0 {
+            self.record(&descent.script(done));
+        }
+        events.push(Event::Calculus(CalculusEvent::Descent {
+            of: descent.loss.name.clone(),
+            params: descent.params.iter().map(|p| p.name.clone()).collect(),
+            rate: descent.rate,
+            steps: done,
+            requested: descent.steps,
+            rows,
+            losses,
+            interrupted: done < descent.steps,
+            all: descent.all,
+        }));
+        Ok(())
+    }
+}
+
+impl Descent {
+    /// The command that runs `steps` of this descent, as `:save` writes it.
+    fn script(&self, steps: usize) -> String {
+        let params: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+        format!(
+            ":descend {} lr={} steps={steps} {}",
+            self.loss.name,
+            self.rate_text,
+            params.join(" ")
+        )
+    }
+}

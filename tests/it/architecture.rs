@@ -1,0 +1,161 @@
+//! The mechanical invariants of ARCHITECTURE.md, checked on the source text,
+//! and the function lists of the docs against the op table.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use gradcalc::engine::Op;
+
+use crate::util::in_crate;
+
+/// Every `.rs` file below `src/` (relative paths, `/`-separated), each with
+/// its text up to its unit tests (`#[cfg(test)]`); `tests.rs` files left out.
+fn sources() -> Vec<(String, String)> {
+    let root = in_crate("src");
+    let mut files = Vec::new();
+    let mut folders = vec![root.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path: PathBuf = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && path.file_name().is_some_and(|n| n != "tests.rs")
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+                files.push((relative(&root, &path), code));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap();
+    relative.to_string_lossy().replace('\\', "/")
+}
+
+/// The places (`file: line`) among `files` whose code holds one of `words`,
+/// comments left out.
+fn uses<'a>(files: impl Iterator<Item = &'a (String, String)>, words: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (file, code) in files {
+        for (number, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap();
+            if words.iter().any(|word| line.contains(word)) {
+                found.push(format!("{file}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// The files of `src/` below `folder` (`"syntax/"`) or named `folder`.
+fn under<'a>(
+    files: &'a [(String, String)],
+    folder: &'a str,
+) -> impl Iterator<Item = &'a (String, String)> {
+    files
+        .iter()
+        .filter(move |(file, _)| file.starts_with(folder))
+}
+
+#[test]
+fn syntax_knows_nothing_of_graphs_sessions_or_output() {
+    let files = sources();
+    let words = [
+        "crate::engine",
+        "crate::session",
+        "crate::render",
+        "crate::repl",
+    ];
+    let found = uses(under(&files, "syntax/"), &words);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn the_engine_knows_nothing_of_text_sessions_or_output() {
+    let files = sources();
+    let words = [
+        "crate::syntax",
+        "crate::session",
+        "crate::render",
+        "crate::repl",
+        "crate::driver",
+        "crate::files",
+    ];
+    let found = uses(under(&files, "engine/"), &words);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn only_the_front_end_and_the_renderers_write_to_the_terminal_or_files() {
+    let files = sources();
+    let front = ["render/", "repl/", "driver.rs", "main.rs", "files.rs"];
+    let others = files
+        .iter()
+        .filter(|(file, _)| !front.iter().any(|f| file.starts_with(f)));
+    let words = [
+        "println!",
+        "print!(",
+        "io::stdout",
+        "io::stderr",
+        "File::create",
+        "fs::write",
+        "OpenOptions",
+    ];
+    let found = uses(others, &words);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn only_the_renderers_and_the_repl_know_about_colour() {
+    let files = sources();
+    let others = files
+        .iter()
+        .filter(|(file, _)| !file.starts_with("render/") && !file.starts_with("repl/"));
+    let found = uses(others, &["owo_colors", "\\x1b[", "\\u{1b}["]);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The function names of a list written as one code span after `heading` in
+/// `doc`: words, with what is in brackets left out (`log (= ln)`, `min(a, b,
+/// …)` and `log(x, b)` give `log` and `min`).
+fn listed_functions(doc: &str, heading: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(in_crate(doc)).unwrap();
+    let after = text
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("{doc} has no {heading:?}"))
+        .1;
+    let span = after.split('`').nth(1).unwrap();
+    let mut words = String::new();
+    let mut depth = 0;
+    for c in span.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => words.push(c),
+            _ => {}
+        }
+    }
+    words.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn every_function_list_in_the_docs_is_the_op_table() {
+    let table: BTreeSet<String> = Op::function_names().map(str::to_string).collect();
+    for (doc, heading) in [
+        ("README.md", "- **Functions**: "),
+        ("docs/language.md", "## 4. Functions built in"),
+    ] {
+        let listed = listed_functions(doc, heading);
+        let missing: Vec<_> = table.difference(&listed).collect();
+        let unknown: Vec<_> = listed.difference(&table).collect();
+        assert!(
+            missing.is_empty() && unknown.is_empty(),
+            "{doc}: the op table's functions {missing:?} are not listed; {unknown:?} are not in the op table"
+        );
+    }
+}

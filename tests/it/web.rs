@@ -1,0 +1,139 @@
+//! The web page of `:html` (and, with Chromium, in a real browser: `browser.rs`):
+//! the model it carries against gradients worked out by hand, and the write
+//! rules every export follows.
+
+use serde_json::Value;
+
+use crate::util::{gradcalc, stderr_of, stdout_of};
+
+/// colah's fan-out example ("Calculus on Computational Graphs"): e = (a + b)(b + 1)
+/// at a = 2, b = 1. By hand: ∂e/∂c = d = 2, ∂e/∂d = c = 3, ∂e/∂a = 2,
+/// ∂e/∂b = d + c = 5 (b is used twice: 3 through d, then 2 through c).
+pub const COLAH: &str = "a = 2; b = 1; c = a + b; d = b + 1; e = c*d";
+
+/// The model a page holds (the JSON in its `gradcalc-model` script).
+pub fn page_model(page: &str) -> Value {
+    let start = page
+        .find("<script id=\"gradcalc-model\" type=\"application/json\">")
+        .expect("the page holds its model");
+    let rest = &page[start..];
+    let json = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    serde_json::from_str(json).expect("the model is JSON")
+}
+
+fn page_of(statements: &str) -> String {
+    let output = gradcalc()
+        .args(["-e", statements, "-e", ":html -"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let out = stdout_of(&output);
+    out[out.find("<!DOCTYPE html>").expect("a page")..].to_string()
+}
+
+#[test]
+fn the_page_steps_through_colahs_fan_out() {
+    let page = page_of(COLAH);
+    let model = page_model(&page);
+    assert_eq!(model["of"], "e");
+    // The boxes as drawn, inputs first: a, b, c, d, e; the backward pass
+    // processes e first (step 1) and a last (step 5).
+    assert_eq!(model["boxes"], serde_json::json!([5, 4, 3, 2, 1]));
+    let steps: Vec<&str> = model["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps.len(), 5);
+    assert!(steps[0].starts_with("[1] e = c * d = 6   upstream 1"));
+    // Step 3 (c) adds b's second contribution: 3 + 2 = 5.
+    assert!(steps[2].contains("grad 3 → 5   (2nd of 2 uses: accumulated)"));
+    assert!(steps[3].contains("∂e/∂b = 5"));
+    assert!(steps[4].contains("∂e/∂a = 2"));
+    // Each step's box is the node it processes: e is box 4, a box 0.
+    assert_eq!(model["steps"][0]["box"], 4);
+    assert_eq!(model["steps"][4]["box"], 0);
+}
+
+#[test]
+fn the_page_shows_each_step_as_trace_prints_it() {
+    let page = page_of(COLAH);
+    let model = page_model(&page);
+    let trace = gradcalc()
+        .args(["-e", COLAH, "-e", ":trace all"])
+        .output()
+        .unwrap();
+    let trace = stdout_of(&trace);
+    let listing = &trace[trace.find("backward pass from").unwrap()..];
+    let mut expected = vec![model["header"].as_str().unwrap().to_string()];
+    expected.extend(
+        model["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["text"].as_str().unwrap().to_string()),
+    );
+    assert_eq!(listing.trim_end(), expected.join("\n"));
+}
+
+#[test]
+fn the_page_asks_the_network_for_nothing() {
+    let page = page_of(COLAH);
+    for request in ["src=", "href=", "@import", "fetch(", "XMLHttpRequest"] {
+        assert!(!page.contains(request), "the page holds `{request}`");
+    }
+    // `url(…)` only for the picture's own arrowhead.
+    assert_eq!(
+        page.matches("url(").count(),
+        page.matches("url(#arrow)").count()
+    );
+    // The one address is SVG's namespace, a name and not a request.
+    let addresses: Vec<&str> = page.matches("http").collect();
+    assert_eq!(
+        addresses.len(),
+        page.matches("http://www.w3.org/2000/svg").count()
+    );
+}
+
+#[test]
+fn html_keeps_an_existing_file_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |command: &str| {
+        gradcalc()
+            .current_dir(dir.path())
+            .args(["-e", COLAH, "-e", command])
+            .output()
+            .unwrap()
+    };
+    let first = run(":html colah.html");
+    assert!(first.status.success(), "{}", stderr_of(&first));
+    let path = dir.path().join("colah.html");
+    std::fs::write(&path, "mine").unwrap();
+    let again = run(":html colah.html");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr_of(&again).contains("add `-f` to replace it: `:html -f colah.html`"),
+        "{}",
+        stderr_of(&again)
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+    let forced = run(":html -f colah.html");
+    assert!(forced.status.success());
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+}
+
+#[test]
+fn html_without_an_output_says_what_to_do() {
+    let output = gradcalc().args(["-e", ":html page.html"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("error:"),
+        "{}",
+        stderr_of(&output)
+    );
+}

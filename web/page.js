@@ -1,0 +1,305 @@
+// gradcalc's graph view, shared by the page of `:html`, the live view of
+// `:serve` and the playground. It shows a *model* (src/render/html.rs says what
+// it holds): the picture gradcalc laid out, and the backward pass stepped with
+// the keyboard. Step 0 is the forward pass (every gradient blank); step K is
+// `:trace`'s step K: its node highlighted, its line shown, the gradients of the
+// nodes it and the steps before it processed filled in, the others blank.
+"use strict";
+var GradcalcView = (function () {
+  var SVG = "http://www.w3.org/2000/svg";
+
+  function element(tag, attributes, text) {
+    var node = document.createElement(tag);
+    Object.keys(attributes || {}).forEach(function (key) {
+      node.setAttribute(key, attributes[key]);
+    });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // A legend entry's swatch: a box drawn as the picture draws that state.
+  function swatch(kind) {
+    var drawing = document.createElementNS(SVG, "svg");
+    drawing.setAttribute("width", "34");
+    drawing.setAttribute("height", "24");
+    drawing.setAttribute("class", "gc-graph-swatch");
+    var shape;
+    if (kind === "op") {
+      shape = document.createElementNS(SVG, "ellipse");
+      shape.setAttribute("cx", "17"); shape.setAttribute("cy", "12");
+      shape.setAttribute("rx", "15"); shape.setAttribute("ry", "10");
+      shape.setAttribute("fill", "#f1f3f5"); shape.setAttribute("stroke", "currentColor");
+      shape.setAttribute("stroke-width", "2");
+    } else if (kind === "edge") {
+      shape = document.createElementNS(SVG, "text");
+      shape.setAttribute("x", "17"); shape.setAttribute("y", "17");
+      shape.setAttribute("text-anchor", "middle"); shape.setAttribute("fill", "currentColor");
+      shape.textContent = "0.5";
+    } else {
+      shape = document.createElementNS(SVG, "rect");
+      shape.setAttribute("x", "3"); shape.setAttribute("y", "3");
+      shape.setAttribute("width", "28"); shape.setAttribute("height", "18");
+      shape.setAttribute("rx", "4");
+      var styles = {
+        current: ["var(--current-fill)", "var(--current)", "6", ""],
+        done: ["var(--done-fill)", "var(--done)", "3", ""],
+        pending: ["#ffffff", "var(--faint)", "2", "5 3"],
+        box: ["#ffffff", "var(--ink)", "2", ""]
+      }[kind];
+      shape.setAttribute("style", "fill:" + styles[0] + ";stroke:" + styles[1] +
+        ";stroke-width:" + styles[2] + "px;stroke-dasharray:" + (styles[3] || "none"));
+    }
+    drawing.appendChild(shape);
+    return drawing;
+  }
+
+  function legend() {
+    var box = element("aside", { "class": "gc-legend", "aria-label": "legend" });
+    box.appendChild(element("h2", {}, "Legend"));
+    var list = element("ul");
+    [
+      ["box", "a value: its name, value, and grad = ∂output/∂node"],
+      ["op", "an operation (constants folded in: × 2)"],
+      ["edge", "an edge's label: the local derivative ∂node/∂input at these values"],
+      ["current", "the node this step processes (thick border)"],
+      ["done", "gradient final (solid border)"],
+      ["pending", "gradient still to come (dashed border, blank)"]
+    ].forEach(function (entry) {
+      var item = element("li");
+      item.appendChild(swatch(entry[0]));
+      item.appendChild(element("span", {}, entry[1]));
+      list.appendChild(item);
+    });
+    box.appendChild(list);
+    box.appendChild(element("p", { "class": "gc-keys" },
+      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme"));
+    return box;
+  }
+
+  function View(root) {
+    this.root = root;
+    root.classList.add("gc-view");
+    root.textContent = "";
+    var bar = element("div", { "class": "gc-bar" });
+    this.title = element("span", { "class": "gc-title" }, "gradcalc");
+    this.status = element("span", { "class": "gc-status", "aria-live": "polite" });
+    bar.appendChild(this.title);
+    bar.appendChild(this.status);
+    var self = this;
+    [["◀ back", "back", function () { self.setStep(self.step - 1); }],
+     ["next ▶", "next", function () { self.setStep(self.step + 1); }],
+     ["fit", "fit", function () { self.fit(); }],
+     ["theme", "theme", function () { self.toggleTheme(); }]
+    ].forEach(function (button) {
+      var b = element("button", { "type": "button", "class": "gc-" + button[1] }, button[0]);
+      b.addEventListener("click", button[2]);
+      bar.appendChild(b);
+    });
+    root.appendChild(bar);
+    var body = element("div", { "class": "gc-body" });
+    this.graph = element("div", { "class": "gc-graph" });
+    body.appendChild(this.graph);
+    body.appendChild(legend());
+    root.appendChild(body);
+    this.line = element("pre", { "class": "gc-line", "aria-live": "polite" });
+    root.appendChild(this.line);
+    this.step = 0;
+    this.model = null;
+    this.boxes = [];
+    this.panZoom();
+    try {
+      if (window.localStorage.getItem("gradcalc-theme") === "projector") {
+        document.body.classList.add("projector");
+      }
+    } catch (e) { /* no storage (file:// in some browsers): the plain theme */ }
+  }
+
+  // Shows a model; `step` (optional) is the step to show, else the last
+  // position is kept when the same steps are shown again, or 0.
+  View.prototype.show = function (model, step) {
+    this.model = model;
+    this.graph.textContent = "";
+    this.boxes = [];
+    if (model.message) {
+      this.title.textContent = "gradcalc";
+      this.graph.appendChild(element("div", { "class": "gc-message" }, model.message));
+      this.status.textContent = "";
+      this.line.textContent = "";
+      return;
+    }
+    this.title.textContent = "gradcalc: " + model.of;
+    this.graph.innerHTML = model.svg;
+    var svg = this.graph.querySelector("svg");
+    this.svg = svg;
+    this.size = [svg.width.baseVal.value, svg.height.baseVal.value];
+    svg.removeAttribute("width");
+    svg.removeAttribute("height");
+    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+    var groups = svg.querySelectorAll("g.value");
+    for (var i = 0; i < groups.length; i++) {
+      var grad = groups[i].querySelector("text.grad");
+      this.boxes.push({ group: groups[i], grad: grad, text: grad ? grad.textContent : "" });
+    }
+    this.fit();
+    var last = model.steps.length;
+    this.setStep(step === undefined || step === null ? Math.min(this.step, last) : step);
+  };
+
+  View.prototype.lastStep = function () {
+    return this.model && this.model.steps ? this.model.steps.length : 0;
+  };
+
+  // Shows step k (clamped to 0 .. the last step).
+  View.prototype.setStep = function (k) {
+    var model = this.model;
+    if (!model || model.message) return;
+    var last = this.lastStep();
+    k = Math.max(0, Math.min(last, k));
+    this.step = k;
+    var stepping = !model.note && last > 0;
+    for (var i = 0; i < this.boxes.length; i++) {
+      var b = this.boxes[i];
+      var at = model.boxes[i] || 0;
+      var done = !stepping || (at > 0 && at <= k);
+      var current = stepping && at > 0 && at === k;
+      b.group.classList.toggle("done", done && !current && stepping);
+      b.group.classList.toggle("current", current);
+      b.group.classList.toggle("pending", !done);
+      if (b.grad) b.grad.textContent = done ? b.text : "grad";
+    }
+    if (!stepping) {
+      this.status.textContent = model.note ? "no steps" : "";
+      this.line.textContent = model.note || model.header;
+    } else if (k === 0) {
+      this.status.textContent = "step 0 of " + last;
+      this.line.textContent = model.header + "\n(forward pass done: press → or Space for step 1)";
+    } else {
+      this.status.textContent = "step " + k + " of " + last;
+      this.line.textContent = model.steps[k - 1].text;
+    }
+  };
+
+  View.prototype.toggleTheme = function () {
+    var on = document.body.classList.toggle("projector");
+    try { window.localStorage.setItem("gradcalc-theme", on ? "projector" : "plain"); } catch (e) { /* kept for this page only */ }
+  };
+
+  // The picture's viewBox: fit, zoom about a point, pan.
+  View.prototype.fit = function () {
+    if (!this.svg) return;
+    this.box = [0, 0, this.size[0], this.size[1]];
+    this.applyBox();
+  };
+
+  View.prototype.applyBox = function () {
+    this.svg.setAttribute("viewBox", this.box.map(function (v) { return Math.round(v * 100) / 100; }).join(" "));
+  };
+
+  // Pixels of the screen per unit of the picture, as `meet` scales it.
+  View.prototype.scale = function () {
+    var w = this.graph.clientWidth || 1, h = this.graph.clientHeight || 1;
+    return Math.min(w / this.box[2], h / this.box[3]);
+  };
+
+  View.prototype.zoom = function (factor, clientX, clientY) {
+    if (!this.svg) return;
+    var rect = this.graph.getBoundingClientRect();
+    var s = this.scale();
+    // The picture point under the cursor stays under it.
+    var cx = this.box[0] + this.box[2] / 2 + (clientX - rect.left - rect.width / 2) / s;
+    var cy = this.box[1] + this.box[3] / 2 + (clientY - rect.top - rect.height / 2) / s;
+    var w = Math.max(20, Math.min(this.size[0] * 20, this.box[2] / factor));
+    var h = w * this.box[3] / this.box[2];
+    var k = w / this.box[2];
+    this.box = [cx - (cx - this.box[0]) * k, cy - (cy - this.box[1]) * k, w, h];
+    this.applyBox();
+  };
+
+  View.prototype.panZoom = function () {
+    var self = this, drag = null;
+    this.graph.addEventListener("wheel", function (event) {
+      event.preventDefault();
+      self.zoom(event.deltaY < 0 ? 1.15 : 1 / 1.15, event.clientX, event.clientY);
+    }, { passive: false });
+    this.graph.addEventListener("pointerdown", function (event) {
+      if (!self.svg) return;
+      drag = [event.clientX, event.clientY, self.box[0], self.box[1]];
+      self.graph.classList.add("dragging");
+      self.graph.setPointerCapture(event.pointerId);
+    });
+    this.graph.addEventListener("pointermove", function (event) {
+      if (!drag) return;
+      var s = self.scale();
+      self.box[0] = drag[2] - (event.clientX - drag[0]) / s;
+      self.box[1] = drag[3] - (event.clientY - drag[1]) / s;
+      self.applyBox();
+    });
+    var stop = function () { drag = null; self.graph.classList.remove("dragging"); };
+    this.graph.addEventListener("pointerup", stop);
+    this.graph.addEventListener("pointercancel", stop);
+  };
+
+  // The keys: → / Space, ← / Backspace, Home / End, F (fit), T (theme), + / −.
+  // Ignored while a text field has the focus (the playground's input line).
+  View.prototype.keys = function () {
+    var self = this;
+    document.addEventListener("keydown", function (event) {
+      var target = event.target;
+      if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      var handled = true;
+      switch (event.key) {
+        case "ArrowRight": case " ": case "Spacebar": self.setStep(self.step + 1); break;
+        case "ArrowLeft": case "Backspace": self.setStep(self.step - 1); break;
+        case "Home": self.setStep(0); break;
+        case "End": self.setStep(self.lastStep()); break;
+        case "f": case "F": case "0": self.fit(); break;
+        case "t": case "T": self.toggleTheme(); break;
+        case "+": case "=": self.zoomCentre(1.25); break;
+        case "-": self.zoomCentre(1 / 1.25); break;
+        default: handled = false;
+      }
+      if (handled) event.preventDefault();
+    });
+  };
+
+  View.prototype.zoomCentre = function (factor) {
+    var rect = this.graph.getBoundingClientRect();
+    this.zoom(factor, rect.left + rect.width / 2, rect.top + rect.height / 2);
+  };
+
+  // Follows a `:serve` page's server-sent events: each brings a whole model
+  // (and the `:step` position, if one is being shown).
+  View.prototype.follow = function (path) {
+    var self = this;
+    var source = new EventSource(path);
+    source.addEventListener("message", function (event) {
+      var data = JSON.parse(event.data);
+      self.show(data.model, data.step);
+      self.root.setAttribute("data-version", String(data.version));
+    });
+    source.addEventListener("error", function () {
+      self.status.textContent = "(gradcalc is not answering: the view shows the last state)";
+    });
+  };
+
+  return {
+    // A view in `root`, with the keys bound: for the playground.
+    create: function (root) {
+      var view = new View(root);
+      view.keys();
+      return view;
+    },
+    // The page's start: the model in the page, then live updates if the page
+    // is served (`data-live` on the body holds the events' path).
+    start: function (root) {
+      var view = GradcalcView.create(root);
+      var script = document.getElementById("gradcalc-model");
+      view.show(JSON.parse(script.textContent));
+      var live = document.body.getAttribute("data-live");
+      if (live) view.follow(live);
+      window.gradcalcView = view;
+      return view;
+    }
+  };
+})();
