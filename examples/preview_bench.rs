@@ -1,8 +1,10 @@
-//! The REPL's live preview of a derivative in a large session: the time of one
-//! `Session::preview("f'(2)")` (what every keystroke of that line costs) for
-//! sessions of growing size. It should not grow with the graph: the preview
-//! differentiates with respect to a node appended for the call, so only the
-//! nodes after it can depend on it.
+//! The REPL's live preview in a large session: the time of one
+//! `Session::preview(line)` (what every keystroke of that line costs) for
+//! sessions of growing size. A preview answers within one frame (16 ms) or
+//! shows nothing (`none`): derivatives with respect to a node appended for the
+//! call (`f'(2)`) cost the same at any size; lines whose work grows with the
+//! graph (`grad(y, x)` where every node depends on x) or explodes (nested
+//! `grad`, a 12th derivative) stop at the preview's time budget.
 //!
 //! ```sh
 //! cargo run --release --example preview_bench               # 10^5 and 10^6 nodes
@@ -12,11 +14,15 @@
 //! The session: a leaf `x = 0.5`, then `y = y*1.0001 + x` repeated until the
 //! graph holds N nodes (each statement appends 3: a constant, a product and a
 //! sum, and every sum uses x), then a leaf `w = 1.5`, `f(t) = t^2 + x` and
-//! `g(t) = t^2 + y`. `f` uses a leaf that 1/3 of the graph reads; `g` uses a
+//! `g(t) = t^2 + y`, `h(t) = tanh(t)*sin(t)`, and a leaf `u = 0.5` with
+//! `v = tanh(u)*sin(u)`. `f` uses a leaf that 1/3 of the graph reads; `g` uses a
 //! value built from the whole graph; `grad(w*w + y, w)` differentiates with
-//! respect to a leaf appended after it. (`grad(y, x)` is linear in the graph
-//! whatever is done: every node depends on x.) One line per size and line previewed: `nodes`, `line`, the
-//! preview's value, and the median, minimum and maximum ms of one call.
+//! respect to a leaf appended after it. `grad(y, x)` and `q = grad(grad(y, x),
+//! x)` are linear in the graph whatever is done (every node depends on x);
+//! `h''''''''''''(0.5)` and `grad(grad(…grad(v, u)…, u), u)` nested 18 deep
+//! grow exponentially with the order (issue 21's lines). One line per size
+//! and line previewed: `nodes`, `line`, the preview's value, and the median,
+//! minimum and maximum ms of one call.
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -48,7 +54,8 @@ fn main() -> ExitCode {
     for n in sizes {
         let mut session = build(n);
         let nodes = session.graph().len();
-        for line in ["f'(2)", "g'(2)", "f''(2)", "g''(2)", "grad(w*w + y, w)"] {
+        for line in lines() {
+            let line = line.as_str();
             let value = session.preview(line);
             let mut times: Vec<f64> = (0..reps)
                 .map(|_| {
@@ -60,8 +67,9 @@ fn main() -> ExitCode {
             times.sort_by(f64::total_cmp);
             assert_eq!(session.graph().len(), nodes, "a preview left nodes behind");
             println!(
-                "nodes {nodes:>8}  {line:<16} = {:<12} median {:8.4} ms  min {:8.4}  max {:8.4}",
-                value.map_or("none".to_string(), |v| format!("{v}")),
+                "nodes {nodes:>8}  {:<24} = {:<12} median {:8.4} ms  min {:8.4}  max {:8.4}",
+                shown(line),
+                value.map_or("none".to_string(), |v| format!("{v:.6}")),
                 times[times.len() / 2],
                 times[0],
                 times[times.len() - 1],
@@ -69,6 +77,36 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The lines previewed (see the module doc).
+fn lines() -> Vec<String> {
+    let mut nested = "v".to_string();
+    for _ in 0..18 {
+        nested = format!("grad({nested}, u)");
+    }
+    [
+        "f'(2)",
+        "g'(2)",
+        "f''(2)",
+        "g''(2)",
+        "grad(w*w + y, w)",
+        "grad(y, x)",
+        "q = grad(grad(y, x), x)",
+        "h''''''''''''(0.5)",
+    ]
+    .iter()
+    .map(|line| line.to_string())
+    .chain([nested])
+    .collect()
+}
+
+/// A line as the table shows it: a long one cut, with its length.
+fn shown(line: &str) -> String {
+    if line.len() <= 24 {
+        return line.to_string();
+    }
+    format!("{}… ({} chars)", &line[..10], line.len())
 }
 
 /// A session whose graph holds about `nodes` nodes (see the module doc).
@@ -79,7 +117,8 @@ fn build(nodes: usize) -> Session {
     for _ in 0..steps {
         source.push_str("y = y*1.0001 + x\n");
     }
-    source.push_str("w = 1.5\nf(t) = t^2 + x\ng(t) = t^2 + y\n");
+    source.push_str("w = 1.5\nf(t) = t^2 + x\ng(t) = t^2 + y\nh(t) = tanh(t)*sin(t)\n");
+    source.push_str("u = 0.5\nv = tanh(u)*sin(u)\n");
     let mut session = Session::new();
     let _ = session.run_source(&source, |result| match result {
         Ok(_) => std::ops::ControlFlow::Continue(()),

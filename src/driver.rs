@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use crate::files;
 use crate::interrupt;
 use crate::render::Printer;
-use crate::session::{CalculusEvent, Event, Session, SessionError, Target};
+use crate::session::{CalculusEvent, ErrorCode, Event, Session, SessionError, Target};
 use crate::syntax;
 
 /// How deep `:load` may nest (a file that loads a file that loads …).
@@ -61,6 +61,50 @@ struct Frame {
     invalid: Option<(usize, String)>,
     /// How many of its statements have run.
     ran: usize,
+    /// Where the last statement run starts, to find the next one's line and
+    /// column without counting from the start of the text again.
+    lines: Lines,
+}
+
+/// Line and column of increasing byte offsets into one text, in time linear
+/// in the text (a script of 10⁶ statements on one line stays linear).
+#[derive(Debug, Clone, Copy)]
+struct Lines {
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Default for Lines {
+    fn default() -> Lines {
+        Lines {
+            offset: 0,
+            line: 1,
+            column: 1,
+        }
+    }
+}
+
+impl Lines {
+    /// The 1-based line and column (in characters) of byte `offset` of
+    /// `text`, counted on from the last offset asked (from the start when
+    /// `offset` is before it).
+    fn at(&mut self, text: &str, offset: usize) -> (usize, usize) {
+        if offset < self.offset || !text.is_char_boundary(offset) {
+            *self = Lines::default();
+            return crate::render::line_column(text, offset);
+        }
+        for c in text[self.offset..offset].chars() {
+            if c == '\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        self.offset = offset;
+        (self.line, self.column)
+    }
 }
 
 impl Frame {
@@ -75,6 +119,7 @@ impl Frame {
             script,
             invalid,
             ran: 0,
+            lines: Lines::default(),
         }
     }
 }
@@ -107,16 +152,26 @@ pub fn run<O: Write, E: Write>(
 ) -> Outcome {
     let file = file.and_then(|f| f.canonicalize().ok());
     let mut stack = vec![Frame::new(bytes, origin.to_string(), file, options.script)];
+    // Line mode's count of lines before this source: for it, not for the
+    // files it `:load`s.
+    let lines_before = printer.lines_before;
+    printer.end_statement();
     if interrupt::requested() {
         // Ctrl-C while the source was split into statements.
         let message = format!("interrupted while reading {origin}; nothing of it ran");
-        return match printer.problem(&message, 0, None, &stack[0].text, origin) {
+        let place = (stack[0].text.as_str(), origin);
+        return match printer.problem(&message, ErrorCode::Interrupted, 0, None, place) {
             Ok(()) => Outcome::Interrupted,
             Err(error) => Outcome::Output(error),
         };
     }
     let mut failed = false;
-    while let Some(frame) = stack.last_mut() {
+    while !stack.is_empty() {
+        printer.end_statement();
+        printer.lines_before = if stack.len() == 1 { lines_before } else { 0 };
+        let frame = stack
+            .last_mut()
+            .unwrap_or_else(|| unreachable!("not empty"));
         let next = frame.statements.next(&frame.text);
         if let (Some((span, _)), true) = (&next, interrupt::requested()) {
             // Ctrl-C while the statement was parsed (a long one): it did not
@@ -138,7 +193,9 @@ pub fn run<O: Write, E: Write>(
                     )),
                 ),
             };
-            return match printer.problem(&message, span.start, help, &frame.text, &frame.origin) {
+            let place = (frame.text.as_str(), frame.origin.as_str());
+            let code = ErrorCode::Interrupted;
+            return match printer.problem(&message, code, span.start, help, place) {
                 Ok(()) => Outcome::Interrupted,
                 Err(error) => Outcome::Output(error),
             };
@@ -150,10 +207,10 @@ pub fn run<O: Write, E: Write>(
             if let Some((offset, shown)) = frame.invalid {
                 let reported = printer.problem(
                     &format!("{} is not valid UTF-8 (byte {offset})", frame.origin),
+                    ErrorCode::Encoding,
                     shown.len().min(offset),
                     Some("save the file as UTF-8".to_string()),
-                    &shown,
-                    &frame.origin,
+                    (&shown, &frame.origin),
                 );
                 if let Err(error) = reported {
                     return Outcome::Output(error);
@@ -166,6 +223,8 @@ pub fn run<O: Write, E: Write>(
             continue;
         };
         printer.script = frame.script;
+        let (line, column) = frame.lines.at(&frame.text, span.start);
+        printer.begin_statement(line, column);
         let result = session.run_parsed(&frame.text, span, parsed);
         frame.ran += 1;
         let mut load = None;
@@ -223,13 +282,13 @@ pub fn run<O: Write, E: Write>(
             if !said {
                 let reported = printer.problem(
                     "interrupted",
+                    ErrorCode::Interrupted,
                     span.start,
                     Some(
                         "by Ctrl-C after the statement had run: it is kept, and its output may be cut short"
                             .to_string(),
                     ),
-                    &frame.text,
-                    &frame.origin,
+                    (&frame.text, &frame.origin),
                 );
                 if let Err(error) = reported {
                     return Outcome::Output(error);
@@ -252,7 +311,9 @@ pub fn run<O: Write, E: Write>(
                             "cannot load {}: `:load` nested more than {MAX_LOAD_DEPTH} deep",
                             target.path
                         );
-                        if let Err(error) = report_at(printer, &stack, &target, message, None) {
+                        let code = ErrorCode::Load;
+                        if let Err(error) = report_at(printer, &stack, &target, message, code, None)
+                        {
                             return Outcome::Output(error);
                         }
                     } else if interrupt::requested() {
@@ -261,7 +322,9 @@ pub fn run<O: Write, E: Write>(
                             "interrupted while reading {}; nothing of it ran",
                             target.path
                         );
-                        if let Err(error) = report_at(printer, &stack, &target, message, None) {
+                        let code = ErrorCode::Interrupted;
+                        if let Err(error) = report_at(printer, &stack, &target, message, code, None)
+                        {
                             return Outcome::Output(error);
                         }
                         return Outcome::Interrupted;
@@ -271,7 +334,8 @@ pub fn run<O: Write, E: Write>(
                 }
                 Err((message, help)) => {
                     this_failed = true;
-                    if let Err(error) = report_at(printer, &stack, &target, message, help) {
+                    let code = ErrorCode::Load;
+                    if let Err(error) = report_at(printer, &stack, &target, message, code, help) {
                         return Outcome::Output(error);
                     }
                 }
@@ -304,18 +368,14 @@ fn report_at<O: Write, E: Write>(
     stack: &[Frame],
     target: &Target,
     message: String,
+    code: ErrorCode,
     help: Option<String>,
 ) -> io::Result<()> {
     let frame = stack
         .last()
         .unwrap_or_else(|| unreachable!("a frame asked"));
-    printer.problem(
-        &message,
-        target.span.start,
-        help,
-        &frame.text,
-        &frame.origin,
-    )
+    let place = (frame.text.as_str(), frame.origin.as_str());
+    printer.problem(&message, code, target.span.start, help, place)
 }
 
 /// Reads the file a `:load` names, refusing one already being loaded.
@@ -346,4 +406,95 @@ fn open(stack: &[Frame], target: &Target) -> Result<Frame, (String, Option<Strin
         Some(canonical),
         true,
     ))
+}
+
+/// The most lines one statement may take in line mode: past it, the lines
+/// held are run as they are (and report what is unfinished), so that an open
+/// bracket never holds the input forever.
+pub const MAX_STATEMENT_LINES: usize = 10_000;
+
+/// Line mode (`--lines`): runs `input` a line at a time as it arrives, for a
+/// program that drives gradcalc as a kernel. Each line (with the lines after
+/// it while its statement is unfinished: an open bracket, a trailing
+/// operator, as the REPL reads them) is run as it comes; its events are
+/// written and flushed, then [`Printer::ready`] says which line was read
+/// last, before the next line is read. Line numbers are those of the whole
+/// input (`origin`). A failed statement does not stop the run, as in the
+/// REPL; the outcome says whether any failed. A line that is not UTF-8 is an
+/// `encoding` error, and the run goes on.
+pub fn run_lines<O: Write, E: Write>(
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    input: &mut impl io::BufRead,
+    origin: &str,
+    options: Options,
+) -> Outcome {
+    let options = Options {
+        keep_going: true,
+        ..options
+    };
+    let (mut pending, mut first, mut read, mut failed) = (String::new(), 0, 0, false);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        let ended = match input.read_until(b'\n', &mut bytes) {
+            Ok(n) => n == 0,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => true,
+        };
+        if !ended {
+            read += 1;
+            if pending.is_empty() {
+                first = read - 1;
+            }
+            match std::str::from_utf8(&bytes) {
+                Ok(line) => pending.push_str(line),
+                Err(error) => {
+                    failed = true;
+                    let message = format!("line {read} of {origin} is not valid UTF-8");
+                    let place = (String::from_utf8_lossy(&bytes).into_owned(), origin);
+                    printer.lines_before = read - 1;
+                    let at = error.valid_up_to();
+                    let reported = printer.problem(
+                        &message,
+                        ErrorCode::Encoding,
+                        at,
+                        Some("send UTF-8 text".to_string()),
+                        (&place.0, place.1),
+                    );
+                    if let Err(error) = reported.and_then(|()| printer.ready(read, false)) {
+                        return Outcome::Output(error);
+                    }
+                    continue;
+                }
+            }
+            let lines = read - first;
+            if syntax::needs_more_input(&pending) && lines < MAX_STATEMENT_LINES {
+                if let Err(error) = printer.ready(read, true) {
+                    return Outcome::Output(error);
+                }
+                continue;
+            }
+        }
+        if !pending.is_empty() {
+            printer.lines_before = first;
+            let text = std::mem::take(&mut pending);
+            match run(session, printer, text.as_bytes(), origin, None, options) {
+                Outcome::Done { failed: f } => failed |= f,
+                Outcome::Stopped => failed = true,
+                Outcome::Quit { failed: f } => {
+                    return Outcome::Quit {
+                        failed: failed || f,
+                    };
+                }
+                done @ (Outcome::Output(_) | Outcome::Interrupted) => return done,
+            }
+        }
+        if ended {
+            return Outcome::Done { failed };
+        }
+        if let Err(error) = printer.ready(read, false) {
+            return Outcome::Output(error);
+        }
+    }
 }

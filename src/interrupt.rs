@@ -10,8 +10,14 @@
 //! Polling costs one relaxed atomic load every [`EVERY`] iterations ([`Poll`]),
 //! so the engine's hot loops keep their speed.
 //!
+//! A time budget stops work the same way: inside [`within`] (the REPL's live
+//! preview, which runs while a key is typed, in raw mode, where Ctrl-C is
+//! only a key), every poll on that thread also sees a stop once the budget
+//! of CPU time has been spent.
+//!
 //! [`SessionError::Interrupted`]: crate::session::SessionError::Interrupted
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -36,9 +42,67 @@ pub fn request() {
     REQUESTED.store(true, Ordering::Relaxed);
 }
 
-/// True once Ctrl-C was pressed and not yet [cleared](clear).
+/// True once Ctrl-C was pressed and not yet [cleared](clear), or inside
+/// [`within`] once its budget has passed.
 pub fn requested() -> bool {
-    REQUESTED.load(Ordering::Relaxed)
+    REQUESTED.load(Ordering::Relaxed) || past_deadline()
+}
+
+thread_local! {
+    /// The end of the running [`within`]'s budget, in nanoseconds of this
+    /// thread's CPU time; 0 when no budget runs. Per thread: a budget stops
+    /// only the work that asked for it.
+    static DEADLINE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// This thread's CPU time in nanoseconds, at least 1 (0 means "no deadline").
+/// CPU time, not wall time: work that needs less than its budget finishes
+/// however loaded the machine is. Without the `cli` feature (the browser
+/// build, which has no CPU clock) always 1: a budget never ends there.
+#[cfg(not(feature = "cli"))]
+fn now() -> u64 {
+    1
+}
+
+/// This thread's CPU time in nanoseconds (see the other `now`).
+#[cfg(feature = "cli")]
+fn now() -> u64 {
+    let time = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let nanos = i128::from(time.tv_sec) * 1_000_000_000 + i128::from(time.tv_nsec);
+    u64::try_from(nanos).unwrap_or(0).max(1)
+}
+
+/// Whether a [`within`] budget runs on this thread and has passed.
+fn past_deadline() -> bool {
+    let deadline = DEADLINE.get();
+    deadline != 0 && now() >= deadline
+}
+
+/// Runs `work` with a budget of this thread's CPU time: once `budget` has
+/// been spent, [`requested`] is true inside it, so every polling loop stops
+/// early and the work ends as after Ctrl-C (a session statement with
+/// [`SessionError::Interrupted`]). The flag set by Ctrl-C is not touched,
+/// other threads are not affected, and after `work` the budget is gone. A
+/// budget inside another ends at the earlier of the two deadlines.
+///
+/// The REPL's live preview runs in one (`Session::preview`), so that a key
+/// press never waits longer than a frame for it.
+///
+/// [`SessionError::Interrupted`]: crate::session::SessionError::Interrupted
+pub fn within<T>(budget: Duration, work: impl FnOnce() -> T) -> T {
+    /// Puts the outer deadline back, also if `work` unwinds.
+    struct Restore(u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEADLINE.set(self.0);
+        }
+    }
+    let outer = DEADLINE.get();
+    let end = now().saturating_add(u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX));
+    let deadline = if outer == 0 { end } else { end.min(outer) };
+    let _restore = Restore(outer);
+    DEADLINE.set(deadline);
+    work()
 }
 
 /// Forgets an earlier Ctrl-C (the REPL, before running a typed input).

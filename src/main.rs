@@ -9,7 +9,7 @@ use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::files::{self, WritePolicy};
 use gradcalc::interrupt;
 use gradcalc::render::{Format, Precision, Printer, Style};
-use gradcalc::session::Session;
+use gradcalc::session::{ErrorCode, Session};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -63,6 +63,12 @@ struct Args {
     /// In batch modes, go on after an error (the exit status is still 1)
     #[arg(long)]
     keep_going: bool,
+
+    /// With --json: run standard input a line at a time as it arrives, each
+    /// line's events flushed and followed by a `ready` event (for programs
+    /// that drive gradcalc; after the FILEs and -e)
+    #[arg(long, requires = "json")]
+    lines: bool,
 
     /// Write `d` and `->` instead of `∂` and `→`
     #[arg(long)]
@@ -140,15 +146,26 @@ fn arguments_failed(error: &clap::Error) -> u8 {
         .lines()
         .find_map(|line| line.trim().strip_prefix("tip: "))
         .unwrap_or("`gradcalc --help` lists the options");
-    fail_early(true, message, "<arguments>", Some(tip))
+    fail_early(true, (ErrorCode::Usage, message), "<arguments>", Some(tip))
 }
 
 /// An error before any statement ran (the arguments, a source that cannot be
-/// read): with `json`, an `error` event on stdout without line and column;
-/// otherwise `gradcalc: MESSAGE` on stderr. Returns the exit status, 2.
-fn fail_early(json: bool, message: &str, source: &str, help: Option<&str>) -> u8 {
+/// read): with `json`, an `error` event with its code on stdout, without line,
+/// column or statement; otherwise `gradcalc: MESSAGE` on stderr. Returns the
+/// exit status, 2.
+fn fail_early(
+    json: bool,
+    (code, message): (ErrorCode, &str),
+    source: &str,
+    help: Option<&str>,
+) -> u8 {
     let written = if json {
-        let mut event = serde_json::json!({"kind": "error", "message": message, "source": source});
+        let mut event = serde_json::json!({
+            "kind": "error",
+            "code": code.as_str(),
+            "message": message,
+            "source": source,
+        });
         if let Some(help) = help {
             event["help"] = help.into();
         }
@@ -222,7 +239,7 @@ fn run(args: Args) -> u8 {
             if stdin_taken {
                 return fail_early(
                     args.json,
-                    "`-` (standard input) given twice",
+                    (ErrorCode::Usage, "`-` (standard input) given twice"),
                     "<arguments>",
                     None,
                 );
@@ -232,7 +249,7 @@ fn run(args: Args) -> u8 {
             if let Err(error) = io::stdin().read_to_end(&mut bytes) {
                 return fail_early(
                     args.json,
-                    &format!("cannot read stdin: {error}"),
+                    (ErrorCode::Read, &format!("cannot read stdin: {error}")),
                     "<stdin>",
                     None,
                 );
@@ -245,7 +262,8 @@ fn run(args: Args) -> u8 {
                 sources.push((bytes, path.display().to_string(), Some(path.clone()), true))
             }
             Err(message) => {
-                return fail_early(args.json, &message, &path.display().to_string(), None);
+                let origin = path.display().to_string();
+                return fail_early(args.json, (ErrorCode::Read, &message), &origin, None);
             }
         }
     }
@@ -258,9 +276,11 @@ fn run(args: Args) -> u8 {
         sources.push((source.clone().into_bytes(), origin, None, false));
     }
     // Piped stdin is read when there is nothing else to run, or after the rest with -i.
-    let batch_stdin =
-        (sources.is_empty() || args.interactive) && !stdin_is_terminal && !stdin_taken;
-    if !batch_stdin && !stdin_taken && stdin_has_input() {
+    let batch_stdin = (sources.is_empty() || args.interactive)
+        && !stdin_is_terminal
+        && !stdin_taken
+        && !args.lines;
+    if !batch_stdin && !stdin_taken && !args.lines && stdin_has_input() {
         // Piped input beside -e or FILE is not run: say so rather than drop it unseen.
         let note = "standard input is not read when -e or a FILE is given; \
                     add `-` among the FILEs to run it (after the FILEs, before -e)";
@@ -282,7 +302,7 @@ fn run(args: Args) -> u8 {
         }
         sources.push((bytes, "<stdin>".to_string(), None, true));
     }
-    let interactive = (sources.is_empty() || args.interactive) && stdin_is_terminal;
+    let interactive = (sources.is_empty() || args.interactive) && stdin_is_terminal && !args.lines;
 
     for (bytes, origin, file, script) in sources {
         let options = Options {
@@ -313,6 +333,24 @@ fn run(args: Args) -> u8 {
     }
     if let Err(error) = printer.flush() {
         return output_failed(&error);
+    }
+    if args.lines && !(failed && !args.keep_going) {
+        let options = Options {
+            keep_going: true,
+            loads_stop_at_error: false,
+            script: true,
+        };
+        let mut stdin = io::stdin().lock();
+        let outcome = driver::run_lines(&mut session, &mut printer, &mut stdin, "<stdin>", options);
+        return match outcome {
+            Outcome::Done { failed: f } | Outcome::Quit { failed: f } => match printer.flush() {
+                Ok(()) => u8::from(failed || f),
+                Err(error) => output_failed(&error),
+            },
+            Outcome::Stopped => 1,
+            Outcome::Output(error) => output_failed(&error),
+            Outcome::Interrupted => interrupt::EXIT_STATUS,
+        };
     }
     if interactive && !(failed && !args.keep_going && !args.interactive) {
         return match gradcalc::repl::run(&mut session, &mut printer, stdout_is_terminal) {

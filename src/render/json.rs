@@ -2,7 +2,9 @@
 //!
 //! The events serialize themselves (serde's derive, tagged by `kind`; see
 //! [`crate::session::Event`]); this module adds what needs the renderer: a
-//! warning's line and column, the text of a DOT picture and of a table. Finite
+//! warning's line and column, the text of a DOT picture and of a table, the
+//! `statement` every event of a statement carries ([`Place`]) and an error's
+//! `code` ([`ErrorCode`]). Finite
 //! numbers are JSON numbers with full round-trip precision (integers without a
 //! fraction); inf, -inf and nan are the strings `"inf"`, `"-inf"`, `"nan"`.
 
@@ -15,7 +17,62 @@ use serde_json::{Value, json};
 
 use super::line_column;
 use crate::render::{Precision, dot, tables};
-use crate::session::{Event, Omitted, PictureFormat, Session, SessionError, TableFormat};
+use crate::session::{
+    ErrorCode, Event, Omitted, PictureFormat, Session, SessionError, TableFormat,
+};
+
+/// Where the events being written come from: the text of the statement's
+/// source and its name, and the statement itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    /// The text the statement is in (a whole script, an `-e`, a line read in
+    /// line mode), for the line and column of warnings and errors.
+    pub source: &'a str,
+    /// Its name: `-e`, `-e #2`, a file, `<stdin>`, `<input>`.
+    pub origin: &'a str,
+    /// Lines of the origin before `source` (in line mode, the lines read
+    /// before this one): added to every line number.
+    pub lines_before: usize,
+    /// The statement the events come from; `None` for an error outside any
+    /// statement (a file that is not UTF-8, Ctrl-C while a source was read).
+    pub statement: Option<StatementPlace>,
+}
+
+/// The statement an event came from, JSON's `statement`: `number` (1 for the
+/// first statement run, counting every statement of every source and
+/// `:load`ed file in the order they ran), and the `line` and `column` (1-based,
+/// column in characters) where its text starts in its source. The
+/// `source` written beside them is the [`Place`]'s origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatementPlace {
+    /// 1-based, in the order statements ran.
+    pub number: usize,
+    /// 1-based line of the statement's first character in its source
+    /// (before [`Place::lines_before`] is added).
+    pub line: usize,
+    /// 1-based column of it, in characters.
+    pub column: usize,
+}
+
+impl Place<'_> {
+    /// The `statement` object, when there is a statement.
+    fn statement(&self) -> Option<Value> {
+        self.statement.map(|s| {
+            json!({
+                "number": s.number,
+                "source": self.origin,
+                "line": s.line + self.lines_before,
+                "column": s.column,
+            })
+        })
+    }
+
+    /// The 1-based line and column of byte `offset` of the source.
+    fn line_column(&self, offset: usize) -> (usize, usize) {
+        let (line, column) = line_column(self.source, offset);
+        (line + self.lines_before, column)
+    }
+}
 
 /// The JSON of the events whose fields the renderer computes.
 #[derive(Serialize)]
@@ -42,19 +99,19 @@ enum Rendered<'a> {
 /// event that is not shown: one with a file, which the printer writes
 /// (reporting `wrote`), and `:load`, which the driver carries out. `session`
 /// is the session the event came from, which makes a listing's rows while
-/// they are written (one at a time); `source` is the text the statement came
-/// from, for the line and column of warnings, `origin` its name (a warning's
-/// `source`). After Ctrl-C a listing's array
-/// ends early and the object is closed: the line stays valid JSON.
+/// they are written (one at a time); `place` says where the statement is (a
+/// warning's line, column and `source`, and every event's `statement`).
+/// After Ctrl-C a listing's array ends early and the object is closed: the
+/// line stays valid JSON.
 ///
 /// Errors: those of `out`.
 pub fn write_event(
     out: &mut impl Write,
     event: &Event,
     session: &Session,
-    source: &str,
-    origin: &str,
+    place: &Place<'_>,
 ) -> io::Result<()> {
+    let statement = place.statement();
     match event {
         Event::Topo {
             of,
@@ -79,7 +136,8 @@ pub fn write_event(
                 *total,
                 Rows::nodes(session.node_rows(rows)),
                 *omitted,
-            ),
+            )
+            .with_statement(&statement),
         ),
         Event::Kahn {
             of,
@@ -98,6 +156,7 @@ pub fn write_event(
                     Rows::nodes(session.kahn_rows(rows)),
                     *omitted,
                 )
+                .with_statement(&statement)
             },
         ),
         Event::Trace {
@@ -114,10 +173,11 @@ pub fn write_event(
                 *total,
                 Rows::steps(session.trace_steps(steps), *constants),
                 *omitted,
-            ),
+            )
+            .with_statement(&statement),
         ),
-        _ => match self::event(event, session, source, origin) {
-            Some(value) => writeln!(out, "{value}"),
+        _ => match unplaced(event, session, place) {
+            Some(value) => write_placed(out, &value, place),
             None => Ok(()),
         },
     }
@@ -139,6 +199,7 @@ struct Listing<'a, I> {
     rows: Rows<I>,
     omitted: Option<Omitted>,
     extra: Option<(&'static str, usize)>,
+    statement: Option<Value>,
 }
 
 /// The rows of a listing, serialized as an array while they are made.
@@ -165,6 +226,15 @@ impl<'a, I> Listing<'a, I> {
             rows,
             omitted,
             extra: None,
+            statement: None,
+        }
+    }
+
+    /// The listing with the `statement` it came from written last.
+    fn with_statement(self, statement: &Option<Value>) -> Listing<'a, I> {
+        Listing {
+            statement: statement.clone(),
+            ..self
         }
     }
 }
@@ -209,22 +279,59 @@ impl<I: Iterator<Item = T>, T: Serialize> Serialize for Listing<'_, I> {
         if let Some((key, value)) = self.extra {
             map.serialize_entry(key, &value)?;
         }
+        if let Some(statement) = &self.statement {
+            map.serialize_entry("statement", statement)?;
+        }
         map.end()
     }
 }
 
-/// One event as one JSON object (one line of output), or `None` for an event
-/// that is not shown (see [`write_event`]). A listing's rows are all made and
-/// held in the value: [`write_event`] writes them one at a time instead.
-pub fn event(event: &Event, session: &Session, source: &str, origin: &str) -> Option<Value> {
+/// One event as one JSON object (one line of output), with the `statement`
+/// of `place`, or `None` for an event that is not shown (see
+/// [`write_event`]). A listing's rows are all made and held in the value:
+/// [`write_event`] writes them one at a time instead.
+pub fn event(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value> {
+    unplaced(event, session, place).map(|value| placed(value, place))
+}
+
+/// `value` (an object without `statement`) on one line of `out`, with the
+/// `statement` of `place` written last; the same text as [`placed`] gives,
+/// without building the statement as a value (the commonest line of a long
+/// script).
+fn write_placed(out: &mut impl Write, value: &Value, place: &Place<'_>) -> io::Result<()> {
+    let text = value.to_string();
+    match (place.statement, text.strip_suffix('}')) {
+        (Some(s), Some(open)) => {
+            let source = Value::from(place.origin);
+            let line = s.line + place.lines_before;
+            writeln!(
+                out,
+                r#"{open},"statement":{{"number":{},"source":{source},"line":{line},"column":{}}}}}"#,
+                s.number, s.column
+            )
+        }
+        _ => writeln!(out, "{text}"),
+    }
+}
+
+/// An object with the `statement` of `place` added last (unless it has one).
+pub fn placed(mut value: Value, place: &Place<'_>) -> Value {
+    if let (Some(statement), Value::Object(map)) = (place.statement(), &mut value) {
+        map.entry("statement").or_insert(statement);
+    }
+    value
+}
+
+/// [`event`] without the `statement` (a listing has it already).
+fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value> {
     let rendered = match event {
         Event::Warning { message, span } => {
-            let (line, column) = line_column(source, span.start);
+            let (line, column) = place.line_column(span.start);
             Rendered::Warning {
                 message,
                 line,
                 column,
-                source: origin,
+                source: place.origin,
             }
         }
         Event::Picture {
@@ -258,7 +365,7 @@ pub fn event(event: &Event, session: &Session, source: &str, origin: &str) -> Op
         },
         Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. } => {
             let mut line = Vec::new();
-            if write_event(&mut line, event, session, source, origin).is_err() {
+            if write_event(&mut line, event, session, place).is_err() {
                 return Some(json!({"kind": "error", "message": "cannot serialize"}));
             }
             return serde_json::from_slice(&line).ok();
@@ -300,31 +407,43 @@ fn to_value(value: &impl Serialize) -> Value {
         .unwrap_or_else(|error| json!({"kind": "error", "message": error.to_string()}))
 }
 
-/// An error as a JSON object with its 1-based line and column in `source`.
-pub fn error(error: &SessionError, source: &str, origin: &str) -> Value {
+/// An error as a JSON object with its code, its 1-based line and column in
+/// the place's source, and the statement it stopped.
+pub fn error(error: &SessionError, place: &Place<'_>) -> Value {
     message(
         &error.to_string(),
+        error.code(),
         error.span().start,
         error.help(),
-        source,
-        origin,
+        place,
     )
 }
 
-/// Any error message as the `error` event, placed at byte `offset` of `source`.
+/// Any error message as the `error` event with `code`, placed at byte
+/// `offset` of the place's source, with the statement it came from (when
+/// there is one) and a fix (`help`) when there is one.
 pub fn message(
     text: &str,
+    code: ErrorCode,
     offset: usize,
     help: Option<String>,
-    source: &str,
-    origin: &str,
+    place: &Place<'_>,
 ) -> Value {
-    let (line, column) = line_column(source, offset);
+    let (line, column) = place.line_column(offset);
     let text = super::shorten_quotes(text);
-    let mut object =
-        json!({"kind": "error", "message": text, "line": line, "column": column, "source": origin});
+    let mut object = json!({
+        "kind": "error",
+        "code": code.as_str(),
+        "message": text,
+        "line": line,
+        "column": column,
+        "source": place.origin,
+    });
     if let Some(help) = help {
         object["help"] = json!(super::shorten_quotes(&help));
+    }
+    if let Some(statement) = place.statement() {
+        object["statement"] = statement;
     }
     object
 }

@@ -5,8 +5,9 @@ use std::io::{self, Write};
 use super::{Precision, Style, diagnostic, dot, html, json, plot, tables, text};
 use crate::files::{self, WritePolicy};
 use crate::session::{
-    CalculusEvent, Event, PictureFormat, Session, SessionError, TableFormat, Target,
+    CalculusEvent, ErrorCode, Event, PictureFormat, Session, SessionError, TableFormat, Target,
 };
+pub use json::StatementPlace;
 
 /// Human text (with a style) or JSON Lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +61,14 @@ pub struct Printer<O: Write, E: Write> {
     cancelled: bool,
     /// The buffer value lines are formatted in (reused).
     line: String,
+    /// The statement whose events are being written (JSON's `statement`),
+    /// set by [`Printer::begin_statement`].
+    statement: Option<StatementPlace>,
+    /// How many statements have begun: the number of the last one.
+    statements: usize,
+    /// Lines of the origin before the source being run (line mode), added
+    /// to the line numbers of the JSON output.
+    pub lines_before: usize,
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -77,6 +86,38 @@ impl<O: Write, E: Write> Printer<O, E> {
             failed: false,
             cancelled: false,
             line: String::new(),
+            statement: None,
+            statements: 0,
+            lines_before: 0,
+        }
+    }
+
+    /// Says that the events and errors written next come from a new
+    /// statement, whose text starts at `line` and `column` (1-based) of its
+    /// source: JSON gives each of them a `statement` with its number (1 for
+    /// the first one of the run) and place (docs/json.md).
+    pub fn begin_statement(&mut self, line: usize, column: usize) {
+        self.statements += 1;
+        self.statement = Some(StatementPlace {
+            number: self.statements,
+            line,
+            column,
+        });
+    }
+
+    /// Says that what is written next comes from no statement (an error
+    /// about a whole source).
+    pub fn end_statement(&mut self) {
+        self.statement = None;
+    }
+
+    /// Where the JSON being written comes from.
+    fn place<'a>(&self, source: &'a str, origin: &'a str) -> json::Place<'a> {
+        json::Place {
+            source,
+            origin,
+            lines_before: self.lines_before,
+            statement: self.statement,
         }
     }
 
@@ -140,7 +181,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     Some((count, at)) if count > 0 => {
                         let s = if count == 1 { "" } else { "s" };
                         let message = format!("{count} more picture{s} of the steps not written");
-                        self.problem(&message, at, None, source, origin)
+                        self.problem(&message, ErrorCode::Write, at, None, (source, origin))
                     }
                     _ => Ok(()),
                 }
@@ -204,7 +245,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                 });
                 written
             }
-            Format::Json => json::write_event(&mut self.out, event, session, source, origin),
+            Format::Json => {
+                let place = self.place(source, origin);
+                json::write_event(&mut self.out, event, session, &place)
+            }
         }
     }
 
@@ -221,19 +265,23 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.err.flush()?;
                 flushed
             }
-            Format::Json => writeln!(self.out, "{}", json::error(error, source, origin)),
+            Format::Json => {
+                let place = self.place(source, origin);
+                writeln!(self.out, "{}", json::error(error, &place))
+            }
         }
     }
 
-    /// Writes an error that is not a statement's (unreadable input): `message`
-    /// at byte `offset` of `source`, with an optional fix.
+    /// Writes an error that the session did not return (a file not written,
+    /// unreadable input, Ctrl-C): `message` with its `code`, at byte `offset`
+    /// of `source` (named `origin`), with an optional fix.
     pub fn problem(
         &mut self,
         message: &str,
+        code: ErrorCode,
         offset: usize,
         help: Option<String>,
-        source: &str,
-        origin: &str,
+        (source, origin): (&str, &str),
     ) -> io::Result<()> {
         match self.format {
             Format::Human(style) => {
@@ -244,11 +292,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 self.err.flush()?;
                 flushed
             }
-            Format::Json => writeln!(
-                self.out,
-                "{}",
-                json::message(message, offset, help, source, origin)
-            ),
+            Format::Json => {
+                let place = self.place(source, origin);
+                let object = json::message(message, code, offset, help, &place);
+                writeln!(self.out, "{object}")
+            }
         }
     }
 
@@ -363,7 +411,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             Ok(content) => content,
             Err(message) => {
                 self.failed = true;
-                return self.problem(&message, target.span.start, None, source, origin);
+                let at = target.span.start;
+                return self.problem(&message, ErrorCode::Write, at, None, (source, origin));
             }
         };
         if target.path == "-" {
@@ -375,11 +424,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                     }
                     Ok(())
                 }
-                Format::Json => writeln!(
-                    self.out,
-                    "{}",
-                    serde_json::json!({"kind": "output", "what": what, "content": content})
-                ),
+                Format::Json => {
+                    let place = self.place(source, origin);
+                    let output =
+                        serde_json::json!({"kind": "output", "what": what, "content": content});
+                    writeln!(self.out, "{}", json::placed(output, &place))
+                }
             };
         }
         let path = files::expand_tilde(&target.path);
@@ -389,21 +439,21 @@ impl<O: Write, E: Write> Printer<O, E> {
             if self.writes.nowhere {
                 return self.problem(
                     &format!("cannot write {shown}: file writes are off"),
+                    ErrorCode::Write,
                     target.span.start,
                     None,
-                    source,
-                    origin,
+                    (source, origin),
                 );
             }
             return self.problem(
                 &format!("cannot write {shown}: a script writes files only in the current directory"),
+                ErrorCode::Write,
                 target.span.start,
                 Some(
                     "run gradcalc with `--allow-writes DIR` (or `--allow-writes-anywhere`) to let scripts write there"
                         .to_string(),
                 ),
-                source,
-                origin,
+                (source, origin),
             );
         }
         let mut written = files::write_whole(&path, content.as_bytes(), target.force);
@@ -428,10 +478,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                                 "{shown} not replaced: the question was cancelled{}",
                                 steps_kept(target)
                             ),
+                            ErrorCode::Write,
                             target.span.start,
                             Some(force_hint(target)),
-                            source,
-                            origin,
+                            (source, origin),
                         );
                     }
                     Some(Answer::No) | None => {}
@@ -460,9 +510,26 @@ impl<O: Write, E: Write> Printer<O, E> {
             Err(error) => {
                 self.failed = true;
                 let (message, help) = explain_write_error(&shown, &error, target);
-                self.problem(&message, target.span.start, help, source, origin)
+                let at = target.span.start;
+                self.problem(&message, ErrorCode::Write, at, help, (source, origin))
             }
         }
+    }
+
+    /// Line mode ([`crate::driver::run_lines`]): says that everything of the
+    /// lines read so far has been written, `line` being the last one read,
+    /// and flushes. In JSON, the event `{"kind": "ready", "line": N,
+    /// "pending": P}`: `pending` is true when the line left a statement
+    /// unfinished (an open bracket) and the next line goes on with it. Human
+    /// output writes nothing here.
+    ///
+    /// Errors: those of the output stream.
+    pub fn ready(&mut self, line: usize, pending: bool) -> io::Result<()> {
+        if self.format == Format::Json {
+            let ready = serde_json::json!({"kind": "ready", "line": line, "pending": pending});
+            writeln!(self.out, "{ready}")?;
+        }
+        self.flush()
     }
 
     /// Writes a plain line to the event stream (the REPL's banner).

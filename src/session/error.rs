@@ -270,3 +270,144 @@ impl SessionError {
         }
     }
 }
+
+/// What kind of error an `error` event is, as a stable word programs can
+/// match on (JSON's `code`, docs/json.md): the message may be reworded, the
+/// code is not. Each error of a statement has one
+/// ([`SessionError::code`]); the errors the printer and the driver report
+/// (a file not written, a `:load` refused, Ctrl-C) and the ones before any
+/// statement runs (the arguments, an unreadable source) have theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The text did not parse (a misplaced token, an unclosed `(`, a
+    /// malformed number, two names side by side, …).
+    Parse,
+    /// A size or depth limit: brackets nested too deeply, function calls
+    /// nested too deeply or building too many nodes, a derivative graph too
+    /// large.
+    Limit,
+    /// A name that is not a variable, constant or parameter.
+    UnknownName,
+    /// A call of a function that does not exist.
+    UnknownFunction,
+    /// `:frob`: a command that does not exist.
+    UnknownCommand,
+    /// A variable called as a function (`x(2)`).
+    NotAFunction,
+    /// A function used as a value (`tanh` without arguments).
+    NotAValue,
+    /// A function written without parentheses (`sin x`).
+    MissingParentheses,
+    /// A call with the wrong number of arguments, or `f'` of a function that
+    /// does not take exactly one.
+    Arity,
+    /// A name that cannot be assigned or defined (`pi = 3` after use as a
+    /// function, `exp = 1`, `ans = 2`).
+    Reserved,
+    /// A user function that calls itself.
+    Recursion,
+    /// A function definition naming a parameter twice.
+    DuplicateParameter,
+    /// A command that needs the output before there is one (`:grad` first).
+    NoOutput,
+    /// A command given arguments it does not take.
+    BadArguments,
+    /// Ctrl-C stopped the statement (or the reading of a source).
+    Interrupted,
+    /// A file a command asked for was not written (refused, exists, cannot
+    /// be written).
+    Write,
+    /// A `:load` refused: the file cannot be read, a cycle, too deep.
+    Load,
+    /// A source that is not valid UTF-8.
+    Encoding,
+    /// A source named on the command line cannot be read.
+    Read,
+    /// Arguments gradcalc refuses (`source` `<arguments>`).
+    Usage,
+    /// The REPL's `:serve` could not serve the live page (the port is taken).
+    Serve,
+}
+
+impl ErrorCode {
+    /// Every code, in the order docs/json.md lists them.
+    pub const ALL: [ErrorCode; 21] = [
+        ErrorCode::Parse,
+        ErrorCode::Limit,
+        ErrorCode::UnknownName,
+        ErrorCode::UnknownFunction,
+        ErrorCode::UnknownCommand,
+        ErrorCode::NotAFunction,
+        ErrorCode::NotAValue,
+        ErrorCode::MissingParentheses,
+        ErrorCode::Arity,
+        ErrorCode::Reserved,
+        ErrorCode::Recursion,
+        ErrorCode::DuplicateParameter,
+        ErrorCode::NoOutput,
+        ErrorCode::BadArguments,
+        ErrorCode::Interrupted,
+        ErrorCode::Write,
+        ErrorCode::Load,
+        ErrorCode::Encoding,
+        ErrorCode::Read,
+        ErrorCode::Usage,
+        ErrorCode::Serve,
+    ];
+
+    /// The code as JSON writes it (`unknown-name`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Parse => "parse",
+            ErrorCode::Limit => "limit",
+            ErrorCode::UnknownName => "unknown-name",
+            ErrorCode::UnknownFunction => "unknown-function",
+            ErrorCode::UnknownCommand => "unknown-command",
+            ErrorCode::NotAFunction => "not-a-function",
+            ErrorCode::NotAValue => "not-a-value",
+            ErrorCode::MissingParentheses => "missing-parentheses",
+            ErrorCode::Arity => "arity",
+            ErrorCode::Reserved => "reserved",
+            ErrorCode::Recursion => "recursion",
+            ErrorCode::DuplicateParameter => "duplicate-parameter",
+            ErrorCode::NoOutput => "no-output",
+            ErrorCode::BadArguments => "bad-arguments",
+            ErrorCode::Interrupted => "interrupted",
+            ErrorCode::Write => "write",
+            ErrorCode::Load => "load",
+            ErrorCode::Encoding => "encoding",
+            ErrorCode::Read => "read",
+            ErrorCode::Usage => "usage",
+            ErrorCode::Serve => "serve",
+        }
+    }
+}
+
+impl SessionError {
+    /// The error's [`ErrorCode`] (an error inside a function: the inner one's).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            SessionError::Syntax(SyntaxError::TooDeep { .. }) => ErrorCode::Limit,
+            SessionError::Syntax(_) => ErrorCode::Parse,
+            SessionError::InFunction { inner, .. } => inner.code(),
+            SessionError::UnknownName { .. } => ErrorCode::UnknownName,
+            SessionError::UnknownFunction { .. } => ErrorCode::UnknownFunction,
+            SessionError::UnknownCommand { .. } => ErrorCode::UnknownCommand,
+            SessionError::NotAFunction { .. } => ErrorCode::NotAFunction,
+            SessionError::FunctionAsValue { .. } => ErrorCode::NotAValue,
+            SessionError::CallWithoutParentheses { .. } => ErrorCode::MissingParentheses,
+            SessionError::WrongArity { .. } | SessionError::DerivativeArity { .. } => {
+                ErrorCode::Arity
+            }
+            SessionError::Reserved { .. } => ErrorCode::Reserved,
+            SessionError::Recursion { .. } => ErrorCode::Recursion,
+            SessionError::CallsTooDeep { .. }
+            | SessionError::CallsTooLarge { .. }
+            | SessionError::DerivativeTooLarge { .. } => ErrorCode::Limit,
+            SessionError::DuplicateParameter { .. } => ErrorCode::DuplicateParameter,
+            SessionError::NoOutput { .. } => ErrorCode::NoOutput,
+            SessionError::BadArguments { .. } => ErrorCode::BadArguments,
+            SessionError::Interrupted { .. } => ErrorCode::Interrupted,
+        }
+    }
+}

@@ -11,6 +11,7 @@ mod boxes;
 mod calls;
 mod check;
 mod command;
+mod derivative_cache;
 mod derivatives;
 mod descent;
 pub mod error;
@@ -38,7 +39,7 @@ pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, RepeatRow};
-pub use error::SessionError;
+pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
     KahnRow, Listing, NaiveRow, NodeRef, NodeRow, Omitted, Page, Partial, PathEdge, PathRow,
@@ -113,6 +114,8 @@ pub struct Session {
     calls: calls::Calls,
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
+    /// `f'(a)`, `f''(a)`, … as built at their first call, copied by the next.
+    derivative_cache: derivative_cache::DerivativeCache,
     /// Source text of the statements that built this state, for `:save` (script.rs).
     statements: script::StatementLog,
     /// Collections and sort counts (`memory.rs`).

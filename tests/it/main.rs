@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod architecture;
+mod browser;
 mod calls;
 mod cases;
 mod classroom;
@@ -21,10 +22,12 @@ mod examples;
 mod fuzz_regressions;
 mod hints;
 mod hostile;
+mod kernel;
 mod library;
 mod listings;
 mod long_lines;
 mod memory;
+mod orders;
 mod pictures;
 mod properties;
 mod pty;

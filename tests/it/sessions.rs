@@ -74,8 +74,15 @@ fn every_event_json() -> Vec<serde_json::Value> {
         .args(["--json", "--keep-going", "every_event.calc"])
         .output()
         .expect("gradcalc runs");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
+    // Line mode's `ready`, after a line that leaves a bracket open and one that closes it.
+    let lines = gradcalc()
+        .args(["--json", "--lines"])
+        .write_stdin("(1 +\n 2)\n")
+        .output()
+        .expect("gradcalc runs");
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&lines.stdout));
+    text.lines()
         .map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
             if value["kind"] == "gc" {
@@ -141,7 +148,8 @@ fn json_golden_matches_the_documented_kinds_and_fields() {
     let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
         .expect("docs/json.md");
     let mut documented = std::collections::BTreeMap::new();
-    for line in docs.lines().filter(|l| l.starts_with("| `")) {
+    let kinds_table = docs.split("## Error codes").next().expect("the kinds");
+    for line in kinds_table.lines().filter(|l| l.starts_with("| `")) {
         let cells: Vec<&str> = line.split(" | ").collect();
         let kind = cells[0]
             .trim_start_matches("| ")
@@ -166,10 +174,18 @@ fn json_golden_matches_the_documented_kinds_and_fields() {
     }
     assert!(documented.len() >= 20, "the table is read: {documented:?}");
     let mut seen = std::collections::BTreeMap::new();
-    for value in every_event_json() {
+    for mut value in every_event_json() {
         let kind = value["kind"].as_str().expect("a kind").to_string();
+        // `statement` is every event's, documented once above the table.
+        if let Some(statement) = value.as_object_mut().and_then(|v| v.remove("statement")) {
+            let fields: Vec<&String> = statement.as_object().expect("an object").keys().collect();
+            assert_eq!(fields, ["number", "source", "line", "column"], "{kind}");
+        } else {
+            assert!(kind == "ready", "`{kind}` has no `statement`");
+        }
         keys(&value, seen.entry(kind).or_default());
     }
+    assert!(docs.contains("carries `statement`: `{number, source,\nline, column}`"));
     let documented_kinds: Vec<&String> = documented.keys().collect();
     let seen_kinds: Vec<&String> = seen.keys().collect();
     assert_eq!(
@@ -204,4 +220,27 @@ fn json_golden_matches_the_documented_kinds_and_fields() {
             );
         }
     }
+}
+
+/// docs/json.md's table of error codes lists every code, in the order of
+/// `ErrorCode::ALL`, and nothing else.
+#[test]
+fn json_error_codes_match_the_documented_table() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .expect("docs/json.md");
+    let table = docs
+        .split("## Error codes")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("an Error codes section");
+    let documented: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let codes: Vec<&str> = gradcalc::session::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(documented, codes);
 }

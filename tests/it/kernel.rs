@@ -1,0 +1,236 @@
+//! JSON for programs (docs/json.md): the `statement` every event carries, the
+//! `code` of every error, and line mode (`--lines`), in which another program
+//! writes a line and reads its events before it writes the next.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+
+use expect_test::expect;
+
+use crate::util::{TIMEOUT, gradcalc, plain_gradcalc, stdout_of};
+
+/// The JSON lines of `gradcalc --json ARGS` with `stdin`, as text.
+fn json_output(args: &[&str], stdin: &str) -> String {
+    let output = gradcalc()
+        .arg("--json")
+        .args(args)
+        .write_stdin(stdin)
+        .output()
+        .unwrap();
+    stdout_of(&output)
+}
+
+#[test]
+fn every_event_names_the_statement_it_came_from() {
+    // With --keep-going, a bare `:grad` writes one event per variable and a
+    // failed statement does not stop the run: each event says which
+    // statement (counted across the -e's, with its line and column) it is of.
+    let out = json_output(
+        &[
+            "--keep-going",
+            "-e",
+            "x = 2; y = 3\nz = x*y; :grad",
+            "-e",
+            "w + 1; x",
+        ],
+        "",
+    );
+    expect![[r#"
+        {"kind":"value","name":"x","value":2,"statement":{"number":1,"source":"-e #1","line":1,"column":1}}
+        {"kind":"value","name":"y","value":3,"statement":{"number":2,"source":"-e #1","line":1,"column":8}}
+        {"kind":"value","name":"z","value":6,"statement":{"number":3,"source":"-e #1","line":2,"column":1}}
+        {"kind":"grad","of":"z","wrt":"x","value":3,"statement":{"number":4,"source":"-e #1","line":2,"column":10}}
+        {"kind":"grad","of":"z","wrt":"y","value":2,"statement":{"number":4,"source":"-e #1","line":2,"column":10}}
+        {"kind":"error","code":"unknown-name","message":"unknown name `w`","line":1,"column":1,"source":"-e #2","help":"assign it first, e.g. `w = 1`","statement":{"number":5,"source":"-e #2","line":1,"column":1}}
+        {"kind":"value","value":2,"statement":{"number":6,"source":"-e #2","line":1,"column":8}}
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn a_loaded_file_counts_on_and_names_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("inner.calc"), "a = 1\n\n  b = a/0\n").unwrap();
+    let output = gradcalc()
+        .current_dir(dir.path())
+        .args(["--json", "-e", "x = 1; :load inner.calc; x"])
+        .output()
+        .unwrap();
+    // The warning's own line and column point at `a/0`; its statement at `b`.
+    expect![[r#"
+        {"kind":"value","name":"x","value":1,"statement":{"number":1,"source":"-e","line":1,"column":1}}
+        {"kind":"value","name":"a","value":1,"statement":{"number":3,"source":"inner.calc","line":1,"column":1}}
+        {"kind":"warning","message":"division by zero gives inf","line":3,"column":7,"source":"inner.calc","statement":{"number":4,"source":"inner.calc","line":3,"column":3}}
+        {"kind":"value","name":"b","value":"inf","statement":{"number":4,"source":"inner.calc","line":3,"column":3}}
+        {"kind":"value","value":1,"statement":{"number":5,"source":"-e","line":1,"column":25}}
+    "#]]
+    .assert_eq(&stdout_of(&output));
+}
+
+/// The `code` of the error of each statement, one per line.
+fn codes(statements: &[&str]) -> String {
+    let mut out = String::new();
+    for statement in statements {
+        let text = json_output(&["-e", "x = 1; f(t) = t", "-e", statement], "");
+        let error = text
+            .lines()
+            .find(|l| l.contains(r#""kind":"error""#))
+            .unwrap_or_else(|| panic!("{statement}: no error in {text}"));
+        let value: serde_json::Value = serde_json::from_str(error).unwrap();
+        out.push_str(&format!(
+            "{statement:<16} {}\n",
+            value["code"].as_str().unwrap()
+        ));
+    }
+    out
+}
+
+#[test]
+fn every_error_has_a_stable_code() {
+    expect![[r#"
+        1 +* 2           parse
+        nope + 1         unknown-name
+        nope(1)          unknown-function
+        :frob            unknown-command
+        x(2)             not-a-function
+        tanh + 1         not-a-value
+        sin x            missing-parentheses
+        f(1, 2)          arity
+        ans = 2          reserved
+        :grad            no-output
+        :topo kahn kahn  bad-arguments
+        :load nowhere    load
+        :save /no/s.calc write
+    "#]]
+    .assert_eq(&codes(&[
+        "1 +* 2",
+        "nope + 1",
+        "nope(1)",
+        ":frob",
+        "x(2)",
+        "tanh + 1",
+        "sin x",
+        "f(1, 2)",
+        "ans = 2",
+        ":grad",
+        ":topo kahn kahn",
+        ":load nowhere",
+        ":save /no/s.calc",
+    ]));
+    let deep = format!("{}1{}", "(".repeat(300), ")".repeat(300));
+    assert_eq!(codes(&[&deep]).split_whitespace().last(), Some("limit"));
+    // Before any statement: no line, column or statement.
+    expect![[r#"
+        {"kind":"error","code":"read","message":"cannot read missing.calc: No such file or directory (os error 2)","source":"missing.calc"}
+    "#]]
+    .assert_eq(&json_output(&["missing.calc"], ""));
+}
+
+/// gradcalc in line mode, its stdin to write lines to and its stdout's lines
+/// arriving on a channel (read on a thread, so that a wait has a ceiling).
+struct Kernel {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Kernel {
+    fn start() -> Kernel {
+        let mut child = plain_gradcalc()
+            .args(["--json", "--lines"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (send, lines) = channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                if send.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Kernel {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Writes `line` and returns the events up to and including its `ready`
+    /// (the process stays running: the next line is not written yet).
+    fn run(&mut self, line: &str) -> String {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut out = String::new();
+        loop {
+            let event = self
+                .lines
+                .recv_timeout(TIMEOUT)
+                .unwrap_or_else(|e| panic!("after {line:?}, no `ready` ({e}); so far:\n{out}"));
+            out.push_str(&event);
+            out.push('\n');
+            if event.starts_with(r#"{"kind":"ready""#) {
+                return out;
+            }
+        }
+    }
+}
+
+#[test]
+fn line_mode_answers_each_line_before_the_next_is_written() {
+    let mut kernel = Kernel::start();
+    expect![[r#"
+        {"kind":"value","name":"x","value":3,"statement":{"number":1,"source":"<stdin>","line":1,"column":1}}
+        {"kind":"ready","line":1,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run("x = 3"));
+    // A comment makes no event but its `ready`; an open bracket waits.
+    expect![[r#"
+        {"kind":"ready","line":2,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run("# the cube"));
+    expect![[r#"
+        {"kind":"ready","line":3,"pending":true}
+    "#]]
+    .assert_eq(&kernel.run("y = (x^2"));
+    // d/dx x^3 = 3x^2 = 27 at x = 3; x^3 = 27 too, and 3^2 = 9.
+    expect![[r#"
+        {"kind":"value","name":"y","value":27,"statement":{"number":2,"source":"<stdin>","line":3,"column":1}}
+        {"kind":"ready","line":4,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run("  *x)"));
+    expect![[r#"
+        {"kind":"grad","of":"y","wrt":"x","value":27,"statement":{"number":3,"source":"<stdin>","line":5,"column":1}}
+        {"kind":"ready","line":5,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run(":grad"));
+    // An error does not end the run; its line is the line of the input.
+    expect![[r#"
+        {"kind":"error","code":"unknown-name","message":"unknown name `z`","line":6,"column":5,"source":"<stdin>","help":"assign it first, e.g. `z = 1`","statement":{"number":4,"source":"<stdin>","line":6,"column":1}}
+        {"kind":"ready","line":6,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run("x + z"));
+    expect![[r#"
+        {"kind":"value","value":9,"statement":{"number":5,"source":"<stdin>","line":7,"column":1}}
+        {"kind":"ready","line":7,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run("x^2"));
+    drop(kernel.stdin);
+    let status = kernel.child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "a statement failed");
+}
+
+#[test]
+fn line_mode_needs_json() {
+    let output = gradcalc()
+        .arg("--lines")
+        .write_stdin("1\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(crate::util::stderr_of(&output).contains("--json"));
+}
