@@ -334,7 +334,7 @@ fn run(args: Args) -> u8 {
     if let Err(error) = printer.flush() {
         return output_failed(&error);
     }
-    if args.lines && !(failed && !args.keep_going) {
+    if args.lines && (args.keep_going || !failed) {
         let options = Options {
             keep_going: true,
             loads_stop_at_error: false,
