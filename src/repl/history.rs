@@ -31,13 +31,20 @@ pub fn history_path() -> Option<PathBuf> {
         }
         return Some(PathBuf::from(path));
     }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state"))
-        })?;
+    let state = state_home(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))?;
     Some(state.join("gradcalc").join("history"))
+}
+
+/// The XDG state directory: `xdg` (`$XDG_STATE_HOME`) when it is an absolute
+/// path, else `home/.local/state`. The XDG Base Directory specification
+/// says a relative path in these variables is invalid and must be ignored.
+fn state_home(
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    xdg.map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|home| PathBuf::from(home).join(".local/state")))
 }
 
 /// An open history: where new lines go.
@@ -183,6 +190,7 @@ impl HistoryFile {
         }
         let flags = OFlags::NOFOLLOW | OFlags::NONBLOCK;
         let mut file = std::fs::OpenOptions::new()
+            .read(true)
             .append(true)
             .create(true)
             .mode(0o600)
@@ -193,9 +201,18 @@ impl HistoryFile {
         }
         flock(&file, FlockOperation::LockExclusive)?;
         let mut text = String::new();
-        if file.metadata()?.len() == 0 {
+        let length = file.metadata()?.len();
+        if length == 0 {
             text.push_str(HEADER);
             text.push('\n');
+        } else {
+            // A file cut short (a full disk) may end inside a line: end it, so
+            // that this entry is not glued onto it.
+            let mut last = [0u8];
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut last, length - 1)?;
+            if last != *b"\n" {
+                text.push('\n');
+            }
         }
         text.push_str(&escape(entry));
         text.push('\n');
@@ -223,5 +240,33 @@ mod tests {
         assert!(again.warning.is_none());
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text, "#V2\nx = 2\nq = (x +\\ny)\na \\\\ b\n");
+    }
+
+    /// A file without a final newline (a full disk leaves one) keeps its last
+    /// line: the next entry goes on a line of its own.
+    #[test]
+    fn an_entry_after_a_cut_line_starts_its_own_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history");
+        std::fs::write(&path, "#V2\nabc").unwrap();
+        open(&path).file.unwrap().append("typed = 1").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "#V2\nabc\ntyped = 1\n"
+        );
+        assert_eq!(open(&path).entries, ["abc", "typed = 1"]);
+    }
+
+    /// A relative `XDG_STATE_HOME` is ignored, as the XDG specification says.
+    #[test]
+    fn a_relative_xdg_state_home_is_ignored() {
+        let state = |xdg: &str| state_home(Some(xdg.into()), Some("/home/ada".into()));
+        assert_eq!(state("/var/state"), Some(PathBuf::from("/var/state")));
+        assert_eq!(
+            state("state"),
+            Some(PathBuf::from("/home/ada/.local/state"))
+        );
+        assert_eq!(state(""), Some(PathBuf::from("/home/ada/.local/state")));
+        assert_eq!(state_home(Some("rel".into()), None), None);
     }
 }

@@ -15,6 +15,8 @@ pub enum SessionError {
         name: String,
         span: Span,
         suggestion: Option<String>,
+        /// A help that says what was likely meant instead (`x*y` for `xy`).
+        hint: Option<String>,
     },
     /// A call of a function that does not exist.
     #[error("unknown function `{name}`")]
@@ -22,13 +24,21 @@ pub enum SessionError {
         name: String,
         span: Span,
         suggestion: Option<String>,
+        /// A help that says what was likely meant instead (`grad(y, x)` for `diff`).
+        hint: Option<String>,
     },
     /// `x(2)` where `x` is a variable.
     #[error("`{name}` is a variable, not a function")]
     NotAFunction { name: String, span: Span },
     /// `tanh` used without arguments.
     #[error("`{name}` is a function, not a value")]
-    FunctionAsValue { name: String, span: Span },
+    FunctionAsValue {
+        name: String,
+        span: Span,
+        /// The call it was likely meant as, with its power after it (`sin(x)^2`
+        /// for `sin^2(x)`), when the text shows one.
+        call: Option<String>,
+    },
     /// A call with the wrong number of arguments.
     #[error("`{name}` takes {expected} argument{}, got {got}", if expected == "1" { "" } else { "s" })]
     WrongArity {
@@ -85,6 +95,9 @@ pub enum SessionError {
         name: String,
         argument: String,
         span: Span,
+        /// A power written after the argument (`^2` of `sin x^2`): the call
+        /// then reads two ways, `sin(x^2)` and `sin(x)^2`.
+        power: Option<String>,
     },
     /// An error inside a user function's body, found while calling it.
     #[error("in `{function}`: {inner}")]
@@ -169,9 +182,19 @@ impl SessionError {
         match self {
             SessionError::Syntax(e) => e.help(),
             SessionError::InFunction { inner, .. } => inner.help(),
+            SessionError::CallWithoutParentheses {
+                name,
+                argument,
+                power: Some(power),
+                ..
+            } => Some(format!(
+                "write `{name}({argument}{power})` for {name} of {argument}{power}, or `{name}({argument}){power}` for the power of {name}({argument})"
+            )),
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
+            SessionError::UnknownName { hint: Some(h), .. }
+            | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
             SessionError::DerivativeTooLarge { .. } => Some(
                 "each order of a nested `grad(grad(…, x), x)` multiplies the graph's size: take fewer orders, or keep a lower order in a variable and differentiate a simpler expression".to_string(),
             ),
@@ -197,6 +220,11 @@ impl SessionError {
             SessionError::NotAFunction { name, .. } => {
                 Some(format!("to multiply, write `{name}*(…)`"))
             }
+            SessionError::FunctionAsValue {
+                call: Some(call), ..
+            } => Some(format!(
+                "the power of a call comes after it: `{call}`"
+            )),
             SessionError::FunctionAsValue { name, .. } => {
                 Some(format!("call it with an argument: `{name}(x)`"))
             }

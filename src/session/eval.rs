@@ -237,6 +237,7 @@ impl Session {
                     name: name.to_string(),
                     span,
                     suggestion: None,
+                    hint: None,
                 }),
             };
         }
@@ -262,6 +263,7 @@ impl Session {
             return Err(SessionError::FunctionAsValue {
                 name: name.to_string(),
                 span,
+                call: None,
             });
         }
         let candidates = scope
@@ -270,9 +272,15 @@ impl Session {
             .map(|(p, _)| *p)
             .chain(self.var_order.iter().map(String::as_str))
             .chain(CONSTANTS.iter().map(|(c, _)| *c));
+        let defined = |piece: &str| {
+            scope.params.iter().any(|(p, _)| *p == piece)
+                || self.vars.contains_key(piece)
+                || CONSTANTS.iter().any(|(c, _)| *c == piece)
+        };
         Err(SessionError::UnknownName {
             name: name.to_string(),
             span,
+            hint: super::hints::unknown_name_hint(name, defined),
             suggestion: nearest(name, candidates),
         })
     }
@@ -339,6 +347,7 @@ impl Session {
             name: name.to_string(),
             span: name_span,
             suggestion: nearest(name, candidates),
+            hint: super::hints::unknown_function_hint(name),
         })
     }
 

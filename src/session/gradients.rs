@@ -90,6 +90,7 @@ impl Session {
             name: ident.name.clone(),
             span: ident.span,
             suggestion: nearest(&ident.name, self.var_order.iter().map(String::as_str)),
+            hint: None,
         })
     }
 

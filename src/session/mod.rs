@@ -21,6 +21,7 @@ mod exports;
 mod formula;
 mod gradients;
 mod help;
+mod hints;
 mod listings;
 mod memory;
 mod paths;
@@ -221,7 +222,9 @@ impl Session {
         let mark = self.graph.len();
         let statements = self.statements.len();
         let rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
-        let mut result = self.run_located(source, parsed, rest.as_ref());
+        let mut result = self
+            .run_located(source, parsed, rest.as_ref())
+            .map_err(|error| hints::power_of_function(source, error));
         if let (Err(error), Some(pieces)) = (&result, &rest)
             && !error.is_interrupted()
             && !pieces.parse_from(source, 0)
@@ -369,7 +372,26 @@ impl Session {
     /// Turns "two names side by side" after a function name (`sin x`, `sin 1`)
     /// into the fix the user needs: parentheses, not `*`.
     fn explain_syntax_error(&self, source: &str, error: syntax::SyntaxError) -> SessionError {
+        let is_function = |name: &str| {
+            Op::from_function_name(name).is_some() || self.functions.contains_key(name)
+        };
         let (name, name_start, argument_span) = match &error {
+            // `sin^2(x)`: a function's power, not a product after an exponent.
+            syntax::SyntaxError::ImplicitAfterExponent { span, text, .. } => {
+                let name = text.split(['^', '*']).next().unwrap_or("").trim_end();
+                if !is_function(name) {
+                    return SessionError::Syntax(error);
+                }
+                let as_value = SessionError::FunctionAsValue {
+                    name: name.to_string(),
+                    span: Span::new(span.start, span.start + name.len()),
+                    call: None,
+                };
+                return match hints::power_of_function(source, as_value) {
+                    called @ SessionError::FunctionAsValue { call: Some(_), .. } => called,
+                    _ => SessionError::Syntax(error),
+                };
+            }
             syntax::SyntaxError::AdjacentNames { span, left, .. } => {
                 let start = span.start;
                 let after_name = start + left.len();
@@ -394,15 +416,16 @@ impl Session {
             }
             _ => return SessionError::Syntax(error),
         };
-        let is_function =
-            Op::from_function_name(&name).is_some() || self.functions.contains_key(&name);
-        if name.is_empty() || !is_function {
+        if name.is_empty() || !is_function(&name) {
             return SessionError::Syntax(error);
         }
+        let power = hints::power_after(source, argument_span.end);
+        let end = power.as_ref().map_or(argument_span.end, |(_, end)| *end);
         SessionError::CallWithoutParentheses {
             name,
             argument: source[argument_span.start..argument_span.end].to_string(),
-            span: Span::new(name_start, argument_span.end),
+            span: Span::new(name_start, end),
+            power: power.map(|(text, _)| text),
         }
     }
 
@@ -575,7 +598,7 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         return None;
     }
     let limit = if length <= 4 { 1 } else { 2 };
-    let mut best: Option<(usize, &str)> = None;
+    let mut best: Option<((usize, usize), &str)> = None;
     for candidate in candidates {
         if candidate == name || candidate.len() > 4 * (MAX_SUGGESTED_NAME + 2) {
             continue;
@@ -588,8 +611,11 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         } else {
             strsim::damerau_levenshtein(name, candidate)
         };
-        if distance <= limit && distance < length && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, candidate));
+        // Ties go to the candidate of the same length: `tahn` is `tanh` with two
+        // letters swapped before it is `tan` with one added.
+        let rank = (distance, candidate.chars().count().abs_diff(length));
+        if distance <= limit && distance < length && best.is_none_or(|(r, _)| rank < r) {
+            best = Some((rank, candidate));
         }
     }
     best.map(|(_, c)| c.to_string())

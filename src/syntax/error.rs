@@ -2,6 +2,10 @@
 
 use super::ast::Span;
 
+/// How gradcalc writes a derivative, for the hints about other notations
+/// (`d/dx x^2`, `derivative of`, `diff(y, x)`).
+pub(crate) const DERIVATIVE_SPELLINGS: &str = "gradcalc writes a derivative as `grad(y, x)` (a value), `f'(a)` (of a one-argument function), `:diff y x` (its formula) or `:grad` (every gradient of the output)";
+
 /// Why a statement could not be parsed.
 ///
 /// Every variant carries a span: a byte range into the whole source text (not
@@ -64,6 +68,9 @@ pub enum SyntaxError {
         left: String,
         /// The second name.
         right: String,
+        /// What was likely meant, when it is not a product (`grad z`,
+        /// `derivative of`, `x deg`).
+        hint: Option<String>,
     },
     /// Parentheses, prefix signs and `^` chains nested deeper than `limit`
     /// ([`super::MAX_NESTING`]).
@@ -176,6 +183,7 @@ impl SyntaxError {
                 "write `{}` here",
                 if matches!(bracket, '[' | '{') { '(' } else { ')' }
             )),
+            SyntaxError::AdjacentNames { hint: Some(hint), .. } => Some(hint.clone()),
             SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
                 // The same words as the parser's hint for `%`.
                 "`mod` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`"

@@ -46,9 +46,11 @@ pub(crate) enum TokenKind {
 
 impl TokenKind {
     /// True for tokens after which an expression cannot end: a line ending in one
-    /// of these continues on the next line.
+    /// of these continues on the next line. A `,` is not one: inside brackets
+    /// the open `(` continues the line, and outside them (`x1 = 2,`) it is a
+    /// mistake to report, not a reason to take the next line in.
     pub(crate) fn continues_line(self) -> bool {
-        matches!(self, TokenKind::Op(_) | TokenKind::Comma)
+        matches!(self, TokenKind::Op(_))
     }
 
     /// True for tokens that end an operand (`2`, `x`, `)`), so that a following

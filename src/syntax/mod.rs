@@ -25,6 +25,7 @@ mod tests;
 
 pub use ast::*;
 // The token stream the splitter, the parser's checks and the REPL highlighter share.
+pub(crate) use error::DERIVATIVE_SPELLINGS;
 pub use error::SyntaxError;
 pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name, is_name_char};
 /// [`Statements`] without a borrow of the source, for callers that own it.

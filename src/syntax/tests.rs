@@ -679,7 +679,8 @@ fn two_names_side_by_side() {
         SyntaxError::AdjacentNames {
             span: Span::new(0, 3),
             left: "x".into(),
-            right: "y".into()
+            right: "y".into(),
+            hint: None,
         }
     );
     assert_eq!(err.help().as_deref(), Some("use `*` to multiply: `x*y`"));
@@ -878,6 +879,8 @@ fn needs_more_input_while_unfinished() {
     assert!(!needs_more_input(":help +"));
     assert!(!needs_more_input(""));
     assert!(!needs_more_input("1)"));
+    // A `,` outside brackets is a mistake to report, not a continuation.
+    assert!(!needs_more_input("x1 = 2,"));
     // The REPL keeps reading while a `(` is open, whatever the next line is.
     assert!(needs_more_input("x = (1\nz = 2"));
     assert!(needs_more_input("(1\n:grad"));

@@ -207,6 +207,10 @@ pub(super) fn convert_error(
             TokenKind::Name | TokenKind::Number | TokenKind::LParen
         );
         match t.kind {
+            TokenKind::LParen if is_command => Some(format!(
+                "commands take words, not brackets: `{}`",
+                command_words(text)
+            )),
             _ if is_command => None,
             // `7 mod 2`: the grammar read `7 mod` as a product and stopped at `2`.
             _ if prev_text == Some("mod") => Some(REMAINDER_HINT.replace('%', "mod")),
@@ -237,8 +241,28 @@ pub(super) fn convert_error(
             TokenKind::Superscript => {
                 Some("write a superscript power right after its operand: `x²`".to_string())
             }
+            TokenKind::Comma if brackets.is_empty() => Some(
+                match quoted_fix(text, t.start, t.end, ";") {
+                    Some(fix) => format!("separate statements with `;`: `{fix}`"),
+                    None => "separate statements with `;`".to_string(),
+                },
+            ),
+            TokenKind::Prime => Some(format!(
+                "`f'(a)` is the derivative of a one-argument function at a; for a variable write `grad({}, x)` or `:grad`",
+                prev_text.unwrap_or("y")
+            )),
             TokenKind::Other => match s {
                 "%" => Some(REMAINDER_HINT.to_string()),
+                "°" => Some(format!(
+                    "angles are in radians: write `{}*pi/180`",
+                    prev_text.unwrap_or("x")
+                )),
+                "|" => Some("write `abs(x)` for |x|".to_string()),
+                "!" => Some(
+                    "`!` is not an operator: gradcalc has no factorial; write the product, e.g. `4*3*2*1`"
+                        .to_string(),
+                ),
+                "∛" => Some("write `cbrt(x)` for the cube root ∛x".to_string()),
                 "⁻" | "⁺" => {
                     Some("a superscript sign needs digits after it: `x⁻¹`".to_string())
                 }
@@ -254,4 +278,12 @@ pub(super) fn convert_error(
         found,
         help,
     }
+}
+
+/// A command written as a call (`:grad(x, y)`) as words (`:grad x, y`).
+fn command_words(text: &str) -> String {
+    let text = text.trim();
+    let words = text.replacen('(', " ", 1);
+    let words = words.strip_suffix(')').unwrap_or(&words);
+    words.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -273,7 +273,49 @@ fn adjacent_names(text: &str, offset: usize, left: Token, right: Token, top: boo
         span: Span::new(offset + left.start, offset + right.end),
         left: left_text.to_string(),
         right: text[right.start..right.end].to_string(),
+        hint: adjacent_hint(text, left, right),
     }
+}
+
+/// Units of angle written after a number or name (`x deg`): gradcalc's
+/// angles are radians.
+const DEGREE_WORDS: &[&str] = &["deg", "degree", "degrees"];
+
+/// What two names side by side most likely mean when it is not a product:
+/// `grad z` (the command `:grad z` or the call `grad(y, z)`), a derivative in
+/// words or Leibniz's notation (`derivative of x^2`, `d/dx x^2`), or an angle
+/// in degrees (`x deg`).
+fn adjacent_hint(text: &str, left: Token, right: Token) -> Option<String> {
+    let left_text = &text[left.start..left.end];
+    let right_text = &text[right.start..right.end];
+    if left_text == "grad" {
+        return Some(format!(
+            "`:grad {right_text}` gives the output's gradient; `grad(y, {right_text})` is ∂y/∂{right_text} as a value"
+        ));
+    }
+    if DEGREE_WORDS.contains(&right_text) {
+        return Some(format!(
+            "angles are in radians: write `{left_text}*pi/180` for {left_text} degrees"
+        ));
+    }
+    // `d/dx x^2`: the name `dx` after `d /`.
+    let leibniz = left_text.starts_with('d')
+        && text[..left.start]
+            .trim_end()
+            .strip_suffix('/')
+            .is_some_and(|before| before.trim_end().ends_with('d'));
+    if leibniz {
+        let variable = &left_text[1..];
+        let rest = text[right.start..].trim();
+        if !rest.contains([';', '\n']) && rest.chars().count() <= 40 {
+            return Some(format!(
+                "d/d{variable} of an expression is `grad({rest}, {variable})`"
+            ));
+        }
+        return Some(super::super::error::DERIVATIVE_SPELLINGS.to_string());
+    }
+    matches!(left_text, "derivative" | "diff" | "deriv" | "differentiate")
+        .then(|| super::super::error::DERIVATIVE_SPELLINGS.to_string())
 }
 
 /// `=`, `+=`, `-=`, `*=`, `/=`, `:=`.
