@@ -343,6 +343,25 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
+    /// A file's `content` written to standard output (the target `-`): as
+    /// it is, ending in a newline, or as a JSON `output` event naming `what`.
+    fn write_to_stdout(&mut self, what: &'static str, content: &str) -> io::Result<()> {
+        match self.format {
+            Format::Human(_) => {
+                self.out.write_all(content.as_bytes())?;
+                if !content.ends_with('\n') {
+                    self.out.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+            Format::Json => writeln!(
+                self.out,
+                "{}",
+                serde_json::json!({"kind": "output", "what": what, "content": content})
+            ),
+        }
+    }
+
     /// Writes `content` to the target's file and reports it, or reports why not
     /// as an error pointing at the file name (and remembers the failure). The
     /// target `-` is standard output: the content goes there in order with the
@@ -367,20 +386,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
         };
         if target.path == "-" {
-            return match self.format {
-                Format::Human(_) => {
-                    self.out.write_all(content.as_bytes())?;
-                    if !content.ends_with('\n') {
-                        self.out.write_all(b"\n")?;
-                    }
-                    Ok(())
-                }
-                Format::Json => writeln!(
-                    self.out,
-                    "{}",
-                    serde_json::json!({"kind": "output", "what": what, "content": content})
-                ),
-            };
+            return self.write_to_stdout(what, &content);
         }
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();
