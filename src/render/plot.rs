@@ -239,16 +239,7 @@ pub(super) fn chart(
     }
     chart.figures();
     let drawn = chart.to_string();
-    // textplots labels only the ends, to one decimal: label the rows the
-    // round ticks fall on instead. Its canvas has dots 0 to DOTS_HIGH from
-    // the top (y1 at 0, y0 at DOTS_HIGH); row r shows dots 4r to 4r + 3.
-    let rows = (DOTS_HIGH / 4 + 1) as usize;
-    let mut labels: Vec<Option<String>> = vec![None; rows];
-    for &tick in ticks.iter().rev() {
-        let dot = (y1 - tick) / (y1 - y0) * f64::from(DOTS_HIGH);
-        let row = ((dot / 4.0).floor() as usize).min(rows - 1);
-        labels[row].get_or_insert_with(|| tick_text(tick, &ticks));
-    }
+    let labels = row_labels(&ticks);
     let mut width = 0;
     for (i, line) in drawn.lines().enumerate() {
         let line = line.trim_end();
@@ -268,6 +259,23 @@ pub(super) fn chart(
         let pad = width.saturating_sub(left.chars().count()).max(1);
         let _ = writeln!(out, "{left}{right:>pad$}");
     }
+}
+
+/// The label of each text row of a braille chart whose y axis runs over
+/// `ticks` (ascending): each round tick on the row it falls on, the highest
+/// first where two share a row. textplots labels only the ends, to one
+/// decimal; its canvas has dots 0 to `DOTS_HIGH` from the top (the last tick
+/// at 0, the first at `DOTS_HIGH`), and row r shows dots 4r to 4r + 3.
+fn row_labels(ticks: &[f64]) -> Vec<Option<String>> {
+    let (y0, y1) = (ticks[0], ticks[ticks.len() - 1]);
+    let rows = (DOTS_HIGH / 4 + 1) as usize;
+    let mut labels: Vec<Option<String>> = vec![None; rows];
+    for &tick in ticks.iter().rev() {
+        let dot = (y1 - tick) / (y1 - y0) * f64::from(DOTS_HIGH);
+        let row = ((dot / 4.0).floor() as usize).min(rows - 1);
+        labels[row].get_or_insert_with(|| tick_text(tick, ticks));
+    }
+    labels
 }
 
 /// Size of the SVG and of its margins, in pixels.

@@ -391,6 +391,30 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
+    /// A file's `content` written to standard output (the target `-`): as
+    /// it is, ending in a newline, or as a JSON `output` event naming `what`.
+    fn write_to_stdout(
+        &mut self,
+        what: &'static str,
+        content: &str,
+        place: &json::Place<'_>,
+    ) -> io::Result<()> {
+        match self.format {
+            Format::Human(_) => {
+                self.out.write_all(content.as_bytes())?;
+                if !content.ends_with('\n') {
+                    self.out.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+            Format::Json => {
+                let output =
+                    serde_json::json!({"kind": "output", "what": what, "content": content});
+                writeln!(self.out, "{}", json::placed(output, place))
+            }
+        }
+    }
+
     /// Writes `content` to the target's file and reports it, or reports why not
     /// as an error pointing at the file name (and remembers the failure). The
     /// target `-` is standard output: the content goes there in order with the
@@ -416,21 +440,8 @@ impl<O: Write, E: Write> Printer<O, E> {
             }
         };
         if target.path == "-" {
-            return match self.format {
-                Format::Human(_) => {
-                    self.out.write_all(content.as_bytes())?;
-                    if !content.ends_with('\n') {
-                        self.out.write_all(b"\n")?;
-                    }
-                    Ok(())
-                }
-                Format::Json => {
-                    let place = self.place(source, origin);
-                    let output =
-                        serde_json::json!({"kind": "output", "what": what, "content": content});
-                    writeln!(self.out, "{}", json::placed(output, &place))
-                }
-            };
+            let place = self.place(source, origin);
+            return self.write_to_stdout(what, &content, &place);
         }
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();

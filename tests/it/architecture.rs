@@ -62,35 +62,35 @@ fn under<'a>(
         .filter(move |(file, _)| file.starts_with(folder))
 }
 
-#[test]
-fn syntax_knows_nothing_of_graphs_sessions_or_output() {
+/// Asserts that no file below `src/FOLDER` names one of `modules`.
+#[track_caller]
+fn imports_nothing_from(folder: &str, modules: &[&str]) {
     let files = sources();
-    let words = [
-        "crate::engine",
-        "crate::session",
-        "crate::render",
-        "crate::repl",
-    ];
-    let found = uses(under(&files, "syntax/"), &words);
-    assert!(found.is_empty(), "{found:#?}");
+    let words: Vec<String> = modules.iter().map(|m| format!("crate::{m}")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let found = uses(under(&files, folder), &words);
+    assert!(found.is_empty(), "{folder} uses {modules:?}: {found:#?}");
 }
 
 #[test]
+fn syntax_knows_nothing_of_graphs_sessions_or_output() {
+    imports_nothing_from("syntax/", &["engine", "session", "render", "repl"]);
+}
+
+/// The engine is a library of its own: even Ctrl-C reaches it as a value
+/// passed in, not through `crate::interrupt`.
+#[test]
 fn the_engine_knows_nothing_of_text_sessions_or_output() {
-    let files = sources();
-    // Nor the process's Ctrl-C flag: interruption is passed in
-    // (`Graph::set_interrupt`).
-    let words = [
-        "crate::interrupt",
-        "crate::syntax",
-        "crate::session",
-        "crate::render",
-        "crate::repl",
-        "crate::driver",
-        "crate::files",
+    let modules = [
+        "syntax",
+        "session",
+        "render",
+        "repl",
+        "driver",
+        "files",
+        "interrupt",
     ];
-    let found = uses(under(&files, "engine/"), &words);
-    assert!(found.is_empty(), "{found:#?}");
+    imports_nothing_from("engine/", &modules);
 }
 
 #[test]

@@ -137,12 +137,11 @@ fn nul_bytes_are_an_error_that_shows_them() {
     assert_eq!(stdout, "1\n");
 }
 
-/// 20 000 statements here (a few seconds in a debug build); the catalogue's
-/// 1 000 000 is measured by hand with the release binary (see the PR notes) and
-/// through the library in `a_million_statements_through_the_library`.
+/// The catalogue's size through the binary: a million statements, each
+/// printed (the heaviest test: about a minute in a debug build on a quiet
+/// machine, many under load, hence [`LONG_TIMEOUT`]).
 #[test]
 fn a_long_script_of_statements() {
-    // The catalogue's size: a million statements (under a minute in a debug build).
     let source = "x = 1\ny = x*2 + 1\n".repeat(500_000);
     let output = gradcalc()
         .timeout(LONG_TIMEOUT)
