@@ -17,7 +17,7 @@ use super::event::fields;
 use std::collections::HashMap;
 
 use super::{Event, Session, SessionError, Target};
-use crate::engine::{GradError, Graph, NodeId, Op};
+use crate::engine::{Derivatives, Form, GradError, Graph, LocalNode, NodeId, Op};
 use crate::syntax::{BinaryOp, ExprKind, ExprTree, Ident, Span};
 
 /// The most expression nodes `:diff` prints; a derivative graph whose shared
@@ -233,9 +233,22 @@ impl Session {
         wrt: &[NodeId],
         span: Span,
     ) -> Result<Vec<NodeId>, SessionError> {
+        Ok(self.grad_recorded(of, wrt, span)?.results)
+    }
+
+    /// [`Session::gradient_nodes`] with the record of which nodes are local
+    /// derivatives (`Derivatives::locals`), for `:diff`.
+    ///
+    /// Errors: as [`Session::gradient_nodes`].
+    fn grad_recorded(
+        &mut self,
+        of: NodeId,
+        wrt: &[NodeId],
+        span: Span,
+    ) -> Result<Derivatives, SessionError> {
         let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
         match self.graph.grad(of, wrt, budget) {
-            Ok(derivatives) => Ok(derivatives.results),
+            Ok(derivatives) => Ok(derivatives),
             Err(GradError::TooLarge { limit }) => {
                 Err(SessionError::DerivativeTooLarge { span, limit })
             }
@@ -547,9 +560,16 @@ impl Session {
         let of = self.variable_node(y)?;
         let wrt = self.variable_node(x)?;
         let mark = self.graph.len();
-        let node = self.gradient_nodes(of, &[wrt], y.span.to(x.span))?[0];
+        let built = self.grad_recorded(of, &[wrt], y.span.to(x.span))?;
+        let node = built.results[0];
+        let locals: HashMap<NodeId, LocalNode> =
+            built.locals.iter().map(|l| (l.root, *l)).collect();
         let names = self.names_by_node();
-        let tree = expression_of(&self.graph, node, &names, mark);
+        let tree = expression_of(&self.graph, node, &names, mark, &locals);
+        // The nodes as built (stable forms): what is printed where no
+        // textbook form, typed back, gives the value (`1/sqrt(x^2 + 1)` at
+        // x = 1e155, where x^2 overflows).
+        let built = expression_of(&self.graph, node, &names, mark, &HashMap::new());
         let value = self.graph.value(node);
         self.graph.truncate(mark);
         let Some(tree) = tree else {
@@ -562,7 +582,7 @@ impl Session {
                 help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
             });
         };
-        let expression = self.agreeing_form(&tree, value);
+        let expression = self.agreeing_form(&tree, built.as_ref(), value);
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
@@ -578,14 +598,20 @@ impl Session {
     /// with `0*a` dropped, constants folded, the tree as built. Collecting can
     /// overflow where the graph does not (`(x/m)^2` becomes `x^2/m^2`, inf/inf
     /// at x = 1e200), and `0*a` is nan where `a` is inf. When no form agrees
-    /// the tree as built is printed (its ops are the graph's). Each candidate is
+    /// the textbook tree is printed. `built`, the derivative graph's own
+    /// nodes (stable forms, `sech(x)^2` for `1 - tanh(x)^2`), is tried last,
+    /// where the textbook form overflows or cancels. Each candidate is
     /// evaluated as a [`Session::preview`], so the session does not change.
-    fn agreeing_form(&mut self, tree: &ExprTree, value: f64) -> String {
+    fn agreeing_form(&mut self, tree: &ExprTree, built: Option<&ExprTree>, value: f64) -> String {
         let folded = tree.fold_constants();
         let dropped = drop_zero_products(&folded);
         let collected = dropped.collect_terms();
-        let mut tried: Vec<String> = Vec::with_capacity(4);
-        for candidate in [&collected, &dropped, &folded, tree] {
+        let built = built.map(ExprTree::fold_constants);
+        let mut tried: Vec<String> = Vec::with_capacity(5);
+        for candidate in [&collected, &dropped, &folded, tree]
+            .into_iter()
+            .chain(built.as_ref())
+        {
             let text = candidate.to_string();
             if tried.contains(&text) {
                 continue;
@@ -614,21 +640,37 @@ fn same_value(typed: f64, value: f64) -> bool {
         && (typed - value).abs() <= 1e-12 * typed.abs().max(value.abs())
 }
 
+/// What [`expression_of`] does with a node on its stack.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// Write it out: push its operands first.
+    Visit,
+    /// Its operands are written: apply its op.
+    Apply,
+    /// A local derivative whose operands (those of the node differentiated)
+    /// are written: its textbook form over them.
+    Textbook,
+}
+
 /// `node` written out as an expression: named nodes of the original graph
-/// (ids below `mark`) by their names, constants as literals, everything else
-/// by its op over its inputs. Shared nodes are written out at every use;
-/// `None` past [`MAX_DIFF_NODES`] nodes or [`MAX_DIFF_NAME_CHARS`]
-/// characters of names, or at an unnamed variable. Explicit stack.
+/// (ids below `mark`) by their names, constants as literals, a local
+/// derivative of the derivative graph (`locals`, from `Graph::grad`) as its
+/// textbook form over the operands of the node it differentiates (`1/(1 +
+/// x^2)`, not the stable nodes it is built from), everything else by its op
+/// over its inputs. Shared nodes are written out at every use; `None` past
+/// [`MAX_DIFF_NODES`] nodes or [`MAX_DIFF_NAME_CHARS`] characters of names,
+/// or at an unnamed variable. Explicit stack.
 fn expression_of(
     graph: &Graph,
     node: NodeId,
     names: &HashMap<NodeId, &str>,
     mark: usize,
+    locals: &HashMap<NodeId, LocalNode>,
 ) -> Option<ExprTree> {
-    let mut stack = vec![(node, false)];
+    let mut stack = vec![(node, Work::Visit)];
     let mut done: Vec<ExprTree> = Vec::new();
     let (mut size, mut name_chars) = (0usize, 0usize);
-    while let Some((id, operands_done)) = stack.pop() {
+    while let Some((id, work)) = stack.pop() {
         size += 1;
         if size > 2 * MAX_DIFF_NODES {
             return None;
@@ -643,6 +685,28 @@ fn expression_of(
                 continue;
             }
         }
+        let local = locals.get(&id).filter(|_| id.index() >= mark);
+        if let (Some(local), Work::Visit) = (local, work) {
+            stack.push((id, Work::Textbook));
+            let inputs = graph.operands(local.node);
+            stack.extend(inputs.iter().rev().map(|&input| (input, Work::Visit)));
+            continue;
+        }
+        if let (Some(local), Work::Textbook) = (local, work) {
+            let inputs = graph.operands(local.node);
+            let operands = done.split_off(done.len() - inputs.len());
+            let refs: Vec<&ExprTree> = operands.iter().collect();
+            let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
+            let op = graph.op(local.node);
+            let rule = op.local_rule(
+                local.position,
+                &values,
+                graph.value(local.node),
+                Form::Textbook,
+            );
+            done.push(super::formula::rule_tree(op, rule, &refs)?);
+            continue;
+        }
         let op = graph.op(id);
         if op == Op::Const {
             done.push(ExprTree::number(graph.value(id)));
@@ -652,23 +716,14 @@ fn expression_of(
             return None;
         }
         let inputs = graph.operands(id);
-        if !operands_done {
-            stack.push((id, true));
-            stack.extend(inputs.iter().rev().map(|&input| (input, false)));
+        if work == Work::Visit {
+            stack.push((id, Work::Apply));
+            stack.extend(inputs.iter().rev().map(|&input| (input, Work::Visit)));
             continue;
         }
         let operands = done.split_off(done.len() - inputs.len());
         let refs: Vec<&ExprTree> = operands.iter().collect();
-        let binary = |op: BinaryOp| ExprTree::binary(op, refs[0], refs[1]);
-        let tree = match op {
-            Op::Add => binary(BinaryOp::Add),
-            Op::Sub => binary(BinaryOp::Sub),
-            Op::Mul => binary(BinaryOp::Mul),
-            Op::Div => binary(BinaryOp::Div),
-            Op::Pow => binary(BinaryOp::Pow),
-            Op::Neg => ExprTree::negate(refs[0]),
-            _ => ExprTree::call(op.info().name, &refs),
-        };
+        let tree = super::formula::apply(op, &refs);
         if tree.nodes.len() > MAX_DIFF_NODES {
             return None;
         }
