@@ -16,7 +16,7 @@ PyTorch's `grad / self`), or nan.
 
 accuracy_chains.tsv columns: id, x, chain, value, derivative: `chain` is a list of
 steps applied in turn to x (`exp`, `acosh`, `/1e300` = divide by a constant,
-`*c`, `+c`, `^c`, `c^` = c to the power), and the derivative is d(value)/dx by
+`*c`, `+c`, `^c`, `c^` = c to the power, `c/` = c divided by it), and the derivative is d(value)/dx by
 the chain rule in forward mode, in mpmath at 700 digits.
 """
 
@@ -207,6 +207,14 @@ def unary_grid():
     for edge in [1.0, -1.0, 0.5, -0.5, 1.5707963267948966, 3.141592653589793, -0.7517915241]:
         points.update(ulp_neighbours(edge))
     points.update([2.5, -2.5, 0.49999999999999994, 37.7, -37.7, 37.65, -37.65, 30.0, -30.0])
+    # gelu' = Φ(u) + u·φ(u) cancels next to its root r: the f64 nearest r and
+    # its neighbours, points 1e-10 .. 0.07 from it (the op table sums a series
+    # within 1/16 of r), and the point of issue 18.
+    root = -0.7517915246935645
+    points.update(ulp_neighbours(root))
+    for d in [1e-15, 1e-12, 1e-10, 1e-7, 1e-4, 1e-2, 0.0624, 0.0626, 0.07]:
+        points.update([root - d, root + d])
+    points.add(-0.7517915246)
     return sorted(points, key=lambda x: (abs(x), math.copysign(1, x)))
 
 
@@ -260,6 +268,19 @@ CHAINS = [
     ("C14", 1e200, "/1e200 sigmoid"),
     ("C15", 40.0, "sigmoid *1e300"),
     ("C16", 1e-200, "neg asin cos"),
+    # A local derivative or an upstream gradient beyond the f64 range on the
+    # way to an ordinary gradient (the backward pass's scaled slow path).
+    ("C17", 400.0, "exp 1/"),
+    ("C18", 400.0, "tanh *1e300"),
+    ("C19", 800.0, "sigmoid *1e300"),
+    ("C20", 1e200, "atan *1e300"),
+    ("C21", 1e-320, "ln *1e-300"),
+    ("C22", 1e-320, "log2 *1e-300"),
+    ("C23", 1e-320, "log10 *1e-300"),
+    ("C24", 1e200, "^-1 *1e300"),
+    ("C25", 40.0, "normcdf *1e300"),
+    ("C26", 1e200, "1/ *1e300"),
+    ("C27", 1e-310, "1e-300/ /1e300"),
 ]
 
 
@@ -274,6 +295,9 @@ def apply_step(step, v, dv):
         if step[0] == "+":
             return v + c, dv
         return mp.power(v, c), c * mp.power(v, c - 1) * dv
+    if step.endswith("/"):
+        c = mpf(float(step[:-1]))
+        return c / v, -c / (v * v) * dv
     if step.endswith("^"):
         c = mpf(float(step[:-1]))
         return mp.power(c, v), mp.power(c, v) * mp.log(c) * dv

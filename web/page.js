@@ -72,7 +72,7 @@ var GradcalcView = (function () {
     });
     box.appendChild(list);
     box.appendChild(element("p", { "class": "gc-keys" },
-      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme"));
+      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme · C: collapse or expand calls"));
     return box;
   }
 
@@ -89,11 +89,13 @@ var GradcalcView = (function () {
     [["◀ back", "back", function () { self.setStep(self.step - 1); }],
      ["next ▶", "next", function () { self.setStep(self.step + 1); }],
      ["fit", "fit", function () { self.fit(); }],
+     ["expand calls", "calls", function () { self.toggleCalls(); }],
      ["theme", "theme", function () { self.toggleTheme(); }]
     ].forEach(function (button) {
       var b = element("button", { "type": "button", "class": "gc-" + button[1] }, button[0]);
       b.addEventListener("click", button[2]);
       bar.appendChild(b);
+      if (button[1] === "calls") self.callsButton = b;
     });
     root.appendChild(bar);
     var body = element("div", { "class": "gc-body" });
@@ -122,13 +124,29 @@ var GradcalcView = (function () {
     this.boxes = [];
     if (model.message) {
       this.title.textContent = "gradcalc";
+      this.callsButton.hidden = true;
       this.graph.appendChild(element("div", { "class": "gc-message" }, model.message));
       this.status.textContent = "";
       this.line.textContent = "";
       return;
     }
     this.title.textContent = "gradcalc: " + model.of;
-    this.graph.innerHTML = model.svg;
+    this.viewIndex = Math.min(this.viewIndex || 0, model.views.length - 1);
+    this.callsButton.hidden = model.views.length < 2;
+    this.draw();
+    var last = model.steps.length;
+    this.setStep(step === undefined || step === null ? Math.min(this.step, last) : step);
+  };
+
+  // Draws the model's current view (calls as boxes, or every node).
+  View.prototype.draw = function () {
+    var drawing = this.model.views[this.viewIndex];
+    this.drawing = drawing;
+    this.callsButton.textContent = this.viewIndex === 0 && this.model.views.length > 1
+      ? "expand calls" : "collapse calls";
+    this.graph.textContent = "";
+    this.boxes = [];
+    this.graph.innerHTML = drawing.svg;
     var svg = this.graph.querySelector("svg");
     this.svg = svg;
     this.size = [svg.width.baseVal.value, svg.height.baseVal.value];
@@ -141,8 +159,14 @@ var GradcalcView = (function () {
       this.boxes.push({ group: groups[i], grad: grad, text: grad ? grad.textContent : "" });
     }
     this.fit();
-    var last = model.steps.length;
-    this.setStep(step === undefined || step === null ? Math.min(this.step, last) : step);
+  };
+
+  // Calls of user functions: one box each, or node by node.
+  View.prototype.toggleCalls = function () {
+    if (!this.model || this.model.message || this.model.views.length < 2) return;
+    this.viewIndex = 1 - this.viewIndex;
+    this.draw();
+    this.setStep(this.step);
   };
 
   View.prototype.lastStep = function () {
@@ -159,9 +183,9 @@ var GradcalcView = (function () {
     var stepping = !model.note && last > 0;
     for (var i = 0; i < this.boxes.length; i++) {
       var b = this.boxes[i];
-      var at = model.boxes[i] || 0;
+      var at = this.drawing.boxes[i] || 0;
       var done = !stepping || (at > 0 && at <= k);
-      var current = stepping && at > 0 && at === k;
+      var current = stepping && k > 0 && this.drawing.lit[k - 1] === i;
       b.group.classList.toggle("done", done && !current && stepping);
       b.group.classList.toggle("current", current);
       b.group.classList.toggle("pending", !done);
@@ -255,6 +279,7 @@ var GradcalcView = (function () {
         case "End": self.setStep(self.lastStep()); break;
         case "f": case "F": case "0": self.fit(); break;
         case "t": case "T": self.toggleTheme(); break;
+        case "c": case "C": self.toggleCalls(); break;
         case "+": case "=": self.zoomCentre(1.25); break;
         case "-": self.zoomCentre(1 / 1.25); break;
         default: handled = false;

@@ -6,6 +6,7 @@
   var screen = document.getElementById("screen");
   var input = document.getElementById("input");
   var view = GradcalcView.create(document.getElementById("view"));
+  window.gradcalcView = view;
   var wasm = null;
   var history = [];
   var back = 0; // how far up the history ArrowUp has gone

@@ -5,6 +5,7 @@
 //! body, `Walk::visit`, run in a loop or one node per step.
 
 use super::interrupt::Poll;
+use super::scaled::{Scaled, scaled_local};
 use super::{Contribution, Gradients, Graph, NodeId, Op, Step};
 
 impl Graph {
@@ -20,6 +21,12 @@ impl Graph {
     /// at u ≤ 0, floor, detach, …) the operand's gradient is not touched, so
     /// `sqrt(relu(x))` at 0 gives 0; everywhere else the product is computed,
     /// so `0 × inf` gives nan (`sqrt(x)^2` at 0).
+    ///
+    /// Where an upstream gradient or a local derivative leaves the f64 range
+    /// although the true one is a finite nonzero number (`1/exp(x)` at x = 400
+    /// passes −3.7e-348 to `exp(x)`), the walk is done again with gradients of
+    /// unbounded exponent (`scaled.rs`), so every gradient that is itself a
+    /// normal number comes out right (∂y/∂x = −1.9e-174 there, not 0).
     ///
     /// [`OpInfo::passes`]: super::OpInfo::passes
     ///
@@ -109,17 +116,71 @@ impl Graph {
     /// (one per node), and tells `recorder` every step. When the interrupt asks
     /// ([`Graph::set_interrupt`]) it stops early and the gradients are incomplete:
     /// callers that may run under Ctrl-C check [`Graph::interrupted`].
+    /// If a gradient left the f64 range on the way, the walk is done again by
+    /// [`Graph::walk_scaled`].
     fn walk<R: Recorder>(&self, order: &[NodeId], values: &[f64], recorder: &mut R) -> Gradients {
         let mut walk = Walk::new(self, order, values);
         let mut poll = Poll::of(self);
         for &node in order {
             if poll.tick() {
-                break;
+                return Gradients { grads: walk.grads };
             }
             walk.visit(node, recorder);
         }
+        if walk.lost_range {
+            return self.walk_scaled(order, values);
+        }
         Gradients { grads: walk.grads }
     }
+
+    /// The backward walk with every gradient a [`Scaled`] number (an f64
+    /// mantissa and an unbounded exponent) and the local derivatives that leave
+    /// the f64 range recomputed in that form ([`scaled_local`]): the same chain
+    /// rule, the same "passes nothing", the same rounding wherever the numbers
+    /// are normal f64s. The slow path of [`Graph::walk`], taken only when the
+    /// f64 walk saw a product leave the normal range.
+    fn walk_scaled(&self, order: &[NodeId], values: &[f64]) -> Gradients {
+        let mut grads = vec![Scaled::ZERO; self.len()];
+        if let Some(&output) = order.first() {
+            grads[output.index()] = Scaled::ONE;
+        }
+        let mut poll = Poll::of(self);
+        let mut x = Vec::new();
+        for &node in order {
+            if poll.tick() {
+                break;
+            }
+            let upstream = grads[node.index()];
+            let (info, out) = (self.op(node).info(), values[node.index()]);
+            let operands = self.operands(node);
+            x.clear();
+            x.extend(operands.iter().map(|o| values[o.index()]));
+            for (position, &operand) in operands.iter().enumerate() {
+                if !info.passes(&x, out, position) {
+                    continue;
+                }
+                let local = scaled_local(info, &x, out, position)
+                    .unwrap_or_else(|| Scaled::from_f64((info.local)(&x, out, position)));
+                let slot = &mut grads[operand.index()];
+                *slot = slot.add(upstream.mul(local));
+            }
+        }
+        Gradients {
+            grads: grads.into_iter().map(Scaled::to_f64).collect(),
+        }
+    }
+}
+
+/// Whether `product = upstream × local`, which is not a normal number, lost
+/// the range of f64: upstream is a finite nonzero number and the true local
+/// derivative is one too (`local` itself, or, where `local` is 0 or infinite,
+/// the value [`scaled_local`] finds outside the range).
+#[cold]
+fn lost_range(upstream: f64, local: f64, op: Op, x: &[f64], out: f64, position: usize) -> bool {
+    upstream != 0.0
+        && upstream.is_finite()
+        && ((local != 0.0 && local.is_finite())
+            || scaled_local(op.info(), x, out, position).is_some())
 }
 
 /// The state of one backward walk: the gradients so far and scratch space for
@@ -131,6 +192,8 @@ struct Walk<'a> {
     /// The operands' values: up to two in an array, more in a vector.
     pair: [f64; 2],
     many: Vec<f64>,
+    /// Whether some `upstream × local` left the f64 range ([`lost_range`]).
+    lost_range: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -147,6 +210,7 @@ impl<'a> Walk<'a> {
             grads,
             pair: [0.0; 2],
             many: Vec::new(),
+            lost_range: false,
         }
     }
 
@@ -164,7 +228,7 @@ impl<'a> Walk<'a> {
         let op = graph.op(node);
         let operands = graph.operands(node);
         if !R::RECORDS && has_shortcut(op) {
-            add_sub_mul(op, operands, upstream, values, &mut self.grads);
+            self.lost_range |= add_sub_mul(op, operands, upstream, values, &mut self.grads);
             return;
         }
         let x: &[f64] = match *operands {
@@ -193,6 +257,9 @@ impl<'a> Walk<'a> {
                 // The chain rule: ∂output/∂operand += ∂output/∂node · ∂node/∂operand.
                 Some(local) => {
                     let product = upstream * local;
+                    if !product.is_normal() {
+                        self.lost_range |= lost_range(upstream, local, op, x, out, position);
+                    }
                     (product, before + product)
                 }
                 // Nothing passed: untouched, even for an infinite upstream.
@@ -269,9 +336,16 @@ fn has_shortcut(op: Op) -> bool {
 /// so `before + upstream × local` is computed here as `before + upstream`,
 /// `before − upstream`, `before + upstream × b`, `before + upstream × a`: the
 /// same numbers. Only the untraced walk takes this path; a trace shows each
-/// local, so it calls the table.
+/// local, so it calls the table. Returns whether a product of `·` left the
+/// f64 range ([`lost_range`]).
 #[inline(always)] // in the loop, as the reference tape's arms are
-fn add_sub_mul(op: Op, operands: &[NodeId], upstream: f64, values: &[f64], grads: &mut [f64]) {
+fn add_sub_mul(
+    op: Op,
+    operands: &[NodeId],
+    upstream: f64,
+    values: &[f64],
+    grads: &mut [f64],
+) -> bool {
     let &[a, b] = operands else {
         unreachable!("+, − and · are binary");
     };
@@ -280,14 +354,23 @@ fn add_sub_mul(op: Op, operands: &[NodeId], upstream: f64, values: &[f64], grads
         Op::Add => {
             grads[a] += upstream;
             grads[b] += upstream;
+            false
         }
         Op::Sub => {
             grads[a] += upstream;
             grads[b] -= upstream;
+            false
         }
         Op::Mul => {
-            grads[a] += upstream * values[b];
-            grads[b] += upstream * values[a];
+            let (to_a, to_b) = (upstream * values[b], upstream * values[a]);
+            grads[a] += to_a;
+            grads[b] += to_b;
+            // The locals are the operands' values, exact: a product out of
+            // range is lost unless a factor is 0 or not finite.
+            let ordinary = |v: f64| v != 0.0 && v.is_finite();
+            !(to_a.is_normal() && to_b.is_normal())
+                && ordinary(upstream)
+                && (ordinary(values[a]) || ordinary(values[b]))
         }
         _ => unreachable!("has_shortcut is false for {op:?}"),
     }

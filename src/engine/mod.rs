@@ -1,30 +1,34 @@
 //! The autograd core: graph arena, op table, reverse topological order, backward.
 //!
-//! Knows nothing of text, names, colour or IO.
+//! A library on its own: it imports nothing of the calculator (no syntax,
+//! session, rendering or process-wide Ctrl-C flag) and knows nothing of text,
+//! names, colour or IO. Interruption is passed in ([`Graph::set_interrupt`]).
 //!
 //! **To understand backprop here, read about 250 lines, in this order.**
 //! (1) `graph.rs`, from the top through [`Graph::operands`] and `Graph::push`:
 //! a node is an op and its operand ids, its forward value sits beside it, and
 //! [`Graph::operands`] is the one way to read a node's operands. (2) `ops.rs`:
 //! the `Add`, `Mul` and `Tanh` rows of the op table and [`OpInfo::passes`] —
-//! each op's forward function and local derivatives, and where an op passes
-//! no gradient at all. (3) `topo.rs`, all of it: [`Graph::topo_order`], an
-//! iterative depth-first search that puts every node before its operands.
-//! (4) `backward.rs`, from the top through `add_sub_mul`: the one backward
-//! walk — seed the output with 1, then for each node in that order and each
-//! operand, `grad[operand] += grad[node] × local` (the chain rule; fan-out
-//! accumulates) — serving [`Graph::backward`], [`Graph::backward_traced`] and
-//! [`Graph::backward_at`] (the same walk at moved forward values), and after
-//! it the shortcut the untraced walk takes for `+ − ·`. The rest is what a
-//! teacher or a long session needs around that core.
+//! each op's forward function, its numeric local derivatives and its typed
+//! rule ([`Derivative`]), and where an op passes no gradient at all. (3)
+//! `topo.rs`, all of it: [`Graph::topo_order`], an iterative depth-first
+//! search that puts every node before its operands. (4) `backward.rs`, from
+//! the top through `add_sub_mul`: the one backward walk — seed the output with
+//! 1, then for each node in that order and each operand, `grad[operand] +=
+//! grad[node] × local` (the chain rule; fan-out accumulates) — serving
+//! [`Graph::backward`], [`Graph::backward_traced`] and [`Graph::backward_at`]
+//! (the same walk at moved forward values), and after it the shortcut the
+//! untraced walk takes for `+ − ·`. The rest is what a teacher or a long
+//! session needs around that core.
 //!
-//! - [`Graph`] is an arena of nodes, appended in evaluation order and never
-//!   mutated ([`Graph::leaf`], [`Graph::constant`], [`Graph::apply`]).
-//! - [`Op::table`] is the one op table: name, arity, forward function, local
-//!   derivatives and the formula text a trace prints (`ops.rs`).
-//! - [`Op::rule`] is each local derivative as an expression in the calculator's
-//!   language over placeholders for the operands, chosen at the current point
-//!   ([`Rule`], `rules.rs`).
+//! - [`Graph`] is an arena of nodes, appended in evaluation order
+//!   ([`Graph::leaf`], [`Graph::constant`], [`Graph::apply`]); a node's op and
+//!   operands never change, a leaf's value may ([`Graph::set_leaf_value`],
+//!   `Graph::update_leaf`).
+//! - [`Op::table`] is the one op table: name, arity, forward function, numeric
+//!   local derivatives and, per input, the typed rule ([`OpInfo::derivatives`]:
+//!   textbook form, built form, convention at kinks, source; `ops.rs`,
+//!   `rules.rs`). [`Op::local_rule`] is the rule at a point.
 //! - [`Graph::topo_order`] returns the nodes reachable from an output in reverse
 //!   topological order, output first (`topo.rs`).
 //! - [`Graph::backward`] walks that order once and applies the chain rule;
@@ -33,6 +37,9 @@
 //!   a time (the same per-node body);
 //!   [`Graph::backward_at`] does it at forward values given as a slice
 //!   (`backward.rs`).
+//! - [`Graph::grad`] records the backward pass as nodes: ∂y/∂x as a node that
+//!   can be differentiated again, at any order, within a node budget
+//!   (`derivative.rs`).
 //! - [`Graph::reevaluate`], [`Graph::downstream`], [`Graph::forward_over`],
 //!   [`Graph::kahn_order`] and [`Graph::paths`] serve the teaching commands:
 //!   forward values with some nodes moved, the nodes a move reaches, Kahn's
@@ -56,6 +63,7 @@ mod interrupt;
 mod ops;
 mod rerun;
 mod rules;
+mod scaled;
 mod topo;
 mod var;
 mod walks;
@@ -239,8 +247,8 @@ pub struct ArityError {
 }
 
 /// The computation graph: an arena of nodes indexed by [`NodeId`], appended in
-/// evaluation order and never mutated (but for [`Graph::set_leaf_value`], for
-/// optimisers).
+/// evaluation order; a node's op and operands never change once appended, a
+/// leaf's value may ([`Graph::set_leaf_value`], for optimisers and `:=`).
 ///
 /// A node is its op and up to two input ids inline (12 bytes) plus its forward
 /// value in a parallel vector (8 bytes; see [`Graph::node_bytes`]); the
@@ -293,7 +301,7 @@ pub struct Contribution {
     /// The input node that receives the gradient.
     pub input: NodeId,
     /// The input's position among the node's operands (0-based); selects the
-    /// formula in [`OpInfo::formula`].
+    /// rule in [`OpInfo::derivative`].
     pub position: usize,
     /// The local derivative `∂node/∂input` at this position.
     pub local: f64,

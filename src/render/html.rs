@@ -2,15 +2,19 @@
 //! live view `:serve` keeps up to date, and the view of the playground
 //! (`web/`). All three show the same *model*, a JSON object made here:
 //!
-//! - `of`: the output's label; `svg`: the finished picture as [`super::svg`]
-//!   draws it (gradcalc's own layout, every gradient filled in);
-//! - `boxes`: one entry per value box of the picture, in the order the SVG
+//! - `of`: the output's label;
+//! - `views`: one or two drawings, each `{name, svg, boxes, lit}`: the
+//!   finished picture as [`super::svg`] draws it (gradcalc's own layout, every
+//!   gradient filled in) with calls of user functions as boxes, then, if any
+//!   call was boxed, every node drawn (the page switches: calls collapsed or
+//!   expanded); `boxes` has one entry per value box, in the order the SVG
 //!   lists them (`<g class="value …">`): the backward step that processes the
-//!   node, numbered as `:trace` numbers its steps, or 0 for a box no step
-//!   reaches (the forward pass drawn beside a derivative graph);
-//! - `header` and `steps`: the `:trace` header line and, per step, the box it
-//!   processes and its text exactly as `:trace` prints it (upstream gradient ×
-//!   local derivative = contribution, accumulation at fan-out);
+//!   node, numbered as `:trace` numbers its steps, or 0 for none (the forward
+//!   pass drawn beside a derivative graph); `lit` has one entry per step: the
+//!   box to highlight (the node's, or its call's box), or null;
+//! - `header` and `steps`: the `:trace` header line and, per step, its text
+//!   exactly as `:trace` prints it (upstream gradient × local derivative =
+//!   contribution, accumulation at fan-out);
 //! - `note`: why there are no steps (a derivative graph), else absent;
 //! - `message`: instead of everything above, why there is no picture (no
 //!   output yet, a graph too large), for the live view.
@@ -27,7 +31,7 @@ use serde_json::{Value, json};
 use super::plot::escape;
 use super::{Style, dot, text};
 use crate::engine::{NodeId, Op};
-use crate::session::{Page, Session};
+use crate::session::{Page, Picture, Session};
 
 /// The page's style sheet: the themes (plain and projector) and the
 /// colour-blind-safe palette (Okabe and Ito 2002).
@@ -43,7 +47,6 @@ pub fn model(page: &Page, session: &Session, style: &Style) -> Value {
         color: false,
         ..*style
     };
-    let picture = &page.picture;
     let (header, steps, note) = match &page.trace {
         Ok(trace) => {
             let header = text::trace_pieces(trace, session, &style)
@@ -56,10 +59,38 @@ pub fn model(page: &Page, session: &Session, style: &Style) -> Value {
         }
         Err(why) => (String::new(), Vec::new(), Some(why.clone())),
     };
-    let step_of: HashMap<NodeId, usize> = steps
+    let order: Vec<NodeId> = steps.iter().map(|(id, _)| *id).collect();
+    let mut views = vec![view(&page.picture, &order, session, "calls as boxes")];
+    if let Some(expanded) = &page.expanded {
+        views.push(view(expanded, &order, session, "every node"));
+    } else {
+        views[0]["name"] = json!("every node");
+    }
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(_, text)| json!({"text": text}))
+        .collect();
+    let mut model = json!({
+        "of": page.picture.of,
+        "views": views,
+        "header": header,
+        "steps": steps,
+    });
+    if let Some(note) = note {
+        model["note"] = Value::String(note);
+    }
+    model
+}
+
+/// One way of drawing the page's graph: its SVG, and for each value box the
+/// step that processes its node (0 for none), and for each step, `order[K-1]`
+/// the node it processes, the box it lights up: the node's own, or the box
+/// of the outermost boxed call whose body built it.
+fn view(picture: &Picture, order: &[NodeId], session: &Session, name: &str) -> Value {
+    let step_of: HashMap<NodeId, usize> = order
         .iter()
         .enumerate()
-        .map(|(k, (id, _))| (*id, k + 1))
+        .map(|(k, &id)| (id, k + 1))
         .collect();
     // The value boxes in the order `dot::drawing` makes them (the SVG lists
     // them in that order): the picture's nodes inputs first, constants left out.
@@ -75,21 +106,29 @@ pub fn model(page: &Page, session: &Session, style: &Style) -> Value {
         .iter()
         .map(|id| step_of.get(id).copied().unwrap_or(0))
         .collect();
-    let steps: Vec<Value> = steps
+    let lit: Vec<Option<usize>> = order
         .iter()
-        .map(|(id, text)| json!({"box": box_of.get(id), "text": text}))
+        .map(|&id| {
+            box_of
+                .get(&id)
+                .copied()
+                .or_else(|| call_box(session, id, &box_of))
+        })
         .collect();
-    let mut model = json!({
-        "of": picture.of,
-        "svg": dot::svg(picture),
-        "boxes": boxes,
-        "header": header,
-        "steps": steps,
-    });
-    if let Some(note) = note {
-        model["note"] = Value::String(note);
+    json!({"name": name, "svg": dot::svg(picture), "boxes": boxes, "lit": lit})
+}
+
+/// The box of the outermost call around `id` whose output is drawn (a call
+/// drawn as one box).
+fn call_box(session: &Session, id: NodeId, box_of: &HashMap<NodeId, usize>) -> Option<usize> {
+    let mut call = session.call_of(id);
+    let mut found = None;
+    while let Some(c) = call {
+        let made = session.calls().get(c)?;
+        found = made.output.and_then(|o| box_of.get(&o).copied()).or(found);
+        call = made.parent;
     }
-    model
+    found
 }
 
 /// The model of a view with nothing to draw: `message` says why.

@@ -321,7 +321,7 @@ mod tests {
         assert!(complete(&session, ":svg pic.svg --step ").is_empty());
         assert_eq!(
             complete(&session, ":dot --"),
-            ["--before", "--steps", "--step"]
+            ["--before", "--steps", "--step", "--expand", "--lr", "--tb"]
         );
     }
 }

@@ -456,16 +456,17 @@ struct Stepping<'a> {
     server: Option<&'a Server>,
 }
 
-/// `:step`: the backward pass one node per Enter; q, Ctrl-C or Ctrl-D stops.
-/// A live page (`:serve`) shows each step as the terminal does.
+/// `:step`: the backward pass one node per Enter; `b` goes back a step, `g N`
+/// (or `N`) to step N, each drawn again as `:trace` shows it; q, Ctrl-C or
+/// Ctrl-D stops. A live page (`:serve`) shows each step as the terminal does.
 fn step<O: Write, E: Write>(
     editor: &mut LineEditor,
     session: &mut Session,
     printer: &mut Printer<O, E>,
     input: &str,
-    at: Stepping,
+    follow: Stepping,
 ) -> io::Result<()> {
-    let style = at.style;
+    let style = follow.style;
     crate::interrupt::clear();
     let mut trace = None;
     let mut written = Ok(());
@@ -498,53 +499,113 @@ fn step<O: Write, E: Write>(
     let Event::Trace { total, .. } = &trace else {
         return Ok(());
     };
-    let mut pieces = text::trace_pieces(&trace, session, style).peekable();
-    while let Some((position, piece)) = pieces.next() {
-        // Wrapped as `:trace` wraps: between the parts of a line, never mid-word.
-        let piece = piece.trim_end_matches('\n');
-        match printer.width {
-            Some(width) => printer.line(wrap(piece, width).trim_end_matches('\n'))?,
-            None => printer.line(piece)?,
+    // The header first; then the steps, one at a time, forward and back.
+    let mut steps: Vec<(usize, String)> = Vec::new();
+    for (position, piece) in text::trace_pieces(&trace, session, style) {
+        match position {
+            Some(position) => steps.push((position, piece)),
+            None => show(printer, &piece)?,
         }
-        printer.flush()?;
-        // No prompt after the header, nor after the last step.
-        let Some(position) = position else { continue };
-        if let Some(server) = at.server {
-            server.show_step(position);
+    }
+    let mut at = 0;
+    while let Some((position, piece)) = steps.get(at) {
+        show(printer, piece)?;
+        if let Some(server) = follow.server {
+            server.show_step(*position);
         }
-        if pieces.peek().is_none() {
-            continue;
-        }
+        let last = at + 1 == steps.len();
+        let keys = if last {
+            "Enter to end, b back, g N for step N"
+        } else {
+            "Enter for the next, b back, g N for step N, q to stop"
+        };
         if let Some(helper) = editor.helper() {
             helper.editing.set(false);
         }
-        let answer = editor.readline(&format!(
-            "step {position}/{total}: Enter for the next, q to stop "
-        ));
+        let answer = editor.readline(&format!("step {position}/{total}: {keys} "));
         if let Some(helper) = editor.helper() {
             helper.editing.set(true);
         }
-        match answer {
-            // The prompt has done its job: take it off the screen (cursor up one
-            // line, clear it), so the scrollback holds the trace alone.
-            Ok(answer) if answer.trim().is_empty() => printer.raw("\x1b[1A\x1b[2K")?,
-            // Only Enter or q is an answer: anything typed after the q (`q:grad
+        let Ok(answer) = answer else {
+            return printer.line("(stopped)");
+        };
+        let key = step_key(&answer);
+        if !matches!(key, StepKey::Stop(_)) {
+            // The prompt has done its job: take it off the screen (cursor up
+            // one line, clear it), so the scrollback holds the trace alone.
+            printer.raw("\x1b[1A\x1b[2K")?;
+        }
+        match key {
+            StepKey::Next if last => return Ok(()),
+            StepKey::Next => at += 1,
+            StepKey::Back => at = at.saturating_sub(1),
+            StepKey::Go(n) => match steps.iter().position(|(p, _)| *p == n) {
+                Some(found) => at = found,
+                None => {
+                    let (first, end) = (steps[0].0, steps[steps.len() - 1].0);
+                    printer.line(&format!(
+                        "(no step {n} to show: the steps shown are {first} to {end})"
+                    ))?;
+                }
+            },
+            // Only the keys are answers: anything typed after the q (`q:grad
             // b`) is not run, and saying so keeps it from being lost unseen.
-            Ok(answer) => {
-                let answer = answer.trim();
-                let rest = answer
-                    .strip_prefix(['q', 'Q'])
-                    .unwrap_or(answer)
-                    .trim_start();
-                return match rest {
+            StepKey::Stop(rest) => {
+                return match rest.as_str() {
                     "" => printer.line("(stopped)"),
                     rest => printer.line(&crate::render::shorten_quotes(&format!(
-                        "(stopped; `{rest}` was not run: the step prompt takes Enter or q only, type it at the `> ` prompt)"
+                        "(stopped; `{rest}` was not run: the step prompt takes Enter, b, g N or q, type it at the `> ` prompt)"
                     ))),
                 };
             }
-            Err(_) => return printer.line("(stopped)"),
         }
     }
     Ok(())
+}
+
+/// Writes one piece of a trace, wrapped as `:trace` wraps: between the parts
+/// of a line, never mid-word.
+fn show<O: Write, E: Write>(printer: &mut Printer<O, E>, piece: &str) -> io::Result<()> {
+    let piece = piece.trim_end_matches('\n');
+    match printer.width {
+        Some(width) => printer.line(wrap(piece, width).trim_end_matches('\n'))?,
+        None => printer.line(piece)?,
+    }
+    printer.flush()
+}
+
+/// An answer at the `:step` prompt.
+#[derive(Debug, PartialEq)]
+enum StepKey {
+    /// Enter: the next step.
+    Next,
+    /// `b`: the step before (the first stays).
+    Back,
+    /// `g N` or `N`: step N, as `:trace` numbers them.
+    Go(usize),
+    /// `q` or anything else: stop; what was typed after a `q` (or instead of
+    /// one) is not run.
+    Stop(String),
+}
+
+/// Reads an answer at the `:step` prompt.
+fn step_key(answer: &str) -> StepKey {
+    let answer = answer.trim();
+    let number = answer
+        .strip_prefix(['g', 'G'])
+        .unwrap_or(answer)
+        .trim()
+        .parse::<usize>();
+    match answer {
+        "" => StepKey::Next,
+        "b" | "B" | "back" => StepKey::Back,
+        _ if number.is_ok() => StepKey::Go(number.unwrap_or_default()),
+        _ => StepKey::Stop(
+            answer
+                .strip_prefix(['q', 'Q'])
+                .unwrap_or(answer)
+                .trim_start()
+                .to_string(),
+        ),
+    }
 }

@@ -171,7 +171,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "dot",
         aliases: &[],
-        usage: "[FILE] [--before | --step K | --steps]",
+        usage: "[FILE] [--before | --step K | --steps] [--expand] [--lr | --tb]",
         help: "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives; the flags as for `:svg` (`--steps`: FILE is a directory)",
         params: PICTURE_PARAMS[0],
         writes: true,
@@ -183,8 +183,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "svg",
         aliases: &[],
-        usage: "FILE [--before | --step K | --steps]",
-        help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass)",
+        usage: "FILE [--before | --step K | --steps] [--expand] [--lr | --tb]",
+        help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass); `--expand`: each call of a user function node by node (one box a call otherwise); `--lr`/`--tb`: left to right or top to bottom",
         params: PICTURE_PARAMS[1],
         writes: true,
         repl_only: false,
@@ -332,7 +332,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "descend",
         aliases: &[],
         usage: "LOSS lr=RATE steps=N PARAMS… [--all]",
-        help: "gradient descent on LOSS over the leaves PARAMS: each step, one backward pass gives every ∂LOSS/∂param, then all move together by −RATE × gradient; a table from step 0 (`--all`: every parameter's column) and a plot of LOSS (Ctrl-C keeps the steps done)",
+        help: "gradient descent on LOSS over the leaves PARAMS: each step, one backward pass gives every ∂LOSS/∂param, then all move together by −RATE × gradient; a table from step 0 (`--all`: every parameter's column) and a plot of LOSS (Ctrl-C keeps the steps done); LOSS is the NAME of a variable, PARAMS the NAMES of leaves",
         params: &[
             required(Arg::Name),
             required(Arg::Setting("lr=")),
@@ -962,8 +962,12 @@ impl Session {
         let first = events.len();
         (command.spec.run)(self, &command, events)?;
         // A command's results may rest on an engine walk that Ctrl-C cut short;
-        // those that change the session finish their change whole.
-        if !matches!(command.spec.name, "reset" | "gc" | "load" | "quit") {
+        // those that change the session finish their change whole (`:descend`
+        // keeps the steps it finished and says so).
+        if !matches!(
+            command.spec.name,
+            "reset" | "gc" | "load" | "quit" | "descend"
+        ) {
             self.check_interrupt()?;
         }
         if matches!(command.spec.name, "trace" | "topo" | "forward" | "graph")
@@ -1068,11 +1072,20 @@ mod tests {
         assert_eq!(next_args(svg, &["pic.svg", "--step"]), []);
         assert_eq!(
             next_args(svg, &["pic.svg", "--step", "3"]),
-            [Arg::Keyword(&["--before", "--steps"])]
+            [
+                Arg::Keyword(&["--before", "--steps"]),
+                Arg::Keyword(&["--expand"]),
+                Arg::Keyword(&["--lr", "--tb"])
+            ]
         );
         assert_eq!(
             next_args(find("dot").unwrap(), &["--step", "3"]),
-            [Arg::File, Arg::Keyword(&["--before", "--steps"])]
+            [
+                Arg::File,
+                Arg::Keyword(&["--before", "--steps"]),
+                Arg::Keyword(&["--expand"]),
+                Arg::Keyword(&["--lr", "--tb"])
+            ]
         );
     }
 
@@ -1113,7 +1126,7 @@ mod tests {
             panic!("`:help order` is help on `:topo`: {events:?}")
         };
         assert!(
-            matches!(&events[..], [Event::Help { text, .. }] if text.starts_with(":topo [kahn] [all]"))
+            matches!(&events[..], [Event::Help { text, .. }] if text.starts_with(":topo [kahn|naive] [all]"))
         );
         assert!(
             session

@@ -154,6 +154,26 @@ pub(super) struct DerivativeGroup {
     pub branches: Vec<(NodeId, Vec<bool>)>,
 }
 
+impl DerivativeGroup {
+    /// The same group with every node id passed through `map`; `None` if
+    /// `map` gives `None` for one.
+    pub(super) fn moved(&self, map: impl Fn(NodeId) -> Option<NodeId>) -> Option<DerivativeGroup> {
+        let branches = self
+            .branches
+            .iter()
+            .map(|(id, passes)| Some((map(*id)?, passes.clone())))
+            .collect::<Option<Vec<_>>>()?;
+        Some(DerivativeGroup {
+            first: map(self.first)?,
+            end: map(self.end)?,
+            label: self.label.clone(),
+            of: map(self.of)?,
+            result: map(self.result)?,
+            branches,
+        })
+    }
+}
+
 /// Which groups a picture draws: [`Session::picture_groups`].
 pub(super) struct PictureGroups {
     /// The labelled groups.

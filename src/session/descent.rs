@@ -144,6 +144,10 @@ impl Session {
         let mut done = 0;
         while done < descent.steps && !crate::interrupt::requested() {
             let gradients = self.graph.backward(&order);
+            if crate::interrupt::requested() {
+                // The walk may have stopped early: this step is not taken.
+                break;
+            }
             let moves: Vec<(NodeId, f64)> = leaves
                 .iter()
                 .map(|&l| (l, self.graph.value(l) - descent.rate * gradients.get(l)))

@@ -521,6 +521,7 @@ impl Session {
                 got: args.len(),
             });
         }
+        let start = self.graph.len();
         let zero = self.graph.constant(0.0);
         let t = Value {
             node: self
@@ -536,6 +537,14 @@ impl Session {
         };
         let mut result = self.call(name, name_span, span, &[t], scope, events)?;
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
+        if let Some(node) = self.copy_derivative(name, order, start, scope) {
+            let constant = self.graph.op(node) == Op::Const;
+            return Ok(Value {
+                node,
+                uses_variable: args[0].uses_variable && !constant,
+            });
+        }
+        let (body_end, groups_before) = (self.graph.len(), self.derivative_groups.len());
         for k in 1..=order {
             if self.graph.len().saturating_sub(scope.start) > limit {
                 return Err(SessionError::CallsTooLarge {
@@ -547,11 +556,43 @@ impl Session {
             let label = format!("{name}{}(…)", "'".repeat(usize::from(k)));
             result.node = self.derivative_node(result.node, t.node, label, span)?;
         }
+        if scope.params.iter().all(|(p, _)| *p != name) {
+            let key = (name.to_string(), order);
+            let groups = &self.derivative_groups[groups_before..];
+            let range = (start, body_end);
+            self.derivative_cache
+                .remember(key, &self.graph, range, result.node, groups);
+        }
         let constant = self.graph.op(result.node) == Op::Const;
         Ok(Value {
             node: result.node,
             uses_variable: args[0].uses_variable && !constant,
         })
+    }
+
+    /// The derivative graphs of `name` at `order` over the call whose nodes
+    /// start at `start` (its `t` and body just built), copied from the ones
+    /// its first call built ([`derivative_cache`](super::derivative_cache));
+    /// `None` (nothing appended) where no copy serves: then they are built afresh.
+    fn copy_derivative(
+        &mut self,
+        name: &str,
+        order: u8,
+        start: usize,
+        scope: &Scope,
+    ) -> Option<NodeId> {
+        if scope.params.iter().any(|(p, _)| *p == name) {
+            return None;
+        }
+        let used = self.graph.len().saturating_sub(scope.start);
+        let room = MAX_CALL_NODES.saturating_sub(used);
+        let key = (name.to_string(), order);
+        let poll = &mut self.poll;
+        let (node, groups) =
+            self.derivative_cache
+                .replay(&key, &mut self.graph, start, room, || poll.tick())?;
+        self.derivative_groups.extend(groups);
+        Some(node)
     }
 
     /// `name = value` and the compound forms `+= -= *= /=` (and `:=`, see
@@ -779,6 +820,8 @@ impl Session {
             }
         }
         let params: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+        // A template may have called the function redefined.
+        self.derivative_cache.clear();
         if self
             .functions
             .insert(

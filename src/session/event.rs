@@ -859,8 +859,12 @@ pub struct Picture {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
     /// The finished picture (every gradient filled in; the page blanks the
-    /// pending ones while it steps).
+    /// pending ones while it steps), each call of a user function drawn as
+    /// one box where it can be.
     pub picture: Picture,
+    /// The same with every call drawn node by node, when `picture` boxes any:
+    /// the page switches between the two (calls collapsed or expanded).
+    pub expanded: Option<Picture>,
     /// The [`Event::Trace`] of every step (`:trace all`), or why the pass
     /// cannot be stepped (a derivative graph: `:trace` refuses it too).
     pub trace: Result<Box<Event>, String>,

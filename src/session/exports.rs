@@ -241,12 +241,24 @@ impl Session {
         self.page_of(&command)
     }
 
-    /// The finished picture and the trace of every step (or why there is none).
+    /// The finished pictures (calls boxed, and expanded when any is boxed)
+    /// and the trace of every step (or why there is none).
     fn page_of(&mut self, command: &Command) -> Result<Page, SessionError> {
-        let mut drawn = Vec::new();
-        self.picture(command, PictureFormat::Svg, &mut drawn)?;
-        let Some(Event::Picture { picture, .. }) = drawn.pop() else {
-            return Err(command.misuse());
+        let picture = self.finished_picture(command)?;
+        let expanded = match picture.calls.iter().any(|call| call.boxed) {
+            true => {
+                let at = command.name.span;
+                let name = Ident {
+                    name: "svg".to_string(),
+                    span: at,
+                };
+                let args = ["-", "--expand"].map(|word| Ident {
+                    name: word.to_string(),
+                    span: at,
+                });
+                Some(self.finished_picture(&Command::parse(&name, &args)?)?)
+            }
+            false => None,
         };
         let mut traced = Vec::new();
         let trace = match self.trace(command.name.span, true, &mut traced) {
@@ -256,7 +268,22 @@ impl Session {
                 .ok_or_else(|| "the backward pass has no steps".to_string()),
             Err(error) => Err(error.to_string()),
         };
-        Ok(Page { picture, trace })
+        Ok(Page {
+            picture,
+            expanded,
+            trace,
+        })
+    }
+
+    /// The picture `command` (`:html`, or `:svg` with its flags) draws of the
+    /// finished backward pass.
+    fn finished_picture(&mut self, command: &Command) -> Result<Picture, SessionError> {
+        let mut drawn = Vec::new();
+        self.picture(command, PictureFormat::Svg, &mut drawn)?;
+        match drawn.pop() {
+            Some(Event::Picture { picture, .. }) => Ok(picture),
+            _ => Err(command.misuse()),
+        }
     }
 
     /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes.

@@ -76,10 +76,17 @@ impl Session {
             text.push_str("`ans` and `_` name the result of the most recent statement (its node: gradients flow through them)");
         } else if name == "conventions" {
             text.push_str(CONVENTIONS);
+        } else if name == "operators" {
+            text.push_str("The operators' derivative rules:");
+            for info in Op::table().iter().filter(|info| is_operator(info.op)) {
+                for line in rule_lines(info.op) {
+                    let _ = write!(text, "\n  {line}");
+                }
+            }
         } else {
             let candidates = command::all_names()
                 .chain(builtin_function_names())
-                .chain(["conventions"]);
+                .chain(["conventions", "operators"]);
             return Err(SessionError::BadArguments {
                 message: format!("no help on `{name}`"),
                 span: topic.span,
@@ -94,6 +101,13 @@ impl Session {
             text: ascii_minus(&text),
         })
     }
+}
+
+/// True for the ops written as operators (`+ - * / ^` and unary minus),
+/// whose rules `:help operators` lists.
+fn is_operator(op: Op) -> bool {
+    let info = op.info();
+    !op.is_leaf() && Op::from_function_name(info.name).is_none()
 }
 
 /// The derivative rules of `op` as `:help` shows them: one line per input
@@ -177,7 +191,7 @@ fn overview() -> String {
         let head = format!(":{} {}", spec.name, spec.usage);
         let _ = writeln!(text, "  {:<20} {}", head.trim_end(), spec.help);
     }
-    text.push_str("\nFunctions (`:help NAME` shows the derivative rule):\n  ");
+    text.push_str("\nFunctions (`:help NAME` shows the derivative rule; `:help operators` those of + - * / ^):\n  ");
     let names: Vec<&str> = builtin_function_names().collect();
     text.push_str(&names.join(" "));
     text.push_str("\n  define your own: `f(x, y) = x*y + x`; `f'(2)` is the derivative of a one-argument function\n");

@@ -11,6 +11,7 @@ mod boxes;
 mod calls;
 mod check;
 mod command;
+mod derivative_cache;
 mod derivatives;
 mod descent;
 pub mod error;
@@ -112,6 +113,8 @@ pub struct Session {
     calls: calls::Calls,
     /// The runs of nodes `grad(y, x)` and `f'(a)` appended, for `:trace`.
     derivative_groups: Vec<derivatives::DerivativeGroup>,
+    /// `f'(a)`, `f''(a)`, … as built at their first call, copied by the next.
+    derivative_cache: derivative_cache::DerivativeCache,
     /// Source text of the statements that built this state, for `:save` (script.rs).
     statements: script::StatementLog,
     /// Collections and sort counts (`memory.rs`).

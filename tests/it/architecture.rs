@@ -78,7 +78,10 @@ fn syntax_knows_nothing_of_graphs_sessions_or_output() {
 #[test]
 fn the_engine_knows_nothing_of_text_sessions_or_output() {
     let files = sources();
+    // Nor the process's Ctrl-C flag: interruption is passed in
+    // (`Graph::set_interrupt`).
     let words = [
+        "crate::interrupt",
         "crate::syntax",
         "crate::session",
         "crate::render",

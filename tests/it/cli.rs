@@ -373,7 +373,12 @@ fn commands_have_json_events() {
         vars[0],
         serde_json::json!({"name": "x", "id": 0, "value": 2, "leaf": true, "grad": 4})
     );
-    assert!(events[6]["text"].as_str().unwrap().contains("1 - tanh(u)²"));
+    assert!(
+        events[6]["text"]
+            .as_str()
+            .unwrap()
+            .contains("∂tanh(u)/∂u = 1 - tanh(u)^2")
+    );
 }
 
 #[test]
@@ -410,7 +415,7 @@ fn ascii_output_has_no_unicode_symbols() {
     let stdout = stdout_of(&output);
     assert!(stdout.contains("dy/dx = 0.6587290905"), "{stdout}");
     assert!(
-        stdout.contains("-> x: local d(tanh(x))/dx = sech(x)^2 = 0.786447733"),
+        stdout.contains("-> x: local d(tanh(x))/dx = 1 - tanh(x)^2 = 0.786447733"),
         "{stdout}"
     );
     assert!(stdout.is_ascii(), "{stdout}");
@@ -512,10 +517,7 @@ fn stats_and_gc_through_the_binary() {
 /// gradcalc run in `dir` as its current directory.
 fn gradcalc_in(dir: &std::path::Path) -> Command {
     let mut command = gradcalc();
-    command
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .timeout(std::time::Duration::from_secs(20));
+    command.current_dir(dir).env("NO_COLOR", "1");
     command
 }
 
@@ -843,15 +845,15 @@ fn trace_formulas_are_the_rules_with_the_operands_labels() {
         // b is a variable of the session, not a placeholder: d(1/a)/da = -1/a² = -0.25.
         (
             "a = 2; b = 5; y = 1/a; :trace",
-            &["→ a: local ∂(1/a)/∂a = -(1/a)/a = -0.25;"],
+            &["→ a: local ∂(1/a)/∂a = -1/a^2 = -0.25;"],
         ),
-        // atan'(0.7) = 1/1.49; atan'(3) = 1/10, in the one form that cannot
-        // overflow at any point (m = max(|x|, 1), detached, scales both sides).
+        // atan'(0.7) = 1/1.49; atan'(3) = 1/10, as the textbook writes it (the
+        // number comes from a form that cannot overflow; the text does not show it).
         (
             "x = 0.7; y = atan(x); :trace; x = 3; y = atan(x); :trace",
             &[
-                "local ∂atan(x)/∂x = (1/detach(max(abs(x), 1)))^2/((1/detach(max(abs(x), 1)))^2 + (x/detach(max(abs(x), 1)))^2) = 0.6711409396;",
-                "local ∂atan(x)/∂x = (1/detach(max(abs(x), 1)))^2/((1/detach(max(abs(x), 1)))^2 + (x/detach(max(abs(x), 1)))^2) = 0.1;",
+                "local ∂atan(x)/∂x = 1/(1 + x^2) = 0.6711409396;",
+                "local ∂atan(x)/∂x = 1/(1 + x^2) = 0.1;",
             ],
         ),
         // Constant arithmetic folded: d(x²)/dx = 2x = 4, d(x³)/dx = 3x² = 12 at x = 2.
@@ -1253,7 +1255,11 @@ fn paths_in_json_give_each_edge_its_rule_with_the_real_operands() {
         let (typed, _) = crate::util::json_events(&["-e", setup, "-e", rhs]);
         let value = crate::util::json_number(&typed.last().unwrap()["value"]).unwrap();
         let local = crate::util::json_number(&edge["local"]).unwrap();
-        assert_close(value, local, 1e-15);
+        // `1 - tanh(x*w)^2` at x*w = -6 cancels: 1 - tanh² = 2.5e-5 loses
+        // about 4.6 digits (condition 4e4), the printed local (sech², no
+        // cancellation) does not.
+        let tolerance = if rhs.contains("tanh(") { 1e-10 } else { 1e-15 };
+        assert_close(value, local, tolerance);
     }
 }
 
@@ -1388,7 +1394,10 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
     assert_eq!(repeat["partial"], 0, "{repeat}");
     let steps = repeat["steps"].as_u64().unwrap();
     assert!(steps < 1_000_000, "{repeat}");
-    assert_eq!(repeat["outputs"].as_array().unwrap().len() as u64, steps);
+    assert_eq!(
+        repeat["outputs"].as_array().unwrap().len() as u64,
+        steps + 1
+    );
     let rows = repeat["rows"].as_array().unwrap();
     if let Some(row) = rows.last() {
         assert_eq!(row["step"].as_u64(), Some(steps), "{repeat}");
@@ -1949,9 +1958,9 @@ fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
     let text = stdout_of(&output);
     let chart: Vec<&str> = text
         .lines()
-        .skip_while(|l| !l.starts_with("L over 5 steps"))
+        .skip_while(|l| !l.starts_with("L from step 0 to step 5"))
         .skip(1)
-        .take_while(|l| !l.starts_with("1.0"))
+        .take_while(|l| !l.starts_with("0.0"))
         .collect();
     let labels: Vec<f64> = chart
         .iter()

@@ -5,37 +5,21 @@
 //! Expected values are derived by hand in the comments (or are mpmath's).
 
 use crate::library::workloads;
+use crate::util::{check, gradcalc, json_events, json_lines, json_number, stderr_of, stdout_of};
 
-use assert_cmd::Command;
+use expect_test::expect;
 use gradcalc::engine::Tape;
 
 /// Runs `script` with `-e` and returns stdout; asserts success.
 fn run(script: &str) -> String {
-    let out = Command::cargo_bin("gradcalc")
-        .unwrap()
-        .args(["-e", script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let out = gradcalc().args(["-e", script]).output().unwrap();
+    assert!(out.status.success(), "{script}: {}", stderr_of(&out));
+    stdout_of(&out)
 }
 
 /// Runs `script` and returns its JSON lines.
 fn json(script: &str) -> Vec<serde_json::Value> {
-    let out = Command::cargo_bin("gradcalc")
-        .unwrap()
-        .args(["--json", "-e", script])
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    json_events(&["-e", script]).0
 }
 
 /// The values of the expression statements (events without a name), in order.
@@ -47,13 +31,9 @@ fn values(script: &str) -> Vec<f64> {
         .collect()
 }
 
+/// A JSON number, or `"inf"`, `"-inf"`, `"nan"`.
 fn number(v: &serde_json::Value) -> f64 {
-    match v.as_str() {
-        Some("nan") => f64::NAN,
-        Some("inf") => f64::INFINITY,
-        Some("-inf") => f64::NEG_INFINITY,
-        _ => v.as_f64().unwrap(),
-    }
+    json_number(v).unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
 fn assert_close(got: f64, want: f64, what: &str) {
@@ -151,15 +131,24 @@ fn update_adds_no_nodes_and_moves_derivative_values() {
 
 #[test]
 fn update_of_a_computed_value_is_refused_with_a_hint() {
-    let out = Command::cargo_bin("gradcalc")
-        .unwrap()
-        .args(["-e", "a = 1; b = 2; c = a + b; c := 1"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("`c` is not a leaf"), "{err}");
-    assert!(err.contains("`c = …`"), "{err}");
+    // c = a + b is no leaf: `:=` says so, at the `c`, and how to do either
+    // thing that may have been meant.
+    check(
+        "a = 1; b = 2; c = a + b; c := 1",
+        expect![[r#"
+            a = 1
+            b = 2
+            c = 3
+            --- stderr
+            error: `c` is not a leaf: its value is computed from other values, so it cannot be set in place
+              ┌─ -e:1:26
+              │
+            1 │ a = 1; b = 2; c = a + b; c := 1
+              │                          ^ change a leaf it is built from with `:=`, or rebind `c` to a new leaf with `c = …` (values built from the old c keep theirs)
+
+            --- exit status 1
+        "#]],
+    );
 }
 
 #[test]
@@ -177,18 +166,23 @@ fn repeat_descends_to_the_minimum() {
     assert!(v[1] < 1e-8);
     let repeat = out.iter().find(|e| e["kind"] == "repeat").unwrap();
     assert_eq!(repeat["steps"], 50);
-    assert_eq!(repeat["outputs"].as_array().unwrap().len(), 50);
-    // A sample of rows, ending with the last step.
+    // L at step 0 (w = 0) and after each of the 50 steps.
+    let outputs = repeat["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 51);
+    assert_eq!(number(&outputs[0]), 9.0);
+    // A sample of rows from step 0, ending with the last step.
     let rows = repeat["rows"].as_array().unwrap();
     assert!(rows.len() < 50);
+    assert_eq!(rows[0]["step"], 0);
+    assert_eq!(number(&rows[0]["values"][0]), 0.0);
     assert_eq!(rows.last().unwrap()["step"], 50);
-    assert_close(number(&rows[0]["values"][0]), 0.6, "w after one step");
+    assert_close(number(&rows[1]["values"][0]), 0.6, "w after one step");
 }
 
 #[test]
 fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
     let out = run("w = 0; L = (w - 3)^2; :repeat 5 w := w - 0.1*grad(L, w)");
-    assert!(out.contains("L over 5 steps"), "{out}");
+    assert!(out.contains("L from step 0 to step 5 (5 steps)"), "{out}");
     assert!(out.contains("0.6"), "{out}");
     for bad in [
         ":repeat",
@@ -196,8 +190,7 @@ fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
         ":repeat x x := 1",
         ":repeat 3 :vars",
     ] {
-        let out = Command::cargo_bin("gradcalc")
-            .unwrap()
+        let out = gradcalc()
             .args(["-e", &format!("x = 1; {bad}")])
             .output()
             .unwrap();
@@ -325,16 +318,28 @@ fn diff_at_large_magnitudes_prints_a_formula_that_types_back_to_its_value() {
 
 #[test]
 fn trace_names_derivative_nodes() {
-    // The label is a notice: on stderr in a batch run, beside the trace on stdout.
-    let out = Command::cargo_bin("gradcalc")
-        .unwrap()
-        .args(["-e", "x = 3; y = x^3; g = grad(y, x); h = g + 1; :trace"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stdout.contains("backward pass from h"), "{stdout}");
-    assert!(stderr.contains("are grad(y, x)"), "{stderr}");
+    // g = grad(x^3, x) = 3*x^2 = 27 at 3, built as nodes (`_6` = x^2), and
+    // h = g + 1: ∂h/∂x = 6x = 18. The label of the derivative's nodes is a
+    // notice: on stderr in a batch run, beside the trace on stdout.
+    check(
+        "x = 3; y = x^3; g = grad(y, x); h = g + 1; :trace",
+        expect![[r#"
+            x = 3
+            y = 27
+            g = 27
+            h = 28
+            backward pass from h: 4 nodes in reverse topological order (3 constants not shown); upstream = ∂h/∂node, seeded with 1
+            [1] h = g + 1 = 28   upstream 1
+                  → g: local ∂(g + 1)/∂g = 1;  1 × 1 = 1;  grad 0 → 1
+            [2] g = 3 * _6 = 27   upstream 1
+                  → _6: local ∂(3*x^2)/∂(x^2) = 3;  1 × 3 = 3;  grad 0 → 3
+            [3] _6 = x ^ 2 = 9   upstream 3
+                  → x: local ∂(x^2)/∂x = 2*x = 6;  3 × 6 = 18;  grad 0 → 18
+            [4] x leaf = 3   ∂h/∂x = 18
+            --- stderr
+            note: 3 of these nodes (_3–_7) are grad(y, x): the backward pass recorded as nodes
+        "#]],
+    );
 }
 
 /// The derivative graph of every leaf of W1–W4 (one walk, all leaves at
@@ -375,16 +380,13 @@ fn derivative_graphs_of_the_workloads_are_linear_in_size() {
 fn the_descent_examples_converge() {
     let root = env!("CARGO_MANIFEST_DIR");
     let run_file = |name: &str| -> Vec<f64> {
-        let out = Command::cargo_bin("gradcalc")
-            .unwrap()
+        let out = gradcalc()
             .args(["--json", &format!("{root}/examples/{name}")])
             .output()
             .unwrap();
         assert!(out.status.success(), "{name}");
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        json_lines(&stdout_of(&out))
+            .into_iter()
             .filter(|e| e["kind"] == "value" && e.get("name").is_none())
             .map(|e| number(&e["value"]))
             .collect()
@@ -611,4 +613,62 @@ fn the_derivative_note_names_its_nodes_as_labels() {
     let (events, _) =
         crate::util::json_events(&["-e", "x = 3; y = x^3; g = grad(y, x)", "-e", "_7 + 0"]);
     assert_eq!(events.last().unwrap()["value"], 27.0, "{events:?}");
+}
+
+/// `f''(y)` is built at its first call and copied by the next ones: the
+/// copies give the true values at every point, across kinks (where the copy
+/// takes another branch than the first build and is built afresh), after a
+/// function is redefined (also one that the differentiated function calls),
+/// and with a body that reads a variable of the session.
+#[test]
+fn derivatives_of_user_functions_are_right_at_every_call() {
+    // f'' = 6x + 2·cos(x) − x·sin(x) (by hand; the numbers by Python's math).
+    let v = values("f(x) = x^3 + sin(x)*x; f''(0.5); f''(0.7); f''(-1.25)");
+    for (got, want) in v
+        .iter()
+        .zip([4.515452354478644, 5.278731993502593, -8.055586049403946])
+    {
+        assert_close(*got, want, "f''");
+    }
+    // relu(x)^2 has second derivative 2 for x > 0 and 0 for x < 0;
+    // max(x, x/2)^2 has derivative 2x for x > 0 and x/2 for x < 0.
+    let v = values("f(x) = relu(x)^2; f''(1); f''(-1); f''(2); f''(-3)");
+    assert_eq!(v, [2.0, 0.0, 2.0, 0.0]);
+    let v = values("f(x) = max(x, 0.5*x)^2; f'(1); f'(-2); f'(3); f'(-4)");
+    assert_eq!(v, [2.0, -1.0, 6.0, -2.0]);
+    // x^x: (x^x)' = x^x·(ln x + 1).
+    let v = values("f(x) = x^x; f'(0.3); f'(2.5); f'(0.001)");
+    for (got, want) in v
+        .iter()
+        .zip([-0.1421374904172292, 18.937010536854235, -5.867086577700651])
+    {
+        assert_close(*got, want, "(x^x)'");
+    }
+    let v = values("f(x) = x^2; f'(3); f(x) = x^3; f'(3)");
+    assert_eq!(
+        v,
+        [6.0, 27.0],
+        "a redefined function is differentiated anew"
+    );
+    let v = values("g(x) = x^2; h(x) = g(x) + x; h'(1); g(x) = x^3; h'(1)");
+    assert_eq!(v, [3.0, 4.0], "so is one whose body calls a redefined one");
+    let v = values("a = 2; g(x) = a*x^2; g'(1); a = 3; g'(1)");
+    assert_eq!(v, [4.0, 6.0], "a body reading a variable follows it");
+}
+
+/// A copied `f''(y)` is the graph a fresh build makes, node for node: its
+/// trace and its picture are the same (the fresh one forced by defining f
+/// again, which forgets the copy).
+#[test]
+fn a_copied_derivative_traces_as_a_fresh_one() {
+    let f = "f(x) = x^3 + sin(x)*x + max(x, 0.5*x)";
+    let copied = run(&format!(
+        "{f}; y = 0.1; z = f''(y); y = 0.7; z = f''(y); :trace; :dot"
+    ));
+    let fresh = run(&format!(
+        "{f}; y = 0.1; z = f''(y); {f}; y = 0.7; z = f''(y); :trace; :dot"
+    ));
+    let without_definitions = |text: &str| text.replace("defined f(x)\n", "");
+    assert_eq!(without_definitions(&copied), without_definitions(&fresh));
+    assert!(copied.contains("f''(…)"), "{copied}");
 }

@@ -245,3 +245,55 @@ fn saved_descent_replays_the_same_steps() {
     let saved = std::fs::read_to_string(script).unwrap();
     assert!(saved.contains(":descend L lr=0.5 steps=3 w1 b"), "{saved}");
 }
+
+#[test]
+fn ctrl_c_during_descend_keeps_the_steps_done() {
+    // d10(t) = 1024·t built as a tree of 2^10 additions, so each step's
+    // backward pass is long. With u = 1024w − 3, L = u² and ∂L/∂w = 2048u, so
+    // a step multiplies u by 1 − 1e-9·2048·1024: u_k = −3·(1 − 2.097152e-3)^k.
+    let mut defs = String::from("d0(t) = t");
+    for k in 1..=10 {
+        defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
+    }
+    let child = crate::util::plain_gradcalc()
+        .args(["--json", "-e", &defs, "-e", "w = 0; L = (d10(w) - 3)^2"])
+        .args([
+            "-e",
+            ":descend L lr=0.000000001 steps=1000000 w",
+            "-e",
+            "never = 1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::util::wait_for_cpu(child.id(), std::time::Duration::from_millis(1000));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    let events = crate::util::json_lines(&stdout_of(&output));
+    assert!(!events.iter().any(|e| e["name"] == "never"));
+    let descent = events
+        .iter()
+        .find(|e| e["kind"] == "descent")
+        .unwrap_or_else(|| panic!("no descent event in {events:?}"));
+    assert_eq!(descent["interrupted"], true, "{descent}");
+    let steps = descent["steps"].as_u64().unwrap();
+    assert!(steps < 1_000_000, "{descent}");
+    assert_eq!(
+        descent["losses"].as_array().unwrap().len() as u64,
+        steps + 1
+    );
+    let last = descent["rows"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["step"].as_u64(), Some(steps));
+    let u = -3.0 * (1.0 - 2.097152e-3_f64).powf(steps as f64);
+    assert_close(
+        json_number(&last["values"][0]).unwrap(),
+        (u + 3.0) / 1024.0,
+        1e-9,
+    );
+}

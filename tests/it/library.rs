@@ -162,3 +162,38 @@ fn w1_at_a_million_steps_builds_sorts_backpropagates_and_drops() {
     assert_eq!(steps.len(), 5);
     drop(graph);
 }
+
+/// The engine alone, without a session: `grad` three times over
+/// `y = tanh(x)·sin(x)` at x = 0.5. d³y/dx³ = −3.7212953093834695080 (mpmath
+/// 40 digits: `mpmath.diff(lambda x: tanh(x)*sin(x), 0.5, 3)`); a fourth
+/// order past a budget of 50 nodes is refused and leaves the graph as it was;
+/// an interrupt that asks to stop stops the build.
+#[test]
+fn a_library_user_takes_a_third_derivative_with_the_engine_alone() {
+    use gradcalc::engine::GradError;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let mut g = Graph::new();
+    let x = g.leaf(0.5);
+    let t = g.apply(Op::Tanh, &[x]).unwrap();
+    let s = g.apply(Op::Sin, &[x]).unwrap();
+    let y = g.apply(Op::Mul, &[t, s]).unwrap();
+    let mut d = y;
+    for _ in 0..3 {
+        d = g.grad(d, &[x], 10_000).unwrap().results[0];
+    }
+    assert_close(g.value(d), -3.721_295_309_383_469_5, 1e-14);
+
+    let before = g.len();
+    assert_eq!(g.grad(d, &[x], 50), Err(GradError::TooLarge { limit: 50 }));
+    assert_eq!(g.len(), before);
+
+    let stop = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&stop);
+    g.set_interrupt(Arc::new(move || flag.load(Ordering::Relaxed)));
+    assert_eq!(g.grad(d, &[x], 10_000), Err(GradError::Interrupted));
+    assert_eq!(g.len(), before);
+    stop.store(false, Ordering::Relaxed);
+    assert!(g.grad(d, &[x], 10_000).is_ok());
+}

@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod architecture;
+mod browser;
 mod calls;
 mod cases;
 mod classroom;
@@ -26,6 +27,7 @@ mod library;
 mod listings;
 mod long_lines;
 mod memory;
+mod orders;
 mod pictures;
 mod properties;
 mod pty;

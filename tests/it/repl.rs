@@ -160,6 +160,34 @@ fn step_advances_one_node_per_enter() {
 }
 
 #[test]
+fn step_goes_back_and_jumps_to_a_step() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    // colah's e = (a + b)(b + 1) at a = 2, b = 1: five steps (e, d, c, b, a);
+    // b's gradient is 3 after step 2 (from d) and 3 + 2 = 5 after step 3.
+    repl.line("a = 2; b = 1; c = a + b; d = b + 1; e = c*d", "e = 6");
+    repl.line(
+        ":step",
+        "step 1/5: Enter for the next, b back, g N for step N, q to stop",
+    );
+    repl.line("", "step 2/5");
+    repl.line("", "grad 3 → 5   (2nd of 2 uses: accumulated)");
+    repl.expect("step 3/5");
+    // Back: step 2 is drawn again, b's first use (grad 0 → 3).
+    repl.line("b", "[2] d = b + 1 = 2   upstream 3");
+    repl.expect("grad 0 → 3   (1st of 2 uses)");
+    repl.expect("step 2/5");
+    repl.line("g 5", "[5] a leaf = 2   ∂e/∂a = 2");
+    repl.expect("step 5/5: Enter to end, b back");
+    repl.line("g 9", "(no step 9 to show: the steps shown are 1 to 5)");
+    repl.expect("step 5/5");
+    repl.line("3", "[3] c = a + b = 3   upstream 2");
+    repl.expect("step 3/5");
+    repl.line("q", "(stopped)");
+    repl.line("e + 1", "7");
+}
+
+#[test]
 fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
     let state = tempfile::tempdir().unwrap();
     let mut repl = Repl::start(state.path());

@@ -535,3 +535,219 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// One formula per op, wherever it is printed.
+
+/// `(partial, formula)` of each `∂…` line of `:help` text: the formula is
+/// `None` where the op passes nothing (`∂floor(u)/∂u: passes nothing …`).
+fn help_rules(help: &str) -> Vec<(String, Option<String>)> {
+    help.lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with('∂'))
+        .map(|line| match line.split_once(" = ") {
+            Some((partial, rest)) => {
+                let formula = rest
+                    .split("; ")
+                    .next()
+                    .unwrap()
+                    .split(" for ")
+                    .next()
+                    .unwrap();
+                (partial.to_string(), Some(formula.to_string()))
+            }
+            None => (line.split(':').next().unwrap().to_string(), None),
+        })
+        .collect()
+}
+
+/// `(partial, formula)` of each local derivative of a `:trace` (or `:step`)
+/// text, in the trace's order.
+fn trace_rules(trace: &str) -> Vec<(String, Option<String>)> {
+    trace
+        .lines()
+        .filter_map(|line| match line.split_once(": local ") {
+            Some((_, rest)) => Some(rest),
+            // `→ u: ∂floor(u)/∂u passes nothing here (not differentiable)`
+            None if line.contains(" passes nothing") => line
+                .split_once("→ ")
+                .and_then(|(_, rest)| rest.split_once(": "))
+                .map(|(_, rest)| rest),
+            None => None,
+        })
+        .map(|rest| {
+            let local = rest.split(";  ").next().unwrap();
+            match local.split_once(" = ") {
+                Some((partial, rest)) => {
+                    let formula = rest.split(" = ").next().unwrap();
+                    (partial.to_string(), Some(formula.to_string()))
+                }
+                None => (
+                    local.split(" passes nothing").next().unwrap().to_string(),
+                    None,
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The letters and digits of a formula, without LaTeX's command words: the
+/// same for a formula and its `:trace tex` rendering.
+fn skeleton(text: &str) -> String {
+    text.replace("\\cdot", "")
+        .replace("\\mathrm", "")
+        .replace("\\partial", "∂")
+        .replace("\\allowbreak", "")
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect()
+}
+
+#[test]
+fn help_trace_step_and_handouts_print_one_formula_per_op() {
+    let style = Style {
+        precision: Precision::Full,
+        ..Style::default()
+    };
+    let mut checked = 0;
+    for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
+        // The trace's operands are named as `:help`'s placeholders.
+        let (setup, expression, topic) = match (info.arity, info.name) {
+            (_, "neg") => ("u = 0.5", "-u".to_string(), "operators"),
+            (Arity::Binary, symbol @ ("+" | "-" | "*" | "/" | "^")) => {
+                ("a = 0.5; b = 2", format!("a {symbol} b"), "operators")
+            }
+            (Arity::Variadic, name) => ("a = 0.5; b = 0.25", format!("{name}(a, b)"), name),
+            (_, "acosh") => ("u = 1.5", "acosh(u)".to_string(), "acosh"),
+            (_, name) => ("u = 0.5", format!("{name}(u)"), name),
+        };
+        let mut session = Session::new();
+        session_events(&mut session, &format!("{setup}; z = {expression}")).unwrap();
+        let render = |session: &mut Session, command: &str| -> String {
+            let events = session_events(session, command).unwrap();
+            events
+                .iter()
+                .map(|e| text::render_event(e, session, "", "<input>", &style))
+                .collect()
+        };
+        let help = help_rules(&render(&mut session, &format!(":help {topic}")));
+        let trace_text = render(&mut session, ":trace");
+        let trace = trace_rules(&trace_text);
+        // `:step` shows the trace's pieces one at a time.
+        let events = session_events(&mut session, ":trace").unwrap();
+        let step: String = text::trace_pieces(&events[0], &session, &style)
+            .map(|(_, piece)| piece)
+            .collect();
+        assert_eq!(trace_rules(&step), trace, "{}: :step and :trace", info.name);
+        // Markdown escapes `*` and `_`.
+        let md = render(&mut session, ":trace md")
+            .replace("\\*", "*")
+            .replace("\\_", "_");
+        let tex = render(&mut session, ":trace tex");
+        let max_partial = |partial: &str| partial.replace("(a, b, …)", "(a, b)");
+        for (partial, formula) in &trace {
+            if info.arity == Arity::Variadic && formula.is_none() {
+                // The loser of max(a, b): `:help` says where nothing passes.
+                assert!(help[0].1.is_some(), "{}", info.name);
+                checked += 1;
+                continue;
+            }
+            let from_help = help
+                .iter()
+                .find(|(p, _)| {
+                    max_partial(p) == *partial
+                        || (info.arity == Arity::Variadic
+                            && p.starts_with(&format!("∂{}(", info.name)))
+                })
+                .unwrap_or_else(|| panic!("{}: `{partial}` not in :help {help:?}", info.name));
+            assert_eq!(&from_help.1, formula, "{}: :help and :trace", info.name);
+            if let Some(formula) = formula {
+                let line = format!("{partial} = {formula}");
+                assert!(
+                    md.contains(&line),
+                    "{}: `{line}` not in :trace md\n{md}",
+                    info.name
+                );
+                assert!(
+                    skeleton(&tex).contains(&skeleton(&line)),
+                    "{}: `{line}` not in :trace tex\n{tex}",
+                    info.name
+                );
+            }
+            checked += 1;
+        }
+    }
+    // Every input position of every op but the variadic ones' second input.
+    assert!(checked >= 45, "{checked}");
+}
+
+/// The `:help` formula of `op` at `position` (`:help operators` for the
+/// operators), as `tests/rules/textbook.tsv` records it.
+fn help_formula(op: &str, position: usize) -> Option<String> {
+    let (topic, partial_start) = match op {
+        "+" | "-" | "*" | "/" | "^" => ("operators", Some(op)),
+        name => (name, None),
+    };
+    let mut session = Session::new();
+    let style = Style::default();
+    let events = session_events(&mut session, &format!(":help {topic}")).unwrap();
+    let help: String = events
+        .iter()
+        .map(|e| text::render_event(e, &session, "", "<input>", &style))
+        .collect();
+    let rules = help_rules(&help);
+    let mine: Vec<&(String, Option<String>)> = match partial_start {
+        Some(symbol) => rules
+            .iter()
+            .filter(|(partial, _)| {
+                partial.starts_with(&format!("∂(a {symbol} b)"))
+                    || partial.starts_with(&format!("∂(a{symbol}b)"))
+            })
+            .collect(),
+        None => rules.iter().collect(),
+    };
+    mine.get(position).and_then(|(_, formula)| formula.clone())
+}
+
+/// `tests/rules/textbook.tsv`, written by `scripts/textbook_references.py`:
+/// mpmath found each formula `:help` printed equal (to 1e-30) to its own
+/// derivative of the op at the point. The formulas are still the ones
+/// printed, and each, typed into gradcalc, gives the true derivative to
+/// 1e-12 relative (the points are where the forms are well-conditioned).
+#[test]
+fn every_printed_formula_is_the_true_derivative() {
+    let text = include_str!("../rules/textbook.tsv");
+    let mut ops = std::collections::BTreeSet::new();
+    for line in text.lines().filter(|line| !line.starts_with('#')) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [op, position, formula, point, truth] = fields[..] else {
+            panic!("bad row `{line}`");
+        };
+        let position: usize = position.parse().unwrap();
+        let printed = help_formula(op, position);
+        assert_eq!(
+            printed.as_deref(),
+            Some(formula),
+            "{op} {position}: :help changed"
+        );
+        let mut session = Session::new();
+        let values: Vec<&str> = point.split(',').collect();
+        let names: &[&str] = if values.len() == 1 {
+            &["u"]
+        } else {
+            &["a", "b"]
+        };
+        for (name, value) in names.iter().zip(&values) {
+            session_events(&mut session, &format!("{name} = {value}")).unwrap();
+        }
+        let typed = value_of(&mut session, formula);
+        let truth: f64 = truth.parse().unwrap();
+        assert!(
+            close(typed, truth, 1e-12),
+            "{op} {position} at {point}: `{formula}` = {typed:e}, mpmath {truth:e}"
+        );
+        ops.insert(op);
+    }
+    // Every op with a formula: 26 functions and 5 operators.
+    assert_eq!(ops.len(), 31, "{ops:?}");
+}

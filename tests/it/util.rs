@@ -10,8 +10,12 @@ use std::time::Duration;
 use gradcalc::session::{Event, Session};
 use serde_json::Value;
 
-/// Generous for a debug build on a busy CI machine; a hang fails the test.
-pub const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one run of the binary may take: a ceiling that only a hang
+/// reaches, not a latency goal. A debug build on a 2-core machine running
+/// other builds and busy loops takes minutes for the heaviest cases (a
+/// 10⁵-statement script took over 60 s); latency goals live in the
+/// benchmarks.
+pub const TIMEOUT: Duration = Duration::from_secs(900);
 
 /// The binary as an `assert_cmd` command, with `NO_COLOR` removed from its
 /// environment (colour then follows `--color` and the terminal; the output is
@@ -197,4 +201,30 @@ pub fn wait_for_cpu(pid: u32, work: Duration) {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// What `gradcalc ARGS` prints, as one text to compare whole: stdout, then
+/// stderr after a line `--- stderr` when there is any, then a line
+/// `--- exit status N` when the status is not 0.
+pub fn transcript(args: &[&str]) -> String {
+    let output = gradcalc().args(args).output().unwrap();
+    let mut text = stdout_of(&output);
+    let stderr = stderr_of(&output);
+    if !stderr.is_empty() {
+        text.push_str("--- stderr\n");
+        text.push_str(&stderr);
+    }
+    match output.status.code() {
+        Some(0) => {}
+        Some(code) => text.push_str(&format!("--- exit status {code}\n")),
+        None => text.push_str(&format!("--- {}\n", output.status)),
+    }
+    text
+}
+
+/// Checks the whole [`transcript`] of `gradcalc -e SCRIPT` against `expect`
+/// (`UPDATE_EXPECT=1` rewrites it; review the change by hand).
+#[track_caller]
+pub fn check(script: &str, expect: expect_test::Expect) {
+    expect.assert_eq(&transcript(&["-e", script]));
 }

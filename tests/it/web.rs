@@ -38,7 +38,11 @@ fn the_page_steps_through_colahs_fan_out() {
     assert_eq!(model["of"], "e");
     // The boxes as drawn, inputs first: a, b, c, d, e; the backward pass
     // processes e first (step 1) and a last (step 5).
-    assert_eq!(model["boxes"], serde_json::json!([5, 4, 3, 2, 1]));
+    assert_eq!(model["views"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        model["views"][0]["boxes"],
+        serde_json::json!([5, 4, 3, 2, 1])
+    );
     let steps: Vec<&str> = model["steps"]
         .as_array()
         .unwrap()
@@ -51,9 +55,8 @@ fn the_page_steps_through_colahs_fan_out() {
     assert!(steps[2].contains("grad 3 → 5   (2nd of 2 uses: accumulated)"));
     assert!(steps[3].contains("∂e/∂b = 5"));
     assert!(steps[4].contains("∂e/∂a = 2"));
-    // Each step's box is the node it processes: e is box 4, a box 0.
-    assert_eq!(model["steps"][0]["box"], 4);
-    assert_eq!(model["steps"][4]["box"], 0);
+    // Each step lights the box of the node it processes: e is box 4, a box 0.
+    assert_eq!(model["views"][0]["lit"], serde_json::json!([4, 3, 2, 1, 0]));
 }
 
 #[test]
@@ -135,5 +138,34 @@ fn html_without_an_output_says_what_to_do() {
         stderr_of(&output).contains("error:"),
         "{}",
         stderr_of(&output)
+    );
+}
+
+#[test]
+fn a_call_is_one_box_that_lights_up_for_every_step_inside_it() {
+    // y = tanh(x·w) + x at x = 2, w = 0.5, through h: the steps are y, h1.tanh,
+    // h1.mul, w, x; boxed, h1's box (its output, h1.tanh) lights for steps 2 and 3.
+    let model = page_model(&page_of(
+        "x = 2; w = 0.5; h(a, b) = tanh(a*b); y = h(x, w) + x",
+    ));
+    let views = model["views"].as_array().unwrap();
+    assert_eq!(views[0]["name"], "calls as boxes");
+    assert_eq!(views[0]["boxes"], serde_json::json!([5, 4, 2, 1]));
+    assert_eq!(views[0]["lit"], serde_json::json!([3, 2, 2, 1, 0]));
+    assert_eq!(views[1]["name"], "every node");
+    assert_eq!(views[1]["lit"], serde_json::json!([4, 3, 2, 1, 0]));
+    // ∂y/∂x = 1 + w·(1 − tanh²(1)) = 1.2099871708…, ∂y/∂w = x·(1 − tanh²(1)).
+    let steps = model["steps"].as_array().unwrap();
+    assert!(
+        steps[4]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("∂y/∂x = 1.209987171")
+    );
+    assert!(
+        steps[3]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("∂y/∂w = 0.8399486832")
     );
 }

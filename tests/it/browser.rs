@@ -1,0 +1,615 @@
+//! The page of `:html`, the playground and `:serve` in a real browser:
+//! headless Chromium driven over the DevTools protocol through a pipe
+//! (`--remote-debugging-pipe`: JSON messages ended by a NUL byte on file
+//! descriptors 3 and 4, no websocket needed). Keys are pressed as a user
+//! presses them (`Input.dispatchKeyEvent`), what the page shows is read from
+//! its DOM, and screenshots are decoded by the browser itself to check they
+//! are not blank. Where Chromium is missing, each test says so and passes
+//! (`.ci/run` installs it). Screenshots are kept in
+//! `target/browser-screenshots/` to be looked at.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{gradcalc, in_crate, stdout_of};
+use crate::web::COLAH;
+
+/// The longest wait for anything the browser does: generous for a debug
+/// build on a busy machine; a hang fails the test.
+const CEILING: Duration = Duration::from_secs(60);
+
+/// The Chromium binary, if one is installed.
+fn chromium() -> Option<PathBuf> {
+    let names = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "headless_shell",
+    ];
+    std::env::var_os("GRADCALC_CHROMIUM")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(names.iter().flat_map(|name| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(move |dir| dir.join(name))
+                .collect::<Vec<_>>()
+        }))
+        .find(|path| path.is_file())
+}
+
+/// A pipe (read end, write end), both closed on exec.
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills both descriptors on success; each is owned once.
+    unsafe {
+        assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0, "pipe2");
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+/// A headless Chromium with one page attached.
+struct Browser {
+    child: Child,
+    to: std::fs::File,
+    from: Receiver<Value>,
+    next: u64,
+    session: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts Chromium, or prints why not and gives `None`.
+    fn start(test: &str) -> Option<Browser> {
+        let Some(binary) = chromium() else {
+            eprintln!("note: {test} skipped: no Chromium (apt-get install chromium)");
+            return None;
+        };
+        let profile = tempfile::tempdir().unwrap();
+        let (to_read, to_write) = pipe();
+        let (from_read, from_write) = pipe();
+        let (read_fd, write_fd) = (to_read.as_raw_fd(), from_write.as_raw_fd());
+        let mut command = Command::new(binary);
+        command
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+                "--remote-debugging-pipe",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: only fcntl and dup2, which are async-signal-safe, between
+        // fork and exec. The ends are first copied above 10, so that neither
+        // is overwritten by the other's dup2, and dup2 to another number
+        // clears close-on-exec.
+        unsafe {
+            command.pre_exec(move || {
+                let read = libc::fcntl(read_fd, libc::F_DUPFD, 10);
+                let write = libc::fcntl(write_fd, libc::F_DUPFD, 10);
+                if read < 0 || write < 0 || libc::dup2(read, 3) < 0 || libc::dup2(write, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().expect("start Chromium");
+        drop((to_read, from_write));
+        let (sender, from) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(std::fs::File::from(from_read));
+            let mut message = Vec::new();
+            while reader.read_until(0, &mut message).is_ok_and(|n| n > 0) {
+                message.pop();
+                if let Ok(value) = serde_json::from_slice(&message) {
+                    if sender.send(value).is_err() {
+                        return;
+                    }
+                }
+                message.clear();
+            }
+        });
+        let mut browser = Browser {
+            child,
+            to: to_write.into(),
+            from,
+            next: 0,
+            session: String::new(),
+            _profile: profile,
+        };
+        let target = browser.call("Target.createTarget", json!({"url": "about:blank"}));
+        let target = target["targetId"].clone();
+        let attached = browser.call(
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        );
+        browser.session = attached["sessionId"].as_str().unwrap().to_string();
+        browser.call("Page.enable", json!({}));
+        Some(browser)
+    }
+
+    /// Sends a command (to the page once attached) and waits for its result.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if !self.session.is_empty() {
+            message["sessionId"] = json!(self.session);
+        }
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        self.to.write_all(&bytes).expect("write to Chromium");
+        let deadline = Instant::now() + CEILING;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let reply = self
+                .from
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("Chromium did not answer {method}"));
+            if reply["id"] == id {
+                assert!(reply.get("error").is_none(), "{method}: {reply}");
+                return reply["result"].clone();
+            }
+        }
+    }
+
+    /// Shows the page at `url` in a window of `width` × `height` pixels and
+    /// waits until `ready` (a JavaScript expression) is true.
+    fn open(&mut self, url: &str, (width, height): (u32, u32), ready: &str) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+        );
+        self.call("Page.navigate", json!({"url": url}));
+        self.wait_for(ready);
+    }
+
+    /// The value of a JavaScript expression in the page (promises awaited).
+    fn eval(&mut self, expression: &str) -> Value {
+        let result = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
+        );
+        assert!(
+            result.get("exceptionDetails").is_none(),
+            "{expression}: {result}"
+        );
+        result["result"]["value"].clone()
+    }
+
+    /// Waits until `expression` is true in the page (polled; fails after
+    /// [`CEILING`], saying what the page shows).
+    fn wait_for(&mut self, expression: &str) {
+        let deadline = Instant::now() + CEILING;
+        let guarded = format!(
+            "(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()"
+        );
+        while self.eval(&guarded) != json!(true) {
+            if Instant::now() > deadline {
+                let body = self.eval("document.body ? document.body.innerText : ''");
+                panic!("the page never showed `{expression}`; it shows:\n{body}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Presses and releases a key, as a keyboard does.
+    fn press(&mut self, key: &str) {
+        let (code, keycode) = match key {
+            "ArrowRight" => ("ArrowRight", 39),
+            "ArrowLeft" => ("ArrowLeft", 37),
+            "ArrowUp" => ("ArrowUp", 38),
+            "Home" => ("Home", 36),
+            "End" => ("End", 35),
+            "Enter" => ("Enter", 13),
+            "Escape" => ("Escape", 27),
+            "t" => ("KeyT", 84),
+            "c" => ("KeyC", 67),
+            other => panic!("no key {other}"),
+        };
+        let mut down = json!({"type": "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": keycode});
+        if key == "Enter" {
+            // Enter also types a carriage return, which submits a form.
+            down["type"] = json!("keyDown");
+            down["text"] = json!("\r");
+        }
+        self.call("Input.dispatchKeyEvent", down);
+        self.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": keycode}),
+        );
+    }
+
+    /// Types text into the focused field.
+    fn type_text(&mut self, text: &str) {
+        self.call("Input.insertText", json!({"text": text}));
+    }
+
+    /// A screenshot, saved as `name`.png under `target/browser-screenshots`,
+    /// with what the browser decodes of it: width, height, the share of pixels
+    /// that are not the background's colour, and how many colours it has.
+    fn screenshot(&mut self, name: &str) -> Value {
+        let shot = self.call("Page.captureScreenshot", json!({"format": "png"}));
+        let data = shot["data"].as_str().unwrap().to_string();
+        let dir = in_crate("target/browser-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), base64_decode(&data)).unwrap();
+        self.eval(&format!(
+            "new Promise(done => {{ const image = new Image(); image.onload = () => {{
+                const canvas = document.createElement('canvas');
+                canvas.width = image.width; canvas.height = image.height;
+                const context = canvas.getContext('2d');
+                context.drawImage(image, 0, 0);
+                const pixels = context.getImageData(0, 0, image.width, image.height).data;
+                const colours = new Set(); let other = 0;
+                for (let i = 0; i < pixels.length; i += 4) {{
+                    const rgb = (pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2];
+                    colours.add(rgb);
+                    if (rgb !== ((pixels[0] << 16) | (pixels[1] << 8) | pixels[2])) other++;
+                }}
+                done({{width: image.width, height: image.height, other: other / (pixels.length / 4), colours: colours.size}});
+            }}; image.src = 'data:image/png;base64,{data}'; }})"
+        ))
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Standard base64 (RFC 4648 §4), as the protocol sends screenshots.
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
+    let mut bytes = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &d)| n | u32::from(d) << (18 - 6 * i));
+        bytes.extend(n.to_be_bytes()[1..chunk.len()].iter());
+    }
+    bytes
+}
+
+/// A screenshot is not blank: the right size, with a real share of drawn
+/// pixels in more than a few colours.
+fn assert_drawn(shot: &Value, (width, height): (u32, u32)) {
+    assert_eq!(
+        (shot["width"].as_u64(), shot["height"].as_u64()),
+        (Some(width.into()), Some(height.into())),
+        "{shot}"
+    );
+    assert!(
+        shot["other"].as_f64().unwrap() > 0.05,
+        "mostly one colour: {shot}"
+    );
+    assert!(shot["colours"].as_u64().unwrap() > 8, "{shot}");
+}
+
+/// `:trace all`'s steps for `statements`, each as printed (from `[K]` to the
+/// line before the next step).
+fn trace_steps(statements: &str) -> Vec<String> {
+    let output = gradcalc()
+        .args(["-e", statements, "-e", ":trace all"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&output);
+    let mut steps: Vec<String> = Vec::new();
+    for line in text
+        .lines()
+        .skip_while(|l| !l.starts_with("backward pass"))
+        .skip(1)
+    {
+        if line.starts_with('[') {
+            steps.push(line.to_string());
+        } else if let Some(step) = steps.last_mut() {
+            step.push('\n');
+            step.push_str(line);
+        }
+    }
+    steps
+}
+
+/// What the view shows: the step, the highlighted node's name, the line.
+fn shown(browser: &mut Browser) -> (Value, Value, Value) {
+    let state = browser.eval(
+        "({step: window.gradcalcView.step,
+           current: Array.from(document.querySelectorAll('g.value.current text.name')).map(t => t.textContent),
+           line: document.querySelector('.gc-line').textContent})",
+    );
+    (
+        state["step"].clone(),
+        state["current"].clone(),
+        state["line"].clone(),
+    )
+}
+
+/// Writes the page of `statements` to `dir`/`name`.html; its file:// URL.
+fn html_page(dir: &Path, name: &str, statements: &str) -> String {
+    let output = gradcalc()
+        .current_dir(dir)
+        .args(["-e", statements, "-e", &format!(":html {name}.html")])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    format!("file://{}/{name}.html", dir.display())
+}
+
+#[test]
+fn the_html_page_steps_with_the_keys_as_trace_numbers_the_steps() {
+    let Some(mut browser) = Browser::start("the :html page in Chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = html_page(dir.path(), "colah", COLAH);
+    let steps = trace_steps(COLAH);
+    // By hand: e, d, c, b, a (colah's fan-out, web.rs).
+    let names = ["e", "d", "c", "b", "a"];
+    assert_eq!(steps.len(), names.len());
+    browser.open(&url, (1920, 1080), "window.gradcalcView");
+    assert_eq!(shown(&mut browser).0, json!(0));
+    for (k, name) in names.iter().enumerate().take(3) {
+        browser.press("ArrowRight");
+        let (step, current, line) = shown(&mut browser);
+        assert_eq!(step, json!(k + 1));
+        assert_eq!(current, json!([name]));
+        assert_eq!(line, json!(steps[k]));
+    }
+    // After step 3 (c), b's gradient is final at 5 only after step 4: blank now.
+    let grads = browser
+        .eval("Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)");
+    assert_eq!(grads, json!(["grad", "grad", "grad 2", "grad 3", "grad 1"]));
+    browser.press("ArrowLeft");
+    assert_eq!(
+        shown(&mut browser),
+        (json!(2), json!(["d"]), json!(steps[1]))
+    );
+    browser.press("End");
+    assert_eq!(
+        shown(&mut browser),
+        (json!(5), json!(["a"]), json!(steps[4]))
+    );
+    let grads = browser
+        .eval("Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)");
+    assert_eq!(
+        grads,
+        json!(["grad 2", "grad 5", "grad 2", "grad 3", "grad 1"])
+    );
+    let shot = browser.screenshot("colah-1920x1080");
+    assert_drawn(&shot, (1920, 1080));
+    browser.press("Home");
+    assert_eq!(shown(&mut browser).0, json!(0));
+    // The projector theme: larger text for the line.
+    let size = "parseFloat(getComputedStyle(document.querySelector('.gc-line')).fontSize)";
+    let plain = browser.eval(size).as_f64().unwrap();
+    browser.press("t");
+    assert_eq!(
+        browser.eval("document.body.classList.contains('projector')"),
+        json!(true)
+    );
+    assert!(browser.eval(size).as_f64().unwrap() > plain);
+    browser.press("ArrowRight");
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    browser.eval("window.gradcalcView.fit(), true");
+    let shot = browser.screenshot("colah-1280x720-projector");
+    assert_drawn(&shot, (1280, 720));
+    browser.press("t");
+    assert_eq!(
+        browser.eval("document.body.classList.contains('projector')"),
+        json!(false)
+    );
+}
+
+#[test]
+fn the_example_pages_draw_at_both_sizes() {
+    let Some(mut browser) = Browser::start("the example pages in Chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The moons MLP: its loss L, before the training steps.
+    for (name, script) in [
+        ("neuron", "examples/neuron.calc"),
+        ("mlp", "examples/moons_descent.calc"),
+    ] {
+        let source = std::fs::read_to_string(in_crate(script)).unwrap();
+        let source: Vec<&str> = source
+            .lines()
+            .take_while(|l| !l.starts_with(":repeat"))
+            .collect();
+        let url = html_page(dir.path(), name, &source.join("\n"));
+        for size in [(1920, 1080), (1280, 720)] {
+            browser.open(&url, size, "window.gradcalcView");
+            browser.press("ArrowRight");
+            assert_eq!(shown(&mut browser).0, json!(1));
+            let shot = browser.screenshot(&format!("{name}-{}x{}", size.0, size.1));
+            assert_drawn(&shot, size);
+        }
+    }
+    // The MLP's calls (h, score) collapse to boxes; C draws every node.
+    let boxes = "document.querySelectorAll('g.value').length";
+    let collapsed = browser.eval(boxes).as_u64().unwrap();
+    browser.press("c");
+    assert!(browser.eval(boxes).as_u64().unwrap() > collapsed);
+    assert_eq!(shown(&mut browser).0, json!(1));
+    browser.press("c");
+    assert_eq!(browser.eval(boxes).as_u64().unwrap(), collapsed);
+}
+
+/// Serves the files of `dir` on a free port of 127.0.0.1 (for the
+/// playground, whose WebAssembly a browser fetches over HTTP only).
+fn serve_files(dir: PathBuf) -> u16 {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut request = String::new();
+            let _ = BufReader::new(&stream).read_line(&mut request);
+            let path = request.split_whitespace().nth(1).unwrap_or("/");
+            let path = if path == "/" { "/index.html" } else { path };
+            let kind = match path.rsplit('.').next() {
+                Some("html") => "text/html; charset=utf-8",
+                Some("js") => "text/javascript",
+                Some("css") => "text/css",
+                Some("wasm") => "application/wasm",
+                _ => "application/octet-stream",
+            };
+            let reply = match std::fs::read(dir.join(path.trim_start_matches('/'))) {
+                Ok(body) => {
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    [head.into_bytes(), body].concat()
+                }
+                Err(_) => {
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_vec()
+                }
+            };
+            let _ = stream.write_all(&reply);
+        }
+    });
+    port
+}
+
+#[test]
+fn the_playground_runs_gradcalc_in_the_browser() {
+    let dist = in_crate("web/dist");
+    if !dist.join("gradcalc.wasm").is_file() {
+        eprintln!(
+            "note: the playground test skipped: web/dist/ is not built (scripts/build-web.sh)"
+        );
+        return;
+    }
+    let Some(mut browser) = Browser::start("the playground in Chromium") else {
+        return;
+    };
+    let port = serve_files(dist);
+    browser.open(
+        &format!("http://127.0.0.1:{port}/"),
+        (1920, 1080),
+        "document.body.getAttribute('data-ready') === 'yes'",
+    );
+    browser.eval("document.getElementById('input').focus(), true");
+    browser.type_text("x = 2; y = x^2");
+    browser.press("Enter");
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
+    browser.type_text(":grad x");
+    browser.press("Enter");
+    // d(x²)/dx at 2 is 4; the view shows the finished pass (2 steps: y, x).
+    browser.wait_for("document.getElementById('screen').textContent.includes('∂y/∂x = 4')");
+    assert_eq!(
+        browser.eval("window.document.querySelector('.gc-status').textContent"),
+        json!("step 2 of 2")
+    );
+    let screen = browser.eval("document.getElementById('screen').textContent");
+    assert!(
+        screen
+            .as_str()
+            .unwrap()
+            .contains("> x = 2; y = x^2\nx = 2\ny = 4\n"),
+        "{screen}"
+    );
+    // An error shows its caret, as in the terminal.
+    browser.type_text("x y");
+    browser.press("Enter");
+    browser
+        .wait_for("document.getElementById('screen').textContent.includes('use `*` to multiply')");
+    // History: ↑ brings the last input back.
+    browser.press("ArrowUp");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("x y")
+    );
+    browser.eval("document.getElementById('input').value = '', true");
+    // Esc leaves the input line; then the arrows step the graph.
+    browser.press("Escape");
+    browser.press("Home");
+    browser.press("ArrowRight");
+    assert_eq!(shown(&mut browser).1, json!(["y"]));
+    let shot = browser.screenshot("playground-1920x1080");
+    assert_drawn(&shot, (1920, 1080));
+}
+
+#[test]
+fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
+    let Some(mut browser) = Browser::start("`:serve` in Chromium") else {
+        return;
+    };
+    let port = {
+        let probe = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let state = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command
+        .env("XDG_STATE_HOME", state.path())
+        .env_remove("GRADCALC_HISTORY")
+        .env("NO_COLOR", "1")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "xterm");
+    let mut repl = expectrl::Session::spawn(command).expect("spawn gradcalc on a pty");
+    repl.set_expect_timeout(Some(CEILING));
+    let mut line = |text: &str, reply: &str| {
+        use expectrl::Expect;
+        repl.send_line(text).unwrap();
+        repl.expect(reply)
+            .unwrap_or_else(|e| panic!("after {text:?}, expected {reply:?}: {e}"));
+    };
+    line(
+        &format!(":serve {port}"),
+        "serving the live page at http://127.0.0.1:",
+    );
+    browser.open(
+        &format!("http://127.0.0.1:{port}/"),
+        (1280, 720),
+        "document.querySelector('.gc-message')",
+    );
+    line("x = 3; y = x^3", "y = 27");
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
+    // Before `:grad` the pass is not run: step 0, gradients blank.
+    assert_eq!(shown(&mut browser).0, json!(0));
+    line(":grad x", "∂y/∂x = 27");
+    // 3x² at 3 is 27: filled in at the finished pass.
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 2 of 2'");
+    let grads = browser
+        .eval("Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)");
+    assert_eq!(grads, json!(["grad 27", "grad 1"]));
+    line("x := 2", "y = 8");
+    browser.wait_for("document.querySelector('.gc-graph').textContent.includes('value 8')");
+    let shot = browser.screenshot("serve-1280x720");
+    assert_drawn(&shot, (1280, 720));
+    // A closed browser does not end the REPL.
+    drop(browser);
+    line("z = y + 1", "z = 9");
+    line(":serve stop", "stopped serving");
+}
