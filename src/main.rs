@@ -334,23 +334,8 @@ fn run(args: Args) -> u8 {
     if let Err(error) = printer.flush() {
         return output_failed(&error);
     }
-    if args.lines && (!failed || args.keep_going) {
-        let options = Options {
-            keep_going: true,
-            loads_stop_at_error: false,
-            script: true,
-        };
-        let mut stdin = io::stdin().lock();
-        let outcome = driver::run_lines(&mut session, &mut printer, &mut stdin, "<stdin>", options);
-        return match outcome {
-            Outcome::Done { failed: f } | Outcome::Quit { failed: f } => match printer.flush() {
-                Ok(()) => u8::from(failed || f),
-                Err(error) => output_failed(&error),
-            },
-            Outcome::Stopped => 1,
-            Outcome::Output(error) => output_failed(&error),
-            Outcome::Interrupted => interrupt::EXIT_STATUS,
-        };
+    if args.lines && (args.keep_going || !failed) {
+        return run_lines(&mut session, &mut printer, failed);
     }
     if interactive && !(failed && !args.keep_going && !args.interactive) {
         return match gradcalc::repl::run(&mut session, &mut printer, stdout_is_terminal) {
@@ -359,6 +344,31 @@ fn run(args: Args) -> u8 {
         };
     }
     u8::from(failed)
+}
+
+/// Line mode (`--json --lines`): standard input run a line at a time as it
+/// arrives ([`driver::run_lines`]), after the FILEs and `-e` (`failed` if one
+/// of them failed). Returns the exit status: 1 if any statement failed.
+fn run_lines<O: Write, E: Write>(
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    failed: bool,
+) -> u8 {
+    let options = Options {
+        keep_going: true,
+        loads_stop_at_error: false,
+        script: true,
+    };
+    let mut stdin = io::stdin().lock();
+    match driver::run_lines(session, printer, &mut stdin, "<stdin>", options) {
+        Outcome::Done { failed: f } | Outcome::Quit { failed: f } => match printer.flush() {
+            Ok(()) => u8::from(failed || f),
+            Err(error) => output_failed(&error),
+        },
+        Outcome::Stopped => 1,
+        Outcome::Output(error) => output_failed(&error),
+        Outcome::Interrupted => interrupt::EXIT_STATUS,
+    }
 }
 
 /// Whether bytes are waiting on standard input right now (a pipe or a file

@@ -3,7 +3,7 @@
 //! The events serialize themselves (serde's derive, tagged by `kind`; see
 //! [`crate::session::Event`]); this module adds what needs the renderer: a
 //! warning's line and column, the text of a DOT picture and of a table, the
-//! `statement` every event of a statement carries ([`Place`]) and an error's
+//! `from` every event of a statement carries ([`Place`]) and an error's
 //! `code` ([`ErrorCode`]). Finite
 //! numbers are JSON numbers with full round-trip precision (integers without a
 //! fraction); inf, -inf and nan are the strings `"inf"`, `"-inf"`, `"nan"`.
@@ -38,7 +38,7 @@ pub struct Place<'a> {
     pub statement: Option<StatementPlace>,
 }
 
-/// The statement an event came from, JSON's `statement`: `number` (1 for the
+/// The statement an event came from, JSON's `from`: `statement` (1 for the
 /// first statement run, counting every statement of every source and
 /// `:load`ed file in the order they ran), and the `line` and `column` (1-based,
 /// column in characters) where its text starts in its source. The
@@ -55,11 +55,11 @@ pub struct StatementPlace {
 }
 
 impl Place<'_> {
-    /// The `statement` object, when there is a statement.
+    /// The `from` object, when there is a statement.
     fn statement(&self) -> Option<Value> {
         self.statement.map(|s| {
             json!({
-                "number": s.number,
+                "statement": s.number,
                 "source": self.origin,
                 "line": s.line + self.lines_before,
                 "column": s.column,
@@ -100,7 +100,7 @@ enum Rendered<'a> {
 /// (reporting `wrote`), and `:load`, which the driver carries out. `session`
 /// is the session the event came from, which makes a listing's rows while
 /// they are written (one at a time); `place` says where the statement is (a
-/// warning's line, column and `source`, and every event's `statement`).
+/// warning's line, column and `source`, and every event's `from`).
 /// After Ctrl-C a listing's array ends early and the object is closed: the
 /// line stays valid JSON.
 ///
@@ -230,7 +230,7 @@ impl<'a, I> Listing<'a, I> {
         }
     }
 
-    /// The listing with the `statement` it came from written last.
+    /// The listing with the `from` of its statement written last.
     fn with_statement(self, statement: &Option<Value>) -> Listing<'a, I> {
         Listing {
             statement: statement.clone(),
@@ -280,13 +280,13 @@ impl<I: Iterator<Item = T>, T: Serialize> Serialize for Listing<'_, I> {
             map.serialize_entry(key, &value)?;
         }
         if let Some(statement) = &self.statement {
-            map.serialize_entry("statement", statement)?;
+            map.serialize_entry("from", statement)?;
         }
         map.end()
     }
 }
 
-/// One event as one JSON object (one line of output), with the `statement`
+/// One event as one JSON object (one line of output), with the `from`
 /// of `place`, or `None` for an event that is not shown (see
 /// [`write_event`]). A listing's rows are all made and held in the value:
 /// [`write_event`] writes them one at a time instead.
@@ -294,8 +294,8 @@ pub fn event(event: &Event, session: &Session, place: &Place<'_>) -> Option<Valu
     unplaced(event, session, place).map(|value| placed(value, place))
 }
 
-/// `value` (an object without `statement`) on one line of `out`, with the
-/// `statement` of `place` written last; the same text as [`placed`] gives,
+/// `value` (an object without `from`) on one line of `out`, with the
+/// `from` of `place` written last; the same text as [`placed`] gives,
 /// without building the statement as a value (the commonest line of a long
 /// script).
 fn write_placed(out: &mut impl Write, value: &Value, place: &Place<'_>) -> io::Result<()> {
@@ -306,7 +306,7 @@ fn write_placed(out: &mut impl Write, value: &Value, place: &Place<'_>) -> io::R
             let line = s.line + place.lines_before;
             writeln!(
                 out,
-                r#"{open},"statement":{{"number":{},"source":{source},"line":{line},"column":{}}}}}"#,
+                r#"{open},"from":{{"statement":{},"source":{source},"line":{line},"column":{}}}}}"#,
                 s.number, s.column
             )
         }
@@ -314,15 +314,15 @@ fn write_placed(out: &mut impl Write, value: &Value, place: &Place<'_>) -> io::R
     }
 }
 
-/// An object with the `statement` of `place` added last (unless it has one).
+/// An object with the `from` of `place` added last (unless it has one).
 pub fn placed(mut value: Value, place: &Place<'_>) -> Value {
     if let (Some(statement), Value::Object(map)) = (place.statement(), &mut value) {
-        map.entry("statement").or_insert(statement);
+        map.entry("from").or_insert(statement);
     }
     value
 }
 
-/// [`event`] without the `statement` (a listing has it already).
+/// [`event`] without the `from` (a listing has it already).
 fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value> {
     let rendered = match event {
         Event::Warning { message, span } => {
@@ -443,7 +443,7 @@ pub fn message(
         object["help"] = json!(super::shorten_quotes(&help));
     }
     if let Some(statement) = place.statement() {
-        object["statement"] = statement;
+        object["from"] = statement;
     }
     object
 }

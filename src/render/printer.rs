@@ -61,7 +61,7 @@ pub struct Printer<O: Write, E: Write> {
     cancelled: bool,
     /// The buffer value lines are formatted in (reused).
     line: String,
-    /// The statement whose events are being written (JSON's `statement`),
+    /// The statement whose events are being written (JSON's `from`),
     /// set by [`Printer::begin_statement`].
     statement: Option<StatementPlace>,
     /// How many statements have begun: the number of the last one.
@@ -94,7 +94,7 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     /// Says that the events and errors written next come from a new
     /// statement, whose text starts at `line` and `column` (1-based) of its
-    /// source: JSON gives each of them a `statement` with its number (1 for
+    /// source: JSON gives each of them a `from` with its number (1 for
     /// the first one of the run) and place (docs/json.md).
     pub fn begin_statement(&mut self, line: usize, column: usize) {
         self.statements += 1;

@@ -119,17 +119,22 @@ fn json_lines_with_errors_as_events() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let events = json_lines(&stdout_of(&output));
+    // Each event names its statement: `1/0` starts at column 8 of `-e`.
+    let statement = |number: usize, column: usize| serde_json::json!({"statement": number, "source": "-e", "line": 1, "column": column});
     assert_eq!(
         events[0],
-        serde_json::json!({"kind": "value", "name": "x", "value": 2})
+        serde_json::json!({"kind": "value", "name": "x", "value": 2, "from": statement(1, 1)})
     );
     assert_eq!(events[1]["kind"], "warning");
+    assert_eq!(events[1]["from"], statement(2, 8));
     assert_eq!(
         events[2],
-        serde_json::json!({"kind": "value", "value": "inf"})
+        serde_json::json!({"kind": "value", "value": "inf", "from": statement(2, 8)})
     );
     assert_eq!(events[3]["kind"], "error");
+    assert_eq!(events[3]["code"], "parse");
     assert_eq!(events[3]["column"], 13);
+    assert_eq!(events[3]["from"], statement(3, 13));
     assert!(
         events[3]["help"].as_str().unwrap().contains("x*y"),
         "{}",
@@ -184,7 +189,7 @@ fn precision_controls_human_digits_only() {
         .unwrap();
     assert_eq!(
         stdout_of(&json),
-        "{\"kind\":\"value\",\"value\":0.6666666666666666}\n"
+        "{\"kind\":\"value\",\"value\":0.6666666666666666,\"from\":{\"statement\":1,\"source\":\"-e\",\"line\":1,\"column\":1}}\n"
     );
 }
 
@@ -457,8 +462,8 @@ fn a_function_without_parentheses_suggests_them() {
         .unwrap();
     // `sin` starts after the 7 characters of `x = 1; `.
     expect![[r#"
-        {"kind":"value","name":"x","value":1}
-        {"kind":"error","message":"`sin` is a function: call it with parentheses","line":1,"column":8,"source":"-e","help":"write `sin(x)`"}
+        {"kind":"value","name":"x","value":1,"from":{"statement":1,"source":"-e","line":1,"column":1}}
+        {"kind":"error","code":"missing-parentheses","message":"`sin` is a function: call it with parentheses","line":1,"column":8,"source":"-e","help":"write `sin(x)`","from":{"statement":2,"source":"-e","line":1,"column":8}}
     "#]].assert_eq(&stdout_of(&output));
 }
 

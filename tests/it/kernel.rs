@@ -1,4 +1,4 @@
-//! JSON for programs (docs/json.md): the `statement` every event carries, the
+//! JSON for programs (docs/json.md): the `from` every event carries, the
 //! `code` of every error, and line mode (`--lines`), in which another program
 //! writes a line and reads its events before it writes the next.
 
@@ -37,13 +37,13 @@ fn every_event_names_the_statement_it_came_from() {
         "",
     );
     expect![[r#"
-        {"kind":"value","name":"x","value":2,"statement":{"number":1,"source":"-e #1","line":1,"column":1}}
-        {"kind":"value","name":"y","value":3,"statement":{"number":2,"source":"-e #1","line":1,"column":8}}
-        {"kind":"value","name":"z","value":6,"statement":{"number":3,"source":"-e #1","line":2,"column":1}}
-        {"kind":"grad","of":"z","wrt":"x","value":3,"statement":{"number":4,"source":"-e #1","line":2,"column":10}}
-        {"kind":"grad","of":"z","wrt":"y","value":2,"statement":{"number":4,"source":"-e #1","line":2,"column":10}}
-        {"kind":"error","code":"unknown-name","message":"unknown name `w`","line":1,"column":1,"source":"-e #2","help":"assign it first, e.g. `w = 1`","statement":{"number":5,"source":"-e #2","line":1,"column":1}}
-        {"kind":"value","value":2,"statement":{"number":6,"source":"-e #2","line":1,"column":8}}
+        {"kind":"value","name":"x","value":2,"from":{"statement":1,"source":"-e #1","line":1,"column":1}}
+        {"kind":"value","name":"y","value":3,"from":{"statement":2,"source":"-e #1","line":1,"column":8}}
+        {"kind":"value","name":"z","value":6,"from":{"statement":3,"source":"-e #1","line":2,"column":1}}
+        {"kind":"grad","of":"z","wrt":"x","value":3,"from":{"statement":4,"source":"-e #1","line":2,"column":10}}
+        {"kind":"grad","of":"z","wrt":"y","value":2,"from":{"statement":4,"source":"-e #1","line":2,"column":10}}
+        {"kind":"error","code":"unknown-name","message":"unknown name `w`","line":1,"column":1,"source":"-e #2","help":"assign it first, e.g. `w = 1`","from":{"statement":5,"source":"-e #2","line":1,"column":1}}
+        {"kind":"value","value":2,"from":{"statement":6,"source":"-e #2","line":1,"column":8}}
     "#]]
     .assert_eq(&out);
 }
@@ -59,11 +59,11 @@ fn a_loaded_file_counts_on_and_names_itself() {
         .unwrap();
     // The warning's own line and column point at `a/0`; its statement at `b`.
     expect![[r#"
-        {"kind":"value","name":"x","value":1,"statement":{"number":1,"source":"-e","line":1,"column":1}}
-        {"kind":"value","name":"a","value":1,"statement":{"number":3,"source":"inner.calc","line":1,"column":1}}
-        {"kind":"warning","message":"division by zero gives inf","line":3,"column":7,"source":"inner.calc","statement":{"number":4,"source":"inner.calc","line":3,"column":3}}
-        {"kind":"value","name":"b","value":"inf","statement":{"number":4,"source":"inner.calc","line":3,"column":3}}
-        {"kind":"value","value":1,"statement":{"number":5,"source":"-e","line":1,"column":25}}
+        {"kind":"value","name":"x","value":1,"from":{"statement":1,"source":"-e","line":1,"column":1}}
+        {"kind":"value","name":"a","value":1,"from":{"statement":3,"source":"inner.calc","line":1,"column":1}}
+        {"kind":"warning","message":"division by zero gives inf","line":3,"column":7,"source":"inner.calc","from":{"statement":4,"source":"inner.calc","line":3,"column":3}}
+        {"kind":"value","name":"b","value":"inf","from":{"statement":4,"source":"inner.calc","line":3,"column":3}}
+        {"kind":"value","value":1,"from":{"statement":5,"source":"-e","line":1,"column":26}}
     "#]]
     .assert_eq(&stdout_of(&output));
 }
@@ -118,7 +118,7 @@ fn every_error_has_a_stable_code() {
         ":load nowhere",
         ":save /no/s.calc",
     ]));
-    let deep = format!("{}1{}", "(".repeat(300), ")".repeat(300));
+    let deep = format!("{}1{}", "(".repeat(1001), ")".repeat(1001));
     assert_eq!(codes(&[&deep]).split_whitespace().last(), Some("limit"));
     // Before any statement: no line, column or statement.
     expect![[r#"
@@ -184,7 +184,7 @@ impl Kernel {
 fn line_mode_answers_each_line_before_the_next_is_written() {
     let mut kernel = Kernel::start();
     expect![[r#"
-        {"kind":"value","name":"x","value":3,"statement":{"number":1,"source":"<stdin>","line":1,"column":1}}
+        {"kind":"value","name":"x","value":3,"from":{"statement":1,"source":"<stdin>","line":1,"column":1}}
         {"kind":"ready","line":1,"pending":false}
     "#]]
     .assert_eq(&kernel.run("x = 3"));
@@ -199,23 +199,23 @@ fn line_mode_answers_each_line_before_the_next_is_written() {
     .assert_eq(&kernel.run("y = (x^2"));
     // d/dx x^3 = 3x^2 = 27 at x = 3; x^3 = 27 too, and 3^2 = 9.
     expect![[r#"
-        {"kind":"value","name":"y","value":27,"statement":{"number":2,"source":"<stdin>","line":3,"column":1}}
+        {"kind":"value","name":"y","value":27,"from":{"statement":2,"source":"<stdin>","line":3,"column":1}}
         {"kind":"ready","line":4,"pending":false}
     "#]]
     .assert_eq(&kernel.run("  *x)"));
     expect![[r#"
-        {"kind":"grad","of":"y","wrt":"x","value":27,"statement":{"number":3,"source":"<stdin>","line":5,"column":1}}
+        {"kind":"grad","of":"y","wrt":"x","value":27,"from":{"statement":3,"source":"<stdin>","line":5,"column":1}}
         {"kind":"ready","line":5,"pending":false}
     "#]]
     .assert_eq(&kernel.run(":grad"));
     // An error does not end the run; its line is the line of the input.
     expect![[r#"
-        {"kind":"error","code":"unknown-name","message":"unknown name `z`","line":6,"column":5,"source":"<stdin>","help":"assign it first, e.g. `z = 1`","statement":{"number":4,"source":"<stdin>","line":6,"column":1}}
+        {"kind":"error","code":"unknown-name","message":"unknown name `z`","line":6,"column":5,"source":"<stdin>","help":"assign it first, e.g. `z = 1`","from":{"statement":4,"source":"<stdin>","line":6,"column":1}}
         {"kind":"ready","line":6,"pending":false}
     "#]]
     .assert_eq(&kernel.run("x + z"));
     expect![[r#"
-        {"kind":"value","value":9,"statement":{"number":5,"source":"<stdin>","line":7,"column":1}}
+        {"kind":"value","value":9,"from":{"statement":5,"source":"<stdin>","line":7,"column":1}}
         {"kind":"ready","line":7,"pending":false}
     "#]]
     .assert_eq(&kernel.run("x^2"));

@@ -118,6 +118,26 @@ impl Repl {
         self.expect_while(text, |_| ())
     }
 
+    /// Waits until one of `texts` has been printed since the last match (the
+    /// first printed wins) and returns everything printed up to and
+    /// including it; fails as [`Repl::expect`] does.
+    pub fn expect_any(&mut self, texts: &[&str]) -> String {
+        let started = Instant::now();
+        loop {
+            let first = texts
+                .iter()
+                .filter_map(|text| find(&self.unread, text.as_bytes()).map(|at| at + text.len()))
+                .min();
+            if let Some(end) = first {
+                let seen: Vec<u8> = self.unread.drain(..end).collect();
+                return String::from_utf8_lossy(&seen).into_owned();
+            }
+            if !self.read_more() || started.elapsed() > CEILING {
+                self.fail(&format!("expected one of {texts:?}"));
+            }
+        }
+    }
+
     /// [`Repl::expect`], calling `meanwhile` each time it looks again.
     fn expect_while(&mut self, text: &str, mut meanwhile: impl FnMut(&mut Repl)) -> String {
         let needle = text.as_bytes();

@@ -779,3 +779,54 @@ fn a_statement_typed_after_q_at_the_step_prompt_is_not_lost_unseen() {
     repl.line(":grad b", "∂z/∂b = 2");
     repl.leave();
 }
+
+/// `grad(grad(…grad(y, x)…, x), x)` nested `depth` deep.
+fn nested_grad(depth: usize) -> String {
+    (0..depth).fold("y".to_string(), |inner, _| format!("grad({inner}, x)"))
+}
+
+#[test]
+fn a_pasted_nested_grad_line_is_not_previewed_and_the_editor_answers() {
+    // The preview runs on every key; this line would build billions of nodes
+    // (it froze the screen and aborted at 3.3 GB). Pasted without Enter, the
+    // line is shown, Ctrl-C (a key in the editor) drops it, and the session
+    // goes on: x + 1 = 1.5.
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 0.5; y = tanh(x)*sin(x)", "y = ");
+    repl.prompt();
+    // The line ends in a mark seen once the whole paste is on the screen.
+    repl.send(&format!("{} + 12345", nested_grad(18)));
+    repl.expect("+ 12345");
+    repl.ctrl_c();
+    repl.prompt();
+    repl.line("x + 1", "1.5");
+    repl.leave();
+}
+
+#[test]
+fn nested_grad_and_a_repeat_of_grad_end_and_the_session_goes_on() {
+    // Each statement would build millions of nodes (13.5 M for 14 levels, 24 s;
+    // the repeat took 7.8 s to stop on Ctrl-C): the derivative node budget
+    // refuses it, or Ctrl-C stops it first. Either way it ends with its
+    // answer, and x, y and the next statements are as before.
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 0.5; y = tanh(x)*sin(x)", "y = ");
+    repl.line("g = y", "g = ");
+    for statement in [
+        format!("h = {}", nested_grad(14)),
+        ":repeat 30 g = grad(g, x)".to_string(),
+    ] {
+        repl.prompt();
+        repl.send_line(&statement);
+        repl.ctrl_c();
+        repl.expect_any(&["interrupted", "builds more than"]);
+    }
+    repl.prompt();
+    // d/dx (tanh(x) sin(x)) at 0.5 = sech²(0.5)·sin(0.5) + tanh(0.5)·cos(0.5)
+    // = 0.78644773…·0.47942554… + 0.46211716…·0.87758256… = 0.782589086722…
+    repl.line("grad(y, x)", "0.7825890867");
+    repl.line("x + 1", "1.5");
+    repl.leave();
+}

@@ -176,16 +176,16 @@ fn json_golden_matches_the_documented_kinds_and_fields() {
     let mut seen = std::collections::BTreeMap::new();
     for mut value in every_event_json() {
         let kind = value["kind"].as_str().expect("a kind").to_string();
-        // `statement` is every event's, documented once above the table.
-        if let Some(statement) = value.as_object_mut().and_then(|v| v.remove("statement")) {
-            let fields: Vec<&String> = statement.as_object().expect("an object").keys().collect();
-            assert_eq!(fields, ["number", "source", "line", "column"], "{kind}");
+        // `from` is every event's, documented once above the table.
+        if let Some(from) = value.as_object_mut().and_then(|v| v.remove("from")) {
+            let fields: Vec<&String> = from.as_object().expect("an object").keys().collect();
+            assert_eq!(fields, ["statement", "source", "line", "column"], "{kind}");
         } else {
-            assert!(kind == "ready", "`{kind}` has no `statement`");
+            assert!(kind == "ready", "`{kind}` has no `from`");
         }
         keys(&value, seen.entry(kind).or_default());
     }
-    assert!(docs.contains("carries `statement`: `{number, source,\nline, column}`"));
+    assert!(docs.contains("carries `from`: `{statement, source, line,\ncolumn}`"));
     let documented_kinds: Vec<&String> = documented.keys().collect();
     let seen_kinds: Vec<&String> = seen.keys().collect();
     assert_eq!(
