@@ -34,7 +34,7 @@ impl Graph {
     /// same order: operands have smaller ids than their node, so no node below
     /// `min` leads back above it, and the search visits the nodes kept as the
     /// full search does. The derivatives with respect to nodes `≥ min` flow
-    /// only through these nodes, so it is all [`Graph::derivative_graph`]
+    /// only through these nodes, so it is all [`Graph::grad`]
     /// needs with `min` the smallest node differentiated with respect to.
     ///
     /// Ctrl-C stops it early as it does [`Graph::topo_order`].

@@ -33,7 +33,7 @@ pub struct Call {
     /// The node the call returned (an argument itself for `f(x) = x`); `None`
     /// once a collection dropped it.
     pub output: Option<NodeId>,
-    /// The call whose body made this call (an index into [`Calls::list`]).
+    /// The call whose body made this call (an index into the list of calls, [`Session::calls`](super::Session::calls)).
     pub parent: Option<usize>,
     /// The graph's length when the call began: its nodes are at or above it.
     first: NodeId,

@@ -25,14 +25,14 @@ impl Session {
     /// removed again and its events (warnings) are dropped. Compound assignments,
     /// definitions and commands are not previewed, nor a line whose calls would
     /// build more than `PREVIEW_NODES` (20 000) nodes, nor one whose evaluation
-    /// takes more than [`PREVIEW_TIME`] (8 ms of CPU time: a derivative
+    /// takes more than `PREVIEW_TIME` (8 ms of CPU time: a derivative
     /// through a graph of 10⁶ nodes, `grad` nested 18 deep).
     pub fn preview(&mut self, line: &str) -> Option<f64> {
         self.preview_within(line, PREVIEW_TIME)
     }
 
     /// [`Session::preview`] with `budget` of CPU time instead of
-    /// [`PREVIEW_TIME`] (the node budget is the same).
+    /// `PREVIEW_TIME` (the node budget is the same).
     pub fn preview_within(&mut self, line: &str, budget: Duration) -> Option<f64> {
         if line.trim().is_empty() || syntax::needs_more_input(line) {
             return None;
