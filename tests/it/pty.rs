@@ -132,8 +132,14 @@ impl Repl {
                 let seen: Vec<u8> = self.unread.drain(..end).collect();
                 return String::from_utf8_lossy(&seen).into_owned();
             }
-            if !self.read_more() || started.elapsed() > CEILING {
-                self.fail(&format!("expected one of {texts:?}"));
+            let ended = !self.read_more();
+            if ended || started.elapsed() > CEILING {
+                let why = if ended {
+                    "the program ended"
+                } else {
+                    "the ceiling passed"
+                };
+                self.fail(&format!("expected one of {texts:?}, but {why}"));
             }
         }
     }
@@ -191,10 +197,45 @@ impl Repl {
             let chars: Vec<char> = screen.chars().collect();
             chars[chars.len().saturating_sub(4000)..].iter().collect()
         };
+        let process = self.process_state();
         panic!(
-            "{message}\nlast typed: {:?}\nthe screen since the last match:\n{tail}\n(end of screen)",
+            "{message}\nlast typed: {:?}\nthe screen since the last match:\n{tail}\n(end of screen)\n{process}",
             self.typed
         );
+    }
+
+    /// What the program was doing when a wait failed, for the failure
+    /// message: each thread's state and kernel wait channel (`S pipe_read`,
+    /// `R`, `T` for stopped) from /proc, its CPU time, and whether the
+    /// terminal was in line mode or in the line editor's raw mode.
+    fn process_state(&self) -> String {
+        let pid = self.pid();
+        let mut lines = vec![format!(
+            "process {pid}: CPU time {:?}, terminal in {}",
+            util::cpu_time(pid),
+            if self.in_line_mode() {
+                "line mode"
+            } else {
+                "raw mode"
+            }
+        )];
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
+        for task in tasks.into_iter().flatten().flatten() {
+            let dir = task.path();
+            let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+            let stat = read("stat");
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, after)| after.split_whitespace().next().map(str::to_string))
+                .unwrap_or_default();
+            lines.push(format!(
+                "  thread {} ({}): state {state}, waiting in {}",
+                task.file_name().to_string_lossy(),
+                read("comm").trim(),
+                read("wchan").trim()
+            ));
+        }
+        lines.join("\n")
     }
 
     /// Waits until a statement is running and has done `work` of CPU time:
