@@ -102,34 +102,28 @@ pub(super) fn convert_error(
         }
     };
 
-    // The token before the error, and the brackets open there (true = a call's).
-    let mut third: Option<Token> = None;
-    let mut before_prev: Option<Token> = None;
-    let mut prev: Option<Token> = None;
-    let mut brackets: Vec<bool> = Vec::new();
-    for token in Lexer::new(text) {
-        if token.start >= pos {
-            break;
-        }
-        match token.kind {
-            TokenKind::Newline => continue,
-            TokenKind::LParen => brackets
-                .push(prev.is_some_and(|p| matches!(p.kind, TokenKind::Name | TokenKind::Prime))),
-            TokenKind::RParen => {
-                brackets.pop();
-            }
-            _ => {}
-        }
-        third = before_prev;
-        before_prev = prev;
-        prev = Some(token);
-    }
+    let before = TokensBefore::scan(text, pos);
     let found_token = Lexer::starting_at(text, pos).find(|t| t.kind != TokenKind::Newline);
     // The grammar may stop inside a token: at the `=` of `+=` in `x=2 y+=3`.
-    let misread = match prev {
-        Some(p) if p.end > pos => misreading(text, offset, third, before_prev, p, &brackets),
-        _ => found_token
-            .and_then(|found| misreading(text, offset, before_prev, prev, found, &brackets)),
+    let misread = match before.prev {
+        Some(p) if p.end > pos => misreading(
+            text,
+            offset,
+            before.third,
+            before.before_prev,
+            p,
+            &before.brackets,
+        ),
+        _ => found_token.and_then(|found| {
+            misreading(
+                text,
+                offset,
+                before.before_prev,
+                before.prev,
+                found,
+                &before.brackets,
+            )
+        }),
     };
     if !is_command && let Some(error) = misread {
         return error;
@@ -149,14 +143,80 @@ pub(super) fn convert_error(
             (Span::new(offset + t.start, offset + t.end), found)
         }
     };
-    let prev_text = prev.map(|p| &text[p.start..p.end]);
+    let expected = expected_text(positives, &before, text, is_command);
+    let help = found_token.and_then(|t| help_text(t, &before, &expected, text, is_command));
+    SyntaxError::Unexpected {
+        span,
+        expected,
+        found,
+        help,
+    }
+}
+
+/// The tokens before a parse error: the last three (newlines skipped) and
+/// the brackets open there (true = a call's).
+struct TokensBefore {
+    third: Option<Token>,
+    before_prev: Option<Token>,
+    prev: Option<Token>,
+    brackets: Vec<bool>,
+}
+
+impl TokensBefore {
+    /// Scans `text` up to byte `pos`.
+    fn scan(text: &str, pos: usize) -> TokensBefore {
+        let mut third: Option<Token> = None;
+        let mut before_prev: Option<Token> = None;
+        let mut prev: Option<Token> = None;
+        let mut brackets: Vec<bool> = Vec::new();
+        for token in Lexer::new(text) {
+            if token.start >= pos {
+                break;
+            }
+            match token.kind {
+                TokenKind::Newline => continue,
+                TokenKind::LParen => brackets.push(
+                    prev.is_some_and(|p| matches!(p.kind, TokenKind::Name | TokenKind::Prime)),
+                ),
+                TokenKind::RParen => {
+                    brackets.pop();
+                }
+                _ => {}
+            }
+            third = before_prev;
+            before_prev = prev;
+            prev = Some(token);
+        }
+        TokensBefore {
+            third,
+            before_prev,
+            prev,
+            brackets,
+        }
+    }
+
+    /// The text of the token right before the error.
+    fn prev_text<'t>(&self, text: &'t str) -> Option<&'t str> {
+        self.prev.map(|p| &text[p.start..p.end])
+    }
+}
+
+/// What the parser expected where it stopped, in words (`an operand after
+/// `+``), from pest's `positives`.
+fn expected_text(
+    positives: &[Rule],
+    before: &TokensBefore,
+    text: &str,
+    is_command: bool,
+) -> String {
+    let prev = before.prev;
+    let prev_text = before.prev_text(text);
     let after = |what: &str| match prev_text {
         Some(p) => format!("{what} after `{p}`"),
         None => what.to_string(),
     };
-
     let wants = |rules: &[Rule]| positives.iter().any(|r| rules.contains(r));
-    let expected = if is_command {
+    if is_command {
         if wants(&[Rule::word]) {
             after("a word")
         } else if wants(&[Rule::name]) && prev.is_some_and(|p| p.kind == TokenKind::Colon) {
@@ -186,7 +246,7 @@ pub(super) fn convert_error(
         Rule::assign_op,
         Rule::EOI,
     ]) {
-        match brackets.last() {
+        match before.brackets.last() {
             Some(true) => "an operator, `,` or `)`".to_string(),
             Some(false) => "an operator or `)`".to_string(),
             None => "an operator or the end of the statement".to_string(),
@@ -198,85 +258,88 @@ pub(super) fn convert_error(
     } else {
         let names: Vec<String> = positives.iter().map(|r| format!("{r:?}")).collect();
         names.join(" or ")
-    };
+    }
+}
 
-    let help = found_token.and_then(|t| {
-        let s = &text[t.start..t.end];
-        let operand_like = matches!(
-            t.kind,
-            TokenKind::Name | TokenKind::Number | TokenKind::LParen
-        );
-        match t.kind {
-            TokenKind::LParen if is_command => Some(format!(
-                "commands take words, not brackets: `{}`",
-                command_words(text)
-            )),
-            _ if is_command => None,
-            // `7 mod 2`: the grammar read `7 mod` as a product and stopped at `2`.
-            _ if prev_text == Some("mod") => Some(REMAINDER_HINT.replace('%', "mod")),
-            // `x²(x+1)` or `sin²(x)`: a product wants `*`; the power of a call
-            // comes after the call.
-            TokenKind::LParen if prev.is_some_and(|p| p.kind == TokenKind::Superscript) => {
-                let power = prev_text.unwrap_or("²");
-                Some(format!(
-                    "use `*` to multiply: `…{power}*(…)`; the power of a call comes after it: `sin(x){power}`"
-                ))
-            }
-            _ if expected.starts_with("an operator") && operand_like => match prev {
-                Some(p) if matches!(p.kind, TokenKind::Name | TokenKind::Number) => Some(format!(
-                    "use `*` to multiply: `{}*{s}`",
-                    &text[p.start..p.end]
-                )),
-                _ => Some("use `*` to multiply".to_string()),
-            },
-            TokenKind::Op(Operator::Eq | Operator::PlusEq | Operator::MinusEq)
-            | TokenKind::Op(Operator::StarEq | Operator::SlashEq | Operator::ColonEq)
-                if brackets.is_empty() =>
-            {
-                Some(
-                    "only a name, or a function head like `f(x, y)`, can stand left of `=`"
-                        .to_string(),
-                )
-            }
-            TokenKind::Superscript => {
-                Some("write a superscript power right after its operand: `x²`".to_string())
-            }
-            TokenKind::Comma if brackets.is_empty() => Some(
-                match quoted_fix(text, t.start, t.end, ";") {
-                    Some(fix) => format!("separate statements with `;`: `{fix}`"),
-                    None => "separate statements with `;`".to_string(),
-                },
-            ),
-            TokenKind::Prime => Some(format!(
-                "`f'(a)` is the derivative of a one-argument function at a; for a variable write `grad({}, x)` or `:grad`",
-                prev_text.unwrap_or("y")
-            )),
-            TokenKind::Other => match s {
-                "%" => Some(REMAINDER_HINT.to_string()),
-                "°" => Some(format!(
-                    "angles are in radians: write `{}*pi/180`",
-                    prev_text.unwrap_or("x")
-                )),
-                "|" => Some("write `abs(x)` for |x|".to_string()),
-                "!" => Some(
-                    "`!` is not an operator: gradcalc has no factorial; write the product, e.g. `4*3*2*1`"
-                        .to_string(),
-                ),
-                "∛" => Some("write `cbrt(x)` for the cube root ∛x".to_string()),
-                "⁻" | "⁺" => {
-                    Some("a superscript sign needs digits after it: `x⁻¹`".to_string())
-                }
-                _ => None,
-            },
-            _ => None,
+/// A fix for the error at token `t`, where one is known: `*` for a product,
+/// `;` between statements, radians for degrees, words for a command's call.
+fn help_text(
+    t: Token,
+    before: &TokensBefore,
+    expected: &str,
+    text: &str,
+    is_command: bool,
+) -> Option<String> {
+    let prev = before.prev;
+    let prev_text = before.prev_text(text);
+    let s = &text[t.start..t.end];
+    let operand_like = matches!(
+        t.kind,
+        TokenKind::Name | TokenKind::Number | TokenKind::LParen
+    );
+    match t.kind {
+        TokenKind::LParen if is_command => Some(format!(
+            "commands take words, not brackets: `{}`",
+            command_words(text)
+        )),
+        _ if is_command => None,
+        // `7 mod 2`: the grammar read `7 mod` as a product and stopped at `2`.
+        _ if prev_text == Some("mod") => Some(REMAINDER_HINT.replace('%', "mod")),
+        // `x²(x+1)` or `sin²(x)`: a product wants `*`; the power of a call
+        // comes after the call.
+        TokenKind::LParen if prev.is_some_and(|p| p.kind == TokenKind::Superscript) => {
+            let power = prev_text.unwrap_or("²");
+            Some(format!(
+                "use `*` to multiply: `…{power}*(…)`; the power of a call comes after it: `sin(x){power}`"
+            ))
         }
-    });
-
-    SyntaxError::Unexpected {
-        span,
-        expected,
-        found,
-        help,
+        _ if expected.starts_with("an operator") && operand_like => match prev {
+            Some(p) if matches!(p.kind, TokenKind::Name | TokenKind::Number) => Some(format!(
+                "use `*` to multiply: `{}*{s}`",
+                &text[p.start..p.end]
+            )),
+            _ => Some("use `*` to multiply".to_string()),
+        },
+        TokenKind::Op(Operator::Eq | Operator::PlusEq | Operator::MinusEq)
+        | TokenKind::Op(Operator::StarEq | Operator::SlashEq | Operator::ColonEq)
+            if before.brackets.is_empty() =>
+        {
+            Some(
+                "only a name, or a function head like `f(x, y)`, can stand left of `=`"
+                    .to_string(),
+            )
+        }
+        TokenKind::Superscript => {
+            Some("write a superscript power right after its operand: `x²`".to_string())
+        }
+        TokenKind::Comma if before.brackets.is_empty() => Some(
+            match quoted_fix(text, t.start, t.end, ";") {
+                Some(fix) => format!("separate statements with `;`: `{fix}`"),
+                None => "separate statements with `;`".to_string(),
+            },
+        ),
+        TokenKind::Prime => Some(format!(
+            "`f'(a)` is the derivative of a one-argument function at a; for a variable write `grad({}, x)` or `:grad`",
+            prev_text.unwrap_or("y")
+        )),
+        TokenKind::Other => match s {
+            "%" => Some(REMAINDER_HINT.to_string()),
+            "°" => Some(format!(
+                "angles are in radians: write `{}*pi/180`",
+                prev_text.unwrap_or("x")
+            )),
+            "|" => Some("write `abs(x)` for |x|".to_string()),
+            "!" => Some(
+                "`!` is not an operator: gradcalc has no factorial; write the product, e.g. `4*3*2*1`"
+                    .to_string(),
+            ),
+            "∛" => Some("write `cbrt(x)` for the cube root ∛x".to_string()),
+            "⁻" | "⁺" => {
+                Some("a superscript sign needs digits after it: `x⁻¹`".to_string())
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -51,6 +51,7 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         }
         let after_number = prev.is_some_and(|p| p.kind == TokenKind::Number);
         let prev_ends_operand = prev.is_some_and(|p| p.kind.ends_operand());
+        let at_top = levels.is_empty();
         let level = match levels.last_mut() {
             Some((level, _)) => level,
             None => &mut top,
@@ -61,28 +62,14 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         if problem.is_none() {
             problem = exponents.see(text, offset, prev, token);
         }
+        if problem.is_none() {
+            problem = lexical_problem(text, offset, prev, token, at_top);
+        }
         let mut reset = false;
         match kind {
-            TokenKind::Number if problem.is_none() => {
-                problem = check_number(text, &token, at(&token));
-            }
-            TokenKind::Name => {
-                if after_number {
-                    level.chain += 1;
-                    nesting += 1;
-                }
-                if let Some(number) = prev.filter(|p| p.kind == TokenKind::Number)
-                    && number.end == token.start
-                    && &text[token.start..token.end] == "e"
-                    && problem.is_none()
-                {
-                    problem = Some(number_then_e(text, offset, number, token));
-                }
-                if let Some(p) = prev.filter(|p| p.kind == TokenKind::Name)
-                    && problem.is_none()
-                {
-                    problem = Some(adjacent_names(text, offset, p, token, levels.is_empty()));
-                }
+            TokenKind::Name if after_number => {
+                level.chain += 1;
+                nesting += 1;
             }
             TokenKind::LParen => {
                 if after_number {
@@ -111,29 +98,11 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                 level.signs += 1;
                 nesting += 1;
             }
-            TokenKind::Superscript
-                if problem.is_none()
-                    && superscript_value(&text[token.start..token.end]).is_infinite() =>
-            {
-                problem = Some(SyntaxError::NumberOverflow {
-                    span: at(&token),
-                    text: text[token.start..token.end].to_string(),
-                });
-            }
             TokenKind::Op(Operator::Caret | Operator::StarStar) => {
                 level.chain += 1;
                 nesting += 1;
             }
             TokenKind::Op(_) | TokenKind::Comma => reset = true,
-            TokenKind::Other if problem.is_none() => {
-                if let Some(bracket @ ('[' | ']' | '{' | '}')) = text[token.start..].chars().next()
-                {
-                    problem = Some(SyntaxError::WrongBracket {
-                        span: at(&token),
-                        bracket,
-                    });
-                }
-            }
             _ => {}
         }
         if reset {
@@ -157,26 +126,74 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         problem = comparison(text, offset, prev, None);
     }
     if let Some(&(_, open)) = levels.last() {
-        let start = offset + open;
-        // A `]` or `}` after the `(` is most likely meant to close it: that is
-        // the mistake to show (`(1 + ]`), not the `(` left open.
-        let wrong_close = matches!(
-            problem,
-            Some(SyntaxError::WrongBracket {
-                bracket: ']' | '}',
-                ..
-            })
-        );
-        if !wrong_close && problem.as_ref().is_none_or(|p| start < p.span().start) {
-            problem = Some(SyntaxError::UnclosedParen {
-                span: Span::new(start, start + 1),
-            });
-        }
+        problem = first_of_unclosed(problem, offset + open);
     }
     Ok(Scan {
         problem,
         max_nesting,
     })
+}
+
+/// `problem`, or the `(` left open at byte `start` when that comes first in
+/// the text. A `]` or `}` after the `(` is most likely meant to close it:
+/// that is the mistake to show (`(1 + ]`), not the `(` left open.
+fn first_of_unclosed(problem: Option<SyntaxError>, start: usize) -> Option<SyntaxError> {
+    let wrong_close = matches!(
+        problem,
+        Some(SyntaxError::WrongBracket {
+            bracket: ']' | '}',
+            ..
+        })
+    );
+    if !wrong_close && problem.as_ref().is_none_or(|p| start < p.span().start) {
+        return Some(SyntaxError::UnclosedParen {
+            span: Span::new(start, start + 1),
+        });
+    }
+    problem
+}
+
+/// The problem a single token shows by itself, with `prev` the token before
+/// it (`at_top`: outside every bracket): a malformed or out-of-range number
+/// or superscript, `2e` glued to a name, two names side by side, a `[` or `{`
+/// used as a bracket.
+fn lexical_problem(
+    text: &str,
+    offset: usize,
+    prev: Option<Token>,
+    token: Token,
+    at_top: bool,
+) -> Option<SyntaxError> {
+    let at = |t: &Token| Span::new(offset + t.start, offset + t.end);
+    match token.kind {
+        TokenKind::Number => check_number(text, &token, at(&token)),
+        TokenKind::Name => {
+            if let Some(number) = prev.filter(|p| p.kind == TokenKind::Number)
+                && number.end == token.start
+                && &text[token.start..token.end] == "e"
+            {
+                return Some(number_then_e(text, offset, number, token));
+            }
+            let p = prev.filter(|p| p.kind == TokenKind::Name)?;
+            Some(adjacent_names(text, offset, p, token, at_top))
+        }
+        TokenKind::Superscript
+            if superscript_value(&text[token.start..token.end]).is_infinite() =>
+        {
+            Some(SyntaxError::NumberOverflow {
+                span: at(&token),
+                text: text[token.start..token.end].to_string(),
+            })
+        }
+        TokenKind::Other => match text[token.start..].chars().next() {
+            Some(bracket @ ('[' | ']' | '{' | '}')) => Some(SyntaxError::WrongBracket {
+                span: at(&token),
+                bracket,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A comparison operator ending at `prev` (`<`, `≤`, …) or at `token` (`==`,
