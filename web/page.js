@@ -307,7 +307,10 @@ var GradcalcView = (function () {
   };
 
   // Follows a `:serve` page's server-sent events: each brings a whole model
-  // (and the `:step` position, if one is being shown).
+  // (and the `:step` position, if one is being shown). A dropped stream is
+  // retried by the browser; one the browser gives up on (an error answer, a
+  // failed connection) is opened again a second later, for as long as the
+  // page is open, so the view comes back by itself when gradcalc answers.
   View.prototype.follow = function (path) {
     var self = this;
     var source = new EventSource(path);
@@ -318,6 +321,10 @@ var GradcalcView = (function () {
     });
     source.addEventListener("error", function () {
       self.status.textContent = "(gradcalc is not answering: the view shows the last state)";
+      if (source.readyState === EventSource.CLOSED) {
+        source.close();
+        setTimeout(function () { self.follow(path); }, 1000);
+      }
     });
   };
 

@@ -562,26 +562,10 @@ fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
     let Some(mut browser) = Browser::start("`:serve` in Chromium") else {
         return;
     };
-    let port = {
-        let probe = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
-        probe.local_addr().unwrap().port()
-    };
+    let port = free_port();
     let state = tempfile::tempdir().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
-    command
-        .env("XDG_STATE_HOME", state.path())
-        .env_remove("GRADCALC_HISTORY")
-        .env("NO_COLOR", "1")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "xterm");
-    let mut repl = expectrl::Session::spawn(command).expect("spawn gradcalc on a pty");
-    repl.set_expect_timeout(Some(CEILING));
-    let mut line = |text: &str, reply: &str| {
-        use expectrl::Expect;
-        repl.send_line(text).unwrap();
-        repl.expect(reply)
-            .unwrap_or_else(|e| panic!("after {text:?}, expected {reply:?}: {e}"));
-    };
+    let mut repl = served_repl(state.path());
+    let mut line = |text: &str, reply: &str| answer(&mut repl, text, reply);
     line(
         &format!(":serve {port}"),
         "serving the live page at http://127.0.0.1:",
@@ -609,4 +593,134 @@ fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
     drop(browser);
     line("z = y + 1", "z = 9");
     line(":serve stop", "stopped serving");
+}
+
+/// A port free on 127.0.0.1 now.
+fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+/// gradcalc's REPL on a pseudo-terminal, its history under `state`.
+fn served_repl(state: &Path) -> expectrl::session::OsSession {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
+    command
+        .env("XDG_STATE_HOME", state)
+        .env_remove("GRADCALC_HISTORY")
+        .env("NO_COLOR", "1")
+        .env("LC_ALL", "C.UTF-8")
+        .env("TERM", "xterm");
+    let mut repl = expectrl::Session::spawn(command).expect("spawn gradcalc on a pty");
+    repl.set_expect_timeout(Some(CEILING));
+    repl
+}
+
+/// Types `text` and Enter into `repl` and waits for `reply`.
+fn answer(repl: &mut expectrl::session::OsSession, text: &str, reply: &str) {
+    use expectrl::Expect;
+    repl.send_line(text).unwrap();
+    repl.expect(reply)
+        .unwrap_or_else(|e| panic!("after {text:?}, expected {reply:?}: {e}"));
+}
+
+#[test]
+fn a_served_page_comes_back_when_serving_starts_again() {
+    // The lecturer stops serving (or gradcalc is restarted) and serves again
+    // on the same port: the open page says gradcalc is not answering, keeps
+    // the last state, and shows the new one once it answers, without a reload.
+    let Some(mut browser) = Browser::start("`:serve` again in Chromium") else {
+        return;
+    };
+    let port = free_port();
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = served_repl(state.path());
+    let mut line = |text: &str, reply: &str| answer(&mut repl, text, reply);
+    line(
+        &format!(":serve {port}"),
+        "serving the live page at http://127.0.0.1:",
+    );
+    line("x = 3; y = x^3", "y = 27");
+    browser.open(
+        &format!("http://127.0.0.1:{port}/"),
+        (1280, 720),
+        "document.querySelector('.gc-title').textContent === 'gradcalc: y'",
+    );
+    line(":serve stop", "stopped serving");
+    // Meanwhile another program answers on the port with an error, which makes
+    // a browser's event stream give up for good (the HTML standard's "fail
+    // the connection"): the page must open it again by itself.
+    let refused = refuse_with_503(port);
+    browser.wait_for("document.querySelector('.gc-status').textContent.includes('not answering')");
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-title').textContent"),
+        json!("gradcalc: y")
+    );
+    // 27 + 1, typed while gradcalc serves nothing.
+    line("z = y + 1", "z = 28");
+    refused.stop_after_one();
+    line(
+        &format!(":serve {port}"),
+        "serving the live page at http://127.0.0.1:",
+    );
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: z'");
+    browser.wait_for("document.querySelector('.gc-graph').textContent.includes('value 28')");
+    line(":serve stop", "stopped serving");
+}
+
+/// A stand-in server on 127.0.0.1:`port` answering every request with
+/// `503 Service Unavailable`, until stopped.
+struct Refuser {
+    port: u16,
+    answered: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+fn refuse_with_503(port: u16) -> Refuser {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind the freed port");
+    let answered = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (count, stopping) = (Arc::clone(&answered), Arc::clone(&stop));
+    let thread = std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let _ = stream.write_all(
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    Refuser {
+        port,
+        answered,
+        stop,
+        thread,
+    }
+}
+
+impl Refuser {
+    /// Waits until the stand-in has answered a request (the page's stream
+    /// asking again), then frees the port.
+    fn stop_after_one(self) {
+        use std::sync::atomic::Ordering;
+        let started = Instant::now();
+        while self.answered.load(Ordering::SeqCst) == 0 {
+            assert!(
+                started.elapsed() < CEILING,
+                "the page never asked the port again"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so that it sees the flag and drops the listener.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        self.thread.join().unwrap();
+    }
 }
