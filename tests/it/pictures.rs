@@ -959,3 +959,26 @@ fn step_slides_show_the_sum_so_far_at_a_fan_out() {
     let (_, _, grad, _) = done.values.iter().find(|v| v.0 == "b").unwrap();
     assert_eq!(*grad, Some(5.0));
 }
+
+/// `--expand=CALL` draws that call node by node and the others as boxes.
+#[test]
+fn one_named_call_is_drawn_node_by_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::fs::read_to_string(util::in_crate("examples/mlp.calc")).unwrap();
+    let seen = read(&svg_of(dir.path(), &script, "--expand=neuron2"));
+    let mut ops = seen.ops.clone();
+    ops.sort();
+    // neuron2's own ops (its constants none) instead of its box.
+    assert_eq!(
+        ops,
+        [
+            "+", "+", "- 1", "^ 2", "neuron", "neuron", "out", "tanh", "×", "×"
+        ]
+    );
+    assert!(seen.values.iter().any(|v| v.0 == "neuron2.add2"));
+    assert!(!seen.values.iter().any(|v| v.0 == "neuron1.add2"));
+    // neuron2.add2 = 0.5·0.9 + (-1.2)(-0.2) - 0.3 = 0.39.
+    let (_, v, _, _) = seen.values.iter().find(|v| v.0 == "neuron2.add2").unwrap();
+    assert!(close(*v, 0.39));
+    assert_no_overlap(&seen);
+}
