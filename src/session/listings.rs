@@ -335,7 +335,18 @@ impl Session {
             Some(name) => name.to_string(),
             None => format!("_{}", id.index()),
         };
-        let output = label(step.node);
+        // The partial by the call as written (`∂neuron(x1, x2, w, v, b)/∂x1`),
+        // as the other steps write it by the operands: `∂h1/∂x1` would read
+        // as the whole gradient of h1.
+        let args: Vec<String> = call
+            .args
+            .iter()
+            .map(|&a| match self.graph.op(a) {
+                Op::Const => self.graph.value(a).to_string(),
+                _ => label(a),
+            })
+            .collect();
+        let written = format!("{}({})", call.function, args.join(", "));
         let mut row = self.node_row(position, step.node, names);
         row.inputs = step
             .contributions
@@ -352,7 +363,7 @@ impl Session {
                 .filter(|c| self.graph.op(c.input) != Op::Const)
                 .map(|c| TraceContribution {
                     input: self.node_ref(c.input, names),
-                    partial: format!("∂{output}/∂{}", label(c.input)),
+                    partial: format!("∂{written}/∂{}", label(c.input)),
                     // The local derivative through the body, as a number
                     // that reads back as itself.
                     formula: Some(format!("{:?}", c.local)),
