@@ -17,6 +17,9 @@ use crate::session::Direction;
 /// The width, in pixels, a slide shows a picture at; pictures no wider than this
 /// keep their text at 18 pixels.
 pub const SLIDE_WIDTH: f64 = 1920.0;
+/// The height of that slide: [`Direction::Auto`] turns a picture that is too
+/// tall left to right but fits the slide top to bottom.
+pub const SLIDE_HEIGHT: f64 = 1080.0;
 /// Text size, in pixels.
 const FONT: f64 = 18.0;
 /// Height of a line of text in a box.
@@ -329,8 +332,9 @@ fn route_same_rank(p: (f64, f64), q: (f64, f64), horizontal: bool) -> bool {
 }
 
 /// The layout for [`Direction::Auto`] and whether it runs left to right:
-/// left to right when at most a slide wide, else top to bottom when that is
-/// narrower.
+/// left to right when that fits a slide ([`SLIDE_WIDTH`] × [`SLIDE_HEIGHT`]),
+/// else top to bottom when that fits one; when neither does, left to right
+/// when at most a slide wide, else top to bottom when that is narrower.
 fn arrange_for_slide(
     boxes: &[(f64, f64)],
     drawing: &Drawing,
@@ -338,14 +342,23 @@ fn arrange_for_slide(
 ) -> (layout::Layout, bool) {
     let left_to_right = arrange(boxes, drawing, labels, true);
     let width = left_to_right.extent.0 + 2.0 * MARGIN;
-    if width <= SLIDE_WIDTH {
+    let height = left_to_right.extent.1 + 2.0 * MARGIN;
+    if width <= SLIDE_WIDTH && height <= SLIDE_HEIGHT {
         return (left_to_right, true);
     }
     let top_down = arrange(boxes, drawing, labels, false);
-    if top_down.extent.1 + 2.0 * MARGIN < width {
-        (top_down, false)
-    } else {
+    // Top to bottom, the rank axis is the height.
+    let (down_width, down_height) = (
+        top_down.extent.1 + 2.0 * MARGIN,
+        top_down.extent.0 + 2.0 * MARGIN,
+    );
+    if down_width <= SLIDE_WIDTH && down_height <= SLIDE_HEIGHT {
+        return (top_down, false);
+    }
+    if width <= SLIDE_WIDTH || down_width >= width {
         (left_to_right, true)
+    } else {
+        (top_down, false)
     }
 }
 

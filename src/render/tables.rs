@@ -16,7 +16,7 @@
 
 use super::notation::{self, Form};
 use super::{Precision, format_number};
-use crate::session::{Omitted, TableFormat, TraceStep};
+use crate::session::{Omitted, TableFormat, TraceCall, TraceStep};
 
 /// The header of both tables.
 const COLUMNS: [&str; 5] = [
@@ -106,7 +106,11 @@ fn rows(
         .iter()
         .map(|i| notation::node(i, precision))
         .collect();
-    let computation = notation::expression(row.op, &inputs);
+    let computation = match &step.call {
+        // A call shown as one step: the call as written.
+        Some(call) => call_text(call, precision),
+        None => notation::expression(row.op, &inputs),
+    };
     let node_cell = math(format!("{node} = {computation} = {}", number(row.value)));
     let mut first = true;
     for c in step
@@ -119,6 +123,10 @@ fn rows(
         // writes it: `∂z/∂x` would read as the whole gradient of z.
         let partial = c.partial.clone();
         let local = match (&c.formula, c.passes_nothing) {
+            // Through a call's body: a number, no formula.
+            (Some(_), None) if step.call.is_some() => {
+                math(format!("{partial} = {}", number(c.local)))
+            }
             (Some(formula), None) if *formula == number(c.local) => {
                 math(format!("{partial} = {formula}"))
             }
@@ -162,6 +170,16 @@ fn rows(
         ]);
     }
     rows
+}
+
+/// A call of a user function as written: `neuron(x1, x2, w11, w12, b1)`.
+pub(crate) fn call_text(call: &TraceCall, precision: Precision) -> String {
+    let args: Vec<String> = call
+        .args
+        .iter()
+        .map(|a| notation::node(a, precision))
+        .collect();
+    format!("{}({})", call.function, args.join(", "))
 }
 
 /// The characters that mean something to a Markdown renderer inside a table

@@ -321,7 +321,15 @@ mod tests {
         assert!(complete(&session, ":svg pic.svg --step ").is_empty());
         assert_eq!(
             complete(&session, ":dot --"),
-            ["--before", "--steps", "--step", "--expand", "--lr", "--tb"]
+            [
+                "--before",
+                "--steps",
+                "--step",
+                "--expand",
+                "--expand=",
+                "--lr",
+                "--tb"
+            ]
         );
     }
 }

@@ -21,6 +21,7 @@ use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
 
 use crate::driver::{self, Options, Outcome};
+use crate::engine::NodeId;
 use crate::render::printer::wrap;
 use crate::render::{Answer, Format, Printer, Style, html, text};
 use crate::session::{ErrorCode, Event, Session};
@@ -484,6 +485,11 @@ fn step<O: Write, E: Write>(
         std::ops::ControlFlow::Continue(())
     });
     written?;
+    // The live page steps through every node: the step it shows for a node.
+    let page_steps = match follow.server {
+        Some(_) => session.steps_of_every_node(),
+        None => Default::default(),
+    };
     let session = &*session;
     // A cancelled question ends the `:step` as it is; nothing is left to stop.
     let cancelled = printer.take_cancelled();
@@ -500,18 +506,20 @@ fn step<O: Write, E: Write>(
         return Ok(());
     };
     // The header first; then the steps, one at a time, forward and back.
-    let mut steps: Vec<(usize, String)> = Vec::new();
+    let mut steps: Vec<(usize, NodeId, String)> = Vec::new();
     for (position, piece) in text::trace_pieces(&trace, session, style) {
         match position {
-            Some(position) => steps.push((position, piece)),
+            Some((position, node)) => steps.push((position, node, piece)),
             None => show(printer, &piece)?,
         }
     }
     let mut at = 0;
-    while let Some((position, piece)) = steps.get(at) {
+    while let Some((position, node, piece)) = steps.get(at) {
         show(printer, piece)?;
         if let Some(server) = follow.server {
-            server.show_step(*position);
+            // A call shown as one step: the page's step of its output, the
+            // first of the call's steps.
+            server.show_step(page_steps.get(node).copied().unwrap_or(*position));
         }
         let last = at + 1 == steps.len();
         let keys = if last {
@@ -539,7 +547,7 @@ fn step<O: Write, E: Write>(
             StepKey::Next if last => return Ok(()),
             StepKey::Next => at += 1,
             StepKey::Back => at = at.saturating_sub(1),
-            StepKey::Go(n) => match steps.iter().position(|(p, _)| *p == n) {
+            StepKey::Go(n) => match steps.iter().position(|(p, ..)| *p == n) {
                 Some(found) => at = found,
                 None => {
                     let (first, end) = (steps[0].0, steps[steps.len() - 1].0);

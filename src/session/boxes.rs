@@ -13,8 +13,58 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{PictureCall, Session};
+use super::command::Command;
+use super::{PictureCall, Session, SessionError};
 use crate::engine::NodeId;
+use crate::syntax::Span;
+
+/// Which calls a picture or a trace shows node by node (`--expand`, or
+/// `--expand=CALL` once for each call); the others are one box each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) enum Expand {
+    /// Every call one box (no flag).
+    #[default]
+    None,
+    /// Every call node by node (`--expand`).
+    All,
+    /// These calls node by node, by label (`--expand=h1 --expand=h3`); a
+    /// call inside one of them is a box unless named too.
+    Calls(Vec<String>, Span),
+}
+
+impl Expand {
+    /// The `--expand` or `--expand=CALL,…` of a command line.
+    pub(super) fn of(command: &Command) -> Expand {
+        let mut labels = Vec::new();
+        let mut span: Option<Span> = None;
+        for (value, at) in command.settings_of(EXPAND_SETTING) {
+            labels.extend(
+                value
+                    .split(',')
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string),
+            );
+            span = Some(span.map_or(at, |s| s.to(at)));
+        }
+        match span {
+            Some(span) => Expand::Calls(labels, span),
+            None if command.has("--expand") => Expand::All,
+            None => Expand::None,
+        }
+    }
+
+    /// Whether the call labelled `label` is shown node by node.
+    fn expands(&self, label: &str) -> bool {
+        match self {
+            Expand::None => false,
+            Expand::All => true,
+            Expand::Calls(labels, _) => labels.iter().any(|l| l == label),
+        }
+    }
+}
+
+/// The setting that names a call to expand (`--expand=h1`).
+pub(super) const EXPAND_SETTING: &str = "--expand=";
 
 /// How a picture draws the calls among its nodes.
 pub(super) struct CallBoxes {
@@ -28,24 +78,34 @@ pub(super) struct CallBoxes {
     pub call_of: FxHashMap<NodeId, usize>,
     /// Each boxed output's call, an index into `calls`.
     pub boxed: FxHashMap<NodeId, usize>,
+    /// Each boxed output's call, an index into [`Session::calls`], and how
+    /// many of the order's nodes but constants the box stands for.
+    pub sizes: FxHashMap<NodeId, (usize, usize)>,
 }
 
 impl Session {
     /// The calls of `order` (a reverse topological order, output first) to
-    /// draw as boxes; none with `expand`. Cost: linear in the order's nodes
-    /// and edges.
-    pub(super) fn call_boxes(&self, order: &[NodeId], expand: bool) -> CallBoxes {
-        let outermost: Vec<Option<usize>> = order.iter().map(|&id| self.outermost(id)).collect();
+    /// draw as boxes: each node's outermost call that `expand` does not
+    /// expand. Cost: linear in the order's nodes and edges.
+    ///
+    /// Errors: `--expand=CALL` naming no call of the order.
+    pub(super) fn call_boxes(
+        &self,
+        order: &[NodeId],
+        expand: &Expand,
+    ) -> Result<CallBoxes, SessionError> {
+        let outermost: Vec<Option<usize>> =
+            order.iter().map(|&id| self.box_of(id, expand)).collect();
         let drawn: FxHashSet<NodeId> = order.iter().copied().collect();
-        let mut boxable: FxHashSet<usize> = FxHashSet::default();
-        if !expand {
-            boxable = outermost
-                .iter()
-                .flatten()
-                .copied()
-                .filter(|&c| self.calls()[c].output.is_some_and(|o| drawn.contains(&o)))
-                .collect();
+        if let Expand::Calls(labels, span) = expand {
+            self.check_labels(order, labels, *span)?;
         }
+        let mut boxable: FxHashSet<usize> = outermost
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&c| self.calls()[c].output.is_some_and(|o| drawn.contains(&o)))
+            .collect();
         // A call read inside from outside, or holding the picture's output
         // inside, stays expanded.
         let output_of = |c: usize| self.calls()[c].output;
@@ -54,7 +114,7 @@ impl Session {
                 boxable.remove(&outermost[0].unwrap_or_default());
             }
             for &input in self.graph.operands(id) {
-                let Some(c) = self.outermost(input) else {
+                let Some(c) = self.box_of(input, expand) else {
                     continue;
                 };
                 if outermost[i] != Some(c) && output_of(c) != Some(input) {
@@ -68,6 +128,7 @@ impl Session {
             calls: Vec::new(),
             call_of: FxHashMap::default(),
             boxed: FxHashMap::default(),
+            sizes: FxHashMap::default(),
         };
         let mut members: FxHashMap<usize, Vec<NodeId>> = FxHashMap::default();
         let mut index: FxHashMap<usize, usize> = FxHashMap::default();
@@ -92,21 +153,69 @@ impl Session {
         }
         for (c, nodes) in members {
             if let Some(output) = output_of(c) {
+                let size = nodes
+                    .iter()
+                    .filter(|&&id| self.graph.op(id) != crate::engine::Op::Const)
+                    .count();
+                boxes.sizes.insert(output, (c, size));
                 boxes
                     .inputs
                     .insert(output, self.box_inputs(c, output, nodes));
             }
         }
-        boxes
+        Ok(boxes)
     }
 
-    /// The outermost call that built `id`.
-    fn outermost(&self, id: NodeId) -> Option<usize> {
-        let mut call = self.calls.call_of(id)?;
-        while let Some(parent) = self.calls()[call].parent {
-            call = parent;
+    /// The call whose box `id` would be drawn in: the outermost call around
+    /// it that `expand` does not expand.
+    fn box_of(&self, id: NodeId, expand: &Expand) -> Option<usize> {
+        let mut chain = vec![self.calls.call_of(id)?];
+        while let Some(parent) = self.calls()[chain[chain.len() - 1]].parent {
+            chain.push(parent);
         }
-        Some(call)
+        chain
+            .into_iter()
+            .rev()
+            .find(|&c| !expand.expands(&self.calls()[c].label))
+    }
+
+    /// Errors for a label of `--expand=CALL` that no call among `order`'s
+    /// nodes has, listing those that do.
+    fn check_labels(
+        &self,
+        order: &[NodeId],
+        labels: &[String],
+        span: Span,
+    ) -> Result<(), SessionError> {
+        let mut present: Vec<usize> = Vec::new();
+        for &id in order {
+            let mut call = self.calls.call_of(id);
+            while let Some(c) = call {
+                if !present.contains(&c) {
+                    present.push(c);
+                }
+                call = self.calls()[c].parent;
+            }
+        }
+        present.sort_unstable();
+        let known: Vec<&str> = present
+            .iter()
+            .map(|&c| self.calls()[c].label.as_str())
+            .collect();
+        match labels.iter().find(|l| !known.contains(&l.as_str())) {
+            None if !labels.is_empty() => Ok(()),
+            missing => Err(SessionError::BadArguments {
+                message: match missing {
+                    Some(label) => format!("no call labelled `{label}` in the output's graph"),
+                    None => "`--expand=` takes the labels of calls, e.g. `--expand=h1`".to_string(),
+                },
+                span,
+                help: Some(match known.is_empty() {
+                    true => "the output's graph has no calls of user functions".to_string(),
+                    false => format!("its calls: {}", known.join(", ")),
+                }),
+            }),
+        }
     }
 
     /// The index in `calls` of session call `c`, added (after its parents)

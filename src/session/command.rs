@@ -135,8 +135,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "trace",
         aliases: &[],
-        usage: "[all|md|tex]",
-        help: "backprop step by step: upstream gradient, local derivatives, products, accumulation; `:trace md [FILE]`, `:trace tex [FILE]`: a table for notes",
+        usage: "[all|md|tex] [--expand | --expand=CALL]",
+        help: "backprop step by step: upstream gradient, local derivatives, products, accumulation; a call of a user function is one step (its inputs, value, gradient), `--expand` shows every call's steps, `--expand=h1` those of call h1 (repeat for more); `:trace md [FILE]`, `:trace tex [FILE]`: a table for notes",
         params: TRACE_PARAMS,
         writes: true,
         repl_only: false,
@@ -171,7 +171,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "dot",
         aliases: &[],
-        usage: "[FILE] [--before | --step K | --steps] [--expand] [--lr | --tb]",
+        usage: "[FILE] [--before | --step K | --steps] [--expand | --expand=CALL] [--lr | --tb]",
         help: "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives; the flags as for `:svg` (`--steps`: FILE is a directory)",
         params: PICTURE_PARAMS[0],
         writes: true,
@@ -183,8 +183,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "svg",
         aliases: &[],
-        usage: "FILE [--before | --step K | --steps] [--expand] [--lr | --tb]",
-        help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass); `--expand`: each call of a user function node by node (one box a call otherwise); `--lr`/`--tb`: left to right or top to bottom",
+        usage: "FILE [--before | --step K | --steps] [--expand | --expand=CALL] [--lr | --tb]",
+        help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass); `--expand`: each call of a user function node by node (one box a call otherwise), `--expand=h1` call h1 only (repeat for more); `--lr`/`--tb`: left to right or top to bottom",
         params: PICTURE_PARAMS[1],
         writes: true,
         repl_only: false,
@@ -268,8 +268,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "step",
         aliases: &[],
-        usage: "[all|md|tex] [FILE]",
-        help: "backprop one step per Enter, as `:trace` shows it (q stops; in scripts, like `:trace`)",
+        usage: "[all|md|tex] [FILE] [--expand | --expand=CALL]",
+        help: "backprop one step per Enter, as `:trace` shows it, a call of a user function one step unless `--expand` (q stops; in scripts, like `:trace`)",
         params: TRACE_PARAMS,
         writes: true,
         repl_only: true,
@@ -538,6 +538,8 @@ pub const MAX_DIGITS: usize = 17;
 const TRACE_PARAMS: &[Param] = &[
     ALL,
     optional(Arg::Keyword(&["md", "markdown", "tex", "latex"])),
+    optional(Arg::Keyword(&["--expand"])),
+    optional(Arg::Setting(super::boxes::EXPAND_SETTING)),
     optional(Arg::File),
 ];
 /// The parameters of `:dot` (an optional file) and `:svg` (a file): the moment
@@ -548,6 +550,7 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
         optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Setting(super::boxes::EXPAND_SETTING)),
         optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
     &[
@@ -555,6 +558,7 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::Keyword(&["--before", "--steps"])),
         optional(Arg::Numbered("--step")),
         optional(Arg::Keyword(&["--expand"])),
+        optional(Arg::Setting(super::boxes::EXPAND_SETTING)),
         optional(Arg::Keyword(&["--lr", "--tb"])),
     ],
 ];
@@ -649,7 +653,10 @@ impl<'a> Command<'a> {
                 continue;
             }
             if let Some(key) = setting(spec, &arg.name) {
-                if command.settings.iter().any(|(given, _)| *given == key) {
+                // A flag's setting may be given again (`--expand=h1
+                // --expand=h2`: a comma would end the word); `lr=` may not.
+                if !key.starts_with("--") && command.settings.iter().any(|(given, _)| *given == key)
+                {
                     return Err(command.misuse());
                 }
                 command.settings.push((key, arg));
@@ -738,6 +745,16 @@ impl<'a> Command<'a> {
             .iter()
             .find(|(given, _)| *given == flag)
             .map(|&(_, number)| number)
+    }
+
+    /// Every value written after the setting `key` (a flag's may be given
+    /// more than once), with each word's span.
+    pub fn settings_of(&self, key: &str) -> Vec<(&'a str, Span)> {
+        self.settings
+            .iter()
+            .filter(|(given, _)| *given == key)
+            .map(|&(_, word)| (&word.name[key.len()..], word.span))
+            .collect()
     }
 
     /// The value written after the setting `key` (with its `=`: `"lr="`), and
@@ -1072,7 +1089,12 @@ mod tests {
         let trace = find("trace").unwrap();
         assert_eq!(
             next_args(trace, &["md"]),
-            [Arg::Keyword(&["all"]), Arg::File]
+            [
+                Arg::Keyword(&["all"]),
+                Arg::Keyword(&["--expand"]),
+                Arg::Setting("--expand="),
+                Arg::File
+            ]
         );
         assert_eq!(next_args(find("paths").unwrap(), &["x"]), []);
         assert_eq!(next_args(find("load").unwrap(), &[]), [Arg::File]);
@@ -1084,6 +1106,7 @@ mod tests {
             [
                 Arg::Keyword(&["--before", "--steps"]),
                 Arg::Keyword(&["--expand"]),
+                Arg::Setting("--expand="),
                 Arg::Keyword(&["--lr", "--tb"])
             ]
         );
@@ -1093,6 +1116,7 @@ mod tests {
                 Arg::File,
                 Arg::Keyword(&["--before", "--steps"]),
                 Arg::Keyword(&["--expand"]),
+                Arg::Setting("--expand="),
                 Arg::Keyword(&["--lr", "--tb"])
             ]
         );

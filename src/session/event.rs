@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::engine::{NodeId, Op};
@@ -133,8 +134,29 @@ pub struct TraceStep {
     #[serde(rename = "differentiable", serialize_with = "fields::not")]
     pub blocks_gradient: bool,
     /// One entry per input but the constants (which take gradients nobody asks
-    /// for), in operand order; empty for leaves.
+    /// for), in operand order; empty for leaves. For a call shown as one step
+    /// ([`TraceStep::call`]), one entry per input of the call: its arguments,
+    /// then the variables its body reads.
     pub contributions: Vec<TraceContribution>,
+    /// The call of a user function this step stands for, when `:trace` shows
+    /// the call as one step (its output's): the contributions' local
+    /// derivatives are ∂output/∂input through the body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<TraceCall>,
+}
+
+/// A call of a user function shown as one step of `:trace`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceCall {
+    /// The call's label (`neuron2`), what `--expand=` takes.
+    pub label: String,
+    /// The function called.
+    pub function: String,
+    /// The arguments, in parameter order.
+    #[serde(serialize_with = "fields::ids_of")]
+    pub args: Vec<NodeRef>,
+    /// How many steps the call's nodes take when it is expanded.
+    pub steps: usize,
 }
 
 /// Rows left out of a long listing.
@@ -182,8 +204,21 @@ pub(super) enum ListingKind {
     Forward,
     /// Kahn's order with each node's pending count (`:topo kahn`).
     Kahn(Rc<Vec<(NodeId, u32)>>),
-    /// The backward steps of the order's nodes but the constants (`:trace`).
-    Trace,
+    /// The backward steps of the order's nodes but the constants (`:trace`),
+    /// with the calls shown as one step each, if any.
+    Trace(Option<Rc<CollapsedCalls>>),
+}
+
+/// The calls of user functions a trace shows as one step each: the order
+/// holds their outputs but none of their other nodes.
+#[derive(Debug, Default)]
+pub(super) struct CollapsedCalls {
+    /// Each such call's output, with the call's inputs and ∂output/∂input.
+    pub inputs: FxHashMap<NodeId, Vec<(NodeId, f64)>>,
+    /// Each such call's output, with the call (an index into
+    /// [`Session::calls`](super::Session::calls)) and how many steps its
+    /// nodes take.
+    pub calls: FxHashMap<NodeId, (usize, usize)>,
 }
 
 impl Listing {
@@ -199,7 +234,7 @@ impl Listing {
             ListingKind::Topo => "topo",
             ListingKind::Forward => "forward",
             ListingKind::Kahn(_) => "kahn",
-            ListingKind::Trace => "trace",
+            ListingKind::Trace(_) => "trace",
         }
     }
 }

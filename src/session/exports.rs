@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use super::boxes::CallBoxes;
+use super::boxes::{CallBoxes, EXPAND_SETTING, Expand};
 use super::command::Command;
 use super::{
     Direction, Event, Page, Partial, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep,
@@ -50,7 +50,7 @@ impl Session {
             });
         }
         let (gradients, _) = self.backprop(&output, name.span)?;
-        let boxes = self.call_boxes(&order, options.expand);
+        let boxes = self.call_boxes(&order, &options.expand)?;
         let order = boxes.order.as_slice();
         let names = self.names_by_node();
         // The steps as `:trace` numbers them: step K processes the node at
@@ -261,7 +261,8 @@ impl Session {
             false => None,
         };
         let mut traced = Vec::new();
-        let trace = match self.trace(command.name.span, true, &mut traced) {
+        // Every step, as the page steps the expanded picture too.
+        let trace = match self.trace(command.name.span, true, &Expand::All, &mut traced) {
             Ok(()) => traced
                 .pop()
                 .map(Box::new)
@@ -291,13 +292,14 @@ impl Session {
         &mut self,
         command: &Command,
         all: bool,
+        expand: &Expand,
         format: TableFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let target = command.optional_target();
         let name = command.name;
         let mut trace = Vec::new();
-        self.trace(name.span, all, &mut trace)?;
+        self.trace(name.span, all, expand, &mut trace)?;
         if let Some(Event::Trace {
             of,
             total,
@@ -474,8 +476,9 @@ enum Moment {
 struct PictureOptions {
     /// Which moment of the backward pass.
     moment: Moment,
-    /// Every call drawn node by node (`--expand`), not as one box.
-    expand: bool,
+    /// The calls drawn node by node (`--expand`, `--expand=CALL`), not as
+    /// one box.
+    expand: Expand,
     /// `--lr`, `--tb`, or neither.
     direction: Direction,
 }
@@ -489,9 +492,12 @@ fn picture_options(command: &Command) -> Result<PictureOptions, SessionError> {
         (false, true) => Direction::TopToBottom,
         (false, false) => Direction::Auto,
     };
+    if command.has("--expand") && command.setting(EXPAND_SETTING).is_some() {
+        return Err(command.misuse());
+    }
     Ok(PictureOptions {
         moment: picture_moment(command)?,
-        expand: command.has("--expand"),
+        expand: Expand::of(command),
         direction,
     })
 }

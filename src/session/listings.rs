@@ -4,14 +4,17 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
+
+use super::boxes::{EXPAND_SETTING, Expand};
 use super::command::Command;
-use super::event::ListingKind;
+use super::event::{CollapsedCalls, ListingKind};
 use super::formula::Formulas;
 use super::{
     EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, Omitted,
-    Session, SessionError, TableFormat, TraceContribution, TraceStep, VarRow,
+    Session, SessionError, TableFormat, TraceCall, TraceContribution, TraceStep, VarRow,
 };
-use crate::engine::{Gradients, NodeId, Op, Step};
+use crate::engine::{Contribution, Gradients, NodeId, Op, Step};
 use crate::syntax::Span;
 
 /// Long listings show this many rows from the start and from the end.
@@ -40,10 +43,14 @@ impl Session {
         } else {
             None
         };
+        if command.has("--expand") && command.setting(EXPAND_SETTING).is_some() {
+            return Err(command.misuse());
+        }
+        let expand = Expand::of(command);
         match format {
-            Some(format) => self.trace_table(command, all, format, events),
+            Some(format) => self.trace_table(command, all, &expand, format, events),
             None if command.file.is_some() => Err(command.misuse()),
-            None => self.trace(command.name.span, all, events),
+            None => self.trace(command.name.span, all, &expand, events),
         }
     }
 
@@ -68,19 +75,34 @@ impl Session {
         Ok(())
     }
 
-    /// `:trace [all]`: one step per node of the output's graph but the
-    /// constants (nobody asks for their gradients), numbered 1, 2, … in reverse
-    /// topological order; `total` counts those steps, `constants` the rest.
-    /// The steps are made while they are written ([`Session::trace_steps`]).
+    /// `:trace [all] [--expand[=CALL,…]]`: one step per node of the output's
+    /// graph but the constants (nobody asks for their gradients), numbered 1,
+    /// 2, … in reverse topological order; `total` counts those steps,
+    /// `constants` the rest. A call of a user function is one step, as
+    /// `:svg` draws it as one box ([`Session::call_boxes`]), unless `expand`
+    /// expands it. The steps are made while they are written
+    /// ([`Session::trace_steps`]).
     pub(super) fn trace(
         &mut self,
         span: Span,
         all: bool,
+        expand: &Expand,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
-        let order = self.order_for(output.node);
+        let mut order = self.order_for(output.node);
         self.check_interrupt()?;
+        let mut collapsed = None;
+        if !self.calls().is_empty() && *expand != Expand::All {
+            let boxes = self.call_boxes(&order, expand)?;
+            if !boxes.boxed.is_empty() {
+                order = Rc::new(boxes.order);
+                collapsed = Some(Rc::new(CollapsedCalls {
+                    inputs: boxes.inputs,
+                    calls: boxes.sizes,
+                }));
+            }
+        }
         let constants = order
             .iter()
             .filter(|&&id| self.graph.op(id) == Op::Const)
@@ -91,10 +113,26 @@ impl Session {
             of: output.label,
             total,
             constants,
-            steps: self.listing(ListingKind::Trace, order, omitted),
+            steps: self.listing(ListingKind::Trace(collapsed), order, omitted),
             omitted,
         });
         Ok(())
+    }
+
+    /// The step of `:trace --expand` (every node a step) that processes each
+    /// node of the output's graph: how the live page (`:serve`) numbers its
+    /// steps. Empty without an output.
+    pub fn steps_of_every_node(&mut self) -> FxHashMap<NodeId, usize> {
+        let Some(output) = self.output.clone() else {
+            return FxHashMap::default();
+        };
+        let order = self.order_for(output.node);
+        order
+            .iter()
+            .filter(|&&id| self.graph.op(id) != Op::Const)
+            .enumerate()
+            .map(|(k, &id)| (id, k + 1))
+            .collect()
     }
 
     /// A listing of this statement.
@@ -128,7 +166,7 @@ impl Session {
         let forward = match listing.kind {
             ListingKind::Topo => Some(false),
             ListingKind::Forward => Some(true),
-            ListingKind::Kahn(_) | ListingKind::Trace => None,
+            ListingKind::Kahn(_) | ListingKind::Trace(_) => None,
         }
         .filter(|_| self.current(listing));
         let total = if forward.is_some() { order.len() } else { 0 };
@@ -184,22 +222,183 @@ impl Session {
     ///
     /// [`Graph::backward_steps`]: crate::engine::Graph::backward_steps
     pub fn trace_steps<'s>(&'s self, listing: &Listing) -> impl Iterator<Item = TraceStep> + 's {
-        let traced = matches!(listing.kind, ListingKind::Trace) && self.current(listing);
+        let traced = matches!(listing.kind, ListingKind::Trace(_)) && self.current(listing);
         let order = if traced {
             Rc::clone(&listing.order)
         } else {
             Rc::new(Vec::new())
         };
+        let collapsed = match &listing.kind {
+            ListingKind::Trace(Some(collapsed)) => Some(Rc::clone(collapsed)),
+            _ => None,
+        };
         let graph = &self.graph;
-        let kept = Rc::clone(&order);
-        let steps = graph.backward_steps(Shared(order), move |i| graph.op(kept[i]) != Op::Const);
+        let steps: Box<dyn Iterator<Item = Step> + 's> = match &collapsed {
+            Some(collapsed) => Box::new(self.collapsed_steps(order, Rc::clone(collapsed))),
+            None => {
+                let kept = Rc::clone(&order);
+                Box::new(
+                    graph.backward_steps(Shared(order), move |i| graph.op(kept[i]) != Op::Const),
+                )
+            }
+        };
         let mut formulas = Formulas::new(graph, self.names_by_node());
         let listing = listing.clone();
         steps
             .enumerate()
             .filter(move |(k, _)| listing.shows(*k))
             .take_while(|_| !crate::interrupt::requested())
-            .map(move |(k, step)| self.trace_step(k + 1, &step, &mut formulas))
+            .map(move |(k, step)| {
+                let call = collapsed.as_ref().and_then(|c| c.calls.get(&step.node));
+                match call {
+                    Some(&(call, steps)) => self.call_step(k + 1, &step, call, steps, &formulas),
+                    None => self.trace_step(k + 1, &step, &mut formulas),
+                }
+            })
+    }
+
+    /// The backward steps over `order` (nodes drawn, output first) with the
+    /// calls of `collapsed` as one node each, whose inputs are the call's and
+    /// whose local derivatives are through the body: the chain rule as
+    /// [`Graph::backward_steps`] walks it, made one step at a time. Constants
+    /// are no steps, as there.
+    ///
+    /// [`Graph::backward_steps`]: crate::engine::Graph::backward_steps
+    fn collapsed_steps<'s>(
+        &'s self,
+        order: Rc<Vec<NodeId>>,
+        collapsed: Rc<CollapsedCalls>,
+    ) -> impl Iterator<Item = Step> + 's {
+        // (input, ∂node/∂input, whether the op passes anything to it).
+        let inputs = move |id: NodeId| -> Vec<(NodeId, f64, bool)> {
+            match collapsed.inputs.get(&id) {
+                Some(inputs) => inputs.iter().map(|&(i, local)| (i, local, true)).collect(),
+                None => (0..self.graph.operands(id).len())
+                    .map(|k| {
+                        let input = self.graph.operands(id)[k];
+                        (input, self.local_derivative(id, k), self.passes(id, k))
+                    })
+                    .collect(),
+            }
+        };
+        let mut use_count: FxHashMap<NodeId, u32> = FxHashMap::default();
+        for &id in order.iter() {
+            for (input, _, _) in inputs(id) {
+                *use_count.entry(input).or_default() += 1;
+            }
+        }
+        let mut grads: FxHashMap<NodeId, f64> = FxHashMap::default();
+        if let Some(&output) = order.first() {
+            grads.insert(output, 1.0);
+        }
+        let mut uses: FxHashMap<NodeId, u32> = FxHashMap::default();
+        let mut next = 0;
+        std::iter::from_fn(move || {
+            loop {
+                let id = *order.get(next)?;
+                next += 1;
+                let upstream = grads.get(&id).copied().unwrap_or(0.0);
+                let contributions = inputs(id)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(position, (input, local, passes))| {
+                        let before = grads.get(&input).copied().unwrap_or(0.0);
+                        let (local, product) = match passes {
+                            true => (local, upstream * local),
+                            false => (0.0, 0.0),
+                        };
+                        let after = before + product;
+                        grads.insert(input, after);
+                        let use_number = uses.entry(input).or_default();
+                        *use_number += 1;
+                        Contribution {
+                            input,
+                            position,
+                            local,
+                            product,
+                            passes_nothing: !passes,
+                            before,
+                            after,
+                            use_number: *use_number,
+                            use_count: use_count.get(&input).copied().unwrap_or(1),
+                        }
+                    })
+                    .collect();
+                if self.graph.op(id) != Op::Const {
+                    return Some(Step {
+                        node: id,
+                        upstream,
+                        contributions,
+                    });
+                }
+            }
+        })
+    }
+
+    /// The step of `:trace` at `position` that stands for the whole call
+    /// `call` (an index into [`Session::calls`]), `steps` steps expanded.
+    fn call_step(
+        &self,
+        position: usize,
+        step: &Step,
+        call: usize,
+        steps: usize,
+        formulas: &Formulas,
+    ) -> TraceStep {
+        let names = formulas.names();
+        let call = &self.calls()[call];
+        let label = |id: NodeId| match names.get(&id) {
+            Some(name) => name.to_string(),
+            None => format!("_{}", id.index()),
+        };
+        // The partial by the call as written (`∂neuron(x1, x2, w, v, b)/∂x1`),
+        // as the other steps write it by the operands: `∂h1/∂x1` would read
+        // as the whole gradient of h1.
+        let args: Vec<String> = call
+            .args
+            .iter()
+            .map(|&a| match self.graph.op(a) {
+                Op::Const => self.graph.value(a).to_string(),
+                _ => label(a),
+            })
+            .collect();
+        let written = format!("{}({})", call.function, args.join(", "));
+        let mut row = self.node_row(position, step.node, names);
+        row.inputs = step
+            .contributions
+            .iter()
+            .map(|c| self.node_ref(c.input, names))
+            .collect();
+        TraceStep {
+            row,
+            upstream: step.upstream,
+            blocks_gradient: false,
+            contributions: step
+                .contributions
+                .iter()
+                .filter(|c| self.graph.op(c.input) != Op::Const)
+                .map(|c| TraceContribution {
+                    input: self.node_ref(c.input, names),
+                    partial: format!("∂{written}/∂{}", label(c.input)),
+                    // The local derivative through the body, as a number
+                    // that reads back as itself.
+                    formula: Some(format!("{:?}", c.local)),
+                    local: c.local,
+                    product: c.product,
+                    before: c.before,
+                    after: c.after,
+                    passes_nothing: None,
+                    use_number: c.use_number,
+                    use_count: c.use_count,
+                })
+                .collect(),
+            call: Some(TraceCall {
+                label: call.label.clone(),
+                function: call.function.clone(),
+                args: call.args.iter().map(|&a| self.node_ref(a, names)).collect(),
+                steps,
+            }),
+        }
     }
 
     /// One step of `:trace` at `position`, its formulas from `formulas`.
@@ -242,6 +441,7 @@ impl Session {
                     }
                 })
                 .collect(),
+            call: None,
         }
     }
 
@@ -515,4 +715,37 @@ fn summary(total: usize, all: bool) -> Option<Omitted> {
         after: HEAD_ROWS,
         count: total - HEAD_ROWS - TAIL_ROWS,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `:step` with `:serve`: each step of the collapsed trace is shown in
+    /// the page (which steps through every node) at its node's step there.
+    #[test]
+    fn every_step_of_a_collapsed_trace_has_its_node_s_step_in_the_page() {
+        let mut session = Session::new();
+        let script = "n(x, w, b) = tanh(x*w + b)
+x = 2; w = -3; b = 1; o = n(x, w, b)
+:trace";
+        let mut nodes = Vec::new();
+        let _ = session.run_source_with(script, |session, result| {
+            if let Ok(events) = result {
+                for event in events {
+                    if let Event::Trace { steps, .. } = event {
+                        nodes.extend(session.trace_steps(&steps).map(|s| s.row.node.id));
+                    }
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        // Collapsed: o (the call), b, w, x. Every node: o, n1.add, b,
+        // n1.mul, w, x.
+        assert_eq!(nodes.len(), 4);
+        let page = session.steps_of_every_node();
+        let shown: Vec<usize> = nodes.iter().map(|id| page[id]).collect();
+        assert_eq!(shown, [1, 3, 5, 6]);
+        assert_eq!(page.len(), 6);
+    }
 }

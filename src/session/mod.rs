@@ -44,8 +44,8 @@ pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
     KahnRow, Listing, NaiveRow, NodeRef, NodeRow, Omitted, Page, Partial, PathEdge, PathRow,
     Picture, PictureCall, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
-    PlotSample, TableFormat, Target, Tolerance, TraceContribution, TraceStep, VarRow, Verdict,
-    label_id, node_label,
+    PlotSample, TableFormat, Target, Tolerance, TraceCall, TraceContribution, TraceStep, VarRow,
+    Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 

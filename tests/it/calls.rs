@@ -123,3 +123,121 @@ fn a_failed_or_previewed_call_gives_its_number_back() {
     assert!(stdout.contains("tanh(n2.add2)"), "{stdout}");
     assert!(!stdout.contains("n3."), "{stdout}");
 }
+
+/// examples/mlp.calc with `extra` after it; stdout.
+fn mlp(extra: &str) -> String {
+    let output = gradcalc()
+        .arg(crate::util::in_crate("examples/mlp.calc"))
+        .args(["--precision", "full", "-e", extra])
+        .output()
+        .unwrap();
+    assert_eq!(stderr_of(&output), "");
+    stdout_of(&output)
+}
+
+/// The leaves' gradients a `:trace` shows (`[k] x1 leaf = 0.5   ∂L/∂x1 = g`),
+/// sorted by name, and its header's step count.
+fn trace_leaves(stdout: &str) -> (usize, Vec<(String, f64)>) {
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("backward pass from L: "))
+        .unwrap();
+    let total = header["backward pass from L: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut leaves: Vec<(String, f64)> = stdout
+        .lines()
+        .filter(|l| l.starts_with('[') && l.contains(" leaf = "))
+        .map(|l| {
+            let name = l.split(' ').nth(1).unwrap().to_string();
+            let grad = l.rsplit(" = ").next().unwrap().parse().unwrap();
+            (name, grad)
+        })
+        .collect();
+    leaves.sort_by(|a, b| a.0.cmp(&b.0));
+    (total, leaves)
+}
+
+/// Two floats equal but for rounding: the collapsed trace multiplies the
+/// upstream gradient by ∂output/∂input through the body, the expanded one
+/// walks the body; the same chain rule, summed in another order.
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-14 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn a_trace_shows_each_call_as_one_step_with_the_gradients_of_every_step() {
+    let collapsed = mlp(":trace all");
+    let expanded = mlp(":trace all --expand");
+    let (steps, leaves) = trace_leaves(&collapsed);
+    let (all_steps, all_leaves) = trace_leaves(&expanded);
+    // 39 steps node by node: the three neuron calls (5 nodes each: 2 mul,
+    // 2 add, tanh) and the out call (3 mul, 3 add, tanh) are 22 steps; as
+    // four steps the trace has 39 - 22 + 4 = 21.
+    assert_eq!((steps, all_steps), (21, 39));
+    assert_eq!(leaves.len(), 15);
+    for ((name, g), (all_name, all_g)) in leaves.iter().zip(&all_leaves) {
+        assert_eq!(name, all_name);
+        assert!(same(*g, *all_g), "{name}: {g} and {all_g}");
+    }
+    // The same gradients as `:grad`, and as by hand (Python's math.tanh
+    // gives ∂L/∂v1 = -1.2809214099...): dz = 2(o - 1)(1 - o²), ∂L/∂v1 = dz·h1.
+    let names: Vec<&str> = leaves.iter().map(|l| l.0.as_str()).collect();
+    let grads = mlp(&format!(":grad {}", names.join(" ")));
+    for (name, g) in &leaves {
+        let line = format!("∂L/∂{name} = ");
+        let shown = grads.lines().rev().find(|l| l.starts_with(&line)).unwrap();
+        let value: f64 = shown[line.len()..].parse().unwrap();
+        assert!(same(*g, value), "{name}: {g} and :grad's {value}");
+    }
+    let (x1, x2) = (0.5f64, -1.2f64);
+    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
+    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
+    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
+    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
+    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    let v1 = leaves.iter().find(|l| l.0 == "v1").unwrap().1;
+    assert!((v1 - dz * h1).abs() < 1e-12, "{v1}");
+    assert!((v1 + 1.2809214099).abs() < 1e-9, "{v1}");
+    // One line a call: its inputs, value and upstream gradient, and how to
+    // see its steps.
+    let call = collapsed
+        .lines()
+        .find(|l| l.contains("= neuron(x1, x2, w11, w12, b1)"))
+        .unwrap();
+    assert!(call.starts_with("[16] h1 = neuron(x1, x2, w11, w12, b1) = 0.79687814"));
+    assert!(call.ends_with("(one call of neuron, 5 steps: `--expand=neuron1` shows them)"));
+    assert!(!collapsed.contains("neuron1.add2"));
+    assert!(expanded.contains("neuron1.add2"));
+}
+
+#[test]
+fn a_trace_expands_the_calls_named() {
+    let one = mlp(":trace --expand=neuron2");
+    let (steps, _) = trace_leaves(&one);
+    // neuron2's 5 steps instead of its one: 21 - 1 + 5.
+    assert_eq!(steps, 25);
+    // neuron2.add2 = 0.5·0.9 + (-1.2)(-0.2) - 0.3 = 0.39, in f64 0.38999999999999996.
+    assert!(one.contains("[12] neuron2.add2 = neuron2.add1 + b2 = 0.3899999999999"));
+    assert!(!one.contains("neuron1.add2") && !one.contains("out1.add3"));
+    let two = mlp(":trace --expand=neuron2 --expand=out1");
+    // out1's 7 steps too: 25 - 1 + 7.
+    assert_eq!(trace_leaves(&two).0, 31);
+    let output = gradcalc()
+        .arg(crate::util::in_crate("examples/mlp.calc"))
+        .args(["-e", ":trace --expand=h1"])
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("no call labelled `h1` in the output's graph"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("its calls: neuron1, neuron2, neuron3, out1"),
+        "{stderr}"
+    );
+}

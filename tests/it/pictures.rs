@@ -912,6 +912,8 @@ fn the_mlp_of_examples_fits_a_slide_with_a_box_per_call() {
     let seen = read(&svg_of(dir.path(), &script, ""));
     assert!(seen.width <= 1920.0 && seen.height <= 1080.0, "{seen:?}");
     assert!(seen.font >= 18.0 && seen.white_background);
+    // 1475×1032 px at 18 px: shown whole on the slide, 18·1080/1032 = 18.8 px.
+    assert!(font_on_slide(&seen) >= 18.0, "{seen:?}");
     assert_no_overlap(&seen);
     let mut ops = seen.ops.clone();
     ops.sort();
@@ -958,4 +960,79 @@ fn step_slides_show_the_sum_so_far_at_a_fan_out() {
     assert!(done.partials.is_empty());
     let (_, _, grad, _) = done.values.iter().find(|v| v.0 == "b").unwrap();
     assert_eq!(*grad, Some(5.0));
+}
+
+/// `--expand=CALL` draws that call node by node and the others as boxes.
+#[test]
+fn one_named_call_is_drawn_node_by_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::fs::read_to_string(util::in_crate("examples/mlp.calc")).unwrap();
+    let seen = read(&svg_of(dir.path(), &script, "--expand=neuron2"));
+    let mut ops = seen.ops.clone();
+    ops.sort();
+    // neuron2's own ops (its constants none) instead of its box.
+    assert_eq!(
+        ops,
+        [
+            "+", "+", "- 1", "^ 2", "neuron", "neuron", "out", "tanh", "×", "×"
+        ]
+    );
+    assert!(seen.values.iter().any(|v| v.0 == "neuron2.add2"));
+    assert!(!seen.values.iter().any(|v| v.0 == "neuron1.add2"));
+    // neuron2.add2 = 0.5·0.9 + (-1.2)(-0.2) - 0.3 = 0.39.
+    let (_, v, _, _) = seen.values.iter().find(|v| v.0 == "neuron2.add2").unwrap();
+    assert!(close(*v, 0.39));
+    assert_no_overlap(&seen);
+}
+
+/// The text size, in px, of a picture scaled to fit a 1920×1080 slide whole
+/// (up or down: the smaller of the two ratios).
+fn font_on_slide(seen: &Seen) -> f64 {
+    seen.font * (1920.0 / seen.width).min(1080.0 / seen.height)
+}
+
+/// The moons MLP of examples/moons_descent.calc (thirteen parameters read by
+/// every `score(…)` call): one point's hinge loss with its `score` call as one
+/// box is too tall left to right (13 leaves in a column, 1303×1216 px), so the
+/// picture runs top to bottom and fits a slide at 18 px text or more.
+#[test]
+fn one_point_of_the_moons_mlp_fits_a_slide() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::fs::read_to_string(util::in_crate("examples/moons_descent.calc")).unwrap();
+    let model: String = example
+        .lines()
+        .take_while(|line| !line.starts_with("data = "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let script = format!("{model}p = relu(1 - score(0, 1))");
+    let seen = read(&svg_of(dir.path(), &script, ""));
+    assert!(seen.width <= 1920.0 && seen.height <= 1080.0, "{seen:?}");
+    assert!(
+        seen.width > seen.height,
+        "top to bottom: the leaves in a row"
+    );
+    assert!(font_on_slide(&seen) >= 18.0, "{seen:?}");
+    assert_no_overlap(&seen);
+    assert!(seen.ops.iter().any(|op| op.starts_with("score(0, 1")));
+    // By hand: score(0, 1) = v1·relu(a2 + c1) + v2·relu(b2 + c2) +
+    // v3·relu(d2 + c3) + c0 = -0.5·0 + 0.6·1 + 0.2·0.5 + 0 = 0.7, p = 0.3;
+    // ∂p/∂v2 = -relu(1) = -1, ∂p/∂b2 = -v2 = -0.6, ∂p/∂v3 = -0.5,
+    // ∂p/∂a1 = 0 (relu(-0.3) passes nothing), ∂p/∂c0 = -1.
+    for (name, value, grad) in [
+        ("p", 0.3, 1.0),
+        ("v2", 0.6, -1.0),
+        ("b2", 0.8, -0.6),
+        ("v3", 0.2, -0.5),
+        ("a1", 0.5, 0.0),
+        ("c0", 0.0, -1.0),
+    ] {
+        let (_, v, g, _) = seen.values.iter().find(|v| v.0 == name).unwrap();
+        assert!(
+            close(*v, value) && close(g.unwrap(), grad),
+            "{name}: {v} {g:?}"
+        );
+    }
+    // Left to right, as `--lr` forces, it would not fit.
+    let wide = read(&svg_of(dir.path(), &script, "--lr"));
+    assert!(wide.height > 1080.0, "{wide:?}");
 }

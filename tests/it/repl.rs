@@ -189,6 +189,37 @@ fn step_goes_back_and_jumps_to_a_step() {
 }
 
 #[test]
+fn step_shows_a_call_as_one_step_unless_expanded() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    // Karpathy's neuron: o = tanh(x·w + b) = 1/√2, ∂o/∂(x·w + b) = 1 - o² =
+    // 0.5, so ∂o/∂x = 0.5·w = -1.5, ∂o/∂w = 0.5·x = 1, ∂o/∂b = 0.5.
+    repl.line("n(x, w, b) = tanh(x*w + b)", "defined n(x, w, b)");
+    repl.line(
+        "x = 2; w = -3; b = 6.8813735870195432; o = n(x, w, b)",
+        "o = 0.7071067812",
+    );
+    // The call and the three leaves.
+    repl.line(":step", "from o: 4 nodes");
+    repl.expect("[1] o = n(x, w, b) = 0.7071067812   upstream 1");
+    repl.expect("→ x: local ∂n(x, w, b)/∂x = -1.5;");
+    repl.expect("step 1/4");
+    repl.line("g 4", "[4] x leaf = 2   ∂o/∂x = -1.5");
+    repl.expect("step 4/4");
+    repl.line("b", "[3] w leaf = -3   ∂o/∂w = 1");
+    repl.expect("step 3/4");
+    repl.line("q", "(stopped)");
+    // Expanded: tanh, the sum and the product too, the same gradients.
+    repl.line(":step --expand", "from o: 6 nodes");
+    repl.expect("[1] o = tanh(n1.add) = 0.7071067812   upstream 1");
+    repl.expect("step 1/6");
+    repl.line("g 6", "[6] x leaf = 2   ∂o/∂x = -1.5");
+    repl.expect("step 6/6");
+    repl.line("q", "(stopped)");
+    repl.leave();
+}
+
+#[test]
 fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
     let state = tempfile::tempdir().unwrap();
     let mut repl = Repl::start(state.path());

@@ -143,6 +143,22 @@ pub(super) fn trace_step(
             p.grad(step.upstream)
         ),
         Form::Constant => Ok(()),
+        _ if step.call.is_some() => {
+            let call = step.call.as_ref().map_or_else(String::new, |call| {
+                let steps = format!(
+                    "(one call of {}, {} steps: `--expand={}` shows them)",
+                    call.function, call.steps, call.label
+                );
+                let text = crate::render::tables::call_text(call, p.0.precision);
+                format!(
+                    "{text} = {}   upstream {}   {}",
+                    p.value(row.value),
+                    p.grad(step.upstream),
+                    p.dim(&steps)
+                )
+            });
+            writeln!(out, "[{}] {} = {call}", row.position, p.name(&node))
+        }
         Form::Prefix(_) | Form::Infix(_) | Form::Call(_) => writeln!(
             out,
             "[{}] {} = {} = {}   upstream {}",
@@ -185,7 +201,11 @@ pub(super) fn trace_step(
             );
             continue;
         }
-        let local = p.local(&c.partial, c.formula.as_deref(), c.local);
+        let local = match step.call {
+            // Through a call's body: a number, no formula.
+            Some(_) => format!("{} = {}", c.partial, p.number(c.local)),
+            None => p.local(&c.partial, c.formula.as_deref(), c.local),
+        };
         let product = if c.formula.is_some() {
             format!(
                 "{} × {} = {};  ",

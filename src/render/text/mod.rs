@@ -484,13 +484,13 @@ fn render_unicode(
 
 /// A `:trace` event cut into pieces for `:step`: the header line, then one piece
 /// per backward step (each as `:trace` prints it, numbered as there), with the
-/// step's position; made one at a time from `session`, the session the event
-/// came from. Nothing for other events.
+/// step's position and node; made one at a time from `session`, the session
+/// the event came from. Nothing for other events.
 pub fn trace_pieces<'a>(
     event: &'a Event,
     session: &'a Session,
     style: &'a Style,
-) -> impl Iterator<Item = (Option<usize>, String)> + 'a {
+) -> impl Iterator<Item = (Option<(usize, NodeId)>, String)> + 'a {
     let trace = match event {
         Event::Trace {
             of,
@@ -519,7 +519,7 @@ pub fn trace_pieces<'a>(
         session.trace_steps(steps).map(move |step| {
             let mut text = String::new();
             listings::trace_step(&mut text, of, &step, omitted, &Painter(style));
-            (Some(step.row.position), ascii(text))
+            (Some((step.row.position, step.row.node.id)), ascii(text))
         })
     });
     header.into_iter().chain(steps)
