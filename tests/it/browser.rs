@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::pty::Repl;
 use crate::util::{gradcalc, in_crate, stdout_of};
 use crate::web::COLAH;
 
@@ -559,40 +560,32 @@ fn the_playground_runs_gradcalc_in_the_browser() {
 
 #[test]
 fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
-    let Some(mut browser) = Browser::start("`:serve` in Chromium") else {
+    let Some((mut browser, mut repl, port, _state)) = serving("`:serve` in Chromium") else {
         return;
     };
-    let port = free_port();
-    let state = tempfile::tempdir().unwrap();
-    let mut repl = served_repl(state.path());
-    let mut line = |text: &str, reply: &str| answer(&mut repl, text, reply);
-    line(
-        &format!(":serve {port}"),
-        "serving the live page at http://127.0.0.1:",
-    );
     browser.open(
         &format!("http://127.0.0.1:{port}/"),
         (1280, 720),
         "document.querySelector('.gc-message')",
     );
-    line("x = 3; y = x^3", "y = 27");
+    repl.line("x = 3; y = x^3", "y = 27");
     browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
     // Before `:grad` the pass is not run: step 0, gradients blank.
     assert_eq!(shown(&mut browser).0, json!(0));
-    line(":grad x", "∂y/∂x = 27");
+    repl.line(":grad x", "∂y/∂x = 27");
     // 3x² at 3 is 27: filled in at the finished pass.
     browser.wait_for("document.querySelector('.gc-status').textContent === 'step 2 of 2'");
     let grads = browser
         .eval("Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)");
     assert_eq!(grads, json!(["grad 27", "grad 1"]));
-    line("x := 2", "y = 8");
+    repl.line("x := 2", "y = 8");
     browser.wait_for("document.querySelector('.gc-graph').textContent.includes('value 8')");
     let shot = browser.screenshot("serve-1280x720");
     assert_drawn(&shot, (1280, 720));
     // A closed browser does not end the REPL.
     drop(browser);
-    line("z = y + 1", "z = 9");
-    line(":serve stop", "stopped serving");
+    repl.line("z = y + 1", "z = 9");
+    repl.line(":serve stop", "stopped serving");
 }
 
 /// A port free on 127.0.0.1 now.
@@ -601,26 +594,18 @@ fn free_port() -> u16 {
     probe.local_addr().unwrap().port()
 }
 
-/// gradcalc's REPL on a pseudo-terminal, its history under `state`.
-fn served_repl(state: &Path) -> expectrl::session::OsSession {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gradcalc"));
-    command
-        .env("XDG_STATE_HOME", state)
-        .env_remove("GRADCALC_HISTORY")
-        .env("NO_COLOR", "1")
-        .env("LC_ALL", "C.UTF-8")
-        .env("TERM", "xterm");
-    let mut repl = expectrl::Session::spawn(command).expect("spawn gradcalc on a pty");
-    repl.set_expect_timeout(Some(CEILING));
-    repl
-}
-
-/// Types `text` and Enter into `repl` and waits for `reply`.
-fn answer(repl: &mut expectrl::session::OsSession, text: &str, reply: &str) {
-    use expectrl::Expect;
-    repl.send_line(text).unwrap();
-    repl.expect(reply)
-        .unwrap_or_else(|e| panic!("after {text:?}, expected {reply:?}: {e}"));
+/// Chromium, and gradcalc's REPL (its history under the returned directory)
+/// serving the live page on a free port.
+fn serving(test: &str) -> Option<(Browser, Repl, u16, tempfile::TempDir)> {
+    let browser = Browser::start(test)?;
+    let port = free_port();
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line(
+        &format!(":serve {port}"),
+        "serving the live page at http://127.0.0.1:",
+    );
+    Some((browser, repl, port, state))
 }
 
 #[test]
@@ -628,24 +613,16 @@ fn a_served_page_comes_back_when_serving_starts_again() {
     // The lecturer stops serving (or gradcalc is restarted) and serves again
     // on the same port: the open page says gradcalc is not answering, keeps
     // the last state, and shows the new one once it answers, without a reload.
-    let Some(mut browser) = Browser::start("`:serve` again in Chromium") else {
+    let Some((mut browser, mut repl, port, _state)) = serving("`:serve` again in Chromium") else {
         return;
     };
-    let port = free_port();
-    let state = tempfile::tempdir().unwrap();
-    let mut repl = served_repl(state.path());
-    let mut line = |text: &str, reply: &str| answer(&mut repl, text, reply);
-    line(
-        &format!(":serve {port}"),
-        "serving the live page at http://127.0.0.1:",
-    );
-    line("x = 3; y = x^3", "y = 27");
+    repl.line("x = 3; y = x^3", "y = 27");
     browser.open(
         &format!("http://127.0.0.1:{port}/"),
         (1280, 720),
         "document.querySelector('.gc-title').textContent === 'gradcalc: y'",
     );
-    line(":serve stop", "stopped serving");
+    repl.line(":serve stop", "stopped serving");
     // Meanwhile another program answers on the port with an error, which makes
     // a browser's event stream give up for good (the HTML standard's "fail
     // the connection"): the page must open it again by itself.
@@ -656,15 +633,15 @@ fn a_served_page_comes_back_when_serving_starts_again() {
         json!("gradcalc: y")
     );
     // 27 + 1, typed while gradcalc serves nothing.
-    line("z = y + 1", "z = 28");
+    repl.line("z = y + 1", "z = 28");
     refused.stop_after_one();
-    line(
+    repl.line(
         &format!(":serve {port}"),
         "serving the live page at http://127.0.0.1:",
     );
     browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: z'");
     browser.wait_for("document.querySelector('.gc-graph').textContent.includes('value 28')");
-    line(":serve stop", "stopped serving");
+    repl.line(":serve stop", "stopped serving");
 }
 
 /// A stand-in server on 127.0.0.1:`port` answering every request with
