@@ -106,14 +106,49 @@ pub enum CalculusEvent {
         #[serde(serialize_with = "fields::number")]
         asymmetry: f64,
     },
-    /// `:diff y x`: ∂y/∂x as an expression (`3*x^2 + cos(x)`) and its value.
+    /// `:diff y x`: ∂y/∂x as an expression (`3*x^2 + cos(x)`) and its value
+    /// at the present point (where x is `at`); through relu, max or min, the
+    /// derivative's `pieces` beside it, each with where it holds.
     Diff {
         of: String,
         wrt: String,
         expression: String,
         #[serde(serialize_with = "fields::number")]
         value: f64,
+        /// The value of `wrt` now.
+        #[serde(serialize_with = "fields::number")]
+        at: f64,
+        /// The pieces of a derivative through kinks (relu, max, min on the
+        /// way from `of` down to `wrt`), ordered by `witness`; empty when it
+        /// is one expression everywhere. When none holds `here`, the point
+        /// is on a kink and `expression` is the convention's value there.
+        pieces: Vec<DiffPiece>,
+        /// The pieces there are beyond those listed (at most [`MAX_DIFF_PIECES`]).
+        more_pieces: usize,
     },
+}
+
+/// The most pieces `:diff` lists for a derivative through kinks.
+pub const MAX_DIFF_PIECES: usize = 8;
+
+/// One piece of a derivative through kinks ([`CalculusEvent::Diff`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffPiece {
+    /// ∂y/∂x where the piece holds; typed back at a point inside it, it
+    /// gives the derivative there.
+    pub expression: String,
+    /// Where it holds, as conditions on the kinks' operands (`x > 0`,
+    /// `x - 1 < 0 and x > 0.5*x`); pieces with the same expression are
+    /// joined by ` or `.
+    pub holds_where: String,
+    /// A value of `wrt` inside the piece, where the expression was checked.
+    #[serde(serialize_with = "fields::number")]
+    pub witness: f64,
+    /// The derivative at `witness`.
+    #[serde(serialize_with = "fields::number")]
+    pub value_there: f64,
+    /// The piece holds at the present point.
+    pub here: bool,
 }
 
 /// One named value a `:=` changed.
@@ -583,13 +618,151 @@ impl Session {
             });
         };
         let expression = self.agreeing_form(&tree, built.as_ref(), value);
+        let (pieces, more_pieces) = self.pieces(of, wrt, y.span.to(x.span))?;
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
             expression,
             value,
+            at: self.graph.value(wrt),
+            pieces,
+            more_pieces,
         }));
         Ok(())
+    }
+
+    /// The pieces of ∂of/∂wrt through the kinks on the way (relu, max and
+    /// min nodes that depend on `wrt`), and how many more there are beyond
+    /// [`MAX_DIFF_PIECES`]. A piece is a choice of side at every kink (relu's
+    /// operand positive or negative, the one largest input of a max) that
+    /// holds at some value of `wrt`: the values tried are the present one, it
+    /// moved by ±10⁻³ … ±10⁶, and ±10⁻³ … ±10⁶ themselves (a narrower piece
+    /// is not found). Each is built on its branches (`Graph::grad_on_branches`)
+    /// and written with the kinks' nodes as their piece's value (`relu(u)` is
+    /// `u` or 0, `max(a, b)` its largest input), checked at the value found.
+    /// Nothing when there is no kink or `wrt` is not a variable leaf.
+    ///
+    /// Errors: as [`Session::gradient_nodes`].
+    fn pieces(
+        &mut self,
+        of: NodeId,
+        wrt: NodeId,
+        span: Span,
+    ) -> Result<(Vec<DiffPiece>, usize), SessionError> {
+        let branches = self.branches(of, wrt);
+        let kinks: Vec<NodeId> = branches
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|&id| kink_kind(self.graph.op(id)).is_some())
+            .collect();
+        if kinks.is_empty() || self.graph.op(wrt) != Op::Variable {
+            return Ok((Vec::new(), 0));
+        }
+        let x0 = self.graph.value(wrt);
+        let order = self.graph.topo_order_above(of, wrt);
+        let mut depends: std::collections::HashSet<NodeId> = [wrt].into_iter().collect();
+        for &id in order.iter().rev() {
+            if self.graph.operands(id).iter().any(|o| depends.contains(o)) {
+                depends.insert(id);
+            }
+        }
+        // The side of every kink at each value tried, and the first value
+        // that gave each combination.
+        let mut found: Vec<(Vec<usize>, f64)> = Vec::new();
+        let mut here = None;
+        for (k, at) in trial_points(x0).into_iter().enumerate() {
+            let values = self.graph.reevaluate(&order, &[(wrt, at)]);
+            let sides: Option<Vec<usize>> = kinks
+                .iter()
+                .map(|&id| kink_side(&self.graph, &values, id, &depends))
+                .collect();
+            let Some(sides) = sides else { continue };
+            if k == 0 {
+                here = Some(sides.clone());
+            }
+            if found.iter().all(|(s, _)| *s != sides) {
+                found.push((sides, at));
+            }
+        }
+        let more = found.len().saturating_sub(MAX_DIFF_PIECES);
+        found.truncate(MAX_DIFF_PIECES);
+        found.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let names = self.names_by_node();
+        let names: HashMap<NodeId, String> =
+            names.into_iter().map(|(k, v)| (k, v.to_string())).collect();
+        let mut pieces: Vec<DiffPiece> = Vec::new();
+        for (sides, witness) in found {
+            let mut forced: HashMap<NodeId, Vec<bool>> = branches
+                .iter()
+                .map(|(id, passes)| (*id, vec![true; passes.len()]))
+                .collect();
+            let mut subst: HashMap<NodeId, Subst> = HashMap::new();
+            for (&id, &side) in kinks.iter().zip(&sides) {
+                let n = self.graph.operands(id).len();
+                let (passes, value) = match kink_kind(self.graph.op(id)) {
+                    Some(Kink::Relu) if side == 0 => (vec![false], Subst::Zero),
+                    Some(Kink::Relu) => (vec![true], Subst::Operand(0)),
+                    _ => ((0..n).map(|k| k == side).collect(), Subst::Operand(side)),
+                };
+                forced.insert(id, passes);
+                if !names.contains_key(&id) {
+                    subst.insert(id, value);
+                }
+            }
+            let mark = self.graph.len();
+            let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
+            let built = match self.graph.grad_on_branches(of, &[wrt], budget, &forced) {
+                Ok(built) => built,
+                Err(GradError::TooLarge { limit }) => {
+                    return Err(SessionError::DerivativeTooLarge { span, limit });
+                }
+                Err(GradError::Interrupted) => return Err(SessionError::Interrupted { span }),
+            };
+            let node = built.results[0];
+            let locals: HashMap<NodeId, LocalNode> =
+                built.locals.iter().map(|l| (l.root, *l)).collect();
+            let names_ref: HashMap<NodeId, &str> =
+                names.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let written = Written {
+                names: &names_ref,
+                mark,
+                forced: &forced,
+                subst: &subst,
+            };
+            let tree = expression_in(&self.graph, node, &written, &locals);
+            let stable = expression_in(&self.graph, node, &written, &HashMap::new());
+            let holds_where = kinks
+                .iter()
+                .zip(&sides)
+                .map(|(&id, &side)| condition(&self.graph, id, side, &written, &depends))
+                .collect::<Option<Vec<String>>>()
+                .map(|c| c.join(" and "));
+            self.graph.update_leaf(wrt, witness);
+            let value_there = self.graph.value(node);
+            let expression = tree
+                .as_ref()
+                .map(|tree| self.agreeing_form(tree, stable.as_ref(), value_there));
+            self.graph.update_leaf(wrt, x0);
+            self.graph.truncate(mark);
+            let (Some(expression), Some(holds_where)) = (expression, holds_where) else {
+                return Ok((Vec::new(), 0));
+            };
+            let is_here = here.as_ref() == Some(&sides);
+            match pieces.iter_mut().find(|p| p.expression == expression) {
+                Some(same) => {
+                    same.holds_where = format!("{}, or {holds_where}", same.holds_where);
+                    same.here |= is_here;
+                }
+                None => pieces.push(DiffPiece {
+                    expression,
+                    holds_where,
+                    witness,
+                    value_there,
+                    here: is_here,
+                }),
+            }
+        }
+        Ok((pieces, more))
     }
 
     /// The text `:diff` prints for the derivative `tree` whose value is
@@ -667,6 +840,186 @@ fn expression_of(
     mark: usize,
     locals: &HashMap<NodeId, LocalNode>,
 ) -> Option<ExprTree> {
+    let none = HashMap::new();
+    let written = Written {
+        names,
+        mark,
+        forced: &none,
+        subst: &HashMap::new(),
+    };
+    expression_in(graph, node, &written, locals)
+}
+
+/// How [`expression_in`] writes a derivative graph's nodes.
+struct Written<'a> {
+    /// The variables' names.
+    names: &'a HashMap<NodeId, &'a str>,
+    /// The graph's length before the derivative was built.
+    mark: usize,
+    /// The branches the derivative was built on (`Graph::grad_on_branches`).
+    forced: &'a HashMap<NodeId, Vec<bool>>,
+    /// Unnamed kinks of the original graph written as their piece's value.
+    subst: &'a HashMap<NodeId, Subst>,
+}
+
+/// A kink's value on one piece: one of its operands (`relu(u)` = u where
+/// u > 0, `max(a, b)` = a where a is the largest) or 0 (`relu(u)`, u < 0).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Subst {
+    Operand(usize),
+    Zero,
+}
+
+/// The kinks that split a derivative into pieces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kink {
+    Relu,
+    Max,
+    Min,
+}
+
+/// Which kind of kink `op` is, if any.
+fn kink_kind(op: Op) -> Option<Kink> {
+    match op.info().derivative(0).map(|d| d.passing) {
+        Some(crate::engine::Passing::WherePositive) => Some(Kink::Relu),
+        Some(crate::engine::Passing::ToLargest) => Some(Kink::Max),
+        Some(crate::engine::Passing::ToSmallest) => Some(Kink::Min),
+        _ => None,
+    }
+}
+
+/// The side of the kink `id` when the nodes have the values `values`: for
+/// relu 1 where its operand is positive and 0 where negative; for max and
+/// min the position of the one extreme input, or of the first of tied
+/// extreme inputs none of which is in `depends` (the nodes built from the
+/// variable: a tie among inputs that do not move with it is no kink in it).
+/// `None` on the kink itself (a zero operand, a tie with a node of
+/// `depends`) or at nan.
+fn kink_side(
+    graph: &Graph,
+    values: &[f64],
+    id: NodeId,
+    depends: &std::collections::HashSet<NodeId>,
+) -> Option<usize> {
+    let operands = graph.operands(id);
+    let inputs: Vec<f64> = graph
+        .operands(id)
+        .iter()
+        .map(|o| values[o.index()])
+        .collect();
+    match kink_kind(graph.op(id))? {
+        Kink::Relu => match inputs[0] {
+            u if u > 0.0 => Some(1),
+            u if u < 0.0 => Some(0),
+            _ => None,
+        },
+        kind => {
+            let best = if kind == Kink::Max {
+                inputs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                inputs.iter().copied().fold(f64::INFINITY, f64::min)
+            };
+            if inputs.iter().any(|v| v.is_nan()) {
+                return None;
+            }
+            let mut at = inputs.iter().enumerate().filter(|(_, v)| **v == best);
+            let first = at.next()?.0;
+            let moving = |k: usize| depends.contains(&operands[k]);
+            match at.next() {
+                None => Some(first),
+                Some(_)
+                    if inputs
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &v)| v != best || !moving(k)) =>
+                {
+                    Some(first)
+                }
+                Some(_) => None,
+            }
+        }
+    }
+}
+
+/// Where the kink `id` is on `side`, over its operands as written: `u > 0`,
+/// `u < 0`, `a > b` (`a > b and a > c` for three inputs), `a < b` for min;
+/// a winner that does not move with the variable (not in `depends`) only
+/// against the inputs that do, each distinct comparison once.
+fn condition(
+    graph: &Graph,
+    id: NodeId,
+    side: usize,
+    written: &Written,
+    depends: &std::collections::HashSet<NodeId>,
+) -> Option<String> {
+    let nodes = graph.operands(id);
+    let operands: Vec<String> = graph
+        .operands(id)
+        .iter()
+        .map(|&o| {
+            Some(
+                expression_in(graph, o, written, &HashMap::new())?
+                    .fold_constants()
+                    .to_string(),
+            )
+        })
+        .collect::<Option<_>>()?;
+    Some(match kink_kind(graph.op(id))? {
+        Kink::Relu if side == 1 => format!("{} > 0", operands[0]),
+        Kink::Relu => format!("{} < 0", operands[0]),
+        kind => {
+            let (sign, flipped) = if kind == Kink::Max {
+                (">", "<")
+            } else {
+                ("<", ">")
+            };
+            // A constant winner goes on the right: `x < 1`, not `1 > x`.
+            let fixed = !depends.contains(&nodes[side]);
+            let mut parts: Vec<String> = Vec::new();
+            for (k, other) in operands.iter().enumerate() {
+                if k == side || (fixed && !depends.contains(&nodes[k])) {
+                    continue;
+                }
+                let part = match fixed {
+                    true => format!("{other} {flipped} {}", operands[side]),
+                    false => format!("{} {sign} {other}", operands[side]),
+                };
+                if !parts.contains(&part) {
+                    parts.push(part);
+                }
+            }
+            parts.join(" and ")
+        }
+    })
+}
+
+/// The values of `wrt` at which `:diff` looks for the pieces of a
+/// derivative: the present value `x0` first, then `x0` moved by ±10⁻³ …
+/// ±10⁶, then ±10⁻³ … ±10⁶ and 0.
+fn trial_points(x0: f64) -> Vec<f64> {
+    const STEPS: [f64; 12] = [
+        1e-3, 1e-2, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, 1e3, 1e6,
+    ];
+    let mut points = vec![x0];
+    for d in STEPS {
+        points.extend([x0 + d, x0 - d]);
+    }
+    for d in STEPS {
+        points.extend([d, -d]);
+    }
+    points.push(0.0);
+    points.retain(|p| p.is_finite());
+    points
+}
+
+/// [`expression_of`] with the branches and kink values of one piece.
+fn expression_in(
+    graph: &Graph,
+    node: NodeId,
+    written: &Written,
+    locals: &HashMap<NodeId, LocalNode>,
+) -> Option<ExprTree> {
+    let (names, mark) = (written.names, written.mark);
     let mut stack = vec![(node, Work::Visit)];
     let mut done: Vec<ExprTree> = Vec::new();
     let (mut size, mut name_chars) = (0usize, 0usize);
@@ -684,6 +1037,13 @@ fn expression_of(
                 done.push(ExprTree::name(name));
                 continue;
             }
+            if let Some(&subst) = written.subst.get(&id) {
+                match subst {
+                    Subst::Zero => done.push(ExprTree::number(0.0)),
+                    Subst::Operand(k) => stack.push((graph.operands(id)[k], Work::Visit)),
+                }
+                continue;
+            }
         }
         let local = locals.get(&id).filter(|_| id.index() >= mark);
         if let (Some(local), Work::Visit) = (local, work) {
@@ -698,12 +1058,20 @@ fn expression_of(
             let refs: Vec<&ExprTree> = operands.iter().collect();
             let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
             let op = graph.op(local.node);
-            let rule = op.local_rule(
-                local.position,
-                &values,
-                graph.value(local.node),
-                Form::Textbook,
-            );
+            let rule = match written.forced.get(&local.node) {
+                Some(passes) => op.rule_on_branch(
+                    local.position,
+                    &values,
+                    passes.get(local.position) == Some(&true),
+                    Form::Textbook,
+                ),
+                None => op.local_rule(
+                    local.position,
+                    &values,
+                    graph.value(local.node),
+                    Form::Textbook,
+                ),
+            };
             done.push(super::formula::rule_tree(op, rule, &refs)?);
             continue;
         }

@@ -701,3 +701,109 @@ fn diff_refuses_a_formula_with_too_many_characters_of_names() {
         &stderr[..stderr.len().min(2000)]
     );
 }
+
+/// `:diff` through relu, max and min lists the derivative's pieces with
+/// where each holds, marks the one that holds at the point, and on a kink
+/// says what the convention gives there. By hand: d/dx relu(x)·x is 2x for
+/// x > 0 and 0 for x < 0 (relu'(0) = 0 gives relu(0) = 0 at x = 0); d/dx
+/// max(x, x/2) is 1 for x > x/2 (x > 0) and 0.5 below; d/dx max(x, 1)² is
+/// 2x for x > 1 and 0 for x < 1 (the tie at 1 splits: 2·1/2 = 1).
+#[test]
+fn diff_through_kinks_states_its_pieces_and_where_each_holds() {
+    let cases = [
+        (
+            "x = 2; y = relu(x)*x; :diff y x",
+            "∂y/∂x = 0   for x < 0\n∂y/∂x = 2*x   for x > 0  (holds here: = 4 now)\n",
+        ),
+        (
+            "x = 0; y = relu(x)*x; :diff y x",
+            "∂y/∂x = 0   for x < 0\n∂y/∂x = 2*x   for x > 0\n  at x = 0, on a kink, the convention (`:help grad`) gives ∂y/∂x = relu(x)  (= 0 now)\n",
+        ),
+        (
+            "x = 1; y = max(x, 0.5*x); :diff y x",
+            "∂y/∂x = 0.5   for 0.5*x > x\n∂y/∂x = 1   for x > 0.5*x  (holds here: = 1 now)\n",
+        ),
+        (
+            "x = 1; y = max(x, 1)^2; :diff y x",
+            "∂y/∂x = 0   for x < 1\n∂y/∂x = 2*x   for x > 1\n  at x = 1, on a kink, the convention (`:help grad`) gives ∂y/∂x = max(x, 1)  (= 1 now)\n",
+        ),
+    ];
+    for (script, want) in cases {
+        let out = run(script);
+        let printed: String = out
+            .lines()
+            .filter(|l| !l.contains(" = ") || l.contains('∂'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(printed, want, "{script}");
+    }
+    // Each piece typed back inside its region gives the hand-known derivative.
+    for (setup, holds_where, at, want) in [
+        ("y = relu(x)*x", "x < 0", -1.0, 0.0),
+        ("y = relu(x)*x", "x > 0", 3.5, 7.0),
+        ("y = max(x, 0.5*x)", "0.5*x > x", -2.0, 0.5),
+        ("y = max(x, 1)^2", "x < 1", 0.25, 0.0),
+        ("y = max(x, 1)^2", "x > 1", 4.0, 8.0),
+    ] {
+        let out = json(&format!("x = 1; {setup}; :diff y x"));
+        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let piece = d["pieces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["holds_where"] == holds_where)
+            .unwrap_or_else(|| panic!("{setup}: no piece for {holds_where}: {d}"));
+        let expression = piece["expression"].as_str().unwrap();
+        let typed = values(&format!("x = {at}; {setup}; {expression}"));
+        assert_close(typed[0], want, &format!("{setup} at {at}: {expression}"));
+    }
+}
+
+/// The property: on inputs with several kinks, every piece `:diff` prints,
+/// typed back at the value of x it was found at (`witness`, inside its
+/// region) and at that value moved by 1e-3 (still inside: these kinks are
+/// farther away), gives the derivative there, checked against reverse mode
+/// (`grad`) and against a central difference of y (step 1e-6: smooth inside
+/// a piece). The pieces found cover both sides of each kink.
+#[test]
+fn every_piece_typed_back_inside_its_region_gives_the_derivative() {
+    for (setup, count) in [
+        ("w = 2; y = min(relu(x*w - 1), x)*x", 3),
+        ("y = relu(x) - relu(-x) + max(x, 2)*x", 2),
+        ("y = abs(x)*relu(x - 1) + min(x^2, 4)", 4),
+        ("y = max(tanh(x), 0.5*x, -1)*exp(x)", 2),
+    ] {
+        let out = json(&format!("x = 0.3; {setup}; :diff y x"));
+        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let pieces = d["pieces"].as_array().unwrap();
+        assert_eq!(pieces.len(), count, "{setup}: {d}");
+        assert_eq!(
+            pieces.iter().filter(|p| p["here"] == true).count(),
+            1,
+            "{setup}"
+        );
+        for piece in pieces {
+            let expression = piece["expression"].as_str().unwrap();
+            let witness = number(&piece["witness"]);
+            for at in [witness, witness + 1e-3] {
+                let h = 1e-6;
+                let v = values(&format!(
+                    "x = {at}; {setup}; {expression}; grad(y, x); x := {}; y; x := {}; y",
+                    at + h,
+                    at - h
+                ));
+                let central = (v[2] - v[3]) / (2.0 * h);
+                assert_close(
+                    v[0],
+                    v[1],
+                    &format!("{setup} at {at}: {expression} vs grad"),
+                );
+                assert!(
+                    (v[0] - central).abs() <= 1e-5 * v[0].abs().max(1.0),
+                    "{setup} at {at}: {expression} = {} vs central difference {central}",
+                    v[0]
+                );
+            }
+        }
+    }
+}

@@ -203,13 +203,53 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             wrt,
             expression,
             value,
+            at,
+            pieces,
+            more_pieces,
         } => {
-            let _ = writeln!(
-                out,
-                "{} = {expression}  {}",
-                p.partial(of, wrt),
-                p.dim(&format!("(= {} now)", p.number(*value)))
-            );
+            if pieces.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{} = {expression}  {}",
+                    p.partial(of, wrt),
+                    p.dim(&format!("(= {} now)", p.number(*value)))
+                );
+            }
+            // One line a piece, the one that holds at the point marked; on a
+            // kink, what the convention gives there.
+            for piece in pieces {
+                let here = if piece.here {
+                    format!(
+                        "  {}",
+                        p.dim(&format!("(holds here: = {} now)", p.number(*value)))
+                    )
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "{} = {}   for {}{here}",
+                    p.partial(of, wrt),
+                    piece.expression,
+                    piece.holds_where
+                );
+            }
+            if *more_pieces > 0 {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    p.dim(&format!("({more_pieces} more pieces not listed)"))
+                );
+            }
+            if !pieces.is_empty() && !pieces.iter().any(|piece| piece.here) {
+                let _ = writeln!(
+                    out,
+                    "  at {wrt} = {}, on a kink, the convention (`:help grad`) gives {} = {expression}  {}",
+                    p.number(*at),
+                    p.partial(of, wrt),
+                    p.dim(&format!("(= {} now)", p.number(*value)))
+                );
+            }
         }
     }
     out
