@@ -780,11 +780,21 @@ impl Session {
         let dropped = drop_zero_products(&folded);
         let collected = dropped.collect_terms();
         let built = built.map(ExprTree::fold_constants);
-        let mut tried: Vec<String> = Vec::with_capacity(5);
-        for candidate in [&collected, &dropped, &folded, tree]
+        let mut tried: Vec<String> = Vec::with_capacity(10);
+        // Each form with its constants named (`2*pi` for 6.283185307179586)
+        // first, then with digits.
+        let bound = |name: &str| self.vars.contains_key(name);
+        let candidates: Vec<ExprTree> = [&collected, &dropped, &folded, tree]
             .into_iter()
             .chain(built.as_ref())
-        {
+            .flat_map(|candidate| {
+                let named = candidate
+                    .replace_numbers(|x| super::formula::named_constant(x, bound))
+                    .fold_constants();
+                [named, candidate.clone()]
+            })
+            .collect();
+        for candidate in &candidates {
             let text = candidate.to_string();
             if tried.contains(&text) {
                 continue;

@@ -233,3 +233,58 @@ pub(super) fn wrap(tree: &ExprTree) -> String {
         format!("({tree})")
     }
 }
+
+/// The number `x` written with a named constant when it is one exactly:
+/// `pi`, `2*pi`, `pi/2`, `3*pi/4`, `-e`, `2*ln(2)`, … (a whole multiple
+/// `p*c/q` with p, q ≤ 12, evaluated as the calculator evaluates the text,
+/// `(p*c)/q`, giving `x` bit for bit); `None` for other numbers and for a
+/// constant whose name `bound` says is a variable now (`pi = 3`).
+pub(super) fn named_constant(x: f64, bound: impl Fn(&str) -> bool) -> Option<ExprTree> {
+    if !x.is_finite() || x == 0.0 {
+        return None;
+    }
+    let magnitude = x.abs();
+    for constant in Constant::ALL {
+        let name = match constant {
+            Constant::Pi => "pi",
+            Constant::E => "e",
+            Constant::Ln2 | Constant::Ln10 => "ln",
+        };
+        if bound(name) {
+            continue;
+        }
+        let c = constant.value();
+        for q in 1..=12u32 {
+            for p in 1..=12u32 {
+                if gcd(p, q) != 1 {
+                    continue;
+                }
+                let value = if p == 1 { c } else { f64::from(p) * c } / f64::from(q);
+                if value != magnitude {
+                    continue;
+                }
+                let mut tree = constant_tree(constant);
+                if p > 1 {
+                    tree = ExprTree::binary(BinaryOp::Mul, &ExprTree::number(f64::from(p)), &tree);
+                }
+                if q > 1 {
+                    tree = ExprTree::binary(BinaryOp::Div, &tree, &ExprTree::number(f64::from(q)));
+                }
+                return Some(if x < 0.0 {
+                    ExprTree::negate(&tree)
+                } else {
+                    tree
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The greatest common divisor.
+fn gcd(mut a: u32, mut b: u32) -> u32 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}

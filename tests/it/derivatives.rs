@@ -807,3 +807,35 @@ fn every_piece_typed_back_inside_its_region_gives_the_derivative() {
         }
     }
 }
+
+/// `:diff` writes the constants π, e, ln 2 and ln 10 by name, also when
+/// folding made a multiple of one (d/dx πx² = 2πx; d/dx e^(2x) = 2e^(2x),
+/// ln e = 1; d/dx log10 x = 1/(x ln 10); d/dx 2^x = 2^x ln 2; d/dx
+/// sin(πx/2) = (π/2) cos(πx/2)), and each types back to the hand-known value
+/// at the point. A rebound `pi` is not used for π.
+#[test]
+fn diff_writes_named_constants_not_their_digits() {
+    use std::f64::consts::{E, LN_2, LN_10, PI};
+    for (x, definition, want, value) in [
+        (2.0, "pi*x^2", "2*pi*x", 4.0 * PI),
+        (2.0, "e^(2x)", "2*e^(2*x)", 2.0 * E.powi(4)),
+        (2.0, "log10(x)", "1/(x*ln(10))", 1.0 / (2.0 * LN_10)),
+        (2.0, "2^x", "2^x*ln(2)", 4.0 * LN_2),
+        (
+            0.5,
+            "sin(pi*x/2)",
+            "pi/2*cos(pi/2*x)",
+            PI / 2.0 * (PI / 4.0).cos(),
+        ),
+    ] {
+        let setup = format!("x = {x}; y = {definition}");
+        let out = json(&format!("{setup}; :diff y x"));
+        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        assert_eq!(d["expression"], want, "d/dx {definition}");
+        let typed = values(&format!("{setup}; {want}"));
+        assert_close(typed[0], value, want);
+    }
+    let out = json("pi = 3; x = 2; y = 6.283185307179586*x; :diff y x");
+    let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+    assert_eq!(d["expression"], "6.283185307179586");
+}
