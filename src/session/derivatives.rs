@@ -115,6 +115,12 @@ pub enum CalculusEvent {
         expression: String,
         #[serde(serialize_with = "fields::number")]
         value: f64,
+        /// The expression's value now where it is not `value`: only where
+        /// the derivative graph computes inf or nan (`sqrt(x)*sqrt(x)` at 0,
+        /// whose nodes multiply 0 by inf) and the expression, the same at
+        /// every point, does not.
+        #[serde(serialize_with = "fields::option_number")]
+        formula_value: Option<f64>,
         /// The value of `wrt` now.
         #[serde(serialize_with = "fields::number")]
         at: f64,
@@ -617,13 +623,14 @@ impl Session {
                 help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
             });
         };
-        let expression = self.agreeing_form(&tree, built.as_ref(), value);
+        let (expression, formula_value) = self.agreeing_form(&tree, built.as_ref(), value);
         let (pieces, more_pieces) = self.pieces(of, wrt, y.span.to(x.span))?;
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
             expression,
             value,
+            formula_value,
             at: self.graph.value(wrt),
             pieces,
             more_pieces,
@@ -655,7 +662,7 @@ impl Session {
             .map(|(id, _)| *id)
             .filter(|&id| kink_kind(self.graph.op(id)).is_some())
             .collect();
-        if kinks.is_empty() || self.graph.op(wrt) != Op::Variable {
+        if self.graph.op(wrt) != Op::Variable {
             return Ok((Vec::new(), 0));
         }
         let x0 = self.graph.value(wrt);
@@ -665,6 +672,30 @@ impl Session {
             if self.graph.operands(id).iter().any(|o| depends.contains(o)) {
                 depends.insert(id);
             }
+        }
+        // The masks of `^` (∂a^b/∂a nothing where b = 0, ∂a^b/∂b nothing
+        // where a = 0 and b ≥ 0) whose condition moves with the variable:
+        // single points, where the convention holds and no piece does.
+        let masks: Vec<NodeId> = branches
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|&id| kink_kind(self.graph.op(id)).is_none())
+            .filter(|&id| self.graph.operands(id).iter().all(|o| depends.contains(o)))
+            .collect();
+        let masked = |graph: &Graph, values: &[f64]| {
+            masks.iter().any(|&id| {
+                let inputs: Vec<f64> = graph
+                    .operands(id)
+                    .iter()
+                    .map(|o| values[o.index()])
+                    .collect();
+                let info = graph.op(id).info();
+                (0..inputs.len()).any(|k| !info.passes(&inputs, values[id.index()], k))
+            })
+        };
+        let masked_here = masked(&self.graph, &self.graph.reevaluate(&[], &[]));
+        if kinks.is_empty() && !masked_here {
+            return Ok((Vec::new(), 0));
         }
         // The side of every kink at each value tried, and the first value
         // that gave each combination.
@@ -677,6 +708,9 @@ impl Session {
                 .map(|&id| kink_side(&self.graph, &values, id, &depends))
                 .collect();
             let Some(sides) = sides else { continue };
+            if masked(&self.graph, &values) {
+                continue;
+            }
             if k == 0 {
                 here = Some(sides.clone());
             }
@@ -731,17 +765,27 @@ impl Session {
             };
             let tree = expression_in(&self.graph, node, &written, &locals);
             let stable = expression_in(&self.graph, node, &written, &HashMap::new());
-            let holds_where = kinks
+            let mut conditions = kinks
                 .iter()
                 .zip(&sides)
                 .map(|(&id, &side)| condition(&self.graph, id, side, &written, &depends))
-                .collect::<Option<Vec<String>>>()
-                .map(|c| c.join(" and "));
+                .collect::<Option<Vec<String>>>();
+            if kinks.is_empty() {
+                // Without kinks, the piece is where no mask of `^` holds.
+                conditions = masks
+                    .iter()
+                    .map(|&id| mask_condition(&self.graph, id, &written))
+                    .collect();
+                if let Some(c) = conditions.as_mut() {
+                    c.dedup();
+                }
+            }
+            let holds_where = conditions.map(|c| c.join(" and "));
             self.graph.update_leaf(wrt, witness);
             let value_there = self.graph.value(node);
             let expression = tree
                 .as_ref()
-                .map(|tree| self.agreeing_form(tree, stable.as_ref(), value_there));
+                .map(|tree| self.agreeing_form(tree, stable.as_ref(), value_there).0);
             self.graph.update_leaf(wrt, x0);
             self.graph.truncate(mark);
             let (Some(expression), Some(holds_where)) = (expression, holds_where) else {
@@ -775,7 +819,18 @@ impl Session {
     /// nodes (stable forms, `sech(x)^2` for `1 - tanh(x)^2`), is tried last,
     /// where the textbook form overflows or cancels. Each candidate is
     /// evaluated as a [`Session::preview`], so the session does not change.
-    fn agreeing_form(&mut self, tree: &ExprTree, built: Option<&ExprTree>, value: f64) -> String {
+    ///
+    /// The form does not depend on the point except for these stability
+    /// fallbacks, which are taken only where the graph's value is finite and
+    /// the preferred form's is not that value: where the graph's value is
+    /// inf or nan the first form is printed, with its value beside it (the
+    /// second of the pair) when that differs.
+    fn agreeing_form(
+        &mut self,
+        tree: &ExprTree,
+        built: Option<&ExprTree>,
+        value: f64,
+    ) -> (String, Option<f64>) {
         let folded = tree.fold_constants();
         let dropped = drop_zero_products(&folded);
         let collected = dropped.collect_terms();
@@ -794,6 +849,14 @@ impl Session {
                 [named, candidate.clone()]
             })
             .collect();
+        // Where the derivative graph itself is inf or nan (`sqrt(x)*sqrt(x)`
+        // at 0 computes 0·inf), no form is more stable than the graph: the
+        // first is printed, as at every other point, with its own value.
+        if !value.is_finite() {
+            let text = candidates[0].to_string();
+            let typed = self.preview(&text);
+            return (text, typed.filter(|&typed| !same_value(typed, value)));
+        }
         for candidate in &candidates {
             let text = candidate.to_string();
             if tried.contains(&text) {
@@ -803,11 +866,11 @@ impl Session {
                 .preview(&text)
                 .is_some_and(|typed| same_value(typed, value))
             {
-                return text;
+                return (text, None);
             }
             tried.push(text);
         }
-        tree.to_string()
+        (tree.to_string(), None)
     }
 }
 
@@ -1000,6 +1063,27 @@ fn condition(
             }
             parts.join(" and ")
         }
+    })
+}
+
+/// Where the `^` node `id` passes gradient to both operands, over its
+/// operands as written: `b ≠ 0` (∂a^b/∂a is nothing at b = 0; and
+/// ∂a^b/∂b is nothing at a = 0, b ≥ 0, a point where b = 0 or on the same
+/// line): `x ≠ 0` for `x^x`.
+fn mask_condition(graph: &Graph, id: NodeId, written: &Written) -> Option<String> {
+    let operands = graph.operands(id);
+    let text = |o: NodeId| {
+        Some(
+            expression_in(graph, o, written, &HashMap::new())?
+                .fold_constants()
+                .to_string(),
+        )
+    };
+    let (a, b) = (text(operands[0])?, text(operands[1])?);
+    Some(if a == b {
+        format!("{a} ≠ 0")
+    } else {
+        format!("{b} ≠ 0 and {a} ≠ 0")
     })
 }
 

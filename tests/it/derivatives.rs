@@ -717,7 +717,7 @@ fn diff_through_kinks_states_its_pieces_and_where_each_holds() {
         ),
         (
             "x = 0; y = relu(x)*x; :diff y x",
-            "∂y/∂x = 0   for x < 0\n∂y/∂x = 2*x   for x > 0\n  at x = 0, on a kink, the convention (`:help grad`) gives ∂y/∂x = relu(x)  (= 0 now)\n",
+            "∂y/∂x = 0   for x < 0\n∂y/∂x = 2*x   for x > 0\n  at x = 0, where no piece holds, the convention (`:help grad`) gives ∂y/∂x = relu(x)  (= 0 now)\n",
         ),
         (
             "x = 1; y = max(x, 0.5*x); :diff y x",
@@ -725,7 +725,7 @@ fn diff_through_kinks_states_its_pieces_and_where_each_holds() {
         ),
         (
             "x = 1; y = max(x, 1)^2; :diff y x",
-            "∂y/∂x = 0   for x < 1\n∂y/∂x = 2*x   for x > 1\n  at x = 1, on a kink, the convention (`:help grad`) gives ∂y/∂x = max(x, 1)  (= 1 now)\n",
+            "∂y/∂x = 0   for x < 1\n∂y/∂x = 2*x   for x > 1\n  at x = 1, where no piece holds, the convention (`:help grad`) gives ∂y/∂x = max(x, 1)  (= 1 now)\n",
         ),
     ];
     for (script, want) in cases {
@@ -838,4 +838,40 @@ fn diff_writes_named_constants_not_their_digits() {
     let out = json("pi = 3; x = 2; y = 6.283185307179586*x; :diff y x");
     let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
     assert_eq!(d["expression"], "6.283185307179586");
+}
+
+/// The printed form does not depend on the point: d/dx (√x·√x) = 1 is `1`
+/// at 1.5 and at 0 (where the derivative graph computes 0·inf = nan, said
+/// beside it), and d/dx x^x = x·x^(x−1) + x^x·ln x is the same text at 2 and
+/// at 0 (where the masks of `^` give the convention's 0 and the form is
+/// stated for x ≠ 0). Typed back at 2 it gives 4(1 + ln 2).
+#[test]
+fn diff_prints_the_same_form_at_every_point() {
+    for point in ["1.5", "0", "1e-300", "7"] {
+        let out = run(&format!("x = {point}; y = sqrt(x)*sqrt(x); :diff y x"));
+        let line = out.lines().find(|l| l.starts_with('∂')).unwrap();
+        assert!(
+            line.starts_with("∂y/∂x = 1  (= 1 now"),
+            "at {point}: {line}"
+        );
+    }
+    let out = run("x = 0; y = sqrt(x)*sqrt(x); :diff y x");
+    assert!(
+        out.contains("(= 1 now, where grad(y, x) computes nan: its nodes are undefined here)"),
+        "{out}"
+    );
+    let general = "x*x^(x - 1) + x^x*ln(x)";
+    let out = run("x = 2; y = x^x; :diff y x");
+    assert!(
+        out.contains(&format!("∂y/∂x = {general}  (= 6.772588722 now)")),
+        "{out}"
+    );
+    let out = run("x = 0; y = x^x; :diff y x");
+    assert!(
+        out.contains(&format!("∂y/∂x = {general}   for x ≠ 0\n")),
+        "{out}"
+    );
+    assert!(out.contains("at x = 0, where no piece holds, the convention (`:help grad`) gives ∂y/∂x = 0  (= 0 now)"), "{out}");
+    let typed = values(&format!("x = 2; {general}"));
+    assert_close(typed[0], 4.0 * (1.0 + std::f64::consts::LN_2), general);
 }

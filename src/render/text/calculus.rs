@@ -203,16 +203,27 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             wrt,
             expression,
             value,
+            formula_value,
             at,
             pieces,
             more_pieces,
         } => {
+            // Where the derivative graph is inf or nan and the expression
+            // is not, both values.
+            let now = match formula_value {
+                Some(typed) => format!(
+                    "(= {} now, where grad({of}, {wrt}) computes {}: its nodes are undefined here)",
+                    p.number(*typed),
+                    p.number(*value)
+                ),
+                None => format!("(= {} now)", p.number(*value)),
+            };
             if pieces.is_empty() {
                 let _ = writeln!(
                     out,
                     "{} = {expression}  {}",
                     p.partial(of, wrt),
-                    p.dim(&format!("(= {} now)", p.number(*value)))
+                    p.dim(&now)
                 );
             }
             // One line a piece, the one that holds at the point marked; on a
@@ -244,10 +255,10 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             if !pieces.is_empty() && !pieces.iter().any(|piece| piece.here) {
                 let _ = writeln!(
                     out,
-                    "  at {wrt} = {}, on a kink, the convention (`:help grad`) gives {} = {expression}  {}",
+                    "  at {wrt} = {}, where no piece holds, the convention (`:help grad`) gives {} = {expression}  {}",
                     p.number(*at),
                     p.partial(of, wrt),
-                    p.dim(&format!("(= {} now)", p.number(*value)))
+                    p.dim(&now)
                 );
             }
         }
