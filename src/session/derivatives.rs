@@ -131,11 +131,24 @@ pub enum CalculusEvent {
         pieces: Vec<DiffPiece>,
         /// The pieces there are beyond those listed (at most [`MAX_DIFF_PIECES`]).
         more_pieces: usize,
+        /// Where the derivative is too large to write out whole: its parts
+        /// used more than once, each named once (`t1 = tanh(x)`), in the
+        /// order to type them; `expression` is over these names. Empty
+        /// otherwise.
+        parts: Vec<DiffPart>,
     },
 }
 
 /// The most pieces `:diff` lists for a derivative through kinks.
 pub const MAX_DIFF_PIECES: usize = 8;
+
+/// A part of a large derivative named once ([`CalculusEvent::Diff`]):
+/// `name = expression` is a statement of the language.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffPart {
+    pub name: String,
+    pub expression: String,
+}
 
 /// One piece of a derivative through kinks ([`CalculusEvent::Diff`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -612,11 +625,48 @@ impl Session {
         // x = 1e155, where x^2 overflows).
         let built = expression_of(&self.graph, node, &names, mark, &HashMap::new());
         let value = self.graph.value(node);
+        // Too large to write out whole: each shared part named once.
+        let shared = match tree {
+            Some(_) => None,
+            None => {
+                let prefix = self.part_prefix();
+                shared_form(&self.graph, node, &names, mark, &locals, &prefix)
+            }
+        };
         self.graph.truncate(mark);
+        if let Some(shared) = shared {
+            let bound = |name: &str| self.vars.contains_key(name);
+            let named = |tree: &ExprTree| {
+                tree.replace_numbers(|x| super::formula::named_constant(x, bound))
+                    .fold_constants()
+                    .to_string()
+            };
+            let expression = named(&shared.expression);
+            let parts = shared
+                .parts
+                .iter()
+                .map(|(name, tree)| DiffPart {
+                    name: name.clone(),
+                    expression: named(tree),
+                })
+                .collect();
+            events.push(Event::Calculus(CalculusEvent::Diff {
+                of: y.name.clone(),
+                wrt: x.name.clone(),
+                expression,
+                value,
+                formula_value: None,
+                at: self.graph.value(wrt),
+                pieces: Vec::new(),
+                more_pieces: 0,
+                parts,
+            }));
+            return Ok(());
+        }
         let Some(tree) = tree else {
             return Err(SessionError::BadArguments {
                 message: format!(
-                    "∂{}/∂{} is too large to print as one expression (more than {MAX_DIFF_NODES} terms or {MAX_DIFF_NAME_CHARS} characters of names once shared parts are written out)",
+                    "∂{}/∂{} is too large to print: more than {MAX_DIFF_CHARS} characters even with each part used more than once named once",
                     y.name, x.name
                 ),
                 span: y.span.to(x.span),
@@ -634,8 +684,22 @@ impl Session {
             at: self.graph.value(wrt),
             pieces,
             more_pieces,
+            parts: Vec::new(),
         }));
         Ok(())
+    }
+
+    /// The prefix of the names `:diff` gives shared parts: `t` (`t1`, `t2`,
+    /// …), or `t_`, `t__`, … when a variable already has such a name.
+    fn part_prefix(&self) -> String {
+        let mut prefix = "t".to_string();
+        while self.vars.keys().any(|name| {
+            name.strip_prefix(prefix.as_str())
+                .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+        }) {
+            prefix.push('_');
+        }
+        prefix
     }
 
     /// The pieces of ∂of/∂wrt through the kinks on the way (relu, max and
@@ -1215,4 +1279,173 @@ fn drop_zero_products(tree: &ExprTree) -> ExprTree {
         }
     }
     out.fold_constants()
+}
+
+/// The most characters `:diff` writes for a derivative with its shared parts
+/// named (all the lines together).
+pub const MAX_DIFF_CHARS: usize = 200_000;
+
+/// A derivative written with every part used more than once named once:
+/// the final expression over the names, and the named parts in the order
+/// to type them (each over earlier names only).
+struct Shared {
+    expression: ExprTree,
+    parts: Vec<(String, ExprTree)>,
+}
+
+/// How often `expr` names the operand `k` (`Some(k)`) or the node's own
+/// value (`None`). Recursion over the rule's small fixed tree.
+fn uses_in(expr: &crate::engine::Expr, what: Option<usize>) -> usize {
+    use crate::engine::Expr;
+    match *expr {
+        Expr::Operand(k) => usize::from(what == Some(k)),
+        Expr::Output => usize::from(what.is_none()),
+        Expr::Num(_) | Expr::Named(_) => 0,
+        Expr::Apply(_, args) => args.iter().map(|a| uses_in(a, what)).sum(),
+    }
+}
+
+/// `node` of a derivative graph written in linear size: as [`expression_of`],
+/// except that a node the text would write more than once (a forward value
+/// that a local derivative uses, `tanh(x)` in `1 - tanh(x)^2`, or an upstream
+/// gradient that two products use) is written once as a part `prefix1 = …`
+/// and by its name everywhere else. `None` at an unnamed variable or past
+/// [`MAX_DIFF_CHARS`] characters. Loops, no recursion over the graph.
+fn shared_form(
+    graph: &Graph,
+    node: NodeId,
+    names: &HashMap<NodeId, &str>,
+    mark: usize,
+    locals: &HashMap<NodeId, LocalNode>,
+    prefix: &str,
+) -> Option<Shared> {
+    // What a node's text refers to: (node, how many times).
+    let rule_of = |id: NodeId| -> Option<(LocalNode, crate::engine::LocalRule)> {
+        let local = *locals.get(&id).filter(|_| id.index() >= mark)?;
+        let inputs = graph.operands(local.node);
+        let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
+        let rule = graph.op(local.node).local_rule(
+            local.position,
+            &values,
+            graph.value(local.node),
+            Form::Textbook,
+        );
+        Some((local, rule))
+    };
+    let is_atom =
+        |id: NodeId| (id.index() < mark && names.contains_key(&id)) || graph.op(id) == Op::Const;
+    let refs = |id: NodeId| -> Vec<(NodeId, usize)> {
+        if is_atom(id) {
+            return Vec::new();
+        }
+        if let Some((local, rule)) = rule_of(id) {
+            let crate::engine::LocalRule::Expr { expr, .. } = rule else {
+                return Vec::new();
+            };
+            let mut out: Vec<(NodeId, usize)> = graph
+                .operands(local.node)
+                .iter()
+                .enumerate()
+                .map(|(k, &o)| (o, uses_in(expr, Some(k))))
+                .collect();
+            out.push((local.node, uses_in(expr, None)));
+            out.retain(|(_, n)| *n > 0);
+            return out;
+        }
+        graph.operands(id).iter().map(|&o| (o, 1)).collect()
+    };
+    // Every node the text reaches, and how often it is referred to.
+    let mut count: HashMap<NodeId, usize> = HashMap::new();
+    let mut stack = vec![node];
+    count.insert(node, 1);
+    let mut seen: std::collections::HashSet<NodeId> = [node].into_iter().collect();
+    while let Some(id) = stack.pop() {
+        if !is_atom(id) && graph.op(id).is_leaf() {
+            return None;
+        }
+        for (child, n) in refs(id) {
+            *count.entry(child).or_insert(0) += n;
+            if seen.insert(child) {
+                stack.push(child);
+            }
+        }
+    }
+    // Operands have smaller ids than their node, and a local derivative's
+    // node (below `mark`) a smaller one than the derivative: ids increasing
+    // is an order with every reference before its user.
+    let mut order: Vec<NodeId> = seen.into_iter().collect();
+    order.sort();
+    let mut written: HashMap<NodeId, ExprTree> = HashMap::new();
+    // A node's text for its user: moved out when it has one use (so the
+    // text inlined stays linear), copied when it has more (a name or an atom).
+    let take = |written: &mut HashMap<NodeId, ExprTree>, o: NodeId| -> ExprTree {
+        let tree = if count.get(&o).copied().unwrap_or(0) > 1 {
+            written.get(&o).cloned()
+        } else {
+            written.remove(&o)
+        };
+        tree.unwrap_or_else(|| ExprTree::name("nan"))
+    };
+    let mut parts: Vec<(String, ExprTree)> = Vec::new();
+    let mut chars = 0usize;
+    for id in order {
+        let tree = if id.index() < mark && names.contains_key(&id) {
+            ExprTree::name(names[&id])
+        } else if graph.op(id) == Op::Const {
+            ExprTree::number(graph.value(id))
+        } else if let Some((local, rule)) = rule_of(id) {
+            // Only the operands the rule uses are taken (a once-used node
+            // belongs to the one text that refers to it).
+            let used = |k: usize| match rule {
+                crate::engine::LocalRule::Expr { expr, .. } => uses_in(expr, Some(k)) > 0,
+                _ => false,
+            };
+            let operands: Vec<ExprTree> = graph
+                .operands(local.node)
+                .iter()
+                .enumerate()
+                .map(|(k, &o)| match used(k) {
+                    true => take(&mut written, o),
+                    false => ExprTree::name("nan"),
+                })
+                .collect();
+            let refs: Vec<&ExprTree> = operands.iter().collect();
+            let output = match rule {
+                crate::engine::LocalRule::Expr { expr, .. } if uses_in(expr, None) > 0 => {
+                    Some(take(&mut written, local.node))
+                }
+                _ => None,
+            };
+            super::formula::rule_tree_over(graph.op(local.node), rule, &refs, output.as_ref())?
+        } else {
+            let operands: Vec<ExprTree> = graph
+                .operands(id)
+                .iter()
+                .map(|&o| take(&mut written, o))
+                .collect();
+            let refs: Vec<&ExprTree> = operands.iter().collect();
+            super::formula::apply(graph.op(id), &refs)
+        };
+        let tree = drop_zero_products(&tree.fold_constants());
+        let atomic = matches!(
+            tree.get(tree.root()).kind,
+            ExprKind::Name(_) | ExprKind::Number(_)
+        );
+        if id != node && !atomic && count.get(&id).copied().unwrap_or(0) > 1 {
+            let name = format!("{prefix}{}", parts.len() + 1);
+            chars += name.len() + tree.to_string().len();
+            parts.push((name.clone(), tree));
+            written.insert(id, ExprTree::name(&name));
+        } else {
+            written.insert(id, tree);
+        }
+        if chars > MAX_DIFF_CHARS {
+            return None;
+        }
+    }
+    let expression = written.remove(&node)?;
+    if chars + expression.to_string().len() > MAX_DIFF_CHARS {
+        return None;
+    }
+    Some(Shared { expression, parts })
 }

@@ -158,11 +158,22 @@ fn restore_labels(text: String, labelled: &[NodeId]) -> String {
 /// in operand order): `None` where it passes nothing, `nan` where it is
 /// undefined, the expression divided by `k` at a `k`-way tie of max or min.
 pub(super) fn rule_tree(op: Op, rule: LocalRule, operands: &[&ExprTree]) -> Option<ExprTree> {
+    rule_tree_over(op, rule, operands, None)
+}
+
+/// [`rule_tree`] with the node's own value written as `output` (a name
+/// given to it) rather than as `op(operands)`.
+pub(super) fn rule_tree_over(
+    op: Op,
+    rule: LocalRule,
+    operands: &[&ExprTree],
+    output: Option<&ExprTree>,
+) -> Option<ExprTree> {
     match rule {
         LocalRule::PassesNothing => None,
         LocalRule::Undefined => Some(ExprTree::name("nan")),
         LocalRule::Expr { expr, ties } => {
-            let tree = expr_tree(expr, op, operands);
+            let tree = expr_tree(expr, op, operands, output);
             Some(if ties > 1 {
                 ExprTree::binary(BinaryOp::Div, &tree, &ExprTree::number(ties as f64))
             } else {
@@ -176,16 +187,19 @@ pub(super) fn rule_tree(op: Op, rule: LocalRule, operands: &[&ExprTree]) -> Opti
 /// operands and `op(operands)` for the node's own value; named constants by
 /// name (`pi`, `e`, `ln(2)`, `ln(10)`). Recursion is over the rule's small
 /// fixed tree.
-fn expr_tree(expr: &Expr, op: Op, operands: &[&ExprTree]) -> ExprTree {
+fn expr_tree(expr: &Expr, op: Op, operands: &[&ExprTree], output: Option<&ExprTree>) -> ExprTree {
     match *expr {
         Expr::Operand(k) => operands
             .get(k)
             .map_or_else(|| ExprTree::name("nan"), |&tree| tree.clone()),
-        Expr::Output => apply(op, operands),
+        Expr::Output => output.map_or_else(|| apply(op, operands), ExprTree::clone),
         Expr::Num(x) => ExprTree::number(x),
         Expr::Named(constant) => constant_tree(constant),
         Expr::Apply(inner, args) => {
-            let trees: Vec<ExprTree> = args.iter().map(|a| expr_tree(a, op, operands)).collect();
+            let trees: Vec<ExprTree> = args
+                .iter()
+                .map(|a| expr_tree(a, op, operands, output))
+                .collect();
             let refs: Vec<&ExprTree> = trees.iter().collect();
             apply(inner, &refs)
         }

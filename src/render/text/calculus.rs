@@ -207,7 +207,24 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             at,
             pieces,
             more_pieces,
+            parts,
         } => {
+            // The shared parts first, as statements to type before the
+            // expression that uses them.
+            if !parts.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    p.dim(&format!(
+                        "{} with {} parts used more than once named once (type these lines, then the expression):",
+                        p.partial(of, wrt),
+                        parts.len()
+                    ))
+                );
+                for part in parts {
+                    let _ = writeln!(out, "{} = {}", part.name, part.expression);
+                }
+            }
             // Where the derivative graph is inf or nan and the expression
             // is not, both values.
             let now = match formula_value {
