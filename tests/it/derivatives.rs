@@ -841,7 +841,7 @@ fn diff_writes_named_constants_not_their_digits() {
 
 /// The printed form does not depend on the point: d/dx (√x·√x) = 1 is `1`
 /// at 1.5 and at 0 (where the derivative graph computes 0·inf = nan, said
-/// beside it), and d/dx x^x = x·x^(x−1) + x^x·ln x is the same text at 2 and
+/// beside it), and d/dx x^x = x^x + x^x·ln x is the same text at 2 and
 /// at 0 (where the masks of `^` give the convention's 0 and the form is
 /// stated for x ≠ 0). Typed back at 2 it gives 4(1 + ln 2).
 #[test]
@@ -859,7 +859,7 @@ fn diff_prints_the_same_form_at_every_point() {
         out.contains("(= 1 now, where grad(y, x) computes nan: its nodes are undefined here)"),
         "{out}"
     );
-    let general = "x*x^(x - 1) + x^x*ln(x)";
+    let general = "x^x + x^x*ln(x)";
     let out = run("x = 2; y = x^x; :diff y x");
     assert!(
         out.contains(&format!("∂y/∂x = {general}  (= 6.772588722 now)")),
@@ -942,4 +942,30 @@ fn diff_of_large_derivatives_names_shared_parts_once() {
         sizes.push(out.len());
     }
     assert!(sizes[1] as f64 <= 2.2 * sizes[0] as f64, "{sizes:?}");
+}
+
+/// Like factors combine: the powers of one base add their exponents, so
+/// d/dx x^x = x·x^(x−1) + x^x·ln x (the rule of a^b for both operands) is
+/// written `x^x + x^x*ln(x)`, and d/dx x^(x²) = x^(x²)·(x²/x + 2x·ln x) =
+/// x^(x² + 1) + 2·x^(x² + 1)·ln x; typed back at 0.7 and 2 they give
+/// x^x(1 + ln x) and x^(x²+1)(1 + 2 ln x), computed here.
+#[test]
+fn diff_combines_powers_of_one_base() {
+    for x in [0.7f64, 2.0] {
+        for (definition, want, value) in [
+            ("x^x", "x^x + x^x*ln(x)", x.powf(x) * (1.0 + x.ln())),
+            (
+                "x^(x^2)",
+                "x^(x^2 + 1) + 2*x^(x^2 + 1)*ln(x)",
+                x.powf(x * x + 1.0) * (1.0 + 2.0 * x.ln()),
+            ),
+        ] {
+            let setup = format!("x = {x}; y = {definition}");
+            let out = json(&format!("{setup}; :diff y x"));
+            let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+            assert_eq!(d["expression"], want, "d/dx {definition} at {x}");
+            let typed = values(&format!("{setup}; {want}"));
+            assert_close(typed[0], value, want);
+        }
+    }
 }
