@@ -650,6 +650,7 @@ impl Session {
                     expression: named(tree),
                 })
                 .collect();
+            self.kink_notice(of, wrt, events);
             events.push(Event::Calculus(CalculusEvent::Diff {
                 of: y.name.clone(),
                 wrt: x.name.clone(),
@@ -675,6 +676,9 @@ impl Session {
         };
         let (expression, formula_value) = self.agreeing_form(&tree, built.as_ref(), value);
         let (pieces, more_pieces) = self.pieces(of, wrt, y.span.to(x.span))?;
+        if pieces.is_empty() {
+            self.kink_notice(of, wrt, events);
+        }
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
@@ -687,6 +691,24 @@ impl Session {
             parts: Vec::new(),
         }));
         Ok(())
+    }
+
+    /// A notice when ∂of/∂wrt passes through relu, max or min but is printed
+    /// without its pieces (too large to write each, or `wrt` not a variable
+    /// leaf): the form holds on the side of each kink taken at this point.
+    fn kink_notice(&self, of: NodeId, wrt: NodeId, events: &mut Vec<Event>) {
+        let kinks = self
+            .branches(of, wrt)
+            .iter()
+            .filter(|(id, _)| kink_kind(self.graph.op(*id)).is_some())
+            .count();
+        if kinks > 0 {
+            events.push(Event::Notice {
+                message: format!(
+                    "this derivative passes through {kinks} kink(s) (relu, max, min) and is printed without its pieces: it holds on the side of each kink taken at this point"
+                ),
+            });
+        }
     }
 
     /// The prefix of the names `:diff` gives shared parts: `t` (`t1`, `t2`,

@@ -969,3 +969,22 @@ fn diff_combines_powers_of_one_base() {
         }
     }
 }
+
+/// Where the pieces cannot be printed (here: the variable is not a leaf, so
+/// `:diff` cannot move it), a note says the form holds on the side of the
+/// kink taken at the point: d/dh relu(h − 1)·h = h + relu(h − 1) = 4 + 3 at
+/// h = 4, for h > 1 only.
+#[test]
+fn diff_without_pieces_says_it_holds_on_this_side_only() {
+    let out = gradcalc()
+        .args(["-e", "x = 2; h = x*x; y = relu(h - 1)*h; :diff y h"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(stdout_of(&out).contains("∂y/∂h = h + relu(h - 1)  (= 7 now)"));
+    assert!(
+        stderr_of(&out).contains("passes through 1 kink(s) (relu, max, min) and is printed without its pieces: it holds on the side of each kink taken at this point"),
+        "{}",
+        stderr_of(&out)
+    );
+}
