@@ -129,7 +129,7 @@ pub enum CalculusEvent {
         /// is one expression everywhere. When none holds `here`, the point
         /// is on a kink and `expression` is the convention's value there.
         pieces: Vec<DiffPiece>,
-        /// The pieces there are beyond those listed (at most [`MAX_DIFF_PIECES`]).
+        /// The pieces there are beyond those listed (at most 8).
         more_pieces: usize,
         /// Where the derivative is too large to write out whole: its parts
         /// used more than once, each named once (`t1 = tanh(x)`), in the
