@@ -19,6 +19,8 @@
 //!
 //! [`Derivative::stable`]: super::Derivative::stable
 
+use std::collections::HashMap;
+
 use super::interrupt::Poll;
 use super::rules::{Expr, Form, LocalRule};
 use super::{Graph, NodeId, Op};
@@ -107,6 +109,28 @@ impl Graph {
         wrt: &[NodeId],
         max_nodes: usize,
     ) -> Result<Derivatives, GradError> {
+        self.grad_on_branches(output, wrt, max_nodes, &HashMap::new())
+    }
+
+    /// [`Graph::grad`] with the branches of some piecewise nodes chosen by
+    /// the caller: for a node in `branches`, its operand at position `k`
+    /// receives the rule's local derivative where `branches[node][k]` is
+    /// true and nothing where it is false, whatever the point says
+    /// ([`Op::rule_on_branch`]). Other nodes take the branch of the point.
+    /// `:diff` builds the derivative on each side of a kink this way.
+    ///
+    /// # Errors
+    /// As [`Graph::grad`].
+    ///
+    /// # Panics
+    /// As [`Graph::grad`].
+    pub fn grad_on_branches(
+        &mut self,
+        output: NodeId,
+        wrt: &[NodeId],
+        max_nodes: usize,
+        branches: &HashMap<NodeId, Vec<bool>>,
+    ) -> Result<Derivatives, GradError> {
         let mark = self.len();
         let Some(&min) = wrt.iter().min() else {
             return Ok(Derivatives {
@@ -122,7 +146,7 @@ impl Graph {
             Err(GradError::Interrupted)
         } else {
             let limit = mark.saturating_add(max_nodes);
-            self.derivative_graph(&order, wrt, limit, &mut locals)
+            self.derivative_graph(&order, wrt, limit, &mut locals, branches)
         };
         match built {
             Ok(results) => Ok(Derivatives { results, locals }),
@@ -160,6 +184,7 @@ impl Graph {
         wrt: &[NodeId],
         limit: usize,
         locals: &mut Vec<LocalNode>,
+        branches: &HashMap<NodeId, Vec<bool>>,
     ) -> Result<Vec<NodeId>, GradError> {
         let len = self.len();
         let base = wrt.iter().map(|x| x.index()).min().unwrap_or(len);
@@ -197,7 +222,8 @@ impl Graph {
                 if !depends_on(input) {
                     continue;
                 }
-                let Some(local) = self.local_node(node, position) else {
+                let forced = branches.get(&node).map(|b| b.get(position) == Some(&true));
+                let Some(local) = self.local_node(node, position, forced) else {
                     continue; // the op passes nothing here
                 };
                 locals.push(LocalNode {
@@ -249,12 +275,23 @@ impl Graph {
     }
 
     /// Appends `∂node/∂operand[position]` at the current point, from the op
-    /// row's rule in its built form, or `None` where the op passes nothing.
-    fn local_node(&mut self, node: NodeId, position: usize) -> Option<NodeId> {
+    /// row's rule in its built form, or `None` where the op passes nothing;
+    /// on the branch `forced` (passes or not) instead of the point's when it
+    /// is `Some`.
+    fn local_node(
+        &mut self,
+        node: NodeId,
+        position: usize,
+        forced: Option<bool>,
+    ) -> Option<NodeId> {
         let op = self.op(node);
         let operands = self.operands(node).to_vec();
         let values: Vec<f64> = operands.iter().map(|&o| self.value(o)).collect();
-        match op.local_rule(position, &values, self.value(node), Form::Built) {
+        let rule = match forced {
+            Some(passes) => op.rule_on_branch(position, &values, passes, Form::Built),
+            None => op.local_rule(position, &values, self.value(node), Form::Built),
+        };
+        match rule {
             LocalRule::PassesNothing => None,
             LocalRule::Undefined => Some(self.constant(f64::NAN)),
             LocalRule::Expr { expr, ties } => {
@@ -364,7 +401,13 @@ mod tests {
     fn full_walk(graph: &mut Graph, output: NodeId, wrt: &[NodeId]) -> Vec<NodeId> {
         let order = graph.topo_order(output);
         graph
-            .derivative_graph(&order, wrt, usize::MAX, &mut Vec::new())
+            .derivative_graph(
+                &order,
+                wrt,
+                usize::MAX,
+                &mut Vec::new(),
+                &std::collections::HashMap::new(),
+            )
             .expect("no budget, no interrupt")
     }
 

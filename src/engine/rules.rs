@@ -276,18 +276,48 @@ impl Op {
         let Some(derivative) = self.info().derivative(position) else {
             return LocalRule::PassesNothing;
         };
-        let expr = match (form, &derivative.stable) {
-            (Form::Textbook, _) | (Form::Built, Stable::Textbook) => &derivative.textbook,
-            (Form::Built, Stable::Form { expr, .. }) => expr,
-            (Form::Built, Stable::AtPoint { choose, .. }) => {
-                choose(inputs).unwrap_or(&derivative.textbook)
-            }
-        };
+        let expr = derivative.expr(inputs, form);
         match derivative.passing.branch(inputs, out, position) {
             Branch::Rule => LocalRule::Expr { expr, ties: 1 },
             Branch::Tie(ties) => LocalRule::Expr { expr, ties },
             Branch::Undefined => LocalRule::Undefined,
             Branch::Nothing => LocalRule::PassesNothing,
+        }
+    }
+
+    /// The local derivative `∂node/∂inputs[position]` on a branch chosen by
+    /// the caller rather than by the point: the rule's expression in `form`
+    /// where `passes`, [`LocalRule::PassesNothing`] where not. `:diff` builds
+    /// each piece of a piecewise derivative this way (the rule of relu where
+    /// u > 0, whatever u is now). Leaves and positions beyond the arity pass
+    /// nothing.
+    pub fn rule_on_branch(
+        self,
+        position: usize,
+        inputs: &[f64],
+        passes: bool,
+        form: Form,
+    ) -> LocalRule {
+        match self.info().derivative(position) {
+            Some(derivative) if passes => LocalRule::Expr {
+                expr: derivative.expr(inputs, form),
+                ties: 1,
+            },
+            _ => LocalRule::PassesNothing,
+        }
+    }
+}
+
+impl Derivative {
+    /// The rule's expression in `form` at the operands' values `inputs` (the
+    /// values choose among the built forms of [`Stable::AtPoint`]).
+    fn expr(&self, inputs: &[f64], form: Form) -> &Expr {
+        match (form, &self.stable) {
+            (Form::Textbook, _) | (Form::Built, Stable::Textbook) => &self.textbook,
+            (Form::Built, Stable::Form { expr, .. }) => expr,
+            (Form::Built, Stable::AtPoint { choose, .. }) => {
+                choose(inputs).unwrap_or(&self.textbook)
+            }
         }
     }
 }

@@ -362,7 +362,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "diff",
         aliases: &[],
         usage: "NAME WRT",
-        help: "∂NAME/∂WRT as an expression you can type back (constants folded, 0·a, 1·a and a + 0 removed)",
+        help: "∂NAME/∂WRT as an expression you can type back: like terms collected, pi, e, ln(2), ln(10) by name; through relu, max, min its pieces and where each holds; a large one with shared parts named once (t1 = …)",
         params: &[required(Arg::Name), required(Arg::Name)],
         writes: false,
         repl_only: false,

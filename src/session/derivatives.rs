@@ -106,14 +106,68 @@ pub enum CalculusEvent {
         #[serde(serialize_with = "fields::number")]
         asymmetry: f64,
     },
-    /// `:diff y x`: ∂y/∂x as an expression (`3*x^2 + cos(x)`) and its value.
+    /// `:diff y x`: ∂y/∂x as an expression (`3*x^2 + cos(x)`) and its value
+    /// at the present point (where x is `at`); through relu, max or min, the
+    /// derivative's `pieces` beside it, each with where it holds.
     Diff {
         of: String,
         wrt: String,
         expression: String,
         #[serde(serialize_with = "fields::number")]
         value: f64,
+        /// The expression's value now where it is not `value`: only where
+        /// the derivative graph computes inf or nan (`sqrt(x)*sqrt(x)` at 0,
+        /// whose nodes multiply 0 by inf) and the expression, the same at
+        /// every point, does not.
+        #[serde(serialize_with = "fields::option_number")]
+        formula_value: Option<f64>,
+        /// The value of `wrt` now.
+        #[serde(serialize_with = "fields::number")]
+        at: f64,
+        /// The pieces of a derivative through kinks (relu, max, min on the
+        /// way from `of` down to `wrt`), ordered by `witness`; empty when it
+        /// is one expression everywhere. When none holds `here`, the point
+        /// is on a kink and `expression` is the convention's value there.
+        pieces: Vec<DiffPiece>,
+        /// The pieces there are beyond those listed (at most 8).
+        more_pieces: usize,
+        /// Where the derivative is too large to write out whole: its parts
+        /// used more than once, each named once (`t1 = tanh(x)`), in the
+        /// order to type them; `expression` is over these names. Empty
+        /// otherwise.
+        parts: Vec<DiffPart>,
     },
+}
+
+/// The most pieces `:diff` lists for a derivative through kinks.
+pub const MAX_DIFF_PIECES: usize = 8;
+
+/// A part of a large derivative named once ([`CalculusEvent::Diff`]):
+/// `name = expression` is a statement of the language.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffPart {
+    pub name: String,
+    pub expression: String,
+}
+
+/// One piece of a derivative through kinks ([`CalculusEvent::Diff`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffPiece {
+    /// ∂y/∂x where the piece holds; typed back at a point inside it, it
+    /// gives the derivative there.
+    pub expression: String,
+    /// Where it holds, as conditions on the kinks' operands (`x > 0`,
+    /// `x - 1 < 0 and x > 0.5*x`); pieces with the same expression are
+    /// joined by ` or `.
+    pub holds_where: String,
+    /// A value of `wrt` inside the piece, where the expression was checked.
+    #[serde(serialize_with = "fields::number")]
+    pub witness: f64,
+    /// The derivative at `witness`.
+    #[serde(serialize_with = "fields::number")]
+    pub value_there: f64,
+    /// The piece holds at the present point.
+    pub here: bool,
 }
 
 /// One named value a `:=` changed.
@@ -571,25 +625,274 @@ impl Session {
         // x = 1e155, where x^2 overflows).
         let built = expression_of(&self.graph, node, &names, mark, &HashMap::new());
         let value = self.graph.value(node);
+        // Too large to write out whole: each shared part named once.
+        let shared = match tree {
+            Some(_) => None,
+            None => {
+                let prefix = self.part_prefix();
+                shared_form(&self.graph, node, &names, mark, &locals, &prefix)
+            }
+        };
         self.graph.truncate(mark);
+        if let Some(shared) = shared {
+            let bound = |name: &str| self.vars.contains_key(name);
+            let named = |tree: &ExprTree| {
+                tree.replace_numbers(|x| super::formula::named_constant(x, bound))
+                    .fold_constants()
+                    .to_string()
+            };
+            let expression = named(&shared.expression);
+            let parts = shared
+                .parts
+                .iter()
+                .map(|(name, tree)| DiffPart {
+                    name: name.clone(),
+                    expression: named(tree),
+                })
+                .collect();
+            self.kink_notice(of, wrt, events);
+            events.push(Event::Calculus(CalculusEvent::Diff {
+                of: y.name.clone(),
+                wrt: x.name.clone(),
+                expression,
+                value,
+                formula_value: None,
+                at: self.graph.value(wrt),
+                pieces: Vec::new(),
+                more_pieces: 0,
+                parts,
+            }));
+            return Ok(());
+        }
         let Some(tree) = tree else {
             return Err(SessionError::BadArguments {
                 message: format!(
-                    "∂{}/∂{} is too large to print as one expression (more than {MAX_DIFF_NODES} terms or {MAX_DIFF_NAME_CHARS} characters of names once shared parts are written out)",
+                    "∂{}/∂{} is too large to print: more than {MAX_DIFF_CHARS} characters even with each part used more than once named once",
                     y.name, x.name
                 ),
                 span: y.span.to(x.span),
                 help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
             });
         };
-        let expression = self.agreeing_form(&tree, built.as_ref(), value);
+        let (expression, formula_value) = self.agreeing_form(&tree, built.as_ref(), value);
+        let (pieces, more_pieces) = self.pieces(of, wrt, y.span.to(x.span))?;
+        if pieces.is_empty() {
+            self.kink_notice(of, wrt, events);
+        }
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
             expression,
             value,
+            formula_value,
+            at: self.graph.value(wrt),
+            pieces,
+            more_pieces,
+            parts: Vec::new(),
         }));
         Ok(())
+    }
+
+    /// A notice when ∂of/∂wrt passes through relu, max or min but is printed
+    /// without its pieces (too large to write each, or `wrt` not a variable
+    /// leaf): the form holds on the side of each kink taken at this point.
+    fn kink_notice(&self, of: NodeId, wrt: NodeId, events: &mut Vec<Event>) {
+        let kinks = self
+            .branches(of, wrt)
+            .iter()
+            .filter(|(id, _)| kink_kind(self.graph.op(*id)).is_some())
+            .count();
+        if kinks > 0 {
+            events.push(Event::Notice {
+                message: format!(
+                    "this derivative passes through {kinks} kink(s) (relu, max, min) and is printed without its pieces: it holds on the side of each kink taken at this point"
+                ),
+            });
+        }
+    }
+
+    /// The prefix of the names `:diff` gives shared parts: `t` (`t1`, `t2`,
+    /// …), or `t_`, `t__`, … when a variable already has such a name.
+    fn part_prefix(&self) -> String {
+        let mut prefix = "t".to_string();
+        while self.vars.keys().any(|name| {
+            name.strip_prefix(prefix.as_str())
+                .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+        }) {
+            prefix.push('_');
+        }
+        prefix
+    }
+
+    /// The pieces of ∂of/∂wrt through the kinks on the way (relu, max and
+    /// min nodes that depend on `wrt`), and how many more there are beyond
+    /// [`MAX_DIFF_PIECES`]. A piece is a choice of side at every kink (relu's
+    /// operand positive or negative, the one largest input of a max) that
+    /// holds at some value of `wrt`: the values tried are the present one, it
+    /// moved by ±10⁻³ … ±10⁶, and ±10⁻³ … ±10⁶ themselves (a narrower piece
+    /// is not found). Each is built on its branches (`Graph::grad_on_branches`)
+    /// and written with the kinks' nodes as their piece's value (`relu(u)` is
+    /// `u` or 0, `max(a, b)` its largest input), checked at the value found.
+    /// Nothing when there is no kink or `wrt` is not a variable leaf.
+    ///
+    /// Errors: as [`Session::gradient_nodes`].
+    fn pieces(
+        &mut self,
+        of: NodeId,
+        wrt: NodeId,
+        span: Span,
+    ) -> Result<(Vec<DiffPiece>, usize), SessionError> {
+        let branches = self.branches(of, wrt);
+        let kinks: Vec<NodeId> = branches
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|&id| kink_kind(self.graph.op(id)).is_some())
+            .collect();
+        if self.graph.op(wrt) != Op::Variable {
+            return Ok((Vec::new(), 0));
+        }
+        let x0 = self.graph.value(wrt);
+        let order = self.graph.topo_order_above(of, wrt);
+        let mut depends: std::collections::HashSet<NodeId> = [wrt].into_iter().collect();
+        for &id in order.iter().rev() {
+            if self.graph.operands(id).iter().any(|o| depends.contains(o)) {
+                depends.insert(id);
+            }
+        }
+        // The masks of `^` (∂a^b/∂a nothing where b = 0, ∂a^b/∂b nothing
+        // where a = 0 and b ≥ 0) whose condition moves with the variable:
+        // single points, where the convention holds and no piece does.
+        let masks: Vec<NodeId> = branches
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|&id| kink_kind(self.graph.op(id)).is_none())
+            .filter(|&id| self.graph.operands(id).iter().all(|o| depends.contains(o)))
+            .collect();
+        let masked = |graph: &Graph, values: &[f64]| {
+            masks.iter().any(|&id| {
+                let inputs: Vec<f64> = graph
+                    .operands(id)
+                    .iter()
+                    .map(|o| values[o.index()])
+                    .collect();
+                let info = graph.op(id).info();
+                (0..inputs.len()).any(|k| !info.passes(&inputs, values[id.index()], k))
+            })
+        };
+        let masked_here = masked(&self.graph, &self.graph.reevaluate(&[], &[]));
+        if kinks.is_empty() && !masked_here {
+            return Ok((Vec::new(), 0));
+        }
+        // The side of every kink at each value tried, and the first value
+        // that gave each combination.
+        let mut found: Vec<(Vec<usize>, f64)> = Vec::new();
+        let mut here = None;
+        for (k, at) in trial_points(x0).into_iter().enumerate() {
+            let values = self.graph.reevaluate(&order, &[(wrt, at)]);
+            let sides: Option<Vec<usize>> = kinks
+                .iter()
+                .map(|&id| kink_side(&self.graph, &values, id, &depends))
+                .collect();
+            let Some(sides) = sides else { continue };
+            if masked(&self.graph, &values) {
+                continue;
+            }
+            if k == 0 {
+                here = Some(sides.clone());
+            }
+            if found.iter().all(|(s, _)| *s != sides) {
+                found.push((sides, at));
+            }
+        }
+        let more = found.len().saturating_sub(MAX_DIFF_PIECES);
+        found.truncate(MAX_DIFF_PIECES);
+        found.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let names = self.names_by_node();
+        let names: HashMap<NodeId, String> =
+            names.into_iter().map(|(k, v)| (k, v.to_string())).collect();
+        let mut pieces: Vec<DiffPiece> = Vec::new();
+        for (sides, witness) in found {
+            let mut forced: HashMap<NodeId, Vec<bool>> = branches
+                .iter()
+                .map(|(id, passes)| (*id, vec![true; passes.len()]))
+                .collect();
+            let mut subst: HashMap<NodeId, Subst> = HashMap::new();
+            for (&id, &side) in kinks.iter().zip(&sides) {
+                let n = self.graph.operands(id).len();
+                let (passes, value) = match kink_kind(self.graph.op(id)) {
+                    Some(Kink::Relu) if side == 0 => (vec![false], Subst::Zero),
+                    Some(Kink::Relu) => (vec![true], Subst::Operand(0)),
+                    _ => ((0..n).map(|k| k == side).collect(), Subst::Operand(side)),
+                };
+                forced.insert(id, passes);
+                if !names.contains_key(&id) {
+                    subst.insert(id, value);
+                }
+            }
+            let mark = self.graph.len();
+            let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
+            let built = match self.graph.grad_on_branches(of, &[wrt], budget, &forced) {
+                Ok(built) => built,
+                Err(GradError::TooLarge { limit }) => {
+                    return Err(SessionError::DerivativeTooLarge { span, limit });
+                }
+                Err(GradError::Interrupted) => return Err(SessionError::Interrupted { span }),
+            };
+            let node = built.results[0];
+            let locals: HashMap<NodeId, LocalNode> =
+                built.locals.iter().map(|l| (l.root, *l)).collect();
+            let names_ref: HashMap<NodeId, &str> =
+                names.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let written = Written {
+                names: &names_ref,
+                mark,
+                forced: &forced,
+                subst: &subst,
+            };
+            let tree = expression_in(&self.graph, node, &written, &locals);
+            let stable = expression_in(&self.graph, node, &written, &HashMap::new());
+            let mut conditions = kinks
+                .iter()
+                .zip(&sides)
+                .map(|(&id, &side)| condition(&self.graph, id, side, &written, &depends))
+                .collect::<Option<Vec<String>>>();
+            if kinks.is_empty() {
+                // Without kinks, the piece is where no mask of `^` holds.
+                conditions = masks
+                    .iter()
+                    .map(|&id| mask_condition(&self.graph, id, &written))
+                    .collect();
+                if let Some(c) = conditions.as_mut() {
+                    c.dedup();
+                }
+            }
+            let holds_where = conditions.map(|c| c.join(" and "));
+            self.graph.update_leaf(wrt, witness);
+            let value_there = self.graph.value(node);
+            let expression = tree
+                .as_ref()
+                .map(|tree| self.agreeing_form(tree, stable.as_ref(), value_there).0);
+            self.graph.update_leaf(wrt, x0);
+            self.graph.truncate(mark);
+            let (Some(expression), Some(holds_where)) = (expression, holds_where) else {
+                return Ok((Vec::new(), 0));
+            };
+            let is_here = here.as_ref() == Some(&sides);
+            match pieces.iter_mut().find(|p| p.expression == expression) {
+                Some(same) => {
+                    same.holds_where = format!("{}, or {holds_where}", same.holds_where);
+                    same.here |= is_here;
+                }
+                None => pieces.push(DiffPiece {
+                    expression,
+                    holds_where,
+                    witness,
+                    value_there,
+                    here: is_here,
+                }),
+            }
+        }
+        Ok((pieces, more))
     }
 
     /// The text `:diff` prints for the derivative `tree` whose value is
@@ -602,16 +905,45 @@ impl Session {
     /// nodes (stable forms, `sech(x)^2` for `1 - tanh(x)^2`), is tried last,
     /// where the textbook form overflows or cancels. Each candidate is
     /// evaluated as a [`Session::preview`], so the session does not change.
-    fn agreeing_form(&mut self, tree: &ExprTree, built: Option<&ExprTree>, value: f64) -> String {
+    ///
+    /// The form does not depend on the point except for these stability
+    /// fallbacks, which are taken only where the graph's value is finite and
+    /// the preferred form's is not that value: where the graph's value is
+    /// inf or nan the first form is printed, with its value beside it (the
+    /// second of the pair) when that differs.
+    fn agreeing_form(
+        &mut self,
+        tree: &ExprTree,
+        built: Option<&ExprTree>,
+        value: f64,
+    ) -> (String, Option<f64>) {
         let folded = tree.fold_constants();
         let dropped = drop_zero_products(&folded);
         let collected = dropped.collect_terms();
         let built = built.map(ExprTree::fold_constants);
-        let mut tried: Vec<String> = Vec::with_capacity(5);
-        for candidate in [&collected, &dropped, &folded, tree]
+        let mut tried: Vec<String> = Vec::with_capacity(10);
+        // Each form with its constants named (`2*pi` for 6.283185307179586)
+        // first, then with digits.
+        let bound = |name: &str| self.vars.contains_key(name);
+        let candidates: Vec<ExprTree> = [&collected, &dropped, &folded, tree]
             .into_iter()
             .chain(built.as_ref())
-        {
+            .flat_map(|candidate| {
+                let named = candidate
+                    .replace_numbers(|x| super::formula::named_constant(x, bound))
+                    .fold_constants();
+                [named, candidate.clone()]
+            })
+            .collect();
+        // Where the derivative graph itself is inf or nan (`sqrt(x)*sqrt(x)`
+        // at 0 computes 0·inf), no form is more stable than the graph: the
+        // first is printed, as at every other point, with its own value.
+        if !value.is_finite() {
+            let text = candidates[0].to_string();
+            let typed = self.preview(&text);
+            return (text, typed.filter(|&typed| !same_value(typed, value)));
+        }
+        for candidate in &candidates {
             let text = candidate.to_string();
             if tried.contains(&text) {
                 continue;
@@ -620,11 +952,11 @@ impl Session {
                 .preview(&text)
                 .is_some_and(|typed| same_value(typed, value))
             {
-                return text;
+                return (text, None);
             }
             tried.push(text);
         }
-        tree.to_string()
+        (tree.to_string(), None)
     }
 }
 
@@ -667,6 +999,207 @@ fn expression_of(
     mark: usize,
     locals: &HashMap<NodeId, LocalNode>,
 ) -> Option<ExprTree> {
+    let none = HashMap::new();
+    let written = Written {
+        names,
+        mark,
+        forced: &none,
+        subst: &HashMap::new(),
+    };
+    expression_in(graph, node, &written, locals)
+}
+
+/// How [`expression_in`] writes a derivative graph's nodes.
+struct Written<'a> {
+    /// The variables' names.
+    names: &'a HashMap<NodeId, &'a str>,
+    /// The graph's length before the derivative was built.
+    mark: usize,
+    /// The branches the derivative was built on (`Graph::grad_on_branches`).
+    forced: &'a HashMap<NodeId, Vec<bool>>,
+    /// Unnamed kinks of the original graph written as their piece's value.
+    subst: &'a HashMap<NodeId, Subst>,
+}
+
+/// A kink's value on one piece: one of its operands (`relu(u)` = u where
+/// u > 0, `max(a, b)` = a where a is the largest) or 0 (`relu(u)`, u < 0).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Subst {
+    Operand(usize),
+    Zero,
+}
+
+/// The kinks that split a derivative into pieces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kink {
+    Relu,
+    Max,
+    Min,
+}
+
+/// Which kind of kink `op` is, if any.
+fn kink_kind(op: Op) -> Option<Kink> {
+    match op.info().derivative(0).map(|d| d.passing) {
+        Some(crate::engine::Passing::WherePositive) => Some(Kink::Relu),
+        Some(crate::engine::Passing::ToLargest) => Some(Kink::Max),
+        Some(crate::engine::Passing::ToSmallest) => Some(Kink::Min),
+        _ => None,
+    }
+}
+
+/// The side of the kink `id` when the nodes have the values `values`: for
+/// relu 1 where its operand is positive and 0 where negative; for max and
+/// min the position of the one extreme input, or of the first of tied
+/// extreme inputs none of which is in `depends` (the nodes built from the
+/// variable: a tie among inputs that do not move with it is no kink in it).
+/// `None` on the kink itself (a zero operand, a tie with a node of
+/// `depends`) or at nan.
+fn kink_side(
+    graph: &Graph,
+    values: &[f64],
+    id: NodeId,
+    depends: &std::collections::HashSet<NodeId>,
+) -> Option<usize> {
+    let operands = graph.operands(id);
+    let inputs: Vec<f64> = graph
+        .operands(id)
+        .iter()
+        .map(|o| values[o.index()])
+        .collect();
+    match kink_kind(graph.op(id))? {
+        Kink::Relu => match inputs[0] {
+            u if u > 0.0 => Some(1),
+            u if u < 0.0 => Some(0),
+            _ => None,
+        },
+        kind => {
+            let best = if kind == Kink::Max {
+                inputs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                inputs.iter().copied().fold(f64::INFINITY, f64::min)
+            };
+            if inputs.iter().any(|v| v.is_nan()) {
+                return None;
+            }
+            let mut at = inputs.iter().enumerate().filter(|(_, v)| **v == best);
+            let first = at.next()?.0;
+            let moving = |k: usize| depends.contains(&operands[k]);
+            match at.next() {
+                None => Some(first),
+                Some(_)
+                    if inputs
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &v)| v != best || !moving(k)) =>
+                {
+                    Some(first)
+                }
+                Some(_) => None,
+            }
+        }
+    }
+}
+
+/// Where the kink `id` is on `side`, over its operands as written: `u > 0`,
+/// `u < 0`, `a > b` (`a > b and a > c` for three inputs), `a < b` for min;
+/// a winner that does not move with the variable (not in `depends`) only
+/// against the inputs that do, each distinct comparison once.
+fn condition(
+    graph: &Graph,
+    id: NodeId,
+    side: usize,
+    written: &Written,
+    depends: &std::collections::HashSet<NodeId>,
+) -> Option<String> {
+    let nodes = graph.operands(id);
+    let operands: Vec<String> = graph
+        .operands(id)
+        .iter()
+        .map(|&o| {
+            Some(
+                expression_in(graph, o, written, &HashMap::new())?
+                    .fold_constants()
+                    .to_string(),
+            )
+        })
+        .collect::<Option<_>>()?;
+    Some(match kink_kind(graph.op(id))? {
+        Kink::Relu if side == 1 => format!("{} > 0", operands[0]),
+        Kink::Relu => format!("{} < 0", operands[0]),
+        kind => {
+            let (sign, flipped) = if kind == Kink::Max {
+                (">", "<")
+            } else {
+                ("<", ">")
+            };
+            // A constant winner goes on the right: `x < 1`, not `1 > x`.
+            let fixed = !depends.contains(&nodes[side]);
+            let mut parts: Vec<String> = Vec::new();
+            for (k, other) in operands.iter().enumerate() {
+                if k == side || (fixed && !depends.contains(&nodes[k])) {
+                    continue;
+                }
+                let part = match fixed {
+                    true => format!("{other} {flipped} {}", operands[side]),
+                    false => format!("{} {sign} {other}", operands[side]),
+                };
+                if !parts.contains(&part) {
+                    parts.push(part);
+                }
+            }
+            parts.join(" and ")
+        }
+    })
+}
+
+/// Where the `^` node `id` passes gradient to both operands, over its
+/// operands as written: `b ≠ 0` (∂a^b/∂a is nothing at b = 0; and
+/// ∂a^b/∂b is nothing at a = 0, b ≥ 0, a point where b = 0 or on the same
+/// line): `x ≠ 0` for `x^x`.
+fn mask_condition(graph: &Graph, id: NodeId, written: &Written) -> Option<String> {
+    let operands = graph.operands(id);
+    let text = |o: NodeId| {
+        Some(
+            expression_in(graph, o, written, &HashMap::new())?
+                .fold_constants()
+                .to_string(),
+        )
+    };
+    let (a, b) = (text(operands[0])?, text(operands[1])?);
+    Some(if a == b {
+        format!("{a} ≠ 0")
+    } else {
+        format!("{b} ≠ 0 and {a} ≠ 0")
+    })
+}
+
+/// The values of `wrt` at which `:diff` looks for the pieces of a
+/// derivative: the present value `x0` first, then `x0` moved by ±10⁻³ …
+/// ±10⁶, then ±10⁻³ … ±10⁶ and 0.
+fn trial_points(x0: f64) -> Vec<f64> {
+    const STEPS: [f64; 12] = [
+        1e-3, 1e-2, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, 1e3, 1e6,
+    ];
+    let mut points = vec![x0];
+    for d in STEPS {
+        points.extend([x0 + d, x0 - d]);
+    }
+    for d in STEPS {
+        points.extend([d, -d]);
+    }
+    points.push(0.0);
+    points.retain(|p| p.is_finite());
+    points
+}
+
+/// [`expression_of`] with the branches and kink values of one piece.
+fn expression_in(
+    graph: &Graph,
+    node: NodeId,
+    written: &Written,
+    locals: &HashMap<NodeId, LocalNode>,
+) -> Option<ExprTree> {
+    let (names, mark) = (written.names, written.mark);
     let mut stack = vec![(node, Work::Visit)];
     let mut done: Vec<ExprTree> = Vec::new();
     let (mut size, mut name_chars) = (0usize, 0usize);
@@ -684,6 +1217,13 @@ fn expression_of(
                 done.push(ExprTree::name(name));
                 continue;
             }
+            if let Some(&subst) = written.subst.get(&id) {
+                match subst {
+                    Subst::Zero => done.push(ExprTree::number(0.0)),
+                    Subst::Operand(k) => stack.push((graph.operands(id)[k], Work::Visit)),
+                }
+                continue;
+            }
         }
         let local = locals.get(&id).filter(|_| id.index() >= mark);
         if let (Some(local), Work::Visit) = (local, work) {
@@ -698,12 +1238,20 @@ fn expression_of(
             let refs: Vec<&ExprTree> = operands.iter().collect();
             let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
             let op = graph.op(local.node);
-            let rule = op.local_rule(
-                local.position,
-                &values,
-                graph.value(local.node),
-                Form::Textbook,
-            );
+            let rule = match written.forced.get(&local.node) {
+                Some(passes) => op.rule_on_branch(
+                    local.position,
+                    &values,
+                    passes.get(local.position) == Some(&true),
+                    Form::Textbook,
+                ),
+                None => op.local_rule(
+                    local.position,
+                    &values,
+                    graph.value(local.node),
+                    Form::Textbook,
+                ),
+            };
             done.push(super::formula::rule_tree(op, rule, &refs)?);
             continue;
         }
@@ -753,4 +1301,173 @@ fn drop_zero_products(tree: &ExprTree) -> ExprTree {
         }
     }
     out.fold_constants()
+}
+
+/// The most characters `:diff` writes for a derivative with its shared parts
+/// named (all the lines together).
+pub const MAX_DIFF_CHARS: usize = 200_000;
+
+/// A derivative written with every part used more than once named once:
+/// the final expression over the names, and the named parts in the order
+/// to type them (each over earlier names only).
+struct Shared {
+    expression: ExprTree,
+    parts: Vec<(String, ExprTree)>,
+}
+
+/// How often `expr` names the operand `k` (`Some(k)`) or the node's own
+/// value (`None`). Recursion over the rule's small fixed tree.
+fn uses_in(expr: &crate::engine::Expr, what: Option<usize>) -> usize {
+    use crate::engine::Expr;
+    match *expr {
+        Expr::Operand(k) => usize::from(what == Some(k)),
+        Expr::Output => usize::from(what.is_none()),
+        Expr::Num(_) | Expr::Named(_) => 0,
+        Expr::Apply(_, args) => args.iter().map(|a| uses_in(a, what)).sum(),
+    }
+}
+
+/// `node` of a derivative graph written in linear size: as [`expression_of`],
+/// except that a node the text would write more than once (a forward value
+/// that a local derivative uses, `tanh(x)` in `1 - tanh(x)^2`, or an upstream
+/// gradient that two products use) is written once as a part `prefix1 = …`
+/// and by its name everywhere else. `None` at an unnamed variable or past
+/// [`MAX_DIFF_CHARS`] characters. Loops, no recursion over the graph.
+fn shared_form(
+    graph: &Graph,
+    node: NodeId,
+    names: &HashMap<NodeId, &str>,
+    mark: usize,
+    locals: &HashMap<NodeId, LocalNode>,
+    prefix: &str,
+) -> Option<Shared> {
+    // What a node's text refers to: (node, how many times).
+    let rule_of = |id: NodeId| -> Option<(LocalNode, crate::engine::LocalRule)> {
+        let local = *locals.get(&id).filter(|_| id.index() >= mark)?;
+        let inputs = graph.operands(local.node);
+        let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
+        let rule = graph.op(local.node).local_rule(
+            local.position,
+            &values,
+            graph.value(local.node),
+            Form::Textbook,
+        );
+        Some((local, rule))
+    };
+    let is_atom =
+        |id: NodeId| (id.index() < mark && names.contains_key(&id)) || graph.op(id) == Op::Const;
+    let refs = |id: NodeId| -> Vec<(NodeId, usize)> {
+        if is_atom(id) {
+            return Vec::new();
+        }
+        if let Some((local, rule)) = rule_of(id) {
+            let crate::engine::LocalRule::Expr { expr, .. } = rule else {
+                return Vec::new();
+            };
+            let mut out: Vec<(NodeId, usize)> = graph
+                .operands(local.node)
+                .iter()
+                .enumerate()
+                .map(|(k, &o)| (o, uses_in(expr, Some(k))))
+                .collect();
+            out.push((local.node, uses_in(expr, None)));
+            out.retain(|(_, n)| *n > 0);
+            return out;
+        }
+        graph.operands(id).iter().map(|&o| (o, 1)).collect()
+    };
+    // Every node the text reaches, and how often it is referred to.
+    let mut count: HashMap<NodeId, usize> = HashMap::new();
+    let mut stack = vec![node];
+    count.insert(node, 1);
+    let mut seen: std::collections::HashSet<NodeId> = [node].into_iter().collect();
+    while let Some(id) = stack.pop() {
+        if !is_atom(id) && graph.op(id).is_leaf() {
+            return None;
+        }
+        for (child, n) in refs(id) {
+            *count.entry(child).or_insert(0) += n;
+            if seen.insert(child) {
+                stack.push(child);
+            }
+        }
+    }
+    // Operands have smaller ids than their node, and a local derivative's
+    // node (below `mark`) a smaller one than the derivative: ids increasing
+    // is an order with every reference before its user.
+    let mut order: Vec<NodeId> = seen.into_iter().collect();
+    order.sort();
+    let mut written: HashMap<NodeId, ExprTree> = HashMap::new();
+    // A node's text for its user: moved out when it has one use (so the
+    // text inlined stays linear), copied when it has more (a name or an atom).
+    let take = |written: &mut HashMap<NodeId, ExprTree>, o: NodeId| -> ExprTree {
+        let tree = if count.get(&o).copied().unwrap_or(0) > 1 {
+            written.get(&o).cloned()
+        } else {
+            written.remove(&o)
+        };
+        tree.unwrap_or_else(|| ExprTree::name("nan"))
+    };
+    let mut parts: Vec<(String, ExprTree)> = Vec::new();
+    let mut chars = 0usize;
+    for id in order {
+        let tree = if id.index() < mark && names.contains_key(&id) {
+            ExprTree::name(names[&id])
+        } else if graph.op(id) == Op::Const {
+            ExprTree::number(graph.value(id))
+        } else if let Some((local, rule)) = rule_of(id) {
+            // Only the operands the rule uses are taken (a once-used node
+            // belongs to the one text that refers to it).
+            let used = |k: usize| match rule {
+                crate::engine::LocalRule::Expr { expr, .. } => uses_in(expr, Some(k)) > 0,
+                _ => false,
+            };
+            let operands: Vec<ExprTree> = graph
+                .operands(local.node)
+                .iter()
+                .enumerate()
+                .map(|(k, &o)| match used(k) {
+                    true => take(&mut written, o),
+                    false => ExprTree::name("nan"),
+                })
+                .collect();
+            let refs: Vec<&ExprTree> = operands.iter().collect();
+            let output = match rule {
+                crate::engine::LocalRule::Expr { expr, .. } if uses_in(expr, None) > 0 => {
+                    Some(take(&mut written, local.node))
+                }
+                _ => None,
+            };
+            super::formula::rule_tree_over(graph.op(local.node), rule, &refs, output.as_ref())?
+        } else {
+            let operands: Vec<ExprTree> = graph
+                .operands(id)
+                .iter()
+                .map(|&o| take(&mut written, o))
+                .collect();
+            let refs: Vec<&ExprTree> = operands.iter().collect();
+            super::formula::apply(graph.op(id), &refs)
+        };
+        let tree = drop_zero_products(&tree.fold_constants());
+        let atomic = matches!(
+            tree.get(tree.root()).kind,
+            ExprKind::Name(_) | ExprKind::Number(_)
+        );
+        if id != node && !atomic && count.get(&id).copied().unwrap_or(0) > 1 {
+            let name = format!("{prefix}{}", parts.len() + 1);
+            chars += name.len() + tree.to_string().len();
+            parts.push((name.clone(), tree));
+            written.insert(id, ExprTree::name(&name));
+        } else {
+            written.insert(id, tree);
+        }
+        if chars > MAX_DIFF_CHARS {
+            return None;
+        }
+    }
+    let expression = written.remove(&node)?;
+    if chars + expression.to_string().len() > MAX_DIFF_CHARS {
+        return None;
+    }
+    Some(Shared { expression, parts })
 }

@@ -158,11 +158,22 @@ fn restore_labels(text: String, labelled: &[NodeId]) -> String {
 /// in operand order): `None` where it passes nothing, `nan` where it is
 /// undefined, the expression divided by `k` at a `k`-way tie of max or min.
 pub(super) fn rule_tree(op: Op, rule: LocalRule, operands: &[&ExprTree]) -> Option<ExprTree> {
+    rule_tree_over(op, rule, operands, None)
+}
+
+/// [`rule_tree`] with the node's own value written as `output` (a name
+/// given to it) rather than as `op(operands)`.
+pub(super) fn rule_tree_over(
+    op: Op,
+    rule: LocalRule,
+    operands: &[&ExprTree],
+    output: Option<&ExprTree>,
+) -> Option<ExprTree> {
     match rule {
         LocalRule::PassesNothing => None,
         LocalRule::Undefined => Some(ExprTree::name("nan")),
         LocalRule::Expr { expr, ties } => {
-            let tree = expr_tree(expr, op, operands);
+            let tree = expr_tree(expr, op, operands, output);
             Some(if ties > 1 {
                 ExprTree::binary(BinaryOp::Div, &tree, &ExprTree::number(ties as f64))
             } else {
@@ -176,16 +187,19 @@ pub(super) fn rule_tree(op: Op, rule: LocalRule, operands: &[&ExprTree]) -> Opti
 /// operands and `op(operands)` for the node's own value; named constants by
 /// name (`pi`, `e`, `ln(2)`, `ln(10)`). Recursion is over the rule's small
 /// fixed tree.
-fn expr_tree(expr: &Expr, op: Op, operands: &[&ExprTree]) -> ExprTree {
+fn expr_tree(expr: &Expr, op: Op, operands: &[&ExprTree], output: Option<&ExprTree>) -> ExprTree {
     match *expr {
         Expr::Operand(k) => operands
             .get(k)
             .map_or_else(|| ExprTree::name("nan"), |&tree| tree.clone()),
-        Expr::Output => apply(op, operands),
+        Expr::Output => output.map_or_else(|| apply(op, operands), ExprTree::clone),
         Expr::Num(x) => ExprTree::number(x),
         Expr::Named(constant) => constant_tree(constant),
         Expr::Apply(inner, args) => {
-            let trees: Vec<ExprTree> = args.iter().map(|a| expr_tree(a, op, operands)).collect();
+            let trees: Vec<ExprTree> = args
+                .iter()
+                .map(|a| expr_tree(a, op, operands, output))
+                .collect();
             let refs: Vec<&ExprTree> = trees.iter().collect();
             apply(inner, &refs)
         }
@@ -232,4 +246,59 @@ pub(super) fn wrap(tree: &ExprTree) -> String {
     } else {
         format!("({tree})")
     }
+}
+
+/// The number `x` written with a named constant when it is one exactly:
+/// `pi`, `2*pi`, `pi/2`, `3*pi/4`, `-e`, `2*ln(2)`, … (a whole multiple
+/// `p*c/q` with p, q ≤ 12, evaluated as the calculator evaluates the text,
+/// `(p*c)/q`, giving `x` bit for bit); `None` for other numbers and for a
+/// constant whose name `bound` says is a variable now (`pi = 3`).
+pub(super) fn named_constant(x: f64, bound: impl Fn(&str) -> bool) -> Option<ExprTree> {
+    if !x.is_finite() || x == 0.0 {
+        return None;
+    }
+    let magnitude = x.abs();
+    for constant in Constant::ALL {
+        let name = match constant {
+            Constant::Pi => "pi",
+            Constant::E => "e",
+            Constant::Ln2 | Constant::Ln10 => "ln",
+        };
+        if bound(name) {
+            continue;
+        }
+        let c = constant.value();
+        for q in 1..=12u32 {
+            for p in 1..=12u32 {
+                if gcd(p, q) != 1 {
+                    continue;
+                }
+                let value = if p == 1 { c } else { f64::from(p) * c } / f64::from(q);
+                if value != magnitude {
+                    continue;
+                }
+                let mut tree = constant_tree(constant);
+                if p > 1 {
+                    tree = ExprTree::binary(BinaryOp::Mul, &ExprTree::number(f64::from(p)), &tree);
+                }
+                if q > 1 {
+                    tree = ExprTree::binary(BinaryOp::Div, &tree, &ExprTree::number(f64::from(q)));
+                }
+                return Some(if x < 0.0 {
+                    ExprTree::negate(&tree)
+                } else {
+                    tree
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The greatest common divisor.
+fn gcd(mut a: u32, mut b: u32) -> u32 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }

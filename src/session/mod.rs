@@ -38,7 +38,7 @@ use std::rc::Rc;
 pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
-pub use derivatives::{CalculusEvent, Change, RepeatRow};
+pub use derivatives::{CalculusEvent, Change, DiffPart, DiffPiece, RepeatRow};
 pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,

@@ -7,7 +7,8 @@
 //! arithmetic of that kind (a call such as `cos(x)`, a power with a
 //! non-integer exponent, a sum inside a product), written out and compared by
 //! its text. Sums merge terms with the same factors (adding coefficients);
-//! products multiply coefficients and add exponents, and never distribute
+//! products multiply coefficients and add exponents (also symbolic ones of
+//! the same base: `x*x^(x - 1)` is `x^x`), and never distribute
 //! over a sum (`2*(w - 3)` stays as written; distributing a sum over a sum
 //! can grow exponentially); a minus sign does (`a - (b - c)` → `a - b + c`). Division by a term whose coefficient has an exact
 //! inverse (a power of two) multiplies by that inverse; other divisors stay
@@ -33,6 +34,17 @@ struct Factor {
     key: Rc<str>,
     tree: Rc<ExprTree>,
     exponent: i32,
+    /// For a power with an exponent that is not a whole number (`x^(x - 1)`):
+    /// its base's text and tree and its exponent, so that a product with the
+    /// same base adds exponents (`x*x^(x - 1)` → `x^x`).
+    power: Option<Rc<Power>>,
+}
+
+/// A base raised to a symbolic exponent ([`Factor::power`]).
+struct Power {
+    base_key: Rc<str>,
+    base: Rc<ExprTree>,
+    exponent: Sum,
 }
 
 /// `coefficient × Π factors`; no factor has exponent 0.
@@ -75,8 +87,15 @@ impl ExprTree {
                         BinaryOp::Pow => match whole(b) {
                             Some(k) => power(a, k, &mut text),
                             None => {
-                                let tree = ExprTree::binary(*op, &tree_of(a), &tree_of(b));
-                                atom(tree, &mut text)
+                                let base = tree_of(a);
+                                let tree = ExprTree::binary(*op, &base, &tree_of(b));
+                                let mut sum = atom(tree, &mut text);
+                                sum[0].factors[0].power = Some(Rc::new(Power {
+                                    base_key: base.to_string().into(),
+                                    base: Rc::new(base),
+                                    exponent: b.clone(),
+                                }));
+                                sum
                             }
                         },
                     }
@@ -101,18 +120,23 @@ impl ExprTree {
             sums.push(sum);
         }
         let mut root = sums.pop().unwrap_or_default();
-        // Name-only terms first, by degree; the rest keep their order.
-        root.sort_by_key(|term| {
-            let names_only = term.factors.iter().all(|f| is_name(&f.tree));
-            let degree: i32 = term.factors.iter().map(|f| f.exponent).sum();
-            match (term.factors.is_empty(), names_only) {
-                (true, _) => (2, 0),
-                (false, true) => (0, -degree),
-                (false, false) => (1, 0),
-            }
-        });
+        in_order(&mut root);
         tree_of(&root)
     }
+}
+
+/// Name-only terms first, by degree; then the others in their order; the
+/// constant last.
+fn in_order(sum: &mut Sum) {
+    sum.sort_by_key(|term| {
+        let names_only = term.factors.iter().all(|f| is_name(&f.tree));
+        let degree: i32 = term.factors.iter().map(|f| f.exponent).sum();
+        match (term.factors.is_empty(), names_only) {
+            (true, _) => (2, 0),
+            (false, true) => (0, -degree),
+            (false, false) => (1, 0),
+        }
+    });
 }
 
 fn is_name(tree: &ExprTree) -> bool {
@@ -141,6 +165,7 @@ fn atom(tree: ExprTree, text: &mut usize) -> Sum {
             key,
             tree: Rc::new(tree),
             exponent: 1,
+            power: None,
         }],
     }]
 }
@@ -220,9 +245,12 @@ fn multiply(a: &Sum, b: &Sum, text: &mut usize) -> Sum {
     let (x, y) = (as_term(a, text), as_term(b, text));
     let mut factors = x.factors;
     for f in y.factors {
-        match factors.iter_mut().find(|g| g.key == f.key) {
-            Some(g) => g.exponent += f.exponent,
-            None => factors.push(f),
+        if let Some(g) = factors.iter_mut().find(|g| g.key == f.key) {
+            g.exponent += f.exponent;
+        } else if let Some(g) = factors.iter_mut().find(|g| same_base(g, &f)) {
+            *g = with_exponents_added(g, &f, text);
+        } else {
+            factors.push(f);
         }
     }
     factors.retain(|f| f.exponent != 0);
@@ -230,6 +258,53 @@ fn multiply(a: &Sum, b: &Sum, text: &mut usize) -> Sum {
         coefficient: x.coefficient * y.coefficient,
         factors,
     }))
+}
+
+/// The base of a factor and its exponent as a sum: `x^(x - 1)` is `x` and
+/// `x - 1`, `x^2` is `x` and 2; `None` for a symbolic power raised again.
+fn base_of(f: &Factor) -> Option<(Rc<str>, Rc<ExprTree>, Sum)> {
+    match &f.power {
+        Some(p) if f.exponent == 1 => {
+            Some((p.base_key.clone(), p.base.clone(), p.exponent.clone()))
+        }
+        Some(_) => None,
+        None => Some((f.key.clone(), f.tree.clone(), number(f64::from(f.exponent)))),
+    }
+}
+
+/// Two different factors with the same base, one at least a symbolic power
+/// (`x` and `x^(x - 1)`).
+fn same_base(g: &Factor, f: &Factor) -> bool {
+    if g.power.is_none() && f.power.is_none() {
+        return false;
+    }
+    matches!((base_of(g), base_of(f)), (Some(a), Some(b)) if a.0 == b.0)
+}
+
+/// `b^e1 · b^e2` as one factor `b^(e1 + e2)`: a whole power of `b` when
+/// the exponents add up to a whole number (`x*x^(x - 1)` → `x^x`).
+fn with_exponents_added(g: &Factor, f: &Factor, text: &mut usize) -> Factor {
+    let (Some((key, base, e1)), Some((_, _, e2))) = (base_of(g), base_of(f)) else {
+        unreachable!("same_base checked both")
+    };
+    let mut exponent = add(&e1, &e2);
+    in_order(&mut exponent);
+    if let Some(k) = whole(&exponent) {
+        return Factor {
+            key,
+            tree: base,
+            exponent: k,
+            power: None,
+        };
+    }
+    let tree = ExprTree::binary(BinaryOp::Pow, &base, &tree_of(&exponent));
+    let mut factor = atom(tree, text).remove(0).factors.remove(0);
+    factor.power = Some(Rc::new(Power {
+        base_key: key,
+        base,
+        exponent,
+    }));
+    factor
 }
 
 /// `sum^k` for a whole `k`: a single term's coefficient raised (when the
@@ -377,5 +452,10 @@ mod tests {
         assert_eq!(collected("y - 3*x*x"), "-3*x^2 + y");
         assert_eq!(collected("cos(x) - x*y"), "-x*y + cos(x)");
         assert_eq!(collected("x^0.5 * x^0.5"), "(x^0.5)^2");
+        // Powers of one base add their exponents: x·x^(x−1) = x^x.
+        assert_eq!(collected("x*x^(x - 1)"), "x^x");
+        assert_eq!(collected("x^(x - 1)*x^2"), "x^(x + 1)");
+        assert_eq!(collected("x^sin(x)*x^(1 - sin(x))"), "x");
+        assert_eq!(collected("x*x^(x - 1) + x^x*ln(x)"), "x^x + x^x*ln(x)");
     }
 }

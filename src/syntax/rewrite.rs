@@ -102,13 +102,42 @@ impl ExprTree {
         ExprTree { nodes }
     }
 
+    /// This tree with every number literal for which `name` gives a tree
+    /// replaced by a copy of that tree (`6.283185307179586` by `2*pi`), the
+    /// other nodes as they were.
+    pub fn replace_numbers(&self, name: impl Fn(f64) -> Option<ExprTree>) -> ExprTree {
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        let mut new_id = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            if let ExprKind::Number(x) = node.kind {
+                if let Some(tree) = name(x) {
+                    let offset = nodes.len() as u32;
+                    nodes.extend(
+                        tree.nodes.iter().map(|n| {
+                            Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())
+                        }),
+                    );
+                    new_id.push(ExprId(nodes.len() as u32 - 1));
+                    continue;
+                }
+            }
+            nodes.push(Expr::new(
+                shift(&node.kind, |id| new_id[id.0 as usize]),
+                node.span(),
+            ));
+            new_id.push(ExprId(nodes.len() as u32 - 1));
+        }
+        ExprTree { nodes }
+    }
+
     /// This tree with its constant arithmetic done, so that it reads as one
     /// would write it: `2*x^(2-1)` becomes `2*x`, `-(1)` becomes `-1`.
     ///
     /// Folds an operator `+ - * / ^` or a sign whose operands are all number
     /// literals when the result is exact (`2 - 1`, `1/2`, `3^2`; not `1/3`,
     /// which stays as written), and drops the identities `x^1`, `1*x`, `x*1`,
-    /// `x/1`, `x + 0`, `0 + x`, `x - 0`, `+x`. The value the tree evaluates to
+    /// `x/1`, `x + 0`, `0 + x`, `x - 0`, `+x`; `ln(2.718281828459045)` (ln of
+    /// e's digits) is 1. The value the tree evaluates to
     /// never changes: a folded literal is the IEEE result of the operation it
     /// replaces, and the dropped identities return their operand unchanged
     /// (but `x + 0` and `0 + x`, which turn a `-0` into `0`: equal values).
@@ -135,6 +164,15 @@ impl ExprTree {
                 },
                 ExprKind::Binary { op, lhs, rhs } => {
                     fold_binary(*op, *lhs, *rhs, literal(*lhs), literal(*rhs))
+                }
+                // ln(e) of e's digits is exactly 1 (a rule's `ln(a)` at a = e).
+                ExprKind::Call(call)
+                    if call.name == "ln"
+                        && call.derivative == 0
+                        && call.args.len() == 1
+                        && literal(call.args[0]) == Some(std::f64::consts::E) =>
+                {
+                    Fold::Number(1.0)
                 }
                 _ => Fold::Keep,
             };

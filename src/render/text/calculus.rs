@@ -203,13 +203,81 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
             wrt,
             expression,
             value,
+            formula_value,
+            at,
+            pieces,
+            more_pieces,
+            parts,
         } => {
-            let _ = writeln!(
-                out,
-                "{} = {expression}  {}",
-                p.partial(of, wrt),
-                p.dim(&format!("(= {} now)", p.number(*value)))
-            );
+            // The shared parts first, as statements to type before the
+            // expression that uses them.
+            if !parts.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    p.dim(&format!(
+                        "{} with {} parts used more than once named once (type these lines, then the expression):",
+                        p.partial(of, wrt),
+                        parts.len()
+                    ))
+                );
+                for part in parts {
+                    let _ = writeln!(out, "{} = {}", part.name, part.expression);
+                }
+            }
+            // Where the derivative graph is inf or nan and the expression
+            // is not, both values.
+            let now = match formula_value {
+                Some(typed) => format!(
+                    "(= {} now, where grad({of}, {wrt}) computes {}: its nodes are undefined here)",
+                    p.number(*typed),
+                    p.number(*value)
+                ),
+                None => format!("(= {} now)", p.number(*value)),
+            };
+            if pieces.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{} = {expression}  {}",
+                    p.partial(of, wrt),
+                    p.dim(&now)
+                );
+            }
+            // One line a piece, the one that holds at the point marked; on a
+            // kink, what the convention gives there.
+            for piece in pieces {
+                let here = if piece.here {
+                    format!(
+                        "  {}",
+                        p.dim(&format!("(holds here: = {} now)", p.number(*value)))
+                    )
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "{} = {}   for {}{here}",
+                    p.partial(of, wrt),
+                    piece.expression,
+                    piece.holds_where
+                );
+            }
+            if *more_pieces > 0 {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    p.dim(&format!("({more_pieces} more pieces not listed)"))
+                );
+            }
+            if !pieces.is_empty() && !pieces.iter().any(|piece| piece.here) {
+                let _ = writeln!(
+                    out,
+                    "  at {wrt} = {}, where no piece holds, the convention (`:help grad`) gives {} = {expression}  {}",
+                    p.number(*at),
+                    p.partial(of, wrt),
+                    p.dim(&now)
+                );
+            }
         }
     }
     out
