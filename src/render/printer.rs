@@ -385,7 +385,13 @@ impl<O: Write, E: Write> Printer<O, E> {
             }) => Some((
                 target,
                 "the output over the steps as SVG",
-                Ok(super::series::svg(of, outputs)),
+                Ok(super::series::svg(
+                    of,
+                    &outputs
+                        .iter()
+                        .map(|o| o.unwrap_or(f64::NAN))
+                        .collect::<Vec<_>>(),
+                )),
             )),
             _ => None,
         }

@@ -940,6 +940,11 @@ pub mod fields {
         s.collect_seq(values.iter().map(|&v| Number(v)))
     }
 
+    /// Optional numbers, each as [`number`] or `null`.
+    pub fn option_numbers<S: Serializer>(values: &[Option<f64>], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(values.iter().map(|v| v.map(Number)))
+    }
+
     /// Rows of numbers (a matrix), each as [`number`].
     pub fn number_rows<S: Serializer>(rows: &[Vec<f64>], s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(

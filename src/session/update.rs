@@ -468,7 +468,7 @@ impl Session {
             values: self.values_of(&assigned),
         }];
         let mut outputs = Vec::with_capacity(steps + 1);
-        outputs.push(start.unwrap_or(f64::NAN));
+        outputs.push(start);
         let mut done = 0;
         let mut interrupted = false;
         // The statements of the step cut short by Ctrl-C that had run.
@@ -523,7 +523,7 @@ impl Session {
             }
             done = step;
             let output = self.output.as_ref().map(|o| self.graph.value(o.node));
-            outputs.push(output.unwrap_or(f64::NAN));
+            outputs.push(output);
             finished_output = output;
             if keep(step) {
                 let values = self.values_of(&assigned);

@@ -152,6 +152,34 @@ fn update_of_a_computed_value_is_refused_with_a_hint() {
 }
 
 #[test]
+fn repeat_outputs_agree_with_rows_without_an_output() {
+    // No `:grad` has chosen an output: each step has none, so `outputs` says
+    // null as `rows[].output` does (it said "nan"); x goes 1 → inf → nan.
+    let out = json("x = 1; :repeat 3 x := x - ln(x-1)");
+    let repeat = out.iter().find(|e| e["kind"] == "repeat").unwrap();
+    assert_eq!(repeat["of"], serde_json::Value::Null);
+    let rows = repeat["rows"].as_array().unwrap();
+    let outputs = repeat["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 4);
+    for (row, output) in rows.iter().zip(outputs) {
+        assert_eq!(row["output"], serde_json::Value::Null);
+        assert_eq!(*output, serde_json::Value::Null);
+    }
+    assert_eq!(rows[2]["values"][0], "nan");
+    // With an output, both say "inf" and "nan" alike.
+    let out = json("x = 1; y = x*1; :grad y; :repeat 3 x := x - ln(x-1)");
+    let repeat = out.iter().find(|e| e["kind"] == "repeat").unwrap();
+    let rows = repeat["rows"].as_array().unwrap();
+    let outputs = repeat["outputs"].as_array().unwrap();
+    assert_eq!(outputs[1], "inf");
+    assert_eq!(outputs[2], "nan");
+    for row in rows {
+        let step = row["step"].as_u64().unwrap() as usize;
+        assert_eq!(row["output"], outputs[step]);
+    }
+}
+
+#[test]
 fn repeat_descends_to_the_minimum() {
     // w ← w − 0.1·2(w − 3): w − 3 shrinks by 0.8 a step; after 50 steps
     // |w − 3| = 3·0.8^50 ≈ 4.3e-5 and L = 9·0.8^100 ≈ 1.8e-9.
