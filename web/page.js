@@ -308,7 +308,9 @@ var GradcalcView = (function () {
 
   // Follows a `:serve` page's server-sent events: each brings a whole model
   // (and the `:step` position, if one is being shown).
-  View.prototype.follow = function (path) {
+  // (Not `follow`: that name pans to the current step's box, and a second
+  // definition would replace it, opening an event stream at each step.)
+  View.prototype.listen = function (path) {
     var self = this;
     var source = new EventSource(path);
     source.addEventListener("message", function (event) {
@@ -335,7 +337,7 @@ var GradcalcView = (function () {
       var script = document.getElementById("gradcalc-model");
       view.show(JSON.parse(script.textContent));
       var live = document.body.getAttribute("data-live");
-      if (live) view.follow(live);
+      if (live) view.listen(live);
       window.gradcalcView = view;
       return view;
     }
