@@ -256,12 +256,16 @@ impl Session {
             }) else {
                 continue;
             };
+            // A derivative that is a variable from before it, `w` of
+            // `grad(relu(x)*w, x)`, is named by its label only: the
+            // variable's names (`w`) are not what went stale.
             let names: Vec<&str> = self
                 .var_order
                 .iter()
                 .filter(|n| {
                     let bound = self.vars[n.as_str()];
-                    bound == group.result || (group.first..group.end).contains(&bound)
+                    (group.first..group.end).contains(&bound)
+                        || (bound == group.result && bound >= group.first)
                 })
                 .map(String::as_str)
                 .collect();
@@ -272,13 +276,31 @@ impl Session {
             events.push(Event::Warning {
                 message: format!(
                     "{what} was built while `{}` took another branch than it takes now; it keeps the old branch, so it need not be the derivative at the new {}: evaluate `{}` again",
-                    self.graph.op(id).info().name,
+                    self.piecewise_node_text(id),
                     targets,
                     group.label
                 ),
                 span,
             });
         }
+    }
+
+    /// A piecewise node as the warning names it: `relu(x)`, `max(a, b)`, its
+    /// operands by name (or label).
+    fn piecewise_node_text(&self, id: NodeId) -> String {
+        let names = self.names_by_node();
+        let inputs: Vec<String> = self
+            .graph
+            .operands(id)
+            .iter()
+            .map(|&operand| {
+                crate::render::notation::node(
+                    &self.node_ref(operand, &names),
+                    crate::render::number::Precision::Full,
+                )
+            })
+            .collect();
+        crate::render::notation::expression(self.graph.op(id), &inputs)
     }
 
     /// Runs the statement at `span` if it is `:repeat …` (and returns its

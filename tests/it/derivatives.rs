@@ -551,6 +551,31 @@ fn a_zero_hessian_row_is_explained_truly() {
     assert!(!h["zero_rows"][0].as_str().unwrap().contains("linear"));
 }
 
+/// `:gc` keeps a stored derivative's branches: `x := -2` after it still
+/// warns that g (built where relu(x) passed gradient, g = w = 3) is stale —
+/// the true ∂(relu(x)·w)/∂x at x = -2 is 0 — and the warning names the
+/// piecewise node that changed, `relu(x)`, not the leaf `w` the derivative
+/// happens to be.
+#[test]
+fn collection_keeps_the_stale_derivative_warning() {
+    for gc in ["", ":gc; "] {
+        let script = format!("x = 1; w = 3; y = relu(x)*w; g = grad(y, x); {gc}x := -2; g");
+        let (events, status) = json_events(&["-e", &script]);
+        assert_eq!(status, Some(0));
+        let found: Vec<&str> = events
+            .iter()
+            .filter(|e| e["kind"] == "warning")
+            .map(|e| e["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(found.len(), 1, "{gc}: {events:?}");
+        assert!(
+            found[0].starts_with("`grad(y, x)` was built while `relu(x)` took another branch"),
+            "{gc}: {found:?}"
+        );
+        assert_eq!(events.last().unwrap()["value"], 3.0);
+    }
+}
+
 /// A stored derivative keeps the branch of a piecewise op it was built on;
 /// after `:=` moves a leaf so that the op takes another branch, gradcalc
 /// warns that the stored value is no longer the derivative (and says nothing
@@ -572,7 +597,7 @@ fn a_stored_derivative_across_a_changed_branch_is_called_stale() {
     let found = warnings(&events);
     assert_eq!(found.len(), 1, "{events:?}");
     assert!(
-        found[0].starts_with("g (`grad(y, x)`) was built while `relu` took another branch"),
+        found[0].starts_with("g (`grad(y, x)`) was built while `relu(x)` took another branch"),
         "{found:?}"
     );
     let (events, _) =
@@ -596,7 +621,10 @@ fn a_stored_derivative_across_a_changed_branch_is_called_stale() {
     ]);
     let found = warnings(&events);
     assert_eq!(found.len(), 1, "{events:?}");
-    assert!(found[0].contains("`max` took another branch"), "{found:?}");
+    assert!(
+        found[0].contains("`max(x, 1)` took another branch"),
+        "{found:?}"
+    );
     let values: Vec<f64> = events
         .iter()
         .filter(|e| e["kind"] == "value" && e["name"].is_null())
