@@ -241,6 +241,24 @@ fn hessian_is_the_matrix_of_second_derivatives() {
     assert_eq!(h["zero_rows"].as_array().unwrap().len(), 1);
 }
 
+/// The Hessian's heading names its rows and columns, not `a` and `b`, which
+/// may be the variables themselves: o = a·b² at (2, 3) has o_aa = 0,
+/// o_ab = 2b = 6, o_bb = 2a = 4.
+#[test]
+fn hessian_heading_cannot_be_read_as_its_variables() {
+    let output = gradcalc()
+        .args(["-e", "a = 2; b = 3; o = a*b^2; :hessian"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&output);
+    assert!(
+        text.contains("Hessian of o: ∂²o/∂row∂column, rows and columns a, b"),
+        "{text}"
+    );
+    assert!(!text.contains("∂a∂b"), "{text}");
+    assert!(text.contains("  a  0  6\n  b  6  4"), "{text}");
+}
+
 #[test]
 fn diff_prints_an_expression_that_types_back_to_grad() {
     let out = json("x = 2; y = x^3 + sin(x); :diff y x");

@@ -159,7 +159,7 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
         } => {
             let _ = writeln!(
                 out,
-                "Hessian of {}: ∂²{of}/∂a∂b, rows and columns {}",
+                "Hessian of {}: ∂²{of}/∂row∂column, rows and columns {}",
                 p.name(of),
                 names.join(", ")
             );
