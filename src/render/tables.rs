@@ -118,7 +118,7 @@ fn rows(
         // The local partial by the operands (`∂(x*y + x)/∂x`), as `:trace`
         // writes it: `∂z/∂x` would read as the whole gradient of z.
         let partial = c.partial.clone();
-        let local = match (&c.formula, c.passes_nothing) {
+        let local = match (&c.formula, &c.passes_nothing) {
             (Some(formula), None) if *formula == number(c.local) => {
                 math(format!("{partial} = {formula}"))
             }
@@ -129,7 +129,7 @@ fn rows(
             ],
             (None, None) => vec![Piece::Math(partial), Piece::Text(" passes nothing".into())],
         };
-        let contribution = match (c.passes_nothing, &c.formula) {
+        let contribution = match (&c.passes_nothing, &c.formula) {
             (None, Some(_)) => math(number(c.product)),
             _ => text("nothing"),
         };

@@ -104,7 +104,7 @@ pub struct TraceContribution {
     /// floor, detach, …; `where` is e.g. `"u ≤ 0"`): local and product are
     /// then 0 and the gradient is unchanged. Serialized as a boolean.
     #[serde(serialize_with = "fields::is_some")]
-    pub passes_nothing: Option<&'static str>,
+    pub passes_nothing: Option<String>,
     /// The input's gradient before this contribution.
     #[serde(serialize_with = "fields::number")]
     pub before: f64,
