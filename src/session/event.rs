@@ -717,6 +717,12 @@ pub struct PathEdge {
     /// a `max` loser, …): the path then contributes 0 whatever the other
     /// factors are (selected, not multiplied, so `inf` elsewhere gives no nan).
     pub passes_nothing: bool,
+    /// Which use of `input` by `node` this edge is (1-based) and how many
+    /// there are (`x*x` uses `x` twice: two paths that read alike).
+    #[serde(skip)]
+    pub use_number: u32,
+    #[serde(skip)]
+    pub use_count: u32,
 }
 
 /// One path of `:paths`, from the output down to the node asked about.

@@ -156,6 +156,47 @@ fn paths_past_the_limit_are_counted_not_listed() {
     assert!(stdout.contains("grows exponentially"));
 }
 
+/// Issue 21: a path too long to list was reported as "1 more paths not
+/// listed" with none listed; `x*x` gave two identical lines.
+#[test]
+fn paths_say_what_is_omitted_and_which_use_each_is() {
+    let output = gradcalc()
+        .args(["-e", "x = 1; y = x*x; :paths x"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        util::stdout_of(&output),
+        "x = 1\ny = 1\n\
+         paths from y to x: 2 (chain rule: ∂y/∂x is the sum over paths of the product of local derivatives)\n   \
+         1. y → x (1st of 2 uses)   1 = 1\n   \
+         2. y → x (2nd of 2 uses)   1 = 1\n  \
+         sum = 2 = ∂y/∂x   (reverse mode visited each of 2 nodes once)\n"
+    );
+    let output = gradcalc()
+        .args([
+            "-e",
+            "x = 1; y = x",
+            "-e",
+            ":repeat 5000 y = y + 1",
+            "-e",
+            ":paths x",
+        ])
+        .output()
+        .unwrap();
+    let stdout = util::stdout_of(&output);
+    let tail: Vec<&str> = stdout.lines().rev().take(3).collect();
+    assert_eq!(
+        tail,
+        [
+            "  reverse mode gets that sum by visiting each of the 10001 nodes once; enumerating paths grows exponentially with depth",
+            "  the path is too long to list; the sum over all paths is ∂y/∂x = 1",
+            "paths from y to x: 1 (chain rule: ∂y/∂x is the sum over paths of the product of local derivatives)",
+        ],
+        "{stdout}"
+    );
+    assert!(!stdout.contains("more path"), "{stdout}");
+}
+
 #[test]
 fn every_teaching_command_has_a_json_event() {
     let (events, status) = json_events(&[
