@@ -197,6 +197,34 @@ fn paths_say_what_is_omitted_and_which_use_each_is() {
     assert!(!stdout.contains("more path"), "{stdout}");
 }
 
+/// Issue 21: a reversed `:plot` range was "empty", its ends written with
+/// 309 digits; now it is called reversed, in exponent form, with the swap.
+#[test]
+fn plot_refuses_a_reversed_range_with_short_numbers() {
+    let run = |range: &str| {
+        let output = gradcalc()
+            .args(["-e", "x = 1; y = x", "-e", &format!(":plot x {range}")])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        util::stderr_of(&output)
+    };
+    assert_eq!(
+        run("1e308 -1e308"),
+        "error: the range 1e308 to -1e308 is reversed\n  \
+         ┌─ -e #2:1:9\n  │\n\
+         1 │ :plot x 1e308 -1e308\n  \
+         │         ^^^^^^^^^^^^ give the smaller end first and a narrower range, e.g. `:plot x -1e300 1e300`\n\n"
+    );
+    assert_eq!(
+        run("1e300 -1e300"),
+        "error: the range 1e300 to -1e300 is reversed\n  \
+         ┌─ -e #2:1:9\n  │\n\
+         1 │ :plot x 1e300 -1e300\n  \
+         │         ^^^^^^^^^^^^ give the smaller end first: `:plot x -1e300 1e300`\n\n"
+    );
+}
+
 #[test]
 fn every_teaching_command_has_a_json_event() {
     let (events, status) = json_events(&[
