@@ -270,7 +270,7 @@ pub fn run<O: Write, E: Write>(
         if let Err(error) = printer.report(&result, session, &frame.text, &frame.origin) {
             return Outcome::Output(error);
         }
-        if printer.take_cancelled() {
+        if printer.take_cancelled() | session.take_cancelled() {
             // A question about replacing a file was answered with Ctrl-C or
             // Ctrl-D: reported as not replaced; nothing more runs.
             return Outcome::Interrupted;

@@ -68,6 +68,14 @@ fn too_big(path: &Path) -> String {
     )
 }
 
+/// Whether something is at `path` (after `~` expansion), a dangling symbolic
+/// link included: what [`write_whole`] refuses to replace without `overwrite`.
+/// Checked before a command does work whose file would then be refused
+/// (`:repeat N FILE.svg`).
+pub fn exists(path: &str) -> bool {
+    std::fs::symlink_metadata(expand_tilde(path)).is_ok()
+}
+
 /// Where scripts may write files.
 #[derive(Debug, Clone, Default)]
 pub struct WritePolicy {

@@ -6,6 +6,7 @@ use super::derivatives::{CalculusEvent, Change, RepeatRow};
 use super::eval::Rhs;
 use super::{Event, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
+use crate::render::Answer;
 use crate::syntax::{self, AssignOp, ExprKind, ExprTree, Ident, Span, Statement};
 
 /// The most steps one `:repeat` runs.
@@ -359,8 +360,47 @@ impl Session {
             });
             at = word_start + word_len;
         }
-        let mut events = Vec::new();
         let body = Span::new(at, span.end);
+        // A file that would be refused after every step ran is refused first;
+        // the REPL asks whether to replace it, before the first step too.
+        if let ([count, file], false) = (&words[..], force) {
+            let target = Target::from_word(file);
+            if target.path != "-" && crate::files::exists(&target.path) {
+                let shown = crate::files::expand_tilde(&target.path)
+                    .display()
+                    .to_string();
+                let answer = self.confirm.0.as_mut().map(|ask| ask(&shown));
+                let forced = format!(
+                    ":repeat {} -f {} {}",
+                    count.name,
+                    file.name,
+                    source[body.start..body.end].trim()
+                );
+                let message = match answer {
+                    Some(Answer::Yes) => None,
+                    Some(Answer::Cancelled) => {
+                        self.cancelled = true;
+                        Some(format!(
+                            "{shown} not replaced: the question was cancelled; nothing ran"
+                        ))
+                    }
+                    Some(Answer::No) | None => Some(format!(
+                        "cannot write {shown}: it already exists (not replaced); nothing ran"
+                    )),
+                };
+                match message {
+                    None => force = true,
+                    Some(message) => {
+                        return Some(Err(SessionError::BadArguments {
+                            message,
+                            span: file.span,
+                            help: Some(repeat_force_hint(&forced)),
+                        }));
+                    }
+                }
+            }
+        }
+        let mut events = Vec::new();
         let result = self.repeat(source, &name, &words, body, &mut events);
         if let (Some(target), [count, file]) = (
             events.iter_mut().rev().find_map(|e| match e {
@@ -686,4 +726,19 @@ struct Ran {
     steps: usize,
     requested: usize,
     partial: Vec<Span>,
+}
+
+/// The hint for a `:repeat` whose file exists: the command with `-f` to type,
+/// or, where it is too long to quote whole, where to put `-f` (as the
+/// printer's hint for files refused after the fact).
+fn repeat_force_hint(forced: &str) -> String {
+    if forced
+        .chars()
+        .nth(crate::render::COMMAND_QUOTE_CHARS)
+        .is_some()
+    {
+        "add `-f` after the step count to replace it, or choose another name".to_string()
+    } else {
+        format!("add `-f` to replace it: `{forced}`; or choose another name")
+    }
 }

@@ -1468,7 +1468,10 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("the steps ran and are kept"), "{stderr}");
+    assert!(
+        stderr.contains("it already exists (not replaced); nothing ran"),
+        "{stderr}"
+    );
     let hint = "`:repeat 3 -f r.svg x := x - 0.1*grad(z, x)`";
     assert!(stderr.contains(hint), "{stderr}");
     assert_eq!(

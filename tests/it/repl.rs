@@ -435,6 +435,33 @@ fn replacing_a_file_asks_first() {
 }
 
 #[test]
+fn repeat_asks_about_an_existing_file_before_its_first_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("r.svg");
+    std::fs::write(&plot, "old\n").unwrap();
+    let mut repl = start_with_history(dir.path(), "off");
+    repl.prompt();
+    repl.line("x = 1", "x = 1");
+    // `n`: the file is kept and no step ran (x is still 1, so x + 41 is 42).
+    repl.line(
+        ":repeat 2 r.svg x := x + 1",
+        "r.svg exists; replace it? [y/N]",
+    );
+    repl.line("n", "nothing ran");
+    repl.line("x + 41", "42");
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "old\n");
+    // `y`: both steps run (x = 3) and the file is replaced, asked once.
+    repl.line(":repeat 2 r.svg x := x + 1", "replace it? [y/N]");
+    repl.send_line("y");
+    let seen = repl.expect("> ");
+    assert!(!seen.contains("replace it?"), "{seen}");
+    repl.line("x + 41", "44");
+    repl.leave();
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+}
+
+#[test]
 fn a_dumb_terminal_gets_no_colour() {
     let state = tempfile::tempdir().unwrap();
     let mut repl = Repl::spawn(command_with(state.path(), &[], &[("TERM", "dumb")]));

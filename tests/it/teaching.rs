@@ -225,6 +225,39 @@ fn plot_refuses_a_reversed_range_with_short_numbers() {
     );
 }
 
+/// Issue 21: `:repeat N FILE.svg` ran every step, then refused the existing
+/// file; now it refuses before the first step, and `x` is unchanged.
+#[test]
+fn repeat_refuses_an_existing_file_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.svg"), "mine").unwrap();
+    let output = gradcalc()
+        .current_dir(dir.path())
+        .args([
+            "--keep-going",
+            "-e",
+            "x = 1; y = x*x",
+            "-e",
+            ":repeat 3 a.svg x := x - 0.1*grad(y, x)",
+            "-e",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(util::stdout_of(&output), "x = 1\ny = 1\n1\n");
+    assert_eq!(
+        util::stderr_of(&output),
+        "error: cannot write a.svg: it already exists (not replaced); nothing ran\n  \
+         ┌─ -e #2:1:11\n  │\n\
+         1 │ :repeat 3 a.svg x := x - 0.1*grad(y, x)\n  \
+         │           ^^^^^ add `-f` to replace it: `:repeat 3 -f a.svg x := x - 0.1*grad(y, x)`; or choose another name\n\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.svg")).unwrap(),
+        "mine"
+    );
+}
+
 #[test]
 fn every_teaching_command_has_a_json_event() {
     let (events, status) = json_events(&[
