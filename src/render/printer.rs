@@ -515,10 +515,20 @@ impl<O: Write, E: Write> Printer<O, E> {
                 match (self.format, saved) {
                     (Format::Human(_), Some(count)) => {
                         let s = if count == 1 { "" } else { "s" };
+                        // Quoted where a space would split the name when
+                        // typed back: `:load "my lesson.calc"`.
                         let file = &target.path;
+                        let (load, shell) = if file.contains(char::is_whitespace) {
+                            (
+                                format!("\"{file}\""),
+                                format!("'{}'", file.replace('\'', "'\\''")),
+                            )
+                        } else {
+                            (file.clone(), file.clone())
+                        };
                         writeln!(
                             self.out,
-                            "saved {count} statement{s} to {shown}; `:load {file}` or `gradcalc {file}` replays them"
+                            "saved {count} statement{s} to {shown}; `:load {load}` or `gradcalc {shell}` replays them"
                         )
                     }
                     _ => self.event(&wrote, session, source, origin),

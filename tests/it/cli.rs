@@ -1979,3 +1979,25 @@ fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
         "{labels:?}"
     );
 }
+
+/// Issue 21: `:save "my lesson.calc"` suggested `:load my lesson.calc`,
+/// which fails when typed back; the name is quoted now, and typing the
+/// suggestion back loads the file.
+#[test]
+fn save_suggests_a_load_that_can_be_typed_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 1", "-e", ":save \"my lesson.calc\""])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&output),
+        "x = 1\nsaved 1 statement to my lesson.calc; `:load \"my lesson.calc\"` or `gradcalc 'my lesson.calc'` replays them\n"
+    );
+    let typed = gradcalc_in(dir.path())
+        .args(["-e", ":load \"my lesson.calc\"", "-e", "x"])
+        .output()
+        .unwrap();
+    assert!(typed.status.success(), "{typed:?}");
+    assert_eq!(stdout_of(&typed), "x = 1\n1\n");
+}
