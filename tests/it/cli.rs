@@ -2001,3 +2001,23 @@ fn save_suggests_a_load_that_can_be_typed_back() {
     assert!(typed.status.success(), "{typed:?}");
     assert_eq!(stdout_of(&typed), "x = 1\n1\n");
 }
+
+/// Issue 21: `:save "abc` (no closing quote) wrote a file named `"abc`; now
+/// it is an error with a caret at the quote, and nothing is written.
+#[test]
+fn an_unclosed_quote_in_a_command_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 1", "-e", ":save \"abc"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&output),
+        "error: expected a word after `save`, found `\"`\n  \
+         ┌─ -e #2:1:7\n  │\n\
+         1 │ :save \"abc\n  \
+         │       ^ close the quote: `\"my file.calc\"`\n\n"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
