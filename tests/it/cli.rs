@@ -759,6 +759,35 @@ fn save_and_load_read_their_arguments_like_every_command() {
 }
 
 #[test]
+fn a_load_cycle_through_a_link_names_both_paths_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // h2.calc is a hard link of h1.calc, which loads h2.calc: the cycle is
+    // h1.calc → h2.calc (it said `h2.calc → h2.calc`, one level late).
+    std::fs::write(dir.path().join("h1.calc"), "h = 1\n:load h2.calc\n").unwrap();
+    std::fs::hard_link(dir.path().join("h1.calc"), dir.path().join("h2.calc")).unwrap();
+    let output = gradcalc_in(dir.path()).arg("h1.calc").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "h = 1\n");
+    assert!(
+        stderr_of(&output).starts_with(
+            "error: cannot load h2.calc: it is already being loaded (a cycle: h1.calc → h2.calc)\n  ┌─ h1.calc:2:7\n"
+        ),
+        "{}",
+        stderr_of(&output)
+    );
+    // The same through a symbolic link: s.calc → a.calc, which loads s.calc.
+    std::fs::write(dir.path().join("a.calc"), ":load s.calc\n").unwrap();
+    std::os::unix::fs::symlink("a.calc", dir.path().join("s.calc")).unwrap();
+    let output = gradcalc_in(dir.path()).arg("a.calc").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("(a cycle: a.calc → s.calc)"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
 fn special_and_huge_files_are_refused_without_reading() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
