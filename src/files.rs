@@ -90,6 +90,17 @@ pub struct WritePolicy {
 }
 
 impl WritePolicy {
+    /// Where a script may write, for the refusal: "the current directory",
+    /// with the `--allow-writes` directories as the user gave them.
+    pub fn allowed_places(&self) -> String {
+        let dirs: Vec<String> = self.dirs.iter().map(|d| d.display().to_string()).collect();
+        match dirs.split_last() {
+            None => "the current directory".to_string(),
+            Some((last, [])) => format!("the current directory and {last}"),
+            Some((last, rest)) => format!("the current directory, {} and {last}", rest.join(", ")),
+        }
+    }
+
     /// Whether a script may write `path`: true when it is anywhere at all is
     /// allowed, or when its directory is the current directory, an allowed
     /// directory, or under one of them (after resolving `..` and links).

@@ -463,7 +463,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                 );
             }
             return self.problem(
-                &format!("cannot write {shown}: a script writes files only in the current directory"),
+                &format!(
+                    "cannot write {shown}: a script writes files only in {}",
+                    self.writes.allowed_places()
+                ),
                 ErrorCode::Write,
                 target.span.start,
                 Some(

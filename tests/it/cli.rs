@@ -698,6 +698,20 @@ fn scripts_write_only_where_the_command_line_allows() {
             .unwrap()
             .starts_with("digraph")
     );
+    // Outside both, the refusal names the allowed directory as given.
+    let output = gradcalc_in(dir.path())
+        .args(["--allow-writes", &dir_arg])
+        .write_stdin("x = 2\nx*x\n:dot ../outside.dot\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: cannot write ../outside.dot: a script writes files only in the current directory and {dir_arg}\n"
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
