@@ -162,8 +162,11 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
     let mut temporary = tempfile::Builder::new()
         .prefix(".gradcalc-")
         .suffix(".tmp")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut temporary, content)?;
+        .tempfile_in(dir)
+        .map_err(without_temporary_path)?;
+    // The file itself, not tempfile's writer, whose errors name the
+    // temporary file: the user named `path`, and the error is said of it.
+    std::io::Write::write_all(temporary.as_file_mut(), content)?;
     temporary.as_file().sync_all()?;
     let permissions = match &existing {
         Ok(metadata) if metadata.is_file() => metadata.permissions(),
@@ -180,6 +183,17 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
         temporary.persist_noclobber(path).map_err(|e| e.error)?;
     }
     Ok(())
+}
+
+/// An error of the `tempfile` crate without its " at path …/.gradcalc-….tmp":
+/// the message names the user's path, not the temporary file's.
+#[cfg(feature = "cli")]
+fn without_temporary_path(error: io::Error) -> io::Error {
+    let text = error.to_string();
+    match text.rfind(" at path ") {
+        Some(at) => io::Error::new(error.kind(), &text[..at]),
+        None => error,
+    }
 }
 
 /// Without the `cli` feature (the playground's build) no file is written:

@@ -802,6 +802,34 @@ fn a_load_cycle_through_a_link_names_both_paths_as_written() {
 }
 
 #[test]
+fn a_failed_write_names_the_file_asked_for_not_the_temporary_one() {
+    // A file-size limit of 512 bytes (`ulimit -f 1`, its signal ignored so
+    // that write(2) fails with EFBIG) makes writing the SVG fail as a full
+    // disk does; the temporary `.gradcalc-….tmp` was named instead of out.svg.
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 1; exec \"$0\" -e 'x = 2; y = x*x' -e ':svg out.svg'",
+            env!("CARGO_BIN_EXE_gradcalc"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "x = 2\ny = 4\n");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with("error: cannot write out.svg: File too large (os error 27)\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".tmp"), "{stderr}");
+    // Nothing is left behind: no out.svg, no temporary file.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn special_and_huge_files_are_refused_without_reading() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
