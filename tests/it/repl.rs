@@ -462,6 +462,31 @@ fn repeat_asks_about_an_existing_file_before_its_first_step() {
 }
 
 #[test]
+fn lines_typed_ahead_of_a_plain_start_get_no_note_about_stdin() {
+    // A shell reads `go` and starts plain `gradcalc` with the next line
+    // already typed: neither -e nor a FILE was given, so there is no note
+    // that "standard input is not read", and the line runs in the REPL.
+    let state = tempfile::tempdir().unwrap();
+    let gradcalc = pty::command(state.path());
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "read -r go && exec \"$0\""])
+        .arg(gradcalc.get_program());
+    for (key, value) in gradcalc.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let mut repl = Repl::spawn(command);
+    repl.send("go\nx = 41 + 1\n");
+    let seen = repl.expect("x = 42");
+    assert!(!seen.contains("standard input"), "{seen}");
+    assert!(seen.contains("gradcalc 0."), "the banner: {seen}");
+    repl.leave();
+}
+
+#[test]
 fn a_dumb_terminal_gets_no_colour() {
     let state = tempfile::tempdir().unwrap();
     let mut repl = Repl::spawn(command_with(state.path(), &[], &[("TERM", "dumb")]));
