@@ -226,7 +226,17 @@ pub fn run<O: Write, E: Write>(
         printer.script = frame.script;
         let (line, column) = frame.lines.at(&frame.text, span.start);
         printer.begin_statement(line, column);
+        // A script's files are not asked about (the printer's rule), nor is
+        // the file of its `:repeat`: the session's question is held meanwhile.
+        let held = if frame.script {
+            session.confirm.0.take()
+        } else {
+            None
+        };
         let result = session.run_parsed(&frame.text, span, parsed);
+        if held.is_some() {
+            session.confirm.0 = held;
+        }
         frame.ran += 1;
         let mut load = None;
         let mut quit = false;

@@ -456,9 +456,15 @@ fn repeat_asks_about_an_existing_file_before_its_first_step() {
     let seen = repl.expect("> ");
     assert!(!seen.contains("replace it?"), "{seen}");
     repl.line("x + 41", "44");
-    repl.leave();
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.starts_with("<svg"), "{svg}");
+    // A `:load`ed script is not asked about its files: refused, nothing ran.
+    std::fs::write(dir.path().join("s.calc"), ":repeat 2 r.svg x := x + 1\n").unwrap();
+    let seen = repl.line(":load s.calc", "nothing ran");
+    assert!(!seen.contains("replace it?"), "{seen}");
+    repl.line("x + 41", "44");
+    repl.leave();
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), svg);
 }
 
 #[test]
