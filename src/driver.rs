@@ -53,8 +53,9 @@ pub struct Options {
 struct Frame {
     text: String,
     origin: String,
-    /// The canonical path of a file, for the cycle check.
-    file: Option<PathBuf>,
+    /// The identity of a file (device and inode), for the cycle check: the
+    /// same file through a symbolic or hard link is the same file.
+    file: Option<FileId>,
     statements: syntax::Cursor,
     script: bool,
     /// The byte at which the file stopped being UTF-8, and the file as shown.
@@ -108,7 +109,7 @@ impl Lines {
 }
 
 impl Frame {
-    fn new(bytes: &[u8], origin: String, file: Option<PathBuf>, script: bool) -> Frame {
+    fn new(bytes: &[u8], origin: String, file: Option<FileId>, script: bool) -> Frame {
         let (text, invalid) = decode(bytes);
         let statements = syntax::Cursor::new(syntax::statement_spans(&text));
         Frame {
@@ -150,7 +151,7 @@ pub fn run<O: Write, E: Write>(
     file: Option<PathBuf>,
     options: Options,
 ) -> Outcome {
-    let file = file.and_then(|f| f.canonicalize().ok());
+    let file = file.and_then(|f| file_id(&f).ok());
     let mut stack = vec![Frame::new(bytes, origin.to_string(), file, options.script)];
     // Line mode's count of lines before this source: for it, not for the
     // files it `:load`s.
@@ -225,7 +226,17 @@ pub fn run<O: Write, E: Write>(
         printer.script = frame.script;
         let (line, column) = frame.lines.at(&frame.text, span.start);
         printer.begin_statement(line, column);
+        // A script's files are not asked about (the printer's rule), nor is
+        // the file of its `:repeat`: the session's question is held meanwhile.
+        let held = if frame.script {
+            session.confirm.0.take()
+        } else {
+            None
+        };
         let result = session.run_parsed(&frame.text, span, parsed);
+        if held.is_some() {
+            session.confirm.0 = held;
+        }
         frame.ran += 1;
         let mut load = None;
         let mut quit = false;
@@ -270,7 +281,7 @@ pub fn run<O: Write, E: Write>(
         if let Err(error) = printer.report(&result, session, &frame.text, &frame.origin) {
             return Outcome::Output(error);
         }
-        if printer.take_cancelled() {
+        if printer.take_cancelled() | session.take_cancelled() {
             // A question about replacing a file was answered with Ctrl-C or
             // Ctrl-D: reported as not replaced; nothing more runs.
             return Outcome::Interrupted;
@@ -378,16 +389,20 @@ fn report_at<O: Write, E: Write>(
     printer.problem(&message, code, target.span.start, help, place)
 }
 
+/// A file's identity: its device and inode (after symbolic links).
+type FileId = (u64, u64);
+
+fn file_id(path: &std::path::Path) -> io::Result<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(path)?;
+    Ok((metadata.dev(), metadata.ino()))
+}
+
 /// Reads the file a `:load` names, refusing one already being loaded.
 fn open(stack: &[Frame], target: &Target) -> Result<Frame, (String, Option<String>)> {
     let path = files::expand_tilde(&target.path);
-    let canonical = path
-        .canonicalize()
-        .map_err(|e| (format!("cannot read {}: {e}", path.display()), None))?;
-    if let Some(first) = stack
-        .iter()
-        .position(|f| f.file.as_ref() == Some(&canonical))
-    {
+    let id = file_id(&path).map_err(|e| (format!("cannot read {}: {e}", path.display()), None))?;
+    if let Some(first) = stack.iter().position(|f| f.file == Some(id)) {
         let mut chain: Vec<&str> = stack[first..].iter().map(|f| f.origin.as_str()).collect();
         chain.push(&target.path);
         return Err((
@@ -400,12 +415,7 @@ fn open(stack: &[Frame], target: &Target) -> Result<Frame, (String, Option<Strin
         ));
     }
     let bytes = files::read_source(&path).map_err(|message| (message, None))?;
-    Ok(Frame::new(
-        &bytes,
-        target.path.clone(),
-        Some(canonical),
-        true,
-    ))
+    Ok(Frame::new(&bytes, target.path.clone(), Some(id), true))
 }
 
 /// The most lines one statement may take in line mode: past it, the lines

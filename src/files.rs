@@ -68,6 +68,14 @@ fn too_big(path: &Path) -> String {
     )
 }
 
+/// Whether something is at `path` (after `~` expansion), a dangling symbolic
+/// link included: what [`write_whole`] refuses to replace without `overwrite`.
+/// Checked before a command does work whose file would then be refused
+/// (`:repeat N FILE.svg`).
+pub fn exists(path: &str) -> bool {
+    std::fs::symlink_metadata(expand_tilde(path)).is_ok()
+}
+
 /// Where scripts may write files.
 #[derive(Debug, Clone, Default)]
 pub struct WritePolicy {
@@ -82,6 +90,17 @@ pub struct WritePolicy {
 }
 
 impl WritePolicy {
+    /// Where a script may write, for the refusal: "the current directory",
+    /// with the `--allow-writes` directories as the user gave them.
+    pub fn allowed_places(&self) -> String {
+        let dirs: Vec<String> = self.dirs.iter().map(|d| d.display().to_string()).collect();
+        match dirs.split_last() {
+            None => "the current directory".to_string(),
+            Some((last, [])) => format!("the current directory and {last}"),
+            Some((last, rest)) => format!("the current directory, {} and {last}", rest.join(", ")),
+        }
+    }
+
     /// Whether a script may write `path`: true when it is anywhere at all is
     /// allowed, or when its directory is the current directory, an allowed
     /// directory, or under one of them (after resolving `..` and links).
@@ -143,8 +162,11 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
     let mut temporary = tempfile::Builder::new()
         .prefix(".gradcalc-")
         .suffix(".tmp")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut temporary, content)?;
+        .tempfile_in(dir)
+        .map_err(without_temporary_path)?;
+    // The file itself, not tempfile's writer, whose errors name the
+    // temporary file: the user named `path`, and the error is said of it.
+    std::io::Write::write_all(temporary.as_file_mut(), content)?;
     temporary.as_file().sync_all()?;
     let permissions = match &existing {
         Ok(metadata) if metadata.is_file() => metadata.permissions(),
@@ -161,6 +183,17 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
         temporary.persist_noclobber(path).map_err(|e| e.error)?;
     }
     Ok(())
+}
+
+/// An error of the `tempfile` crate without its " at path …/.gradcalc-….tmp":
+/// the message names the user's path, not the temporary file's.
+#[cfg(feature = "cli")]
+fn without_temporary_path(error: io::Error) -> io::Error {
+    let text = error.to_string();
+    match text.rfind(" at path ") {
+        Some(at) => io::Error::new(error.kind(), &text[..at]),
+        None => error,
+    }
 }
 
 /// Without the `cli` feature (the playground's build) no file is written:

@@ -280,7 +280,7 @@ fn run(args: Args) -> u8 {
         && !stdin_is_terminal
         && !stdin_taken
         && !args.lines;
-    if !batch_stdin && !stdin_taken && !args.lines && stdin_has_input() {
+    if !batch_stdin && !stdin_taken && !args.lines && !stdin_is_terminal && stdin_has_input() {
         // Piped input beside -e or FILE is not run: say so rather than drop it unseen.
         let note = "standard input is not read when -e or a FILE is given; \
                     add `-` among the FILEs to run it (after the FILEs, before -e)";
@@ -372,8 +372,9 @@ fn run_lines<O: Write, E: Write>(
 }
 
 /// Whether bytes are waiting on standard input right now (a pipe or a file
-/// with something in it): input someone meant to give. A terminal, `/dev/null`
-/// or an empty pipe is not.
+/// with something in it): input someone meant to give. `/dev/null` or an
+/// empty pipe is not; a terminal's lines typed ahead count here, so callers
+/// ask only when standard input is no terminal.
 fn stdin_has_input() -> bool {
     rustix::io::ioctl_fionread(io::stdin()).is_ok_and(|waiting| waiting > 0)
 }

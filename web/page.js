@@ -311,7 +311,9 @@ var GradcalcView = (function () {
   // retried by the browser; one the browser gives up on (an error answer, a
   // failed connection) is opened again a second later, for as long as the
   // page is open, so the view comes back by itself when gradcalc answers.
-  View.prototype.follow = function (path) {
+  // (Not `follow`: that name pans to the current step's box, and a second
+  // definition would replace it, opening an event stream at each step.)
+  View.prototype.listen = function (path) {
     var self = this;
     var source = new EventSource(path);
     source.addEventListener("message", function (event) {
@@ -323,7 +325,7 @@ var GradcalcView = (function () {
       self.status.textContent = "(gradcalc is not answering: the view shows the last state)";
       if (source.readyState === EventSource.CLOSED) {
         source.close();
-        setTimeout(function () { self.follow(path); }, 1000);
+        setTimeout(function () { self.listen(path); }, 1000);
       }
     });
   };
@@ -342,7 +344,7 @@ var GradcalcView = (function () {
       var script = document.getElementById("gradcalc-model");
       view.show(JSON.parse(script.textContent));
       var live = document.body.getAttribute("data-live");
-      if (live) view.follow(live);
+      if (live) view.listen(live);
       window.gradcalcView = view;
       return view;
     }

@@ -385,7 +385,13 @@ impl<O: Write, E: Write> Printer<O, E> {
             }) => Some((
                 target,
                 "the output over the steps as SVG",
-                Ok(super::series::svg(of, outputs)),
+                Ok(super::series::svg(
+                    of,
+                    &outputs
+                        .iter()
+                        .map(|o| o.unwrap_or(f64::NAN))
+                        .collect::<Vec<_>>(),
+                )),
             )),
             _ => None,
         }
@@ -457,7 +463,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                 );
             }
             return self.problem(
-                &format!("cannot write {shown}: a script writes files only in the current directory"),
+                &format!(
+                    "cannot write {shown}: a script writes files only in {}",
+                    self.writes.allowed_places()
+                ),
                 ErrorCode::Write,
                 target.span.start,
                 Some(
@@ -509,10 +518,20 @@ impl<O: Write, E: Write> Printer<O, E> {
                 match (self.format, saved) {
                     (Format::Human(_), Some(count)) => {
                         let s = if count == 1 { "" } else { "s" };
+                        // Quoted where a space would split the name when
+                        // typed back: `:load "my lesson.calc"`.
                         let file = &target.path;
+                        let (load, shell) = if file.contains(char::is_whitespace) {
+                            (
+                                format!("\"{file}\""),
+                                format!("'{}'", file.replace('\'', "'\\''")),
+                            )
+                        } else {
+                            (file.clone(), file.clone())
+                        };
                         writeln!(
                             self.out,
-                            "saved {count} statement{s} to {shown}; `:load {file}` or `gradcalc {file}` replays them"
+                            "saved {count} statement{s} to {shown}; `:load {load}` or `gradcalc {shell}` replays them"
                         )
                     }
                     _ => self.event(&wrote, session, source, origin),

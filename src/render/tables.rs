@@ -122,7 +122,7 @@ fn rows(
         // The local partial by the operands (`∂(x*y + x)/∂x`), as `:trace`
         // writes it: `∂z/∂x` would read as the whole gradient of z.
         let partial = c.partial.clone();
-        let local = match (&c.formula, c.passes_nothing) {
+        let local = match (&c.formula, &c.passes_nothing) {
             // Through a call's body: a number, no formula.
             (Some(_), None) if step.call.is_some() => {
                 math(format!("{partial} = {}", number(c.local)))
@@ -137,7 +137,7 @@ fn rows(
             ],
             (None, None) => vec![Piece::Math(partial), Piece::Text(" passes nothing".into())],
         };
-        let contribution = match (c.passes_nothing, &c.formula) {
+        let contribution = match (&c.passes_nothing, &c.formula) {
             (None, Some(_)) => math(number(c.product)),
             _ => text("nothing"),
         };

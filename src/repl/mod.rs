@@ -61,6 +61,8 @@ pub fn run<O: Write, E: Write>(
     printer.notes_to_err = !terminal_out;
     // Replacing a file asks first (a plain line read: the editor is not active).
     printer.confirm = Some(Box::new(ask_replace));
+    // `:repeat N FILE.svg` asks before its first step.
+    session.confirm.0 = Some(Box::new(ask_replace));
     let status = if terminal_out {
         // The line editor's helper reads the session (completion, preview) between
         // the statements the loop runs: both hold it for the REPL's lifetime.
@@ -72,6 +74,7 @@ pub fn run<O: Write, E: Write>(
         run_plain(session, printer)
     };
     printer.confirm = None;
+    session.confirm.0 = None;
     status
 }
 

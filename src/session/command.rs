@@ -350,7 +350,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "hessian",
         aliases: &[],
         usage: "[NAMES]",
-        help: "the matrix of second derivatives of the output, ∂²output/∂a∂b (symmetric); without names, the variables the output depends on",
+        help: "the matrix of second derivatives of the output, ∂²output/∂row∂column (symmetric); without names, the variables the output depends on",
         params: &[optional(Arg::Names)],
         writes: false,
         repl_only: false,

@@ -59,10 +59,10 @@ pub enum CalculusEvent {
         steps: usize,
         requested: usize,
         rows: Vec<RepeatRow>,
-        /// The output's value before the first step and after each step (nan
-        /// when there is none).
-        #[serde(serialize_with = "fields::numbers")]
-        outputs: Vec<f64>,
+        /// The output's value before the first step and after each step
+        /// (`None`, JSON `null` as in `rows`, when there is no output).
+        #[serde(serialize_with = "fields::option_numbers")]
+        outputs: Vec<Option<f64>>,
         interrupted: bool,
         /// After Ctrl-C inside a step of several statements: how many of that
         /// step's first statements had run (they are kept; the one cut short

@@ -105,7 +105,7 @@ pub struct TraceContribution {
     /// floor, detach, …; `where` is e.g. `"u ≤ 0"`): local and product are
     /// then 0 and the gradient is unchanged. Serialized as a boolean.
     #[serde(serialize_with = "fields::is_some")]
-    pub passes_nothing: Option<&'static str>,
+    pub passes_nothing: Option<String>,
     /// The input's gradient before this contribution.
     #[serde(serialize_with = "fields::number")]
     pub before: f64,
@@ -752,6 +752,12 @@ pub struct PathEdge {
     /// a `max` loser, …): the path then contributes 0 whatever the other
     /// factors are (selected, not multiplied, so `inf` elsewhere gives no nan).
     pub passes_nothing: bool,
+    /// Which use of `input` by `node` this edge is (1-based) and how many
+    /// there are (`x*x` uses `x` twice: two paths that read alike).
+    #[serde(skip)]
+    pub use_number: u32,
+    #[serde(skip)]
+    pub use_count: u32,
 }
 
 /// One path of `:paths`, from the output down to the node asked about.
@@ -973,6 +979,11 @@ pub mod fields {
     /// Numbers, each as [`number`].
     pub fn numbers<S: Serializer>(values: &[f64], s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(values.iter().map(|&v| Number(v)))
+    }
+
+    /// Optional numbers, each as [`number`] or `null`.
+    pub fn option_numbers<S: Serializer>(values: &[Option<f64>], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(values.iter().map(|v| v.map(Number)))
     }
 
     /// Rows of numbers (a matrix), each as [`number`].

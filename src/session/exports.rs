@@ -384,10 +384,36 @@ impl Session {
         }
         if from >= to {
             let span = range.map_or(name.span, |(a, b)| a.span.to(b.span));
+            let (a, b) = (bound_text(from), bound_text(to));
+            let (message, help) = if from == to {
+                (
+                    format!("the range {a} to {b} is empty"),
+                    format!(
+                        "give two different ends, e.g. `:plot {} -3 3`",
+                        variable.name
+                    ),
+                )
+            } else if (from - to).is_finite() {
+                (
+                    format!("the range {a} to {b} is reversed"),
+                    format!(
+                        "give the smaller end first: `:plot {} {b} {a}`",
+                        variable.name
+                    ),
+                )
+            } else {
+                (
+                    format!("the range {a} to {b} is reversed"),
+                    format!(
+                        "give the smaller end first and a narrower range, e.g. `:plot {} -1e300 1e300`",
+                        variable.name
+                    ),
+                )
+            };
             return Err(SessionError::BadArguments {
-                message: format!("the range {from} to {to} is empty"),
+                message,
                 span,
-                help: Some("give the smaller end first, e.g. `:plot x -3 3`".to_string()),
+                help: Some(help),
             });
         }
         if !(to - from).is_finite() {
@@ -606,4 +632,16 @@ fn picture_moment(command: &Command) -> Result<Moment, SessionError> {
         });
     }
     Ok(moment)
+}
+
+/// A range end as `:plot`'s messages write it: plain decimal for magnitudes
+/// in [1e-6, 1e15), exponent form (`1e308`) outside it, as numbers are
+/// printed elsewhere; either reads back as the same f64.
+fn bound_text(value: f64) -> String {
+    let magnitude = value.abs();
+    if value == 0.0 || (1e-6..1e15).contains(&magnitude) {
+        format!("{value}")
+    } else {
+        format!("{value:e}")
+    }
 }

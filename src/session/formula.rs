@@ -34,6 +34,9 @@ pub(super) struct Formula {
     pub partial: String,
     /// The rule with the operands' labels (`2*x`), or `None` when it passes nothing.
     pub rhs: Option<String>,
+    /// Where the op passes nothing to this operand, over the operands'
+    /// labels (`x*y ≤ 0` for relu of `x*y`); `""` where it always passes.
+    pub nothing_where: String,
 }
 
 impl<'g> Formulas<'g> {
@@ -66,7 +69,23 @@ impl<'g> Formulas<'g> {
             let partial = format!("∂{of}/∂{}", wrap(label));
             let rule = op.local_rule(position, &values, self.graph.value(node), Form::Textbook);
             let rhs = rule_tree(op, rule, &refs).map(|tree| tree.fold_constants().to_string());
+            let nothing_where = op
+                .info()
+                .passes_nothing_where(position)
+                .split(' ')
+                .map(|word| {
+                    let rest = word.strip_suffix(',').map_or("", |_| ",");
+                    let operand = match word.trim_end_matches(',') {
+                        "u" | "a" => labels.first(),
+                        "b" => labels.get(1),
+                        _ => None,
+                    };
+                    operand.map_or_else(|| word.to_string(), |tree| format!("{tree}{rest}"))
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
             formulas.push(Formula {
+                nothing_where: restore_labels(nothing_where, &labelled),
                 partial: restore_labels(partial, &labelled),
                 rhs: rhs.map(|rhs| restore_labels(rhs, &labelled)),
             });

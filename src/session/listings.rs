@@ -422,6 +422,10 @@ impl Session {
                 .filter(|c| self.graph.op(c.input) != Op::Const)
                 .map(|c| {
                     let formula = node_formulas.get_mut(c.position);
+                    let nothing_where = formula
+                        .as_ref()
+                        .map(|f| f.nothing_where.clone())
+                        .filter(|w| !w.is_empty());
                     TraceContribution {
                         input: self.node_ref(c.input, names),
                         partial: formula
@@ -433,9 +437,10 @@ impl Session {
                         product: c.product,
                         before: c.before,
                         after: c.after,
-                        passes_nothing: c
-                            .passes_nothing
-                            .then(|| op.passes_nothing_where(c.position)),
+                        passes_nothing: c.passes_nothing.then(|| {
+                            nothing_where
+                                .unwrap_or_else(|| op.passes_nothing_where(c.position).to_string())
+                        }),
                         use_number: c.use_number,
                         use_count: c.use_count,
                     }

@@ -99,8 +99,38 @@ impl Session {
             })
             .collect();
         self.calls.remap(&remap);
-        // Derivative groups are runs of ids; after compaction they are not.
-        self.derivative_groups.clear();
+        // A derivative group is a run of ids; compaction keeps relative order,
+        // so its kept nodes are a run again. The branches it was built across
+        // are kept too, for the stale-branch warning of a later `:=`.
+        self.derivative_groups = std::mem::take(&mut self.derivative_groups)
+            .into_iter()
+            .filter_map(|group| {
+                let result = remap.get(group.result)?;
+                let of = remap.get(group.of)?;
+                let mut kept = (group.first.0..group.end.0).filter_map(|id| remap.get(NodeId(id)));
+                let first = kept.clone().next();
+                let (first, end) = match (first, kept.next_back()) {
+                    (Some(first), Some(last)) => (first, NodeId(last.0 + 1)),
+                    // Nothing of the run kept: an empty run next to the
+                    // result, on the same side of it as before.
+                    _ if group.result < group.first => (NodeId(result.0 + 1), NodeId(result.0 + 1)),
+                    _ => (result, result),
+                };
+                let branches = group
+                    .branches
+                    .iter()
+                    .filter_map(|(id, passes)| Some((remap.get(*id)?, passes.clone())))
+                    .collect();
+                Some(super::derivatives::DerivativeGroup {
+                    first,
+                    end,
+                    label: group.label,
+                    of,
+                    result,
+                    branches,
+                })
+            })
+            .collect();
         self.order_cache = self.order_cache.take().and_then(|(output, mut order)| {
             let output = remap.get(output)?;
             // In place unless a caller still holds the order (then a copy).

@@ -125,12 +125,38 @@ pub struct Session {
     /// How many statements have started: a [`Listing`] is valid until the
     /// next one.
     statement: u64,
+    /// In the REPL: asked whether to replace an existing file before work
+    /// that would end in writing it (`:repeat N FILE.svg`).
+    pub confirm: AskReplace,
+    /// That question was cancelled (Ctrl-C or Ctrl-D) since the last
+    /// [`Session::take_cancelled`].
+    cancelled: bool,
+}
+
+/// The REPL's question "replace it? [y/N]" (the path as shown), if any.
+#[derive(Default)]
+pub struct AskReplace(pub Option<crate::render::printer::Confirm>);
+
+impl std::fmt::Debug for AskReplace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "AskReplace(asks)"
+        } else {
+            "AskReplace(none)"
+        })
+    }
 }
 
 impl Session {
     /// An empty session: no variables, no functions, no output. Its graph's
     /// long loops poll Ctrl-C ([`crate::interrupt::CtrlC`], given to the
     /// engine with `Graph::set_interrupt`).
+    /// True once if a question whether to replace a file was cancelled
+    /// (Ctrl-C or Ctrl-D): nothing more of the input should run.
+    pub fn take_cancelled(&mut self) -> bool {
+        std::mem::take(&mut self.cancelled)
+    }
+
     pub fn new() -> Session {
         let mut session = Session::default();
         session

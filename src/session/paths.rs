@@ -40,7 +40,14 @@ impl Session {
                 let edges: Vec<PathEdge> = path
                     .iter()
                     .map(|&(consumer, position)| {
-                        let input = self.graph.operands(consumer)[position];
+                        let operands = self.graph.operands(consumer);
+                        let input = operands[position];
+                        let count = |list: &[NodeId]| {
+                            u32::try_from(list.iter().filter(|&&i| i == input).count())
+                                .unwrap_or(u32::MAX)
+                        };
+                        let use_number = count(&operands[..=position]);
+                        let use_count = count(operands);
                         let formula = made
                             .entry(consumer)
                             .or_insert_with(|| {
@@ -62,6 +69,8 @@ impl Session {
                             formula,
                             local: self.local_derivative(consumer, position),
                             passes_nothing: !self.passes(consumer, position),
+                            use_number,
+                            use_count,
                         }
                     })
                     .collect();

@@ -6,6 +6,7 @@ use super::derivatives::{CalculusEvent, Change, RepeatRow};
 use super::eval::Rhs;
 use super::{Event, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
+use crate::render::Answer;
 use crate::syntax::{self, AssignOp, ExprKind, ExprTree, Ident, Span, Statement};
 
 /// The most steps one `:repeat` runs.
@@ -256,12 +257,16 @@ impl Session {
             }) else {
                 continue;
             };
+            // A derivative that is a variable from before it, `w` of
+            // `grad(relu(x)*w, x)`, is named by its label only: the
+            // variable's names (`w`) are not what went stale.
             let names: Vec<&str> = self
                 .var_order
                 .iter()
                 .filter(|n| {
                     let bound = self.vars[n.as_str()];
-                    bound == group.result || (group.first..group.end).contains(&bound)
+                    (group.first..group.end).contains(&bound)
+                        || (bound == group.result && bound >= group.first)
                 })
                 .map(String::as_str)
                 .collect();
@@ -272,13 +277,31 @@ impl Session {
             events.push(Event::Warning {
                 message: format!(
                     "{what} was built while `{}` took another branch than it takes now; it keeps the old branch, so it need not be the derivative at the new {}: evaluate `{}` again",
-                    self.graph.op(id).info().name,
+                    self.piecewise_node_text(id),
                     targets,
                     group.label
                 ),
                 span,
             });
         }
+    }
+
+    /// A piecewise node as the warning names it: `relu(x)`, `max(a, b)`, its
+    /// operands by name (or label).
+    fn piecewise_node_text(&self, id: NodeId) -> String {
+        let names = self.names_by_node();
+        let inputs: Vec<String> = self
+            .graph
+            .operands(id)
+            .iter()
+            .map(|&operand| {
+                crate::render::notation::node(
+                    &self.node_ref(operand, &names),
+                    crate::render::number::Precision::Full,
+                )
+            })
+            .collect();
+        crate::render::notation::expression(self.graph.op(id), &inputs)
     }
 
     /// Runs the statement at `span` if it is `:repeat …` (and returns its
@@ -337,8 +360,47 @@ impl Session {
             });
             at = word_start + word_len;
         }
-        let mut events = Vec::new();
         let body = Span::new(at, span.end);
+        // A file that would be refused after every step ran is refused first;
+        // the REPL asks whether to replace it, before the first step too.
+        if let ([count, file], false) = (&words[..], force) {
+            let target = Target::from_word(file);
+            if target.path != "-" && crate::files::exists(&target.path) {
+                let shown = crate::files::expand_tilde(&target.path)
+                    .display()
+                    .to_string();
+                let answer = self.confirm.0.as_mut().map(|ask| ask(&shown));
+                let forced = format!(
+                    ":repeat {} -f {} {}",
+                    count.name,
+                    file.name,
+                    source[body.start..body.end].trim()
+                );
+                let message = match answer {
+                    Some(Answer::Yes) => None,
+                    Some(Answer::Cancelled) => {
+                        self.cancelled = true;
+                        Some(format!(
+                            "{shown} not replaced: the question was cancelled; nothing ran"
+                        ))
+                    }
+                    Some(Answer::No) | None => Some(format!(
+                        "cannot write {shown}: it already exists (not replaced); nothing ran"
+                    )),
+                };
+                match message {
+                    None => force = true,
+                    Some(message) => {
+                        return Some(Err(SessionError::BadArguments {
+                            message,
+                            span: file.span,
+                            help: Some(repeat_force_hint(&forced)),
+                        }));
+                    }
+                }
+            }
+        }
+        let mut events = Vec::new();
         let result = self.repeat(source, &name, &words, body, &mut events);
         if let (Some(target), [count, file]) = (
             events.iter_mut().rev().find_map(|e| match e {
@@ -468,7 +530,7 @@ impl Session {
             values: self.values_of(&assigned),
         }];
         let mut outputs = Vec::with_capacity(steps + 1);
-        outputs.push(start.unwrap_or(f64::NAN));
+        outputs.push(start);
         let mut done = 0;
         let mut interrupted = false;
         // The statements of the step cut short by Ctrl-C that had run.
@@ -523,7 +585,7 @@ impl Session {
             }
             done = step;
             let output = self.output.as_ref().map(|o| self.graph.value(o.node));
-            outputs.push(output.unwrap_or(f64::NAN));
+            outputs.push(output);
             finished_output = output;
             if keep(step) {
                 let values = self.values_of(&assigned);
@@ -664,4 +726,19 @@ struct Ran {
     steps: usize,
     requested: usize,
     partial: Vec<Span>,
+}
+
+/// The hint for a `:repeat` whose file exists: the command with `-f` to type,
+/// or, where it is too long to quote whole, where to put `-f` (as the
+/// printer's hint for files refused after the fact).
+fn repeat_force_hint(forced: &str) -> String {
+    if forced
+        .chars()
+        .nth(crate::render::COMMAND_QUOTE_CHARS)
+        .is_some()
+    {
+        "add `-f` after the step count to replace it, or choose another name".to_string()
+    } else {
+        format!("add `-f` to replace it: `{forced}`; or choose another name")
+    }
 }

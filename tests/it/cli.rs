@@ -698,6 +698,20 @@ fn scripts_write_only_where_the_command_line_allows() {
             .unwrap()
             .starts_with("digraph")
     );
+    // Outside both, the refusal names the allowed directory as given.
+    let output = gradcalc_in(dir.path())
+        .args(["--allow-writes", &dir_arg])
+        .write_stdin("x = 2\nx*x\n:dot ../outside.dot\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: cannot write ../outside.dot: a script writes files only in the current directory and {dir_arg}\n"
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -756,6 +770,63 @@ fn save_and_load_read_their_arguments_like_every_command() {
         "{}",
         stderr_of(&output)
     );
+}
+
+#[test]
+fn a_load_cycle_through_a_link_names_both_paths_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // h2.calc is a hard link of h1.calc, which loads h2.calc: the cycle is
+    // h1.calc → h2.calc (it said `h2.calc → h2.calc`, one level late).
+    std::fs::write(dir.path().join("h1.calc"), "h = 1\n:load h2.calc\n").unwrap();
+    std::fs::hard_link(dir.path().join("h1.calc"), dir.path().join("h2.calc")).unwrap();
+    let output = gradcalc_in(dir.path()).arg("h1.calc").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "h = 1\n");
+    assert!(
+        stderr_of(&output).starts_with(
+            "error: cannot load h2.calc: it is already being loaded (a cycle: h1.calc → h2.calc)\n  ┌─ h1.calc:2:7\n"
+        ),
+        "{}",
+        stderr_of(&output)
+    );
+    // The same through a symbolic link: s.calc → a.calc, which loads s.calc.
+    std::fs::write(dir.path().join("a.calc"), ":load s.calc\n").unwrap();
+    std::os::unix::fs::symlink("a.calc", dir.path().join("s.calc")).unwrap();
+    let output = gradcalc_in(dir.path()).arg("a.calc").output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("(a cycle: a.calc → s.calc)"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn a_failed_write_names_the_file_asked_for_not_the_temporary_one() {
+    // A file-size limit of 512 bytes (`ulimit -f 1`, its signal ignored so
+    // that write(2) fails with EFBIG) makes writing the SVG fail as a full
+    // disk does; the temporary `.gradcalc-….tmp` was named instead of out.svg.
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 1; exec \"$0\" -e 'x = 2; y = x*x' -e ':svg out.svg'",
+            env!("CARGO_BIN_EXE_gradcalc"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_of(&output), "x = 2\ny = 4\n");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with("error: cannot write out.svg: File too large (os error 27)\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".tmp"), "{stderr}");
+    // Nothing is left behind: no out.svg, no temporary file.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
 #[test]
@@ -1468,7 +1539,10 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("the steps ran and are kept"), "{stderr}");
+    assert!(
+        stderr.contains("it already exists (not replaced); nothing ran"),
+        "{stderr}"
+    );
     let hint = "`:repeat 3 -f r.svg x := x - 0.1*grad(z, x)`";
     assert!(stderr.contains(hint), "{stderr}");
     assert_eq!(
@@ -1975,4 +2049,46 @@ fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
         labels[0] >= 0.00018 && *labels.last().unwrap() <= 0.0001,
         "{labels:?}"
     );
+}
+
+/// Issue 21: `:save "my lesson.calc"` suggested `:load my lesson.calc`,
+/// which fails when typed back; the name is quoted now, and typing the
+/// suggestion back loads the file.
+#[test]
+fn save_suggests_a_load_that_can_be_typed_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 1", "-e", ":save \"my lesson.calc\""])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&output),
+        "x = 1\nsaved 1 statement to my lesson.calc; `:load \"my lesson.calc\"` or `gradcalc 'my lesson.calc'` replays them\n"
+    );
+    let typed = gradcalc_in(dir.path())
+        .args(["-e", ":load \"my lesson.calc\"", "-e", "x"])
+        .output()
+        .unwrap();
+    assert!(typed.status.success(), "{typed:?}");
+    assert_eq!(stdout_of(&typed), "x = 1\n1\n");
+}
+
+/// Issue 21: `:save "abc` (no closing quote) wrote a file named `"abc`; now
+/// it is an error with a caret at the quote, and nothing is written.
+#[test]
+fn an_unclosed_quote_in_a_command_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 1", "-e", ":save \"abc"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&output),
+        "error: expected a word after `save`, found `\"`\n  \
+         ┌─ -e #2:1:7\n  │\n\
+         1 │ :save \"abc\n  \
+         │       ^ close the quote: `\"my file.calc\"`\n\n"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -152,6 +152,34 @@ fn update_of_a_computed_value_is_refused_with_a_hint() {
 }
 
 #[test]
+fn repeat_outputs_agree_with_rows_without_an_output() {
+    // No `:grad` has chosen an output: each step has none, so `outputs` says
+    // null as `rows[].output` does (it said "nan"); x goes 1 → inf → nan.
+    let out = json("x = 1; :repeat 3 x := x - ln(x-1)");
+    let repeat = out.iter().find(|e| e["kind"] == "repeat").unwrap();
+    assert_eq!(repeat["of"], serde_json::Value::Null);
+    let rows = repeat["rows"].as_array().unwrap();
+    let outputs = repeat["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 4);
+    for (row, output) in rows.iter().zip(outputs) {
+        assert_eq!(row["output"], serde_json::Value::Null);
+        assert_eq!(*output, serde_json::Value::Null);
+    }
+    assert_eq!(rows[2]["values"][0], "nan");
+    // With an output, both say "inf" and "nan" alike.
+    let out = json("x = 1; y = x*1; :grad y; :repeat 3 x := x - ln(x-1)");
+    let repeat = out.iter().find(|e| e["kind"] == "repeat").unwrap();
+    let rows = repeat["rows"].as_array().unwrap();
+    let outputs = repeat["outputs"].as_array().unwrap();
+    assert_eq!(outputs[1], "inf");
+    assert_eq!(outputs[2], "nan");
+    for row in rows {
+        let step = row["step"].as_u64().unwrap() as usize;
+        assert_eq!(row["output"], outputs[step]);
+    }
+}
+
+#[test]
 fn repeat_descends_to_the_minimum() {
     // w ← w − 0.1·2(w − 3): w − 3 shrinks by 0.8 a step; after 50 steps
     // |w − 3| = 3·0.8^50 ≈ 4.3e-5 and L = 9·0.8^100 ≈ 1.8e-9.
@@ -211,6 +239,24 @@ fn hessian_is_the_matrix_of_second_derivatives() {
     let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
     assert_eq!(h["matrix"], serde_json::json!([[2, 0], [0, 0]]));
     assert_eq!(h["zero_rows"].as_array().unwrap().len(), 1);
+}
+
+/// The Hessian's heading names its rows and columns, not `a` and `b`, which
+/// may be the variables themselves: o = a·b² at (2, 3) has o_aa = 0,
+/// o_ab = 2b = 6, o_bb = 2a = 4.
+#[test]
+fn hessian_heading_cannot_be_read_as_its_variables() {
+    let output = gradcalc()
+        .args(["-e", "a = 2; b = 3; o = a*b^2; :hessian"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&output);
+    assert!(
+        text.contains("Hessian of o: ∂²o/∂row∂column, rows and columns a, b"),
+        "{text}"
+    );
+    assert!(!text.contains("∂a∂b"), "{text}");
+    assert!(text.contains("  a  0  6\n  b  6  4"), "{text}");
 }
 
 #[test]
@@ -523,6 +569,31 @@ fn a_zero_hessian_row_is_explained_truly() {
     assert!(!h["zero_rows"][0].as_str().unwrap().contains("linear"));
 }
 
+/// `:gc` keeps a stored derivative's branches: `x := -2` after it still
+/// warns that g (built where relu(x) passed gradient, g = w = 3) is stale —
+/// the true ∂(relu(x)·w)/∂x at x = -2 is 0 — and the warning names the
+/// piecewise node that changed, `relu(x)`, not the leaf `w` the derivative
+/// happens to be.
+#[test]
+fn collection_keeps_the_stale_derivative_warning() {
+    for gc in ["", ":gc; "] {
+        let script = format!("x = 1; w = 3; y = relu(x)*w; g = grad(y, x); {gc}x := -2; g");
+        let (events, status) = json_events(&["-e", &script]);
+        assert_eq!(status, Some(0));
+        let found: Vec<&str> = events
+            .iter()
+            .filter(|e| e["kind"] == "warning")
+            .map(|e| e["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(found.len(), 1, "{gc}: {events:?}");
+        assert!(
+            found[0].starts_with("`grad(y, x)` was built while `relu(x)` took another branch"),
+            "{gc}: {found:?}"
+        );
+        assert_eq!(events.last().unwrap()["value"], 3.0);
+    }
+}
+
 /// A stored derivative keeps the branch of a piecewise op it was built on;
 /// after `:=` moves a leaf so that the op takes another branch, gradcalc
 /// warns that the stored value is no longer the derivative (and says nothing
@@ -544,7 +615,7 @@ fn a_stored_derivative_across_a_changed_branch_is_called_stale() {
     let found = warnings(&events);
     assert_eq!(found.len(), 1, "{events:?}");
     assert!(
-        found[0].starts_with("g (`grad(y, x)`) was built while `relu` took another branch"),
+        found[0].starts_with("g (`grad(y, x)`) was built while `relu(x)` took another branch"),
         "{found:?}"
     );
     let (events, _) =
@@ -568,7 +639,10 @@ fn a_stored_derivative_across_a_changed_branch_is_called_stale() {
     ]);
     let found = warnings(&events);
     assert_eq!(found.len(), 1, "{events:?}");
-    assert!(found[0].contains("`max` took another branch"), "{found:?}");
+    assert!(
+        found[0].contains("`max(x, 1)` took another branch"),
+        "{found:?}"
+    );
     let values: Vec<f64> = events
         .iter()
         .filter(|e| e["kind"] == "value" && e["name"].is_null())

@@ -177,3 +177,19 @@ fn a_listing_gives_no_rows_once_the_session_has_run_another_statement() {
     assert_eq!(session.node_rows(&listing).count(), 0);
     assert_eq!(session.trace_steps(&listing).count(), 0);
 }
+
+/// Where relu passes nothing, the trace names its operand as the trace
+/// writes it (relu of x·y = −2 ≤ 0), not the `u` of the rule's help.
+#[test]
+fn passes_nothing_names_the_operand_as_the_trace_shows_it() {
+    let output = crate::util::gradcalc()
+        .args(["-e", "x = -1; y = 2; z = relu(x*y); :trace"])
+        .output()
+        .unwrap();
+    let text = crate::util::stdout_of(&output);
+    assert!(
+        text.contains("∂relu(x*y)/∂(x*y) passes nothing here (x*y ≤ 0);  grad 0 stays"),
+        "{text}"
+    );
+    assert!(!text.contains("u ≤ 0"), "{text}");
+}

@@ -466,6 +466,64 @@ fn replacing_a_file_asks_first() {
 }
 
 #[test]
+fn repeat_asks_about_an_existing_file_before_its_first_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("r.svg");
+    std::fs::write(&plot, "old\n").unwrap();
+    let mut repl = start_with_history(dir.path(), "off");
+    repl.prompt();
+    repl.line("x = 1", "x = 1");
+    // `n`: the file is kept and no step ran (x is still 1, so x + 41 is 42).
+    repl.line(
+        ":repeat 2 r.svg x := x + 1",
+        "r.svg exists; replace it? [y/N]",
+    );
+    repl.line("n", "nothing ran");
+    repl.line("x + 41", "42");
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "old\n");
+    // `y`: both steps run (x = 3) and the file is replaced, asked once.
+    repl.line(":repeat 2 r.svg x := x + 1", "replace it? [y/N]");
+    repl.send_line("y");
+    let seen = repl.expect("> ");
+    assert!(!seen.contains("replace it?"), "{seen}");
+    repl.line("x + 41", "44");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    // A `:load`ed script is not asked about its files: refused, nothing ran.
+    std::fs::write(dir.path().join("s.calc"), ":repeat 2 r.svg x := x + 1\n").unwrap();
+    let seen = repl.line(":load s.calc", "nothing ran");
+    assert!(!seen.contains("replace it?"), "{seen}");
+    repl.line("x + 41", "44");
+    repl.leave();
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), svg);
+}
+
+#[test]
+fn lines_typed_ahead_of_a_plain_start_get_no_note_about_stdin() {
+    // A shell reads `go` and starts plain `gradcalc` with the next line
+    // already typed: neither -e nor a FILE was given, so there is no note
+    // that "standard input is not read", and the line runs in the REPL.
+    let state = tempfile::tempdir().unwrap();
+    let gradcalc = pty::command(state.path());
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "read -r go && exec \"$0\""])
+        .arg(gradcalc.get_program());
+    for (key, value) in gradcalc.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let mut repl = Repl::spawn(command);
+    repl.send("go\nx = 41 + 1\n");
+    let seen = repl.expect("x = 42");
+    assert!(!seen.contains("standard input"), "{seen}");
+    assert!(seen.contains("gradcalc 0."), "the banner: {seen}");
+    repl.leave();
+}
+
+#[test]
 fn a_dumb_terminal_gets_no_colour() {
     let state = tempfile::tempdir().unwrap();
     let mut repl = Repl::spawn(command_with(state.path(), &[], &[("TERM", "dumb")]));

@@ -156,6 +156,108 @@ fn paths_past_the_limit_are_counted_not_listed() {
     assert!(stdout.contains("grows exponentially"));
 }
 
+/// Issue 21: a path too long to list was reported as "1 more paths not
+/// listed" with none listed; `x*x` gave two identical lines.
+#[test]
+fn paths_say_what_is_omitted_and_which_use_each_is() {
+    let output = gradcalc()
+        .args(["-e", "x = 1; y = x*x; :paths x"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        util::stdout_of(&output),
+        "x = 1\ny = 1\n\
+         paths from y to x: 2 (chain rule: ∂y/∂x is the sum over paths of the product of local derivatives)\n   \
+         1. y → x (1st of 2 uses)   1 = 1\n   \
+         2. y → x (2nd of 2 uses)   1 = 1\n  \
+         sum = 2 = ∂y/∂x   (reverse mode visited each of 2 nodes once)\n"
+    );
+    let output = gradcalc()
+        .args([
+            "-e",
+            "x = 1; y = x",
+            "-e",
+            ":repeat 5000 y = y + 1",
+            "-e",
+            ":paths x",
+        ])
+        .output()
+        .unwrap();
+    let stdout = util::stdout_of(&output);
+    let tail: Vec<&str> = stdout.lines().rev().take(3).collect();
+    assert_eq!(
+        tail,
+        [
+            "  reverse mode gets that sum by visiting each of the 10001 nodes once; enumerating paths grows exponentially with depth",
+            "  the path is too long to list; the sum over all paths is ∂y/∂x = 1",
+            "paths from y to x: 1 (chain rule: ∂y/∂x is the sum over paths of the product of local derivatives)",
+        ],
+        "{stdout}"
+    );
+    assert!(!stdout.contains("more path"), "{stdout}");
+}
+
+/// Issue 21: a reversed `:plot` range was "empty", its ends written with
+/// 309 digits; now it is called reversed, in exponent form, with the swap.
+#[test]
+fn plot_refuses_a_reversed_range_with_short_numbers() {
+    let run = |range: &str| {
+        let output = gradcalc()
+            .args(["-e", "x = 1; y = x", "-e", &format!(":plot x {range}")])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        util::stderr_of(&output)
+    };
+    assert_eq!(
+        run("1e308 -1e308"),
+        "error: the range 1e308 to -1e308 is reversed\n  \
+         ┌─ -e #2:1:9\n  │\n\
+         1 │ :plot x 1e308 -1e308\n  \
+         │         ^^^^^^^^^^^^ give the smaller end first and a narrower range, e.g. `:plot x -1e300 1e300`\n\n"
+    );
+    assert_eq!(
+        run("1e300 -1e300"),
+        "error: the range 1e300 to -1e300 is reversed\n  \
+         ┌─ -e #2:1:9\n  │\n\
+         1 │ :plot x 1e300 -1e300\n  \
+         │         ^^^^^^^^^^^^ give the smaller end first: `:plot x -1e300 1e300`\n\n"
+    );
+}
+
+/// Issue 21: `:repeat N FILE.svg` ran every step, then refused the existing
+/// file; now it refuses before the first step, and `x` is unchanged.
+#[test]
+fn repeat_refuses_an_existing_file_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.svg"), "mine").unwrap();
+    let output = gradcalc()
+        .current_dir(dir.path())
+        .args([
+            "--keep-going",
+            "-e",
+            "x = 1; y = x*x",
+            "-e",
+            ":repeat 3 a.svg x := x - 0.1*grad(y, x)",
+            "-e",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(util::stdout_of(&output), "x = 1\ny = 1\n1\n");
+    assert_eq!(
+        util::stderr_of(&output),
+        "error: cannot write a.svg: it already exists (not replaced); nothing ran\n  \
+         ┌─ -e #2:1:11\n  │\n\
+         1 │ :repeat 3 a.svg x := x - 0.1*grad(y, x)\n  \
+         │           ^^^^^ add `-f` to replace it: `:repeat 3 -f a.svg x := x - 0.1*grad(y, x)`; or choose another name\n\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.svg")).unwrap(),
+        "mine"
+    );
+}
+
 #[test]
 fn every_teaching_command_has_a_json_event() {
     let (events, status) = json_events(&[

@@ -100,6 +100,29 @@ fn the_page_asks_the_network_for_nothing() {
 }
 
 #[test]
+fn the_page_script_defines_each_method_once() {
+    // A second `View.prototype.follow` (the `:serve` event stream) once
+    // replaced the one that pans to the current step: every step then opened
+    // an event stream at `/0`, `/1`…, whose 404 said "gradcalc is not answering".
+    let page = page_of(COLAH);
+    let mut names: Vec<&str> = page
+        .split("View.prototype.")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(" = function").map(|(name, _)| name))
+        .collect();
+    assert!(
+        names.contains(&"follow") && names.contains(&"setStep"),
+        "{names:?}"
+    );
+    let all = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), all, "a method defined twice in {names:?}");
+    // A file page listens to nothing.
+    assert!(page.matches("EventSource(").count() == 1 && !page.contains("data-live="));
+}
+
+#[test]
 fn html_keeps_an_existing_file_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
     let run = |command: &str| {

@@ -87,11 +87,13 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
                 (row.step, cells)
             });
             step_table(&mut out, &names, usize::from(of.is_some()), cells, p, false);
+            // With an output every step has its value.
+            let outputs: Vec<f64> = outputs.iter().map(|o| o.unwrap_or(f64::NAN)).collect();
             if let (Some(of), None) = (of, target) {
-                out.push_str(&series::terminal(of, outputs));
+                out.push_str(&series::terminal(of, &outputs));
             }
             if let Some(of) = of {
-                if let Some(steps) = non_finite_steps(outputs) {
+                if let Some(steps) = non_finite_steps(&outputs) {
                     let _ = writeln!(
                         out,
                         "{} {of} is not finite after {steps}: the plot leaves {} out",
@@ -157,7 +159,7 @@ pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
         } => {
             let _ = writeln!(
                 out,
-                "Hessian of {}: ∂²{of}/∂a∂b, rows and columns {}",
+                "Hessian of {}: ∂²{of}/∂row∂column, rows and columns {}",
                 p.name(of),
                 names.join(", ")
             );

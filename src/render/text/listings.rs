@@ -191,7 +191,7 @@ pub(super) fn trace_step(
         } else {
             String::new()
         };
-        if let Some(why) = c.passes_nothing {
+        if let Some(why) = &c.passes_nothing {
             let _ = writeln!(
                 out,
                 "      {arrow} {}: {} passes nothing here ({why});  grad {} stays{fan_out}",

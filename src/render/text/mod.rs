@@ -375,7 +375,20 @@ fn render_unicode(
                 if let Some(first) = path.edges.first() {
                     nodes_text.push(p.node(&first.node));
                 }
-                nodes_text.extend(path.edges.iter().map(|e| p.node(&e.input)));
+                // Two uses of one input (`x*x`) give paths that read alike:
+                // say which use each one goes through, as `:trace` does.
+                nodes_text.extend(path.edges.iter().map(|e| {
+                    if e.use_count > 1 {
+                        format!(
+                            "{} ({} of {} uses)",
+                            p.node(&e.input),
+                            paint::ordinal(e.use_number),
+                            e.use_count
+                        )
+                    } else {
+                        p.node(&e.input)
+                    }
+                }));
                 // Negative factors in brackets when there is a product to read.
                 let factor = |v: f64| match path.edges.len() {
                     1 => p.number(v),
@@ -426,10 +439,26 @@ fn render_unicode(
                     plural(*nodes)
                 );
             } else {
+                let omitted = if paths.is_empty() {
+                    format!(
+                        "{} too long to list",
+                        if *count == 1.0 {
+                            "the path is"
+                        } else {
+                            "the paths are"
+                        }
+                    )
+                } else {
+                    let more = count - shown;
+                    format!(
+                        "… {} more path{} not listed",
+                        path_count(more, style),
+                        if more == 1.0 { "" } else { "s" }
+                    )
+                };
                 let _ = writeln!(
                     out,
-                    "  … {} more paths not listed; the sum over all paths is {} = {}",
-                    path_count(count - shown, style),
+                    "  {omitted}; the sum over all paths is {} = {}",
                     p.partial(of, wrt),
                     p.grad(*gradient)
                 );

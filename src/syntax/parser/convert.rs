@@ -282,6 +282,8 @@ fn help_text(
             "commands take words, not brackets: `{}`",
             command_words(text)
         )),
+        // `:save "abc`: a quote that is never closed.
+        _ if is_command && s == "\"" => Some("close the quote: `\"my file.calc\"`".to_string()),
         _ if is_command => None,
         // `7 mod 2`: the grammar read `7 mod` as a product and stopped at `2`.
         _ if prev_text == Some("mod") => Some(REMAINDER_HINT.replace('%', "mod")),
