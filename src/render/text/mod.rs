@@ -118,42 +118,12 @@ fn render_unicode(
         Event::Notice { message } => {
             let _ = writeln!(out, "{} {message}", p.dim("note:"));
         }
-        Event::Topo {
-            of,
-            total,
-            rows,
-            omitted,
-        } => {
-            let _ = writeln!(
-                out,
-                "reverse topological order from {}: {total} node{}, output first",
-                p.name(of),
-                plural(*total)
-            );
-            listings::rows(
-                &mut out,
-                || session.node_rows(rows),
-                *omitted,
-                &p,
-                "`:topo all` lists every node",
-                flush,
-            );
-        }
-        Event::Trace {
-            of,
-            total,
-            constants,
-            steps,
-            omitted,
-        } => listings::trace(
-            &mut out,
-            of,
-            (*total, *constants),
-            session.trace_steps(steps),
-            *omitted,
-            &p,
-            flush,
-        ),
+        Event::Topo { .. }
+        | Event::Trace { .. }
+        | Event::Graph { .. }
+        | Event::Forward { .. }
+        | Event::Kahn { .. }
+        | Event::Naive { .. } => listing(&mut out, event, session, &p, flush),
         Event::Vars {
             of,
             vars,
@@ -177,12 +147,81 @@ fn render_unicode(
                 p.dim("session cleared: no variables, functions or graph")
             );
         }
+        Event::Check { .. } => check_line(&mut out, event, &p),
+        Event::Paths { .. } => paths_lines(&mut out, event, &p),
+        Event::Wrote { path, bytes, what } => {
+            let _ = writeln!(out, "wrote {what} to {} ({bytes} bytes)", p.name(path));
+        }
+        Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
+        Event::Picture { target: None, .. }
+        | Event::TraceTable { target: None, .. }
+        | Event::Plot { target: None, .. } => out.push_str(&shown_here(event, session, &p)),
+        // Events with a file are written by the printer, which reports `Wrote`;
+        // `:load` is carried out by the driver.
+        Event::Picture { .. }
+        | Event::Page { .. }
+        | Event::TraceTable { .. }
+        | Event::Plot { .. }
+        | Event::Save { .. }
+        | Event::Load { .. } => {}
+    }
+    out
+}
+
+/// Appends the listing of a `:topo`, `:trace`, `:graph`, `:forward`, `:kahn`
+/// or `:naive` event to `out`, its rows made from `session` and handed to
+/// `flush` as they are written (see [`listings::Flush`]). Nothing for other
+/// events.
+fn listing(
+    out: &mut String,
+    event: &Event,
+    session: &Session,
+    p: &Painter,
+    flush: &mut listings::Flush,
+) {
+    match event {
+        Event::Topo {
+            of,
+            total,
+            rows,
+            omitted,
+        } => {
+            let _ = writeln!(
+                out,
+                "reverse topological order from {}: {total} node{}, output first",
+                p.name(of),
+                plural(*total)
+            );
+            listings::rows(
+                out,
+                || session.node_rows(rows),
+                *omitted,
+                p,
+                "`:topo all` lists every node",
+                flush,
+            );
+        }
+        Event::Trace {
+            of,
+            total,
+            constants,
+            steps,
+            omitted,
+        } => listings::trace(
+            out,
+            of,
+            (*total, *constants),
+            session.trace_steps(steps),
+            *omitted,
+            p,
+            flush,
+        ),
         Event::Graph {
             of,
             total,
             lines,
             omitted,
-        } => listings::graph(&mut out, of, *total, lines, *omitted, &p),
+        } => listings::graph(out, of, *total, lines, *omitted, p),
         Event::Forward {
             of,
             total,
@@ -196,10 +235,10 @@ fn render_unicode(
                 plural(*total)
             );
             listings::rows(
-                &mut out,
+                out,
                 || session.node_rows(rows),
                 *omitted,
-                &p,
+                p,
                 "`:forward all` lists every node",
                 flush,
             );
@@ -211,12 +250,12 @@ fn render_unicode(
             omitted,
             differences,
         } => listings::kahn(
-            &mut out,
+            out,
             (of, *total),
             session.kahn_rows(rows),
             *omitted,
             *differences,
-            &p,
+            p,
             flush,
         ),
         Event::Naive {
@@ -227,24 +266,27 @@ fn render_unicode(
             wrong,
             early,
         } => listings::naive(
-            &mut out,
+            out,
             (of, *total),
             rows,
             *omitted,
             (*wrong, early.as_ref()),
-            &p,
+            p,
         ),
-        Event::Check { .. } => check_line(&mut out, event, &p),
-        Event::Paths { .. } => paths_lines(&mut out, event, &p),
-        Event::Wrote { path, bytes, what } => {
-            let _ = writeln!(out, "wrote {what} to {} ({bytes} bytes)", p.name(path));
-        }
-        Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
+        _ => {}
+    }
+}
+
+/// The text of a picture, table or plot shown in the terminal (no file given):
+/// the DOT of a `:dot`, the table of a `:table`, the plot of a `:plot`, its
+/// rows made from `session`. "" for other events.
+fn shown_here(event: &Event, session: &Session, p: &Painter) -> String {
+    match event {
         Event::Picture {
             picture,
             format: PictureFormat::Dot,
             target: None,
-        } => out.push_str(&dot::dot(picture)),
+        } => dot::dot(picture),
         Event::TraceTable {
             of,
             steps,
@@ -252,30 +294,22 @@ fn render_unicode(
             format,
             target: None,
             ..
-        } => out.push_str(&tables::table(
+        } => tables::table(
             of,
             session.trace_steps(steps),
             *omitted,
             *format,
             p.0.precision,
-        )),
+        ),
         Event::Plot {
             of,
             wrt,
             at,
             samples,
             target: None,
-        } => out.push_str(&plot::terminal(of, wrt, *at, samples, p.0.precision)),
-        // Events with a file are written by the printer, which reports `Wrote`;
-        // `:load` is carried out by the driver.
-        Event::Picture { .. }
-        | Event::Page { .. }
-        | Event::TraceTable { .. }
-        | Event::Plot { .. }
-        | Event::Save { .. }
-        | Event::Load { .. } => {}
+        } => plot::terminal(of, wrt, *at, samples, p.0.precision),
+        _ => String::new(),
     }
-    out
 }
 
 /// Appends the line of an [`Event::Value`] to `out`: `x = 2` for an
