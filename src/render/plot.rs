@@ -309,6 +309,10 @@ pub fn svg(of: &str, wrt: &str, at: f64, samples: &[PlotSample]) -> String {
     out
 }
 
+/// Draws one panel of a plot into `out`, `top` pixels down: its `title` in
+/// `colour`, the curve `y` of `samples` against the variable `wrt` over a grid
+/// of round ticks, the variable's current value `at` marked, inf and nan
+/// shaded grey. Nothing without samples.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn panel_svg(
     out: &mut String,
@@ -323,8 +327,57 @@ pub(super) fn panel_svg(
     let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
         return;
     };
-    let number = |x: f64| escape(&format_number(x, Precision::Digits(4)));
-    let (x0, x1) = (first.x, last.x);
+    let ticks = value_ticks(samples, y);
+    let frame = Frame {
+        x: (first.x, last.x),
+        y: (ticks[0], ticks[ticks.len() - 1]),
+        left: LEFT,
+        right: WIDTH - RIGHT,
+        high: top + TOP,
+        low: top + PANEL_HEIGHT - BOTTOM,
+    };
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{}\" font-size=\"14\" fill=\"{colour}\">{}</text>",
+        frame.left,
+        top + 18.0,
+        escape(title)
+    );
+    shade_missing(out, &frame, samples, y);
+    grid(out, &frame, &ticks);
+    marker(out, &frame, wrt, at);
+    curve(out, &frame, samples, y, colour);
+    axis_labels(out, &frame, &ticks, wrt);
+}
+
+/// Where a panel is drawn: the ranges of the variable (`x`) and of the curve
+/// (`y`) it shows, and the sides of its frame in pixels (`high` above `low`).
+struct Frame {
+    x: (f64, f64),
+    y: (f64, f64),
+    left: f64,
+    right: f64,
+    high: f64,
+    low: f64,
+}
+
+impl Frame {
+    /// The pixel across of the variable's value `x`.
+    fn px(&self, x: f64) -> f64 {
+        let (x0, x1) = self.x;
+        self.left + (x - x0) / (x1 - x0) * (self.right - self.left)
+    }
+
+    /// The pixel down of the curve's value `v`.
+    fn py(&self, v: f64) -> f64 {
+        let (y0, y1) = self.y;
+        self.low - (v - y0) / (y1 - y0) * (self.low - self.high)
+    }
+}
+
+/// The round ticks of the curve `y` over `samples`: they span its finite
+/// values (-1 to 1 when there are none, one either side of a flat curve).
+fn value_ticks(samples: &[PlotSample], y: Curve) -> Vec<f64> {
     let finite: Vec<f64> = samples.iter().map(y).filter(|v| v.is_finite()).collect();
     let (mut y0, mut y1) = finite
         .iter()
@@ -337,29 +390,23 @@ pub(super) fn panel_svg(
     if y1 - y0 < 1e-12 * y0.abs().max(1.0) {
         (y0, y1) = (y0 - 1.0, y1 + 1.0);
     }
-    let ticks = round_ticks(y0, y1);
-    let (y0, y1) = (ticks[0], ticks[ticks.len() - 1]);
-    let (left, right) = (LEFT, WIDTH - RIGHT);
-    let (high, low) = (top + TOP, top + PANEL_HEIGHT - BOTTOM);
-    let px = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
-    let py = |v: f64| low - (v - y0) / (y1 - y0) * (low - high);
-    let _ = writeln!(
-        out,
-        "<text x=\"{left}\" y=\"{}\" font-size=\"14\" fill=\"{colour}\">{}</text>",
-        top + 18.0,
-        escape(title)
-    );
-    // Grey where the value is inf or nan.
+    round_ticks(y0, y1)
+}
+
+/// Shades grey into `out` each run of `samples` where the curve `y` is inf or
+/// nan, half a sample's step either side, inside the frame.
+fn shade_missing(out: &mut String, frame: &Frame, samples: &[PlotSample], y: Curve) {
+    let (left, right, high, low) = (frame.left, frame.right, frame.high, frame.low);
     let step = (right - left) / (samples.len().max(2) - 1) as f64;
     let mut start: Option<f64> = None;
     for (i, sample) in samples.iter().enumerate() {
         let missing = !y(sample).is_finite();
         if missing && start.is_none() {
-            start = Some((px(sample.x) - step / 2.0).max(left));
+            start = Some((frame.px(sample.x) - step / 2.0).max(left));
         }
         let run_ends = i + 1 == samples.len() || y(&samples[i + 1]).is_finite();
         if let (true, true, Some(x)) = (missing, run_ends, start) {
-            let end = (px(sample.x) + step / 2.0).min(right);
+            let end = (frame.px(sample.x) + step / 2.0).min(right);
             let _ = writeln!(
                 out,
                 "<rect x=\"{x:.2}\" y=\"{high}\" width=\"{:.2}\" height=\"{}\" fill=\"#d0d0d0\"/>",
@@ -369,13 +416,19 @@ pub(super) fn panel_svg(
             start = None;
         }
     }
-    // The grid first, under the frame and the curve.
-    for &tick in &ticks {
+}
+
+/// Draws into `out` the grid at the inner `ticks` (under the frame and the
+/// curve), the frame, and a dashed line at zero when the range crosses it.
+fn grid(out: &mut String, frame: &Frame, ticks: &[f64]) {
+    let (left, right, high, low) = (frame.left, frame.right, frame.high, frame.low);
+    let (y0, y1) = frame.y;
+    for &tick in ticks {
         if tick != y0 && tick != y1 {
             let _ = writeln!(
                 out,
                 "<line x1=\"{left}\" y1=\"{0:.2}\" x2=\"{right}\" y2=\"{0:.2}\" stroke=\"#e4e4e4\"/>",
-                py(tick)
+                frame.py(tick)
             );
         }
     }
@@ -389,36 +442,50 @@ pub(super) fn panel_svg(
         let _ = writeln!(
             out,
             "<line x1=\"{left}\" y1=\"{0:.2}\" x2=\"{right}\" y2=\"{0:.2}\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>",
-            py(0.0)
+            frame.py(0.0)
         );
     }
-    if x0 <= at && at <= x1 {
-        // The marker's label centred over it, but moved in where that would
-        // leave the canvas (`step = 20` at the right end) or run into the tick
-        // labels left of the frame.
-        let text = format!("{wrt} = {}", format_number(at, Precision::Digits(4)));
-        let half = text_width(&text, false) * FONT / 18.0 / 2.0;
-        let centre = px(at).min(WIDTH - EDGE - half).max(left + half);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{0:.2}\" y1=\"{high}\" x2=\"{0:.2}\" y2=\"{low}\" stroke=\"#0969da\" stroke-dasharray=\"2 3\"/>\n<text x=\"{1:.2}\" y=\"{2}\" fill=\"#0969da\" text-anchor=\"middle\">{3}</text>",
-            px(at),
-            centre,
-            high - 4.0,
-            escape(&text)
-        );
+}
+
+/// Marks in `out` the variable `wrt`'s current value `at` with a dotted line
+/// and its label, when it is within the frame's range.
+fn marker(out: &mut String, frame: &Frame, wrt: &str, at: f64) {
+    let (x0, x1) = frame.x;
+    if !(x0 <= at && at <= x1) {
+        return;
     }
+    // The marker's label centred over it, but moved in where that would
+    // leave the canvas (`step = 20` at the right end) or run into the tick
+    // labels left of the frame.
+    let text = format!("{wrt} = {}", format_number(at, Precision::Digits(4)));
+    let half = text_width(&text, false) * FONT / 18.0 / 2.0;
+    let centre = frame.px(at).min(WIDTH - EDGE - half).max(frame.left + half);
+    let _ = writeln!(
+        out,
+        "<line x1=\"{0:.2}\" y1=\"{high}\" x2=\"{0:.2}\" y2=\"{low}\" stroke=\"#0969da\" stroke-dasharray=\"2 3\"/>\n<text x=\"{1:.2}\" y=\"{2}\" fill=\"#0969da\" text-anchor=\"middle\">{3}</text>",
+        frame.px(at),
+        centre,
+        frame.high - 4.0,
+        escape(&text),
+        high = frame.high,
+        low = frame.low,
+    );
+}
+
+/// Draws the curve `y` of `samples` into `out` in `colour`: a line through each
+/// run of finite values, a dot for a run of one.
+fn curve(out: &mut String, frame: &Frame, samples: &[PlotSample], y: Curve, colour: &str) {
     for run in segments(samples, y) {
         let points: Vec<String> = run
             .iter()
-            .map(|&(x, v)| format!("{:.2},{:.2}", px(x), py(v)))
+            .map(|&(x, v)| format!("{:.2},{:.2}", frame.px(x), frame.py(v)))
             .collect();
         if points.len() == 1 {
             let _ = writeln!(
                 out,
                 "<circle cx=\"{:.2}\" cy=\"{:.2}\" r=\"1.5\" fill=\"{colour}\"/>",
-                px(run[0].0),
-                py(run[0].1)
+                frame.px(run[0].0),
+                frame.py(run[0].1)
             );
         } else {
             let _ = writeln!(
@@ -428,22 +495,29 @@ pub(super) fn panel_svg(
             );
         }
     }
+}
+
+/// Labels the axes in `out`: each of `ticks` left of the frame, the ends of the
+/// variable's range under it, and the variable `wrt` between them.
+fn axis_labels(out: &mut String, frame: &Frame, ticks: &[f64], wrt: &str) {
+    let (left, right, low) = (frame.left, frame.right, frame.low);
+    let number = |x: f64| escape(&format_number(x, Precision::Digits(4)));
     let label = |x: f64, y: f64, anchor: &str, text: String| {
         format!(
             "<text x=\"{x:.2}\" y=\"{y:.2}\" text-anchor=\"{anchor}\" fill=\"#333\">{text}</text>\n"
         )
     };
-    for &tick in &ticks {
-        let at = py(tick);
+    for &tick in ticks {
+        let at = frame.py(tick);
         out.push_str(&label(
             left - 6.0,
             at + 4.0,
             "end",
-            escape(&short_tick_text(tick, &ticks)),
+            escape(&short_tick_text(tick, ticks)),
         ));
     }
-    out.push_str(&label(left, low + 16.0, "start", number(x0)));
-    out.push_str(&label(right, low + 16.0, "end", number(x1)));
+    out.push_str(&label(left, low + 16.0, "start", number(frame.x.0)));
+    out.push_str(&label(right, low + 16.0, "end", number(frame.x.1)));
     out.push_str(&label(
         (left + right) / 2.0,
         low + 16.0,

@@ -92,8 +92,63 @@ pub fn svg(drawing: &Drawing) -> String {
         .title
         .as_deref()
         .map_or(0.0, |t| text_width(t, true) * 22.0 / FONT);
-    // One legend line per group, under the drawing.
-    let legend: Vec<(String, &str, &str)> = drawing
+    let legend = legend_lines(drawing);
+    let legend_width = legend
+        .iter()
+        .map(|(text, ..)| text_width(text, false) + SWATCH + 8.0)
+        .fold(0.0, f64::max);
+    let width = (w.max(title_width).max(legend_width) + 2.0 * MARGIN).round();
+    let height = (h + 2.0 * MARGIN + title + LEGEND_ROW * legend.len() as f64).round();
+
+    let mut out = String::new();
+    header(&mut out, drawing, width, height);
+    // Edges first, under the nodes.
+    for (_, route) in drawing.edges.iter().zip(&layout.routes) {
+        let points: Vec<(f64, f64)> = route.iter().map(|&p| place(p)).collect();
+        let _ = writeln!(
+            out,
+            "<path d=\"{}\" fill=\"none\" stroke=\"{FAINT}\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"/>",
+            edge_path(&points, horizontal)
+        );
+    }
+    for (edge, &at) in drawing.edges.iter().zip(&layout.labels) {
+        if !edge.label.is_empty() {
+            edge_label(&mut out, &edge.label, place(at));
+        }
+    }
+    for (item, (&center, &size)) in items.iter().zip(layout.centers.iter().zip(&boxes)) {
+        let center = place(center);
+        match item {
+            DrawNode::Op { label, group, call } => {
+                let (fill, stroke) = match (group, call) {
+                    (Some(k), _) => group_colours(drawing.groups[*k].derivative, *k),
+                    (None, true) => (CALL_FILL, INK),
+                    (None, false) => (OP_FILL, INK),
+                };
+                op_node(&mut out, label, *call, (fill, stroke), center, size);
+            }
+            DrawNode::Ghost { name } => ghost_node(&mut out, name, center, size),
+            DrawNode::Value { .. } => value_node(&mut out, item, drawing, center, size),
+        }
+    }
+    for (row, (text, fill, stroke)) in legend.iter().enumerate() {
+        let y = (h + MARGIN + title + LEGEND_ROW * row as f64 + 8.0).round();
+        let _ = writeln!(
+            out,
+            "<g class=\"legend\"><rect x=\"{MARGIN}\" y=\"{y}\" width=\"{SWATCH}\" height=\"{SWATCH}\" rx=\"3\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\" fill=\"{INK}\">{}</text></g>",
+            MARGIN + SWATCH + 8.0,
+            y + SWATCH - 3.0,
+            escape(text)
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// One legend line per group of the drawing, to go under it: the text, then
+/// the group's fill and stroke colours.
+fn legend_lines(drawing: &Drawing) -> Vec<(String, &'static str, &'static str)> {
+    drawing
         .groups
         .iter()
         .enumerate()
@@ -106,15 +161,13 @@ pub fn svg(drawing: &Drawing) -> String {
             };
             (text, fill, stroke)
         })
-        .collect();
-    let legend_width = legend
-        .iter()
-        .map(|(text, ..)| text_width(text, false) + SWATCH + 8.0)
-        .fold(0.0, f64::max);
-    let width = (w.max(title_width).max(legend_width) + 2.0 * MARGIN).round();
-    let height = (h + 2.0 * MARGIN + title + LEGEND_ROW * legend.len() as f64).round();
+        .collect()
+}
 
-    let mut out = String::new();
+/// Appends the start of the SVG for `drawing` to `out`: the `<svg>` element of
+/// `width` × `height` pixels, its title (the output), the arrow head, the
+/// white background and the step picture's title, if any.
+fn header(out: &mut String, drawing: &Drawing, width: f64, height: f64) {
     let _ = writeln!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"Helvetica, Arial, 'Liberation Sans', sans-serif\" font-size=\"{FONT}\">"
@@ -137,188 +190,189 @@ pub fn svg(drawing: &Drawing) -> String {
             escape(text)
         );
     }
-    // Edges first, under the nodes.
-    for (edge, route) in drawing.edges.iter().zip(&layout.routes) {
-        let points: Vec<(f64, f64)> = route.iter().map(|&p| place(p)).collect();
-        let along = |p: (f64, f64)| if horizontal { p.0 } else { p.1 };
-        let mut d = format!("M{},{}", r(points[0].0), r(points[0].1));
-        for pair in points.windows(2) {
-            let (p, q) = (pair[0], pair[1]);
-            if (along(q) - along(p)).abs() < 0.5 || route_same_rank(p, q, horizontal) {
-                let _ = write!(d, " L{},{}", r(q.0), r(q.1));
-            } else if horizontal {
-                let m = (p.0 + q.0) / 2.0;
-                let _ = write!(
-                    d,
-                    " C{},{} {},{} {},{}",
-                    r(m),
-                    r(p.1),
-                    r(m),
-                    r(q.1),
-                    r(q.0),
-                    r(q.1)
-                );
-            } else {
-                let m = (p.1 + q.1) / 2.0;
-                let _ = write!(
-                    d,
-                    " C{},{} {},{} {},{}",
-                    r(p.0),
-                    r(m),
-                    r(q.0),
-                    r(m),
-                    r(q.0),
-                    r(q.1)
-                );
-            }
-        }
-        let _ = writeln!(
-            out,
-            "<path d=\"{d}\" fill=\"none\" stroke=\"{FAINT}\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"/>"
-        );
-        let _ = edge;
-    }
-    for (edge, &at) in drawing.edges.iter().zip(&layout.labels) {
-        if edge.label.is_empty() {
-            continue;
-        }
-        let (x, y) = place(at);
-        let w = text_width(&edge.label, false) + 6.0;
-        let _ = writeln!(
-            out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{LABEL_HEIGHT}\" fill=\"white\" fill-opacity=\"0.85\"/><text class=\"local\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{FAINT}\">{}</text>",
-            r(x - w / 2.0),
-            r(y - 11.0),
-            r(w),
-            r(x),
-            r(y + 6.0),
-            escape(&edge.label)
-        );
-    }
-    for (item, (&center, &(bw, bh))) in items.iter().zip(layout.centers.iter().zip(&boxes)) {
-        let (cx, cy) = place(center);
-        match item {
-            DrawNode::Op { label, group, call } => {
-                // A lone operator sign is small at text size: drawn larger.
-                let size = if label.chars().count() == 1 { 24 } else { 18 };
-                let (fill, stroke) = match (group, call) {
-                    (Some(k), _) => group_colours(drawing.groups[*k].derivative, *k),
-                    (None, true) => (CALL_FILL, INK),
-                    (None, false) => (OP_FILL, INK),
-                };
-                // A whole call of a user function: its name in bold.
-                let weight = if *call { "bold" } else { "normal" };
-                let _ = writeln!(
-                    out,
-                    "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" font-weight=\"{weight}\" fill=\"{INK}\">{}</text></g>",
-                    r(cx),
-                    r(cy),
-                    r(bw / 2.0),
-                    r(bh / 2.0),
-                    r(cx),
-                    r(cy + size as f64 / 3.0),
-                    escape(label)
-                );
-            }
-            DrawNode::Ghost { name } => {
-                let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
-                let _ = writeln!(
-                    out,
-                    "<g class=\"ghost\"><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"white\" stroke=\"{FAINT}\" stroke-width=\"1.5\" stroke-dasharray=\"5,4\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-style=\"italic\" fill=\"{INK}\">{}</text></g>",
-                    bw.round(),
-                    bh.round(),
-                    r(cx),
-                    r(cy + 6.0),
-                    escape(name)
-                );
-            }
-            DrawNode::Value {
-                name,
-                value,
-                grad,
-                partial,
-                pending,
-                current,
-                stepping,
-                group,
-                ..
-            } => {
-                let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
-                let (class, fill, stroke, stroke_width) = if *current {
-                    ("value current", CURRENT_FILL, CURRENT, 4)
-                } else if *stepping && !*pending {
-                    ("value done", DONE_FILL, INK, 2)
-                } else if let Some(k) = group {
-                    let (fill, stroke) = group_colours(drawing.groups[*k].derivative, *k);
-                    ("value grouped", fill, stroke, 2)
-                } else {
-                    ("value", "white", INK, 2)
-                };
-                let (bw, bh) = (bw.round(), bh.round());
-                let _ = write!(
-                    out,
-                    "<g class=\"{class}\"><rect x=\"{x}\" y=\"{y}\" width=\"{bw}\" height=\"{bh}\" rx=\"6\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{stroke_width}\"/>"
-                );
-                for row in 1..3 {
-                    let ly = y + (4.0 + ROW * row as f64).round();
-                    let _ = write!(
-                        out,
-                        "<line x1=\"{x}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{FAINT}\" stroke-width=\"1\"/>",
-                        x + bw
-                    );
-                }
-                let text_x = x + PAD;
-                let base = |row: f64| y + (4.0 + ROW * row + 19.0).round();
-                let _ = write!(
-                    out,
-                    "<text class=\"name\" x=\"{text_x}\" y=\"{}\" font-weight=\"bold\" fill=\"{INK}\">{}</text>",
-                    base(0.0),
-                    escape(name)
-                );
-                let _ = write!(
-                    out,
-                    "<text class=\"data\" x=\"{text_x}\" y=\"{}\" fill=\"{INK}\">value {}</text>",
-                    base(1.0),
-                    escape(value)
-                );
-                if let (true, Some(partial)) = (*pending, partial) {
-                    // A fan-out's sum so far, as `:trace` accumulates it.
-                    let _ = write!(
-                        out,
-                        "<text class=\"grad partial\" x=\"{text_x}\" y=\"{}\" fill=\"{CURRENT}\">grad {}</text>",
-                        base(2.0),
-                        escape(partial)
-                    );
-                } else if *pending {
-                    let _ = write!(
-                        out,
-                        "<text class=\"grad pending\" x=\"{text_x}\" y=\"{}\" fill=\"{FAINT}\">grad</text>",
-                        base(2.0)
-                    );
-                } else {
-                    let _ = write!(
-                        out,
-                        "<text class=\"grad\" x=\"{text_x}\" y=\"{}\" fill=\"#c92a2a\">grad {}</text>",
-                        base(2.0),
-                        escape(grad)
-                    );
-                }
-                out.push_str("</g>\n");
-            }
+}
+
+/// The path data (`d`) of an edge through `points` (x, y): straight within a
+/// rank, a curve from one rank to the next, along x when `horizontal`.
+fn edge_path(points: &[(f64, f64)], horizontal: bool) -> String {
+    let along = |p: (f64, f64)| if horizontal { p.0 } else { p.1 };
+    let mut d = format!("M{},{}", r(points[0].0), r(points[0].1));
+    for pair in points.windows(2) {
+        let (p, q) = (pair[0], pair[1]);
+        if (along(q) - along(p)).abs() < 0.5 || route_same_rank(p, q, horizontal) {
+            let _ = write!(d, " L{},{}", r(q.0), r(q.1));
+        } else if horizontal {
+            let m = (p.0 + q.0) / 2.0;
+            let _ = write!(
+                d,
+                " C{},{} {},{} {},{}",
+                r(m),
+                r(p.1),
+                r(m),
+                r(q.1),
+                r(q.0),
+                r(q.1)
+            );
+        } else {
+            let m = (p.1 + q.1) / 2.0;
+            let _ = write!(
+                d,
+                " C{},{} {},{} {},{}",
+                r(p.0),
+                r(m),
+                r(q.0),
+                r(m),
+                r(q.0),
+                r(q.1)
+            );
         }
     }
-    for (row, (text, fill, stroke)) in legend.iter().enumerate() {
-        let y = (h + MARGIN + title + LEGEND_ROW * row as f64 + 8.0).round();
-        let _ = writeln!(
+    d
+}
+
+/// Appends an edge's label (the local derivative) centred at (x, y) to `out`,
+/// on a white backing.
+fn edge_label(out: &mut String, label: &str, (x, y): (f64, f64)) {
+    let w = text_width(label, false) + 6.0;
+    let _ = writeln!(
+        out,
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{LABEL_HEIGHT}\" fill=\"white\" fill-opacity=\"0.85\"/><text class=\"local\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{FAINT}\">{}</text>",
+        r(x - w / 2.0),
+        r(y - 11.0),
+        r(w),
+        r(x),
+        r(y + 6.0),
+        escape(label)
+    );
+}
+
+/// Appends an op's ellipse to `out`, centred at (cx, cy), `bw` × `bh`, in
+/// `(fill, stroke)`, with its label (a whole `call`'s in bold).
+fn op_node(
+    out: &mut String,
+    label: &str,
+    call: bool,
+    (fill, stroke): (&str, &str),
+    (cx, cy): (f64, f64),
+    (bw, bh): (f64, f64),
+) {
+    // A lone operator sign is small at text size: drawn larger.
+    let size = if label.chars().count() == 1 { 24 } else { 18 };
+    // A whole call of a user function: its name in bold.
+    let weight = if call { "bold" } else { "normal" };
+    let _ = writeln!(
+        out,
+        "<g class=\"op\"><ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{size}\" font-weight=\"{weight}\" fill=\"{INK}\">{}</text></g>",
+        r(cx),
+        r(cy),
+        r(bw / 2.0),
+        r(bh / 2.0),
+        r(cx),
+        r(cy + size as f64 / 3.0),
+        escape(label)
+    );
+}
+
+/// Appends a ghost (a leaf's reference beside an op that reads it) to `out`: a
+/// dashed box `bw` × `bh` centred at (cx, cy) with the leaf's name.
+fn ghost_node(out: &mut String, name: &str, (cx, cy): (f64, f64), (bw, bh): (f64, f64)) {
+    let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
+    let _ = writeln!(
+        out,
+        "<g class=\"ghost\"><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"white\" stroke=\"{FAINT}\" stroke-width=\"1.5\" stroke-dasharray=\"5,4\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-style=\"italic\" fill=\"{INK}\">{}</text></g>",
+        bw.round(),
+        bh.round(),
+        r(cx),
+        r(cy + 6.0),
+        escape(name)
+    );
+}
+
+/// Appends a value's box to `out`, `bw` × `bh` centred at (cx, cy): three rows
+/// (name, value, gradient), coloured as the current node, a finished gradient
+/// or its group in `drawing`. Nothing for other nodes.
+fn value_node(
+    out: &mut String,
+    node: &DrawNode,
+    drawing: &Drawing,
+    (cx, cy): (f64, f64),
+    (bw, bh): (f64, f64),
+) {
+    let DrawNode::Value {
+        name,
+        value,
+        grad,
+        partial,
+        pending,
+        current,
+        stepping,
+        group,
+        ..
+    } = node
+    else {
+        return;
+    };
+    let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
+    let (class, fill, stroke, stroke_width) = if *current {
+        ("value current", CURRENT_FILL, CURRENT, 4)
+    } else if *stepping && !*pending {
+        ("value done", DONE_FILL, INK, 2)
+    } else if let Some(k) = group {
+        let (fill, stroke) = group_colours(drawing.groups[*k].derivative, *k);
+        ("value grouped", fill, stroke, 2)
+    } else {
+        ("value", "white", INK, 2)
+    };
+    let (bw, bh) = (bw.round(), bh.round());
+    let _ = write!(
+        out,
+        "<g class=\"{class}\"><rect x=\"{x}\" y=\"{y}\" width=\"{bw}\" height=\"{bh}\" rx=\"6\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{stroke_width}\"/>"
+    );
+    for row in 1..3 {
+        let ly = y + (4.0 + ROW * row as f64).round();
+        let _ = write!(
             out,
-            "<g class=\"legend\"><rect x=\"{MARGIN}\" y=\"{y}\" width=\"{SWATCH}\" height=\"{SWATCH}\" rx=\"3\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\" fill=\"{INK}\">{}</text></g>",
-            MARGIN + SWATCH + 8.0,
-            y + SWATCH - 3.0,
-            escape(text)
+            "<line x1=\"{x}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{FAINT}\" stroke-width=\"1\"/>",
+            x + bw
         );
     }
-    out.push_str("</svg>\n");
-    out
+    let text_x = x + PAD;
+    let base = |row: f64| y + (4.0 + ROW * row + 19.0).round();
+    let _ = write!(
+        out,
+        "<text class=\"name\" x=\"{text_x}\" y=\"{}\" font-weight=\"bold\" fill=\"{INK}\">{}</text>",
+        base(0.0),
+        escape(name)
+    );
+    let _ = write!(
+        out,
+        "<text class=\"data\" x=\"{text_x}\" y=\"{}\" fill=\"{INK}\">value {}</text>",
+        base(1.0),
+        escape(value)
+    );
+    if let (true, Some(partial)) = (*pending, partial) {
+        // A fan-out's sum so far, as `:trace` accumulates it.
+        let _ = write!(
+            out,
+            "<text class=\"grad partial\" x=\"{text_x}\" y=\"{}\" fill=\"{CURRENT}\">grad {}</text>",
+            base(2.0),
+            escape(partial)
+        );
+    } else if *pending {
+        let _ = write!(
+            out,
+            "<text class=\"grad pending\" x=\"{text_x}\" y=\"{}\" fill=\"{FAINT}\">grad</text>",
+            base(2.0)
+        );
+    } else {
+        let _ = write!(
+            out,
+            "<text class=\"grad\" x=\"{text_x}\" y=\"{}\" fill=\"#c92a2a\">grad {}</text>",
+            base(2.0),
+            escape(grad)
+        );
+    }
+    out.push_str("</g>\n");
 }
 
 /// Two route points inside one rank (an edge passing through it) keep the same

@@ -1,8 +1,10 @@
 //! `:check`: each gradient against a central difference on the graph itself,
 //! with the tolerance of `torch.autograd.gradcheck`.
 
-use super::{CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, Session, SessionError, Verdict};
-use crate::engine::{NodeId, Op};
+use super::{
+    CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, Output, Session, SessionError, Tolerance, Verdict,
+};
+use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{Ident, Span};
 
 /// `:check` without names checks at most this many leaves.
@@ -33,147 +35,51 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let (gradients, reached) = self.backprop(&output, span)?;
-        let mut targets: Vec<(String, NodeId)> = Vec::new();
-        for arg in args {
-            let node = self.variable_node(arg)?;
-            if targets.iter().all(|(name, _)| *name != arg.name) {
-                targets.push((arg.name.clone(), node));
-            }
-        }
-        let mut left_out = 0;
-        if args.is_empty() {
-            let leaves = self
-                .var_order
-                .iter()
-                .map(|name| (name.clone(), self.vars[name]))
-                .filter(|(name, node)| {
-                    reached[node.index()]
-                        && self.graph.op(*node) == Op::Variable
-                        && *name != output.label
-                });
-            for leaf in leaves {
-                if targets.len() < CHECK_LEAVES {
-                    targets.push(leaf);
-                } else {
-                    left_out += 1;
-                }
-            }
-            let stale: Vec<String> = self
-                .var_order
-                .iter()
-                .filter_map(|name| {
-                    let note = self.stale_note(&output, name, &reached)?;
-                    Some(format!("∂{}/∂{name} = 0 ({note})", output.label))
-                })
-                .collect();
-            if !stale.is_empty() {
-                events.push(Event::Notice {
-                    message: format!("not checked: {}", stale.join("; ")),
-                });
-            }
-            if targets.is_empty() {
-                events.push(Event::Notice {
-                    message: format!("{} depends on no variable: nothing to check", output.label),
-                });
-            }
-        }
+        let (targets, left_out) = self.check_targets(&output, args, &reached, events)?;
         let order = self.order_for(output.node);
         let mut downstream = self.graph.downstream(&order);
         let base: Vec<f64> = (0..self.graph.len())
             .map(|i| self.graph.value(NodeId(i as u32)))
             .collect();
-        let (mut minus, mut plus) = (base.clone(), base.clone());
-        let out = output.node.index();
+        let mut probe = Probe {
+            graph: &self.graph,
+            out: output.node.index(),
+            minus: base.clone(),
+            plus: base.clone(),
+            base,
+        };
         for (name, node) in targets.iter().cloned() {
             self.check_interrupt()?;
             let x = self.graph.value(node);
             // Only the nodes that depend on this one change; the moved node is first.
             let moved = downstream.descendants(node);
-            let graph = &self.graph;
-            let mut central =
-                |h: f64| central_difference(graph, &moved, out, h, &base, &mut minus, &mut plus);
-            let mut h = check_step(x);
-            let (mut numeric, mut kink) = central(h);
-            // The other step worth trying where the one taken may be rounding
-            // noise: 1e-5·|x| (a power of two) where the cap of 1e-3 cut it
-            // (large |x|), or 1e-5 itself where the rule near 0 cut it to a
-            // fraction of |x| (x + 1 at x = 1e-20: a step of 1e-25 moves no
-            // digit of the output).
-            let wide = if CHECK_STEP * x.abs() > CHECK_STEP_MAX {
-                wide_step(x)
-            } else {
-                CHECK_STEP * x.abs().max(1.0)
-            };
             // The rounding error of the quotient at step h: each node moved
             // (but x itself, whose rounding the quotient divides out) is
             // rounded to ε of its value, and that reaches the output times
             // its gradient; divided by the step.
             let scale: f64 = moved[1..]
                 .iter()
-                .map(|&id| (base[id.index()] * gradients[id]).abs())
+                .map(|&id| (probe.base[id.index()] * gradients[id]).abs())
                 .filter(|v| v.is_finite())
                 .sum::<f64>()
                 * f64::EPSILON;
-            if wide > h && scale / h > 1e-12 * numeric.abs() {
-                // The step is too small for this function: the quotient is
-                // rounding noise (x² at 1e12: a step of 1e-3 is 8 units in the
-                // last place of x; x + 1 at 1e-20). The wider step is taken
-                // instead where its estimated error is smaller: rounding
-                // (scale/h) plus truncation (how much the quotient changes when
-                // the step is halved), and it crosses no kink. sin(x) at 1e8
-                // varies on a scale of 1, so there the small step stays.
-                let (half, _) = central(h / 2.0);
-                let (wide_numeric, wide_kink) = central(wide);
-                let (wide_half, _) = central(wide / 2.0);
-                let error = |step: f64, a: f64, b: f64| {
-                    let spread = (a - b).abs();
-                    let e = scale / step + spread;
-                    if e.is_nan() { f64::INFINITY } else { e }
-                };
-                if !wide_kink && error(wide, wide_numeric, wide_half) < error(h, numeric, half) {
-                    (h, numeric, kink) = (wide, wide_numeric, wide_kink);
-                }
-            }
+            let (h, numeric, kink) = probe.step_and_quotient(&moved, x, scale);
             let analytic = gradients[node];
             let difference = (analytic - numeric).abs();
-            // Before a warning or a failure: the quotient at half the step
-            // must agree with this one to 1e-3 of itself (gradcheck's rtol),
-            // or the difference says nothing about the gradient.
-            let mut steady = |numeric: f64| {
-                let (half, _) = central(h / 2.0);
-                (half - numeric).abs() <= 1e-3 * numeric.abs()
-            };
             let relative_error = if analytic == numeric {
                 0.0
             } else {
                 difference / analytic.abs().max(numeric.abs())
             };
-            let (verdict, tolerance) = if !analytic.is_finite() || !numeric.is_finite() {
-                (Verdict::NotFinite, CHECK_TOLERANCE)
-            } else if kink {
-                (Verdict::Kink, CHECK_TOLERANCE)
-            } else if CHECK_TOLERANCE.admits(difference, numeric) {
-                (Verdict::Pass, CHECK_TOLERANCE)
-            } else if steady(numeric) && GRADCHECK_TOLERANCE.admits(difference, numeric) {
-                (Verdict::Warn, GRADCHECK_TOLERANCE)
-            } else if steady(numeric) {
-                (Verdict::Fail, GRADCHECK_TOLERANCE)
-            } else {
-                (Verdict::Unsteady, GRADCHECK_TOLERANCE)
+            // Before a warning or a failure: the quotient at half the step
+            // must agree with this one to 1e-3 of itself (gradcheck's rtol),
+            // or the difference says nothing about the gradient.
+            let steady = |numeric: f64| {
+                let (half, _) = probe.central(&moved, h / 2.0);
+                (half - numeric).abs() <= 1e-3 * numeric.abs()
             };
-            // A gradient stopped by `detach` on purpose differs from the
-            // central difference, which moves through it: say so beside a
-            // failing verdict, so that the FAIL is not read as a wrong rule.
-            let detached = matches!(verdict, Verdict::Warn | Verdict::Fail)
-                && moved[1..].iter().any(|&id| self.graph.op(id) == Op::Detach);
-            let note = self.stale_note(&output, &name, &reached).or_else(|| {
-                detached.then(|| {
-                    format!(
-                        "{name} reaches {} through detach(…), whose gradient is 0 by definition while its value moves with {name}: reverse mode leaves that path out, the central difference does not",
-                        output.label
-                    )
-                })
-            });
+            let (verdict, tolerance) = judge(analytic, numeric, kink, steady);
+            let note = self.check_note(&output, &name, &reached, verdict, &moved);
             events.push(Event::Check {
                 of: output.label.clone(),
                 note,
@@ -199,6 +105,198 @@ impl Session {
         }
         Ok(())
     }
+
+    /// The variables `:check` checks, with their nodes, and how many it leaves
+    /// out: those named in `args`, or without names the first [`CHECK_LEAVES`]
+    /// leaves `output` depends on (`reached`), with a notice in `events` for the
+    /// variables it was built from an earlier version of, and for an output
+    /// that depends on no variable.
+    ///
+    /// Errors: a name that is no variable.
+    fn check_targets(
+        &self,
+        output: &Output,
+        args: &[Ident],
+        reached: &[bool],
+        events: &mut Vec<Event>,
+    ) -> Result<(Vec<(String, NodeId)>, usize), SessionError> {
+        let mut targets: Vec<(String, NodeId)> = Vec::new();
+        for arg in args {
+            let node = self.variable_node(arg)?;
+            if targets.iter().all(|(name, _)| *name != arg.name) {
+                targets.push((arg.name.clone(), node));
+            }
+        }
+        let mut left_out = 0;
+        if !args.is_empty() {
+            return Ok((targets, left_out));
+        }
+        let leaves = self
+            .var_order
+            .iter()
+            .map(|name| (name.clone(), self.vars[name]))
+            .filter(|(name, node)| {
+                reached[node.index()]
+                    && self.graph.op(*node) == Op::Variable
+                    && *name != output.label
+            });
+        for leaf in leaves {
+            if targets.len() < CHECK_LEAVES {
+                targets.push(leaf);
+            } else {
+                left_out += 1;
+            }
+        }
+        let stale: Vec<String> = self
+            .var_order
+            .iter()
+            .filter_map(|name| {
+                let note = self.stale_note(output, name, reached)?;
+                Some(format!("∂{}/∂{name} = 0 ({note})", output.label))
+            })
+            .collect();
+        if !stale.is_empty() {
+            events.push(Event::Notice {
+                message: format!("not checked: {}", stale.join("; ")),
+            });
+        }
+        if targets.is_empty() {
+            events.push(Event::Notice {
+                message: format!("{} depends on no variable: nothing to check", output.label),
+            });
+        }
+        Ok((targets, left_out))
+    }
+
+    /// The note beside the check of the variable `name` whose `moved` nodes
+    /// reach `output`: that the output was built from an earlier `name`, or —
+    /// beside a warning or a failure `verdict` — that a path goes through
+    /// `detach`; `None` otherwise.
+    fn check_note(
+        &self,
+        output: &Output,
+        name: &str,
+        reached: &[bool],
+        verdict: Verdict,
+        moved: &[NodeId],
+    ) -> Option<String> {
+        // A gradient stopped by `detach` on purpose differs from the
+        // central difference, which moves through it: say so beside a
+        // failing verdict, so that the FAIL is not read as a wrong rule.
+        let detached = matches!(verdict, Verdict::Warn | Verdict::Fail)
+            && moved[1..].iter().any(|&id| self.graph.op(id) == Op::Detach);
+        self.stale_note(output, name, reached).or_else(|| {
+            detached.then(|| {
+                format!(
+                    "{name} reaches {} through detach(…), whose gradient is 0 by definition while its value moves with {name}: reverse mode leaves that path out, the central difference does not",
+                    output.label
+                )
+            })
+        })
+    }
+}
+
+/// The verdict of a check and the tolerance it rests on, from the gradient by
+/// reverse mode (`analytic`), the central difference (`numeric`), whether its
+/// step crosses a kink, and `steady`: whether the quotient at half the step
+/// agrees with `numeric` (asked only before a warning or a failure).
+fn judge(
+    analytic: f64,
+    numeric: f64,
+    kink: bool,
+    mut steady: impl FnMut(f64) -> bool,
+) -> (Verdict, Tolerance) {
+    let difference = (analytic - numeric).abs();
+    if !analytic.is_finite() || !numeric.is_finite() {
+        (Verdict::NotFinite, CHECK_TOLERANCE)
+    } else if kink {
+        (Verdict::Kink, CHECK_TOLERANCE)
+    } else if CHECK_TOLERANCE.admits(difference, numeric) {
+        (Verdict::Pass, CHECK_TOLERANCE)
+    } else if steady(numeric) && GRADCHECK_TOLERANCE.admits(difference, numeric) {
+        (Verdict::Warn, GRADCHECK_TOLERANCE)
+    } else if steady(numeric) {
+        (Verdict::Fail, GRADCHECK_TOLERANCE)
+    } else {
+        (Verdict::Unsteady, GRADCHECK_TOLERANCE)
+    }
+}
+
+/// The graph's values as `:check` moves them: `base` as evaluated, and `minus`
+/// and `plus`, equal to `base` but while a central difference is taken, for
+/// the output node at index `out`.
+struct Probe<'a> {
+    graph: &'a Graph,
+    out: usize,
+    base: Vec<f64>,
+    minus: Vec<f64>,
+    plus: Vec<f64>,
+}
+
+impl Probe<'_> {
+    /// The step, the central difference and whether it crosses a kink for the
+    /// node `moved[0]` at x (its descendants `moved[1..]`): at [`check_step`],
+    /// or at the wider step where the quotient's rounding error (`scale` over
+    /// the step) makes the narrow one noise and the wide one errs less.
+    fn step_and_quotient(&mut self, moved: &[NodeId], x: f64, scale: f64) -> (f64, f64, bool) {
+        let mut h = check_step(x);
+        let (mut numeric, mut kink) = self.central(moved, h);
+        // The other step worth trying where the one taken may be rounding
+        // noise: 1e-5·|x| (a power of two) where the cap of 1e-3 cut it
+        // (large |x|), or 1e-5 itself where the rule near 0 cut it to a
+        // fraction of |x| (x + 1 at x = 1e-20: a step of 1e-25 moves no
+        // digit of the output).
+        let wide = if CHECK_STEP * x.abs() > CHECK_STEP_MAX {
+            wide_step(x)
+        } else {
+            CHECK_STEP * x.abs().max(1.0)
+        };
+        if wide > h && scale / h > 1e-12 * numeric.abs() {
+            // The step is too small for this function: the quotient is
+            // rounding noise (x² at 1e12: a step of 1e-3 is 8 units in the
+            // last place of x; x + 1 at 1e-20). The wider step is taken
+            // instead where its estimated error is smaller: rounding
+            // (scale/h) plus truncation (how much the quotient changes when
+            // the step is halved), and it crosses no kink. sin(x) at 1e8
+            // varies on a scale of 1, so there the small step stays.
+            let (half, _) = self.central(moved, h / 2.0);
+            let (wide_numeric, wide_kink) = self.central(moved, wide);
+            let (wide_half, _) = self.central(moved, wide / 2.0);
+            let error = |step: f64, a: f64, b: f64| {
+                let spread = (a - b).abs();
+                let e = scale / step + spread;
+                if e.is_nan() { f64::INFINITY } else { e }
+            };
+            if !wide_kink && error(wide, wide_numeric, wide_half) < error(h, numeric, half) {
+                (h, numeric, kink) = (wide, wide_numeric, wide_kink);
+            }
+        }
+        (h, numeric, kink)
+    }
+
+    /// `(f(x + h) − f(x − h)) / ((x + h) − (x − h))` for the output, with the
+    /// node `moved[0]` (value x in `base`) moved by ±h and its descendants
+    /// `moved[1..]` evaluated again in `minus` and `plus` (both equal to `base`
+    /// before and after), and whether a node on the way crosses a kink.
+    fn central(&mut self, moved: &[NodeId], h: f64) -> (f64, bool) {
+        let (graph, base) = (self.graph, &self.base);
+        let (minus, plus) = (&mut self.minus, &mut self.plus);
+        let node = moved[0];
+        let x = base[node.index()];
+        let (low, high) = (x - h, x + h);
+        minus[node.index()] = low;
+        plus[node.index()] = high;
+        graph.forward_over(&moved[1..], minus);
+        graph.forward_over(&moved[1..], plus);
+        // Divide by the step actually taken (x ± h rounded).
+        let numeric = (plus[self.out] - minus[self.out]) / (high - low);
+        let kink = graph.crosses_kink(&moved[1..], [minus, base, plus]);
+        for id in moved {
+            minus[id.index()] = base[id.index()];
+            plus[id.index()] = base[id.index()];
+        }
+        (numeric, kink)
+    }
 }
 
 /// The step h of `:check`'s central difference (f(x + h) − f(x − h)) / 2h at x.
@@ -220,36 +318,6 @@ fn check_step(x: f64) -> f64 {
         h = h.min(x.abs() * CHECK_STEP_OF_X);
     }
     h.max(x.abs() * f64::EPSILON * 4.0)
-}
-
-/// `(f(x + h) − f(x − h)) / ((x + h) − (x − h))` for the output `out`, with the
-/// node `moved[0]` (value x in `base`) moved by ±h and its descendants
-/// `moved[1..]` evaluated again in `minus` and `plus` (both equal to `base`
-/// before and after), and whether a node on the way crosses a kink.
-fn central_difference(
-    graph: &crate::engine::Graph,
-    moved: &[NodeId],
-    out: usize,
-    h: f64,
-    base: &[f64],
-    minus: &mut [f64],
-    plus: &mut [f64],
-) -> (f64, bool) {
-    let node = moved[0];
-    let x = base[node.index()];
-    let (low, high) = (x - h, x + h);
-    minus[node.index()] = low;
-    plus[node.index()] = high;
-    graph.forward_over(&moved[1..], minus);
-    graph.forward_over(&moved[1..], plus);
-    // Divide by the step actually taken (x ± h rounded).
-    let numeric = (plus[out] - minus[out]) / (high - low);
-    let kink = graph.crosses_kink(&moved[1..], [minus, base, plus]);
-    for id in moved {
-        minus[id.index()] = base[id.index()];
-        plus[id.index()] = base[id.index()];
-    }
-    (numeric, kink)
 }
 
 /// The step [`CHECK_STEP`]·|x| without the cap, rounded to a power of two so

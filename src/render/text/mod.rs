@@ -12,7 +12,10 @@ use paint::{Painter, human_bytes, plural, reclaim_text};
 use super::number::write_number;
 use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
-use crate::session::{CHECK_TOLERANCE, Event, PictureFormat, Session, Tolerance, Verdict};
+use crate::session::{
+    CHECK_TOLERANCE, Event, PathRow, PictureFormat, Session, Stats, Tolerance, Verdict,
+};
+use crate::syntax::Span;
 
 /// How much text [`write_event`] gathers before it hands a piece on.
 const PIECE_BYTES: usize = 64 * 1024;
@@ -98,18 +101,7 @@ fn render_unicode(
     let p = Painter(style);
     let mut out = String::new();
     match event {
-        Event::Value { name, value } if !style.color => {
-            plain_value_line(&mut out, name.as_deref(), *value, style.precision);
-        }
-        Event::Value {
-            name: Some(name),
-            value,
-        } => {
-            let _ = writeln!(out, "{} = {}", p.name(name), p.value(*value));
-        }
-        Event::Value { name: None, value } => {
-            let _ = writeln!(out, "{}", p.value(*value));
-        }
+        Event::Value { name, value } => value_line(&mut out, name.as_deref(), *value, &p),
         Event::Defined { name, params } => {
             let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));
         }
@@ -119,32 +111,75 @@ fn render_unicode(
             wrt,
             value,
             note,
-        } => {
-            let _ = write!(out, "{} = {}", p.partial(of, wrt), p.grad(*value));
-            if let Some(note) = note {
-                let _ = write!(out, "  {}", p.dim(&format!("({note})")));
-            }
-            out.push('\n');
-        }
+        } => grad_line(&mut out, (of, wrt), *value, note.as_deref(), &p),
         Event::Warning { message, span } => {
-            let (line, column) = line_column(source, span.start);
-            let quoted = source.get(span.start..span.end).unwrap_or("").trim();
-            // The line just typed at the prompt needs no name; a script, `-e`
-            // or a `:load`ed file does (as an error's `-e:1:5`).
-            let at = match origin {
-                "<input>" => format!("{line}:{column}"),
-                origin => format!("{origin}:{line}:{column}"),
-            };
-            let place = if !quoted.is_empty() && quoted.chars().count() <= 40 {
-                format!("in `{quoted}` at {at}")
-            } else {
-                format!("at {at}")
-            };
-            let _ = writeln!(out, "{} {message} ({place})", p.warning("warning:"));
+            warning_line(&mut out, message, span, source, origin, &p);
         }
         Event::Notice { message } => {
             let _ = writeln!(out, "{} {message}", p.dim("note:"));
         }
+        Event::Topo { .. }
+        | Event::Trace { .. }
+        | Event::Graph { .. }
+        | Event::Forward { .. }
+        | Event::Kahn { .. }
+        | Event::Naive { .. } => listing(&mut out, event, session, &p, flush),
+        Event::Vars {
+            of,
+            vars,
+            functions,
+        } => {
+            listings::vars(&mut out, of.as_deref(), vars, &p);
+            listings::functions(&mut out, functions, &p);
+        }
+        Event::Help { text, .. } => {
+            let _ = writeln!(out, "{text}");
+        }
+        Event::Stats(stats) => stats_lines(&mut out, stats),
+        Event::Collected(reclaim) => {
+            let _ = writeln!(out, "reclaimed {}", reclaim_text(reclaim));
+        }
+        Event::Precision { digits } => precision_line(&mut out, *digits),
+        Event::Reset => {
+            let _ = writeln!(
+                out,
+                "{}",
+                p.dim("session cleared: no variables, functions or graph")
+            );
+        }
+        Event::Check { .. } => check_line(&mut out, event, &p),
+        Event::Paths { .. } => paths_lines(&mut out, event, &p),
+        Event::Wrote { path, bytes, what } => {
+            let _ = writeln!(out, "wrote {what} to {} ({bytes} bytes)", p.name(path));
+        }
+        Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
+        Event::Picture { target: None, .. }
+        | Event::TraceTable { target: None, .. }
+        | Event::Plot { target: None, .. } => out.push_str(&shown_here(event, session, &p)),
+        // Events with a file are written by the printer, which reports `Wrote`;
+        // `:load` is carried out by the driver.
+        Event::Picture { .. }
+        | Event::Page { .. }
+        | Event::TraceTable { .. }
+        | Event::Plot { .. }
+        | Event::Save { .. }
+        | Event::Load { .. } => {}
+    }
+    out
+}
+
+/// Appends the listing of a `:topo`, `:trace`, `:graph`, `:forward`, `:kahn`
+/// or `:naive` event to `out`, its rows made from `session` and handed to
+/// `flush` as they are written (see [`listings::Flush`]). Nothing for other
+/// events.
+fn listing(
+    out: &mut String,
+    event: &Event,
+    session: &Session,
+    p: &Painter,
+    flush: &mut listings::Flush,
+) {
+    match event {
         Event::Topo {
             of,
             total,
@@ -158,10 +193,10 @@ fn render_unicode(
                 plural(*total)
             );
             listings::rows(
-                &mut out,
+                out,
                 || session.node_rows(rows),
                 *omitted,
-                &p,
+                p,
                 "`:topo all` lists every node",
                 flush,
             );
@@ -173,71 +208,20 @@ fn render_unicode(
             steps,
             omitted,
         } => listings::trace(
-            &mut out,
+            out,
             of,
             (*total, *constants),
             session.trace_steps(steps),
             *omitted,
-            &p,
+            p,
             flush,
         ),
-        Event::Vars {
-            of,
-            vars,
-            functions,
-        } => {
-            listings::vars(&mut out, of.as_deref(), vars, &p);
-            listings::functions(&mut out, functions, &p);
-        }
-        Event::Help { text, .. } => {
-            let _ = writeln!(out, "{text}");
-        }
-        Event::Stats(stats) => {
-            let _ = writeln!(
-                out,
-                "graph: {} nodes ({} reachable), {} ({} bytes a node)",
-                stats.nodes,
-                stats.reachable,
-                human_bytes(stats.bytes),
-                stats.node_bytes
-            );
-            let _ = writeln!(
-                out,
-                "orders computed: {}; collections: {}",
-                stats.sorts, stats.collections
-            );
-            match &stats.last {
-                Some(reclaim) => {
-                    let _ = writeln!(out, "last reclaim: {}", reclaim_text(reclaim));
-                }
-                None => {
-                    let _ = writeln!(out, "last reclaim: none yet");
-                }
-            }
-        }
-        Event::Collected(reclaim) => {
-            let _ = writeln!(out, "reclaimed {}", reclaim_text(reclaim));
-        }
-        Event::Precision { digits } => {
-            let _ = match digits {
-                Some(1) => writeln!(out, "numbers show 1 significant digit"),
-                Some(n) => writeln!(out, "numbers show {n} significant digits"),
-                None => writeln!(out, "numbers show full precision"),
-            };
-        }
-        Event::Reset => {
-            let _ = writeln!(
-                out,
-                "{}",
-                p.dim("session cleared: no variables, functions or graph")
-            );
-        }
         Event::Graph {
             of,
             total,
             lines,
             omitted,
-        } => listings::graph(&mut out, of, *total, lines, *omitted, &p),
+        } => listings::graph(out, of, *total, lines, *omitted, p),
         Event::Forward {
             of,
             total,
@@ -251,10 +235,10 @@ fn render_unicode(
                 plural(*total)
             );
             listings::rows(
-                &mut out,
+                out,
                 || session.node_rows(rows),
                 *omitted,
-                &p,
+                p,
                 "`:forward all` lists every node",
                 flush,
             );
@@ -266,12 +250,12 @@ fn render_unicode(
             omitted,
             differences,
         } => listings::kahn(
-            &mut out,
+            out,
             (of, *total),
             session.kahn_rows(rows),
             *omitted,
             *differences,
-            &p,
+            p,
             flush,
         ),
         Event::Naive {
@@ -282,202 +266,27 @@ fn render_unicode(
             wrong,
             early,
         } => listings::naive(
-            &mut out,
+            out,
             (of, *total),
             rows,
             *omitted,
             (*wrong, early.as_ref()),
-            &p,
+            p,
         ),
-        Event::Check {
-            of,
-            wrt,
-            at,
-            h,
-            analytic,
-            numeric,
-            difference,
-            tolerance,
-            verdict,
-            note,
-            ..
-        } => {
-            let word = match verdict {
-                Verdict::Pass => "pass".to_string(),
-                Verdict::Warn | Verdict::Kink | Verdict::NotFinite | Verdict::Unsteady => {
-                    p.warning(verdict.word())
-                }
-                Verdict::Fail => p.error(verdict.word()),
-            };
-            // What the verdict rests on: |difference| against atol + rtol·|numeric|.
-            let test = |t: Tolerance| {
-                format!(
-                    "{} + {}·|central difference|",
-                    p.number(t.atol),
-                    p.number(t.rtol)
-                )
-            };
-            let basis = match verdict {
-                Verdict::Pass => format!(" ≤ {}", test(*tolerance)),
-                Verdict::Warn => format!(
-                    " > {}, ≤ {} (gradcheck's tolerance)",
-                    test(CHECK_TOLERANCE),
-                    test(*tolerance)
-                ),
-                Verdict::Fail => format!(" > {} (gradcheck's tolerance)", test(*tolerance)),
-                Verdict::Kink | Verdict::NotFinite | Verdict::Unsteady => String::new(),
-            };
-            let _ = write!(
-                out,
-                "{} at {wrt} = {}: reverse mode {}, central difference {} (h = {}), |difference| {}{basis}  {word}",
-                p.partial(of, wrt),
-                p.number(*at),
-                p.grad(*analytic),
-                p.number(*numeric),
-                p.number(*h),
-                p.number(*difference),
-            );
-            let why = match verdict {
-                Verdict::Kink => Some(
-                    "the step ±h crosses a kink (relu, abs, max, min, floor…): a difference quotient does not measure the gradient there",
-                ),
-                Verdict::NotFinite => {
-                    Some("inf or nan: the difference quotient cannot be compared")
-                }
-                Verdict::Unsteady => Some(
-                    "the difference quotient changes with the step more than that: the function varies faster than the doubles near this point resolve, so a central difference measures nothing here",
-                ),
-                Verdict::Pass | Verdict::Warn | Verdict::Fail => None,
-            };
-            for why in why.into_iter().chain(note.as_deref()) {
-                let _ = write!(out, "  {}", p.dim(&format!("({why})")));
-            }
-            out.push('\n');
-        }
-        Event::Paths {
-            of,
-            wrt,
-            paths,
-            count,
-            gradient,
-            nodes,
-        } => {
-            let _ = writeln!(
-                out,
-                "paths from {} to {}: {} (chain rule: {} is the sum over paths of the product of local derivatives)",
-                p.name(of),
-                p.name(wrt),
-                path_count(*count, style),
-                p.partial(of, wrt)
-            );
-            for (i, path) in paths.iter().enumerate() {
-                let mut nodes_text = Vec::new();
-                if let Some(first) = path.edges.first() {
-                    nodes_text.push(p.node(&first.node));
-                }
-                // Two uses of one input (`x*x`) give paths that read alike:
-                // say which use each one goes through, as `:trace` does.
-                nodes_text.extend(path.edges.iter().map(|e| {
-                    if e.use_count > 1 {
-                        format!(
-                            "{} ({} of {} uses)",
-                            p.node(&e.input),
-                            paint::ordinal(e.use_number),
-                            e.use_count
-                        )
-                    } else {
-                        p.node(&e.input)
-                    }
-                }));
-                // Negative factors in brackets when there is a product to read.
-                let factor = |v: f64| match path.edges.len() {
-                    1 => p.number(v),
-                    _ => p.factor(v),
-                };
-                let locals: Vec<String> = path.edges.iter().map(|e| factor(e.local)).collect();
-                let product = if locals.is_empty() {
-                    "1 (the output itself)".to_string()
-                } else {
-                    format!("{} = {}", locals.join(" × "), p.grad(path.product))
-                };
-                if nodes_text.len() > 12 {
-                    let hidden = nodes_text.len() - 8;
-                    nodes_text.splice(4..nodes_text.len() - 4, [format!("… {hidden} nodes …")]);
-                }
-                let mut locals = locals;
-                if locals.len() > 12 {
-                    let hidden = locals.len() - 8;
-                    locals.splice(4..locals.len() - 4, [format!("… {hidden} more …")]);
-                }
-                let product = if let Some(edge) = path.edges.iter().find(|e| e.passes_nothing) {
-                    format!(
-                        "{} passes nothing to {}: the path contributes {}",
-                        p.node(&edge.node),
-                        p.node(&edge.input),
-                        p.grad(path.product)
-                    )
-                } else if locals.is_empty() {
-                    product
-                } else {
-                    format!("{} = {}", locals.join(" × "), p.grad(path.product))
-                };
-                let _ = writeln!(
-                    out,
-                    "  {:>2}. {}   {product}",
-                    i + 1,
-                    nodes_text.join(" → ")
-                );
-            }
-            let shown = paths.len() as f64;
-            if shown == *count {
-                let sum: f64 = paths.iter().map(|path| path.product).sum();
-                let _ = writeln!(
-                    out,
-                    "  sum = {} = {}   (reverse mode visited each of {nodes} node{} once)",
-                    p.grad(sum),
-                    p.partial(of, wrt),
-                    plural(*nodes)
-                );
-            } else {
-                let omitted = if paths.is_empty() {
-                    format!(
-                        "{} too long to list",
-                        if *count == 1.0 {
-                            "the path is"
-                        } else {
-                            "the paths are"
-                        }
-                    )
-                } else {
-                    let more = count - shown;
-                    format!(
-                        "… {} more path{} not listed",
-                        path_count(more, style),
-                        if more == 1.0 { "" } else { "s" }
-                    )
-                };
-                let _ = writeln!(
-                    out,
-                    "  {omitted}; the sum over all paths is {} = {}",
-                    p.partial(of, wrt),
-                    p.grad(*gradient)
-                );
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    p.dim(&format!("reverse mode gets that sum by visiting each of the {nodes} nodes once; enumerating paths grows exponentially with depth"))
-                );
-            }
-        }
-        Event::Wrote { path, bytes, what } => {
-            let _ = writeln!(out, "wrote {what} to {} ({bytes} bytes)", p.name(path));
-        }
-        Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
+        _ => {}
+    }
+}
+
+/// The text of a picture, table or plot shown in the terminal (no file given):
+/// the DOT of a `:dot`, the table of a `:table`, the plot of a `:plot`, its
+/// rows made from `session`. "" for other events.
+fn shown_here(event: &Event, session: &Session, p: &Painter) -> String {
+    match event {
         Event::Picture {
             picture,
             format: PictureFormat::Dot,
             target: None,
-        } => out.push_str(&dot::dot(picture)),
+        } => dot::dot(picture),
         Event::TraceTable {
             of,
             steps,
@@ -485,30 +294,323 @@ fn render_unicode(
             format,
             target: None,
             ..
-        } => out.push_str(&tables::table(
+        } => tables::table(
             of,
             session.trace_steps(steps),
             *omitted,
             *format,
             p.0.precision,
-        )),
+        ),
         Event::Plot {
             of,
             wrt,
             at,
             samples,
             target: None,
-        } => out.push_str(&plot::terminal(of, wrt, *at, samples, p.0.precision)),
-        // Events with a file are written by the printer, which reports `Wrote`;
-        // `:load` is carried out by the driver.
-        Event::Picture { .. }
-        | Event::Page { .. }
-        | Event::TraceTable { .. }
-        | Event::Plot { .. }
-        | Event::Save { .. }
-        | Event::Load { .. } => {}
+        } => plot::terminal(of, wrt, *at, samples, p.0.precision),
+        _ => String::new(),
     }
-    out
+}
+
+/// Appends the line of an [`Event::Value`] to `out`: `x = 2` for an
+/// assignment (`name`), `2` for an expression; plain without colour (see
+/// [`plain_value_line`]), else the name bold and the value green.
+fn value_line(out: &mut String, name: Option<&str>, value: f64, p: &Painter) {
+    match name {
+        _ if !p.0.color => plain_value_line(out, name, value, p.0.precision),
+        Some(name) => {
+            let _ = writeln!(out, "{} = {}", p.name(name), p.value(value));
+        }
+        None => {
+            let _ = writeln!(out, "{}", p.value(value));
+        }
+    }
+}
+
+/// Appends the line of an [`Event::Grad`] to `out`: the partial of the output
+/// by the input (`(of, wrt)`), its gradient, and the note, if any, dimmed.
+fn grad_line(
+    out: &mut String,
+    (of, wrt): (&str, &str),
+    value: f64,
+    note: Option<&str>,
+    p: &Painter,
+) {
+    let _ = write!(out, "{} = {}", p.partial(of, wrt), p.grad(value));
+    if let Some(note) = note {
+        let _ = write!(out, "  {}", p.dim(&format!("({note})")));
+    }
+    out.push('\n');
+}
+
+/// Appends the line of an [`Event::Warning`] to `out`: the message, then where
+/// in `source` its `span` is — quoted when short — as line and column,
+/// named by `origin` unless it is the line just typed.
+fn warning_line(
+    out: &mut String,
+    message: &str,
+    span: &Span,
+    source: &str,
+    origin: &str,
+    p: &Painter,
+) {
+    let (line, column) = line_column(source, span.start);
+    let quoted = source.get(span.start..span.end).unwrap_or("").trim();
+    // The line just typed at the prompt needs no name; a script, `-e`
+    // or a `:load`ed file does (as an error's `-e:1:5`).
+    let at = match origin {
+        "<input>" => format!("{line}:{column}"),
+        origin => format!("{origin}:{line}:{column}"),
+    };
+    let place = if !quoted.is_empty() && quoted.chars().count() <= 40 {
+        format!("in `{quoted}` at {at}")
+    } else {
+        format!("at {at}")
+    };
+    let _ = writeln!(out, "{} {message} ({place})", p.warning("warning:"));
+}
+
+/// Appends the lines of an [`Event::Stats`] to `out`: the graph's nodes and
+/// bytes, the orders computed and collections made, and the last reclaim.
+fn stats_lines(out: &mut String, stats: &Stats) {
+    let _ = writeln!(
+        out,
+        "graph: {} nodes ({} reachable), {} ({} bytes a node)",
+        stats.nodes,
+        stats.reachable,
+        human_bytes(stats.bytes),
+        stats.node_bytes
+    );
+    let _ = writeln!(
+        out,
+        "orders computed: {}; collections: {}",
+        stats.sorts, stats.collections
+    );
+    match &stats.last {
+        Some(reclaim) => {
+            let _ = writeln!(out, "last reclaim: {}", reclaim_text(reclaim));
+        }
+        None => {
+            let _ = writeln!(out, "last reclaim: none yet");
+        }
+    }
+}
+
+/// Appends the line of an [`Event::Precision`] to `out`: how many significant
+/// digits numbers show from now on (`None`: full precision).
+fn precision_line(out: &mut String, digits: Option<usize>) {
+    let _ = match digits {
+        Some(1) => writeln!(out, "numbers show 1 significant digit"),
+        Some(n) => writeln!(out, "numbers show {n} significant digits"),
+        None => writeln!(out, "numbers show full precision"),
+    };
+}
+
+/// Appends the line of an [`Event::Check`] to `out`: the gradient by reverse
+/// mode against the central difference, the test the verdict rests on, the
+/// verdict, and why it is no comparison (a kink, inf or nan, an unsteady
+/// quotient) with the check's note. Nothing for other events.
+fn check_line(out: &mut String, event: &Event, p: &Painter) {
+    let Event::Check {
+        of,
+        wrt,
+        at,
+        h,
+        analytic,
+        numeric,
+        difference,
+        tolerance,
+        verdict,
+        note,
+        ..
+    } = event
+    else {
+        return;
+    };
+    let word = match verdict {
+        Verdict::Pass => "pass".to_string(),
+        Verdict::Warn | Verdict::Kink | Verdict::NotFinite | Verdict::Unsteady => {
+            p.warning(verdict.word())
+        }
+        Verdict::Fail => p.error(verdict.word()),
+    };
+    let basis = check_basis(*verdict, *tolerance, p);
+    let _ = write!(
+        out,
+        "{} at {wrt} = {}: reverse mode {}, central difference {} (h = {}), |difference| {}{basis}  {word}",
+        p.partial(of, wrt),
+        p.number(*at),
+        p.grad(*analytic),
+        p.number(*numeric),
+        p.number(*h),
+        p.number(*difference),
+    );
+    for why in check_why(*verdict).into_iter().chain(note.as_deref()) {
+        let _ = write!(out, "  {}", p.dim(&format!("({why})")));
+    }
+    out.push('\n');
+}
+
+/// What a check's `verdict` rests on: |difference| against atol +
+/// rtol·|numeric| of the `tolerance` asked for (and gradcheck's, for a warning);
+/// "" for a verdict that is no comparison.
+fn check_basis(verdict: Verdict, tolerance: Tolerance, p: &Painter) -> String {
+    let test = |t: Tolerance| {
+        format!(
+            "{} + {}·|central difference|",
+            p.number(t.atol),
+            p.number(t.rtol)
+        )
+    };
+    match verdict {
+        Verdict::Pass => format!(" ≤ {}", test(tolerance)),
+        Verdict::Warn => format!(
+            " > {}, ≤ {} (gradcheck's tolerance)",
+            test(CHECK_TOLERANCE),
+            test(tolerance)
+        ),
+        Verdict::Fail => format!(" > {} (gradcheck's tolerance)", test(tolerance)),
+        Verdict::Kink | Verdict::NotFinite | Verdict::Unsteady => String::new(),
+    }
+}
+
+/// Why a check's `verdict` is no comparison of the gradient with the central
+/// difference; `None` for a pass, a warning or a failure.
+fn check_why(verdict: Verdict) -> Option<&'static str> {
+    match verdict {
+        Verdict::Kink => Some(
+            "the step ±h crosses a kink (relu, abs, max, min, floor…): a difference quotient does not measure the gradient there",
+        ),
+        Verdict::NotFinite => Some("inf or nan: the difference quotient cannot be compared"),
+        Verdict::Unsteady => Some(
+            "the difference quotient changes with the step more than that: the function varies faster than the doubles near this point resolve, so a central difference measures nothing here",
+        ),
+        Verdict::Pass | Verdict::Warn | Verdict::Fail => None,
+    }
+}
+
+/// Appends the lines of an [`Event::Paths`] to `out`: the count of paths from
+/// the output to the input, one line per path listed, then their sum — or, when
+/// not all are listed, the gradient reverse mode found. Nothing for other events.
+fn paths_lines(out: &mut String, event: &Event, p: &Painter) {
+    let Event::Paths {
+        of,
+        wrt,
+        paths,
+        count,
+        gradient,
+        nodes,
+    } = event
+    else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "paths from {} to {}: {} (chain rule: {} is the sum over paths of the product of local derivatives)",
+        p.name(of),
+        p.name(wrt),
+        path_count(*count, p.0),
+        p.partial(of, wrt)
+    );
+    for (i, path) in paths.iter().enumerate() {
+        path_line(out, i + 1, path, p);
+    }
+    let shown = paths.len() as f64;
+    if shown == *count {
+        let sum: f64 = paths.iter().map(|path| path.product).sum();
+        let _ = writeln!(
+            out,
+            "  sum = {} = {}   (reverse mode visited each of {nodes} node{} once)",
+            p.grad(sum),
+            p.partial(of, wrt),
+            plural(*nodes)
+        );
+    } else {
+        let omitted = if paths.is_empty() {
+            format!(
+                "{} too long to list",
+                if *count == 1.0 {
+                    "the path is"
+                } else {
+                    "the paths are"
+                }
+            )
+        } else {
+            let more = count - shown;
+            format!(
+                "… {} more path{} not listed",
+                path_count(more, p.0),
+                if more == 1.0 { "" } else { "s" }
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  {omitted}; the sum over all paths is {} = {}",
+            p.partial(of, wrt),
+            p.grad(*gradient)
+        );
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.dim(&format!("reverse mode gets that sum by visiting each of the {nodes} nodes once; enumerating paths grows exponentially with depth"))
+        );
+    }
+}
+
+/// Appends path number `number` of `:paths` to `out`: its nodes from the
+/// output down (the middle of a long path elided), then the product of its
+/// local derivatives — or the node that passes nothing down it.
+fn path_line(out: &mut String, number: usize, path: &PathRow, p: &Painter) {
+    let mut nodes_text = Vec::new();
+    if let Some(first) = path.edges.first() {
+        nodes_text.push(p.node(&first.node));
+    }
+    // Two uses of one input (`x*x`) give paths that read alike: say which
+    // use each one goes through, as `:trace` does.
+    nodes_text.extend(path.edges.iter().map(|e| {
+        if e.use_count > 1 {
+            format!(
+                "{} ({} of {} uses)",
+                p.node(&e.input),
+                paint::ordinal(e.use_number),
+                e.use_count
+            )
+        } else {
+            p.node(&e.input)
+        }
+    }));
+    // Negative factors in brackets when there is a product to read.
+    let factor = |v: f64| match path.edges.len() {
+        1 => p.number(v),
+        _ => p.factor(v),
+    };
+    let mut locals: Vec<String> = path.edges.iter().map(|e| factor(e.local)).collect();
+    if nodes_text.len() > 12 {
+        let hidden = nodes_text.len() - 8;
+        nodes_text.splice(4..nodes_text.len() - 4, [format!("… {hidden} nodes …")]);
+    }
+    if locals.len() > 12 {
+        let hidden = locals.len() - 8;
+        locals.splice(4..locals.len() - 4, [format!("… {hidden} more …")]);
+    }
+    let product = if let Some(edge) = path.edges.iter().find(|e| e.passes_nothing) {
+        format!(
+            "{} passes nothing to {}: the path contributes {}",
+            p.node(&edge.node),
+            p.node(&edge.input),
+            p.grad(path.product)
+        )
+    } else if locals.is_empty() {
+        "1 (the output itself)".to_string()
+    } else {
+        format!("{} = {}", locals.join(" × "), p.grad(path.product))
+    };
+    let _ = writeln!(
+        out,
+        "  {:>2}. {}   {product}",
+        number,
+        nodes_text.join(" → ")
+    );
 }
 
 /// A `:trace` event cut into pieces for `:step`: the header line, then one piece
