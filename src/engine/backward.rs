@@ -292,17 +292,35 @@ pub struct BackwardSteps<'g, O, F> {
 impl<O: AsRef<[NodeId]>, F: Fn(usize) -> bool> BackwardSteps<'_, O, F> {
     /// The gradients as far as the walk has gone: complete for the nodes
     /// already yielded and for every node once the iterator is exhausted.
+    ///
+    /// Once exhausted they are [`Graph::backward`]'s, bit for bit: where an
+    /// `upstream × local` left the f64 range on the way, the whole walk is
+    /// redone on the scaled path ([`Graph::walk_scaled`]), as the plain walk
+    /// does (the steps already yielded keep the f64 products they showed).
     pub fn gradients(&self) -> Gradients {
-        Gradients {
-            grads: self.walk.grads.clone(),
+        match self.rescaled() {
+            Some(gradients) => gradients,
+            None => Gradients {
+                grads: self.walk.grads.clone(),
+            },
         }
     }
 
-    /// The gradients, giving the walk up.
+    /// The gradients, giving the walk up (as [`BackwardSteps::gradients`]).
     pub fn into_gradients(self) -> Gradients {
-        Gradients {
-            grads: self.walk.grads,
+        match self.rescaled() {
+            Some(gradients) => gradients,
+            None => Gradients {
+                grads: self.walk.grads,
+            },
         }
+    }
+
+    /// The scaled walk's gradients, when the walk is over and lost the range.
+    fn rescaled(&self) -> Option<Gradients> {
+        let order = self.order.as_ref();
+        (self.walk.lost_range && self.next >= order.len())
+            .then(|| self.walk.graph.walk_scaled(order, self.walk.values))
     }
 }
 

@@ -81,6 +81,11 @@ impl Scaled {
     /// The sum, rounded once as an f64 sum is (the smaller term is shifted to
     /// the larger one's exponent; shifted below 2^-1074 of it, it cannot change it).
     pub(super) fn add(self, other: Scaled) -> Scaled {
+        if self.mantissa == 0.0 && other.mantissa == 0.0 {
+            // Two zeros: the sign IEEE 754 gives their sum (+0 unless both
+            // are −0), as the f64 walk's `before + product` has it.
+            return Scaled::new(self.mantissa + other.mantissa, 0);
+        }
         if other.mantissa == 0.0 {
             return self;
         }

@@ -1014,3 +1014,40 @@ fn compaction_in_place_moves_kept_nodes_down_with_their_operands() -> Result {
     assert_eq!(g.value(n(6)), 3.0);
     Ok(())
 }
+#[test]
+fn the_traced_walk_gives_the_plain_walks_gradients_when_the_range_is_lost() {
+    // normcdf(238.56…)'s local derivative φ(238.56…) ≈ e^-28455 underflows
+    // while the upstream is 1, so the plain walk is redone on the scaled path,
+    // where x's gradient is a number of that size (negative: the chain ends in
+    // cos(2.189…) < 0), rounded to −0. The traced walk (`:trace`) gave the f64
+    // walk's +0 (0 × cos(x) added to +0); found by the proptest above.
+    let program = Program {
+        leaves: vec![2.1893004758193917],
+        instructions: vec![
+            (97, vec![0]),
+            (2, vec![0]),
+            (2, vec![0]),
+            (2, vec![0]),
+            (350, vec![3]),
+            (2, vec![0]),
+            (533, vec![0]),
+            (868, vec![0, 0]),
+            (2, vec![0]),
+            (2, vec![0, 0]),
+            (480, vec![1]),
+            (64, vec![0]),
+            (603, vec![1]),
+            (2, vec![0]),
+            (48, vec![0]),
+            (542, vec![0]),
+            (688, vec![0]),
+        ],
+    };
+    let (g, leaves, output) = build_program(&program, None);
+    assert_eq!(g.op(output), Op::Normcdf);
+    let order = g.topo_order(output);
+    let plain = g.backward(&order)[leaves[0]];
+    let (traced, _) = g.backward_traced(&order);
+    assert!(plain == 0.0 && plain.is_sign_negative(), "{plain:?}");
+    assert!(same_bits(plain, traced[leaves[0]]));
+}
