@@ -295,7 +295,7 @@ impl<O: AsRef<[NodeId]>, F: Fn(usize) -> bool> BackwardSteps<'_, O, F> {
     ///
     /// Once exhausted they are [`Graph::backward`]'s, bit for bit: where an
     /// `upstream × local` left the f64 range on the way, the whole walk is
-    /// redone on the scaled path ([`Graph::walk_scaled`]), as the plain walk
+    /// redone on the scaled path (`Graph::walk_scaled`), as the plain walk
     /// does (the steps already yielded keep the f64 products they showed).
     pub fn gradients(&self) -> Gradients {
         match self.rescaled() {
