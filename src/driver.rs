@@ -389,13 +389,26 @@ fn report_at<O: Write, E: Write>(
     printer.problem(&message, code, target.span.start, help, place)
 }
 
-/// A file's identity: its device and inode (after symbolic links).
+/// A file's identity: its device and inode (after symbolic links), so that
+/// a hard link to a file being loaded is the same file.
 type FileId = (u64, u64);
 
+#[cfg(unix)]
 fn file_id(path: &std::path::Path) -> io::Result<FileId> {
     use std::os::unix::fs::MetadataExt;
     let metadata = std::fs::metadata(path)?;
     Ok((metadata.dev(), metadata.ino()))
+}
+
+/// Elsewhere (the browser build, which reads no files): a hash of the
+/// canonical path, which tells symbolic links apart but not hard links.
+#[cfg(not(unix))]
+fn file_id(path: &std::path::Path) -> io::Result<FileId> {
+    use std::hash::{Hash, Hasher};
+    let canonical = std::fs::canonicalize(path)?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    canonical.hash(&mut hasher);
+    Ok((0, hasher.finish()))
 }
 
 /// Reads the file a `:load` names, refusing one already being loaded.
