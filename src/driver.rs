@@ -177,23 +177,7 @@ pub fn run<O: Write, E: Write>(
         if let (Some((span, _)), true) = (&next, interrupt::requested()) {
             // Ctrl-C while the statement was parsed (a long one): it did not
             // run, nor anything after it.
-            let (message, help) = match frame.ran {
-                0 => (
-                    format!(
-                        "interrupted while reading {}; nothing of it ran",
-                        frame.origin
-                    ),
-                    None,
-                ),
-                ran => (
-                    "interrupted while reading this statement; it did not run".to_string(),
-                    Some(format!(
-                        "the {ran} statement{} of {} before it ran and are kept",
-                        if ran == 1 { "" } else { "s" },
-                        frame.origin
-                    )),
-                ),
-            };
+            let (message, help) = interrupted_reading(frame);
             let place = (frame.text.as_str(), frame.origin.as_str());
             let code = ErrorCode::Interrupted;
             return match printer.problem(&message, code, span.start, help, place) {
@@ -223,133 +207,20 @@ pub fn run<O: Write, E: Write>(
             }
             continue;
         };
-        printer.script = frame.script;
-        let (line, column) = frame.lines.at(&frame.text, span.start);
-        printer.begin_statement(line, column);
-        // A script's files are not asked about (the printer's rule), nor is
-        // the file of its `:repeat`: the session's question is held meanwhile.
-        let held = if frame.script {
-            session.confirm.0.take()
-        } else {
-            None
+        let ran = match run_statement(session, printer, frame, span, parsed) {
+            Ok(ran) => ran,
+            Err(outcome) => return outcome,
         };
-        let result = session.run_parsed(&frame.text, span, parsed);
-        if held.is_some() {
-            session.confirm.0 = held;
-        }
-        frame.ran += 1;
-        let mut load = None;
-        let mut quit = false;
-        let result = result.map(|events| {
-            events
-                .into_iter()
-                .filter(|event| match event {
-                    Event::Load { target } => {
-                        load = Some(target.clone());
-                        false
-                    }
-                    Event::Quit => {
-                        quit = true;
-                        true
-                    }
-                    _ => true,
-                })
-                .collect::<Vec<_>>()
-        });
-        // A `:repeat` or `:descend` stopped by Ctrl-C keeps its finished steps and says so in
-        // its event: that answers the Ctrl-C, so its table and file are shown
-        // whole (a second Ctrl-C cuts them short as any output).
-        let repeat_stopped = result.as_ref().is_ok_and(|events| {
-            events.iter().any(|e| {
-                matches!(
-                    e,
-                    Event::Calculus(
-                        CalculusEvent::Repeat {
-                            interrupted: true,
-                            ..
-                        } | CalculusEvent::Descent {
-                            interrupted: true,
-                            ..
-                        }
-                    )
-                )
-            })
-        });
-        if repeat_stopped {
-            interrupt::clear();
-        }
-        if let Err(error) = printer.report(&result, session, &frame.text, &frame.origin) {
-            return Outcome::Output(error);
-        }
-        if printer.take_cancelled() | session.take_cancelled() {
-            // A question about replacing a file was answered with Ctrl-C or
-            // Ctrl-D: reported as not replaced; nothing more runs.
-            return Outcome::Interrupted;
-        }
-        if interrupt::requested() || repeat_stopped {
-            // Said already by an interrupted statement or `:repeat`; else the
-            // Ctrl-C came as the statement ended or while its output was written.
-            let said = repeat_stopped || result.as_ref().is_err_and(SessionError::is_interrupted);
-            if !said {
-                let reported = printer.problem(
-                    "interrupted",
-                    ErrorCode::Interrupted,
-                    span.start,
-                    Some(
-                        "by Ctrl-C after the statement had run: it is kept, and its output may be cut short"
-                            .to_string(),
-                    ),
-                    (&frame.text, &frame.origin),
-                );
-                if let Err(error) = reported {
-                    return Outcome::Output(error);
-                }
-            }
-            return Outcome::Interrupted;
-        }
-        let mut this_failed = result.is_err() || printer.take_failure();
-        if quit {
+        let mut this_failed = ran.failed;
+        if ran.quit {
             return Outcome::Quit {
                 failed: failed || this_failed,
             };
         }
-        if let Some(target) = load {
-            match open(&stack, &target) {
-                Ok(next) => {
-                    if stack.len() > MAX_LOAD_DEPTH {
-                        this_failed = true;
-                        let message = format!(
-                            "cannot load {}: `:load` nested more than {MAX_LOAD_DEPTH} deep",
-                            target.path
-                        );
-                        let code = ErrorCode::Load;
-                        if let Err(error) = report_at(printer, &stack, &target, message, code, None)
-                        {
-                            return Outcome::Output(error);
-                        }
-                    } else if interrupt::requested() {
-                        // Ctrl-C while the file was read and split into statements.
-                        let message = format!(
-                            "interrupted while reading {}; nothing of it ran",
-                            target.path
-                        );
-                        let code = ErrorCode::Interrupted;
-                        if let Err(error) = report_at(printer, &stack, &target, message, code, None)
-                        {
-                            return Outcome::Output(error);
-                        }
-                        return Outcome::Interrupted;
-                    } else {
-                        stack.push(next);
-                    }
-                }
-                Err((message, help)) => {
-                    this_failed = true;
-                    let code = ErrorCode::Load;
-                    if let Err(error) = report_at(printer, &stack, &target, message, code, help) {
-                        return Outcome::Output(error);
-                    }
-                }
+        if let Some(target) = ran.load {
+            match load(printer, &mut stack, &target) {
+                Ok(load_failed) => this_failed |= load_failed,
+                Err(outcome) => return outcome,
             }
         }
         if this_failed {
@@ -360,6 +231,182 @@ pub fn run<O: Write, E: Write>(
         }
     }
     Outcome::Done { failed }
+}
+
+/// The message and help for a Ctrl-C that came while `frame`'s next statement
+/// was parsed: nothing of the source ran, or the statements before it did.
+fn interrupted_reading(frame: &Frame) -> (String, Option<String>) {
+    match frame.ran {
+        0 => (
+            format!(
+                "interrupted while reading {}; nothing of it ran",
+                frame.origin
+            ),
+            None,
+        ),
+        ran => (
+            "interrupted while reading this statement; it did not run".to_string(),
+            Some(format!(
+                "the {ran} statement{} of {} before it ran and are kept",
+                if ran == 1 { "" } else { "s" },
+                frame.origin
+            )),
+        ),
+    }
+}
+
+/// What a statement that ran and was reported asks of the driver next.
+struct Ran {
+    /// It failed (an error, or a failure the printer noted).
+    failed: bool,
+    /// It was `:quit`.
+    quit: bool,
+    /// The file its `:load` names.
+    load: Option<Target>,
+}
+
+/// Runs the statement `parsed` at `span` of `frame` into `session` and reports
+/// it through `printer`: what it asks next, or how the run ends (a failed
+/// write, a Ctrl-C, a cancelled question).
+fn run_statement<O: Write, E: Write>(
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    frame: &mut Frame,
+    span: syntax::Span,
+    parsed: Result<syntax::Located, syntax::SyntaxError>,
+) -> Result<Ran, Outcome> {
+    printer.script = frame.script;
+    let (line, column) = frame.lines.at(&frame.text, span.start);
+    printer.begin_statement(line, column);
+    // A script's files are not asked about (the printer's rule), nor is
+    // the file of its `:repeat`: the session's question is held meanwhile.
+    let held = if frame.script {
+        session.confirm.0.take()
+    } else {
+        None
+    };
+    let result = session.run_parsed(&frame.text, span, parsed);
+    if held.is_some() {
+        session.confirm.0 = held;
+    }
+    frame.ran += 1;
+    let mut load = None;
+    let mut quit = false;
+    let result = result.map(|events| {
+        events
+            .into_iter()
+            .filter(|event| match event {
+                Event::Load { target } => {
+                    load = Some(target.clone());
+                    false
+                }
+                Event::Quit => {
+                    quit = true;
+                    true
+                }
+                _ => true,
+            })
+            .collect::<Vec<_>>()
+    });
+    // A `:repeat` or `:descend` stopped by Ctrl-C keeps its finished steps and says so in
+    // its event: that answers the Ctrl-C, so its table and file are shown
+    // whole (a second Ctrl-C cuts them short as any output).
+    let repeat_stopped = result.as_ref().is_ok_and(|events| stopped_steps(events));
+    if repeat_stopped {
+        interrupt::clear();
+    }
+    if let Err(error) = printer.report(&result, session, &frame.text, &frame.origin) {
+        return Err(Outcome::Output(error));
+    }
+    if printer.take_cancelled() | session.take_cancelled() {
+        // A question about replacing a file was answered with Ctrl-C or
+        // Ctrl-D: reported as not replaced; nothing more runs.
+        return Err(Outcome::Interrupted);
+    }
+    if interrupt::requested() || repeat_stopped {
+        // Said already by an interrupted statement or `:repeat`; else the
+        // Ctrl-C came as the statement ended or while its output was written.
+        let said = repeat_stopped || result.as_ref().is_err_and(SessionError::is_interrupted);
+        if !said {
+            let reported = printer.problem(
+                "interrupted",
+                ErrorCode::Interrupted,
+                span.start,
+                Some(
+                    "by Ctrl-C after the statement had run: it is kept, and its output may be cut short"
+                        .to_string(),
+                ),
+                (&frame.text, &frame.origin),
+            );
+            if let Err(error) = reported {
+                return Err(Outcome::Output(error));
+            }
+        }
+        return Err(Outcome::Interrupted);
+    }
+    Ok(Ran {
+        failed: result.is_err() || printer.take_failure(),
+        quit,
+        load,
+    })
+}
+
+/// Whether `events` hold a `:repeat` or `:descend` stopped by Ctrl-C.
+fn stopped_steps(events: &[Event]) -> bool {
+    events.iter().any(|e| {
+        matches!(
+            e,
+            Event::Calculus(
+                CalculusEvent::Repeat {
+                    interrupted: true,
+                    ..
+                } | CalculusEvent::Descent {
+                    interrupted: true,
+                    ..
+                }
+            )
+        )
+    })
+}
+
+/// Carries out the `:load` of `target` asked by the top of `stack`: pushes the
+/// file it reads, or reports why not through `printer`. Whether the load
+/// failed, or how the run ends (a failed write, a Ctrl-C).
+fn load<O: Write, E: Write>(
+    printer: &mut Printer<O, E>,
+    stack: &mut Vec<Frame>,
+    target: &Target,
+) -> Result<bool, Outcome> {
+    match open(stack, target) {
+        Ok(next) => {
+            if stack.len() > MAX_LOAD_DEPTH {
+                let message = format!(
+                    "cannot load {}: `:load` nested more than {MAX_LOAD_DEPTH} deep",
+                    target.path
+                );
+                let code = ErrorCode::Load;
+                report_at(printer, stack, target, message, code, None).map_err(Outcome::Output)?;
+                Ok(true)
+            } else if interrupt::requested() {
+                // Ctrl-C while the file was read and split into statements.
+                let message = format!(
+                    "interrupted while reading {}; nothing of it ran",
+                    target.path
+                );
+                let code = ErrorCode::Interrupted;
+                report_at(printer, stack, target, message, code, None).map_err(Outcome::Output)?;
+                Err(Outcome::Interrupted)
+            } else {
+                stack.push(next);
+                Ok(false)
+            }
+        }
+        Err((message, help)) => {
+            let code = ErrorCode::Load;
+            report_at(printer, stack, target, message, code, help).map_err(Outcome::Output)?;
+            Ok(true)
+        }
+    }
 }
 
 /// What a failure does: stop everything (`None` means go on), or end the loads.

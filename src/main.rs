@@ -200,22 +200,7 @@ fn run(args: Args) -> u8 {
     interrupt::install();
     let stdin_is_terminal = io::stdin().is_terminal();
     let stdout_is_terminal = io::stdout().is_terminal();
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-    let color = match args.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => stdout_is_terminal && !no_color && !dumb,
-    };
-    let format = if args.json {
-        Format::Json
-    } else {
-        Format::Human(Style {
-            color,
-            ascii: args.ascii || !locale_is_utf8(),
-            precision: args.precision,
-        })
-    };
+    let format = format_of(&args, stdout_is_terminal);
     // Buffered: a script of a million statements must not make a million writes.
     // The printer flushes stdout before every error and the REPL after every input.
     let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
@@ -230,69 +215,17 @@ fn run(args: Args) -> u8 {
     let mut session = Session::new();
     let mut failed = false;
 
-    // (bytes, origin, path of a file, is a script)
-    let mut sources = Vec::new();
-    let mut stdin_taken = false;
-    for path in &args.files {
-        if path.as_os_str() == "-" {
-            // `-` is standard input, read where it stands among the files.
-            if stdin_taken {
-                return fail_early(
-                    args.json,
-                    (ErrorCode::Usage, "`-` (standard input) given twice"),
-                    "<arguments>",
-                    None,
-                );
-            }
-            stdin_taken = true;
-            let mut bytes = Vec::new();
-            if let Err(error) = io::stdin().read_to_end(&mut bytes) {
-                return fail_early(
-                    args.json,
-                    (ErrorCode::Read, &format!("cannot read stdin: {error}")),
-                    "<stdin>",
-                    None,
-                );
-            }
-            sources.push((bytes, "<stdin>".to_string(), None, true));
-            continue;
-        }
-        match files::read_source(path) {
-            Ok(bytes) => {
-                sources.push((bytes, path.display().to_string(), Some(path.clone()), true))
-            }
-            Err(message) => {
-                let origin = path.display().to_string();
-                return fail_early(args.json, (ErrorCode::Read, &message), &origin, None);
-            }
-        }
-    }
-    for (i, source) in args.eval.iter().enumerate() {
-        let origin = if args.eval.len() == 1 {
-            "-e".to_string()
-        } else {
-            format!("-e #{}", i + 1)
-        };
-        sources.push((source.clone().into_bytes(), origin, None, false));
-    }
+    let (mut sources, stdin_taken) = match read_sources(&args) {
+        Ok(read) => read,
+        Err(status) => return status,
+    };
     // Piped stdin is read when there is nothing else to run, or after the rest with -i.
     let batch_stdin = (sources.is_empty() || args.interactive)
         && !stdin_is_terminal
         && !stdin_taken
         && !args.lines;
     if !batch_stdin && !stdin_taken && !args.lines && !stdin_is_terminal && stdin_has_input() {
-        // Piped input beside -e or FILE is not run: say so rather than drop it unseen.
-        let note = "standard input is not read when -e or a FILE is given; \
-                    add `-` among the FILEs to run it (after the FILEs, before -e)";
-        let _ = if args.json {
-            writeln!(
-                printer_out(),
-                "{}",
-                serde_json::json!({"kind": "notice", "message": note})
-            )
-        } else {
-            writeln!(io::stderr(), "gradcalc: note: {note}")
-        };
+        note_unread_stdin(args.json);
     }
     if batch_stdin {
         let mut bytes = Vec::new();
@@ -344,6 +277,107 @@ fn run(args: Args) -> u8 {
         };
     }
     u8::from(failed)
+}
+
+/// The output format `args` ask for: JSON, or human output with colour
+/// (`--color`, or on a terminal `stdout_is_terminal` unless `NO_COLOR` or
+/// `TERM=dumb` say not), ASCII (`--ascii` or a locale without UTF-8) and the
+/// precision.
+fn format_of(args: &Args, stdout_is_terminal: bool) -> Format {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_is_terminal && !no_color && !dumb,
+    };
+    if args.json {
+        Format::Json
+    } else {
+        Format::Human(Style {
+            color,
+            ascii: args.ascii || !locale_is_utf8(),
+            precision: args.precision,
+        })
+    }
+}
+
+/// A source to run: its bytes, its origin (for error reports), the path of a
+/// file, and whether it is a script.
+type Source = (Vec<u8>, String, Option<PathBuf>, bool);
+
+/// Reads the FILEs of `args` (`-` is standard input) and takes their `-e`
+/// sources, in the order they run: the sources, and whether standard input
+/// was read as a FILE; or, when one cannot be read or `-` is given twice, the
+/// exit status after reporting it.
+fn read_sources(args: &Args) -> Result<(Vec<Source>, bool), u8> {
+    let mut sources = Vec::new();
+    let mut stdin_taken = false;
+    for path in &args.files {
+        if path.as_os_str() == "-" {
+            // `-` is standard input, read where it stands among the files.
+            if stdin_taken {
+                return Err(fail_early(
+                    args.json,
+                    (ErrorCode::Usage, "`-` (standard input) given twice"),
+                    "<arguments>",
+                    None,
+                ));
+            }
+            stdin_taken = true;
+            let mut bytes = Vec::new();
+            if let Err(error) = io::stdin().read_to_end(&mut bytes) {
+                return Err(fail_early(
+                    args.json,
+                    (ErrorCode::Read, &format!("cannot read stdin: {error}")),
+                    "<stdin>",
+                    None,
+                ));
+            }
+            sources.push((bytes, "<stdin>".to_string(), None, true));
+            continue;
+        }
+        match files::read_source(path) {
+            Ok(bytes) => {
+                sources.push((bytes, path.display().to_string(), Some(path.clone()), true))
+            }
+            Err(message) => {
+                let origin = path.display().to_string();
+                return Err(fail_early(
+                    args.json,
+                    (ErrorCode::Read, &message),
+                    &origin,
+                    None,
+                ));
+            }
+        }
+    }
+    for (i, source) in args.eval.iter().enumerate() {
+        let origin = if args.eval.len() == 1 {
+            "-e".to_string()
+        } else {
+            format!("-e #{}", i + 1)
+        };
+        sources.push((source.clone().into_bytes(), origin, None, false));
+    }
+    Ok((sources, stdin_taken))
+}
+
+/// Says (with `json`, as a `notice` event on stdout; otherwise on stderr)
+/// that the piped standard input is not run beside -e or a FILE.
+fn note_unread_stdin(json: bool) {
+    // Piped input beside -e or FILE is not run: say so rather than drop it unseen.
+    let note = "standard input is not read when -e or a FILE is given; \
+                add `-` among the FILEs to run it (after the FILEs, before -e)";
+    let _ = if json {
+        writeln!(
+            printer_out(),
+            "{}",
+            serde_json::json!({"kind": "notice", "message": note})
+        )
+    } else {
+        writeln!(io::stderr(), "gradcalc: note: {note}")
+    };
 }
 
 /// Line mode (`--json --lines`): standard input run a line at a time as it

@@ -421,6 +421,44 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
+    /// Reports that a write to `target` (shown as `shown`) is not allowed (file
+    /// writes are off, or a script writes outside its places) as an error at the
+    /// file name of the statement in `source` from `origin`, and remembers the
+    /// failure.
+    ///
+    /// Errors: only I/O errors of the streams.
+    fn refuse_write(
+        &mut self,
+        target: &Target,
+        shown: &str,
+        source: &str,
+        origin: &str,
+    ) -> io::Result<()> {
+        self.failed = true;
+        if self.writes.nowhere {
+            return self.problem(
+                &format!("cannot write {shown}: file writes are off"),
+                ErrorCode::Write,
+                target.span.start,
+                None,
+                (source, origin),
+            );
+        }
+        self.problem(
+            &format!(
+                "cannot write {shown}: a script writes files only in {}",
+                self.writes.allowed_places()
+            ),
+            ErrorCode::Write,
+            target.span.start,
+            Some(
+                "run gradcalc with `--allow-writes DIR` (or `--allow-writes-anywhere`) to let scripts write there"
+                    .to_string(),
+            ),
+            (source, origin),
+        )
+    }
+
     /// Writes `content` to the target's file and reports it, or reports why not
     /// as an error pointing at the file name (and remembers the failure). The
     /// target `-` is standard output: the content goes there in order with the
@@ -452,29 +490,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();
         if (self.script || self.writes.nowhere) && !self.writes.allows(&path) {
-            self.failed = true;
-            if self.writes.nowhere {
-                return self.problem(
-                    &format!("cannot write {shown}: file writes are off"),
-                    ErrorCode::Write,
-                    target.span.start,
-                    None,
-                    (source, origin),
-                );
-            }
-            return self.problem(
-                &format!(
-                    "cannot write {shown}: a script writes files only in {}",
-                    self.writes.allowed_places()
-                ),
-                ErrorCode::Write,
-                target.span.start,
-                Some(
-                    "run gradcalc with `--allow-writes DIR` (or `--allow-writes-anywhere`) to let scripts write there"
-                        .to_string(),
-                ),
-                (source, origin),
-            );
+            return self.refuse_write(target, &shown, source, origin);
         }
         let mut written = files::write_whole(&path, content.as_bytes(), target.force);
         if let (Err(error), false) = (&written, self.script) {

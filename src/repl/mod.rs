@@ -264,7 +264,7 @@ fn run_shared<O: Write, E: Write>(
         printer.flush()?;
     }
     loop {
-        let mut input = match editor.readline(prompt) {
+        let input = match editor.readline(prompt) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => return Ok(0),
@@ -273,57 +273,16 @@ fn run_shared<O: Write, E: Write>(
                 return Ok(1);
             }
         };
-        let mut discarded = false;
-        while syntax::needs_more_input(&input) {
-            if let Some(helper) = editor.helper() {
-                helper.pending.replace(input.clone());
-            }
-            let line = editor.readline(continuation);
-            if let Some(helper) = editor.helper() {
-                helper.pending.borrow_mut().clear();
-            }
-            match line {
-                Ok(line) => {
-                    input.push('\n');
-                    input.push_str(&line);
-                }
-                // Ctrl-C or Ctrl-D on a continuation line drops the unfinished input.
-                Err(_) => {
-                    discarded = true;
-                    break;
-                }
-            }
-        }
-        if discarded || input.trim().is_empty() {
+        let Some(input) = read_continued(&mut editor, input, continuation) else {
+            continue;
+        };
+        if input.trim().is_empty() {
             continue;
         }
         // Long output wraps at the terminal's width, which may change between lines.
         printer.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
-        let added = editor.add_history_entry(input.as_str()).unwrap_or(false);
-        if let (true, Some(file)) = (added, &history_file) {
-            if let Err(error) = file.append(&input) {
-                let _ = writeln!(
-                    io::stderr(),
-                    "warning: history not saved ({error}); history is off for this session"
-                );
-                history_file = None;
-            }
-        }
-        let quit = match repl_command(&input) {
-            Some("step") => {
-                let at = Stepping {
-                    style: &style,
-                    server: server.as_ref(),
-                };
-                step(&mut editor, &mut session.borrow_mut(), printer, &input, at)?;
-                false
-            }
-            Some("serve") => {
-                serve(&mut server, &mut session.borrow_mut(), printer, &input)?;
-                false
-            }
-            _ => run_input(&mut session.borrow_mut(), printer, &input)?,
-        };
+        remember(&mut editor, &mut history_file, &input);
+        let quit = dispatch(&mut editor, session, printer, &input, &style, &mut server)?;
         if quit {
             return Ok(0);
         }
@@ -341,6 +300,80 @@ fn run_shared<O: Write, E: Write>(
         }
         printer.flush()?;
     }
+}
+
+/// Reads the lines that continue `input` (with the `continuation` prompt) while
+/// its statement is unfinished (an open bracket): the whole input, or `None`
+/// when Ctrl-C or Ctrl-D on a continuation line dropped it.
+fn read_continued(
+    editor: &mut LineEditor,
+    mut input: String,
+    continuation: &str,
+) -> Option<String> {
+    while syntax::needs_more_input(&input) {
+        if let Some(helper) = editor.helper() {
+            helper.pending.replace(input.clone());
+        }
+        let line = editor.readline(continuation);
+        if let Some(helper) = editor.helper() {
+            helper.pending.borrow_mut().clear();
+        }
+        match line {
+            Ok(line) => {
+                input.push('\n');
+                input.push_str(&line);
+            }
+            // Ctrl-C or Ctrl-D on a continuation line drops the unfinished input.
+            Err(_) => return None,
+        }
+    }
+    Some(input)
+}
+
+/// Adds `input` to the editor's history and, when it was added, appends it to
+/// `history_file`; a failed append is warned about and turns the file off
+/// (`history_file` becomes `None`).
+fn remember(editor: &mut LineEditor, history_file: &mut Option<history::HistoryFile>, input: &str) {
+    let added = editor.add_history_entry(input).unwrap_or(false);
+    if let (true, Some(file)) = (added, &*history_file) {
+        if let Err(error) = file.append(input) {
+            let _ = writeln!(
+                io::stderr(),
+                "warning: history not saved ({error}); history is off for this session"
+            );
+            *history_file = None;
+        }
+    }
+}
+
+/// Carries out the typed `input`: `:step` and `:serve` in the REPL (with the
+/// `editor`, the printer's `style` and the `:serve` server), anything else in
+/// the session. Whether it was `:quit`.
+///
+/// Errors: only I/O errors of the printer's streams.
+fn dispatch<O: Write, E: Write>(
+    editor: &mut LineEditor,
+    session: &Rc<RefCell<Session>>,
+    printer: &mut Printer<O, E>,
+    input: &str,
+    style: &Style,
+    server: &mut Option<Server>,
+) -> io::Result<bool> {
+    Ok(match repl_command(input) {
+        Some("step") => {
+            let at = Stepping {
+                style,
+                server: server.as_ref(),
+            };
+            step(editor, &mut session.borrow_mut(), printer, input, at)?;
+            false
+        }
+        Some("serve") => {
+            serve(server, &mut session.borrow_mut(), printer, input)?;
+            false
+        }
+        _ => run_input(&mut session.borrow_mut(), printer, input)?,
+    })
 }
 
 /// The name of a REPL-only command (the command table says which: `:step`,

@@ -21,6 +21,40 @@ const PICTURE_NODES: usize = 500;
 const PLOT_SAMPLES: usize = 241;
 
 impl Session {
+    /// The edges of a picture of the nodes `beside` and `order`: a boxed call's
+    /// (from `boxes`) from its inputs with their local derivatives, any other
+    /// node's from its operands.
+    fn picture_edges(
+        &self,
+        beside: &[NodeId],
+        order: &[NodeId],
+        boxes: &CallBoxes,
+    ) -> Vec<PictureEdge> {
+        let mut edges = Vec::new();
+        for &id in beside.iter().chain(order.iter()) {
+            if let Some(inputs) = boxes.inputs.get(&id) {
+                for (position, &(input, local)) in inputs.iter().enumerate() {
+                    edges.push(PictureEdge {
+                        input,
+                        node: id,
+                        position,
+                        local,
+                    });
+                }
+                continue;
+            }
+            for (position, &input) in self.graph.operands(id).iter().enumerate() {
+                edges.push(PictureEdge {
+                    input,
+                    node: id,
+                    position,
+                    local: self.local_derivative(id, position),
+                });
+            }
+        }
+        edges
+    }
+
     /// `:dot [FILE]` and `:svg FILE`: the output's graph with values, gradients
     /// and local derivatives, for the printer to render and write. With
     /// `--before` (values only), `--step K` (after the backward pass's step `K`,
@@ -74,28 +108,7 @@ impl Session {
                 help: Some("`:graph` and `:topo` summarise a graph of any size".to_string()),
             });
         }
-        let mut edges = Vec::new();
-        for &id in grouped.beside.iter().chain(order.iter()) {
-            if let Some(inputs) = boxes.inputs.get(&id) {
-                for (position, &(input, local)) in inputs.iter().enumerate() {
-                    edges.push(PictureEdge {
-                        input,
-                        node: id,
-                        position,
-                        local,
-                    });
-                }
-                continue;
-            }
-            for (position, &input) in self.graph.operands(id).iter().enumerate() {
-                edges.push(PictureEdge {
-                    input,
-                    node: id,
-                    position,
-                    local: self.local_derivative(id, position),
-                });
-            }
-        }
+        let edges = self.picture_edges(&grouped.beside, order, &boxes);
         let frame = Frame {
             order,
             beside: &grouped.beside,
@@ -384,37 +397,7 @@ impl Session {
         }
         if from >= to {
             let span = range.map_or(name.span, |(a, b)| a.span.to(b.span));
-            let (a, b) = (bound_text(from), bound_text(to));
-            let (message, help) = if from == to {
-                (
-                    format!("the range {a} to {b} is empty"),
-                    format!(
-                        "give two different ends, e.g. `:plot {} -3 3`",
-                        variable.name
-                    ),
-                )
-            } else if (from - to).is_finite() {
-                (
-                    format!("the range {a} to {b} is reversed"),
-                    format!(
-                        "give the smaller end first: `:plot {} {b} {a}`",
-                        variable.name
-                    ),
-                )
-            } else {
-                (
-                    format!("the range {a} to {b} is reversed"),
-                    format!(
-                        "give the smaller end first and a narrower range, e.g. `:plot {} -1e300 1e300`",
-                        variable.name
-                    ),
-                )
-            };
-            return Err(SessionError::BadArguments {
-                message,
-                span,
-                help: Some(help),
-            });
+            return Err(empty_range(from, to, &variable.name, span));
         }
         if !(to - from).is_finite() {
             // -1e308 to 1e308: the samples would be nan and inf.
@@ -456,6 +439,35 @@ impl Session {
             target,
         });
         Ok(())
+    }
+}
+
+/// The error for a plot range `from` to `to` (at `span`) that is empty or
+/// reversed, with help for plotting `variable`.
+fn empty_range(from: f64, to: f64, variable: &str, span: Span) -> SessionError {
+    let (a, b) = (bound_text(from), bound_text(to));
+    let (message, help) = if from == to {
+        (
+            format!("the range {a} to {b} is empty"),
+            format!("give two different ends, e.g. `:plot {variable} -3 3`"),
+        )
+    } else if (from - to).is_finite() {
+        (
+            format!("the range {a} to {b} is reversed"),
+            format!("give the smaller end first: `:plot {variable} {b} {a}`"),
+        )
+    } else {
+        (
+            format!("the range {a} to {b} is reversed"),
+            format!(
+                "give the smaller end first and a narrower range, e.g. `:plot {variable} -1e300 1e300`"
+            ),
+        )
+    };
+    SessionError::BadArguments {
+        message,
+        span,
+        help: Some(help),
     }
 }
 
