@@ -535,15 +535,24 @@ impl<O: Write, E: Write> Printer<O, E> {
                     (Format::Human(_), Some(count)) => {
                         let s = if count == 1 { "" } else { "s" };
                         // Quoted where a space would split the name when
-                        // typed back: `:load "my lesson.calc"`.
+                        // typed back (`:load "my lesson.calc"`), or a
+                        // leading `-` would read as an option (`:load "-f"`,
+                        // `gradcalc ./-f`).
                         let file = &target.path;
-                        let (load, shell) = if file.contains(char::is_whitespace) {
-                            (
-                                format!("\"{file}\""),
-                                format!("'{}'", file.replace('\'', "'\\''")),
-                            )
+                        let load = if file.contains(char::is_whitespace) || file.starts_with('-') {
+                            format!("\"{file}\"")
                         } else {
-                            (file.clone(), file.clone())
+                            file.clone()
+                        };
+                        let path = if file.starts_with('-') {
+                            format!("./{file}")
+                        } else {
+                            file.clone()
+                        };
+                        let shell = if path.contains(char::is_whitespace) {
+                            format!("'{}'", path.replace('\'', "'\\''"))
+                        } else {
+                            path
                         };
                         writeln!(
                             self.out,

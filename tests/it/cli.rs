@@ -2073,6 +2073,29 @@ fn save_suggests_a_load_that_can_be_typed_back() {
     assert_eq!(stdout_of(&typed), "x = 1\n1\n");
 }
 
+/// Issue 21: `:save "-f"` suggested `gradcalc -f`, which reads `-f` as an
+/// option; both suggestions keep the name a file name, and both, typed back,
+/// run the saved statements (x + 1 = 42).
+#[test]
+fn save_to_a_name_like_an_option_suggests_what_runs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = gradcalc_in(dir.path())
+        .args(["-e", "x = 41; y = x + 1", "-e", ":save \"-f\""])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&output),
+        "x = 41\ny = 42\nsaved 2 statements to -f; `:load \"-f\"` or `gradcalc ./-f` replays them\n"
+    );
+    let by_shell = gradcalc_in(dir.path()).arg("./-f").output().unwrap();
+    assert_eq!(stdout_of(&by_shell), "x = 41\ny = 42\n");
+    let by_load = gradcalc_in(dir.path())
+        .args(["-e", ":load \"-f\""])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&by_load), "x = 41\ny = 42\n");
+}
+
 /// Issue 21: `:save "abc` (no closing quote) wrote a file named `"abc`; now
 /// it is an error with a caret at the quote, and nothing is written.
 #[test]
