@@ -326,40 +326,7 @@ impl Session {
         };
         // The words after `:repeat`, up to the statement: the count and a file
         // (after `-f` or `--force` to replace it).
-        let mut words = Vec::new();
-        let mut force = false;
-        let mut at = name.span.end;
-        while words.len() < 2 {
-            let rest = &source[at..span.end];
-            let skip = rest.len() - rest.trim_start().len();
-            let word_start = at + skip;
-            let word_len = source[word_start..span.end]
-                .find(char::is_whitespace)
-                .unwrap_or(span.end - word_start);
-            if word_len == 0 {
-                break;
-            }
-            let word = &source[word_start..word_start + word_len];
-            let is_file = word.trim_matches('"').ends_with(".svg");
-            if words.len() == 1 && !force && ["-f", "--force"].contains(&word) {
-                // A flag only before a file name; else the statement starts here.
-                let after = &source[word_start + word_len..span.end];
-                let next = after.split_whitespace().next().unwrap_or("");
-                if next.trim_matches('"').ends_with(".svg") {
-                    force = true;
-                    at = word_start + word_len;
-                    continue;
-                }
-            }
-            if words.len() == 1 && !is_file {
-                break;
-            }
-            words.push(Ident {
-                name: word.to_string(),
-                span: Span::new(word_start, word_start + word_len),
-            });
-            at = word_start + word_len;
-        }
+        let (words, mut force, at) = repeat_words(source, name.span.end, span.end);
         let body = Span::new(at, span.end);
         // A file that would be refused after every step ran is refused first;
         // the REPL asks whether to replace it, before the first step too.
@@ -639,6 +606,47 @@ impl Session {
             partial: partial.to_vec(),
         })
     }
+}
+
+/// The words of `:repeat` read from `source[from..end]` (after its name), up
+/// to its statements: the count and a file name ending in `.svg`, whether
+/// `-f` or `--force` came before the file, and where the statements start.
+fn repeat_words(source: &str, from: usize, end: usize) -> (Vec<Ident>, bool, usize) {
+    let mut words = Vec::new();
+    let mut force = false;
+    let mut at = from;
+    while words.len() < 2 {
+        let rest = &source[at..end];
+        let skip = rest.len() - rest.trim_start().len();
+        let word_start = at + skip;
+        let word_len = source[word_start..end]
+            .find(char::is_whitespace)
+            .unwrap_or(end - word_start);
+        if word_len == 0 {
+            break;
+        }
+        let word = &source[word_start..word_start + word_len];
+        let is_file = word.trim_matches('"').ends_with(".svg");
+        if words.len() == 1 && !force && ["-f", "--force"].contains(&word) {
+            // A flag only before a file name; else the statement starts here.
+            let after = &source[word_start + word_len..end];
+            let next = after.split_whitespace().next().unwrap_or("");
+            if next.trim_matches('"').ends_with(".svg") {
+                force = true;
+                at = word_start + word_len;
+                continue;
+            }
+        }
+        if words.len() == 1 && !is_file {
+            break;
+        }
+        words.push(Ident {
+            name: word.to_string(),
+            span: Span::new(word_start, word_start + word_len),
+        });
+        at = word_start + word_len;
+    }
+    (words, force, at)
 }
 
 /// Whether the table of a loop of `steps` steps (`:repeat`, `:descend`)
