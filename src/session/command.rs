@@ -631,47 +631,71 @@ impl<'a> Command<'a> {
             file: None,
             force: false,
         };
+        let positional = command.read_words(args)?;
+        command.place(positional)?;
+        Ok(command)
+    }
+
+    /// Reads the words after the command's name: flags, numbered flags with
+    /// their number, settings and keywords go into their fields, every word
+    /// into `args`; the positional words are handed back in order.
+    ///
+    /// Errors: [`SessionError::BadArguments`] for a numbered flag without
+    /// its number, a setting or flag given twice, or an unknown flag.
+    fn read_words(&mut self, args: &'a [Ident]) -> Result<Vec<&'a Ident>, SessionError> {
+        let spec = self.spec;
         let mut positional = Vec::new();
         let mut words = args.iter();
         while let Some(arg) = words.next() {
             if spec.writes && FORCE_FLAGS.contains(&arg.name.as_str()) {
-                command.force = true;
+                self.force = true;
                 continue;
             }
-            command.args.push(arg);
-            let given: Vec<&str> = command.numbered.iter().map(|n| n.0).collect();
+            self.args.push(arg);
+            let given: Vec<&str> = self.numbered.iter().map(|n| n.0).collect();
             if let Some(flag) = numbered(spec, &given, &arg.name) {
                 let Some(number) = words.next() else {
                     return Err(SessionError::BadArguments {
                         message: format!("`{flag}` takes a number after it"),
                         span: arg.span,
-                        help: Some(command.example()),
+                        help: Some(self.example()),
                     });
                 };
-                command.args.push(number);
-                command.numbered.push((flag, number));
+                self.args.push(number);
+                self.numbered.push((flag, number));
                 continue;
             }
             if let Some(key) = setting(spec, &arg.name) {
                 // A flag's setting may be given again (`--expand=h1
                 // --expand=h2`: a comma would end the word); `lr=` may not.
-                if !key.starts_with("--") && command.settings.iter().any(|(given, _)| *given == key)
-                {
-                    return Err(command.misuse());
+                if !key.starts_with("--") && self.settings.iter().any(|(given, _)| *given == key) {
+                    return Err(self.misuse());
                 }
-                command.settings.push((key, arg));
+                self.settings.push((key, arg));
                 continue;
             }
-            match keyword(spec, &command.keywords, &arg.name) {
-                Some(word) => command.keywords.push(word),
+            match keyword(spec, &self.keywords, &arg.name) {
+                Some(word) => self.keywords.push(word),
                 // A flag the row has, again or beside another of its group.
-                None if flags(spec).contains(&arg.name.as_str()) => return Err(command.misuse()),
+                None if flags(spec).contains(&arg.name.as_str()) => return Err(self.misuse()),
                 None if arg.name.starts_with("--") && !flags(spec).is_empty() => {
-                    return Err(command.unknown_flag(arg));
+                    return Err(self.unknown_flag(arg));
                 }
                 None => positional.push(arg),
             }
         }
+        Ok(positional)
+    }
+
+    /// Hands the `positional` words to the row's parameters in order (the
+    /// optional ones take what is left over after the required ones, the
+    /// names all of it).
+    ///
+    /// Errors: [`SessionError::BadArguments`] when words are missing or
+    /// left over, a required setting is not given, or a name is not
+    /// name-shaped.
+    fn place(&mut self, positional: Vec<&'a Ident>) -> Result<(), SessionError> {
+        let spec = self.spec;
         let required: usize = spec
             .params
             .iter()
@@ -679,22 +703,20 @@ impl<'a> Command<'a> {
             .map(|p| width(p.arg))
             .sum();
         let Some(mut extra) = positional.len().checked_sub(required) else {
-            return Err(command.misuse());
+            return Err(self.misuse());
         };
         let missing = spec.params.iter().find_map(|p| match p.arg {
-            Arg::Setting(key)
-                if !p.optional && !command.settings.iter().any(|(k, _)| *k == key) =>
-            {
+            Arg::Setting(key) if !p.optional && !self.settings.iter().any(|(k, _)| *k == key) => {
                 Some(key)
             }
             _ => None,
         });
         if let Some(key) = missing {
-            let span = command.args.iter().fold(name.span, |s, a| s.to(a.span));
+            let span = self.args.iter().fold(self.name.span, |s, a| s.to(a.span));
             return Err(SessionError::BadArguments {
-                message: format!("`:{}` needs `{key}…`", name.name),
+                message: format!("`:{}` needs `{key}…`", self.name.name),
                 span,
-                help: Some(command.example()),
+                help: Some(self.example()),
             });
         }
         let mut rest = positional.into_iter();
@@ -716,22 +738,22 @@ impl<'a> Command<'a> {
             let taken: Vec<&Ident> = rest.by_ref().take(take).collect();
             if matches!(param.arg, Arg::Name | Arg::Names) {
                 if let Some(word) = taken.iter().find(|word| !name_shaped(&word.name)) {
-                    return Err(command.not_a_name(word, param.arg));
+                    return Err(self.not_a_name(word, param.arg));
                 }
             }
             match param.arg {
                 Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port => {
-                    command.names.extend(taken)
+                    self.names.extend(taken)
                 }
-                Arg::File => command.file = taken.first().copied(),
-                Arg::Range => command.range = Some((taken[0], taken[1])),
+                Arg::File => self.file = taken.first().copied(),
+                Arg::Range => self.range = Some((taken[0], taken[1])),
                 Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_) => {}
             }
         }
         if rest.next().is_some() {
-            return Err(command.misuse());
+            return Err(self.misuse());
         }
-        Ok(command)
+        Ok(())
     }
 
     /// Whether the keyword `word` was given.

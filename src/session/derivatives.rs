@@ -810,71 +810,25 @@ impl Session {
         let names = self.names_by_node();
         let names: HashMap<NodeId, String> =
             names.into_iter().map(|(k, v)| (k, v.to_string())).collect();
+        let search = PieceSearch {
+            of,
+            wrt,
+            span,
+            x0,
+            branches: &branches,
+            kinks: &kinks,
+            masks: &masks,
+            depends: &depends,
+            names: &names,
+        };
         let mut pieces: Vec<DiffPiece> = Vec::new();
         for (sides, witness) in found {
-            let mut forced: HashMap<NodeId, Vec<bool>> = branches
-                .iter()
-                .map(|(id, passes)| (*id, vec![true; passes.len()]))
-                .collect();
-            let mut subst: HashMap<NodeId, Subst> = HashMap::new();
-            for (&id, &side) in kinks.iter().zip(&sides) {
-                let n = self.graph.operands(id).len();
-                let (passes, value) = match kink_kind(self.graph.op(id)) {
-                    Some(Kink::Relu) if side == 0 => (vec![false], Subst::Zero),
-                    Some(Kink::Relu) => (vec![true], Subst::Operand(0)),
-                    _ => ((0..n).map(|k| k == side).collect(), Subst::Operand(side)),
-                };
-                forced.insert(id, passes);
-                if !names.contains_key(&id) {
-                    subst.insert(id, value);
-                }
-            }
-            let mark = self.graph.len();
-            let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
-            let built = match self.graph.grad_on_branches(of, &[wrt], budget, &forced) {
-                Ok(built) => built,
-                Err(GradError::TooLarge { limit }) => {
-                    return Err(SessionError::DerivativeTooLarge { span, limit });
-                }
-                Err(GradError::Interrupted) => return Err(SessionError::Interrupted { span }),
-            };
-            let node = built.results[0];
-            let locals: HashMap<NodeId, LocalNode> =
-                built.locals.iter().map(|l| (l.root, *l)).collect();
-            let names_ref: HashMap<NodeId, &str> =
-                names.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            let written = Written {
-                names: &names_ref,
-                mark,
-                forced: &forced,
-                subst: &subst,
-            };
-            let tree = expression_in(&self.graph, node, &written, &locals);
-            let stable = expression_in(&self.graph, node, &written, &HashMap::new());
-            let mut conditions = kinks
-                .iter()
-                .zip(&sides)
-                .map(|(&id, &side)| condition(&self.graph, id, side, &written, &depends))
-                .collect::<Option<Vec<String>>>();
-            if kinks.is_empty() {
-                // Without kinks, the piece is where no mask of `^` holds.
-                conditions = masks
-                    .iter()
-                    .map(|&id| mask_condition(&self.graph, id, &written))
-                    .collect();
-                if let Some(c) = conditions.as_mut() {
-                    c.dedup();
-                }
-            }
-            let holds_where = conditions.map(|c| c.join(" and "));
-            self.graph.update_leaf(wrt, witness);
-            let value_there = self.graph.value(node);
-            let expression = tree
-                .as_ref()
-                .map(|tree| self.agreeing_form(tree, stable.as_ref(), value_there).0);
-            self.graph.update_leaf(wrt, x0);
-            self.graph.truncate(mark);
-            let (Some(expression), Some(holds_where)) = (expression, holds_where) else {
+            let Some(Piece {
+                expression,
+                holds_where,
+                value_there,
+            }) = self.piece(&search, &sides, witness)?
+            else {
                 return Ok((Vec::new(), 0));
             };
             let is_here = here.as_ref() == Some(&sides);
@@ -893,6 +847,101 @@ impl Session {
             }
         }
         Ok((pieces, more))
+    }
+
+    /// One piece of `search.of`'s derivative: the one on the side `sides` of
+    /// each kink (an index into its operands; for relu 0 is the flat side),
+    /// built on those branches, written out and checked at `witness`, a value
+    /// of `search.wrt` inside it. The graph is left as it was. `None` when the
+    /// piece or where it holds cannot be written.
+    ///
+    /// Errors: as [`Session::gradient_nodes`].
+    fn piece(
+        &mut self,
+        search: &PieceSearch,
+        sides: &[usize],
+        witness: f64,
+    ) -> Result<Option<Piece>, SessionError> {
+        let mut forced: HashMap<NodeId, Vec<bool>> = search
+            .branches
+            .iter()
+            .map(|(id, passes)| (*id, vec![true; passes.len()]))
+            .collect();
+        let mut subst: HashMap<NodeId, Subst> = HashMap::new();
+        for (&id, &side) in search.kinks.iter().zip(sides) {
+            let n = self.graph.operands(id).len();
+            let (passes, value) = match kink_kind(self.graph.op(id)) {
+                Some(Kink::Relu) if side == 0 => (vec![false], Subst::Zero),
+                Some(Kink::Relu) => (vec![true], Subst::Operand(0)),
+                _ => ((0..n).map(|k| k == side).collect(), Subst::Operand(side)),
+            };
+            forced.insert(id, passes);
+            if !search.names.contains_key(&id) {
+                subst.insert(id, value);
+            }
+        }
+        let mark = self.graph.len();
+        let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
+        let built = match self
+            .graph
+            .grad_on_branches(search.of, &[search.wrt], budget, &forced)
+        {
+            Ok(built) => built,
+            Err(GradError::TooLarge { limit }) => {
+                return Err(SessionError::DerivativeTooLarge {
+                    span: search.span,
+                    limit,
+                });
+            }
+            Err(GradError::Interrupted) => {
+                return Err(SessionError::Interrupted { span: search.span });
+            }
+        };
+        let node = built.results[0];
+        let locals: HashMap<NodeId, LocalNode> =
+            built.locals.iter().map(|l| (l.root, *l)).collect();
+        let names_ref: HashMap<NodeId, &str> =
+            search.names.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let written = Written {
+            names: &names_ref,
+            mark,
+            forced: &forced,
+            subst: &subst,
+        };
+        let tree = expression_in(&self.graph, node, &written, &locals);
+        let stable = expression_in(&self.graph, node, &written, &HashMap::new());
+        let mut conditions = search
+            .kinks
+            .iter()
+            .zip(sides)
+            .map(|(&id, &side)| condition(&self.graph, id, side, &written, search.depends))
+            .collect::<Option<Vec<String>>>();
+        if search.kinks.is_empty() {
+            // Without kinks, the piece is where no mask of `^` holds.
+            conditions = search
+                .masks
+                .iter()
+                .map(|&id| mask_condition(&self.graph, id, &written))
+                .collect();
+            if let Some(c) = conditions.as_mut() {
+                c.dedup();
+            }
+        }
+        let holds_where = conditions.map(|c| c.join(" and "));
+        self.graph.update_leaf(search.wrt, witness);
+        let value_there = self.graph.value(node);
+        let expression = tree
+            .as_ref()
+            .map(|tree| self.agreeing_form(tree, stable.as_ref(), value_there).0);
+        self.graph.update_leaf(search.wrt, search.x0);
+        self.graph.truncate(mark);
+        Ok(expression
+            .zip(holds_where)
+            .map(|(expression, holds_where)| Piece {
+                expression,
+                holds_where,
+                value_there,
+            }))
     }
 
     /// The text `:diff` prints for the derivative `tree` whose value is
@@ -1007,6 +1056,35 @@ fn expression_of(
         subst: &HashMap::new(),
     };
     expression_in(graph, node, &written, locals)
+}
+
+/// What [`Session::piece`] builds every piece of `:diff`'s derivative from.
+struct PieceSearch<'a> {
+    /// The node differentiated.
+    of: NodeId,
+    /// The variable leaf it is differentiated with respect to.
+    wrt: NodeId,
+    span: Span,
+    /// The leaf's present value, put back after each piece.
+    x0: f64,
+    /// Every node on the way from `of` down to `wrt` with its branches.
+    branches: &'a [(NodeId, Vec<bool>)],
+    /// The kinks among them (relu, max, min), one side each per piece.
+    kinks: &'a [NodeId],
+    /// The masks of `^` whose condition moves with the variable.
+    masks: &'a [NodeId],
+    /// The nodes whose value depends on `wrt`.
+    depends: &'a std::collections::HashSet<NodeId>,
+    /// The variables' names.
+    names: &'a HashMap<NodeId, String>,
+}
+
+/// One piece built by [`Session::piece`]: the derivative there, where it
+/// holds and its value at the witness.
+struct Piece {
+    expression: String,
+    holds_where: String,
+    value_there: f64,
 }
 
 /// How [`expression_in`] writes a derivative graph's nodes.
@@ -1341,113 +1419,18 @@ fn shared_form(
     locals: &HashMap<NodeId, LocalNode>,
     prefix: &str,
 ) -> Option<Shared> {
-    // What a node's text refers to: (node, how many times).
-    let rule_of = |id: NodeId| -> Option<(LocalNode, crate::engine::LocalRule)> {
-        let local = *locals.get(&id).filter(|_| id.index() >= mark)?;
-        let inputs = graph.operands(local.node);
-        let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
-        let rule = graph.op(local.node).local_rule(
-            local.position,
-            &values,
-            graph.value(local.node),
-            Form::Textbook,
-        );
-        Some((local, rule))
+    let view = SharedView {
+        graph,
+        names,
+        mark,
+        locals,
     };
-    let is_atom =
-        |id: NodeId| (id.index() < mark && names.contains_key(&id)) || graph.op(id) == Op::Const;
-    let refs = |id: NodeId| -> Vec<(NodeId, usize)> {
-        if is_atom(id) {
-            return Vec::new();
-        }
-        if let Some((local, rule)) = rule_of(id) {
-            let crate::engine::LocalRule::Expr { expr, .. } = rule else {
-                return Vec::new();
-            };
-            let mut out: Vec<(NodeId, usize)> = graph
-                .operands(local.node)
-                .iter()
-                .enumerate()
-                .map(|(k, &o)| (o, uses_in(expr, Some(k))))
-                .collect();
-            out.push((local.node, uses_in(expr, None)));
-            out.retain(|(_, n)| *n > 0);
-            return out;
-        }
-        graph.operands(id).iter().map(|&o| (o, 1)).collect()
-    };
-    // Every node the text reaches, and how often it is referred to.
-    let mut count: HashMap<NodeId, usize> = HashMap::new();
-    let mut stack = vec![node];
-    count.insert(node, 1);
-    let mut seen: std::collections::HashSet<NodeId> = [node].into_iter().collect();
-    while let Some(id) = stack.pop() {
-        if !is_atom(id) && graph.op(id).is_leaf() {
-            return None;
-        }
-        for (child, n) in refs(id) {
-            *count.entry(child).or_insert(0) += n;
-            if seen.insert(child) {
-                stack.push(child);
-            }
-        }
-    }
-    // Operands have smaller ids than their node, and a local derivative's
-    // node (below `mark`) a smaller one than the derivative: ids increasing
-    // is an order with every reference before its user.
-    let mut order: Vec<NodeId> = seen.into_iter().collect();
-    order.sort();
+    let (count, order) = view.references(node)?;
     let mut written: HashMap<NodeId, ExprTree> = HashMap::new();
-    // A node's text for its user: moved out when it has one use (so the
-    // text inlined stays linear), copied when it has more (a name or an atom).
-    let take = |written: &mut HashMap<NodeId, ExprTree>, o: NodeId| -> ExprTree {
-        let tree = if count.get(&o).copied().unwrap_or(0) > 1 {
-            written.get(&o).cloned()
-        } else {
-            written.remove(&o)
-        };
-        tree.unwrap_or_else(|| ExprTree::name("nan"))
-    };
     let mut parts: Vec<(String, ExprTree)> = Vec::new();
     let mut chars = 0usize;
     for id in order {
-        let tree = if id.index() < mark && names.contains_key(&id) {
-            ExprTree::name(names[&id])
-        } else if graph.op(id) == Op::Const {
-            ExprTree::number(graph.value(id))
-        } else if let Some((local, rule)) = rule_of(id) {
-            // Only the operands the rule uses are taken (a once-used node
-            // belongs to the one text that refers to it).
-            let used = |k: usize| match rule {
-                crate::engine::LocalRule::Expr { expr, .. } => uses_in(expr, Some(k)) > 0,
-                _ => false,
-            };
-            let operands: Vec<ExprTree> = graph
-                .operands(local.node)
-                .iter()
-                .enumerate()
-                .map(|(k, &o)| match used(k) {
-                    true => take(&mut written, o),
-                    false => ExprTree::name("nan"),
-                })
-                .collect();
-            let refs: Vec<&ExprTree> = operands.iter().collect();
-            let output = match rule {
-                crate::engine::LocalRule::Expr { expr, .. } if uses_in(expr, None) > 0 => {
-                    Some(take(&mut written, local.node))
-                }
-                _ => None,
-            };
-            super::formula::rule_tree_over(graph.op(local.node), rule, &refs, output.as_ref())?
-        } else {
-            let operands: Vec<ExprTree> = graph
-                .operands(id)
-                .iter()
-                .map(|&o| take(&mut written, o))
-                .collect();
-            let refs: Vec<&ExprTree> = operands.iter().collect();
-            super::formula::apply(graph.op(id), &refs)
-        };
+        let tree = view.node_tree(id, &mut written, &count)?;
         let tree = drop_zero_products(&tree.fold_constants());
         let atomic = matches!(
             tree.get(tree.root()).kind,
@@ -1470,4 +1453,154 @@ fn shared_form(
         return None;
     }
     Some(Shared { expression, parts })
+}
+
+/// A derivative graph as [`shared_form`] writes it: `graph` with the
+/// variables' `names`, the nodes from `mark` on built by the derivative and
+/// `locals`, its local derivatives by their root.
+struct SharedView<'a> {
+    graph: &'a Graph,
+    names: &'a HashMap<NodeId, &'a str>,
+    mark: usize,
+    locals: &'a HashMap<NodeId, LocalNode>,
+}
+
+impl SharedView<'_> {
+    /// The local derivative whose root is `id` and its textbook rule at the
+    /// present values; `None` when `id` is not the root of one.
+    fn rule_of(&self, id: NodeId) -> Option<(LocalNode, crate::engine::LocalRule)> {
+        let graph = self.graph;
+        let local = *self.locals.get(&id).filter(|_| id.index() >= self.mark)?;
+        let inputs = graph.operands(local.node);
+        let values: Vec<f64> = inputs.iter().map(|&i| graph.value(i)).collect();
+        let rule = graph.op(local.node).local_rule(
+            local.position,
+            &values,
+            graph.value(local.node),
+            Form::Textbook,
+        );
+        Some((local, rule))
+    }
+
+    /// Whether `id` is written as itself: a named variable or a constant.
+    fn is_atom(&self, id: NodeId) -> bool {
+        (id.index() < self.mark && self.names.contains_key(&id)) || self.graph.op(id) == Op::Const
+    }
+
+    /// What the text of `id` refers to: (node, how many times). A local
+    /// derivative refers to the operands and the output its rule uses.
+    fn refs(&self, id: NodeId) -> Vec<(NodeId, usize)> {
+        let graph = self.graph;
+        if self.is_atom(id) {
+            return Vec::new();
+        }
+        if let Some((local, rule)) = self.rule_of(id) {
+            let crate::engine::LocalRule::Expr { expr, .. } = rule else {
+                return Vec::new();
+            };
+            let mut out: Vec<(NodeId, usize)> = graph
+                .operands(local.node)
+                .iter()
+                .enumerate()
+                .map(|(k, &o)| (o, uses_in(expr, Some(k))))
+                .collect();
+            out.push((local.node, uses_in(expr, None)));
+            out.retain(|(_, n)| *n > 0);
+            return out;
+        }
+        graph.operands(id).iter().map(|&o| (o, 1)).collect()
+    }
+
+    /// Every node the text of `node` reaches with how often it is referred
+    /// to, and those nodes in an order with every reference before its user.
+    /// `None` when it reaches an unnamed variable.
+    fn references(&self, node: NodeId) -> Option<(HashMap<NodeId, usize>, Vec<NodeId>)> {
+        let mut count: HashMap<NodeId, usize> = HashMap::new();
+        let mut stack = vec![node];
+        count.insert(node, 1);
+        let mut seen: std::collections::HashSet<NodeId> = [node].into_iter().collect();
+        while let Some(id) = stack.pop() {
+            if !self.is_atom(id) && self.graph.op(id).is_leaf() {
+                return None;
+            }
+            for (child, n) in self.refs(id) {
+                *count.entry(child).or_insert(0) += n;
+                if seen.insert(child) {
+                    stack.push(child);
+                }
+            }
+        }
+        // Operands have smaller ids than their node, and a local derivative's
+        // node (below `mark`) a smaller one than the derivative: ids increasing
+        // is an order with every reference before its user.
+        let mut order: Vec<NodeId> = seen.into_iter().collect();
+        order.sort();
+        Some((count, order))
+    }
+
+    /// The text of `id` over the texts already `written` of what it refers
+    /// to (taken from `written` as [`take_written`] does, by `count`), before
+    /// constants are folded. `None` where a rule cannot be written.
+    fn node_tree(
+        &self,
+        id: NodeId,
+        written: &mut HashMap<NodeId, ExprTree>,
+        count: &HashMap<NodeId, usize>,
+    ) -> Option<ExprTree> {
+        let graph = self.graph;
+        let tree = if id.index() < self.mark && self.names.contains_key(&id) {
+            ExprTree::name(self.names[&id])
+        } else if graph.op(id) == Op::Const {
+            ExprTree::number(graph.value(id))
+        } else if let Some((local, rule)) = self.rule_of(id) {
+            // Only the operands the rule uses are taken (a once-used node
+            // belongs to the one text that refers to it).
+            let used = |k: usize| match rule {
+                crate::engine::LocalRule::Expr { expr, .. } => uses_in(expr, Some(k)) > 0,
+                _ => false,
+            };
+            let operands: Vec<ExprTree> = graph
+                .operands(local.node)
+                .iter()
+                .enumerate()
+                .map(|(k, &o)| match used(k) {
+                    true => take_written(written, count, o),
+                    false => ExprTree::name("nan"),
+                })
+                .collect();
+            let refs: Vec<&ExprTree> = operands.iter().collect();
+            let output = match rule {
+                crate::engine::LocalRule::Expr { expr, .. } if uses_in(expr, None) > 0 => {
+                    Some(take_written(written, count, local.node))
+                }
+                _ => None,
+            };
+            super::formula::rule_tree_over(graph.op(local.node), rule, &refs, output.as_ref())?
+        } else {
+            let operands: Vec<ExprTree> = graph
+                .operands(id)
+                .iter()
+                .map(|&o| take_written(written, count, o))
+                .collect();
+            let refs: Vec<&ExprTree> = operands.iter().collect();
+            super::formula::apply(graph.op(id), &refs)
+        };
+        Some(tree)
+    }
+}
+
+/// The text of `o` for its user: moved out of `written` when `count` gives it
+/// one use (so the text inlined stays linear), copied when it has more (a
+/// name or an atom); `nan` when it is not there.
+fn take_written(
+    written: &mut HashMap<NodeId, ExprTree>,
+    count: &HashMap<NodeId, usize>,
+    o: NodeId,
+) -> ExprTree {
+    let tree = if count.get(&o).copied().unwrap_or(0) > 1 {
+        written.get(&o).cloned()
+    } else {
+        written.remove(&o)
+    };
+    tree.unwrap_or_else(|| ExprTree::name("nan"))
 }

@@ -326,40 +326,7 @@ impl Session {
         };
         // The words after `:repeat`, up to the statement: the count and a file
         // (after `-f` or `--force` to replace it).
-        let mut words = Vec::new();
-        let mut force = false;
-        let mut at = name.span.end;
-        while words.len() < 2 {
-            let rest = &source[at..span.end];
-            let skip = rest.len() - rest.trim_start().len();
-            let word_start = at + skip;
-            let word_len = source[word_start..span.end]
-                .find(char::is_whitespace)
-                .unwrap_or(span.end - word_start);
-            if word_len == 0 {
-                break;
-            }
-            let word = &source[word_start..word_start + word_len];
-            let is_file = word.trim_matches('"').ends_with(".svg");
-            if words.len() == 1 && !force && ["-f", "--force"].contains(&word) {
-                // A flag only before a file name; else the statement starts here.
-                let after = &source[word_start + word_len..span.end];
-                let next = after.split_whitespace().next().unwrap_or("");
-                if next.trim_matches('"').ends_with(".svg") {
-                    force = true;
-                    at = word_start + word_len;
-                    continue;
-                }
-            }
-            if words.len() == 1 && !is_file {
-                break;
-            }
-            words.push(Ident {
-                name: word.to_string(),
-                span: Span::new(word_start, word_start + word_len),
-            });
-            at = word_start + word_len;
-        }
+        let (words, mut force, at) = repeat_words(source, name.span.end, span.end);
         let body = Span::new(at, span.end);
         // A file that would be refused after every step ran is refused first;
         // the REPL asks whether to replace it, before the first step too.
@@ -457,18 +424,16 @@ impl Session {
         body: Span,
         events: &mut Vec<Event>,
     ) -> Result<Ran, SessionError> {
-        let usage = |span: Span, message: &str| SessionError::BadArguments {
-            message: message.to_string(),
-            span,
-            help: Some("e.g. `:repeat 50 w := w - 0.1*grad(L, w)`".to_string()),
-        };
         let Some(count) = args.first() else {
-            return Err(usage(name.span, "`:repeat` takes a count and a statement"));
+            return Err(repeat_usage(
+                name.span,
+                "`:repeat` takes a count and a statement",
+            ));
         };
         let steps = match count.name.parse::<usize>() {
             Ok(n) if (1..=MAX_REPEAT).contains(&n) => n,
             _ => {
-                return Err(usage(
+                return Err(repeat_usage(
                     count.span,
                     &format!("the count must be a whole number from 1 to {MAX_REPEAT}"),
                 ));
@@ -480,44 +445,13 @@ impl Session {
             .map(|s| Span::new(s.start + body.start, s.end + body.start))
             .collect();
         if pieces.is_empty() {
-            return Err(usage(
+            return Err(repeat_usage(
                 name.span.to(count.span),
                 "`:repeat` needs a statement to run",
             ));
         }
         let text = source[pieces[0].start..pieces[pieces.len() - 1].end].to_string();
-        let mut statements = Vec::new();
-        let mut assigned: Vec<String> = Vec::new();
-        for piece in &pieces {
-            let located = syntax::parse_statement(source, *piece)?;
-            match &located.statement {
-                Statement::Assign { target, op, .. } => {
-                    if *op != AssignOp::Update {
-                        events.push(Event::Notice {
-                            message: format!(
-                                "`{}` rebinds {0} at every step, and values built from the old {0} keep it; `{0} := …` changes {0} in place",
-                                target.name
-                            ),
-                        });
-                    }
-                    if !assigned.contains(&target.name) {
-                        assigned.push(target.name.clone());
-                    }
-                }
-                Statement::Updates { targets, .. } => {
-                    for target in targets {
-                        if !assigned.contains(&target.name) {
-                            assigned.push(target.name.clone());
-                        }
-                    }
-                }
-                Statement::Expr(_) => {}
-                Statement::Define { .. } | Statement::Command { .. } => {
-                    return Err(usage(*piece, "`:repeat` runs assignments and expressions"));
-                }
-            }
-            statements.push(located.statement);
-        }
+        let (statements, assigned) = repeat_statements(source, &pieces, events)?;
         if let Some(warning) = self.one_after_another(&statements, &count.name, body) {
             events.push(warning);
         }
@@ -539,41 +473,14 @@ impl Session {
         // Ctrl-C cuts the next step short (its kept statements change them).
         let mut finished = vec![f64::NAN; assigned.len()];
         let mut finished_output = None;
-        'steps: for step in 1..=steps {
+        for step in 1..=steps {
             let mut step_events = Vec::new();
-            for (i, statement) in statements.iter().enumerate() {
-                let mark = self.graph.len();
-                let ran = match statement {
-                    Statement::Assign { target, op, value } => self
-                        .assign(target, *op, &Rhs::whole(value), &mut step_events)
-                        .map(|_| ()),
-                    Statement::Updates { targets, values } => {
-                        self.update_together(targets, values, &mut step_events)
-                    }
-                    Statement::Expr(tree) => {
-                        self.evaluate(tree, &mut step_events).and_then(|value| {
-                            self.check_interrupt()?;
-                            let number = self.graph.value(value.node);
-                            self.graph.truncate(mark);
-                            self.forget_groups_past(mark);
-                            let last = self.graph.constant(number);
-                            self.last = Some(last);
-                            Ok(())
-                        })
-                    }
-                    _ => Ok(()),
-                };
-                match ran {
-                    // Ctrl-C inside a step: that statement is undone, the
-                    // steps (and statements) before it are kept.
-                    Err(error) if error.is_interrupted() => {
-                        self.undo_past(mark, self.statements.len());
-                        interrupted = true;
-                        partial = &pieces[..i];
-                        break 'steps;
-                    }
-                    ran => ran?,
-                }
+            if let Some(ran) = self.repeat_step(&statements, &mut step_events)? {
+                // Ctrl-C inside a step: the statement cut short is undone,
+                // the steps (and statements) before it are kept.
+                interrupted = true;
+                partial = &pieces[..ran];
+                break;
             }
             if step == 1 {
                 // Warnings of the first step only: later steps would repeat them.
@@ -595,12 +502,7 @@ impl Session {
                     values,
                 });
             } else {
-                for (value, name) in finished.iter_mut().zip(&assigned) {
-                    *value = self
-                        .vars
-                        .get(name)
-                        .map_or(f64::NAN, |&id| self.graph.value(id));
-                }
+                self.finished_values(&assigned, &mut finished);
             }
             if crate::interrupt::requested() {
                 interrupted = step < steps;
@@ -610,17 +512,7 @@ impl Session {
                 self.collect_if_due();
             }
         }
-        if let Some(last_row) = rows.last() {
-            if last_row.step != done && done > 0 {
-                // `finished` holds step `done`'s values: a step not kept
-                // stored them.
-                rows.push(RepeatRow {
-                    step: done,
-                    output: finished_output,
-                    values: finished,
-                });
-            }
-        }
+        push_last_step(&mut rows, done, finished_output, finished);
         events.push(Event::Calculus(CalculusEvent::Repeat {
             statement: text,
             of: self.output.as_ref().map(|o| o.label.clone()),
@@ -639,6 +531,176 @@ impl Session {
             partial: partial.to_vec(),
         })
     }
+
+    /// Writes the values of the `assigned` variables now into `finished`
+    /// (NaN for one not bound), the row of a step the table does not keep.
+    fn finished_values(&self, assigned: &[String], finished: &mut [f64]) {
+        for (value, name) in finished.iter_mut().zip(assigned) {
+            *value = self
+                .vars
+                .get(name)
+                .map_or(f64::NAN, |&id| self.graph.value(id));
+        }
+    }
+
+    /// Runs one step of `:repeat`: each of `statements` in order, their
+    /// events to `step_events` (an expression's value becomes `last`).
+    /// `Some(i)` when Ctrl-C cut statement `i` short (it is undone, the
+    /// `i` before it are kept); `None` when all ran.
+    ///
+    /// Errors: the first error of a statement.
+    fn repeat_step(
+        &mut self,
+        statements: &[Statement],
+        step_events: &mut Vec<Event>,
+    ) -> Result<Option<usize>, SessionError> {
+        for (i, statement) in statements.iter().enumerate() {
+            let mark = self.graph.len();
+            let ran = match statement {
+                Statement::Assign { target, op, value } => self
+                    .assign(target, *op, &Rhs::whole(value), step_events)
+                    .map(|_| ()),
+                Statement::Updates { targets, values } => {
+                    self.update_together(targets, values, step_events)
+                }
+                Statement::Expr(tree) => self.evaluate(tree, step_events).and_then(|value| {
+                    self.check_interrupt()?;
+                    let number = self.graph.value(value.node);
+                    self.graph.truncate(mark);
+                    self.forget_groups_past(mark);
+                    let last = self.graph.constant(number);
+                    self.last = Some(last);
+                    Ok(())
+                }),
+                _ => Ok(()),
+            };
+            match ran {
+                // Ctrl-C inside a step: that statement is undone, the
+                // steps (and statements) before it are kept.
+                Err(error) if error.is_interrupted() => {
+                    self.undo_past(mark, self.statements.len());
+                    return Ok(Some(i));
+                }
+                ran => ran?,
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The words of `:repeat` read from `source[from..end]` (after its name), up
+/// to its statements: the count and a file name ending in `.svg`, whether
+/// `-f` or `--force` came before the file, and where the statements start.
+fn repeat_words(source: &str, from: usize, end: usize) -> (Vec<Ident>, bool, usize) {
+    let mut words = Vec::new();
+    let mut force = false;
+    let mut at = from;
+    while words.len() < 2 {
+        let rest = &source[at..end];
+        let skip = rest.len() - rest.trim_start().len();
+        let word_start = at + skip;
+        let word_len = source[word_start..end]
+            .find(char::is_whitespace)
+            .unwrap_or(end - word_start);
+        if word_len == 0 {
+            break;
+        }
+        let word = &source[word_start..word_start + word_len];
+        let is_file = word.trim_matches('"').ends_with(".svg");
+        if words.len() == 1 && !force && ["-f", "--force"].contains(&word) {
+            // A flag only before a file name; else the statement starts here.
+            let after = &source[word_start + word_len..end];
+            let next = after.split_whitespace().next().unwrap_or("");
+            if next.trim_matches('"').ends_with(".svg") {
+                force = true;
+                at = word_start + word_len;
+                continue;
+            }
+        }
+        if words.len() == 1 && !is_file {
+            break;
+        }
+        words.push(Ident {
+            name: word.to_string(),
+            span: Span::new(word_start, word_start + word_len),
+        });
+        at = word_start + word_len;
+    }
+    (words, force, at)
+}
+
+/// Adds the row of step `done` (its `output` and `finished` values) to
+/// `rows` when the last row kept is of an earlier step (a loop stopped on a
+/// step the table does not keep); nothing when no step finished.
+fn push_last_step(rows: &mut Vec<RepeatRow>, done: usize, output: Option<f64>, finished: Vec<f64>) {
+    if let Some(last_row) = rows.last() {
+        if last_row.step != done && done > 0 {
+            // `finished` holds step `done`'s values: a step not kept
+            // stored them.
+            rows.push(RepeatRow {
+                step: done,
+                output,
+                values: finished,
+            });
+        }
+    }
+}
+
+/// The error for a misused `:repeat` at `span`, with an example.
+fn repeat_usage(span: Span, message: &str) -> SessionError {
+    SessionError::BadArguments {
+        message: message.to_string(),
+        span,
+        help: Some("e.g. `:repeat 50 w := w - 0.1*grad(L, w)`".to_string()),
+    }
+}
+
+/// The statements of `:repeat` parsed from the `pieces` of `source`, and the
+/// variables they assign in order, once each. A notice goes to `events` for
+/// each `=` (it rebinds at every step).
+///
+/// Errors: a statement that does not parse, or is a command or a definition.
+fn repeat_statements(
+    source: &str,
+    pieces: &[Span],
+    events: &mut Vec<Event>,
+) -> Result<(Vec<Statement>, Vec<String>), SessionError> {
+    let mut statements = Vec::new();
+    let mut assigned: Vec<String> = Vec::new();
+    for piece in pieces {
+        let located = syntax::parse_statement(source, *piece)?;
+        match &located.statement {
+            Statement::Assign { target, op, .. } => {
+                if *op != AssignOp::Update {
+                    events.push(Event::Notice {
+                        message: format!(
+                            "`{}` rebinds {0} at every step, and values built from the old {0} keep it; `{0} := …` changes {0} in place",
+                            target.name
+                        ),
+                    });
+                }
+                if !assigned.contains(&target.name) {
+                    assigned.push(target.name.clone());
+                }
+            }
+            Statement::Updates { targets, .. } => {
+                for target in targets {
+                    if !assigned.contains(&target.name) {
+                        assigned.push(target.name.clone());
+                    }
+                }
+            }
+            Statement::Expr(_) => {}
+            Statement::Define { .. } | Statement::Command { .. } => {
+                return Err(repeat_usage(
+                    *piece,
+                    "`:repeat` runs assignments and expressions",
+                ));
+            }
+        }
+        statements.push(located.statement);
+    }
+    Ok((statements, assigned))
 }
 
 /// Whether the table of a loop of `steps` steps (`:repeat`, `:descend`)

@@ -10,279 +10,323 @@ use crate::session::CalculusEvent;
 pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
     let mut out = String::new();
     match event {
-        CalculusEvent::Updated {
-            name,
-            value,
-            recomputed,
-            changed,
-        } => {
-            let _ = write!(out, "{} := {}", p.name(name), p.value(*value));
-            if *recomputed > 0 {
-                let _ = write!(
-                    out,
-                    "  {}",
-                    p.dim(&format!(
-                        "({recomputed} node{} evaluated again)",
-                        if *recomputed == 1 { "" } else { "s" }
-                    ))
-                );
-            }
-            out.push('\n');
-            for change in changed {
-                let _ = writeln!(
-                    out,
-                    "  {} = {}  {}",
-                    p.name(&change.name),
-                    p.value(change.after),
-                    p.dim(&format!("(was {})", p.number(change.before)))
-                );
-            }
-        }
-        CalculusEvent::Repeat {
-            statement,
-            of,
-            assigned,
-            steps,
-            requested,
-            rows,
-            outputs,
-            interrupted,
-            partial,
-            target,
-        } => {
-            let _ = write!(
-                out,
-                "ran `{statement}` {steps} time{}",
-                if *steps == 1 { "" } else { "s" }
-            );
-            if *interrupted {
-                let _ = write!(
-                    out,
-                    ": interrupted after {steps} of {requested} steps by Ctrl-C; the steps done are kept"
-                );
-                if *partial > 0 {
-                    let s = if *partial == 1 { "" } else { "s" };
-                    let _ = write!(
-                        out,
-                        ", and the first {partial} statement{s} of step {}",
-                        steps + 1
-                    );
-                }
-            }
-            out.push('\n');
-            let mut names: Vec<&str> = of.iter().map(String::as_str).collect();
-            names.extend(
-                assigned
-                    .iter()
-                    .filter(|a| Some(*a) != of.as_ref())
-                    .map(String::as_str),
-            );
-            let cells = rows.iter().map(|row| {
-                let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
-                for (name, value) in assigned.iter().zip(&row.values) {
-                    if Some(name) != of.as_ref() {
-                        cells.push(p.number(*value));
-                    }
-                }
-                (row.step, cells)
-            });
-            step_table(&mut out, &names, usize::from(of.is_some()), cells, p, false);
-            // With an output every step has its value.
-            let outputs: Vec<f64> = outputs.iter().map(|o| o.unwrap_or(f64::NAN)).collect();
-            if let (Some(of), None) = (of, target) {
-                out.push_str(&series::terminal(of, &outputs));
-            }
-            if let Some(of) = of {
-                if let Some(steps) = non_finite_steps(&outputs) {
-                    let _ = writeln!(
-                        out,
-                        "{} {of} is not finite after {steps}: the plot leaves {} out",
-                        p.dim("note:"),
-                        if steps.contains(',') || steps.contains(" to ") {
-                            "them"
-                        } else {
-                            "it"
-                        }
-                    );
-                }
-            }
-        }
-        CalculusEvent::Descent {
-            of,
-            params,
-            rate,
-            steps,
-            requested,
-            rows,
-            losses,
-            interrupted,
-            all,
-        } => {
-            let s = if *steps == 1 { "" } else { "s" };
-            let _ = write!(
-                out,
-                "gradient descent on {} over {}, learning rate {}: {steps} step{s}, each one backward pass and all parameters moved together",
-                p.name(of),
-                params.join(", "),
-                p.number(*rate)
-            );
-            if *interrupted {
-                let _ = write!(
-                    out,
-                    "; interrupted after {steps} of {requested} steps by Ctrl-C, the steps done are kept"
-                );
-            }
-            out.push('\n');
-            let mut names = vec![of.as_str()];
-            names.extend(params.iter().map(String::as_str));
-            let cells = rows.iter().map(|row| {
-                let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
-                cells.extend(row.values.iter().map(|&v| p.number(v)));
-                (row.step, cells)
-            });
-            step_table(&mut out, &names, 1, cells, p, *all);
-            out.push_str(&series::terminal(of, losses));
-            if let Some(steps) = non_finite_steps(losses) {
-                let _ = writeln!(
-                    out,
-                    "{} {of} is not finite at {steps}: the plot leaves it out",
-                    p.dim("note:")
-                );
-            }
-        }
-        CalculusEvent::Hessian {
-            of,
-            names,
-            matrix,
-            zero_rows,
-            asymmetry,
-        } => {
-            let _ = writeln!(
-                out,
-                "Hessian of {}: ∂²{of}/∂row∂column, rows and columns {}",
-                p.name(of),
-                names.join(", ")
-            );
-            let cells: Vec<Vec<String>> = matrix
-                .iter()
-                .map(|row| row.iter().map(|&v| p.number(v)).collect())
-                .collect();
-            let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-            let width = cells
-                .iter()
-                .flatten()
-                .map(|c| c.chars().count())
-                .chain(names.iter().map(|n| n.chars().count()))
-                .max()
-                .unwrap_or(1);
-            let head: Vec<String> = names.iter().map(|n| format!("{n:>width$}")).collect();
-            let _ = writeln!(out, "  {:name_width$}  {}", "", p.name(&head.join("  ")));
-            for (name, row) in names.iter().zip(&cells) {
-                let row: Vec<String> = row.iter().map(|c| format!("{c:>width$}")).collect();
-                let _ = writeln!(
-                    out,
-                    "  {}  {}",
-                    p.name(&format!("{name:>name_width$}")),
-                    row.join("  ")
-                );
-            }
-            if *asymmetry > 0.0 {
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    p.dim(&format!(
-                        "(largest |H[a][b] - H[b][a]| = {}: rounding)",
-                        p.number(*asymmetry)
-                    ))
-                );
-            }
-            for note in zero_rows {
-                let _ = writeln!(out, "  {}", p.dim(&format!("({note})")));
-            }
-        }
-        CalculusEvent::Diff {
-            of,
-            wrt,
-            expression,
-            value,
-            formula_value,
-            at,
-            pieces,
-            more_pieces,
-            parts,
-        } => {
-            // The shared parts first, as statements to type before the
-            // expression that uses them.
-            if !parts.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    p.dim(&format!(
-                        "{} with {} parts used more than once named once (type these lines, then the expression):",
-                        p.partial(of, wrt),
-                        parts.len()
-                    ))
-                );
-                for part in parts {
-                    let _ = writeln!(out, "{} = {}", part.name, part.expression);
-                }
-            }
-            // Where the derivative graph is inf or nan and the expression
-            // is not, both values.
-            let now = match formula_value {
-                Some(typed) => format!(
-                    "(= {} now, where grad({of}, {wrt}) computes {}: its nodes are undefined here)",
-                    p.number(*typed),
-                    p.number(*value)
-                ),
-                None => format!("(= {} now)", p.number(*value)),
-            };
-            if pieces.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "{} = {expression}  {}",
-                    p.partial(of, wrt),
-                    p.dim(&now)
-                );
-            }
-            // One line a piece, the one that holds at the point marked; on a
-            // kink, what the convention gives there.
-            for piece in pieces {
-                let here = if piece.here {
-                    format!(
-                        "  {}",
-                        p.dim(&format!("(holds here: = {} now)", p.number(*value)))
-                    )
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(
-                    out,
-                    "{} = {}   for {}{here}",
-                    p.partial(of, wrt),
-                    piece.expression,
-                    piece.holds_where
-                );
-            }
-            if *more_pieces > 0 {
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    p.dim(&format!("({more_pieces} more pieces not listed)"))
-                );
-            }
-            if !pieces.is_empty() && !pieces.iter().any(|piece| piece.here) {
-                let _ = writeln!(
-                    out,
-                    "  at {wrt} = {}, where no piece holds, the convention (`:help grad`) gives {} = {expression}  {}",
-                    p.number(*at),
-                    p.partial(of, wrt),
-                    p.dim(&now)
-                );
-            }
-        }
+        CalculusEvent::Updated { .. } => updated(&mut out, event, p),
+        CalculusEvent::Repeat { .. } => repeat(&mut out, event, p),
+        CalculusEvent::Descent { .. } => descent(&mut out, event, p),
+        CalculusEvent::Hessian { .. } => hessian(&mut out, event, p),
+        CalculusEvent::Diff { .. } => diff(&mut out, event, p),
     }
     out
+}
+
+/// Appends the text of a `:=` event to `out`: the value set, how many nodes were
+/// evaluated again and the named values that changed. Nothing for other events.
+fn updated(out: &mut String, event: &CalculusEvent, p: &Painter) {
+    let CalculusEvent::Updated {
+        name,
+        value,
+        recomputed,
+        changed,
+    } = event
+    else {
+        return;
+    };
+    let _ = write!(out, "{} := {}", p.name(name), p.value(*value));
+    if *recomputed > 0 {
+        let _ = write!(
+            out,
+            "  {}",
+            p.dim(&format!(
+                "({recomputed} node{} evaluated again)",
+                if *recomputed == 1 { "" } else { "s" }
+            ))
+        );
+    }
+    out.push('\n');
+    for change in changed {
+        let _ = writeln!(
+            out,
+            "  {} = {}  {}",
+            p.name(&change.name),
+            p.value(change.after),
+            p.dim(&format!("(was {})", p.number(change.before)))
+        );
+    }
+}
+
+/// Appends the text of a `:repeat` event to `out`: what ran (and where Ctrl-C
+/// stopped it), the step table, the output's plot and its steps that are not
+/// finite. Nothing for other events.
+fn repeat(out: &mut String, event: &CalculusEvent, p: &Painter) {
+    let CalculusEvent::Repeat {
+        statement,
+        of,
+        assigned,
+        steps,
+        requested,
+        rows,
+        outputs,
+        interrupted,
+        partial,
+        target,
+    } = event
+    else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "ran `{statement}` {steps} time{}",
+        if *steps == 1 { "" } else { "s" }
+    );
+    if *interrupted {
+        let _ = write!(
+            out,
+            ": interrupted after {steps} of {requested} steps by Ctrl-C; the steps done are kept"
+        );
+        if *partial > 0 {
+            let s = if *partial == 1 { "" } else { "s" };
+            let _ = write!(
+                out,
+                ", and the first {partial} statement{s} of step {}",
+                steps + 1
+            );
+        }
+    }
+    out.push('\n');
+    let mut names: Vec<&str> = of.iter().map(String::as_str).collect();
+    names.extend(
+        assigned
+            .iter()
+            .filter(|a| Some(*a) != of.as_ref())
+            .map(String::as_str),
+    );
+    let cells = rows.iter().map(|row| {
+        let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
+        for (name, value) in assigned.iter().zip(&row.values) {
+            if Some(name) != of.as_ref() {
+                cells.push(p.number(*value));
+            }
+        }
+        (row.step, cells)
+    });
+    step_table(out, &names, usize::from(of.is_some()), cells, p, false);
+    // With an output every step has its value.
+    let outputs: Vec<f64> = outputs.iter().map(|o| o.unwrap_or(f64::NAN)).collect();
+    if let (Some(of), None) = (of, target) {
+        out.push_str(&series::terminal(of, &outputs));
+    }
+    if let Some(of) = of {
+        if let Some(steps) = non_finite_steps(&outputs) {
+            let _ = writeln!(
+                out,
+                "{} {of} is not finite after {steps}: the plot leaves {} out",
+                p.dim("note:"),
+                if steps.contains(',') || steps.contains(" to ") {
+                    "them"
+                } else {
+                    "it"
+                }
+            );
+        }
+    }
+}
+
+/// Appends the text of a `:descend` event to `out`: the run, the step table of
+/// the loss and the parameters, the loss's plot and its steps that are not
+/// finite. Nothing for other events.
+fn descent(out: &mut String, event: &CalculusEvent, p: &Painter) {
+    let CalculusEvent::Descent {
+        of,
+        params,
+        rate,
+        steps,
+        requested,
+        rows,
+        losses,
+        interrupted,
+        all,
+    } = event
+    else {
+        return;
+    };
+    let s = if *steps == 1 { "" } else { "s" };
+    let _ = write!(
+        out,
+        "gradient descent on {} over {}, learning rate {}: {steps} step{s}, each one backward pass and all parameters moved together",
+        p.name(of),
+        params.join(", "),
+        p.number(*rate)
+    );
+    if *interrupted {
+        let _ = write!(
+            out,
+            "; interrupted after {steps} of {requested} steps by Ctrl-C, the steps done are kept"
+        );
+    }
+    out.push('\n');
+    let mut names = vec![of.as_str()];
+    names.extend(params.iter().map(String::as_str));
+    let cells = rows.iter().map(|row| {
+        let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
+        cells.extend(row.values.iter().map(|&v| p.number(v)));
+        (row.step, cells)
+    });
+    step_table(out, &names, 1, cells, p, *all);
+    out.push_str(&series::terminal(of, losses));
+    if let Some(steps) = non_finite_steps(losses) {
+        let _ = writeln!(
+            out,
+            "{} {of} is not finite at {steps}: the plot leaves it out",
+            p.dim("note:")
+        );
+    }
+}
+
+/// Appends the text of a `:hessian` event to `out`: the matrix with its row and
+/// column names, the rounding asymmetry and why rows are 0. Nothing for other
+/// events.
+fn hessian(out: &mut String, event: &CalculusEvent, p: &Painter) {
+    let CalculusEvent::Hessian {
+        of,
+        names,
+        matrix,
+        zero_rows,
+        asymmetry,
+    } = event
+    else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Hessian of {}: ∂²{of}/∂row∂column, rows and columns {}",
+        p.name(of),
+        names.join(", ")
+    );
+    let cells: Vec<Vec<String>> = matrix
+        .iter()
+        .map(|row| row.iter().map(|&v| p.number(v)).collect())
+        .collect();
+    let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let width = cells
+        .iter()
+        .flatten()
+        .map(|c| c.chars().count())
+        .chain(names.iter().map(|n| n.chars().count()))
+        .max()
+        .unwrap_or(1);
+    let head: Vec<String> = names.iter().map(|n| format!("{n:>width$}")).collect();
+    let _ = writeln!(out, "  {:name_width$}  {}", "", p.name(&head.join("  ")));
+    for (name, row) in names.iter().zip(&cells) {
+        let row: Vec<String> = row.iter().map(|c| format!("{c:>width$}")).collect();
+        let _ = writeln!(
+            out,
+            "  {}  {}",
+            p.name(&format!("{name:>name_width$}")),
+            row.join("  ")
+        );
+    }
+    if *asymmetry > 0.0 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.dim(&format!(
+                "(largest |H[a][b] - H[b][a]| = {}: rounding)",
+                p.number(*asymmetry)
+            ))
+        );
+    }
+    for note in zero_rows {
+        let _ = writeln!(out, "  {}", p.dim(&format!("({note})")));
+    }
+}
+
+/// Appends the text of a `:diff` event to `out`: the shared parts, then the
+/// derivative's expression or its pieces with where each holds, and its value
+/// now. Nothing for other events.
+fn diff(out: &mut String, event: &CalculusEvent, p: &Painter) {
+    let CalculusEvent::Diff {
+        of,
+        wrt,
+        expression,
+        value,
+        formula_value,
+        at,
+        pieces,
+        more_pieces,
+        parts,
+    } = event
+    else {
+        return;
+    };
+    // The shared parts first, as statements to type before the
+    // expression that uses them.
+    if !parts.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.dim(&format!(
+                "{} with {} parts used more than once named once (type these lines, then the expression):",
+                p.partial(of, wrt),
+                parts.len()
+            ))
+        );
+        for part in parts {
+            let _ = writeln!(out, "{} = {}", part.name, part.expression);
+        }
+    }
+    // Where the derivative graph is inf or nan and the expression
+    // is not, both values.
+    let now = match formula_value {
+        Some(typed) => format!(
+            "(= {} now, where grad({of}, {wrt}) computes {}: its nodes are undefined here)",
+            p.number(*typed),
+            p.number(*value)
+        ),
+        None => format!("(= {} now)", p.number(*value)),
+    };
+    if pieces.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} = {expression}  {}",
+            p.partial(of, wrt),
+            p.dim(&now)
+        );
+    }
+    // One line a piece, the one that holds at the point marked; on a
+    // kink, what the convention gives there.
+    for piece in pieces {
+        let here = if piece.here {
+            format!(
+                "  {}",
+                p.dim(&format!("(holds here: = {} now)", p.number(*value)))
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{} = {}   for {}{here}",
+            p.partial(of, wrt),
+            piece.expression,
+            piece.holds_where
+        );
+    }
+    if *more_pieces > 0 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.dim(&format!("({more_pieces} more pieces not listed)"))
+        );
+    }
+    if !pieces.is_empty() && !pieces.iter().any(|piece| piece.here) {
+        let _ = writeln!(
+            out,
+            "  at {wrt} = {}, where no piece holds, the convention (`:help grad`) gives {} = {expression}  {}",
+            p.number(*at),
+            p.partial(of, wrt),
+            p.dim(&now)
+        );
+    }
 }
 
 /// The steps (`outputs[0]` is step 0, the start) at which the output was inf or nan, as ranges
