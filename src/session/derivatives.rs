@@ -620,10 +620,6 @@ impl Session {
             built.locals.iter().map(|l| (l.root, *l)).collect();
         let names = self.names_by_node();
         let tree = expression_of(&self.graph, node, &names, mark, &locals);
-        // The nodes as built (stable forms): what is printed where no
-        // textbook form, typed back, gives the value (`1/sqrt(x^2 + 1)` at
-        // x = 1e155, where x^2 overflows).
-        let built = expression_of(&self.graph, node, &names, mark, &HashMap::new());
         let value = self.graph.value(node);
         // Too large to write out whole: each shared part named once.
         let shared = match tree {
@@ -674,7 +670,7 @@ impl Session {
                 help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
             });
         };
-        let (expression, formula_value) = self.agreeing_form(&tree, built.as_ref(), value);
+        let (expression, formula_value) = self.agreeing_form(&tree, value);
         let (pieces, more_pieces) = self.pieces(of, wrt, y.span.to(x.span))?;
         if pieces.is_empty() {
             self.kink_notice(of, wrt, events);
@@ -909,7 +905,6 @@ impl Session {
             subst: &subst,
         };
         let tree = expression_in(&self.graph, node, &written, &locals);
-        let stable = expression_in(&self.graph, node, &written, &HashMap::new());
         let mut conditions = search
             .kinks
             .iter()
@@ -932,7 +927,7 @@ impl Session {
         let value_there = self.graph.value(node);
         let expression = tree
             .as_ref()
-            .map(|tree| self.agreeing_form(tree, stable.as_ref(), value_there).0);
+            .map(|tree| self.agreeing_form(tree, value_there).0);
         self.graph.update_leaf(search.wrt, search.x0);
         self.graph.truncate(mark);
         Ok(expression
@@ -949,34 +944,26 @@ impl Session {
     /// ([`same_value`]). Tried in order: like terms collected, constants folded
     /// with `0*a` dropped, constants folded, the tree as built. Collecting can
     /// overflow where the graph does not (`(x/m)^2` becomes `x^2/m^2`, inf/inf
-    /// at x = 1e200), and `0*a` is nan where `a` is inf. When no form agrees
-    /// the textbook tree is printed. `built`, the derivative graph's own
-    /// nodes (stable forms, `sech(x)^2` for `1 - tanh(x)^2`), is tried last,
-    /// where the textbook form overflows or cancels. Each candidate is
-    /// evaluated as a [`Session::preview`], so the session does not change.
+    /// at x = 1e200), and `0*a` is nan where `a` is inf. Each is a textbook
+    /// form: no `detach`, `max` or `abs` the user did not write (the graph's
+    /// stable nodes are never printed). Each candidate is evaluated as a
+    /// [`Session::preview`], so the session does not change.
     ///
-    /// The form does not depend on the point except for these stability
-    /// fallbacks, which are taken only where the graph's value is finite and
-    /// the preferred form's is not that value: where the graph's value is
-    /// inf or nan the first form is printed, with its value beside it (the
-    /// second of the pair) when that differs.
-    fn agreeing_form(
-        &mut self,
-        tree: &ExprTree,
-        built: Option<&ExprTree>,
-        value: f64,
-    ) -> (String, Option<f64>) {
+    /// Where no form gives `value` (the graph's value is inf or nan, or the
+    /// textbook form overflows or cancels in double precision where the
+    /// graph does not: `1/sqrt(x^2 + 1)` at x = 1e155), the first form is
+    /// printed, as at every other point, and its own value is returned beside
+    /// it (the second of the pair).
+    fn agreeing_form(&mut self, tree: &ExprTree, value: f64) -> (String, Option<f64>) {
         let folded = tree.fold_constants();
         let dropped = drop_zero_products(&folded);
         let collected = dropped.collect_terms();
-        let built = built.map(ExprTree::fold_constants);
-        let mut tried: Vec<String> = Vec::with_capacity(10);
+        let mut tried: Vec<String> = Vec::with_capacity(8);
         // Each form with its constants named (`2*pi` for 6.283185307179586)
         // first, then with digits.
         let bound = |name: &str| self.vars.contains_key(name);
         let candidates: Vec<ExprTree> = [&collected, &dropped, &folded, tree]
             .into_iter()
-            .chain(built.as_ref())
             .flat_map(|candidate| {
                 let named = candidate
                     .replace_numbers(|x| super::formula::named_constant(x, bound))
@@ -984,28 +971,29 @@ impl Session {
                 [named, candidate.clone()]
             })
             .collect();
-        // Where the derivative graph itself is inf or nan (`sqrt(x)*sqrt(x)`
-        // at 0 computes 0·inf), no form is more stable than the graph: the
-        // first is printed, as at every other point, with its own value.
-        if !value.is_finite() {
-            let text = candidates[0].to_string();
-            let typed = self.preview(&text);
-            return (text, typed.filter(|&typed| !same_value(typed, value)));
-        }
         for candidate in &candidates {
             let text = candidate.to_string();
             if tried.contains(&text) {
                 continue;
             }
-            if self
-                .preview(&text)
-                .is_some_and(|typed| same_value(typed, value))
+            if value.is_finite()
+                && self
+                    .preview(&text)
+                    .is_some_and(|typed| same_value(typed, value))
             {
                 return (text, None);
             }
             tried.push(text);
         }
-        (tree.to_string(), None)
+        // No form gives the value here in double precision: where the
+        // derivative graph is inf or nan (`sqrt(x)*sqrt(x)` at 0 computes
+        // 0·inf), or where the textbook form overflows or cancels and the
+        // graph's stable nodes do not (`1/sqrt(x^2 + 1)` at x = 1e155, `1 -
+        // tanh(x)^2` at 20). The first form is printed, as at every other
+        // point, with its own value beside the true one.
+        let text = candidates[0].to_string();
+        let typed = self.preview(&text);
+        (text, typed.filter(|&typed| !same_value(typed, value)))
     }
 }
 

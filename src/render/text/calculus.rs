@@ -277,10 +277,16 @@ fn diff(out: &mut String, event: &CalculusEvent, p: &Painter) {
     // Where the derivative graph is inf or nan and the expression
     // is not, both values.
     let now = match formula_value {
-        Some(typed) => format!(
+        Some(typed) if !value.is_finite() => format!(
             "(= {} now, where grad({of}, {wrt}) computes {}: its nodes are undefined here)",
             p.number(*typed),
             p.number(*value)
+        ),
+        // The textbook form overflows or cancels here; the graph does not.
+        Some(typed) => format!(
+            "(= {} now; typed back here in double precision this form gives {}: it overflows or cancels at this point)",
+            p.number(*value),
+            p.number(*typed)
         ),
         None => format!("(= {} now)", p.number(*value)),
     };
