@@ -132,15 +132,7 @@ impl Repl {
                 let seen: Vec<u8> = self.unread.drain(..end).collect();
                 return String::from_utf8_lossy(&seen).into_owned();
             }
-            let ended = !self.read_more();
-            if ended || started.elapsed() > CEILING {
-                let why = if ended {
-                    "the program ended"
-                } else {
-                    "the ceiling passed"
-                };
-                self.fail(&format!("expected one of {texts:?}, but {why}"));
-            }
+            self.read_or_fail(started, &format!("one of {texts:?}"));
         }
     }
 
@@ -157,16 +149,23 @@ impl Repl {
                 return String::from_utf8_lossy(&seen).into_owned();
             }
             searched = self.unread.len();
-            let ended = !self.read_more();
-            if ended || started.elapsed() > CEILING {
-                let why = if ended {
-                    "the program ended"
-                } else {
-                    "the ceiling passed"
-                };
-                self.fail(&format!("expected {text:?}, but {why}"));
-            }
+            self.read_or_fail(started, &format!("{text:?}"));
             meanwhile(self);
+        }
+    }
+
+    /// Reads more ([`Repl::read_more`]); fails, saying that `expected` was
+    /// not seen and why, when the program has ended or the wait that began at
+    /// `started` has passed the [`CEILING`].
+    fn read_or_fail(&mut self, started: Instant, expected: &str) {
+        let ended = !self.read_more();
+        if ended || started.elapsed() > CEILING {
+            let why = if ended {
+                "the program ended"
+            } else {
+                "the ceiling passed"
+            };
+            self.fail(&format!("expected {expected}, but {why}"));
         }
     }
 
