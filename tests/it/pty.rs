@@ -26,12 +26,20 @@ pub const CEILING: Duration = Duration::from_secs(300);
 /// How often a wait looks again when nothing new has happened.
 const POLL: Duration = Duration::from_millis(5);
 
+/// What the line editor prints as it starts reading a line (bracketed paste
+/// on), before the prompt: a `> ` after it is a fresh prompt, not a redraw
+/// of the line being typed.
+const EDITOR_READS: &str = "\u{1b}[?2004h";
+
 /// gradcalc on a pseudo-terminal: what it printed and not yet matched, and
 /// what was last typed (for failure messages).
 pub struct Repl {
     session: expectrl::session::OsSession,
     unread: Vec<u8>,
     typed: String,
+    /// Whether the line editor marks a fresh prompt ([`EDITOR_READS`]); not
+    /// on a dumb terminal or with the output not a terminal.
+    editor_marks: bool,
 }
 
 /// The command the pseudo-terminal tests start: the binary with its history
@@ -65,7 +73,15 @@ impl Repl {
             session,
             unread: Vec::new(),
             typed: String::from("(nothing yet)"),
+            editor_marks: true,
         }
+    }
+
+    /// This program's line editor prints no marks (`TERM=dumb`, or its
+    /// output is not a terminal): [`Repl::prompt`] then waits for `> ` alone.
+    pub fn without_editor_marks(mut self) -> Repl {
+        self.editor_marks = false;
+        self
     }
 
     /// Types `keys` as they are (no Enter added).
@@ -83,7 +99,8 @@ impl Repl {
     }
 
     /// Types `text` and Enter, and waits for `reply`; returns what was printed
-    /// up to and including it.
+    /// up to and including it. (`reply` may be matched in the echo of `text`;
+    /// [`Repl::prompt`] after it waits for the statement to end.)
     pub fn line(&mut self, text: &str, reply: &str) -> String {
         self.send_line(text);
         self.expect(reply)
@@ -95,9 +112,17 @@ impl Repl {
         self.expect(shown);
     }
 
-    /// Waits for the prompt `> `.
+    /// Waits for a fresh prompt: the editor starting to read a line, then
+    /// `> `. (A bare `> ` also starts every redraw of the line being typed;
+    /// typing after one of those could reach the terminal in line mode, where
+    /// a Ctrl-C flushes it.)
     pub fn prompt(&mut self) -> String {
-        self.expect("> ")
+        let mut seen = String::new();
+        if self.editor_marks {
+            seen += &self.expect(EDITOR_READS);
+        }
+        seen += &self.expect("> ");
+        seen
     }
 
     /// Presses Ctrl-C (a key while the line editor reads, SIGINT while a

@@ -526,7 +526,8 @@ fn lines_typed_ahead_of_a_plain_start_get_no_note_about_stdin() {
 #[test]
 fn a_dumb_terminal_gets_no_colour() {
     let state = tempfile::tempdir().unwrap();
-    let mut repl = Repl::spawn(command_with(state.path(), &[], &[("TERM", "dumb")]));
+    let mut repl =
+        Repl::spawn(command_with(state.path(), &[], &[("TERM", "dumb")])).without_editor_marks();
     repl.line("x = 2", "x = 2");
     repl.line("tanh(x) + x", "2.96");
     let seen = repl.expect("> ");
@@ -547,7 +548,7 @@ fn output_to_a_file_from_a_terminal_has_no_editor_decorations() {
         .env_remove("NO_COLOR")
         .env("LC_ALL", "C.UTF-8")
         .env("TERM", "xterm");
-    let mut repl = Repl::spawn(command);
+    let mut repl = Repl::spawn(command).without_editor_marks();
     repl.prompt();
     repl.send_line("x = 2");
     repl.expect("> ");
