@@ -8,6 +8,7 @@ use clap::{Parser, ValueEnum};
 use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::files::{self, WritePolicy};
 use gradcalc::interrupt;
+use gradcalc::render::json::ErrorLine;
 use gradcalc::render::{Format, Precision, Printer, Style};
 use gradcalc::session::{ErrorCode, Session};
 
@@ -160,16 +161,8 @@ fn fail_early(
     help: Option<&str>,
 ) -> u8 {
     let written = if json {
-        let mut event = serde_json::json!({
-            "kind": "error",
-            "code": code.as_str(),
-            "message": message,
-            "source": source,
-        });
-        if let Some(help) = help {
-            event["help"] = help.into();
-        }
-        writeln!(printer_out(), "{event}")
+        let event = ErrorLine::new(code, message, Some(source)).with_help(help);
+        writeln!(printer_out(), "{}", event.to_value())
     } else {
         writeln!(io::stderr(), "gradcalc: {message}")
     };

@@ -111,8 +111,54 @@ pub fn write_event(
     session: &Session,
     place: &Place<'_>,
 ) -> io::Result<()> {
-    let statement = place.statement();
-    match event {
+    match listing(event, session, &place.statement(), ToLine(out)) {
+        Ok(written) => written,
+        Err(ToLine(out)) => match unplaced(event, session, place) {
+            Some(value) => write_placed(out, &value, place),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Where a listing's JSON goes once it is made: written to a line as its rows
+/// are made ([`ToLine`]), or built into a value ([`ToValue`]).
+trait ListingSink: Sized {
+    /// What taking a listing gives.
+    type Out;
+    /// Serializes `listing` (once: its rows are made while it is serialized).
+    fn take(self, listing: &impl Serialize) -> Self::Out;
+}
+
+/// A listing written as one line of `W`.
+struct ToLine<'w, W>(&'w mut W);
+
+impl<W: Write> ListingSink for ToLine<'_, W> {
+    type Out = io::Result<()>;
+    fn take(self, listing: &impl Serialize) -> io::Result<()> {
+        to_line(self.0, listing)
+    }
+}
+
+/// A listing built into a JSON value.
+struct ToValue;
+
+impl ListingSink for ToValue {
+    type Out = Value;
+    fn take(self, listing: &impl Serialize) -> Value {
+        to_value(listing)
+    }
+}
+
+/// A listing event (`topo`, `forward`, `kahn`, `trace`) handed to `sink`
+/// with its rows made from `session` and `statement` as its `from`; the sink
+/// back, untouched, for every other event.
+fn listing<S: ListingSink>(
+    event: &Event,
+    session: &Session,
+    statement: &Option<Value>,
+    sink: S,
+) -> Result<S::Out, S> {
+    Ok(match event {
         Event::Topo {
             of,
             total,
@@ -124,63 +170,73 @@ pub fn write_event(
             total,
             rows,
             omitted,
-        } => to_line(
-            out,
-            &Listing::of(
-                if matches!(event, Event::Topo { .. }) {
-                    "topo"
-                } else {
-                    "forward"
-                },
-                of,
-                *total,
-                Rows::nodes(session.node_rows(rows)),
-                *omitted,
-            )
-            .with_statement(&statement),
-        ),
+        } => {
+            let kind = if matches!(event, Event::Topo { .. }) {
+                "topo"
+            } else {
+                "forward"
+            };
+            let rows = Rows::nodes(session.node_rows(rows));
+            sink.take(&ListingLine::of(kind, of, *total, rows, *omitted).with_statement(statement))
+        }
         Event::Kahn {
             of,
             total,
             rows,
             omitted,
             differences,
-        } => to_line(
-            out,
-            &Listing {
-                extra: Some(("differences", *differences)),
-                ..Listing::of(
-                    "kahn",
-                    of,
-                    *total,
-                    Rows::nodes(session.kahn_rows(rows)),
-                    *omitted,
-                )
-                .with_statement(&statement)
-            },
-        ),
+        } => sink.take(&ListingLine {
+            extra: Some(("differences", *differences)),
+            ..ListingLine::of(
+                "kahn",
+                of,
+                *total,
+                Rows::nodes(session.kahn_rows(rows)),
+                *omitted,
+            )
+            .with_statement(statement)
+        }),
         Event::Trace {
             of,
             total,
             constants,
             steps,
             omitted,
-        } => to_line(
-            out,
-            &Listing::of(
+        } => sink.take(
+            &ListingLine::of(
                 "trace",
                 of,
                 *total,
                 Rows::steps(session.trace_steps(steps), *constants),
                 *omitted,
             )
-            .with_statement(&statement),
+            .with_statement(statement),
         ),
-        _ => match unplaced(event, session, place) {
-            Some(value) => write_placed(out, &value, place),
-            None => Ok(()),
-        },
-    }
+        Event::Value { .. }
+        | Event::Defined { .. }
+        | Event::Grad { .. }
+        | Event::Warning { .. }
+        | Event::Notice { .. }
+        | Event::Vars { .. }
+        | Event::Help { .. }
+        | Event::Stats { .. }
+        | Event::Collected { .. }
+        | Event::Reset
+        | Event::Quit
+        | Event::Precision { .. }
+        | Event::Graph { .. }
+        | Event::Naive { .. }
+        | Event::Check { .. }
+        | Event::Paths { .. }
+        | Event::Picture { .. }
+        | Event::Page { .. }
+        | Event::TraceTable { .. }
+        | Event::Plot { .. }
+        | Event::Save { .. }
+        | Event::Load { .. }
+        | Event::Wrote { .. }
+        | Event::Calculus { .. } => return Err(sink),
+    })
 }
 
 /// `value` as one line of JSON written to `out`.
@@ -192,7 +248,7 @@ fn to_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
 /// A listing event as docs/json.md describes it: `kind`, `of`, `total`, the
 /// rows (`nodes`, or `constants` and `steps`), `omitted`, and for `kahn`
 /// `differences`; the fields in the order the other events' derive writes.
-struct Listing<'a, I> {
+struct ListingLine<'a, I> {
     kind: &'static str,
     of: &'a str,
     total: usize,
@@ -211,15 +267,15 @@ struct Rows<I> {
     rows: RefCell<Option<I>>,
 }
 
-impl<'a, I> Listing<'a, I> {
+impl<'a, I> ListingLine<'a, I> {
     fn of(
         kind: &'static str,
         of: &'a str,
         total: usize,
         rows: Rows<I>,
         omitted: Option<Omitted>,
-    ) -> Listing<'a, I> {
-        Listing {
+    ) -> ListingLine<'a, I> {
+        ListingLine {
             kind,
             of,
             total,
@@ -231,8 +287,8 @@ impl<'a, I> Listing<'a, I> {
     }
 
     /// The listing with the `from` of its statement written last.
-    fn with_statement(self, statement: &Option<Value>) -> Listing<'a, I> {
-        Listing {
+    fn with_statement(self, statement: &Option<Value>) -> ListingLine<'a, I> {
+        ListingLine {
             statement: statement.clone(),
             ..self
         }
@@ -265,7 +321,7 @@ impl<I: Iterator<Item = T>, T: Serialize> Serialize for Rows<I> {
     }
 }
 
-impl<I: Iterator<Item = T>, T: Serialize> Serialize for Listing<'_, I> {
+impl<I: Iterator<Item = T>, T: Serialize> Serialize for ListingLine<'_, I> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("kind", self.kind)?;
@@ -364,11 +420,7 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
             ),
         },
         Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. } => {
-            let mut line = Vec::new();
-            if write_event(&mut line, event, session, place).is_err() {
-                return Some(json!({"kind": "error", "message": "cannot serialize"}));
-            }
-            return serde_json::from_slice(&line).ok();
+            return listing(event, session, &place.statement(), ToValue).ok();
         }
         Event::Picture { .. }
         | Event::Page { .. }
@@ -401,10 +453,65 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
 }
 
 /// A value as JSON; serializing an event cannot fail (string keys, no maps of
-/// other keys), but if it did the line says so instead of vanishing.
+/// other keys), but if it did the line says so, as an `error` of code
+/// `internal`, instead of vanishing.
 fn to_value(value: &impl Serialize) -> Value {
-    serde_json::to_value(value)
-        .unwrap_or_else(|error| json!({"kind": "error", "message": error.to_string()}))
+    serde_json::to_value(value).unwrap_or_else(|error| {
+        let message = format!("gradcalc could not write an event as JSON: {error}");
+        to_value(&ErrorLine::new(ErrorCode::Internal, &message, None))
+    })
+}
+
+/// Every `error` event as docs/json.md describes it, in one shape: `kind`,
+/// `code`, `message`, then `line` and `column` when the error is in the text
+/// of a source, `source`, `help` when there is a fix, and `from` when it
+/// stopped a statement.
+#[derive(Serialize)]
+pub struct ErrorLine<'a> {
+    kind: &'static str,
+    code: &'static str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<Value>,
+}
+
+impl<'a> ErrorLine<'a> {
+    /// An error with `code` and `message` (quotes shortened as everywhere in
+    /// JSON) from the source named `source`, with no place in its text: the
+    /// arguments refused, a source that cannot be read.
+    pub fn new(code: ErrorCode, message: &str, source: Option<&'a str>) -> ErrorLine<'a> {
+        ErrorLine {
+            kind: "error",
+            code: code.as_str(),
+            message: super::shorten_quotes(message),
+            line: None,
+            column: None,
+            source,
+            help: None,
+            from: None,
+        }
+    }
+
+    /// The error with a suggested fix.
+    pub fn with_help(self, help: Option<&str>) -> ErrorLine<'a> {
+        ErrorLine {
+            help: help.map(super::shorten_quotes),
+            ..self
+        }
+    }
+
+    /// The error as a JSON object.
+    pub fn to_value(&self) -> Value {
+        to_value(self)
+    }
 }
 
 /// An error as a JSON object with its code, its 1-based line and column in
@@ -430,22 +537,13 @@ pub fn message(
     place: &Place<'_>,
 ) -> Value {
     let (line, column) = place.line_column(offset);
-    let text = super::shorten_quotes(text);
-    let mut object = json!({
-        "kind": "error",
-        "code": code.as_str(),
-        "message": text,
-        "line": line,
-        "column": column,
-        "source": place.origin,
-    });
-    if let Some(help) = help {
-        object["help"] = json!(super::shorten_quotes(&help));
+    ErrorLine {
+        line: Some(line),
+        column: Some(column),
+        from: place.statement(),
+        ..ErrorLine::new(code, text, Some(place.origin)).with_help(help.as_deref())
     }
-    if let Some(statement) = place.statement() {
-        object["from"] = statement;
-    }
-    object
+    .to_value()
 }
 
 #[cfg(test)]

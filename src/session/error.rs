@@ -327,11 +327,13 @@ pub enum ErrorCode {
     Usage,
     /// The REPL's `:serve` could not serve the live page (the port is taken).
     Serve,
+    /// gradcalc could not write an event as JSON: a bug, please report it.
+    Internal,
 }
 
 impl ErrorCode {
     /// Every code, in the order docs/json.md lists them.
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::Parse,
         ErrorCode::Limit,
         ErrorCode::UnknownName,
@@ -353,6 +355,7 @@ impl ErrorCode {
         ErrorCode::Read,
         ErrorCode::Usage,
         ErrorCode::Serve,
+        ErrorCode::Internal,
     ];
 
     /// The code as JSON writes it (`unknown-name`).
@@ -379,6 +382,7 @@ impl ErrorCode {
             ErrorCode::Read => "read",
             ErrorCode::Usage => "usage",
             ErrorCode::Serve => "serve",
+            ErrorCode::Internal => "internal",
         }
     }
 }

@@ -234,3 +234,34 @@ fn line_mode_needs_json() {
     assert_eq!(output.status.code(), Some(2));
     assert!(crate::util::stderr_of(&output).contains("--json"));
 }
+
+#[test]
+fn a_listing_built_as_a_value_is_the_line_written_while_its_rows_are_made() {
+    // `:serve` and the page take events as JSON values; `--json` writes
+    // listings a row at a time. Both must give the same object.
+    use gradcalc::render::json::{self, Place};
+    use gradcalc::session::Session;
+    let mut session = Session::new();
+    let source = "a = 2; b = 1; e = (a + b)*(b + 1); :topo; :forward; :topo kahn; :trace";
+    let events = crate::util::session_events(&mut session, source).unwrap();
+    let place = Place {
+        source,
+        origin: "-e",
+        lines_before: 0,
+        statement: None,
+    };
+    let mut listings = 0;
+    for event in &events {
+        let mut line = Vec::new();
+        json::write_event(&mut line, event, &session, &place).unwrap();
+        let written: serde_json::Value = match line.is_empty() {
+            true => continue,
+            false => serde_json::from_slice(&line).unwrap(),
+        };
+        assert_eq!(json::event(event, &session, &place), Some(written.clone()));
+        if written["nodes"].is_array() || written["steps"].is_array() {
+            listings += 1;
+        }
+    }
+    assert_eq!(listings, 4, "topo, forward, kahn and trace: {events:?}");
+}
