@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::line_column;
 use crate::render::{Precision, dot, tables};
+use crate::session::event::plain_events;
 use crate::session::{
     ErrorCode, Event, Omitted, PictureFormat, Session, SessionError, TableFormat,
 };
@@ -212,29 +213,13 @@ fn listing<S: ListingSink>(
             )
             .with_statement(statement),
         ),
-        Event::Value { .. }
-        | Event::Defined { .. }
-        | Event::Grad { .. }
-        | Event::Warning { .. }
-        | Event::Notice { .. }
-        | Event::Vars { .. }
-        | Event::Help { .. }
-        | Event::Stats { .. }
-        | Event::Collected { .. }
-        | Event::Reset
-        | Event::Quit
-        | Event::Precision { .. }
-        | Event::Graph { .. }
-        | Event::Naive { .. }
-        | Event::Check { .. }
-        | Event::Paths { .. }
+        plain_events!()
         | Event::Picture { .. }
         | Event::Page { .. }
         | Event::TraceTable { .. }
         | Event::Plot { .. }
         | Event::Save { .. }
         | Event::Load { .. }
-        | Event::Wrote { .. }
         | Event::Calculus { .. } => return Err(sink),
     })
 }

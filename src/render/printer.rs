@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use super::{Precision, Style, diagnostic, dot, html, json, plot, tables, text};
 use crate::files::{self, WritePolicy};
+use crate::session::event::plain_events;
 use crate::session::{
     CalculusEvent, ErrorCode, Event, PictureFormat, Session, SessionError, TableFormat, Target,
 };
@@ -407,28 +408,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                 | CalculusEvent::Diff { .. },
             ) => None,
             // Nothing to write (`:load` is carried out by the driver).
-            Event::Load { .. }
-            | Event::Value { .. }
-            | Event::Defined { .. }
-            | Event::Grad { .. }
-            | Event::Warning { .. }
-            | Event::Notice { .. }
+            plain_events!()
+            | Event::Load { .. }
             | Event::Topo { .. }
             | Event::Trace { .. }
-            | Event::Vars { .. }
-            | Event::Help { .. }
-            | Event::Stats { .. }
-            | Event::Collected { .. }
-            | Event::Reset
-            | Event::Quit
-            | Event::Precision { .. }
-            | Event::Graph { .. }
             | Event::Forward { .. }
-            | Event::Kahn { .. }
-            | Event::Naive { .. }
-            | Event::Check { .. }
-            | Event::Paths { .. }
-            | Event::Wrote { .. } => None,
+            | Event::Kahn { .. } => None,
         }
     }
 

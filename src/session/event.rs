@@ -302,6 +302,33 @@ pub struct FunctionRow {
     pub body: String,
 }
 
+/// The pattern of every [`Event`] that carries neither rows of a
+/// [`Listing`] nor a file ([`Target`]): what a match that picks out listings
+/// or files passes over. It names each variant, so a new event is a compile
+/// error in every such match until it is put here or handled there.
+macro_rules! plain_events {
+    () => {
+        Event::Value { .. }
+            | Event::Defined { .. }
+            | Event::Grad { .. }
+            | Event::Warning { .. }
+            | Event::Notice { .. }
+            | Event::Vars { .. }
+            | Event::Help { .. }
+            | Event::Stats { .. }
+            | Event::Collected { .. }
+            | Event::Reset
+            | Event::Quit
+            | Event::Precision { .. }
+            | Event::Graph { .. }
+            | Event::Naive { .. }
+            | Event::Check { .. }
+            | Event::Paths { .. }
+            | Event::Wrote { .. }
+    };
+}
+pub(crate) use plain_events;
+
 /// Everything a statement or command can report.
 ///
 /// Serialized (for `--json`, docs/json.md) as an object tagged by `kind`; the
@@ -544,28 +571,12 @@ impl Event {
                 Some(rows)
             }
             Event::Trace { steps, .. } | Event::TraceTable { steps, .. } => Some(steps),
-            Event::Value { .. }
-            | Event::Defined { .. }
-            | Event::Grad { .. }
-            | Event::Warning { .. }
-            | Event::Notice { .. }
-            | Event::Vars { .. }
-            | Event::Help { .. }
-            | Event::Stats { .. }
-            | Event::Collected { .. }
-            | Event::Reset
-            | Event::Quit
-            | Event::Precision { .. }
-            | Event::Graph { .. }
-            | Event::Naive { .. }
-            | Event::Check { .. }
-            | Event::Paths { .. }
+            plain_events!()
             | Event::Picture { .. }
             | Event::Page { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
             | Event::Load { .. }
-            | Event::Wrote { .. }
             | Event::Calculus { .. } => None,
         }
     }
@@ -580,27 +591,11 @@ impl Event {
             Event::Save { target, .. } | Event::Load { target } => Some(target),
             // A `:repeat`'s plot file is settled where the repeat runs.
             Event::Calculus { .. } => None,
-            Event::Value { .. }
-            | Event::Defined { .. }
-            | Event::Grad { .. }
-            | Event::Warning { .. }
-            | Event::Notice { .. }
+            plain_events!()
             | Event::Topo { .. }
             | Event::Trace { .. }
-            | Event::Vars { .. }
-            | Event::Help { .. }
-            | Event::Stats { .. }
-            | Event::Collected { .. }
-            | Event::Reset
-            | Event::Quit
-            | Event::Precision { .. }
-            | Event::Graph { .. }
             | Event::Forward { .. }
-            | Event::Kahn { .. }
-            | Event::Naive { .. }
-            | Event::Check { .. }
-            | Event::Paths { .. }
-            | Event::Wrote { .. } => None,
+            | Event::Kahn { .. } => None,
         }
     }
 }
