@@ -695,7 +695,7 @@ fn force_hint(target: &Target) -> String {
     match target.forced.as_str() {
         "" => "add `-f` to the command to replace it, or choose another name".to_string(),
         forced if forced.chars().nth(super::COMMAND_QUOTE_CHARS).is_some() => {
-            if forced.starts_with(":repeat ") {
+            if target.steps_kept {
                 "add `-f` after the step count to replace it, or choose another name".to_string()
             } else {
                 "add `-f` before the file name to replace it, or choose another name".to_string()
@@ -708,7 +708,7 @@ fn force_hint(target: &Target) -> String {
 /// What became of a `:repeat`'s steps when its file was not written: they ran
 /// before the file was written, and they are kept.
 fn steps_kept(target: &Target) -> &'static str {
-    if target.forced.starts_with(":repeat ") {
+    if target.steps_kept {
         "; the steps ran and are kept"
     } else {
         ""
