@@ -203,6 +203,45 @@ pub enum Arity {
     Variadic,
 }
 
+/// Where an op is not differentiable, as a gradient check must know it: a
+/// central difference whose two points straddle or touch such a place does
+/// not approximate the gradient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kinks {
+    /// Nowhere in its domain (poles and domain edges, as `1/u` at 0 or
+    /// `sqrt` at 0, are not kinks: the values there are inf or nan).
+    Smooth,
+    /// Where its one input is 0: `relu` and `abs` bend, `sign` jumps.
+    AtZero,
+    /// Where its one input is an integer: `floor` and `ceil` jump.
+    AtIntegers,
+    /// Where its one input is an integer plus ½: `round` jumps.
+    AtHalfIntegers,
+    /// Where two different inputs tie for the result: `max`, `min`.
+    AtTies,
+}
+
+/// Where an op gives a finite number for finite inputs (overflow aside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// Every real number (`exp(1000)` still overflows to inf).
+    Reals,
+    /// A divisor other than 0: `a/b`.
+    NonzeroDivisor,
+    /// Positive numbers: the logarithms `ln`, `log2`, `log10`.
+    Positive,
+    /// Numbers ≥ 0: `sqrt`.
+    NonNegative,
+    /// [−1, 1]: `asin`, `acos`.
+    MinusOneToOne,
+    /// [1, ∞): `acosh`.
+    OneAndAbove,
+    /// (−1, 1): `atanh`.
+    BetweenMinusOneAndOne,
+    /// A negative base only to an integer power, 0 only to a power ≥ 0: `^`.
+    RealPowers,
+}
+
 /// One row of the op table: everything about one op, in one place.
 pub struct OpInfo {
     /// The op this row describes.
@@ -227,6 +266,12 @@ pub struct OpInfo {
     /// False for ops whose gradient is 0 by definition (`floor`, `ceil`,
     /// `round`, `sign`, `detach`) and for leaves.
     pub differentiable: bool,
+    /// Where the op is not differentiable: where a central difference across
+    /// the point does not approximate the gradient ([`Graph::crosses_kink`]).
+    pub kinks: Kinks,
+    /// Where the op gives a finite number for finite inputs: outside it (or
+    /// by overflow) it gives inf or nan, and the session warns.
+    pub domain: Domain,
     /// A one-line description for help text.
     pub summary: &'static str,
     /// A worked example with its value to 10 significant digits.

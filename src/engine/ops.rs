@@ -40,7 +40,7 @@ use super::rules::{
     A, B, CALCULUS, Constant, Derivative, Expr, OUT, Passing, Stable, U, e, flat, n, pow_base_form,
     pow_exponent_form, smooth, stable,
 };
-use super::{Arity, Branch, Op, OpInfo};
+use super::{Arity, Branch, Domain, Kinks, Op, OpInfo};
 
 impl Op {
     /// This op's row of the op table.
@@ -152,7 +152,8 @@ const ALIASES: [(&str, Op); 2] = [("log", Op::Ln), ("pow", Op::Pow)];
 /// A unary op that is differentiable: `local` is a function of (input, output).
 macro_rules! unary {
     (op: $op:ident, name: $name:literal, forward: $forward:expr, local: $local:expr,
-     derivative: $derivative:expr, summary: $summary:literal, example: $example:literal $(,)?) => {
+     derivative: $derivative:expr, summary: $summary:literal, example: $example:literal
+     $(, kinks: $kinks:ident)? $(, domain: $domain:ident)? $(,)?) => {
         OpInfo {
             op: Op::$op,
             name: $name,
@@ -167,16 +168,22 @@ macro_rules! unary {
             },
             derivatives: &[$derivative],
             differentiable: true,
+            kinks: unary!(@kinks $($kinks)?),
+            domain: unary!(@domain $($domain)?),
             summary: $summary,
             example: $example,
         }
     };
+    (@kinks) => { Kinks::Smooth };
+    (@kinks $kinks:ident) => { Kinks::$kinks };
+    (@domain) => { Domain::Reals };
+    (@domain $domain:ident) => { Domain::$domain };
 }
 
 /// A unary op whose gradient is 0 by definition.
 macro_rules! flat {
     (op: $op:ident, name: $name:literal, forward: $forward:expr, passing: $passing:expr,
-     summary: $summary:literal, example: $example:literal $(,)?) => {
+     kinks: $kinks:ident, summary: $summary:literal, example: $example:literal $(,)?) => {
         OpInfo {
             op: Op::$op,
             name: $name,
@@ -188,6 +195,8 @@ macro_rules! flat {
             local: |_, _, _| 0.0,
             derivatives: &[flat($passing, CONVENTION)],
             differentiable: false,
+            kinks: Kinks::$kinks,
+            domain: Domain::Reals,
             summary: $summary,
             example: $example,
         }
@@ -239,6 +248,8 @@ static TABLE: [OpInfo; 41] = [
         local: |_, _, _| 0.0,
         derivatives: &[],
         differentiable: false,
+        kinks: Kinks::Smooth,
+        domain: Domain::Reals,
         summary: "a variable: an input that gradients are taken for",
         example: "x = 2",
     },
@@ -250,6 +261,8 @@ static TABLE: [OpInfo; 41] = [
         local: |_, _, _| 0.0,
         derivatives: &[],
         differentiable: false,
+        kinks: Kinks::Smooth,
+        domain: Domain::Reals,
         summary: "a literal number: a leaf that is not a variable",
         example: "2.5",
     },
@@ -261,6 +274,8 @@ static TABLE: [OpInfo; 41] = [
         local: |_, _, _| 1.0,
         derivatives: &[smooth(n(1.0), CALCULUS), smooth(n(1.0), CALCULUS)],
         differentiable: true,
+        kinks: Kinks::Smooth,
+        domain: Domain::Reals,
         summary: "addition",
         example: "2 + 3 = 5",
     },
@@ -272,6 +287,8 @@ static TABLE: [OpInfo; 41] = [
         local: |_, _, wrt| if wrt == 0 { 1.0 } else { -1.0 },
         derivatives: &[smooth(n(1.0), CALCULUS), smooth(n(-1.0), CALCULUS)],
         differentiable: true,
+        kinks: Kinks::Smooth,
+        domain: Domain::Reals,
         summary: "subtraction",
         example: "5 - 3 = 2",
     },
@@ -284,6 +301,8 @@ static TABLE: [OpInfo; 41] = [
         local: |x, _, wrt| x[1 - wrt],
         derivatives: &[smooth(B, CALCULUS), smooth(A, CALCULUS)],
         differentiable: true,
+        kinks: Kinks::Smooth,
+        domain: Domain::Reals,
         summary: "multiplication",
         example: "2 * 3 = 6",
     },
@@ -309,6 +328,8 @@ static TABLE: [OpInfo; 41] = [
             ),
         ],
         differentiable: true,
+        kinks: Kinks::Smooth,
+        domain: Domain::NonzeroDivisor,
         summary: "division (1/0 = inf, 0/0 = nan)",
         example: "3 / 2 = 1.5",
     },
@@ -320,6 +341,8 @@ static TABLE: [OpInfo; 41] = [
         local: |_, _, _| -1.0,
         derivatives: &[smooth(n(-1.0), CALCULUS)],
         differentiable: true,
+        kinks: Kinks::Smooth,
+        domain: Domain::Reals,
         summary: "negation (unary minus)",
         example: "-(3) = -3",
     },
@@ -350,6 +373,8 @@ static TABLE: [OpInfo; 41] = [
             },
         ],
         differentiable: true,
+        kinks: Kinks::Smooth,
+        domain: Domain::RealPowers,
         summary: "power, also pow(a, b); right-associative, 0^0 = 1",
         example: "2 ^ 10 = 1024",
     },
@@ -370,6 +395,7 @@ static TABLE: [OpInfo; 41] = [
         derivative: smooth(e!(Div, n(1.0), U), CALCULUS),
         summary: "natural logarithm, also log(u)",
         example: "ln(10) = 2.302585093",
+        domain: Positive,
     },
     unary! {
         op: Log2,
@@ -381,6 +407,7 @@ static TABLE: [OpInfo; 41] = [
         derivative: smooth(e!(Div, n(1.0), e!(Mul, U, Expr::Named(Constant::Ln2))), CALCULUS),
         summary: "base-2 logarithm",
         example: "log2(8) = 3",
+        domain: Positive,
     },
     unary! {
         op: Log10,
@@ -391,6 +418,7 @@ static TABLE: [OpInfo; 41] = [
         derivative: smooth(e!(Div, n(1.0), e!(Mul, U, Expr::Named(Constant::Ln10))), CALCULUS),
         summary: "base-10 logarithm",
         example: "log10(1000) = 3",
+        domain: Positive,
     },
     // 0.5/sqrt(0) = +inf: sqrt'(0) is +inf by convention.
     unary! {
@@ -401,6 +429,7 @@ static TABLE: [OpInfo; 41] = [
         derivative: smooth(e!(Div, n(1.0), e!(Mul, n(2.0), OUT)), CALCULUS),
         summary: "square root",
         example: "sqrt(2) = 1.414213562",
+        domain: NonNegative,
     },
     // cbrt(u)² stays in range for every f64 u (subnormal u: cbrt ≥ 1.7e-108),
     // so 1/(3·cbrt(u)²) neither overflows nor underflows before the last step.
@@ -421,6 +450,7 @@ static TABLE: [OpInfo; 41] = [
         derivative: smooth(e!(Sign, U), "calculus; 0 at u = 0 as PyTorch's sgn"),
         summary: "absolute value",
         example: "abs(-2.5) = 2.5",
+        kinks: AtZero,
     },
     unary! {
         op: Sin,
@@ -465,6 +495,7 @@ static TABLE: [OpInfo; 41] = [
         ),
         summary: "inverse sine",
         example: "asin(0.5) = 0.5235987756",
+        domain: MinusOneToOne,
     },
     unary! {
         op: Acos,
@@ -479,6 +510,7 @@ static TABLE: [OpInfo; 41] = [
         ),
         summary: "inverse cosine",
         example: "acos(0.5) = 1.047197551",
+        domain: MinusOneToOne,
     },
     // 1 + u² overflows for |u| > 1.3e154; `atan_local` divides by u first.
     unary! {
@@ -575,6 +607,7 @@ static TABLE: [OpInfo; 41] = [
         ),
         summary: "inverse hyperbolic cosine",
         example: "acosh(2) = 1.316957897",
+        domain: OneAndAbove,
     },
     unary! {
         op: Atanh,
@@ -593,6 +626,7 @@ static TABLE: [OpInfo; 41] = [
         ),
         summary: "inverse hyperbolic tangent",
         example: "atanh(0.5) = 0.5493061443",
+        domain: BetweenMinusOneAndOne,
     },
     // s·(1 − s) is 0 once s rounds to 1 (u > 36.7) and loses digits well
     // before; ¼·sech²(u/2) is the same number with no subtraction.
@@ -623,6 +657,7 @@ static TABLE: [OpInfo; 41] = [
         },
         summary: "rectified linear unit max(u, 0)",
         example: "relu(-3) = 0",
+        kinks: AtZero,
     },
     unary! {
         op: Softplus,
@@ -665,6 +700,7 @@ static TABLE: [OpInfo; 41] = [
         name: "floor",
         forward: f64::floor,
         passing: Passing::NotDifferentiable,
+        kinks: AtIntegers,
         summary: "largest integer ≤ u",
         example: "floor(-2.5) = -3",
     },
@@ -673,6 +709,7 @@ static TABLE: [OpInfo; 41] = [
         name: "ceil",
         forward: f64::ceil,
         passing: Passing::NotDifferentiable,
+        kinks: AtIntegers,
         summary: "smallest integer ≥ u",
         example: "ceil(-2.5) = -2",
     },
@@ -682,6 +719,7 @@ static TABLE: [OpInfo; 41] = [
         name: "round",
         forward: f64::round,
         passing: Passing::NotDifferentiable,
+        kinks: AtHalfIntegers,
         summary: "nearest integer, half away from zero (PyTorch rounds half to even)",
         example: "round(2.5) = 3",
     },
@@ -690,6 +728,7 @@ static TABLE: [OpInfo; 41] = [
         name: "sign",
         forward: sign,
         passing: Passing::NotDifferentiable,
+        kinks: AtZero,
         summary: "sign: −1, 0 or 1",
         example: "sign(-4) = -1",
     },
@@ -698,6 +737,7 @@ static TABLE: [OpInfo; 41] = [
         name: "detach",
         forward: |u| u,
         passing: Passing::Detached,
+        kinks: Smooth,
         summary: "u's value, passing no gradient (treat u as a constant)",
         example: "detach(3) = 3",
     },
@@ -714,6 +754,8 @@ static TABLE: [OpInfo; 41] = [
             source: CONVENTION,
         }],
         differentiable: true,
+        kinks: Kinks::AtTies,
+        domain: Domain::Reals,
         summary: "smallest of one or more values",
         example: "min(3, 1, 2) = 1",
     },
@@ -730,6 +772,8 @@ static TABLE: [OpInfo; 41] = [
             source: CONVENTION,
         }],
         differentiable: true,
+        kinks: Kinks::AtTies,
+        domain: Domain::Reals,
         summary: "largest of one or more values",
         example: "max(3, 1, 2) = 3",
     },

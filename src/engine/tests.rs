@@ -208,6 +208,47 @@ fn local_rules_choose_the_branch_at_the_point() {
     assert_eq!(rule(Op::Exp, 3, &[1.0]), LocalRule::PassesNothing);
 }
 
+/// Every unary row's `kinks` says where its one-sided slopes disagree (or
+/// its value jumps), at the points that could be kinks of some op: checked
+/// against one-sided differences of the forward function, not the row.
+#[test]
+fn each_unary_rows_kinks_are_where_its_slopes_break() {
+    let points = [-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0];
+    let h = 1e-7;
+    for info in Op::table().iter().filter(|i| i.arity == Arity::Unary) {
+        let f = |x: f64| forward(info.op, &[x]);
+        for p in points {
+            // The slopes over four steps of h, from p − 2h to p + 2h: equal
+            // where f is smooth, not where it bends or jumps at p.
+            let values = [-2.0, -1.0, 0.0, 1.0, 2.0].map(|k| f(p + k * h));
+            if values.iter().any(|v| !v.is_finite()) || !local(info.op, &[p], 0).is_finite() {
+                continue; // a domain edge, a pole, a vertical tangent: not a kink
+            }
+            let slopes: Vec<f64> = values.windows(2).map(|w| (w[1] - w[0]) / h).collect();
+            let (left, right) = (slopes[0], slopes[3]);
+            let breaks = slopes
+                .iter()
+                .any(|s| (s - left).abs() > 1e-3 * (1.0 + left.abs()));
+            let declared = match info.kinks {
+                Kinks::Smooth => false,
+                Kinks::AtZero => p == 0.0,
+                Kinks::AtIntegers => p == p.floor(),
+                Kinks::AtHalfIntegers => (p + 0.5) == (p + 0.5).floor(),
+                Kinks::AtTies => panic!("{}: a unary op has no ties", info.name),
+            };
+            assert_eq!(
+                breaks, declared,
+                "{} at {p}: slopes {left} and {right}",
+                info.name
+            );
+        }
+    }
+    // max and min break where two inputs tie, and only there.
+    for op in [Op::Max, Op::Min] {
+        assert_eq!(op.info().kinks, Kinks::AtTies);
+    }
+}
+
 #[test]
 fn function_names_map_to_ops_and_operators_do_not() {
     let names: Vec<_> = Op::function_names().collect();

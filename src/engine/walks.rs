@@ -10,7 +10,7 @@
 
 use std::collections::BinaryHeap;
 
-use super::{Graph, NodeId, Op};
+use super::{Graph, Kinks, NodeId};
 
 /// The paths from an output to one node ([`Graph::paths`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -355,28 +355,26 @@ impl Graph {
     pub fn crosses_kink(&self, order: &[NodeId], evaluations: [&[f64]; 3]) -> bool {
         order.iter().any(|&node| {
             let inputs = self.operands(node);
-            match self.op(node) {
-                Op::Relu | Op::Abs | Op::Sign => {
-                    let [lo, hi] = range(evaluations.map(|v| v[inputs[0].index()]));
+            // The input's lowest and highest value over the three evaluations.
+            let input_range = |shift: f64| range(evaluations.map(|v| v[inputs[0].index()] + shift));
+            let touches_integer = |[lo, hi]: [f64; 2]| {
+                lo.floor() != hi.floor() || lo == lo.floor() || hi == hi.floor()
+            };
+            match self.op(node).info().kinks {
+                Kinks::Smooth => false,
+                Kinks::AtZero => {
+                    let [lo, hi] = input_range(0.0);
                     lo <= 0.0 && 0.0 <= hi
                 }
-                Op::Floor | Op::Ceil => {
-                    let [lo, hi] = range(evaluations.map(|v| v[inputs[0].index()]));
-                    lo.floor() != hi.floor() || lo == lo.floor() || hi == hi.floor()
-                }
-                Op::Round => {
-                    let [lo, hi] = range(evaluations.map(|v| v[inputs[0].index()] + 0.5));
-                    lo.floor() != hi.floor() || lo == lo.floor() || hi == hi.floor()
-                }
-                Op::Max | Op::Min => {
-                    let largest = self.op(node) == Op::Max;
-                    let winners = evaluations.map(|v| winner(inputs, v, largest));
+                Kinks::AtIntegers => touches_integer(input_range(0.0)),
+                Kinks::AtHalfIntegers => touches_integer(input_range(0.5)),
+                Kinks::AtTies => {
+                    let winners = evaluations.map(|v| winner(inputs, v, v[node.index()]));
                     // A tie between two different nodes, or a change of winner.
                     winners.iter().any(|w| w.is_none())
                         || winners[0] != winners[2]
                         || winners[0] != winners[1]
                 }
-                _ => false,
             }
         })
     }
@@ -389,17 +387,10 @@ fn range(values: [f64; 3]) -> [f64; 2] {
     [lo, hi]
 }
 
-/// The input node that wins a `max` (or `min`); `None` when different nodes tie.
-/// The same node used twice (`max(x, x)`) is no tie.
-fn winner(inputs: &[NodeId], values: &[f64], largest: bool) -> Option<NodeId> {
-    let best = inputs
-        .iter()
-        .map(|i| values[i.index()])
-        .fold(None, |best: Option<f64>, v| match best {
-            None => Some(v),
-            Some(b) if (largest && v > b) || (!largest && v < b) => Some(v),
-            Some(b) => Some(b),
-        })?;
+/// The input node of a `max` (or `min`) whose value is the result `best`;
+/// `None` when different nodes tie (or none has it: a nan). The same node
+/// used twice (`max(x, x)`) is no tie.
+fn winner(inputs: &[NodeId], values: &[f64], best: f64) -> Option<NodeId> {
     let mut tied = inputs.iter().filter(|i| values[i.index()] == best);
     let first = *tied.next()?;
     tied.all(|&i| i == first).then_some(first)
@@ -408,6 +399,7 @@ fn winner(inputs: &[NodeId], values: &[f64], largest: bool) -> Option<NodeId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Op;
 
     /// colah's `e = (a + b)(b + 1)` at a = 2, b = 1: nodes a, b, c, 1, d, e.
     fn colah() -> (Graph, [NodeId; 3]) {

@@ -314,6 +314,14 @@ impl<O: Write, E: Write> Printer<O, E> {
         std::mem::take(&mut self.cancelled)
     }
 
+    /// The style of a written page: the terminal's, or the default under `--json`.
+    fn page_style(&self) -> Style {
+        match self.format {
+            Format::Human(style) => style,
+            Format::Json => Style::default(),
+        }
+    }
+
     /// The file an event asks to write, what it holds, and its content rendered
     /// (an error message if it cannot be rendered); `None` for other events.
     fn file_of<'e>(
@@ -337,14 +345,11 @@ impl<O: Write, E: Write> Printer<O, E> {
             Event::Page {
                 page,
                 target: Some(target),
-            } => {
-                let style = match self.format {
-                    Format::Human(style) => style,
-                    Format::Json => Style::default(),
-                };
-                let page = html::page(page, session, &style);
-                Some((target, "the graph as a web page", Ok(page)))
-            }
+            } => Some((
+                target,
+                "the graph as a web page",
+                Ok(html::page(page, session, &self.page_style())),
+            )),
             Event::TraceTable {
                 of,
                 steps,
@@ -353,13 +358,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                 target: Some(target),
                 ..
             } => {
-                let what = match format {
-                    TableFormat::Markdown => "the backward pass as a Markdown table",
-                    TableFormat::Latex => "the backward pass as a LaTeX table",
-                };
                 let table =
                     tables::table(of, session.trace_steps(steps), *omitted, *format, precision);
-                Some((target, what, Ok(table)))
+                Some((target, table_what(*format), Ok(table)))
             }
             Event::Save { script, target, .. } => Some((
                 target,
@@ -393,7 +394,41 @@ impl<O: Write, E: Write> Printer<O, E> {
                         .collect::<Vec<_>>(),
                 )),
             )),
-            _ => None,
+            // No file: shown in the terminal, or nothing to write.
+            Event::Picture { target: None, .. }
+            | Event::Page { target: None, .. }
+            | Event::TraceTable { target: None, .. }
+            | Event::Plot { target: None, .. }
+            | Event::Calculus(
+                CalculusEvent::Repeat { .. }
+                | CalculusEvent::Updated { .. }
+                | CalculusEvent::Descent { .. }
+                | CalculusEvent::Hessian { .. }
+                | CalculusEvent::Diff { .. },
+            ) => None,
+            // Nothing to write (`:load` is carried out by the driver).
+            Event::Load { .. }
+            | Event::Value { .. }
+            | Event::Defined { .. }
+            | Event::Grad { .. }
+            | Event::Warning { .. }
+            | Event::Notice { .. }
+            | Event::Topo { .. }
+            | Event::Trace { .. }
+            | Event::Vars { .. }
+            | Event::Help { .. }
+            | Event::Stats { .. }
+            | Event::Collected { .. }
+            | Event::Reset
+            | Event::Quit
+            | Event::Precision { .. }
+            | Event::Graph { .. }
+            | Event::Forward { .. }
+            | Event::Kahn { .. }
+            | Event::Naive { .. }
+            | Event::Check { .. }
+            | Event::Paths { .. }
+            | Event::Wrote { .. } => None,
         }
     }
 
@@ -608,6 +643,14 @@ impl<O: Write, E: Write> Printer<O, E> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()?;
         self.err.flush()
+    }
+}
+
+/// What a `:trace md|tex FILE` writes, for the `wrote … to FILE` line.
+fn table_what(format: TableFormat) -> &'static str {
+    match format {
+        TableFormat::Markdown => "the backward pass as a Markdown table",
+        TableFormat::Latex => "the backward pass as a LaTeX table",
     }
 }
 

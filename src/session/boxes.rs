@@ -13,7 +13,6 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::command::Command;
 use super::{PictureCall, Session, SessionError};
 use crate::engine::NodeId;
 use crate::syntax::Span;
@@ -33,26 +32,6 @@ pub(super) enum Expand {
 }
 
 impl Expand {
-    /// The `--expand` or `--expand=CALL,…` of a command line.
-    pub(super) fn of(command: &Command) -> Expand {
-        let mut labels = Vec::new();
-        let mut span: Option<Span> = None;
-        for (value, at) in command.settings_of(EXPAND_SETTING) {
-            labels.extend(
-                value
-                    .split(',')
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_string),
-            );
-            span = Some(span.map_or(at, |s| s.to(at)));
-        }
-        match span {
-            Some(span) => Expand::Calls(labels, span),
-            None if command.has("--expand") => Expand::All,
-            None => Expand::None,
-        }
-    }
-
     /// Whether the call labelled `label` is shown node by node.
     fn expands(&self, label: &str) -> bool {
         match self {

@@ -1,11 +1,15 @@
 //! The one command table: every `:` command's name, aliases, usage, help, the
 //! kind of each argument, whether it writes a file or pages in the REPL, and its
-//! handler. Parsing a command line against its row gives a typed [`Command`]
-//! once; dispatch, `:help`, completion (`repl/helper.rs`) and the errors all
-//! read the table. Adding a command is one row and its handler.
+//! handler. Parsing a command line against its row gives a [`Command`] once
+//! (its words sorted into names, keywords, flags, settings and a file); a row
+//! whose command takes keywords or flags reads them into that command's typed
+//! arguments (`args.rs`) and hands those to its handler. Dispatch, `:help`,
+//! completion (`repl/helper.rs`) and the errors all read the table. Adding a
+//! command is one row and its handler.
 
-use super::{Event, Session, SessionError, Target, nearest};
-use crate::syntax::{Ident, Span};
+use super::args::{ForwardArgs, PictureArgs, TopoArgs, TopoOrder, TraceArgs};
+use super::{Event, PictureFormat, Session, SessionError, Target, nearest};
+use crate::syntax::Ident;
 
 /// What one argument of a command is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +87,8 @@ pub struct CommandSpec {
     pub takes: &'static str,
     /// An example for that error; empty: "type just `:name`".
     pub example: &'static str,
-    /// Runs the command.
+    /// Runs the command: reads its typed arguments, if it has any, and calls
+    /// its handler with them.
     pub run: Handler,
 }
 
@@ -142,7 +147,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: TRACE_TAKES,
         example: TRACE_EXAMPLE,
-        run: Session::trace_command,
+        run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
     },
     CommandSpec {
         name: "forward",
@@ -154,7 +159,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: "takes no arguments or `all`",
         example: "e.g. `:forward all` to list every node",
-        run: |s, c, e| s.forward_order(c.name.span, c.has("all"), e),
+        run: |s, c, e| s.forward_order(c.name.span, ForwardArgs::parse(c).all, e),
     },
     CommandSpec {
         name: "graph",
@@ -178,7 +183,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: "takes at most one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:dot graph.dot`, `:dot --step 3`, `:dot slides --steps`, or `:dot` to print the DOT text",
-        run: |s, c, e| s.picture(c, super::PictureFormat::Dot, e),
+        run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Dot, e),
     },
     CommandSpec {
         name: "svg",
@@ -190,7 +195,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: "takes one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`",
-        run: |s, c, e| s.picture(c, super::PictureFormat::Svg, e),
+        run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Svg, e),
     },
     CommandSpec {
         name: "html",
@@ -202,7 +207,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: "takes one file name",
         example: "e.g. `:html graph.html`",
-        run: Session::html,
+        run: |s, c, e| s.html(c.name, c.optional_target(), e),
     },
     CommandSpec {
         name: "serve",
@@ -275,7 +280,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: true,
         takes: TRACE_TAKES,
         example: "e.g. `:step`, `:step all`",
-        run: Session::trace_command,
+        run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
     },
     CommandSpec {
         name: "precision",
@@ -492,45 +497,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
     },
 ];
-
-/// Which order `:topo` lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TopoOrder {
-    /// The depth-first reverse topological order backprop walks.
-    DepthFirst,
-    /// PyTorch's engine's order (`kahn`).
-    Kahn,
-    /// A naive recursion's order, which is not topological (`naive`).
-    Naive,
-}
-
-/// `:topo`'s arguments, read once from the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TopoArgs {
-    pub order: TopoOrder,
-    /// List every node (`all`), not a summary.
-    pub all: bool,
-}
-
-impl TopoArgs {
-    /// Reads `:topo`'s parsed command line (the table allows one of `kahn`,
-    /// `naive`).
-    pub fn parse(command: &Command) -> TopoArgs {
-        let order = match command
-            .keywords
-            .iter()
-            .find(|w| ["kahn", "naive"].contains(w))
-        {
-            Some(&"kahn") => TopoOrder::Kahn,
-            Some(_) => TopoOrder::Naive,
-            None => TopoOrder::DepthFirst,
-        };
-        TopoArgs {
-            order,
-            all: command.has("all"),
-        }
-    }
-}
 
 /// The most significant digits `:precision` takes: 17 always read back as the
 /// same f64 (IEEE 754, §5.12.2).
@@ -757,36 +723,12 @@ impl<'a> Command<'a> {
         Ok(())
     }
 
-    /// Whether the keyword `word` was given.
-    pub fn has(&self, word: &str) -> bool {
-        self.keywords.contains(&word)
-    }
-
     /// The word after the numbered flag `flag`, if it was given (`3` of `--step 3`).
     pub fn number_after(&self, flag: &str) -> Option<&'a Ident> {
         self.numbered
             .iter()
             .find(|(given, _)| *given == flag)
             .map(|&(_, number)| number)
-    }
-
-    /// Every value written after the setting `key` (a flag's may be given
-    /// more than once), with each word's span.
-    pub fn settings_of(&self, key: &str) -> Vec<(&'a str, Span)> {
-        self.settings
-            .iter()
-            .filter(|(given, _)| *given == key)
-            .map(|&(_, word)| (&word.name[key.len()..], word.span))
-            .collect()
-    }
-
-    /// The value written after the setting `key` (with its `=`: `"lr="`), and
-    /// the word's span, if it was given.
-    pub fn setting(&self, key: &str) -> Option<(&'a str, Span)> {
-        self.settings
-            .iter()
-            .find(|(given, _)| *given == key)
-            .map(|&(_, word)| (&word.name[key.len()..], word.span))
     }
 
     /// The names given, as owned identifiers.

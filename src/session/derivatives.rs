@@ -1105,11 +1105,15 @@ enum Kink {
 
 /// Which kind of kink `op` is, if any.
 fn kink_kind(op: Op) -> Option<Kink> {
-    match op.info().derivative(0).map(|d| d.passing) {
-        Some(crate::engine::Passing::WherePositive) => Some(Kink::Relu),
-        Some(crate::engine::Passing::ToLargest) => Some(Kink::Max),
-        Some(crate::engine::Passing::ToSmallest) => Some(Kink::Min),
-        _ => None,
+    use crate::engine::Passing;
+    match op.info().derivative(0)?.passing {
+        Passing::WherePositive => Some(Kink::Relu),
+        Passing::ToLargest => Some(Kink::Max),
+        Passing::ToSmallest => Some(Kink::Min),
+        // `^` chooses a branch only where its exponent or base is 0: one
+        // point, not a side of a kink in X.
+        Passing::WhereExponentNonzero | Passing::UnlessZeroBase => None,
+        Passing::Always | Passing::NotDifferentiable | Passing::Detached => None,
     }
 }
 

@@ -43,7 +43,20 @@ impl Descent {
             .args
             .iter()
             .fold(command.name.span, |s, a| s.to(a.span));
-        let (rate_text, rate_span) = command.setting("lr=").ok_or_else(|| command.misuse())?;
+        let (mut rate_word, mut steps_word) = (None, None);
+        for &(key, word) in &command.settings {
+            let value = Some((&word.name[key.len()..], word.span));
+            match key {
+                "lr=" => rate_word = value,
+                "steps=" => steps_word = value,
+                _ => {}
+            }
+        }
+        let (Some((rate_text, rate_span)), Some((steps_text, steps_span))) =
+            (rate_word, steps_word)
+        else {
+            return Err(command.misuse());
+        };
         let rate = match rate_text.parse::<f64>() {
             Ok(rate) if rate.is_finite() => rate,
             _ => {
@@ -54,7 +67,6 @@ impl Descent {
                 });
             }
         };
-        let (steps_text, steps_span) = command.setting("steps=").ok_or_else(|| command.misuse())?;
         let steps = match steps_text.parse::<usize>() {
             Ok(n) if (1..=MAX_REPEAT).contains(&n) => n,
             _ => {
@@ -92,7 +104,7 @@ impl Descent {
             rate_text: rate_text.to_string(),
             steps,
             params: params.iter().map(|&p| p.clone()).collect(),
-            all: command.has("--all"),
+            all: command.keywords.contains(&"--all"),
             span,
         })
     }

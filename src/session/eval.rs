@@ -3,7 +3,7 @@
 
 use super::error::RepeatedCall;
 use super::{CONSTANTS, Event, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest};
-use crate::engine::{Arity, NodeId, Op};
+use crate::engine::{Arity, Domain, NodeId, Op};
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
@@ -867,17 +867,37 @@ pub(super) fn non_finite_message(op: Op, value: f64, inputs: &[f64]) -> String {
         "-inf"
     };
     let x = inputs.first().copied().unwrap_or(0.0);
-    match op {
-        Op::Div if inputs.get(1) == Some(&0.0) => format!("division by zero gives {result}"),
-        Op::Ln | Op::Log2 | Op::Log10 if x == 0.0 => format!("logarithm of 0 gives {result}"),
-        Op::Ln | Op::Log2 | Op::Log10 => {
-            format!("logarithm of a negative number gives {result}")
+    let info = op.info();
+    let outside = |interval: &str| {
+        format!(
+            "`{}` of a number outside {interval} gives {result}",
+            info.name
+        )
+    };
+    match info.domain {
+        Domain::NonzeroDivisor if inputs.get(1) == Some(&0.0) => {
+            format!("division by zero gives {result}")
         }
-        Op::Sqrt => format!("square root of a negative number gives {result}"),
-        Op::Pow if value.is_nan() => {
+        Domain::Positive if x == 0.0 => format!("logarithm of 0 gives {result}"),
+        Domain::Positive if x < 0.0 => format!("logarithm of a negative number gives {result}"),
+        Domain::NonNegative if x < 0.0 => {
+            format!("square root of a negative number gives {result}")
+        }
+        Domain::RealPowers if value.is_nan() => {
             format!("a negative number to a fractional power gives {result}")
         }
-        _ => format!("`{}` gives {result} here", op.info().name),
+        Domain::MinusOneToOne if x.abs() > 1.0 => outside("[-1, 1]"),
+        Domain::OneAndAbove if x < 1.0 => outside("[1, inf)"),
+        Domain::BetweenMinusOneAndOne if x.abs() >= 1.0 => outside("(-1, 1)"),
+        // Inside the domain: an overflow (`exp(1000)`, `1e308*10`).
+        Domain::Reals
+        | Domain::NonzeroDivisor
+        | Domain::Positive
+        | Domain::NonNegative
+        | Domain::RealPowers
+        | Domain::MinusOneToOne
+        | Domain::OneAndAbove
+        | Domain::BetweenMinusOneAndOne => format!("`{}` gives {result} here", info.name),
     }
 }
 

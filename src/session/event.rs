@@ -548,7 +548,29 @@ impl Event {
                 Some(rows)
             }
             Event::Trace { steps, .. } | Event::TraceTable { steps, .. } => Some(steps),
-            _ => None,
+            Event::Value { .. }
+            | Event::Defined { .. }
+            | Event::Grad { .. }
+            | Event::Warning { .. }
+            | Event::Notice { .. }
+            | Event::Vars { .. }
+            | Event::Help { .. }
+            | Event::Stats { .. }
+            | Event::Collected { .. }
+            | Event::Reset
+            | Event::Quit
+            | Event::Precision { .. }
+            | Event::Graph { .. }
+            | Event::Naive { .. }
+            | Event::Check { .. }
+            | Event::Paths { .. }
+            | Event::Picture { .. }
+            | Event::Page { .. }
+            | Event::Plot { .. }
+            | Event::Save { .. }
+            | Event::Load { .. }
+            | Event::Wrote { .. }
+            | Event::Calculus { .. } => None,
         }
     }
 
@@ -560,7 +582,29 @@ impl Event {
             | Event::TraceTable { target, .. }
             | Event::Plot { target, .. } => target.as_mut(),
             Event::Save { target, .. } | Event::Load { target } => Some(target),
-            _ => None,
+            // A `:repeat`'s plot file is settled where the repeat runs.
+            Event::Calculus { .. } => None,
+            Event::Value { .. }
+            | Event::Defined { .. }
+            | Event::Grad { .. }
+            | Event::Warning { .. }
+            | Event::Notice { .. }
+            | Event::Topo { .. }
+            | Event::Trace { .. }
+            | Event::Vars { .. }
+            | Event::Help { .. }
+            | Event::Stats { .. }
+            | Event::Collected { .. }
+            | Event::Reset
+            | Event::Quit
+            | Event::Precision { .. }
+            | Event::Graph { .. }
+            | Event::Forward { .. }
+            | Event::Kahn { .. }
+            | Event::Naive { .. }
+            | Event::Check { .. }
+            | Event::Paths { .. }
+            | Event::Wrote { .. } => None,
         }
     }
 }

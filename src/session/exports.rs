@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use super::boxes::{CallBoxes, EXPAND_SETTING, Expand};
+use super::args::{Moment, PictureArgs, TraceArgs};
+use super::boxes::{CallBoxes, Expand};
 use super::command::Command;
 use super::{
-    Direction, Event, Page, Partial, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep,
+    Event, Page, Partial, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep,
     PlotSample, Session, SessionError, TableFormat, Target,
 };
 use crate::engine::{NodeId, Op};
@@ -62,13 +63,12 @@ impl Session {
     /// picture per step, `step-000` before the pass and `step-K` after step `K`).
     pub(super) fn picture(
         &mut self,
-        command: &Command,
+        name: &Ident,
+        options: &PictureArgs,
         format: PictureFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let name = command.name;
-        let options = picture_options(command)?;
-        let file = command.optional_target();
+        let file = &options.file;
         let output = self.require_output(name.span)?;
         let order = self.order_for(output.node);
         if order.len() > PICTURE_NODES {
@@ -94,7 +94,7 @@ impl Session {
             .filter(|&i| self.graph.op(order[i]) != Op::Const)
             .collect();
         let last = visible.len();
-        let moments = moments(options.moment, last, &output.label, command)?;
+        let moments = moments(options, last, &output.label, name)?;
         let grouped = self.picture_groups(order);
         if order.len() + grouped.beside.len() > PICTURE_NODES {
             return Err(SessionError::BadArguments {
@@ -219,19 +219,18 @@ impl Session {
     }
 
     /// `:html FILE`: the output's graph and its backward pass as one page
-    /// ([`Page`]), for the printer to render and write.
+    /// ([`Page`]), for the printer to render and write to `target`; `name` is
+    /// the command's name as typed.
     ///
     /// Errors: as `:svg` (no output, a graph of more than 500 nodes).
     pub(super) fn html(
         &mut self,
-        command: &Command,
+        name: &Ident,
+        target: Option<Target>,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let page = self.page_of(command)?;
-        events.push(Event::Page {
-            page,
-            target: command.optional_target(),
-        });
+        let page = self.page_of(name)?;
+        events.push(Event::Page { page, target });
         Ok(())
     }
 
@@ -241,41 +240,35 @@ impl Session {
     /// Errors: as `:html` (no output yet, a graph too large to draw); the
     /// error's span is empty.
     pub fn page(&mut self) -> Result<Page, SessionError> {
-        let at = Span::new(0, 0);
         let name = Ident {
             name: "html".to_string(),
-            span: at,
+            span: Span::new(0, 0),
         };
-        let file = [Ident {
-            name: "-".to_string(),
-            span: at,
-        }];
-        let command = Command::parse(&name, &file)?;
-        self.page_of(&command)
+        self.page_of(&name)
     }
 
-    /// The finished pictures (calls boxed, and expanded when any is boxed)
-    /// and the trace of every step (or why there is none).
-    fn page_of(&mut self, command: &Command) -> Result<Page, SessionError> {
-        let picture = self.finished_picture(command)?;
+    /// The finished pictures (calls boxed, and expanded when any is boxed, as
+    /// `:svg --expand` draws them) and the trace of every step (or why there
+    /// is none); `name` is the command's, for errors.
+    fn page_of(&mut self, name: &Ident) -> Result<Page, SessionError> {
+        let picture = self.finished_picture(name, &PictureArgs::default())?;
         let expanded = match picture.calls.iter().any(|call| call.boxed) {
             true => {
-                let at = command.name.span;
-                let name = Ident {
+                let svg = Ident {
                     name: "svg".to_string(),
-                    span: at,
+                    span: name.span,
                 };
-                let args = ["-", "--expand"].map(|word| Ident {
-                    name: word.to_string(),
-                    span: at,
-                });
-                Some(self.finished_picture(&Command::parse(&name, &args)?)?)
+                let args = PictureArgs {
+                    expand: Expand::All,
+                    ..PictureArgs::default()
+                };
+                Some(self.finished_picture(&svg, &args)?)
             }
             false => None,
         };
         let mut traced = Vec::new();
         // Every step, as the page steps the expanded picture too.
-        let trace = match self.trace(command.name.span, true, &Expand::All, &mut traced) {
+        let trace = match self.trace(name.span, true, &Expand::All, &mut traced) {
             Ok(()) => traced
                 .pop()
                 .map(Box::new)
@@ -289,30 +282,39 @@ impl Session {
         })
     }
 
-    /// The picture `command` (`:html`, or `:svg` with its flags) draws of the
-    /// finished backward pass.
-    fn finished_picture(&mut self, command: &Command) -> Result<Picture, SessionError> {
+    /// The picture the command `name` (`:html`, or `:svg` with its flags),
+    /// with `args` of the finished pass, draws.
+    ///
+    /// Errors: as `:svg`.
+    fn finished_picture(
+        &mut self,
+        name: &Ident,
+        args: &PictureArgs,
+    ) -> Result<Picture, SessionError> {
         let mut drawn = Vec::new();
-        self.picture(command, PictureFormat::Svg, &mut drawn)?;
+        self.picture(name, args, PictureFormat::Svg, &mut drawn)?;
         match drawn.pop() {
             Some(Event::Picture { picture, .. }) => Ok(picture),
-            _ => Err(command.misuse()),
+            _ => Err(SessionError::BadArguments {
+                message: format!("`:{}` drew no picture", name.name),
+                span: name.span,
+                help: None,
+            }),
         }
     }
 
-    /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes.
+    /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes,
+    /// in `format`; `span` is the command's name.
     pub(super) fn trace_table(
         &mut self,
-        command: &Command,
-        all: bool,
-        expand: &Expand,
+        span: Span,
+        args: &TraceArgs,
         format: TableFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let target = command.optional_target();
-        let name = command.name;
+        let target = args.file.clone();
         let mut trace = Vec::new();
-        self.trace(name.span, all, expand, &mut trace)?;
+        self.trace(span, args.all, &args.expand, &mut trace)?;
         if let Some(Event::Trace {
             of,
             total,
@@ -496,62 +498,18 @@ fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
     }
 }
 
-/// `--step`, the picture flag that takes a step number.
-const STEP_FLAG: &str = "--step";
-
-/// Which moment of the backward pass `:dot` / `:svg` draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Moment {
-    /// The finished pass (no flag).
-    Done,
-    /// After `:trace`'s step K (`--step K`; `--before` is step 0).
-    Step(usize),
-    /// Every step, one file each (`--steps`).
-    Steps,
-}
-
-/// What a `:dot` / `:svg` command line asks for, parsed once.
-struct PictureOptions {
-    /// Which moment of the backward pass.
-    moment: Moment,
-    /// The calls drawn node by node (`--expand`, `--expand=CALL`), not as
-    /// one box.
-    expand: Expand,
-    /// `--lr`, `--tb`, or neither.
-    direction: Direction,
-}
-
-/// The options of a `:dot` / `:svg` command line (see [`picture_moment`]):
-/// `--expand`, and `--lr` or `--tb`.
-fn picture_options(command: &Command) -> Result<PictureOptions, SessionError> {
-    let direction = match (command.has("--lr"), command.has("--tb")) {
-        (true, true) => return Err(command.misuse()),
-        (true, false) => Direction::LeftToRight,
-        (false, true) => Direction::TopToBottom,
-        (false, false) => Direction::Auto,
-    };
-    if command.has("--expand") && command.setting(EXPAND_SETTING).is_some() {
-        return Err(command.misuse());
-    }
-    Ok(PictureOptions {
-        moment: picture_moment(command)?,
-        expand: Expand::of(command),
-        direction,
-    })
-}
-
 /// The steps to draw, one picture each (`None`: the finished pass), for the
-/// `moment` of a pass of `last` steps from `of`.
+/// moment `args` asks for of a pass of `last` steps from `of`; `name` is the
+/// command's.
 ///
-/// Errors: a step past the last.
+/// Errors: a step past the last (at its number).
 fn moments(
-    moment: Moment,
+    args: &PictureArgs,
     last: usize,
     of: &str,
-    command: &Command,
+    name: &Ident,
 ) -> Result<Vec<Option<usize>>, SessionError> {
-    let name = command.name;
-    Ok(match moment {
+    Ok(match args.moment {
         Moment::Done => vec![None],
         Moment::Step(k) if k > last => {
             let (message, help) = match last {
@@ -566,9 +524,7 @@ fn moments(
             };
             return Err(SessionError::BadArguments {
                 message,
-                span: command
-                    .number_after(STEP_FLAG)
-                    .map_or(name.span, |k| k.span),
+                span: args.step_at.unwrap_or(name.span),
                 help: Some(help),
             });
         }
@@ -593,57 +549,6 @@ struct Frame<'a> {
     group_of: &'a HashMap<NodeId, usize>,
     /// Each node's name.
     names: &'a HashMap<NodeId, &'a str>,
-}
-
-/// The moment a `:dot` / `:svg` command line asks for: `--before`, `--step K`
-/// or `--steps` (the table has parsed them).
-///
-/// Errors: two moments, a step that is not a whole number, `--steps` without a
-/// directory or with `-`.
-fn picture_moment(command: &Command) -> Result<Moment, SessionError> {
-    let mut moments = Vec::new();
-    if command.has("--before") {
-        moments.push(Moment::Step(0));
-    }
-    if command.has("--steps") {
-        moments.push(Moment::Steps);
-    }
-    if let Some(word) = command.number_after(STEP_FLAG) {
-        let k = word
-            .name
-            .parse::<usize>()
-            .map_err(|_| SessionError::BadArguments {
-                message: format!(
-                    "`--step` takes a step number, as `:trace` numbers the steps, not `{}`",
-                    word.name
-                ),
-                span: word.span,
-                help: Some(command.spec.example.to_string()),
-            })?;
-        moments.push(Moment::Step(k));
-    }
-    if moments.len() > 1 {
-        return Err(command.misuse());
-    }
-    let moment = moments.pop().unwrap_or(Moment::Done);
-    if moment == Moment::Steps {
-        let message = match command.file {
-            None => format!(
-                "`:{} --steps` takes a directory to write the pictures in",
-                command.name.name
-            ),
-            Some(file) if file.name == "-" => {
-                "`--steps` writes one file per step: give a directory, not `-`".to_string()
-            }
-            Some(_) => return Ok(moment),
-        };
-        return Err(SessionError::BadArguments {
-            message,
-            span: command.name.span,
-            help: Some(command.spec.example.to_string()),
-        });
-    }
-    Ok(moment)
 }
 
 /// A range end as `:plot`'s messages write it: plain decimal for magnitudes

@@ -6,13 +6,13 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use super::boxes::{EXPAND_SETTING, Expand};
-use super::command::Command;
+use super::args::TraceArgs;
+use super::boxes::Expand;
 use super::event::{CollapsedCalls, ListingKind};
 use super::formula::Formulas;
 use super::{
     EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, Omitted,
-    Session, SessionError, TableFormat, TraceCall, TraceContribution, TraceStep, VarRow,
+    Session, SessionError, TraceCall, TraceContribution, TraceStep, VarRow,
 };
 use crate::engine::{Contribution, Gradients, NodeId, Op, Step};
 use crate::syntax::Span;
@@ -29,28 +29,17 @@ const GRAPH_DEPTH: usize = 24;
 
 impl Session {
     /// `:trace [all]`, `:trace [all] md|tex [FILE]`, and `:step` outside the REPL
-    /// (which pages it, `repl/mod.rs`).
+    /// (which pages it, `repl/mod.rs`), with their arguments read; `span` is
+    /// the command's name.
     pub(super) fn trace_command(
         &mut self,
-        command: &Command,
+        span: Span,
+        args: &TraceArgs,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let all = command.has("all");
-        let format = if command.has("md") || command.has("markdown") {
-            Some(TableFormat::Markdown)
-        } else if command.has("tex") || command.has("latex") {
-            Some(TableFormat::Latex)
-        } else {
-            None
-        };
-        if command.has("--expand") && command.setting(EXPAND_SETTING).is_some() {
-            return Err(command.misuse());
-        }
-        let expand = Expand::of(command);
-        match format {
-            Some(format) => self.trace_table(command, all, &expand, format, events),
-            None if command.file.is_some() => Err(command.misuse()),
-            None => self.trace(command.name.span, all, &expand, events),
+        match args.table {
+            Some(format) => self.trace_table(span, args, format, events),
+            None => self.trace(span, args.all, &args.expand, events),
         }
     }
 

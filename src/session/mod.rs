@@ -7,6 +7,7 @@
 //! recent statement, except that a leaf assignment leaves it as it was;
 //! gradients are recomputed for every query.
 
+mod args;
 mod boxes;
 mod calls;
 mod check;

@@ -5,7 +5,7 @@ use expect_test::expect;
 use serde_json::Value;
 
 use crate::util::{
-    assert_close, gradcalc, json_events, json_lines, plain_gradcalc, stderr_of, stdout_of,
+    assert_close, check, gradcalc, json_events, json_lines, plain_gradcalc, stderr_of, stdout_of,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
@@ -2114,4 +2114,36 @@ fn an_unclosed_quote_in_a_command_is_an_error() {
          │       ^ close the quote: `\"my file.calc\"`\n\n"
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn each_domain_warning_says_what_left_the_domain() {
+    // asin(2), acosh(0.5), atanh(-3) are nan and atanh(1) = inf in IEEE
+    // arithmetic (C's asin, acosh, atanh); exp(1000) overflows past 1.8e308.
+    check(
+        "asin(2); acosh(0.5); atanh(1); atanh(-3); exp(1000); ln(0); ln(-1); 1/0; (-8)^(1/3); sqrt(-1)",
+        expect![[r#"
+            nan
+            nan
+            inf
+            nan
+            inf
+            -inf
+            nan
+            inf
+            nan
+            nan
+            --- stderr
+            warning: `asin` of a number outside [-1, 1] gives nan (in `asin(2)` at -e:1:1)
+            warning: `acosh` of a number outside [1, inf) gives nan (in `acosh(0.5)` at -e:1:10)
+            warning: `atanh` of a number outside (-1, 1) gives inf (in `atanh(1)` at -e:1:22)
+            warning: `atanh` of a number outside (-1, 1) gives nan (in `atanh(-3)` at -e:1:32)
+            warning: `exp` gives inf here (in `exp(1000)` at -e:1:43)
+            warning: logarithm of 0 gives -inf (in `ln(0)` at -e:1:54)
+            warning: logarithm of a negative number gives nan (in `ln(-1)` at -e:1:61)
+            warning: division by zero gives inf (in `1/0` at -e:1:69)
+            warning: a negative number to a fractional power gives nan (in `(-8)^(1/3)` at -e:1:74)
+            warning: square root of a negative number gives nan (in `sqrt(-1)` at -e:1:86)
+        "#]],
+    );
 }
