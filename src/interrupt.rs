@@ -165,6 +165,6 @@ impl Poll {
     #[inline]
     pub fn tick(&mut self) -> bool {
         self.count = self.count.wrapping_add(1);
-        self.count % EVERY == 0 && requested()
+        self.count.is_multiple_of(EVERY) && requested()
     }
 }

@@ -197,10 +197,10 @@ impl Graph {
         let depends = self.depends_on_wrt(order, wrt, base);
         let depends_on = |id: NodeId| slot(id).is_some_and(|i| depends[i]);
         let mut grads: Vec<Option<NodeId>> = vec![None; len - base];
-        if let Some(&output) = order.first() {
-            if depends_on(output) {
-                grads[output.index() - base] = Some(self.constant(1.0));
-            }
+        if let Some(&output) = order.first()
+            && depends_on(output)
+        {
+            grads[output.index() - base] = Some(self.constant(1.0));
         }
         let mut poll = Poll::of(self);
         let mut inputs = Vec::new();

@@ -72,7 +72,7 @@ impl Poll {
     #[inline]
     pub(super) fn tick(&mut self) -> bool {
         self.count = self.count.wrapping_add(1);
-        self.count % EVERY == 0 && self.hook.asks_to_stop()
+        self.count.is_multiple_of(EVERY) && self.hook.asks_to_stop()
     }
 }
 

@@ -528,35 +528,35 @@ impl<O: Write, E: Write> Printer<O, E> {
             return self.refuse_write(target, &shown, source, origin);
         }
         let mut written = files::write_whole(&path, content.as_bytes(), target.force);
-        if let (Err(error), false) = (&written, self.script) {
-            if error.kind() == io::ErrorKind::AlreadyExists {
-                self.out.flush()?;
-                // After a cancelled question (`--steps`), the next files are not asked about.
-                let answer = match &mut self.confirm {
-                    Some(_) if self.cancelled => Some(Answer::Cancelled),
-                    Some(confirm) => Some(confirm(&shown)),
-                    None => None,
-                };
-                match answer {
-                    Some(Answer::Yes) => {
-                        written = files::write_whole(&path, content.as_bytes(), true);
-                    }
-                    Some(Answer::Cancelled) => {
-                        self.failed = true;
-                        self.cancelled = true;
-                        return self.problem(
-                            &format!(
-                                "{shown} not replaced: the question was cancelled{}",
-                                steps_kept(target)
-                            ),
-                            ErrorCode::Write,
-                            target.span.start,
-                            Some(force_hint(target)),
-                            (source, origin),
-                        );
-                    }
-                    Some(Answer::No) | None => {}
+        if let (Err(error), false) = (&written, self.script)
+            && error.kind() == io::ErrorKind::AlreadyExists
+        {
+            self.out.flush()?;
+            // After a cancelled question (`--steps`), the next files are not asked about.
+            let answer = match &mut self.confirm {
+                Some(_) if self.cancelled => Some(Answer::Cancelled),
+                Some(confirm) => Some(confirm(&shown)),
+                None => None,
+            };
+            match answer {
+                Some(Answer::Yes) => {
+                    written = files::write_whole(&path, content.as_bytes(), true);
                 }
+                Some(Answer::Cancelled) => {
+                    self.failed = true;
+                    self.cancelled = true;
+                    return self.problem(
+                        &format!(
+                            "{shown} not replaced: the question was cancelled{}",
+                            steps_kept(target)
+                        ),
+                        ErrorCode::Write,
+                        target.span.start,
+                        Some(force_hint(target)),
+                        (source, origin),
+                    );
+                }
+                Some(Answer::No) | None => {}
             }
         }
         match written {

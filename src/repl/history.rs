@@ -1,6 +1,7 @@
 //! The history file: read once at the start (damaged lines skipped with one
-//! warning), then each new line APPENDED under an exclusive `flock`, so that two
-//! REPLs sharing the file keep each other's lines. The file is never rewritten,
+//! warning), then each new line APPENDED under an exclusive lock (the standard
+//! library's `File::lock`, `flock` on Unix), so that two REPLs sharing the
+//! file keep each other's lines. The file is never rewritten,
 //! truncated or chmodded. It is written only if it is a regular file (or does
 //! not exist yet): `/dev/null`, a FIFO, a device or a symbolic link turns the
 //! history off without any write. `GRADCALC_HISTORY=` (empty) or `off` turns it
@@ -184,7 +185,7 @@ impl HistoryFile {
     ///
     /// Errors: the file cannot be created, opened, locked or written.
     pub fn append(&self, entry: &str) -> io::Result<()> {
-        use rustix::fs::{FlockOperation, OFlags, flock};
+        use rustix::fs::OFlags;
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
@@ -199,7 +200,7 @@ impl HistoryFile {
         if !file.metadata()?.is_file() {
             return Err(io::Error::other("not a regular file"));
         }
-        flock(&file, FlockOperation::LockExclusive)?;
+        file.lock()?;
         let mut text = String::new();
         let length = file.metadata()?.len();
         if length == 0 {

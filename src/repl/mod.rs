@@ -290,12 +290,12 @@ fn run_shared<O: Write, E: Write>(
             publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
         }
         // `:precision` changed the printer's style: `:step` and the preview follow.
-        if let Format::Human(now) = printer.format {
-            if now.precision != style.precision {
-                style.precision = now.precision;
-                if let Some(helper) = editor.helper_mut() {
-                    helper.set_precision(now.precision);
-                }
+        if let Format::Human(now) = printer.format
+            && now.precision != style.precision
+        {
+            style.precision = now.precision;
+            if let Some(helper) = editor.helper_mut() {
+                helper.set_precision(now.precision);
             }
         }
         printer.flush()?;
@@ -335,14 +335,14 @@ fn read_continued(
 /// (`history_file` becomes `None`).
 fn remember(editor: &mut LineEditor, history_file: &mut Option<history::HistoryFile>, input: &str) {
     let added = editor.add_history_entry(input).unwrap_or(false);
-    if let (true, Some(file)) = (added, &*history_file) {
-        if let Err(error) = file.append(input) {
-            let _ = writeln!(
-                io::stderr(),
-                "warning: history not saved ({error}); history is off for this session"
-            );
-            *history_file = None;
-        }
+    if let (true, Some(file)) = (added, &*history_file)
+        && let Err(error) = file.append(input)
+    {
+        let _ = writeln!(
+            io::stderr(),
+            "warning: history not saved ({error}); history is off for this session"
+        );
+        *history_file = None;
     }
 }
 

@@ -276,10 +276,10 @@ fn read_request(stream: &TcpStream) -> io::Result<Option<Request>> {
         if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
             break;
         }
-        if let Some((name, value)) = header.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("host") {
-                host = Some(value.trim().to_ascii_lowercase());
-            }
+        if let Some((name, value)) = header.split_once(':')
+            && name.trim().eq_ignore_ascii_case("host")
+        {
+            host = Some(value.trim().to_ascii_lowercase());
         }
     }
     Ok(Some(Request { method, path, host }))

@@ -703,10 +703,10 @@ impl<'a> Command<'a> {
                 (_, true) => continue,
             };
             let taken: Vec<&Ident> = rest.by_ref().take(take).collect();
-            if matches!(param.arg, Arg::Name | Arg::Names) {
-                if let Some(word) = taken.iter().find(|word| !name_shaped(&word.name)) {
-                    return Err(self.not_a_name(word, param.arg));
-                }
+            if matches!(param.arg, Arg::Name | Arg::Names)
+                && let Some(word) = taken.iter().find(|word| !name_shaped(&word.name))
+            {
+                return Err(self.not_a_name(word, param.arg));
             }
             match param.arg {
                 Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port => {

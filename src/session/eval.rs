@@ -295,10 +295,10 @@ impl Session {
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        if let Some(function) = self.functions.get(name).cloned() {
-            if scope.params.iter().all(|(p, _)| *p != name) {
-                return self.instantiate(name, &function, name_span, span, args, scope, events);
-            }
+        if let Some(function) = self.functions.get(name).cloned()
+            && scope.params.iter().all(|(p, _)| *p != name)
+        {
+            return self.instantiate(name, &function, name_span, span, args, scope, events);
         }
         if name == "grad" && scope.params.iter().all(|(p, _)| *p != "grad") {
             let names = self.names_by_node();
@@ -652,14 +652,14 @@ impl Session {
         } else {
             value.node
         };
-        if !self.vars.contains_key(name) {
-            if let Some((_, constant)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
-                events.push(Event::Notice {
+        if !self.vars.contains_key(name)
+            && let Some((_, constant)) = CONSTANTS.iter().find(|(c, _)| *c == name)
+        {
+            events.push(Event::Notice {
                     message: format!(
                         "`{name}` was the constant {constant}; from now on it names your variable (`:reset` restores it)"
                     ),
                 });
-            }
         }
         self.bind(name, node);
         if !leaf {

@@ -61,10 +61,10 @@ impl Session {
         if let Some(node) = self.labelled_node(&ident.name, ident.span)? {
             return Ok(node);
         }
-        if super::RESULT_NAMES.contains(&ident.name.as_str()) {
-            if let Some(node) = self.last {
-                return Ok(node);
-            }
+        if super::RESULT_NAMES.contains(&ident.name.as_str())
+            && let Some(node) = self.last
+        {
+            return Ok(node);
         }
         if self.functions.contains_key(&ident.name) || Op::from_function_name(&ident.name).is_some()
         {

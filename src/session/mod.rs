@@ -531,10 +531,10 @@ impl Session {
 
     /// The reverse topological order of `output`, computed once and then reused.
     fn order_for(&mut self, output: NodeId) -> Rc<Vec<NodeId>> {
-        if let Some((node, order)) = &self.order_cache {
-            if *node == output {
-                return Rc::clone(order);
-            }
+        if let Some((node, order)) = &self.order_cache
+            && *node == output
+        {
+            return Rc::clone(order);
         }
         let order = Rc::new(self.graph.topo_order(output));
         if crate::interrupt::requested() {

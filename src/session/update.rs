@@ -573,16 +573,17 @@ impl Session {
 /// `rows` when the last row kept is of an earlier step (a loop stopped on a
 /// step the table does not keep); nothing when no step finished.
 fn push_last_step(rows: &mut Vec<RepeatRow>, done: usize, output: Option<f64>, finished: Vec<f64>) {
-    if let Some(last_row) = rows.last() {
-        if last_row.step != done && done > 0 {
-            // `finished` holds step `done`'s values: a step not kept
-            // stored them.
-            rows.push(RepeatRow {
-                step: done,
-                output,
-                values: finished,
-            });
-        }
+    if let Some(last_row) = rows.last()
+        && last_row.step != done
+        && done > 0
+    {
+        // `finished` holds step `done`'s values: a step not kept
+        // stored them.
+        rows.push(RepeatRow {
+            step: done,
+            output,
+            values: finished,
+        });
     }
 }
 
@@ -648,7 +649,7 @@ pub(super) fn keeps_step(step: usize, steps: usize) -> bool {
     steps <= ALL_STEPS
         || step <= HEAD_STEPS
         || step == steps
-        || step % steps.div_ceil(SAMPLED_STEPS) == 0
+        || step.is_multiple_of(steps.div_ceil(SAMPLED_STEPS))
 }
 
 impl Session {

@@ -81,17 +81,17 @@ impl ExprTree {
         let mut nodes = Vec::with_capacity(self.nodes.len());
         let mut new_id = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
-            if let ExprKind::Name(name) = &node.kind {
-                if let Some((_, tree)) = bindings.iter().find(|(n, _)| n == name) {
-                    let offset = nodes.len() as u32;
-                    nodes.extend(
-                        tree.nodes.iter().map(|n| {
-                            Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())
-                        }),
-                    );
-                    new_id.push(ExprId(nodes.len() as u32 - 1));
-                    continue;
-                }
+            if let ExprKind::Name(name) = &node.kind
+                && let Some((_, tree)) = bindings.iter().find(|(n, _)| n == name)
+            {
+                let offset = nodes.len() as u32;
+                nodes.extend(
+                    tree.nodes
+                        .iter()
+                        .map(|n| Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())),
+                );
+                new_id.push(ExprId(nodes.len() as u32 - 1));
+                continue;
             }
             nodes.push(Expr::new(
                 shift(&node.kind, |id| new_id[id.0 as usize]),
@@ -109,17 +109,17 @@ impl ExprTree {
         let mut nodes = Vec::with_capacity(self.nodes.len());
         let mut new_id = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
-            if let ExprKind::Number(x) = node.kind {
-                if let Some(tree) = name(x) {
-                    let offset = nodes.len() as u32;
-                    nodes.extend(
-                        tree.nodes.iter().map(|n| {
-                            Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())
-                        }),
-                    );
-                    new_id.push(ExprId(nodes.len() as u32 - 1));
-                    continue;
-                }
+            if let ExprKind::Number(x) = node.kind
+                && let Some(tree) = name(x)
+            {
+                let offset = nodes.len() as u32;
+                nodes.extend(
+                    tree.nodes
+                        .iter()
+                        .map(|n| Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())),
+                );
+                new_id.push(ExprId(nodes.len() as u32 - 1));
+                continue;
             }
             nodes.push(Expr::new(
                 shift(&node.kind, |id| new_id[id.0 as usize]),

@@ -117,10 +117,10 @@ impl Browser {
             let mut message = Vec::new();
             while reader.read_until(0, &mut message).is_ok_and(|n| n > 0) {
                 message.pop();
-                if let Ok(value) = serde_json::from_slice(&message) {
-                    if sender.send(value).is_err() {
-                        return;
-                    }
+                if let Ok(value) = serde_json::from_slice(&message)
+                    && sender.send(value).is_err()
+                {
+                    return;
                 }
                 message.clear();
             }

@@ -310,10 +310,10 @@ fn terminal_ticks(text: &str) -> Vec<Vec<(usize, String)>> {
             charts.push(Vec::new());
             row = 0;
         } else if line.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c)) {
-            if let (Some(chart), Some((_, label))) = (charts.last_mut(), line.rsplit_once(' ')) {
-                if !label.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c)) {
-                    chart.push((row, label.to_string()));
-                }
+            if let (Some(chart), Some((_, label))) = (charts.last_mut(), line.rsplit_once(' '))
+                && !label.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))
+            {
+                chart.push((row, label.to_string()));
             }
             row += 1;
         }

@@ -538,10 +538,11 @@ fn clusters_of(dot: &str) -> (Vec<(String, Records, usize)>, Records) {
                 Some(c) => c.1.push(record),
                 None => outside.push(record),
             }
-        } else if line.starts_with('n') && line.contains("op [label=") {
-            if let Some(c) = current.as_mut() {
-                c.2 += 1;
-            }
+        } else if line.starts_with('n')
+            && line.contains("op [label=")
+            && let Some(c) = current.as_mut()
+        {
+            c.2 += 1;
         }
     }
     (clusters, outside)

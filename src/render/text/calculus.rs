@@ -115,19 +115,19 @@ fn repeat(out: &mut String, event: &CalculusEvent, p: &Painter) {
     if let (Some(of), None) = (of, target) {
         out.push_str(&series::terminal(of, &outputs));
     }
-    if let Some(of) = of {
-        if let Some(steps) = non_finite_steps(&outputs) {
-            let _ = writeln!(
-                out,
-                "{} {of} is not finite after {steps}: the plot leaves {} out",
-                p.dim("note:"),
-                if steps.contains(',') || steps.contains(" to ") {
-                    "them"
-                } else {
-                    "it"
-                }
-            );
-        }
+    if let Some(of) = of
+        && let Some(steps) = non_finite_steps(&outputs)
+    {
+        let _ = writeln!(
+            out,
+            "{} {of} is not finite after {steps}: the plot leaves {} out",
+            p.dim("note:"),
+            if steps.contains(',') || steps.contains(" to ") {
+                "them"
+            } else {
+                "it"
+            }
+        );
     }
 }
 

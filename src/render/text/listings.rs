@@ -56,14 +56,14 @@ pub(super) fn rows<I: Iterator<Item = NodeRow>>(
         if crate::interrupt::requested() {
             break; // Ctrl-C: the driver says "interrupted"
         }
-        if omitted.is_some_and(|o| row.position == o.after + o.count + 1) {
-            if let Some(o) = omitted {
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    p.dim(&format!("… {} more nodes ({hint})", o.count))
-                );
-            }
+        if omitted.is_some_and(|o| row.position == o.after + o.count + 1)
+            && let Some(o) = omitted
+        {
+            let _ = writeln!(
+                out,
+                "  {}",
+                p.dim(&format!("… {} more nodes ({hint})", o.count))
+            );
         }
         let cell = cells(&row);
         let _ = writeln!(
