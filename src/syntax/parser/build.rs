@@ -317,24 +317,25 @@ fn repeat(pair: Pair<'_, Rule>, offset: usize) -> Repeat {
         body: Vec::new(),
         body_span: Span::default(),
     };
+    let mut body = None;
     for part in pair.into_inner() {
         match part.as_rule() {
             Rule::repeat_head => repeat.head = at(&part),
             Rule::repeat_count => repeat.count = Some(word(&part)),
             Rule::repeat_force => repeat.force = true,
             Rule::repeat_file => repeat.file = Some(word(&part)),
-            _ => repeat.body_span = at(&part),
+            _ => body = Some(at(&part)),
         }
     }
-    if repeat.body_span == Span::default() {
-        // No statements: an empty span after the last word.
+    // No statements: an empty span after the last word.
+    repeat.body_span = body.unwrap_or_else(|| {
         let end = [repeat.file.as_ref(), repeat.count.as_ref()]
             .into_iter()
             .flatten()
             .next()
             .map_or(repeat.head.end, |word| word.span.end);
-        repeat.body_span = Span::new(end, end);
-    }
+        Span::new(end, end)
+    });
     repeat
 }
 
