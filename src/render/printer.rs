@@ -723,7 +723,7 @@ fn force_hint(target: &Target) -> String {
     match target.forced.as_str() {
         "" => "add `-f` to the command to replace it, or choose another name".to_string(),
         forced if forced.chars().nth(super::COMMAND_QUOTE_CHARS).is_some() => {
-            if forced.starts_with(":repeat ") {
+            if target.steps_kept {
                 "add `-f` after the step count to replace it, or choose another name".to_string()
             } else {
                 "add `-f` before the file name to replace it, or choose another name".to_string()
@@ -736,7 +736,7 @@ fn force_hint(target: &Target) -> String {
 /// What became of a `:repeat`'s steps when its file was not written: they ran
 /// before the file was written, and they are kept.
 fn steps_kept(target: &Target) -> &'static str {
-    if target.forced.starts_with(":repeat ") {
+    if target.steps_kept {
         "; the steps ran and are kept"
     } else {
         ""
@@ -786,7 +786,34 @@ fn explain_write_error(path: &str, error: &io::Error, target: &Target) -> (Strin
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::{explain_write_error, wrap};
+    use crate::session::Target;
+    use crate::syntax::Span;
+    use std::io;
+
+    #[test]
+    fn a_file_refused_after_the_steps_says_they_are_kept() {
+        let exists = io::Error::from(io::ErrorKind::AlreadyExists);
+        let long = format!(":repeat 3 -f r.svg x := x{}", " + 0".repeat(60));
+        let mut target = Target {
+            path: "r.svg".to_string(),
+            span: Span::default(),
+            force: false,
+            forced: long.clone(),
+            steps_kept: true,
+        };
+        let (message, help) = explain_write_error("r.svg", &exists, &target);
+        assert!(
+            message.ends_with("; the steps ran and are kept"),
+            "{message}"
+        );
+        assert!(help.unwrap().contains("after the step count"));
+        // What the event says counts, not how the command reads.
+        target.steps_kept = false;
+        let (message, help) = explain_write_error("r.svg", &exists, &target);
+        assert!(message.ends_with("(not replaced)"), "{message}");
+        assert!(help.unwrap().contains("before the file name"));
+    }
 
     #[test]
     fn long_lines_wrap_at_spaces_with_an_indent() {

@@ -328,9 +328,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: "takes a count and a statement",
         example: "e.g. `:repeat 50 w := w - 0.1*grad(L, w)`",
-        // The statement after N is read before commands are parsed (it holds
-        // `;`, `,` and `:=`): see `Session::repeat_statement`. A line that gets
-        // here had no count.
+        // A statement of the grammar, not a command (its statements hold `;`,
+        // `,` and `:=`): `Statement::Repeat`, run by
+        // `Session::repeat_statement`. This row is for `:help` and completion;
+        // nothing parsed runs it.
         run: |_, c, _| Err(c.misuse()),
     },
     CommandSpec {

@@ -560,6 +560,10 @@ pub struct Target {
     /// The command as typed with `-f` added before the file (`:dot -f g.dot`):
     /// what the error for an existing file suggests. Empty when unknown.
     pub forced: String,
+    /// Written after the steps of a `:repeat`, which ran and are kept whether
+    /// or not the file is: the error for an existing file says so, and puts
+    /// `-f` after the step count.
+    pub steps_kept: bool,
 }
 
 impl Event {
@@ -602,8 +606,8 @@ impl Event {
 
 impl Target {
     /// The target a command's file argument names: the word as typed, without the
-    /// double quotes around it if it has them (`"my file.calc"`). `force` is
-    /// false and `forced` empty.
+    /// double quotes around it if it has them (`"my file.calc"`). `force` and
+    /// `steps_kept` are false, `forced` empty.
     pub fn from_word(word: &crate::syntax::Ident) -> Target {
         let name = word.name.as_str();
         let path = name
@@ -615,6 +619,7 @@ impl Target {
             span: word.span,
             force: false,
             forced: String::new(),
+            steps_kept: false,
         }
     }
 }

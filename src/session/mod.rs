@@ -243,9 +243,6 @@ impl Session {
         mut parsed: Result<syntax::Located, syntax::SyntaxError>,
     ) -> Result<Vec<Event>, SessionError> {
         self.statement += 1;
-        if let Some(events) = self.repeat_statement(source, span) {
-            return events;
-        }
         let mark = self.graph.len();
         let statements = self.statements.len();
         let rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
@@ -358,6 +355,9 @@ impl Session {
             }
             Statement::Command { name, args } => {
                 self.command(&name, &args, &mut events)?;
+            }
+            Statement::Repeat(repeat) => {
+                events = self.repeat_statement(source, located.span, &repeat)?;
             }
         }
         if let Some(span) = record {

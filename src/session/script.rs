@@ -102,8 +102,10 @@ pub(super) fn builds_state(statement: &Statement) -> bool {
         | Statement::Assign { .. }
         | Statement::Updates { .. }
         | Statement::Define { .. } => true,
-        // `:descend` records itself: after Ctrl-C, with the steps it finished.
-        Statement::Command { name, .. } => name.name == "backward" || name.name == "repeat",
+        // `:descend` and `:repeat` record themselves: after Ctrl-C, with the
+        // steps they finished.
+        Statement::Command { name, .. } => name.name == "backward",
+        Statement::Repeat(_) => false,
     }
 }
 

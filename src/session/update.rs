@@ -7,7 +7,7 @@ use super::eval::Rhs;
 use super::{Event, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
 use crate::render::Answer;
-use crate::syntax::{self, AssignOp, ExprKind, ExprTree, Ident, Span, Statement};
+use crate::syntax::{AssignOp, ExprKind, ExprTree, Ident, Located, Repeat, Span, Statement};
 
 /// The most steps one `:repeat` runs.
 pub const MAX_REPEAT: usize = 1_000_000;
@@ -304,45 +304,35 @@ impl Session {
         crate::render::notation::expression(self.graph.op(id), &inputs)
     }
 
-    /// Runs the statement at `span` if it is `:repeat …` (and returns its
-    /// result, the statement recorded for `:save`); `None` for any other
-    /// statement. `:repeat` is read here, not by the command grammar: its
-    /// statements may hold `;` and commas.
+    /// Runs `:repeat` (written at `whole` in `source`) and records what ran
+    /// for `:save`.
+    ///
+    /// Errors: as [`Session::repeat`]; a file that exists, without `-f`,
+    /// when the REPL's question is not answered yes (nothing runs).
     pub(super) fn repeat_statement(
         &mut self,
         source: &str,
-        span: Span,
-    ) -> Option<Result<Vec<Event>, SessionError>> {
-        let text = &source[span.start..span.end];
-        let lead = text.len() - text.trim_start().len();
-        let after = text[lead..].strip_prefix(":repeat")?;
-        if after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
-            return None;
-        }
-        let start = span.start + lead;
-        let name = Ident {
-            name: "repeat".to_string(),
-            span: Span::new(start, start + 7),
+        whole: Span,
+        repeat: &Repeat,
+    ) -> Result<Vec<Event>, SessionError> {
+        let mut force = repeat.force;
+        let forced = |count: &Ident, file: &Ident| {
+            format!(
+                ":repeat {} -f {} {}",
+                count.name,
+                file.name,
+                source[repeat.body_span.start..repeat.body_span.end].trim()
+            )
         };
-        // The words after `:repeat`, up to the statement: the count and a file
-        // (after `-f` or `--force` to replace it).
-        let (words, mut force, at) = repeat_words(source, name.span.end, span.end);
-        let body = Span::new(at, span.end);
         // A file that would be refused after every step ran is refused first;
         // the REPL asks whether to replace it, before the first step too.
-        if let ([count, file], false) = (&words[..], force) {
+        if let (Some(count), Some(file), false) = (&repeat.count, &repeat.file, force) {
             let target = Target::from_word(file);
             if target.path != "-" && crate::files::exists(&target.path) {
                 let shown = crate::files::expand_tilde(&target.path)
                     .display()
                     .to_string();
                 let answer = self.confirm.0.as_mut().map(|ask| ask(&shown));
-                let forced = format!(
-                    ":repeat {} -f {} {}",
-                    count.name,
-                    file.name,
-                    source[body.start..body.end].trim()
-                );
                 let message = match answer {
                     Some(Answer::Yes) => None,
                     Some(Answer::Cancelled) => {
@@ -358,59 +348,55 @@ impl Session {
                 match message {
                     None => force = true,
                     Some(message) => {
-                        return Some(Err(SessionError::BadArguments {
+                        return Err(SessionError::BadArguments {
                             message,
                             span: file.span,
-                            help: Some(repeat_force_hint(&forced)),
-                        }));
+                            help: Some(repeat_force_hint(&forced(count, file))),
+                        });
                     }
                 }
             }
         }
         let mut events = Vec::new();
-        let result = self.repeat(source, &name, &words, body, &mut events);
-        if let (Some(target), [count, file]) = (
+        let result = self.repeat(source, repeat, &mut events);
+        if let (Some(target), Some(count), Some(file)) = (
             events.iter_mut().rev().find_map(|e| match e {
                 Event::Calculus(CalculusEvent::Repeat { target, .. }) => target.as_mut(),
                 _ => None,
             }),
-            &words[..],
+            &repeat.count,
+            &repeat.file,
         ) {
             target.force = force;
-            target.forced = format!(
-                ":repeat {} -f {} {}",
-                count.name,
-                file.name,
-                source[body.start..body.end].trim()
-            );
+            target.forced = forced(count, file);
+            target.steps_kept = true;
         }
         if let Ok(ran) = &result {
             // What ran, so that `:save` rebuilds this session: after Ctrl-C,
             // the steps finished (`:repeat K …`) and the statements of the step
             // cut short that had run.
-            match (&words[..], ran.steps == ran.requested) {
-                (_, true) => self.record(&text[lead..]),
-                ([count, ..], false) => {
+            match (&repeat.count, ran.steps == ran.requested) {
+                (_, true) => self.record(&source[whole.start..whole.end]),
+                (Some(count), false) => {
                     if ran.steps > 0 {
-                        let rest = &source[count.span.end..span.end];
+                        let rest = &source[count.span.end..whole.end];
                         self.record(&format!(":repeat {}{}", ran.steps, rest.trim_end()));
                     }
                     for piece in &ran.partial {
                         self.record(source[piece.start..piece.end].trim());
                     }
                 }
-                ([], false) => {}
+                (None, false) => {}
             }
         }
         self.collect_if_due();
-        Some(result.map(|_| events))
+        result.map(|_| events)
     }
 
     /// `:repeat N [FILE.svg] STATEMENTS`: runs assignments (usually `:=`) or
     /// expressions, `;`-separated, N times, then reports a table of the output
     /// and the assigned variables after the steps, and the output over the
-    /// steps as a plot. `args` are the count and the file; `body` the
-    /// statements' text in `source`.
+    /// steps as a plot. `source` is the text `repeat` was parsed from.
     ///
     /// Returns what ran (fewer steps than asked after Ctrl-C).
     ///
@@ -419,14 +405,12 @@ impl Session {
     fn repeat(
         &mut self,
         source: &str,
-        name: &Ident,
-        args: &[Ident],
-        body: Span,
+        repeat: &Repeat,
         events: &mut Vec<Event>,
     ) -> Result<Ran, SessionError> {
-        let Some(count) = args.first() else {
+        let Some(count) = &repeat.count else {
             return Err(repeat_usage(
-                name.span,
+                repeat.head,
                 "`:repeat` takes a count and a statement",
             ));
         };
@@ -439,20 +423,17 @@ impl Session {
                 ));
             }
         };
-        let target = args.get(1).map(Target::from_word);
-        let pieces: Vec<Span> = syntax::statement_spans(&source[body.start..body.end])
-            .into_iter()
-            .map(|s| Span::new(s.start + body.start, s.end + body.start))
-            .collect();
-        if pieces.is_empty() {
+        let target = repeat.file.as_ref().map(Target::from_word);
+        let pieces: Vec<Span> = repeat.body.iter().map(|located| located.span).collect();
+        let (Some(first), Some(last)) = (pieces.first(), pieces.last()) else {
             return Err(repeat_usage(
-                name.span.to(count.span),
+                repeat.head.to(count.span),
                 "`:repeat` needs a statement to run",
             ));
-        }
-        let text = source[pieces[0].start..pieces[pieces.len() - 1].end].to_string();
-        let (statements, assigned) = repeat_statements(source, &pieces, events)?;
-        if let Some(warning) = self.one_after_another(&statements, &count.name, body) {
+        };
+        let text = source[first.start..last.end].to_string();
+        let (statements, assigned) = repeat_statements(&repeat.body, events)?;
+        if let Some(warning) = self.one_after_another(&statements, &count.name, repeat.body_span) {
             events.push(warning);
         }
         let keep = |step: usize| keeps_step(step, steps);
@@ -588,47 +569,6 @@ impl Session {
     }
 }
 
-/// The words of `:repeat` read from `source[from..end]` (after its name), up
-/// to its statements: the count and a file name ending in `.svg`, whether
-/// `-f` or `--force` came before the file, and where the statements start.
-fn repeat_words(source: &str, from: usize, end: usize) -> (Vec<Ident>, bool, usize) {
-    let mut words = Vec::new();
-    let mut force = false;
-    let mut at = from;
-    while words.len() < 2 {
-        let rest = &source[at..end];
-        let skip = rest.len() - rest.trim_start().len();
-        let word_start = at + skip;
-        let word_len = source[word_start..end]
-            .find(char::is_whitespace)
-            .unwrap_or(end - word_start);
-        if word_len == 0 {
-            break;
-        }
-        let word = &source[word_start..word_start + word_len];
-        let is_file = word.trim_matches('"').ends_with(".svg");
-        if words.len() == 1 && !force && ["-f", "--force"].contains(&word) {
-            // A flag only before a file name; else the statement starts here.
-            let after = &source[word_start + word_len..end];
-            let next = after.split_whitespace().next().unwrap_or("");
-            if next.trim_matches('"').ends_with(".svg") {
-                force = true;
-                at = word_start + word_len;
-                continue;
-            }
-        }
-        if words.len() == 1 && !is_file {
-            break;
-        }
-        words.push(Ident {
-            name: word.to_string(),
-            span: Span::new(word_start, word_start + word_len),
-        });
-        at = word_start + word_len;
-    }
-    (words, force, at)
-}
-
 /// Adds the row of step `done` (its `output` and `finished` values) to
 /// `rows` when the last row kept is of an earlier step (a loop stopped on a
 /// step the table does not keep); nothing when no step finished.
@@ -656,20 +596,18 @@ fn repeat_usage(span: Span, message: &str) -> SessionError {
     }
 }
 
-/// The statements of `:repeat` parsed from the `pieces` of `source`, and the
-/// variables they assign in order, once each. A notice goes to `events` for
-/// each `=` (it rebinds at every step).
+/// The statements of `:repeat` (its `body`), and the variables they assign
+/// in order, once each. A notice goes to `events` for each `=` (it rebinds at
+/// every step).
 ///
-/// Errors: a statement that does not parse, or is a command or a definition.
+/// Errors: a statement that is a command, a definition or a `:repeat`.
 fn repeat_statements(
-    source: &str,
-    pieces: &[Span],
+    body: &[Located],
     events: &mut Vec<Event>,
 ) -> Result<(Vec<Statement>, Vec<String>), SessionError> {
     let mut statements = Vec::new();
     let mut assigned: Vec<String> = Vec::new();
-    for piece in pieces {
-        let located = syntax::parse_statement(source, *piece)?;
+    for located in body {
         match &located.statement {
             Statement::Assign { target, op, .. } => {
                 if *op != AssignOp::Update {
@@ -692,14 +630,14 @@ fn repeat_statements(
                 }
             }
             Statement::Expr(_) => {}
-            Statement::Define { .. } | Statement::Command { .. } => {
+            Statement::Define { .. } | Statement::Command { .. } | Statement::Repeat(_) => {
                 return Err(repeat_usage(
-                    *piece,
+                    located.span,
                     "`:repeat` runs assignments and expressions",
                 ));
             }
         }
-        statements.push(located.statement);
+        statements.push(located.statement.clone());
     }
     Ok((statements, assigned))
 }

@@ -320,6 +320,30 @@ pub enum Statement {
     },
     /// A command `:name arg arg…`; arguments are separated by spaces or commas.
     Command { name: Ident, args: Vec<Ident> },
+    /// `:repeat N [-f] [FILE.svg] STATEMENTS` (boxed: the other statements
+    /// stay small).
+    Repeat(Box<Repeat>),
+}
+
+/// `:repeat N [-f] [FILE.svg] STATEMENTS`: the `;`-separated statements to
+/// run N times, a statement of its own (they hold `;`, `,` and `:=`, which a
+/// command's words cannot). The parser keeps what was written: the session
+/// checks the count and what the statements are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repeat {
+    /// Where `:repeat` was written (the colon included).
+    pub head: Span,
+    /// The first word after `:repeat`, whatever it is; `None` when there is none.
+    pub count: Option<Ident>,
+    /// `-f` or `--force` came before the file.
+    pub force: bool,
+    /// The second word, when it ends in `.svg` (double quotes aside).
+    pub file: Option<Ident>,
+    /// The statements, in order, each with its span.
+    pub body: Vec<Located>,
+    /// Where the statements were written: from the end of the last word
+    /// (the whitespace before them included) to the end of the statement.
+    pub body_span: Span,
 }
 
 /// A parsed statement with the span of its whole text.

@@ -19,7 +19,7 @@ use build::build_statement;
 use convert::convert_error;
 use prescan::{Scan, prescan};
 
-use super::ast::{AssignOp, BinaryOp, ExprTree, Located, Span, Statement};
+use super::ast::{AssignOp, BinaryOp, ExprTree, Located, Repeat, Span, Statement};
 use super::error::SyntaxError;
 use super::lexer::{Lexer, Operator, TokenKind};
 
@@ -53,7 +53,12 @@ fn parse_as(source: &str, span: Span, streamed: bool) -> Result<Located, SyntaxE
             help: None,
         });
     };
-    let offset = span.start;
+    parse_text(text, span.start, streamed)
+}
+
+/// [`parse_as`] for the statement `text`, which starts at byte `offset` of the
+/// source.
+fn parse_text(text: &str, offset: usize, streamed: bool) -> Result<Located, SyntaxError> {
     let is_command = Lexer::new(text)
         .find(|t| t.kind != TokenKind::Newline)
         .is_some_and(|t| t.kind == TokenKind::Colon);
@@ -126,7 +131,13 @@ fn parse_scanned(
             None => {
                 let statement = pairs.next().and_then(|p| p.into_inner().next());
                 match statement {
-                    Some(pair) => Ok(build_statement(pair, offset)),
+                    Some(pair) => {
+                        let mut located = build_statement(pair, offset);
+                        if let Statement::Repeat(repeat) = &mut located.statement {
+                            parse_repeat_body(text, offset, repeat)?;
+                        }
+                        Ok(located)
+                    }
                     None => Err(unexpected_end(text, offset)),
                 }
             }
@@ -139,6 +150,28 @@ fn parse_scanned(
             }
         }
     }
+}
+
+/// Parses the statements of a `:repeat` (`text`, at byte `offset` of the
+/// source, is the whole statement's) into its `body`: cut as
+/// [`super::statement_spans`] cuts a text, each parsed as [`parse`] parses it.
+///
+/// Errors: the first statement that does not parse.
+fn parse_repeat_body(text: &str, offset: usize, repeat: &mut Repeat) -> Result<(), SyntaxError> {
+    let start = repeat.body_span.start;
+    let body = &text[start - offset..repeat.body_span.end - offset];
+    for piece in super::split::split(body, true).spans {
+        let located = parse_text(&body[piece.start..piece.end], start + piece.start, false)?;
+        repeat.body.push(located);
+    }
+    Ok(())
+}
+
+/// Whether the statement `text` is a `:repeat` (after optional whitespace),
+/// as the grammar reads it: what the splitter and the batch parser ask before
+/// they parse it.
+pub(crate) fn is_repeat(text: &str) -> bool {
+    Grammar::parse(Rule::repeat_head, text.trim_start()).is_ok()
 }
 
 /// Parses a long statement in pieces of about `piece_bytes`, so that pest's
@@ -185,7 +218,10 @@ pub(crate) fn parse_pieces(
     let streams = match &located.statement {
         Statement::Expr(_) => true,
         Statement::Assign { op, .. } => *op != AssignOp::Update,
-        Statement::Updates { .. } | Statement::Define { .. } | Statement::Command { .. } => false,
+        Statement::Updates { .. }
+        | Statement::Define { .. }
+        | Statement::Command { .. }
+        | Statement::Repeat(_) => false,
     };
     if streamed && streams {
         located.span = Span::new(located.span.start, offset + text.len());
@@ -196,7 +232,9 @@ pub(crate) fn parse_pieces(
         Statement::Expr(tree) => tree,
         Statement::Assign { value, .. } => value,
         Statement::Define { body, .. } => body,
-        Statement::Updates { .. } | Statement::Command { .. } => return None,
+        Statement::Updates { .. } | Statement::Command { .. } | Statement::Repeat(_) => {
+            return None;
+        }
     };
     for cut in &pieces.cuts {
         let piece = cut.parse(

@@ -130,7 +130,7 @@ impl fmt::Display for ExprTree {
 
 impl fmt::Display for Statement {
     /// Writes the statement as it could be typed: `z = x*y + x`, `f(a, b) = a*b`,
-    /// `:grad x y`.
+    /// `:grad x y`, `:repeat 3 x := x - 1; y`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Statement::Expr(tree) => write!(f, "{tree}"),
@@ -164,6 +164,23 @@ impl fmt::Display for Statement {
                 write!(f, ":{}", name.name)?;
                 for arg in args {
                     write!(f, " {}", arg.name)?;
+                }
+                Ok(())
+            }
+            Statement::Repeat(repeat) => {
+                f.write_str(":repeat")?;
+                if let Some(count) = &repeat.count {
+                    write!(f, " {}", count.name)?;
+                }
+                if repeat.force {
+                    f.write_str(" -f")?;
+                }
+                if let Some(file) = &repeat.file {
+                    write!(f, " {}", file.name)?;
+                }
+                for (i, located) in repeat.body.iter().enumerate() {
+                    let sep = if i == 0 { " " } else { "; " };
+                    write!(f, "{sep}{}", located.statement)?;
                 }
                 Ok(())
             }

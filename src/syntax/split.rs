@@ -20,7 +20,8 @@ struct Current {
     last: TokenKind,
     /// A `:command` runs to the end of the line or `;`, whatever it contains.
     command: bool,
-    /// `:repeat` runs to the end of the line, `;` included (its statements).
+    /// A `:repeat` (as the grammar's `repeat_head` reads it) runs to the end of
+    /// the line, `;` included (its statements).
     repeat: bool,
 }
 
@@ -120,9 +121,7 @@ pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
                         last: kind,
                         command: kind == TokenKind::Colon,
                         repeat: kind == TokenKind::Colon
-                            && source[token.end..].starts_with("repeat")
-                            && !source[token.end + 6..]
-                                .starts_with(|c: char| c.is_alphanumeric() || c == '_'),
+                            && super::parser::is_repeat(&source[token.start..]),
                     })
                 }
                 Some(c) => {

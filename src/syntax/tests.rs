@@ -462,6 +462,126 @@ fn commands() {
     assert_eq!(args[1].span, Span::new(9, 10));
 }
 
+/// The `:repeat` statement `source` parses to.
+fn repeat(source: &str) -> Repeat {
+    match parse(source) {
+        Ok(Located {
+            statement: Statement::Repeat(repeat),
+            ..
+        }) => *repeat,
+        other => panic!("`{source}` is not a `:repeat`: {other:?}"),
+    }
+}
+
+#[test]
+fn repeat_is_a_statement_with_its_statements_parsed() {
+    let source = ":repeat 3 x := x - 1; y";
+    let r = repeat(source);
+    assert_eq!(r.head, Span::new(0, 7));
+    let count = r.count.as_ref().unwrap();
+    assert_eq!((count.name.as_str(), count.span), ("3", Span::new(8, 9)));
+    assert!(!r.force && r.file.is_none());
+    // The statements' text starts where the last word ends.
+    assert_eq!(
+        &source[r.body_span.start..r.body_span.end],
+        " x := x - 1; y"
+    );
+    let [first, second] = &r.body[..] else {
+        panic!("two statements: {:?}", r.body);
+    };
+    assert!(matches!(
+        &first.statement,
+        Statement::Assign { target, op: AssignOp::Update, .. } if target.name == "x"
+    ));
+    assert_eq!(&source[first.span.start..first.span.end], "x := x - 1");
+    assert!(matches!(&second.statement, Statement::Expr(_)));
+    assert_eq!(second.span, Span::new(22, 23));
+    assert_eq!(
+        Statement::Repeat(Box::new(r)).to_string(),
+        ":repeat 3 x := x - 1; y"
+    );
+    // Splitting keeps the `;` of its statements with it.
+    assert_eq!(
+        pieces(
+            "x = 1; :repeat 3 x := x - 1; y
+z"
+        ),
+        ["x = 1", ":repeat 3 x := x - 1; y", "z"]
+    );
+}
+
+#[test]
+fn repeat_reads_a_file_and_force_only_before_its_statements() {
+    let r = repeat(":repeat 50 -f loss.svg w := w - 0.1*grad(L, w)");
+    assert_eq!(r.count.unwrap().name, "50");
+    assert!(r.force);
+    assert_eq!(r.file.unwrap().name, "loss.svg");
+    assert_eq!(r.body.len(), 1);
+    // A word that does not end in `.svg` starts the statements.
+    let r = repeat(":repeat 2 a.svg.bak");
+    assert!(r.file.is_none());
+    assert_eq!(r.body.len(), 1);
+    let r = repeat(":repeat 2 --force b.svg\"\" y");
+    assert!(r.force);
+    assert_eq!(r.file.unwrap().name, "b.svg\"\"");
+    // `-f` without a file after it starts the statements (`-f` is `-(f)`).
+    let r = repeat(":repeat 2 -f");
+    assert!(!r.force && r.file.is_none());
+    assert!(matches!(
+        &r.body[..],
+        [Located {
+            statement: Statement::Expr(_),
+            ..
+        }]
+    ));
+    let r = repeat(":repeat 2 \"r.svg\"");
+    assert_eq!(r.file.unwrap().name, "\"r.svg\"");
+    assert!(r.body.is_empty());
+    // No count, no statements: the session says what is missing.
+    let r = repeat(":repeat");
+    assert!(r.count.is_none() && r.body.is_empty());
+    assert_eq!(r.body_span, Span::new(7, 7));
+    // Any word is the count; `;` is no separator before the statements.
+    assert_eq!(repeat(":repeat;").count.unwrap().name, ";");
+    assert_eq!(repeat(":repeat x y").count.unwrap().name, "x");
+}
+
+#[test]
+fn names_that_hold_repeat_are_not_repeat() {
+    assert_eq!(command(":repeatx 3"), ("repeatx".into(), vec!["3".into()]));
+    assert_eq!(command(":repeat_ 3"), ("repeat_".into(), vec!["3".into()]));
+    assert_eq!(command(":repeat.x"), ("repeat.x".into(), vec![]));
+    assert_eq!(command(":repeat₂"), ("repeat₂".into(), vec![]));
+    assert!(matches!(
+        parse("repeat = 1").map(|l| l.statement),
+        Ok(Statement::Assign { .. })
+    ));
+    // The splitter cuts at their `;` as at any command's.
+    assert_eq!(pieces("x = 1; :repeatx; y"), ["x = 1", ":repeatx", "y"]);
+    assert_eq!(pieces("repeat = 1; repeat"), ["repeat = 1", "repeat"]);
+    assert_eq!(pieces(":help repeat; y"), [":help repeat", "y"]);
+}
+
+#[test]
+fn a_syntax_error_in_a_repeated_statement_is_at_its_place() {
+    let source = ":repeat 3 x := x - 1; y = (";
+    let e = error(source);
+    assert_eq!(e.span().start, source.len() - 1, "{e:?}");
+    // Statements in a longer source: spans are offsets into all of it.
+    let source = "a = 1\n:repeat 2 a := a*2; b = a";
+    let span = statement_spans(source)[1];
+    let Ok(Located {
+        statement: Statement::Repeat(r),
+        span: whole,
+        ..
+    }) = parse_statement(source, span)
+    else {
+        panic!("not a `:repeat`")
+    };
+    assert_eq!(whole, span);
+    assert_eq!(&source[r.body[1].span.start..r.body[1].span.end], "b = a");
+}
+
 #[test]
 fn spans_are_offsets_into_the_whole_source() {
     let source = "x = 1; y = (x +\n  2) # two\n";

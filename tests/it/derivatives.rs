@@ -227,6 +227,46 @@ fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
 }
 
 #[test]
+fn a_repeat_that_does_not_parse_asks_nothing_and_runs_nothing() {
+    use gradcalc::render::Answer;
+    use gradcalc::session::{AskReplace, Event, Session, SessionError};
+    use std::cell::Cell;
+    use std::rc::Rc;
+    // Its statements are parsed with it: the syntax error comes before the
+    // question whether to replace its file (it came after).
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("r.svg");
+    std::fs::write(&plot, "old").unwrap();
+    let asked = Rc::new(Cell::new(false));
+    let mut session = Session::new();
+    let seen = Rc::clone(&asked);
+    session.confirm = AskReplace(Some(Box::new(move |_| {
+        seen.set(true);
+        Answer::Yes
+    })));
+    let source = format!("x = 1; :repeat 2 {} x := x + 1; y = (\nx", plot.display());
+    let mut results = Vec::new();
+    let _ = session.run_source(&source, |result| {
+        results.push(result);
+        std::ops::ControlFlow::Continue(())
+    });
+    let Err(SessionError::Syntax(error)) = &results[1] else {
+        panic!("{:?}", results[1]);
+    };
+    assert_eq!(error.span().start, source.find('(').unwrap(), "{error:?}");
+    assert!(!asked.get());
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "old");
+    // No step ran: x is still 1.
+    let Ok(events) = &results[2] else {
+        panic!("{:?}", results[2]);
+    };
+    assert!(
+        matches!(&events[..], [Event::Value { value, .. }] if *value == 1.0),
+        "{events:?}"
+    );
+}
+
+#[test]
 fn hessian_is_the_matrix_of_second_derivatives() {
     // z = x²y + y³·relu(x) + floor(x) at (1, 2): z_xx = 2y = 4, z_xy = 2x + 3y² = 14,
     // z_yy = 6y·relu(x) = 12.

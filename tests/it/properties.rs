@@ -658,6 +658,16 @@ fn unspanned(mut statement: Statement) -> Statement {
             unspan_ident(name);
             args.iter_mut().for_each(unspan_ident);
         }
+        Statement::Repeat(repeat) => {
+            repeat.head = Span::default();
+            repeat.body_span = Span::default();
+            repeat.count.iter_mut().for_each(unspan_ident);
+            repeat.file.iter_mut().for_each(unspan_ident);
+            for located in &mut repeat.body {
+                located.span = Span::default();
+                located.statement = unspanned(located.statement.clone());
+            }
+        }
     }
     statement
 }

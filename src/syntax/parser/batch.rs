@@ -117,7 +117,9 @@ fn parse_run(source: &str, spans: &[Span], joinable: &[bool]) -> Vec<Result<Loca
 }
 
 /// Whether the statement at `span` may be parsed joined with others: short, on
-/// character boundaries, free of lexical problems and shallow.
+/// character boundaries, free of lexical problems and shallow, and not a
+/// `:repeat` (its statements run to the end of the text, the `;` that joins
+/// included).
 fn joinable(source: &str, span: Span) -> bool {
     let Some(text) = source.get(span.start..span.end) else {
         return false;
@@ -128,9 +130,11 @@ fn joinable(source: &str, span: Span) -> bool {
     let is_command = Lexer::new(text)
         .find(|t| t.kind != TokenKind::Newline)
         .is_some_and(|t| t.kind == TokenKind::Colon);
-    is_command
-        || prescan(text, span.start)
-            .is_ok_and(|scan| scan.problem.is_none() && scan.max_nesting <= SHALLOW_NESTING)
+    if is_command {
+        return !super::is_repeat(text);
+    }
+    prescan(text, span.start)
+        .is_ok_and(|scan| scan.problem.is_none() && scan.max_nesting <= SHALLOW_NESTING)
 }
 
 /// Parses the statements `joined` (indices into `spans`) in one grammar call,

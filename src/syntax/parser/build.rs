@@ -7,7 +7,7 @@ use std::iter::Peekable;
 use pest::iterators::Pair;
 
 use super::super::ast::{
-    AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Span,
+    AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Repeat, Span,
     Statement, UnaryOp,
 };
 use super::super::lexer::{is_name, normalize_name, superscript_value};
@@ -297,6 +297,48 @@ fn grammar_bug(rule: &str) -> ! {
     unreachable!("gradcalc.pest: a `{rule}` pair without its children")
 }
 
+/// The parts of a `repeat` pair, its `body` still empty: the parser parses
+/// the statements at `body_span` (see `super::parse_repeat_body`).
+fn repeat(pair: Pair<'_, Rule>, offset: usize) -> Repeat {
+    let at = |pair: &Pair<'_, Rule>| {
+        let span = pair.as_span();
+        Span::new(offset + span.start(), offset + span.end())
+    };
+    // A word as typed: a file name is not normalized as a name would be.
+    let word = |pair: &Pair<'_, Rule>| Ident {
+        name: pair.as_str().to_string(),
+        span: at(pair),
+    };
+    let mut repeat = Repeat {
+        head: Span::default(),
+        count: None,
+        force: false,
+        file: None,
+        body: Vec::new(),
+        body_span: Span::default(),
+    };
+    let mut body = None;
+    for part in pair.into_inner() {
+        match part.as_rule() {
+            Rule::repeat_head => repeat.head = at(&part),
+            Rule::repeat_count => repeat.count = Some(word(&part)),
+            Rule::repeat_force => repeat.force = true,
+            Rule::repeat_file => repeat.file = Some(word(&part)),
+            _ => body = Some(at(&part)),
+        }
+    }
+    // No statements: an empty span after the last word.
+    repeat.body_span = body.unwrap_or_else(|| {
+        let end = [repeat.file.as_ref(), repeat.count.as_ref()]
+            .into_iter()
+            .flatten()
+            .next()
+            .map_or(repeat.head.end, |word| word.span.end);
+        Span::new(end, end)
+    });
+    repeat
+}
+
 /// An identifier, its name in NFC (see [`normalize_name`]); a command's word
 /// is normalized only when it is shaped like a name (a file name stays as typed).
 fn ident(pair: &Pair<'_, Rule>, offset: usize) -> Ident {
@@ -377,6 +419,7 @@ pub(super) fn build_statement(pair: Pair<'_, Rule>, offset: usize) -> Located {
                 args: inner.map(|w| ident(&w, offset)).collect(),
             }
         }
+        Rule::repeat => Statement::Repeat(Box::new(repeat(pair, offset))),
         Rule::definition => {
             let mut inner = pair.into_inner();
             let name = inner.next().unwrap_or_else(|| grammar_bug("definition"));
