@@ -131,7 +131,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         run: |s, c, e| {
             let TopoArgs { order, all } = TopoArgs::parse(c);
             match order {
-                TopoOrder::DepthFirst => s.topo(c.name.span, all, e),
+                TopoOrder::DepthFirst => s.node_order(c.name.span, all, false, e),
                 TopoOrder::Kahn => s.topo_kahn(c.name.span, all, e),
                 TopoOrder::Naive => s.topo_naive(c.name.span, all, e),
             }
@@ -159,7 +159,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: "takes no arguments or `all`",
         example: "e.g. `:forward all` to list every node",
-        run: |s, c, e| s.forward_order(c.name.span, ForwardArgs::parse(c).all, e),
+        run: |s, c, e| s.node_order(c.name.span, ForwardArgs::parse(c).all, true, e),
     },
     CommandSpec {
         name: "graph",

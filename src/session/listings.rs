@@ -43,23 +43,37 @@ impl Session {
         }
     }
 
-    /// `:topo [all]`.
-    pub(super) fn topo(
+    /// `:topo [all]` (`forward` false): the output's nodes in reverse
+    /// topological order, output first; `:forward [all]` (`forward` true):
+    /// the same nodes in forward evaluation order, inputs first.
+    pub(super) fn node_order(
         &mut self,
         span: Span,
         all: bool,
+        forward: bool,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_interrupt()?;
-        let total = order.len();
+        let (of, total) = (output.label, order.len());
         let omitted = summary(total, all);
-        events.push(Event::Topo {
-            of: output.label,
-            total,
-            rows: self.listing(ListingKind::Topo, order, omitted),
-            omitted,
+        events.push(if forward {
+            let rows = self.listing(ListingKind::Forward, order, omitted);
+            Event::Forward {
+                of,
+                total,
+                rows,
+                omitted,
+            }
+        } else {
+            let rows = self.listing(ListingKind::Topo, order, omitted);
+            Event::Topo {
+                of,
+                total,
+                rows,
+                omitted,
+            }
         });
         Ok(())
     }
@@ -556,27 +570,6 @@ impl Session {
             total: order.len(),
             lines,
             omitted: order.len() - distinct,
-        });
-        Ok(())
-    }
-
-    /// `:forward [all]`: the forward evaluation order, inputs first.
-    pub(super) fn forward_order(
-        &mut self,
-        span: Span,
-        all: bool,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let output = self.require_output(span)?;
-        let order = self.order_for(output.node);
-        self.check_interrupt()?;
-        let total = order.len();
-        let omitted = summary(total, all);
-        events.push(Event::Forward {
-            of: output.label,
-            total,
-            rows: self.listing(ListingKind::Forward, order, omitted),
-            omitted,
         });
         Ok(())
     }

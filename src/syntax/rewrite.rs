@@ -6,6 +6,8 @@
 //! invariant: operands before users, root last. Spans of built and rewritten
 //! nodes are empty (`Span::default()`): the trees are printed, not reported on.
 
+use std::borrow::Cow;
+
 use super::ast::{
     BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Name, Span, Statement, UnaryOp,
 };
@@ -78,53 +80,48 @@ impl ExprTree {
     /// not listed, and call names, are left alone; replacements are not
     /// searched again, so `a → b`, `b → a` swaps.
     pub fn substitute(&self, bindings: &[(&str, &ExprTree)]) -> ExprTree {
-        let mut nodes = Vec::with_capacity(self.nodes.len());
-        let mut new_id = Vec::with_capacity(self.nodes.len());
-        for node in &self.nodes {
-            if let ExprKind::Name(name) = &node.kind
-                && let Some((_, tree)) = bindings.iter().find(|(n, _)| n == name)
-            {
-                let offset = nodes.len() as u32;
-                nodes.extend(
-                    tree.nodes
-                        .iter()
-                        .map(|n| Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())),
-                );
-                new_id.push(ExprId(nodes.len() as u32 - 1));
-                continue;
-            }
-            nodes.push(Expr::new(
-                shift(&node.kind, |id| new_id[id.0 as usize]),
-                node.span(),
-            ));
-            new_id.push(ExprId(nodes.len() as u32 - 1));
-        }
-        ExprTree { nodes }
+        self.replace_leaves(|kind| match kind {
+            ExprKind::Name(name) => bindings
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|&(_, tree)| Cow::Borrowed(tree)),
+            _ => None,
+        })
     }
 
     /// This tree with every number literal for which `name` gives a tree
     /// replaced by a copy of that tree (`6.283185307179586` by `2*pi`), the
     /// other nodes as they were.
     pub fn replace_numbers(&self, name: impl Fn(f64) -> Option<ExprTree>) -> ExprTree {
+        self.replace_leaves(|kind| match kind {
+            ExprKind::Number(x) => name(*x).map(Cow::Owned),
+            _ => None,
+        })
+    }
+
+    /// This tree with every node for which `replacement` gives a tree replaced
+    /// by a copy of that tree (its operands dropped), the other nodes as they
+    /// were, re-pointed at the replaced ones.
+    fn replace_leaves<'t>(
+        &self,
+        replacement: impl Fn(&ExprKind) -> Option<Cow<'t, ExprTree>>,
+    ) -> ExprTree {
         let mut nodes = Vec::with_capacity(self.nodes.len());
         let mut new_id = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
-            if let ExprKind::Number(x) = node.kind
-                && let Some(tree) = name(x)
-            {
+            if let Some(tree) = replacement(&node.kind) {
                 let offset = nodes.len() as u32;
                 nodes.extend(
                     tree.nodes
                         .iter()
                         .map(|n| Expr::new(shift(&n.kind, |id| ExprId(id.0 + offset)), n.span())),
                 );
-                new_id.push(ExprId(nodes.len() as u32 - 1));
-                continue;
+            } else {
+                nodes.push(Expr::new(
+                    shift(&node.kind, |id| new_id[id.0 as usize]),
+                    node.span(),
+                ));
             }
-            nodes.push(Expr::new(
-                shift(&node.kind, |id| new_id[id.0 as usize]),
-                node.span(),
-            ));
             new_id.push(ExprId(nodes.len() as u32 - 1));
         }
         ExprTree { nodes }
