@@ -84,6 +84,10 @@ enum Rendered<'a> {
         column: usize,
         source: &'a str,
     },
+    Notice {
+        code: &'static str,
+        message: String,
+    },
     Dot {
         of: &'a str,
         text: String,
@@ -334,6 +338,10 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
                 source: place.origin,
             }
         }
+        Event::Notice(notice) => Rendered::Notice {
+            code: notice.code(),
+            message: notice.to_string(),
+        },
         Event::Picture {
             picture,
             format: PictureFormat::Dot,
@@ -381,7 +389,6 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         Event::Value { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
-        | Event::Notice { .. }
         | Event::Vars { .. }
         | Event::Help { .. }
         | Event::Stats(_)

@@ -333,8 +333,10 @@ pub enum Event {
     /// Something worth knowing that is not an error: inf or nan from finite inputs.
     #[serde(skip)]
     Warning { message: String, span: Span },
-    /// A one-line remark, e.g. that a constant was rebound.
-    Notice { message: String },
+    /// A one-line remark, e.g. that a constant was rebound; its words are
+    /// the renderer's, its JSON has a `code` ([`Notice::code`]) and a `message`.
+    #[serde(skip)]
+    Notice(Notice),
     /// The reverse topological order of the output's graph (`:topo`); its
     /// rows ([`NodeRow`]) come from [`Session::node_rows`](super::Session::node_rows).
     #[serde(skip)]
@@ -533,6 +535,95 @@ pub struct Target {
     /// The command as typed with `-f` added before the file (`:dot -f g.dot`):
     /// what the error for an existing file suggests. Empty when unknown.
     pub forced: String,
+}
+
+/// What a `notice` says, as data: one variant per kind of remark, with the
+/// names and numbers it needs. The renderer writes the words (`Display`, in
+/// `render::notes`); programs match on [`Notice::code`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// The output `of` depends on no variable (`:grad`, `:hessian`), or —
+    /// with `checking` — nothing is left for `:check` to check.
+    NoVariable {
+        /// The output, as outputs are named.
+        of: String,
+        /// Said by `:check`: there is nothing to check.
+        checking: bool,
+    },
+    /// The output `of` was built from an earlier binding of the variables
+    /// `earlier` only: no variable as it is now feeds it.
+    BuiltFromEarlier {
+        /// The output, as outputs are named.
+        of: String,
+        /// The rebound variables whose earlier binding it was built from.
+        earlier: Vec<String>,
+    },
+    /// `count` nodes of the listed graph, among `first`..=`last`, are the
+    /// derivative graph `label` (the backward pass recorded as nodes).
+    DerivativeNodes {
+        /// How many of the listed nodes the derivative graph holds.
+        count: usize,
+        /// Its first node.
+        first: NodeId,
+        /// Its last node.
+        last: NodeId,
+        /// What it is, as typed (`grad(y, x)`).
+        label: String,
+    },
+    /// A derivative printed without its pieces passes through `kinks` kinks
+    /// (relu, max, min): it holds on the side of each taken at this point.
+    ThroughKinks {
+        /// How many kinks it passes through.
+        kinks: usize,
+    },
+    /// `name` was the constant `value` and now names the user's variable.
+    ConstantRebound {
+        /// The constant's name (`pi`).
+        name: String,
+        /// Its value.
+        value: f64,
+    },
+    /// `:check` without names checked `checked` of `total` variables.
+    PartlyChecked {
+        /// How many it checked.
+        checked: usize,
+        /// How many the output depends on.
+        total: usize,
+    },
+    /// `:check` left out the variables `names`: ∂of/∂name is 0 because `of`
+    /// was built from an earlier binding of each.
+    NotChecked {
+        /// The output, as outputs are named.
+        of: String,
+        /// The variables left out.
+        names: Vec<String>,
+    },
+    /// A `=` in `:repeat` rebinds `name` at every step (`:=` would change
+    /// it in place).
+    RebindsEachStep {
+        /// The variable assigned.
+        name: String,
+    },
+    /// Piped standard input is not run beside `-e` or a FILE.
+    StdinNotRead,
+}
+
+impl Notice {
+    /// The kind of notice as a stable word programs can match on (JSON's
+    /// `code`, docs/json.md): the message may be reworded, the code is not.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Notice::NoVariable { .. } => "no-variable",
+            Notice::BuiltFromEarlier { .. } => "built-from-earlier",
+            Notice::DerivativeNodes { .. } => "derivative-nodes",
+            Notice::ThroughKinks { .. } => "through-kinks",
+            Notice::ConstantRebound { .. } => "constant-rebound",
+            Notice::PartlyChecked { .. } => "partly-checked",
+            Notice::NotChecked { .. } => "not-checked",
+            Notice::RebindsEachStep { .. } => "rebinds-each-step",
+            Notice::StdinNotRead => "stdin-not-read",
+        }
+    }
 }
 
 impl Event {
