@@ -5,7 +5,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::engine::{NodeId, Op};
+use crate::engine::{NodeId, Op, Passing};
 use crate::syntax::Span;
 
 /// A node as outputs refer to it: by its name when it has one, by its value when it
@@ -101,11 +101,11 @@ pub struct TraceContribution {
     /// upstream × local: what this use adds to the input's gradient (chain rule).
     #[serde(serialize_with = "fields::number")]
     pub product: f64,
-    /// `Some(where)` when the op passed nothing to this input (relu at u ≤ 0,
-    /// floor, detach, …; `where` is e.g. `"u ≤ 0"`): local and product are
-    /// then 0 and the gradient is unchanged. Serialized as a boolean.
+    /// `Some(why)` when the op passed nothing to this input (relu at u ≤ 0,
+    /// floor, detach, …): local and product are then 0 and the gradient is
+    /// unchanged. Serialized as a boolean.
     #[serde(serialize_with = "fields::is_some")]
-    pub passes_nothing: Option<String>,
+    pub passes_nothing: Option<NothingPassed>,
     /// The input's gradient before this contribution.
     #[serde(serialize_with = "fields::number")]
     pub before: f64,
@@ -118,6 +118,18 @@ pub struct TraceContribution {
     /// How many uses the input has in the output's graph (fan-out).
     #[serde(rename = "uses")]
     pub use_count: u32,
+}
+
+/// Why an op passed nothing to one of its inputs at a point: the rule it
+/// follows there and the operands the rule speaks of. The renderer writes
+/// the words (`x*y ≤ 0` for relu of `x*y`, `not the largest` for max).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NothingPassed {
+    /// Where the op passes gradient to this input (relu: where `u > 0`).
+    pub passing: Passing,
+    /// The op's first two operands as the trace writes them (`x*y`, or a
+    /// label `_7`): the rule's `u` or `a`, then `b`; fewer for a unary op.
+    pub operands: Vec<String>,
 }
 
 /// One backward step: a node, its upstream gradient and what it passes on.
