@@ -372,7 +372,7 @@ fn note_unread_stdin(json: bool) {
         writeln!(
             printer_out(),
             "{}",
-            serde_json::json!({"kind": "notice", "code": note.code(), "message": note.to_string()})
+            serde_json::json!({"kind": "notice", "code": note.code().as_str(), "message": note.to_string()})
         )
     } else {
         writeln!(io::stderr(), "gradcalc: note: {note}")

@@ -339,7 +339,7 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
             }
         }
         Event::Notice(notice) => Rendered::Notice {
-            code: notice.code(),
+            code: notice.code().as_str(),
             message: notice.to_string(),
         },
         Event::Picture {

@@ -551,7 +551,7 @@ pub struct Target {
 
 /// What a `notice` says, as data: one variant per kind of remark, with the
 /// names and numbers it needs. The renderer writes the words (`Display`, in
-/// `render::notes`); programs match on [`Notice::code`].
+/// `render::notes`); programs match on its [`Notice::code`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
     /// The output `of` depends on no variable (`:grad`, `:hessian`), or —
@@ -621,19 +621,73 @@ pub enum Notice {
 }
 
 impl Notice {
-    /// The kind of notice as a stable word programs can match on (JSON's
-    /// `code`, docs/json.md): the message may be reworded, the code is not.
-    pub fn code(&self) -> &'static str {
+    /// The kind of notice ([`NoticeCode`]).
+    pub fn code(&self) -> NoticeCode {
         match self {
-            Notice::NoVariable { .. } => "no-variable",
-            Notice::BuiltFromEarlier { .. } => "built-from-earlier",
-            Notice::DerivativeNodes { .. } => "derivative-nodes",
-            Notice::ThroughKinks { .. } => "through-kinks",
-            Notice::ConstantRebound { .. } => "constant-rebound",
-            Notice::PartlyChecked { .. } => "partly-checked",
-            Notice::NotChecked { .. } => "not-checked",
-            Notice::RebindsEachStep { .. } => "rebinds-each-step",
-            Notice::StdinNotRead => "stdin-not-read",
+            Notice::NoVariable { .. } => NoticeCode::NoVariable,
+            Notice::BuiltFromEarlier { .. } => NoticeCode::BuiltFromEarlier,
+            Notice::DerivativeNodes { .. } => NoticeCode::DerivativeNodes,
+            Notice::ThroughKinks { .. } => NoticeCode::ThroughKinks,
+            Notice::ConstantRebound { .. } => NoticeCode::ConstantRebound,
+            Notice::PartlyChecked { .. } => NoticeCode::PartlyChecked,
+            Notice::NotChecked { .. } => NoticeCode::NotChecked,
+            Notice::RebindsEachStep { .. } => NoticeCode::RebindsEachStep,
+            Notice::StdinNotRead => NoticeCode::StdinNotRead,
+        }
+    }
+}
+
+/// What kind of remark a `notice` event is, as a stable word programs can
+/// match on (JSON's `code`, docs/json.md's notice codes): the message may be
+/// reworded, the code is not. One per variant of [`Notice`], named alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeCode {
+    /// [`Notice::NoVariable`].
+    NoVariable,
+    /// [`Notice::BuiltFromEarlier`].
+    BuiltFromEarlier,
+    /// [`Notice::DerivativeNodes`].
+    DerivativeNodes,
+    /// [`Notice::ThroughKinks`].
+    ThroughKinks,
+    /// [`Notice::ConstantRebound`].
+    ConstantRebound,
+    /// [`Notice::PartlyChecked`].
+    PartlyChecked,
+    /// [`Notice::NotChecked`].
+    NotChecked,
+    /// [`Notice::RebindsEachStep`].
+    RebindsEachStep,
+    /// [`Notice::StdinNotRead`].
+    StdinNotRead,
+}
+
+impl NoticeCode {
+    /// Every code, in the order docs/json.md lists them.
+    pub const ALL: [NoticeCode; 9] = [
+        NoticeCode::NoVariable,
+        NoticeCode::BuiltFromEarlier,
+        NoticeCode::DerivativeNodes,
+        NoticeCode::ThroughKinks,
+        NoticeCode::ConstantRebound,
+        NoticeCode::PartlyChecked,
+        NoticeCode::NotChecked,
+        NoticeCode::RebindsEachStep,
+        NoticeCode::StdinNotRead,
+    ];
+
+    /// The code as JSON writes it (`constant-rebound`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeCode::NoVariable => "no-variable",
+            NoticeCode::BuiltFromEarlier => "built-from-earlier",
+            NoticeCode::DerivativeNodes => "derivative-nodes",
+            NoticeCode::ThroughKinks => "through-kinks",
+            NoticeCode::ConstantRebound => "constant-rebound",
+            NoticeCode::PartlyChecked => "partly-checked",
+            NoticeCode::NotChecked => "not-checked",
+            NoticeCode::RebindsEachStep => "rebinds-each-step",
+            NoticeCode::StdinNotRead => "stdin-not-read",
         }
     }
 }
