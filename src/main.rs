@@ -10,7 +10,7 @@ use gradcalc::files::{self, WritePolicy};
 use gradcalc::interrupt;
 use gradcalc::render::json::ErrorLine;
 use gradcalc::render::{Format, Precision, Printer, Style};
-use gradcalc::session::{ErrorCode, Session};
+use gradcalc::session::{ErrorCode, Notice, Session};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -360,13 +360,12 @@ fn read_sources(args: &Args) -> Result<(Vec<Source>, bool), u8> {
 /// that the piped standard input is not run beside -e or a FILE.
 fn note_unread_stdin(json: bool) {
     // Piped input beside -e or FILE is not run: say so rather than drop it unseen.
-    let note = "standard input is not read when -e or a FILE is given; \
-                add `-` among the FILEs to run it (after the FILEs, before -e)";
+    let note = Notice::StdinNotRead;
     let _ = if json {
         writeln!(
             printer_out(),
             "{}",
-            serde_json::json!({"kind": "notice", "message": note})
+            serde_json::json!({"kind": "notice", "code": note.code().as_str(), "message": note.to_string()})
         )
     } else {
         writeln!(io::stderr(), "gradcalc: note: {note}")

@@ -104,14 +104,6 @@ impl OpInfo {
             .is_some_and(|d| d.passing.branch(inputs, out, position) != Branch::Nothing)
     }
 
-    /// Where the op passes nothing to its input at `position`, for a trace:
-    /// `"u ≤ 0"` for relu, `"b = 0"` for the base of `^`, … ([`Passing::nothing_where`]);
-    /// `""` for ops that always pass gradient.
-    pub fn passes_nothing_where(&self, position: usize) -> &'static str {
-        self.derivative(position)
-            .map_or("", |d| d.passing.nothing_where())
-    }
-
     /// True if users call this op by its name (`tanh(x)`), false for operators
     /// and leaves.
     fn is_function(&self) -> bool {

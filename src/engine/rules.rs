@@ -8,8 +8,8 @@
 //!   or an equal form that does not overflow or cancel where the textbook one
 //!   does (`sech(u)^2` for tanh′, `-(a/b)/b` for `∂(a/b)/∂b`), so that
 //!   stability lives in the numbers and not in the text;
-//! - where the op passes gradient ([`Passing`]): its convention at kinks, what
-//!   passes nothing, and how a trace says so;
+//! - where the op passes gradient ([`Passing`]): its convention at kinks and
+//!   what passes nothing (a trace carries the `Passing`; the renderer words it);
 //! - the source of the formula.
 //!
 //! An [`Expr`] names only the node's operands ([`Expr::Operand`]), its value
@@ -203,22 +203,6 @@ impl Passing {
             Passing::WhereExponentNonzero => "b ≠ 0",
             Passing::UnlessZeroBase => "a ≠ 0 or b < 0",
             Passing::Always | Passing::NotDifferentiable | Passing::Detached => "",
-        }
-    }
-
-    /// Where the input receives nothing, as a trace and `:help` say it, over
-    /// the placeholders `u`, `a`, `b`: `"u ≤ 0"`, `"b = 0"`, …; `""` for
-    /// [`Passing::Always`].
-    pub fn nothing_where(self) -> &'static str {
-        match self {
-            Passing::Always => "",
-            Passing::WherePositive => "u ≤ 0",
-            Passing::ToLargest => "not the largest",
-            Passing::ToSmallest => "not the smallest",
-            Passing::WhereExponentNonzero => "b = 0",
-            Passing::UnlessZeroBase => "a = 0, b ≥ 0",
-            Passing::NotDifferentiable => "not differentiable",
-            Passing::Detached => "detached",
         }
     }
 }

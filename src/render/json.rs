@@ -85,6 +85,10 @@ enum Rendered<'a> {
         column: usize,
         source: &'a str,
     },
+    Notice {
+        code: &'static str,
+        message: String,
+    },
     Dot {
         of: &'a str,
         text: String,
@@ -375,6 +379,10 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
                 source: place.origin,
             }
         }
+        Event::Notice(notice) => Rendered::Notice {
+            code: notice.code().as_str(),
+            message: notice.to_string(),
+        },
         Event::Picture {
             picture,
             format: PictureFormat::Dot,
@@ -418,7 +426,6 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         Event::Value { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
-        | Event::Notice { .. }
         | Event::Vars { .. }
         | Event::Help { .. }
         | Event::Stats(_)

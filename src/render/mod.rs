@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod layout;
 pub mod notation;
+pub mod notes;
 pub mod number;
 pub mod plot;
 pub mod printer;

@@ -15,6 +15,7 @@
 //! break after a comma or between `∂a/` and `∂b` in a narrow column.
 
 use super::notation::{self, Form};
+use super::notes;
 use super::{Precision, format_number};
 use crate::session::{Omitted, TableFormat, TraceCall, TraceStep};
 
@@ -133,7 +134,10 @@ fn rows(
             (Some(formula), None) => math(format!("{partial} = {formula} = {}", number(c.local))),
             (_, Some(why)) => vec![
                 Piece::Math(partial),
-                Piece::Text(format!(" passes nothing ({why})")),
+                Piece::Text(format!(
+                    " passes nothing ({})",
+                    notes::nothing_where(why.passing, &why.operands)
+                )),
             ],
             (None, None) => vec![Piece::Math(partial), Piece::Text(" passes nothing".into())],
         };

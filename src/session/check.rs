@@ -2,7 +2,8 @@
 //! with the tolerance of `torch.autograd.gradcheck`.
 
 use super::{
-    CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, Output, Session, SessionError, Tolerance, Verdict,
+    CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, Notice, Output, Session, SessionError, Tolerance,
+    Verdict,
 };
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -95,13 +96,10 @@ impl Session {
             });
         }
         if left_out > 0 {
-            events.push(Event::Notice {
-                message: format!(
-                    "checked {} of {} variables; `:check NAMES` checks others",
-                    targets.len(),
-                    targets.len() + left_out
-                ),
-            });
+            events.push(Event::Notice(Notice::PartlyChecked {
+                checked: targets.len(),
+                total: targets.len() + left_out,
+            }));
         }
         Ok(())
     }
@@ -150,20 +148,20 @@ impl Session {
         let stale: Vec<String> = self
             .var_order
             .iter()
-            .filter_map(|name| {
-                let note = self.stale_note(output, name, reached)?;
-                Some(format!("∂{}/∂{name} = 0 ({note})", output.label))
-            })
+            .filter(|name| self.stale_note(output, name, reached).is_some())
+            .cloned()
             .collect();
         if !stale.is_empty() {
-            events.push(Event::Notice {
-                message: format!("not checked: {}", stale.join("; ")),
-            });
+            events.push(Event::Notice(Notice::NotChecked {
+                of: output.label.clone(),
+                names: stale,
+            }));
         }
         if targets.is_empty() {
-            events.push(Event::Notice {
-                message: format!("{} depends on no variable: nothing to check", output.label),
-            });
+            events.push(Event::Notice(Notice::NoVariable {
+                of: output.label.clone(),
+                checking: true,
+            }));
         }
         Ok((targets, left_out))
     }

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::event::fields;
 use std::collections::HashMap;
 
-use super::{Event, Session, SessionError, Target};
+use super::{Event, Notice, Session, SessionError, Target};
 use crate::engine::{Derivatives, Form, GradError, Graph, LocalNode, NodeId, Op};
 use crate::syntax::{BinaryOp, ExprKind, ExprTree, Ident, Span};
 
@@ -487,14 +487,12 @@ impl Session {
         }
         for (group, count) in self.derivative_groups.iter().zip(inside) {
             if count > 0 {
-                events.push(Event::Notice {
-                    message: format!(
-                        "{count} of these nodes (_{}–_{}) are {}: the backward pass recorded as nodes",
-                        group.first.0,
-                        group.end.0 - 1,
-                        group.label
-                    ),
-                });
+                events.push(Event::Notice(Notice::DerivativeNodes {
+                    count,
+                    first: group.first,
+                    last: NodeId(group.end.0 - 1),
+                    label: group.label.clone(),
+                }));
             }
         }
     }
@@ -528,9 +526,10 @@ impl Session {
                 .collect();
         }
         if targets.is_empty() {
-            events.push(Event::Notice {
-                message: format!("{} depends on no variable", output.label),
-            });
+            events.push(Event::Notice(Notice::NoVariable {
+                of: output.label.clone(),
+                checking: false,
+            }));
             return Ok(());
         }
         if targets.len() > MAX_HESSIAN_NAMES {
@@ -699,11 +698,7 @@ impl Session {
             .filter(|(id, _)| kink_kind(self.graph.op(*id)).is_some())
             .count();
         if kinks > 0 {
-            events.push(Event::Notice {
-                message: format!(
-                    "this derivative passes through {kinks} kink(s) (relu, max, min) and is printed without its pieces: it holds on the side of each kink taken at this point"
-                ),
-            });
+            events.push(Event::Notice(Notice::ThroughKinks { kinks }));
         }
     }
 

@@ -2,7 +2,9 @@
 //! assignments and definitions.
 
 use super::error::RepeatedCall;
-use super::{CONSTANTS, Event, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest};
+use super::{
+    CONSTANTS, Event, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest,
+};
 use crate::engine::{Arity, Domain, NodeId, Op};
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
 
@@ -655,11 +657,10 @@ impl Session {
         if !self.vars.contains_key(name)
             && let Some((_, constant)) = CONSTANTS.iter().find(|(c, _)| *c == name)
         {
-            events.push(Event::Notice {
-                    message: format!(
-                        "`{name}` was the constant {constant}; from now on it names your variable (`:reset` restores it)"
-                    ),
-                });
+            events.push(Event::Notice(Notice::ConstantRebound {
+                name: name.to_string(),
+                value: *constant,
+            }));
         }
         self.bind(name, node);
         if !leaf {

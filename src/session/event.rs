@@ -5,7 +5,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::engine::{NodeId, Op};
+use crate::engine::{NodeId, Op, Passing};
 use crate::syntax::Span;
 
 /// A node as outputs refer to it: by its name when it has one, by its value when it
@@ -101,11 +101,11 @@ pub struct TraceContribution {
     /// upstream × local: what this use adds to the input's gradient (chain rule).
     #[serde(serialize_with = "fields::number")]
     pub product: f64,
-    /// `Some(where)` when the op passed nothing to this input (relu at u ≤ 0,
-    /// floor, detach, …; `where` is e.g. `"u ≤ 0"`): local and product are
-    /// then 0 and the gradient is unchanged. Serialized as a boolean.
+    /// `Some(why)` when the op passed nothing to this input (relu at u ≤ 0,
+    /// floor, detach, …): local and product are then 0 and the gradient is
+    /// unchanged. Serialized as a boolean.
     #[serde(serialize_with = "fields::is_some")]
-    pub passes_nothing: Option<String>,
+    pub passes_nothing: Option<NothingPassed>,
     /// The input's gradient before this contribution.
     #[serde(serialize_with = "fields::number")]
     pub before: f64,
@@ -118,6 +118,18 @@ pub struct TraceContribution {
     /// How many uses the input has in the output's graph (fan-out).
     #[serde(rename = "uses")]
     pub use_count: u32,
+}
+
+/// Why an op passed nothing to one of its inputs at a point: the rule it
+/// follows there and the operands the rule speaks of. The renderer writes
+/// the words (`x*y ≤ 0` for relu of `x*y`, `not the largest` for max).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NothingPassed {
+    /// Where the op passes gradient to this input (relu: where `u > 0`).
+    pub passing: Passing,
+    /// The op's first two operands as the trace writes them (`x*y`, or a
+    /// label `_7`): the rule's `u` or `a`, then `b`; fewer for a unary op.
+    pub operands: Vec<String>,
 }
 
 /// One backward step: a node, its upstream gradient and what it passes on.
@@ -360,8 +372,10 @@ pub enum Event {
     /// Something worth knowing that is not an error: inf or nan from finite inputs.
     #[serde(skip)]
     Warning { message: String, span: Span },
-    /// A one-line remark, e.g. that a constant was rebound.
-    Notice { message: String },
+    /// A one-line remark, e.g. that a constant was rebound; its words are
+    /// the renderer's, its JSON has a `code` ([`Notice::code`]) and a `message`.
+    #[serde(skip)]
+    Notice(Notice),
     /// The reverse topological order of the output's graph (`:topo`); its
     /// rows ([`NodeRow`]) come from [`Session::node_rows`](super::Session::node_rows).
     #[serde(skip)]
@@ -564,6 +578,149 @@ pub struct Target {
     /// or not the file is: the error for an existing file says so, and puts
     /// `-f` after the step count.
     pub steps_kept: bool,
+}
+
+/// What a `notice` says, as data: one variant per kind of remark, with the
+/// names and numbers it needs. The renderer writes the words (`Display`, in
+/// `render::notes`); programs match on its [`Notice::code`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// The output `of` depends on no variable (`:grad`, `:hessian`), or —
+    /// with `checking` — nothing is left for `:check` to check.
+    NoVariable {
+        /// The output, as outputs are named.
+        of: String,
+        /// Said by `:check`: there is nothing to check.
+        checking: bool,
+    },
+    /// The output `of` was built from an earlier binding of the variables
+    /// `earlier` only: no variable as it is now feeds it.
+    BuiltFromEarlier {
+        /// The output, as outputs are named.
+        of: String,
+        /// The rebound variables whose earlier binding it was built from.
+        earlier: Vec<String>,
+    },
+    /// `count` nodes of the listed graph, among `first`..=`last`, are the
+    /// derivative graph `label` (the backward pass recorded as nodes).
+    DerivativeNodes {
+        /// How many of the listed nodes the derivative graph holds.
+        count: usize,
+        /// Its first node.
+        first: NodeId,
+        /// Its last node.
+        last: NodeId,
+        /// What it is, as typed (`grad(y, x)`).
+        label: String,
+    },
+    /// A derivative printed without its pieces passes through `kinks` kinks
+    /// (relu, max, min): it holds on the side of each taken at this point.
+    ThroughKinks {
+        /// How many kinks it passes through.
+        kinks: usize,
+    },
+    /// `name` was the constant `value` and now names the user's variable.
+    ConstantRebound {
+        /// The constant's name (`pi`).
+        name: String,
+        /// Its value.
+        value: f64,
+    },
+    /// `:check` without names checked `checked` of `total` variables.
+    PartlyChecked {
+        /// How many it checked.
+        checked: usize,
+        /// How many the output depends on.
+        total: usize,
+    },
+    /// `:check` left out the variables `names`: ∂of/∂name is 0 because `of`
+    /// was built from an earlier binding of each.
+    NotChecked {
+        /// The output, as outputs are named.
+        of: String,
+        /// The variables left out.
+        names: Vec<String>,
+    },
+    /// A `=` in `:repeat` rebinds `name` at every step (`:=` would change
+    /// it in place).
+    RebindsEachStep {
+        /// The variable assigned.
+        name: String,
+    },
+    /// Piped standard input is not run beside `-e` or a FILE.
+    StdinNotRead,
+}
+
+impl Notice {
+    /// The kind of notice ([`NoticeCode`]).
+    pub fn code(&self) -> NoticeCode {
+        match self {
+            Notice::NoVariable { .. } => NoticeCode::NoVariable,
+            Notice::BuiltFromEarlier { .. } => NoticeCode::BuiltFromEarlier,
+            Notice::DerivativeNodes { .. } => NoticeCode::DerivativeNodes,
+            Notice::ThroughKinks { .. } => NoticeCode::ThroughKinks,
+            Notice::ConstantRebound { .. } => NoticeCode::ConstantRebound,
+            Notice::PartlyChecked { .. } => NoticeCode::PartlyChecked,
+            Notice::NotChecked { .. } => NoticeCode::NotChecked,
+            Notice::RebindsEachStep { .. } => NoticeCode::RebindsEachStep,
+            Notice::StdinNotRead => NoticeCode::StdinNotRead,
+        }
+    }
+}
+
+/// What kind of remark a `notice` event is, as a stable word programs can
+/// match on (JSON's `code`, docs/json.md's notice codes): the message may be
+/// reworded, the code is not. One per variant of [`Notice`], named alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeCode {
+    /// [`Notice::NoVariable`].
+    NoVariable,
+    /// [`Notice::BuiltFromEarlier`].
+    BuiltFromEarlier,
+    /// [`Notice::DerivativeNodes`].
+    DerivativeNodes,
+    /// [`Notice::ThroughKinks`].
+    ThroughKinks,
+    /// [`Notice::ConstantRebound`].
+    ConstantRebound,
+    /// [`Notice::PartlyChecked`].
+    PartlyChecked,
+    /// [`Notice::NotChecked`].
+    NotChecked,
+    /// [`Notice::RebindsEachStep`].
+    RebindsEachStep,
+    /// [`Notice::StdinNotRead`].
+    StdinNotRead,
+}
+
+impl NoticeCode {
+    /// Every code, in the order docs/json.md lists them.
+    pub const ALL: [NoticeCode; 9] = [
+        NoticeCode::NoVariable,
+        NoticeCode::BuiltFromEarlier,
+        NoticeCode::DerivativeNodes,
+        NoticeCode::ThroughKinks,
+        NoticeCode::ConstantRebound,
+        NoticeCode::PartlyChecked,
+        NoticeCode::NotChecked,
+        NoticeCode::RebindsEachStep,
+        NoticeCode::StdinNotRead,
+    ];
+
+    /// The code as JSON writes it (`constant-rebound`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeCode::NoVariable => "no-variable",
+            NoticeCode::BuiltFromEarlier => "built-from-earlier",
+            NoticeCode::DerivativeNodes => "derivative-nodes",
+            NoticeCode::ThroughKinks => "through-kinks",
+            NoticeCode::ConstantRebound => "constant-rebound",
+            NoticeCode::PartlyChecked => "partly-checked",
+            NoticeCode::NotChecked => "not-checked",
+            NoticeCode::RebindsEachStep => "rebinds-each-step",
+            NoticeCode::StdinNotRead => "stdin-not-read",
+        }
+    }
 }
 
 impl Event {

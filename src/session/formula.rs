@@ -34,9 +34,9 @@ pub(super) struct Formula {
     pub partial: String,
     /// The rule with the operands' labels (`2*x`), or `None` when it passes nothing.
     pub rhs: Option<String>,
-    /// Where the op passes nothing to this operand, over the operands'
-    /// labels (`x*y ≤ 0` for relu of `x*y`); `""` where it always passes.
-    pub nothing_where: String,
+    /// The op's first two operands by their labels (`x*y`), which say
+    /// where it passes nothing ([`NothingPassed::operands`](super::NothingPassed)).
+    pub operands: Vec<String>,
 }
 
 impl<'g> Formulas<'g> {
@@ -64,28 +64,18 @@ impl<'g> Formulas<'g> {
             .collect();
         let refs: Vec<&ExprTree> = labels.iter().collect();
         let of = wrap(&apply(op, &refs));
+        let operands: Vec<String> = labels
+            .iter()
+            .take(2)
+            .map(|tree| restore_labels(tree.to_string(), &labelled))
+            .collect();
         let mut formulas = Vec::with_capacity(inputs.len());
         for (position, label) in labels.iter().enumerate() {
             let partial = format!("∂{of}/∂{}", wrap(label));
             let rule = op.local_rule(position, &values, self.graph.value(node), Form::Textbook);
             let rhs = rule_tree(op, rule, &refs).map(|tree| tree.fold_constants().to_string());
-            let nothing_where = op
-                .info()
-                .passes_nothing_where(position)
-                .split(' ')
-                .map(|word| {
-                    let rest = word.strip_suffix(',').map_or("", |_| ",");
-                    let operand = match word.trim_end_matches(',') {
-                        "u" | "a" => labels.first(),
-                        "b" => labels.get(1),
-                        _ => None,
-                    };
-                    operand.map_or_else(|| word.to_string(), |tree| format!("{tree}{rest}"))
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
             formulas.push(Formula {
-                nothing_where: restore_labels(nothing_where, &labelled),
+                operands: operands.clone(),
                 partial: restore_labels(partial, &labelled),
                 rhs: rhs.map(|rhs| restore_labels(rhs, &labelled)),
             });

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use super::command::Command;
-use super::{Event, Output, Session, SessionError, nearest};
+use super::{Event, Notice, Output, Session, SessionError, nearest};
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
 
@@ -147,7 +147,7 @@ impl Session {
             if targets.is_empty() {
                 // `x = 2; x += 1; :grad`: the output is built from an earlier x
                 // only, which is no variable any more. Say that, not "no variable".
-                let earlier: Vec<&str> = self
+                let earlier: Vec<String> = self
                     .var_order
                     .iter()
                     .filter(|name| {
@@ -155,18 +155,17 @@ impl Session {
                             .get(*name)
                             .is_some_and(|old| old.iter().any(|id| reached[id.index()]))
                     })
-                    .map(String::as_str)
+                    .cloned()
                     .collect();
-                let message = if earlier.is_empty() {
-                    format!("{} depends on no variable", output.label)
+                let of = output.label.clone();
+                events.push(Event::Notice(if earlier.is_empty() {
+                    Notice::NoVariable {
+                        of,
+                        checking: false,
+                    }
                 } else {
-                    format!(
-                        "{} was built from an earlier {}: no variable as it is now feeds it",
-                        output.label,
-                        earlier.join(", ")
-                    )
-                };
-                events.push(Event::Notice { message });
+                    Notice::BuiltFromEarlier { of, earlier }
+                }));
             }
         }
         for (name, node) in targets {

@@ -7,6 +7,7 @@ use super::eval::builtin_function_names;
 use super::formula::{apply, rule_tree, wrap};
 use super::{CONSTANTS, Event, Session, SessionError, nearest};
 use crate::engine::{Arity, LocalRule, Op, Passing};
+use crate::render::notes::nothing_where;
 use crate::syntax::{ExprTree, Ident};
 
 /// The conventions at kinks and edges (docs/language.md §7, PyTorch's).
@@ -146,7 +147,10 @@ fn rule_lines(op: Op) -> Vec<String> {
         let mut line = format!("∂{of}/∂{name}");
         match passing {
             Passing::NotDifferentiable | Passing::Detached => {
-                line.push_str(&format!(": passes nothing ({})", passing.nothing_where()));
+                line.push_str(&format!(
+                    ": passes nothing ({})",
+                    nothing_where(passing, &[])
+                ));
             }
             _ => {
                 if let Some(tree) = rule_tree(op, rule, &operands) {
@@ -156,7 +160,7 @@ fn rule_lines(op: Op) -> Vec<String> {
                 if !holds.is_empty() {
                     line.push_str(&format!(" for {holds}"));
                 }
-                let nothing = passing.nothing_where();
+                let nothing = nothing_where(passing, &[]);
                 if !nothing.is_empty() {
                     line.push_str(&format!("; passes nothing for {nothing}"));
                 }

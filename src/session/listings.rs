@@ -11,10 +11,10 @@ use super::boxes::Expand;
 use super::event::{CollapsedCalls, ListingKind};
 use super::formula::Formulas;
 use super::{
-    EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, Omitted,
-    Session, SessionError, TraceCall, TraceContribution, TraceStep, VarRow,
+    EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, NothingPassed,
+    Omitted, Session, SessionError, TraceCall, TraceContribution, TraceStep, VarRow,
 };
-use crate::engine::{Contribution, Gradients, NodeId, Op, Step};
+use crate::engine::{Contribution, Gradients, NodeId, Op, Passing, Step};
 use crate::syntax::Span;
 
 /// Long listings show this many rows from the start and from the end.
@@ -425,10 +425,15 @@ impl Session {
                 .filter(|c| self.graph.op(c.input) != Op::Const)
                 .map(|c| {
                     let formula = node_formulas.get_mut(c.position);
-                    let nothing_where = formula
-                        .as_ref()
-                        .map(|f| f.nothing_where.clone())
-                        .filter(|w| !w.is_empty());
+                    let passes_nothing = c.passes_nothing.then(|| NothingPassed {
+                        passing: op
+                            .derivative(c.position)
+                            .map_or(Passing::Always, |d| d.passing),
+                        operands: formula
+                            .as_ref()
+                            .map(|f| f.operands.clone())
+                            .unwrap_or_default(),
+                    });
                     TraceContribution {
                         input: self.node_ref(c.input, names),
                         partial: formula
@@ -440,10 +445,7 @@ impl Session {
                         product: c.product,
                         before: c.before,
                         after: c.after,
-                        passes_nothing: c.passes_nothing.then(|| {
-                            nothing_where
-                                .unwrap_or_else(|| op.passes_nothing_where(c.position).to_string())
-                        }),
+                        passes_nothing,
                         use_number: c.use_number,
                         use_count: c.use_count,
                     }

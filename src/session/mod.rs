@@ -43,10 +43,10 @@ pub use derivatives::{CalculusEvent, Change, DiffPart, DiffPiece, RepeatRow};
 pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
-    KahnRow, Listing, NaiveRow, NodeRef, NodeRow, Omitted, Page, Partial, PathEdge, PathRow,
-    Picture, PictureCall, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
-    PlotSample, TableFormat, Target, Tolerance, TraceCall, TraceContribution, TraceStep, VarRow,
-    Verdict, label_id, node_label,
+    KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode, Omitted, Page,
+    Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat, PictureGroup,
+    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
+    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 

@@ -4,7 +4,7 @@
 
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
 use super::eval::Rhs;
-use super::{Event, Session, SessionError, Target};
+use super::{Event, Notice, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
 use crate::render::Answer;
 use crate::syntax::{AssignOp, ExprKind, ExprTree, Ident, Located, Repeat, Span, Statement};
@@ -611,12 +611,9 @@ fn repeat_statements(
         match &located.statement {
             Statement::Assign { target, op, .. } => {
                 if *op != AssignOp::Update {
-                    events.push(Event::Notice {
-                        message: format!(
-                            "`{}` rebinds {0} at every step, and values built from the old {0} keep it; `{0} := …` changes {0} in place",
-                            target.name
-                        ),
-                    });
+                    events.push(Event::Notice(Notice::RebindsEachStep {
+                        name: target.name.clone(),
+                    }));
                 }
                 if !assigned.contains(&target.name) {
                     assigned.push(target.name.clone());

@@ -144,6 +144,36 @@ fn json_lines_with_errors_as_events() {
     assert!(output.stderr.is_empty());
 }
 
+/// A `notice` carries a stable `code` beside its `message` (docs/json.md's
+/// notice codes), the same words as the human `note:` line.
+#[test]
+fn json_notices_carry_their_code() {
+    let (events, status) = json_events(&["-e", "x = 1; y = x^2; x = 3; pi = 3; :check"]);
+    assert_eq!(status, Some(0));
+    let notices: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|e| e["kind"] == "notice")
+        .map(|e| (e["code"].as_str().unwrap(), e["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            (
+                "constant-rebound",
+                "`pi` was the constant 3.141592653589793; from now on it names your variable (`:reset` restores it)"
+            ),
+            (
+                "not-checked",
+                "not checked: ∂y/∂x = 0 (y was built from an earlier x)"
+            ),
+            ("no-variable", "y depends on no variable: nothing to check"),
+        ]
+    );
+    let notice = events.iter().find(|e| e["kind"] == "notice").unwrap();
+    let keys: Vec<&String> = notice.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["kind", "code", "message", "from"]);
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let bad_flag = gradcalc().arg("--frobnicate").output().unwrap();

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::paint::{Painter, ordinal, pad, plural};
 use crate::render::notation::Form;
+use crate::render::notes;
 use crate::session::{
     EarlyVisit, FunctionRow, GraphLine, KahnRow, NaiveRow, NodeRow, Omitted, TraceStep, VarRow,
 };
@@ -194,9 +195,10 @@ pub(super) fn trace_step(
         if let Some(why) = &c.passes_nothing {
             let _ = writeln!(
                 out,
-                "      {arrow} {}: {} passes nothing here ({why});  grad {} stays{fan_out}",
+                "      {arrow} {}: {} passes nothing here ({});  grad {} stays{fan_out}",
                 p.name(&input),
                 c.partial,
+                notes::nothing_where(why.passing, &why.operands),
                 p.grad(c.before),
             );
             continue;

@@ -115,8 +115,8 @@ fn render_unicode(
         Event::Warning { message, span } => {
             warning_line(&mut out, message, span, source, origin, &p);
         }
-        Event::Notice { message } => {
-            let _ = writeln!(out, "{} {message}", p.dim("note:"));
+        Event::Notice(notice) => {
+            let _ = writeln!(out, "{} {notice}", p.dim("note:"));
         }
         Event::Topo { .. }
         | Event::Trace { .. }

@@ -1,0 +1,209 @@
+//! The words of the typed remarks events carry: a [`Notice`] (the text after
+//! `note:`, and JSON's `message`) and where an op passes nothing
+//! ([`nothing_where`]: a trace's "passes nothing here (x ≤ 0)", `:help`'s
+//! rules). Events hold the data; this is the one place that writes it out.
+
+use std::fmt;
+
+use crate::engine::Passing;
+use crate::session::Notice;
+
+impl fmt::Display for Notice {
+    /// The notice as a sentence, as `note:` lines and JSON's `message` write it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::NoVariable { of, checking } => {
+                write!(f, "{of} depends on no variable")?;
+                if *checking {
+                    write!(f, ": nothing to check")?;
+                }
+                Ok(())
+            }
+            Notice::BuiltFromEarlier { of, earlier } => write!(
+                f,
+                "{of} was built from an earlier {}: no variable as it is now feeds it",
+                earlier.join(", ")
+            ),
+            Notice::DerivativeNodes {
+                count,
+                first,
+                last,
+                label,
+            } => write!(
+                f,
+                "{count} of these nodes (_{}–_{}) are {label}: the backward pass recorded as nodes",
+                first.0, last.0
+            ),
+            Notice::ThroughKinks { kinks } => write!(
+                f,
+                "this derivative passes through {kinks} kink(s) (relu, max, min) and is printed without its pieces: it holds on the side of each kink taken at this point"
+            ),
+            Notice::ConstantRebound { name, value } => write!(
+                f,
+                "`{name}` was the constant {value}; from now on it names your variable (`:reset` restores it)"
+            ),
+            Notice::PartlyChecked { checked, total } => write!(
+                f,
+                "checked {checked} of {total} variables; `:check NAMES` checks others"
+            ),
+            Notice::NotChecked { of, names } => {
+                write!(f, "not checked: ")?;
+                for (k, name) in names.iter().enumerate() {
+                    let sep = if k == 0 { "" } else { "; " };
+                    write!(
+                        f,
+                        "{sep}∂{of}/∂{name} = 0 ({of} was built from an earlier {name})"
+                    )?;
+                }
+                Ok(())
+            }
+            Notice::RebindsEachStep { name } => write!(
+                f,
+                "`{name}` rebinds {name} at every step, and values built from the old {name} keep it; `{name} := …` changes {name} in place"
+            ),
+            Notice::StdinNotRead => write!(
+                f,
+                "standard input is not read when -e or a FILE is given; \
+                 add `-` among the FILEs to run it (after the FILEs, before -e)"
+            ),
+        }
+    }
+}
+
+/// Where an op passes nothing to an input by the rule `passing`, over the
+/// op's `operands` as they are written (its first is the rule's `u` or `a`,
+/// its second `b`): `"x*y ≤ 0"` for relu of `x*y`, `"not the largest"` for
+/// max. Over the placeholders `u`, `a`, `b` where `operands` lacks one
+/// (`:help` passes none); `""` for [`Passing::Always`].
+pub fn nothing_where(passing: Passing, operands: &[String]) -> String {
+    let operand =
+        |k: usize, placeholder: &'static str| operands.get(k).map_or(placeholder, String::as_str);
+    match passing {
+        Passing::Always => String::new(),
+        Passing::WherePositive => format!("{} ≤ 0", operand(0, "u")),
+        Passing::ToLargest => "not the largest".to_string(),
+        Passing::ToSmallest => "not the smallest".to_string(),
+        Passing::WhereExponentNonzero => format!("{} = 0", operand(1, "b")),
+        Passing::UnlessZeroBase => format!("{} = 0, {} ≥ 0", operand(0, "a"), operand(1, "b")),
+        Passing::NotDifferentiable => "not differentiable".to_string(),
+        Passing::Detached => "detached".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::NodeId;
+    use crate::session::NoticeCode;
+
+    /// One notice of each kind: a new variant fails to compile here until
+    /// it has a sample (and so a code the test below compares).
+    fn samples() -> Vec<Notice> {
+        let of = || "z".to_string();
+        let all = vec![
+            Notice::NoVariable {
+                of: of(),
+                checking: false,
+            },
+            Notice::BuiltFromEarlier {
+                of: of(),
+                earlier: vec!["x".into()],
+            },
+            Notice::DerivativeNodes {
+                count: 2,
+                first: NodeId(5),
+                last: NodeId(9),
+                label: "grad(y, x)".into(),
+            },
+            Notice::ThroughKinks { kinks: 1 },
+            Notice::ConstantRebound {
+                name: "e".into(),
+                value: std::f64::consts::E,
+            },
+            Notice::PartlyChecked {
+                checked: 1000,
+                total: 1001,
+            },
+            Notice::NotChecked {
+                of: of(),
+                names: vec!["x".into(), "y".into()],
+            },
+            Notice::RebindsEachStep { name: "w".into() },
+            Notice::StdinNotRead,
+        ];
+        for notice in &all {
+            match notice {
+                Notice::NoVariable { .. }
+                | Notice::BuiltFromEarlier { .. }
+                | Notice::DerivativeNodes { .. }
+                | Notice::ThroughKinks { .. }
+                | Notice::ConstantRebound { .. }
+                | Notice::PartlyChecked { .. }
+                | Notice::NotChecked { .. }
+                | Notice::RebindsEachStep { .. }
+                | Notice::StdinNotRead => {}
+            }
+        }
+        all
+    }
+
+    /// Each kind of notice has its own code, and every code is some kind's.
+    #[test]
+    fn every_notice_kind_has_its_own_code() {
+        let codes: Vec<NoticeCode> = samples().iter().map(Notice::code).collect();
+        assert_eq!(codes, NoticeCode::ALL);
+        let mut words: Vec<&str> = codes.iter().map(|c| c.as_str()).collect();
+        for word in &words {
+            assert!(
+                !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{word}"
+            );
+        }
+        words.sort_unstable();
+        words.dedup();
+        assert_eq!(words.len(), codes.len(), "{words:?}");
+    }
+
+    #[test]
+    fn notices_read_as_before() {
+        let texts: Vec<String> = samples().iter().map(ToString::to_string).collect();
+        assert_eq!(texts[0], "z depends on no variable");
+        assert_eq!(
+            texts[2],
+            "2 of these nodes (_5–_9) are grad(y, x): the backward pass recorded as nodes"
+        );
+        assert_eq!(
+            texts[6],
+            "not checked: ∂z/∂x = 0 (z was built from an earlier x); ∂z/∂y = 0 (z was built from an earlier y)"
+        );
+        assert_eq!(
+            Notice::NoVariable {
+                of: "z".into(),
+                checking: true
+            }
+            .to_string(),
+            "z depends on no variable: nothing to check"
+        );
+    }
+
+    #[test]
+    fn nothing_where_writes_the_operands_or_the_placeholders() {
+        let ops = |a: &str, b: &str| vec![a.to_string(), b.to_string()];
+        assert_eq!(
+            nothing_where(Passing::WherePositive, &ops("x*y", "")),
+            "x*y ≤ 0"
+        );
+        assert_eq!(nothing_where(Passing::WherePositive, &[]), "u ≤ 0");
+        assert_eq!(
+            nothing_where(Passing::UnlessZeroBase, &ops("x", "n + 1")),
+            "x = 0, n + 1 ≥ 0"
+        );
+        assert_eq!(nothing_where(Passing::UnlessZeroBase, &[]), "a = 0, b ≥ 0");
+        assert_eq!(
+            nothing_where(Passing::WhereExponentNonzero, &ops("x", "n")),
+            "n = 0"
+        );
+        assert_eq!(nothing_where(Passing::Detached, &ops("x", "y")), "detached");
+        assert_eq!(nothing_where(Passing::Always, &[]), "");
+    }
+}
