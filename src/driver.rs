@@ -295,16 +295,14 @@ fn run_statement<O: Write, E: Write>(
     let result = result.map(|events| {
         events
             .into_iter()
-            .filter(|event| match event {
-                Event::Load { target } => {
+            .filter(|event| {
+                // `:load` is carried out here, not shown; `:quit` is shown.
+                if let Event::Load { target } = event {
                     load = Some(target.clone());
-                    false
+                    return false;
                 }
-                Event::Quit => {
-                    quit = true;
-                    true
-                }
-                _ => true,
+                quit |= matches!(event, Event::Quit);
+                true
             })
             .collect::<Vec<_>>()
     });

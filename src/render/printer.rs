@@ -154,9 +154,10 @@ impl<O: Write, E: Write> Printer<O, E> {
                     }
                     match self.file_of(event, session) {
                         Some((target, what, content)) => {
-                            let saved = match event {
-                                Event::Save { statements, .. } => Some(*statements),
-                                _ => None,
+                            let saved = if let Event::Save { statements, .. } = event {
+                                Some(*statements)
+                            } else {
+                                None
                             };
                             let failed_before = std::mem::take(&mut self.failed);
                             self.write_file(

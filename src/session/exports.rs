@@ -293,14 +293,14 @@ impl Session {
     ) -> Result<Picture, SessionError> {
         let mut drawn = Vec::new();
         self.picture(name, args, PictureFormat::Svg, &mut drawn)?;
-        match drawn.pop() {
-            Some(Event::Picture { picture, .. }) => Ok(picture),
-            _ => Err(SessionError::BadArguments {
+        let Some(Event::Picture { picture, .. }) = drawn.pop() else {
+            return Err(SessionError::BadArguments {
                 message: format!("`:{}` drew no picture", name.name),
                 span: name.span,
                 help: None,
-            }),
-        }
+            });
+        };
+        Ok(picture)
     }
 
     /// `:trace [all] md|tex [FILE]`: the backward steps as a table for notes,

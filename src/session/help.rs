@@ -152,7 +152,12 @@ fn rule_lines(op: Op) -> Vec<String> {
                     nothing_where(passing, &[])
                 ));
             }
-            _ => {
+            Passing::Always
+            | Passing::WherePositive
+            | Passing::ToLargest
+            | Passing::ToSmallest
+            | Passing::WhereExponentNonzero
+            | Passing::UnlessZeroBase => {
                 if let Some(tree) = rule_tree(op, rule, &operands) {
                     line.push_str(&format!(" = {}", tree.fold_constants()));
                 }

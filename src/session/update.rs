@@ -360,9 +360,11 @@ impl Session {
         let mut events = Vec::new();
         let result = self.repeat(source, repeat, &mut events);
         if let (Some(target), Some(count), Some(file)) = (
-            events.iter_mut().rev().find_map(|e| match e {
-                Event::Calculus(CalculusEvent::Repeat { target, .. }) => target.as_mut(),
-                _ => None,
+            events.iter_mut().rev().find_map(|e| {
+                let Event::Calculus(CalculusEvent::Repeat { target, .. }) = e else {
+                    return None;
+                };
+                target.as_mut()
             }),
             &repeat.count,
             &repeat.file,

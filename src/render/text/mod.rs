@@ -622,15 +622,17 @@ pub fn trace_pieces<'a>(
     session: &'a Session,
     style: &'a Style,
 ) -> impl Iterator<Item = (Option<(usize, NodeId)>, String)> + 'a {
-    let trace = match event {
-        Event::Trace {
-            of,
-            total,
-            constants,
-            steps,
-            omitted,
-        } => Some((of, (*total, *constants), steps, *omitted)),
-        _ => None,
+    let trace = if let Event::Trace {
+        of,
+        total,
+        constants,
+        steps,
+        omitted,
+    } = event
+    {
+        Some((of, (*total, *constants), steps, *omitted))
+    } else {
+        None
     };
     let ascii = move |piece: String| if style.ascii { to_ascii(&piece) } else { piece };
     let header = trace.map(|(of, counts, _, _)| {
@@ -664,11 +666,13 @@ pub fn trace_step_texts<'a>(
     session: &'a Session,
     style: &'a Style,
 ) -> impl Iterator<Item = (NodeId, String)> + 'a {
-    let trace = match event {
-        Event::Trace {
-            of, steps, omitted, ..
-        } => Some((of, steps, *omitted)),
-        _ => None,
+    let trace = if let Event::Trace {
+        of, steps, omitted, ..
+    } = event
+    {
+        Some((of, steps, *omitted))
+    } else {
+        None
     };
     trace.into_iter().flat_map(move |(of, steps, omitted)| {
         session.trace_steps(steps).map(move |step| {
