@@ -59,7 +59,7 @@ impl fmt::Display for Notice {
             }
             Notice::RebindsEachStep { name } => write!(
                 f,
-                "`{name}` rebinds {name} at every step, and values built from the old {name} keep it; `{name} := …` changes {name} in place"
+                "`{name} = …` rebinds {name} at every step, and values built from the old {name} keep it; `{name} := …` changes {name} in place"
             ),
             Notice::StdinNotRead => write!(
                 f,

@@ -265,3 +265,31 @@ fn a_listing_built_as_a_value_is_the_line_written_while_its_rows_are_made() {
     }
     assert_eq!(listings, 4, "topo, forward, kahn and trace: {events:?}");
 }
+
+#[test]
+fn a_repeat_whose_steps_make_the_output_leaves_step_0_blank() {
+    // y does not exist before the first step: its column is blank at step 0
+    // (x's 1 must not slide under y), and no note calls it non-finite. Each
+    // step adds 1 to x, then y = x: x = 1, 2, 3 and y = -, 2, 3.
+    let text = crate::util::transcript(&["-e", "x = 1; :repeat 2 x := x + 1; y = x"]);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("  step"))
+        .take(4)
+        .collect();
+    assert_eq!(
+        table,
+        [
+            "  step  y  x",
+            "     0     1",
+            "     1  2  2",
+            "     2  3  3"
+        ],
+        "{text}"
+    );
+    assert!(!text.contains("not finite"), "{text}");
+    assert!(
+        text.contains("note: `y = …` rebinds y at every step"),
+        "{text}"
+    );
+}

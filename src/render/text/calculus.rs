@@ -101,7 +101,8 @@ fn repeat(out: &mut String, event: &CalculusEvent, p: &Painter) {
             .map(String::as_str),
     );
     let cells = rows.iter().map(|row| {
-        let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
+        // The output's column, blank at a step before the output exists.
+        let mut cells: Vec<String> = of.iter().map(|_| output_cell(row.output, p)).collect();
         for (name, value) in assigned.iter().zip(&row.values) {
             if Some(name) != of.as_ref() {
                 cells.push(p.number(*value));
@@ -110,13 +111,15 @@ fn repeat(out: &mut String, event: &CalculusEvent, p: &Painter) {
         (row.step, cells)
     });
     step_table(out, &names, usize::from(of.is_some()), cells, p, false);
-    // With an output every step has its value.
+    // A step without an output (one the steps make has none at step 0) is
+    // left out of the plot, but it is no non-finite value.
+    let made: Vec<f64> = outputs.iter().map(|o| o.unwrap_or(0.0)).collect();
     let outputs: Vec<f64> = outputs.iter().map(|o| o.unwrap_or(f64::NAN)).collect();
     if let (Some(of), None) = (of, target) {
         out.push_str(&series::terminal(of, &outputs));
     }
     if let Some(of) = of
-        && let Some(steps) = non_finite_steps(&outputs)
+        && let Some(steps) = non_finite_steps(&made)
     {
         let _ = writeln!(
             out,
@@ -167,7 +170,7 @@ fn descent(out: &mut String, event: &CalculusEvent, p: &Painter) {
     let mut names = vec![of.as_str()];
     names.extend(params.iter().map(String::as_str));
     let cells = rows.iter().map(|row| {
-        let mut cells: Vec<String> = row.output.iter().map(|&v| p.number(v)).collect();
+        let mut cells = vec![output_cell(row.output, p)];
         cells.extend(row.values.iter().map(|&v| p.number(v)));
         (row.step, cells)
     });
@@ -372,6 +375,12 @@ fn non_finite_steps(outputs: &[f64]) -> Option<String> {
 
 /// The widest a step table's line may be, in characters: a terminal's default.
 const TABLE_WIDTH: usize = 80;
+
+/// A step's output in a loop's table: blank at a step where there is none
+/// (an output the steps make has none at step 0).
+fn output_cell(output: Option<f64>, p: &Painter) -> String {
+    output.map_or_else(String::new, |v| p.number(v))
+}
 
 /// A table of a loop's steps (`:repeat`, `:descend`): a `step` column, then
 /// one column per name of `names`, right-aligned; `rows` are each step's
