@@ -345,20 +345,15 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{Arity, Graph, NodeId, Op};
+    use crate::engine::tests::{Program, apply_instruction};
+    use crate::engine::{Graph, NodeId};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
     use std::cell::Cell;
 
-    /// A random graph: leaf values, then ops (numbered modulo the table) over
-    /// operands counted back from the newest node (small picks make chains,
-    /// large ones reach far below).
-    #[derive(Debug, Clone)]
-    struct Program {
-        leaves: Vec<f64>,
-        instructions: Vec<(usize, Vec<usize>)>,
-    }
-
+    /// A random [`Program`]: leaf values, then ops (numbered modulo the table)
+    /// over operands counted back from the newest node (small picks make
+    /// chains, large ones reach far below).
     fn program() -> impl Strategy<Value = Program> {
         let pick = prop_oneof![3 => 0..4usize, 1 => 0..40usize];
         (
@@ -377,22 +372,9 @@ mod tests {
             g.leaf(v);
         }
         for (op, picks) in &program.instructions {
-            let info = &Op::table()[op % Op::table().len()];
-            let count = match info.arity {
-                Arity::Leaf => {
-                    g.constant(0.75);
-                    continue;
-                }
-                Arity::Unary => 1,
-                Arity::Binary => 2,
-                Arity::Variadic => picks.len(),
-            };
-            let newest = g.len() - 1;
-            let operands: Vec<NodeId> = (0..count)
-                .map(|k| NodeId(newest.saturating_sub(picks[k % picks.len()]) as u32))
-                .collect();
-            g.apply(info.op, &operands)
-                .expect("arity chosen from the table");
+            if apply_instruction(&mut g, *op, picks).is_none() {
+                g.constant(0.75);
+            }
         }
         g
     }

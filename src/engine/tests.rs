@@ -860,9 +860,31 @@ fn ops_that_pass_nothing_leave_the_gradient_untouched() -> Result {
 /// number modulo the table) to earlier nodes, picked counting back from the
 /// newest (small picks build chains, repeated picks share nodes).
 #[derive(Debug, Clone)]
-struct Program {
-    leaves: Vec<f64>,
-    instructions: Vec<(usize, Vec<usize>)>,
+pub(super) struct Program {
+    pub(super) leaves: Vec<f64>,
+    pub(super) instructions: Vec<(usize, Vec<usize>)>,
+}
+
+/// Appends one instruction of a [`Program`] to `g`: the op numbered `op`
+/// (modulo the table) over operands picked by `picks`, counted back from the
+/// newest node. `None`, and nothing appended, where the op is a leaf: each
+/// caller decides what a leaf instruction makes.
+pub(super) fn apply_instruction(g: &mut Graph, op: usize, picks: &[usize]) -> Option<NodeId> {
+    let info = &Op::table()[op % Op::table().len()];
+    let count = match info.arity {
+        Arity::Leaf => return None,
+        Arity::Unary => 1,
+        Arity::Binary => 2,
+        Arity::Variadic => picks.len(),
+    };
+    let newest = g.len() - 1;
+    let operands: Vec<NodeId> = (0..count)
+        .map(|k| NodeId(newest.saturating_sub(picks[k % picks.len()]) as u32))
+        .collect();
+    Some(
+        g.apply(info.op, &operands)
+            .expect("arity chosen from the table"),
+    )
 }
 
 /// Values that reach the places where an op passes nothing or the arithmetic
@@ -902,19 +924,7 @@ fn build_program(program: &Program, moved: Option<(usize, f64)>) -> (Graph, Vec<
         })
         .collect();
     for (op, picks) in &program.instructions {
-        let info = &Op::table()[op % Op::table().len()];
-        let count = match info.arity {
-            Arity::Leaf => continue,
-            Arity::Unary => 1,
-            Arity::Binary => 2,
-            Arity::Variadic => picks.len(),
-        };
-        let newest = g.len() - 1;
-        let operands: Vec<NodeId> = (0..count)
-            .map(|k| NodeId(newest.saturating_sub(picks[k % picks.len()]) as u32))
-            .collect();
-        g.apply(info.op, &operands)
-            .expect("arity chosen from the table");
+        apply_instruction(&mut g, *op, picks);
     }
     let output = NodeId(g.len() as u32 - 1);
     (g, leaves, output)

@@ -25,24 +25,13 @@ pub fn render_error(error: &SessionError, source: &str, origin: &str, style: &St
     )
 }
 
-/// Renders a problem that is not a statement's error (e.g. invalid UTF-8 in a
-/// file) the same way.
-pub fn render_message(
-    message: &str,
-    span: Span,
-    help: Option<String>,
-    source: &str,
-    origin: &str,
-    style: &Style,
-) -> String {
-    render(message, span, help, source, origin, style)
-}
-
 /// Characters of context shown before the span and after it; also the most
 /// characters of the span itself that are shown.
 const CONTEXT: usize = 60;
 
-fn render(
+/// Renders a problem that is not a statement's error (e.g. invalid UTF-8 in a
+/// file) the same way.
+pub fn render_message(
     message: &str,
     span: Span,
     help: Option<String>,

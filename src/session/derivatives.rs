@@ -629,7 +629,7 @@ impl Session {
             }
         };
         self.graph.truncate(mark);
-        if let Some(shared) = shared {
+        let (expression, formula_value, pieces, more_pieces, parts) = if let Some(shared) = shared {
             let bound = |name: &str| self.vars.contains_key(name);
             let named = |tree: &ExprTree| {
                 tree.replace_numbers(|x| super::formula::named_constant(x, bound))
@@ -646,34 +646,25 @@ impl Session {
                 })
                 .collect();
             self.kink_notice(of, wrt, events);
-            events.push(Event::Calculus(CalculusEvent::Diff {
-                of: y.name.clone(),
-                wrt: x.name.clone(),
-                expression,
-                value,
-                formula_value: None,
-                at: self.graph.value(wrt),
-                pieces: Vec::new(),
-                more_pieces: 0,
-                parts,
-            }));
-            return Ok(());
-        }
-        let Some(tree) = tree else {
-            return Err(SessionError::BadArguments {
-                message: format!(
-                    "∂{}/∂{} is too large to print: more than {MAX_DIFF_CHARS} characters even with each part used more than once named once",
-                    y.name, x.name
-                ),
-                span: y.span.to(x.span),
-                help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
-            });
+            (expression, None, Vec::new(), 0, parts)
+        } else {
+            let Some(tree) = tree else {
+                return Err(SessionError::BadArguments {
+                    message: format!(
+                        "∂{}/∂{} is too large to print: more than {MAX_DIFF_CHARS} characters even with each part used more than once named once",
+                        y.name, x.name
+                    ),
+                    span: y.span.to(x.span),
+                    help: Some(format!("use its value: `g = grad({}, {})`", y.name, x.name)),
+                });
+            };
+            let (expression, formula_value) = self.agreeing_form(&tree, value);
+            let (pieces, more_pieces) = self.pieces(of, wrt, y.span.to(x.span))?;
+            if pieces.is_empty() {
+                self.kink_notice(of, wrt, events);
+            }
+            (expression, formula_value, pieces, more_pieces, Vec::new())
         };
-        let (expression, formula_value) = self.agreeing_form(&tree, value);
-        let (pieces, more_pieces) = self.pieces(of, wrt, y.span.to(x.span))?;
-        if pieces.is_empty() {
-            self.kink_notice(of, wrt, events);
-        }
         events.push(Event::Calculus(CalculusEvent::Diff {
             of: y.name.clone(),
             wrt: x.name.clone(),
@@ -683,7 +674,7 @@ impl Session {
             at: self.graph.value(wrt),
             pieces,
             more_pieces,
-            parts: Vec::new(),
+            parts,
         }));
         Ok(())
     }

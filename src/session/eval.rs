@@ -5,7 +5,7 @@ use super::error::RepeatedCall;
 use super::{
     CONSTANTS, Event, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest,
 };
-use crate::engine::{Arity, Domain, NodeId, Op};
+use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
@@ -200,12 +200,7 @@ impl Session {
         let node = self
             .graph
             .apply(op, &ids)
-            .map_err(|e| SessionError::WrongArity {
-                name: e.op.to_string(),
-                span,
-                expected: e.expected.to_string(),
-                got: e.got,
-            })?;
+            .map_err(|e| op_arity_error(&e, span))?;
         let value = self.graph.value(node);
         let inputs_finite = ids.iter().all(|&i| self.graph.value(i).is_finite());
         if !value.is_finite() && inputs_finite {
@@ -542,12 +537,7 @@ impl Session {
             node: self
                 .graph
                 .apply(Op::Add, &[args[0].node, zero])
-                .map_err(|e| SessionError::WrongArity {
-                    name: e.op.to_string(),
-                    span,
-                    expected: e.expected.to_string(),
-                    got: e.got,
-                })?,
+                .map_err(|e| op_arity_error(&e, span))?,
             uses_variable: true,
         };
         let mut result = self.call(name, name_span, span, &[t], scope, events)?;
@@ -855,6 +845,17 @@ impl Session {
             params,
         });
         Ok(())
+    }
+}
+
+/// The graph's refusal of an op given the wrong count of inputs, as the
+/// session's [`SessionError::WrongArity`] at `span`.
+fn op_arity_error(error: &ArityError, span: Span) -> SessionError {
+    SessionError::WrongArity {
+        name: error.op.to_string(),
+        span,
+        expected: error.expected.to_string(),
+        got: error.got,
     }
 }
 

@@ -98,12 +98,7 @@ impl Session {
     /// Whether `node` passes gradient to its input at `position` at the stored
     /// values ([`crate::engine::OpInfo::passes`]).
     pub(super) fn passes(&self, node: NodeId, position: usize) -> bool {
-        let values: Vec<f64> = self
-            .graph
-            .operands(node)
-            .iter()
-            .map(|&i| self.graph.value(i))
-            .collect();
+        let values = self.operand_values(node);
         self.graph
             .op(node)
             .info()
@@ -112,12 +107,16 @@ impl Session {
 
     /// ∂node/∂(its input at `position`) at the stored values.
     pub(super) fn local_derivative(&self, node: NodeId, position: usize) -> f64 {
-        let values: Vec<f64> = self
-            .graph
+        let values = self.operand_values(node);
+        (self.graph.op(node).info().local)(&values, self.graph.value(node), position)
+    }
+
+    /// The stored values of `node`'s operands, in operand order.
+    pub(super) fn operand_values(&self, node: NodeId) -> Vec<f64> {
+        self.graph
             .operands(node)
             .iter()
             .map(|&i| self.graph.value(i))
-            .collect();
-        (self.graph.op(node).info().local)(&values, self.graph.value(node), position)
+            .collect()
     }
 }

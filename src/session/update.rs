@@ -185,12 +185,7 @@ impl Session {
         // or nan out of finite inputs.
         let broken = updated.iter().find_map(|&id| {
             let value = self.graph.value(id);
-            let inputs: Vec<f64> = self
-                .graph
-                .operands(id)
-                .iter()
-                .map(|&i| self.graph.value(i))
-                .collect();
+            let inputs = self.operand_values(id);
             (!value.is_finite() && inputs.iter().all(|v| v.is_finite()))
                 .then(|| super::eval::non_finite_message(self.graph.op(id), value, &inputs))
         });

@@ -185,21 +185,33 @@ fn listing(
             total,
             rows,
             omitted,
+        }
+        | Event::Forward {
+            of,
+            total,
+            rows,
+            omitted,
         } => {
+            let (order, first, hint) = if matches!(event, Event::Topo { .. }) {
+                (
+                    "reverse topological order from",
+                    "output",
+                    "`:topo all` lists every node",
+                )
+            } else {
+                (
+                    "forward evaluation order of",
+                    "inputs",
+                    "`:forward all` lists every node",
+                )
+            };
             let _ = writeln!(
                 out,
-                "reverse topological order from {}: {total} node{}, output first",
+                "{order} {}: {total} node{}, {first} first",
                 p.name(of),
                 plural(*total)
             );
-            listings::rows(
-                out,
-                || session.node_rows(rows),
-                *omitted,
-                p,
-                "`:topo all` lists every node",
-                flush,
-            );
+            listings::rows(out, || session.node_rows(rows), *omitted, p, hint, flush);
         }
         Event::Trace {
             of,
@@ -222,27 +234,6 @@ fn listing(
             lines,
             omitted,
         } => listings::graph(out, of, *total, lines, *omitted, p),
-        Event::Forward {
-            of,
-            total,
-            rows,
-            omitted,
-        } => {
-            let _ = writeln!(
-                out,
-                "forward evaluation order of {}: {total} node{}, inputs first",
-                p.name(of),
-                plural(*total)
-            );
-            listings::rows(
-                out,
-                || session.node_rows(rows),
-                *omitted,
-                p,
-                "`:forward all` lists every node",
-                flush,
-            );
-        }
         Event::Kahn {
             of,
             total,
