@@ -4,7 +4,9 @@
 
 use expect_test::expect;
 
-use crate::util::{close, gradcalc, json_events, json_number, stderr_of, stdout_of, transcript};
+use crate::util::{
+    check, close, gradcalc, json_events, json_number, stderr_of, stdout_of, transcript,
+};
 
 /// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
 /// `o = p*x + x` has ∂o/∂p = x = 2 by hand.
@@ -100,23 +102,31 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
 
 #[test]
 fn labels_are_reserved_and_checked() {
-    let output = gradcalc().args(["-e", "_3 = 1"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("node labels"),
-        "{}",
-        stderr_of(&output)
+    check(
+        "_3 = 1",
+        expect![[r#"
+        --- stderr
+        error: cannot assign to `_3`: names of the form `_N` are node labels
+          ┌─ -e:1:1
+          │
+        1 │ _3 = 1
+          │ ^^ choose another name, e.g. `n3` for `_3`
+
+        --- exit status 1
+    "#]],
     );
-    let output = gradcalc()
-        .args(["-e", "x = 1", "-e", "_9 + 1"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("no node `_9`: the graph has 1 node "),
-        "{}",
-        stderr_of(&output)
-    );
+    expect![[r#"
+        x = 1
+        --- stderr
+        error: no node `_9`: the graph has 1 node (`_0` to `_0`)
+          ┌─ -e #2:1:1
+          │
+        1 │ _9 + 1
+          │ ^^ `:topo` lists the nodes of the output with their labels
+
+        --- exit status 1
+    "#]]
+    .assert_eq(&transcript(&["-e", "x = 1", "-e", "_9 + 1"]));
     // `_` alone is still the last result, and `_x` an ordinary name.
     assert!(run(&["_x = 4", "_x + _"]).ends_with("8\n"));
 }
@@ -134,12 +144,18 @@ fn precision_in_a_script_holds_for_the_rest_and_json_keeps_full_digits() {
     assert_eq!(events[0]["kind"], "precision");
     assert_eq!(events[0]["digits"], 2);
     assert_eq!(json_number(&events[1]["value"]), Some(1.0 / 3.0));
-    let output = gradcalc().args(["-e", ":precision 0"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("from 1 to 17"),
-        "{}",
-        stderr_of(&output)
+    check(
+        ":precision 0",
+        expect![[r#"
+        --- stderr
+        error: `:precision` takes a number of digits from 1 to 17, or `full`
+          ┌─ -e:1:2
+          │
+        1 │ :precision 0
+          │  ^^^^^^^^^^^ e.g. `:precision 4`, `:precision full`
+
+        --- exit status 1
+    "#]],
     );
 }
 

@@ -177,16 +177,32 @@ fn json_notices_carry_their_code() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let bad_flag = gradcalc().arg("--frobnicate").output().unwrap();
-    assert_eq!(bad_flag.status.code(), Some(2));
-    let missing = gradcalc().arg("no/such/file.calc").output().unwrap();
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr_of(&missing).contains("no/such/file.calc"));
-    let bad_precision = gradcalc()
-        .args(["--precision", "zero", "-e", "1"])
-        .output()
-        .unwrap();
-    assert_eq!(bad_precision.status.code(), Some(2));
+    expect![[r#"
+        --- stderr
+        error: unexpected argument '--frobnicate' found
+
+          tip: to pass '--frobnicate' as a value, use '-- --frobnicate'
+
+        Usage: gradcalc [OPTIONS] [FILE]...
+
+        For more information, try '--help'.
+        --- exit status 2
+    "#]]
+    .assert_eq(&transcript(&["--frobnicate"]));
+    // The missing file is named.
+    expect![[r#"
+        --- stderr
+        gradcalc: cannot read no/such/file.calc: No such file or directory (os error 2)
+        --- exit status 2
+    "#]]
+    .assert_eq(&transcript(&["no/such/file.calc"]));
+    expect![[r#"
+        --- stderr
+        error: invalid value 'zero' for '--precision <N|full>': expected a number of digits from 1 to 17, or `full`
+
+        For more information, try '--help'.
+        --- exit status 2
+    "#]].assert_eq(&transcript(&["--precision", "zero", "-e", "1"]));
 }
 
 #[test]
@@ -1189,9 +1205,19 @@ fn bare_help_quit_and_exit_work_as_in_other_calculators() {
     let text = stdout_of(&output);
     assert!(text.starts_with("exit = 5\n5\n6\n"), "{text}");
     assert!(text.contains("Commands:"), "{text}");
-    let output = gradcalc().args(["-e", "quit + 1"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr_of(&output).contains("unknown name `quit`"));
+    check(
+        "quit + 1",
+        expect![[r#"
+        --- stderr
+        error: unknown name `quit`
+          ┌─ -e:1:1
+          │
+        1 │ quit + 1
+          │ ^^^^ assign it first, e.g. `quit = 1`
+
+        --- exit status 1
+    "#]],
+    );
 }
 
 #[test]
@@ -1989,10 +2015,18 @@ fn json_errors_before_any_statement_are_json_events() {
         assert!(error.get("line").is_none() && error.get("column").is_none());
     }
     // Without --json clap's own report goes to stderr.
-    let plain = gradcalc().arg("--bogus").output().unwrap();
-    assert_eq!(plain.status.code(), Some(2));
-    assert!(stderr_of(&plain).contains("unexpected argument '--bogus'"));
-    assert_eq!(stdout_of(&plain), "");
+    expect![[r#"
+        --- stderr
+        error: unexpected argument '--bogus' found
+
+          tip: to pass '--bogus' as a value, use '-- --bogus'
+
+        Usage: gradcalc [OPTIONS] [FILE]...
+
+        For more information, try '--help'.
+        --- exit status 2
+    "#]]
+    .assert_eq(&transcript(&["--bogus"]));
 }
 
 /// A warning names the source its statement is in: a `:load`ed file's
