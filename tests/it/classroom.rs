@@ -2,7 +2,11 @@
 //! `:precision`, handouts (`:trace md|tex`), trace typography, user functions in
 //! `:help` and `:vars`, and `:plot` of an unrelated variable — through the binary.
 
-use crate::util::{close, gradcalc, json_events, json_number, stderr_of, stdout_of};
+use expect_test::expect;
+
+use crate::util::{
+    check, close, gradcalc, json_events, json_number, stderr_of, stdout_of, transcript,
+};
 
 /// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
 /// `o = p*x + x` has ∂o/∂p = x = 2 by hand.
@@ -21,26 +25,47 @@ fn run(lines: &[&str]) -> String {
 
 #[test]
 fn unnamed_nodes_are_labelled_and_the_label_types_back() {
-    let text = run(&[
+    // :topo lists _2 as x * w, value -6 (never `#2`); ∂o/∂p = x = 2 (o = p*x
+    // + x) by one path; _2 + 1 = -6 + 1 = -5.
+    let text = transcript(&[
+        "-e",
         LABELLED,
+        "-e",
         ":topo",
+        "-e",
         ":grad _2",
+        "-e",
         ":paths _2",
+        "-e",
         "_2 + 1",
+        "-e",
         ":trace",
     ]);
-    assert!(!text.contains("#2"), "{text}");
-    // :topo lists _2 as x * w, value -6.
-    assert!(
-        text.lines()
-            .any(|l| l.contains("_2") && l.contains("x * w") && l.trim_end().ends_with("-6")),
-        "{text}"
-    );
-    // ∂o/∂p = x = 2 (o = p*x + x).
-    assert!(text.contains("∂o/∂_2 = 2\n"), "{text}");
-    assert!(text.contains("paths from o to _2: 1 "), "{text}");
-    // _2 + 1 = -6 + 1.
-    assert!(text.lines().any(|l| l == "-5"), "{text}");
+    expect![[r#"
+        x = 2
+        w = -3
+        o = -10
+        reverse topological order from o: 5 nodes, output first
+          #  node  name  computes  value
+          1  _4    o     _3 + x    -10
+          2  _3          _2 * x    -12
+          3  _2          x * w     -6
+          4  _1    w     leaf      -3
+          5  _0    x     leaf      2
+        ∂o/∂_2 = 2
+        paths from o to _2: 1 (chain rule: ∂o/∂_2 is the sum over paths of the product of local derivatives)
+           1. o → _3 → _2   1 × 2 = 2
+          sum = 2 = ∂o/∂_2   (reverse mode visited each of 5 nodes once)
+        -5
+        backward pass from _2 + 1: 4 nodes in reverse topological order (1 constant not shown); upstream = ∂(_2 + 1)/∂node, seeded with 1
+        [1] _6 = _2 + 1 = -5   upstream 1
+              → _2: local ∂(x*w + 1)/∂(x*w) = 1;  1 × 1 = 1;  grad 0 → 1
+        [2] _2 = x * w = -6   upstream 1
+              → x: local ∂(x*w)/∂x = w = -3;  1 × (-3) = -3;  grad 0 → -3
+              → w: local ∂(x*w)/∂w = x = 2;  1 × 2 = 2;  grad 0 → 2
+        [3] w leaf = -3   ∂(_2 + 1)/∂w = 2
+        [4] x leaf = 2   ∂(_2 + 1)/∂x = -3
+    "#]].assert_eq(&text);
 }
 
 #[test]
@@ -77,23 +102,31 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
 
 #[test]
 fn labels_are_reserved_and_checked() {
-    let output = gradcalc().args(["-e", "_3 = 1"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("node labels"),
-        "{}",
-        stderr_of(&output)
+    check(
+        "_3 = 1",
+        expect![[r#"
+        --- stderr
+        error: cannot assign to `_3`: names of the form `_N` are node labels
+          ┌─ -e:1:1
+          │
+        1 │ _3 = 1
+          │ ^^ choose another name, e.g. `n3` for `_3`
+
+        --- exit status 1
+    "#]],
     );
-    let output = gradcalc()
-        .args(["-e", "x = 1", "-e", "_9 + 1"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("no node `_9`: the graph has 1 node "),
-        "{}",
-        stderr_of(&output)
-    );
+    expect![[r#"
+        x = 1
+        --- stderr
+        error: no node `_9`: the graph has 1 node (`_0` to `_0`)
+          ┌─ -e #2:1:1
+          │
+        1 │ _9 + 1
+          │ ^^ `:topo` lists the nodes of the output with their labels
+
+        --- exit status 1
+    "#]]
+    .assert_eq(&transcript(&["-e", "x = 1", "-e", "_9 + 1"]));
     // `_` alone is still the last result, and `_x` an ordinary name.
     assert!(run(&["_x = 4", "_x + _"]).ends_with("8\n"));
 }
@@ -111,12 +144,18 @@ fn precision_in_a_script_holds_for_the_rest_and_json_keeps_full_digits() {
     assert_eq!(events[0]["kind"], "precision");
     assert_eq!(events[0]["digits"], 2);
     assert_eq!(json_number(&events[1]["value"]), Some(1.0 / 3.0));
-    let output = gradcalc().args(["-e", ":precision 0"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("from 1 to 17"),
-        "{}",
-        stderr_of(&output)
+    check(
+        ":precision 0",
+        expect![[r#"
+        --- stderr
+        error: `:precision` takes a number of digits from 1 to 17, or `full`
+          ┌─ -e:1:2
+          │
+        1 │ :precision 0
+          │  ^^^^^^^^^^^ e.g. `:precision 4`, `:precision full`
+
+        --- exit status 1
+    "#]],
     );
 }
 
@@ -219,14 +258,33 @@ fn the_markdown_handout_shows_each_number_once() {
 #[test]
 fn negative_factors_are_bracketed_in_products() {
     // y = x*w at x = 2, w = -3: ∂y/∂x = w = -3, so the product is 1 × (-3).
-    let text = run(&["x = 2; w = -3; y = x*w*x", ":trace", ":paths x"]);
-    assert!(
-        text.contains("1 × (-3) = -3;") || text.contains("2 × (-3) = -6;"),
-        "{text}"
-    );
-    // Two paths to x: through x*w (∂y/∂(x*w) = x = 2, then w = -3) and direct (x*w = -6).
-    assert!(text.contains("y → _2 → x   2 × (-3) = -6"), "{text}");
-    assert!(text.contains("y → x   -6 = -6"), "{text}");
+    // Two paths to x: through x*w (∂y/∂(x*w) = x = 2, then w = -3: 2 × (-3)
+    // = -6) and direct (x*w = -6).
+    expect![[r#"
+        x = 2
+        w = -3
+        y = -12
+        backward pass from y: 4 nodes in reverse topological order; upstream = ∂y/∂node, seeded with 1
+        [1] y = _2 * x = -12   upstream 1
+              → _2: local ∂(x*w*x)/∂(x*w) = x = 2;  1 × 2 = 2;  grad 0 → 2
+              → x: local ∂(x*w*x)/∂x = x*w = -6;  1 × (-6) = -6;  grad 0 → -6   (1st of 2 uses)
+        [2] _2 = x * w = -6   upstream 2
+              → x: local ∂(x*w)/∂x = w = -3;  2 × (-3) = -6;  grad -6 → -12   (2nd of 2 uses: accumulated)
+              → w: local ∂(x*w)/∂w = x = 2;  2 × 2 = 4;  grad 0 → 4
+        [3] w leaf = -3   ∂y/∂w = 4
+        [4] x leaf = 2   ∂y/∂x = -12
+        paths from y to x: 2 (chain rule: ∂y/∂x is the sum over paths of the product of local derivatives)
+           1. y → _2 → x   2 × (-3) = -6
+           2. y → x   -6 = -6
+          sum = -12 = ∂y/∂x   (reverse mode visited each of 4 nodes once)
+    "#]].assert_eq(&transcript(&[
+        "-e",
+        "x = 2; w = -3; y = x*w*x",
+        "-e",
+        ":trace",
+        "-e",
+        ":paths x",
+    ]));
 }
 
 #[test]
@@ -270,31 +328,47 @@ fn user_functions_show_their_signature_definition_and_place_in_vars() {
 #[test]
 fn plotting_a_variable_the_output_does_not_depend_on_is_refused() {
     // z = x^2 does not read w: its plot against w would be a flat line.
-    let output = gradcalc()
-        .args(["-e", "x = 1; w = 2; z = x^2", "-e", ":plot w"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let (stdout, stderr) = (stdout_of(&output), stderr_of(&output));
-    assert_eq!(stdout, "x = 1\nw = 2\nz = 1\n");
-    assert!(
-        stderr.contains("error: z does not depend on w: its plot against w would be flat"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("plot a variable the output is built from"),
-        "{stderr}"
-    );
+    expect![[r#"
+        x = 1
+        w = 2
+        z = 1
+        --- stderr
+        error: z does not depend on w: its plot against w would be flat
+          ┌─ -e #2:1:7
+          │
+        1 │ :plot w
+          │       ^ plot a variable the output is built from (`:vars` lists them)
+
+        --- exit status 1
+    "#]]
+    .assert_eq(&transcript(&[
+        "-e",
+        "x = 1; w = 2; z = x^2",
+        "-e",
+        ":plot w",
+    ]));
 
     // z = x*w, then w rebound: z was built from the earlier w, and says so.
-    let output = gradcalc()
-        .args(["-e", "x = 1; w = 2; z = x*w; w = 3", "-e", ":plot w -1 1"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = stderr_of(&output);
-    assert!(stderr.contains("z does not depend on w"), "{stderr}");
-    assert!(stderr.contains("z was built from an earlier w"), "{stderr}");
+    expect![[r#"
+        x = 1
+        w = 2
+        z = 2
+        w = 3
+        --- stderr
+        error: z does not depend on w: its plot against w would be flat
+          ┌─ -e #2:1:7
+          │
+        1 │ :plot w -1 1
+          │       ^ z was built from an earlier w: recompute z to use the new one
+
+        --- exit status 1
+    "#]]
+    .assert_eq(&transcript(&[
+        "-e",
+        "x = 1; w = 2; z = x*w; w = 3",
+        "-e",
+        ":plot w -1 1",
+    ]));
 
     // A variable it does read still plots.
     assert!(run(&["x = 1; w = 2; z = x*w", ":plot w -1 1"]).contains("z for w from -1 to 1"));

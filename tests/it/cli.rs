@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::util::{
     assert_close, check, gradcalc, json_events, json_lines, plain_gradcalc, stderr_of, stdout_of,
+    transcript,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
@@ -176,16 +177,32 @@ fn json_notices_carry_their_code() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let bad_flag = gradcalc().arg("--frobnicate").output().unwrap();
-    assert_eq!(bad_flag.status.code(), Some(2));
-    let missing = gradcalc().arg("no/such/file.calc").output().unwrap();
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr_of(&missing).contains("no/such/file.calc"));
-    let bad_precision = gradcalc()
-        .args(["--precision", "zero", "-e", "1"])
-        .output()
-        .unwrap();
-    assert_eq!(bad_precision.status.code(), Some(2));
+    expect![[r#"
+        --- stderr
+        error: unexpected argument '--frobnicate' found
+
+          tip: to pass '--frobnicate' as a value, use '-- --frobnicate'
+
+        Usage: gradcalc [OPTIONS] [FILE]...
+
+        For more information, try '--help'.
+        --- exit status 2
+    "#]]
+    .assert_eq(&transcript(&["--frobnicate"]));
+    // The missing file is named.
+    expect![[r#"
+        --- stderr
+        gradcalc: cannot read no/such/file.calc: No such file or directory (os error 2)
+        --- exit status 2
+    "#]]
+    .assert_eq(&transcript(&["no/such/file.calc"]));
+    expect![[r#"
+        --- stderr
+        error: invalid value 'zero' for '--precision <N|full>': expected a number of digits from 1 to 17, or `full`
+
+        For more information, try '--help'.
+        --- exit status 2
+    "#]].assert_eq(&transcript(&["--precision", "zero", "-e", "1"]));
 }
 
 #[test]
@@ -992,34 +1009,30 @@ fn trace_formulas_are_the_rules_with_the_operands_labels() {
 #[test]
 fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     let script = "x = 2; y = x^2 + 1";
-    let text = stdout_of(
-        &gradcalc()
-            .args(["-e", script, "-e", ":trace"])
-            .output()
-            .unwrap(),
-    );
-    // y, x^2 and x; the constants 2 and 1 are left out and not numbered.
-    assert!(
-        text.contains(
-            "backward pass from y: 3 nodes in reverse topological order (2 constants not shown);"
-        ),
-        "{text}"
-    );
-    let numbers: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with('['))
-        .map(|l| &l[..l.find(']').unwrap() + 1])
-        .collect();
-    assert_eq!(numbers, ["[1]", "[2]", "[3]"], "{text}");
-    let none = stdout_of(
-        &gradcalc()
-            .args(["-e", "x = 2; y = x*x; :trace"])
-            .output()
-            .unwrap(),
-    );
-    assert!(
-        none.contains("2 nodes in reverse topological order; upstream"),
-        "{none}"
+    // y, x^2 and x, numbered [1] to [3]; the constants 2 and 1 are left out
+    // and not numbered. ∂(x^2)/∂x = 2x = 4 at x = 2.
+    expect![[r#"
+        x = 2
+        y = 5
+        backward pass from y: 3 nodes in reverse topological order (2 constants not shown); upstream = ∂y/∂node, seeded with 1
+        [1] y = _2 + 1 = 5   upstream 1
+              → _2: local ∂(x^2 + 1)/∂(x^2) = 1;  1 × 1 = 1;  grad 0 → 1
+        [2] _2 = x ^ 2 = 4   upstream 1
+              → x: local ∂(x^2)/∂x = 2*x = 4;  1 × 4 = 4;  grad 0 → 4
+        [3] x leaf = 2   ∂y/∂x = 4
+    "#]].assert_eq(&transcript(&["-e", script, "-e", ":trace"]));
+    // No constant: none said to be left out.
+    check(
+        "x = 2; y = x*x; :trace",
+        expect![[r#"
+        x = 2
+        y = 4
+        backward pass from y: 2 nodes in reverse topological order; upstream = ∂y/∂node, seeded with 1
+        [1] y = x * x = 4   upstream 1
+              → x: local ∂(x*x)/∂x = x = 2;  1 × 2 = 2;  grad 0 → 2   (1st of 2 uses)
+              → x: local ∂(x*x)/∂x = x = 2;  1 × 2 = 2;  grad 2 → 4   (2nd of 2 uses: accumulated)
+        [2] x leaf = 2   ∂y/∂x = 4
+    "#]],
     );
 
     let json = gradcalc()
@@ -1041,30 +1054,35 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     assert_eq!(square["formula"], "2*x");
     assert_eq!(square["local"], 4);
 
-    let md = stdout_of(
-        &gradcalc()
-            .args(["-e", script, "-e", ":trace md"])
-            .output()
-            .unwrap(),
-    );
     // The node's cell shows x ^ 2; the local derivative is written by its
     // operands, as `:trace` writes it (∂_2/∂x would read as a whole gradient).
-    assert!(
-        md.contains("| \\_2 = x ^ 2 = 4 | 1 | ∂(x^2)/∂x = 2\\*x = 4 |"),
-        "{md}"
-    );
-    let tex = stdout_of(
-        &gradcalc()
-            .args(["-e", script, "-e", ":trace tex"])
-            .output()
-            .unwrap(),
-    );
-    assert!(
-        tex.contains(
-            "$\\_2=x^{2}=4$ & $1$ & $\\partial (x^{2})/\\allowbreak \\partial x=2\\cdot x=4$"
-        ),
-        "{tex}"
-    );
+    expect![[r#"
+        x = 2
+        y = 5
+        | Node | Upstream | Local derivative | Contribution | Gradient |
+        |---|---|---|---|---|
+        | y = \_2 + 1 = 5 | 1 | ∂(x^2 + 1)/∂(x^2) = 1 | 1 | \_2: 0 → 1 |
+        | \_2 = x ^ 2 = 4 | 1 | ∂(x^2)/∂x = 2\*x = 4 | 4 | x: 0 → 4 |
+        | x = 2 (leaf) |  |  |  | ∂y/∂x = 4 |
+    "#]]
+    .assert_eq(&transcript(&["-e", script, "-e", ":trace md"]));
+    expect![[r#"
+        x = 2
+        y = 5
+        % backward pass of y, written by gradcalc
+        % needs \usepackage{booktabs,xltabular} in the preamble
+        {\footnotesize\setlength{\tabcolsep}{4pt}
+        \begin{xltabular}{\linewidth}{@{}>{\raggedright\arraybackslash}X r >{\raggedright\arraybackslash}X r >{\raggedright\arraybackslash}X@{}}
+        \toprule
+        Node & Upstream & Local derivative & Contribution & Gradient \\
+        \midrule
+        \endhead
+        $y=\_2+1=5$ & $1$ & $\partial (x^{2}+1)/\allowbreak \partial (x^{2})=1$ & $1$ & $\_2$: $0\to 1$ \\
+        $\_2=x^{2}=4$ & $1$ & $\partial (x^{2})/\allowbreak \partial x=2\cdot x=4$ & $4$ & $x$: $0\to 4$ \\
+        $x=2$ (leaf) &  &  &  & $\partial y/\allowbreak \partial x=4$ \\
+        \bottomrule
+        \end{xltabular}}
+    "#]].assert_eq(&transcript(&["-e", script, "-e", ":trace tex"]));
 }
 
 #[test]
@@ -1099,15 +1117,17 @@ fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
 
 #[test]
 fn batch_results_alone_on_stdout_warnings_and_notices_on_stderr() {
-    let output = gradcalc().args(["-e", "e = 2; y = 1/0"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(stdout_of(&output), "e = 2\ny = inf\n");
-    let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("warning: division by zero gives inf"),
-        "{stderr}"
+    // The results before `--- stderr`, the warning and the notice about `e` after it.
+    check(
+        "e = 2; y = 1/0",
+        expect![[r#"
+        e = 2
+        y = inf
+        --- stderr
+        note: `e` was the constant 2.718281828459045; from now on it names your variable (`:reset` restores it)
+        warning: division by zero gives inf (in `1/0` at -e:1:12)
+    "#]],
     );
-    assert!(stderr.contains("`e`"), "{stderr}");
 }
 
 #[test]
@@ -1185,9 +1205,19 @@ fn bare_help_quit_and_exit_work_as_in_other_calculators() {
     let text = stdout_of(&output);
     assert!(text.starts_with("exit = 5\n5\n6\n"), "{text}");
     assert!(text.contains("Commands:"), "{text}");
-    let output = gradcalc().args(["-e", "quit + 1"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr_of(&output).contains("unknown name `quit`"));
+    check(
+        "quit + 1",
+        expect![[r#"
+        --- stderr
+        error: unknown name `quit`
+          ┌─ -e:1:1
+          │
+        1 │ quit + 1
+          │ ^^^^ assign it first, e.g. `quit = 1`
+
+        --- exit status 1
+    "#]],
+    );
 }
 
 #[test]
@@ -1215,66 +1245,96 @@ fn errors_after_mathematical_symbols_point_at_the_original_text() {
         (Some(1), Some(20))
     );
 
-    let output = gradcalc().args(["-e", "y = 2e + 1"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = stderr_of(&output);
-    assert!(stderr.contains("-e:1:5"), "{stderr}");
-    assert!(
-        stderr.contains("`2*e`") && stderr.contains("`2e0`"),
-        "{stderr}"
+    // `2e` is pointed at (column 5), with both readings: `2*e` and `2e0`.
+    check(
+        "y = 2e + 1",
+        expect![[r#"
+        --- stderr
+        error: malformed number `2e`: a number followed directly by `e` is ambiguous
+          ┌─ -e:1:5
+          │
+        1 │ y = 2e + 1
+          │     ^^ write `2*e` for 2·e, or `2e0` (`2e3`, …) for a power of ten
+
+        --- exit status 1
+    "#]],
     );
 }
 
 #[test]
 fn lines_a_newcomer_found_false_are_true() {
-    let run = |script: &str| {
-        let output = gradcalc().args(["-e", script]).output().unwrap();
-        stdout_of(&output)
-    };
     // ln'(1e-4) = 1e4: the check's step stays small beside x, so it passes.
-    let out = run("x = 1e-4; y = ln(x); :check");
-    assert!(
-        out.contains("reverse mode 10000,") && out.ends_with("pass\n"),
-        "{out}"
+    check(
+        "x = 1e-4; y = ln(x); :check",
+        expect![[r#"
+        x = 0.0001
+        y = -9.210340372
+        ∂y/∂x at x = 0.0001: reverse mode 10000, central difference 10000.00333 (h = 1e-7), |difference| 0.003333327824 ≤ 1e-8 + 0.00001·|central difference|  pass
+    "#]],
     );
     // sqrt'(2e-5) = 1/(2·sqrt(2e-5)) = 111.8033989.
-    let out = run("x = 2e-5; y = sqrt(x); :check");
-    assert!(
-        out.contains("reverse mode 111.8033989") && out.ends_with("pass\n"),
-        "{out}"
+    check(
+        "x = 2e-5; y = sqrt(x); :check",
+        expect![[r#"
+        x = 0.00002
+        y = 0.004472135955
+        ∂y/∂x at x = 0.00002: reverse mode 111.8033989, central difference 111.8034129 (h = 2e-8), |difference| 0.00001397544312 ≤ 1e-8 + 0.00001·|central difference|  pass
+    "#]],
     );
-    // x^-1: the exponent is the constant -1, left out of the trace like 3 in x^3.
-    let out = run("x = 3; y = x^-1; :trace");
-    assert!(
-        out.contains("2 nodes in reverse topological order (1 constant not shown)"),
-        "{out}"
+    // x^-1: the exponent is the constant -1, left out of the trace like 3 in
+    // x^3 (no ∂(-1)); ∂(x^-1)/∂x = -x^-2 = -1/9.
+    check(
+        "x = 3; y = x^-1; :trace",
+        expect![[r#"
+        x = 3
+        y = 0.3333333333
+        backward pass from y: 2 nodes in reverse topological order (1 constant not shown); upstream = ∂y/∂node, seeded with 1
+        [1] y = x ^ -1 = 0.3333333333   upstream 1
+              → x: local ∂(x^(-1))/∂x = -1*x^(-2) = -0.1111111111;  1 × (-0.1111111111) = -0.1111111111;  grad 0 → -0.1111111111
+        [2] x leaf = 3   ∂y/∂x = -0.1111111111
+    "#]],
     );
-    assert!(!out.contains("∂(-1)") && !out.contains("/∂(-1)"), "{out}");
     // A constant is written in full at any precision: x * 1.0001, never x * 1.
-    let out = run(":precision 3; x = 1234567; y = x*1.0001; :trace");
-    assert!(out.contains("y = x * 1.0001 = 1.23e6"), "{out}");
+    check(
+        ":precision 3; x = 1234567; y = x*1.0001; :trace",
+        expect![[r#"
+        numbers show 3 significant digits
+        x = 1234567
+        y = 1.23e6
+        backward pass from y: 2 nodes in reverse topological order (1 constant not shown); upstream = ∂y/∂node, seeded with 1
+        [1] y = x * 1.0001 = 1.23e6   upstream 1
+              → x: local ∂(x*1.0001)/∂x = 1.0001;  1 × 1 = 1;  grad 0 → 1
+        [2] x leaf = 1234567   ∂y/∂x = 1
+    "#]],
+    );
     // An expression output is bracketed in the chain-rule sentence of :paths.
-    let out = run("x = 2; x^2 + sin(x); :paths x");
-    assert!(
-        out.contains("(chain rule: ∂(x^2 + sin(x))/∂x is the sum"),
-        "{out}"
+    check(
+        "x = 2; x^2 + sin(x); :paths x",
+        expect![[r#"
+        x = 2
+        4.909297427
+        paths from x^2 + sin(x) to x: 2 (chain rule: ∂(x^2 + sin(x))/∂x is the sum over paths of the product of local derivatives)
+           1. _4 → _2 → x   1 × 4 = 4
+           2. _4 → _3 → x   1 × (-0.4161468365) = -0.4161468365
+          sum = 3.583853163 = ∂(x^2 + sin(x))/∂x   (reverse mode visited each of 5 nodes once)
+    "#]],
     );
 }
 
 #[test]
 fn an_output_built_from_an_earlier_binding_only_says_so() {
     // x += 1 makes a new x from the earlier one; no variable as it is now feeds it.
-    let output = gradcalc()
-        .args(["-e", "x = 2; y = x^2; x += 1; :grad"])
-        .output()
-        .unwrap();
-    assert_eq!(stdout_of(&output), "x = 2\ny = 4\nx = 3\n");
-    assert!(
-        stderr_of(&output).contains("x was built from an earlier x"),
-        "{}",
-        stderr_of(&output)
+    // Not "depends on no variable": it was built from an earlier x.
+    check(
+        "x = 2; y = x^2; x += 1; :grad",
+        expect![[r#"
+        x = 2
+        y = 4
+        x = 3
+        --- stderr
+        note: x was built from an earlier x: no variable as it is now feeds it
+    "#]],
     );
-    assert!(!stderr_of(&output).contains("depends on no variable"));
 }
 
 /// The hint for a statement that builds too many nodes through calls names the
@@ -1606,27 +1666,35 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
 #[test]
 fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
     // ln(0) = -inf: typed directly and reached by `:=`, the same warning.
-    let direct = gradcalc().args(["-e", "L = ln(0)"]).output().unwrap();
-    assert!(
-        stderr_of(&direct).contains("warning: logarithm of 0 gives -inf"),
-        "{direct:?}"
+    check(
+        "L = ln(0)",
+        expect![[r#"
+        L = -inf
+        --- stderr
+        warning: logarithm of 0 gives -inf (in `ln(0)` at -e:1:5)
+    "#]],
     );
-    let updated = gradcalc()
-        .args(["-e", "w = 1; L = ln(w); w := 0"])
-        .output()
-        .unwrap();
-    let stderr = stderr_of(&updated);
-    assert!(
-        stderr.contains("warning: logarithm of 0 gives -inf: now L = -inf"),
-        "{stderr}"
+    check(
+        "w = 1; L = ln(w); w := 0",
+        expect![[r#"
+        w = 1
+        L = 0
+        w := 0  (1 node evaluated again)
+          L = -inf  (was 0)
+        --- stderr
+        warning: logarithm of 0 gives -inf: now L = -inf (in `w := 0` at -e:1:19)
+    "#]],
     );
-    assert!(stderr.contains("in `w := 0`"), "{stderr}");
     // Finite to finite: no warning.
-    let fine = gradcalc()
-        .args(["-e", "w = 1; L = ln(w); w := 2"])
-        .output()
-        .unwrap();
-    assert_eq!(stderr_of(&fine), "");
+    check(
+        "w = 1; L = ln(w); w := 2",
+        expect![[r#"
+        w = 1
+        L = 0
+        w := 2  (1 node evaluated again)
+          L = 0.6931471806  (was 0)
+    "#]],
+    );
 }
 
 #[test]
@@ -1651,22 +1719,23 @@ fn a_repeat_says_after_which_steps_its_output_was_not_finite() {
 
 #[test]
 fn ascii_output_brackets_calls_after_d_and_writes_subscripts_with_underscores() {
-    let output = gradcalc()
-        .args(["--ascii", "-e", "x = 1; y = x^2*sin(x)", "-e", ":trace"])
-        .output()
-        .unwrap();
-    let stdout = stdout_of(&output);
-    assert!(stdout.is_ascii(), "{stdout}");
-    // ∂(x²·sin x)/∂(sin x) = x² = 1 and ∂sin(x)/∂x = cos(x) at x = 1.
-    assert!(
-        stdout.contains("d(x^2*sin(x))/d(sin(x)) = x^2 = 1;"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("d(sin(x))/dx = cos(x) = 0.5403023059;"),
-        "{stdout}"
-    );
-    assert!(!stdout.contains("dsin"), "{stdout}");
+    let text = transcript(&["--ascii", "-e", "x = 1; y = x^2*sin(x)", "-e", ":trace"]);
+    assert!(text.is_ascii(), "{text}");
+    // ∂(x²·sin x)/∂(sin x) = x² = 1 and ∂sin(x)/∂x = cos(x) = 0.5403023059
+    // at x = 1; never `dsin`.
+    expect![[r#"
+        x = 1
+        y = 0.8414709848
+        backward pass from y: 4 nodes in reverse topological order (1 constant not shown); upstream = dy/dnode, seeded with 1
+        [1] y = _2 * _3 = 0.8414709848   upstream 1
+              -> _2: local d(x^2*sin(x))/d(x^2) = sin(x) = 0.8414709848;  1 * 0.8414709848 = 0.8414709848;  grad 0 -> 0.8414709848
+              -> _3: local d(x^2*sin(x))/d(sin(x)) = x^2 = 1;  1 * 1 = 1;  grad 0 -> 1
+        [2] _3 = sin(x) = 0.8414709848   upstream 1
+              -> x: local d(sin(x))/dx = cos(x) = 0.5403023059;  1 * 0.5403023059 = 0.5403023059;  grad 0 -> 0.5403023059   (1st of 2 uses)
+        [3] _2 = x ^ 2 = 1   upstream 0.8414709848
+              -> x: local d(x^2)/dx = 2*x = 2;  0.8414709848 * 2 = 1.68294197;  grad 0.5403023059 -> 2.223244275   (2nd of 2 uses: accumulated)
+        [4] x leaf = 1   dy/dx = 2.223244275
+    "#]].assert_eq(&text);
     let output = gradcalc()
         .args([
             "--ascii",
@@ -1786,49 +1855,95 @@ fn json_trace_leaves_out_contributions_into_constants() {
 /// lesson.calc` (which writes a file), `:step foo` the `:trace` examples.
 #[test]
 fn a_wrong_use_suggests_the_same_command() {
-    for (command, example) in [
-        (":load", "e.g. `:load lesson.calc`"),
-        (":step foo", "e.g. `:step`, `:step all`"),
-        (":save", "e.g. `:save lesson.calc`"),
-    ] {
-        let output = gradcalc().args(["-e", command]).output().unwrap();
-        assert_eq!(output.status.code(), Some(1), "{command}");
-        let stderr = stderr_of(&output);
-        assert!(stderr.contains(example), "{command}: {stderr}");
-    }
+    // `:load` suggests `:load lesson.calc`, `:step foo` the `:step` examples,
+    // `:save` `:save lesson.calc`.
+    check(
+        ":load",
+        expect![[r#"
+        --- stderr
+        error: `:load` takes one file name
+          ┌─ -e:1:2
+          │
+        1 │ :load
+          │  ^^^^ e.g. `:load lesson.calc`, or `:load "my lesson.calc"` for a name with spaces
+
+        --- exit status 1
+    "#]],
+    );
+    check(
+        ":step foo",
+        expect![[r#"
+        --- stderr
+        error: `:step` takes `all`, then `md` or `tex` and a file name
+          ┌─ -e:1:2
+          │
+        1 │ :step foo
+          │  ^^^^^^^^ e.g. `:step`, `:step all`
+
+        --- exit status 1
+    "#]],
+    );
+    check(
+        ":save",
+        expect![[r#"
+        --- stderr
+        error: `:save` takes one file name
+          ┌─ -e:1:2
+          │
+        1 │ :save
+          │  ^^^^ e.g. `:save lesson.calc`, or `:save "my lesson.calc"` for a name with spaces
+
+        --- exit status 1
+    "#]],
+    );
 }
 
 /// A word that cannot be a name where a command takes names is said to be
 /// one, not "unknown" with the impossible fix "assign it first, e.g. `3 = 1`".
 #[test]
 fn a_command_given_a_non_name_says_so() {
-    for (command, message, example) in [
-        (
-            ":grad 3",
-            "`3` is not a variable name: `:grad` takes names",
-            "e.g. `:grad x y`",
-        ),
-        (
-            ":backward x+y",
-            "`x+y` is not a variable name: `:backward` takes a name",
-            "e.g. `:backward z`",
-        ),
-        (
-            ":diff z 3",
-            "`3` is not a variable name: `:diff` takes names",
-            "e.g. `:diff y x`",
-        ),
-    ] {
-        let output = gradcalc()
-            .args(["-e", "x = 1; z = 2*x", "-e", command])
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(1), "{command}");
-        let stderr = stderr_of(&output);
-        assert!(stderr.contains(message), "{command}: {stderr}");
-        assert!(stderr.contains(example), "{command}: {stderr}");
-        assert!(!stderr.contains("assign it first"), "{command}: {stderr}");
-    }
+    // Each says the word is not a variable name, with an example of the
+    // command; none says "assign it first".
+    let run = |command: &str| transcript(&["-e", "x = 1; z = 2*x", "-e", command]);
+    expect![[r#"
+        x = 1
+        z = 2
+        --- stderr
+        error: `3` is not a variable name: `:grad` takes names
+          ┌─ -e #2:1:7
+          │
+        1 │ :grad 3
+          │       ^ e.g. `:grad x y`
+
+        --- exit status 1
+    "#]]
+    .assert_eq(&run(":grad 3"));
+    expect![[r#"
+        x = 1
+        z = 2
+        --- stderr
+        error: `x+y` is not a variable name: `:backward` takes a name
+          ┌─ -e #2:1:11
+          │
+        1 │ :backward x+y
+          │           ^^^ e.g. `:backward z`
+
+        --- exit status 1
+    "#]]
+    .assert_eq(&run(":backward x+y"));
+    expect![[r#"
+        x = 1
+        z = 2
+        --- stderr
+        error: `3` is not a variable name: `:diff` takes names
+          ┌─ -e #2:1:9
+          │
+        1 │ :diff z 3
+          │         ^ e.g. `:diff y x`
+
+        --- exit status 1
+    "#]]
+    .assert_eq(&run(":diff z 3"));
     // A label is name-shaped: `_0` is x's node, and ∂z/∂x = 2.
     let (events, status) = json_events(&["-e", "x = 1; z = 2*x", "-e", ":grad _0"]);
     assert_eq!(status, Some(0), "{events:?}");
@@ -1899,7 +2014,8 @@ fn json_errors_before_any_statement_are_json_events() {
         assert_eq!(error["source"], source);
         assert!(error.get("line").is_none() && error.get("column").is_none());
     }
-    // Without --json clap's own report goes to stderr.
+    // Without --json clap's own report goes to stderr (its whole text is in
+    // `usage_errors_exit_2`).
     let plain = gradcalc().arg("--bogus").output().unwrap();
     assert_eq!(plain.status.code(), Some(2));
     assert!(stderr_of(&plain).contains("unexpected argument '--bogus'"));

@@ -6,7 +6,9 @@
 use std::process::Output;
 use std::time::Duration;
 
-use crate::util::{gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
+use expect_test::expect;
+
+use crate::util::{check, gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
 
 /// For the two catalogue cases of a million terms or statements.
 const LONG_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -217,16 +219,59 @@ fn names_of_ten_thousand_characters() {
 
 #[test]
 fn odd_numbers_are_clear_errors_or_values() {
-    for (source, message) in [
-        ("1e400", "too large"),
-        ("1e-400", "too small"),
-        ("0x10", "only decimal numbers are supported"),
-        ("0x10", "write it in decimal: `16`"),
-        ("1..2", "malformed number `1..2`"),
-    ] {
-        let (_, stderr) = run(&[], source, 1);
-        assert!(stderr.contains(message), "{source}: {stderr}");
-    }
+    // Too large, too small, hexadecimal (16 in decimal), two points.
+    check(
+        "1e400",
+        expect![[r#"
+        --- stderr
+        error: number `1e400` is too large: it overflows a 64-bit float
+          ┌─ -e:1:1
+          │
+        1 │ 1e400
+          │ ^^^^^ write `inf` for infinity
+
+        --- exit status 1
+    "#]],
+    );
+    check(
+        "1e-400",
+        expect![[r#"
+        --- stderr
+        error: number `1e-400` is too small: it rounds to 0 as a 64-bit float
+          ┌─ -e:1:1
+          │
+        1 │ 1e-400
+          │ ^^^^^^ write `0` if you mean zero
+
+        --- exit status 1
+    "#]],
+    );
+    check(
+        "0x10",
+        expect![[r#"
+        --- stderr
+        error: malformed number `0x10`: only decimal numbers are supported
+          ┌─ -e:1:1
+          │
+        1 │ 0x10
+          │ ^^^^ write it in decimal: `16`
+
+        --- exit status 1
+    "#]],
+    );
+    check(
+        "1..2",
+        expect![[r#"
+        --- stderr
+        error: malformed number `1..2`: a number has at most one `.`
+          ┌─ -e:1:1
+          │
+        1 │ 1..2
+          │ ^^^^
+
+        --- exit status 1
+    "#]],
+    );
 }
 
 #[test]
@@ -257,8 +302,21 @@ fn functions_that_double_their_work_hit_the_node_limit() {
 
 #[test]
 fn recursion_through_another_function_is_an_error() {
-    let (_, stderr) = run(&[], "f(x) = g(x) + 1\ng(x) = f(x)*2\nf(1)\n", 1);
-    assert!(stderr.contains("recursion"), "{stderr}");
+    check(
+        "f(x) = g(x) + 1\ng(x) = f(x)*2\nf(1)",
+        expect![[r#"
+        defined f(x)
+        defined g(x)
+        --- stderr
+        error: in `f`: in `g`: recursion is not supported: `f` calls itself
+          ┌─ -e:3:1
+          │
+        3 │ f(1)
+          │ ^^^^ write the repetition out, or use a variable that you update
+
+        --- exit status 1
+    "#]],
+    );
     // And the session goes on with --keep-going.
     let (stdout, _) = run(&["--keep-going"], "f(x) = f(x)\nf(1)\n2 + 2\n", 1);
     assert!(stdout.ends_with("4\n"), "{stdout}");

@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use expect_test::expect;
+
 use crate::util::{self, gradcalc, in_crate, json_events};
 
 fn examples(name: &str) -> String {
@@ -542,17 +544,18 @@ fn a_path_through_an_edge_that_passes_nothing_contributes_zero_not_nan() {
     let through_relu = &paths["paths"][0]["edges"];
     assert_eq!(through_relu[1]["local"], "inf");
     assert_eq!(through_relu[2]["passes_nothing"], true);
-    let text = gradcalc()
-        .args(["-e", "x = 0; y = sqrt(relu(x)) + x; :paths x"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(text.stdout).unwrap();
-    assert!(
-        text.contains("passes nothing to x: the path contributes 0"),
-        "{text}"
+    // No nan: the path through relu passes nothing, the sum is 1.
+    util::check(
+        "x = 0; y = sqrt(relu(x)) + x; :paths x",
+        expect![[r#"
+        x = 0
+        y = 0
+        paths from y to x: 2 (chain rule: ∂y/∂x is the sum over paths of the product of local derivatives)
+           1. y → _2 → _1 → x   _1 passes nothing to x: the path contributes 0
+           2. y → x   1 = 1
+          sum = 1 = ∂y/∂x   (reverse mode visited each of 4 nodes once)
+    "#]],
     );
-    assert!(text.contains("sum = 1 = ∂y/∂x"), "{text}");
-    assert!(!text.contains("nan"), "{text}");
 }
 
 /// `:paths x` after `y = x` and `doublings` times `y = y + y`: 2^doublings paths.
@@ -578,17 +581,21 @@ fn a_path_count_past_the_largest_number_is_said_in_words() {
 
 #[test]
 fn a_plot_range_whose_width_overflows_is_refused() {
-    let output = gradcalc()
-        .args(["-e", "x = 1; x^2; :plot x -1e308 1e308"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("the range -1e308 to 1e308 is too wide"),
-        "{stderr}"
+    util::check(
+        "x = 1; x^2; :plot x -1e308 1e308",
+        expect![[r#"
+        x = 1
+        1
+        --- stderr
+        error: the range -1e308 to 1e308 is too wide: its width is larger than the largest number (1.7976931348623157e308)
+          ┌─ -e:1:21
+          │
+        1 │ x = 1; x^2; :plot x -1e308 1e308
+          │                     ^^^^^^^^^^^^ give a narrower range, e.g. `:plot x -1e300 1e300`
+
+        --- exit status 1
+    "#]],
     );
-    assert!(!String::from_utf8_lossy(&output.stdout).contains("nan"));
     // Half of each: a width of 1e308 is a number, and the plot is drawn.
     gradcalc()
         .args(["-e", "x = 1; x^2; :plot x -5e307 5e307"])
