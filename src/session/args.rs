@@ -314,20 +314,28 @@ mod tests {
     #[test]
     fn contradictory_picture_flags_are_refused_where_they_meet() {
         // The second of the pair ends the span: what follows is not blamed.
-        for (line, end) in [
-            (":svg pic.svg --lr --tb --before", 22),
-            (":svg pic.svg --tb --before --lr", 31),
-            (":svg pic.svg --before --steps", 29),
-            (":svg pic.svg --step 2 --before", 30),
+        // A flag beside another of its group: at the second, naming both.
+        for (line, first, second, at) in [
+            (":svg pic.svg --lr --tb --before", "--lr", "--tb", 18),
+            (":svg pic.svg --tb --before --lr", "--tb", "--lr", 27),
+            (":svg pic.svg --before --steps", "--before", "--steps", 22),
         ] {
             let (message, span) = refusal(read(line, PictureArgs::parse));
             assert_eq!(
                 message,
-                "`:svg` takes one file name and at most one of `--before`, `--step K`, `--steps`",
+                format!("`{first}` and `{second}` cannot go together: give one of them"),
                 "{line}"
             );
-            assert_eq!(span, Span::new(1, end), "{line}");
+            assert_eq!(span, Span::new(at, at + second.len()), "{line}");
+            assert_eq!(&line[at..at + second.len()], second);
         }
+        // A numbered flag beside a moment: what the command takes.
+        let (message, span) = refusal(read(":svg pic.svg --step 2 --before", PictureArgs::parse));
+        assert_eq!(
+            message,
+            "`:svg` takes one file name and at most one of `--before`, `--step K`, `--steps`"
+        );
+        assert_eq!(span, Span::new(1, 30));
         let (message, _) = refusal(read(":dot --expand --expand=h1", PictureArgs::parse));
         assert!(message.starts_with("`:dot` takes"), "{message}");
         let (message, span) = refusal(read(":svg pic.svg --step two", PictureArgs::parse));

@@ -644,7 +644,9 @@ impl<'a> Command<'a> {
             match keyword(spec, &self.keywords, &arg.name) {
                 Some(word) => self.keywords.push(word),
                 // A flag the row has, again or beside another of its group.
-                None if flags(spec).contains(&arg.name.as_str()) => return Err(self.misuse()),
+                None if flags(spec).contains(&arg.name.as_str()) => {
+                    return Err(self.flag_clash(arg));
+                }
                 None if arg.name.starts_with("--") && !flags(spec).is_empty() => {
                     return Err(self.unknown_flag(arg));
                 }
@@ -768,6 +770,31 @@ impl<'a> Command<'a> {
         SessionError::BadArguments {
             message: format!("`:{typed}` {}", self.spec.takes),
             span,
+            help: Some(self.example()),
+        }
+    }
+
+    /// The error for a flag given again, or beside another of its group
+    /// (`--lr` after `--tb`): at the flag, naming the one it clashes with.
+    fn flag_clash(&self, arg: &Ident) -> SessionError {
+        let earlier = self.spec.params.iter().find_map(|p| match p.arg {
+            Arg::Keyword(words) if words.contains(&arg.name.as_str()) => {
+                self.keywords.iter().find(|k| words.contains(k))
+            }
+            _ => None,
+        });
+        let message = match earlier {
+            Some(&first) if first != arg.name => {
+                format!(
+                    "`{first}` and `{}` cannot go together: give one of them",
+                    arg.name
+                )
+            }
+            _ => format!("`{}` is given twice", arg.name),
+        };
+        SessionError::BadArguments {
+            message,
+            span: arg.span,
             help: Some(self.example()),
         }
     }

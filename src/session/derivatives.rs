@@ -1117,11 +1117,7 @@ fn kink_side(
     depends: &std::collections::HashSet<NodeId>,
 ) -> Option<usize> {
     let operands = graph.operands(id);
-    let inputs: Vec<f64> = graph
-        .operands(id)
-        .iter()
-        .map(|o| values[o.index()])
-        .collect();
+    let inputs: Vec<f64> = operands.iter().map(|o| values[o.index()]).collect();
     match kink_kind(graph.op(id))? {
         Kink::Relu => match inputs[0] {
             u if u > 0.0 => Some(1),

@@ -479,7 +479,14 @@ fn bad_picture_flags_are_explained() {
         (":svg a.svg --step 11", "has steps 1 to 10"),
         (":svg a.svg --step", "`--step` takes a number"),
         (":svg a.svg --step x", "`--step` takes a step number"),
-        (":svg a.svg --steps --before", "at most one of"),
+        (
+            ":svg a.svg --steps --before",
+            "`--steps` and `--before` cannot go together: give one of them",
+        ),
+        (
+            ":svg a.svg --lr --tb",
+            "`--lr` and `--tb` cannot go together: give one of them",
+        ),
         (":svg a.svg --step 2 --before", "at most one of"),
         (":dot --steps", "takes a directory"),
         (":svg a.svg --sideways", "not `--sideways`"),
