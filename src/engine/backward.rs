@@ -6,7 +6,7 @@
 
 use super::interrupt::Poll;
 use super::scaled::{Scaled, scaled_local};
-use super::{Contribution, Gradients, Graph, NodeId, Op, Step};
+use super::{Contribution, Gradients, Graph, NodeId, Op, Shortcut, Step};
 
 impl Graph {
     /// Gradients of the output `order[0]` with respect to every node, by reverse
@@ -227,8 +227,10 @@ impl<'a> Walk<'a> {
         recorder.node(node, upstream);
         let op = graph.op(node);
         let operands = graph.operands(node);
-        if !R::RECORDS && has_shortcut(op) {
-            self.lost_range |= add_sub_mul(op, operands, upstream, values, &mut self.grads);
+        if !R::RECORDS
+            && let Some(shortcut) = op.info().shortcut
+        {
+            self.lost_range |= add_sub_mul(shortcut, operands, upstream, values, &mut self.grads);
             return;
         }
         let x: &[f64] = match *operands {
@@ -342,11 +344,6 @@ impl<O: AsRef<[NodeId]>, F: Fn(usize) -> bool> Iterator for BackwardSteps<'_, O,
     }
 }
 
-/// Whether [`add_sub_mul`] covers `op`.
-fn has_shortcut(op: Op) -> bool {
-    matches!(op, Op::Add | Op::Sub | Op::Mul)
-}
-
 /// The chain rule of the walk for `+`, `−` and `·`, with their local
 /// derivatives written out instead of called through the op table: most nodes
 /// of real graphs are these. The table's `Add`, `Sub` and `Mul` rows say the
@@ -358,7 +355,7 @@ fn has_shortcut(op: Op) -> bool {
 /// f64 range ([`lost_range`]).
 #[inline(always)] // in the loop, as the reference tape's arms are
 fn add_sub_mul(
-    op: Op,
+    shortcut: Shortcut,
     operands: &[NodeId],
     upstream: f64,
     values: &[f64],
@@ -368,18 +365,18 @@ fn add_sub_mul(
         unreachable!("+, − and · are binary");
     };
     let (a, b) = (a.index(), b.index());
-    match op {
-        Op::Add => {
+    match shortcut {
+        Shortcut::Add => {
             grads[a] += upstream;
             grads[b] += upstream;
             false
         }
-        Op::Sub => {
+        Shortcut::Sub => {
             grads[a] += upstream;
             grads[b] -= upstream;
             false
         }
-        Op::Mul => {
+        Shortcut::Mul => {
             let (to_a, to_b) = (upstream * values[b], upstream * values[a]);
             grads[a] += to_a;
             grads[b] += to_b;
@@ -390,7 +387,6 @@ fn add_sub_mul(
                 && ordinary(upstream)
                 && (ordinary(values[a]) || ordinary(values[b]))
         }
-        _ => unreachable!("has_shortcut is false for {op:?}"),
     }
 }
 

@@ -242,6 +242,34 @@ pub enum Domain {
     RealPowers,
 }
 
+/// How an op is written in the calculator's language, and so in every
+/// listing, formula and picture of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notation {
+    /// A leaf: written as its name (a variable) or its value (a constant).
+    Leaf,
+    /// The prefix minus, `-u`: the one prefix op.
+    Prefix,
+    /// Between its two operands, by the symbol [`OpInfo::name`]: `a + b`,
+    /// `a ^ b`.
+    Infix,
+    /// A call by [`OpInfo::name`]: `tanh(u)`, `max(a, b, c)`.
+    Call,
+}
+
+/// The chain rule a backward walk writes out for the commonest ops instead
+/// of calling [`OpInfo::local`]: their locals are 1 and 1 (`+`), 1 and −1
+/// (`−`), or the other operand (`·`), the same numbers the table gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortcut {
+    /// `a + b`: upstream to both.
+    Add,
+    /// `a − b`: upstream to a, −upstream to b.
+    Sub,
+    /// `a · b`: upstream × b to a, upstream × a to b.
+    Mul,
+}
+
 /// One row of the op table: everything about one op, in one place.
 pub struct OpInfo {
     /// The op this row describes.
@@ -252,6 +280,11 @@ pub struct OpInfo {
     pub name: &'static str,
     /// How many inputs the op takes.
     pub arity: Arity,
+    /// How the op is written: infix, prefix, a call, or a leaf.
+    pub notation: Notation,
+    /// For `+`, `−` and `·`, the chain rule the untraced backward walk
+    /// writes out instead of calling [`OpInfo::local`]; `None` for the rest.
+    pub shortcut: Option<Shortcut>,
     /// The forward function: the input values, in operand order, to the output value.
     pub forward: fn(&[f64]) -> f64,
     /// The local partial derivative `∂output/∂inputs[wrt]`, given the input

@@ -40,7 +40,7 @@ use super::rules::{
     A, B, CALCULUS, Constant, Derivative, Expr, OUT, Passing, Stable, U, e, flat, n, pow_base_form,
     pow_exponent_form, smooth, stable,
 };
-use super::{Arity, Branch, Domain, Kinks, Op, OpInfo};
+use super::{Arity, Branch, Domain, Kinks, Notation, Op, OpInfo, Shortcut};
 
 impl Op {
     /// This op's row of the op table.
@@ -107,8 +107,7 @@ impl OpInfo {
     /// True if users call this op by its name (`tanh(x)`), false for operators
     /// and leaves.
     fn is_function(&self) -> bool {
-        !matches!(self.op, Op::Variable | Op::Const | Op::Neg)
-            && self.name.bytes().all(|b| b.is_ascii_alphanumeric())
+        self.notation == Notation::Call
     }
 }
 
@@ -150,6 +149,8 @@ macro_rules! unary {
             op: Op::$op,
             name: $name,
             arity: Arity::Unary,
+            notation: Notation::Call,
+            shortcut: None,
             forward: |x| {
                 let f: fn(f64) -> f64 = $forward;
                 f(x[0])
@@ -180,6 +181,8 @@ macro_rules! flat {
             op: Op::$op,
             name: $name,
             arity: Arity::Unary,
+            notation: Notation::Call,
+            shortcut: None,
             forward: |x| {
                 let f: fn(f64) -> f64 = $forward;
                 f(x[0])
@@ -236,6 +239,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Variable,
         name: "leaf",
         arity: Arity::Leaf,
+        notation: Notation::Leaf,
+        shortcut: None,
         forward: leaf_value,
         local: |_, _, _| 0.0,
         derivatives: &[],
@@ -249,6 +254,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Const,
         name: "const",
         arity: Arity::Leaf,
+        notation: Notation::Leaf,
+        shortcut: None,
         forward: leaf_value,
         local: |_, _, _| 0.0,
         derivatives: &[],
@@ -262,6 +269,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Add,
         name: "+",
         arity: Arity::Binary,
+        notation: Notation::Infix,
+        shortcut: Some(Shortcut::Add),
         forward: |x| x[0] + x[1],
         local: |_, _, _| 1.0,
         derivatives: &[smooth(n(1.0), CALCULUS), smooth(n(1.0), CALCULUS)],
@@ -275,6 +284,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Sub,
         name: "-",
         arity: Arity::Binary,
+        notation: Notation::Infix,
+        shortcut: Some(Shortcut::Sub),
         forward: |x| x[0] - x[1],
         local: |_, _, wrt| if wrt == 0 { 1.0 } else { -1.0 },
         derivatives: &[smooth(n(1.0), CALCULUS), smooth(n(-1.0), CALCULUS)],
@@ -288,6 +299,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Mul,
         name: "*",
         arity: Arity::Binary,
+        notation: Notation::Infix,
+        shortcut: Some(Shortcut::Mul),
         forward: |x| x[0] * x[1],
         // The other factor.
         local: |x, _, wrt| x[1 - wrt],
@@ -302,6 +315,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Div,
         name: "/",
         arity: Arity::Binary,
+        notation: Notation::Infix,
+        shortcut: None,
         forward: |x| x[0] / x[1],
         local: |x, _, wrt| {
             if wrt == 0 {
@@ -329,6 +344,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Neg,
         name: "neg",
         arity: Arity::Unary,
+        notation: Notation::Prefix,
+        shortcut: None,
         forward: |x| -x[0],
         local: |_, _, _| -1.0,
         derivatives: &[smooth(n(-1.0), CALCULUS)],
@@ -342,6 +359,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Pow,
         name: "^",
         arity: Arity::Binary,
+        notation: Notation::Infix,
+        shortcut: None,
         forward: |x| x[0].powf(x[1]),
         local: pow_local,
         derivatives: &[
@@ -737,6 +756,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Min,
         name: "min",
         arity: Arity::Variadic,
+        notation: Notation::Call,
+        shortcut: None,
         forward: |x| extremum(x, |a, b| a < b),
         local: extremum_local,
         derivatives: &[Derivative {
@@ -755,6 +776,8 @@ static TABLE: [OpInfo; 41] = [
         op: Op::Max,
         name: "max",
         arity: Arity::Variadic,
+        notation: Notation::Call,
+        shortcut: None,
         forward: |x| extremum(x, |a, b| a > b),
         local: extremum_local,
         derivatives: &[Derivative {

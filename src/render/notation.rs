@@ -3,7 +3,7 @@
 //! is written infix (`x * y`), prefix (`-a`) or as a call (`tanh(n)`).
 
 use super::{Precision, format_number};
-use crate::engine::{Arity, Op};
+use crate::engine::{Notation, Op};
 use crate::session::NodeRef;
 
 /// How an op is written, decided from its row of the op table.
@@ -22,17 +22,17 @@ pub enum Form {
 }
 
 impl Form {
-    /// The form of `op`: leaves by kind, the unary minus as prefix `-`, binary
-    /// ops whose table name is a symbol (`+ - * / ^`) infix, everything else a call.
+    /// The form of `op`, from its row's [`Notation`]: leaves by kind, the
+    /// unary minus as prefix `-`, the operators infix by their symbol
+    /// (`+ - * / ^`), everything else a call.
     pub fn of(op: Op) -> Form {
         let info = op.info();
-        let symbol = !info.name.bytes().all(|b| b.is_ascii_alphanumeric());
-        match info.arity {
-            Arity::Leaf if op == Op::Const => Form::Constant,
-            Arity::Leaf => Form::Leaf,
-            _ if op == Op::Neg => Form::Prefix("-"),
-            Arity::Binary if symbol => Form::Infix(info.name),
-            _ => Form::Call(info.name),
+        match info.notation {
+            Notation::Leaf if op == Op::Const => Form::Constant,
+            Notation::Leaf => Form::Leaf,
+            Notation::Prefix => Form::Prefix("-"),
+            Notation::Infix => Form::Infix(info.name),
+            Notation::Call => Form::Call(info.name),
         }
     }
 }

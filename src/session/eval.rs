@@ -154,14 +154,7 @@ impl Session {
                 }
                 ExprKind::Binary { op, lhs, rhs } => {
                     let (a, b) = (values[lhs.0 as usize], values[rhs.0 as usize]);
-                    let op = match op {
-                        BinaryOp::Add => Op::Add,
-                        BinaryOp::Sub => Op::Sub,
-                        BinaryOp::Mul => Op::Mul,
-                        BinaryOp::Div => Op::Div,
-                        BinaryOp::Pow => Op::Pow,
-                    };
-                    self.apply(op, &[a, b], span, events)?
+                    self.apply(op_of(*op), &[a, b], span, events)?
                 }
                 ExprKind::Call(call) => {
                     let crate::syntax::Call {
@@ -906,4 +899,16 @@ pub(super) fn non_finite_message(op: Op, value: f64, inputs: &[f64]) -> String {
 /// The names of the built-in functions users can call, from the op table.
 pub(super) fn builtin_function_names() -> impl Iterator<Item = &'static str> {
     Op::function_names()
+}
+
+/// The node op an infix operator of the language builds (the inverse of
+/// [`super::formula::apply`]'s reading of an op row's symbol).
+pub(super) fn op_of(op: BinaryOp) -> Op {
+    match op {
+        BinaryOp::Add => Op::Add,
+        BinaryOp::Sub => Op::Sub,
+        BinaryOp::Mul => Op::Mul,
+        BinaryOp::Div => Op::Div,
+        BinaryOp::Pow => Op::Pow,
+    }
 }

@@ -314,11 +314,12 @@ pub struct FunctionRow {
     pub body: String,
 }
 
-/// The pattern of every [`Event`] that carries neither rows of a
-/// [`Listing`] nor a file ([`Target`]): what a match that picks out listings
-/// or files passes over. It names each variant, so a new event is a compile
-/// error in every such match until it is put here or handled there.
-macro_rules! plain_events {
+/// The pattern of every [`Event`] that is written in a few lines: neither a
+/// listing (`:topo`, `:trace`, `:graph`, `:forward`, `:kahn`, `:naive`), nor
+/// a file ([`Target`]), nor a [`CalculusEvent`](super::CalculusEvent). It
+/// names each variant, so a new event is a compile error in every match that
+/// uses it until it is put here or handled there.
+macro_rules! short_events {
     () => {
         Event::Value { .. }
             | Event::Defined { .. }
@@ -332,11 +333,20 @@ macro_rules! plain_events {
             | Event::Reset
             | Event::Quit
             | Event::Precision { .. }
-            | Event::Graph { .. }
-            | Event::Naive { .. }
             | Event::Check { .. }
             | Event::Paths { .. }
             | Event::Wrote { .. }
+    };
+}
+pub(crate) use short_events;
+
+/// The pattern of every [`Event`] that carries neither rows of a
+/// [`Listing`] nor a file ([`Target`]): the [`short_events`] and the two
+/// listings whose rows are made at once, `:graph` and `:naive`. What a match
+/// that picks out listings or files passes over.
+macro_rules! plain_events {
+    () => {
+        $crate::session::event::short_events!() | Event::Graph { .. } | Event::Naive { .. }
     };
 }
 pub(crate) use plain_events;

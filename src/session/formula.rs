@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::{Constant, Expr, Form, Graph, LocalRule, NodeId, Op};
+use crate::engine::{Constant, Expr, Form, Graph, LocalRule, NodeId, Notation, Op};
 use crate::syntax::{BinaryOp, ExprKind, ExprTree, UnaryOp};
 
 /// The most expression nodes an unnamed operand's label may have (`x1*w1 +
@@ -227,18 +227,18 @@ pub(super) fn constant_tree(constant: Constant) -> ExprTree {
 
 /// The expression `op` applied to `operands`: `a + b`, `-u`, `tanh(u)`, `max(a, b, c)`.
 pub(super) fn apply(op: Op, operands: &[&ExprTree]) -> ExprTree {
-    let binary = |op: BinaryOp| ExprTree::binary(op, operands[0], operands[1]);
-    match op {
-        Op::Add => binary(BinaryOp::Add),
-        Op::Sub => binary(BinaryOp::Sub),
-        Op::Mul => binary(BinaryOp::Mul),
-        Op::Div => binary(BinaryOp::Div),
-        Op::Pow => binary(BinaryOp::Pow),
-        Op::Neg => ExprTree::compose(operands, |ids| ExprKind::Unary {
+    let info = op.info();
+    match (info.notation, BinaryOp::from_symbol(info.name)) {
+        (Notation::Infix, Some(infix)) => ExprTree::binary(infix, operands[0], operands[1]),
+        (Notation::Prefix, _) => ExprTree::compose(operands, |ids| ExprKind::Unary {
             op: UnaryOp::Neg,
             operand: ids[0],
         }),
-        _ => ExprTree::call(op.info().name, operands),
+        // A leaf is never applied; an infix op the language has no symbol
+        // for would be written as a call (a test checks there is none).
+        (Notation::Call | Notation::Leaf | Notation::Infix, _) => {
+            ExprTree::call(info.name, operands)
+        }
     }
 }
 
@@ -310,4 +310,26 @@ fn gcd(mut a: u32, mut b: u32) -> u32 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each infix operator of the language builds the op whose row is
+    /// written infix by the operator's own symbol, and each row written
+    /// infix is one of them: `apply` writes every op as it is typed.
+    #[test]
+    fn every_infix_row_is_an_operator_of_the_language() {
+        for op in BinaryOp::ALL {
+            let info = super::super::eval::op_of(op).info();
+            assert_eq!((info.notation, info.name), (Notation::Infix, op.symbol()));
+        }
+        for info in Op::table() {
+            if info.notation == Notation::Infix {
+                let written = BinaryOp::from_symbol(info.name);
+                assert_eq!(written.map(super::super::eval::op_of), Some(info.op));
+            }
+        }
+    }
 }

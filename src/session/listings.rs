@@ -360,9 +360,12 @@ impl Session {
         let args: Vec<String> = call
             .args
             .iter()
-            .map(|&a| match self.graph.op(a) {
-                Op::Const => self.graph.value(a).to_string(),
-                _ => label(a),
+            .map(|&a| {
+                if self.graph.op(a) == Op::Const {
+                    self.graph.value(a).to_string()
+                } else {
+                    label(a)
+                }
             })
             .collect();
         let written = format!("{}({})", call.function, args.join(", "));

@@ -55,6 +55,35 @@ pub enum BinaryOp {
     Pow,
 }
 
+impl BinaryOp {
+    /// Every infix operator.
+    pub const ALL: [BinaryOp; 5] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Pow,
+    ];
+
+    /// The operator's symbol as printed: `+`, `-`, `*`, `/`, `^` (the op
+    /// table's name for the same operation).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Pow => "^",
+        }
+    }
+
+    /// The operator whose [`symbol`](BinaryOp::symbol) is `symbol`; `None`
+    /// for any other text.
+    pub fn from_symbol(symbol: &str) -> Option<BinaryOp> {
+        BinaryOp::ALL.into_iter().find(|op| op.symbol() == symbol)
+    }
+}
+
 /// What an expression node is.
 ///
 /// Kept to 16 bytes (an [`Expr`] to 24) so that a long line's tree stays small:

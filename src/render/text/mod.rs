@@ -12,6 +12,7 @@ use paint::{Painter, human_bytes, plural, reclaim_text};
 use super::number::write_number;
 use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
+use crate::session::event::{plain_events, short_events};
 use crate::session::{
     CHECK_TOLERANCE, Event, PathRow, PictureFormat, Session, Stats, Tolerance, Verdict,
 };
@@ -264,7 +265,14 @@ fn listing(
             (*wrong, early.as_ref()),
             p,
         ),
-        _ => {}
+        short_events!()
+        | Event::Calculus(_)
+        | Event::Picture { .. }
+        | Event::Page { .. }
+        | Event::TraceTable { .. }
+        | Event::Plot { .. }
+        | Event::Save { .. }
+        | Event::Load { .. } => {}
     }
 }
 
@@ -299,7 +307,19 @@ fn shown_here(event: &Event, session: &Session, p: &Painter) -> String {
             samples,
             target: None,
         } => plot::terminal(of, wrt, *at, samples, p.0.precision),
-        _ => String::new(),
+        // An SVG is only written to a file; the rest are not pictures.
+        Event::Picture { .. }
+        | Event::TraceTable { .. }
+        | Event::Plot { .. }
+        | plain_events!()
+        | Event::Topo { .. }
+        | Event::Trace { .. }
+        | Event::Forward { .. }
+        | Event::Kahn { .. }
+        | Event::Page { .. }
+        | Event::Save { .. }
+        | Event::Load { .. }
+        | Event::Calculus(_) => String::new(),
     }
 }
 
