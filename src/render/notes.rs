@@ -1,12 +1,29 @@
 //! The words of the typed remarks events carry: a [`Notice`] (the text after
-//! `note:`, and JSON's `message`) and where an op passes nothing
+//! `note:`, and JSON's `message`), a [`GradNote`] (beside a gradient) and where an op passes nothing
 //! ([`nothing_where`]: a trace's "passes nothing here (x ≤ 0)", `:help`'s
 //! rules). Events hold the data; this is the one place that writes it out.
 
 use std::fmt;
 
 use crate::engine::Passing;
-use crate::session::Notice;
+use crate::session::{GradNote, Notice};
+
+impl fmt::Display for GradNote {
+    /// The note as a sentence: what a `grad` or `check` line shows in
+    /// parentheses, and JSON's `note`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GradNote::NotReached { of, wrt } => write!(f, "{of} does not depend on {wrt}"),
+            GradNote::BuiltFromEarlier { of, wrt } => {
+                write!(f, "{of} was built from an earlier {wrt}")
+            }
+            GradNote::ThroughDetach { of, wrt } => write!(
+                f,
+                "{wrt} reaches {of} through detach(…), whose gradient is 0 by definition while its value moves with {wrt}: reverse mode leaves that path out, the central difference does not"
+            ),
+        }
+    }
+}
 
 impl fmt::Display for Notice {
     /// The notice as a sentence, as `note:` lines and JSON's `message` write it.

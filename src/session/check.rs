@@ -2,8 +2,8 @@
 //! with the tolerance of `torch.autograd.gradcheck`.
 
 use super::{
-    CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, Notice, Output, Session, SessionError, Tolerance,
-    Verdict,
+    CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GradNote, Notice, Output, Session, SessionError,
+    Tolerance, Verdict,
 };
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -177,18 +177,16 @@ impl Session {
         reached: &[bool],
         verdict: Verdict,
         moved: &[NodeId],
-    ) -> Option<String> {
+    ) -> Option<GradNote> {
         // A gradient stopped by `detach` on purpose differs from the
         // central difference, which moves through it: say so beside a
         // failing verdict, so that the FAIL is not read as a wrong rule.
         let detached = matches!(verdict, Verdict::Warn | Verdict::Fail)
             && moved[1..].iter().any(|&id| self.graph.op(id) == Op::Detach);
         self.stale_note(output, name, reached).or_else(|| {
-            detached.then(|| {
-                format!(
-                    "{name} reaches {} through detach(…), whose gradient is 0 by definition while its value moves with {name}: reverse mode leaves that path out, the central difference does not",
-                    output.label
-                )
+            detached.then(|| GradNote::ThroughDetach {
+                of: output.label.clone(),
+                wrt: name.to_string(),
             })
         })
     }

@@ -295,7 +295,7 @@ pub struct VarRow {
     /// Why `grad` is 0 when the output was built from an earlier binding of
     /// this name: "e was built from an earlier b".
     #[serde(rename = "note", skip_serializing_if = "Option::is_none")]
-    pub grad_note: Option<String>,
+    pub grad_note: Option<GradNote>,
     /// The variables whose earlier binding (since rebound) this variable's value
     /// was built from, in the order they were first assigned: `c = a + b` then
     /// `b = 3` gives `["b"]` for c. Empty for a leaf.
@@ -377,7 +377,7 @@ pub enum Event {
         #[serde(serialize_with = "fields::number")]
         value: f64,
         #[serde(skip_serializing_if = "Option::is_none")]
-        note: Option<String>,
+        note: Option<GradNote>,
     },
     /// Something worth knowing that is not an error: inf or nan from finite inputs.
     #[serde(skip)]
@@ -495,7 +495,7 @@ pub enum Event {
         tolerance: Tolerance,
         verdict: Verdict,
         #[serde(skip_serializing_if = "Option::is_none")]
-        note: Option<String>,
+        note: Option<GradNote>,
     },
     /// The paths from the output to `wrt` (`:paths`): the first ones with their
     /// products, how many there are, and the gradient (their sum).
@@ -588,6 +588,45 @@ pub struct Target {
     /// or not the file is: the error for an existing file says so, and puts
     /// `-f` after the step count.
     pub steps_kept: bool,
+}
+
+/// Why a gradient shown is 0, or why `:check`'s two gradients differ on
+/// purpose: the `note` beside a `grad`, `check` or `vars` row, as data. The
+/// renderer writes the words (`Display`, in `render::notes`); JSON's `note`
+/// is that sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GradNote {
+    /// No path leads from the output `of` to `wrt`: the gradient is 0.
+    NotReached {
+        /// The output, as outputs are named.
+        of: String,
+        /// The variable.
+        wrt: String,
+    },
+    /// `of` was built from an earlier binding of `wrt`, not from the value
+    /// the name holds now: the gradient is 0.
+    BuiltFromEarlier {
+        /// The output, as outputs are named.
+        of: String,
+        /// The rebound variable.
+        wrt: String,
+    },
+    /// A path from `of` to `wrt` goes through `detach(…)`, whose gradient is
+    /// 0 by definition while its value moves with `wrt`: reverse mode leaves
+    /// the path out, a central difference does not.
+    ThroughDetach {
+        /// The output, as outputs are named.
+        of: String,
+        /// The variable.
+        wrt: String,
+    },
+}
+
+impl Serialize for GradNote {
+    /// The sentence the text output shows in parentheses.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// What a `notice` says, as data: one variant per kind of remark, with the

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use super::command::Command;
-use super::{Event, Notice, Output, Session, SessionError, nearest};
+use super::{Event, GradNote, Notice, Output, Session, SessionError, nearest};
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
 
@@ -171,7 +171,10 @@ impl Session {
         for (name, node) in targets {
             let note = (!reached[node.index()]).then(|| {
                 self.stale_note(&output, &name, &reached)
-                    .unwrap_or_else(|| format!("{} does not depend on {name}", output.label))
+                    .unwrap_or_else(|| GradNote::NotReached {
+                        of: output.label.clone(),
+                        wrt: name.clone(),
+                    })
             });
             events.push(Event::Grad {
                 of: output.label.clone(),

@@ -42,10 +42,10 @@ pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
 pub use derivatives::{CalculusEvent, Change, DiffPart, DiffPiece, RepeatRow};
 pub use error::{ErrorCode, SessionError};
 pub use event::{
-    CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GraphLine,
-    KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode, Omitted, Page,
-    Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat, PictureGroup,
-    PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
+    CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
+    GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
+    Omitted, Page, Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
+    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
     TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
@@ -459,12 +459,14 @@ impl Session {
     /// Why ∂output/∂`name` is 0 when the output's graph (`reached`, from
     /// `backprop`) holds an earlier binding of `name` but not its current one:
     /// "e was built from an earlier b". `None` otherwise.
-    fn stale_note(&self, output: &Output, name: &str, reached: &[bool]) -> Option<String> {
+    fn stale_note(&self, output: &Output, name: &str, reached: &[bool]) -> Option<GradNote> {
         let in_graph = |id: &NodeId| reached.get(id.index()) == Some(&true);
         let current = self.vars.get(name)?;
         let earlier = self.earlier.get(name)?;
-        (!in_graph(current) && earlier.iter().any(in_graph))
-            .then(|| format!("{} was built from an earlier {name}", output.label))
+        (!in_graph(current) && earlier.iter().any(in_graph)).then(|| GradNote::BuiltFromEarlier {
+            of: output.label.clone(),
+            wrt: name.to_string(),
+        })
     }
 
     /// For each variable (in `var_order`), the variables whose earlier binding its

@@ -14,7 +14,7 @@ use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
 use crate::session::event::{plain_events, short_events};
 use crate::session::{
-    CHECK_TOLERANCE, Event, PathRow, PictureFormat, Session, Stats, Tolerance, Verdict,
+    CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, Tolerance, Verdict,
 };
 use crate::syntax::Span;
 
@@ -112,7 +112,7 @@ fn render_unicode(
             wrt,
             value,
             note,
-        } => grad_line(&mut out, (of, wrt), *value, note.as_deref(), &p),
+        } => grad_line(&mut out, (of, wrt), *value, note.as_ref(), &p),
         Event::Warning { message, span } => {
             warning_line(&mut out, message, span, source, origin, &p);
         }
@@ -344,7 +344,7 @@ fn grad_line(
     out: &mut String,
     (of, wrt): (&str, &str),
     value: f64,
-    note: Option<&str>,
+    note: Option<&GradNote>,
     p: &Painter,
 ) {
     let _ = write!(out, "{} = {}", p.partial(of, wrt), p.grad(value));
@@ -456,8 +456,11 @@ fn check_line(out: &mut String, event: &Event, p: &Painter) {
         p.number(*h),
         p.number(*difference),
     );
-    for why in check_why(*verdict).into_iter().chain(note.as_deref()) {
+    if let Some(why) = check_why(*verdict) {
         let _ = write!(out, "  {}", p.dim(&format!("({why})")));
+    }
+    if let Some(note) = note {
+        let _ = write!(out, "  {}", p.dim(&format!("({note})")));
     }
     out.push('\n');
 }
