@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::line_column;
 use crate::render::{Precision, dot, tables};
-use crate::session::event::plain_events;
+use crate::session::event::{file_events, plain_events};
 use crate::session::{
     ErrorCode, Event, Omitted, PictureFormat, Session, SessionError, TableFormat,
 };
@@ -217,14 +217,7 @@ fn listing<S: ListingSink>(
             )
             .with_statement(statement),
         ),
-        plain_events!()
-        | Event::Picture { .. }
-        | Event::Page { .. }
-        | Event::TraceTable { .. }
-        | Event::Plot { .. }
-        | Event::Save { .. }
-        | Event::Load { .. }
-        | Event::Calculus { .. } => return Err(sink),
+        plain_events!() | file_events!() | Event::Calculus { .. } => return Err(sink),
     })
 }
 
@@ -415,14 +408,6 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. } => {
             return listing(event, session, &place.statement(), ToValue).ok();
         }
-        Event::Picture { .. }
-        | Event::Page { .. }
-        | Event::TraceTable { .. }
-        | Event::Plot {
-            target: Some(_), ..
-        }
-        | Event::Save { .. }
-        | Event::Load { .. } => return None,
         Event::Value { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
@@ -440,6 +425,8 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         | Event::Plot { target: None, .. }
         | Event::Wrote { .. }
         | Event::Calculus(_) => return Some(to_value(event)),
+        // Carried out by the printer or the driver; it reports `Wrote`.
+        file_events!() => return None,
     };
     Some(to_value(&rendered))
 }

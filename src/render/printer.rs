@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::{Precision, Style, diagnostic, dot, html, json, plot, tables, text};
 use crate::files::{self, WritePolicy};
-use crate::session::event::plain_events;
+use crate::session::event::{listing_events, plain_events};
 use crate::session::{
     CalculusEvent, ErrorCode, Event, PictureFormat, Session, SessionError, TableFormat, Target,
 };
@@ -409,12 +409,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 | CalculusEvent::Diff { .. },
             ) => None,
             // Nothing to write (`:load` is carried out by the driver).
-            plain_events!()
-            | Event::Load { .. }
-            | Event::Topo { .. }
-            | Event::Trace { .. }
-            | Event::Forward { .. }
-            | Event::Kahn { .. } => None,
+            plain_events!() | Event::Load { .. } | listing_events!() => None,
         }
     }
 

@@ -351,6 +351,29 @@ macro_rules! plain_events {
 }
 pub(crate) use plain_events;
 
+/// The pattern of the listing events that carry the rows of a [`Listing`]
+/// and no file: `:topo`, `:trace`, `:forward`, `:topo kahn`.
+macro_rules! listing_events {
+    () => {
+        Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. }
+    };
+}
+pub(crate) use listing_events;
+
+/// The pattern of the events that may name a file ([`Target`]) to write or
+/// read: pictures, pages, tables, plots, `:save` and `:load`.
+macro_rules! file_events {
+    () => {
+        Event::Picture { .. }
+            | Event::Page { .. }
+            | Event::TraceTable { .. }
+            | Event::Plot { .. }
+            | Event::Save { .. }
+            | Event::Load { .. }
+    };
+}
+pub(crate) use file_events;
+
 /// Everything a statement or command can report.
 ///
 /// Serialized (for `--json`, docs/json.md) as an object tagged by `kind`; the
@@ -801,11 +824,7 @@ impl Event {
             Event::Save { target, .. } | Event::Load { target } => Some(target),
             // A `:repeat`'s plot file is settled where the repeat runs.
             Event::Calculus { .. } => None,
-            plain_events!()
-            | Event::Topo { .. }
-            | Event::Trace { .. }
-            | Event::Forward { .. }
-            | Event::Kahn { .. } => None,
+            plain_events!() | listing_events!() => None,
         }
     }
 }

@@ -12,7 +12,7 @@ use paint::{Painter, human_bytes, plural, reclaim_text};
 use super::number::write_number;
 use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
-use crate::session::event::{plain_events, short_events};
+use crate::session::event::{file_events, listing_events, plain_events, short_events};
 use crate::session::{
     CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, Tolerance, Verdict,
 };
@@ -119,12 +119,9 @@ fn render_unicode(
         Event::Notice(notice) => {
             let _ = writeln!(out, "{} {notice}", p.dim("note:"));
         }
-        Event::Topo { .. }
-        | Event::Trace { .. }
-        | Event::Graph { .. }
-        | Event::Forward { .. }
-        | Event::Kahn { .. }
-        | Event::Naive { .. } => listing(&mut out, event, session, &p, flush),
+        listing_events!() | Event::Graph { .. } | Event::Naive { .. } => {
+            listing(&mut out, event, session, &p, flush);
+        }
         Event::Vars {
             of,
             vars,
@@ -159,12 +156,7 @@ fn render_unicode(
         | Event::Plot { target: None, .. } => out.push_str(&shown_here(event, session, &p)),
         // Events with a file are written by the printer, which reports `Wrote`;
         // `:load` is carried out by the driver.
-        Event::Picture { .. }
-        | Event::Page { .. }
-        | Event::TraceTable { .. }
-        | Event::Plot { .. }
-        | Event::Save { .. }
-        | Event::Load { .. } => {}
+        file_events!() => {}
     }
     out
 }
@@ -265,14 +257,7 @@ fn listing(
             (*wrong, early.as_ref()),
             p,
         ),
-        short_events!()
-        | Event::Calculus(_)
-        | Event::Picture { .. }
-        | Event::Page { .. }
-        | Event::TraceTable { .. }
-        | Event::Plot { .. }
-        | Event::Save { .. }
-        | Event::Load { .. } => {}
+        short_events!() | file_events!() | Event::Calculus(_) => {}
     }
 }
 
@@ -307,19 +292,8 @@ fn shown_here(event: &Event, session: &Session, p: &Painter) -> String {
             samples,
             target: None,
         } => plot::terminal(of, wrt, *at, samples, p.0.precision),
-        // An SVG is only written to a file; the rest are not pictures.
-        Event::Picture { .. }
-        | Event::TraceTable { .. }
-        | Event::Plot { .. }
-        | plain_events!()
-        | Event::Topo { .. }
-        | Event::Trace { .. }
-        | Event::Forward { .. }
-        | Event::Kahn { .. }
-        | Event::Page { .. }
-        | Event::Save { .. }
-        | Event::Load { .. }
-        | Event::Calculus(_) => String::new(),
+        // An SVG or a file is only written to a file; the rest are not pictures.
+        file_events!() | plain_events!() | listing_events!() | Event::Calculus(_) => String::new(),
     }
 }
 
