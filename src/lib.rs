@@ -29,7 +29,7 @@
 //! let _ = session.run_source("x = 2; y = 3; z = x*y + x; :grad x", |result| {
 //!     for event in result.expect("no error") {
 //!         if let Event::Grad { wrt, value, .. } = event {
-//!             grads.push((wrt, value));
+//!             grads.push((wrt, f64::from(value)));
 //!         }
 //!     }
 //!     std::ops::ControlFlow::Continue(())

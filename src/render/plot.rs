@@ -24,7 +24,7 @@ fn segments(samples: &[PlotSample], y: impl Fn(&PlotSample) -> f64) -> Vec<Vec<(
         let value = y(sample);
         if value.is_finite() {
             if let Some(run) = out.last_mut() {
-                run.push((sample.x, value));
+                run.push((sample.x.0, value));
             }
         } else if out.last().is_some_and(|run| !run.is_empty()) {
             out.push(Vec::new());
@@ -119,15 +119,15 @@ pub fn terminal(
     let number = |x: f64| format_number(x, precision);
     let mut out = String::new();
     let curves: [(String, Curve); 2] = [
-        (of.to_string(), |s| s.value),
-        (format!("∂{of}/∂{wrt}"), |s| s.grad),
+        (of.to_string(), |s| s.value.0),
+        (format!("∂{of}/∂{wrt}"), |s| s.grad.0),
     ];
     for (title, y) in curves {
         let _ = write!(
             out,
             "{title} for {wrt} from {} to {} ({wrt} = {} now)",
-            number(first.x),
-            number(last.x),
+            number(first.x.0),
+            number(last.x.0),
             number(at)
         );
         let missing = not_finite(samples, y);
@@ -172,7 +172,7 @@ pub(super) fn chart(
     // 0 to 1e308 would be 0 to inf) the points are drawn in coordinates
     // scaled to 0..1, and the x-axis labels are written here.
     let out_of_f32 = |v: f64| v.abs() > 1e30 || (v != 0.0 && v.abs() < 1e-30);
-    let scaled = [first.x, last.x, low, high].into_iter().any(out_of_f32);
+    let scaled = [first.x.0, last.x.0, low, high].into_iter().any(out_of_f32);
     // In range, the ends as textplots sees them (rounded to f32).
     let (low, high) = if scaled {
         (low, high)
@@ -194,7 +194,7 @@ pub(super) fn chart(
     let to_f32 = |x: f64, y: f64| {
         if scaled {
             // Differences of halves: no overflow for ends up to f64::MAX.
-            let sx = (x / 2.0 - first.x / 2.0) / (last.x / 2.0 - first.x / 2.0);
+            let sx = (x / 2.0 - first.x.0 / 2.0) / (last.x.0 / 2.0 - first.x.0 / 2.0);
             let sy = (y / 2.0 - y0 / 2.0) / (y1 / 2.0 - y0 / 2.0);
             (sx as f32, sy as f32)
         } else {
@@ -222,7 +222,7 @@ pub(super) fn chart(
     let (xmin, xmax) = if scaled {
         (0.0, 1.0)
     } else {
-        (first.x as f32, last.x as f32)
+        (first.x.0 as f32, last.x.0 as f32)
     };
     let (y0_drawn, y1_drawn) = if scaled {
         (0.0, 1.0)
@@ -255,7 +255,7 @@ pub(super) fn chart(
         }
     }
     if scaled {
-        let (left, right) = (number(first.x), number(last.x));
+        let (left, right) = (number(first.x.0), number(last.x.0));
         let pad = width.saturating_sub(left.chars().count()).max(1);
         let _ = writeln!(out, "{left}{right:>pad$}");
     }
@@ -298,8 +298,8 @@ pub fn svg(of: &str, wrt: &str, at: f64, samples: &[PlotSample]) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     );
     let curves: [(String, &str, Curve); 2] = [
-        (of.to_string(), "#1a7f37", |s| s.value),
-        (format!("∂{of}/∂{wrt}"), "#cf222e", |s| s.grad),
+        (of.to_string(), "#1a7f37", |s| s.value.0),
+        (format!("∂{of}/∂{wrt}"), "#cf222e", |s| s.grad.0),
     ];
     for (panel, (title, colour, y)) in curves.into_iter().enumerate() {
         let top = panel as f64 * PANEL_HEIGHT;
@@ -329,7 +329,7 @@ pub(super) fn panel_svg(
     };
     let ticks = value_ticks(samples, y);
     let frame = Frame {
-        x: (first.x, last.x),
+        x: (first.x.0, last.x.0),
         y: (ticks[0], ticks[ticks.len() - 1]),
         left: LEFT,
         right: WIDTH - RIGHT,
@@ -402,11 +402,11 @@ fn shade_missing(out: &mut String, frame: &Frame, samples: &[PlotSample], y: Cur
     for (i, sample) in samples.iter().enumerate() {
         let missing = !y(sample).is_finite();
         if missing && start.is_none() {
-            start = Some((frame.px(sample.x) - step / 2.0).max(left));
+            start = Some((frame.px(sample.x.0) - step / 2.0).max(left));
         }
         let run_ends = i + 1 == samples.len() || y(&samples[i + 1]).is_finite();
         if let (true, true, Some(x)) = (missing, run_ends, start) {
-            let end = (frame.px(sample.x) + step / 2.0).min(right);
+            let end = (frame.px(sample.x.0) + step / 2.0).min(right);
             let _ = writeln!(
                 out,
                 "<rect x=\"{x:.2}\" y=\"{high}\" width=\"{:.2}\" height=\"{}\" fill=\"#d0d0d0\"/>",
@@ -536,18 +536,19 @@ pub(super) fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::Number;
 
     #[test]
     fn nan_breaks_the_curve() {
         let samples: Vec<PlotSample> = [-1.0, -0.5, 0.0, 0.5, 1.0]
             .iter()
             .map(|&x: &f64| PlotSample {
-                x,
-                value: x.sqrt(),
-                grad: 0.5 / x.sqrt(),
+                x: Number(x),
+                value: Number(x.sqrt()),
+                grad: Number(0.5 / x.sqrt()),
             })
             .collect();
-        let runs = segments(&samples, |s| s.value);
+        let runs = segments(&samples, |s| s.value.0);
         assert_eq!(
             runs,
             vec![vec![(0.0, 0.0), (0.5, 0.5f64.sqrt()), (1.0, 1.0)]]
@@ -578,9 +579,9 @@ mod tests {
             .map(|i| {
                 let x = i as f64 / 10.0 - 1.0;
                 PlotSample {
-                    x,
-                    value: x * x,
-                    grad: 2.0 * x,
+                    x: Number(x),
+                    value: Number(x * x),
+                    grad: Number(2.0 * x),
                 }
             })
             .collect();

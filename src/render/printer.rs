@@ -220,7 +220,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     text::plain_value_line(
                         &mut self.line,
                         name.as_deref(),
-                        *value,
+                        value.0,
                         style.precision,
                     );
                     return self.out.write_all(self.line.as_bytes());
@@ -378,7 +378,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => Some((
                 target,
                 "the plot as SVG",
-                Ok(plot::svg(of, wrt, *at, samples)),
+                Ok(plot::svg(of, wrt, at.0, samples)),
             )),
             Event::Calculus(CalculusEvent::Repeat {
                 of: Some(of),

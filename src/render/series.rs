@@ -1,6 +1,7 @@
 //! A value over the steps of a `:repeat`: a braille chart in the terminal
 //! (textplots) or one SVG panel (the same drawing as `:plot`'s panels).
 
+use crate::session::Number;
 use std::fmt::Write;
 
 use super::plot;
@@ -20,7 +21,7 @@ pub fn terminal(title: &str, values: &[f64]) -> String {
     let s = if steps == 1 { "" } else { "s" };
     let _ = writeln!(out, "{title} from step 0 to step {steps} ({steps} step{s})");
     let number = |x: f64| super::format_number(x, super::Precision::Digits(10));
-    plot::chart(&mut out, &samples, |s| s.value, &number);
+    plot::chart(&mut out, &samples, |s| s.value.0, &number);
     out.push('\n');
     out
 }
@@ -31,9 +32,9 @@ fn samples_of(values: &[f64]) -> Vec<PlotSample> {
         .iter()
         .enumerate()
         .map(|(i, &v)| PlotSample {
-            x: i as f64,
-            value: v,
-            grad: f64::NAN,
+            x: Number(i as f64),
+            value: Number(v),
+            grad: Number(f64::NAN),
         })
         .collect()
 }
@@ -45,7 +46,7 @@ pub fn svg(title: &str, values: &[f64]) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"240\" viewBox=\"0 0 720 240\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
     );
     let last = values.len().saturating_sub(1) as f64;
-    let curve: plot::Curve = |s| s.value;
+    let curve: plot::Curve = |s| s.value.0;
     plot::panel_svg(
         &mut out, 0.0, title, "#1a7f37", "step", last, &samples, curve,
     );

@@ -86,7 +86,7 @@ fn rows(
         Form::Leaf => {
             rows.push(vec![
                 vec![
-                    Piece::Math(format!("{node} = {}", number(row.value))),
+                    Piece::Math(format!("{node} = {}", number(row.value.0))),
                     Piece::Text(" (leaf)".to_string()),
                 ],
                 Cell::new(),
@@ -95,7 +95,7 @@ fn rows(
                 math(format!(
                     "{} = {}",
                     total_partial(of, &node),
-                    number(step.upstream)
+                    number(step.upstream.0)
                 )),
             ]);
             return rows;
@@ -112,7 +112,7 @@ fn rows(
         Some(call) => call_text(call, precision),
         None => notation::expression(row.op, &inputs),
     };
-    let node_cell = math(format!("{node} = {computation} = {}", number(row.value)));
+    let node_cell = math(format!("{node} = {computation} = {}", number(row.value.0)));
     let mut first = true;
     for c in step
         .contributions
@@ -126,12 +126,12 @@ fn rows(
         let local = match (&c.formula, &c.passes_nothing) {
             // Through a call's body: a number, no formula.
             (Some(_), None) if step.call.is_some() => {
-                math(format!("{partial} = {}", number(c.local)))
+                math(format!("{partial} = {}", number(c.local.0)))
             }
-            (Some(formula), None) if *formula == number(c.local) => {
+            (Some(formula), None) if *formula == number(c.local.0) => {
                 math(format!("{partial} = {formula}"))
             }
-            (Some(formula), None) => math(format!("{partial} = {formula} = {}", number(c.local))),
+            (Some(formula), None) => math(format!("{partial} = {formula} = {}", number(c.local.0))),
             (_, Some(why)) => vec![
                 Piece::Math(partial),
                 Piece::Text(format!(
@@ -142,11 +142,11 @@ fn rows(
             (None, None) => vec![Piece::Math(partial), Piece::Text(" passes nothing".into())],
         };
         let contribution = match (&c.passes_nothing, &c.formula) {
-            (None, Some(_)) => math(number(c.product)),
+            (None, Some(_)) => math(number(c.product.0)),
             _ => text("nothing"),
         };
         let (node_cell, upstream_cell) = if first {
-            (node_cell.clone(), math(number(step.upstream)))
+            (node_cell.clone(), math(number(step.upstream.0)))
         } else {
             Default::default()
         };
@@ -159,7 +159,7 @@ fn rows(
             vec![
                 Piece::Math(input),
                 Piece::Text(": ".to_string()),
-                Piece::Math(format!("{} → {}", number(c.before), number(c.after))),
+                Piece::Math(format!("{} → {}", number(c.before.0), number(c.after.0))),
             ],
         ]);
     }
@@ -167,7 +167,7 @@ fn rows(
         // Every input is a constant: the node still shows its upstream gradient.
         rows.push(vec![
             node_cell,
-            math(number(step.upstream)),
+            math(number(step.upstream.0)),
             Cell::new(),
             Cell::new(),
             Cell::new(),

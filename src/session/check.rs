@@ -6,6 +6,7 @@ use super::{
     Tolerance, Verdict,
 };
 use crate::engine::{Graph, NodeId, Op};
+use crate::session::Number;
 use crate::syntax::{Ident, Span};
 
 /// `:check` without names checks at most this many leaves.
@@ -85,12 +86,12 @@ impl Session {
                 of: output.label.clone(),
                 note,
                 wrt: name,
-                at: x,
-                h,
-                analytic,
-                numeric,
-                relative_error,
-                difference,
+                at: Number(x),
+                h: Number(h),
+                analytic: Number(analytic),
+                numeric: Number(numeric),
+                relative_error: Number(relative_error),
+                difference: Number(difference),
                 tolerance,
                 verdict,
             });

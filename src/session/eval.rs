@@ -6,6 +6,7 @@ use super::{
     CONSTANTS, Event, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest,
 };
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
+use crate::session::Number;
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
@@ -661,7 +662,7 @@ impl Session {
         self.last = Some(node);
         events.push(Event::Value {
             name: Some(name.to_string()),
-            value: self.graph.value(node),
+            value: Number(self.graph.value(node)),
         });
         Ok(span)
     }

@@ -75,8 +75,7 @@ pub struct NodeRow {
     #[serde(serialize_with = "fields::ids_of")]
     pub inputs: Vec<NodeRef>,
     /// The node's forward value.
-    #[serde(serialize_with = "fields::number")]
-    pub value: f64,
+    pub value: Number,
 }
 
 /// What one input of a node receives in one backward step (a row of `:trace`).
@@ -96,22 +95,18 @@ pub struct TraceContribution {
     /// definition is written by its label `_id`, which parses too.
     pub formula: Option<String>,
     /// The local derivative ∂node/∂input, evaluated.
-    #[serde(serialize_with = "fields::number")]
-    pub local: f64,
+    pub local: Number,
     /// upstream × local: what this use adds to the input's gradient (chain rule).
-    #[serde(serialize_with = "fields::number")]
-    pub product: f64,
+    pub product: Number,
     /// `Some(why)` when the op passed nothing to this input (relu at u ≤ 0,
     /// floor, detach, …): local and product are then 0 and the gradient is
     /// unchanged. Serialized as a boolean.
     #[serde(serialize_with = "fields::is_some")]
     pub passes_nothing: Option<NothingPassed>,
     /// The input's gradient before this contribution.
-    #[serde(serialize_with = "fields::number")]
-    pub before: f64,
+    pub before: Number,
     /// The input's gradient after it (accumulation at fan-out).
-    #[serde(serialize_with = "fields::number")]
-    pub after: f64,
+    pub after: Number,
     /// Which use of the input this is (1-based, in backward order).
     #[serde(rename = "use")]
     pub use_number: u32,
@@ -139,8 +134,7 @@ pub struct TraceStep {
     #[serde(flatten)]
     pub row: NodeRow,
     /// ∂output/∂node when this node is reached (all its uses already accumulated).
-    #[serde(serialize_with = "fields::number")]
-    pub upstream: f64,
+    pub upstream: Number,
     /// Whether the op passes no gradient (floor, ceil, round, sign, detach);
     /// serialized the other way round, as `differentiable`.
     #[serde(rename = "differentiable", serialize_with = "fields::not")]
@@ -285,13 +279,11 @@ pub struct VarRow {
     #[serde(rename = "id", serialize_with = "fields::id")]
     pub node: NodeId,
     /// Its value.
-    #[serde(serialize_with = "fields::number")]
-    pub value: f64,
+    pub value: Number,
     /// True when it is a leaf (an input that gradients are taken for).
     pub leaf: bool,
     /// ∂output/∂name, when there is an output.
-    #[serde(serialize_with = "fields::option_number")]
-    pub grad: Option<f64>,
+    pub grad: Option<Number>,
     /// Why `grad` is 0 when the output was built from an earlier binding of
     /// this name: "e was built from an earlier b".
     #[serde(rename = "note", skip_serializing_if = "Option::is_none")]
@@ -388,8 +380,7 @@ pub enum Event {
     Value {
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
-        #[serde(serialize_with = "fields::number")]
-        value: f64,
+        value: Number,
     },
     /// A user function was defined.
     Defined { name: String, params: Vec<String> },
@@ -397,8 +388,7 @@ pub enum Event {
     Grad {
         of: String,
         wrt: String,
-        #[serde(serialize_with = "fields::number")]
-        value: f64,
+        value: Number,
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<GradNote>,
     },
@@ -502,18 +492,12 @@ pub enum Event {
     Check {
         of: String,
         wrt: String,
-        #[serde(serialize_with = "fields::number")]
-        at: f64,
-        #[serde(serialize_with = "fields::number")]
-        h: f64,
-        #[serde(serialize_with = "fields::number")]
-        analytic: f64,
-        #[serde(serialize_with = "fields::number")]
-        numeric: f64,
-        #[serde(serialize_with = "fields::number")]
-        relative_error: f64,
-        #[serde(serialize_with = "fields::number")]
-        difference: f64,
+        at: Number,
+        h: Number,
+        analytic: Number,
+        numeric: Number,
+        relative_error: Number,
+        difference: Number,
         #[serde(flatten)]
         tolerance: Tolerance,
         verdict: Verdict,
@@ -525,10 +509,8 @@ pub enum Event {
     Paths {
         of: String,
         wrt: String,
-        #[serde(serialize_with = "fields::number")]
-        count: f64,
-        #[serde(serialize_with = "fields::number")]
-        gradient: f64,
+        count: Number,
+        gradient: Number,
         nodes: usize,
         paths: Vec<PathRow>,
     },
@@ -558,8 +540,7 @@ pub enum Event {
     Plot {
         of: String,
         wrt: String,
-        #[serde(serialize_with = "fields::number")]
-        at: f64,
+        at: Number,
         samples: Vec<PlotSample>,
         #[serde(skip)]
         target: Option<Target>,
@@ -611,6 +592,32 @@ pub struct Target {
     /// or not the file is: the error for an existing file says so, and puts
     /// `-f` after the step count.
     pub steps_kept: bool,
+}
+
+/// A number an event reports: any f64, inf and nan included. JSON writes it
+/// as a number (integral values as integers, −0 as `-0.0`, others as the
+/// shortest float that reads back the same) and inf, −inf and nan as the
+/// strings `"inf"`, `"-inf"` and `"nan"`, which JSON has no numbers for: a
+/// field of this type is never JSON's `null`, as a bare `f64` would be.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct Number(pub f64);
+
+impl Serialize for Number {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        fields::number(&self.0, serializer)
+    }
+}
+
+impl From<f64> for Number {
+    fn from(value: f64) -> Number {
+        Number(value)
+    }
+}
+
+impl From<Number> for f64 {
+    fn from(number: Number) -> f64 {
+        number.0
+    }
 }
 
 /// Why a gradient shown is 0, or why `:check`'s two gradients differ on
@@ -860,8 +867,7 @@ pub enum GraphLine {
         #[serde(flatten)]
         row: NodeRow,
         depth: usize,
-        #[serde(serialize_with = "fields::number")]
-        grad: f64,
+        grad: Number,
         shown_above: bool,
     },
     /// `count` inputs at `depth` left out (a wide node, or too deep to draw).
@@ -891,11 +897,9 @@ pub struct NaiveRow {
     #[serde(flatten)]
     pub row: NodeRow,
     /// ∂output/∂node as the naive walk had it when it visited the node.
-    #[serde(serialize_with = "fields::number")]
-    pub naive: f64,
+    pub naive: Number,
     /// ∂output/∂node, by the reverse topological order.
-    #[serde(serialize_with = "fields::number")]
-    pub right: f64,
+    pub right: Number,
 }
 
 /// The first node a naive walk visits too early: at `position` (1-based),
@@ -910,10 +914,8 @@ pub struct EarlyVisit {
     /// The node is a leaf: the walk read its gradient (else passed it on).
     pub leaf: bool,
     /// Its gradient at the visit, and the right one.
-    #[serde(serialize_with = "fields::number")]
-    pub naive: f64,
-    #[serde(serialize_with = "fields::number")]
-    pub right: f64,
+    pub naive: Number,
+    pub right: Number,
 }
 
 /// The test of a gradient check, as `torch.autograd.gradcheck` makes it (through
@@ -924,17 +926,15 @@ pub struct EarlyVisit {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tolerance {
     /// The absolute part.
-    #[serde(serialize_with = "fields::number")]
-    pub atol: f64,
+    pub atol: Number,
     /// The part relative to |numeric|.
-    #[serde(serialize_with = "fields::number")]
-    pub rtol: f64,
+    pub rtol: Number,
 }
 
 impl Tolerance {
     /// `atol + rtol·|numeric|`: the largest difference this tolerance admits.
     pub fn bound(self, numeric: f64) -> f64 {
-        self.atol + self.rtol * numeric.abs()
+        self.atol.0 + self.rtol.0 * numeric.abs()
     }
 
     /// Whether `difference` (|analytic − numeric|) is within the tolerance.
@@ -948,8 +948,8 @@ impl Tolerance {
 /// for functions of moderate size, so this is 1000 times tighter than
 /// [`GRADCHECK_TOLERANCE`] in its absolute part and 100 times in its relative part.
 pub const CHECK_TOLERANCE: Tolerance = Tolerance {
-    atol: 1e-8,
-    rtol: 1e-5,
+    atol: Number(1e-8),
+    rtol: Number(1e-5),
 };
 
 /// `torch.autograd.gradcheck`'s default tolerance (`atol=1e-05, rtol=0.001`,
@@ -957,8 +957,8 @@ pub const CHECK_TOLERANCE: Tolerance = Tolerance {
 /// `torch.autograd.gradcheck.gradcheck`). `:check` says `warn` between
 /// [`CHECK_TOLERANCE`] and this, and `FAIL` beyond it: where gradcheck would fail.
 pub const GRADCHECK_TOLERANCE: Tolerance = Tolerance {
-    atol: 1e-5,
-    rtol: 1e-3,
+    atol: Number(1e-5),
+    rtol: Number(1e-3),
 };
 
 /// The verdict of one gradient check; serialized in lower case (`pass`, `warn`,
@@ -1015,8 +1015,7 @@ pub struct PathEdge {
     /// nothing.
     pub formula: String,
     /// ∂node/∂input.
-    #[serde(serialize_with = "fields::number")]
-    pub local: f64,
+    pub local: Number,
     /// True where the op passes nothing to this input (relu at u ≤ 0, floor,
     /// a `max` loser, …): the path then contributes 0 whatever the other
     /// factors are (selected, not multiplied, so `inf` elsewhere gives no nan).
@@ -1033,8 +1032,7 @@ pub struct PathEdge {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PathRow {
     /// The product of their local derivatives.
-    #[serde(serialize_with = "fields::number")]
-    pub product: f64,
+    pub product: Number,
     /// The edges, output first.
     pub edges: Vec<PathEdge>,
 }
@@ -1202,14 +1200,11 @@ pub enum TableFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PlotSample {
     /// The variable's value.
-    #[serde(serialize_with = "fields::number")]
-    pub x: f64,
+    pub x: Number,
     /// The output's value there.
-    #[serde(serialize_with = "fields::number")]
-    pub value: f64,
+    pub value: Number,
     /// ∂output/∂variable there.
-    #[serde(serialize_with = "fields::number")]
-    pub grad: f64,
+    pub grad: Number,
 }
 
 /// How the fields of events are serialized where the derive's default is not

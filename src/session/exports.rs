@@ -2,6 +2,7 @@
 //! `:svg` (also step by step), `:html`, `:trace md|tex` and `:plot`. Each
 //! returns an event; files are written by the printer, not here.
 
+use crate::session::Number;
 use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
@@ -427,16 +428,16 @@ impl Session {
                 let values = self.graph.reevaluate(&order, &[(node, x)]);
                 let grad = self.graph.backward_at(&order, &values)[node];
                 PlotSample {
-                    x,
-                    value: values[output.node.index()],
-                    grad,
+                    x: Number(x),
+                    value: Number(values[output.node.index()]),
+                    grad: Number(grad),
                 }
             })
             .collect();
         events.push(Event::Plot {
             of: output.label,
             wrt: variable.name.clone(),
-            at,
+            at: Number(at),
             samples,
             target,
         });

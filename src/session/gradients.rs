@@ -2,6 +2,7 @@
 //! that differentiates shares: the output it needs, the backward pass, a
 //! variable's node.
 
+use crate::session::Number;
 use std::collections::HashSet;
 
 use super::command::Command;
@@ -179,7 +180,7 @@ impl Session {
             events.push(Event::Grad {
                 of: output.label.clone(),
                 wrt: name,
-                value: gradients[node],
+                value: Number(gradients[node]),
                 note,
             });
         }

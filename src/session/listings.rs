@@ -1,6 +1,7 @@
 //! The listings of the output's graph: `:topo`, `:topo kahn`, `:trace`,
 //! `:forward`, `:graph` and `:vars`, and how a long listing is summarised.
 
+use crate::session::Number;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -377,7 +378,7 @@ impl Session {
             .collect();
         TraceStep {
             row,
-            upstream: step.upstream,
+            upstream: Number(step.upstream),
             blocks_gradient: false,
             contributions: step
                 .contributions
@@ -389,10 +390,10 @@ impl Session {
                     // The local derivative through the body, as a number
                     // that reads back as itself.
                     formula: Some(format!("{:?}", c.local)),
-                    local: c.local,
-                    product: c.product,
-                    before: c.before,
-                    after: c.after,
+                    local: Number(c.local),
+                    product: Number(c.product),
+                    before: Number(c.before),
+                    after: Number(c.after),
                     passes_nothing: None,
                     use_number: c.use_number,
                     use_count: c.use_count,
@@ -418,7 +419,7 @@ impl Session {
         let names = formulas.names();
         TraceStep {
             row: self.node_row(position, step.node, names),
-            upstream: step.upstream,
+            upstream: Number(step.upstream),
             blocks_gradient: !op.differentiable,
             // Constants take gradients too, but nobody asks for them: every
             // view leaves the contributions into them out.
@@ -444,10 +445,10 @@ impl Session {
                             .map(|f| f.partial.clone())
                             .unwrap_or_default(),
                         formula: formula.and_then(|f| f.rhs.take()),
-                        local: c.local,
-                        product: c.product,
-                        before: c.before,
-                        after: c.after,
+                        local: Number(c.local),
+                        product: Number(c.product),
+                        before: Number(c.before),
+                        after: Number(c.after),
                         passes_nothing,
                         use_number: c.use_number,
                         use_count: c.use_count,
@@ -479,9 +480,9 @@ impl Session {
                 VarRow {
                     name: name.clone(),
                     node,
-                    value: self.graph.value(node),
+                    value: Number(self.graph.value(node)),
                     leaf: self.graph.op(node) == Op::Variable,
-                    grad: grads.as_ref().map(|(g, _)| g[node]),
+                    grad: grads.as_ref().map(|(g, _)| g[node]).map(Number),
                     grad_note,
                     built_from_earlier,
                 }
@@ -546,7 +547,7 @@ impl Session {
             lines.push(GraphLine::Node {
                 depth,
                 row,
-                grad: gradients[id],
+                grad: Number(gradients[id]),
                 shown_above,
             });
             if shown_above {
@@ -656,8 +657,8 @@ impl Session {
             .filter(|(i, _)| omitted.is_none_or(|o| *i < o.after || *i >= o.after + o.count))
             .map(|(i, (&id, &n))| NaiveRow {
                 row: self.node_row(i + 1, id, &names),
-                naive: n,
-                right: right.get(id),
+                naive: Number(n),
+                right: Number(right.get(id)),
             })
             .collect();
         // Positions among the nodes shown (constants are not listed).
@@ -668,11 +669,13 @@ impl Session {
             consumer: self.node_ref(visit[consumer], &names).label(),
             consumer_position: position(visit[consumer]),
             leaf: self.graph.op(visit[at]).is_leaf(),
-            naive: naive
-                .get(position(visit[at]).wrapping_sub(1))
-                .copied()
-                .unwrap_or(f64::NAN),
-            right: right.get(visit[at]),
+            naive: Number(
+                naive
+                    .get(position(visit[at]).wrapping_sub(1))
+                    .copied()
+                    .unwrap_or(f64::NAN),
+            ),
+            right: Number(right.get(visit[at])),
         });
         events.push(Event::Naive {
             of: output.label,

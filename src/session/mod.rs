@@ -44,9 +44,9 @@ pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
-    Omitted, Page, Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
-    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
-    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
+    Number, Omitted, Page, Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge,
+    PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target,
+    Tolerance, TraceCall, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 
@@ -334,7 +334,7 @@ impl Session {
                 self.last = Some(value.node);
                 events.push(Event::Value {
                     name: None,
-                    value: self.graph.value(value.node),
+                    value: Number(self.graph.value(value.node)),
                 });
             }
             Statement::Assign { target, op, value } => {
@@ -604,7 +604,7 @@ impl Session {
                 .iter()
                 .map(|&input| self.node_ref(input, names))
                 .collect(),
-            value: self.graph.value(id),
+            value: Number(self.graph.value(id)),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! derivatives (the chain rule as a sum over paths), and the local derivative
 //! of one edge.
 
+use crate::session::Number;
 use std::collections::HashMap;
 
 use super::formula::Formulas;
@@ -67,7 +68,7 @@ impl Session {
                             node: self.node_ref(consumer, &names),
                             input: self.node_ref(input, &names),
                             formula,
-                            local: self.local_derivative(consumer, position),
+                            local: Number(self.local_derivative(consumer, position)),
                             passes_nothing: !self.passes(consumer, position),
                             use_number,
                             use_count,
@@ -79,17 +80,20 @@ impl Session {
                 let product = if edges.iter().any(|e| e.passes_nothing) {
                     0.0
                 } else {
-                    edges.iter().map(|e| e.local).product()
+                    edges.iter().map(|e| e.local.0).product()
                 };
-                PathRow { edges, product }
+                PathRow {
+                    edges,
+                    product: Number(product),
+                }
             })
             .collect();
         events.push(Event::Paths {
             of: output.label,
             wrt: target.name.clone(),
             paths,
-            count: found.count,
-            gradient: gradients[node],
+            count: Number(found.count),
+            gradient: Number(gradients[node]),
             nodes: order.len(),
         });
         Ok(())

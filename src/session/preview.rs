@@ -74,7 +74,7 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use crate::session::{Event, Session};
+    use crate::session::{Event, Number, Session};
 
     fn run(session: &mut Session, source: &str) -> Vec<Event> {
         let mut all = Vec::new();
@@ -133,7 +133,7 @@ mod tests {
             run(&mut session, "d13(1)")[0],
             Event::Value {
                 name: None,
-                value: 16384.0
+                value: Number(16384.0)
             }
         );
     }
@@ -175,7 +175,7 @@ mod tests {
         Event::Grad {
             of: "x*y".to_string(),
             wrt: "x".to_string(),
-            value: 3.0,
+            value: Number(3.0),
             note: None,
         }
     }

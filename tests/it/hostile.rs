@@ -175,7 +175,7 @@ fn a_hundred_thousand_statements_through_the_library() {
         last,
         Some(vec![gradcalc::session::Event::Value {
             name: Some("x".into()),
-            value: 100_000.0
+            value: gradcalc::session::Number(100_000.0)
         }])
     );
 }

@@ -11,7 +11,7 @@ fn grads(events: &[Event]) -> Vec<(String, f64, Option<String>)> {
         .filter_map(|e| match e {
             Event::Grad {
                 wrt, value, note, ..
-            } => Some((wrt.clone(), *value, note.as_ref().map(ToString::to_string))),
+            } => Some((wrt.clone(), value.0, note.as_ref().map(ToString::to_string))),
             _ => None,
         })
         .collect()

@@ -779,7 +779,7 @@ proptest! {
             match result {
                 Ok(events) => for event in events {
                     if let Event::Value { value, .. } = event {
-                        got = Some(Ok(value));
+                        got = Some(Ok(value.0));
                     }
                 },
                 Err(error) => got = Some(Err(error.to_string())),

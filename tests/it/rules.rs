@@ -26,14 +26,15 @@ use crate::util::session_events;
 /// Runs `expression` in `session`; the value of its last expression statement.
 fn value_of(session: &mut Session, expression: &str) -> f64 {
     let events = session_events(session, expression).unwrap();
-    events
+    (events
         .iter()
         .rev()
         .find_map(|event| match event {
             Event::Value { value, .. } => Some(*value),
             _ => None,
         })
-        .unwrap_or_else(|| panic!("no value from `{expression}`: {events:?}"))
+        .unwrap_or_else(|| panic!("no value from `{expression}`: {events:?}")))
+    .0
 }
 
 /// A literal that parses back to exactly `x` (also nan and ±inf).

@@ -74,7 +74,7 @@ pub(super) fn rows<I: Iterator<Item = NodeRow>>(
             pad(&cell[1], widths[1]),
             p.name(&pad(&cell[2], widths[2])),
             pad(&cell[3], widths[3]),
-            p.value(row.value),
+            p.value(row.value.0),
             w0 = widths[0]
         );
         if !flush(out) {
@@ -139,9 +139,9 @@ pub(super) fn trace_step(
             "[{}] {} leaf = {}   {} = {}",
             row.position,
             p.name(&node),
-            p.value(row.value),
+            p.value(row.value.0),
             p.partial(of, &node),
-            p.grad(step.upstream)
+            p.grad(step.upstream.0)
         ),
         Form::Constant => Ok(()),
         _ if step.call.is_some() => {
@@ -153,8 +153,8 @@ pub(super) fn trace_step(
                 let text = crate::render::tables::call_text(call, p.0.precision);
                 format!(
                     "{text} = {}   upstream {}   {}",
-                    p.value(row.value),
-                    p.grad(step.upstream),
+                    p.value(row.value.0),
+                    p.grad(step.upstream.0),
                     p.dim(&steps)
                 )
             });
@@ -166,8 +166,8 @@ pub(super) fn trace_step(
             row.position,
             p.name(&node),
             p.expression(row),
-            p.value(row.value),
-            p.grad(step.upstream)
+            p.value(row.value.0),
+            p.grad(step.upstream.0)
         ),
     };
     // Constants take gradients too, but nobody asks for them: leave them out.
@@ -199,21 +199,21 @@ pub(super) fn trace_step(
                 p.name(&input),
                 c.partial,
                 notes::nothing_where(why.passing, &why.operands),
-                p.grad(c.before),
+                p.grad(c.before.0),
             );
             continue;
         }
         let local = match step.call {
             // Through a call's body: a number, no formula.
-            Some(_) => format!("{} = {}", c.partial, p.number(c.local)),
-            None => p.local(&c.partial, c.formula.as_deref(), c.local),
+            Some(_) => format!("{} = {}", c.partial, p.number(c.local.0)),
+            None => p.local(&c.partial, c.formula.as_deref(), c.local.0),
         };
         let product = if c.formula.is_some() {
             format!(
                 "{} × {} = {};  ",
-                p.factor(step.upstream),
-                p.factor(c.local),
-                p.grad(c.product)
+                p.factor(step.upstream.0),
+                p.factor(c.local.0),
+                p.grad(c.product.0)
             )
         } else {
             String::new()
@@ -222,8 +222,8 @@ pub(super) fn trace_step(
             out,
             "      {arrow} {}: local {local};  {product}grad {} {arrow} {}{fan_out}",
             p.name(&input),
-            p.number(c.before),
-            p.grad(c.after),
+            p.number(c.before.0),
+            p.grad(c.after.0),
         );
     }
 }
@@ -243,7 +243,7 @@ pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Pain
         .map(|v| v.name.chars().count())
         .max()
         .unwrap_or(0);
-    let values: Vec<String> = vars.iter().map(|v| p.number(v.value)).collect();
+    let values: Vec<String> = vars.iter().map(|v| p.number(v.value.0)).collect();
     let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
     for (var, value) in vars.iter().zip(&values) {
         let kind = if var.leaf { "leaf" } else { "derived" };
@@ -262,7 +262,7 @@ pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Pain
             );
         }
         if let (Some(of), Some(grad)) = (of, var.grad) {
-            let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad));
+            let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad.0));
             if let Some(note) = &var.grad_note {
                 let _ = write!(out, "  {}", p.dim(&format!("({note})")));
             }
@@ -327,8 +327,8 @@ pub(super) fn graph(
                 let _ = writeln!(
                     out,
                     "{indent}{head}   value {}   grad {}",
-                    p.value(row.value),
-                    p.grad(*grad)
+                    p.value(row.value.0),
+                    p.grad(grad.0)
                 );
             }
             GraphLine::More { depth, count } => {
@@ -430,7 +430,7 @@ pub(super) fn naive(
     );
     let cells: Vec<(String, String)> = rows
         .iter()
-        .map(|r| (p.number(r.naive), p.number(r.right)))
+        .map(|r| (p.number(r.naive.0), p.number(r.right.0)))
         .collect();
     let width = cells
         .iter()
@@ -478,8 +478,8 @@ pub(super) fn naive(
                 p.name(&early.consumer),
                 early.consumer_position,
                 early.node,
-                p.number(early.naive),
-                p.number(early.right),
+                p.number(early.naive.0),
+                p.number(early.right.0),
             );
             let _ = writeln!(
                 out,

@@ -102,7 +102,7 @@ fn render_unicode(
     let p = Painter(style);
     let mut out = String::new();
     match event {
-        Event::Value { name, value } => value_line(&mut out, name.as_deref(), *value, &p),
+        Event::Value { name, value } => value_line(&mut out, name.as_deref(), value.0, &p),
         Event::Defined { name, params } => {
             let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));
         }
@@ -112,7 +112,7 @@ fn render_unicode(
             wrt,
             value,
             note,
-        } => grad_line(&mut out, (of, wrt), *value, note.as_ref(), &p),
+        } => grad_line(&mut out, (of, wrt), value.0, note.as_ref(), &p),
         Event::Warning { message, span } => {
             warning_line(&mut out, message, span, source, origin, &p);
         }
@@ -291,7 +291,7 @@ fn shown_here(event: &Event, session: &Session, p: &Painter) -> String {
             at,
             samples,
             target: None,
-        } => plot::terminal(of, wrt, *at, samples, p.0.precision),
+        } => plot::terminal(of, wrt, at.0, samples, p.0.precision),
         // An SVG or a file is only written to a file; the rest are not pictures.
         file_events!() | plain_events!() | listing_events!() | Event::Calculus(_) => String::new(),
     }
@@ -424,11 +424,11 @@ fn check_line(out: &mut String, event: &Event, p: &Painter) {
         out,
         "{} at {wrt} = {}: reverse mode {}, central difference {} (h = {}), |difference| {}{basis}  {word}",
         p.partial(of, wrt),
-        p.number(*at),
-        p.grad(*analytic),
-        p.number(*numeric),
-        p.number(*h),
-        p.number(*difference),
+        p.number(at.0),
+        p.grad(analytic.0),
+        p.number(numeric.0),
+        p.number(h.0),
+        p.number(difference.0),
     );
     if let Some(why) = check_why(*verdict) {
         let _ = write!(out, "  {}", p.dim(&format!("({why})")));
@@ -446,8 +446,8 @@ fn check_basis(verdict: Verdict, tolerance: Tolerance, p: &Painter) -> String {
     let test = |t: Tolerance| {
         format!(
             "{} + {}·|central difference|",
-            p.number(t.atol),
-            p.number(t.rtol)
+            p.number(t.atol.0),
+            p.number(t.rtol.0)
         )
     };
     match verdict {
@@ -497,15 +497,15 @@ fn paths_lines(out: &mut String, event: &Event, p: &Painter) {
         "paths from {} to {}: {} (chain rule: {} is the sum over paths of the product of local derivatives)",
         p.name(of),
         p.name(wrt),
-        path_count(*count, p.0),
+        path_count(count.0, p.0),
         p.partial(of, wrt)
     );
     for (i, path) in paths.iter().enumerate() {
         path_line(out, i + 1, path, p);
     }
     let shown = paths.len() as f64;
-    if shown == *count {
-        let sum: f64 = paths.iter().map(|path| path.product).sum();
+    if shown == count.0 {
+        let sum: f64 = paths.iter().map(|path| path.product.0).sum();
         let _ = writeln!(
             out,
             "  sum = {} = {}   (reverse mode visited each of {nodes} node{} once)",
@@ -517,14 +517,14 @@ fn paths_lines(out: &mut String, event: &Event, p: &Painter) {
         let omitted = if paths.is_empty() {
             format!(
                 "{} too long to list",
-                if *count == 1.0 {
+                if count.0 == 1.0 {
                     "the path is"
                 } else {
                     "the paths are"
                 }
             )
         } else {
-            let more = count - shown;
+            let more = count.0 - shown;
             format!(
                 "… {} more path{} not listed",
                 path_count(more, p.0),
@@ -535,7 +535,7 @@ fn paths_lines(out: &mut String, event: &Event, p: &Painter) {
             out,
             "  {omitted}; the sum over all paths is {} = {}",
             p.partial(of, wrt),
-            p.grad(*gradient)
+            p.grad(gradient.0)
         );
         let _ = writeln!(
             out,
@@ -572,7 +572,7 @@ fn path_line(out: &mut String, number: usize, path: &PathRow, p: &Painter) {
         1 => p.number(v),
         _ => p.factor(v),
     };
-    let mut locals: Vec<String> = path.edges.iter().map(|e| factor(e.local)).collect();
+    let mut locals: Vec<String> = path.edges.iter().map(|e| factor(e.local.0)).collect();
     if nodes_text.len() > 12 {
         let hidden = nodes_text.len() - 8;
         nodes_text.splice(4..nodes_text.len() - 4, [format!("… {hidden} nodes …")]);
@@ -586,12 +586,12 @@ fn path_line(out: &mut String, number: usize, path: &PathRow, p: &Painter) {
             "{} passes nothing to {}: the path contributes {}",
             p.node(&edge.node),
             p.node(&edge.input),
-            p.grad(path.product)
+            p.grad(path.product.0)
         )
     } else if locals.is_empty() {
         "1 (the output itself)".to_string()
     } else {
-        format!("{} = {}", locals.join(" × "), p.grad(path.product))
+        format!("{} = {}", locals.join(" × "), p.grad(path.product.0))
     };
     let _ = writeln!(
         out,
