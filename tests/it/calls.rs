@@ -218,14 +218,9 @@ fn a_trace_shows_each_call_as_one_step_with_the_gradients_of_every_step() {
         let value: f64 = shown[line.len()..].parse().unwrap();
         assert!(same(*g, value), "{name}: {g} and :grad's {value}");
     }
-    let (x1, x2) = (0.5f64, -1.2f64);
-    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
-    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
-    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
-    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
-    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    let by_hand = crate::util::mlp_by_hand();
     let v1 = leaves.iter().find(|l| l.0 == "v1").unwrap().1;
-    assert!((v1 - dz * h1).abs() < 1e-12, "{v1}");
+    assert!((v1 - by_hand.dz * by_hand.h1).abs() < 1e-12, "{v1}");
     assert!((v1 + 1.2809214099).abs() < 1e-9, "{v1}");
     // One line a call: its inputs, value and upstream gradient, and how to
     // see its steps.

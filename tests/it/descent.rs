@@ -256,26 +256,20 @@ fn ctrl_c_during_descend_keeps_the_steps_done() {
     for k in 1..=10 {
         defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
     }
-    let child = crate::util::plain_gradcalc()
-        .args(["--json", "-e", &defs, "-e", "w = 0; L = (d10(w) - 3)^2"])
-        .args([
+    let output = crate::util::interrupted_after(
+        &[
+            "--json",
+            "-e",
+            &defs,
+            "-e",
+            "w = 0; L = (d10(w) - 3)^2",
             "-e",
             ":descend L lr=0.000000001 steps=1000000 w",
             "-e",
             "never = 1",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    crate::util::wait_for_cpu(child.id(), std::time::Duration::from_millis(1000));
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{output:?}");
+        ],
+        std::time::Duration::from_millis(1000),
+    );
     let events = crate::util::json_lines(&stdout_of(&output));
     assert!(!events.iter().any(|e| e["name"] == "never"));
     let descent = events

@@ -926,12 +926,7 @@ fn the_mlp_of_examples_fits_a_slide_with_a_box_per_call() {
     let mut ops = seen.ops.clone();
     ops.sort();
     assert_eq!(ops, ["- 1", "^ 2", "neuron", "neuron", "neuron", "out"]);
-    let (x1, x2) = (0.5f64, -1.2f64);
-    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
-    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
-    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
-    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
-    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    let crate::util::MlpByHand { h1, h2, h3, o, dz } = crate::util::mlp_by_hand();
     for (name, value, grad) in [
         ("h1", h1, dz * 0.8),
         ("h2", h2, dz * -1.1),

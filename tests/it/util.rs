@@ -114,6 +114,29 @@ pub fn assert_close(actual: f64, expected: f64, rel: f64) {
     );
 }
 
+/// examples/mlp.calc computed here in f64, independently of gradcalc: its
+/// hidden units, its output and `dz` = ∂L/∂(the output unit's sum) =
+/// 2(o − 1)(1 − o²) for L = (o − 1)², with the weights the example assigns.
+pub struct MlpByHand {
+    pub h1: f64,
+    pub h2: f64,
+    pub h3: f64,
+    pub o: f64,
+    pub dz: f64,
+}
+
+/// [`MlpByHand`]: h_j = tanh(x1·w_j1 + x2·w_j2 + b_j), o = tanh(h1·v1 +
+/// h2·v2 + h3·v3 + c), at examples/mlp.calc's x1 = 0.5, x2 = -1.2.
+pub fn mlp_by_hand() -> MlpByHand {
+    let (x1, x2) = (0.5f64, -1.2f64);
+    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
+    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
+    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
+    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
+    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    MlpByHand { h1, h2, h3, o, dz }
+}
+
 /// Runs `source` in `session` through the library and returns every event, or
 /// the first error (with the source) as text; statements after an error do
 /// not run.
@@ -201,6 +224,27 @@ pub fn wait_for_cpu(pid: u32, work: Duration) {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Runs `gradcalc ARGS` ([`plain_gradcalc`]), sends it SIGINT (Ctrl-C in a
+/// batch run) once it has used `work` of CPU time ([`wait_for_cpu`]), checks
+/// that it exits with status 130 (128 + SIGINT) and returns its output.
+pub fn interrupted_after<S: AsRef<std::ffi::OsStr>>(args: &[S], work: Duration) -> Output {
+    let child = plain_gradcalc()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_cpu(child.id(), work);
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    output
 }
 
 /// What `gradcalc ARGS` prints, as one text to compare whole: stdout, then
