@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::pty::Repl;
-use crate::util::{gradcalc, in_crate, stdout_of};
+use crate::util::{gradcalc, in_crate, output_of, stdout_of};
 use crate::web::COLAH;
 
 /// The longest wait for anything the browser does: generous for a debug
@@ -315,10 +315,7 @@ fn assert_drawn(shot: &Value, (width, height): (u32, u32)) {
 /// `:trace all`'s steps for `statements`, each as printed (from `[K]` to the
 /// line before the next step).
 fn trace_steps(statements: &str) -> Vec<String> {
-    let output = gradcalc()
-        .args(["-e", statements, "-e", ":trace all"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", statements, "-e", ":trace all"]);
     let text = stdout_of(&output);
     let mut steps: Vec<String> = Vec::new();
     for line in text

@@ -6,11 +6,11 @@
 
 use expect_test::expect;
 
-use crate::util::{check, gradcalc, stderr_of, stdout_of};
+use crate::util::{assert_contains, check, gradcalc, output_of, stderr_of, stdout_of};
 
 /// Runs `script`; stdout and stderr.
 fn run(script: &str) -> (String, String) {
-    let output = gradcalc().args(["-e", script]).output().unwrap();
+    let output = output_of(&["-e", script]);
     (stdout_of(&output), stderr_of(&output))
 }
 
@@ -252,12 +252,6 @@ fn a_trace_expands_the_calls_named() {
         .output()
         .unwrap();
     let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("no call labelled `h1` in the output's graph"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("its calls: neuron1, neuron2, neuron3, out1"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "no call labelled `h1` in the output's graph");
+    assert_contains(&stderr, "its calls: neuron1, neuron2, neuron3, out1");
 }

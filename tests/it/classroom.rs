@@ -5,7 +5,8 @@
 use expect_test::expect;
 
 use crate::util::{
-    check, close, gradcalc, json_events, json_number, stderr_of, stdout_of, transcript,
+    assert_contains, check, close, gradcalc, json_events, json_number, stderr_of, stdout_of,
+    transcript,
 };
 
 /// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
@@ -97,7 +98,7 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
         "{table}"
     );
     let dot = run(&[LABELLED, ":dot"]);
-    assert!(dot.contains("n2 [label=\"{ _2 | value -6 |"), "{dot}");
+    assert_contains(&dot, "n2 [label=\"{ _2 | value -6 |");
 }
 
 #[test]
@@ -173,13 +174,10 @@ fn the_latex_handout_has_math_names_and_booktabs_rules() {
     );
     assert!(!text.contains("\\hline"), "{text}");
     // x_1 as x₁ in math mode, not the text `x\_1`.
-    assert!(text.contains("$x_{1}$"), "{text}");
+    assert_contains(&text, "$x_{1}$");
     assert!(!text.contains("x\\_1"), "{text}");
     // The leaf rows give ∂y/∂x_1 as a formula, breakable between ∂y/ and ∂x_1.
-    assert!(
-        text.contains("$\\partial y/\\allowbreak \\partial x_{1}="),
-        "{text}"
-    );
+    assert_contains(&text, "$\\partial y/\\allowbreak \\partial x_{1}=");
 }
 
 /// The table of [`HANDOUT`] compiled by `pdflatex` on A4 and Letter paper, when
@@ -488,13 +486,13 @@ fn one_minus_sign_in_text_dot_svg_and_help() {
     let text = run(&lines);
     assert!(!text.contains('\u{2212}'), "{text}");
     // The pictures label the negation `-` (DOT's record and the SVG's text).
-    assert!(text.contains("label=\"-\""), "{text}");
-    assert!(text.contains(">-</text>"), "{text}");
+    assert_contains(&text, "label=\"-\"");
+    assert_contains(&text, ">-</text>");
     // The derivative rules read as typed: ∂cos(u)/∂u = -sin(u), 1 - tanh(u)².
-    assert!(text.contains("= -sin(u)"), "{text}");
-    assert!(text.contains("1 - tanh(u)"), "{text}");
+    assert_contains(&text, "= -sin(u)");
+    assert_contains(&text, "1 - tanh(u)");
     // y = -2 - 1 = -3.
-    assert!(text.contains("y = -3\n"), "{text}");
+    assert_contains(&text, "y = -3\n");
 }
 
 /// A Markdown cell as a CommonMark renderer shows it: a backslash before ASCII
@@ -519,8 +517,8 @@ fn the_markdown_handout_escapes_what_markdown_would_render() {
     // z = a*b*c at a = 2, b = 3, c = 4: ∂(a*b*c)/∂(a*b) = c = 4 and
     // ∂(a*b*c)/∂c = a*b = 6 (by hand); _3 is the label of a*b.
     let text = run(&["a = 2; b = 3; c = 4; z = a*b*c", ":trace md -"]);
-    assert!(text.contains("| ∂(a\\*b\\*c)/∂(a\\*b) = c = 4 |"), "{text}");
-    assert!(text.contains("| \\_3 = a \\* b = 6 |"), "{text}");
+    assert_contains(&text, "| ∂(a\\*b\\*c)/∂(a\\*b) = c = 4 |");
+    assert_contains(&text, "| \\_3 = a \\* b = 6 |");
     let rows: Vec<Vec<String>> = text
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| Node"))

@@ -5,8 +5,8 @@ use expect_test::expect;
 use serde_json::Value;
 
 use crate::util::{
-    assert_close, check, gradcalc, interrupted_after, json_events, json_lines, plain_gradcalc,
-    stderr_of, stdout_of, transcript,
+    assert_close, assert_contains, check, gradcalc, interrupted_after, json_events, json_lines,
+    output_of, output_with_stdin, plain_gradcalc, stderr_of, stdout_of, transcript,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
@@ -68,12 +68,9 @@ fn piped_stdin_has_no_prompt_or_escapes_and_reads_the_last_line() {
 
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
-    let plain = gradcalc().args(["-e", "1 + 1"]).output().unwrap();
+    let plain = output_of(&["-e", "1 + 1"]);
     assert!(!stdout_of(&plain).contains('\x1b'));
-    let forced = gradcalc()
-        .args(["--color", "always", "-e", "1 + 1"])
-        .output()
-        .unwrap();
+    let forced = output_of(&["--color", "always", "-e", "1 + 1"]);
     assert!(
         stdout_of(&forced).contains("\x1b["),
         "{}",
@@ -96,18 +93,14 @@ fn first_error_stops_batch_mode_with_status_1() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\n");
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("unknown name `w`"), "{stderr}");
-    assert!(stderr.contains("<stdin>:2:5"), "{stderr}");
+    assert_contains(&stderr, "unknown name `w`");
+    assert_contains(&stderr, "<stdin>:2:5");
     assert!(stderr.contains('^'), "caret under the column: {stderr}");
 }
 
 #[test]
 fn keep_going_runs_on_and_still_exits_1() {
-    let output = gradcalc()
-        .arg("--keep-going")
-        .write_stdin("x = 1\nx + w\nx = 5\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--keep-going"], "x = 1\nx + w\nx = 5\n");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\nx = 5\n");
 }
@@ -220,20 +213,11 @@ fn help_and_version() {
 
 #[test]
 fn precision_controls_human_digits_only() {
-    let output = gradcalc()
-        .args(["--precision", "3", "-e", "2/3"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--precision", "3", "-e", "2/3"]);
     assert_eq!(stdout_of(&output), "0.667\n");
-    let full = gradcalc()
-        .args(["--precision", "full", "-e", "2/3"])
-        .output()
-        .unwrap();
+    let full = output_of(&["--precision", "full", "-e", "2/3"]);
     assert_eq!(stdout_of(&full), "0.6666666666666666\n");
-    let json = gradcalc()
-        .args(["--json", "--precision", "3", "-e", "2/3"])
-        .output()
-        .unwrap();
+    let json = output_of(&["--json", "--precision", "3", "-e", "2/3"]);
     assert_eq!(
         stdout_of(&json),
         "{\"kind\":\"value\",\"value\":0.6666666666666666,\"from\":{\"statement\":1,\"source\":\"-e\",\"line\":1,\"column\":1}}\n"
@@ -281,7 +265,7 @@ fn invalid_utf8_runs_the_valid_lines_then_fails() {
 
 #[test]
 fn unclosed_parenthesis_points_at_it() {
-    let output = gradcalc().args(["-e", "2*(1+3"]).output().unwrap();
+    let output = output_of(&["-e", "2*(1+3"]);
     assert_eq!(output.status.code(), Some(1));
     // The `(` is the third character of line 1.
     expect![[r#"
@@ -322,11 +306,7 @@ fn a_100000_step_chain_backpropagates_through_the_binary() {
         script.push_str("y = y*1.0001 + 0.0001\n");
     }
     script.push_str(":grad x\n");
-    let output = gradcalc()
-        .arg("--json")
-        .write_stdin(script)
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--json"], script);
     assert_eq!(output.status.code(), Some(0));
     let stdout = stdout_of(&output);
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -341,7 +321,7 @@ fn a_100000_step_chain_backpropagates_through_the_binary() {
 #[test]
 fn deep_input_is_refused_not_overflowed() {
     let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
-    let output = gradcalc().arg("--json").write_stdin(deep).output().unwrap();
+    let output = output_with_stdin(&["--json"], deep);
     assert_eq!(output.status.code(), Some(1));
     let event: Value = serde_json::from_str(stdout_of(&output).lines().next().unwrap()).unwrap();
     assert_eq!(event["kind"], "error");
@@ -350,11 +330,7 @@ fn deep_input_is_refused_not_overflowed() {
         "{event}"
     );
     let minus = format!("{}1", "-".repeat(100_000));
-    let output = gradcalc()
-        .arg("--json")
-        .write_stdin(minus)
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--json"], minus);
     assert_eq!(output.status.code(), Some(1));
 }
 
@@ -439,8 +415,8 @@ fn long_orders_are_summarised_unless_all() {
         .output()
         .unwrap();
     let text = stdout_of(&summary);
-    assert!(text.contains("4001 nodes, output first"), "{text}");
-    assert!(text.contains("… 3976 more nodes"), "{text}");
+    assert_contains(&text, "4001 nodes, output first");
+    assert_contains(&text, "… 3976 more nodes");
     assert_eq!(text.lines().filter(|l| l.contains(" leaf ")).count(), 1);
     let all = gradcalc()
         .write_stdin(format!("{script}:topo all\n"))
@@ -460,10 +436,10 @@ fn ascii_output_has_no_unicode_symbols() {
         .output()
         .unwrap();
     let stdout = stdout_of(&output);
-    assert!(stdout.contains("dy/dx = 0.6587290905"), "{stdout}");
-    assert!(
-        stdout.contains("-> x: local d(tanh(x))/dx = 1 - tanh(x)^2 = 0.786447733"),
-        "{stdout}"
+    assert_contains(&stdout, "dy/dx = 0.6587290905");
+    assert_contains(
+        &stdout,
+        "-> x: local d(tanh(x))/dx = 1 - tanh(x)^2 = 0.786447733",
     );
     assert!(stdout.is_ascii(), "{stdout}");
 }
@@ -480,21 +456,14 @@ fn a_byte_order_mark_is_ignored() {
 
 #[test]
 fn interactive_flag_with_piped_stdin_reads_it_after_e() {
-    let output = gradcalc()
-        .args(["-e", "x = 1", "-i"])
-        .write_stdin("x + 1\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["-e", "x = 1", "-i"], "x + 1\n");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout_of(&output), "x = 1\n2\n");
 }
 
 #[test]
 fn a_missing_script_is_a_json_error_in_json_mode() {
-    let output = gradcalc()
-        .args(["--json", "missing.calc"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--json", "missing.calc"]);
     assert_eq!(output.status.code(), Some(2));
     let event: Value = serde_json::from_str(stdout_of(&output).trim()).unwrap();
     assert_eq!(event["kind"], "error");
@@ -516,11 +485,7 @@ fn a_function_without_parentheses_suggests_them() {
 
 #[test]
 fn an_unclosed_parenthesis_does_not_swallow_the_script() {
-    let output = gradcalc()
-        .arg("--keep-going")
-        .write_stdin("x = (1\nz = 2\nz * 3\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--keep-going"], "x = (1\nz = 2\nz * 3\n");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "z = 2\n6\n");
     assert!(
@@ -921,10 +886,7 @@ fn special_and_huge_files_are_refused_without_reading() {
 
 #[test]
 fn keep_going_still_stops_at_quit() {
-    let output = gradcalc()
-        .args(["--keep-going", "-e", "1 +", "-e", ":quit", "-e", "5"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--keep-going", "-e", "1 +", "-e", ":quit", "-e", "5"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "");
 }
@@ -997,7 +959,7 @@ fn trace_formulas_are_the_rules_with_the_operands_labels() {
         ),
     ];
     for (script, lines) in cases {
-        let output = gradcalc().args(["-e", script]).output().unwrap();
+        let output = output_of(&["-e", script]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
         let text = stdout_of(&output);
         for line in lines {
@@ -1035,10 +997,7 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     "#]],
     );
 
-    let json = gradcalc()
-        .args(["--json", "-e", script, "-e", ":trace"])
-        .output()
-        .unwrap();
+    let json = output_of(&["--json", "-e", script, "-e", ":trace"]);
     let events = json_lines(&stdout_of(&json));
     let trace = events.iter().find(|e| e["kind"] == "trace").unwrap();
     assert_eq!(trace["total"], 3);
@@ -1088,11 +1047,7 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
 #[test]
 fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
     // `-` runs standard input where it stands: before the -e statements.
-    let output = gradcalc()
-        .args(["-", "-e", "x^2"])
-        .write_stdin("x = 3\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["-", "-e", "x^2"], "x = 3\n");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout_of(&output), "x = 3\n9\n");
     // Without `-`, input waiting on stdin beside -e is not run, and a note says
@@ -1159,14 +1114,14 @@ fn ctrl_c_in_a_batch_run_exits_130() {
     // the statements.
     let output = interrupted_after(&[&script], std::time::Duration::from_millis(300));
     let stdout = stdout_of(&output);
-    assert!(stdout.contains("x = 1"), "{stdout}");
+    assert_contains(&stdout, "x = 1");
     assert!(!stdout.contains("never"), "{stdout}");
     assert!(stderr_of(&output).contains("interrupted"), "{output:?}");
 }
 
 #[test]
 fn bare_help_quit_and_exit_work_as_in_other_calculators() {
-    let help = gradcalc().args(["-e", "help"]).output().unwrap();
+    let help = output_of(&["-e", "help"]);
     assert_eq!(help.status.code(), Some(0));
     let text = stdout_of(&help);
     assert!(
@@ -1191,7 +1146,7 @@ fn bare_help_quit_and_exit_work_as_in_other_calculators() {
     assert_eq!(output.status.code(), Some(0));
     let text = stdout_of(&output);
     assert!(text.starts_with("exit = 5\n5\n6\n"), "{text}");
-    assert!(text.contains("Commands:"), "{text}");
+    assert_contains(&text, "Commands:");
     check(
         "quit + 1",
         expect![[r#"
@@ -1212,7 +1167,7 @@ fn errors_after_mathematical_symbols_point_at_the_original_text() {
     // Multi-byte operators, subscripts and a decomposed `é` before the error:
     // line and column count characters of the text as typed.
     let source = "x₁ = 2\nx₁×√(2 + )";
-    let output = gradcalc().args(["--json", "-e", source]).output().unwrap();
+    let output = output_of(&["--json", "-e", source]);
     assert_eq!(output.status.code(), Some(1));
     let events = json_lines(&stdout_of(&output));
     let error = events.last().unwrap();
@@ -1223,7 +1178,7 @@ fn errors_after_mathematical_symbols_point_at_the_original_text() {
     );
 
     let source = "cafe\u{301} = 1; cafe\u{301} + )";
-    let output = gradcalc().args(["--json", "-e", source]).output().unwrap();
+    let output = output_of(&["--json", "-e", source]);
     let events = json_lines(&stdout_of(&output));
     assert_eq!(events[0]["name"], "caf\u{e9}");
     let error = events.last().unwrap();
@@ -1500,9 +1455,9 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(
-        stdout.contains(&format!("interrupted after {steps} of 1000000 steps")),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        &format!("interrupted after {steps} of 1000000 steps"),
     );
     assert!(!stdout.contains("never"), "{stdout}");
     // The last row is the last step done, with its w.
@@ -1595,12 +1550,9 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("it already exists (not replaced); nothing ran"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "it already exists (not replaced); nothing ran");
     let hint = "`:repeat 3 -f r.svg x := x - 0.1*grad(z, x)`";
-    assert!(stderr.contains(hint), "{stderr}");
+    assert_contains(&stderr, hint);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("r.svg")).unwrap(),
         "old"
@@ -1625,7 +1577,7 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
         .output()
         .unwrap();
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("add `-f` after the step count"), "{stderr}");
+    assert_contains(&stderr, "add `-f` after the step count");
     assert!(!stderr.contains("`:repeat 3 -f"), "{stderr}");
 }
 
@@ -1672,9 +1624,9 @@ fn a_repeat_says_after_which_steps_its_output_was_not_finite() {
         .output()
         .unwrap();
     let stdout = stdout_of(&output);
-    assert!(
-        stdout.contains("note: L is not finite after steps 2 to 5: the plot leaves them out"),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        "note: L is not finite after steps 2 to 5: the plot leaves them out",
     );
     let output = gradcalc()
         .args(["-e", "w = 2; L = w^2", "-e", ":repeat 5 w := w - 1"])
@@ -2048,11 +2000,7 @@ fn json_topo_summary_has_after_and_count() {
 /// it).
 #[test]
 fn a_square_bracket_for_a_parenthesis_is_pointed_at() {
-    let output = gradcalc()
-        .arg("--keep-going")
-        .write_stdin("z = (1 + ]\nw = 2\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--keep-going"], "z = (1 + ]\nw = 2\n");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "w = 2\n");
     let stderr = stderr_of(&output);

@@ -5,14 +5,17 @@
 //! Expected values are derived by hand in the comments (or are mpmath's).
 
 use crate::library::workloads;
-use crate::util::{check, gradcalc, json_events, json_lines, json_number, stderr_of, stdout_of};
+use crate::util::{
+    assert_contains, check, gradcalc, json_events, json_lines, json_number, output_of,
+    output_with_stdin, stderr_of, stdout_of,
+};
 
 use expect_test::expect;
 use gradcalc::engine::Tape;
 
 /// Runs `script` with `-e` and returns stdout; asserts success.
 fn run(script: &str) -> String {
-    let out = gradcalc().args(["-e", script]).output().unwrap();
+    let out = output_of(&["-e", script]);
     assert!(out.status.success(), "{script}: {}", stderr_of(&out));
     stdout_of(&out)
 }
@@ -210,8 +213,8 @@ fn repeat_descends_to_the_minimum() {
 #[test]
 fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
     let out = run("w = 0; L = (w - 3)^2; :repeat 5 w := w - 0.1*grad(L, w)");
-    assert!(out.contains("L from step 0 to step 5 (5 steps)"), "{out}");
-    assert!(out.contains("0.6"), "{out}");
+    assert_contains(&out, "L from step 0 to step 5 (5 steps)");
+    assert_contains(&out, "0.6");
     for bad in [
         ":repeat",
         ":repeat 0 x := 1",
@@ -494,10 +497,7 @@ fn derivative_graphs_of_the_workloads_are_linear_in_size() {
 fn the_descent_examples_converge() {
     let root = env!("CARGO_MANIFEST_DIR");
     let run_file = |name: &str| -> Vec<f64> {
-        let out = gradcalc()
-            .args(["--json", &format!("{root}/examples/{name}")])
-            .output()
-            .unwrap();
+        let out = output_of(&["--json", &format!("{root}/examples/{name}")]);
         assert!(out.status.success(), "{name}");
         json_lines(&stdout_of(&out))
             .into_iter()
@@ -622,10 +622,7 @@ fn a_zero_hessian_row_is_explained_truly() {
     let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
     let why = h["zero_rows"][0].as_str().unwrap();
     assert!(!why.contains("linear"), "{why}");
-    assert!(
-        why.contains("0 here or smaller than a double can hold"),
-        "{why}"
-    );
+    assert_contains(why, "0 here or smaller than a double can hold");
     // x³ at 0: the second derivative 6x is 0 there, but not constant.
     let out = json("x = 0; y = x^3; :hessian");
     let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
@@ -812,7 +809,7 @@ fn a_copied_derivative_traces_as_a_fresh_one() {
     ));
     let without_definitions = |text: &str| text.replace("defined f(x)\n", "");
     assert_eq!(without_definitions(&copied), without_definitions(&fresh));
-    assert!(copied.contains("f''(…)"), "{copied}");
+    assert_contains(&copied, "f''(…)");
 }
 
 /// `:diff` caps the characters it writes: a name of 10⁵ characters used six
@@ -1044,11 +1041,7 @@ fn diff_of_large_derivatives_names_shared_parts_once() {
         let expression = last["∂y/∂x = ".len()..].split("  (= ").next().unwrap();
         lines.push(expression.to_string());
         let script = format!("{setup}\n{}\n", lines.join("\n"));
-        let out = gradcalc()
-            .args(["--precision", "full", "-"])
-            .write_stdin(script)
-            .output()
-            .unwrap();
+        let out = output_with_stdin(&["--precision", "full", "-"], script);
         assert!(out.status.success(), "{}", stderr_of(&out));
         let text = stdout_of(&out);
         text.lines().last().unwrap().trim().parse().unwrap()
@@ -1056,11 +1049,8 @@ fn diff_of_large_derivatives_names_shared_parts_once() {
     let product: Vec<String> = (1..=50).map(|k| format!("(x+{k})")).collect();
     let setup = format!("x = 0.5; y = {}", product.join("*"));
     let out = run(&format!("{setup}; :diff y x"));
-    assert!(out.contains("∂y/∂x with "), "{out}");
-    assert!(
-        out.contains("\nt1 = x + 1\nt2 = x + 2\nt3 = t1*t2\n"),
-        "{out}"
-    );
+    assert_contains(&out, "∂y/∂x with ");
+    assert_contains(&out, "\nt1 = x + 1\nt2 = x + 2\nt3 = t1*t2\n");
     assert!(out.len() < 10_000, "{} bytes", out.len());
     let p: f64 = (1..=50).map(|k| 0.5 + k as f64).product();
     let s: f64 = (1..=50).map(|k| 1.0 / (0.5 + k as f64)).sum();

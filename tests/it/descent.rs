@@ -8,7 +8,8 @@
 use expect_test::expect;
 
 use crate::util::{
-    assert_close, gradcalc, in_crate, json_events, json_number, stderr_of, stdout_of,
+    assert_close, assert_contains, gradcalc, in_crate, json_events, json_number, output_of,
+    stderr_of, stdout_of,
 };
 
 /// The neuron of examples/neuron.calc with a squared-error loss.
@@ -88,11 +89,14 @@ fn a_simultaneous_update_is_one_step_of_gradient_descent() {
     // The values are gradient descent's (micrograd, PyTorch): both gradients
     // at (w1, b) = (-3, 6.88…), ∂L/∂w1 = 2(o − 0.95)(1 − o²)·x1 with
     // o = 1/√2, then both moved. Coordinate descent would give b = 6.897854531.
-    let output = gradcalc()
-        .args(["--precision", "full", "-e", NEURON])
-        .args(["-e", "w1, b := w1 - 0.5*grad(L, w1), b - 0.5*grad(L, b)"])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--precision",
+        "full",
+        "-e",
+        NEURON,
+        "-e",
+        "w1, b := w1 - 0.5*grad(L, w1), b - 0.5*grad(L, b)",
+    ]);
     let text = stdout_of(&output);
     let update = &text[text.find("w1 :=").unwrap()..];
     expect![[r#"
@@ -203,10 +207,7 @@ fn descend_and_simultaneous_updates_refuse_what_they_cannot_do() {
         (":descend o lr=0.5 steps=2 w1 L", "`L` is not a leaf"),
     ];
     for (input, message) in cases {
-        let output = gradcalc()
-            .args(["-e", NEURON, "-e", input])
-            .output()
-            .unwrap();
+        let output = output_of(&["-e", NEURON, "-e", input]);
         assert_eq!(output.status.code(), Some(1), "{input}");
         let stderr = stderr_of(&output);
         assert!(stderr.contains(message), "{input}: {stderr}");
@@ -244,7 +245,7 @@ fn saved_descent_replays_the_same_steps() {
         .assert()
         .success();
     let saved = std::fs::read_to_string(script).unwrap();
-    assert!(saved.contains(":descend L lr=0.5 steps=3 w1 b"), "{saved}");
+    assert_contains(&saved, ":descend L lr=0.5 steps=3 w1 b");
 }
 
 #[test]

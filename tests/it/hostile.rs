@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use expect_test::expect;
 
-use crate::util::{check, gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
+use crate::util::{
+    assert_contains, check, gradcalc, gradcalc_within_cpu, output_with_stdin, stderr_of, stdout_of,
+};
 
 /// For the two catalogue cases of a million terms or statements.
 const LONG_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -16,7 +18,7 @@ const LONG_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Runs gradcalc with `stdin` piped in and extra `args`, and checks that it
 /// ended by itself with status `status`, without a panic or an overflow.
 fn run(args: &[&str], stdin: impl Into<Vec<u8>>, status: i32) -> (String, String) {
-    let output = gradcalc().args(args).write_stdin(stdin).output().unwrap();
+    let output = output_with_stdin(args, stdin);
     check_status(&output, status)
 }
 
@@ -42,8 +44,8 @@ fn a_hundred_thousand_nested_parentheses_are_refused_naming_the_limit() {
     let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
     let (stdout, stderr) = run(&[], deep, 1);
     assert!(stdout.is_empty(), "{stdout}");
-    assert!(stderr.contains("1000"), "{stderr}");
-    assert!(stderr.contains("nest"), "{stderr}");
+    assert_contains(&stderr, "1000");
+    assert_contains(&stderr, "nest");
     // Unclosed, and a long run of signs and a `^` chain: the same clear error.
     for deep in [
         "(".repeat(100_000),
@@ -51,7 +53,7 @@ fn a_hundred_thousand_nested_parentheses_are_refused_naming_the_limit() {
         format!("2{}", "^2".repeat(100_000)),
     ] {
         let (_, stderr) = run(&[], deep, 1);
-        assert!(stderr.contains("1000"), "{stderr}");
+        assert_contains(&stderr, "1000");
     }
 }
 
@@ -61,7 +63,7 @@ fn nesting_at_the_limit_parses_and_one_more_is_refused() {
     let (stdout, _) = run(&[], at(999), 0);
     assert_eq!(stdout, "1\n");
     let (_, stderr) = run(&[], at(1001), 1);
-    assert!(stderr.contains("1000"), "{stderr}");
+    assert_contains(&stderr, "1000");
 }
 
 /// 100 000 terms here (a few seconds in a debug build); the catalogue's
@@ -110,7 +112,7 @@ fn a_ten_megabyte_line() {
 fn invalid_utf8_on_stdin_runs_the_valid_lines_then_reports_the_byte() {
     let (stdout, stderr) = run(&[], b"x = 1\nx + 1\n\xff\xfe oops\n".to_vec(), 1);
     assert_eq!(stdout, "x = 1\n2\n");
-    assert!(stderr.contains("not valid UTF-8 (byte 12)"), "{stderr}");
+    assert_contains(&stderr, "not valid UTF-8 (byte 12)");
     // In a file too, and in JSON.
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), b"1 +\xc3").unwrap();
@@ -120,7 +122,7 @@ fn invalid_utf8_on_stdin_runs_the_valid_lines_then_reports_the_byte() {
         .output()
         .unwrap();
     let (stdout, _) = check_status(&output, 1);
-    assert!(stdout.contains("not valid UTF-8"), "{stdout}");
+    assert_contains(&stdout, "not valid UTF-8");
 }
 
 #[test]
@@ -131,7 +133,7 @@ fn nul_bytes_are_an_error_that_shows_them() {
         !stderr.contains('\0'),
         "the NUL is made visible: {stderr:?}"
     );
-    assert!(stderr.contains("error"), "{stderr}");
+    assert_contains(&stderr, "error");
     let (_, stderr) = run(&[], "\0\0\0", 1);
     assert!(!stderr.contains('\0'), "{stderr:?}");
     // A NUL in a comment is only a comment.
@@ -284,7 +286,7 @@ fn ten_thousand_functions() {
     let (stdout, _) = run(&[], format!("{source}f60(0)\n"), 0);
     assert!(stdout.ends_with("61\n"), "{}", &stdout[stdout.len() - 50..]);
     let (_, stderr) = run(&[], format!("{source}f9999(0)\n"), 1);
-    assert!(stderr.contains("64"), "{stderr}");
+    assert_contains(&stderr, "64");
 }
 
 #[test]
@@ -297,7 +299,7 @@ fn functions_that_double_their_work_hit_the_node_limit() {
     let (stdout, _) = run(&[], format!("{source}d10(1)\n"), 0);
     assert!(stdout.ends_with("2048\n"), "{stdout}");
     let (_, stderr) = run(&[], format!("{source}d40(1)\n"), 1);
-    assert!(stderr.contains("1000000 nodes"), "{stderr}");
+    assert_contains(&stderr, "1000000 nodes");
 }
 
 #[test]
@@ -327,13 +329,13 @@ fn a_script_file_that_is_a_directory_or_missing() {
     let dir = tempfile::tempdir().unwrap();
     let output = gradcalc().arg(dir.path()).output().unwrap();
     let (_, stderr) = check_status(&output, 2);
-    assert!(stderr.contains("cannot read"), "{stderr}");
+    assert_contains(&stderr, "cannot read");
     let output = gradcalc()
         .arg(dir.path().join("missing.calc"))
         .output()
         .unwrap();
     let (_, stderr) = check_status(&output, 2);
-    assert!(stderr.contains("cannot read"), "{stderr}");
+    assert_contains(&stderr, "cannot read");
 }
 
 /// `true` when a file can be created in `dir` (root can write to a mode-555 directory).
@@ -393,5 +395,5 @@ fn exports_to_a_missing_or_unwritable_place_are_clear_errors() {
         target.join("graph.dot").display()
     );
     let (_, stderr) = run(&["--allow-writes-anywhere"], script, 1);
-    assert!(stderr.contains("cannot write"), "{stderr}");
+    assert_contains(&stderr, "cannot write");
 }

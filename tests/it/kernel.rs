@@ -8,7 +8,9 @@ use std::sync::mpsc::{Receiver, channel};
 
 use expect_test::expect;
 
-use crate::util::{TIMEOUT, gradcalc, plain_gradcalc, stdout_of};
+use crate::util::{
+    TIMEOUT, assert_contains, gradcalc, output_with_stdin, plain_gradcalc, stdout_of,
+};
 
 /// The JSON lines of `gradcalc --json ARGS` with `stdin`, as text.
 fn json_output(args: &[&str], stdin: &str) -> String {
@@ -226,11 +228,7 @@ fn line_mode_answers_each_line_before_the_next_is_written() {
 
 #[test]
 fn line_mode_needs_json() {
-    let output = gradcalc()
-        .arg("--lines")
-        .write_stdin("1\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--lines"], "1\n");
     assert_eq!(output.status.code(), Some(2));
     assert!(crate::util::stderr_of(&output).contains("--json"));
 }
@@ -288,8 +286,5 @@ fn a_repeat_whose_steps_make_the_output_leaves_step_0_blank() {
         "{text}"
     );
     assert!(!text.contains("not finite"), "{text}");
-    assert!(
-        text.contains("note: `y = …` rebinds y at every step"),
-        "{text}"
-    );
+    assert_contains(&text, "note: `y = …` rebinds y at every step");
 }

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::util::{self, gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
+use crate::util::{self, assert_contains, gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
 
 /// Runs `script` in `dir`; returns stdout, stderr and the exit status.
 fn run(dir: &Path, script: &str) -> (String, String, Option<i32>) {
@@ -382,8 +382,8 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
     let numbers: Vec<usize> = steps.iter().map(|s| s.0).collect();
     assert_eq!(numbers, vec![1, 2, 3]);
     let (stdout, _, _) = run(dir.path(), &format!("{script}\n:trace"));
-    assert!(stdout.contains("3 nodes"), "{stdout}");
-    assert!(stdout.contains("2 constants"), "{stdout}");
+    assert_contains(&stdout, "3 nodes");
+    assert_contains(&stdout, "2 constants");
     let (stdout, stderr, status) = run(dir.path(), &format!("{script}\n:svg slides --steps"));
     assert_eq!(status, Some(0), "{stdout}{stderr}");
     let mut files: Vec<String> = std::fs::read_dir(dir.path().join("slides"))
@@ -429,14 +429,8 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
     let old = std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap();
     let (_, stderr, status) = run(dir.path(), "x = 5; y = 2*x + 1\n:svg slides --steps");
     assert_eq!(status, Some(1));
-    assert!(
-        stderr.contains("step-000.svg: it already exists"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("3 more pictures of the steps not written"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "step-000.svg: it already exists");
+    assert_contains(&stderr, "3 more pictures of the steps not written");
     assert_eq!(stderr.matches("error:").count(), 2, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap(),
@@ -501,19 +495,13 @@ fn bad_picture_flags_are_explained() {
     // Constants have no step: y = 2*x + 1 has steps 1 to 3, as `:trace` shows.
     let (_, stderr, status) = run(dir.path(), "x = 3; y = 2*x + 1\n:svg a.svg --step 4");
     assert_eq!(status, Some(1));
-    assert!(stderr.contains("has steps 1 to 3"), "{stderr}");
+    assert_contains(&stderr, "has steps 1 to 3");
     assert!(!dir.path().join("a.svg").exists());
     // --steps into a missing directory: one error for the first file, one for the rest.
     let (_, stderr, status) = run(dir.path(), &format!("{NEURON}\n:svg nowhere --steps"));
     assert_eq!(status, Some(1));
-    assert!(
-        stderr.contains("directory `nowhere` does not exist"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("10 more pictures of the steps not written"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "directory `nowhere` does not exist");
+    assert_contains(&stderr, "10 more pictures of the steps not written");
     assert!(!dir.path().join("nowhere").exists());
 }
 
@@ -613,10 +601,10 @@ fn dot_of_a_derivative_draws_the_forward_pass_beside_it() {
     assert_eq!((clusters[0].1.len(), clusters[0].2), (2, 2));
     assert_eq!(clusters[1].1, [("y".to_string(), "27".to_string())]);
     assert_eq!(clusters[1].2, 1);
-    assert!(dot.contains("{ y | value 27 | grad }"), "{dot}");
+    assert_contains(dot, "{ y | value 27 | grad }");
     // x: ∂g/∂x = 6x = 18.
     assert_eq!(outside, [("x".to_string(), "3".to_string())]);
-    assert!(dot.contains("{ x | value 3 | grad 18 }"), "{dot}");
+    assert_contains(dot, "{ x | value 3 | grad 18 }");
 }
 
 /// `:svg` fills the derivative graph's nodes (the two of the test above)

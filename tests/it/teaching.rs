@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use expect_test::expect;
 
-use crate::util::{self, gradcalc, in_crate, json_events};
+use crate::util::{self, assert_contains, gradcalc, in_crate, json_events, output_of};
 
 fn examples(name: &str) -> String {
     in_crate("examples").join(name).display().to_string()
@@ -70,10 +70,7 @@ fn a_step_of_floor_is_a_kink_and_a_flat_stretch_passes() {
 #[test]
 fn dot_parses_with_graphviz_when_it_is_installed() {
     for example in ["neuron.calc", "circuit.calc", "paths.calc"] {
-        let output = gradcalc()
-            .args([&examples(example), "-e", ":dot"])
-            .output()
-            .unwrap();
+        let output = output_of(&[&examples(example), "-e", ":dot"]);
         assert_eq!(output.status.code(), Some(0));
         let stdout = String::from_utf8_lossy(&output.stdout);
         let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
@@ -96,13 +93,10 @@ fn files_are_written_and_failures_point_at_the_path() {
         tex.display(),
         plot.display()
     );
-    let output = gradcalc()
-        .args([&examples("neuron.calc"), "-e", &script])
-        .output()
-        .unwrap();
+    let output = output_of(&[&examples("neuron.calc"), "-e", &script]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("wrote the graph as SVG to"), "{stdout}");
+    assert_contains(&stdout, "wrote the graph as SVG to");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     assert!(
         std::fs::read_to_string(&dot)
@@ -149,10 +143,10 @@ fn paths_past_the_limit_are_counted_not_listed() {
         script.push_str("; y = y + y");
     }
     script.push_str("; y; :paths x");
-    let output = gradcalc().args(["-e", &script]).output().unwrap();
+    let output = output_of(&["-e", &script]);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("paths from y to x: 1024"), "{stdout}");
-    assert!(stdout.contains("  64. "), "{stdout}");
+    assert_contains(&stdout, "paths from y to x: 1024");
+    assert_contains(&stdout, "  64. ");
     assert!(!stdout.contains("  65. "), "{stdout}");
     assert!(stdout.contains("960 more paths not listed; the sum over all paths is ∂y/∂x = 1024"));
     assert!(stdout.contains("grows exponentially"));
@@ -296,11 +290,11 @@ fn a_wide_graph_is_summarised() {
         script.push_str(&format!(", x + {i}"));
     }
     script.push_str("); :graph");
-    let output = gradcalc().args(["-e", &script]).output().unwrap();
+    let output = output_of(&["-e", &script]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let lines = stdout.lines().count();
     assert!(lines < 80, "{lines} lines:\n{stdout}");
-    assert!(stdout.contains("… 193 more inputs"), "{stdout}");
+    assert_contains(&stdout, "… 193 more inputs");
 }
 
 /// The `check` events of a JSON run, and the run's text lines for the same input.
@@ -316,10 +310,7 @@ fn run_checks(input: &str) -> (Vec<Value>, Vec<Value>) {
 }
 
 fn text_lines(input: &str) -> Vec<String> {
-    let output = gradcalc()
-        .args(["--color", "never", "-e", input])
-        .output()
-        .unwrap();
+    let output = output_of(&["--color", "never", "-e", input]);
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(str::to_string)
@@ -561,7 +552,7 @@ fn a_path_through_an_edge_that_passes_nothing_contributes_zero_not_nan() {
 /// `:paths x` after `y = x` and `doublings` times `y = y + y`: 2^doublings paths.
 fn paths_of_doublings(doublings: usize) -> String {
     let source = format!("x = 1; y = x{}; :paths x", "; y = y + y".repeat(doublings));
-    let output = gradcalc().args(["-e", &source]).output().unwrap();
+    let output = output_of(&["-e", &source]);
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -576,7 +567,7 @@ fn a_path_count_past_the_largest_number_is_said_in_words() {
     assert!(!text.contains("inf more"), "{text}");
     // 2^1000 ≈ 1.07·10³⁰¹ paths: still a number.
     let text = paths_of_doublings(1000);
-    assert!(text.contains("paths from y to x: 1.07"), "{text}");
+    assert_contains(&text, "paths from y to x: 1.07");
 }
 
 #[test]
@@ -634,10 +625,7 @@ fn a_plot_of_a_huge_range_has_finite_samples_and_exact_ends() {
         assert!(!text.contains("inf"), "{text}");
     }
     let text = text_lines("x = 1; y = x; :plot x 0 1e308").join("\n");
-    assert!(
-        text.contains("y for x from 0 to 1e308 (x = 1 now)\n"),
-        "{text}"
-    );
+    assert_contains(&text, "y for x from 0 to 1e308 (x = 1 now)\n");
     assert!(
         text.contains("\n0 ") && text.contains(" 1e308\n"),
         "the x axis: {text}"

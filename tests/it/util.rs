@@ -17,6 +17,25 @@ use serde_json::Value;
 /// benchmarks.
 pub const TIMEOUT: Duration = Duration::from_secs(900);
 
+/// `gradcalc ARGS` ([`gradcalc`]) run to its end, whatever its exit status.
+pub fn output_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    gradcalc().args(args).output().unwrap()
+}
+
+/// [`output_of`] with `stdin` as its standard input.
+pub fn output_with_stdin<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    stdin: impl Into<Vec<u8>>,
+) -> Output {
+    gradcalc().args(args).write_stdin(stdin).output().unwrap()
+}
+
+/// Asserts that `text` contains `part`, showing `text` whole when not.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
 /// The binary as an `assert_cmd` command, with `NO_COLOR` removed from its
 /// environment (colour then follows `--color` and the terminal; the output is
 /// piped, so there is none unless asked) and a timeout of [`TIMEOUT`].

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{gradcalc, stderr_of, stdout_of};
+use crate::util::{gradcalc, output_of, stderr_of, stdout_of};
 
 /// colah's fan-out example ("Calculus on Computational Graphs"): e = (a + b)(b + 1)
 /// at a = 2, b = 1. By hand: ∂e/∂c = d = 2, ∂e/∂d = c = 3, ∂e/∂a = 2,
@@ -22,10 +22,7 @@ pub fn page_model(page: &str) -> Value {
 }
 
 fn page_of(statements: &str) -> String {
-    let output = gradcalc()
-        .args(["-e", statements, "-e", ":html -"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", statements, "-e", ":html -"]);
     assert!(output.status.success(), "{}", stderr_of(&output));
     let out = stdout_of(&output);
     out[out.find("<!DOCTYPE html>").expect("a page")..].to_string()
@@ -63,10 +60,7 @@ fn the_page_steps_through_colahs_fan_out() {
 fn the_page_shows_each_step_as_trace_prints_it() {
     let page = page_of(COLAH);
     let model = page_model(&page);
-    let trace = gradcalc()
-        .args(["-e", COLAH, "-e", ":trace all"])
-        .output()
-        .unwrap();
+    let trace = output_of(&["-e", COLAH, "-e", ":trace all"]);
     let trace = stdout_of(&trace);
     let listing = &trace[trace.find("backward pass from").unwrap()..];
     let mut expected = vec![model["header"].as_str().unwrap().to_string()];
@@ -155,7 +149,7 @@ fn html_keeps_an_existing_file_unless_forced() {
 
 #[test]
 fn html_without_an_output_says_what_to_do() {
-    let output = gradcalc().args(["-e", ":html page.html"]).output().unwrap();
+    let output = output_of(&["-e", ":html page.html"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr_of(&output).contains("error:"),
