@@ -5,8 +5,8 @@
 use expect_test::expect;
 
 use crate::util::{
-    assert_contains, check, close, gradcalc, json_events, json_number, stderr_of, stdout_of,
-    transcript,
+    assert_contains, check, close, gradcalc, json_events, json_number, member, stderr_of,
+    stdout_of, transcript,
 };
 
 /// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
@@ -74,20 +74,10 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
     let (events, status) = json_events(&["-e", LABELLED, "-e", ":topo", "-e", ":trace md"]);
     assert_eq!(status, Some(0));
     let topo = events.iter().find(|e| e["kind"] == "topo").unwrap();
-    let p = topo["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["id"] == 2)
-        .unwrap();
+    let p = member(&topo["nodes"], "id", 2);
     assert_eq!(p["label"], "_2");
     assert!(close(json_number(&p["value"]).unwrap(), -6.0, 0.0));
-    let named = topo["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["id"] == 0)
-        .unwrap();
+    let named = member(&topo["nodes"], "id", 0);
     assert_eq!(named["label"], "x");
     let table = events.iter().find(|e| e["kind"] == "table").unwrap();
     assert!(
@@ -325,48 +315,47 @@ fn user_functions_show_their_signature_definition_and_place_in_vars() {
 
 #[test]
 fn plotting_a_variable_the_output_does_not_depend_on_is_refused() {
-    // z = x^2 does not read w: its plot against w would be a flat line.
-    expect![[r#"
-        x = 1
-        w = 2
-        z = 1
-        --- stderr
-        error: z does not depend on w: its plot against w would be flat
-          ┌─ -e #2:1:7
-          │
-        1 │ :plot w
-          │       ^ plot a variable the output is built from (`:vars` lists them)
+    for (setup, plot, refusal) in [
+        // z = x^2 does not read w: its plot against w would be a flat line.
+        (
+            "x = 1; w = 2; z = x^2",
+            ":plot w",
+            expect![[r#"
+                x = 1
+                w = 2
+                z = 1
+                --- stderr
+                error: z does not depend on w: its plot against w would be flat
+                  ┌─ -e #2:1:7
+                  │
+                1 │ :plot w
+                  │       ^ plot a variable the output is built from (`:vars` lists them)
 
-        --- exit status 1
-    "#]]
-    .assert_eq(&transcript(&[
-        "-e",
-        "x = 1; w = 2; z = x^2",
-        "-e",
-        ":plot w",
-    ]));
+                --- exit status 1
+            "#]],
+        ),
+        // z = x*w, then w rebound: z was built from the earlier w, and says so.
+        (
+            "x = 1; w = 2; z = x*w; w = 3",
+            ":plot w -1 1",
+            expect![[r#"
+                x = 1
+                w = 2
+                z = 2
+                w = 3
+                --- stderr
+                error: z does not depend on w: its plot against w would be flat
+                  ┌─ -e #2:1:7
+                  │
+                1 │ :plot w -1 1
+                  │       ^ z was built from an earlier w: recompute z to use the new one
 
-    // z = x*w, then w rebound: z was built from the earlier w, and says so.
-    expect![[r#"
-        x = 1
-        w = 2
-        z = 2
-        w = 3
-        --- stderr
-        error: z does not depend on w: its plot against w would be flat
-          ┌─ -e #2:1:7
-          │
-        1 │ :plot w -1 1
-          │       ^ z was built from an earlier w: recompute z to use the new one
-
-        --- exit status 1
-    "#]]
-    .assert_eq(&transcript(&[
-        "-e",
-        "x = 1; w = 2; z = x*w; w = 3",
-        "-e",
-        ":plot w -1 1",
-    ]));
+                --- exit status 1
+            "#]],
+        ),
+    ] {
+        refusal.assert_eq(&transcript(&["-e", setup, "-e", plot]));
+    }
 
     // A variable it does read still plots.
     assert!(run(&["x = 1; w = 2; z = x*w", ":plot w -1 1"]).contains("z for w from -1 to 1"));

@@ -5,7 +5,7 @@
 
 use expect_test::expect;
 
-use crate::util::{gradcalc, in_crate, json_events, stdout_of};
+use crate::util::{gradcalc, in_crate, json_events, member, stdout_of};
 
 /// `:topo kahn all` of `source`: the labels in order, constants left out
 /// (they have no node in PyTorch).
@@ -82,12 +82,7 @@ fn naive_order_passes_on_an_incomplete_gradient_at_an_inner_fan_out() {
         (early["naive"].as_f64(), early["right"].as_f64()),
         (Some(1.0), Some(9.0))
     );
-    let x = naive["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["label"] == "x")
-        .unwrap();
+    let x = member(&naive["rows"], "label", "x");
     assert_eq!(
         (x["naive"].as_f64(), x["right"].as_f64()),
         (Some(4.0), Some(36.0))

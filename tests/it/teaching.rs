@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use expect_test::expect;
 
-use crate::util::{self, assert_contains, gradcalc, in_crate, json_events, output_of};
+use crate::util::{self, assert_contains, gradcalc, in_crate, json_events, member, output_of};
 
 fn examples(name: &str) -> String {
     in_crate("examples").join(name).display().to_string()
@@ -272,12 +272,7 @@ fn every_teaching_command_has_a_json_event() {
     assert_eq!(paths["count"], 2);
     assert_eq!(paths["gradient"], 5);
     let kahn = events.iter().find(|e| e["kind"] == "kahn").unwrap();
-    let b = kahn["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == "b")
-        .unwrap();
+    let b = member(&kahn["nodes"], "name", "b");
     assert_eq!(b["pending"], 2);
     let plot = events.iter().find(|e| e["kind"] == "plot").unwrap();
     assert_eq!(plot["samples"].as_array().unwrap().len(), 241);

@@ -97,6 +97,23 @@ pub fn json_events(args: &[&str]) -> (Vec<Value>, Option<i32>) {
     (json_lines(&stdout_of(&output)), output.status.code())
 }
 
+/// The member of the JSON array `list` whose `key` is `value` (a node of a
+/// `topo` event by its `id`, a row by its `label`); panics, showing the array,
+/// when none is.
+#[track_caller]
+pub fn member<'a, T: std::fmt::Debug>(list: &'a Value, key: &str, value: T) -> &'a Value
+where
+    Value: PartialEq<T>,
+{
+    let members = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"));
+    members
+        .iter()
+        .find(|item| item[key] == value)
+        .unwrap_or_else(|| panic!("no member with {key} = {value:?} in {list}"))
+}
+
 /// A number of a JSON event: a JSON number, or the strings `"inf"`, `"-inf"`,
 /// `"nan"` that stand for the values JSON has no number for.
 pub fn json_number(value: &Value) -> Option<f64> {
