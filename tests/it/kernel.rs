@@ -185,42 +185,60 @@ impl Kernel {
 #[test]
 fn line_mode_answers_each_line_before_the_next_is_written() {
     let mut kernel = Kernel::start();
-    expect![[r#"
-        {"kind":"value","name":"x","value":3,"from":{"statement":1,"source":"<stdin>","line":1,"column":1}}
-        {"kind":"ready","line":1,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("x = 3"));
-    // A comment makes no event but its `ready`; an open bracket waits.
-    expect![[r#"
-        {"kind":"ready","line":2,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("# the cube"));
-    expect![[r#"
-        {"kind":"ready","line":3,"pending":true}
-    "#]]
-    .assert_eq(&kernel.run("y = (x^2"));
-    // d/dx x^3 = 3x^2 = 27 at x = 3; x^3 = 27 too, and 3^2 = 9.
-    expect![[r#"
-        {"kind":"value","name":"y","value":27,"from":{"statement":2,"source":"<stdin>","line":3,"column":1}}
-        {"kind":"ready","line":4,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("  *x)"));
-    expect![[r#"
-        {"kind":"grad","of":"y","wrt":"x","value":27,"from":{"statement":3,"source":"<stdin>","line":5,"column":1}}
-        {"kind":"ready","line":5,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run(":grad"));
-    // An error does not end the run; its line is the line of the input.
-    expect![[r#"
-        {"kind":"error","code":"unknown-name","message":"unknown name `z`","line":6,"column":5,"source":"<stdin>","help":"assign it first, e.g. `z = 1`","from":{"statement":4,"source":"<stdin>","line":6,"column":1}}
-        {"kind":"ready","line":6,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("x + z"));
-    expect![[r#"
-        {"kind":"value","value":9,"from":{"statement":5,"source":"<stdin>","line":7,"column":1}}
-        {"kind":"ready","line":7,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("x^2"));
+    for (line, answer) in [
+        (
+            "x = 3",
+            expect![[r#"
+            {"kind":"value","name":"x","value":3,"from":{"statement":1,"source":"<stdin>","line":1,"column":1}}
+            {"kind":"ready","line":1,"pending":false}
+            "#]],
+        ),
+        // A comment makes no event but its `ready`; an open bracket waits.
+        (
+            "# the cube",
+            expect![[r#"
+            {"kind":"ready","line":2,"pending":false}
+            "#]],
+        ),
+        (
+            "y = (x^2",
+            expect![[r#"
+            {"kind":"ready","line":3,"pending":true}
+            "#]],
+        ),
+        // d/dx x^3 = 3x^2 = 27 at x = 3; x^3 = 27 too, and 3^2 = 9.
+        (
+            "  *x)",
+            expect![[r#"
+            {"kind":"value","name":"y","value":27,"from":{"statement":2,"source":"<stdin>","line":3,"column":1}}
+            {"kind":"ready","line":4,"pending":false}
+            "#]],
+        ),
+        (
+            ":grad",
+            expect![[r#"
+            {"kind":"grad","of":"y","wrt":"x","value":27,"from":{"statement":3,"source":"<stdin>","line":5,"column":1}}
+            {"kind":"ready","line":5,"pending":false}
+            "#]],
+        ),
+        // An error does not end the run; its line is the line of the input.
+        (
+            "x + z",
+            expect![[r#"
+            {"kind":"error","code":"unknown-name","message":"unknown name `z`","line":6,"column":5,"source":"<stdin>","help":"assign it first, e.g. `z = 1`","from":{"statement":4,"source":"<stdin>","line":6,"column":1}}
+            {"kind":"ready","line":6,"pending":false}
+            "#]],
+        ),
+        (
+            "x^2",
+            expect![[r#"
+            {"kind":"value","value":9,"from":{"statement":5,"source":"<stdin>","line":7,"column":1}}
+            {"kind":"ready","line":7,"pending":false}
+            "#]],
+        ),
+    ] {
+        answer.assert_eq(&kernel.run(line));
+    }
     drop(kernel.stdin);
     let status = kernel.child.wait().unwrap();
     assert_eq!(status.code(), Some(1), "a statement failed");
