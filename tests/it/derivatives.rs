@@ -39,6 +39,24 @@ fn number(v: &serde_json::Value) -> f64 {
     json_number(v).unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// The `diff` event of `script` (which ends in a `:diff`).
+fn diff_of(script: &str) -> serde_json::Value {
+    json(script)
+        .into_iter()
+        .find(|e| e["kind"] == "diff")
+        .unwrap_or_else(|| panic!("no diff event from {script}"))
+}
+
+/// `:diff y x` of `y = definition` at `x` prints `want`, and `want` typed
+/// back at `x` gives `value` (known by hand).
+fn assert_diff_types_back(x: f64, definition: &str, want: &str, value: f64) {
+    let setup = format!("x = {x}; y = {definition}");
+    let d = diff_of(&format!("{setup}; :diff y x"));
+    assert_eq!(d["expression"], want, "d/dx {definition} at {x}");
+    let typed = values(&format!("{setup}; {want}"));
+    assert_close(typed[0], value, want);
+}
+
 fn assert_close(got: f64, want: f64, what: &str) {
     assert!(
         (got - want).abs() <= 1e-9 * want.abs().max(1.0),
@@ -305,8 +323,7 @@ fn hessian_heading_cannot_be_read_as_its_variables() {
 
 #[test]
 fn diff_prints_an_expression_that_types_back_to_grad() {
-    let out = json("x = 2; y = x^3 + sin(x); :diff y x");
-    let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+    let d = diff_of("x = 2; y = x^3 + sin(x); :diff y x");
     let expression = d["expression"].as_str().unwrap();
     // 3x² + cos x at 2.
     let want = 12.0 + 2f64.cos();
@@ -323,8 +340,7 @@ fn diff_prints_an_expression_that_types_back_to_grad() {
         ("a = 1.2; b = 0.7; q = a^b / (1 + exp(-a*b))", "q", "b"),
         ("u = 0.4; v = sigmoid(u)*ln(2 + u^2) - atan(u)", "v", "u"),
     ] {
-        let out = json(&format!("{setup}; :diff {y} {x}"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("{setup}; :diff {y} {x}"));
         let expression = d["expression"].as_str().unwrap();
         let v = values(&format!("{setup}; {expression}; grad({y}, {x})"));
         assert_close(v[0], v[1], expression);
@@ -350,8 +366,7 @@ fn diff_collects_like_terms_into_hand_known_forms() {
     ] {
         for point in ["2", "-0.7"] {
             let setup = format!("x = {point}; y = 5; f = {definition}");
-            let out = json(&format!("{setup}; :diff f x"));
-            let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+            let d = diff_of(&format!("{setup}; :diff f x"));
             let expression = d["expression"].as_str().unwrap();
             assert_eq!(expression, want, "d/dx {definition}");
             let v = values(&format!("{setup}; {expression}; grad(f, x)"));
@@ -379,8 +394,7 @@ fn diff_at_large_magnitudes_prints_a_formula_that_types_back_to_its_value() {
         ("x = -1e200; y = asinh(x); g = grad(y, x)", "g", 0.0),
         ("x = -1e200; y = normpdf(x); g = grad(y, x)", "g", 0.0),
     ] {
-        let out = json(&format!("{setup}; :diff {of} x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("{setup}; :diff {of} x"));
         let expression = d["expression"].as_str().unwrap();
         let value = number(&d["value"]);
         assert!(
@@ -427,8 +441,7 @@ fn diff_at_large_magnitudes_prints_a_formula_that_types_back_to_its_value() {
         ("x = 0.5; f = x*x", "2*x"),
         ("x = 0.5; f = x^3 + sin(x)", "3*x^2 + cos(x)"),
     ] {
-        let out = json(&format!("{setup}; :diff f x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("{setup}; :diff f x"));
         assert_eq!(d["expression"], want, "{setup}");
     }
 }
@@ -878,8 +891,7 @@ fn diff_through_kinks_states_its_pieces_and_where_each_holds() {
         ("y = max(x, 1)^2", "x < 1", 0.25, 0.0),
         ("y = max(x, 1)^2", "x > 1", 4.0, 8.0),
     ] {
-        let out = json(&format!("x = 1; {setup}; :diff y x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("x = 1; {setup}; :diff y x"));
         let piece = d["pieces"]
             .as_array()
             .unwrap()
@@ -906,8 +918,7 @@ fn every_piece_typed_back_inside_its_region_gives_the_derivative() {
         ("y = abs(x)*relu(x - 1) + min(x^2, 4)", 4),
         ("y = max(tanh(x), 0.5*x, -1)*exp(x)", 2),
     ] {
-        let out = json(&format!("x = 0.3; {setup}; :diff y x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("x = 0.3; {setup}; :diff y x"));
         let pieces = d["pieces"].as_array().unwrap();
         assert_eq!(pieces.len(), count, "{setup}: {d}");
         assert_eq!(
@@ -961,15 +972,9 @@ fn diff_writes_named_constants_not_their_digits() {
             PI / 2.0 * (PI / 4.0).cos(),
         ),
     ] {
-        let setup = format!("x = {x}; y = {definition}");
-        let out = json(&format!("{setup}; :diff y x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
-        assert_eq!(d["expression"], want, "d/dx {definition}");
-        let typed = values(&format!("{setup}; {want}"));
-        assert_close(typed[0], value, want);
+        assert_diff_types_back(x, definition, want, value);
     }
-    let out = json("pi = 3; x = 2; y = 6.283185307179586*x; :diff y x");
-    let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+    let d = diff_of("pi = 3; x = 2; y = 6.283185307179586*x; :diff y x");
     assert_eq!(d["expression"], "6.283185307179586");
 }
 
@@ -1097,12 +1102,7 @@ fn diff_combines_powers_of_one_base() {
                 x.powf(x * x + 1.0) * (1.0 + 2.0 * x.ln()),
             ),
         ] {
-            let setup = format!("x = {x}; y = {definition}");
-            let out = json(&format!("{setup}; :diff y x"));
-            let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
-            assert_eq!(d["expression"], want, "d/dx {definition} at {x}");
-            let typed = values(&format!("{setup}; {want}"));
-            assert_close(typed[0], value, want);
+            assert_diff_types_back(x, definition, want, value);
         }
     }
 }
