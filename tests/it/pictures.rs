@@ -28,6 +28,16 @@ fn svg_of(dir: &Path, script: &str, args: &str) -> String {
     std::fs::read_to_string(dir.join("pic.svg")).unwrap()
 }
 
+/// `script` then `:dot`, run in `dir`; the DOT it prints, which Graphviz
+/// accepts ([`util::graphviz_accepts`]).
+fn dot_of(dir: &Path, script: &str) -> String {
+    let (stdout, stderr, status) = run(dir, &format!("{script}\n:dot"));
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
+    util::graphviz_accepts(dot, "derivative picture");
+    dot.to_string()
+}
+
 /// What a picture shows, read back from its SVG.
 #[derive(Debug, Default)]
 struct Seen {
@@ -550,13 +560,7 @@ fn clusters_of(dot: &str) -> (Vec<(String, Records, usize)>, Records) {
 #[test]
 fn dot_draws_a_derivative_graph_as_a_labelled_cluster() {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, stderr, status) = run(
-        dir.path(),
-        "x = 3; y = x^3; g = grad(y, x); h = y + g\n:dot",
-    );
-    assert_eq!(status, Some(0), "{stdout}{stderr}");
-    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
-    util::graphviz_accepts(dot, "derivative picture");
+    let dot = &dot_of(dir.path(), "x = 3; y = x^3; g = grad(y, x); h = y + g");
     let (clusters, mut outside) = clusters_of(dot);
     assert_eq!(clusters.len(), 1, "{dot}");
     let (label, mut records, ops) = clusters[0].clone();
@@ -588,13 +592,7 @@ fn dot_draws_a_derivative_graph_as_a_labelled_cluster() {
 #[test]
 fn dot_of_a_derivative_draws_the_forward_pass_beside_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, stderr, status) = run(
-        dir.path(),
-        "x = 3; y = x^3; g = grad(y, x)\n:backward g\n:dot",
-    );
-    assert_eq!(status, Some(0), "{stdout}{stderr}");
-    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
-    util::graphviz_accepts(dot, "derivative picture");
+    let dot = &dot_of(dir.path(), "x = 3; y = x^3; g = grad(y, x)\n:backward g");
     let (clusters, outside) = clusters_of(dot);
     let labels: Vec<&str> = clusters.iter().map(|c| c.0.as_str()).collect();
     assert_eq!(labels, ["grad(y, x)", "forward pass of y"], "{dot}");
@@ -652,17 +650,22 @@ fn union(a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)) -> (f64, f64, f64, f6
     (x0, y0, x1 - x0, y1 - y0)
 }
 
+/// An SVG root's font size and its canvas (width, height).
+fn font_and_canvas(root: roxmltree::Node) -> (f64, (f64, f64)) {
+    let canvas = (
+        number(root.attribute("width")),
+        number(root.attribute("height")),
+    );
+    (number(root.attribute("font-size")), canvas)
+}
+
 /// Every piece of text of a graph picture with what it is drawn on: a node
 /// (its shape and its texts), an edge label (its white backing and its text),
 /// the title, a legend line. Each is (what, box).
 fn text_items(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
     let document = roxmltree::Document::parse(svg).expect("well-formed XML");
     let root = document.root_element();
-    let font = number(root.attribute("font-size"));
-    let canvas = (
-        number(root.attribute("width")),
-        number(root.attribute("height")),
-    );
+    let (font, canvas) = font_and_canvas(root);
     let mut items = Vec::new();
     let mut backing: Option<(f64, f64, f64, f64)> = None;
     let rect_box = |n: roxmltree::Node| {
@@ -718,9 +721,15 @@ fn text_items(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
 /// No two pieces of text of a graph picture overlap or touch (2 px apart at
 /// least), and each lies inside the canvas.
 fn assert_texts_apart(svg: &str, what: &str) {
-    let (items, (width, height)) = text_items(svg);
+    let (items, canvas) = text_items(svg);
     assert!(!items.is_empty(), "{what}: nothing drawn");
-    for (name, b) in &items {
+    assert_apart_inside(&items, canvas, 2.0, what);
+}
+
+/// Each of `items` lies inside the `canvas` (width, height), and no two come
+/// closer than `gap` (0: they may touch, not overlap).
+fn assert_apart_inside(items: &[Labelled], (width, height): (f64, f64), gap: f64, what: &str) {
+    for (name, b) in items {
         assert!(
             b.0 >= 0.0 && b.1 >= 0.0 && b.0 + b.2 <= width && b.1 + b.3 <= height,
             "{what}: {name:?} at {b:?} leaves the {width}×{height} canvas"
@@ -729,10 +738,10 @@ fn assert_texts_apart(svg: &str, what: &str) {
     for i in 0..items.len() {
         for j in i + 1..items.len() {
             let (a, b) = (items[i].1, items[j].1);
-            let apart = a.0 + a.2 + 2.0 <= b.0
-                || b.0 + b.2 + 2.0 <= a.0
-                || a.1 + a.3 + 2.0 <= b.1
-                || b.1 + b.3 + 2.0 <= a.1;
+            let apart = a.0 + a.2 + gap <= b.0
+                || b.0 + b.2 + gap <= a.0
+                || a.1 + a.3 + gap <= b.1
+                || b.1 + b.3 + gap <= a.1;
             assert!(
                 apart,
                 "{what}: {:?} at {a:?} and {:?} at {b:?} overlap",
@@ -828,11 +837,7 @@ fn no_two_texts_overlap_in_random_graphs() {
 fn chart_texts(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
     let document = roxmltree::Document::parse(svg).expect("well-formed XML");
     let root = document.root_element();
-    let font = number(root.attribute("font-size"));
-    let canvas = (
-        number(root.attribute("width")),
-        number(root.attribute("height")),
-    );
+    let (font, canvas) = font_and_canvas(root);
     let texts = root
         .descendants()
         .filter(|n| n.has_tag_name("text"))
@@ -875,26 +880,9 @@ fn chart_texts_stay_inside_the_canvas_and_apart() {
     ];
     for (script, command, name) in charts {
         let svg = chart_of(dir.path(), script, command, name);
-        let (texts, (width, height)) = chart_texts(&svg);
+        let (texts, canvas) = chart_texts(&svg);
         assert!(texts.len() >= 5, "{command}: {texts:?}");
-        for (text, b) in &texts {
-            assert!(
-                b.0 >= 0.0 && b.1 >= 0.0 && b.0 + b.2 <= width && b.1 + b.3 <= height,
-                "{command}: {text:?} at {b:?} leaves the {width}×{height} canvas"
-            );
-        }
-        for i in 0..texts.len() {
-            for j in i + 1..texts.len() {
-                let (a, b) = (texts[i].1, texts[j].1);
-                let apart =
-                    a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1;
-                assert!(
-                    apart,
-                    "{command}: {:?} and {:?} overlap",
-                    texts[i], texts[j]
-                );
-            }
-        }
+        assert_apart_inside(&texts, canvas, 0.0, command);
     }
 }
 
