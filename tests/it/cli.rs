@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::util::{
     assert_close, assert_contains, check, gradcalc, interrupted_after, json_events, json_lines,
-    output_of, output_with_stdin, plain_gradcalc, stderr_of, stdout_of, transcript,
+    members, output_of, output_with_stdin, plain_gradcalc, stderr_of, stdout_of, transcript,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
@@ -71,11 +71,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
     let plain = output_of(&["-e", "1 + 1"]);
     assert!(!stdout_of(&plain).contains('\x1b'));
     let forced = output_of(&["--color", "always", "-e", "1 + 1"]);
-    assert!(
-        stdout_of(&forced).contains("\x1b["),
-        "{}",
-        stdout_of(&forced)
-    );
+    assert_contains(&stdout_of(&forced), "\x1b[");
     let no_color = gradcalc()
         .env("NO_COLOR", "1")
         .args(["-e", "1 + 1"])
@@ -256,11 +252,7 @@ fn invalid_utf8_runs_the_valid_lines_then_fails() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\n");
-    assert!(
-        stderr_of(&output).contains("not valid UTF-8"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "not valid UTF-8");
 }
 
 #[test]
@@ -355,12 +347,7 @@ fn commands_have_json_events() {
     );
 
     let topo = &events[3];
-    let names: Vec<&Value> = topo["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| &n["name"])
-        .collect();
+    let names: Vec<&Value> = members(&topo["nodes"]).map(|n| &n["name"]).collect();
     assert_eq!(
         names,
         [
@@ -488,11 +475,7 @@ fn an_unclosed_parenthesis_does_not_swallow_the_script() {
     let output = output_with_stdin(&["--keep-going"], "x = (1\nz = 2\nz * 3\n");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "z = 2\n6\n");
-    assert!(
-        stderr_of(&output).contains("<stdin>:1:5"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "<stdin>:1:5");
 }
 
 #[test]
@@ -542,10 +525,9 @@ fn a_full_disk_is_reported_and_a_closed_pipe_is_quiet() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
-    assert!(
-        stderr_of(&output).contains("cannot write the output: No space left on device"),
-        "{}",
-        stderr_of(&output)
+    assert_contains(
+        &stderr_of(&output),
+        "cannot write the output: No space left on device",
     );
     // A failing statement's error is still shown when stdout is full.
     let full = std::fs::File::create("/dev/full").unwrap();
@@ -739,11 +721,7 @@ fn save_and_load_read_their_arguments_like_every_command() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     // `:grad` ran after `:save b.calc;` (∂y/∂x = 2·3 = 6).
-    assert!(
-        stdout_of(&output).contains("∂y/∂x = 6"),
-        "{}",
-        stdout_of(&output)
-    );
+    assert_contains(&stdout_of(&output), "∂y/∂x = 6");
     let mut names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -777,11 +755,7 @@ fn save_and_load_read_their_arguments_like_every_command() {
     std::fs::write(dir.path().join("q.calc"), ":load p.calc\n").unwrap();
     let output = gradcalc_in(dir.path()).arg("p.calc").output().unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("a cycle: p.calc → q.calc → p.calc"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "a cycle: p.calc → q.calc → p.calc");
 }
 
 #[test]
@@ -806,11 +780,7 @@ fn a_load_cycle_through_a_link_names_both_paths_as_written() {
     std::os::unix::fs::symlink("a.calc", dir.path().join("s.calc")).unwrap();
     let output = gradcalc_in(dir.path()).arg("a.calc").output().unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("(a cycle: a.calc → s.calc)"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "(a cycle: a.calc → s.calc)");
 }
 
 #[test]
@@ -1063,10 +1033,9 @@ fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
         .output()
         .unwrap();
     assert_eq!(stdout_of(&output), "4\n");
-    assert!(
-        stderr_of(&output).contains("standard input is not read when -e or a FILE is given"),
-        "{}",
-        stderr_of(&output)
+    assert_contains(
+        &stderr_of(&output),
+        "standard input is not read when -e or a FILE is given",
     );
 }
 
@@ -1343,10 +1312,7 @@ fn paths_in_json_give_each_edge_its_rule_with_the_real_operands() {
     let (events, status) = crate::util::json_events(&["-e", setup, "-e", ":paths x"]);
     assert_eq!(status, Some(0));
     let paths = events.iter().find(|e| e["kind"] == "paths").unwrap();
-    let edges: Vec<&Value> = paths["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let edges: Vec<&Value> = members(&paths["paths"])
         .flat_map(|p| p["edges"].as_array().unwrap())
         .collect();
     assert!(edges.len() >= 5, "{paths}");

@@ -6,7 +6,7 @@
 
 use crate::library::workloads;
 use crate::util::{
-    assert_contains, check, gradcalc, json_events, json_lines, json_number, output_of,
+    assert_contains, check, gradcalc, json_events, json_lines, json_number, members, output_of,
     output_with_stdin, stderr_of, stdout_of,
 };
 
@@ -110,10 +110,7 @@ fn update_reruns_the_forward_pass_through_fan_out_and_functions() {
     let out = json("a = 2; b = 1; f(t) = t^2; c = a*b + b; d = f(c); b := 3; c; d; :grad b");
     let updated = out.iter().find(|e| e["kind"] == "updated").unwrap();
     assert_eq!(updated["name"], "b");
-    let changed: Vec<(&str, f64, f64)> = updated["changed"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let changed: Vec<(&str, f64, f64)> = members(&updated["changed"])
         .map(|c| {
             (
                 c["name"].as_str().unwrap(),
@@ -892,10 +889,7 @@ fn diff_through_kinks_states_its_pieces_and_where_each_holds() {
         ("y = max(x, 1)^2", "x > 1", 4.0, 8.0),
     ] {
         let d = diff_of(&format!("x = 1; {setup}; :diff y x"));
-        let piece = d["pieces"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let piece = members(&d["pieces"])
             .find(|p| p["holds_where"] == holds_where)
             .unwrap_or_else(|| panic!("{setup}: no piece for {holds_where}: {d}"));
         let expression = piece["expression"].as_str().unwrap();

@@ -8,8 +8,8 @@
 use expect_test::expect;
 
 use crate::util::{
-    assert_close, assert_contains, gradcalc, in_crate, json_events, json_number, output_of,
-    stderr_of, stdout_of,
+    assert_close, assert_contains, gradcalc, in_crate, json_events, json_number, members,
+    output_of, stderr_of, stdout_of,
 };
 
 /// The neuron of examples/neuron.calc with a squared-error loss.
@@ -69,10 +69,7 @@ fn descend_matches_micrograd(problem: &str, setup: &str, rate: &str, rel: f64) {
     }
     for row in descent["rows"].as_array().unwrap() {
         let step = row["step"].as_u64().unwrap() as usize;
-        let values: Vec<f64> = row["values"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let values: Vec<f64> = members(&row["values"])
             .map(|v| json_number(v).unwrap())
             .collect();
         for ((name, got), want) in names.iter().zip(&values).zip(&want[step].1) {

@@ -5,7 +5,7 @@
 
 use expect_test::expect;
 
-use crate::util::{gradcalc, in_crate, json_events, member, stdout_of};
+use crate::util::{gradcalc, in_crate, json_events, member, members, stdout_of};
 
 /// `:topo kahn all` of `source`: the labels in order, constants left out
 /// (they have no node in PyTorch).
@@ -13,10 +13,7 @@ fn kahn_labels(source: &str) -> Vec<String> {
     let (events, status) = json_events(&["-e", source, "-e", ":topo kahn all"]);
     assert_eq!(status, Some(0), "{source}");
     let kahn = events.iter().find(|e| e["kind"] == "kahn").unwrap();
-    kahn["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
+    members(&kahn["nodes"])
         .filter(|n| n["op"] != "const")
         .map(|n| n["label"].as_str().unwrap().to_string())
         .collect()

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use expect_test::expect;
 
-use crate::util::{self, assert_contains, gradcalc, in_crate, json_events, member, output_of};
+use crate::util::{
+    self, assert_contains, gradcalc, in_crate, json_events, member, members, output_of,
+};
 
 fn examples(name: &str) -> String {
     in_crate("examples").join(name).display().to_string()
@@ -520,10 +522,7 @@ fn a_path_through_an_edge_that_passes_nothing_contributes_zero_not_nan() {
     assert_eq!(status, Some(0));
     let paths = events.iter().find(|e| e["kind"] == "paths").unwrap();
     assert_eq!(paths["gradient"], 1.0);
-    let products: Vec<f64> = paths["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let products: Vec<f64> = members(&paths["paths"])
         .map(|p| p["product"].as_f64().unwrap())
         .collect();
     assert_eq!(products, [0.0, 1.0]);
@@ -599,12 +598,7 @@ fn a_plot_of_a_huge_range_has_finite_samples_and_exact_ends() {
             json_events(&["-e", &format!("x = 1; y = x; :plot x {lo:e} {hi:e}")]);
         assert_eq!(status, Some(0));
         let plot = events.iter().find(|e| e["kind"] == "plot").unwrap();
-        let xs: Vec<f64> = plot["samples"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| float(&s["x"]))
-            .collect();
+        let xs: Vec<f64> = members(&plot["samples"]).map(|s| float(&s["x"])).collect();
         assert_eq!(xs.len(), 241);
         assert_eq!((xs[0], xs[240]), (lo, hi));
         // Evenly spaced: sample i is lo + i·(hi − lo)/240 to rounding.

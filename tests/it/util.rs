@@ -97,6 +97,15 @@ pub fn json_events(args: &[&str]) -> (Vec<Value>, Option<i32>) {
     (json_lines(&stdout_of(&output)), output.status.code())
 }
 
+/// The members of the JSON array `list`; panics, showing it, when it is not
+/// an array.
+#[track_caller]
+pub fn members(list: &Value) -> std::slice::Iter<'_, Value> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+}
+
 /// The member of the JSON array `list` whose `key` is `value` (a node of a
 /// `topo` event by its `id`, a row by its `label`); panics, showing the array,
 /// when none is.
@@ -105,11 +114,7 @@ pub fn member<'a, T: std::fmt::Debug>(list: &'a Value, key: &str, value: T) -> &
 where
     Value: PartialEq<T>,
 {
-    let members = list
-        .as_array()
-        .unwrap_or_else(|| panic!("not an array: {list}"));
-    members
-        .iter()
+    members(list)
         .find(|item| item[key] == value)
         .unwrap_or_else(|| panic!("no member with {key} = {value:?} in {list}"))
 }
