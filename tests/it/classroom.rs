@@ -5,8 +5,8 @@
 use expect_test::expect;
 
 use crate::util::{
-    assert_contains, check, close, gradcalc, json_events, json_number, member, stderr_of,
-    stdout_of, transcript,
+    assert_contains, check, close, gradcalc, json_events, json_number, member, output_in,
+    stderr_of, stdout_of, transcript,
 };
 
 /// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
@@ -184,11 +184,7 @@ fn the_latex_handout_compiles_and_fits_a4_and_letter() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc()
-        .current_dir(dir.path())
-        .args(["-e", HANDOUT, "-e", ":trace tex table.tex"])
-        .output()
-        .unwrap();
+    let output = output_in(dir.path(), &["-e", HANDOUT, "-e", ":trace tex table.tex"]);
     assert!(output.status.success(), "{}", stderr_of(&output));
     for paper in ["a4paper", "letterpaper"] {
         let document = format!(

@@ -6,16 +6,14 @@ use serde_json::Value;
 
 use crate::util::{
     assert_close, assert_contains, check, gradcalc, interrupted_after, json_events, json_lines,
-    members, output_of, output_with_stdin, plain_gradcalc, stderr_of, stdout_of, transcript,
+    members, output_in, output_of, output_with_stdin, plain_gradcalc, stderr_of, stdout_of,
+    transcript,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
 /// each given with `-e`; the run must succeed.
 fn fan_out_then(command: &str) -> String {
-    let output = gradcalc()
-        .args(["-e", "x = 2; y = 3; z = x*y + x", "-e", command])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 2; y = 3; z = x*y + x", "-e", command]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     stdout_of(&output)
 }
@@ -103,10 +101,7 @@ fn keep_going_runs_on_and_still_exits_1() {
 
 #[test]
 fn json_lines_with_errors_as_events() {
-    let output = gradcalc()
-        .args(["--json", "-e", "x = 2; 1/0; x y"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--json", "-e", "x = 2; 1/0; x y"]);
     assert_eq!(output.status.code(), Some(1));
     let events = json_lines(&stdout_of(&output));
     // Each event names its statement: `1/0` starts at column 8 of `-e`.
@@ -273,10 +268,7 @@ fn unclosed_parenthesis_points_at_it() {
 
 #[test]
 fn two_names_side_by_side_are_underlined_with_the_product_meant() {
-    let output = gradcalc()
-        .args(["-e", "x = 2; y = 3; z = x*y + x; x y"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 2; y = 3; z = x*y + x; x y"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 2\ny = 3\nz = 8\n");
     // `x y` starts after the 27 characters of `x = 2; y = 3; z = x*y + x; `.
@@ -328,14 +320,11 @@ fn deep_input_is_refused_not_overflowed() {
 
 #[test]
 fn commands_have_json_events() {
-    let output = gradcalc()
-        .args([
-            "--json",
-            "-e",
-            "x = 2; y = 3; z = x*y + x; :topo; :trace; :vars; :help tanh; :reset",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--json",
+        "-e",
+        "x = 2; y = 3; z = x*y + x; :topo; :trace; :vars; :help tanh; :reset",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     let events = json_lines(&stdout_of(&output));
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
@@ -414,14 +403,11 @@ fn long_orders_are_summarised_unless_all() {
 
 #[test]
 fn ascii_output_has_no_unicode_symbols() {
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "x = 0.5; y = tanh(x)*x^2; :grad; :trace; :help grad; :help tanh",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "x = 0.5; y = tanh(x)*x^2; :grad; :trace; :help grad; :help tanh",
+    ]);
     let stdout = stdout_of(&output);
     assert_contains(&stdout, "dy/dx = 0.6587290905");
     assert_contains(
@@ -459,10 +445,7 @@ fn a_missing_script_is_a_json_error_in_json_mode() {
 
 #[test]
 fn a_function_without_parentheses_suggests_them() {
-    let output = gradcalc()
-        .args(["--json", "-e", "x = 1; sin x"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--json", "-e", "x = 1; sin x"]);
     // `sin` starts after the 7 characters of `x = 1; `.
     expect![[r#"
         {"kind":"value","name":"x","value":1,"from":{"statement":1,"source":"-e","line":1,"column":1}}
@@ -482,14 +465,11 @@ fn an_unclosed_parenthesis_does_not_swallow_the_script() {
 fn stats_and_gc_through_the_binary() {
     // Nodes: x = 2, x*x, x = 5, the constant 1, x + 1. Rebinding x and y leaves the
     // first two unreachable.
-    let output = gradcalc()
-        .args([
-            "--json",
-            "-e",
-            "x = 2; y = x*x; x = 5; y = x + 1; :stats; :gc; :stats; :grad x",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--json",
+        "-e",
+        "x = 2; y = x*x; x = 5; y = x + 1; :stats; :gc; :stats; :grad x",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     let events = json_lines(&stdout_of(&output));
     let stats = events.iter().find(|e| e["kind"] == "stats").unwrap();
@@ -1058,10 +1038,7 @@ fn batch_results_alone_on_stdout_warnings_and_notices_on_stderr() {
 fn integers_that_f64_holds_exactly_print_whole() {
     // 2^40 = 1099511627776 and 2^53 = 9007199254740992 exactly; 2^60 is past
     // where every integer is exact, so it keeps the exponent form.
-    let output = gradcalc()
-        .args(["-e", "2^40; 123456789012; 2^53; 2^60"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "2^40; 123456789012; 2^53; 2^60"]);
     assert_eq!(
         stdout_of(&output),
         "1099511627776\n123456789012\n9007199254740992\n1.152921505e18\n"
@@ -1108,10 +1085,7 @@ fn bare_help_quit_and_exit_work_as_in_other_calculators() {
     }
 
     // A variable of that name wins; inside an expression the word is a name.
-    let output = gradcalc()
-        .args(["-e", "exit = 5; exit; exit + 1; help"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "exit = 5; exit; exit + 1; help"]);
     assert_eq!(output.status.code(), Some(0));
     let text = stdout_of(&output);
     assert!(text.starts_with("exit = 5\n5\n6\n"), "{text}");
@@ -1585,19 +1559,13 @@ fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
 fn a_repeat_says_after_which_steps_its_output_was_not_finite() {
     // L = ln(w) after w := w - 1 from 2: ln(1) = 0, ln(0) = -inf, then ln of
     // -1, -2, -3 = nan: steps 2 to 5 are not finite.
-    let output = gradcalc()
-        .args(["-e", "w = 2; L = ln(w)", "-e", ":repeat 5 w := w - 1"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "w = 2; L = ln(w)", "-e", ":repeat 5 w := w - 1"]);
     let stdout = stdout_of(&output);
     assert_contains(
         &stdout,
         "note: L is not finite after steps 2 to 5: the plot leaves them out",
     );
-    let output = gradcalc()
-        .args(["-e", "w = 2; L = w^2", "-e", ":repeat 5 w := w - 1"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "w = 2; L = w^2", "-e", ":repeat 5 w := w - 1"]);
     assert!(!stdout_of(&output).contains("not finite"));
 }
 
@@ -1620,16 +1588,13 @@ fn ascii_output_brackets_calls_after_d_and_writes_subscripts_with_underscores() 
               -> x: local d(x^2)/dx = 2*x = 2;  0.8414709848 * 2 = 1.68294197;  grad 0.5403023059 -> 2.223244275   (2nd of 2 uses: accumulated)
         [4] x leaf = 1   dy/dx = 2.223244275
     "#]].assert_eq(&text);
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "x₁ = 3; w₂₁ = 2; y = x₁*w₂₁",
-            "-e",
-            ":grad",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "x₁ = 3; w₂₁ = 2; y = x₁*w₂₁",
+        "-e",
+        ":grad",
+    ]);
     assert_eq!(
         stdout_of(&output),
         "x_1 = 3\nw_21 = 2\ny = 6\ndy/dx_1 = 2\ndy/dw_21 = 3\n"
@@ -1642,26 +1607,17 @@ fn ascii_output_brackets_calls_after_d_and_writes_subscripts_with_underscores() 
 /// display keeps `0`.
 #[test]
 fn negative_zero_reads_back_in_full_precision_and_json() {
-    let full = gradcalc()
-        .args(["--precision", "full", "-e", "x = -0; 1/x"])
-        .output()
-        .unwrap();
+    let full = output_of(&["--precision", "full", "-e", "x = -0; 1/x"]);
     assert_eq!(stdout_of(&full), "x = -0\n-inf\n");
-    let shown = gradcalc()
-        .args(["-e", ":precision full", "-e", "x = -0; x"])
-        .output()
-        .unwrap();
+    let shown = output_of(&["-e", ":precision full", "-e", "x = -0; x"]);
     assert!(
         stdout_of(&shown).ends_with("x = -0\n-0\n"),
         "{}",
         stdout_of(&shown)
     );
-    let default = gradcalc().args(["-e", "x = -0; 1/x"]).output().unwrap();
+    let default = output_of(&["-e", "x = -0; 1/x"]);
     assert_eq!(stdout_of(&default), "x = 0\n-inf\n");
-    let json = gradcalc()
-        .args(["--json", "-e", "x = -0; y = 0*x"])
-        .output()
-        .unwrap();
+    let json = output_of(&["--json", "-e", "x = -0; y = 0*x"]);
     let lines: Vec<serde_json::Value> = stdout_of(&json)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -1912,22 +1868,17 @@ fn json_errors_before_any_statement_are_json_events() {
 fn warnings_name_their_source() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("w2.calc"), "a = 2\n\nb = 1/0\n").unwrap();
-    let text = gradcalc()
-        .current_dir(dir.path())
-        .args(["-e", "x = 1/0", "-e", ":load w2.calc"])
-        .output()
-        .unwrap();
+    let text = output_in(dir.path(), &["-e", "x = 1/0", "-e", ":load w2.calc"]);
     assert_eq!(text.status.code(), Some(0));
     assert_eq!(
         stderr_of(&text),
         "warning: division by zero gives inf (in `1/0` at -e #1:1:5)\n\
          warning: division by zero gives inf (in `1/0` at w2.calc:3:5)\n"
     );
-    let json = gradcalc()
-        .current_dir(dir.path())
-        .args(["--json", "-e", "x = 1/0", "-e", ":load w2.calc"])
-        .output()
-        .unwrap();
+    let json = output_in(
+        dir.path(),
+        &["--json", "-e", "x = 1/0", "-e", ":load w2.calc"],
+    );
     let warnings: Vec<(Value, Value, Value)> = json_lines(&stdout_of(&json))
         .into_iter()
         .filter(|e| e["kind"] == "warning")
@@ -1984,18 +1935,15 @@ fn a_square_bracket_for_a_parenthesis_is_pointed_at() {
 /// right than the upper left of the chart).
 #[test]
 fn ascii_output_draws_charts_without_braille() {
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "x₁ = 1; y = x₁^2",
-            "-e",
-            ":plot x₁",
-            "-e",
-            ":repeat 3 x₁ := x₁ - 0.1*grad(y, x₁)",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "x₁ = 1; y = x₁^2",
+        "-e",
+        ":plot x₁",
+        "-e",
+        ":repeat 3 x₁ := x₁ - 0.1*grad(y, x₁)",
+    ]);
     assert!(output.status.success());
     let text = stdout_of(&output);
     assert!(text.is_ascii(), "{text}");
@@ -2047,16 +1995,13 @@ fn node_labels_cannot_be_updated_or_assigned_and_the_help_fits() {
 /// to 0.0001 (step 5): textplots' own labels, one decimal, read 0.0 and 0.0.
 #[test]
 fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "w = 0.0002; L = w",
-            "-e",
-            ":repeat 5 w := w - 0.00002",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "w = 0.0002; L = w",
+        "-e",
+        ":repeat 5 w := w - 0.00002",
+    ]);
     assert!(output.status.success());
     let text = stdout_of(&output);
     let chart: Vec<&str> = text

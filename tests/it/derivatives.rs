@@ -236,10 +236,7 @@ fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
         ":repeat x x := 1",
         ":repeat 3 :vars",
     ] {
-        let out = gradcalc()
-            .args(["-e", &format!("x = 1; {bad}")])
-            .output()
-            .unwrap();
+        let out = output_of(&["-e", &format!("x = 1; {bad}")]);
         assert!(!out.status.success(), "{bad}");
     }
 }

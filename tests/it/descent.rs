@@ -176,10 +176,7 @@ fn several_updates_in_one_repeat_step_warn_that_they_are_coordinate_descent() {
     "#]]
     .assert_eq(&stderr);
     // Independent updates are not warned about.
-    let output = gradcalc()
-        .args(["-e", "a = 1; c = 2", "-e", ":repeat 2 a := a + 1; c := c*2"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "a = 1; c = 2", "-e", ":repeat 2 a := a + 1; c := c*2"]);
     assert_eq!(stderr_of(&output), "");
 }
 
@@ -210,15 +207,12 @@ fn descend_and_simultaneous_updates_refuse_what_they_cannot_do() {
         assert!(stderr.contains(message), "{input}: {stderr}");
     }
     // A parameter the loss is not built from.
-    let output = gradcalc()
-        .args([
-            "-e",
-            "x = 1; y = 2; L = x^2",
-            "-e",
-            ":descend L lr=0.1 steps=2 x y",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "-e",
+        "x = 1; y = 2; L = x^2",
+        "-e",
+        ":descend L lr=0.1 steps=2 x y",
+    ]);
     expect![[r#"
         error: `L` is not built from this `y`: its gradient is 0, so descent would never move it
           ┌─ -e #2:1:29

@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, channel};
 use expect_test::expect;
 
 use crate::util::{
-    TIMEOUT, assert_contains, gradcalc, output_with_stdin, plain_gradcalc, stdout_of,
+    TIMEOUT, assert_contains, gradcalc, output_in, output_with_stdin, plain_gradcalc, stdout_of,
 };
 
 /// The JSON lines of `gradcalc --json ARGS` with `stdin`, as text.
@@ -54,11 +54,7 @@ fn every_event_names_the_statement_it_came_from() {
 fn a_loaded_file_counts_on_and_names_itself() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("inner.calc"), "a = 1\n\n  b = a/0\n").unwrap();
-    let output = gradcalc()
-        .current_dir(dir.path())
-        .args(["--json", "-e", "x = 1; :load inner.calc; x"])
-        .output()
-        .unwrap();
+    let output = output_in(dir.path(), &["--json", "-e", "x = 1; :load inner.calc; x"]);
     // The warning's own line and column point at `a/0`; its statement at `b`.
     expect![[r#"
         {"kind":"value","name":"x","value":1,"from":{"statement":1,"source":"-e","line":1,"column":1}}

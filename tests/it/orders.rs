@@ -5,7 +5,7 @@
 
 use expect_test::expect;
 
-use crate::util::{gradcalc, in_crate, json_events, member, members, stdout_of};
+use crate::util::{in_crate, json_events, member, members, output_of, stdout_of};
 
 /// `:topo kahn all` of `source`: the labels in order, constants left out
 /// (they have no node in PyTorch).
@@ -42,15 +42,12 @@ fn naive_order_on_colahs_example_gets_b_wrong() {
     // order, each node when first reached). e passes 1·d = 2 to c and
     // 1·c = 3 to d; c passes 2 to a and 2 to b; b is visited (its gradient
     // read: 2) before d passes it 3·1 = 3. The right ∂e/∂b is 2 + 3 = 5.
-    let output = gradcalc()
-        .args([
-            "-e",
-            "a = 2; b = 1; c = a + b; d = b + 1; e = c*d",
-            "-e",
-            ":topo naive",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "-e",
+        "a = 2; b = 1; c = a + b; d = b + 1; e = c*d",
+        "-e",
+        ":topo naive",
+    ]);
     let text = stdout_of(&output);
     expect![[r#"
         backprop from e in a naive recursion's order: visit a node, pass its gradient on, then visit its inputs, each node once, when first reached; 5 nodes
@@ -89,10 +86,7 @@ fn naive_order_passes_on_an_incomplete_gradient_at_an_inner_fan_out() {
 
 #[test]
 fn naive_order_without_fan_out_is_right_and_says_so() {
-    let output = gradcalc()
-        .args(["-e", "x = 0.5; y = tanh(2*x)", "-e", ":topo naive"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 0.5; y = tanh(2*x)", "-e", ":topo naive"]);
     let text = stdout_of(&output);
     assert!(
         text.ends_with("so the naive order gives the right gradients\n"),

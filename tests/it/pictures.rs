@@ -9,15 +9,11 @@
 
 use std::path::Path;
 
-use crate::util::{self, assert_contains, gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
+use crate::util::{self, assert_contains, gradcalc_within_cpu, output_in, stderr_of, stdout_of};
 
 /// Runs `script` in `dir`; returns stdout, stderr and the exit status.
 fn run(dir: &Path, script: &str) -> (String, String, Option<i32>) {
-    let output = gradcalc()
-        .current_dir(dir)
-        .args(["-e", script])
-        .output()
-        .unwrap();
+    let output = output_in(dir, &["-e", script]);
     (stdout_of(&output), stderr_of(&output), output.status.code())
 }
 

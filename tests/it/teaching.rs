@@ -10,7 +10,7 @@ use serde_json::Value;
 use expect_test::expect;
 
 use crate::util::{
-    self, assert_contains, gradcalc, in_crate, json_events, member, members, output_of,
+    self, assert_contains, gradcalc, in_crate, json_events, member, members, output_in, output_of,
 };
 
 fn examples(name: &str) -> String {
@@ -118,10 +118,7 @@ fn files_are_written_and_failures_point_at_the_path() {
 
     // A missing directory: an error at the file name, exit status 1, nothing written.
     let missing = dir.path().join("no/such/dir/graph.dot");
-    let output = gradcalc()
-        .args(["-e", &format!("x = 2; x*x; :dot {}", missing.display())])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", &format!("x = 2; x*x; :dot {}", missing.display())]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -158,10 +155,7 @@ fn paths_past_the_limit_are_counted_not_listed() {
 /// listed" with none listed; `x*x` gave two identical lines.
 #[test]
 fn paths_say_what_is_omitted_and_which_use_each_is() {
-    let output = gradcalc()
-        .args(["-e", "x = 1; y = x*x; :paths x"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 1; y = x*x; :paths x"]);
     assert_eq!(
         util::stdout_of(&output),
         "x = 1\ny = 1\n\
@@ -170,17 +164,14 @@ fn paths_say_what_is_omitted_and_which_use_each_is() {
          2. y → x (2nd of 2 uses)   1 = 1\n  \
          sum = 2 = ∂y/∂x   (reverse mode visited each of 2 nodes once)\n"
     );
-    let output = gradcalc()
-        .args([
-            "-e",
-            "x = 1; y = x",
-            "-e",
-            ":repeat 5000 y = y + 1",
-            "-e",
-            ":paths x",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "-e",
+        "x = 1; y = x",
+        "-e",
+        ":repeat 5000 y = y + 1",
+        "-e",
+        ":paths x",
+    ]);
     let stdout = util::stdout_of(&output);
     let tail: Vec<&str> = stdout.lines().rev().take(3).collect();
     assert_eq!(
@@ -200,10 +191,7 @@ fn paths_say_what_is_omitted_and_which_use_each_is() {
 #[test]
 fn plot_refuses_a_reversed_range_with_short_numbers() {
     let run = |range: &str| {
-        let output = gradcalc()
-            .args(["-e", "x = 1; y = x", "-e", &format!(":plot x {range}")])
-            .output()
-            .unwrap();
+        let output = output_of(&["-e", "x = 1; y = x", "-e", &format!(":plot x {range}")]);
         assert_eq!(output.status.code(), Some(1));
         util::stderr_of(&output)
     };
@@ -229,9 +217,9 @@ fn plot_refuses_a_reversed_range_with_short_numbers() {
 fn repeat_refuses_an_existing_file_before_running() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.svg"), "mine").unwrap();
-    let output = gradcalc()
-        .current_dir(dir.path())
-        .args([
+    let output = output_in(
+        dir.path(),
+        &[
             "--keep-going",
             "-e",
             "x = 1; y = x*x",
@@ -239,9 +227,8 @@ fn repeat_refuses_an_existing_file_before_running() {
             ":repeat 3 a.svg x := x - 0.1*grad(y, x)",
             "-e",
             "x",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert_eq!(util::stdout_of(&output), "x = 1\ny = 1\n1\n");
     assert_eq!(
         util::stderr_of(&output),

@@ -22,6 +22,11 @@ pub fn output_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     gradcalc().args(args).output().unwrap()
 }
 
+/// [`output_of`] run in the folder `dir`.
+pub fn output_in<S: AsRef<std::ffi::OsStr>>(dir: impl AsRef<Path>, args: &[S]) -> Output {
+    gradcalc().current_dir(dir).args(args).output().unwrap()
+}
+
 /// [`output_of`] with `stdin` as its standard input.
 pub fn output_with_stdin<S: AsRef<std::ffi::OsStr>>(
     args: &[S],

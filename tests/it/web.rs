@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{assert_contains, gradcalc, members, output_of, stderr_of, stdout_of};
+use crate::util::{assert_contains, members, output_in, output_of, stderr_of, stdout_of};
 
 /// colah's fan-out example ("Calculus on Computational Graphs"): e = (a + b)(b + 1)
 /// at a = 2, b = 1. By hand: ∂e/∂c = d = 2, ∂e/∂d = c = 3, ∂e/∂a = 2,
@@ -110,13 +110,7 @@ fn the_page_script_defines_each_method_once() {
 #[test]
 fn html_keeps_an_existing_file_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |command: &str| {
-        gradcalc()
-            .current_dir(dir.path())
-            .args(["-e", COLAH, "-e", command])
-            .output()
-            .unwrap()
-    };
+    let run = |command: &str| output_in(dir.path(), &["-e", COLAH, "-e", command]);
     let first = run(":html colah.html");
     assert!(first.status.success(), "{}", stderr_of(&first));
     let path = dir.path().join("colah.html");
