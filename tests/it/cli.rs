@@ -5,9 +5,9 @@ use expect_test::expect;
 use serde_json::Value;
 
 use crate::util::{
-    assert_close, assert_contains, check, gradcalc, interrupted_after, json_events, json_lines,
-    members, output_in, output_of, output_with_stdin, plain_gradcalc, stderr_of, stdout_of,
-    transcript,
+    assert_close, assert_contains, assert_ends_with, check, doubling_functions, gradcalc,
+    interrupted_after, json_events, json_lines, members, output_in, output_of, output_with_stdin,
+    plain_gradcalc, stderr_of, stdout_of, transcript,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
@@ -866,7 +866,7 @@ fn json_mode_writes_only_json_and_dash_is_stdout() {
         .unwrap();
     let stdout = stdout_of(&output);
     assert!(stdout.starts_with("x = 2\n4\ndigraph"), "{stdout}");
-    assert!(stdout.ends_with("}\n7\n"), "{stdout}");
+    assert_ends_with(&stdout, "}\n7\n");
 }
 
 #[test]
@@ -1050,11 +1050,8 @@ fn ctrl_c_in_a_batch_run_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("long.calc");
     // d18(x) builds 2^19 − 1 nodes through calls: seconds in a debug build.
-    let mut text = String::from("d0(t) = t + 1\n");
-    for k in 1..=18 {
-        text.push_str(&format!("d{k}(t) = d{}(t) + d{}(t)\n", k - 1, k - 1));
-    }
-    text.push_str("x = 1\ny = d18(x) + d17(x)\nnever = 1\n");
+    let mut text = doubling_functions("t + 1", 18, "\n");
+    text.push_str("\nx = 1\ny = d18(x) + d17(x)\nnever = 1\n");
     std::fs::write(&script, text).unwrap();
     // Once it has worked a while (CPU time, whatever the load): it is running
     // the statements.
@@ -1243,11 +1240,10 @@ fn too_many_call_nodes_name_the_call_made_twice() {
         error["help"].as_str().unwrap().to_string()
     };
     // d_k(t) = d_{k-1}(t) + d_{k-1}(t): d20(x) is 2^21 − 1 nodes.
-    let mut doubling = String::from("d0(t) = t + 1");
+    let doubling = doubling_functions("t + 1", 21, "; ");
     // c_k(t) = c_{k-1}(c_{k-1}(t)): composition, 2^21 calls of c0 by c21.
     let mut composing = String::from("c0(t) = t + 1");
     for k in 1..=21 {
-        doubling.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
         composing.push_str(&format!("; c{k}(t) = c{0}(c{0}(t))", k - 1));
     }
     assert_eq!(
@@ -1439,10 +1435,7 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
     // `w := …` of the step cut short. w_k = 0.1·0.8^k after k steps (∂L/∂w =
     // 2w). Of 1000 steps the table keeps 1, 2, 3 and every 100th, so the
     // last row is the step the interruption cut after.
-    let mut defs = String::from("d0(t) = t + 1");
-    for k in 1..=15 {
-        defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
-    }
+    let defs = doubling_functions("t + 1", 15, "; ");
     let repeat = ":repeat 1000 w := w - 0.1*grad(L, w); z = d15(w); w";
     let mut wait = std::time::Duration::from_millis(1200);
     for _ in 0..4 {
@@ -1610,11 +1603,7 @@ fn negative_zero_reads_back_in_full_precision_and_json() {
     let full = output_of(&["--precision", "full", "-e", "x = -0; 1/x"]);
     assert_eq!(stdout_of(&full), "x = -0\n-inf\n");
     let shown = output_of(&["-e", ":precision full", "-e", "x = -0; x"]);
-    assert!(
-        stdout_of(&shown).ends_with("x = -0\n-0\n"),
-        "{}",
-        stdout_of(&shown)
-    );
+    assert_ends_with(&stdout_of(&shown), "x = -0\n-0\n");
     let default = output_of(&["-e", "x = -0; 1/x"]);
     assert_eq!(stdout_of(&default), "x = 0\n-inf\n");
     let json = output_of(&["--json", "-e", "x = -0; y = 0*x"]);

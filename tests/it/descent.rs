@@ -244,10 +244,7 @@ fn ctrl_c_during_descend_keeps_the_steps_done() {
     // d10(t) = 1024·t built as a tree of 2^10 additions, so each step's
     // backward pass is long. With u = 1024w − 3, L = u² and ∂L/∂w = 2048u, so
     // a step multiplies u by 1 − 1e-9·2048·1024: u_k = −3·(1 − 2.097152e-3)^k.
-    let mut defs = String::from("d0(t) = t");
-    for k in 1..=10 {
-        defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
-    }
+    let defs = crate::util::doubling_functions("t", 10, "; ");
     let output = crate::util::interrupted_after(
         &[
             "--json",

@@ -9,7 +9,8 @@ use std::time::Duration;
 use expect_test::expect;
 
 use crate::util::{
-    assert_contains, check, gradcalc, gradcalc_within_cpu, output_with_stdin, stderr_of, stdout_of,
+    assert_contains, assert_ends_with, check, gradcalc, gradcalc_within_cpu, output_with_stdin,
+    stderr_of, stdout_of,
 };
 
 /// For the two catalogue cases of a million terms or statements.
@@ -93,11 +94,7 @@ fn a_ten_megabyte_line() {
     // One name of 10 MB: an unknown name, reported in a window of the line.
     let (stdout, stderr) = run(&[], "b".repeat(10_000_000), 1);
     assert!(stdout.is_empty());
-    assert!(
-        stderr.contains("unknown name"),
-        "{}",
-        &stderr[..stderr.len().min(500)]
-    );
+    assert_contains(&stderr, "unknown name");
     assert!(
         stderr.len() < 10_000,
         "the report shows a window: {} bytes",
@@ -153,11 +150,7 @@ fn a_long_script_of_statements() {
         .output()
         .unwrap();
     let (stdout, _) = check_status(&output, 0);
-    assert!(
-        stdout.ends_with("y = 3\n∂y/∂x = 2\n"),
-        "{}",
-        &stdout[stdout.len() - 100..]
-    );
+    assert_ends_with(&stdout, "y = 3\n∂y/∂x = 2\n");
     assert_eq!(stdout.lines().count(), 1_000_001);
 }
 
@@ -187,11 +180,7 @@ fn names_of_ten_thousand_characters() {
     let long = "a".repeat(10_000);
     let source = format!("{long} = 2\n{long}^2\n:grad {long}\n");
     let (stdout, _) = run(&[], source, 0);
-    assert!(
-        stdout.ends_with("= 4\n"),
-        "{}",
-        &stdout[stdout.len() - 50..]
-    );
+    assert_ends_with(&stdout, "= 4\n");
     // An unknown long name next to a long variable: no quadratic suggestion search.
     let other = format!("{}b", "a".repeat(9_999));
     let output = gradcalc_within_cpu(10)
@@ -199,24 +188,12 @@ fn names_of_ten_thousand_characters() {
         .output()
         .unwrap();
     let (_, stderr) = check_status(&output, 1);
-    assert!(
-        stderr.contains("unknown name"),
-        "{}",
-        &stderr[..300.min(stderr.len())]
-    );
+    assert_contains(&stderr, "unknown name");
     // A long function name and a long command name.
     let (_, stderr) = run(&[], format!("{long}(1)\n"), 1);
-    assert!(
-        stderr.contains("unknown function"),
-        "{}",
-        &stderr[..300.min(stderr.len())]
-    );
+    assert_contains(&stderr, "unknown function");
     let (_, stderr) = run(&[], format!(":{long}\n"), 1);
-    assert!(
-        stderr.contains("unknown command"),
-        "{}",
-        &stderr[..300.min(stderr.len())]
-    );
+    assert_contains(&stderr, "unknown command");
 }
 
 #[test]
@@ -284,7 +261,7 @@ fn ten_thousand_functions() {
     }
     // Sixty levels of calls are fine; ten thousand are refused with the limit.
     let (stdout, _) = run(&[], format!("{source}f60(0)\n"), 0);
-    assert!(stdout.ends_with("61\n"), "{}", &stdout[stdout.len() - 50..]);
+    assert_ends_with(&stdout, "61\n");
     let (_, stderr) = run(&[], format!("{source}f9999(0)\n"), 1);
     assert_contains(&stderr, "64");
 }
@@ -292,13 +269,10 @@ fn ten_thousand_functions() {
 #[test]
 fn functions_that_double_their_work_hit_the_node_limit() {
     // Each level calls the one below twice: 2^40 nodes if nothing stopped it.
-    let mut source = String::from("d0(x) = x + 1\n");
-    for i in 1..=40 {
-        source.push_str(&format!("d{i}(x) = d{0}(x) + d{0}(x)\n", i - 1));
-    }
-    let (stdout, _) = run(&[], format!("{source}d10(1)\n"), 0);
-    assert!(stdout.ends_with("2048\n"), "{stdout}");
-    let (_, stderr) = run(&[], format!("{source}d40(1)\n"), 1);
+    let source = crate::util::doubling_functions("t + 1", 40, "\n");
+    let (stdout, _) = run(&[], format!("{source}\nd10(1)\n"), 0);
+    assert_ends_with(&stdout, "2048\n");
+    let (_, stderr) = run(&[], format!("{source}\nd40(1)\n"), 1);
     assert_contains(&stderr, "1000000 nodes");
 }
 
@@ -321,7 +295,7 @@ fn recursion_through_another_function_is_an_error() {
     );
     // And the session goes on with --keep-going.
     let (stdout, _) = run(&["--keep-going"], "f(x) = f(x)\nf(1)\n2 + 2\n", 1);
-    assert!(stdout.ends_with("4\n"), "{stdout}");
+    assert_ends_with(&stdout, "4\n");
 }
 
 #[test]

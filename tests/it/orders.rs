@@ -5,7 +5,7 @@
 
 use expect_test::expect;
 
-use crate::util::{in_crate, json_events, member, members, output_of, stdout_of};
+use crate::util::{assert_ends_with, in_crate, json_events, member, members, output_of, stdout_of};
 
 /// `:topo kahn all` of `source`: the labels in order, constants left out
 /// (they have no node in PyTorch).
@@ -88,9 +88,6 @@ fn naive_order_passes_on_an_incomplete_gradient_at_an_inner_fan_out() {
 fn naive_order_without_fan_out_is_right_and_says_so() {
     let output = output_of(&["-e", "x = 0.5; y = tanh(2*x)", "-e", ":topo naive"]);
     let text = stdout_of(&output);
-    assert!(
-        text.ends_with("so the naive order gives the right gradients\n"),
-        "{text}"
-    );
+    assert_ends_with(&text, "so the naive order gives the right gradients\n");
     assert!(!text.contains('✗'), "{text}");
 }

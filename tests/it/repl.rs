@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::pty::{self, Repl, has_colour, strip_ansi};
-use crate::util::assert_contains;
+use crate::util::{assert_contains, assert_ends_with};
 
 #[test]
 fn the_fan_out_example_interactively() {
@@ -438,7 +438,7 @@ fn a_damaged_history_file_warns_once_and_keeps_saving() {
     // Appended, not rewritten: the damaged line is still there, untouched.
     assert!(bytes.starts_with(b"#V2\nold = 1\n\xff\xfe bad\nolder = 2\n"));
     let text = String::from_utf8_lossy(&bytes);
-    assert!(text.ends_with("fresh = 3\n:quit\n"), "{text}");
+    assert_ends_with(&text, "fresh = 3\n:quit\n");
 }
 
 #[test]

@@ -35,10 +35,24 @@ pub fn output_with_stdin<S: AsRef<std::ffi::OsStr>>(
     gradcalc().args(args).write_stdin(stdin).output().unwrap()
 }
 
-/// Asserts that `text` contains `part`, showing `text` whole when not.
+/// Asserts that `text` contains `part`, showing `text` when not (its first
+/// 4000 characters: some outputs are megabytes).
 #[track_caller]
 pub fn assert_contains(text: &str, part: &str) {
-    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+    assert!(
+        text.contains(part),
+        "{part:?} is not in:\n{}",
+        text.chars().take(4000).collect::<String>()
+    );
+}
+
+/// Asserts that `text` ends with `end`, showing its last 300 characters when
+/// not.
+#[track_caller]
+pub fn assert_ends_with(text: &str, end: &str) {
+    let chars: Vec<char> = text.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(300)..].iter().collect();
+    assert!(text.ends_with(end), "does not end with {end:?}:\n{tail}");
 }
 
 /// The binary as an `assert_cmd` command, with `NO_COLOR` removed from its
@@ -181,6 +195,17 @@ pub fn mlp_by_hand() -> MlpByHand {
     let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
     let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
     MlpByHand { h1, h2, h3, o, dz }
+}
+
+/// Functions that double their work, joined by `separator` (`"\n"` or
+/// `"; "`): `d0(t) = BASE`, then `dk(t) = d{k−1}(t) + d{k−1}(t)` for k = 1 to
+/// `levels`, so that `dk(x)` holds 2^k copies of d0's body.
+pub fn doubling_functions(base: &str, levels: usize, separator: &str) -> String {
+    let mut text = format!("d0(t) = {base}");
+    for k in 1..=levels {
+        text.push_str(&format!("{separator}d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
+    }
+    text
 }
 
 /// Runs `source` in `session` through the library and returns every event, or
