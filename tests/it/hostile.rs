@@ -23,6 +23,20 @@ fn run(args: &[&str], stdin: impl Into<Vec<u8>>, status: i32) -> (String, String
     check_status(&output, status)
 }
 
+/// [`run`] with `stdin` and no arguments, which must fail (status 1) with
+/// `part` in its error report.
+fn assert_refused(stdin: impl Into<Vec<u8>>, part: &str) {
+    let (_, stderr) = run(&[], stdin, 1);
+    assert_contains(&stderr, part);
+}
+
+/// [`run`] with `stdin` and no arguments, which must succeed, its output
+/// ending with `end`.
+fn assert_ends(stdin: impl Into<Vec<u8>>, end: &str) {
+    let (stdout, _) = run(&[], stdin, 0);
+    assert_ends_with(&stdout, end);
+}
+
 fn check_status(output: &Output, status: i32) -> (String, String) {
     let (stdout, stderr) = (stdout_of(output), stderr_of(output));
     let head = |s: &str| s.chars().take(2000).collect::<String>();
@@ -53,8 +67,7 @@ fn a_hundred_thousand_nested_parentheses_are_refused_naming_the_limit() {
         format!("{}1", "-".repeat(100_000)),
         format!("2{}", "^2".repeat(100_000)),
     ] {
-        let (_, stderr) = run(&[], deep, 1);
-        assert_contains(&stderr, "1000");
+        assert_refused(deep, "1000");
     }
 }
 
@@ -63,8 +76,7 @@ fn nesting_at_the_limit_parses_and_one_more_is_refused() {
     let at = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
     let (stdout, _) = run(&[], at(999), 0);
     assert_eq!(stdout, "1\n");
-    let (_, stderr) = run(&[], at(1001), 1);
-    assert_contains(&stderr, "1000");
+    assert_refused(at(1001), "1000");
 }
 
 /// 100 000 terms here (a few seconds in a debug build); the catalogue's
@@ -179,8 +191,7 @@ fn a_hundred_thousand_statements_through_the_library() {
 fn names_of_ten_thousand_characters() {
     let long = "a".repeat(10_000);
     let source = format!("{long} = 2\n{long}^2\n:grad {long}\n");
-    let (stdout, _) = run(&[], source, 0);
-    assert_ends_with(&stdout, "= 4\n");
+    assert_ends(source, "= 4\n");
     // An unknown long name next to a long variable: no quadratic suggestion search.
     let other = format!("{}b", "a".repeat(9_999));
     let output = gradcalc_within_cpu(10)
@@ -190,10 +201,8 @@ fn names_of_ten_thousand_characters() {
     let (_, stderr) = check_status(&output, 1);
     assert_contains(&stderr, "unknown name");
     // A long function name and a long command name.
-    let (_, stderr) = run(&[], format!("{long}(1)\n"), 1);
-    assert_contains(&stderr, "unknown function");
-    let (_, stderr) = run(&[], format!(":{long}\n"), 1);
-    assert_contains(&stderr, "unknown command");
+    assert_refused(format!("{long}(1)\n"), "unknown function");
+    assert_refused(format!(":{long}\n"), "unknown command");
 }
 
 #[test]
@@ -260,20 +269,16 @@ fn ten_thousand_functions() {
         source.push_str(&format!("f{i}(x) = f{}(x) + 1\n", i - 1));
     }
     // Sixty levels of calls are fine; ten thousand are refused with the limit.
-    let (stdout, _) = run(&[], format!("{source}f60(0)\n"), 0);
-    assert_ends_with(&stdout, "61\n");
-    let (_, stderr) = run(&[], format!("{source}f9999(0)\n"), 1);
-    assert_contains(&stderr, "64");
+    assert_ends(format!("{source}f60(0)\n"), "61\n");
+    assert_refused(format!("{source}f9999(0)\n"), "64");
 }
 
 #[test]
 fn functions_that_double_their_work_hit_the_node_limit() {
     // Each level calls the one below twice: 2^40 nodes if nothing stopped it.
     let source = crate::util::doubling_functions("t + 1", 40, "\n");
-    let (stdout, _) = run(&[], format!("{source}\nd10(1)\n"), 0);
-    assert_ends_with(&stdout, "2048\n");
-    let (_, stderr) = run(&[], format!("{source}\nd40(1)\n"), 1);
-    assert_contains(&stderr, "1000000 nodes");
+    assert_ends(format!("{source}\nd10(1)\n"), "2048\n");
+    assert_refused(format!("{source}\nd40(1)\n"), "1000000 nodes");
 }
 
 #[test]
