@@ -5,9 +5,9 @@ use expect_test::expect;
 use serde_json::Value;
 
 use crate::util::{
-    assert_close, assert_contains, assert_ends_with, check, doubling_functions, gradcalc,
-    interrupted_after, json_events, json_lines, members, output_in, output_of, output_with_stdin,
-    plain_gradcalc, stderr_of, stdout_of, transcript,
+    assert_close, assert_contains, assert_ends_with, check, doubling_functions, folder_with,
+    gradcalc, interrupted_after, json_events, json_lines, members, output_in, output_of,
+    output_with_stdin, plain_gradcalc, stderr_of, stdout_of, transcript,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
@@ -217,9 +217,7 @@ fn precision_controls_human_digits_only() {
 
 #[test]
 fn scripts_run_in_order_then_e() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("lib.calc");
-    std::fs::write(&script, "sq(t) = t*t\nx = 3\n").unwrap();
+    let (_dir, script) = folder_with("lib.calc", "sq(t) = t*t\nx = 3\n");
     let output = gradcalc()
         .arg(&script)
         .args(["-e", "sq(x); :grad x"])
@@ -561,9 +559,7 @@ fn no_panicking_print_macros_in_the_sources() {
 
 #[test]
 fn existing_files_are_kept_unless_the_command_says_f() {
-    let dir = tempfile::tempdir().unwrap();
-    let lesson = dir.path().join("lesson.calc");
-    std::fs::write(&lesson, "x = 1\n").unwrap();
+    let (dir, lesson) = folder_with("lesson.calc", "x = 1\n");
     // `:load`, a change, `:save` to the same name: refused, the lesson intact.
     let output = gradcalc_in(dir.path())
         .args(["-e", ":load lesson.calc; x = 5; :save lesson.calc"])
@@ -1003,9 +999,7 @@ fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
     // Without `-`, input waiting on stdin beside -e is not run, and a note says
     // so. (A file as stdin: its bytes are there before gradcalc starts, where a
     // pipe's writer could still be on its way.)
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("input.calc");
-    std::fs::write(&input, "x = 3\n").unwrap();
+    let (_dir, input) = folder_with("input.calc", "x = 3\n");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_gradcalc"))
         .args(["-e", "2 + 2"])
         .env("NO_COLOR", "1")
@@ -1474,8 +1468,7 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
 
 #[test]
 fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("r.svg"), "old").unwrap();
+    let (dir, _) = folder_with("r.svg", "old");
     let setup = "x = 2; y = 3; z = x*y + x";
     let output = gradcalc_in(dir.path())
         .args(["-e", setup, "-e", ":repeat 3 r.svg x := x - 0.1*grad(z, x)"])
@@ -1855,8 +1848,7 @@ fn json_errors_before_any_statement_are_json_events() {
 /// warning is at that file's line, not the caller's (text and JSON).
 #[test]
 fn warnings_name_their_source() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("w2.calc"), "a = 2\n\nb = 1/0\n").unwrap();
+    let (dir, _) = folder_with("w2.calc", "a = 2\n\nb = 1/0\n");
     let text = output_in(dir.path(), &["-e", "x = 1/0", "-e", ":load w2.calc"]);
     assert_eq!(text.status.code(), Some(0));
     assert_eq!(

@@ -6,8 +6,8 @@
 
 use crate::library::workloads;
 use crate::util::{
-    assert_contains, check, gradcalc, json_events, json_lines, json_number, members, output_of,
-    output_with_stdin, stderr_of, stdout_of,
+    assert_contains, check, folder_with, gradcalc, json_events, json_lines, json_number, members,
+    output_of, output_with_stdin, stderr_of, stdout_of,
 };
 
 use expect_test::expect;
@@ -249,9 +249,7 @@ fn a_repeat_that_does_not_parse_asks_nothing_and_runs_nothing() {
     use std::rc::Rc;
     // Its statements are parsed with it: the syntax error comes before the
     // question whether to replace its file (it came after).
-    let dir = tempfile::tempdir().unwrap();
-    let plot = dir.path().join("r.svg");
-    std::fs::write(&plot, "old").unwrap();
+    let (_dir, plot) = folder_with("r.svg", "old");
     let asked = Rc::new(Cell::new(false));
     let mut session = Session::new();
     let seen = Rc::clone(&asked);

@@ -9,7 +9,8 @@ use std::sync::mpsc::{Receiver, channel};
 use expect_test::expect;
 
 use crate::util::{
-    TIMEOUT, assert_contains, gradcalc, output_in, output_with_stdin, plain_gradcalc, stdout_of,
+    TIMEOUT, assert_contains, folder_with, gradcalc, output_in, output_with_stdin, plain_gradcalc,
+    stdout_of,
 };
 
 /// The JSON lines of `gradcalc --json ARGS` with `stdin`, as text.
@@ -52,8 +53,7 @@ fn every_event_names_the_statement_it_came_from() {
 
 #[test]
 fn a_loaded_file_counts_on_and_names_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("inner.calc"), "a = 1\n\n  b = a/0\n").unwrap();
+    let (dir, _) = folder_with("inner.calc", "a = 1\n\n  b = a/0\n");
     let output = output_in(dir.path(), &["--json", "-e", "x = 1; :load inner.calc; x"]);
     // The warning's own line and column point at `a/0`; its statement at `b`.
     expect![[r#"

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::pty::{self, Repl, has_colour, strip_ansi};
-use crate::util::{assert_contains, assert_ends_with};
+use crate::util::{assert_contains, assert_ends_with, folder_with};
 
 #[test]
 fn the_fan_out_example_interactively() {
@@ -443,9 +443,7 @@ fn a_damaged_history_file_warns_once_and_keeps_saving() {
 
 #[test]
 fn replacing_a_file_asks_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let lesson = dir.path().join("lesson.calc");
-    std::fs::write(&lesson, "x = 1\n").unwrap();
+    let (dir, lesson) = folder_with("lesson.calc", "x = 1\n");
     let mut repl = start_with_history(dir.path(), "off");
     repl.prompt();
     repl.line("x = 5", "x = 5");
@@ -465,9 +463,7 @@ fn replacing_a_file_asks_first() {
 
 #[test]
 fn repeat_asks_about_an_existing_file_before_its_first_step() {
-    let dir = tempfile::tempdir().unwrap();
-    let plot = dir.path().join("r.svg");
-    std::fs::write(&plot, "old\n").unwrap();
+    let (dir, plot) = folder_with("r.svg", "old\n");
     let mut repl = start_with_history(dir.path(), "off");
     repl.prompt();
     repl.line("x = 1", "x = 1");

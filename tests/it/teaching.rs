@@ -10,7 +10,8 @@ use serde_json::Value;
 use expect_test::expect;
 
 use crate::util::{
-    self, assert_contains, gradcalc, in_crate, json_events, member, members, output_in, output_of,
+    self, assert_contains, folder_with, gradcalc, in_crate, json_events, member, members,
+    output_in, output_of,
 };
 
 fn examples(name: &str) -> String {
@@ -215,8 +216,7 @@ fn plot_refuses_a_reversed_range_with_short_numbers() {
 /// file; now it refuses before the first step, and `x` is unchanged.
 #[test]
 fn repeat_refuses_an_existing_file_before_running() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.svg"), "mine").unwrap();
+    let (dir, _) = folder_with("a.svg", "mine");
     let output = output_in(
         dir.path(),
         &[

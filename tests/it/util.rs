@@ -17,6 +17,15 @@ use serde_json::Value;
 /// benchmarks.
 pub const TIMEOUT: Duration = Duration::from_secs(900);
 
+/// A fresh temporary folder holding one file, `name` with `contents`, and
+/// the file's path (both gone when the `TempDir` is dropped).
+pub fn folder_with(name: &str, contents: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).unwrap();
+    (dir, path)
+}
+
 /// `gradcalc ARGS` ([`gradcalc`]) run to its end, whatever its exit status.
 pub fn output_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     gradcalc().args(args).output().unwrap()
