@@ -283,11 +283,8 @@ fn two_names_side_by_side_are_underlined_with_the_product_meant() {
 
 #[test]
 fn a_100000_step_chain_backpropagates_through_the_binary() {
-    let mut script = String::from("x = 0.5\ny = x\n");
-    for _ in 0..100_000 {
-        script.push_str("y = y*1.0001 + 0.0001\n");
-    }
-    script.push_str(":grad x\n");
+    let steps = "y = y*1.0001 + 0.0001\n".repeat(100_000);
+    let script = format!("x = 0.5\ny = x\n{steps}:grad x\n");
     let output = output_with_stdin(&["--json"], script);
     assert_eq!(output.status.code(), Some(0));
     let stdout = stdout_of(&output);

@@ -138,13 +138,9 @@ fn files_are_written_and_failures_point_at_the_path() {
 
 #[test]
 fn paths_past_the_limit_are_counted_not_listed() {
-    let mut script = String::from("x = 1; y = x + x");
-    for _ in 0..9 {
-        script.push_str("; y = y + y");
-    }
-    script.push_str("; y; :paths x");
-    let output = output_of(&["-e", &script]);
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let doublings = "; y = y + y".repeat(9);
+    let script = format!("x = 1; y = x + x{doublings}; y; :paths x");
+    let stdout = util::stdout_of(&output_of(&["-e", &script]));
     assert_contains(&stdout, "paths from y to x: 1024");
     assert_contains(&stdout, "  64. ");
     assert!(!stdout.contains("  65. "), "{stdout}");
