@@ -484,6 +484,11 @@ fn stats_and_gc_through_the_binary() {
 
 // ---- files, writes and the output stream
 
+/// [`gradcalc_in`]`(dir)` with `args`, run to its end.
+fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    gradcalc_in(dir).args(args).output().unwrap()
+}
+
 /// gradcalc run in `dir` as its current directory.
 fn gradcalc_in(dir: &std::path::Path) -> Command {
     let mut command = gradcalc();
@@ -558,10 +563,10 @@ fn no_panicking_print_macros_in_the_sources() {
 fn existing_files_are_kept_unless_the_command_says_f() {
     let (dir, lesson) = folder_with("lesson.calc", "x = 1\n");
     // `:load`, a change, `:save` to the same name: refused, the lesson intact.
-    let output = gradcalc_in(dir.path())
-        .args(["-e", ":load lesson.calc; x = 5; :save lesson.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", ":load lesson.calc; x = 5; :save lesson.calc"],
+    );
     assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(
@@ -570,18 +575,18 @@ fn existing_files_are_kept_unless_the_command_says_f() {
     );
     assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
     for command in [":dot", ":svg", ":trace md"] {
-        let output = gradcalc_in(dir.path())
-            .args(["-e", &format!("x = 2; x*x; {command} lesson.calc")])
-            .output()
-            .unwrap();
+        let output = run_in(
+            dir.path(),
+            &["-e", &format!("x = 2; x*x; {command} lesson.calc")],
+        );
         assert_eq!(output.status.code(), Some(1), "{command}");
         assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
     }
     // With -f it is replaced by the two statements that rebuild the session.
-    let output = gradcalc_in(dir.path())
-        .args(["-e", ":load lesson.calc; x = 5; :save -f lesson.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", ":load lesson.calc; x = 5; :save -f lesson.calc"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let saved = std::fs::read_to_string(&lesson).unwrap();
     assert_eq!(
@@ -593,15 +598,9 @@ fn existing_files_are_kept_unless_the_command_says_f() {
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "keep").unwrap();
     std::os::unix::fs::symlink(&victim, dir.path().join("link.dot")).unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 2; x*x; :dot link.dot"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 2; x*x; :dot link.dot"]);
     assert_eq!(output.status.code(), Some(1));
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 2; x*x; :dot --force link.dot"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 2; x*x; :dot --force link.dot"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     let link = dir.path().join("link.dot");
@@ -631,10 +630,7 @@ fn scripts_write_only_where_the_command_line_allows() {
         format!("x = 2\nx*x\n:dot {}\n:dot here.dot\n", target.display()),
     )
     .unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["--keep-going", "s.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["--keep-going", "s.calc"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(
@@ -655,10 +651,7 @@ fn scripts_write_only_where_the_command_line_allows() {
     assert!(!dir.path().join("../out.dot").exists());
     // Allowed by a flag.
     let dir_arg = elsewhere.path().display().to_string();
-    let output = gradcalc_in(dir.path())
-        .args(["--allow-writes", &dir_arg, "s.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["--allow-writes", &dir_arg, "s.calc"]);
     assert_eq!(output.status.code(), Some(1), "here.dot exists now");
     assert!(
         std::fs::read_to_string(&target)
@@ -726,7 +719,7 @@ fn save_and_load_read_their_arguments_like_every_command() {
     // A cycle is an error naming it, not a hang.
     std::fs::write(dir.path().join("p.calc"), "p = 1\n:load q.calc\n").unwrap();
     std::fs::write(dir.path().join("q.calc"), ":load p.calc\n").unwrap();
-    let output = gradcalc_in(dir.path()).arg("p.calc").output().unwrap();
+    let output = run_in(dir.path(), &["p.calc"]);
     assert_eq!(output.status.code(), Some(1));
     assert_contains(&stderr_of(&output), "a cycle: p.calc → q.calc → p.calc");
 }
@@ -738,7 +731,7 @@ fn a_load_cycle_through_a_link_names_both_paths_as_written() {
     // h1.calc → h2.calc (it said `h2.calc → h2.calc`, one level late).
     std::fs::write(dir.path().join("h1.calc"), "h = 1\n:load h2.calc\n").unwrap();
     std::fs::hard_link(dir.path().join("h1.calc"), dir.path().join("h2.calc")).unwrap();
-    let output = gradcalc_in(dir.path()).arg("h1.calc").output().unwrap();
+    let output = run_in(dir.path(), &["h1.calc"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "h = 1\n");
     assert!(
@@ -751,7 +744,7 @@ fn a_load_cycle_through_a_link_names_both_paths_as_written() {
     // The same through a symbolic link: s.calc → a.calc, which loads s.calc.
     std::fs::write(dir.path().join("a.calc"), ":load s.calc\n").unwrap();
     std::os::unix::fs::symlink("a.calc", dir.path().join("s.calc")).unwrap();
-    let output = gradcalc_in(dir.path()).arg("a.calc").output().unwrap();
+    let output = run_in(dir.path(), &["a.calc"]);
     assert_eq!(output.status.code(), Some(1));
     assert_contains(&stderr_of(&output), "(a cycle: a.calc → s.calc)");
 }
@@ -807,17 +800,14 @@ fn special_and_huge_files_are_refused_without_reading() {
         ("big.calc", "larger than 64 MiB"),
         ("/dev/zero", "not a regular file"),
     ] {
-        let output = gradcalc_in(dir.path()).arg(name).output().unwrap();
+        let output = run_in(dir.path(), &[name]);
         assert_eq!(output.status.code(), Some(2), "{name}");
         assert!(
             stderr_of(&output).contains(says),
             "{name}: {}",
             stderr_of(&output)
         );
-        let output = gradcalc_in(dir.path())
-            .args(["-e", &format!(":load {name}")])
-            .output()
-            .unwrap();
+        let output = run_in(dir.path(), &["-e", &format!(":load {name}")]);
         assert_eq!(output.status.code(), Some(1), "{name}");
         assert!(
             stderr_of(&output).contains(says),
@@ -837,10 +827,10 @@ fn keep_going_still_stops_at_quit() {
 #[test]
 fn json_mode_writes_only_json_and_dash_is_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["--json", "-e", "x = 2; :save s.calc; x*x; :dot -"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["--json", "-e", "x = 2; :save s.calc; x*x; :dot -"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let events = json_lines(&stdout_of(&output));
     assert_eq!(events[1]["kind"], "wrote");
@@ -853,10 +843,7 @@ fn json_mode_writes_only_json_and_dash_is_stdout() {
             .starts_with("digraph")
     );
     // Human: the DOT text in order between the lines around it.
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 2; x*x; :dot -; 7"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 2; x*x; :dot -; 7"]);
     let stdout = stdout_of(&output);
     assert!(stdout.starts_with("x = 2\n4\ndigraph"), "{stdout}");
     assert_ends_with(&stdout, "}\n7\n");
@@ -1337,10 +1324,7 @@ fn the_file_exists_hint_names_the_command_that_was_run_and_following_it_works() 
     for (command, file, hint, start) in cases {
         let path = dir.path().join(file);
         std::fs::write(&path, "old\n").unwrap();
-        let output = gradcalc_in(dir.path())
-            .args(["-e", setup, "-e", command])
-            .output()
-            .unwrap();
+        let output = run_in(dir.path(), &["-e", setup, "-e", command]);
         let stderr = stderr_of(&output);
         assert!(stderr.contains("already exists"), "{command}: {stderr}");
         assert!(
@@ -1349,10 +1333,7 @@ fn the_file_exists_hint_names_the_command_that_was_run_and_following_it_works() 
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
         // Typing the hint replaces the file with what the command makes.
-        let output = gradcalc_in(dir.path())
-            .args(["-e", setup, "-e", hint])
-            .output()
-            .unwrap();
+        let output = run_in(dir.path(), &["-e", setup, "-e", hint]);
         assert_eq!(output.status.code(), Some(0), "{hint}: {output:?}");
         let written = std::fs::read_to_string(&path).unwrap();
         let written = written.trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -1467,10 +1448,10 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
 fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
     let (dir, _) = folder_with("r.svg", "old");
     let setup = "x = 2; y = 3; z = x*y + x";
-    let output = gradcalc_in(dir.path())
-        .args(["-e", setup, "-e", ":repeat 3 r.svg x := x - 0.1*grad(z, x)"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", setup, "-e", ":repeat 3 r.svg x := x - 0.1*grad(z, x)"],
+    );
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = stderr_of(&output);
     assert_contains(&stderr, "it already exists (not replaced); nothing ran");
@@ -1481,10 +1462,10 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
         "old"
     );
     // The hint, typed: x goes 2 → 1.6 → 1.2 → 0.8 (∂z/∂x = y + 1 = 4).
-    let typed = gradcalc_in(dir.path())
-        .args(["-e", setup, "-e", hint.trim_matches('`'), "-e", "x"])
-        .output()
-        .unwrap();
+    let typed = run_in(
+        dir.path(),
+        &["-e", setup, "-e", hint.trim_matches('`'), "-e", "x"],
+    );
     assert!(typed.status.success(), "{typed:?}");
     assert!(stdout_of(&typed).ends_with("0.8\n"), "{typed:?}");
     let svg = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();
@@ -1495,10 +1476,7 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
         ":repeat 3 r.svg x := x - 0.1*grad(z, x){}",
         " + 0*y".repeat(40)
     );
-    let output = gradcalc_in(dir.path())
-        .args(["-e", setup, "-e", &long])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", setup, "-e", &long]);
     let stderr = stderr_of(&output);
     assert_contains(&stderr, "add `-f` after the step count");
     assert!(!stderr.contains("`:repeat 3 -f"), "{stderr}");
@@ -2006,18 +1984,15 @@ fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
 #[test]
 fn save_suggests_a_load_that_can_be_typed_back() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 1", "-e", ":save \"my lesson.calc\""])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", "x = 1", "-e", ":save \"my lesson.calc\""],
+    );
     assert_eq!(
         stdout_of(&output),
         "x = 1\nsaved 1 statement to my lesson.calc; `:load \"my lesson.calc\"` or `gradcalc 'my lesson.calc'` replays them\n"
     );
-    let typed = gradcalc_in(dir.path())
-        .args(["-e", ":load \"my lesson.calc\"", "-e", "x"])
-        .output()
-        .unwrap();
+    let typed = run_in(dir.path(), &["-e", ":load \"my lesson.calc\"", "-e", "x"]);
     assert!(typed.status.success(), "{typed:?}");
     assert_eq!(stdout_of(&typed), "x = 1\n1\n");
 }
@@ -2028,20 +2003,17 @@ fn save_suggests_a_load_that_can_be_typed_back() {
 #[test]
 fn save_to_a_name_like_an_option_suggests_what_runs_it() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 41; y = x + 1", "-e", ":save \"-f\""])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", "x = 41; y = x + 1", "-e", ":save \"-f\""],
+    );
     assert_eq!(
         stdout_of(&output),
         "x = 41\ny = 42\nsaved 2 statements to -f; `:load \"-f\"` or `gradcalc ./-f` replays them\n"
     );
-    let by_shell = gradcalc_in(dir.path()).arg("./-f").output().unwrap();
+    let by_shell = run_in(dir.path(), &["./-f"]);
     assert_eq!(stdout_of(&by_shell), "x = 41\ny = 42\n");
-    let by_load = gradcalc_in(dir.path())
-        .args(["-e", ":load \"-f\""])
-        .output()
-        .unwrap();
+    let by_load = run_in(dir.path(), &["-e", ":load \"-f\""]);
     assert_eq!(stdout_of(&by_load), "x = 41\ny = 42\n");
 }
 
@@ -2050,10 +2022,7 @@ fn save_to_a_name_like_an_option_suggests_what_runs_it() {
 #[test]
 fn an_unclosed_quote_in_a_command_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 1", "-e", ":save \"abc"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 1", "-e", ":save \"abc"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr_of(&output),
