@@ -27,6 +27,14 @@ fn error(source: &str) -> SyntaxError {
     }
 }
 
+/// `source` fails to parse with exactly `expected`, whose help is `help`.
+#[track_caller]
+fn assert_error(source: &str, expected: SyntaxError, help: &str) {
+    let err = error(source);
+    assert_eq!(err, expected, "{source}");
+    assert_eq!(err.help().as_deref(), Some(help), "{source}");
+}
+
 /// The latest value of `name` in `env`.
 fn lookup(env: &[(String, f64)], name: &str) -> Option<f64> {
     env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| *v)
@@ -314,27 +322,30 @@ fn names_and_calls() {
     assert_eq!(expr("π").nodes[0].kind, ExprKind::Name("π".into()));
     assert_eq!(expr("α_1").nodes[0].kind, ExprKind::Name("α_1".into()));
 
-    let tree = expr("max(1, 5, 3)");
-    assert_eq!(
-        tree.get(tree.root()).kind,
-        ExprKind::Call(Box::new(Call {
-            name: "max".into(),
-            name_span: Span::new(0, 3),
-            derivative: 0,
-            args: vec![ExprId(0), ExprId(1), ExprId(2)],
-        }))
-    );
-
-    let tree = expr("f'(2)");
-    assert_eq!(
-        tree.get(tree.root()).kind,
-        ExprKind::Call(Box::new(Call {
-            name: "f".into(),
-            name_span: Span::new(0, 1),
-            derivative: 1,
-            args: vec![ExprId(0)],
-        }))
-    );
+    for (source, call) in [
+        (
+            "max(1, 5, 3)",
+            Call {
+                name: "max".into(),
+                name_span: Span::new(0, 3),
+                derivative: 0,
+                args: vec![ExprId(0), ExprId(1), ExprId(2)],
+            },
+        ),
+        (
+            "f'(2)",
+            Call {
+                name: "f".into(),
+                name_span: Span::new(0, 1),
+                derivative: 1,
+                args: vec![ExprId(0)],
+            },
+        ),
+    ] {
+        let tree = expr(source);
+        let root = &tree.get(tree.root()).kind;
+        assert_eq!(*root, ExprKind::Call(Box::new(call)), "{source}");
+    }
 
     // `x(2)` is a call; the evaluator reports that x is not a function.
     let tree = expr("x(2)");
@@ -627,25 +638,31 @@ fn missing_operand_points_at_the_token() {
 
 #[test]
 fn missing_operator() {
-    let err = error("2 3");
-    assert_eq!(
-        err.to_string(),
-        "expected an operator or the end of the statement, found number `3`"
-    );
-    assert_eq!(err.help().as_deref(), Some("use `*` to multiply: `2*3`"));
-
-    let err = error("f(1 2)");
-    assert_eq!(
-        err.to_string(),
-        "expected an operator, `,` or `)`, found number `2`"
-    );
-
-    let err = error("(1+2)3");
-    assert_eq!(
-        err.to_string(),
-        "expected an operator or the end of the statement, found number `3`"
-    );
-    assert_eq!(err.help().as_deref(), Some("use `*` to multiply"));
+    // (source, message, help; None: its help is not checked)
+    let rows = [
+        (
+            "2 3",
+            "expected an operator or the end of the statement, found number `3`",
+            Some("use `*` to multiply: `2*3`"),
+        ),
+        (
+            "f(1 2)",
+            "expected an operator, `,` or `)`, found number `2`",
+            None,
+        ),
+        (
+            "(1+2)3",
+            "expected an operator or the end of the statement, found number `3`",
+            Some("use `*` to multiply"),
+        ),
+    ];
+    for (source, message, help) in rows {
+        let err = error(source);
+        assert_eq!(err.to_string(), message, "{source}");
+        if help.is_some() {
+            assert_eq!(err.help().as_deref(), help, "{source}");
+        }
+    }
 
     let err = error("x + 1 = 3");
     assert_eq!(err.span(), Span::new(6, 7));
@@ -689,19 +706,13 @@ fn malformed_numbers() {
         "malformed number `2e1.5`: exponents are whole numbers"
     );
 
-    assert!(matches!(
-        error("1.2.3"),
-        SyntaxError::MalformedNumber { .. }
-    ));
-    assert!(matches!(
-        error("1__000"),
-        SyntaxError::MalformedNumber { .. }
-    ));
-    assert!(matches!(error("1_"), SyntaxError::MalformedNumber { .. }));
-    assert!(matches!(
-        error("x = 3 + 1_.5"),
-        SyntaxError::MalformedNumber { .. }
-    ));
+    for source in ["1.2.3", "1__000", "1_", "x = 3 + 1_.5"] {
+        let err = error(source);
+        assert!(
+            matches!(err, SyntaxError::MalformedNumber { .. }),
+            "{source}: {err:?}"
+        );
+    }
 
     // `2e` (2·e = 5.44, beside `2e3` = 2000) is refused; `2 e` and `2exp(1)`
     // are implicit multiplications by a name.
@@ -719,15 +730,14 @@ fn malformed_numbers() {
 
 #[test]
 fn numbers_out_of_range() {
-    let err = error("1e400");
-    assert_eq!(
-        err,
+    assert_error(
+        "1e400",
         SyntaxError::NumberOverflow {
             span: Span::new(0, 5),
-            text: "1e400".into()
-        }
+            text: "1e400".into(),
+        },
+        "write `inf` for infinity",
     );
-    assert_eq!(err.help().as_deref(), Some("write `inf` for infinity"));
 
     let err = error("2 * 1e-400");
     assert!(matches!(err, SyntaxError::NumberUnderflow { .. }));
@@ -740,51 +750,50 @@ fn numbers_out_of_range() {
 
 #[test]
 fn unbalanced_parentheses() {
-    let err = error("2*(1+3");
-    assert_eq!(
-        err,
-        SyntaxError::UnclosedParen {
-            span: Span::new(2, 3)
-        }
-    );
-    assert_eq!(err.to_string(), "unclosed `(`");
-    assert_eq!(err.help().as_deref(), Some("add `)`"));
-
-    let err = error("f((1)");
-    assert_eq!(err.span(), Span::new(1, 2));
-
-    let err = error("1+2)");
-    assert_eq!(
-        err,
-        SyntaxError::UnmatchedParen {
-            span: Span::new(3, 4)
-        }
-    );
-    assert_eq!(err.to_string(), "unmatched `)`");
+    for (source, expected, message) in [
+        (
+            "2*(1+3",
+            SyntaxError::UnclosedParen {
+                span: Span::new(2, 3),
+            },
+            "unclosed `(`",
+        ),
+        (
+            "1+2)",
+            SyntaxError::UnmatchedParen {
+                span: Span::new(3, 4),
+            },
+            "unmatched `)`",
+        ),
+    ] {
+        let err = error(source);
+        assert_eq!(err, expected);
+        assert_eq!(err.to_string(), message);
+    }
+    assert_eq!(error("2*(1+3").help().as_deref(), Some("add `)`"));
+    assert_eq!(error("f((1)").span(), Span::new(1, 2));
 }
 
 #[test]
 fn square_and_curly_brackets_are_named_and_a_wrong_close_comes_first() {
     // `]` meant to close the `(`: the `]` is the mistake, not the `(`.
-    let err = error("z = (1 + ]");
-    assert_eq!(
-        err,
+    assert_error(
+        "z = (1 + ]",
         SyntaxError::WrongBracket {
             span: Span::new(9, 10),
-            bracket: ']'
-        }
+            bracket: ']',
+        },
+        "write `)` here",
     );
-    assert_eq!(err.help().as_deref(), Some("write `)` here"));
     assert!(!needs_more_input("z = (1 + ]"));
-    let err = error("[1 + 2]*3");
-    assert_eq!(
-        err,
+    assert_error(
+        "[1 + 2]*3",
         SyntaxError::WrongBracket {
             span: Span::new(0, 1),
-            bracket: '['
-        }
+            bracket: '[',
+        },
+        "write `(` here",
     );
-    assert_eq!(err.help().as_deref(), Some("write `(` here"));
     // An earlier problem still comes first, and so does a `(` left open
     // before an opening `{` (that one cannot be meant to close it).
     assert_eq!(error("x y + [1]").span(), Span::new(0, 3));
@@ -793,17 +802,16 @@ fn square_and_curly_brackets_are_named_and_a_wrong_close_comes_first() {
 
 #[test]
 fn two_names_side_by_side() {
-    let err = error("x y");
-    assert_eq!(
-        err,
+    assert_error(
+        "x y",
         SyntaxError::AdjacentNames {
             span: Span::new(0, 3),
             left: "x".into(),
             right: "y".into(),
             hint: None,
-        }
+        },
+        "use `*` to multiply: `x*y`",
     );
-    assert_eq!(err.help().as_deref(), Some("use `*` to multiply: `x*y`"));
     assert!(matches!(error("2x y"), SyntaxError::AdjacentNames { .. }));
     assert!(matches!(
         error("a = sin x"),
@@ -871,14 +879,13 @@ fn misreadings_get_the_fix_that_was_meant() {
         ExprKind::Call(call) if call.derivative == 3
     ));
     // Not misreadings: the old messages stay.
-    assert!(matches!(
-        error("x = let y"),
-        SyntaxError::AdjacentNames { .. }
-    ));
-    assert!(matches!(
-        error("(x y = 3)"),
-        SyntaxError::AdjacentNames { .. }
-    ));
+    for source in ["x = let y", "(x y = 3)"] {
+        let err = error(source);
+        assert!(
+            matches!(err, SyntaxError::AdjacentNames { .. }),
+            "{source}: {err:?}"
+        );
+    }
     assert!(matches!(error("2y = 3"), SyntaxError::Unexpected { .. }));
 }
 

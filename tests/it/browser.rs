@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::pty::Repl;
-use crate::util::{gradcalc, in_crate, stdout_of};
+use crate::util::{in_crate, output_in, output_of, stdout_of};
 use crate::web::COLAH;
 
 /// The longest wait for anything the browser does: generous for a debug
@@ -315,10 +315,7 @@ fn assert_drawn(shot: &Value, (width, height): (u32, u32)) {
 /// `:trace all`'s steps for `statements`, each as printed (from `[K]` to the
 /// line before the next step).
 fn trace_steps(statements: &str) -> Vec<String> {
-    let output = gradcalc()
-        .args(["-e", statements, "-e", ":trace all"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", statements, "-e", ":trace all"]);
     let text = stdout_of(&output);
     let mut steps: Vec<String> = Vec::new();
     for line in text
@@ -352,11 +349,10 @@ fn shown(browser: &mut Browser) -> (Value, Value, Value) {
 
 /// Writes the page of `statements` to `dir`/`name`.html; its file:// URL.
 fn html_page(dir: &Path, name: &str, statements: &str) -> String {
-    let output = gradcalc()
-        .current_dir(dir)
-        .args(["-e", statements, "-e", &format!(":html {name}.html")])
-        .output()
-        .unwrap();
+    let output = output_in(
+        dir,
+        &["-e", statements, "-e", &format!(":html {name}.html")],
+    );
     assert!(output.status.success());
     format!("file://{}/{name}.html", dir.display())
 }

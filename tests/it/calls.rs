@@ -6,11 +6,11 @@
 
 use expect_test::expect;
 
-use crate::util::{check, gradcalc, stderr_of, stdout_of};
+use crate::util::{assert_contains, check, gradcalc, output_of, stderr_of, stdout_of};
 
 /// Runs `script`; stdout and stderr.
 fn run(script: &str) -> (String, String) {
-    let output = gradcalc().args(["-e", script]).output().unwrap();
+    let output = output_of(&["-e", script]);
     (stdout_of(&output), stderr_of(&output))
 }
 
@@ -218,14 +218,9 @@ fn a_trace_shows_each_call_as_one_step_with_the_gradients_of_every_step() {
         let value: f64 = shown[line.len()..].parse().unwrap();
         assert!(same(*g, value), "{name}: {g} and :grad's {value}");
     }
-    let (x1, x2) = (0.5f64, -1.2f64);
-    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
-    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
-    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
-    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
-    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    let by_hand = crate::util::mlp_by_hand();
     let v1 = leaves.iter().find(|l| l.0 == "v1").unwrap().1;
-    assert!((v1 - dz * h1).abs() < 1e-12, "{v1}");
+    assert!((v1 - by_hand.dz * by_hand.h1).abs() < 1e-12, "{v1}");
     assert!((v1 + 1.2809214099).abs() < 1e-9, "{v1}");
     // One line a call: its inputs, value and upstream gradient, and how to
     // see its steps.
@@ -257,12 +252,6 @@ fn a_trace_expands_the_calls_named() {
         .output()
         .unwrap();
     let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("no call labelled `h1` in the output's graph"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("its calls: neuron1, neuron2, neuron3, out1"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "no call labelled `h1` in the output's graph");
+    assert_contains(&stderr, "its calls: neuron1, neuron2, neuron3, out1");
 }

@@ -5,7 +5,8 @@
 use expect_test::expect;
 
 use crate::util::{
-    check, close, gradcalc, json_events, json_number, stderr_of, stdout_of, transcript,
+    assert_contains, check, close, gradcalc, json_events, json_number, member, output_in,
+    stderr_of, stdout_of, transcript,
 };
 
 /// `x = 2, w = -3`: `p = x*w` is node `_2` (x is `_0`, w is `_1`), and
@@ -73,20 +74,10 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
     let (events, status) = json_events(&["-e", LABELLED, "-e", ":topo", "-e", ":trace md"]);
     assert_eq!(status, Some(0));
     let topo = events.iter().find(|e| e["kind"] == "topo").unwrap();
-    let p = topo["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["id"] == 2)
-        .unwrap();
+    let p = member(&topo["nodes"], "id", 2);
     assert_eq!(p["label"], "_2");
     assert!(close(json_number(&p["value"]).unwrap(), -6.0, 0.0));
-    let named = topo["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["id"] == 0)
-        .unwrap();
+    let named = member(&topo["nodes"], "id", 0);
     assert_eq!(named["label"], "x");
     let table = events.iter().find(|e| e["kind"] == "table").unwrap();
     assert!(
@@ -97,7 +88,7 @@ fn a_label_is_the_same_in_json_tables_and_dot() {
         "{table}"
     );
     let dot = run(&[LABELLED, ":dot"]);
-    assert!(dot.contains("n2 [label=\"{ _2 | value -6 |"), "{dot}");
+    assert_contains(&dot, "n2 [label=\"{ _2 | value -6 |");
 }
 
 #[test]
@@ -173,13 +164,10 @@ fn the_latex_handout_has_math_names_and_booktabs_rules() {
     );
     assert!(!text.contains("\\hline"), "{text}");
     // x_1 as x₁ in math mode, not the text `x\_1`.
-    assert!(text.contains("$x_{1}$"), "{text}");
+    assert_contains(&text, "$x_{1}$");
     assert!(!text.contains("x\\_1"), "{text}");
     // The leaf rows give ∂y/∂x_1 as a formula, breakable between ∂y/ and ∂x_1.
-    assert!(
-        text.contains("$\\partial y/\\allowbreak \\partial x_{1}="),
-        "{text}"
-    );
+    assert_contains(&text, "$\\partial y/\\allowbreak \\partial x_{1}=");
 }
 
 /// The table of [`HANDOUT`] compiled by `pdflatex` on A4 and Letter paper, when
@@ -196,11 +184,7 @@ fn the_latex_handout_compiles_and_fits_a4_and_letter() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc()
-        .current_dir(dir.path())
-        .args(["-e", HANDOUT, "-e", ":trace tex table.tex"])
-        .output()
-        .unwrap();
+    let output = output_in(dir.path(), &["-e", HANDOUT, "-e", ":trace tex table.tex"]);
     assert!(output.status.success(), "{}", stderr_of(&output));
     for paper in ["a4paper", "letterpaper"] {
         let document = format!(
@@ -327,48 +311,47 @@ fn user_functions_show_their_signature_definition_and_place_in_vars() {
 
 #[test]
 fn plotting_a_variable_the_output_does_not_depend_on_is_refused() {
-    // z = x^2 does not read w: its plot against w would be a flat line.
-    expect![[r#"
-        x = 1
-        w = 2
-        z = 1
-        --- stderr
-        error: z does not depend on w: its plot against w would be flat
-          ┌─ -e #2:1:7
-          │
-        1 │ :plot w
-          │       ^ plot a variable the output is built from (`:vars` lists them)
+    for (setup, plot, refusal) in [
+        // z = x^2 does not read w: its plot against w would be a flat line.
+        (
+            "x = 1; w = 2; z = x^2",
+            ":plot w",
+            expect![[r#"
+                x = 1
+                w = 2
+                z = 1
+                --- stderr
+                error: z does not depend on w: its plot against w would be flat
+                  ┌─ -e #2:1:7
+                  │
+                1 │ :plot w
+                  │       ^ plot a variable the output is built from (`:vars` lists them)
 
-        --- exit status 1
-    "#]]
-    .assert_eq(&transcript(&[
-        "-e",
-        "x = 1; w = 2; z = x^2",
-        "-e",
-        ":plot w",
-    ]));
+                --- exit status 1
+            "#]],
+        ),
+        // z = x*w, then w rebound: z was built from the earlier w, and says so.
+        (
+            "x = 1; w = 2; z = x*w; w = 3",
+            ":plot w -1 1",
+            expect![[r#"
+                x = 1
+                w = 2
+                z = 2
+                w = 3
+                --- stderr
+                error: z does not depend on w: its plot against w would be flat
+                  ┌─ -e #2:1:7
+                  │
+                1 │ :plot w -1 1
+                  │       ^ z was built from an earlier w: recompute z to use the new one
 
-    // z = x*w, then w rebound: z was built from the earlier w, and says so.
-    expect![[r#"
-        x = 1
-        w = 2
-        z = 2
-        w = 3
-        --- stderr
-        error: z does not depend on w: its plot against w would be flat
-          ┌─ -e #2:1:7
-          │
-        1 │ :plot w -1 1
-          │       ^ z was built from an earlier w: recompute z to use the new one
-
-        --- exit status 1
-    "#]]
-    .assert_eq(&transcript(&[
-        "-e",
-        "x = 1; w = 2; z = x*w; w = 3",
-        "-e",
-        ":plot w -1 1",
-    ]));
+                --- exit status 1
+            "#]],
+        ),
+    ] {
+        refusal.assert_eq(&transcript(&["-e", setup, "-e", plot]));
+    }
 
     // A variable it does read still plots.
     assert!(run(&["x = 1; w = 2; z = x*w", ":plot w -1 1"]).contains("z for w from -1 to 1"));
@@ -488,13 +471,13 @@ fn one_minus_sign_in_text_dot_svg_and_help() {
     let text = run(&lines);
     assert!(!text.contains('\u{2212}'), "{text}");
     // The pictures label the negation `-` (DOT's record and the SVG's text).
-    assert!(text.contains("label=\"-\""), "{text}");
-    assert!(text.contains(">-</text>"), "{text}");
+    assert_contains(&text, "label=\"-\"");
+    assert_contains(&text, ">-</text>");
     // The derivative rules read as typed: ∂cos(u)/∂u = -sin(u), 1 - tanh(u)².
-    assert!(text.contains("= -sin(u)"), "{text}");
-    assert!(text.contains("1 - tanh(u)"), "{text}");
+    assert_contains(&text, "= -sin(u)");
+    assert_contains(&text, "1 - tanh(u)");
     // y = -2 - 1 = -3.
-    assert!(text.contains("y = -3\n"), "{text}");
+    assert_contains(&text, "y = -3\n");
 }
 
 /// A Markdown cell as a CommonMark renderer shows it: a backslash before ASCII
@@ -519,8 +502,8 @@ fn the_markdown_handout_escapes_what_markdown_would_render() {
     // z = a*b*c at a = 2, b = 3, c = 4: ∂(a*b*c)/∂(a*b) = c = 4 and
     // ∂(a*b*c)/∂c = a*b = 6 (by hand); _3 is the label of a*b.
     let text = run(&["a = 2; b = 3; c = 4; z = a*b*c", ":trace md -"]);
-    assert!(text.contains("| ∂(a\\*b\\*c)/∂(a\\*b) = c = 4 |"), "{text}");
-    assert!(text.contains("| \\_3 = a \\* b = 6 |"), "{text}");
+    assert_contains(&text, "| ∂(a\\*b\\*c)/∂(a\\*b) = c = 4 |");
+    assert_contains(&text, "| \\_3 = a \\* b = 6 |");
     let rows: Vec<Vec<String>> = text
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| Node"))

@@ -5,17 +5,15 @@ use expect_test::expect;
 use serde_json::Value;
 
 use crate::util::{
-    assert_close, check, gradcalc, json_events, json_lines, plain_gradcalc, stderr_of, stdout_of,
-    transcript,
+    assert_close, assert_contains, assert_ends_with, check, doubling_functions, folder_with,
+    gradcalc, interrupted_after, json_events, json_lines, members, output_in, output_of,
+    output_with_stdin, plain_gradcalc, stderr_of, stdout_of, transcript,
 };
 
 /// stdout of the fan-out example `x = 2; y = 3; z = x*y + x` then `command`,
 /// each given with `-e`; the run must succeed.
 fn fan_out_then(command: &str) -> String {
-    let output = gradcalc()
-        .args(["-e", "x = 2; y = 3; z = x*y + x", "-e", command])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 2; y = 3; z = x*y + x", "-e", command]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     stdout_of(&output)
 }
@@ -68,17 +66,10 @@ fn piped_stdin_has_no_prompt_or_escapes_and_reads_the_last_line() {
 
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
-    let plain = gradcalc().args(["-e", "1 + 1"]).output().unwrap();
+    let plain = output_of(&["-e", "1 + 1"]);
     assert!(!stdout_of(&plain).contains('\x1b'));
-    let forced = gradcalc()
-        .args(["--color", "always", "-e", "1 + 1"])
-        .output()
-        .unwrap();
-    assert!(
-        stdout_of(&forced).contains("\x1b["),
-        "{}",
-        stdout_of(&forced)
-    );
+    let forced = output_of(&["--color", "always", "-e", "1 + 1"]);
+    assert_contains(&stdout_of(&forced), "\x1b[");
     let no_color = gradcalc()
         .env("NO_COLOR", "1")
         .args(["-e", "1 + 1"])
@@ -96,28 +87,21 @@ fn first_error_stops_batch_mode_with_status_1() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\n");
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("unknown name `w`"), "{stderr}");
-    assert!(stderr.contains("<stdin>:2:5"), "{stderr}");
+    assert_contains(&stderr, "unknown name `w`");
+    assert_contains(&stderr, "<stdin>:2:5");
     assert!(stderr.contains('^'), "caret under the column: {stderr}");
 }
 
 #[test]
 fn keep_going_runs_on_and_still_exits_1() {
-    let output = gradcalc()
-        .arg("--keep-going")
-        .write_stdin("x = 1\nx + w\nx = 5\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--keep-going"], "x = 1\nx + w\nx = 5\n");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\nx = 5\n");
 }
 
 #[test]
 fn json_lines_with_errors_as_events() {
-    let output = gradcalc()
-        .args(["--json", "-e", "x = 2; 1/0; x y"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--json", "-e", "x = 2; 1/0; x y"]);
     assert_eq!(output.status.code(), Some(1));
     let events = json_lines(&stdout_of(&output));
     // Each event names its statement: `1/0` starts at column 8 of `-e`.
@@ -220,20 +204,11 @@ fn help_and_version() {
 
 #[test]
 fn precision_controls_human_digits_only() {
-    let output = gradcalc()
-        .args(["--precision", "3", "-e", "2/3"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--precision", "3", "-e", "2/3"]);
     assert_eq!(stdout_of(&output), "0.667\n");
-    let full = gradcalc()
-        .args(["--precision", "full", "-e", "2/3"])
-        .output()
-        .unwrap();
+    let full = output_of(&["--precision", "full", "-e", "2/3"]);
     assert_eq!(stdout_of(&full), "0.6666666666666666\n");
-    let json = gradcalc()
-        .args(["--json", "--precision", "3", "-e", "2/3"])
-        .output()
-        .unwrap();
+    let json = output_of(&["--json", "--precision", "3", "-e", "2/3"]);
     assert_eq!(
         stdout_of(&json),
         "{\"kind\":\"value\",\"value\":0.6666666666666666,\"from\":{\"statement\":1,\"source\":\"-e\",\"line\":1,\"column\":1}}\n"
@@ -242,9 +217,7 @@ fn precision_controls_human_digits_only() {
 
 #[test]
 fn scripts_run_in_order_then_e() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("lib.calc");
-    std::fs::write(&script, "sq(t) = t*t\nx = 3\n").unwrap();
+    let (_dir, script) = folder_with("lib.calc", "sq(t) = t*t\nx = 3\n");
     let output = gradcalc()
         .arg(&script)
         .args(["-e", "sq(x); :grad x"])
@@ -272,16 +245,12 @@ fn invalid_utf8_runs_the_valid_lines_then_fails() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 1\n");
-    assert!(
-        stderr_of(&output).contains("not valid UTF-8"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "not valid UTF-8");
 }
 
 #[test]
 fn unclosed_parenthesis_points_at_it() {
-    let output = gradcalc().args(["-e", "2*(1+3"]).output().unwrap();
+    let output = output_of(&["-e", "2*(1+3"]);
     assert_eq!(output.status.code(), Some(1));
     // The `(` is the third character of line 1.
     expect![[r#"
@@ -297,10 +266,7 @@ fn unclosed_parenthesis_points_at_it() {
 
 #[test]
 fn two_names_side_by_side_are_underlined_with_the_product_meant() {
-    let output = gradcalc()
-        .args(["-e", "x = 2; y = 3; z = x*y + x; x y"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 2; y = 3; z = x*y + x; x y"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "x = 2\ny = 3\nz = 8\n");
     // `x y` starts after the 27 characters of `x = 2; y = 3; z = x*y + x; `.
@@ -317,16 +283,9 @@ fn two_names_side_by_side_are_underlined_with_the_product_meant() {
 
 #[test]
 fn a_100000_step_chain_backpropagates_through_the_binary() {
-    let mut script = String::from("x = 0.5\ny = x\n");
-    for _ in 0..100_000 {
-        script.push_str("y = y*1.0001 + 0.0001\n");
-    }
-    script.push_str(":grad x\n");
-    let output = gradcalc()
-        .arg("--json")
-        .write_stdin(script)
-        .output()
-        .unwrap();
+    let steps = "y = y*1.0001 + 0.0001\n".repeat(100_000);
+    let script = format!("x = 0.5\ny = x\n{steps}:grad x\n");
+    let output = output_with_stdin(&["--json"], script);
     assert_eq!(output.status.code(), Some(0));
     let stdout = stdout_of(&output);
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -341,7 +300,7 @@ fn a_100000_step_chain_backpropagates_through_the_binary() {
 #[test]
 fn deep_input_is_refused_not_overflowed() {
     let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
-    let output = gradcalc().arg("--json").write_stdin(deep).output().unwrap();
+    let output = output_with_stdin(&["--json"], deep);
     assert_eq!(output.status.code(), Some(1));
     let event: Value = serde_json::from_str(stdout_of(&output).lines().next().unwrap()).unwrap();
     assert_eq!(event["kind"], "error");
@@ -350,24 +309,17 @@ fn deep_input_is_refused_not_overflowed() {
         "{event}"
     );
     let minus = format!("{}1", "-".repeat(100_000));
-    let output = gradcalc()
-        .arg("--json")
-        .write_stdin(minus)
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--json"], minus);
     assert_eq!(output.status.code(), Some(1));
 }
 
 #[test]
 fn commands_have_json_events() {
-    let output = gradcalc()
-        .args([
-            "--json",
-            "-e",
-            "x = 2; y = 3; z = x*y + x; :topo; :trace; :vars; :help tanh; :reset",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--json",
+        "-e",
+        "x = 2; y = 3; z = x*y + x; :topo; :trace; :vars; :help tanh; :reset",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     let events = json_lines(&stdout_of(&output));
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
@@ -379,12 +331,7 @@ fn commands_have_json_events() {
     );
 
     let topo = &events[3];
-    let names: Vec<&Value> = topo["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| &n["name"])
-        .collect();
+    let names: Vec<&Value> = members(&topo["nodes"]).map(|n| &n["name"]).collect();
     assert_eq!(
         names,
         [
@@ -439,8 +386,8 @@ fn long_orders_are_summarised_unless_all() {
         .output()
         .unwrap();
     let text = stdout_of(&summary);
-    assert!(text.contains("4001 nodes, output first"), "{text}");
-    assert!(text.contains("… 3976 more nodes"), "{text}");
+    assert_contains(&text, "4001 nodes, output first");
+    assert_contains(&text, "… 3976 more nodes");
     assert_eq!(text.lines().filter(|l| l.contains(" leaf ")).count(), 1);
     let all = gradcalc()
         .write_stdin(format!("{script}:topo all\n"))
@@ -451,19 +398,16 @@ fn long_orders_are_summarised_unless_all() {
 
 #[test]
 fn ascii_output_has_no_unicode_symbols() {
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "x = 0.5; y = tanh(x)*x^2; :grad; :trace; :help grad; :help tanh",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "x = 0.5; y = tanh(x)*x^2; :grad; :trace; :help grad; :help tanh",
+    ]);
     let stdout = stdout_of(&output);
-    assert!(stdout.contains("dy/dx = 0.6587290905"), "{stdout}");
-    assert!(
-        stdout.contains("-> x: local d(tanh(x))/dx = 1 - tanh(x)^2 = 0.786447733"),
-        "{stdout}"
+    assert_contains(&stdout, "dy/dx = 0.6587290905");
+    assert_contains(
+        &stdout,
+        "-> x: local d(tanh(x))/dx = 1 - tanh(x)^2 = 0.786447733",
     );
     assert!(stdout.is_ascii(), "{stdout}");
 }
@@ -480,21 +424,14 @@ fn a_byte_order_mark_is_ignored() {
 
 #[test]
 fn interactive_flag_with_piped_stdin_reads_it_after_e() {
-    let output = gradcalc()
-        .args(["-e", "x = 1", "-i"])
-        .write_stdin("x + 1\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["-e", "x = 1", "-i"], "x + 1\n");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout_of(&output), "x = 1\n2\n");
 }
 
 #[test]
 fn a_missing_script_is_a_json_error_in_json_mode() {
-    let output = gradcalc()
-        .args(["--json", "missing.calc"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--json", "missing.calc"]);
     assert_eq!(output.status.code(), Some(2));
     let event: Value = serde_json::from_str(stdout_of(&output).trim()).unwrap();
     assert_eq!(event["kind"], "error");
@@ -503,10 +440,7 @@ fn a_missing_script_is_a_json_error_in_json_mode() {
 
 #[test]
 fn a_function_without_parentheses_suggests_them() {
-    let output = gradcalc()
-        .args(["--json", "-e", "x = 1; sin x"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--json", "-e", "x = 1; sin x"]);
     // `sin` starts after the 7 characters of `x = 1; `.
     expect![[r#"
         {"kind":"value","name":"x","value":1,"from":{"statement":1,"source":"-e","line":1,"column":1}}
@@ -516,32 +450,21 @@ fn a_function_without_parentheses_suggests_them() {
 
 #[test]
 fn an_unclosed_parenthesis_does_not_swallow_the_script() {
-    let output = gradcalc()
-        .arg("--keep-going")
-        .write_stdin("x = (1\nz = 2\nz * 3\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--keep-going"], "x = (1\nz = 2\nz * 3\n");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "z = 2\n6\n");
-    assert!(
-        stderr_of(&output).contains("<stdin>:1:5"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "<stdin>:1:5");
 }
 
 #[test]
 fn stats_and_gc_through_the_binary() {
     // Nodes: x = 2, x*x, x = 5, the constant 1, x + 1. Rebinding x and y leaves the
     // first two unreachable.
-    let output = gradcalc()
-        .args([
-            "--json",
-            "-e",
-            "x = 2; y = x*x; x = 5; y = x + 1; :stats; :gc; :stats; :grad x",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--json",
+        "-e",
+        "x = 2; y = x*x; x = 5; y = x + 1; :stats; :gc; :stats; :grad x",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     let events = json_lines(&stdout_of(&output));
     let stats = events.iter().find(|e| e["kind"] == "stats").unwrap();
@@ -561,6 +484,11 @@ fn stats_and_gc_through_the_binary() {
 
 // ---- files, writes and the output stream
 
+/// [`gradcalc_in`]`(dir)` with `args`, run to its end.
+fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    gradcalc_in(dir).args(args).output().unwrap()
+}
+
 /// gradcalc run in `dir` as its current directory.
 fn gradcalc_in(dir: &std::path::Path) -> Command {
     let mut command = gradcalc();
@@ -577,10 +505,9 @@ fn a_full_disk_is_reported_and_a_closed_pipe_is_quiet() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{output:?}");
-    assert!(
-        stderr_of(&output).contains("cannot write the output: No space left on device"),
-        "{}",
-        stderr_of(&output)
+    assert_contains(
+        &stderr_of(&output),
+        "cannot write the output: No space left on device",
     );
     // A failing statement's error is still shown when stdout is full.
     let full = std::fs::File::create("/dev/full").unwrap();
@@ -634,14 +561,12 @@ fn no_panicking_print_macros_in_the_sources() {
 
 #[test]
 fn existing_files_are_kept_unless_the_command_says_f() {
-    let dir = tempfile::tempdir().unwrap();
-    let lesson = dir.path().join("lesson.calc");
-    std::fs::write(&lesson, "x = 1\n").unwrap();
+    let (dir, lesson) = folder_with("lesson.calc", "x = 1\n");
     // `:load`, a change, `:save` to the same name: refused, the lesson intact.
-    let output = gradcalc_in(dir.path())
-        .args(["-e", ":load lesson.calc; x = 5; :save lesson.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", ":load lesson.calc; x = 5; :save lesson.calc"],
+    );
     assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(
@@ -650,18 +575,18 @@ fn existing_files_are_kept_unless_the_command_says_f() {
     );
     assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
     for command in [":dot", ":svg", ":trace md"] {
-        let output = gradcalc_in(dir.path())
-            .args(["-e", &format!("x = 2; x*x; {command} lesson.calc")])
-            .output()
-            .unwrap();
+        let output = run_in(
+            dir.path(),
+            &["-e", &format!("x = 2; x*x; {command} lesson.calc")],
+        );
         assert_eq!(output.status.code(), Some(1), "{command}");
         assert_eq!(std::fs::read_to_string(&lesson).unwrap(), "x = 1\n");
     }
     // With -f it is replaced by the two statements that rebuild the session.
-    let output = gradcalc_in(dir.path())
-        .args(["-e", ":load lesson.calc; x = 5; :save -f lesson.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", ":load lesson.calc; x = 5; :save -f lesson.calc"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let saved = std::fs::read_to_string(&lesson).unwrap();
     assert_eq!(
@@ -673,15 +598,9 @@ fn existing_files_are_kept_unless_the_command_says_f() {
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "keep").unwrap();
     std::os::unix::fs::symlink(&victim, dir.path().join("link.dot")).unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 2; x*x; :dot link.dot"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 2; x*x; :dot link.dot"]);
     assert_eq!(output.status.code(), Some(1));
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 2; x*x; :dot --force link.dot"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 2; x*x; :dot --force link.dot"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     let link = dir.path().join("link.dot");
@@ -711,10 +630,7 @@ fn scripts_write_only_where_the_command_line_allows() {
         format!("x = 2\nx*x\n:dot {}\n:dot here.dot\n", target.display()),
     )
     .unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["--keep-going", "s.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["--keep-going", "s.calc"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(
@@ -735,10 +651,7 @@ fn scripts_write_only_where_the_command_line_allows() {
     assert!(!dir.path().join("../out.dot").exists());
     // Allowed by a flag.
     let dir_arg = elsewhere.path().display().to_string();
-    let output = gradcalc_in(dir.path())
-        .args(["--allow-writes", &dir_arg, "s.calc"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["--allow-writes", &dir_arg, "s.calc"]);
     assert_eq!(output.status.code(), Some(1), "here.dot exists now");
     assert!(
         std::fs::read_to_string(&target)
@@ -774,11 +687,7 @@ fn save_and_load_read_their_arguments_like_every_command() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     // `:grad` ran after `:save b.calc;` (∂y/∂x = 2·3 = 6).
-    assert!(
-        stdout_of(&output).contains("∂y/∂x = 6"),
-        "{}",
-        stdout_of(&output)
-    );
+    assert_contains(&stdout_of(&output), "∂y/∂x = 6");
     let mut names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -810,13 +719,9 @@ fn save_and_load_read_their_arguments_like_every_command() {
     // A cycle is an error naming it, not a hang.
     std::fs::write(dir.path().join("p.calc"), "p = 1\n:load q.calc\n").unwrap();
     std::fs::write(dir.path().join("q.calc"), ":load p.calc\n").unwrap();
-    let output = gradcalc_in(dir.path()).arg("p.calc").output().unwrap();
+    let output = run_in(dir.path(), &["p.calc"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("a cycle: p.calc → q.calc → p.calc"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "a cycle: p.calc → q.calc → p.calc");
 }
 
 #[test]
@@ -826,7 +731,7 @@ fn a_load_cycle_through_a_link_names_both_paths_as_written() {
     // h1.calc → h2.calc (it said `h2.calc → h2.calc`, one level late).
     std::fs::write(dir.path().join("h1.calc"), "h = 1\n:load h2.calc\n").unwrap();
     std::fs::hard_link(dir.path().join("h1.calc"), dir.path().join("h2.calc")).unwrap();
-    let output = gradcalc_in(dir.path()).arg("h1.calc").output().unwrap();
+    let output = run_in(dir.path(), &["h1.calc"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "h = 1\n");
     assert!(
@@ -839,13 +744,9 @@ fn a_load_cycle_through_a_link_names_both_paths_as_written() {
     // The same through a symbolic link: s.calc → a.calc, which loads s.calc.
     std::fs::write(dir.path().join("a.calc"), ":load s.calc\n").unwrap();
     std::os::unix::fs::symlink("a.calc", dir.path().join("s.calc")).unwrap();
-    let output = gradcalc_in(dir.path()).arg("a.calc").output().unwrap();
+    let output = run_in(dir.path(), &["a.calc"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("(a cycle: a.calc → s.calc)"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "(a cycle: a.calc → s.calc)");
 }
 
 #[test]
@@ -899,17 +800,14 @@ fn special_and_huge_files_are_refused_without_reading() {
         ("big.calc", "larger than 64 MiB"),
         ("/dev/zero", "not a regular file"),
     ] {
-        let output = gradcalc_in(dir.path()).arg(name).output().unwrap();
+        let output = run_in(dir.path(), &[name]);
         assert_eq!(output.status.code(), Some(2), "{name}");
         assert!(
             stderr_of(&output).contains(says),
             "{name}: {}",
             stderr_of(&output)
         );
-        let output = gradcalc_in(dir.path())
-            .args(["-e", &format!(":load {name}")])
-            .output()
-            .unwrap();
+        let output = run_in(dir.path(), &["-e", &format!(":load {name}")]);
         assert_eq!(output.status.code(), Some(1), "{name}");
         assert!(
             stderr_of(&output).contains(says),
@@ -921,10 +819,7 @@ fn special_and_huge_files_are_refused_without_reading() {
 
 #[test]
 fn keep_going_still_stops_at_quit() {
-    let output = gradcalc()
-        .args(["--keep-going", "-e", "1 +", "-e", ":quit", "-e", "5"])
-        .output()
-        .unwrap();
+    let output = output_of(&["--keep-going", "-e", "1 +", "-e", ":quit", "-e", "5"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "");
 }
@@ -932,10 +827,10 @@ fn keep_going_still_stops_at_quit() {
 #[test]
 fn json_mode_writes_only_json_and_dash_is_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["--json", "-e", "x = 2; :save s.calc; x*x; :dot -"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["--json", "-e", "x = 2; :save s.calc; x*x; :dot -"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
     let events = json_lines(&stdout_of(&output));
     assert_eq!(events[1]["kind"], "wrote");
@@ -948,13 +843,10 @@ fn json_mode_writes_only_json_and_dash_is_stdout() {
             .starts_with("digraph")
     );
     // Human: the DOT text in order between the lines around it.
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 2; x*x; :dot -; 7"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 2; x*x; :dot -; 7"]);
     let stdout = stdout_of(&output);
     assert!(stdout.starts_with("x = 2\n4\ndigraph"), "{stdout}");
-    assert!(stdout.ends_with("}\n7\n"), "{stdout}");
+    assert_ends_with(&stdout, "}\n7\n");
 }
 
 #[test]
@@ -997,7 +889,7 @@ fn trace_formulas_are_the_rules_with_the_operands_labels() {
         ),
     ];
     for (script, lines) in cases {
-        let output = gradcalc().args(["-e", script]).output().unwrap();
+        let output = output_of(&["-e", script]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
         let text = stdout_of(&output);
         for line in lines {
@@ -1035,10 +927,7 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     "#]],
     );
 
-    let json = gradcalc()
-        .args(["--json", "-e", script, "-e", ":trace"])
-        .output()
-        .unwrap();
+    let json = output_of(&["--json", "-e", script, "-e", ":trace"]);
     let events = json_lines(&stdout_of(&json));
     let trace = events.iter().find(|e| e["kind"] == "trace").unwrap();
     assert_eq!(trace["total"], 3);
@@ -1088,19 +977,13 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
 #[test]
 fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
     // `-` runs standard input where it stands: before the -e statements.
-    let output = gradcalc()
-        .args(["-", "-e", "x^2"])
-        .write_stdin("x = 3\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["-", "-e", "x^2"], "x = 3\n");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout_of(&output), "x = 3\n9\n");
     // Without `-`, input waiting on stdin beside -e is not run, and a note says
     // so. (A file as stdin: its bytes are there before gradcalc starts, where a
     // pipe's writer could still be on its way.)
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("input.calc");
-    std::fs::write(&input, "x = 3\n").unwrap();
+    let (_dir, input) = folder_with("input.calc", "x = 3\n");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_gradcalc"))
         .args(["-e", "2 + 2"])
         .env("NO_COLOR", "1")
@@ -1108,10 +991,9 @@ fn dash_is_standard_input_and_piped_input_beside_e_is_named_not_dropped() {
         .output()
         .unwrap();
     assert_eq!(stdout_of(&output), "4\n");
-    assert!(
-        stderr_of(&output).contains("standard input is not read when -e or a FILE is given"),
-        "{}",
-        stderr_of(&output)
+    assert_contains(
+        &stderr_of(&output),
+        "standard input is not read when -e or a FILE is given",
     );
 }
 
@@ -1134,10 +1016,7 @@ fn batch_results_alone_on_stdout_warnings_and_notices_on_stderr() {
 fn integers_that_f64_holds_exactly_print_whole() {
     // 2^40 = 1099511627776 and 2^53 = 9007199254740992 exactly; 2^60 is past
     // where every integer is exact, so it keeps the exponent form.
-    let output = gradcalc()
-        .args(["-e", "2^40; 123456789012; 2^53; 2^60"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "2^40; 123456789012; 2^53; 2^60"]);
     assert_eq!(
         stdout_of(&output),
         "1099511627776\n123456789012\n9007199254740992\n1.152921505e18\n"
@@ -1149,37 +1028,21 @@ fn ctrl_c_in_a_batch_run_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("long.calc");
     // d18(x) builds 2^19 − 1 nodes through calls: seconds in a debug build.
-    let mut text = String::from("d0(t) = t + 1\n");
-    for k in 1..=18 {
-        text.push_str(&format!("d{k}(t) = d{}(t) + d{}(t)\n", k - 1, k - 1));
-    }
-    text.push_str("x = 1\ny = d18(x) + d17(x)\nnever = 1\n");
+    let mut text = doubling_functions("t + 1", 18, "\n");
+    text.push_str("\nx = 1\ny = d18(x) + d17(x)\nnever = 1\n");
     std::fs::write(&script, text).unwrap();
-    let child = plain_gradcalc()
-        .arg(&script)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // Once it has worked a while (CPU time, whatever the load): it is running
     // the statements.
-    crate::util::wait_for_cpu(child.id(), std::time::Duration::from_millis(300));
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    let output = interrupted_after(&[&script], std::time::Duration::from_millis(300));
     let stdout = stdout_of(&output);
-    assert!(stdout.contains("x = 1"), "{stdout}");
+    assert_contains(&stdout, "x = 1");
     assert!(!stdout.contains("never"), "{stdout}");
     assert!(stderr_of(&output).contains("interrupted"), "{output:?}");
 }
 
 #[test]
 fn bare_help_quit_and_exit_work_as_in_other_calculators() {
-    let help = gradcalc().args(["-e", "help"]).output().unwrap();
+    let help = output_of(&["-e", "help"]);
     assert_eq!(help.status.code(), Some(0));
     let text = stdout_of(&help);
     assert!(
@@ -1197,14 +1060,11 @@ fn bare_help_quit_and_exit_work_as_in_other_calculators() {
     }
 
     // A variable of that name wins; inside an expression the word is a name.
-    let output = gradcalc()
-        .args(["-e", "exit = 5; exit; exit + 1; help"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "exit = 5; exit; exit + 1; help"]);
     assert_eq!(output.status.code(), Some(0));
     let text = stdout_of(&output);
     assert!(text.starts_with("exit = 5\n5\n6\n"), "{text}");
-    assert!(text.contains("Commands:"), "{text}");
+    assert_contains(&text, "Commands:");
     check(
         "quit + 1",
         expect![[r#"
@@ -1225,7 +1085,7 @@ fn errors_after_mathematical_symbols_point_at_the_original_text() {
     // Multi-byte operators, subscripts and a decomposed `é` before the error:
     // line and column count characters of the text as typed.
     let source = "x₁ = 2\nx₁×√(2 + )";
-    let output = gradcalc().args(["--json", "-e", source]).output().unwrap();
+    let output = output_of(&["--json", "-e", source]);
     assert_eq!(output.status.code(), Some(1));
     let events = json_lines(&stdout_of(&output));
     let error = events.last().unwrap();
@@ -1236,7 +1096,7 @@ fn errors_after_mathematical_symbols_point_at_the_original_text() {
     );
 
     let source = "cafe\u{301} = 1; cafe\u{301} + )";
-    let output = gradcalc().args(["--json", "-e", source]).output().unwrap();
+    let output = output_of(&["--json", "-e", source]);
     let events = json_lines(&stdout_of(&output));
     assert_eq!(events[0]["name"], "caf\u{e9}");
     let error = events.last().unwrap();
@@ -1358,11 +1218,10 @@ fn too_many_call_nodes_name_the_call_made_twice() {
         error["help"].as_str().unwrap().to_string()
     };
     // d_k(t) = d_{k-1}(t) + d_{k-1}(t): d20(x) is 2^21 − 1 nodes.
-    let mut doubling = String::from("d0(t) = t + 1");
+    let doubling = doubling_functions("t + 1", 21, "; ");
     // c_k(t) = c_{k-1}(c_{k-1}(t)): composition, 2^21 calls of c0 by c21.
     let mut composing = String::from("c0(t) = t + 1");
     for k in 1..=21 {
-        doubling.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
         composing.push_str(&format!("; c{k}(t) = c{0}(c{0}(t))", k - 1));
     }
     assert_eq!(
@@ -1401,10 +1260,7 @@ fn paths_in_json_give_each_edge_its_rule_with_the_real_operands() {
     let (events, status) = crate::util::json_events(&["-e", setup, "-e", ":paths x"]);
     assert_eq!(status, Some(0));
     let paths = events.iter().find(|e| e["kind"] == "paths").unwrap();
-    let edges: Vec<&Value> = paths["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let edges: Vec<&Value> = members(&paths["paths"])
         .flat_map(|p| p["edges"].as_array().unwrap())
         .collect();
     assert!(edges.len() >= 5, "{paths}");
@@ -1468,10 +1324,7 @@ fn the_file_exists_hint_names_the_command_that_was_run_and_following_it_works() 
     for (command, file, hint, start) in cases {
         let path = dir.path().join(file);
         std::fs::write(&path, "old\n").unwrap();
-        let output = gradcalc_in(dir.path())
-            .args(["-e", setup, "-e", command])
-            .output()
-            .unwrap();
+        let output = run_in(dir.path(), &["-e", setup, "-e", command]);
         let stderr = stderr_of(&output);
         assert!(stderr.contains("already exists"), "{command}: {stderr}");
         assert!(
@@ -1480,33 +1333,12 @@ fn the_file_exists_hint_names_the_command_that_was_run_and_following_it_works() 
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
         // Typing the hint replaces the file with what the command makes.
-        let output = gradcalc_in(dir.path())
-            .args(["-e", setup, "-e", hint])
-            .output()
-            .unwrap();
+        let output = run_in(dir.path(), &["-e", setup, "-e", hint]);
         assert_eq!(output.status.code(), Some(0), "{hint}: {output:?}");
         let written = std::fs::read_to_string(&path).unwrap();
         let written = written.trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         assert!(written.starts_with(start), "{hint} wrote {written:.80}");
     }
-}
-
-/// Runs gradcalc with `args`, sends it SIGINT once it has used `work` of CPU
-/// time, and returns its output.
-fn interrupted_after(args: &[&str], work: std::time::Duration) -> std::process::Output {
-    let child = plain_gradcalc()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    crate::util::wait_for_cpu(child.id(), work);
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -1521,7 +1353,6 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
     let expected = |k: f64| 3.0 * (1.0 - (1.0 - 2e-7_f64).powf(k));
 
     let output = interrupted_after(&["-e", setup, "-e", repeat, "-e", "never = 1"], wait);
-    assert_eq!(output.status.code(), Some(130), "{output:?}");
     let stdout = stdout_of(&output);
     let at = stdout
         .find("interrupted after ")
@@ -1532,9 +1363,9 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(
-        stdout.contains(&format!("interrupted after {steps} of 1000000 steps")),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        &format!("interrupted after {steps} of 1000000 steps"),
     );
     assert!(!stdout.contains("never"), "{stdout}");
     // The last row is the last step done, with its w.
@@ -1546,7 +1377,6 @@ fn ctrl_c_during_repeat_in_a_batch_run_reports_the_steps_done() {
     assert_close(w, expected(steps as f64), 1e-8);
 
     let output = interrupted_after(&["--json", "-e", setup, "-e", repeat], wait);
-    assert_eq!(output.status.code(), Some(130), "{output:?}");
     let events = json_lines(&stdout_of(&output));
     let repeat = events
         .iter()
@@ -1577,10 +1407,7 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
     // `w := …` of the step cut short. w_k = 0.1·0.8^k after k steps (∂L/∂w =
     // 2w). Of 1000 steps the table keeps 1, 2, 3 and every 100th, so the
     // last row is the step the interruption cut after.
-    let mut defs = String::from("d0(t) = t + 1");
-    for k in 1..=15 {
-        defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
-    }
+    let defs = doubling_functions("t + 1", 15, "; ");
     let repeat = ":repeat 1000 w := w - 0.1*grad(L, w); z = d15(w); w";
     let mut wait = std::time::Duration::from_millis(1200);
     for _ in 0..4 {
@@ -1594,7 +1421,6 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
             repeat,
         ];
         let output = interrupted_after(&args, wait);
-        assert_eq!(output.status.code(), Some(130), "{output:?}");
         let events = json_lines(&stdout_of(&output));
         let Some(repeat) = events.iter().find(|e| e["kind"] == "repeat") else {
             // Interrupted before the `:repeat` began (a slow start): wait longer.
@@ -1620,30 +1446,26 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
 
 #[test]
 fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("r.svg"), "old").unwrap();
+    let (dir, _) = folder_with("r.svg", "old");
     let setup = "x = 2; y = 3; z = x*y + x";
-    let output = gradcalc_in(dir.path())
-        .args(["-e", setup, "-e", ":repeat 3 r.svg x := x - 0.1*grad(z, x)"])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", setup, "-e", ":repeat 3 r.svg x := x - 0.1*grad(z, x)"],
+    );
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = stderr_of(&output);
-    assert!(
-        stderr.contains("it already exists (not replaced); nothing ran"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "it already exists (not replaced); nothing ran");
     let hint = "`:repeat 3 -f r.svg x := x - 0.1*grad(z, x)`";
-    assert!(stderr.contains(hint), "{stderr}");
+    assert_contains(&stderr, hint);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("r.svg")).unwrap(),
         "old"
     );
     // The hint, typed: x goes 2 → 1.6 → 1.2 → 0.8 (∂z/∂x = y + 1 = 4).
-    let typed = gradcalc_in(dir.path())
-        .args(["-e", setup, "-e", hint.trim_matches('`'), "-e", "x"])
-        .output()
-        .unwrap();
+    let typed = run_in(
+        dir.path(),
+        &["-e", setup, "-e", hint.trim_matches('`'), "-e", "x"],
+    );
     assert!(typed.status.success(), "{typed:?}");
     assert!(stdout_of(&typed).ends_with("0.8\n"), "{typed:?}");
     let svg = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();
@@ -1654,12 +1476,9 @@ fn repeat_onto_an_existing_file_gives_a_hint_that_can_be_typed() {
         ":repeat 3 r.svg x := x - 0.1*grad(z, x){}",
         " + 0*y".repeat(40)
     );
-    let output = gradcalc_in(dir.path())
-        .args(["-e", setup, "-e", &long])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", setup, "-e", &long]);
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("add `-f` after the step count"), "{stderr}");
+    assert_contains(&stderr, "add `-f` after the step count");
     assert!(!stderr.contains("`:repeat 3 -f"), "{stderr}");
 }
 
@@ -1701,19 +1520,13 @@ fn an_update_that_makes_inf_or_nan_warns_as_evaluation_does() {
 fn a_repeat_says_after_which_steps_its_output_was_not_finite() {
     // L = ln(w) after w := w - 1 from 2: ln(1) = 0, ln(0) = -inf, then ln of
     // -1, -2, -3 = nan: steps 2 to 5 are not finite.
-    let output = gradcalc()
-        .args(["-e", "w = 2; L = ln(w)", "-e", ":repeat 5 w := w - 1"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "w = 2; L = ln(w)", "-e", ":repeat 5 w := w - 1"]);
     let stdout = stdout_of(&output);
-    assert!(
-        stdout.contains("note: L is not finite after steps 2 to 5: the plot leaves them out"),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        "note: L is not finite after steps 2 to 5: the plot leaves them out",
     );
-    let output = gradcalc()
-        .args(["-e", "w = 2; L = w^2", "-e", ":repeat 5 w := w - 1"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "w = 2; L = w^2", "-e", ":repeat 5 w := w - 1"]);
     assert!(!stdout_of(&output).contains("not finite"));
 }
 
@@ -1736,16 +1549,13 @@ fn ascii_output_brackets_calls_after_d_and_writes_subscripts_with_underscores() 
               -> x: local d(x^2)/dx = 2*x = 2;  0.8414709848 * 2 = 1.68294197;  grad 0.5403023059 -> 2.223244275   (2nd of 2 uses: accumulated)
         [4] x leaf = 1   dy/dx = 2.223244275
     "#]].assert_eq(&text);
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "x₁ = 3; w₂₁ = 2; y = x₁*w₂₁",
-            "-e",
-            ":grad",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "x₁ = 3; w₂₁ = 2; y = x₁*w₂₁",
+        "-e",
+        ":grad",
+    ]);
     assert_eq!(
         stdout_of(&output),
         "x_1 = 3\nw_21 = 2\ny = 6\ndy/dx_1 = 2\ndy/dw_21 = 3\n"
@@ -1758,26 +1568,13 @@ fn ascii_output_brackets_calls_after_d_and_writes_subscripts_with_underscores() 
 /// display keeps `0`.
 #[test]
 fn negative_zero_reads_back_in_full_precision_and_json() {
-    let full = gradcalc()
-        .args(["--precision", "full", "-e", "x = -0; 1/x"])
-        .output()
-        .unwrap();
+    let full = output_of(&["--precision", "full", "-e", "x = -0; 1/x"]);
     assert_eq!(stdout_of(&full), "x = -0\n-inf\n");
-    let shown = gradcalc()
-        .args(["-e", ":precision full", "-e", "x = -0; x"])
-        .output()
-        .unwrap();
-    assert!(
-        stdout_of(&shown).ends_with("x = -0\n-0\n"),
-        "{}",
-        stdout_of(&shown)
-    );
-    let default = gradcalc().args(["-e", "x = -0; 1/x"]).output().unwrap();
+    let shown = output_of(&["-e", ":precision full", "-e", "x = -0; x"]);
+    assert_ends_with(&stdout_of(&shown), "x = -0\n-0\n");
+    let default = output_of(&["-e", "x = -0; 1/x"]);
     assert_eq!(stdout_of(&default), "x = 0\n-inf\n");
-    let json = gradcalc()
-        .args(["--json", "-e", "x = -0; y = 0*x"])
-        .output()
-        .unwrap();
+    let json = output_of(&["--json", "-e", "x = -0; y = 0*x"]);
     let lines: Vec<serde_json::Value> = stdout_of(&json)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -2026,24 +1823,18 @@ fn json_errors_before_any_statement_are_json_events() {
 /// warning is at that file's line, not the caller's (text and JSON).
 #[test]
 fn warnings_name_their_source() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("w2.calc"), "a = 2\n\nb = 1/0\n").unwrap();
-    let text = gradcalc()
-        .current_dir(dir.path())
-        .args(["-e", "x = 1/0", "-e", ":load w2.calc"])
-        .output()
-        .unwrap();
+    let (dir, _) = folder_with("w2.calc", "a = 2\n\nb = 1/0\n");
+    let text = output_in(dir.path(), &["-e", "x = 1/0", "-e", ":load w2.calc"]);
     assert_eq!(text.status.code(), Some(0));
     assert_eq!(
         stderr_of(&text),
         "warning: division by zero gives inf (in `1/0` at -e #1:1:5)\n\
          warning: division by zero gives inf (in `1/0` at w2.calc:3:5)\n"
     );
-    let json = gradcalc()
-        .current_dir(dir.path())
-        .args(["--json", "-e", "x = 1/0", "-e", ":load w2.calc"])
-        .output()
-        .unwrap();
+    let json = output_in(
+        dir.path(),
+        &["--json", "-e", "x = 1/0", "-e", ":load w2.calc"],
+    );
     let warnings: Vec<(Value, Value, Value)> = json_lines(&stdout_of(&json))
         .into_iter()
         .filter(|e| e["kind"] == "warning")
@@ -2082,11 +1873,7 @@ fn json_topo_summary_has_after_and_count() {
 /// it).
 #[test]
 fn a_square_bracket_for_a_parenthesis_is_pointed_at() {
-    let output = gradcalc()
-        .arg("--keep-going")
-        .write_stdin("z = (1 + ]\nw = 2\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--keep-going"], "z = (1 + ]\nw = 2\n");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_of(&output), "w = 2\n");
     let stderr = stderr_of(&output);
@@ -2104,18 +1891,15 @@ fn a_square_bracket_for_a_parenthesis_is_pointed_at() {
 /// right than the upper left of the chart).
 #[test]
 fn ascii_output_draws_charts_without_braille() {
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "x₁ = 1; y = x₁^2",
-            "-e",
-            ":plot x₁",
-            "-e",
-            ":repeat 3 x₁ := x₁ - 0.1*grad(y, x₁)",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "x₁ = 1; y = x₁^2",
+        "-e",
+        ":plot x₁",
+        "-e",
+        ":repeat 3 x₁ := x₁ - 0.1*grad(y, x₁)",
+    ]);
     assert!(output.status.success());
     let text = stdout_of(&output);
     assert!(text.is_ascii(), "{text}");
@@ -2167,16 +1951,13 @@ fn node_labels_cannot_be_updated_or_assigned_and_the_help_fits() {
 /// to 0.0001 (step 5): textplots' own labels, one decimal, read 0.0 and 0.0.
 #[test]
 fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
-    let output = gradcalc()
-        .args([
-            "--ascii",
-            "-e",
-            "w = 0.0002; L = w",
-            "-e",
-            ":repeat 5 w := w - 0.00002",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--ascii",
+        "-e",
+        "w = 0.0002; L = w",
+        "-e",
+        ":repeat 5 w := w - 0.00002",
+    ]);
     assert!(output.status.success());
     let text = stdout_of(&output);
     let chart: Vec<&str> = text
@@ -2203,18 +1984,15 @@ fn a_repeat_chart_is_labelled_at_round_ticks_around_its_values() {
 #[test]
 fn save_suggests_a_load_that_can_be_typed_back() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 1", "-e", ":save \"my lesson.calc\""])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", "x = 1", "-e", ":save \"my lesson.calc\""],
+    );
     assert_eq!(
         stdout_of(&output),
         "x = 1\nsaved 1 statement to my lesson.calc; `:load \"my lesson.calc\"` or `gradcalc 'my lesson.calc'` replays them\n"
     );
-    let typed = gradcalc_in(dir.path())
-        .args(["-e", ":load \"my lesson.calc\"", "-e", "x"])
-        .output()
-        .unwrap();
+    let typed = run_in(dir.path(), &["-e", ":load \"my lesson.calc\"", "-e", "x"]);
     assert!(typed.status.success(), "{typed:?}");
     assert_eq!(stdout_of(&typed), "x = 1\n1\n");
 }
@@ -2225,20 +2003,17 @@ fn save_suggests_a_load_that_can_be_typed_back() {
 #[test]
 fn save_to_a_name_like_an_option_suggests_what_runs_it() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 41; y = x + 1", "-e", ":save \"-f\""])
-        .output()
-        .unwrap();
+    let output = run_in(
+        dir.path(),
+        &["-e", "x = 41; y = x + 1", "-e", ":save \"-f\""],
+    );
     assert_eq!(
         stdout_of(&output),
         "x = 41\ny = 42\nsaved 2 statements to -f; `:load \"-f\"` or `gradcalc ./-f` replays them\n"
     );
-    let by_shell = gradcalc_in(dir.path()).arg("./-f").output().unwrap();
+    let by_shell = run_in(dir.path(), &["./-f"]);
     assert_eq!(stdout_of(&by_shell), "x = 41\ny = 42\n");
-    let by_load = gradcalc_in(dir.path())
-        .args(["-e", ":load \"-f\""])
-        .output()
-        .unwrap();
+    let by_load = run_in(dir.path(), &["-e", ":load \"-f\""]);
     assert_eq!(stdout_of(&by_load), "x = 41\ny = 42\n");
 }
 
@@ -2247,10 +2022,7 @@ fn save_to_a_name_like_an_option_suggests_what_runs_it() {
 #[test]
 fn an_unclosed_quote_in_a_command_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let output = gradcalc_in(dir.path())
-        .args(["-e", "x = 1", "-e", ":save \"abc"])
-        .output()
-        .unwrap();
+    let output = run_in(dir.path(), &["-e", "x = 1", "-e", ":save \"abc"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr_of(&output),

@@ -5,14 +5,17 @@
 //! Expected values are derived by hand in the comments (or are mpmath's).
 
 use crate::library::workloads;
-use crate::util::{check, gradcalc, json_events, json_lines, json_number, stderr_of, stdout_of};
+use crate::util::{
+    assert_contains, check, folder_with, gradcalc, json_events, json_lines, json_number, members,
+    output_of, output_with_stdin, stderr_of, stdout_of,
+};
 
 use expect_test::expect;
 use gradcalc::engine::Tape;
 
 /// Runs `script` with `-e` and returns stdout; asserts success.
 fn run(script: &str) -> String {
-    let out = gradcalc().args(["-e", script]).output().unwrap();
+    let out = output_of(&["-e", script]);
     assert!(out.status.success(), "{script}: {}", stderr_of(&out));
     stdout_of(&out)
 }
@@ -34,6 +37,24 @@ fn values(script: &str) -> Vec<f64> {
 /// A JSON number, or `"inf"`, `"-inf"`, `"nan"`.
 fn number(v: &serde_json::Value) -> f64 {
     json_number(v).unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// The `diff` event of `script` (which ends in a `:diff`).
+fn diff_of(script: &str) -> serde_json::Value {
+    json(script)
+        .into_iter()
+        .find(|e| e["kind"] == "diff")
+        .unwrap_or_else(|| panic!("no diff event from {script}"))
+}
+
+/// `:diff y x` of `y = definition` at `x` prints `want`, and `want` typed
+/// back at `x` gives `value` (known by hand).
+fn assert_diff_types_back(x: f64, definition: &str, want: &str, value: f64) {
+    let setup = format!("x = {x}; y = {definition}");
+    let d = diff_of(&format!("{setup}; :diff y x"));
+    assert_eq!(d["expression"], want, "d/dx {definition} at {x}");
+    let typed = values(&format!("{setup}; {want}"));
+    assert_close(typed[0], value, want);
 }
 
 fn assert_close(got: f64, want: f64, what: &str) {
@@ -89,10 +110,7 @@ fn update_reruns_the_forward_pass_through_fan_out_and_functions() {
     let out = json("a = 2; b = 1; f(t) = t^2; c = a*b + b; d = f(c); b := 3; c; d; :grad b");
     let updated = out.iter().find(|e| e["kind"] == "updated").unwrap();
     assert_eq!(updated["name"], "b");
-    let changed: Vec<(&str, f64, f64)> = updated["changed"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let changed: Vec<(&str, f64, f64)> = members(&updated["changed"])
         .map(|c| {
             (
                 c["name"].as_str().unwrap(),
@@ -210,18 +228,15 @@ fn repeat_descends_to_the_minimum() {
 #[test]
 fn repeat_plots_in_the_terminal_and_refuses_nonsense() {
     let out = run("w = 0; L = (w - 3)^2; :repeat 5 w := w - 0.1*grad(L, w)");
-    assert!(out.contains("L from step 0 to step 5 (5 steps)"), "{out}");
-    assert!(out.contains("0.6"), "{out}");
+    assert_contains(&out, "L from step 0 to step 5 (5 steps)");
+    assert_contains(&out, "0.6");
     for bad in [
         ":repeat",
         ":repeat 0 x := 1",
         ":repeat x x := 1",
         ":repeat 3 :vars",
     ] {
-        let out = gradcalc()
-            .args(["-e", &format!("x = 1; {bad}")])
-            .output()
-            .unwrap();
+        let out = output_of(&["-e", &format!("x = 1; {bad}")]);
         assert!(!out.status.success(), "{bad}");
     }
 }
@@ -234,9 +249,7 @@ fn a_repeat_that_does_not_parse_asks_nothing_and_runs_nothing() {
     use std::rc::Rc;
     // Its statements are parsed with it: the syntax error comes before the
     // question whether to replace its file (it came after).
-    let dir = tempfile::tempdir().unwrap();
-    let plot = dir.path().join("r.svg");
-    std::fs::write(&plot, "old").unwrap();
+    let (_dir, plot) = folder_with("r.svg", "old");
     let asked = Rc::new(Cell::new(false));
     let mut session = Session::new();
     let seen = Rc::clone(&asked);
@@ -302,8 +315,7 @@ fn hessian_heading_cannot_be_read_as_its_variables() {
 
 #[test]
 fn diff_prints_an_expression_that_types_back_to_grad() {
-    let out = json("x = 2; y = x^3 + sin(x); :diff y x");
-    let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+    let d = diff_of("x = 2; y = x^3 + sin(x); :diff y x");
     let expression = d["expression"].as_str().unwrap();
     // 3x² + cos x at 2.
     let want = 12.0 + 2f64.cos();
@@ -320,8 +332,7 @@ fn diff_prints_an_expression_that_types_back_to_grad() {
         ("a = 1.2; b = 0.7; q = a^b / (1 + exp(-a*b))", "q", "b"),
         ("u = 0.4; v = sigmoid(u)*ln(2 + u^2) - atan(u)", "v", "u"),
     ] {
-        let out = json(&format!("{setup}; :diff {y} {x}"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("{setup}; :diff {y} {x}"));
         let expression = d["expression"].as_str().unwrap();
         let v = values(&format!("{setup}; {expression}; grad({y}, {x})"));
         assert_close(v[0], v[1], expression);
@@ -347,8 +358,7 @@ fn diff_collects_like_terms_into_hand_known_forms() {
     ] {
         for point in ["2", "-0.7"] {
             let setup = format!("x = {point}; y = 5; f = {definition}");
-            let out = json(&format!("{setup}; :diff f x"));
-            let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+            let d = diff_of(&format!("{setup}; :diff f x"));
             let expression = d["expression"].as_str().unwrap();
             assert_eq!(expression, want, "d/dx {definition}");
             let v = values(&format!("{setup}; {expression}; grad(f, x)"));
@@ -376,8 +386,7 @@ fn diff_at_large_magnitudes_prints_a_formula_that_types_back_to_its_value() {
         ("x = -1e200; y = asinh(x); g = grad(y, x)", "g", 0.0),
         ("x = -1e200; y = normpdf(x); g = grad(y, x)", "g", 0.0),
     ] {
-        let out = json(&format!("{setup}; :diff {of} x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("{setup}; :diff {of} x"));
         let expression = d["expression"].as_str().unwrap();
         let value = number(&d["value"]);
         assert!(
@@ -424,8 +433,7 @@ fn diff_at_large_magnitudes_prints_a_formula_that_types_back_to_its_value() {
         ("x = 0.5; f = x*x", "2*x"),
         ("x = 0.5; f = x^3 + sin(x)", "3*x^2 + cos(x)"),
     ] {
-        let out = json(&format!("{setup}; :diff f x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("{setup}; :diff f x"));
         assert_eq!(d["expression"], want, "{setup}");
     }
 }
@@ -494,10 +502,7 @@ fn derivative_graphs_of_the_workloads_are_linear_in_size() {
 fn the_descent_examples_converge() {
     let root = env!("CARGO_MANIFEST_DIR");
     let run_file = |name: &str| -> Vec<f64> {
-        let out = gradcalc()
-            .args(["--json", &format!("{root}/examples/{name}")])
-            .output()
-            .unwrap();
+        let out = output_of(&["--json", &format!("{root}/examples/{name}")]);
         assert!(out.status.success(), "{name}");
         json_lines(&stdout_of(&out))
             .into_iter()
@@ -622,10 +627,7 @@ fn a_zero_hessian_row_is_explained_truly() {
     let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
     let why = h["zero_rows"][0].as_str().unwrap();
     assert!(!why.contains("linear"), "{why}");
-    assert!(
-        why.contains("0 here or smaller than a double can hold"),
-        "{why}"
-    );
+    assert_contains(why, "0 here or smaller than a double can hold");
     // x³ at 0: the second derivative 6x is 0 there, but not constant.
     let out = json("x = 0; y = x^3; :hessian");
     let h = out.iter().find(|e| e["kind"] == "hessian").unwrap();
@@ -812,7 +814,7 @@ fn a_copied_derivative_traces_as_a_fresh_one() {
     ));
     let without_definitions = |text: &str| text.replace("defined f(x)\n", "");
     assert_eq!(without_definitions(&copied), without_definitions(&fresh));
-    assert!(copied.contains("f''(…)"), "{copied}");
+    assert_contains(&copied, "f''(…)");
 }
 
 /// `:diff` caps the characters it writes: a name of 10⁵ characters used six
@@ -881,12 +883,8 @@ fn diff_through_kinks_states_its_pieces_and_where_each_holds() {
         ("y = max(x, 1)^2", "x < 1", 0.25, 0.0),
         ("y = max(x, 1)^2", "x > 1", 4.0, 8.0),
     ] {
-        let out = json(&format!("x = 1; {setup}; :diff y x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
-        let piece = d["pieces"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let d = diff_of(&format!("x = 1; {setup}; :diff y x"));
+        let piece = members(&d["pieces"])
             .find(|p| p["holds_where"] == holds_where)
             .unwrap_or_else(|| panic!("{setup}: no piece for {holds_where}: {d}"));
         let expression = piece["expression"].as_str().unwrap();
@@ -909,8 +907,7 @@ fn every_piece_typed_back_inside_its_region_gives_the_derivative() {
         ("y = abs(x)*relu(x - 1) + min(x^2, 4)", 4),
         ("y = max(tanh(x), 0.5*x, -1)*exp(x)", 2),
     ] {
-        let out = json(&format!("x = 0.3; {setup}; :diff y x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+        let d = diff_of(&format!("x = 0.3; {setup}; :diff y x"));
         let pieces = d["pieces"].as_array().unwrap();
         assert_eq!(pieces.len(), count, "{setup}: {d}");
         assert_eq!(
@@ -964,15 +961,9 @@ fn diff_writes_named_constants_not_their_digits() {
             PI / 2.0 * (PI / 4.0).cos(),
         ),
     ] {
-        let setup = format!("x = {x}; y = {definition}");
-        let out = json(&format!("{setup}; :diff y x"));
-        let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
-        assert_eq!(d["expression"], want, "d/dx {definition}");
-        let typed = values(&format!("{setup}; {want}"));
-        assert_close(typed[0], value, want);
+        assert_diff_types_back(x, definition, want, value);
     }
-    let out = json("pi = 3; x = 2; y = 6.283185307179586*x; :diff y x");
-    let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
+    let d = diff_of("pi = 3; x = 2; y = 6.283185307179586*x; :diff y x");
     assert_eq!(d["expression"], "6.283185307179586");
 }
 
@@ -1044,11 +1035,7 @@ fn diff_of_large_derivatives_names_shared_parts_once() {
         let expression = last["∂y/∂x = ".len()..].split("  (= ").next().unwrap();
         lines.push(expression.to_string());
         let script = format!("{setup}\n{}\n", lines.join("\n"));
-        let out = gradcalc()
-            .args(["--precision", "full", "-"])
-            .write_stdin(script)
-            .output()
-            .unwrap();
+        let out = output_with_stdin(&["--precision", "full", "-"], script);
         assert!(out.status.success(), "{}", stderr_of(&out));
         let text = stdout_of(&out);
         text.lines().last().unwrap().trim().parse().unwrap()
@@ -1056,11 +1043,8 @@ fn diff_of_large_derivatives_names_shared_parts_once() {
     let product: Vec<String> = (1..=50).map(|k| format!("(x+{k})")).collect();
     let setup = format!("x = 0.5; y = {}", product.join("*"));
     let out = run(&format!("{setup}; :diff y x"));
-    assert!(out.contains("∂y/∂x with "), "{out}");
-    assert!(
-        out.contains("\nt1 = x + 1\nt2 = x + 2\nt3 = t1*t2\n"),
-        "{out}"
-    );
+    assert_contains(&out, "∂y/∂x with ");
+    assert_contains(&out, "\nt1 = x + 1\nt2 = x + 2\nt3 = t1*t2\n");
     assert!(out.len() < 10_000, "{} bytes", out.len());
     let p: f64 = (1..=50).map(|k| 0.5 + k as f64).product();
     let s: f64 = (1..=50).map(|k| 1.0 / (0.5 + k as f64)).sum();
@@ -1070,11 +1054,7 @@ fn diff_of_large_derivatives_names_shared_parts_once() {
     for n in [500, 1000] {
         let setup = format!("x = 0.5; y = {}x{}", "tanh(".repeat(n), ")".repeat(n));
         let out = run(&format!("{setup}; :diff y x"));
-        assert!(
-            out.contains("\nt1 = tanh(x)\nt2 = tanh(t1)\n"),
-            "{}",
-            &out[..300]
-        );
+        assert_contains(&out, "\nt1 = tanh(x)\nt2 = tanh(t1)\n");
         let mut t = 0.5f64;
         let mut want = 1.0;
         for _ in 0..n {
@@ -1107,12 +1087,7 @@ fn diff_combines_powers_of_one_base() {
                 x.powf(x * x + 1.0) * (1.0 + 2.0 * x.ln()),
             ),
         ] {
-            let setup = format!("x = {x}; y = {definition}");
-            let out = json(&format!("{setup}; :diff y x"));
-            let d = out.iter().find(|e| e["kind"] == "diff").unwrap();
-            assert_eq!(d["expression"], want, "d/dx {definition} at {x}");
-            let typed = values(&format!("{setup}; {want}"));
-            assert_close(typed[0], value, want);
+            assert_diff_types_back(x, definition, want, value);
         }
     }
 }

@@ -8,7 +8,8 @@
 use expect_test::expect;
 
 use crate::util::{
-    assert_close, gradcalc, in_crate, json_events, json_number, stderr_of, stdout_of,
+    assert_close, assert_contains, gradcalc, in_crate, json_events, json_number, members,
+    output_of, stderr_of, stdout_of,
 };
 
 /// The neuron of examples/neuron.calc with a squared-error loss.
@@ -68,10 +69,7 @@ fn descend_matches_micrograd(problem: &str, setup: &str, rate: &str, rel: f64) {
     }
     for row in descent["rows"].as_array().unwrap() {
         let step = row["step"].as_u64().unwrap() as usize;
-        let values: Vec<f64> = row["values"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let values: Vec<f64> = members(&row["values"])
             .map(|v| json_number(v).unwrap())
             .collect();
         for ((name, got), want) in names.iter().zip(&values).zip(&want[step].1) {
@@ -88,11 +86,14 @@ fn a_simultaneous_update_is_one_step_of_gradient_descent() {
     // The values are gradient descent's (micrograd, PyTorch): both gradients
     // at (w1, b) = (-3, 6.88…), ∂L/∂w1 = 2(o − 0.95)(1 − o²)·x1 with
     // o = 1/√2, then both moved. Coordinate descent would give b = 6.897854531.
-    let output = gradcalc()
-        .args(["--precision", "full", "-e", NEURON])
-        .args(["-e", "w1, b := w1 - 0.5*grad(L, w1), b - 0.5*grad(L, b)"])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "--precision",
+        "full",
+        "-e",
+        NEURON,
+        "-e",
+        "w1, b := w1 - 0.5*grad(L, w1), b - 0.5*grad(L, b)",
+    ]);
     let text = stdout_of(&output);
     let update = &text[text.find("w1 :=").unwrap()..];
     expect![[r#"
@@ -175,10 +176,7 @@ fn several_updates_in_one_repeat_step_warn_that_they_are_coordinate_descent() {
     "#]]
     .assert_eq(&stderr);
     // Independent updates are not warned about.
-    let output = gradcalc()
-        .args(["-e", "a = 1; c = 2", "-e", ":repeat 2 a := a + 1; c := c*2"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "a = 1; c = 2", "-e", ":repeat 2 a := a + 1; c := c*2"]);
     assert_eq!(stderr_of(&output), "");
 }
 
@@ -203,24 +201,18 @@ fn descend_and_simultaneous_updates_refuse_what_they_cannot_do() {
         (":descend o lr=0.5 steps=2 w1 L", "`L` is not a leaf"),
     ];
     for (input, message) in cases {
-        let output = gradcalc()
-            .args(["-e", NEURON, "-e", input])
-            .output()
-            .unwrap();
+        let output = output_of(&["-e", NEURON, "-e", input]);
         assert_eq!(output.status.code(), Some(1), "{input}");
         let stderr = stderr_of(&output);
         assert!(stderr.contains(message), "{input}: {stderr}");
     }
     // A parameter the loss is not built from.
-    let output = gradcalc()
-        .args([
-            "-e",
-            "x = 1; y = 2; L = x^2",
-            "-e",
-            ":descend L lr=0.1 steps=2 x y",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "-e",
+        "x = 1; y = 2; L = x^2",
+        "-e",
+        ":descend L lr=0.1 steps=2 x y",
+    ]);
     expect![[r#"
         error: `L` is not built from this `y`: its gradient is 0, so descent would never move it
           ┌─ -e #2:1:29
@@ -244,7 +236,7 @@ fn saved_descent_replays_the_same_steps() {
         .assert()
         .success();
     let saved = std::fs::read_to_string(script).unwrap();
-    assert!(saved.contains(":descend L lr=0.5 steps=3 w1 b"), "{saved}");
+    assert_contains(&saved, ":descend L lr=0.5 steps=3 w1 b");
 }
 
 #[test]
@@ -252,30 +244,21 @@ fn ctrl_c_during_descend_keeps_the_steps_done() {
     // d10(t) = 1024·t built as a tree of 2^10 additions, so each step's
     // backward pass is long. With u = 1024w − 3, L = u² and ∂L/∂w = 2048u, so
     // a step multiplies u by 1 − 1e-9·2048·1024: u_k = −3·(1 − 2.097152e-3)^k.
-    let mut defs = String::from("d0(t) = t");
-    for k in 1..=10 {
-        defs.push_str(&format!("; d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
-    }
-    let child = crate::util::plain_gradcalc()
-        .args(["--json", "-e", &defs, "-e", "w = 0; L = (d10(w) - 3)^2"])
-        .args([
+    let defs = crate::util::doubling_functions("t", 10, "; ");
+    let output = crate::util::interrupted_after(
+        &[
+            "--json",
+            "-e",
+            &defs,
+            "-e",
+            "w = 0; L = (d10(w) - 3)^2",
             "-e",
             ":descend L lr=0.000000001 steps=1000000 w",
             "-e",
             "never = 1",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    crate::util::wait_for_cpu(child.id(), std::time::Duration::from_millis(1000));
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130), "{output:?}");
+        ],
+        std::time::Duration::from_millis(1000),
+    );
     let events = crate::util::json_lines(&stdout_of(&output));
     assert!(!events.iter().any(|e| e["name"] == "never"));
     let descent = events

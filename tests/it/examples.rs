@@ -1,15 +1,14 @@
 //! The example scripts give the gradients their comments promise (values from the
 //! micrograd lecture, the CS231n notes and colah's post, computed by hand there).
 
-use crate::util::{assert_close, gradcalc, json_lines, stdout_of};
+use crate::util::{assert_close, json_lines, output_in, stdout_of};
 
 /// Runs `examples/NAME --json` and returns every `grad` event as (wrt, value).
 fn gradients(name: &str) -> Vec<(String, f64)> {
-    let output = gradcalc()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["--json", &format!("examples/{name}")])
-        .output()
-        .unwrap();
+    let output = output_in(
+        env!("CARGO_MANIFEST_DIR"),
+        &["--json", &format!("examples/{name}")],
+    );
     assert_eq!(output.status.code(), Some(0), "{name}");
     json_lines(&stdout_of(&output))
         .into_iter()

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use expect_test::expect;
 
-use crate::util::{check, gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
+use crate::util::{
+    assert_contains, assert_ends_with, check, gradcalc, gradcalc_within_cpu, output_with_stdin,
+    stderr_of, stdout_of,
+};
 
 /// For the two catalogue cases of a million terms or statements.
 const LONG_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -16,8 +19,22 @@ const LONG_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Runs gradcalc with `stdin` piped in and extra `args`, and checks that it
 /// ended by itself with status `status`, without a panic or an overflow.
 fn run(args: &[&str], stdin: impl Into<Vec<u8>>, status: i32) -> (String, String) {
-    let output = gradcalc().args(args).write_stdin(stdin).output().unwrap();
+    let output = output_with_stdin(args, stdin);
     check_status(&output, status)
+}
+
+/// [`run`] with `stdin` and no arguments, which must fail (status 1) with
+/// `part` in its error report.
+fn assert_refused(stdin: impl Into<Vec<u8>>, part: &str) {
+    let (_, stderr) = run(&[], stdin, 1);
+    assert_contains(&stderr, part);
+}
+
+/// [`run`] with `stdin` and no arguments, which must succeed, its output
+/// ending with `end`.
+fn assert_ends(stdin: impl Into<Vec<u8>>, end: &str) {
+    let (stdout, _) = run(&[], stdin, 0);
+    assert_ends_with(&stdout, end);
 }
 
 fn check_status(output: &Output, status: i32) -> (String, String) {
@@ -42,16 +59,15 @@ fn a_hundred_thousand_nested_parentheses_are_refused_naming_the_limit() {
     let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
     let (stdout, stderr) = run(&[], deep, 1);
     assert!(stdout.is_empty(), "{stdout}");
-    assert!(stderr.contains("1000"), "{stderr}");
-    assert!(stderr.contains("nest"), "{stderr}");
+    assert_contains(&stderr, "1000");
+    assert_contains(&stderr, "nest");
     // Unclosed, and a long run of signs and a `^` chain: the same clear error.
     for deep in [
         "(".repeat(100_000),
         format!("{}1", "-".repeat(100_000)),
         format!("2{}", "^2".repeat(100_000)),
     ] {
-        let (_, stderr) = run(&[], deep, 1);
-        assert!(stderr.contains("1000"), "{stderr}");
+        assert_refused(deep, "1000");
     }
 }
 
@@ -60,8 +76,7 @@ fn nesting_at_the_limit_parses_and_one_more_is_refused() {
     let at = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
     let (stdout, _) = run(&[], at(999), 0);
     assert_eq!(stdout, "1\n");
-    let (_, stderr) = run(&[], at(1001), 1);
-    assert!(stderr.contains("1000"), "{stderr}");
+    assert_refused(at(1001), "1000");
 }
 
 /// 100 000 terms here (a few seconds in a debug build); the catalogue's
@@ -91,11 +106,7 @@ fn a_ten_megabyte_line() {
     // One name of 10 MB: an unknown name, reported in a window of the line.
     let (stdout, stderr) = run(&[], "b".repeat(10_000_000), 1);
     assert!(stdout.is_empty());
-    assert!(
-        stderr.contains("unknown name"),
-        "{}",
-        &stderr[..stderr.len().min(500)]
-    );
+    assert_contains(&stderr, "unknown name");
     assert!(
         stderr.len() < 10_000,
         "the report shows a window: {} bytes",
@@ -110,7 +121,7 @@ fn a_ten_megabyte_line() {
 fn invalid_utf8_on_stdin_runs_the_valid_lines_then_reports_the_byte() {
     let (stdout, stderr) = run(&[], b"x = 1\nx + 1\n\xff\xfe oops\n".to_vec(), 1);
     assert_eq!(stdout, "x = 1\n2\n");
-    assert!(stderr.contains("not valid UTF-8 (byte 12)"), "{stderr}");
+    assert_contains(&stderr, "not valid UTF-8 (byte 12)");
     // In a file too, and in JSON.
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), b"1 +\xc3").unwrap();
@@ -120,7 +131,7 @@ fn invalid_utf8_on_stdin_runs_the_valid_lines_then_reports_the_byte() {
         .output()
         .unwrap();
     let (stdout, _) = check_status(&output, 1);
-    assert!(stdout.contains("not valid UTF-8"), "{stdout}");
+    assert_contains(&stdout, "not valid UTF-8");
 }
 
 #[test]
@@ -131,7 +142,7 @@ fn nul_bytes_are_an_error_that_shows_them() {
         !stderr.contains('\0'),
         "the NUL is made visible: {stderr:?}"
     );
-    assert!(stderr.contains("error"), "{stderr}");
+    assert_contains(&stderr, "error");
     let (_, stderr) = run(&[], "\0\0\0", 1);
     assert!(!stderr.contains('\0'), "{stderr:?}");
     // A NUL in a comment is only a comment.
@@ -151,11 +162,7 @@ fn a_long_script_of_statements() {
         .output()
         .unwrap();
     let (stdout, _) = check_status(&output, 0);
-    assert!(
-        stdout.ends_with("y = 3\n∂y/∂x = 2\n"),
-        "{}",
-        &stdout[stdout.len() - 100..]
-    );
+    assert_ends_with(&stdout, "y = 3\n∂y/∂x = 2\n");
     assert_eq!(stdout.lines().count(), 1_000_001);
 }
 
@@ -184,12 +191,7 @@ fn a_hundred_thousand_statements_through_the_library() {
 fn names_of_ten_thousand_characters() {
     let long = "a".repeat(10_000);
     let source = format!("{long} = 2\n{long}^2\n:grad {long}\n");
-    let (stdout, _) = run(&[], source, 0);
-    assert!(
-        stdout.ends_with("= 4\n"),
-        "{}",
-        &stdout[stdout.len() - 50..]
-    );
+    assert_ends(source, "= 4\n");
     // An unknown long name next to a long variable: no quadratic suggestion search.
     let other = format!("{}b", "a".repeat(9_999));
     let output = gradcalc_within_cpu(10)
@@ -197,24 +199,10 @@ fn names_of_ten_thousand_characters() {
         .output()
         .unwrap();
     let (_, stderr) = check_status(&output, 1);
-    assert!(
-        stderr.contains("unknown name"),
-        "{}",
-        &stderr[..300.min(stderr.len())]
-    );
+    assert_contains(&stderr, "unknown name");
     // A long function name and a long command name.
-    let (_, stderr) = run(&[], format!("{long}(1)\n"), 1);
-    assert!(
-        stderr.contains("unknown function"),
-        "{}",
-        &stderr[..300.min(stderr.len())]
-    );
-    let (_, stderr) = run(&[], format!(":{long}\n"), 1);
-    assert!(
-        stderr.contains("unknown command"),
-        "{}",
-        &stderr[..300.min(stderr.len())]
-    );
+    assert_refused(format!("{long}(1)\n"), "unknown function");
+    assert_refused(format!(":{long}\n"), "unknown command");
 }
 
 #[test]
@@ -281,23 +269,16 @@ fn ten_thousand_functions() {
         source.push_str(&format!("f{i}(x) = f{}(x) + 1\n", i - 1));
     }
     // Sixty levels of calls are fine; ten thousand are refused with the limit.
-    let (stdout, _) = run(&[], format!("{source}f60(0)\n"), 0);
-    assert!(stdout.ends_with("61\n"), "{}", &stdout[stdout.len() - 50..]);
-    let (_, stderr) = run(&[], format!("{source}f9999(0)\n"), 1);
-    assert!(stderr.contains("64"), "{stderr}");
+    assert_ends(format!("{source}f60(0)\n"), "61\n");
+    assert_refused(format!("{source}f9999(0)\n"), "64");
 }
 
 #[test]
 fn functions_that_double_their_work_hit_the_node_limit() {
     // Each level calls the one below twice: 2^40 nodes if nothing stopped it.
-    let mut source = String::from("d0(x) = x + 1\n");
-    for i in 1..=40 {
-        source.push_str(&format!("d{i}(x) = d{0}(x) + d{0}(x)\n", i - 1));
-    }
-    let (stdout, _) = run(&[], format!("{source}d10(1)\n"), 0);
-    assert!(stdout.ends_with("2048\n"), "{stdout}");
-    let (_, stderr) = run(&[], format!("{source}d40(1)\n"), 1);
-    assert!(stderr.contains("1000000 nodes"), "{stderr}");
+    let source = crate::util::doubling_functions("t + 1", 40, "\n");
+    assert_ends(format!("{source}\nd10(1)\n"), "2048\n");
+    assert_refused(format!("{source}\nd40(1)\n"), "1000000 nodes");
 }
 
 #[test]
@@ -319,7 +300,7 @@ fn recursion_through_another_function_is_an_error() {
     );
     // And the session goes on with --keep-going.
     let (stdout, _) = run(&["--keep-going"], "f(x) = f(x)\nf(1)\n2 + 2\n", 1);
-    assert!(stdout.ends_with("4\n"), "{stdout}");
+    assert_ends_with(&stdout, "4\n");
 }
 
 #[test]
@@ -327,13 +308,13 @@ fn a_script_file_that_is_a_directory_or_missing() {
     let dir = tempfile::tempdir().unwrap();
     let output = gradcalc().arg(dir.path()).output().unwrap();
     let (_, stderr) = check_status(&output, 2);
-    assert!(stderr.contains("cannot read"), "{stderr}");
+    assert_contains(&stderr, "cannot read");
     let output = gradcalc()
         .arg(dir.path().join("missing.calc"))
         .output()
         .unwrap();
     let (_, stderr) = check_status(&output, 2);
-    assert!(stderr.contains("cannot read"), "{stderr}");
+    assert_contains(&stderr, "cannot read");
 }
 
 /// `true` when a file can be created in `dir` (root can write to a mode-555 directory).
@@ -393,5 +374,5 @@ fn exports_to_a_missing_or_unwritable_place_are_clear_errors() {
         target.join("graph.dot").display()
     );
     let (_, stderr) = run(&["--allow-writes-anywhere"], script, 1);
-    assert!(stderr.contains("cannot write"), "{stderr}");
+    assert_contains(&stderr, "cannot write");
 }

@@ -8,7 +8,10 @@ use std::sync::mpsc::{Receiver, channel};
 
 use expect_test::expect;
 
-use crate::util::{TIMEOUT, gradcalc, plain_gradcalc, stdout_of};
+use crate::util::{
+    TIMEOUT, assert_contains, folder_with, gradcalc, output_in, output_with_stdin, plain_gradcalc,
+    stdout_of,
+};
 
 /// The JSON lines of `gradcalc --json ARGS` with `stdin`, as text.
 fn json_output(args: &[&str], stdin: &str) -> String {
@@ -50,13 +53,8 @@ fn every_event_names_the_statement_it_came_from() {
 
 #[test]
 fn a_loaded_file_counts_on_and_names_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("inner.calc"), "a = 1\n\n  b = a/0\n").unwrap();
-    let output = gradcalc()
-        .current_dir(dir.path())
-        .args(["--json", "-e", "x = 1; :load inner.calc; x"])
-        .output()
-        .unwrap();
+    let (dir, _) = folder_with("inner.calc", "a = 1\n\n  b = a/0\n");
+    let output = output_in(dir.path(), &["--json", "-e", "x = 1; :load inner.calc; x"]);
     // The warning's own line and column point at `a/0`; its statement at `b`.
     expect![[r#"
         {"kind":"value","name":"x","value":1,"from":{"statement":1,"source":"-e","line":1,"column":1}}
@@ -183,42 +181,60 @@ impl Kernel {
 #[test]
 fn line_mode_answers_each_line_before_the_next_is_written() {
     let mut kernel = Kernel::start();
-    expect![[r#"
-        {"kind":"value","name":"x","value":3,"from":{"statement":1,"source":"<stdin>","line":1,"column":1}}
-        {"kind":"ready","line":1,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("x = 3"));
-    // A comment makes no event but its `ready`; an open bracket waits.
-    expect![[r#"
-        {"kind":"ready","line":2,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("# the cube"));
-    expect![[r#"
-        {"kind":"ready","line":3,"pending":true}
-    "#]]
-    .assert_eq(&kernel.run("y = (x^2"));
-    // d/dx x^3 = 3x^2 = 27 at x = 3; x^3 = 27 too, and 3^2 = 9.
-    expect![[r#"
-        {"kind":"value","name":"y","value":27,"from":{"statement":2,"source":"<stdin>","line":3,"column":1}}
-        {"kind":"ready","line":4,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("  *x)"));
-    expect![[r#"
-        {"kind":"grad","of":"y","wrt":"x","value":27,"from":{"statement":3,"source":"<stdin>","line":5,"column":1}}
-        {"kind":"ready","line":5,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run(":grad"));
-    // An error does not end the run; its line is the line of the input.
-    expect![[r#"
-        {"kind":"error","code":"unknown-name","message":"unknown name `z`","line":6,"column":5,"source":"<stdin>","help":"assign it first, e.g. `z = 1`","from":{"statement":4,"source":"<stdin>","line":6,"column":1}}
-        {"kind":"ready","line":6,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("x + z"));
-    expect![[r#"
-        {"kind":"value","value":9,"from":{"statement":5,"source":"<stdin>","line":7,"column":1}}
-        {"kind":"ready","line":7,"pending":false}
-    "#]]
-    .assert_eq(&kernel.run("x^2"));
+    for (line, answer) in [
+        (
+            "x = 3",
+            expect![[r#"
+            {"kind":"value","name":"x","value":3,"from":{"statement":1,"source":"<stdin>","line":1,"column":1}}
+            {"kind":"ready","line":1,"pending":false}
+            "#]],
+        ),
+        // A comment makes no event but its `ready`; an open bracket waits.
+        (
+            "# the cube",
+            expect![[r#"
+            {"kind":"ready","line":2,"pending":false}
+            "#]],
+        ),
+        (
+            "y = (x^2",
+            expect![[r#"
+            {"kind":"ready","line":3,"pending":true}
+            "#]],
+        ),
+        // d/dx x^3 = 3x^2 = 27 at x = 3; x^3 = 27 too, and 3^2 = 9.
+        (
+            "  *x)",
+            expect![[r#"
+            {"kind":"value","name":"y","value":27,"from":{"statement":2,"source":"<stdin>","line":3,"column":1}}
+            {"kind":"ready","line":4,"pending":false}
+            "#]],
+        ),
+        (
+            ":grad",
+            expect![[r#"
+            {"kind":"grad","of":"y","wrt":"x","value":27,"from":{"statement":3,"source":"<stdin>","line":5,"column":1}}
+            {"kind":"ready","line":5,"pending":false}
+            "#]],
+        ),
+        // An error does not end the run; its line is the line of the input.
+        (
+            "x + z",
+            expect![[r#"
+            {"kind":"error","code":"unknown-name","message":"unknown name `z`","line":6,"column":5,"source":"<stdin>","help":"assign it first, e.g. `z = 1`","from":{"statement":4,"source":"<stdin>","line":6,"column":1}}
+            {"kind":"ready","line":6,"pending":false}
+            "#]],
+        ),
+        (
+            "x^2",
+            expect![[r#"
+            {"kind":"value","value":9,"from":{"statement":5,"source":"<stdin>","line":7,"column":1}}
+            {"kind":"ready","line":7,"pending":false}
+            "#]],
+        ),
+    ] {
+        answer.assert_eq(&kernel.run(line));
+    }
     drop(kernel.stdin);
     let status = kernel.child.wait().unwrap();
     assert_eq!(status.code(), Some(1), "a statement failed");
@@ -226,11 +242,7 @@ fn line_mode_answers_each_line_before_the_next_is_written() {
 
 #[test]
 fn line_mode_needs_json() {
-    let output = gradcalc()
-        .arg("--lines")
-        .write_stdin("1\n")
-        .output()
-        .unwrap();
+    let output = output_with_stdin(&["--lines"], "1\n");
     assert_eq!(output.status.code(), Some(2));
     assert!(crate::util::stderr_of(&output).contains("--json"));
 }
@@ -288,8 +300,5 @@ fn a_repeat_whose_steps_make_the_output_leaves_step_0_blank() {
         "{text}"
     );
     assert!(!text.contains("not finite"), "{text}");
-    assert!(
-        text.contains("note: `y = …` rebinds y at every step"),
-        "{text}"
-    );
+    assert_contains(&text, "note: `y = …` rebinds y at every step");
 }

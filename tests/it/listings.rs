@@ -8,7 +8,7 @@ use gradcalc::render::{Format, Printer, Style};
 use gradcalc::session::{Event, Session};
 use serde_json::Value;
 
-use crate::util::{json_lines, json_number};
+use crate::util::{json_lines, json_number, members};
 
 /// Runs `source` through a fresh session and a printer in `format`, as the
 /// binary does (each statement's events written before the next runs), and
@@ -74,10 +74,7 @@ fn topo_all_in_json_lists_every_node_of_a_4001_node_chain_with_its_value() {
     for node in nodes {
         let id = node["id"].as_u64().unwrap();
         let value = json_number(&node["value"]).expect("a number");
-        let inputs: Vec<u64> = node["inputs"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let inputs: Vec<u64> = members(&node["inputs"])
             .map(|i| i.as_u64().unwrap())
             .collect();
         let k = id.div_ceil(4) as usize; // the statement that made it

@@ -5,7 +5,7 @@
 
 use expect_test::expect;
 
-use crate::util::{gradcalc, in_crate, json_events, stdout_of};
+use crate::util::{assert_ends_with, in_crate, json_events, member, members, output_of, stdout_of};
 
 /// `:topo kahn all` of `source`: the labels in order, constants left out
 /// (they have no node in PyTorch).
@@ -13,10 +13,7 @@ fn kahn_labels(source: &str) -> Vec<String> {
     let (events, status) = json_events(&["-e", source, "-e", ":topo kahn all"]);
     assert_eq!(status, Some(0), "{source}");
     let kahn = events.iter().find(|e| e["kind"] == "kahn").unwrap();
-    kahn["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
+    members(&kahn["nodes"])
         .filter(|n| n["op"] != "const")
         .map(|n| n["label"].as_str().unwrap().to_string())
         .collect()
@@ -45,15 +42,12 @@ fn naive_order_on_colahs_example_gets_b_wrong() {
     // order, each node when first reached). e passes 1·d = 2 to c and
     // 1·c = 3 to d; c passes 2 to a and 2 to b; b is visited (its gradient
     // read: 2) before d passes it 3·1 = 3. The right ∂e/∂b is 2 + 3 = 5.
-    let output = gradcalc()
-        .args([
-            "-e",
-            "a = 2; b = 1; c = a + b; d = b + 1; e = c*d",
-            "-e",
-            ":topo naive",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "-e",
+        "a = 2; b = 1; c = a + b; d = b + 1; e = c*d",
+        "-e",
+        ":topo naive",
+    ]);
     let text = stdout_of(&output);
     expect![[r#"
         backprop from e in a naive recursion's order: visit a node, pass its gradient on, then visit its inputs, each node once, when first reached; 5 nodes
@@ -82,12 +76,7 @@ fn naive_order_passes_on_an_incomplete_gradient_at_an_inner_fan_out() {
         (early["naive"].as_f64(), early["right"].as_f64()),
         (Some(1.0), Some(9.0))
     );
-    let x = naive["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["label"] == "x")
-        .unwrap();
+    let x = member(&naive["rows"], "label", "x");
     assert_eq!(
         (x["naive"].as_f64(), x["right"].as_f64()),
         (Some(4.0), Some(36.0))
@@ -97,14 +86,8 @@ fn naive_order_passes_on_an_incomplete_gradient_at_an_inner_fan_out() {
 
 #[test]
 fn naive_order_without_fan_out_is_right_and_says_so() {
-    let output = gradcalc()
-        .args(["-e", "x = 0.5; y = tanh(2*x)", "-e", ":topo naive"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 0.5; y = tanh(2*x)", "-e", ":topo naive"]);
     let text = stdout_of(&output);
-    assert!(
-        text.ends_with("so the naive order gives the right gradients\n"),
-        "{text}"
-    );
+    assert_ends_with(&text, "so the naive order gives the right gradients\n");
     assert!(!text.contains('✗'), "{text}");
 }

@@ -9,15 +9,11 @@
 
 use std::path::Path;
 
-use crate::util::{self, gradcalc, gradcalc_within_cpu, stderr_of, stdout_of};
+use crate::util::{self, assert_contains, gradcalc_within_cpu, output_in, stderr_of, stdout_of};
 
 /// Runs `script` in `dir`; returns stdout, stderr and the exit status.
 fn run(dir: &Path, script: &str) -> (String, String, Option<i32>) {
-    let output = gradcalc()
-        .current_dir(dir)
-        .args(["-e", script])
-        .output()
-        .unwrap();
+    let output = output_in(dir, &["-e", script]);
     (stdout_of(&output), stderr_of(&output), output.status.code())
 }
 
@@ -26,6 +22,16 @@ fn svg_of(dir: &Path, script: &str, args: &str) -> String {
     let (stdout, stderr, status) = run(dir, &format!("{script}\n:svg -f pic.svg {args}"));
     assert_eq!(status, Some(0), "{stdout}{stderr}");
     std::fs::read_to_string(dir.join("pic.svg")).unwrap()
+}
+
+/// `script` then `:dot`, run in `dir`; the DOT it prints, which Graphviz
+/// accepts ([`util::graphviz_accepts`]).
+fn dot_of(dir: &Path, script: &str) -> String {
+    let (stdout, stderr, status) = run(dir, &format!("{script}\n:dot"));
+    assert_eq!(status, Some(0), "{stdout}{stderr}");
+    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
+    util::graphviz_accepts(dot, "derivative picture");
+    dot.to_string()
 }
 
 /// What a picture shows, read back from its SVG.
@@ -382,8 +388,8 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
     let numbers: Vec<usize> = steps.iter().map(|s| s.0).collect();
     assert_eq!(numbers, vec![1, 2, 3]);
     let (stdout, _, _) = run(dir.path(), &format!("{script}\n:trace"));
-    assert!(stdout.contains("3 nodes"), "{stdout}");
-    assert!(stdout.contains("2 constants"), "{stdout}");
+    assert_contains(&stdout, "3 nodes");
+    assert_contains(&stdout, "2 constants");
     let (stdout, stderr, status) = run(dir.path(), &format!("{script}\n:svg slides --steps"));
     assert_eq!(status, Some(0), "{stdout}{stderr}");
     let mut files: Vec<String> = std::fs::read_dir(dir.path().join("slides"))
@@ -429,14 +435,8 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
     let old = std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap();
     let (_, stderr, status) = run(dir.path(), "x = 5; y = 2*x + 1\n:svg slides --steps");
     assert_eq!(status, Some(1));
-    assert!(
-        stderr.contains("step-000.svg: it already exists"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("3 more pictures of the steps not written"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "step-000.svg: it already exists");
+    assert_contains(&stderr, "3 more pictures of the steps not written");
     assert_eq!(stderr.matches("error:").count(), 2, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("slides/step-001.svg")).unwrap(),
@@ -501,19 +501,13 @@ fn bad_picture_flags_are_explained() {
     // Constants have no step: y = 2*x + 1 has steps 1 to 3, as `:trace` shows.
     let (_, stderr, status) = run(dir.path(), "x = 3; y = 2*x + 1\n:svg a.svg --step 4");
     assert_eq!(status, Some(1));
-    assert!(stderr.contains("has steps 1 to 3"), "{stderr}");
+    assert_contains(&stderr, "has steps 1 to 3");
     assert!(!dir.path().join("a.svg").exists());
     // --steps into a missing directory: one error for the first file, one for the rest.
     let (_, stderr, status) = run(dir.path(), &format!("{NEURON}\n:svg nowhere --steps"));
     assert_eq!(status, Some(1));
-    assert!(
-        stderr.contains("directory `nowhere` does not exist"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("10 more pictures of the steps not written"),
-        "{stderr}"
-    );
+    assert_contains(&stderr, "directory `nowhere` does not exist");
+    assert_contains(&stderr, "10 more pictures of the steps not written");
     assert!(!dir.path().join("nowhere").exists());
 }
 
@@ -562,13 +556,7 @@ fn clusters_of(dot: &str) -> (Vec<(String, Records, usize)>, Records) {
 #[test]
 fn dot_draws_a_derivative_graph_as_a_labelled_cluster() {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, stderr, status) = run(
-        dir.path(),
-        "x = 3; y = x^3; g = grad(y, x); h = y + g\n:dot",
-    );
-    assert_eq!(status, Some(0), "{stdout}{stderr}");
-    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
-    util::graphviz_accepts(dot, "derivative picture");
+    let dot = &dot_of(dir.path(), "x = 3; y = x^3; g = grad(y, x); h = y + g");
     let (clusters, mut outside) = clusters_of(dot);
     assert_eq!(clusters.len(), 1, "{dot}");
     let (label, mut records, ops) = clusters[0].clone();
@@ -600,23 +588,17 @@ fn dot_draws_a_derivative_graph_as_a_labelled_cluster() {
 #[test]
 fn dot_of_a_derivative_draws_the_forward_pass_beside_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, stderr, status) = run(
-        dir.path(),
-        "x = 3; y = x^3; g = grad(y, x)\n:backward g\n:dot",
-    );
-    assert_eq!(status, Some(0), "{stdout}{stderr}");
-    let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
-    util::graphviz_accepts(dot, "derivative picture");
+    let dot = &dot_of(dir.path(), "x = 3; y = x^3; g = grad(y, x)\n:backward g");
     let (clusters, outside) = clusters_of(dot);
     let labels: Vec<&str> = clusters.iter().map(|c| c.0.as_str()).collect();
     assert_eq!(labels, ["grad(y, x)", "forward pass of y"], "{dot}");
     assert_eq!((clusters[0].1.len(), clusters[0].2), (2, 2));
     assert_eq!(clusters[1].1, [("y".to_string(), "27".to_string())]);
     assert_eq!(clusters[1].2, 1);
-    assert!(dot.contains("{ y | value 27 | grad }"), "{dot}");
+    assert_contains(dot, "{ y | value 27 | grad }");
     // x: ∂g/∂x = 6x = 18.
     assert_eq!(outside, [("x".to_string(), "3".to_string())]);
-    assert!(dot.contains("{ x | value 3 | grad 18 }"), "{dot}");
+    assert_contains(dot, "{ x | value 3 | grad 18 }");
 }
 
 /// `:svg` fills the derivative graph's nodes (the two of the test above)
@@ -664,17 +646,22 @@ fn union(a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)) -> (f64, f64, f64, f6
     (x0, y0, x1 - x0, y1 - y0)
 }
 
+/// An SVG root's font size and its canvas (width, height).
+fn font_and_canvas(root: roxmltree::Node) -> (f64, (f64, f64)) {
+    let canvas = (
+        number(root.attribute("width")),
+        number(root.attribute("height")),
+    );
+    (number(root.attribute("font-size")), canvas)
+}
+
 /// Every piece of text of a graph picture with what it is drawn on: a node
 /// (its shape and its texts), an edge label (its white backing and its text),
 /// the title, a legend line. Each is (what, box).
 fn text_items(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
     let document = roxmltree::Document::parse(svg).expect("well-formed XML");
     let root = document.root_element();
-    let font = number(root.attribute("font-size"));
-    let canvas = (
-        number(root.attribute("width")),
-        number(root.attribute("height")),
-    );
+    let (font, canvas) = font_and_canvas(root);
     let mut items = Vec::new();
     let mut backing: Option<(f64, f64, f64, f64)> = None;
     let rect_box = |n: roxmltree::Node| {
@@ -730,9 +717,15 @@ fn text_items(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
 /// No two pieces of text of a graph picture overlap or touch (2 px apart at
 /// least), and each lies inside the canvas.
 fn assert_texts_apart(svg: &str, what: &str) {
-    let (items, (width, height)) = text_items(svg);
+    let (items, canvas) = text_items(svg);
     assert!(!items.is_empty(), "{what}: nothing drawn");
-    for (name, b) in &items {
+    assert_apart_inside(&items, canvas, 2.0, what);
+}
+
+/// Each of `items` lies inside the `canvas` (width, height), and no two come
+/// closer than `gap` (0: they may touch, not overlap).
+fn assert_apart_inside(items: &[Labelled], (width, height): (f64, f64), gap: f64, what: &str) {
+    for (name, b) in items {
         assert!(
             b.0 >= 0.0 && b.1 >= 0.0 && b.0 + b.2 <= width && b.1 + b.3 <= height,
             "{what}: {name:?} at {b:?} leaves the {width}×{height} canvas"
@@ -741,10 +734,10 @@ fn assert_texts_apart(svg: &str, what: &str) {
     for i in 0..items.len() {
         for j in i + 1..items.len() {
             let (a, b) = (items[i].1, items[j].1);
-            let apart = a.0 + a.2 + 2.0 <= b.0
-                || b.0 + b.2 + 2.0 <= a.0
-                || a.1 + a.3 + 2.0 <= b.1
-                || b.1 + b.3 + 2.0 <= a.1;
+            let apart = a.0 + a.2 + gap <= b.0
+                || b.0 + b.2 + gap <= a.0
+                || a.1 + a.3 + gap <= b.1
+                || b.1 + b.3 + gap <= a.1;
             assert!(
                 apart,
                 "{what}: {:?} at {a:?} and {:?} at {b:?} overlap",
@@ -840,11 +833,7 @@ fn no_two_texts_overlap_in_random_graphs() {
 fn chart_texts(svg: &str) -> (Vec<Labelled>, (f64, f64)) {
     let document = roxmltree::Document::parse(svg).expect("well-formed XML");
     let root = document.root_element();
-    let font = number(root.attribute("font-size"));
-    let canvas = (
-        number(root.attribute("width")),
-        number(root.attribute("height")),
-    );
+    let (font, canvas) = font_and_canvas(root);
     let texts = root
         .descendants()
         .filter(|n| n.has_tag_name("text"))
@@ -887,26 +876,9 @@ fn chart_texts_stay_inside_the_canvas_and_apart() {
     ];
     for (script, command, name) in charts {
         let svg = chart_of(dir.path(), script, command, name);
-        let (texts, (width, height)) = chart_texts(&svg);
+        let (texts, canvas) = chart_texts(&svg);
         assert!(texts.len() >= 5, "{command}: {texts:?}");
-        for (text, b) in &texts {
-            assert!(
-                b.0 >= 0.0 && b.1 >= 0.0 && b.0 + b.2 <= width && b.1 + b.3 <= height,
-                "{command}: {text:?} at {b:?} leaves the {width}×{height} canvas"
-            );
-        }
-        for i in 0..texts.len() {
-            for j in i + 1..texts.len() {
-                let (a, b) = (texts[i].1, texts[j].1);
-                let apart =
-                    a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1;
-                assert!(
-                    apart,
-                    "{command}: {:?} and {:?} overlap",
-                    texts[i], texts[j]
-                );
-            }
-        }
+        assert_apart_inside(&texts, canvas, 0.0, command);
     }
 }
 
@@ -926,12 +898,7 @@ fn the_mlp_of_examples_fits_a_slide_with_a_box_per_call() {
     let mut ops = seen.ops.clone();
     ops.sort();
     assert_eq!(ops, ["- 1", "^ 2", "neuron", "neuron", "neuron", "out"]);
-    let (x1, x2) = (0.5f64, -1.2f64);
-    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
-    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
-    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
-    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
-    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    let crate::util::MlpByHand { h1, h2, h3, o, dz } = crate::util::mlp_by_hand();
     for (name, value, grad) in [
         ("h1", h1, dz * 0.8),
         ("h2", h2, dz * -1.1),

@@ -6,6 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::pty::{self, Repl, has_colour, strip_ansi};
+use crate::util::{assert_contains, assert_ends_with, folder_with};
 
 #[test]
 fn the_fan_out_example_interactively() {
@@ -39,7 +40,7 @@ fn the_fan_out_example_interactively() {
     repl.exits_with_0();
 
     let history = std::fs::read_to_string(state.path().join("gradcalc/history")).unwrap();
-    assert!(history.contains("z = x*y + x"), "{history}");
+    assert_contains(&history, "z = x*y + x");
     assert!(
         !history.contains("w = 1000"),
         "a discarded line is not history: {history}"
@@ -307,7 +308,7 @@ fn a_non_utf8_locale_writes_ascii() {
         .output()
         .unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("dz/dx = 4"), "{text}");
+    assert_contains(&text, "dz/dx = 4");
     assert!(text.is_ascii() && !text.contains('\u{1b}'), "{text:?}");
 }
 
@@ -399,10 +400,7 @@ fn a_history_path_that_is_not_a_regular_file_is_never_written() {
     for path in [&fifo, &link] {
         let mut repl = start_with_history(dir.path(), path.to_str().unwrap());
         let seen = repl.expect("> ");
-        assert!(
-            seen.contains("not a regular file; history is off"),
-            "{seen}"
-        );
+        assert_contains(&seen, "not a regular file; history is off");
         repl.line("y = 7", "y = 7");
         repl.leave();
     }
@@ -433,21 +431,19 @@ fn a_damaged_history_file_warns_once_and_keeps_saving() {
     let mut repl = start_with_history(dir.path(), history.to_str().unwrap());
     let seen = repl.expect("> ");
     assert_eq!(seen.matches("warning").count(), 1, "{seen}");
-    assert!(seen.contains("1 damaged line skipped"), "{seen}");
+    assert_contains(&seen, "1 damaged line skipped");
     repl.line("fresh = 3", "fresh = 3");
     repl.leave();
     let bytes = std::fs::read(&history).unwrap();
     // Appended, not rewritten: the damaged line is still there, untouched.
     assert!(bytes.starts_with(b"#V2\nold = 1\n\xff\xfe bad\nolder = 2\n"));
     let text = String::from_utf8_lossy(&bytes);
-    assert!(text.ends_with("fresh = 3\n:quit\n"), "{text}");
+    assert_ends_with(&text, "fresh = 3\n:quit\n");
 }
 
 #[test]
 fn replacing_a_file_asks_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let lesson = dir.path().join("lesson.calc");
-    std::fs::write(&lesson, "x = 1\n").unwrap();
+    let (dir, lesson) = folder_with("lesson.calc", "x = 1\n");
     let mut repl = start_with_history(dir.path(), "off");
     repl.prompt();
     repl.line("x = 5", "x = 5");
@@ -467,9 +463,7 @@ fn replacing_a_file_asks_first() {
 
 #[test]
 fn repeat_asks_about_an_existing_file_before_its_first_step() {
-    let dir = tempfile::tempdir().unwrap();
-    let plot = dir.path().join("r.svg");
-    std::fs::write(&plot, "old\n").unwrap();
+    let (dir, plot) = folder_with("r.svg", "old\n");
     let mut repl = start_with_history(dir.path(), "off");
     repl.prompt();
     repl.line("x = 1", "x = 1");
@@ -748,7 +742,7 @@ fn ctrl_c_or_ctrl_d_at_replace_it_keeps_every_file_and_runs_nothing_more() {
     repl.expect("replace it? [y/N]");
     repl.send_line("y");
     let seen = repl.expect("> ");
-    assert!(seen.contains("wrote the graph as DOT to g.dot"), "{seen}");
+    assert_contains(&seen, "wrote the graph as DOT to g.dot");
     assert!(!seen.contains("interrupted"), "{seen}");
     assert!(
         std::fs::read_to_string(dir.path().join("g.dot"))
@@ -789,9 +783,9 @@ fn ctrl_c_during_repeat_reports_the_steps_and_save_records_them() {
     let rows: Vec<&str> = seen.lines().map(str::trim).collect();
     let seen = rows.join(" ");
     let steps = number_after(&seen, "interrupted after ");
-    assert!(
-        seen.contains(&format!("interrupted after {steps} of 1000000 steps")),
-        "{seen}"
+    assert_contains(
+        &seen,
+        &format!("interrupted after {steps} of 1000000 steps"),
     );
     assert!(steps < 1_000_000.0, "{seen}");
     // The table's last row is the last step done.
@@ -816,9 +810,9 @@ fn ctrl_c_during_repeat_reports_the_steps_and_save_records_them() {
     repl.line(":save rep.calc", "saved");
     repl.leave();
     let script = std::fs::read_to_string(dir.path().join("rep.calc")).unwrap();
-    assert!(
-        script.contains(&format!(":repeat {steps} w := w - 0.0000001*grad(L, w)")),
-        "{script}"
+    assert_contains(
+        &script,
+        &format!(":repeat {steps} w := w - 0.0000001*grad(L, w)"),
     );
     // Replaying the script rebuilds the same w, to the last bit.
     let output = crate::util::plain_gradcalc()
@@ -850,7 +844,7 @@ fn ctrl_c_during_a_load_names_what_was_running() {
         repl.line("x7", "unknown name `x7`");
     } else {
         // Stopped at line 3 (parsing or evaluating it): lines 1 and 2 ran.
-        assert!(seen.contains("big3.calc:3:1"), "{seen}");
+        assert_contains(&seen, "big3.calc:3:1");
         repl.line("x*100 + x7", "701");
     }
     assert!(!seen.contains("big3.calc:1:1"), "{seen}");

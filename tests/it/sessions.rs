@@ -222,8 +222,9 @@ fn json_golden_matches_the_documented_kinds_and_fields() {
     }
 }
 
-/// The codes docs/json.md's table under `## SECTION` lists, in order.
-fn documented_codes(section: &str) -> Vec<String> {
+/// docs/json.md's table under `## SECTION` lists `codes`, in their order, and
+/// nothing else.
+fn assert_documented<'a>(section: &str, codes: impl Iterator<Item = &'a str>) {
     let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
         .expect("docs/json.md");
     let table = docs
@@ -231,32 +232,26 @@ fn documented_codes(section: &str) -> Vec<String> {
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
         .unwrap_or_else(|| panic!("a {section} section"));
-    table
+    let documented: Vec<&str> = table
         .lines()
         .filter_map(|l| l.strip_prefix("| `"))
         .filter_map(|l| l.split('`').next())
-        .map(str::to_string)
-        .collect()
+        .collect();
+    assert_eq!(documented, codes.collect::<Vec<_>>(), "{section}");
 }
 
 /// docs/json.md's table of error codes lists every code, in the order of
 /// `ErrorCode::ALL`, and nothing else.
 #[test]
 fn json_error_codes_match_the_documented_table() {
-    let codes: Vec<&str> = gradcalc::session::ErrorCode::ALL
-        .iter()
-        .map(|c| c.as_str())
-        .collect();
-    assert_eq!(documented_codes("Error codes"), codes);
+    let codes = gradcalc::session::ErrorCode::ALL.iter();
+    assert_documented("Error codes", codes.map(|c| c.as_str()));
 }
 
 /// docs/json.md's table of notice codes lists every code, in the order of
 /// `NoticeCode::ALL`, and nothing else.
 #[test]
 fn json_notice_codes_match_the_documented_table() {
-    let codes: Vec<&str> = gradcalc::session::NoticeCode::ALL
-        .iter()
-        .map(|c| c.as_str())
-        .collect();
-    assert_eq!(documented_codes("Notice codes"), codes);
+    let codes = gradcalc::session::NoticeCode::ALL.iter();
+    assert_documented("Notice codes", codes.map(|c| c.as_str()));
 }

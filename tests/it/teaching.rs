@@ -9,7 +9,10 @@ use serde_json::Value;
 
 use expect_test::expect;
 
-use crate::util::{self, gradcalc, in_crate, json_events};
+use crate::util::{
+    self, assert_contains, folder_with, gradcalc, in_crate, json_events, member, members,
+    output_in, output_of,
+};
 
 fn examples(name: &str) -> String {
     in_crate("examples").join(name).display().to_string()
@@ -70,10 +73,7 @@ fn a_step_of_floor_is_a_kink_and_a_flat_stretch_passes() {
 #[test]
 fn dot_parses_with_graphviz_when_it_is_installed() {
     for example in ["neuron.calc", "circuit.calc", "paths.calc"] {
-        let output = gradcalc()
-            .args([&examples(example), "-e", ":dot"])
-            .output()
-            .unwrap();
+        let output = output_of(&[&examples(example), "-e", ":dot"]);
         assert_eq!(output.status.code(), Some(0));
         let stdout = String::from_utf8_lossy(&output.stdout);
         let dot = &stdout[stdout.find("digraph").expect("DOT printed")..];
@@ -96,13 +96,10 @@ fn files_are_written_and_failures_point_at_the_path() {
         tex.display(),
         plot.display()
     );
-    let output = gradcalc()
-        .args([&examples("neuron.calc"), "-e", &script])
-        .output()
-        .unwrap();
+    let output = output_of(&[&examples("neuron.calc"), "-e", &script]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("wrote the graph as SVG to"), "{stdout}");
+    assert_contains(&stdout, "wrote the graph as SVG to");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     assert!(
         std::fs::read_to_string(&dot)
@@ -122,10 +119,7 @@ fn files_are_written_and_failures_point_at_the_path() {
 
     // A missing directory: an error at the file name, exit status 1, nothing written.
     let missing = dir.path().join("no/such/dir/graph.dot");
-    let output = gradcalc()
-        .args(["-e", &format!("x = 2; x*x; :dot {}", missing.display())])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", &format!("x = 2; x*x; :dot {}", missing.display())]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -144,15 +138,11 @@ fn files_are_written_and_failures_point_at_the_path() {
 
 #[test]
 fn paths_past_the_limit_are_counted_not_listed() {
-    let mut script = String::from("x = 1; y = x + x");
-    for _ in 0..9 {
-        script.push_str("; y = y + y");
-    }
-    script.push_str("; y; :paths x");
-    let output = gradcalc().args(["-e", &script]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("paths from y to x: 1024"), "{stdout}");
-    assert!(stdout.contains("  64. "), "{stdout}");
+    let doublings = "; y = y + y".repeat(9);
+    let script = format!("x = 1; y = x + x{doublings}; y; :paths x");
+    let stdout = util::stdout_of(&output_of(&["-e", &script]));
+    assert_contains(&stdout, "paths from y to x: 1024");
+    assert_contains(&stdout, "  64. ");
     assert!(!stdout.contains("  65. "), "{stdout}");
     assert!(stdout.contains("960 more paths not listed; the sum over all paths is ∂y/∂x = 1024"));
     assert!(stdout.contains("grows exponentially"));
@@ -162,10 +152,7 @@ fn paths_past_the_limit_are_counted_not_listed() {
 /// listed" with none listed; `x*x` gave two identical lines.
 #[test]
 fn paths_say_what_is_omitted_and_which_use_each_is() {
-    let output = gradcalc()
-        .args(["-e", "x = 1; y = x*x; :paths x"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", "x = 1; y = x*x; :paths x"]);
     assert_eq!(
         util::stdout_of(&output),
         "x = 1\ny = 1\n\
@@ -174,17 +161,14 @@ fn paths_say_what_is_omitted_and_which_use_each_is() {
          2. y → x (2nd of 2 uses)   1 = 1\n  \
          sum = 2 = ∂y/∂x   (reverse mode visited each of 2 nodes once)\n"
     );
-    let output = gradcalc()
-        .args([
-            "-e",
-            "x = 1; y = x",
-            "-e",
-            ":repeat 5000 y = y + 1",
-            "-e",
-            ":paths x",
-        ])
-        .output()
-        .unwrap();
+    let output = output_of(&[
+        "-e",
+        "x = 1; y = x",
+        "-e",
+        ":repeat 5000 y = y + 1",
+        "-e",
+        ":paths x",
+    ]);
     let stdout = util::stdout_of(&output);
     let tail: Vec<&str> = stdout.lines().rev().take(3).collect();
     assert_eq!(
@@ -204,10 +188,7 @@ fn paths_say_what_is_omitted_and_which_use_each_is() {
 #[test]
 fn plot_refuses_a_reversed_range_with_short_numbers() {
     let run = |range: &str| {
-        let output = gradcalc()
-            .args(["-e", "x = 1; y = x", "-e", &format!(":plot x {range}")])
-            .output()
-            .unwrap();
+        let output = output_of(&["-e", "x = 1; y = x", "-e", &format!(":plot x {range}")]);
         assert_eq!(output.status.code(), Some(1));
         util::stderr_of(&output)
     };
@@ -231,11 +212,10 @@ fn plot_refuses_a_reversed_range_with_short_numbers() {
 /// file; now it refuses before the first step, and `x` is unchanged.
 #[test]
 fn repeat_refuses_an_existing_file_before_running() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.svg"), "mine").unwrap();
-    let output = gradcalc()
-        .current_dir(dir.path())
-        .args([
+    let (dir, _) = folder_with("a.svg", "mine");
+    let output = output_in(
+        dir.path(),
+        &[
             "--keep-going",
             "-e",
             "x = 1; y = x*x",
@@ -243,9 +223,8 @@ fn repeat_refuses_an_existing_file_before_running() {
             ":repeat 3 a.svg x := x - 0.1*grad(y, x)",
             "-e",
             "x",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert_eq!(util::stdout_of(&output), "x = 1\ny = 1\n1\n");
     assert_eq!(
         util::stderr_of(&output),
@@ -278,12 +257,7 @@ fn every_teaching_command_has_a_json_event() {
     assert_eq!(paths["count"], 2);
     assert_eq!(paths["gradient"], 5);
     let kahn = events.iter().find(|e| e["kind"] == "kahn").unwrap();
-    let b = kahn["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == "b")
-        .unwrap();
+    let b = member(&kahn["nodes"], "name", "b");
     assert_eq!(b["pending"], 2);
     let plot = events.iter().find(|e| e["kind"] == "plot").unwrap();
     assert_eq!(plot["samples"].as_array().unwrap().len(), 241);
@@ -296,11 +270,11 @@ fn a_wide_graph_is_summarised() {
         script.push_str(&format!(", x + {i}"));
     }
     script.push_str("); :graph");
-    let output = gradcalc().args(["-e", &script]).output().unwrap();
+    let output = output_of(&["-e", &script]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let lines = stdout.lines().count();
     assert!(lines < 80, "{lines} lines:\n{stdout}");
-    assert!(stdout.contains("… 193 more inputs"), "{stdout}");
+    assert_contains(&stdout, "… 193 more inputs");
 }
 
 /// The `check` events of a JSON run, and the run's text lines for the same input.
@@ -316,10 +290,7 @@ fn run_checks(input: &str) -> (Vec<Value>, Vec<Value>) {
 }
 
 fn text_lines(input: &str) -> Vec<String> {
-    let output = gradcalc()
-        .args(["--color", "never", "-e", input])
-        .output()
-        .unwrap();
+    let output = output_of(&["--color", "never", "-e", input]);
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(str::to_string)
@@ -534,10 +505,7 @@ fn a_path_through_an_edge_that_passes_nothing_contributes_zero_not_nan() {
     assert_eq!(status, Some(0));
     let paths = events.iter().find(|e| e["kind"] == "paths").unwrap();
     assert_eq!(paths["gradient"], 1.0);
-    let products: Vec<f64> = paths["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let products: Vec<f64> = members(&paths["paths"])
         .map(|p| p["product"].as_f64().unwrap())
         .collect();
     assert_eq!(products, [0.0, 1.0]);
@@ -561,7 +529,7 @@ fn a_path_through_an_edge_that_passes_nothing_contributes_zero_not_nan() {
 /// `:paths x` after `y = x` and `doublings` times `y = y + y`: 2^doublings paths.
 fn paths_of_doublings(doublings: usize) -> String {
     let source = format!("x = 1; y = x{}; :paths x", "; y = y + y".repeat(doublings));
-    let output = gradcalc().args(["-e", &source]).output().unwrap();
+    let output = output_of(&["-e", &source]);
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -576,7 +544,7 @@ fn a_path_count_past_the_largest_number_is_said_in_words() {
     assert!(!text.contains("inf more"), "{text}");
     // 2^1000 ≈ 1.07·10³⁰¹ paths: still a number.
     let text = paths_of_doublings(1000);
-    assert!(text.contains("paths from y to x: 1.07"), "{text}");
+    assert_contains(&text, "paths from y to x: 1.07");
 }
 
 #[test]
@@ -613,12 +581,7 @@ fn a_plot_of_a_huge_range_has_finite_samples_and_exact_ends() {
             json_events(&["-e", &format!("x = 1; y = x; :plot x {lo:e} {hi:e}")]);
         assert_eq!(status, Some(0));
         let plot = events.iter().find(|e| e["kind"] == "plot").unwrap();
-        let xs: Vec<f64> = plot["samples"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| float(&s["x"]))
-            .collect();
+        let xs: Vec<f64> = members(&plot["samples"]).map(|s| float(&s["x"])).collect();
         assert_eq!(xs.len(), 241);
         assert_eq!((xs[0], xs[240]), (lo, hi));
         // Evenly spaced: sample i is lo + i·(hi − lo)/240 to rounding.
@@ -634,10 +597,7 @@ fn a_plot_of_a_huge_range_has_finite_samples_and_exact_ends() {
         assert!(!text.contains("inf"), "{text}");
     }
     let text = text_lines("x = 1; y = x; :plot x 0 1e308").join("\n");
-    assert!(
-        text.contains("y for x from 0 to 1e308 (x = 1 now)\n"),
-        "{text}"
-    );
+    assert_contains(&text, "y for x from 0 to 1e308 (x = 1 now)\n");
     assert!(
         text.contains("\n0 ") && text.contains(" 1e308\n"),
         "the x axis: {text}"

@@ -17,6 +17,53 @@ use serde_json::Value;
 /// benchmarks.
 pub const TIMEOUT: Duration = Duration::from_secs(900);
 
+/// A fresh temporary folder holding one file, `name` with `contents`, and
+/// the file's path (both gone when the `TempDir` is dropped).
+pub fn folder_with(name: &str, contents: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).unwrap();
+    (dir, path)
+}
+
+/// `gradcalc ARGS` ([`gradcalc`]) run to its end, whatever its exit status.
+pub fn output_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    gradcalc().args(args).output().unwrap()
+}
+
+/// [`output_of`] run in the folder `dir`.
+pub fn output_in<S: AsRef<std::ffi::OsStr>>(dir: impl AsRef<Path>, args: &[S]) -> Output {
+    gradcalc().current_dir(dir).args(args).output().unwrap()
+}
+
+/// [`output_of`] with `stdin` as its standard input.
+pub fn output_with_stdin<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    stdin: impl Into<Vec<u8>>,
+) -> Output {
+    gradcalc().args(args).write_stdin(stdin).output().unwrap()
+}
+
+/// Asserts that `text` contains `part`, showing `text` when not (its first
+/// 4000 characters: some outputs are megabytes).
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(
+        text.contains(part),
+        "{part:?} is not in:\n{}",
+        text.chars().take(4000).collect::<String>()
+    );
+}
+
+/// Asserts that `text` ends with `end`, showing its last 300 characters when
+/// not.
+#[track_caller]
+pub fn assert_ends_with(text: &str, end: &str) {
+    let chars: Vec<char> = text.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(300)..].iter().collect();
+    assert!(text.ends_with(end), "does not end with {end:?}:\n{tail}");
+}
+
 /// The binary as an `assert_cmd` command, with `NO_COLOR` removed from its
 /// environment (colour then follows `--color` and the terminal; the output is
 /// piped, so there is none unless asked) and a timeout of [`TIMEOUT`].
@@ -78,6 +125,28 @@ pub fn json_events(args: &[&str]) -> (Vec<Value>, Option<i32>) {
     (json_lines(&stdout_of(&output)), output.status.code())
 }
 
+/// The members of the JSON array `list`; panics, showing it, when it is not
+/// an array.
+#[track_caller]
+pub fn members(list: &Value) -> std::slice::Iter<'_, Value> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+}
+
+/// The member of the JSON array `list` whose `key` is `value` (a node of a
+/// `topo` event by its `id`, a row by its `label`); panics, showing the array,
+/// when none is.
+#[track_caller]
+pub fn member<'a, T: std::fmt::Debug>(list: &'a Value, key: &str, value: T) -> &'a Value
+where
+    Value: PartialEq<T>,
+{
+    members(list)
+        .find(|item| item[key] == value)
+        .unwrap_or_else(|| panic!("no member with {key} = {value:?} in {list}"))
+}
+
 /// A number of a JSON event: a JSON number, or the strings `"inf"`, `"-inf"`,
 /// `"nan"` that stand for the values JSON has no number for.
 pub fn json_number(value: &Value) -> Option<f64> {
@@ -112,6 +181,40 @@ pub fn assert_close(actual: f64, expected: f64, rel: f64) {
         "got {actual:?}, expected {expected:?} (relative error {:e}, allowed {rel:e})",
         ((actual - expected) / expected).abs()
     );
+}
+
+/// examples/mlp.calc computed here in f64, independently of gradcalc: its
+/// hidden units, its output and `dz` = ∂L/∂(the output unit's sum) =
+/// 2(o − 1)(1 − o²) for L = (o − 1)², with the weights the example assigns.
+pub struct MlpByHand {
+    pub h1: f64,
+    pub h2: f64,
+    pub h3: f64,
+    pub o: f64,
+    pub dz: f64,
+}
+
+/// [`MlpByHand`]: h_j = tanh(x1·w_j1 + x2·w_j2 + b_j), o = tanh(h1·v1 +
+/// h2·v2 + h3·v3 + c), at examples/mlp.calc's x1 = 0.5, x2 = -1.2.
+pub fn mlp_by_hand() -> MlpByHand {
+    let (x1, x2) = (0.5f64, -1.2f64);
+    let h1 = (x1 * 0.3 + x2 * -0.7 + 0.1f64).tanh();
+    let h2 = (x1 * 0.9 + x2 * -0.2 - 0.3f64).tanh();
+    let h3 = (x1 * 0.5 + x2 * 0.6 + 0.2f64).tanh();
+    let o = (h1 * 0.8 - h2 * 1.1 + h3 * 0.4 + 0.05f64).tanh();
+    let dz = 2.0 * (o - 1.0) * (1.0 - o * o);
+    MlpByHand { h1, h2, h3, o, dz }
+}
+
+/// Functions that double their work, joined by `separator` (`"\n"` or
+/// `"; "`): `d0(t) = BASE`, then `dk(t) = d{k−1}(t) + d{k−1}(t)` for k = 1 to
+/// `levels`, so that `dk(x)` holds 2^k copies of d0's body.
+pub fn doubling_functions(base: &str, levels: usize, separator: &str) -> String {
+    let mut text = format!("d0(t) = {base}");
+    for k in 1..=levels {
+        text.push_str(&format!("{separator}d{k}(t) = d{0}(t) + d{0}(t)", k - 1));
+    }
+    text
 }
 
 /// Runs `source` in `session` through the library and returns every event, or
@@ -201,6 +304,27 @@ pub fn wait_for_cpu(pid: u32, work: Duration) {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Runs `gradcalc ARGS` ([`plain_gradcalc`]), sends it SIGINT (Ctrl-C in a
+/// batch run) once it has used `work` of CPU time ([`wait_for_cpu`]), checks
+/// that it exits with status 130 (128 + SIGINT) and returns its output.
+pub fn interrupted_after<S: AsRef<std::ffi::OsStr>>(args: &[S], work: Duration) -> Output {
+    let child = plain_gradcalc()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_cpu(child.id(), work);
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    output
 }
 
 /// What `gradcalc ARGS` prints, as one text to compare whole: stdout, then

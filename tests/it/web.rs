@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{gradcalc, stderr_of, stdout_of};
+use crate::util::{assert_contains, members, output_in, output_of, stderr_of, stdout_of};
 
 /// colah's fan-out example ("Calculus on Computational Graphs"): e = (a + b)(b + 1)
 /// at a = 2, b = 1. By hand: ∂e/∂c = d = 2, ∂e/∂d = c = 3, ∂e/∂a = 2,
@@ -22,10 +22,7 @@ pub fn page_model(page: &str) -> Value {
 }
 
 fn page_of(statements: &str) -> String {
-    let output = gradcalc()
-        .args(["-e", statements, "-e", ":html -"])
-        .output()
-        .unwrap();
+    let output = output_of(&["-e", statements, "-e", ":html -"]);
     assert!(output.status.success(), "{}", stderr_of(&output));
     let out = stdout_of(&output);
     out[out.find("<!DOCTYPE html>").expect("a page")..].to_string()
@@ -43,10 +40,7 @@ fn the_page_steps_through_colahs_fan_out() {
         model["views"][0]["boxes"],
         serde_json::json!([5, 4, 3, 2, 1])
     );
-    let steps: Vec<&str> = model["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let steps: Vec<&str> = members(&model["steps"])
         .map(|s| s["text"].as_str().unwrap())
         .collect();
     assert_eq!(steps.len(), 5);
@@ -63,20 +57,11 @@ fn the_page_steps_through_colahs_fan_out() {
 fn the_page_shows_each_step_as_trace_prints_it() {
     let page = page_of(COLAH);
     let model = page_model(&page);
-    let trace = gradcalc()
-        .args(["-e", COLAH, "-e", ":trace all"])
-        .output()
-        .unwrap();
+    let trace = output_of(&["-e", COLAH, "-e", ":trace all"]);
     let trace = stdout_of(&trace);
     let listing = &trace[trace.find("backward pass from").unwrap()..];
     let mut expected = vec![model["header"].as_str().unwrap().to_string()];
-    expected.extend(
-        model["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["text"].as_str().unwrap().to_string()),
-    );
+    expected.extend(members(&model["steps"]).map(|s| s["text"].as_str().unwrap().to_string()));
     assert_eq!(listing.trim_end(), expected.join("\n"));
 }
 
@@ -125,23 +110,16 @@ fn the_page_script_defines_each_method_once() {
 #[test]
 fn html_keeps_an_existing_file_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |command: &str| {
-        gradcalc()
-            .current_dir(dir.path())
-            .args(["-e", COLAH, "-e", command])
-            .output()
-            .unwrap()
-    };
+    let run = |command: &str| output_in(dir.path(), &["-e", COLAH, "-e", command]);
     let first = run(":html colah.html");
     assert!(first.status.success(), "{}", stderr_of(&first));
     let path = dir.path().join("colah.html");
     std::fs::write(&path, "mine").unwrap();
     let again = run(":html colah.html");
     assert_eq!(again.status.code(), Some(1));
-    assert!(
-        stderr_of(&again).contains("add `-f` to replace it: `:html -f colah.html`"),
-        "{}",
-        stderr_of(&again)
+    assert_contains(
+        &stderr_of(&again),
+        "add `-f` to replace it: `:html -f colah.html`",
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
     let forced = run(":html -f colah.html");
@@ -155,13 +133,9 @@ fn html_keeps_an_existing_file_unless_forced() {
 
 #[test]
 fn html_without_an_output_says_what_to_do() {
-    let output = gradcalc().args(["-e", ":html page.html"]).output().unwrap();
+    let output = output_of(&["-e", ":html page.html"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr_of(&output).contains("error:"),
-        "{}",
-        stderr_of(&output)
-    );
+    assert_contains(&stderr_of(&output), "error:");
 }
 
 #[test]
