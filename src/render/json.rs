@@ -527,13 +527,10 @@ pub fn message(
 
 #[cfg(test)]
 mod tests {
-    use serde::Serialize;
-
-    #[derive(Serialize)]
-    struct N(#[serde(serialize_with = "crate::session::event::fields::number")] f64);
+    use crate::session::Number;
 
     fn number(value: f64) -> String {
-        serde_json::to_string(&N(value)).unwrap()
+        serde_json::to_string(&Number(value)).unwrap()
     }
 
     #[test]
@@ -548,5 +545,8 @@ mod tests {
         assert_eq!(number(1e300), "1e+300");
         assert_eq!(number(9007199254740992.0), "9007199254740992");
         assert_eq!(number(-1e18), "-1000000000000000000");
+        // −0 keeps its sign as a float; an optional number is null only when absent.
+        assert_eq!(number(-0.0), "-0.0");
+        assert_eq!(serde_json::to_string(&None::<Number>).unwrap(), "null");
     }
 }
