@@ -253,12 +253,7 @@ impl Session {
         label: String,
     ) -> Result<super::eval::Value, SessionError> {
         let [y, x] = args else {
-            return Err(SessionError::WrongArity {
-                name: "grad".to_string(),
-                span,
-                expected: "2".to_string(),
-                got: args.len(),
-            });
+            return Err(SessionError::wrong_arity("grad", span, 2, args.len()));
         };
         if self.graph.op(x.node) == Op::Const {
             return Err(SessionError::BadArguments {

@@ -309,12 +309,12 @@ impl Session {
         if let Some(op) = Op::from_function_name(name) {
             let arity = op.info().arity;
             if !arity.accepts(args.len()) {
-                return Err(SessionError::WrongArity {
-                    name: name.to_string(),
+                return Err(SessionError::wrong_arity(
+                    name,
                     span,
-                    expected: arity.expected().to_string(),
-                    got: args.len(),
-                });
+                    arity.expected(),
+                    args.len(),
+                ));
             }
             return self.apply(op, args, span, events);
         }
@@ -352,12 +352,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
         let [x, b] = args else {
-            return Err(SessionError::WrongArity {
-                name: "log".to_string(),
-                span,
-                expected: "1 or 2".to_string(),
-                got: args.len(),
-            });
+            return Err(SessionError::wrong_arity("log", span, "1 or 2", args.len()));
         };
         let ln_x = self.apply(Op::Ln, &[*x], span, events)?;
         let ln_b = self.apply(Op::Ln, &[*b], span, events)?;
@@ -377,12 +372,12 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
         if args.len() != function.params.len() {
-            return Err(SessionError::WrongArity {
-                name: name.to_string(),
+            return Err(SessionError::wrong_arity(
+                name,
                 span,
-                expected: function.params.len().to_string(),
-                got: args.len(),
-            });
+                function.params.len(),
+                args.len(),
+            ));
         }
         if scope.active.iter().any(|a| a == name) {
             return Err(SessionError::Recursion {
@@ -517,12 +512,12 @@ impl Session {
             });
         }
         if args.len() != 1 {
-            return Err(SessionError::WrongArity {
-                name: format!("{name}{primes}"),
+            return Err(SessionError::wrong_arity(
+                format!("{name}{primes}"),
                 span,
-                expected: "1".to_string(),
-                got: args.len(),
-            });
+                1,
+                args.len(),
+            ));
         }
         let start = self.graph.len();
         let zero = self.graph.constant(0.0);
@@ -844,12 +839,7 @@ impl Session {
 /// The graph's refusal of an op given the wrong count of inputs, as the
 /// session's [`SessionError::WrongArity`] at `span`.
 fn op_arity_error(error: &ArityError, span: Span) -> SessionError {
-    SessionError::WrongArity {
-        name: error.op.to_string(),
-        span,
-        expected: error.expected.to_string(),
-        got: error.got,
-    }
+    SessionError::wrong_arity(error.op.to_string(), span, error.expected, error.got)
 }
 
 /// The warning for an op that made inf or nan out of finite inputs.
