@@ -500,13 +500,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
-        let mut targets: Vec<(String, NodeId)> = Vec::new();
-        for arg in args {
-            let node = self.variable_node(arg)?;
-            if targets.iter().all(|(name, _)| *name != arg.name) {
-                targets.push((arg.name.clone(), node));
-            }
-        }
+        let mut targets = self.named_variables(args)?;
         if args.is_empty() {
             let order = self.order_for(output.node);
             let mut reached = vec![false; self.graph.len()];
