@@ -25,6 +25,12 @@ pub(super) struct Value {
     pub uses_variable: bool,
 }
 
+/// A call as written, `name(args)`: the function's name, the name's span
+/// (inside a function's body: the outermost call's), the whole call's span,
+/// and the arguments' values.
+#[derive(Clone, Copy)]
+struct CallSite<'a>(&'a str, Span, Span, &'a [Value]);
+
 /// Where an expression is being evaluated: at top level, or inside user-function calls.
 #[derive(Default)]
 struct Scope<'a> {
@@ -165,11 +171,11 @@ impl Session {
                     } = &**call;
                     let args: Vec<Value> = args.iter().map(|a| values[a.0 as usize]).collect();
                     let name_span = scope.call_span.unwrap_or(*name_span);
+                    let site = CallSite(name, name_span, span, &args);
                     if *derivative > 0 {
-                        let order = *derivative;
-                        self.derivative_at(name, order, name_span, span, &args, scope, events)?
+                        self.derivative_at(site, *derivative, scope, events)?
                     } else {
-                        self.call(name, name_span, span, &args, scope, events)?
+                        self.call(site, scope, events)?
                     }
                 }
             };
@@ -275,20 +281,21 @@ impl Session {
         })
     }
 
-    /// `name(args)`: a user function or a built-in op.
+    /// `name(args)` (`site`): a user function or a built-in op.
+    ///
+    /// Errors: an unknown function, a value called, the wrong count of
+    /// arguments, and those of evaluating the call.
     fn call(
         &mut self,
-        name: &str,
-        name_span: Span,
-        span: Span,
-        args: &[Value],
+        site: CallSite,
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        let CallSite(name, name_span, span, args) = site;
         if let Some(function) = self.functions.get(name).cloned()
             && scope.params.iter().all(|(p, _)| *p != name)
         {
-            return self.instantiate(name, &function, name_span, span, args, scope, events);
+            return self.instantiate(site, &function, scope, events);
         }
         if name == "grad" && scope.params.iter().all(|(p, _)| *p != "grad") {
             let names = self.names_by_node();
@@ -359,18 +366,19 @@ impl Session {
         self.apply(Op::Div, &[ln_x, ln_b], span, events)
     }
 
-    /// Builds a user function's body with its parameters bound to `args`.
-    #[allow(clippy::too_many_arguments)]
+    /// Builds a user function's body with its parameters bound to the
+    /// arguments of `site`.
+    ///
+    /// Errors: the wrong count of arguments, recursion, calls too deep or too
+    /// large, and those of evaluating the body.
     fn instantiate(
         &mut self,
-        name: &str,
+        site: CallSite,
         function: &UserFunction,
-        name_span: Span,
-        span: Span,
-        args: &[Value],
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        let CallSite(name, name_span, span, args) = site;
         if args.len() != function.params.len() {
             return Err(SessionError::wrong_arity(
                 name,
@@ -482,17 +490,17 @@ impl Session {
     /// and ∂/∂t is taken `order` times. The result is differentiable again,
     /// and through `t` it depends on `arg` (so `:grad` after `f'(x)` gives
     /// `f''(x)`).
-    #[allow(clippy::too_many_arguments)]
+    ///
+    /// Errors: a function of other than one argument, other than one argument
+    /// given, and those of the call and of building the derivative.
     fn derivative_at(
         &mut self,
-        name: &str,
+        site: CallSite,
         order: u8,
-        name_span: Span,
-        span: Span,
-        args: &[Value],
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        let CallSite(name, name_span, span, args) = site;
         let params = if let Some(function) = self.functions.get(name) {
             function.params.len()
         } else if let Some(op) = Op::from_function_name(name) {
@@ -501,7 +509,7 @@ impl Session {
                 _ => 2,
             }
         } else {
-            return self.call(name, name_span, span, args, scope, events);
+            return self.call(site, scope, events);
         };
         let primes = "'".repeat(usize::from(order));
         if params != 1 {
@@ -528,7 +536,7 @@ impl Session {
                 .map_err(|e| op_arity_error(&e, span))?,
             uses_variable: true,
         };
-        let mut result = self.call(name, name_span, span, &[t], scope, events)?;
+        let mut result = self.call(CallSite(name, name_span, span, &[t]), scope, events)?;
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if let Some(node) = self.copy_derivative(name, order, start, scope) {
             let constant = self.graph.op(node) == Op::Const;
