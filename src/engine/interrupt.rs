@@ -35,12 +35,19 @@ pub(super) struct Hook(Option<Arc<dyn Interrupt>>);
 
 impl std::fmt::Debug for Hook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Hook(set)"
-        } else {
-            "Hook(none)"
-        })
+        debug_holder(f, "Hook", self.0.as_ref().map(|_| "set"))
     }
+}
+
+/// The `Debug` of a holder of something that has none itself (a closure):
+/// `Name(word)` with `held` the word for what it holds, `Name(none)` when it
+/// holds nothing. Errors: the formatter's.
+pub(crate) fn debug_holder(
+    f: &mut std::fmt::Formatter<'_>,
+    name: &str,
+    held: Option<&str>,
+) -> std::fmt::Result {
+    write!(f, "{name}({})", held.unwrap_or("none"))
 }
 
 impl Hook {

@@ -74,6 +74,7 @@ mod tests;
 pub use backward::BackwardSteps;
 pub use compact::Remap;
 pub use derivative::{Derivatives, GradError, LocalNode};
+pub(crate) use interrupt::debug_holder;
 pub use interrupt::{EVERY, Interrupt};
 pub use rules::{Branch, Constant, Derivative, Expr, Form, LocalRule, Passing, Stable};
 pub use var::{Tape, Var};

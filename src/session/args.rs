@@ -329,26 +329,33 @@ mod tests {
             assert_eq!(span, Span::new(at, at + second.len()), "{line}");
             assert_eq!(&line[at..at + second.len()], second);
         }
-        // A numbered flag beside a moment: what the command takes.
-        let (message, span) = refusal(read(":svg pic.svg --step 2 --before", PictureArgs::parse));
-        assert_eq!(
-            message,
-            "`:svg` takes one file name and at most one of `--before`, `--step K`, `--steps`"
-        );
-        assert_eq!(span, Span::new(1, 30));
+        // A numbered flag beside a moment: what the command takes (the whole
+        // command line); a step that is no number; steps without a directory.
+        for (line, expected, at) in [
+            (
+                ":svg pic.svg --step 2 --before",
+                "`:svg` takes one file name and at most one of `--before`, `--step K`, `--steps`",
+                Some(Span::new(1, 30)),
+            ),
+            (
+                ":svg pic.svg --step two",
+                "`--step` takes a step number, as `:trace` numbers the steps, not `two`",
+                Some(Span::new(20, 23)),
+            ),
+            (
+                ":dot --steps",
+                "`:dot --steps` takes a directory to write the pictures in",
+                None,
+            ),
+        ] {
+            let (message, span) = refusal(read(line, PictureArgs::parse));
+            assert_eq!(message, expected, "{line}");
+            if let Some(at) = at {
+                assert_eq!(span, at, "{line}");
+            }
+        }
         let (message, _) = refusal(read(":dot --expand --expand=h1", PictureArgs::parse));
         assert!(message.starts_with("`:dot` takes"), "{message}");
-        let (message, span) = refusal(read(":svg pic.svg --step two", PictureArgs::parse));
-        assert_eq!(
-            message,
-            "`--step` takes a step number, as `:trace` numbers the steps, not `two`"
-        );
-        assert_eq!(span, Span::new(20, 23));
-        let (message, _) = refusal(read(":dot --steps", PictureArgs::parse));
-        assert_eq!(
-            message,
-            "`:dot --steps` takes a directory to write the pictures in"
-        );
         let (message, span) = refusal(read(":svg pic.svg --sideways", PictureArgs::parse));
         assert!(message.ends_with("not `--sideways`"), "{message}");
         assert_eq!(span, Span::new(13, 23));

@@ -119,13 +119,7 @@ impl Session {
         reached: &[bool],
         events: &mut Vec<Event>,
     ) -> Result<(Vec<(String, NodeId)>, usize), SessionError> {
-        let mut targets: Vec<(String, NodeId)> = Vec::new();
-        for arg in args {
-            let node = self.variable_node(arg)?;
-            if targets.iter().all(|(name, _)| *name != arg.name) {
-                targets.push((arg.name.clone(), node));
-            }
-        }
+        let mut targets = self.named_variables(args)?;
         let mut left_out = 0;
         if !args.is_empty() {
             return Ok((targets, left_out));

@@ -7,7 +7,8 @@
 //! completion (`repl/helper.rs`) and the errors all read the table. Adding a
 //! command is one row and its handler.
 
-use super::args::{ForwardArgs, PictureArgs, TopoArgs, TopoOrder, TraceArgs};
+use super::args::{ForwardArgs, PictureArgs, TopoArgs, TraceArgs};
+use super::listings::OrderListing;
 use super::{Event, PictureFormat, Session, SessionError, Target, nearest};
 use crate::syntax::Ident;
 
@@ -130,11 +131,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         example: "e.g. `:topo`, `:topo kahn`, `:topo naive`, `:topo all`",
         run: |s, c, e| {
             let TopoArgs { order, all } = TopoArgs::parse(c);
-            match order {
-                TopoOrder::DepthFirst => s.node_order(c.name.span, all, false, e),
-                TopoOrder::Kahn => s.topo_kahn(c.name.span, all, e),
-                TopoOrder::Naive => s.topo_naive(c.name.span, all, e),
-            }
+            s.order_listing(c.name.span, OrderListing::Topo(order), all, e)
         },
     },
     CommandSpec {
@@ -159,7 +156,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         repl_only: false,
         takes: "takes no arguments or `all`",
         example: "e.g. `:forward all` to list every node",
-        run: |s, c, e| s.node_order(c.name.span, ForwardArgs::parse(c).all, true, e),
+        run: |s, c, e| {
+            let all = ForwardArgs::parse(c).all;
+            s.order_listing(c.name.span, OrderListing::Forward, all, e)
+        },
     },
     CommandSpec {
         name: "graph",

@@ -253,12 +253,7 @@ impl Session {
         label: String,
     ) -> Result<super::eval::Value, SessionError> {
         let [y, x] = args else {
-            return Err(SessionError::WrongArity {
-                name: "grad".to_string(),
-                span,
-                expected: "2".to_string(),
-                got: args.len(),
-            });
+            return Err(SessionError::wrong_arity("grad", span, 2, args.len()));
         };
         if self.graph.op(x.node) == Op::Const {
             return Err(SessionError::BadArguments {
@@ -505,13 +500,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
-        let mut targets: Vec<(String, NodeId)> = Vec::new();
-        for arg in args {
-            let node = self.variable_node(arg)?;
-            if targets.iter().all(|(name, _)| *name != arg.name) {
-                targets.push((arg.name.clone(), node));
-            }
-        }
+        let mut targets = self.named_variables(args)?;
         if args.is_empty() {
             let order = self.order_for(output.node);
             let mut reached = vec![false; self.graph.len()];
@@ -618,14 +607,20 @@ impl Session {
         let locals: HashMap<NodeId, LocalNode> =
             built.locals.iter().map(|l| (l.root, *l)).collect();
         let names = self.names_by_node();
-        let tree = expression_of(&self.graph, node, &names, mark, &locals);
+        let view = SharedView {
+            graph: &self.graph,
+            names: &names,
+            mark,
+            locals: &locals,
+        };
+        let tree = view.expression_of(node);
         let value = self.graph.value(node);
         // Too large to write out whole: each shared part named once.
         let shared = match tree {
             Some(_) => None,
             None => {
                 let prefix = self.part_prefix();
-                shared_form(&self.graph, node, &names, mark, &locals, &prefix)
+                view.shared_form(node, &prefix)
             }
         };
         self.graph.truncate(mark);
@@ -995,7 +990,7 @@ fn same_value(typed: f64, value: f64) -> bool {
         && (typed - value).abs() <= 1e-12 * typed.abs().max(value.abs())
 }
 
-/// What [`expression_of`] does with a node on its stack.
+/// What [`SharedView::expression_of`] does with a node on its stack.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Work {
     /// Write it out: push its operands first.
@@ -1007,29 +1002,25 @@ enum Work {
     Textbook,
 }
 
-/// `node` written out as an expression: named nodes of the original graph
-/// (ids below `mark`) by their names, constants as literals, a local
-/// derivative of the derivative graph (`locals`, from `Graph::grad`) as its
-/// textbook form over the operands of the node it differentiates (`1/(1 +
-/// x^2)`, not the stable nodes it is built from), everything else by its op
-/// over its inputs. Shared nodes are written out at every use; `None` past
-/// [`MAX_DIFF_NODES`] nodes or [`MAX_DIFF_NAME_CHARS`] characters of names,
-/// or at an unnamed variable. Explicit stack.
-fn expression_of(
-    graph: &Graph,
-    node: NodeId,
-    names: &HashMap<NodeId, &str>,
-    mark: usize,
-    locals: &HashMap<NodeId, LocalNode>,
-) -> Option<ExprTree> {
-    let none = HashMap::new();
-    let written = Written {
-        names,
-        mark,
-        forced: &none,
-        subst: &HashMap::new(),
-    };
-    expression_in(graph, node, &written, locals)
+impl SharedView<'_> {
+    /// `node` written out as an expression: named nodes of the original graph
+    /// (ids below `mark`) by their names, constants as literals, a local
+    /// derivative of the derivative graph (`locals`, from `Graph::grad`) as its
+    /// textbook form over the operands of the node it differentiates (`1/(1 +
+    /// x^2)`, not the stable nodes it is built from), everything else by its op
+    /// over its inputs. Shared nodes are written out at every use; `None` past
+    /// [`MAX_DIFF_NODES`] nodes or [`MAX_DIFF_NAME_CHARS`] characters of names,
+    /// or at an unnamed variable. Explicit stack.
+    fn expression_of(&self, node: NodeId) -> Option<ExprTree> {
+        let none = HashMap::new();
+        let written = Written {
+            names: self.names,
+            mark: self.mark,
+            forced: &none,
+            subst: &HashMap::new(),
+        };
+        expression_in(self.graph, node, &written, self.locals)
+    }
 }
 
 /// What [`Session::piece`] builds every piece of `:diff`'s derivative from.
@@ -1244,7 +1235,7 @@ fn trial_points(x0: f64) -> Vec<f64> {
     points
 }
 
-/// [`expression_of`] with the branches and kink values of one piece.
+/// [`SharedView::expression_of`] with the branches and kink values of one piece.
 fn expression_in(
     graph: &Graph,
     node: NodeId,
@@ -1379,59 +1370,10 @@ fn uses_in(expr: &crate::engine::Expr, what: Option<usize>) -> usize {
     }
 }
 
-/// `node` of a derivative graph written in linear size: as [`expression_of`],
-/// except that a node the text would write more than once (a forward value
-/// that a local derivative uses, `tanh(x)` in `1 - tanh(x)^2`, or an upstream
-/// gradient that two products use) is written once as a part `prefix1 = …`
-/// and by its name everywhere else. `None` at an unnamed variable or past
-/// [`MAX_DIFF_CHARS`] characters. Loops, no recursion over the graph.
-fn shared_form(
-    graph: &Graph,
-    node: NodeId,
-    names: &HashMap<NodeId, &str>,
-    mark: usize,
-    locals: &HashMap<NodeId, LocalNode>,
-    prefix: &str,
-) -> Option<Shared> {
-    let view = SharedView {
-        graph,
-        names,
-        mark,
-        locals,
-    };
-    let (count, order) = view.references(node)?;
-    let mut written: HashMap<NodeId, ExprTree> = HashMap::new();
-    let mut parts: Vec<(String, ExprTree)> = Vec::new();
-    let mut chars = 0usize;
-    for id in order {
-        let tree = view.node_tree(id, &mut written, &count)?;
-        let tree = drop_zero_products(&tree.fold_constants());
-        let atomic = matches!(
-            tree.get(tree.root()).kind,
-            ExprKind::Name(_) | ExprKind::Number(_)
-        );
-        if id != node && !atomic && count.get(&id).copied().unwrap_or(0) > 1 {
-            let name = format!("{prefix}{}", parts.len() + 1);
-            chars += name.len() + tree.to_string().len();
-            parts.push((name.clone(), tree));
-            written.insert(id, ExprTree::name(&name));
-        } else {
-            written.insert(id, tree);
-        }
-        if chars > MAX_DIFF_CHARS {
-            return None;
-        }
-    }
-    let expression = written.remove(&node)?;
-    if chars + expression.to_string().len() > MAX_DIFF_CHARS {
-        return None;
-    }
-    Some(Shared { expression, parts })
-}
-
-/// A derivative graph as [`shared_form`] writes it: `graph` with the
-/// variables' `names`, the nodes from `mark` on built by the derivative and
-/// `locals`, its local derivatives by their root.
+/// A derivative graph as `:diff` writes it ([`SharedView::expression_of`],
+/// [`SharedView::shared_form`]): `graph` with the variables' `names`, the
+/// nodes from `mark` on built by the derivative and `locals`, its local
+/// derivatives by their root.
 struct SharedView<'a> {
     graph: &'a Graph,
     names: &'a HashMap<NodeId, &'a str>,
@@ -1440,6 +1382,43 @@ struct SharedView<'a> {
 }
 
 impl SharedView<'_> {
+    /// `node` of a derivative graph written in linear size: as
+    /// [`SharedView::expression_of`], except that a node the text would write
+    /// more than once (a forward value that a local derivative uses, `tanh(x)`
+    /// in `1 - tanh(x)^2`, or an upstream gradient that two products use) is
+    /// written once as a part `prefix1 = …` and by its name everywhere else. `None` at an unnamed variable or past
+    /// [`MAX_DIFF_CHARS`] characters. Loops, no recursion over the graph.
+    fn shared_form(&self, node: NodeId, prefix: &str) -> Option<Shared> {
+        let (count, order) = self.references(node)?;
+        let mut written: HashMap<NodeId, ExprTree> = HashMap::new();
+        let mut parts: Vec<(String, ExprTree)> = Vec::new();
+        let mut chars = 0usize;
+        for id in order {
+            let tree = self.node_tree(id, &mut written, &count)?;
+            let tree = drop_zero_products(&tree.fold_constants());
+            let atomic = matches!(
+                tree.get(tree.root()).kind,
+                ExprKind::Name(_) | ExprKind::Number(_)
+            );
+            if id != node && !atomic && count.get(&id).copied().unwrap_or(0) > 1 {
+                let name = format!("{prefix}{}", parts.len() + 1);
+                chars += name.len() + tree.to_string().len();
+                parts.push((name.clone(), tree));
+                written.insert(id, ExprTree::name(&name));
+            } else {
+                written.insert(id, tree);
+            }
+            if chars > MAX_DIFF_CHARS {
+                return None;
+            }
+        }
+        let expression = written.remove(&node)?;
+        if chars + expression.to_string().len() > MAX_DIFF_CHARS {
+            return None;
+        }
+        Some(Shared { expression, parts })
+    }
+
     /// The local derivative whose root is `id` and its textbook rule at the
     /// present values; `None` when `id` is not the root of one.
     fn rule_of(&self, id: NodeId) -> Option<(LocalNode, crate::engine::LocalRule)> {

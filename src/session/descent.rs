@@ -7,7 +7,7 @@
 
 use super::command::Command;
 use super::derivatives::{CalculusEvent, RepeatRow};
-use super::update::{MAX_REPEAT, keeps_step};
+use super::update::{MAX_REPEAT, each_once, keeps_step};
 use super::{Event, Session, SessionError};
 use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};
@@ -89,21 +89,17 @@ impl Descent {
                 help: example(),
             });
         }
-        for (i, param) in params.iter().enumerate() {
-            if params[..i].iter().any(|p| p.name == param.name) {
-                return Err(SessionError::BadArguments {
-                    message: format!("`{}` is given twice", param.name),
-                    span: param.span,
-                    help: Some("name each parameter once".to_string()),
-                });
-            }
-        }
+        let params = each_once(
+            params.iter().copied(),
+            ("is given twice", "name each parameter once"),
+            |param| Ok(param.clone()),
+        )?;
         Ok(Descent {
             loss: (*loss).clone(),
             rate,
             rate_text: rate_text.to_string(),
             steps,
-            params: params.iter().map(|&p| p.clone()).collect(),
+            params,
             all: command.keywords.contains(&"--all"),
             span,
         })

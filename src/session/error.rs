@@ -143,6 +143,22 @@ pub struct RepeatedCall {
 }
 
 impl SessionError {
+    /// [`SessionError::WrongArity`]: `name` called at `span` with `got`
+    /// arguments where it takes `expected` (`2`, `1 or 2`).
+    pub(super) fn wrong_arity(
+        name: impl Into<String>,
+        span: Span,
+        expected: impl ToString,
+        got: usize,
+    ) -> SessionError {
+        SessionError::WrongArity {
+            name: name.into(),
+            span,
+            expected: expected.to_string(),
+            got,
+        }
+    }
+
     /// True for [`SessionError::Interrupted`], also inside a function's body.
     pub fn is_interrupted(&self) -> bool {
         match self {

@@ -26,6 +26,12 @@ pub(super) struct Value {
     pub uses_variable: bool,
 }
 
+/// A call as written, `name(args)`: the function's name, the name's span
+/// (inside a function's body: the outermost call's), the whole call's span,
+/// and the arguments' values.
+#[derive(Clone, Copy)]
+struct CallSite<'a>(&'a str, Span, Span, &'a [Value]);
+
 /// Where an expression is being evaluated: at top level, or inside user-function calls.
 #[derive(Default)]
 struct Scope<'a> {
@@ -166,11 +172,11 @@ impl Session {
                     } = &**call;
                     let args: Vec<Value> = args.iter().map(|a| values[a.0 as usize]).collect();
                     let name_span = scope.call_span.unwrap_or(*name_span);
+                    let site = CallSite(name, name_span, span, &args);
                     if *derivative > 0 {
-                        let order = *derivative;
-                        self.derivative_at(name, order, name_span, span, &args, scope, events)?
+                        self.derivative_at(site, *derivative, scope, events)?
                     } else {
-                        self.call(name, name_span, span, &args, scope, events)?
+                        self.call(site, scope, events)?
                     }
                 }
             };
@@ -276,20 +282,21 @@ impl Session {
         })
     }
 
-    /// `name(args)`: a user function or a built-in op.
+    /// `name(args)` (`site`): a user function or a built-in op.
+    ///
+    /// Errors: an unknown function, a value called, the wrong count of
+    /// arguments, and those of evaluating the call.
     fn call(
         &mut self,
-        name: &str,
-        name_span: Span,
-        span: Span,
-        args: &[Value],
+        site: CallSite,
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        let CallSite(name, name_span, span, args) = site;
         if let Some(function) = self.functions.get(name).cloned()
             && scope.params.iter().all(|(p, _)| *p != name)
         {
-            return self.instantiate(name, &function, name_span, span, args, scope, events);
+            return self.instantiate(site, &function, scope, events);
         }
         if name == "grad" && scope.params.iter().all(|(p, _)| *p != "grad") {
             let names = self.names_by_node();
@@ -310,12 +317,12 @@ impl Session {
         if let Some(op) = Op::from_function_name(name) {
             let arity = op.info().arity;
             if !arity.accepts(args.len()) {
-                return Err(SessionError::WrongArity {
-                    name: name.to_string(),
+                return Err(SessionError::wrong_arity(
+                    name,
                     span,
-                    expected: arity.expected().to_string(),
-                    got: args.len(),
-                });
+                    arity.expected(),
+                    args.len(),
+                ));
             }
             return self.apply(op, args, span, events);
         }
@@ -353,37 +360,33 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
         let [x, b] = args else {
-            return Err(SessionError::WrongArity {
-                name: "log".to_string(),
-                span,
-                expected: "1 or 2".to_string(),
-                got: args.len(),
-            });
+            return Err(SessionError::wrong_arity("log", span, "1 or 2", args.len()));
         };
         let ln_x = self.apply(Op::Ln, &[*x], span, events)?;
         let ln_b = self.apply(Op::Ln, &[*b], span, events)?;
         self.apply(Op::Div, &[ln_x, ln_b], span, events)
     }
 
-    /// Builds a user function's body with its parameters bound to `args`.
-    #[allow(clippy::too_many_arguments)]
+    /// Builds a user function's body with its parameters bound to the
+    /// arguments of `site`.
+    ///
+    /// Errors: the wrong count of arguments, recursion, calls too deep or too
+    /// large, and those of evaluating the body.
     fn instantiate(
         &mut self,
-        name: &str,
+        site: CallSite,
         function: &UserFunction,
-        name_span: Span,
-        span: Span,
-        args: &[Value],
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        let CallSite(name, name_span, span, args) = site;
         if args.len() != function.params.len() {
-            return Err(SessionError::WrongArity {
-                name: name.to_string(),
+            return Err(SessionError::wrong_arity(
+                name,
                 span,
-                expected: function.params.len().to_string(),
-                got: args.len(),
-            });
+                function.params.len(),
+                args.len(),
+            ));
         }
         if scope.active.iter().any(|a| a == name) {
             return Err(SessionError::Recursion {
@@ -488,17 +491,17 @@ impl Session {
     /// and ∂/∂t is taken `order` times. The result is differentiable again,
     /// and through `t` it depends on `arg` (so `:grad` after `f'(x)` gives
     /// `f''(x)`).
-    #[allow(clippy::too_many_arguments)]
+    ///
+    /// Errors: a function of other than one argument, other than one argument
+    /// given, and those of the call and of building the derivative.
     fn derivative_at(
         &mut self,
-        name: &str,
+        site: CallSite,
         order: u8,
-        name_span: Span,
-        span: Span,
-        args: &[Value],
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
+        let CallSite(name, name_span, span, args) = site;
         let params = if let Some(function) = self.functions.get(name) {
             function.params.len()
         } else if let Some(op) = Op::from_function_name(name) {
@@ -507,7 +510,7 @@ impl Session {
                 _ => 2,
             }
         } else {
-            return self.call(name, name_span, span, args, scope, events);
+            return self.call(site, scope, events);
         };
         let primes = "'".repeat(usize::from(order));
         if params != 1 {
@@ -518,12 +521,12 @@ impl Session {
             });
         }
         if args.len() != 1 {
-            return Err(SessionError::WrongArity {
-                name: format!("{name}{primes}"),
+            return Err(SessionError::wrong_arity(
+                format!("{name}{primes}"),
                 span,
-                expected: "1".to_string(),
-                got: args.len(),
-            });
+                1,
+                args.len(),
+            ));
         }
         let start = self.graph.len();
         let zero = self.graph.constant(0.0);
@@ -534,7 +537,7 @@ impl Session {
                 .map_err(|e| op_arity_error(&e, span))?,
             uses_variable: true,
         };
-        let mut result = self.call(name, name_span, span, &[t], scope, events)?;
+        let mut result = self.call(CallSite(name, name_span, span, &[t]), scope, events)?;
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if let Some(node) = self.copy_derivative(name, order, start, scope) {
             let constant = self.graph.op(node) == Op::Const;
@@ -845,12 +848,7 @@ impl Session {
 /// The graph's refusal of an op given the wrong count of inputs, as the
 /// session's [`SessionError::WrongArity`] at `span`.
 fn op_arity_error(error: &ArityError, span: Span) -> SessionError {
-    SessionError::WrongArity {
-        name: error.op.to_string(),
-        span,
-        expected: error.expected.to_string(),
-        got: error.got,
-    }
+    SessionError::wrong_arity(error.op.to_string(), span, error.expected, error.got)
 }
 
 /// The warning for an op that made inf or nan out of finite inputs.

@@ -54,6 +54,26 @@ impl Session {
         Ok((gradients, reached))
     }
 
+    /// The variables named in a command's `args`, each with its node, in
+    /// order, a name given again left out (K names in O(K), not O(K²)).
+    ///
+    /// Errors: the first name that is no variable ([`Session::variable_node`]).
+    pub(super) fn named_variables<'a>(
+        &self,
+        args: impl IntoIterator<Item = &'a Ident>,
+    ) -> Result<Vec<(String, NodeId)>, SessionError> {
+        let mut targets: Vec<(String, NodeId)> = Vec::new();
+        // Names already asked for.
+        let mut seen: HashSet<&str> = HashSet::new();
+        for arg in args {
+            let node = self.variable_node(arg)?;
+            if seen.insert(arg.name.as_str()) {
+                targets.push((arg.name.clone(), node));
+            }
+        }
+        Ok(targets)
+    }
+
     /// The node of a variable named in a command.
     pub(super) fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
         if let Some(&node) = self.vars.get(&ident.name) {
@@ -112,15 +132,7 @@ impl Session {
                 None => error,
             }
         })?;
-        let mut targets: Vec<(String, NodeId)> = Vec::new();
-        // Names already asked for: K names in O(K), not O(K²).
-        let mut seen: HashSet<&str> = HashSet::with_capacity(args.len());
-        for arg in args {
-            let node = self.variable_node(arg)?;
-            if seen.insert(arg.name.as_str()) {
-                targets.push((arg.name.clone(), node));
-            }
-        }
+        let mut targets = self.named_variables(args)?;
         let (gradients, reached) = self.backprop(&output, span)?;
         if args.is_empty() {
             // Every variable the output reaches, except the output's own name

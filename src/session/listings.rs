@@ -7,13 +7,13 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use super::args::TraceArgs;
+use super::args::{TopoOrder, TraceArgs};
 use super::boxes::Expand;
 use super::event::{CollapsedCalls, ListingKind};
 use super::formula::Formulas;
 use super::{
     EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, NothingPassed,
-    Omitted, Session, SessionError, TraceCall, TraceContribution, TraceStep, VarRow,
+    Omitted, Output, Session, SessionError, TraceCall, TraceContribution, TraceStep, VarRow,
 };
 use crate::engine::{Contribution, Gradients, NodeId, Op, Passing, Step};
 use crate::syntax::Span;
@@ -44,22 +44,43 @@ impl Session {
         }
     }
 
-    /// `:topo [all]` (`forward` false): the output's nodes in reverse
-    /// topological order, output first; `:forward [all]` (`forward` true):
-    /// the same nodes in forward evaluation order, inputs first.
-    pub(super) fn node_order(
+    /// `:forward [all]` and `:topo [kahn|naive] [all]` (`span` the command's
+    /// name): the output and the order backprop walks from it, listed as
+    /// `listed` says, every node with `all`.
+    ///
+    /// Errors: no output; an output built with `f'(x)` of a variable; Ctrl-C.
+    pub(super) fn order_listing(
         &mut self,
         span: Span,
+        listed: OrderListing,
         all: bool,
-        forward: bool,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let order = self.order_for(output.node);
         self.check_interrupt()?;
+        events.push(match listed {
+            OrderListing::Forward => self.node_order(output, order, all, true),
+            OrderListing::Topo(TopoOrder::DepthFirst) => self.node_order(output, order, all, false),
+            OrderListing::Topo(TopoOrder::Kahn) => self.topo_kahn(output, order, all),
+            OrderListing::Topo(TopoOrder::Naive) => self.topo_naive(output, order, all)?,
+        });
+        Ok(())
+    }
+
+    /// `:topo [all]` (`forward` false): the output's nodes in `order`, the
+    /// reverse topological order, output first; `:forward [all]` (`forward`
+    /// true): the same nodes in forward evaluation order, inputs first.
+    fn node_order(
+        &self,
+        output: Output,
+        order: Rc<Vec<NodeId>>,
+        all: bool,
+        forward: bool,
+    ) -> Event {
         let (of, total) = (output.label, order.len());
         let omitted = summary(total, all);
-        events.push(if forward {
+        if forward {
             let rows = self.listing(ListingKind::Forward, order, omitted);
             Event::Forward {
                 of,
@@ -75,8 +96,7 @@ impl Session {
                 rows,
                 omitted,
             }
-        });
-        Ok(())
+        }
     }
 
     /// `:trace [all] [--expand[=CALL,…]]`: one step per node of the output's
@@ -580,16 +600,9 @@ impl Session {
         Ok(())
     }
 
-    /// `:topo kahn [all]`: Kahn's order with each node's pending-consumer count.
-    pub(super) fn topo_kahn(
-        &mut self,
-        span: Span,
-        all: bool,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let output = self.require_output(span)?;
-        let order = self.order_for(output.node);
-        self.check_interrupt()?;
+    /// `:topo kahn [all]`: Kahn's order of the nodes in `order` with each
+    /// node's pending-consumer count.
+    fn topo_kahn(&self, output: Output, order: Rc<Vec<NodeId>>, all: bool) -> Event {
         let kahn = self.graph.kahn_order(&order);
         let differences = kahn
             .iter()
@@ -598,32 +611,29 @@ impl Session {
             .count();
         let total = order.len();
         let omitted = summary(kahn.len(), all);
-        events.push(Event::Kahn {
+        Event::Kahn {
             of: output.label,
             total,
             rows: self.listing(ListingKind::Kahn(Rc::new(kahn)), order, omitted),
             omitted,
             differences,
-        });
-        Ok(())
+        }
     }
 }
 
 impl Session {
     /// `:topo naive [all]`: the backward pass in the order a naive recursion
     /// visits the nodes, each node's gradient at its visit beside the right
-    /// one, and the first node visited too early (see [`Event::Naive`]).
+    /// one, and the first node visited too early (see [`Event::Naive`]);
+    /// `order` is the right order, backprop's.
     ///
-    /// Errors: no output; an output built with `f'(x)` of a variable.
-    pub(super) fn topo_naive(
-        &mut self,
-        span: Span,
+    /// Errors: Ctrl-C.
+    fn topo_naive(
+        &self,
+        output: Output,
+        order: Rc<Vec<NodeId>>,
         all: bool,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let output = self.require_output(span)?;
-        let order = self.order_for(output.node);
-        self.check_interrupt()?;
+    ) -> Result<Event, SessionError> {
         let right = self.graph.backward(&order);
         let visit = self.graph.naive_order(output.node);
         let early = self.graph.first_visited_too_early(&visit);
@@ -677,16 +687,24 @@ impl Session {
             ),
             right: Number(right.get(visit[at])),
         });
-        events.push(Event::Naive {
+        Ok(Event::Naive {
             of: output.label,
             total: shown.len(),
             rows,
             omitted,
             wrong,
             early,
-        });
-        Ok(())
+        })
     }
+}
+
+/// Which listing of the output's order [`Session::order_listing`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum OrderListing {
+    /// `:forward`: forward evaluation order, inputs first.
+    Forward,
+    /// `:topo`, `:topo kahn`, `:topo naive`.
+    Topo(TopoOrder),
 }
 
 /// A shared order, read as a slice/// A shared order, read as a slice (what [`Graph::backward_steps`] keeps).

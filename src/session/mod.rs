@@ -140,11 +140,7 @@ pub struct AskReplace(pub Option<crate::render::printer::Confirm>);
 
 impl std::fmt::Debug for AskReplace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "AskReplace(asks)"
-        } else {
-            "AskReplace(none)"
-        })
+        crate::engine::debug_holder(f, "AskReplace", self.0.as_ref().map(|_| "asks"))
     }
 }
 

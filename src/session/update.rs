@@ -9,6 +9,33 @@ use crate::engine::{NodeId, Op};
 use crate::render::Answer;
 use crate::syntax::{AssignOp, ExprKind, ExprTree, Ident, Located, Repeat, Span, Statement};
 
+/// Each of `names` made into a `T` by `each`, in order, refusing a name that
+/// repeats an earlier one: `(twice, help)` say what a repeat is (after the
+/// name: "is given twice") and what to do instead.
+///
+/// Errors: [`SessionError::BadArguments`] at the first repeat, or the first
+/// error of `each`, whichever comes first in `names`.
+pub(super) fn each_once<'a, T>(
+    names: impl IntoIterator<Item = &'a Ident>,
+    (twice, help): (&str, &str),
+    mut each: impl FnMut(&'a Ident) -> Result<T, SessionError>,
+) -> Result<Vec<T>, SessionError> {
+    let mut seen: Vec<&Ident> = Vec::new();
+    let mut made = Vec::new();
+    for name in names {
+        if seen.iter().any(|earlier| earlier.name == name.name) {
+            return Err(SessionError::BadArguments {
+                message: format!("`{}` {twice}", name.name),
+                span: name.span,
+                help: Some(help.to_string()),
+            });
+        }
+        seen.push(name);
+        made.push(each(name)?);
+    }
+    Ok(made)
+}
+
 /// The most steps one `:repeat` runs.
 pub const MAX_REPEAT: usize = 1_000_000;
 
@@ -88,17 +115,14 @@ impl Session {
                 )),
             });
         }
-        let mut sets = Vec::with_capacity(targets.len());
-        for (i, target) in targets.iter().enumerate() {
-            if targets[..i].iter().any(|t| t.name == target.name) {
-                return Err(SessionError::BadArguments {
-                    message: format!("`{}` is updated twice in one statement", target.name),
-                    span: target.span,
-                    help: Some("give each name one value".to_string()),
-                });
-            }
-            sets.push((target.name.clone(), self.settable_leaf(target)?));
-        }
+        let sets = each_once(
+            targets,
+            (
+                "is updated twice in one statement",
+                "give each name one value",
+            ),
+            |target| Ok((target.name.clone(), self.settable_leaf(target)?)),
+        )?;
         let mut numbers = Vec::with_capacity(values.len());
         for tree in values {
             numbers.push(self.value_here(tree, events)?);
