@@ -392,7 +392,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     of,
                     &outputs
                         .iter()
-                        .map(|o| o.unwrap_or(f64::NAN))
+                        .map(|o| o.map_or(f64::NAN, f64::from))
                         .collect::<Vec<_>>(),
                 )),
             )),

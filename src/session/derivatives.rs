@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::event::fields;
 use std::collections::HashMap;
 
-use super::{Event, Notice, Session, SessionError, Target};
+use super::{Event, Notice, Number, Session, SessionError, Target};
 use crate::engine::{Derivatives, Form, GradError, Graph, LocalNode, NodeId, Op};
 use crate::syntax::{BinaryOp, ExprKind, ExprTree, Ident, Span};
 
@@ -41,8 +41,7 @@ pub enum CalculusEvent {
     /// them (in the order the variables were first assigned).
     Updated {
         name: String,
-        #[serde(serialize_with = "fields::number")]
-        value: f64,
+        value: Number,
         recomputed: usize,
         changed: Vec<Change>,
     },
@@ -61,8 +60,7 @@ pub enum CalculusEvent {
         rows: Vec<RepeatRow>,
         /// The output's value before the first step and after each step
         /// (`None`, JSON `null` as in `rows`, when there is no output).
-        #[serde(serialize_with = "fields::option_numbers")]
-        outputs: Vec<Option<f64>>,
+        outputs: Vec<Option<Number>>,
         interrupted: bool,
         /// After Ctrl-C inside a step of several statements: how many of that
         /// step's first statements had run (they are kept; the one cut short
@@ -81,13 +79,11 @@ pub enum CalculusEvent {
     Descent {
         of: String,
         params: Vec<String>,
-        #[serde(serialize_with = "fields::number")]
-        rate: f64,
+        rate: Number,
         steps: usize,
         requested: usize,
         rows: Vec<RepeatRow>,
-        #[serde(serialize_with = "fields::numbers")]
-        losses: Vec<f64>,
+        losses: Vec<Number>,
         interrupted: bool,
         /// Show every parameter's column, however wide (`--all`); a rendering
         /// choice, not data.
@@ -99,12 +95,10 @@ pub enum CalculusEvent {
     Hessian {
         of: String,
         names: Vec<String>,
-        #[serde(serialize_with = "fields::number_rows")]
-        matrix: Vec<Vec<f64>>,
+        matrix: Vec<Vec<Number>>,
         zero_rows: Vec<String>,
         /// The largest `|H[i][j] − H[j][i]|` (0 for an exactly symmetric matrix).
-        #[serde(serialize_with = "fields::number")]
-        asymmetry: f64,
+        asymmetry: Number,
     },
     /// `:diff y x`: ∂y/∂x as an expression (`3*x^2 + cos(x)`) and its value
     /// at the present point (where x is `at`); through relu, max or min, the
@@ -113,17 +107,14 @@ pub enum CalculusEvent {
         of: String,
         wrt: String,
         expression: String,
-        #[serde(serialize_with = "fields::number")]
-        value: f64,
+        value: Number,
         /// The expression's value now where it is not `value`: only where
         /// the derivative graph computes inf or nan (`sqrt(x)*sqrt(x)` at 0,
         /// whose nodes multiply 0 by inf) and the expression, the same at
         /// every point, does not.
-        #[serde(serialize_with = "fields::option_number")]
-        formula_value: Option<f64>,
+        formula_value: Option<Number>,
         /// The value of `wrt` now.
-        #[serde(serialize_with = "fields::number")]
-        at: f64,
+        at: Number,
         /// The pieces of a derivative through kinks (relu, max, min on the
         /// way from `of` down to `wrt`), ordered by `witness`; empty when it
         /// is one expression everywhere. When none holds `here`, the point
@@ -161,11 +152,9 @@ pub struct DiffPiece {
     /// joined by ` or `.
     pub holds_where: String,
     /// A value of `wrt` inside the piece, where the expression was checked.
-    #[serde(serialize_with = "fields::number")]
-    pub witness: f64,
+    pub witness: Number,
     /// The derivative at `witness`.
-    #[serde(serialize_with = "fields::number")]
-    pub value_there: f64,
+    pub value_there: Number,
     /// The piece holds at the present point.
     pub here: bool,
 }
@@ -174,10 +163,8 @@ pub struct DiffPiece {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     pub name: String,
-    #[serde(serialize_with = "fields::number")]
-    pub before: f64,
-    #[serde(serialize_with = "fields::number")]
-    pub after: f64,
+    pub before: Number,
+    pub after: Number,
 }
 
 /// One row of a `:repeat` or `:descend` table.
@@ -186,12 +173,10 @@ pub struct RepeatRow {
     /// The step number; 0 is the point before the first step.
     pub step: usize,
     /// The output's value after the step (`None` without an output).
-    #[serde(serialize_with = "fields::option_number")]
-    pub output: Option<f64>,
+    pub output: Option<Number>,
     /// The assigned variables' values after the step, one per
     /// [`CalculusEvent::Repeat`]'s `assigned`.
-    #[serde(serialize_with = "fields::numbers")]
-    pub values: Vec<f64>,
+    pub values: Vec<Number>,
 }
 
 /// A run of nodes that one `grad(y, x)` (or `f'(a)`) appended, for `:trace`.
@@ -545,13 +530,17 @@ impl Session {
             let order = self.graph.topo_order_above(first, min);
             let gradients = self.graph.backward(&order);
             constant_rows.push(!order.iter().any(|id| wrt.contains(id)));
-            matrix.push(wrt.iter().map(|&x| gradients[x]).collect::<Vec<f64>>());
+            matrix.push(
+                wrt.iter()
+                    .map(|&x| Number(gradients[x]))
+                    .collect::<Vec<_>>(),
+            );
         }
         self.graph.truncate(mark);
         let mut asymmetry: f64 = 0.0;
         for (i, row) in matrix.iter().enumerate() {
             for (j, other) in matrix.iter().enumerate().take(i) {
-                let d = (row[j] - other[i]).abs();
+                let d = (row[j].0 - other[i].0).abs();
                 if d.is_finite() {
                     asymmetry = asymmetry.max(d);
                 }
@@ -561,7 +550,7 @@ impl Session {
             .iter()
             .zip(&matrix)
             .zip(&constant_rows)
-            .filter(|((_, row), _)| row.iter().all(|&v| v == 0.0))
+            .filter(|((_, row), _)| row.iter().all(|&v| v.0 == 0.0))
             .map(|(((name, _), _), &constant)| {
                 let of = &output.label;
                 if constant {
@@ -580,7 +569,7 @@ impl Session {
             names: targets.into_iter().map(|(name, _)| name).collect(),
             matrix,
             zero_rows,
-            asymmetry,
+            asymmetry: Number(asymmetry),
         }));
         Ok(())
     }
@@ -664,9 +653,9 @@ impl Session {
             of: y.name.clone(),
             wrt: x.name.clone(),
             expression,
-            value,
-            formula_value,
-            at: self.graph.value(wrt),
+            value: Number(value),
+            formula_value: formula_value.map(Number),
+            at: Number(self.graph.value(wrt)),
             pieces,
             more_pieces,
             parts,
@@ -817,8 +806,8 @@ impl Session {
                 None => pieces.push(DiffPiece {
                     expression,
                     holds_where,
-                    witness,
-                    value_there,
+                    witness: Number(witness),
+                    value_there: Number(value_there),
                     here: is_here,
                 }),
             }

@@ -8,7 +8,7 @@
 use super::command::Command;
 use super::derivatives::{CalculusEvent, RepeatRow};
 use super::update::{MAX_REPEAT, each_once, keeps_step};
-use super::{Event, Session, SessionError};
+use super::{Event, Number, Session, SessionError};
 use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};
 
@@ -141,14 +141,14 @@ impl Session {
             }
             leaves.push(leaf);
         }
-        let values = |s: &Session| leaves.iter().map(|&l| s.graph.value(l)).collect();
+        let values = |s: &Session| leaves.iter().map(|&l| Number(s.graph.value(l))).collect();
         let mut rows = vec![RepeatRow {
             step: 0,
-            output: Some(self.graph.value(loss)),
+            output: Some(Number(self.graph.value(loss))),
             values: values(self),
         }];
         let mut losses = Vec::with_capacity(descent.steps + 1);
-        losses.push(self.graph.value(loss));
+        losses.push(Number(self.graph.value(loss)));
         let mut done = 0;
         while done < descent.steps && !crate::interrupt::requested() {
             let gradients = self.graph.backward(&order);
@@ -162,11 +162,11 @@ impl Session {
                 .collect();
             self.graph.update_leaves(&moves);
             done += 1;
-            losses.push(self.graph.value(loss));
+            losses.push(Number(self.graph.value(loss)));
             if keeps_step(done, descent.steps) {
                 rows.push(RepeatRow {
                     step: done,
-                    output: Some(self.graph.value(loss)),
+                    output: Some(Number(self.graph.value(loss))),
                     values: values(self),
                 });
             }
@@ -174,7 +174,7 @@ impl Session {
         if rows.last().is_some_and(|row| row.step != done) {
             rows.push(RepeatRow {
                 step: done,
-                output: Some(self.graph.value(loss)),
+                output: Some(Number(self.graph.value(loss))),
                 values: values(self),
             });
         }
@@ -184,7 +184,7 @@ impl Session {
         events.push(Event::Calculus(CalculusEvent::Descent {
             of: descent.loss.name.clone(),
             params: descent.params.iter().map(|p| p.name.clone()).collect(),
-            rate: descent.rate,
+            rate: Number(descent.rate),
             steps: done,
             requested: descent.steps,
             rows,

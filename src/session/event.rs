@@ -603,8 +603,23 @@ pub struct Target {
 pub struct Number(pub f64);
 
 impl Serialize for Number {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        fields::number(&self.0, serializer)
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let value = self.0;
+        if value.is_nan() {
+            s.serialize_str("nan")
+        } else if value.is_infinite() {
+            s.serialize_str(if value > 0.0 { "inf" } else { "-inf" })
+        } else if value == 0.0 && value.is_sign_negative() {
+            // −0 reads back as itself only with a fraction (`-0` is the integer 0
+            // to most JSON readers).
+            s.serialize_f64(value)
+        } else if value.fract() == 0.0 && value.abs() < i64::MAX as f64 {
+            // Every integral f64 below 2^63 is exactly an i64; larger ones print
+            // in exponent form, which has no fraction either.
+            s.serialize_i64(value as i64)
+        } else {
+            s.serialize_f64(value)
+        }
     }
 }
 
@@ -1208,55 +1223,14 @@ pub struct PlotSample {
 }
 
 /// How the fields of events are serialized where the derive's default is not
-/// what docs/json.md says: numbers (non-finite ones as strings), node ids, ops by
-/// their table name.
+/// what docs/json.md says: node ids, ops by their table name, file targets (numbers
+/// are [`Number`](super::Number)s).
 pub mod fields {
     use serde::Serializer;
     use serde::ser::SerializeMap;
 
     use super::NodeRef;
     use crate::engine::{NodeId, Op};
-
-    /// A number: integral values as integers (−0 as `-0.0`, so that it reads
-    /// back as −0), other finite values as the
-    /// shortest round-trip float, inf, -inf and nan as the strings `"inf"`,
-    /// `"-inf"` and `"nan"`.
-    pub fn number<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
-        let value = *value;
-        if value.is_nan() {
-            s.serialize_str("nan")
-        } else if value.is_infinite() {
-            s.serialize_str(if value > 0.0 { "inf" } else { "-inf" })
-        } else if value == 0.0 && value.is_sign_negative() {
-            // −0 reads back as itself only with a fraction (`-0` is the integer 0
-            // to most JSON readers).
-            s.serialize_f64(value)
-        } else if value.fract() == 0.0 && value.abs() < i64::MAX as f64 {
-            // Every integral f64 below 2^63 is exactly an i64; larger ones print
-            // in exponent form, which has no fraction either.
-            s.serialize_i64(value as i64)
-        } else {
-            s.serialize_f64(value)
-        }
-    }
-
-    /// Numbers, each as [`number`].
-    pub fn numbers<S: Serializer>(values: &[f64], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(values.iter().map(|&v| Number(v)))
-    }
-
-    /// Optional numbers, each as [`number`] or `null`.
-    pub fn option_numbers<S: Serializer>(values: &[Option<f64>], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(values.iter().map(|v| v.map(Number)))
-    }
-
-    /// Rows of numbers (a matrix), each as [`number`].
-    pub fn number_rows<S: Serializer>(rows: &[Vec<f64>], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(
-            rows.iter()
-                .map(|row| row.iter().map(|&v| Number(v)).collect::<Vec<_>>()),
-        )
-    }
 
     /// The path of an optional file target, or `null`.
     pub fn target_path<S: Serializer>(
@@ -1265,23 +1239,6 @@ pub mod fields {
     ) -> Result<S::Ok, S::Error> {
         match target {
             Some(target) => s.serialize_str(&target.path),
-            None => s.serialize_none(),
-        }
-    }
-
-    /// A number that serializes as [`number`] does.
-    struct Number(f64);
-
-    impl serde::Serialize for Number {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            number(&self.0, s)
-        }
-    }
-
-    /// An optional number: `null` or as [`number`].
-    pub fn option_number<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(value) => number(value, s),
             None => s.serialize_none(),
         }
     }

@@ -4,7 +4,7 @@
 
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
 use super::eval::Rhs;
-use super::{Event, Notice, Session, SessionError, Target};
+use super::{Event, Notice, Number, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
 use crate::render::Answer;
 use crate::syntax::{AssignOp, ExprKind, ExprTree, Ident, Located, Repeat, Span, Statement};
@@ -49,13 +49,15 @@ const SAMPLED_STEPS: usize = 10;
 impl Session {
     /// The current values of `names`, nan for a name that is not bound (a
     /// `:repeat` table row).
-    fn values_of(&self, names: &[String]) -> Vec<f64> {
+    fn values_of(&self, names: &[String]) -> Vec<Number> {
         names
             .iter()
             .map(|n| {
-                self.vars
-                    .get(n)
-                    .map_or(f64::NAN, |&id| self.graph.value(id))
+                Number(
+                    self.vars
+                        .get(n)
+                        .map_or(f64::NAN, |&id| self.graph.value(id)),
+                )
             })
             .collect()
     }
@@ -217,18 +219,18 @@ impl Session {
             .into_iter()
             .filter(|(n, _)| updated.binary_search(&self.vars[n]).is_ok())
             .map(|(n, before)| Change {
-                after: self.graph.value(self.vars[&n]),
+                after: Number(self.graph.value(self.vars[&n])),
                 name: n,
-                before,
+                before: Number(before),
             })
             .collect();
         if let Some(message) = broken {
             let now: Vec<String> = changed
                 .iter()
-                .filter(|c| !c.after.is_finite())
+                .filter(|c| !c.after.0.is_finite())
                 .map(|c| match c.after {
-                    v if v.is_nan() => format!("{} = nan", c.name),
-                    v if v > 0.0 => format!("{} = inf", c.name),
+                    v if v.0.is_nan() => format!("{} = nan", c.name),
+                    v if v.0 > 0.0 => format!("{} = inf", c.name),
                     _ => format!("{} = -inf", c.name),
                 })
                 .collect();
@@ -244,7 +246,7 @@ impl Session {
             self.last = Some(*node);
             events.push(Event::Calculus(CalculusEvent::Updated {
                 name: name.clone(),
-                value: *value,
+                value: Number(*value),
                 recomputed: if last { updated.len() } else { 0 },
                 changed: if last {
                     changed.take().unwrap_or_default()
@@ -462,18 +464,18 @@ impl Session {
         let start = self.output.as_ref().map(|o| self.graph.value(o.node));
         let mut rows = vec![RepeatRow {
             step: 0,
-            output: start,
+            output: start.map(Number),
             values: self.values_of(&assigned),
         }];
         let mut outputs = Vec::with_capacity(steps + 1);
-        outputs.push(start);
+        outputs.push(start.map(Number));
         let mut done = 0;
         let mut interrupted = false;
         // The statements of the step cut short by Ctrl-C that had run.
         let mut partial: &[Span] = &[];
         // The values after the last finished step: the table's last row when
         // Ctrl-C cuts the next step short (its kept statements change them).
-        let mut finished = vec![f64::NAN; assigned.len()];
+        let mut finished = vec![Number(f64::NAN); assigned.len()];
         let mut finished_output = None;
         for step in 1..=steps {
             let mut step_events = Vec::new();
@@ -494,13 +496,13 @@ impl Session {
             }
             done = step;
             let output = self.output.as_ref().map(|o| self.graph.value(o.node));
-            outputs.push(output);
+            outputs.push(output.map(Number));
             finished_output = output;
             if keep(step) {
                 let values = self.values_of(&assigned);
                 rows.push(RepeatRow {
                     step,
-                    output,
+                    output: output.map(Number),
                     values,
                 });
             } else {
@@ -536,12 +538,13 @@ impl Session {
 
     /// Writes the values of the `assigned` variables now into `finished`
     /// (NaN for one not bound), the row of a step the table does not keep.
-    fn finished_values(&self, assigned: &[String], finished: &mut [f64]) {
+    fn finished_values(&self, assigned: &[String], finished: &mut [Number]) {
         for (value, name) in finished.iter_mut().zip(assigned) {
-            *value = self
-                .vars
-                .get(name)
-                .map_or(f64::NAN, |&id| self.graph.value(id));
+            *value = Number(
+                self.vars
+                    .get(name)
+                    .map_or(f64::NAN, |&id| self.graph.value(id)),
+            );
         }
     }
 
@@ -593,7 +596,12 @@ impl Session {
 /// Adds the row of step `done` (its `output` and `finished` values) to
 /// `rows` when the last row kept is of an earlier step (a loop stopped on a
 /// step the table does not keep); nothing when no step finished.
-fn push_last_step(rows: &mut Vec<RepeatRow>, done: usize, output: Option<f64>, finished: Vec<f64>) {
+fn push_last_step(
+    rows: &mut Vec<RepeatRow>,
+    done: usize,
+    output: Option<f64>,
+    finished: Vec<Number>,
+) {
     if let Some(last_row) = rows.last()
         && last_row.step != done
         && done > 0
@@ -602,7 +610,7 @@ fn push_last_step(rows: &mut Vec<RepeatRow>, done: usize, output: Option<f64>, f
         // stored them.
         rows.push(RepeatRow {
             step: done,
-            output,
+            output: output.map(Number),
             values: finished,
         });
     }

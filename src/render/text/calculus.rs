@@ -1,5 +1,6 @@
 //! Human text of `:=`, `:repeat`, `:hessian` and `:diff`.
 
+use crate::session::Number;
 use std::fmt::Write;
 
 use super::Painter;
@@ -31,7 +32,7 @@ fn updated(out: &mut String, event: &CalculusEvent, p: &Painter) {
     else {
         return;
     };
-    let _ = write!(out, "{} := {}", p.name(name), p.value(*value));
+    let _ = write!(out, "{} := {}", p.name(name), p.value(value.0));
     if *recomputed > 0 {
         let _ = write!(
             out,
@@ -48,8 +49,8 @@ fn updated(out: &mut String, event: &CalculusEvent, p: &Painter) {
             out,
             "  {} = {}  {}",
             p.name(&change.name),
-            p.value(change.after),
-            p.dim(&format!("(was {})", p.number(change.before)))
+            p.value(change.after.0),
+            p.dim(&format!("(was {})", p.number(change.before.0)))
         );
     }
 }
@@ -102,10 +103,13 @@ fn repeat(out: &mut String, event: &CalculusEvent, p: &Painter) {
     );
     let cells = rows.iter().map(|row| {
         // The output's column, blank at a step before the output exists.
-        let mut cells: Vec<String> = of.iter().map(|_| output_cell(row.output, p)).collect();
+        let mut cells: Vec<String> = of
+            .iter()
+            .map(|_| output_cell(row.output.map(f64::from), p))
+            .collect();
         for (name, value) in assigned.iter().zip(&row.values) {
             if Some(name) != of.as_ref() {
-                cells.push(p.number(*value));
+                cells.push(p.number(value.0));
             }
         }
         (row.step, cells)
@@ -113,8 +117,11 @@ fn repeat(out: &mut String, event: &CalculusEvent, p: &Painter) {
     step_table(out, &names, usize::from(of.is_some()), cells, p, false);
     // A step without an output (one the steps make has none at step 0) is
     // left out of the plot, but it is no non-finite value.
-    let made: Vec<f64> = outputs.iter().map(|o| o.unwrap_or(0.0)).collect();
-    let outputs: Vec<f64> = outputs.iter().map(|o| o.unwrap_or(f64::NAN)).collect();
+    let made: Vec<f64> = outputs.iter().map(|o| o.map_or(0.0, f64::from)).collect();
+    let outputs: Vec<f64> = outputs
+        .iter()
+        .map(|o| o.map_or(f64::NAN, f64::from))
+        .collect();
     if let (Some(of), None) = (of, target) {
         out.push_str(&series::terminal(of, &outputs));
     }
@@ -158,7 +165,7 @@ fn descent(out: &mut String, event: &CalculusEvent, p: &Painter) {
         "gradient descent on {} over {}, learning rate {}: {steps} step{s}, each one backward pass and all parameters moved together",
         p.name(of),
         params.join(", "),
-        p.number(*rate)
+        p.number(rate.0)
     );
     if *interrupted {
         let _ = write!(
@@ -170,13 +177,14 @@ fn descent(out: &mut String, event: &CalculusEvent, p: &Painter) {
     let mut names = vec![of.as_str()];
     names.extend(params.iter().map(String::as_str));
     let cells = rows.iter().map(|row| {
-        let mut cells = vec![output_cell(row.output, p)];
-        cells.extend(row.values.iter().map(|&v| p.number(v)));
+        let mut cells = vec![output_cell(row.output.map(f64::from), p)];
+        cells.extend(row.values.iter().map(|&v| p.number(v.0)));
         (row.step, cells)
     });
     step_table(out, &names, 1, cells, p, *all);
-    out.push_str(&series::terminal(of, losses));
-    if let Some(steps) = non_finite_steps(losses) {
+    let losses: Vec<f64> = losses.iter().map(|&loss| loss.0).collect();
+    out.push_str(&series::terminal(of, &losses));
+    if let Some(steps) = non_finite_steps(&losses) {
         let _ = writeln!(
             out,
             "{} {of} is not finite at {steps}: the plot leaves it out",
@@ -207,7 +215,7 @@ fn hessian(out: &mut String, event: &CalculusEvent, p: &Painter) {
     );
     let cells: Vec<Vec<String>> = matrix
         .iter()
-        .map(|row| row.iter().map(|&v| p.number(v)).collect())
+        .map(|row| row.iter().map(|&v| p.number(v.0)).collect())
         .collect();
     let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let width = cells
@@ -228,13 +236,13 @@ fn hessian(out: &mut String, event: &CalculusEvent, p: &Painter) {
             row.join("  ")
         );
     }
-    if *asymmetry > 0.0 {
+    if *asymmetry > Number(0.0) {
         let _ = writeln!(
             out,
             "  {}",
             p.dim(&format!(
                 "(largest |H[a][b] - H[b][a]| = {}: rounding)",
-                p.number(*asymmetry)
+                p.number(asymmetry.0)
             ))
         );
     }
@@ -280,18 +288,18 @@ fn diff(out: &mut String, event: &CalculusEvent, p: &Painter) {
     // Where the derivative graph is inf or nan and the expression
     // is not, both values.
     let now = match formula_value {
-        Some(typed) if !value.is_finite() => format!(
+        Some(typed) if !value.0.is_finite() => format!(
             "(= {} now, where grad({of}, {wrt}) computes {}: its nodes are undefined here)",
-            p.number(*typed),
-            p.number(*value)
+            p.number(typed.0),
+            p.number(value.0)
         ),
         // The textbook form overflows or cancels here; the graph does not.
         Some(typed) => format!(
             "(= {} now; typed back here in double precision this form gives {}: it overflows or cancels at this point)",
-            p.number(*value),
-            p.number(*typed)
+            p.number(value.0),
+            p.number(typed.0)
         ),
-        None => format!("(= {} now)", p.number(*value)),
+        None => format!("(= {} now)", p.number(value.0)),
     };
     if pieces.is_empty() {
         let _ = writeln!(
@@ -307,7 +315,7 @@ fn diff(out: &mut String, event: &CalculusEvent, p: &Painter) {
         let here = if piece.here {
             format!(
                 "  {}",
-                p.dim(&format!("(holds here: = {} now)", p.number(*value)))
+                p.dim(&format!("(holds here: = {} now)", p.number(value.0)))
             )
         } else {
             String::new()
@@ -331,7 +339,7 @@ fn diff(out: &mut String, event: &CalculusEvent, p: &Painter) {
         let _ = writeln!(
             out,
             "  at {wrt} = {}, where no piece holds, the convention (`:help grad`) gives {} = {expression}  {}",
-            p.number(*at),
+            p.number(at.0),
             p.partial(of, wrt),
             p.dim(&now)
         );
