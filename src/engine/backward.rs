@@ -228,7 +228,7 @@ impl<'a> Walk<'a> {
         let op = graph.op(node);
         let operands = graph.operands(node);
         if !R::RECORDS
-            && let Some(shortcut) = op.info().shortcut
+            && let Some(shortcut) = op.shortcut()
         {
             self.lost_range |= add_sub_mul(shortcut, operands, upstream, values, &mut self.grads);
             return;
@@ -381,11 +381,14 @@ fn add_sub_mul(
             grads[a] += to_a;
             grads[b] += to_b;
             // The locals are the operands' values, exact: a product out of
-            // range is lost unless a factor is 0 or not finite.
+            // range is lost unless a factor is 0 or not finite. Each product
+            // is judged by its own factors: `w * h` with h = 0 passes an
+            // exact 0 to w, lost nothing.
             let ordinary = |v: f64| v != 0.0 && v.is_finite();
             !(to_a.is_normal() && to_b.is_normal())
                 && ordinary(upstream)
-                && (ordinary(values[a]) || ordinary(values[b]))
+                && ((ordinary(values[b]) && !to_a.is_normal())
+                    || (ordinary(values[a]) && !to_b.is_normal()))
         }
     }
 }
@@ -516,5 +519,32 @@ impl<F: Fn(usize) -> bool> Recorder for Trace<F> {
         if let Some(step) = self.steps.last_mut() {
             step.contributions.push(contribution);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `upstream × local` of a product, judged by its own two factors: an
+    /// exact 0 from a zero factor is not a lost product (it would send the
+    /// walk again with scaled gradients for nothing), an underflow is.
+    #[test]
+    fn a_product_loses_range_only_when_its_own_factors_are_ordinary() {
+        let operands = [NodeId(0), NodeId(1)];
+        let walk = |upstream: f64, a: f64, b: f64| {
+            let mut grads = [0.0; 2];
+            let lost = add_sub_mul(Shortcut::Mul, &operands, upstream, &[a, b], &mut grads);
+            (lost, grads)
+        };
+        // w = 3 times h = relu(…) = 0: w gets exactly 0, h gets 3.
+        assert_eq!(walk(1.0, 3.0, 0.0), (false, [0.0, 3.0]));
+        assert_eq!(walk(1.0, 0.0, 3.0), (false, [3.0, 0.0]));
+        // To a: 1e-200 × 1 = 1e-200. To b: 1e-200 × 1e-200 underflows to 0
+        // although both factors are normal.
+        assert_eq!(walk(1e-200, 1e-200, 1.0), (true, [1e-200, 0.0]));
+        // A zero or infinite upstream loses nothing: its products are exact.
+        assert!(!walk(0.0, 1e-200, 1e-200).0);
+        assert!(!walk(f64::INFINITY, 1.0, 1.0).0);
     }
 }

@@ -43,6 +43,14 @@ use super::rules::{
 use super::{Arity, Branch, Domain, Kinks, Notation, Op, OpInfo, Shortcut};
 
 impl Op {
+    /// The row's [`OpInfo::shortcut`], read from a copy of that one column
+    /// (41 bytes, made from the table at compile time): the backward walk
+    /// asks it of every node, and the whole row is far larger.
+    #[inline(always)]
+    pub fn shortcut(self) -> Option<Shortcut> {
+        SHORTCUTS[self as usize]
+    }
+
     /// This op's row of the op table.
     pub fn info(self) -> &'static OpInfo {
         &TABLE[self as usize]
@@ -233,6 +241,17 @@ const ASINH_SCALED: Expr = e!(
         )
     )
 );
+
+/// The `shortcut` column of [`TABLE`], for [`Op::shortcut`].
+static SHORTCUTS: [Option<Shortcut>; 41] = {
+    let mut column = [None; 41];
+    let mut i = 0;
+    while i < TABLE.len() {
+        column[i] = TABLE[i].shortcut;
+        i += 1;
+    }
+    column
+};
 
 static TABLE: [OpInfo; 41] = [
     OpInfo {
