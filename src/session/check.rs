@@ -149,10 +149,12 @@ impl Session {
         if !stale.is_empty() {
             events.push(Event::Notice(Notice::NotChecked {
                 of: output.label.clone(),
-                names: stale,
+                names: stale.clone(),
             }));
         }
-        if targets.is_empty() {
+        // Variables left out for an earlier binding are named above; say
+        // "nothing to check" only when no such note explains it.
+        if targets.is_empty() && stale.is_empty() {
             events.push(Event::Notice(Notice::NoVariable {
                 of: output.label.clone(),
                 checking: true,

@@ -486,12 +486,11 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let mut targets = self.named_variables(args)?;
+        let mut reached = vec![false; self.graph.len()];
+        for id in self.order_for(output.node).iter() {
+            reached[id.index()] = true;
+        }
         if args.is_empty() {
-            let order = self.order_for(output.node);
-            let mut reached = vec![false; self.graph.len()];
-            for id in order.iter() {
-                reached[id.index()] = true;
-            }
             targets = self
                 .var_order
                 .iter()
@@ -500,10 +499,7 @@ impl Session {
                 .collect();
         }
         if targets.is_empty() {
-            events.push(Event::Notice(Notice::NoVariable {
-                of: output.label.clone(),
-                checking: false,
-            }));
+            events.push(Event::Notice(self.no_variable(&output, &reached, false)));
             return Ok(());
         }
         if targets.len() > MAX_HESSIAN_NAMES {

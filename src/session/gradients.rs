@@ -158,27 +158,7 @@ impl Session {
                 targets = reached_names;
             }
             if targets.is_empty() {
-                // `x = 2; x += 1; :grad`: the output is built from an earlier x
-                // only, which is no variable any more. Say that, not "no variable".
-                let earlier: Vec<String> = self
-                    .var_order
-                    .iter()
-                    .filter(|name| {
-                        self.earlier
-                            .get(*name)
-                            .is_some_and(|old| old.iter().any(|id| reached[id.index()]))
-                    })
-                    .cloned()
-                    .collect();
-                let of = output.label.clone();
-                events.push(Event::Notice(if earlier.is_empty() {
-                    Notice::NoVariable {
-                        of,
-                        checking: false,
-                    }
-                } else {
-                    Notice::BuiltFromEarlier { of, earlier }
-                }));
+                events.push(Event::Notice(self.no_variable(&output, &reached, false)));
             }
         }
         for (name, node) in targets {
@@ -197,5 +177,31 @@ impl Session {
             });
         }
         Ok(())
+    }
+}
+
+impl Session {
+    /// What to say when `output` has no variable to differentiate by
+    /// (`:grad`, `:hessian`) or check (`checking`): that it was built from an
+    /// earlier binding of some variables (`x = 2; x += 1`), whose gradient
+    /// is 0 for that reason, else that it depends on no variable. `reached`
+    /// marks the nodes the output reaches.
+    pub(super) fn no_variable(&self, output: &Output, reached: &[bool], checking: bool) -> Notice {
+        let earlier: Vec<String> = self
+            .var_order
+            .iter()
+            .filter(|name| {
+                self.earlier
+                    .get(*name)
+                    .is_some_and(|old| old.iter().any(|id| reached[id.index()]))
+            })
+            .cloned()
+            .collect();
+        let of = output.label.clone();
+        if earlier.is_empty() {
+            Notice::NoVariable { of, checking }
+        } else {
+            Notice::BuiltFromEarlier { of, earlier }
+        }
     }
 }

@@ -1197,6 +1197,25 @@ fn an_output_built_from_an_earlier_binding_only_says_so() {
     );
 }
 
+/// `:check` and `:hessian` give the same reason as `:grad` for an output
+/// built from an earlier binding only: `:check` names the variable it leaves
+/// out (and does not add "depends on no variable"), `:hessian` says what
+/// `:grad` says.
+#[test]
+fn check_and_hessian_say_an_output_was_built_from_an_earlier_binding() {
+    check(
+        "x = 1; y = x*x; x = 5; :check; :hessian",
+        expect![[r#"
+        x = 1
+        y = 1
+        x = 5
+        --- stderr
+        note: not checked: ∂y/∂x = 0 (y was built from an earlier x)
+        note: y was built from an earlier x: no variable as it is now feeds it
+    "#]],
+    );
+}
+
 /// The hint for a statement that builds too many nodes through calls names the
 /// function that calls another twice, and suggests `2*g(t)` only where that is
 /// the same value (both calls take the same arguments).
