@@ -1224,7 +1224,7 @@ pub struct PlotSample {
 
 /// How the fields of events are serialized where the derive's default is not
 /// what docs/json.md says: node ids, ops by their table name, file targets (numbers
-/// are [`Number`](super::Number) values).
+/// are [`Number`] values).
 pub mod fields {
     use serde::Serializer;
     use serde::ser::SerializeMap;
