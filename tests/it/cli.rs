@@ -133,7 +133,10 @@ fn json_lines_with_errors_as_events() {
 /// notice codes), the same words as the human `note:` line.
 #[test]
 fn json_notices_carry_their_code() {
-    let (events, status) = json_events(&["-e", "x = 1; y = x^2; x = 3; pi = 3; :check"]);
+    let (events, status) = json_events(&[
+        "-e",
+        "x = 1; y = x^2; x = 3; pi = 3; :check; :hessian; q = 2*3 + 1; q; :check",
+    ]);
     assert_eq!(status, Some(0));
     let notices: Vec<(&str, &str)> = events
         .iter()
@@ -151,7 +154,11 @@ fn json_notices_carry_their_code() {
                 "not-checked",
                 "not checked: ∂y/∂x = 0 (y was built from an earlier x)"
             ),
-            ("no-variable", "y depends on no variable: nothing to check"),
+            (
+                "built-from-earlier",
+                "y was built from an earlier x: no variable as it is now feeds it"
+            ),
+            ("no-variable", "q depends on no variable: nothing to check"),
         ]
     );
     let notice = events.iter().find(|e| e["kind"] == "notice").unwrap();
