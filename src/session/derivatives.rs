@@ -486,11 +486,17 @@ impl Session {
     ) -> Result<(), SessionError> {
         let output = self.require_output(span)?;
         let mut targets = self.named_variables(args)?;
-        let mut reached = vec![false; self.graph.len()];
-        for id in self.order_for(output.node).iter() {
-            reached[id.index()] = true;
-        }
+        // The nodes the output reaches: asked only without names, or when
+        // nothing is left to differentiate by.
+        let reached = |session: &mut Session| {
+            let mut reached = vec![false; session.graph.len()];
+            for id in session.order_for(output.node).iter() {
+                reached[id.index()] = true;
+            }
+            reached
+        };
         if args.is_empty() {
+            let reached = reached(self);
             targets = self
                 .var_order
                 .iter()
@@ -499,6 +505,7 @@ impl Session {
                 .collect();
         }
         if targets.is_empty() {
+            let reached = reached(self);
             events.push(Event::Notice(self.no_variable(&output, &reached, false)));
             return Ok(());
         }

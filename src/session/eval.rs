@@ -26,11 +26,18 @@ pub(super) struct Value {
     pub uses_variable: bool,
 }
 
-/// A call as written, `name(args)`: the function's name, the name's span
-/// (inside a function's body: the outermost call's), the whole call's span,
-/// and the arguments' values.
+/// A call as written, `name(args)`.
 #[derive(Clone, Copy)]
-struct CallSite<'a>(&'a str, Span, Span, &'a [Value]);
+struct CallSite<'a> {
+    /// The function's name.
+    name: &'a str,
+    /// Where the name is (inside a function's body: the outermost call's).
+    name_span: Span,
+    /// Where the whole call is.
+    span: Span,
+    /// The arguments' values.
+    args: &'a [Value],
+}
 
 /// Where an expression is being evaluated: at top level, or inside user-function calls.
 #[derive(Default)]
@@ -172,7 +179,12 @@ impl Session {
                     } = &**call;
                     let args: Vec<Value> = args.iter().map(|a| values[a.0 as usize]).collect();
                     let name_span = scope.call_span.unwrap_or(*name_span);
-                    let site = CallSite(name, name_span, span, &args);
+                    let site = CallSite {
+                        name,
+                        name_span,
+                        span,
+                        args: &args,
+                    };
                     if *derivative > 0 {
                         self.derivative_at(site, *derivative, scope, events)?
                     } else {
@@ -292,7 +304,12 @@ impl Session {
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        let CallSite(name, name_span, span, args) = site;
+        let CallSite {
+            name,
+            name_span,
+            span,
+            args,
+        } = site;
         if let Some(function) = self.functions.get(name).cloned()
             && scope.params.iter().all(|(p, _)| *p != name)
         {
@@ -379,7 +396,12 @@ impl Session {
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        let CallSite(name, name_span, span, args) = site;
+        let CallSite {
+            name,
+            name_span,
+            span,
+            args,
+        } = site;
         if args.len() != function.params.len() {
             return Err(SessionError::wrong_arity(
                 name,
@@ -501,7 +523,12 @@ impl Session {
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        let CallSite(name, name_span, span, args) = site;
+        let CallSite {
+            name,
+            name_span,
+            span,
+            args,
+        } = site;
         let params = if let Some(function) = self.functions.get(name) {
             function.params.len()
         } else if let Some(op) = Op::from_function_name(name) {
@@ -537,7 +564,16 @@ impl Session {
                 .map_err(|e| op_arity_error(&e, span))?,
             uses_variable: true,
         };
-        let mut result = self.call(CallSite(name, name_span, span, &[t]), scope, events)?;
+        let mut result = self.call(
+            CallSite {
+                name,
+                name_span,
+                span,
+                args: &[t],
+            },
+            scope,
+            events,
+        )?;
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if let Some(node) = self.copy_derivative(name, order, start, scope) {
             let constant = self.graph.op(node) == Op::Const;
