@@ -191,6 +191,12 @@ fn run(args: Args) -> u8 {
     // Ctrl-C stops the running statement; in a batch run the process then ends
     // with status 130 (the REPL keeps the session instead).
     interrupt::install();
+    if args.lines {
+        // Line mode keeps the session after Ctrl-C: a Ctrl-C only stops the
+        // line that runs, and nothing ends the process halfway through an
+        // event line.
+        interrupt::set_batch(false);
+    }
     let stdin_is_terminal = io::stdin().is_terminal();
     let stdout_is_terminal = io::stdout().is_terminal();
     let format = format_of(&args, stdout_is_terminal);
@@ -235,6 +241,7 @@ fn run(args: Args) -> u8 {
             keep_going: args.keep_going,
             loads_stop_at_error: false,
             script,
+            lines: false,
         };
         match driver::run(&mut session, &mut printer, &bytes, &origin, file, options) {
             Outcome::Done { failed: f } => failed |= f,
@@ -384,6 +391,7 @@ fn run_lines<O: Write, E: Write>(
         keep_going: true,
         loads_stop_at_error: false,
         script: true,
+        lines: true,
     };
     let mut stdin = io::stdin().lock();
     match driver::run_lines(session, printer, &mut stdin, "<stdin>", options) {

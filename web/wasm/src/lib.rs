@@ -30,6 +30,7 @@ const TYPED: Options = Options {
     keep_going: true,
     loads_stop_at_error: true,
     script: false,
+    lines: false,
 };
 
 /// What the terminal would show, results and errors in order.
