@@ -227,12 +227,12 @@ fn run(args: Args) -> u8 {
         note_unread_stdin(args.json);
     }
     if batch_stdin {
-        let mut bytes = Vec::new();
-        if let Err(error) = io::stdin().read_to_end(&mut bytes) {
-            let _ = writeln!(io::stderr(), "gradcalc: cannot read stdin: {error}");
-            return 1;
+        match read_stdin() {
+            Ok(bytes) => sources.push((bytes, "<stdin>".to_string(), None, true)),
+            Err((message, help)) => {
+                return fail_early(args.json, (ErrorCode::Read, &message), "<stdin>", help);
+            }
         }
-        sources.push((bytes, "<stdin>".to_string(), None, true));
     }
     let interactive = (sources.is_empty() || args.interactive) && stdin_is_terminal && !args.lines;
 
@@ -325,16 +325,13 @@ fn read_sources(args: &Args) -> Result<(Vec<Source>, bool), u8> {
                 ));
             }
             stdin_taken = true;
-            let mut bytes = Vec::new();
-            if let Err(error) = io::stdin().read_to_end(&mut bytes) {
-                return Err(fail_early(
-                    args.json,
-                    (ErrorCode::Read, &format!("cannot read stdin: {error}")),
-                    "<stdin>",
-                    None,
-                ));
+            match read_stdin() {
+                Ok(bytes) => sources.push((bytes, "<stdin>".to_string(), None, true)),
+                Err((message, help)) => {
+                    let code = (ErrorCode::Read, message.as_str());
+                    return Err(fail_early(args.json, code, "<stdin>", help));
+                }
             }
-            sources.push((bytes, "<stdin>".to_string(), None, true));
             continue;
         }
         match files::read_source(path) {
@@ -361,6 +358,26 @@ fn read_sources(args: &Args) -> Result<(Vec<Source>, bool), u8> {
         sources.push((source.clone().into_bytes(), origin, None, false));
     }
     Ok((sources, stdin_taken))
+}
+
+/// Reads all of standard input as a script, at most the limit of a script
+/// file ([`files::MAX_SOURCE_BYTES`]); more is refused without being kept.
+///
+/// Errors: the message, and a help, when stdin cannot be read or is too long.
+fn read_stdin() -> Result<Vec<u8>, (String, Option<&'static str>)> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .take(files::MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| (format!("cannot read stdin: {error}"), None))?;
+    if bytes.len() as u64 > files::MAX_SOURCE_BYTES {
+        let message = format!(
+            "cannot read stdin: larger than {} MiB, the limit for a script",
+            files::MAX_SOURCE_BYTES >> 20
+        );
+        return Err((message, Some("`--json --lines` reads it a line at a time")));
+    }
+    Ok(bytes)
 }
 
 /// Says (with `json`, as a `notice` event on stdout; otherwise on stderr)
