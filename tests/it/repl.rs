@@ -943,3 +943,29 @@ fn serve_after_a_comment_serves_and_beside_other_statements_is_refused() {
     repl.line(":serve stop", "stopped serving");
     repl.prompt();
 }
+
+/// Typed line by line, a failed statement and a refused nested `grad` once
+/// left a node and a stale id behind, and the next `:html -` ended the
+/// process; the session now goes on, with `y = x·w = 9` and ∂y/∂x = w = 3.
+#[test]
+fn failed_statements_keep_the_session() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    for (line, reply) in [
+        ("x = 3", "x = 3"),
+        ("w = 3", "w = 3"),
+        ("w*x + q", "unknown name `q`"),
+        ("y = x*w", "y = 9"),
+        (
+            "g = grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(tanh(x)*sin(x), x), x), x), x), x), x), x), x), x), x), x), x), x)",
+            "builds more than",
+        ),
+        (":html -", "</html>"),
+    ] {
+        repl.line(line, reply);
+        repl.prompt();
+    }
+    repl.line(":grad x", "∂y/∂x = 3");
+    repl.prompt();
+    repl.leave();
+}
