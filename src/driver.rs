@@ -114,7 +114,8 @@ impl Lines {
 }
 
 impl Frame {
-    fn new(bytes: &[u8], origin: String, file: Option<FileId>, script: bool) -> Frame {
+    /// A frame of `bytes`, decoded in place (no copy when they are UTF-8).
+    fn new(bytes: Vec<u8>, origin: String, file: Option<FileId>, script: bool) -> Frame {
         let (text, invalid) = decode(bytes);
         Frame::from_text(text, invalid, origin, file, script)
     }
@@ -143,32 +144,42 @@ impl Frame {
 
 /// The valid UTF-8 part of `bytes` up to the last whole line (a byte-order mark
 /// dropped), and where the first invalid byte is with the whole text as shown.
-fn decode(bytes: &[u8]) -> (String, Option<(usize, String)>) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    match std::str::from_utf8(bytes) {
-        Ok(text) => (text.to_string(), None),
+/// Valid UTF-8 becomes the text without a copy: a script is held once.
+fn decode(mut bytes: Vec<u8>) -> (String, Option<(usize, String)>) {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
         Err(error) => {
-            let valid = &bytes[..error.valid_up_to()];
-            let cut = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let at = error.utf8_error().valid_up_to();
+            let bytes = error.into_bytes();
+            let cut = bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
             let text = String::from_utf8_lossy(&bytes[..cut]).into_owned();
-            let shown = String::from_utf8_lossy(bytes).into_owned();
-            (text, Some((error.valid_up_to(), shown)))
+            let shown = String::from_utf8_lossy(&bytes).into_owned();
+            (text, Some((at, shown)))
         }
     }
 }
 
 /// Runs `bytes` (named `origin` in error reports; `file` is its path when it is
-/// a file) into `session`, reporting through `printer`.
+/// a file) into `session`, reporting through `printer`. The bytes are taken
+/// as they are when given owned (a `Vec<u8>`): the text is held once while it
+/// runs.
 pub fn run<O: Write, E: Write>(
     session: &mut Session,
     printer: &mut Printer<O, E>,
-    bytes: &[u8],
+    bytes: impl Into<Vec<u8>>,
     origin: &str,
     file: Option<PathBuf>,
     options: Options,
 ) -> Outcome {
     let file = file.and_then(|f| file_id(&f).ok());
-    let frame = Frame::new(bytes, origin.to_string(), file, options.script);
+    let frame = Frame::new(bytes.into(), origin.to_string(), file, options.script);
     run_frame(session, printer, frame, options)
 }
 
@@ -522,7 +533,7 @@ fn open(stack: &[Frame], target: &Target) -> Result<Frame, (String, Option<Strin
         ));
     }
     let bytes = files::read_source(&path).map_err(|message| (message, None))?;
-    Ok(Frame::new(&bytes, target.path.clone(), Some(id), true))
+    Ok(Frame::new(bytes, target.path.clone(), Some(id), true))
 }
 
 /// The most lines one statement may take in line mode: past it, the lines

@@ -244,7 +244,7 @@ fn run(args: Args) -> u8 {
             script,
             lines: false,
         };
-        match driver::run(&mut session, &mut printer, &bytes, &origin, file, options) {
+        match driver::run(&mut session, &mut printer, bytes, &origin, file, options) {
             Outcome::Done { failed: f } => failed |= f,
             Outcome::Stopped => {
                 failed = true;

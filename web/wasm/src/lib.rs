@@ -103,7 +103,7 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         let outcome = driver::run(
             &mut state.session,
             &mut state.printer,
-            &input,
+            input,
             "<input>",
             None,
             TYPED,
