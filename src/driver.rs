@@ -545,7 +545,7 @@ pub const MAX_STATEMENT_LINES: usize = 10_000;
 /// make together, in bytes (a line's newline not counted): the limit of a
 /// script file, [`files::MAX_SOURCE_BYTES`] (64 MiB). A longer line is read
 /// to its end without being kept and refused with a `limit` error.
-#[allow(clippy::cast_possible_truncation)] // 64 MiB fits any usize gradcalc runs on
+// 64 MiB fits the `usize` of every target gradcalc builds for.
 pub const MAX_LINE_BYTES: usize = files::MAX_SOURCE_BYTES as usize;
 
 /// Line mode (`--lines`): runs `input` a line at a time as it arrives, for a
