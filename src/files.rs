@@ -132,7 +132,7 @@ impl WritePolicy {
 /// [`io::ErrorKind::AlreadyExists`]; with it, the rename replaces the directory
 /// entry itself, so a symbolic link there is replaced, not followed. A file that
 /// is replaced keeps its permissions; a new one gets mode 0644.
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<()> {
     let existing = std::fs::symlink_metadata(path);
     if let Ok(metadata) = &existing {
@@ -187,7 +187,7 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
 
 /// An error of the `tempfile` crate without its " at path …/.gradcalc-….tmp":
 /// the message names the user's path, not the temporary file's.
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 fn without_temporary_path(error: io::Error) -> io::Error {
     let text = error.to_string();
     match text.rfind(" at path ") {
@@ -196,9 +196,9 @@ fn without_temporary_path(error: io::Error) -> io::Error {
     }
 }
 
-/// Without the `cli` feature (the playground's build) no file is written:
+/// Without the `os` feature (the playground's build) no file is written:
 /// the error is [`io::ErrorKind::Unsupported`].
-#[cfg(not(feature = "cli"))]
+#[cfg(not(feature = "os"))]
 pub fn write_whole(_path: &Path, _content: &[u8], _overwrite: bool) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
@@ -207,7 +207,7 @@ pub fn write_whole(_path: &Path, _content: &[u8], _overwrite: bool) -> io::Resul
 }
 
 /// True for a path in /dev, /proc or /sys (after resolving its directory).
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 fn in_system_directory(path: &Path) -> bool {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -220,7 +220,7 @@ fn in_system_directory(path: &Path) -> bool {
     })
 }
 
-#[cfg(all(test, feature = "cli"))]
+#[cfg(all(test, feature = "os"))]
 mod tests {
     use super::*;
 
