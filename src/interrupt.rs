@@ -204,3 +204,32 @@ impl Poll {
         self.count.is_multiple_of(EVERY) && requested()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        static ASKED: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A host's check that never asks to stop, counting how often it is asked.
+    fn counted() -> bool {
+        ASKED.set(ASKED.get() + 1);
+        false
+    }
+
+    #[test]
+    fn polling_asks_the_hosts_check_inside_only() {
+        // A check that says no never sets the process's flag (other tests
+        // run beside this one), and is asked at every poll inside `polling`.
+        let polls = polling(counted, || {
+            let mut poll = Poll::new();
+            (0..3 * EVERY).filter(|_| poll.tick()).count()
+        });
+        assert_eq!(polls, 0);
+        assert_eq!(ASKED.get(), 3);
+        let _ = requested();
+        assert_eq!(ASKED.get(), 3, "gone after `polling`");
+    }
+}

@@ -136,7 +136,18 @@ def show_pieces(pieces, display):
         elif kind == "markdown":
             display({"text/markdown": content, "text/plain": content}, raw=True)
         elif kind == "error":
-            raise _error_of(content)
+            raise _in_a_cell(_error_of(content))
+
+
+def _in_a_cell(error):
+    """``error``, with a note where a notebook offers more than a file: a
+    picture or page without a file name is shown with ``-``."""
+    for command in (":svg", ":html"):
+        if error.message.startswith(f"`{command}` takes one file name"):
+            note = f"in a notebook, `{command} -` shows it here"
+            error.help = f"{error.help}; {note}" if error.help else note
+            error.text = f"{error.text.rstrip()}\n  = note: {note}\n"
+    return error
 
 
 def run_cell(source, origin="<cell>"):

@@ -82,3 +82,11 @@ def test_an_error_fails_the_cell_with_its_caret(ip):
     result = ip.run_cell("%%gradcalc\nt = \n")
     assert isinstance(result.error_in_exec, gradcalc.Error)
     assert not result.success
+
+
+def test_a_picture_without_a_file_says_how_to_show_it(ip):
+    cell(ip, "x = 2\ny = x*x")
+    with pytest.raises(gradcalc.Error) as caught:
+        cell(ip, ":svg")
+    assert caught.value.help.endswith("in a notebook, `:svg -` shows it here")
+    assert caught.value._render_traceback_()[-1] == "  = note: in a notebook, `:svg -` shows it here"
