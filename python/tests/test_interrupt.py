@@ -68,35 +68,42 @@ def test_interrupt_stops_the_statement_and_keeps_the_session(kernel):
     assert text_of(shown).startswith("p = 5\nw = 0.5\nL = 0.5\n")
 
     # Minutes of descent (a million steps on a graph of 4000 nodes): the
-    # cell says it starts, then runs it.
+    # cell says it starts, then runs it. On a loaded machine the interrupt
+    # can land before the statement starts (the cell is then stopped in
+    # Python, w unchanged): then again, a few times at most.
     long_cell = (
         "print('running', flush=True)\n"
         "get_ipython().run_cell_magic('gradcalc', '', ':descend L lr=1e-9 steps=1000000 w')\n"
     )
-    msg_id = kc.execute(long_cell)
-    started = outputs(
-        kc,
-        msg_id,
-        until=lambda m: m["msg_type"] == "stream" and "running" in m["content"]["text"],
-    )
-    assert any(
-        m["msg_type"] == "status" and m["content"]["execution_state"] == "busy" for m in started
-    )
-    km.interrupt_kernel()
-    answer = reply(kc, msg_id)
-    assert answer["status"] == "error"
-    assert answer["ename"] == "KeyboardInterrupt"
+    for _attempt in range(5):
+        msg_id = kc.execute(long_cell)
+        started = outputs(
+            kc,
+            msg_id,
+            until=lambda m: m["msg_type"] == "stream" and "running" in m["content"]["text"],
+        )
+        assert any(
+            m["msg_type"] == "status" and m["content"]["execution_state"] == "busy"
+            for m in started
+        )
+        km.interrupt_kernel()
+        answer = reply(kc, msg_id)
+        assert answer["status"] == "error"
+        assert answer["ename"] == "KeyboardInterrupt"
+        outputs(kc, msg_id)  # to its idle status
 
-    # The next cell has every variable, and the descent's finished steps.
-    answer, shown = execute(kc, "%%gradcalc\np")
-    assert answer["status"] == "ok", answer
-    assert text_of(shown) == "5\n"
-    answer = kc.execute_interactive(
-        "import gradcalc\ns = gradcalc.session()",
-        user_expressions={"w": "s.value('w')", "L": "s.value('L')"},
-        timeout=WAIT,
-    )["content"]
-    w = float(answer["user_expressions"]["w"]["data"]["text/plain"])
-    L = float(answer["user_expressions"]["L"]["data"]["text/plain"])
-    assert w < 0.5  # stepped downhill: ∂L/∂w > 0
-    assert L > 0
+        # The next cell has every variable, and the descent's finished steps.
+        answer, shown = execute(kc, "%%gradcalc\np")
+        assert answer["status"] == "ok", answer
+        assert text_of(shown) == "5\n"
+        answer = kc.execute_interactive(
+            "import gradcalc\ns = gradcalc.session()",
+            user_expressions={"w": "s.value('w')", "L": "s.value('L')"},
+            timeout=WAIT,
+        )["content"]
+        w = float(answer["user_expressions"]["w"]["data"]["text/plain"])
+        L = float(answer["user_expressions"]["L"]["data"]["text/plain"])
+        assert L > 0
+        if w != 0.5:
+            break
+    assert w < 0.5  # stopped inside the descent, which stepped downhill
