@@ -24,6 +24,7 @@ const SCRIPT: Options = Options {
     keep_going: false,
     loads_stop_at_error: false,
     script: true,
+    lines: false,
 };
 
 /// Bytes written by a printer, shared with the [`Core`] that reads them.
