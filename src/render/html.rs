@@ -140,25 +140,36 @@ pub fn message_model(message: &str) -> Value {
 /// sheet and the script inline, no request to the network.
 pub fn page(page: &Page, session: &Session, style: &Style) -> String {
     let model = model(page, session, style);
-    document(&format!("gradcalc: {}", page.picture.of), &model, None)
+    document(&format!("gradcalc: {}", page.picture.of), &model)
 }
 
-/// The page of `:serve`: the model it starts with, and `events`, the path of
-/// the server-sent events that bring every later model.
-pub fn live_page(model: &Value, events: &str) -> String {
-    document("gradcalc: live", model, Some(events))
+/// The page of `:serve` without its model: the text before and after the
+/// model's JSON (as [`script_json`] writes it), which the server holds once
+/// and sends around every model. `events` is the path of the server-sent
+/// events that bring every later model.
+pub fn live_page_around(events: &str) -> (String, String) {
+    document_around("gradcalc: live", Some(events))
 }
 
 /// An HTML page holding `model` and the view's script and style.
-fn document(title: &str, model: &Value, events: Option<&str>) -> String {
+fn document(title: &str, model: &Value) -> String {
+    let (before, after) = document_around(title, None);
+    format!("{before}{}{after}", script_json(model))
+}
+
+/// An HTML page of the view's script and style, before and after its model.
+fn document_around(title: &str, events: Option<&str>) -> (String, String) {
     let live = events.map_or(String::new(), |path| {
         format!(" data-live=\"{}\"", escape(path))
     });
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n<script id=\"gradcalc-model\" type=\"application/json\">{}</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n",
-        escape(title),
-        script_json(model)
-    )
+    let before = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n<script id=\"gradcalc-model\" type=\"application/json\">",
+        escape(title)
+    );
+    let after = format!(
+        "</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n"
+    );
+    (before, after)
 }
 
 /// JSON that is safe inside a `<script>` element: `<`, `>` and `&` written

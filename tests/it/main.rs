@@ -34,6 +34,7 @@ mod pty;
 mod readme;
 mod repl;
 mod rules;
+mod serve;
 mod sessions;
 mod teaching;
 mod util;
