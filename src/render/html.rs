@@ -175,11 +175,47 @@ fn document_around(title: &str, events: Option<&str>) -> (String, String) {
 /// JSON that is safe inside a `<script>` element: `<`, `>` and `&` written
 /// as `\u003c` etc., so no `</script>` or `<!--` can end it early.
 pub fn script_json(value: &Value) -> String {
-    value
-        .to_string()
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
+    script_json_within(value, usize::MAX).unwrap_or_default()
+}
+
+/// [`script_json`] of `value` if it is at most `limit` bytes long, else
+/// `None`, found without writing more than `limit` bytes.
+pub fn script_json_within(value: &Value, limit: usize) -> Option<String> {
+    let mut out = ScriptJson {
+        text: Vec::new(),
+        limit,
+    };
+    serde_json::to_writer(&mut out, value).ok()?;
+    // Only ASCII was replaced in what serde_json wrote, which is UTF-8.
+    String::from_utf8(out.text).ok()
+}
+
+/// Collects JSON text, escaping `<`, `>` and `&` as it comes (they occur
+/// only inside strings), and fails past `limit` bytes.
+struct ScriptJson {
+    text: Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for ScriptJson {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for &byte in bytes {
+            match byte {
+                b'<' => self.text.extend_from_slice(b"\\u003c"),
+                b'>' => self.text.extend_from_slice(b"\\u003e"),
+                b'&' => self.text.extend_from_slice(b"\\u0026"),
+                _ => self.text.push(byte),
+            }
+        }
+        if self.text.len() > self.limit {
+            return Err(std::io::Error::other("longer than the limit"));
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -193,5 +229,15 @@ mod tests {
         assert!(!text.contains('<') && !text.contains('>'));
         let back: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, value);
+    }
+
+    #[test]
+    fn script_json_within_stops_at_its_limit() {
+        // `{"svg":"\u003cb\u003e"}` is 23 bytes.
+        let value = json!({"svg": "<b>"});
+        let text = r#"{"svg":"\u003cb\u003e"}"#;
+        assert_eq!(script_json(&value), text);
+        assert_eq!(script_json_within(&value, 23).as_deref(), Some(text));
+        assert_eq!(script_json_within(&value, 22), None);
     }
 }

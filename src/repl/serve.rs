@@ -307,18 +307,15 @@ fn free_port() -> Option<u16> {
 
 /// `model` as the text pages and events carry (JSON safe in a `<script>`
 /// element); a page over [`MAX_PAGE`] bytes gives way to a message, as a
-/// graph too large to draw does.
+/// graph too large to draw does (found without writing more than that).
 fn model_text(around: &(String, String), model: &Value) -> Arc<str> {
-    let text = html::script_json(model);
-    let size = around.0.len() + text.len() + around.1.len();
-    if size <= MAX_PAGE {
+    let room = MAX_PAGE.saturating_sub(around.0.len() + around.1.len());
+    if let Some(text) = html::script_json_within(model, room) {
         return text.into();
     }
-    let mib = |bytes: usize| bytes.div_ceil(1024 * 1024);
     let message = format!(
-        "the page of this graph would hold {} MB: `:serve` serves pages of at most {} MB (long names make a page large): `:graph` and `:topo` summarise a graph of any size",
-        mib(size),
-        mib(MAX_PAGE)
+        "the page of this graph would hold more than {} MB: `:serve` serves pages of at most that (long names make a page large): `:graph` and `:topo` summarise a graph of any size",
+        MAX_PAGE / (1024 * 1024)
     );
     html::script_json(&html::message_model(&message)).into()
 }

@@ -308,7 +308,7 @@ fn a_page_too_large_is_a_message() {
     assert_eq!(status(&page), "HTTP/1.1 200 OK");
     assert_contains(
         &page,
-        "`:serve` serves pages of at most 8 MB (long names make a page large)",
+        "the page of this graph would hold more than 8 MB: `:serve` serves pages of at most that (long names make a page large)",
     );
     assert!(page.len() < 100_000, "{} bytes", page.len());
     served.repl.line(":serve stop", "stopped serving");
