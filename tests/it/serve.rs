@@ -253,18 +253,7 @@ fn running_out_of_file_descriptors_keeps_the_repl() {
     // gradcalc under a low limit of open files (`ulimit -n 25`), as a shell
     // of a locked-down account starts it.
     let state = tempfile::tempdir().unwrap();
-    let base = pty::command(state.path());
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg("ulimit -n 25 && exec \"$0\"")
-        .arg(env!("CARGO_BIN_EXE_gradcalc"));
-    for (name, value) in base.get_envs() {
-        match value {
-            Some(value) => command.env(name, value),
-            None => command.env_remove(name),
-        };
-    }
+    let command = pty::command_in_shell(state.path(), "ulimit -n 25 && exec \"$0\"");
     let mut served = serve_from(command, state);
     let port = served.port;
     // Far more connections than the process has descriptors for, each
