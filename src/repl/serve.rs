@@ -18,10 +18,11 @@
 //!   whole within [`HEAD_DEADLINE`], and when every slot is taken a new
 //!   connection takes the slot of a browser that has left, else of the oldest
 //!   connection still sending its head, so that slow or idle connections
-//!   cannot keep a browser out. A connection that would leave the process
-//!   fewer than [`SPARE_FILES`] file descriptors is refused, and running out
-//!   of them pauses the accept loop, so that the REPL always has the files it
-//!   needs.
+//!   cannot keep a browser out. Connections hold at most the file
+//!   descriptors left under the process's limit when serving started, less
+//!   [`SPARE_FILES`] (a newcomer past that takes an unfinished head's slot or
+//!   is refused), and running out of them pauses the accept loop, so that
+//!   the REPL always has the files it needs.
 //! - Nothing here can stop the REPL: the REPL thread only stores the newest
 //!   model ([`Server::publish`]) and never waits on a browser. After
 //!   [`Server::stop`] nothing more is answered, not even requests accepted
@@ -55,9 +56,9 @@ pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
 /// draws, is under 1 MB unless its names are long); a larger one is replaced
 /// by a message saying so.
 pub const MAX_PAGE: usize = 8 * 1024 * 1024;
-/// File descriptors the server always leaves free for the REPL (its
-/// terminal, history and the files it writes): a connection that would leave
-/// fewer is refused.
+/// File descriptors the server leaves free for the REPL (its terminal,
+/// history and the files it writes): connections hold at most those left
+/// under the process's limit when serving started, less these.
 pub const SPARE_FILES: u64 = 16;
 /// What every answer allows the page: its own inline script and style, and
 /// its own event stream; no other network access, no framing by other
@@ -92,8 +93,10 @@ struct Shared {
     /// The page's text before and after its model (the style sheet and the
     /// script): made once.
     around: (String, String),
-    /// The process's limit on open file descriptors (`None`: none).
-    file_limit: Option<u64>,
+    /// How many connections may hold a file descriptor at once, ended ones
+    /// included, so that [`SPARE_FILES`] stay free under the process's limit.
+    file_budget: usize,
+    census: Arc<Census>,
 }
 
 struct State {
@@ -121,6 +124,15 @@ struct Connection {
     sending_head: AtomicBool,
     /// Ended by the server (its slot given away, or the server stopped).
     ended: AtomicBool,
+    census: Arc<Census>,
+}
+
+/// How many connections hold a file descriptor: those in [`Slots`], and
+/// ended ones until their thread lets go, descriptors the server is about
+/// to have back.
+struct Census {
+    live: Mutex<usize>,
+    dropped: Condvar,
 }
 
 impl Server {
@@ -159,7 +171,11 @@ impl Server {
                 stopped: false,
             }),
             around,
-            file_limit: rustix::process::getrlimit(rustix::process::Resource::Nofile).current,
+            file_budget: file_budget(&listener),
+            census: Arc::new(Census {
+                live: Mutex::new(0),
+                dropped: Condvar::new(),
+            }),
         });
         let listener = Arc::new(listener);
         let (accepting, listening) = (Arc::clone(&shared), Arc::clone(&listener));
@@ -283,11 +299,48 @@ impl Slots {
 }
 
 impl Connection {
+    /// `stream`, counted in `census` until dropped.
+    fn new(stream: TcpStream, census: &Arc<Census>) -> Connection {
+        *lock(&census.live) += 1;
+        Connection {
+            stream,
+            sending_head: AtomicBool::new(true),
+            ended: AtomicBool::new(false),
+            census: Arc::clone(census),
+        }
+    }
+
     /// Closes the connection both ways: its thread's next read or write
     /// fails, and nothing more reaches the browser.
     fn end(&self) {
         self.ended.store(true, Ordering::SeqCst);
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        *lock(&self.census.live) -= 1;
+        self.census.dropped.notify_all();
+    }
+}
+
+impl Census {
+    /// The connections that hold a descriptor now.
+    fn count(&self) -> usize {
+        *lock(&self.live)
+    }
+
+    /// Waits, at most `limit`, for a connection to let its descriptor go;
+    /// whether one did.
+    fn wait_for_drop(&self, limit: Duration) -> bool {
+        let live = lock(&self.live);
+        let before = *live;
+        let waited = self
+            .dropped
+            .wait_timeout_while(live, limit, |live| *live >= before)
+            .map_or(true, |(_, waited)| waited.timed_out());
+        !waited
     }
 }
 
@@ -349,6 +402,12 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, port: u16) {
     let mut reserve = File::open("/dev/null").ok();
     let mut pause = Duration::ZERO;
     loop {
+        // Ended connections whose threads have yet to close them hold
+        // descriptors: at the budget, a newcomer waits for them to go.
+        while shared.census.count() >= shared.file_budget
+            && lingering(shared) > 0
+            && shared.census.wait_for_drop(MAX_BACKOFF)
+        {}
         let accepted = listener.accept();
         if lock(&shared.slots).stopped {
             return;
@@ -359,6 +418,14 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, port: u16) {
                 admit(stream, shared, port);
             }
             Err(error) => {
+                // Out of descriptors while ended connections still hold some:
+                // once one is back, the waiting connection is taken after all.
+                if out_of_files(&error)
+                    && lingering(shared) > 0
+                    && shared.census.wait_for_drop(MAX_BACKOFF)
+                {
+                    continue;
+                }
                 if out_of_files(&error) {
                     drop(reserve.take());
                     if let Ok((stream, _)) = listener.accept() {
@@ -378,22 +445,37 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, port: u16) {
     }
 }
 
+/// How many connections may hold a descriptor at once: the process's limit
+/// less those open now (while starting to serve) and [`SPARE_FILES`]; no
+/// bound if the process has none.
+fn file_budget(listener: &TcpListener) -> usize {
+    let Some(limit) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current else {
+        return usize::MAX;
+    };
+    // Linux lists the open descriptors; elsewhere every one below the
+    // listener's (numbered from the lowest free one) counts as open.
+    let open = std::fs::read_dir("/proc/self/fd").map_or_else(
+        |_| listener.as_raw_fd() as u64 + 1,
+        |entries| entries.count() as u64,
+    );
+    let budget = limit.saturating_sub(open + SPARE_FILES);
+    usize::try_from(budget).unwrap_or(usize::MAX)
+}
+
+/// Connections ended but not yet closed by their threads.
+fn lingering(shared: &Shared) -> usize {
+    let open = lock(&shared.slots).open.len();
+    shared.census.count().saturating_sub(open)
+}
+
 /// Gives `stream` a slot and a thread, or refuses it (`503`).
 fn admit(stream: TcpStream, shared: &Arc<Shared>, port: u16) {
-    // Descriptors are numbered from the lowest free one: this one's number
-    // tells how many are left above it.
-    let few_files = shared
-        .file_limit
-        .is_some_and(|limit| stream.as_raw_fd() as u64 + 1 + SPARE_FILES > limit);
-    let connection = Arc::new(Connection {
-        stream,
-        sending_head: AtomicBool::new(true),
-        ended: AtomicBool::new(false),
-    });
+    let connection = Arc::new(Connection::new(stream, &shared.census));
     let mut slots = lock(&shared.slots);
     if slots.stopped {
         return;
     }
+    let few_files = shared.census.count() > shared.file_budget;
     let full = few_files || slots.open.len() >= MAX_CONNECTIONS;
     if full && !slots.make_room() {
         drop(slots);

@@ -250,10 +250,10 @@ fn after_stop_nothing_more_is_served() {
 
 #[test]
 fn running_out_of_file_descriptors_keeps_the_repl() {
-    // gradcalc under a low limit of open files (`ulimit -n 25`), as a shell
+    // gradcalc under a low limit of open files (`ulimit -n 30`), as a shell
     // of a locked-down account starts it.
     let state = tempfile::tempdir().unwrap();
-    let command = pty::command_in_shell(state.path(), "ulimit -n 25 && exec \"$0\"");
+    let command = pty::command_in_shell(state.path(), "ulimit -n 30 && exec \"$0\"");
     let mut served = serve_from(command, state);
     let port = served.port;
     // Far more connections than the process has descriptors for, each
@@ -270,7 +270,7 @@ fn running_out_of_file_descriptors_keeps_the_repl() {
     served.repl.line("z = y + 1", "z = 28");
     served.repl.prompt();
     let page = get(port, "/");
-    assert_eq!(status(&page), "HTTP/1.1 200 OK");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK", "{page}");
     assert_contains(&page, "\"of\":\"z\"");
     let mut oldest = held.into_iter().next().unwrap();
     assert_eq!(read_to_end(&mut oldest), "");
