@@ -99,7 +99,8 @@ var GradcalcView = (function () {
     });
     root.appendChild(bar);
     var body = element("div", { "class": "gc-body" });
-    this.graph = element("div", { "class": "gc-graph" });
+    this.graph = element("div", { "class": "gc-graph", "tabindex": "0",
+      "aria-label": "the graph: → or Space steps, ← back, F fits" });
     body.appendChild(this.graph);
     body.appendChild(legend());
     root.appendChild(body);

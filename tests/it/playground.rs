@@ -1,0 +1,292 @@
+//! The playground (web/, built into web/dist/ by scripts/build-web.sh) in
+//! headless Chromium, driven as a student drives it: a real paste event, keys
+//! with their modifiers, mouse clicks on the buttons, a reload, downloads into
+//! a folder, Stop during a long statement. Each test says so and passes where
+//! Chromium or web/dist/ is missing (`.ci/run` has both).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::browser::{Browser, assert_drawn, serve_files};
+use crate::util::in_crate;
+
+/// What a test of the playground starts with: Chromium, and the playground
+/// served on a free port of 127.0.0.1 (its URL).
+fn playground(test: &str) -> Option<(Browser, String)> {
+    let dist = in_crate("web/dist");
+    if !dist.join("gradcalc.wasm").is_file() || !dist.join("worker.js").is_file() {
+        eprintln!("note: {test} skipped: web/dist/ is not built (scripts/build-web.sh)");
+        return None;
+    }
+    let browser = Browser::start(test)?;
+    let port = serve_files(dist);
+    Some((browser, format!("http://127.0.0.1:{port}/")))
+}
+
+/// The playground has loaded and its worker answers.
+const READY: &str = "document.body.getAttribute('data-ready') === 'yes'";
+
+/// The output pane's text.
+const SCREEN: &str = "document.getElementById('screen').textContent";
+
+/// Types `text` into the input and presses Enter.
+fn enter(browser: &mut Browser, text: &str) {
+    browser.eval("document.getElementById('input').focus(), true");
+    browser.type_text(text);
+    browser.press("Enter");
+}
+
+/// Waits until the output pane holds `text`.
+fn wait_screen(browser: &mut Browser, text: &str) {
+    browser.wait_for(&format!("{SCREEN}.includes({text:?})"));
+}
+
+/// Pastes `text` into the input through a paste event carrying it, as the
+/// browser fires one for Ctrl+V.
+fn paste(browser: &mut Browser, text: &str) {
+    browser.eval(&format!(
+        "(() => {{ const input = document.getElementById('input'); input.focus();
+            const data = new DataTransfer(); data.setData('text/plain', {text:?});
+            input.dispatchEvent(new ClipboardEvent('paste', {{clipboardData: data, bubbles: true, cancelable: true}}));
+            return true; }})()"
+    ));
+}
+
+#[test]
+fn pasted_lines_run_as_lines_and_the_session_survives_a_reload() {
+    let Some((mut browser, url)) = playground("the playground's input and storage") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 1");
+    wait_screen(&mut browser, "\nx = 1\n");
+    // Two lines pasted: `y = 3`, then (1 + 1)² = 4, not `y = 3(x+1)^2` = 12.
+    paste(&mut browser, "y = 3\r\n(x+1)^2");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("y = 3\n(x+1)^2")
+    );
+    browser.press("Enter");
+    wait_screen(&mut browser, "y = 3\n4\n");
+    // Shift+Enter adds a line; Enter runs both: z = 3, then 3 + 1 = 4.
+    browser.eval("document.getElementById('input').focus(), true");
+    browser.type_text("z = y");
+    browser.press_with("Enter", 8);
+    browser.type_text("z + 1");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("z = y\nz + 1")
+    );
+    browser.press("Enter");
+    wait_screen(&mut browser, "z = 3\n4\n");
+    browser.wait_for("document.body.getAttribute('data-busy') === 'no'");
+    // A reload keeps the session and the history.
+    browser.call("Page.reload", json!({}));
+    browser.wait_for(READY);
+    wait_screen(&mut browser, "your last session is back: 5 statements");
+    enter(&mut browser, "z * 2");
+    wait_screen(&mut browser, "\n6\n");
+    browser.press("ArrowUp");
+    browser.press("ArrowUp");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("z = y\nz + 1")
+    );
+    // "New" starts afresh: z is unknown, and a reload brings nothing back.
+    browser.click("#new");
+    wait_screen(&mut browser, "new session");
+    enter(&mut browser, "z");
+    wait_screen(&mut browser, "unknown");
+    browser.call("Page.reload", json!({}));
+    browser.wait_for(READY);
+    browser.press("ArrowUp");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("z")
+    );
+    assert!(
+        !browser
+            .eval(SCREEN)
+            .as_str()
+            .unwrap()
+            .contains("last session is back"),
+    );
+}
+
+/// Waits for the file `name` in `dir` (downloaded whole) and gives its bytes.
+fn downloaded(browser: &mut Browser, dir: &Path, name: &str) -> Vec<u8> {
+    let path: PathBuf = dir.join(name);
+    loop {
+        if let Ok(bytes) = std::fs::read(&path)
+            && !bytes.is_empty()
+        {
+            return bytes;
+        }
+        // Wait on the browser (a round trip), not on a clock.
+        browser.eval("new Promise(done => setTimeout(() => done(true), 50))");
+    }
+}
+
+#[test]
+fn files_download_links_share_and_the_output_copies() {
+    let Some((mut browser, url)) = playground("the playground's files") else {
+        return;
+    };
+    let downloads = tempfile::tempdir().unwrap();
+    browser.call_browser(
+        "Browser.setDownloadBehavior",
+        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
+    );
+    browser.open(&url, (1920, 1080), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    wait_screen(&mut browser, "\ny = 4\n");
+    // `:save FILE` and the exports download their file.
+    enter(&mut browser, ":save hw.calc");
+    wait_screen(&mut browser, "saved 2 statements to hw.calc (downloaded)");
+    let script = String::from_utf8(downloaded(&mut browser, downloads.path(), "hw.calc")).unwrap();
+    assert!(script.ends_with("x = 2\ny = x^2\n"), "{script}");
+    enter(&mut browser, ":svg g.svg");
+    wait_screen(&mut browser, "downloaded as g.svg");
+    let svg = String::from_utf8(downloaded(&mut browser, downloads.path(), "g.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("value 4"), "{svg}");
+    // `-` prints instead: the table's row of y (d(x²)/dx at 2 = 4).
+    enter(&mut browser, ":trace md -");
+    wait_screen(&mut browser, "| x = 2 (leaf) |  |  |  | ∂y/∂x = 4 |");
+    // `:load FILE` in a script says what to do instead of an OS error.
+    paste(&mut browser, "w = 1\n:load hw.calc");
+    browser.press("Enter");
+    wait_screen(&mut browser, "the browser has no files to read");
+    wait_screen(&mut browser, "type `:load` alone to pick a file");
+    // `:load` alone opens the file picker; the picked script runs.
+    let picked = downloads.path().join("picked.calc");
+    std::fs::write(&picked, "p = 5\np * 2\n").unwrap();
+    browser.call(
+        "Page.setInterceptFileChooserDialog",
+        json!({"enabled": true}),
+    );
+    enter(&mut browser, ":load");
+    let chooser = browser.wait_event("Page.fileChooserOpened");
+    browser.call(
+        "DOM.setFileInputFiles",
+        json!({"files": [picked.to_str().unwrap()], "backendNodeId": chooser["backendNodeId"]}),
+    );
+    wait_screen(&mut browser, "p = 5\n10\n");
+    // `:step` says how the view steps.
+    enter(&mut browser, ":step");
+    wait_screen(&mut browser, "here the view steps");
+    // The buttons: the session as .calc, the graph as SVG and PNG.
+    browser.click("#save");
+    let session = downloaded(&mut browser, downloads.path(), "session.calc");
+    assert!(String::from_utf8(session).unwrap().contains("p = 5"));
+    browser.click("#svg");
+    assert!(
+        String::from_utf8(downloaded(&mut browser, downloads.path(), "graph.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+    browser.click("#png");
+    let png = downloaded(&mut browser, downloads.path(), "graph.png");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // Copy: the output on the clipboard.
+    let origin = url.trim_end_matches('/');
+    browser.call_browser(
+        "Browser.grantPermissions",
+        json!({"origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}),
+    );
+    browser.click("#copy");
+    browser.wait_for("document.getElementById('copy').textContent === 'copied'");
+    let copied = browser.eval("navigator.clipboard.readText()");
+    assert_eq!(copied, browser.eval(SCREEN));
+    // A link with the script: opened, it runs it in a new session.
+    browser.click("#share");
+    browser.wait_for("window.gradcalcLink");
+    let link = browser.eval("window.gradcalcLink");
+    let link = link.as_str().unwrap().to_string();
+    assert!(link.starts_with(&format!("{url}#script=")), "{link}");
+    browser.open(&link, (1920, 1080), READY);
+    wait_screen(&mut browser, "opened a shared link");
+    wait_screen(&mut browser, "p = 5\n10\n");
+    enter(&mut browser, "y + p");
+    wait_screen(&mut browser, "\n9\n");
+}
+
+/// A statement that runs for seconds: 10⁶ steps of descent, each with its
+/// own derivative graph.
+const LONG: &str = ":repeat 1000000 w := w - 0.001*grad(w^2, w)";
+
+#[test]
+fn stop_and_ctrl_c_end_a_long_statement_and_keep_the_session() {
+    let Some((mut browser, url)) = playground("Stop in the playground") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "w = 3; k = 7");
+    wait_screen(&mut browser, "\nk = 7\n");
+    // Ctrl-C in the input, nothing selected, while it runs.
+    enter(&mut browser, LONG);
+    browser.wait_for("document.body.getAttribute('data-busy') === 'yes'");
+    browser.press_with("c", 2);
+    wait_screen(&mut browser, "interrupted: `:repeat 1000000");
+    // The session as before it: w is still 3; the page answers.
+    enter(&mut browser, "w + k");
+    wait_screen(&mut browser, "\n10\n");
+    // The Stop button does the same.
+    enter(&mut browser, LONG);
+    browser.wait_for("document.body.getAttribute('data-busy') === 'yes'");
+    browser.click("#stop");
+    browser.wait_for(&format!(
+        "{SCREEN}.split('interrupted: `:repeat 1000000').length === 3"
+    ));
+    enter(&mut browser, "w * k");
+    wait_screen(&mut browser, "\n21\n");
+}
+
+#[test]
+fn memory_past_the_limit_is_an_error_that_keeps_the_session() {
+    let Some((mut browser, url)) = playground("the playground's memory limit") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 1; y = 0");
+    wait_screen(&mut browser, "\ny = 0\n");
+    // Each line adds 7·10⁶ nodes; the limit stops one of them.
+    for _ in 0..6 {
+        enter(&mut browser, ":repeat 1000000 y = y + x*x*x*x*x*x*x");
+    }
+    wait_screen(&mut browser, "error: out of memory");
+    enter(&mut browser, "x + 41");
+    wait_screen(&mut browser, "\n42\n");
+    let screen = browser.eval(SCREEN);
+    assert!(
+        !screen.as_str().unwrap().contains("RuntimeError"),
+        "{screen}"
+    );
+}
+
+/// The playground's text without scripts, as a platform that strips them
+/// shows it.
+#[test]
+fn without_javascript_the_playground_says_it_needs_it() {
+    let Some((mut browser, url)) = playground("the playground without JavaScript") else {
+        return;
+    };
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": true}),
+    );
+    browser.open(&url, (390, 844), "document.readyState === 'complete'");
+    let text = browser.eval("document.body.innerText");
+    assert!(
+        text.as_str().unwrap().contains("needs JavaScript"),
+        "{text}"
+    );
+    assert!(!text.as_str().unwrap().contains("loading"), "{text}");
+    // Scripts back on for the screenshot's decoding (the page stays as it was).
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": false}),
+    );
+    let shot = browser.screenshot("playground-no-javascript-390x844");
+    assert_drawn(&shot, (390, 844));
+}
