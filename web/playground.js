@@ -74,7 +74,8 @@
       pieces.appendChild(span);
       screenSize += piece.length;
     }
-    if (text.length > MAX_SCREEN) {
+    var cutHere = text.length > MAX_SCREEN;
+    if (cutHere) {
       var cut = text.indexOf("\n", text.length - MAX_SCREEN);
       trimmed += countLines(text.slice(0, cut + 1));
       text = text.slice(cut + 1);
@@ -94,7 +95,7 @@
     }
     put(text.slice(at).replace(/\x1b\[[0-9;]*[A-Za-z]/g, ""));
     screen.appendChild(pieces);
-    trim();
+    trim(cutHere);
     screen.scrollTop = screen.scrollHeight;
   }
 
@@ -104,9 +105,10 @@
     return n;
   }
 
-  // Drops the oldest output past MAX_SCREEN characters, saying how much.
-  function trim() {
-    if (screenSize <= MAX_SCREEN) return;
+  // Drops the oldest output past MAX_SCREEN characters, saying how much
+  // (also when `cut`: the last output was cut already).
+  function trim(cut) {
+    if (screenSize <= MAX_SCREEN && !cut) return;
     var note = screen.querySelector(".gc-trimmed");
     if (note) { screenSize -= note.textContent.length; screen.removeChild(note); }
     while (screenSize > MAX_SCREEN * 0.75 && screen.firstChild) {
@@ -125,19 +127,24 @@
 
   // The step the view shows after an input, as `:serve` does: the finished
   // pass after a command that asks for gradients, the forward pass otherwise.
-  function stepAfter(line, model) {
-    var asked = /(^|\n)\s*:(grad|backward|trace|check|step)\b/.test(line);
-    return asked && model.steps ? model.steps.length : 0;
+  function asks(line) {
+    return /(^|\n)\s*:(grad|backward|trace|check|step)\b/.test(line);
   }
 
+  function stepAfter(line, model) {
+    return asks(line) && model.steps ? model.steps.length : 0;
+  }
+
+  // The view after an input. The same model again (a statement that did not
+  // change the output, `q = 1`) is not drawn again, and keeps its step.
   function showPage(text, line) {
+    if (text === shownPage) {
+      if (asks(line)) view.setStep(view.lastStep());
+      return;
+    }
     var model = JSON.parse(text);
-    var step = stepAfter(line, model);
-    // The same model at the same step: nothing to redraw.
-    if (text === shownPage && step === view.step) return;
-    var same = text === shownPage;
     shownPage = text;
-    if (same) view.setStep(step); else view.show(model, step);
+    view.show(model, stepAfter(line, model));
   }
 
   function busy(on) {
@@ -215,7 +222,7 @@
     running = null;
     queue = []; // as the terminal drops what was typed meanwhile
     busy(false);
-    append("^C\ninterrupted: `" + firstLine(line) + "` stopped; the session is as it was before it\n");
+    append("^C\ninterrupted: `" + firstLine(line) + "` stopped; the session is as it was before it (here a stopped `:repeat` or `:descend` keeps none of its steps)\n");
     rebuild();
   }
 

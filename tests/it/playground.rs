@@ -290,3 +290,39 @@ fn without_javascript_the_playground_says_it_needs_it() {
     let shot = browser.screenshot("playground-no-javascript-390x844");
     assert_drawn(&shot, (390, 844));
 }
+
+#[test]
+fn the_output_pane_stays_small_and_an_unchanged_output_is_not_redrawn() {
+    let Some((mut browser, url)) = playground("the playground's output pane") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    enter(&mut browser, ":grad x");
+    wait_screen(&mut browser, "∂y/∂x = 4");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 2 of 2'");
+    // `q = 1` leaves the output y as it was: the same picture, at the same step.
+    browser.eval("document.querySelector('.gc-graph svg').dataset.kept = 'yes', true");
+    enter(&mut browser, "q = 1");
+    wait_screen(&mut browser, "\nq = 1\n");
+    browser.wait_for("document.body.getAttribute('data-busy') === 'no'");
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-graph svg').dataset.kept"),
+        json!("yes")
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-status').textContent"),
+        json!("step 2 of 2")
+    );
+    // 250 000 lines printed (x + 1, 125 000 times: two lines a node, 1
+    // and x): the pane keeps the last ones and says how many it dropped.
+    enter(&mut browser, "x = 0");
+    enter(&mut browser, ":repeat 125000 x = x + 1");
+    enter(&mut browser, ":forward all");
+    wait_screen(&mut browser, "earlier lines are not shown");
+    browser.wait_for("document.body.getAttribute('data-busy') === 'no'");
+    let kept = browser.eval(&format!("{SCREEN}.length")).as_u64().unwrap();
+    assert!(kept <= 201_000, "{kept} characters in the pane");
+    enter(&mut browser, "x");
+    wait_screen(&mut browser, "\n125000\n");
+}
