@@ -276,6 +276,7 @@ fn run_statement<O: Write, E: Write>(
     parsed: Result<syntax::Located, syntax::SyntaxError>,
 ) -> Result<Ran, Outcome> {
     printer.script = frame.script;
+    session.from_script = frame.script;
     let (line, column) = frame.lines.at(&frame.text, span.start);
     printer.begin_statement(line, column);
     // A script's files are not asked about (the printer's rule), nor is

@@ -206,6 +206,7 @@ fn run(args: Args) -> u8 {
     // Batch runs keep stdout for results: warnings and notices go to stderr.
     printer.notes_to_err = true;
     let mut session = Session::new();
+    session.writes = printer.writes.clone();
     let mut failed = false;
 
     let (mut sources, stdin_taken) = match read_sources(&args) {

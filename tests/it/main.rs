@@ -33,6 +33,7 @@ mod playground;
 mod properties;
 mod pty;
 mod readme;
+mod refusals;
 mod repl;
 mod rules;
 mod sessions;

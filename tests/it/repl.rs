@@ -914,3 +914,29 @@ fn nested_grad_and_a_repeat_of_grad_end_and_the_session_goes_on() {
     repl.line("x + 1", "1.5");
     repl.leave();
 }
+
+/// Typed line by line, a failed statement and a refused nested `grad` once
+/// left a node and a stale id behind, and the next `:html -` ended the
+/// process; the session now goes on, with `y = x·w = 9` and ∂y/∂x = w = 3.
+#[test]
+fn failed_statements_keep_the_session() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    for (line, reply) in [
+        ("x = 3", "x = 3"),
+        ("w = 3", "w = 3"),
+        ("w*x + q", "unknown name `q`"),
+        ("y = x*w", "y = 9"),
+        (
+            "g = grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(tanh(x)*sin(x), x), x), x), x), x), x), x), x), x), x), x), x), x)",
+            "builds more than",
+        ),
+        (":html -", "</html>"),
+    ] {
+        repl.line(line, reply);
+        repl.prompt();
+    }
+    repl.line(":grad x", "∂y/∂x = 3");
+    repl.prompt();
+    repl.leave();
+}
