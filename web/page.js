@@ -72,7 +72,7 @@ var GradcalcView = (function () {
     });
     box.appendChild(list);
     box.appendChild(element("p", { "class": "gc-keys" },
-      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme · C: collapse or expand calls"));
+      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme · C: collapse or expand calls · L: legend · G: graph full-window"));
     return box;
   }
 
@@ -90,7 +90,8 @@ var GradcalcView = (function () {
      ["next ▶", "next", function () { self.setStep(self.step + 1); }],
      ["fit", "fit", function () { self.fit(); }],
      ["expand calls", "calls", function () { self.toggleCalls(); }],
-     ["theme", "theme", function () { self.toggleTheme(); }]
+     ["theme", "theme", function () { self.toggleTheme(); }],
+     ["legend", "legend-toggle", function () { self.toggleLegend(); }]
     ].forEach(function (button) {
       var b = element("button", { "type": "button", "class": "gc-" + button[1] }, button[0]);
       b.addEventListener("click", button[2]);
@@ -102,7 +103,8 @@ var GradcalcView = (function () {
     this.graph = element("div", { "class": "gc-graph", "tabindex": "0",
       "aria-label": "the graph: → or Space steps, ← back, F fits" });
     body.appendChild(this.graph);
-    body.appendChild(legend());
+    this.legend = legend();
+    body.appendChild(this.legend);
     root.appendChild(body);
     this.line = element("pre", { "class": "gc-line", "aria-live": "polite" });
     root.appendChild(this.line);
@@ -217,6 +219,22 @@ var GradcalcView = (function () {
     this.applyBox();
   };
 
+  // The legend shown or hidden (L); hidden, the graph gets its width. Until
+  // asked, it follows the screen: hidden on a narrow one and in the projector
+  // theme (page.css).
+  View.prototype.toggleLegend = function () {
+    var shown = this.legend.getClientRects().length > 0;
+    this.root.classList.toggle("gc-legend-shown", !shown);
+    this.root.classList.toggle("gc-legend-hidden", shown);
+    this.fit();
+  };
+
+  // The graph alone, over the whole window (G); again (or Esc) gives it back.
+  View.prototype.toggleFull = function () {
+    this.root.classList.toggle("gc-full");
+    this.fit();
+  };
+
   View.prototype.toggleTheme = function () {
     var on = document.body.classList.toggle("projector");
     try { window.localStorage.setItem("gradcalc-theme", on ? "projector" : "plain"); } catch (e) { /* kept for this page only */ }
@@ -294,6 +312,8 @@ var GradcalcView = (function () {
         case "f": case "F": case "0": self.fit(); break;
         case "t": case "T": self.toggleTheme(); break;
         case "c": case "C": self.toggleCalls(); break;
+        case "l": case "L": self.toggleLegend(); break;
+        case "g": case "G": self.toggleFull(); break;
         case "+": case "=": self.zoomCentre(1.25); break;
         case "-": self.zoomCentre(1 / 1.25); break;
         default: handled = false;

@@ -152,13 +152,29 @@
     document.body.setAttribute("data-busy", on ? "yes" : "no");
   }
 
+  // The output pane's width in columns of its monospace font, as a
+  // terminal's: gradcalc wraps long lines (a trace line between its parts,
+  // continuation lines indented) and lays tables out in blocks that fit.
+  function columns() {
+    var probe = document.createElement("span");
+    probe.textContent = "0000000000";
+    probe.style.visibility = "hidden";
+    probe.style.position = "absolute";
+    screen.appendChild(probe);
+    var glyph = probe.getBoundingClientRect().width / 10;
+    screen.removeChild(probe);
+    var style = getComputedStyle(screen);
+    var inner = screen.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return glyph > 0 ? Math.max(0, Math.floor(inner / glyph) - 1) : 0;
+  }
+
   function pump() {
     if (!ready || running || !queue.length) return;
     running = queue.shift();
     running.id = ++nextId;
     if (running.run !== undefined) {
       busy(true);
-      worker.postMessage({ id: running.id, run: running.run });
+      worker.postMessage({ id: running.id, run: running.run, width: columns() });
     } else {
       worker.postMessage({ id: running.id, restore: running.restore });
     }

@@ -5,7 +5,8 @@
 //
 // Messages in: {module} (the compiled WebAssembly.Module), then {id, run:
 // text} for a typed input or {id, restore: script} for a replay. Messages out:
-// {ready: true}, then for each input {id, text, quit, downloads, script, page}:
+// {ready: true}, then for each input (`width`: the output pane's columns, to
+// wrap to) {id, text, quit, downloads, script, page}:
 // the output as the terminal shows it, whether it was `:quit`, the files it
 // wrote ([name, content] pairs), the session's script and the graph view's
 // model (JSON text) afterwards.
@@ -20,8 +21,9 @@ function output() {
   return decoder.decode(bytes.slice());
 }
 
-function run(text) {
+function run(text, width) {
   var e = wasm.exports;
+  e.gradcalc_set_width(width || 0);
   var bytes = encoder.encode(text);
   var ptr = e.gradcalc_alloc(bytes.length);
   new Uint8Array(e.memory.buffer, ptr, bytes.length).set(bytes);
@@ -48,7 +50,7 @@ self.onmessage = function (event) {
   }
   var reply;
   try {
-    reply = run(message.run !== undefined ? message.run : message.restore);
+    reply = run(message.run !== undefined ? message.run : message.restore, message.width);
   } catch (error) {
     reply = { crashed: String(error) };
   }

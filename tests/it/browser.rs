@@ -267,6 +267,8 @@ impl Browser {
             "t" => ("KeyT", 84),
             "c" => ("KeyC", 67),
             "f" => ("KeyF", 70),
+            "l" => ("KeyL", 76),
+            "g" => ("KeyG", 71),
             other => panic!("no key {other}"),
         };
         let mut down = json!({"type": "rawKeyDown", "key": key, "code": code,

@@ -326,3 +326,73 @@ fn the_output_pane_stays_small_and_an_unchanged_output_is_not_redrawn() {
     enter(&mut browser, "x");
     wait_screen(&mut browser, "\n125000\n");
 }
+
+/// The sizes of the graph, the legend and the view, and whether the page
+/// scrolls sideways.
+const LAYOUT: &str = "(() => {
+    const box = s => { const e = document.querySelector(s); const r = e.getBoundingClientRect();
+        return e.getClientRects().length ? r.width : 0; };
+    const tops = s => new Set(Array.from(document.querySelectorAll(s))
+        .filter(b => !b.hidden).map(b => Math.round(b.getBoundingClientRect().top))).size;
+    return {graph: box('.gc-graph'), legend: box('.gc-legend'), view: box('.gc-view'),
+        sideways: document.documentElement.scrollWidth > window.innerWidth,
+        barRows: tops('.gc-bar button'), toolRows: tops('.gc-tools button')};
+})()";
+
+#[test]
+fn the_playground_fits_a_phone_a_laptop_and_a_projector() {
+    let Some((mut browser, url)) = playground("the playground's layouts") else {
+        return;
+    };
+    // A phone: the graph across the width, each row of buttons one row, no
+    // sideways scroll; the output wraps to the pane, trace lines included.
+    browser.open(&url, (390, 844), READY);
+    enter(&mut browser, "a = 1.5; b = -2.25; c = 3.125");
+    enter(&mut browser, "y = tanh(a*b + c*a - b/c) * sigmoid(a - c)");
+    enter(&mut browser, ":trace all");
+    wait_screen(&mut browser, "∂y/∂a =");
+    let layout = browser.eval(LAYOUT);
+    assert!(layout["graph"].as_f64().unwrap() >= 380.0, "{layout}");
+    assert_eq!(layout["sideways"], json!(false), "{layout}");
+    assert_eq!(layout["barRows"], json!(1), "{layout}");
+    assert_eq!(layout["toolRows"], json!(1), "{layout}");
+    let widest = browser.eval(&format!(
+        "(() => {{ const text = {SCREEN}; const trace = text.slice(text.lastIndexOf('> :trace all'));
+            const pane = document.getElementById('screen');
+            const probe = document.createElement('span'); probe.textContent = '0'.repeat(10);
+            pane.appendChild(probe); const glyph = probe.getBoundingClientRect().width / 10; probe.remove();
+            return [Math.max(...trace.split('\\n').map(l => l.length)), pane.clientWidth / glyph]; }})()"
+    ));
+    assert!(
+        widest[0].as_f64().unwrap() <= widest[1].as_f64().unwrap(),
+        "a trace line wider than the pane: {widest}"
+    );
+    assert_drawn(&browser.screenshot("playground-390x844"), (390, 844));
+    // A laptop: L hides the legend, the graph gets its width; G fills the window.
+    browser.open(&url, (1366, 768), READY);
+    wait_screen(&mut browser, "your last session is back");
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
+    let before = browser.eval(LAYOUT);
+    assert!(before["legend"].as_f64().unwrap() > 0.0, "{before}");
+    browser.press("Escape");
+    browser.press("l");
+    let after = browser.eval(LAYOUT);
+    assert_eq!(after["legend"].as_f64(), Some(0.0));
+    assert!(after["graph"].as_f64().unwrap() > before["graph"].as_f64().unwrap());
+    browser.press("g");
+    assert_eq!(browser.eval(LAYOUT)["view"].as_f64(), Some(1366.0));
+    browser.press("g");
+    assert_drawn(&browser.screenshot("playground-1366x768"), (1366, 768));
+    // A projector: the theme gives the graph more room than the plain one.
+    browser.open(&url, (1920, 1080), READY);
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
+    let plain = browser.eval(LAYOUT)["graph"].as_f64().unwrap();
+    browser.press("Escape");
+    browser.press("t");
+    let projector = browser.eval(LAYOUT)["graph"].as_f64().unwrap();
+    assert!(projector > plain, "{projector} ≤ {plain}");
+    assert_drawn(
+        &browser.screenshot("playground-1920x1080-projector"),
+        (1920, 1080),
+    );
+}

@@ -9,10 +9,10 @@
 //!    statement, even after an error) and frees the buffer; the output — what
 //!    the terminal shows, in ANSI colour, errors with their carets — is then
 //!    at `gradcalc_output_ptr()`, `gradcalc_output_len()` bytes. Returns 1 after
-//!    `:quit`, else 0.
+//!    `:quit`, else 0. `gradcalc_set_width(columns)` before it wraps the
+//!    output to the pane's width, as the terminal's width does.
 //! 3. `gradcalc_page()` puts the graph view's model of the current output
 //!    (JSON, `src/render/html.rs`) in the same output buffer.
-//!
 //! 4. `gradcalc_downloads()` puts the files the last run would have written
 //!    (`:save FILE`, `:svg FILE`, …) in the output buffer, as a JSON array of
 //!    `[name, content]` pairs, for the page to download; `-` still shows the
@@ -250,6 +250,16 @@ fn frees_memory(input: &[u8]) -> bool {
     let text = String::from_utf8_lossy(input);
     let word = text.split_whitespace().next().unwrap_or("");
     matches!(word, ":gc" | ":reset")
+}
+
+/// Sets the width of the output pane in columns, as the terminal's width is
+/// set: longer lines wrap (a trace line between its parts, continuation lines
+/// indented) and tables are laid out in blocks that fit. Under 20: no wrapping.
+#[unsafe(no_mangle)]
+pub extern "C" fn gradcalc_set_width(columns: usize) {
+    STATE.with(|state| {
+        state.borrow_mut().printer.width = (columns >= 20).then_some(columns);
+    });
 }
 
 /// Puts the files of the runs since the last call in the output buffer, as a
