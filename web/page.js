@@ -106,6 +106,9 @@ var GradcalcView = (function () {
     this.legend = legend();
     body.appendChild(this.legend);
     root.appendChild(body);
+    // The nodes for a screen reader: one item each, in the walk's order.
+    this.reader = element("ol", { "class": "gc-reader", "aria-label": "the nodes, in the backward pass's order" });
+    root.appendChild(this.reader);
     this.line = element("pre", { "class": "gc-line", "aria-live": "polite" });
     root.appendChild(this.line);
     this.step = 0;
@@ -129,6 +132,7 @@ var GradcalcView = (function () {
       this.title.textContent = "gradcalc";
       this.callsButton.hidden = true;
       this.graph.appendChild(element("div", { "class": "gc-message" }, model.message));
+      this.reader.textContent = "";
       this.status.textContent = "";
       this.line.textContent = "";
       return;
@@ -159,8 +163,21 @@ var GradcalcView = (function () {
     var groups = svg.querySelectorAll("g.value");
     for (var i = 0; i < groups.length; i++) {
       var grad = groups[i].querySelector("text.grad");
-      this.boxes.push({ group: groups[i], grad: grad, text: grad ? grad.textContent : "" });
+      var name = groups[i].querySelector("text.name");
+      var value = Array.prototype.filter.call(groups[i].querySelectorAll("text"), function (t) {
+        return /^value /.test(t.textContent);
+      })[0];
+      this.boxes.push({ group: groups[i], grad: grad, text: grad ? grad.textContent : "",
+        name: name ? name.textContent : "", value: value ? value.textContent : "",
+        item: element("li") });
     }
+    // The walk's order: the boxes by the step that processes them, then the rest.
+    var order = this.boxes.map(function (b, k) { return k; });
+    var at = function (k) { return drawing.boxes[k] > 0 ? drawing.boxes[k] : Infinity; };
+    order.sort(function (a, b) { return at(a) - at(b) || a - b; });
+    this.reader.textContent = "";
+    var self = this;
+    order.forEach(function (k) { self.reader.appendChild(self.boxes[k].item); });
     this.fit();
   };
 
@@ -193,6 +210,9 @@ var GradcalcView = (function () {
       b.group.classList.toggle("current", current);
       b.group.classList.toggle("pending", !done);
       if (b.grad) b.grad.textContent = done ? b.text : "grad";
+      b.item.textContent = b.name + ": " + b.value + ", " + (done ? b.text || "no gradient" : "gradient to come") +
+        ", " + (current ? "current" : done ? "final" : "pending");
+      if (current) b.item.setAttribute("aria-current", "step"); else b.item.removeAttribute("aria-current");
     }
     if (stepping && k > 0) this.follow(this.drawing.lit[k - 1]);
     if (!stepping) {
@@ -297,11 +317,15 @@ var GradcalcView = (function () {
 
   // The keys: → / Space, ← / Backspace, Home / End, F (fit), T (theme), + / −.
   // Ignored while a text field has the focus (the playground's input line).
-  View.prototype.keys = function () {
+  // `onGraph`: only while the graph has the focus (the playground, whose
+  // other keys go to its input); else anywhere on the page. Space and Enter
+  // on a focused button are that button's.
+  View.prototype.keys = function (onGraph) {
     var self = this;
-    document.addEventListener("keydown", function (event) {
+    (onGraph ? this.graph : document).addEventListener("keydown", function (event) {
       var target = event.target;
       if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+      if (target && target.tagName === "BUTTON" && (event.key === " " || event.key === "Enter")) return;
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       var handled = true;
       switch (event.key) {
@@ -353,9 +377,10 @@ var GradcalcView = (function () {
 
   return {
     // A view in `root`, with the keys bound: for the playground.
-    create: function (root) {
+    // `options.keysOnGraph`: the view's keys only while the graph has the focus.
+    create: function (root, options) {
       var view = new View(root);
-      view.keys();
+      view.keys(options && options.keysOnGraph);
       return view;
     },
     // The page's start: the model in the page, then live updates if the page

@@ -25,7 +25,7 @@
   var input = document.getElementById("input");
   var stopButton = document.getElementById("stop");
   var picker = document.getElementById("file");
-  var view = GradcalcView.create(document.getElementById("view"));
+  var view = GradcalcView.create(document.getElementById("view"), { keysOnGraph: true });
   window.gradcalcView = view;
 
   var history = stored(HISTORY_KEY, []);
@@ -319,6 +319,29 @@
   });
 
   stopButton.addEventListener("click", stop);
+
+  // A click or drag on the graph leaves the focus where it was (Esc or Tab
+  // gives the graph the focus and its keys).
+  view.graph.addEventListener("mousedown", function (event) { event.preventDefault(); });
+
+  // A printable key typed with the focus outside the input (on the page, a
+  // button, the output; or on the graph when it is none of the view's keys)
+  // goes to the input; Esc on the graph goes back to it.
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (event.defaultPrevented || target === input) return;
+    if (event.key === "Escape" && target === view.graph) {
+      input.focus();
+      return;
+    }
+    if (event.key.length !== 1 || event.ctrlKey || event.metaKey || event.altKey || input.disabled) return;
+    if (target && target.tagName === "BUTTON" && event.key === " ") return;
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+    event.preventDefault();
+    input.focus();
+    input.setRangeText(event.key, input.value.length, input.value.length, "end");
+    grow();
+  });
 
   // A fresh session: no statements, and without `keepHistory` no history.
   function fresh(keepHistory) {

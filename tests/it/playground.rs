@@ -325,6 +325,10 @@ fn the_output_pane_stays_small_and_an_unchanged_output_is_not_redrawn() {
     assert!(kept <= 201_000, "{kept} characters in the pane");
     enter(&mut browser, "x");
     wait_screen(&mut browser, "\n125000\n");
+    // The messages of a derivative written without its point, here too.
+    enter(&mut browser, "f(t) = t^2");
+    enter(&mut browser, "f'");
+    wait_screen(&mut browser, "write `f'(2)` for the derivative of f at 2");
 }
 
 /// The sizes of the graph, the legend and the view, and whether the page
@@ -395,4 +399,82 @@ fn the_playground_fits_a_phone_a_laptop_and_a_projector() {
         &browser.screenshot("playground-1920x1080-projector"),
         (1920, 1080),
     );
+}
+
+/// The WCAG contrast ratio of two CSS colours `rgb(r, g, b)`, in the page.
+const CONTRAST: &str = "((a, b) => {
+    const lum = c => { const [r, g, b] = c.match(/[0-9.]+/g).slice(0, 3).map(v => {
+        v = Number(v) / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05); })";
+
+#[test]
+fn keys_go_where_a_keyboard_user_expects_and_a_screen_reader_reads_the_nodes() {
+    let Some((mut browser, url)) = playground("the playground by keyboard") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    enter(&mut browser, ":grad x");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 2 of 2'");
+    // Space on "◀ back" goes back; Enter on "fit" fits, and steps nowhere.
+    browser.eval("document.querySelector('.gc-back').focus(), true");
+    browser.press(" ");
+    let status = "document.querySelector('.gc-status').textContent";
+    assert_eq!(browser.eval(status), json!("step 1 of 2"));
+    browser.eval("document.querySelector('.gc-fit').focus(), true");
+    browser.press("Enter");
+    assert_eq!(browser.eval(status), json!("step 1 of 2"));
+    // A letter typed with the focus on a button goes to the input.
+    browser.press("t");
+    assert_eq!(
+        browser.eval("[document.activeElement.id, document.getElementById('input').value, document.body.classList.contains('projector')]"),
+        json!(["input", "t", false])
+    );
+    // Esc: the graph has the focus, with a ring, and its keys step it.
+    browser.press("Escape");
+    assert_eq!(
+        browser.eval("document.activeElement === document.querySelector('.gc-graph')"),
+        json!(true)
+    );
+    assert_ne!(
+        browser.eval("getComputedStyle(document.querySelector('.gc-graph')).outlineStyle"),
+        json!("none")
+    );
+    browser.press("ArrowRight");
+    assert_eq!(browser.eval(status), json!("step 2 of 2"));
+    browser.press("ArrowLeft");
+    // The nodes for a screen reader, in the walk's order (y, then x), the
+    // current one marked.
+    assert_eq!(
+        browser.eval(
+            "Array.from(document.querySelectorAll('.gc-reader li')).map(li => li.textContent)"
+        ),
+        json!([
+            "y: value 4, grad 1, current",
+            "x: value 2, gradient to come, pending"
+        ])
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-reader li[aria-current=step]').textContent"),
+        json!("y: value 4, grad 1, current")
+    );
+    assert_eq!(
+        browser.eval(
+            "[document.querySelectorAll('main').length, document.querySelector('h1').textContent]"
+        ),
+        json!([1, "gradcalc playground"])
+    );
+    // Contrast: the gradient on the current node's fill, the placeholder.
+    let ratio = browser.eval(&format!(
+        "{CONTRAST}(getComputedStyle(document.querySelector('g.value.current text.grad')).fill,
+                    getComputedStyle(document.querySelector('g.value.current rect')).fill)"
+    ));
+    assert!(ratio.as_f64().unwrap() >= 4.5, "{ratio}");
+    let ratio = browser.eval(&format!(
+        "{CONTRAST}(getComputedStyle(document.getElementById('input'), '::placeholder').color,
+                    getComputedStyle(document.getElementById('input')).backgroundColor)"
+    ));
+    assert!(ratio.as_f64().unwrap() >= 4.5, "{ratio}");
 }
