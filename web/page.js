@@ -96,6 +96,7 @@ var GradcalcView = (function () {
       var b = element("button", { "type": "button", "class": "gc-" + button[1] }, button[0]);
       b.addEventListener("click", button[2]);
       bar.appendChild(b);
+      if (/^(back|next|fit)$/.test(button[1])) (self.graphButtons = self.graphButtons || []).push(b);
       if (button[1] === "calls") self.callsButton = b;
     });
     root.appendChild(bar);
@@ -128,6 +129,8 @@ var GradcalcView = (function () {
     this.model = model;
     this.graph.textContent = "";
     this.boxes = [];
+    // Without a graph, the buttons that act on one have nothing to do.
+    this.graphButtons.forEach(function (b) { b.disabled = !!model.message; });
     if (model.message) {
       this.title.textContent = "gradcalc";
       this.callsButton.hidden = true;

@@ -325,6 +325,20 @@ fn the_output_pane_stays_small_and_an_unchanged_output_is_not_redrawn() {
     assert!(kept <= 201_000, "{kept} characters in the pane");
     enter(&mut browser, "x");
     wait_screen(&mut browser, "\n125000\n");
+    // Too large to draw: the message says what to do; stepping has nothing to act on.
+    let message = browser.eval("document.querySelector('.gc-message').textContent");
+    assert!(
+        message
+            .as_str()
+            .unwrap()
+            .contains("the view draws at most 500: `:graph` and `:topo` summarise"),
+        "{message}"
+    );
+    assert_eq!(
+        browser
+            .eval("['back', 'next', 'fit'].map(b => document.querySelector('.gc-' + b).disabled)"),
+        json!([true, true, true])
+    );
     // The messages of a derivative written without its point, here too.
     enter(&mut browser, "f(t) = t^2");
     enter(&mut browser, "f'");
@@ -399,6 +413,13 @@ fn the_playground_fits_a_phone_a_laptop_and_a_projector() {
         &browser.screenshot("playground-1920x1080-projector"),
         (1920, 1080),
     );
+    // Printed: the graph and its line, no buttons, legend or input.
+    browser.call("Emulation.setEmulatedMedia", json!({"media": "print"}));
+    let printed = browser.eval(
+        "['.gc-graph', '.gc-line', '.gc-legend', '.gc-terminal', '.gc-next']
+            .map(s => document.querySelector(s).getClientRects().length > 0)",
+    );
+    assert_eq!(printed, json!([true, true, false, false, false]));
 }
 
 /// The WCAG contrast ratio of two CSS colours `rgb(r, g, b)`, in the page.

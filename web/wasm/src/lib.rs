@@ -294,10 +294,29 @@ pub extern "C" fn gradcalc_page() {
         };
         let model = match state.session.page() {
             Ok(page) => html::model(&page, &state.session, &style),
-            Err(error) => html::message_model(&format!("{error}: type a statement on the left")),
+            Err(error) => html::message_model(&view_message(&error)),
         };
         state.output = model.to_string().into_bytes();
     });
+}
+
+/// Why the view shows no graph, and what to do, in the playground's words:
+/// the view (not `:html`, which the student never typed) draws at most 500
+/// nodes; a larger graph is summarised by `:graph` and `:topo`, or a smaller
+/// part named and made the output.
+fn view_message(error: &gradcalc::session::SessionError) -> String {
+    let text = error.to_string();
+    if text.contains("draws at most") {
+        let text = text.replace("`:html` draws", "the view draws");
+        return format!(
+            "{text}: `:graph` and `:topo` summarise a graph of any size, or give a smaller \
+             part a name (`h = …`) to see it here"
+        );
+    }
+    match error.help() {
+        Some(help) => format!("{text}: {help}"),
+        None => format!("{text}: type a statement on the left"),
+    }
 }
 
 /// Where the last call's output starts.
