@@ -155,9 +155,25 @@ fn document(title: &str, model: &Value, events: Option<&str>) -> String {
         format!(" data-live=\"{}\"", escape(path))
     });
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n<script id=\"gradcalc-model\" type=\"application/json\">{}</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n{}<script id=\"gradcalc-model\" type=\"application/json\">{}</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n",
         escape(title),
+        without_script(model),
         script_json(model)
+    )
+}
+
+/// What the page shows where scripts do not run (a learning platform or a
+/// mail preview that strips them): a line saying that stepping needs
+/// JavaScript, and the picture with its final gradients (or why there is
+/// none).
+fn without_script(model: &Value) -> String {
+    let shown = match (model["views"][0]["svg"].as_str(), model["message"].as_str()) {
+        (Some(svg), _) => format!("the graph with its final gradients:</p>\n{svg}"),
+        (None, Some(message)) => format!("{}</p>", escape(message)),
+        (None, None) => "</p>".to_string(),
+    };
+    format!(
+        "<noscript><div class=\"gc-noscript\"><p>Stepping through the backward pass needs JavaScript, which is off here; {shown}</div></noscript>\n"
     )
 }
 

@@ -499,3 +499,36 @@ fn keys_go_where_a_keyboard_user_expects_and_a_screen_reader_reads_the_nodes() {
     ));
     assert!(ratio.as_f64().unwrap() >= 4.5, "{ratio}");
 }
+
+#[test]
+fn the_html_page_without_javascript_shows_the_final_gradients() {
+    let Some(mut browser) = Browser::start("the :html page without JavaScript") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::browser::html_page(dir.path(), "colah", crate::web::COLAH);
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": true}),
+    );
+    browser.open(&url, (1366, 768), "document.readyState === 'complete'");
+    let text = browser.eval("document.body.innerText");
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains("Stepping through the backward pass needs JavaScript"),
+        "{text}"
+    );
+    // colah's gradients by hand (web.rs): a 2, b 5, c 2, d 3, e 1.
+    assert_eq!(
+        browser.eval("Array.from(document.querySelectorAll('noscript svg text.grad, .gc-noscript svg text.grad')).map(t => t.textContent)"),
+        json!(["grad 2", "grad 5", "grad 2", "grad 3", "grad 1"])
+    );
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": false}),
+    );
+    // A small picture on white: drawn in many colours (antialiased text and lines).
+    let shot = browser.screenshot("colah-no-javascript-1366x768");
+    assert!(shot["colours"].as_u64().unwrap() > 8, "{shot}");
+}
