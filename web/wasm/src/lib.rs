@@ -43,6 +43,7 @@ const TYPED: Options = Options {
     keep_going: true,
     loads_stop_at_error: true,
     script: false,
+    lines: false,
 };
 
 /// The most bytes the module holds before the running statement is stopped:
@@ -218,7 +219,7 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         let outcome = driver::run(
             &mut state.session,
             &mut state.printer,
-            &input,
+            input,
             "<input>",
             None,
             TYPED,
