@@ -390,13 +390,16 @@ fn the_playground_fits_a_phone_a_laptop_and_a_projector() {
     browser.open(&url, (1366, 768), READY);
     wait_screen(&mut browser, "your last session is back");
     browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
+    // Beside the input the view is narrower than 1000 px: no legend until L.
     let before = browser.eval(LAYOUT);
-    assert!(before["legend"].as_f64().unwrap() > 0.0, "{before}");
+    assert_eq!(before["legend"].as_f64(), Some(0.0), "{before}");
     browser.press("Escape");
     browser.press("l");
     let after = browser.eval(LAYOUT);
-    assert_eq!(after["legend"].as_f64(), Some(0.0));
-    assert!(after["graph"].as_f64().unwrap() > before["graph"].as_f64().unwrap());
+    assert!(after["legend"].as_f64().unwrap() > 0.0, "{after}");
+    assert!(after["graph"].as_f64().unwrap() < before["graph"].as_f64().unwrap());
+    browser.press("l");
+    assert_eq!(browser.eval(LAYOUT)["legend"].as_f64(), Some(0.0));
     browser.press("g");
     assert_eq!(browser.eval(LAYOUT)["view"].as_f64(), Some(1366.0));
     browser.press("g");
@@ -531,4 +534,24 @@ fn the_html_page_without_javascript_shows_the_final_gradients() {
     // A small picture on white: drawn in many colours (antialiased text and lines).
     let shot = browser.screenshot("colah-no-javascript-1366x768");
     assert!(shot["colours"].as_u64().unwrap() > 8, "{shot}");
+}
+
+#[test]
+fn the_neurons_graph_text_is_at_least_12_px_on_a_laptop() {
+    let Some((mut browser, url)) = playground("the neuron on a laptop") else {
+        return;
+    };
+    let source = std::fs::read_to_string(in_crate("examples/neuron.calc")).unwrap();
+    let source: Vec<&str> = source.lines().take_while(|l| !l.starts_with(':')).collect();
+    browser.open(&url, (1366, 768), READY);
+    paste(&mut browser, &source.join("\n"));
+    browser.press("Enter");
+    browser.wait_for("document.querySelectorAll('.gc-graph g.value').length === 10");
+    // The names' font size on the screen at fit: its size in the picture
+    // times the picture's scale.
+    let size = browser.eval(
+        "(() => { const t = document.querySelector('.gc-graph svg text.name');
+            return parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a; })()",
+    );
+    assert!(size.as_f64().unwrap() >= 12.0, "{size} px");
 }
