@@ -148,28 +148,45 @@ pub fn page(page: &Page, session: &Session, style: &Style) -> String {
 /// and sends around every model. `events` is the path of the server-sent
 /// events that bring every later model.
 pub fn live_page_around(events: &str) -> (String, String) {
-    document_around("gradcalc: live", Some(events))
+    let noscript = "<noscript><div class=\"gc-noscript\"><p>The live page needs JavaScript, which is off here.</p></div></noscript>\n";
+    document_around("gradcalc: live", Some(events), noscript)
 }
 
 /// An HTML page holding `model` and the view's script and style.
 fn document(title: &str, model: &Value) -> String {
-    let (before, after) = document_around(title, None);
+    let (before, after) = document_around(title, None, &without_script(model));
     format!("{before}{}{after}", script_json(model))
 }
 
-/// An HTML page of the view's script and style, before and after its model.
-fn document_around(title: &str, events: Option<&str>) -> (String, String) {
+/// An HTML page of the view's script and style, before and after its model;
+/// `noscript` is what it shows where scripts do not run.
+fn document_around(title: &str, events: Option<&str>, noscript: &str) -> (String, String) {
     let live = events.map_or(String::new(), |path| {
         format!(" data-live=\"{}\"", escape(path))
     });
     let before = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n<script id=\"gradcalc-model\" type=\"application/json\">",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n{noscript}<script id=\"gradcalc-model\" type=\"application/json\">",
         escape(title)
     );
     let after = format!(
         "</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n"
     );
     (before, after)
+}
+
+/// What the page shows where scripts do not run (a learning platform or a
+/// mail preview that strips them): a line saying that stepping needs
+/// JavaScript, and the picture with its final gradients (or why there is
+/// none).
+fn without_script(model: &Value) -> String {
+    let shown = match (model["views"][0]["svg"].as_str(), model["message"].as_str()) {
+        (Some(svg), _) => format!("the graph with its final gradients:</p>\n{svg}"),
+        (None, Some(message)) => format!("{}</p>", escape(message)),
+        (None, None) => "</p>".to_string(),
+    };
+    format!(
+        "<noscript><div class=\"gc-noscript\"><p>Stepping through the backward pass needs JavaScript, which is off here; {shown}</div></noscript>\n"
+    )
 }
 
 /// JSON that is safe inside a `<script>` element: `<`, `>` and `&` written

@@ -79,6 +79,10 @@ pub struct Printer<O: Write, E: Write> {
     /// Lines of the origin before the source being run (line mode), added
     /// to the line numbers of the JSON output.
     pub lines_before: usize,
+    /// The browser (the playground): files are not written but kept here, as
+    /// (file name, content), for the page to download; the reply says so.
+    /// `None` everywhere else.
+    pub downloads: Option<Vec<(String, String)>>,
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -100,6 +104,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             statement: None,
             statements: 0,
             lines_before: 0,
+            downloads: None,
         }
     }
 
@@ -475,6 +480,47 @@ impl<O: Write, E: Write> Printer<O, E> {
         )
     }
 
+    /// The browser's [`Printer::write_file`]: keeps the file in
+    /// [`Printer::downloads`] for the page to download, and says so (`:save`
+    /// with how to replay it).
+    ///
+    /// Errors: only I/O errors of the streams.
+    fn download(
+        &mut self,
+        target: &Target,
+        what: &'static str,
+        content: String,
+        saved: Option<usize>,
+        (session, source, origin): (&Session, &str, &str),
+    ) -> io::Result<()> {
+        let file = &target.path;
+        let bytes = content.len();
+        if let Some(downloads) = &mut self.downloads {
+            downloads.push((file.clone(), content));
+        }
+        match (self.format, saved) {
+            (Format::Human(_), Some(count)) => {
+                let s = if count == 1 { "" } else { "s" };
+                writeln!(
+                    self.out,
+                    "saved {count} statement{s} to {file} (downloaded); `:load` picks it to replay it"
+                )
+            }
+            (Format::Human(_), None) => writeln!(
+                self.out,
+                "{what} downloaded as {file} ({bytes} bytes); `-` instead of the file name shows it here"
+            ),
+            (Format::Json, _) => {
+                let wrote = Event::Wrote {
+                    path: file.clone(),
+                    bytes,
+                    what,
+                };
+                self.event(&wrote, session, source, origin)
+            }
+        }
+    }
+
     /// Writes `content` to the target's file and reports it, or reports why not
     /// as an error pointing at the file name (and remembers the failure). The
     /// target `-` is standard output: the content goes there in order with the
@@ -502,6 +548,9 @@ impl<O: Write, E: Write> Printer<O, E> {
         if target.path == "-" {
             let place = self.place(source, origin);
             return self.write_to_stdout(what, &content, &place);
+        }
+        if self.downloads.is_some() {
+            return self.download(target, what, content, saved, (session, source, origin));
         }
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();

@@ -56,18 +56,20 @@ fn pipe() -> (OwnedFd, OwnedFd) {
 }
 
 /// A headless Chromium with one page attached.
-struct Browser {
+pub struct Browser {
     child: Child,
     to: std::fs::File,
     from: Receiver<Value>,
     next: u64,
     session: String,
+    /// Events that arrived while a command waited for its result.
+    events: Vec<Value>,
     _profile: tempfile::TempDir,
 }
 
 impl Browser {
     /// Starts Chromium, or prints why not and gives `None`.
-    fn start(test: &str) -> Option<Browser> {
+    pub fn start(test: &str) -> Option<Browser> {
         let Some(binary) = chromium() else {
             eprintln!("note: {test} skipped: no Chromium (apt-get install chromium)");
             return None;
@@ -131,6 +133,7 @@ impl Browser {
             from,
             next: 0,
             session: String::new(),
+            events: Vec::new(),
             _profile: profile,
         };
         let target = browser.call("Target.createTarget", json!({"url": "about:blank"}));
@@ -145,12 +148,42 @@ impl Browser {
     }
 
     /// Sends a command (to the page once attached) and waits for its result.
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let session = self.session.clone();
+        self.send(method, params, &session)
+    }
+
+    /// Sends a command to the browser itself (not the page) and waits for
+    /// its result.
+    pub fn call_browser(&mut self, method: &str, params: Value) -> Value {
+        self.send(method, params, "")
+    }
+
+    /// Waits for the event `method` (kept since the page was opened, or to
+    /// come) and gives its parameters.
+    pub fn wait_event(&mut self, method: &str) -> Value {
+        let deadline = Instant::now() + CEILING;
+        loop {
+            if let Some(at) = self.events.iter().position(|e| e["method"] == method) {
+                return self.events.remove(at)["params"].clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .from
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("Chromium never sent {method}"));
+            if message.get("method").is_some() {
+                self.events.push(message);
+            }
+        }
+    }
+
+    fn send(&mut self, method: &str, params: Value, session: &str) -> Value {
         self.next += 1;
         let id = self.next;
         let mut message = json!({"id": id, "method": method, "params": params});
-        if !self.session.is_empty() {
-            message["sessionId"] = json!(self.session);
+        if !session.is_empty() {
+            message["sessionId"] = json!(session);
         }
         let mut bytes = message.to_string().into_bytes();
         bytes.push(0);
@@ -166,12 +199,15 @@ impl Browser {
                 assert!(reply.get("error").is_none(), "{method}: {reply}");
                 return reply["result"].clone();
             }
+            if reply.get("method").is_some() && self.events.len() < 1000 {
+                self.events.push(reply);
+            }
         }
     }
 
     /// Shows the page at `url` in a window of `width` × `height` pixels and
     /// waits until `ready` (a JavaScript expression) is true.
-    fn open(&mut self, url: &str, (width, height): (u32, u32), ready: &str) {
+    pub fn open(&mut self, url: &str, (width, height): (u32, u32), ready: &str) {
         self.call(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
@@ -181,7 +217,7 @@ impl Browser {
     }
 
     /// The value of a JavaScript expression in the page (promises awaited).
-    fn eval(&mut self, expression: &str) -> Value {
+    pub fn eval(&mut self, expression: &str) -> Value {
         let result = self.call(
             "Runtime.evaluate",
             json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
@@ -195,7 +231,7 @@ impl Browser {
 
     /// Waits until `expression` is true in the page (polled; fails after
     /// [`CEILING`], saying what the page shows).
-    fn wait_for(&mut self, expression: &str) {
+    pub fn wait_for(&mut self, expression: &str) {
         let deadline = Instant::now() + CEILING;
         let guarded = format!(
             "(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()"
@@ -210,7 +246,13 @@ impl Browser {
     }
 
     /// Presses and releases a key, as a keyboard does.
-    fn press(&mut self, key: &str) {
+    pub fn press(&mut self, key: &str) {
+        self.press_with(key, 0);
+    }
+
+    /// Presses and releases a key with `modifiers` held (the protocol's bits:
+    /// Alt 1, Ctrl 2, Meta 4, Shift 8).
+    pub fn press_with(&mut self, key: &str, modifiers: u32) {
         let (code, keycode) = match key {
             "ArrowRight" => ("ArrowRight", 39),
             "ArrowLeft" => ("ArrowLeft", 37),
@@ -219,32 +261,55 @@ impl Browser {
             "End" => ("End", 35),
             "Enter" => ("Enter", 13),
             "Escape" => ("Escape", 27),
+            "ArrowDown" => ("ArrowDown", 40),
+            "Tab" => ("Tab", 9),
+            " " => ("Space", 32),
             "t" => ("KeyT", 84),
             "c" => ("KeyC", 67),
+            "f" => ("KeyF", 70),
+            "l" => ("KeyL", 76),
+            "g" => ("KeyG", 71),
             other => panic!("no key {other}"),
         };
-        let mut down = json!({"type": "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": keycode});
-        if key == "Enter" {
-            // Enter also types a carriage return, which submits a form.
+        let mut down = json!({"type": "rawKeyDown", "key": key, "code": code,
+            "windowsVirtualKeyCode": keycode, "modifiers": modifiers});
+        if key == "Enter" || (key.chars().count() == 1 && modifiers & 2 == 0) {
+            // Enter also types a carriage return (which submits a form, or
+            // adds a line), a printable key its character.
             down["type"] = json!("keyDown");
-            down["text"] = json!("\r");
+            down["text"] = json!(if key == "Enter" { "\r" } else { key });
         }
         self.call("Input.dispatchKeyEvent", down);
         self.call(
             "Input.dispatchKeyEvent",
-            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": keycode}),
+            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": keycode, "modifiers": modifiers}),
         );
     }
 
+    /// Clicks the middle of the element `selector` with the mouse.
+    pub fn click(&mut self, selector: &str) {
+        let at = self.eval(&format!(
+            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect();
+                return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
+        ));
+        let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            );
+        }
+    }
+
     /// Types text into the focused field.
-    fn type_text(&mut self, text: &str) {
+    pub fn type_text(&mut self, text: &str) {
         self.call("Input.insertText", json!({"text": text}));
     }
 
     /// A screenshot, saved as `name`.png under `target/browser-screenshots`,
     /// with what the browser decodes of it: width, height, the share of pixels
     /// that are not the background's colour, and how many colours it has.
-    fn screenshot(&mut self, name: &str) -> Value {
+    pub fn screenshot(&mut self, name: &str) -> Value {
         let shot = self.call("Page.captureScreenshot", json!({"format": "png"}));
         let data = shot["data"].as_str().unwrap().to_string();
         let dir = in_crate("target/browser-screenshots");
@@ -299,7 +364,7 @@ fn base64_decode(text: &str) -> Vec<u8> {
 
 /// A screenshot is not blank: the right size, with a real share of drawn
 /// pixels in more than a few colours.
-fn assert_drawn(shot: &Value, (width, height): (u32, u32)) {
+pub fn assert_drawn(shot: &Value, (width, height): (u32, u32)) {
     assert_eq!(
         (shot["width"].as_u64(), shot["height"].as_u64()),
         (Some(width.into()), Some(height.into())),
@@ -334,7 +399,7 @@ fn trace_steps(statements: &str) -> Vec<String> {
 }
 
 /// What the view shows: the step, the highlighted node's name, the line.
-fn shown(browser: &mut Browser) -> (Value, Value, Value) {
+pub fn shown(browser: &mut Browser) -> (Value, Value, Value) {
     let state = browser.eval(
         "({step: window.gradcalcView.step,
            current: Array.from(document.querySelectorAll('g.value.current text.name')).map(t => t.textContent),
@@ -348,7 +413,7 @@ fn shown(browser: &mut Browser) -> (Value, Value, Value) {
 }
 
 /// Writes the page of `statements` to `dir`/`name`.html; its file:// URL.
-fn html_page(dir: &Path, name: &str, statements: &str) -> String {
+pub fn html_page(dir: &Path, name: &str, statements: &str) -> String {
     let output = output_in(
         dir,
         &["-e", statements, "-e", &format!(":html {name}.html")],
@@ -459,7 +524,7 @@ fn the_example_pages_draw_at_both_sizes() {
 
 /// Serves the files of `dir` on a free port of 127.0.0.1 (for the
 /// playground, whose WebAssembly a browser fetches over HTTP only).
-fn serve_files(dir: PathBuf) -> u16 {
+pub fn serve_files(dir: PathBuf) -> u16 {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {

@@ -29,6 +29,7 @@ mod long_lines;
 mod memory;
 mod orders;
 mod pictures;
+mod playground;
 mod properties;
 mod pty;
 mod readme;
