@@ -4,8 +4,9 @@
 
 pub mod diagnostic;
 pub mod dot;
+/// The page model, now in [`crate::web::page`] (kept here for its callers).
+pub use crate::web::page as html;
 pub mod highlight;
-pub mod html;
 pub mod json;
 pub mod layout;
 pub mod notation;

@@ -350,7 +350,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => Some((
                 target,
                 "the graph as a web page",
-                Ok(html::page(page, session, &self.page_style())),
+                Ok(html::page(page, &self.page_style())),
             )),
             Event::TraceTable {
                 of,

@@ -521,11 +521,6 @@ fn step<O: Write, E: Write>(
         std::ops::ControlFlow::Continue(())
     });
     written?;
-    // The live page steps through every node: the step it shows for a node.
-    let page_steps = match follow.server {
-        Some(_) => session.steps_of_every_node(),
-        None => Default::default(),
-    };
     let session = &*session;
     // A cancelled question ends the `:step` as it is; nothing is left to stop.
     let cancelled = printer.take_cancelled();
@@ -550,12 +545,11 @@ fn step<O: Write, E: Write>(
         }
     }
     let mut at = 0;
-    while let Some((position, node, piece)) = steps.get(at) {
+    while let Some((position, _, piece)) = steps.get(at) {
         show(printer, piece)?;
         if let Some(server) = follow.server {
-            // A call shown as one step: the page's step of its output, the
-            // first of the call's steps.
-            server.show_step(page_steps.get(node).copied().unwrap_or(*position));
+            // The page's steps are `:trace`'s (one step model).
+            server.show_step(*position);
         }
         let last = at + 1 == steps.len();
         let keys = if last {

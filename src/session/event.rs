@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::engine::{NodeId, Op, Passing};
 use crate::syntax::Span;
+use super::steps::{GradState, StepModel};
 
 /// A node as outputs refer to it: by its name when it has one, by its value when it
 /// is a constant, otherwise by its label (`_7`, see [`node_label`]).
@@ -1063,9 +1064,14 @@ pub struct PictureNode {
     pub value: f64,
     /// ∂output/∂node.
     pub grad: f64,
-    /// In a picture of the backward pass in progress (`--before`, `--step K`):
-    /// the gradient is not computed yet and is drawn blank.
-    pub pending: bool,
+    /// The gradient as the picture shows it: final in the finished picture;
+    /// at a step of the backward pass (`--before`, `--step K`), its state
+    /// in the [`StepModel`](super::StepModel) (blank, the sum so far at a
+    /// fan-out, or final, with `before → after` at the step that changed it).
+    pub state: GradState,
+    /// Every state the gradient takes over the backward pass but blank: the
+    /// box is made wide enough for each, so all steps share one layout.
+    pub states: Vec<GradState>,
     /// The node the backward pass has just processed (`--step K`): drawn highlighted.
     pub current: bool,
     /// The [`Picture::groups`] entry the node is drawn in, if any.
@@ -1077,20 +1083,6 @@ pub struct PictureNode {
     /// index into [`Picture::calls`]): its edges come from the call's inputs,
     /// labelled with ∂output/∂input through the body.
     pub boxed: Option<usize>,
-    /// A pending gradient that some of the node's uses have already added to
-    /// (at a fan-out, as `:trace` accumulates it); `None` when no use has yet
-    /// or the gradient is done.
-    pub partial: Option<Partial>,
-}
-
-/// The sum so far of a fan-out node's gradient in a picture of the backward
-/// pass in progress: what its uses processed so far have added.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Partial {
-    /// The sum before the step drawn, when that step added to it.
-    pub before: Option<f64>,
-    /// The sum after it.
-    pub sum: f64,
 }
 
 /// A call of a user function among a picture's nodes (see [`Session::calls`](super::Session::calls)).
@@ -1132,7 +1124,7 @@ pub struct PictureGroup {
 }
 
 /// Which moment of the backward pass a picture shows (`:svg FILE --step K`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PictureStep {
     /// The step just done, numbered as `:trace` numbers them (the nodes of the
     /// reverse topological order but the constants, from 1); 0 before the
@@ -1140,6 +1132,9 @@ pub struct PictureStep {
     pub number: usize,
     /// The last step's number: how many steps `:trace` shows.
     pub last: usize,
+    /// The node of every step, step 1 first: the title of each step is
+    /// given room, so all steps share one canvas.
+    pub nodes: Vec<NodeRef>,
 }
 
 /// An edge of a picture: `input` feeds `node` at `position`.
@@ -1188,9 +1183,10 @@ pub struct Page {
     /// The same with every call drawn node by node, when `picture` boxes any:
     /// the page switches between the two (calls collapsed or expanded).
     pub expanded: Option<Picture>,
-    /// The [`Event::Trace`] of every step (`:trace all`), or why the pass
-    /// cannot be stepped (a derivative graph: `:trace` refuses it too).
-    pub trace: Result<Box<Event>, String>,
+    /// The backward pass to step (the steps of `:trace all`, calls one step
+    /// each as in `picture`), or why it cannot be stepped (a derivative
+    /// graph: `:trace` refuses it too).
+    pub steps: Result<StepModel, String>,
 }
 
 /// What a picture is written as.

@@ -28,6 +28,7 @@ mod memory;
 mod paths;
 mod preview;
 mod script;
+pub mod steps;
 mod update;
 
 use std::collections::HashMap;
@@ -44,11 +45,12 @@ pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
-    Number, Omitted, Page, Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge,
+    Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge,
     PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target,
     Tolerance, TraceCall, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
+pub use steps::{GradMark, GradState, StepModel};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
