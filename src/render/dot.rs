@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::notation::{self, Form};
+use super::svg::text_width;
 use super::{Precision, format_number};
 use crate::engine::{NodeId, Op};
-use super::svg::text_width;
 use crate::session::{Direction, GradState, Picture, PictureGroup, PictureNode};
 
 /// Digits of the numbers in a picture (micrograd shows 4 decimals).
@@ -50,9 +50,8 @@ pub fn dot(picture: &Picture) -> String {
         }
         let out = &mut blocks[node.group.unwrap_or(picture.groups.len())];
         let id = node.node.id.0;
-        let grad = grad_text(node.state).map_or(String::new(), |text| {
-            format!(" {}", record_text(&text))
-        });
+        let grad =
+            grad_text(node.state).map_or(String::new(), |text| format!(" {}", record_text(&text)));
         let style = if node.current {
             ", style=filled, fillcolor=\"#fff0e0\", color=\"#e8590c\", penwidth=3"
         } else {

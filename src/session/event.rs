@@ -5,9 +5,9 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use super::steps::{GradState, StepModel};
 use crate::engine::{NodeId, Op, Passing};
 use crate::syntax::Span;
-use super::steps::{GradState, StepModel};
 
 /// A node as outputs refer to it: by its name when it has one, by its value when it
 /// is a constant, otherwise by its label (`_7`, see [`node_label`]).

@@ -9,11 +9,11 @@ use rustc_hash::FxHashMap;
 
 use super::args::{Moment, PictureArgs, TraceArgs};
 use super::boxes::{CallBoxes, Expand};
-use super::steps::{GradState, StepModel};
 use super::command::Command;
+use super::steps::{GradState, StepModel};
 use super::{
-    Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode, PictureStep,
-    PlotSample, Session, SessionError, TableFormat, Target,
+    Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
+    PictureStep, PlotSample, Session, SessionError, TableFormat, Target,
 };
 use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};

@@ -45,9 +45,9 @@ pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
-    Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge,
-    PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target,
-    Tolerance, TraceCall, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
+    Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
+    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
+    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 pub use steps::{GradMark, GradState, StepModel};

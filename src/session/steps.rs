@@ -273,10 +273,7 @@ impl Session {
         let mut found = None;
         while let Some(c) = call {
             let made = self.calls().get(c)?;
-            found = made
-                .output
-                .and_then(|o| step_of.get(&o).copied())
-                .or(found);
+            found = made.output.and_then(|o| step_of.get(&o).copied()).or(found);
             call = made.parent;
         }
         found

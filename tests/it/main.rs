@@ -35,6 +35,7 @@ mod readme;
 mod repl;
 mod rules;
 mod sessions;
+mod steps;
 mod teaching;
 mod util;
 mod web;

@@ -354,7 +354,9 @@ fn trace_filled(dir: &Path, script: &str) -> Vec<Vec<String>> {
             filled.push(so_far);
             continue;
         } else {
-            line.trim_start().strip_prefix("→ ").and_then(|r| r.split_once(':'))
+            line.trim_start()
+                .strip_prefix("→ ")
+                .and_then(|r| r.split_once(':'))
         };
         if let (Some((name, _)), Some(last)) = (named, filled.last_mut()) {
             last.push(name.to_string());

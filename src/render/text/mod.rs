@@ -14,8 +14,8 @@ use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
 use crate::session::event::{file_events, listing_events, plain_events, short_events};
 use crate::session::{
-    StepModel,
-    CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, Tolerance, Verdict,
+    CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, StepModel, Tolerance,
+    Verdict,
 };
 use crate::syntax::Span;
 
