@@ -60,7 +60,7 @@ pub fn dot(picture: &Picture) -> String {
         let _ = writeln!(
             out,
             "  n{id} [label=\"{{ {} | value {} | grad{grad} }}\"{style}];",
-            record_text(&label(node)),
+            record_text(&label(picture, node)),
             record_text(&format_number(node.value, DIGITS)),
         );
         if let Some(label) = op_text(picture, node, &constants) {
@@ -231,7 +231,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
         }
         value_at.insert(node.node.id, nodes.len());
         nodes.push(DrawNode::Value {
-            name: label(node),
+            name: label(picture, node),
             value: format_number(node.value, DIGITS),
             grad: grad_text(node.state),
             room: node.states.iter().filter_map(|&s| grad_text(s)).collect(),
@@ -321,7 +321,11 @@ fn step_title(picture: &Picture, k: usize) -> Option<String> {
             picture.of, step.last
         ));
     }
-    let current = notation::node(step.nodes.get(k - 1)?, DIGITS);
+    let node = step.nodes.get(k - 1)?;
+    let current = match picture.nodes.iter().find(|n| n.node.id == node.id) {
+        Some(drawn) => label(picture, drawn),
+        None => notation::node(node, DIGITS),
+    };
     Some(format!(
         "backward pass from {}: step {k} of {}, {current}",
         picture.of, step.last
@@ -346,8 +350,15 @@ fn constants_of(picture: &Picture) -> HashMap<NodeId, f64> {
 }
 
 /// A value box's name: the node as [`notation::node`] writes it (`x`, `#7`).
-fn label(node: &PictureNode) -> String {
-    notation::node(&node.node, DIGITS)
+fn label(picture: &Picture, node: &PictureNode) -> String {
+    // A call drawn as one box, its output named by no variable (only by a
+    // label of the call's own nodes, `h1.add`, which has a dot): the call as
+    // written.
+    let variable = node.node.name.as_ref().is_some_and(|n| !n.contains('.'));
+    match node.boxed {
+        Some(call) if !variable => picture.calls[call].written.clone(),
+        _ => notation::node(&node.node, DIGITS),
+    }
 }
 
 /// The label of `node`'s op node, if it has one: a boxed call's function
@@ -376,10 +387,11 @@ fn call_label(
     function: &str,
     constants: &HashMap<NodeId, f64>,
 ) -> String {
+    let arguments = node.boxed.map_or(usize::MAX, |c| picture.calls[c].args);
     let mut inputs: Vec<(usize, Option<String>)> = picture
         .edges
         .iter()
-        .filter(|e| e.node == node.node.id)
+        .filter(|e| e.node == node.node.id && e.position < arguments)
         .map(|e| {
             (
                 e.position,

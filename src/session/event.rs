@@ -1092,6 +1092,12 @@ pub struct PictureCall {
     pub label: String,
     /// The function called.
     pub function: String,
+    /// The call as written, its arguments by their labels (`h(a, 3)`): the
+    /// name of its output's box when no variable names it.
+    pub written: String,
+    /// How many arguments it takes: its first inputs (the variables its body
+    /// reads come after, drawn as edges only).
+    pub args: usize,
     /// The call whose body made this one (an index into [`Picture::calls`]).
     pub parent: Option<usize>,
     /// The node the call returned.

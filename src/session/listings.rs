@@ -354,7 +354,6 @@ impl Session {
         formulas: &Formulas,
     ) -> TraceStep {
         let names = formulas.names();
-        let call = &self.calls()[call];
         let label = |id: NodeId| match names.get(&id) {
             Some(name) => name.to_string(),
             None => format!("_{}", id.index()),
@@ -362,18 +361,8 @@ impl Session {
         // The partial by the call as written (`∂neuron(x1, x2, w, v, b)/∂x1`),
         // as the other steps write it by the operands: `∂h1/∂x1` would read
         // as the whole gradient of h1.
-        let args: Vec<String> = call
-            .args
-            .iter()
-            .map(|&a| {
-                if self.graph.op(a) == Op::Const {
-                    self.graph.value(a).to_string()
-                } else {
-                    label(a)
-                }
-            })
-            .collect();
-        let written = format!("{}({})", call.function, args.join(", "));
+        let written = self.call_written(call, names);
+        let call = &self.calls()[call];
         let mut row = self.node_row(position, step.node, names);
         row.inputs = step
             .contributions

@@ -1053,3 +1053,31 @@ fn one_point_of_the_moons_mlp_fits_a_slide() {
     let wide = read(&svg_of(dir.path(), &script, "--lr"));
     assert!(wide.height > 1080.0, "{wide:?}");
 }
+
+/// A call drawn as one box is drawn as written: its arguments in the
+/// ellipse (the globals its body reads are edges, no slots), and an output
+/// no variable names is named by the call, not by an inner node's label.
+#[test]
+fn call_boxes_are_drawn_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = read(&svg_of(dir.path(), crate::steps::MLP4, ""));
+    let mut ops: Vec<&str> = seen
+        .ops
+        .iter()
+        .map(String::as_str)
+        .filter(|o| o.starts_with("net"))
+        .collect();
+    ops.sort_unstable();
+    assert_eq!(
+        ops,
+        ["net(-1, 0.5)", "net(0.5, -1)", "net(1, 1)", "net(2, 3)"]
+    );
+    let script = "h(x, y) = x*y + 1\na = 2; o = h(a, 3)*a + h(2, 3)*a";
+    let seen = read(&svg_of(dir.path(), script, ""));
+    let names: Vec<&str> = seen.values.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(names, ["a", "h(a, 3)", "_5", "h(2, 3)", "_11", "o"]);
+    assert!(seen.ops.contains(&"h(·, 3)".to_string()), "{:?}", seen.ops);
+    // h(2, 3) = 7, its box's value.
+    let (_, value, _, _) = seen.values.iter().find(|v| v.0 == "h(2, 3)").unwrap();
+    assert!(close(*value, 7.0));
+}

@@ -144,10 +144,31 @@ fn page_step(view: &Value, names: &[(String, Option<String>)], k: usize) -> Slid
     }
 }
 
-/// The node a `:trace` step processes: the name after `[K] `.
+/// The node a `:trace` step processes as pictures name it: the name after
+/// `[K] `, or for a call shown as one step whose output no variable names
+/// (`[3] h2.add = h(2, 3) = 7 … (one call of h …)`), the call as written.
 fn step_node(block: &str) -> String {
     let rest = block.split_once("] ").unwrap().1;
-    rest.split_whitespace().next().unwrap().to_string()
+    let name = rest.split_whitespace().next().unwrap();
+    let first = block.lines().next().unwrap();
+    match first.contains("(one call of") && name.contains('.') {
+        true => rest.split(" = ").nth(1).unwrap().to_string(),
+        false => name.to_string(),
+    }
+}
+
+/// The label `:trace` gives each node that pictures name otherwise.
+fn aliases(blocks: &[String]) -> BTreeMap<String, String> {
+    blocks
+        .iter()
+        .map(|b| {
+            let rest = b.split_once("] ").unwrap().1;
+            (
+                rest.split_whitespace().next().unwrap().to_string(),
+                step_node(b),
+            )
+        })
+        .collect()
 }
 
 /// Every box's gradient on a slide, by name.
@@ -161,6 +182,7 @@ fn by_name(slide: &Slide) -> BTreeMap<String, Option<String>> {
 fn agree(script: &str, flags: &str, with_page: bool) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let blocks = trace_blocks(dir.path(), script, flags);
+    let aliases = aliases(&blocks);
     std::fs::create_dir(dir.path().join("slides")).unwrap();
     run(
         dir.path(),
