@@ -349,6 +349,16 @@ fn constants_of(picture: &Picture) -> HashMap<NodeId, f64> {
         .collect()
 }
 
+/// A constant operand as an op's label writes it: its name when it was read
+/// from one (`e`, `pi`), else its value to 4 digits.
+fn constant_text(picture: &Picture, id: NodeId, value: f64) -> String {
+    let named = picture.nodes.iter().find(|n| n.node.id == id);
+    match named.and_then(|n| n.node.name.clone()) {
+        Some(name) => name,
+        None => format_number(value, DIGITS),
+    }
+}
+
 /// A value box's name: the node as [`notation::node`] writes it (`x`, `#7`).
 fn label(picture: &Picture, node: &PictureNode) -> String {
     // A call drawn as one box, its output named by no variable (only by a
@@ -395,7 +405,9 @@ fn call_label(
         .map(|e| {
             (
                 e.position,
-                constants.get(&e.input).map(|&v| format_number(v, DIGITS)),
+                constants
+                    .get(&e.input)
+                    .map(|&v| constant_text(picture, e.input, v)),
             )
         })
         .collect();
@@ -441,7 +453,9 @@ fn op_label(
         .iter()
         .filter(|e| e.node == node.node.id)
         .map(|e| {
-            let constant = constants.get(&e.input).map(|&v| format_number(v, DIGITS));
+            let constant = constants
+                .get(&e.input)
+                .map(|&v| constant_text(picture, e.input, v));
             (e.position, constant)
         })
         .collect();

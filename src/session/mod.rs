@@ -547,10 +547,14 @@ impl Session {
 
     /// A node as outputs refer to it, given the reverse map of variable names.
     fn node_ref(&self, id: NodeId, names: &HashMap<NodeId, &str>) -> NodeRef {
+        let constant = (self.graph.op(id) == Op::Const).then(|| self.graph.value(id));
+        // A constant read from a predefined name (`e`, `pi`) keeps it.
+        let named = constant
+            .and_then(|value| formula::constant_name(value, |name| self.vars.contains_key(name)));
         NodeRef {
             id,
-            name: names.get(&id).map(|n| n.to_string()),
-            constant: (self.graph.op(id) == Op::Const).then(|| self.graph.value(id)),
+            name: names.get(&id).copied().or(named).map(str::to_string),
+            constant,
         }
     }
 

@@ -1081,3 +1081,20 @@ fn call_boxes_are_drawn_as_written() {
     let (_, value, _, _) = seen.values.iter().find(|v| v.0 == "h(2, 3)").unwrap();
     assert!(close(*value, 7.0));
 }
+
+/// A constant read from a predefined name keeps it in `:trace`, the handout
+/// and the slides; a constant typed as digits, or `e` once rebound, does not.
+#[test]
+fn named_constants_keep_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, _, _) = run(dir.path(), "x = 2; y = e^x + pi*x\n:trace\n:trace md");
+    assert_contains(&stdout, "[3] _2 = e ^ x = 7.389056099");
+    assert_contains(&stdout, "local ∂(e^x)/∂x = e^x = 7.389056099");
+    assert_contains(&stdout, "local ∂(pi*x)/∂x = pi = 3.141592654");
+    assert_contains(&stdout, "| ∂(e^x)/∂x = e^x = 7.389056099 |");
+    assert!(!stdout.contains("2.718281828"), "{stdout}");
+    let seen = read(&svg_of(dir.path(), "x = 2; y = e^x", ""));
+    assert_eq!(seen.ops, ["e ^"]);
+    let (stdout, _, _) = run(dir.path(), "e = 3; x = 2; y = 2.718281828459045^x\n:trace");
+    assert_contains(&stdout, "[1] y = 2.718281828459045 ^ x");
+}
