@@ -171,7 +171,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                             if step_picture && self.failed {
                                 skipped = Some((0, target.span.start));
                             }
-                            if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
+                            if matches!(
+                                event,
+                                Event::Calculus(
+                                    CalculusEvent::Repeat { .. } | CalculusEvent::Descent { .. }
+                                )
+                            ) {
                                 self.event(event, session, source, origin)?; // the table, beside the file
                             }
                             self.failed |= failed_before;
@@ -394,6 +399,19 @@ impl<O: Write, E: Write> Printer<O, E> {
                         .iter()
                         .map(|o| o.map_or(f64::NAN, f64::from))
                         .collect::<Vec<_>>(),
+                )),
+            )),
+            Event::Calculus(CalculusEvent::Descent {
+                of,
+                losses,
+                target: Some(target),
+                ..
+            }) => Some((
+                target,
+                "the loss over the steps as SVG",
+                Ok(super::series::svg(
+                    of,
+                    &losses.iter().map(|&l| f64::from(l)).collect::<Vec<_>>(),
                 )),
             )),
             // No file: shown in the terminal, or nothing to write.
