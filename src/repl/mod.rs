@@ -137,18 +137,45 @@ fn run_input<O: Write, E: Write>(
     session: &mut Session,
     printer: &mut Printer<O, E>,
     input: &str,
-) -> io::Result<bool> {
+) -> io::Result<Ran> {
     crate::interrupt::clear();
     let outcome = driver::run(session, printer, input.as_bytes(), "<input>", None, TYPED);
-    let (quit, interrupted) = match outcome {
-        Outcome::Quit { .. } => (true, false),
+    let (ran, interrupted) = match outcome {
+        Outcome::Quit { failed } => (Ran { quit: true, failed }, false),
         Outcome::Output(error) => return Err(error),
-        Outcome::Interrupted => (false, true),
-        Outcome::Done { .. } | Outcome::Stopped => (false, false),
+        Outcome::Interrupted => (Ran::failed(), true),
+        Outcome::Done { failed } => (Ran { quit: false, failed }, false),
+        Outcome::Stopped => (Ran::failed(), false),
     };
     printer.flush()?;
     after_interrupt(interrupted);
-    Ok(quit)
+    Ok(ran)
+}
+
+/// How a typed input ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ran {
+    /// It was `:quit`.
+    quit: bool,
+    /// A statement failed (or Ctrl-C stopped one): the live page is left as
+    /// it was, since an error changes nothing.
+    failed: bool,
+}
+
+impl Ran {
+    /// Ran to its end, nothing failed.
+    const OK: Ran = Ran {
+        quit: false,
+        failed: false,
+    };
+
+    /// A statement failed.
+    fn failed() -> Ran {
+        Ran {
+            quit: false,
+            failed: true,
+        }
+    }
 }
 
 /// After Ctrl-C stopped a statement (`interrupted`, or the flag still set):
@@ -192,17 +219,19 @@ fn run_plain<O: Write, E: Write>(
         if typed.trim().is_empty() {
             continue;
         }
-        let quit = match repl_command(&typed) {
+        let ran = match repl_command(&typed) {
             Some("serve") => {
                 serve(&mut server, session, printer, &typed)?;
-                false
+                Ran::OK
             }
             _ => run_input(session, printer, &typed)?,
         };
-        if quit {
+        if ran.quit {
             return Ok(0);
         }
-        publish(server.as_ref(), session, printer, &typed);
+        if !ran.failed {
+            publish(server.as_ref(), session, printer, &typed);
+        }
     }
 }
 
@@ -282,11 +311,11 @@ fn run_shared<O: Write, E: Write>(
         // Long output wraps at the terminal's width, which may change between lines.
         printer.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
         remember(&mut editor, &mut history_file, &input);
-        let quit = dispatch(&mut editor, session, printer, &input, &style, &mut server)?;
-        if quit {
+        let ran = dispatch(&mut editor, session, printer, &input, &style, &mut server)?;
+        if ran.quit {
             return Ok(0);
         }
-        if repl_command(&input).is_none() {
+        if repl_command(&input).is_none() && !ran.failed {
             publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
         }
         // `:precision` changed the printer's style: `:step` and the preview follow.
@@ -348,7 +377,7 @@ fn remember(editor: &mut LineEditor, history_file: &mut Option<history::HistoryF
 
 /// Carries out the typed `input`: `:step` and `:serve` in the REPL (with the
 /// `editor`, the printer's `style` and the `:serve` server), anything else in
-/// the session. Whether it was `:quit`.
+/// the session. How it ended ([`Ran`]).
 ///
 /// Errors: only I/O errors of the printer's streams.
 fn dispatch<O: Write, E: Write>(
@@ -358,7 +387,7 @@ fn dispatch<O: Write, E: Write>(
     input: &str,
     style: &Style,
     server: &mut Option<Server>,
-) -> io::Result<bool> {
+) -> io::Result<Ran> {
     Ok(match repl_command(input) {
         Some("step") => {
             let at = Stepping {
@@ -366,11 +395,11 @@ fn dispatch<O: Write, E: Write>(
                 server: server.as_ref(),
             };
             step(editor, &mut session.borrow_mut(), printer, input, at)?;
-            false
+            Ran::OK
         }
         Some("serve") => {
             serve(server, &mut session.borrow_mut(), printer, input)?;
-            false
+            Ran::OK
         }
         _ => run_input(&mut session.borrow_mut(), printer, input)?,
     })
