@@ -144,7 +144,13 @@ fn run_input<O: Write, E: Write>(
         Outcome::Quit { failed } => (Ran { quit: true, failed }, false),
         Outcome::Output(error) => return Err(error),
         Outcome::Interrupted => (Ran::failed(), true),
-        Outcome::Done { failed } => (Ran { quit: false, failed }, false),
+        Outcome::Done { failed } => (
+            Ran {
+                quit: false,
+                failed,
+            },
+            false,
+        ),
         Outcome::Stopped => (Ran::failed(), false),
     };
     printer.flush()?;

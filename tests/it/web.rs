@@ -38,9 +38,7 @@ fn the_page_steps_through_colahs_fan_out() {
     // to d; step 2 (d) adds 3 to b, its first of two uses (a sum so far);
     // step 3 (c) adds 2 to a and 2 to b, which is then final: 5.
     assert_eq!(model["views"].as_array().unwrap().len(), 1);
-    let mark = |step: u32, text: &str, kind: &str| {
-        serde_json::json!({"step": step, "text": text, "kind": kind})
-    };
+    let mark = |step: u32, text: &str, kind: &str| serde_json::json!({"step": step, "text": text, "kind": kind});
     assert_eq!(
         model["views"][0]["boxes"],
         serde_json::json!([
