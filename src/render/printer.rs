@@ -19,20 +19,7 @@ pub enum Format {
     Json,
 }
 
-/// The answer to "replace it? [y/N]".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// Replace the file.
-    Yes,
-    /// Keep it (any answer but y or yes).
-    No,
-    /// Ctrl-C or Ctrl-D at the question: keep the file and run nothing more
-    /// of the input.
-    Cancelled,
-}
-
-/// Asked, in the REPL, whether to replace an existing file (the path as shown).
-pub type Confirm = Box<dyn FnMut(&str) -> Answer>;
+pub use crate::session::{Answer, Confirm};
 
 /// Renders results to `out` (events) and `err` (human-format errors), and writes
 /// the files commands ask for (see [`crate::files`] for how).

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::{Constant, Expr, Form, Graph, LocalRule, NodeId, Notation, Op};
+use crate::engine::{Constant, Expr, Form, Graph, LocalRule, NodeId, Notation, Op, Passing};
 use crate::syntax::{BinaryOp, ExprKind, ExprTree, UnaryOp};
 
 /// The most expression nodes an unnamed operand's label may have (`x1*w1 +
@@ -364,6 +364,26 @@ fn gcd(mut a: u32, mut b: u32) -> u32 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+/// Where an op passes nothing to an input by the rule `passing`, over the
+/// op's `operands` as they are written (its first is the rule's `u` or `a`,
+/// its second `b`): `"x*y ≤ 0"` for relu of `x*y`, `"not the largest"` for
+/// max. Over the placeholders `u`, `a`, `b` where `operands` lacks one
+/// (`:help` passes none); `""` for [`Passing::Always`].
+pub fn nothing_where(passing: Passing, operands: &[String]) -> String {
+    let operand =
+        |k: usize, placeholder: &'static str| operands.get(k).map_or(placeholder, String::as_str);
+    match passing {
+        Passing::Always => String::new(),
+        Passing::WherePositive => format!("{} ≤ 0", operand(0, "u")),
+        Passing::ToLargest => "not the largest".to_string(),
+        Passing::ToSmallest => "not the smallest".to_string(),
+        Passing::WhereExponentNonzero => format!("{} = 0", operand(1, "b")),
+        Passing::UnlessZeroBase => format!("{} = 0, {} ≥ 0", operand(0, "a"), operand(1, "b")),
+        Passing::NotDifferentiable => "not differentiable".to_string(),
+        Passing::Detached => "detached".to_string(),
+    }
 }
 
 #[cfg(test)]

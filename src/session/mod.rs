@@ -49,6 +49,7 @@ pub use event::{
     PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
     TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
+pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 pub use steps::{GradMark, GradState, StepModel};
 
@@ -66,6 +67,11 @@ pub const CONSTANTS: &[(&str, f64)] = &[
     ("inf", f64::INFINITY),
     ("nan", f64::NAN),
 ];
+
+/// The most characters of a quoted command (a quote starting with `:`, such as
+/// the `:repeat 3 -f r.svg …` a help suggests): it is shown whole up to this
+/// length, so that it can be typed as shown.
+pub const COMMAND_QUOTE_CHARS: usize = 200;
 
 /// Names that always mean the most recent result.
 const RESULT_NAMES: [&str; 2] = ["ans", "_"];
@@ -136,9 +142,24 @@ pub struct Session {
     cancelled: bool,
 }
 
+/// The answer to "replace it? [y/N]".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Replace the file.
+    Yes,
+    /// Keep it (any answer but y or yes).
+    No,
+    /// Ctrl-C or Ctrl-D at the question: keep the file and run nothing more
+    /// of the input.
+    Cancelled,
+}
+
+/// Asked, in the REPL, whether to replace an existing file (the path as shown).
+pub type Confirm = Box<dyn FnMut(&str) -> Answer>;
+
 /// The REPL's question "replace it? [y/N]" (the path as shown), if any.
 #[derive(Default)]
-pub struct AskReplace(pub Option<crate::render::printer::Confirm>);
+pub struct AskReplace(pub Option<Confirm>);
 
 impl std::fmt::Debug for AskReplace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -197,7 +218,7 @@ impl Session {
 
     /// [`Session::run_source`], giving `sink` the session too, as it is after
     /// the statement: what a listing's rows are made from while its events are
-    /// rendered ([`Listing`]), e.g. by [`crate::render::Printer::report`].
+    /// rendered ([`Listing`]), e.g. by the printer's `report`.
     pub fn run_source_with(
         &mut self,
         source: &str,
