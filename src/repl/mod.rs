@@ -141,16 +141,17 @@ fn run_input<O: Write, E: Write>(
     crate::interrupt::clear();
     let outcome = driver::run(session, printer, input.as_bytes(), "<input>", None, TYPED);
     let (ran, interrupted) = match outcome {
-        Outcome::Quit { failed } => (Ran { quit: true, failed }, false),
-        Outcome::Output(error) => return Err(error),
-        Outcome::Interrupted => (Ran::failed(), true),
-        Outcome::Done { failed } => (
+        Outcome::Quit { failed } => (
             Ran {
-                quit: false,
+                quit: true,
                 failed,
+                walked_off: false,
             },
             false,
         ),
+        Outcome::Output(error) => return Err(error),
+        Outcome::Interrupted => (Ran::failed(), true),
+        Outcome::Done { failed } => (Ran { failed, ..Ran::OK }, false),
         Outcome::Stopped => (Ran::failed(), false),
     };
     printer.flush()?;
@@ -166,6 +167,8 @@ struct Ran {
     /// A statement failed (or Ctrl-C stopped one): the live page is left as
     /// it was, since an error changes nothing.
     failed: bool,
+    /// `:step` ended by Enter at its last step.
+    walked_off: bool,
 }
 
 impl Ran {
@@ -173,13 +176,14 @@ impl Ran {
     const OK: Ran = Ran {
         quit: false,
         failed: false,
+        walked_off: false,
     };
 
     /// A statement failed.
     fn failed() -> Ran {
         Ran {
-            quit: false,
             failed: true,
+            ..Ran::OK
         }
     }
 }
@@ -298,6 +302,9 @@ fn run_shared<O: Write, E: Write>(
         ))?;
         printer.flush()?;
     }
+    // `:step` just walked off its last step with Enter: a lone `b` or `q`
+    // typed now was most likely meant for it.
+    let mut walked_off = false;
     loop {
         let input = match editor.readline(prompt) {
             Ok(line) => line,
@@ -317,7 +324,16 @@ fn run_shared<O: Write, E: Write>(
         // Long output wraps at the terminal's width, which may change between lines.
         printer.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
         remember(&mut editor, &mut history_file, &input);
+        if std::mem::take(&mut walked_off) && matches!(input.trim(), "b" | "q") {
+            let typed = input.trim();
+            printer.line(&format!(
+                "(`{typed}` was not run: `:step` had ended, so here it would mean the variable {typed}; type it again to run it, or `:step` to step again)"
+            ))?;
+            printer.flush()?;
+            continue;
+        }
         let ran = dispatch(&mut editor, session, printer, &input, &style, &mut server)?;
+        walked_off = ran.walked_off;
         if ran.quit {
             return Ok(0);
         }
@@ -400,8 +416,11 @@ fn dispatch<O: Write, E: Write>(
                 style,
                 server: server.as_ref(),
             };
-            step(editor, &mut session.borrow_mut(), printer, input, at)?;
-            Ran::OK
+            let walked_off = step(editor, &mut session.borrow_mut(), printer, input, at)?;
+            Ran {
+                walked_off,
+                ..Ran::OK
+            }
         }
         Some("serve") => {
             serve(server, &mut session.borrow_mut(), printer, input)?;
@@ -531,13 +550,14 @@ struct Stepping<'a> {
 /// `:step`: the backward pass one node per Enter; `b` goes back a step, `g N`
 /// (or `N`) to step N, each drawn again as `:trace` shows it; q, Ctrl-C or
 /// Ctrl-D stops. A live page (`:serve`) shows each step as the terminal does.
+/// True when Enter at the last step ended it (the walk is done, and said so).
 fn step<O: Write, E: Write>(
     editor: &mut LineEditor,
     session: &mut Session,
     printer: &mut Printer<O, E>,
     input: &str,
     follow: Stepping,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let style = follow.style;
     crate::interrupt::clear();
     let mut trace = None;
@@ -561,15 +581,17 @@ fn step<O: Write, E: Write>(
     let cancelled = printer.take_cancelled();
     after_interrupt(cancelled);
     let Some(trace) = trace else {
-        return Ok(());
+        return Ok(false);
     };
     if matches!(printer.format, Format::Json) {
-        return printer.event(&trace, session, input, "<input>");
+        return printer
+            .event(&trace, session, input, "<input>")
+            .map(|()| false);
     }
     // The prompt numbers a step as the trace does: of `total`, the count in its
     // header (a long trace skips steps in the middle, as `:trace` does).
     let Event::Trace { total, .. } = &trace else {
-        return Ok(());
+        return Ok(false);
     };
     // The header first; then the steps, one at a time, forward and back.
     let mut steps: Vec<(usize, NodeId, String)> = Vec::new();
@@ -588,7 +610,7 @@ fn step<O: Write, E: Write>(
         }
         let last = at + 1 == steps.len();
         let keys = if last {
-            "Enter to end, b back, g N for step N"
+            "the last step: Enter to end, b back, g N for step N"
         } else {
             "Enter for the next, b back, g N for step N, q to stop"
         };
@@ -600,7 +622,7 @@ fn step<O: Write, E: Write>(
             helper.editing.set(true);
         }
         let Ok(answer) = answer else {
-            return printer.line("(stopped)");
+            return printer.line("(stopped)").map(|()| false);
         };
         let key = step_key(&answer);
         if !matches!(key, StepKey::Stop(_)) {
@@ -609,7 +631,12 @@ fn step<O: Write, E: Write>(
             printer.raw("\x1b[1A\x1b[2K")?;
         }
         match key {
-            StepKey::Next if last => return Ok(()),
+            StepKey::Next if last => {
+                printer.line(&format!(
+                    "(the backward pass is done: all {total} steps shown; `:step` starts it again)"
+                ))?;
+                return Ok(true);
+            }
             StepKey::Next => at += 1,
             StepKey::Back => at = at.saturating_sub(1),
             StepKey::Go(n) => match steps.iter().position(|(p, ..)| *p == n) {
@@ -629,11 +656,12 @@ fn step<O: Write, E: Write>(
                     rest => printer.line(&crate::render::shorten_quotes(&format!(
                         "(stopped; `{rest}` was not run: the step prompt takes Enter, b, g N or q, type it at the `> ` prompt)"
                     ))),
-                };
+                }
+                .map(|()| false);
             }
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Writes one piece of a trace, wrapped as `:trace` wraps: between the parts

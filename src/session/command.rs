@@ -274,7 +274,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "step",
         aliases: &[],
         usage: "[all|md|tex] [FILE] [--expand | --expand=CALL]",
-        help: "backprop one step per Enter, as `:trace` shows it, a call of a user function one step unless `--expand` (q stops; in scripts, like `:trace`)",
+        help: "backprop one step per Enter, as `:trace` shows it, a call of a user function one step unless `--expand`; at the step prompt `b` goes back a step, `g N` (or `N`) to step N, q stops, and Enter at the last step ends it, saying so (in scripts, like `:trace`)",
         params: TRACE_PARAMS,
         writes: true,
         repl_only: true,
