@@ -827,9 +827,10 @@ impl Event {
                 Some(rows)
             }
             Event::Trace { steps, .. } | Event::TraceTable { steps, .. } => Some(steps),
+            // A page's steps are made with it (its step model holds them).
             plain_events!()
-            | Event::Picture { .. }
             | Event::Page { .. }
+            | Event::Picture { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
             | Event::Load { .. }
