@@ -92,7 +92,7 @@ pub use crate::session::nothing_where;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::NodeId;
+    use crate::engine::{NodeId, Passing};
     use crate::session::NoticeCode;
 
     /// One notice of each kind, in the order of [`NoticeCode::ALL`]: a new

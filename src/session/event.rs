@@ -525,7 +525,10 @@ pub enum Event {
     /// The output's graph and backward pass as one web page (`:html FILE`),
     /// for the printer to render and write.
     #[serde(skip)]
-    Page { page: Page, target: Option<Target> },
+    Page {
+        page: Box<Page>,
+        target: Option<Target>,
+    },
     /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
     #[serde(skip)]
     TraceTable {

@@ -263,7 +263,10 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let page = self.page_of(name)?;
-        events.push(Event::Page { page, target });
+        events.push(Event::Page {
+            page: Box::new(page),
+            target,
+        });
         Ok(())
     }
 
