@@ -29,6 +29,8 @@ pub(super) struct Descent {
     pub all: bool,
     /// Where the plot of the loss goes (`FILE.svg`), if asked for.
     pub target: Option<Target>,
+    /// The file's word as typed, for the check before the first step.
+    pub file: Option<Ident>,
     /// The whole command, for errors about it.
     pub span: Span,
 }
@@ -104,6 +106,7 @@ impl Descent {
             params,
             all: command.keywords.contains(&"--all"),
             target: plot_target(command)?,
+            file: command.file.cloned(),
             span,
         })
     }
@@ -145,6 +148,10 @@ impl Session {
         descent: &Descent,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if let Some(file) = &descent.file {
+            // A file that cannot be written is refused before any step moves.
+            self.check_writable(file)?;
+        }
         let loss = self.variable_node(&descent.loss)?;
         if self.graph.op(loss).is_leaf() {
             // `:descend lr=0.5 steps=3 w1 b`: the loss was left out.
