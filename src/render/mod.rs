@@ -20,7 +20,7 @@ pub mod tables;
 pub mod text;
 
 pub use number::{Precision, format_number};
-pub use printer::{Answer, Format, Printer};
+pub use printer::{Answer, Format, Printer, Show};
 
 /// How human output looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,6 +21,10 @@ pub enum Format {
 
 pub use crate::session::{Answer, Confirm};
 
+/// Shows an event some other way than the format would (see [`Printer::show`]):
+/// true when it did.
+pub type Show = Box<dyn FnMut(&Event, &Session) -> bool>;
+
 /// Renders results to `out` (events) and `err` (human-format errors), and writes
 /// the files commands ask for (see [`crate::files`] for how).
 pub struct Printer<O: Write, E: Write> {
@@ -42,6 +46,11 @@ pub struct Printer<O: Write, E: Write> {
     /// Human output only: warnings and notices go to `err`, so that `out` holds
     /// the results alone (batch runs). The REPL shows them in line, on `out`.
     pub notes_to_err: bool,
+    /// Asked first with each event of a statement and the session that ran
+    /// it; when it returns true the event has been shown its own way (the
+    /// Python package's notebook cells show a picture in place), and nothing
+    /// is written or rendered for it. `None`: every event goes to the format.
+    pub show: Option<Show>,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
     /// The question about replacing a file was cancelled since the last
@@ -71,6 +80,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             script: false,
             confirm: None,
             notes_to_err: false,
+            show: None,
             failed: false,
             cancelled: false,
             line: String::new(),
@@ -130,6 +140,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 for event in events {
                     if crate::interrupt::requested() {
                         break; // Ctrl-C: the driver says "interrupted"
+                    }
+                    if let Some(show) = &mut self.show
+                        && show(event, session)
+                    {
+                        continue;
                     }
                     let step_picture = matches!(
                         event,

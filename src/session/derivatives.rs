@@ -502,8 +502,8 @@ impl Session {
         if args.is_empty() {
             let reached = reached(self);
             targets = self
-                .var_order
-                .iter()
+                .vars
+                .keys()
                 .map(|name| (name.clone(), self.vars[name]))
                 .filter(|(_, node)| reached[node.index()] && self.graph.op(*node) == Op::Variable)
                 .collect();

@@ -461,8 +461,8 @@ impl Session {
             .and_then(|o| self.backprop(o, Span::default()).ok());
         let built_from_earlier = self.built_from_earlier();
         let vars = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .zip(built_from_earlier)
             .map(|(name, built_from_earlier)| {
                 let node = self.vars[name];

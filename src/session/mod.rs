@@ -74,6 +74,9 @@ pub const CONSTANTS: &[(&str, f64)] = &[
 /// length, so that it can be typed as shown.
 pub const COMMAND_QUOTE_CHARS: usize = 200;
 
+/// The variables: each name once, in the order first assigned.
+type Names = indexmap::IndexMap<String, NodeId, rustc_hash::FxBuildHasher>;
+
 /// Names that always mean the most recent result.
 const RESULT_NAMES: [&str; 2] = ["ans", "_"];
 
@@ -102,10 +105,9 @@ const BARE_COMMANDS: [&str; 3] = ["help", "quit", "exit"];
 #[derive(Debug, Default)]
 pub struct Session {
     graph: Graph,
-    /// Current binding of each variable.
-    vars: FxHashMap<String, NodeId>,
-    /// Variables in the order they were first assigned (for `:vars` and `:grad`).
-    var_order: Vec<String>,
+    /// Current binding of each variable, in the order the names were first
+    /// assigned (for `:vars` and `:grad`): each name is held once.
+    vars: Names,
     /// Earlier bindings of each variable, oldest first (to explain a gradient of 0).
     earlier: FxHashMap<String, Vec<NodeId>>,
     functions: FxHashMap<String, UserFunction>,
@@ -208,7 +210,7 @@ impl Session {
 
     /// Variable names, in the order they were first assigned.
     pub fn variable_names(&self) -> impl Iterator<Item = &str> {
-        self.var_order.iter().map(String::as_str)
+        self.vars.keys().map(String::as_str)
     }
 
     /// User function names, in the order they were defined.
@@ -506,22 +508,22 @@ impl Session {
         })
     }
 
-    /// For each variable (in `var_order`), the variables whose earlier binding its
+    /// For each variable (in `vars`' order), the variables whose earlier binding its
     /// value was built from (see [`VarRow::built_from_earlier`]); empty for
     /// leaves. One pass over the nodes up to the last derived variable: inputs
     /// have smaller ids than their consumers, so marks flow forward by id.
     fn built_from_earlier(&self) -> Vec<Vec<String>> {
-        let mut result = vec![Vec::new(); self.var_order.len()];
+        let mut result = vec![Vec::new(); self.vars.len()];
         let rebound: Vec<&String> = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .filter(|name| self.earlier.get(*name).is_some_and(|old| !old.is_empty()))
             .collect();
         let derived = |name: &String| {
             let node = self.vars[name];
             (self.graph.op(node) != Op::Variable).then_some(node)
         };
-        let Some(last) = self.var_order.iter().filter_map(derived).max() else {
+        let Some(last) = self.vars.keys().filter_map(derived).max() else {
             return result;
         };
         if rebound.is_empty() {
@@ -541,7 +543,7 @@ impl Session {
             let inputs = self.graph.operands(NodeId(i as u32));
             marks[i] |= inputs.iter().fold(0, |m, input| m | marks[input.index()]);
         }
-        for (row, name) in result.iter_mut().zip(&self.var_order) {
+        for (row, name) in result.iter_mut().zip(self.vars.keys()) {
             let Some(node) = derived(name) else { continue };
             let mark = marks[node.index()];
             for (k, rebound_name) in rebound.iter().enumerate().take(63) {
@@ -602,7 +604,7 @@ impl Session {
     /// [`Call`]).
     fn names_by_node(&self) -> HashMap<NodeId, &str> {
         let mut map = HashMap::new();
-        for name in &self.var_order {
+        for name in self.vars.keys() {
             if let Some(&node) = self.vars.get(name) {
                 map.entry(node).or_insert(name.as_str());
             }

@@ -197,8 +197,8 @@ impl Session {
     fn set_leaves(&mut self, sets: &[(String, NodeId, f64)], span: Span, events: &mut Vec<Event>) {
         let is_target = |n: &str| sets.iter().any(|(name, _, _)| name == n);
         let named: Vec<(String, f64)> = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .filter(|n| !is_target(n))
             .map(|n| (n.clone(), self.graph.value(self.vars[n])))
             .collect();
@@ -283,8 +283,8 @@ impl Session {
             // `grad(relu(x)*w, x)`, is named by its label only: the
             // variable's names (`w`) are not what went stale.
             let names: Vec<&str> = self
-                .var_order
-                .iter()
+                .vars
+                .keys()
                 .filter(|n| {
                     let bound = self.vars[n.as_str()];
                     (group.first..group.end).contains(&bound)

@@ -205,35 +205,82 @@ pub fn message_model(message: &str) -> Value {
 /// sheet and the script inline, no request to the network.
 pub fn page(page: &Page, style: &Style) -> String {
     let model = serde_json::to_value(page_model(page, style)).unwrap_or(Value::Null);
-    document(&format!("gradcalc: {}", page.picture.of), &model, None)
+    document(&format!("gradcalc: {}", page.picture.of), &model)
 }
 
-/// The page of `:serve`: the model it starts with, and `events`, the path of
-/// the server-sent events that bring every later model.
-pub fn live_page(model: &Value, events: &str) -> String {
-    document("gradcalc: live", model, Some(events))
+/// The page of `:serve` without its model: the text before and after the
+/// model's JSON (as [`script_json`] writes it), which the server holds once
+/// and sends around every model. `events` is the path of the server-sent
+/// events that bring every later model.
+pub fn live_page_around(events: &str) -> (String, String) {
+    document_around("gradcalc: live", Some(events))
 }
 
 /// An HTML page holding `model` and the view's script and style.
-fn document(title: &str, model: &Value, events: Option<&str>) -> String {
+fn document(title: &str, model: &Value) -> String {
+    let (before, after) = document_around(title, None);
+    format!("{before}{}{after}", script_json(model))
+}
+
+/// An HTML page of the view's script and style, before and after its model.
+fn document_around(title: &str, events: Option<&str>) -> (String, String) {
     let live = events.map_or(String::new(), |path| {
         format!(" data-live=\"{}\"", escape(path))
     });
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n<script id=\"gradcalc-model\" type=\"application/json\">{}</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n",
-        escape(title),
-        script_json(model)
-    )
+    let before = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n<script id=\"gradcalc-model\" type=\"application/json\">",
+        escape(title)
+    );
+    let after = format!(
+        "</script>\n<script>\n{PAGE_JS}</script>\n<script>GradcalcView.start(document.getElementById(\"view\"));</script>\n</body>\n</html>\n"
+    );
+    (before, after)
 }
 
 /// JSON that is safe inside a `<script>` element: `<`, `>` and `&` written
 /// as `\u003c` etc., so no `</script>` or `<!--` can end it early.
 pub fn script_json(value: &Value) -> String {
-    value
-        .to_string()
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
+    script_json_within(value, usize::MAX).unwrap_or_default()
+}
+
+/// [`script_json`] of `value` if it is at most `limit` bytes long, else
+/// `None`, found without writing more than `limit` bytes.
+pub fn script_json_within(value: &Value, limit: usize) -> Option<String> {
+    let mut out = ScriptJson {
+        text: Vec::new(),
+        limit,
+    };
+    serde_json::to_writer(&mut out, value).ok()?;
+    // Only ASCII was replaced in what serde_json wrote, which is UTF-8.
+    String::from_utf8(out.text).ok()
+}
+
+/// Collects JSON text, escaping `<`, `>` and `&` as it comes (they occur
+/// only inside strings), and fails past `limit` bytes.
+struct ScriptJson {
+    text: Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for ScriptJson {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for &byte in bytes {
+            match byte {
+                b'<' => self.text.extend_from_slice(b"\\u003c"),
+                b'>' => self.text.extend_from_slice(b"\\u003e"),
+                b'&' => self.text.extend_from_slice(b"\\u0026"),
+                _ => self.text.push(byte),
+            }
+        }
+        if self.text.len() > self.limit {
+            return Err(std::io::Error::other("longer than the limit"));
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -248,5 +295,15 @@ mod tests {
         assert!(!text.contains('<') && !text.contains('>'));
         let back: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, value);
+    }
+
+    #[test]
+    fn script_json_within_stops_at_its_limit() {
+        // `{"svg":"\u003cb\u003e"}` is 23 bytes.
+        let value = json!({"svg": "<b>"});
+        let text = r#"{"svg":"\u003cb\u003e"}"#;
+        assert_eq!(script_json(&value), text);
+        assert_eq!(script_json_within(&value, 23).as_deref(), Some(text));
+        assert_eq!(script_json_within(&value, 22), None);
     }
 }

@@ -602,6 +602,11 @@ fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
     let Some((mut browser, mut repl, port, _state)) = serving("`:serve` in Chromium") else {
         return;
     };
+    // What the page's Content-Security-Policy blocks, as the page sees it.
+    browser.call(
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({"source": "window.blocked = []; document.addEventListener('securitypolicyviolation', e => window.blocked.push(e.effectiveDirective + ' ' + e.blockedURI));"}),
+    );
     browser.open(
         &format!("http://127.0.0.1:{port}/"),
         (1280, 720),
@@ -621,6 +626,15 @@ fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
     browser.wait_for("document.querySelector('.gc-graph').textContent.includes('value 8')");
     let shot = browser.screenshot("serve-1280x720");
     assert_drawn(&shot, (1280, 720));
+    // The page updated through its event stream under the policy, which
+    // blocked nothing of its own, and blocks a request elsewhere.
+    assert_eq!(browser.eval("window.blocked"), json!([]));
+    browser.eval("new Image().src = 'http://127.0.0.2:9/x.png', true");
+    browser.wait_for("window.blocked.length === 1");
+    assert_eq!(
+        browser.eval("window.blocked"),
+        json!(["img-src http://127.0.0.2:9/x.png"])
+    );
     // A closed browser does not end the REPL.
     drop(browser);
     repl.line("z = y + 1", "z = 9");

@@ -35,6 +35,7 @@ mod readme;
 mod refusals;
 mod repl;
 mod rules;
+mod serve;
 mod sessions;
 mod steps;
 mod teaching;

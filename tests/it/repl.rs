@@ -519,17 +519,7 @@ fn lines_typed_ahead_of_a_plain_start_get_no_note_about_stdin() {
     // already typed: neither -e nor a FILE was given, so there is no note
     // that "standard input is not read", and the line runs in the REPL.
     let state = tempfile::tempdir().unwrap();
-    let gradcalc = pty::command(state.path());
-    let mut command = Command::new("sh");
-    command
-        .args(["-c", "read -r go && exec \"$0\""])
-        .arg(gradcalc.get_program());
-    for (key, value) in gradcalc.get_envs() {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
-    }
+    let command = pty::command_in_shell(state.path(), "read -r go && exec \"$0\"");
     let mut repl = Repl::spawn(command);
     repl.send("go\nx = 41 + 1\n");
     let seen = repl.expect("x = 42");
