@@ -2,8 +2,8 @@
 // `:serve` and the playground. It shows a *model* (src/render/html.rs says what
 // it holds): the picture gradcalc laid out, and the backward pass stepped with
 // the keyboard. Step 0 is the forward pass (every gradient blank); step K is
-// `:trace`'s step K: its node highlighted, its line shown, the gradients of the
-// nodes it and the steps before it processed filled in, the others blank.
+// `:trace`'s step K: its node highlighted, its line shown, each gradient as
+// the model says at step K (blank, a fan-out's sum so far, or final).
 "use strict";
 var GradcalcView = (function () {
   var SVG = "http://www.w3.org/2000/svg";
@@ -44,6 +44,7 @@ var GradcalcView = (function () {
         current: ["var(--current-fill)", "var(--current)", "6", ""],
         done: ["var(--done-fill)", "var(--done)", "3", ""],
         pending: ["#ffffff", "var(--faint)", "2", "5 3"],
+        partial: ["#ffffff", "var(--current)", "2", "5 3"],
         box: ["#ffffff", "var(--ink)", "2", ""]
       }[kind];
       shape.setAttribute("style", "fill:" + styles[0] + ";stroke:" + styles[1] +
@@ -63,6 +64,7 @@ var GradcalcView = (function () {
       ["edge", "an edge's label: the local derivative ∂node/∂input at these values"],
       ["current", "the node this step processes (thick border)"],
       ["done", "gradient final (solid border)"],
+      ["partial", "a fan-out's sum so far, uses to come (dashed, orange)"],
       ["pending", "gradient still to come (dashed border, blank)"]
     ].forEach(function (entry) {
       var item = element("li");
@@ -206,15 +208,23 @@ var GradcalcView = (function () {
     var stepping = !model.note && last > 0;
     for (var i = 0; i < this.boxes.length; i++) {
       var b = this.boxes[i];
-      var at = this.drawing.boxes[i] || 0;
-      var done = !stepping || (at > 0 && at <= k);
+      // The box's last mark at or before step k (the model says when its
+      // gradient as drawn changes): blank before the first.
+      var marks = this.drawing.boxes[i] || [];
+      var mark = null;
+      for (var m = 0; m < marks.length && marks[m].step <= k; m++) mark = marks[m];
+      var shown = !stepping || mark !== null;
+      var partial = stepping && mark !== null && mark.kind === "partial";
       var current = stepping && k > 0 && this.drawing.lit[k - 1] === i;
-      b.group.classList.toggle("done", done && !current && stepping);
+      b.group.classList.toggle("done", stepping && shown && !partial && !current);
       b.group.classList.toggle("current", current);
-      b.group.classList.toggle("pending", !done);
-      if (b.grad) b.grad.textContent = done ? b.text : "grad";
-      b.item.textContent = b.name + ": " + b.value + ", " + (done ? b.text || "no gradient" : "gradient to come") +
-        ", " + (current ? "current" : done ? "final" : "pending");
+      b.group.classList.toggle("partial", partial && !current);
+      b.group.classList.toggle("pending", !shown || partial);
+      var grad = !stepping ? b.text : mark ? "grad " + mark.text : "grad";
+      if (b.grad) b.grad.textContent = grad;
+      var said = !stepping ? b.text || "no gradient" : mark ? grad : "gradient to come";
+      var state = current ? "current" : !shown ? "pending" : partial ? "partial, more to come" : "final";
+      b.item.textContent = b.name + ": " + b.value + ", " + said + ", " + state;
       if (current) b.item.setAttribute("aria-current", "step"); else b.item.removeAttribute("aria-current");
     }
     if (stepping && k > 0) this.follow(this.drawing.lit[k - 1]);

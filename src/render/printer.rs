@@ -19,20 +19,7 @@ pub enum Format {
     Json,
 }
 
-/// The answer to "replace it? [y/N]".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// Replace the file.
-    Yes,
-    /// Keep it (any answer but y or yes).
-    No,
-    /// Ctrl-C or Ctrl-D at the question: keep the file and run nothing more
-    /// of the input.
-    Cancelled,
-}
-
-/// Asked, in the REPL, whether to replace an existing file (the path as shown).
-pub type Confirm = Box<dyn FnMut(&str) -> Answer>;
+pub use crate::session::{Answer, Confirm};
 
 /// Shows an event some other way than the format would (see [`Printer::show`]):
 /// true when it did.
@@ -191,7 +178,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                             if step_picture && self.failed {
                                 skipped = Some((0, target.span.start));
                             }
-                            if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
+                            if matches!(
+                                event,
+                                Event::Calculus(
+                                    CalculusEvent::Repeat { .. } | CalculusEvent::Descent { .. }
+                                )
+                            ) {
                                 self.event(event, session, source, origin)?; // the table, beside the file
                             }
                             self.failed |= failed_before;
@@ -370,7 +362,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => Some((
                 target,
                 "the graph as a web page",
-                Ok(html::page(page, session, &self.page_style())),
+                Ok(html::page(page, &self.page_style())),
             )),
             Event::TraceTable {
                 of,
@@ -414,6 +406,19 @@ impl<O: Write, E: Write> Printer<O, E> {
                         .iter()
                         .map(|o| o.map_or(f64::NAN, f64::from))
                         .collect::<Vec<_>>(),
+                )),
+            )),
+            Event::Calculus(CalculusEvent::Descent {
+                of,
+                losses,
+                target: Some(target),
+                ..
+            }) => Some((
+                target,
+                "the loss over the steps as SVG",
+                Ok(super::series::svg(
+                    of,
+                    &losses.iter().map(|&l| f64::from(l)).collect::<Vec<_>>(),
                 )),
             )),
             // No file: shown in the terminal, or nothing to write.

@@ -89,6 +89,10 @@ pub enum CalculusEvent {
         /// choice, not data.
         #[serde(skip)]
         all: bool,
+        /// `Some` when an SVG plot of the loss was asked for (`:descend L
+        /// lr=0.1 steps=40 loss.svg w b`).
+        #[serde(rename = "file", serialize_with = "fields::target_path")]
+        target: Option<Target>,
     },
     /// `:hessian [NAMES]`: `matrix[i][j]` = `∂²of/∂names[i]∂names[j]`;
     /// `zero_rows` names the rows that are all 0, with why.

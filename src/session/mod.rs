@@ -28,6 +28,7 @@ mod memory;
 mod paths;
 mod preview;
 mod script;
+pub mod steps;
 mod undo;
 mod update;
 
@@ -45,11 +46,13 @@ pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
-    Number, Omitted, Page, Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge,
-    PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target,
-    Tolerance, TraceCall, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
+    Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
+    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
+    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
+pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
+pub use steps::{GradMark, GradState, StepModel};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -65,6 +68,11 @@ pub const CONSTANTS: &[(&str, f64)] = &[
     ("inf", f64::INFINITY),
     ("nan", f64::NAN),
 ];
+
+/// The most characters of a quoted command (a quote starting with `:`, such as
+/// the `:repeat 3 -f r.svg …` a help suggests): it is shown whole up to this
+/// length, so that it can be typed as shown.
+pub const COMMAND_QUOTE_CHARS: usize = 200;
 
 /// The variables: each name once, in the order first assigned.
 type Names = indexmap::IndexMap<String, NodeId, rustc_hash::FxBuildHasher>;
@@ -147,9 +155,24 @@ pub struct Session {
     pub from_script: bool,
 }
 
+/// The answer to "replace it? [y/N]".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Replace the file.
+    Yes,
+    /// Keep it (any answer but y or yes).
+    No,
+    /// Ctrl-C or Ctrl-D at the question: keep the file and run nothing more
+    /// of the input.
+    Cancelled,
+}
+
+/// Asked, in the REPL, whether to replace an existing file (the path as shown).
+pub type Confirm = Box<dyn FnMut(&str) -> Answer>;
+
 /// The REPL's question "replace it? [y/N]" (the path as shown), if any.
 #[derive(Default)]
-pub struct AskReplace(pub Option<crate::render::printer::Confirm>);
+pub struct AskReplace(pub Option<Confirm>);
 
 impl std::fmt::Debug for AskReplace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -208,7 +231,7 @@ impl Session {
 
     /// [`Session::run_source`], giving `sink` the session too, as it is after
     /// the statement: what a listing's rows are made from while its events are
-    /// rendered ([`Listing`]), e.g. by [`crate::render::Printer::report`].
+    /// rendered ([`Listing`]), e.g. by the printer's `report`.
     pub fn run_source_with(
         &mut self,
         source: &str,
@@ -565,10 +588,14 @@ impl Session {
 
     /// A node as outputs refer to it, given the reverse map of variable names.
     fn node_ref(&self, id: NodeId, names: &HashMap<NodeId, &str>) -> NodeRef {
+        let constant = (self.graph.op(id) == Op::Const).then(|| self.graph.value(id));
+        // A constant read from a predefined name (`e`, `pi`) keeps it.
+        let named = constant
+            .and_then(|value| formula::constant_name(value, |name| self.vars.contains_key(name)));
         NodeRef {
             id,
-            name: names.get(&id).map(|n| n.to_string()),
-            constant: (self.graph.op(id) == Op::Const).then(|| self.graph.value(id)),
+            name: names.get(&id).copied().or(named).map(str::to_string),
+            constant,
         }
     }
 

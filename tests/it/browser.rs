@@ -257,6 +257,8 @@ impl Browser {
             "ArrowRight" => ("ArrowRight", 39),
             "ArrowLeft" => ("ArrowLeft", 37),
             "ArrowUp" => ("ArrowUp", 38),
+            " " => ("Space", 32),
+            "Backspace" => ("Backspace", 8),
             "Home" => ("Home", 36),
             "End" => ("End", 35),
             "Enter" => ("Enter", 13),
@@ -398,6 +400,21 @@ fn trace_steps(statements: &str) -> Vec<String> {
     steps
 }
 
+/// The gradient texts of the value boxes of `:svg --step K` for `script`,
+/// in the order the SVG draws them.
+fn slide_grads(script: &str, k: usize) -> Vec<String> {
+    let output = crate::util::output_of(&["-e", script, "-e", &format!(":svg - --step {k}")]);
+    let svg = crate::util::stdout_of(&output);
+    let svg = &svg[svg.find("<svg").unwrap()..];
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| {
+            n.has_tag_name("text") && n.attribute("class").is_some_and(|c| c.starts_with("grad"))
+        })
+        .map(|n| n.text().unwrap_or("").to_string())
+        .collect()
+}
+
 /// What the view shows: the step, the highlighted node's name, the line.
 pub fn shown(browser: &mut Browser) -> (Value, Value, Value) {
     let state = browser.eval(
@@ -435,17 +452,43 @@ fn the_html_page_steps_with_the_keys_as_trace_numbers_the_steps() {
     assert_eq!(steps.len(), names.len());
     browser.open(&url, (1920, 1080), "window.gradcalcView");
     assert_eq!(shown(&mut browser).0, json!(0));
-    for (k, name) in names.iter().enumerate().take(3) {
-        browser.press("ArrowRight");
+    let grads_js =
+        "Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)";
+    // Each step, reached with → or Space as a lecturer does, shows the node,
+    // the line and every box's gradient as `:trace` and `:svg --step K` do.
+    for (k, name) in names.iter().enumerate() {
+        browser.press(if k % 2 == 0 { "ArrowRight" } else { " " });
         let (step, current, line) = shown(&mut browser);
         assert_eq!(step, json!(k + 1));
         assert_eq!(current, json!([name]));
         assert_eq!(line, json!(steps[k]));
+        assert_eq!(
+            browser.eval(grads_js),
+            json!(slide_grads(COLAH, k + 1)),
+            "step {}",
+            k + 1
+        );
     }
-    // After step 3 (c), b's gradient is final at 5 only after step 4: blank now.
-    let grads = browser
-        .eval("Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)");
-    assert_eq!(grads, json!(["grad", "grad", "grad 2", "grad 3", "grad 1"]));
+    // Backspace and Home go back: step 2 shows b's sum so far, 0 → 3 (its
+    // first of two uses), in the partial style.
+    browser.press("Home");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    browser.press("Backspace");
+    assert_eq!(shown(&mut browser).0, json!(2));
+    assert_eq!(browser.eval(grads_js), json!(slide_grads(COLAH, 2)));
+    assert_eq!(
+        browser.eval("Array.from(document.querySelectorAll('g.value.partial text.name')).map(t => t.textContent)"),
+        json!(["b"])
+    );
+    browser.press("ArrowRight");
+    // After step 3 (c): a got 0 → 2, b's second use made it final, 3 → 5.
+    let grads = browser.eval(grads_js);
+    assert_eq!(
+        grads,
+        json!(["grad 0 → 2", "grad 3 → 5", "grad 2", "grad 3", "grad 1"])
+    );
     browser.press("ArrowLeft");
     assert_eq!(
         shown(&mut browser),

@@ -38,6 +38,7 @@ mod repl;
 mod rules;
 mod serve;
 mod sessions;
+mod steps;
 mod teaching;
 mod util;
 mod web;

@@ -1,37 +1,43 @@
 //! The graph as a web page: one self-contained HTML file (`:html FILE`), the
 //! live view `:serve` keeps up to date, and the view of the playground
-//! (`web/`). All three show the same *model*, a JSON object made here:
+//! (`web/`). All three show the same *model*, [`PageModel`], made here from
+//! the session's [`StepModel`] (the page numbers no step and sums no
+//! gradient of its own):
 //!
 //! - `of`: the output's label;
-//! - `views`: one or two drawings, each `{name, svg, boxes, lit}`: the
-//!   finished picture as [`super::svg`] draws it (gradcalc's own layout, every
-//!   gradient filled in) with calls of user functions as boxes, then, if any
-//!   call was boxed, every node drawn (the page switches: calls collapsed or
-//!   expanded); `boxes` has one entry per value box, in the order the SVG
-//!   lists them (`<g class="value …">`): the backward step that processes the
-//!   node, numbered as `:trace` numbers its steps, or 0 for none (the forward
-//!   pass drawn beside a derivative graph); `lit` has one entry per step: the
-//!   box to highlight (the node's, or its call's box), or null;
+//! - `views`: one or two drawings ([`PageView`]): the finished picture as
+//!   [`crate::render::svg`] draws it (gradcalc's own layout, every box wide
+//!   enough for every gradient it shows over the pass, so no step moves a
+//!   box) with calls of user functions as boxes, then, if any call was boxed,
+//!   every node drawn (the page switches: calls collapsed or expanded);
+//!   `boxes` has one entry per value box, in the order the SVG lists them
+//!   (`<g class="value …">`): the box's timeline, the steps at which its
+//!   gradient as drawn changes, each with its text and kind ([`BoxMark`]);
+//!   `lit` has one entry per step: the box to highlight, or null;
 //! - `header` and `steps`: the `:trace` header line and, per step, its text
 //!   exactly as `:trace` prints it (upstream gradient × local derivative =
-//!   contribution, accumulation at fan-out);
+//!   contribution, accumulation at fan-out); the steps are `:trace`'s, a call
+//!   one step;
 //! - `note`: why there are no steps (a derivative graph), else absent;
 //! - `message`: instead of everything above, why there is no picture (no
 //!   output yet, a graph too large), for the live view.
 //!
-//! The page's script (`web/page.js`) blanks the gradients of the boxes whose
-//! step is still to come, highlights the box of the current step and shows its
-//! line; its style sheet (`web/page.css`) holds the two themes. Nothing in the
-//! page asks the network for anything: it works from `file://`.
+//! The page's script (`web/page.js`) shows at step K each box's last mark at
+//! or before K (blank before its first), highlights the box of step K and
+//! shows its line; its style sheet (`web/page.css`) holds the two themes.
+//! Nothing in the page asks the network for anything: it works from
+//! `file://`.
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::plot::escape;
-use super::{Style, dot, text};
 use crate::engine::{NodeId, Op};
-use crate::session::{Page, Picture, Session};
+use crate::render::dot::{self, grad_text};
+use crate::render::plot::escape;
+use crate::render::{Style, text};
+use crate::session::{GradState, Page, Picture, StepModel};
 
 /// The page's style sheet: the themes (plain and projector) and the
 /// colour-blind-safe palette (Okabe and Ito 2002).
@@ -39,59 +45,109 @@ pub const PAGE_CSS: &str = include_str!("../../web/page.css");
 /// The page's script: stepping, zoom and pan, themes, the live connection.
 pub const PAGE_JS: &str = include_str!("../../web/page.js");
 
-/// The model of `page` (see the module comment), with the step lines in
-/// `style` (its precision; never colour). `session` is the session the page's
-/// trace came from, which makes the steps: call before its next statement.
-pub fn model(page: &Page, session: &Session, style: &Style) -> Value {
+/// What the page shows (see the module comment).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageModel {
+    /// The output's label.
+    pub of: String,
+    /// The drawings: calls as boxes, then every node (when any call is boxed).
+    pub views: Vec<PageView>,
+    /// `:trace`'s header line.
+    pub header: String,
+    /// Step K at index K − 1, as `:trace` prints it.
+    pub steps: Vec<StepLine>,
+    /// Why the pass has no steps, if it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One way of drawing the page's graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageView {
+    /// `calls as boxes` or `every node`.
+    pub name: String,
+    /// The finished picture.
+    pub svg: String,
+    /// Per value box, in the SVG's order: its gradient's changes.
+    pub boxes: Vec<Vec<BoxMark>>,
+    /// Per step: the box it processes (an index into `boxes`), if drawn.
+    pub lit: Vec<Option<usize>>,
+}
+
+/// From step `step` on (until the box's next mark), the box's gradient reads
+/// `grad {text}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoxMark {
+    /// The step (from 1).
+    pub step: usize,
+    /// The gradient as drawn: `5`, `3 so far`, `0 → 3`.
+    pub text: String,
+    /// `partial` (a fan-out's sum so far, uses to come) or `done` (final).
+    pub kind: MarkKind,
+}
+
+/// Whether a box's gradient is a sum so far or final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkKind {
+    /// Some uses still to add: drawn in orange, the box dashed.
+    Partial,
+    /// Final.
+    Done,
+}
+
+/// One step's line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepLine {
+    /// The step as `:trace` prints it (no colour).
+    pub text: String,
+}
+
+/// The model with nothing to draw.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageModel {
+    /// Why there is no picture.
+    pub message: String,
+}
+
+/// The typed model of `page`, with the step lines in `style` (its
+/// precision; never colour).
+pub fn page_model(page: &Page, style: &Style) -> PageModel {
     let style = Style {
         color: false,
         ..*style
     };
-    let (header, steps, note) = match &page.trace {
-        Ok(trace) => {
-            let header = text::trace_pieces(trace, session, &style)
-                .next()
-                .map(|(_, line)| line.trim_end().to_string())
-                .unwrap_or_default();
-            let steps: Vec<(NodeId, String)> =
-                text::trace_step_texts(trace, session, &style).collect();
-            (header, steps, None)
+    let (header, steps, note, model) = match &page.steps {
+        Ok(model) => {
+            let (header, lines) = text::model_texts(model, &style);
+            let steps = lines.into_iter().map(|text| StepLine { text }).collect();
+            (header, steps, None, Some(model))
         }
-        Err(why) => (String::new(), Vec::new(), Some(why.clone())),
+        Err(why) => (String::new(), Vec::new(), Some(why.clone()), None),
     };
-    let order: Vec<NodeId> = steps.iter().map(|(id, _)| *id).collect();
-    let mut views = vec![view(&page.picture, &order, session, "calls as boxes")];
-    if let Some(expanded) = &page.expanded {
-        views.push(view(expanded, &order, session, "every node"));
-    } else {
-        views[0]["name"] = json!("every node");
+    let mut views = vec![view(&page.picture, model, "calls as boxes")];
+    match &page.expanded {
+        Some(expanded) => views.push(view(expanded, model, "every node")),
+        None => views[0].name = "every node".to_string(),
     }
-    let steps: Vec<Value> = steps
-        .iter()
-        .map(|(_, text)| json!({"text": text}))
-        .collect();
-    let mut model = json!({
-        "of": page.picture.of,
-        "views": views,
-        "header": header,
-        "steps": steps,
-    });
-    if let Some(note) = note {
-        model["note"] = Value::String(note);
+    PageModel {
+        of: page.picture.of.clone(),
+        views,
+        header,
+        steps,
+        note,
     }
-    model
 }
 
-/// One way of drawing the page's graph: its SVG, and for each value box the
-/// step that processes its node (0 for none), and for each step, `order[K-1]`
-/// the node it processes, the box it lights up: the node's own, or the box
-/// of the outermost boxed call whose body built it.
-fn view(picture: &Picture, order: &[NodeId], session: &Session, name: &str) -> Value {
-    let step_of: HashMap<NodeId, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(k, &id)| (id, k + 1))
-        .collect();
+/// The model of `page` as JSON (see [`page_model`]). `_session` is kept
+/// for the callers of the untyped model (the live server, the playground).
+pub fn model(page: &Page, _session: &crate::session::Session, style: &Style) -> Value {
+    serde_json::to_value(page_model(page, style)).unwrap_or(Value::Null)
+}
+
+/// One way of drawing the page's graph: its SVG, each value box's timeline
+/// in `model`, and for each step the box it lights up.
+fn view(picture: &Picture, model: Option<&StepModel>, name: &str) -> PageView {
     // The value boxes in the order `dot::drawing` makes them (the SVG lists
     // them in that order): the picture's nodes inputs first, constants left out.
     let drawn: Vec<NodeId> = picture
@@ -102,44 +158,53 @@ fn view(picture: &Picture, order: &[NodeId], session: &Session, name: &str) -> V
         .map(|node| node.node.id)
         .collect();
     let box_of: HashMap<NodeId, usize> = drawn.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let boxes: Vec<usize> = drawn
-        .iter()
-        .map(|id| step_of.get(id).copied().unwrap_or(0))
-        .collect();
-    let lit: Vec<Option<usize>> = order
+    let Some(model) = model else {
+        return PageView {
+            name: name.to_string(),
+            svg: dot::svg(picture),
+            boxes: vec![Vec::new(); drawn.len()],
+            lit: Vec::new(),
+        };
+    };
+    let boxes = drawn
         .iter()
         .map(|&id| {
-            box_of
-                .get(&id)
-                .copied()
-                .or_else(|| call_box(session, id, &box_of))
+            model
+                .timeline(id)
+                .into_iter()
+                .filter_map(|(step, state)| {
+                    let kind = match state {
+                        GradState::Partial { .. } => MarkKind::Partial,
+                        _ => MarkKind::Done,
+                    };
+                    grad_text(state).map(|text| BoxMark { step, text, kind })
+                })
+                .collect()
         })
         .collect();
-    json!({"name": name, "svg": dot::svg(picture), "boxes": boxes, "lit": lit})
-}
-
-/// The box of the outermost call around `id` whose output is drawn (a call
-/// drawn as one box).
-fn call_box(session: &Session, id: NodeId, box_of: &HashMap<NodeId, usize>) -> Option<usize> {
-    let mut call = session.call_of(id);
-    let mut found = None;
-    while let Some(c) = call {
-        let made = session.calls().get(c)?;
-        found = made.output.and_then(|o| box_of.get(&o).copied()).or(found);
-        call = made.parent;
+    let lit = (1..=model.len())
+        .map(|k| model.node(k).and_then(|id| box_of.get(&id).copied()))
+        .collect();
+    PageView {
+        name: name.to_string(),
+        svg: dot::svg(picture),
+        boxes,
+        lit,
     }
-    found
 }
 
 /// The model of a view with nothing to draw: `message` says why.
 pub fn message_model(message: &str) -> Value {
-    json!({ "message": message })
+    serde_json::to_value(MessageModel {
+        message: message.to_string(),
+    })
+    .unwrap_or(Value::Null)
 }
 
 /// The self-contained page of `page` (`:html FILE`): the model, the style
 /// sheet and the script inline, no request to the network.
-pub fn page(page: &Page, session: &Session, style: &Style) -> String {
-    let model = model(page, session, style);
+pub fn page(page: &Page, style: &Style) -> String {
+    let model = serde_json::to_value(page_model(page, style)).unwrap_or(Value::Null);
     document(&format!("gradcalc: {}", page.picture.of), &model)
 }
 
@@ -238,6 +303,7 @@ impl std::io::Write for ScriptJson {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn script_json_cannot_close_the_script() {
