@@ -178,7 +178,11 @@ var GradcalcView = (function () {
     }
     // The walk's order: the boxes by the step that processes them, then the rest.
     var order = this.boxes.map(function (b, k) { return k; });
-    var at = function (k) { return drawing.boxes[k] > 0 ? drawing.boxes[k] : Infinity; };
+    var first = {};
+    (drawing.lit || []).forEach(function (box, step) {
+      if (box !== null && box !== undefined && !(box in first)) first[box] = step;
+    });
+    var at = function (k) { return k in first ? first[k] : Infinity; };
     order.sort(function (a, b) { return at(a) - at(b) || a - b; });
     this.reader.textContent = "";
     var self = this;

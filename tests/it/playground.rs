@@ -470,14 +470,15 @@ fn keys_go_where_a_keyboard_user_expects_and_a_screen_reader_reads_the_nodes() {
     assert_eq!(browser.eval(status), json!("step 2 of 2"));
     browser.press("ArrowLeft");
     // The nodes for a screen reader, in the walk's order (y, then x), the
-    // current one marked.
+    // current one marked: at step 1 (y's), x receives 1 × 2x = 4 through
+    // its only use, so its gradient is final.
     assert_eq!(
         browser.eval(
             "Array.from(document.querySelectorAll('.gc-reader li')).map(li => li.textContent)"
         ),
         json!([
             "y: value 4, grad 1, current",
-            "x: value 2, gradient to come, pending"
+            "x: value 2, grad 0 → 4, final"
         ])
     );
     assert_eq!(
