@@ -4,9 +4,10 @@ and show what they give as a notebook shows it:
 
 - text as the terminal shows it, its colours as HTML (``<pre>``), with the
   plain text beside it (``text/plain``);
-- ``:svg -`` and ``:plot`` (without a file, or with ``-``): the picture
+- ``:svg`` and ``:plot`` (without a file, or with ``-``): the picture
   (``image/svg+xml``);
-- ``:html -``: the step-through page in a sandboxed iframe (``text/html``);
+- ``:html -``, ``:html`` and ``:show``: the step-through page in a sandboxed
+  iframe (``text/html``);
 - ``:trace md``: the table as Markdown (``text/markdown``);
 - an error: its report with the caret and help as the cell's error output
   (``gradcalc.Error``), and the cell fails.
@@ -150,11 +151,36 @@ def _in_a_cell(error):
     return error
 
 
+def inline_pictures(source):
+    """``source`` with each ``:svg`` or ``:html`` line that names no file
+    given ``-`` (shown in the cell), and ``:show`` read as ``:html -``: in a
+    notebook a picture or page without a file is shown where it is asked
+    for. A word that is not a flag (``--step``, ``-f``) or a number is the
+    file; a line with ``;`` is left as it is."""
+    lines = []
+    for line in source.split("\n"):
+        code, hash_, comment = line.partition("#")
+        words = code.split()
+        if words and ";" not in code:
+            if words[0] == ":show" and len(words) == 1:
+                code = code.replace(":show", ":html -", 1)
+            elif words[0] in (":svg", ":html") and not any(
+                w == "-" or not (w.startswith("-") or w.replace(".", "", 1).isdigit())
+                for w in words[1:]
+            ):
+                code = code.rstrip() + " -"
+                if hash_:
+                    code += " "
+        lines.append(code + hash_ + comment)
+    return "\n".join(lines)
+
+
 def run_cell(source, origin="<cell>"):
-    """Runs ``source`` in the notebook's session and shows its pieces."""
+    """Runs ``source`` (see :func:`inline_pictures`) in the notebook's
+    session and shows its pieces."""
     from IPython.display import display
 
-    show_pieces(session()._rich(source, origin, True), display)
+    show_pieces(session()._rich(inline_pictures(source), origin, True), display)
 
 
 def register(ipython):
@@ -172,4 +198,4 @@ def register(ipython):
     ipython.register_magics(GradcalcMagics)
 
 
-__all__ = ["Error", "ansi_to_html", "run_cell", "register", "show_pieces"]
+__all__ = ["Error", "ansi_to_html", "inline_pictures", "run_cell", "register", "show_pieces"]

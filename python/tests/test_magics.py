@@ -85,8 +85,33 @@ def test_an_error_fails_the_cell_with_its_caret(ip):
 
 
 def test_a_picture_without_a_file_says_how_to_show_it(ip):
+    # Beside another statement the line is run as written, and refused.
     cell(ip, "x = 2\ny = x*x")
     with pytest.raises(gradcalc.Error) as caught:
-        cell(ip, ":svg")
+        cell(ip, "y; :svg")
     assert caught.value.help.endswith("in a notebook, `:svg -` shows it here")
     assert caught.value._render_traceback_()[-1] == "  = note: in a notebook, `:svg -` shows it here"
+
+
+def test_pictures_and_pages_without_a_file_show_in_the_cell(ip):
+    cell(ip, "x = 0.5\ny = tanh(x)")
+    [svg] = cell(ip, ":svg")
+    assert svg["image/svg+xml"].startswith("<svg")
+    [step] = cell(ip, ":svg --step 1  # the first backward step")
+    assert step["image/svg+xml"].startswith("<svg")
+    for command in (":html", ":show"):
+        [page] = cell(ip, command)
+        assert page["text/html"].startswith('<iframe sandbox="allow-scripts"')
+
+
+def test_only_lines_without_a_file_get_the_dash():
+    from gradcalc._magics import inline_pictures
+
+    assert inline_pictures(":svg") == ":svg -"
+    assert inline_pictures(":svg --step 2") == ":svg --step 2 -"
+    assert inline_pictures(":svg g.svg --step 2") == ":svg g.svg --step 2"
+    assert inline_pictures(":svg -f g.svg") == ":svg -f g.svg"
+    assert inline_pictures(":svg -") == ":svg -"
+    assert inline_pictures(":html # the page") == ":html - # the page"
+    assert inline_pictures(":show") == ":html -"
+    assert inline_pictures("x = 1; :svg") == "x = 1; :svg"
