@@ -1110,3 +1110,73 @@ fn diff_without_pieces_says_it_holds_on_this_side_only() {
         "#]],
     );
 }
+
+/// At u = ±inf every derivative of every order is its limit where the limit
+/// exists (issue 26: atan′, asinh′ and cbrt″ were nan). By hand: a derivative
+/// with a finite limit L at inf has every higher derivative tend to 0 (mean
+/// value theorem), so atan′ = 1/(1 + u²) → 0, asinh′ = 1/√(u² + 1) → 0,
+/// cbrt′ = u^(−2/3)/3 → 0, acosh′ → 0, tanh′, sigmoid′, normcdf′ = φ,
+/// normpdf′ = −u·φ(u) → 0, gelu′ = Φ(u) + u·φ(u) → 1 at +inf and 0 at −inf,
+/// softplus′ = σ → 1; then 0 at orders 2 and 3. exp and sinh grow without
+/// bound: e^u, cosh, sinh → inf (sinh″ → −inf at −inf).
+#[test]
+fn derivatives_at_infinity_are_their_limits_at_orders_one_to_three() {
+    let inf = f64::INFINITY;
+    let cases: &[(&str, &str, [f64; 3])] = &[
+        ("atan", "inf", [0.0; 3]),
+        ("atan", "-inf", [0.0; 3]),
+        ("asinh", "inf", [0.0; 3]),
+        ("asinh", "-inf", [0.0; 3]),
+        ("cbrt", "inf", [0.0; 3]),
+        ("cbrt", "-inf", [0.0; 3]),
+        ("acosh", "inf", [0.0; 3]),
+        ("normcdf", "inf", [0.0; 3]),
+        ("normcdf", "-inf", [0.0; 3]),
+        ("normpdf", "inf", [0.0; 3]),
+        ("normpdf", "-inf", [0.0; 3]),
+        ("gelu", "inf", [1.0, 0.0, 0.0]),
+        ("gelu", "-inf", [0.0; 3]),
+        ("tanh", "inf", [0.0; 3]),
+        ("sigmoid", "-inf", [0.0; 3]),
+        ("softplus", "inf", [1.0, 0.0, 0.0]),
+        ("sqrt", "inf", [0.0; 3]),
+        ("ln", "inf", [0.0; 3]),
+        ("exp", "inf", [inf; 3]),
+        ("exp", "-inf", [0.0; 3]),
+        ("sinh", "-inf", [inf, -inf, inf]),
+    ];
+    for &(op, at, want) in cases {
+        let script = format!(
+            "x = {at}; y = {op}(x); g1 = grad(y, x); g1; g2 = grad(g1, x); g2; grad(g2, x)"
+        );
+        assert_eq!(values(&script), want, "{op} at {at}");
+        // The backward walk (`:grad`, the op table's numeric local) agrees
+        // at order 1, and over the derivative graph at order 2.
+        let walked = format!("x = {at}; {op}(x); :grad x; grad({op}(x), x); :grad x");
+        let grads: Vec<f64> = json(&walked)
+            .iter()
+            .filter(|e| e["kind"] == "grad" && e["wrt"] == "x")
+            .map(|e| number(&e["value"]))
+            .collect();
+        assert_eq!(grads, want[..2], "{op} at {at}: the backward walk");
+    }
+    // The issue's own line, as a user types it.
+    assert_contains(&run("x = inf; y = atan(x); :grad x"), "∂y/∂x = 0\n");
+}
+
+/// A derivative built at u = ±inf takes the form whose intermediates stay
+/// finite there; that form is the derivative at every finite point too, so
+/// moving the leaf back gives the ordinary value: atan′(2) = 1/5. At order 2
+/// the clamp of u is a branch (nothing passes through it at ±inf), so a
+/// second derivative built there and moved back says it kept that branch, as
+/// any derivative built across a kink does.
+#[test]
+fn a_derivative_built_at_infinity_is_right_after_the_leaf_moves() {
+    let v = values("x = inf; y = atan(x); d = grad(y, x); d; x := 2; d");
+    assert_eq!(v, [0.0, 0.2]);
+    let out = output_of(&[
+        "-e",
+        "x = -inf; y = gelu(x); d = grad(grad(y, x), x); x := 0",
+    ]);
+    assert_contains(&stderr_of(&out), "it keeps the old branch");
+}
