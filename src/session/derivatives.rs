@@ -228,6 +228,28 @@ pub(super) struct PictureGroups {
     pub beside: Vec<NodeId>,
 }
 
+/// The nodes a derivative may build for each node it differentiates: a
+/// first-order derivative graph has a local derivative's expression (at most
+/// about 20 nodes, most of them 2 to 4), a product and a sum per edge, about
+/// 1 to 3 nodes a node on the workloads of docs/benchmarks.md.
+pub const NODES_PER_NODE: usize = 8;
+
+/// The most nodes one derivative may build, whatever it differentiates: 160 MB
+/// of graph at 20 bytes a node.
+pub const MAX_DERIVATIVE_NODES: usize = 8_000_000;
+
+/// The node budget of a derivative (`grad(y, x)`, `f'(a)`, `:diff`,
+/// `:hessian`) that differentiates `differentiated` nodes (the graph from x
+/// up): [`NODES_PER_NODE`] a node, at least [`super::eval::MAX_CALL_NODES`]
+/// and at most [`MAX_DERIVATIVE_NODES`]. So a first-order derivative of any
+/// graph up to a million nodes is built, and nested orders, which multiply the
+/// size with each order, stop at the cap.
+pub fn derivative_budget(differentiated: usize) -> usize {
+    differentiated
+        .saturating_mul(NODES_PER_NODE)
+        .clamp(super::eval::MAX_CALL_NODES, MAX_DERIVATIVE_NODES)
+}
+
 impl Session {
     /// `grad(y, x)`: ∂y/∂x as nodes. `x` must not be a number literal or a
     /// constant; it may be any value y is built from (a variable, usually).
@@ -280,13 +302,35 @@ impl Session {
         wrt: &[NodeId],
         span: Span,
     ) -> Result<Derivatives, SessionError> {
-        let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
+        let budget = self.derivative_budget(wrt);
         match self.graph.grad(of, wrt, budget) {
             Ok(derivatives) => Ok(derivatives),
-            Err(GradError::TooLarge { limit }) => {
-                Err(SessionError::DerivativeTooLarge { span, limit })
-            }
+            Err(GradError::TooLarge { limit }) => Err(self.too_large(wrt, span, limit)),
             Err(GradError::Interrupted) => Err(SessionError::Interrupted { span }),
+        }
+    }
+
+    /// The node budget of a derivative with respect to `wrt`
+    /// ([`derivative_budget`]), or the live preview's lower one.
+    fn derivative_budget(&self, wrt: &[NodeId]) -> usize {
+        self.call_node_limit
+            .unwrap_or_else(|| derivative_budget(self.differentiated(wrt)))
+    }
+
+    /// How many nodes a derivative with respect to `wrt` walks at most: the
+    /// graph's nodes from the lowest of `wrt` up (nothing below can depend on it).
+    fn differentiated(&self, wrt: &[NodeId]) -> usize {
+        let lowest = wrt.iter().map(|x| x.index()).min().unwrap_or(0);
+        self.graph.len().saturating_sub(lowest)
+    }
+
+    /// [`SessionError::DerivativeTooLarge`] for a derivative with respect to
+    /// `wrt` that passed `limit` nodes.
+    fn too_large(&self, wrt: &[NodeId], span: Span, limit: usize) -> SessionError {
+        SessionError::DerivativeTooLarge {
+            span,
+            limit,
+            differentiated: self.differentiated(wrt),
         }
     }
 
@@ -850,17 +894,14 @@ impl Session {
             }
         }
         let mark = self.graph.len();
-        let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
+        let budget = self.derivative_budget(&[search.wrt]);
         let built = match self
             .graph
             .grad_on_branches(search.of, &[search.wrt], budget, &forced)
         {
             Ok(built) => built,
             Err(GradError::TooLarge { limit }) => {
-                return Err(SessionError::DerivativeTooLarge {
-                    span: search.span,
-                    limit,
-                });
+                return Err(self.too_large(&[search.wrt], search.span, limit));
             }
             Err(GradError::Interrupted) => {
                 return Err(SessionError::Interrupted { span: search.span });
@@ -1548,4 +1589,32 @@ fn take_written(
         written.remove(&o)
     };
     tree.unwrap_or_else(|| ExprTree::name("nan"))
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    /// 8 nodes a node, between 10⁶ and 8·10⁶: a first derivative of 330 000
+    /// nodes may build 2 640 000; a small graph keeps the floor of 10⁶; a
+    /// huge one (a nested order) the cap. The error names both counts and
+    /// says what to do.
+    #[test]
+    fn the_derivative_budget_grows_with_what_is_differentiated() {
+        assert_eq!(derivative_budget(330_000), 2_640_000);
+        assert_eq!(derivative_budget(10), 1_000_000);
+        assert_eq!(derivative_budget(9_778_962), 8_000_000);
+        let error = SessionError::DerivativeTooLarge {
+            span: Span::new(0, 1),
+            limit: 8_000_000,
+            differentiated: 9_778_962,
+        };
+        assert_eq!(
+            error.to_string(),
+            "this derivative differentiates 9778962 nodes and would build more than 8000000"
+        );
+        let help = error.help().unwrap_or_default();
+        assert!(help.contains("up to 8 nodes for each node"), "{help}");
+        assert!(help.contains("`:grad` gives the numbers"), "{help}");
+    }
 }

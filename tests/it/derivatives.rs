@@ -1180,3 +1180,24 @@ fn a_derivative_built_at_infinity_is_right_after_the_leaf_moves() {
     ]);
     assert_contains(&stderr_of(&out), "it keeps the old branch");
 }
+
+/// A first-order derivative of a graph over 330 000 nodes is built (it was
+/// refused with help about nesting): the W1 script at N = 10⁵ has 400 001
+/// nodes, and ∂y/∂x = 1.0001^N = 22015.45604852786 (docs/benchmarks.md,
+/// where micrograd, PyTorch and a flat tape agree).
+#[test]
+fn a_first_derivative_of_a_large_graph_is_built() {
+    let script = format!(
+        "x = 0.5\ny = x\n{}g = grad(y, x)\n",
+        "y = y*1.0001 + 0.0001\n".repeat(100_000)
+    );
+    let (_dir, path) = folder_with("w1.calc", &script);
+    let (events, _) = json_events(&[path.to_str().unwrap()]);
+    let g = events
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "value" && e["name"] == "g")
+        .unwrap_or_else(|| panic!("no value of g: {:?}", events.last()));
+    let g = number(&g["value"]);
+    assert!((g - 22015.45604852786).abs() <= 1e-12 * g, "{g}");
+}
