@@ -14,11 +14,12 @@
 use serde::Serialize;
 
 use super::event::fields;
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
 use super::{Event, Notice, Number, Session, SessionError, Target};
 use crate::engine::{Derivatives, Form, GradError, Graph, LocalNode, NodeId, Op};
-use crate::syntax::{BinaryOp, ExprKind, ExprTree, Ident, Span};
+use crate::syntax::{BinaryOp, ExprId, ExprKind, ExprTree, Forest, Ident, Name, Span};
 
 /// The most expression nodes `:diff` prints; a derivative graph whose shared
 /// nodes expand past this is refused (the expansion can grow exponentially).
@@ -1423,33 +1424,53 @@ impl SharedView<'_> {
     /// [`MAX_DIFF_CHARS`] characters. Loops, no recursion over the graph.
     fn shared_form(&self, node: NodeId, prefix: &str) -> Option<Shared> {
         let (count, order) = self.references(node)?;
-        let mut written: HashMap<NodeId, ExprTree> = HashMap::new();
-        let mut parts: Vec<(String, ExprTree)> = Vec::new();
+        // Every text is built in one forest, each node's from its operands'
+        // roots: time linear in the derivative graph (composing trees copied
+        // both operands' trees at every step).
+        let mut forest = Forest::new(true);
+        let mut written: FxHashMap<NodeId, Text> = FxHashMap::default();
+        written.reserve(order.len());
+        let mut parts: Vec<(String, ExprId)> = Vec::new();
         let mut chars = 0usize;
         for id in order {
-            let tree = self.node_tree(id, &mut written, &count)?;
-            let tree = drop_zero_products(&tree.fold_constants());
-            let atomic = matches!(
-                tree.get(tree.root()).kind,
-                ExprKind::Name(_) | ExprKind::Number(_)
-            );
-            if id != node && !atomic && count.get(&id).copied().unwrap_or(0) > 1 {
+            let root = self.node_text(id, &mut forest, &mut written, &count)?;
+            let atomic = matches!(forest.kind(root), ExprKind::Name(_) | ExprKind::Number(_));
+            let shared = count.get(&id).copied().unwrap_or(0) > 1;
+            let text = if id != node && !atomic && shared {
                 let name = format!("{prefix}{}", parts.len() + 1);
-                chars += name.len() + tree.to_string().len();
-                parts.push((name.clone(), tree));
-                written.insert(id, ExprTree::name(&name));
+                chars += name.len() + forest.chars(root);
+                parts.push((name.clone(), root));
+                Text::Leaf(ExprKind::Name(Name::new(&name)))
+            } else if shared {
+                Text::Leaf(forest.kind(root).clone())
             } else {
-                written.insert(id, tree);
-            }
+                Text::Root(root)
+            };
+            written.insert(id, text);
+            // At least this many characters already: refused before the rest
+            // is built.
             if chars > MAX_DIFF_CHARS {
                 return None;
             }
         }
-        let expression = written.remove(&node)?;
-        if chars + expression.to_string().len() > MAX_DIFF_CHARS {
-            return None;
+        let root = match written.remove(&node)? {
+            Text::Root(root) => root,
+            Text::Leaf(kind) => forest.push(kind),
+        };
+        if chars + forest.chars(root) > MAX_DIFF_CHARS {
+            return None; // at least that long: refused without printing it
         }
-        Some(Shared { expression, parts })
+        let expression = forest.tree(root);
+        let parts: Vec<(String, ExprTree)> = parts
+            .into_iter()
+            .map(|(name, root)| (name, forest.tree(root)))
+            .collect();
+        let printed: usize = parts
+            .iter()
+            .map(|(name, tree)| name.len() + tree.to_string().len())
+            .sum::<usize>()
+            + expression.to_string().len();
+        (printed <= MAX_DIFF_CHARS).then_some(Shared { expression, parts })
     }
 
     /// The local derivative whose root is `id` and its textbook rule at the
@@ -1500,11 +1521,11 @@ impl SharedView<'_> {
     /// Every node the text of `node` reaches with how often it is referred
     /// to, and those nodes in an order with every reference before its user.
     /// `None` when it reaches an unnamed variable.
-    fn references(&self, node: NodeId) -> Option<(HashMap<NodeId, usize>, Vec<NodeId>)> {
-        let mut count: HashMap<NodeId, usize> = HashMap::new();
+    fn references(&self, node: NodeId) -> Option<(FxHashMap<NodeId, usize>, Vec<NodeId>)> {
+        let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
         let mut stack = vec![node];
         count.insert(node, 1);
-        let mut seen: std::collections::HashSet<NodeId> = [node].into_iter().collect();
+        let mut seen: rustc_hash::FxHashSet<NodeId> = [node].into_iter().collect();
         while let Some(id) = stack.pop() {
             if !self.is_atom(id) && self.graph.op(id).is_leaf() {
                 return None;
@@ -1524,71 +1545,84 @@ impl SharedView<'_> {
         Some((count, order))
     }
 
-    /// The text of `id` over the texts already `written` of what it refers
-    /// to (taken from `written` as [`take_written`] does, by `count`), before
-    /// constants are folded. `None` where a rule cannot be written.
-    fn node_tree(
+    /// The text of `id` added to `forest` over the texts already `written`
+    /// of what it refers to (taken as [`take_text`] takes them, by `count`),
+    /// folded as it is added; its root. `None` where a rule cannot be written.
+    fn node_text(
         &self,
         id: NodeId,
-        written: &mut HashMap<NodeId, ExprTree>,
-        count: &HashMap<NodeId, usize>,
-    ) -> Option<ExprTree> {
+        forest: &mut Forest,
+        written: &mut FxHashMap<NodeId, Text>,
+        count: &FxHashMap<NodeId, usize>,
+    ) -> Option<ExprId> {
         let graph = self.graph;
-        let tree = if id.index() < self.mark && self.names.contains_key(&id) {
-            ExprTree::name(self.names[&id])
-        } else if graph.op(id) == Op::Const {
-            ExprTree::number(graph.value(id))
-        } else if let Some((local, rule)) = self.rule_of(id) {
-            // Only the operands the rule uses are taken (a once-used node
-            // belongs to the one text that refers to it).
-            let used = |k: usize| match rule {
-                crate::engine::LocalRule::Expr { expr, .. } => uses_in(expr, Some(k)) > 0,
-                _ => false,
-            };
-            let operands: Vec<ExprTree> = graph
-                .operands(local.node)
-                .iter()
-                .enumerate()
-                .map(|(k, &o)| match used(k) {
-                    true => take_written(written, count, o),
-                    false => ExprTree::name("nan"),
-                })
-                .collect();
-            let refs: Vec<&ExprTree> = operands.iter().collect();
-            let output = match rule {
-                crate::engine::LocalRule::Expr { expr, .. } if uses_in(expr, None) > 0 => {
-                    Some(take_written(written, count, local.node))
-                }
-                _ => None,
-            };
-            super::formula::rule_tree_over(graph.op(local.node), rule, &refs, output.as_ref())?
-        } else {
-            let operands: Vec<ExprTree> = graph
-                .operands(id)
-                .iter()
-                .map(|&o| take_written(written, count, o))
-                .collect();
-            let refs: Vec<&ExprTree> = operands.iter().collect();
-            super::formula::apply(graph.op(id), &refs)
+        if id.index() < self.mark && self.names.contains_key(&id) {
+            return Some(forest.push(ExprKind::Name(Name::new(self.names[&id]))));
+        }
+        if graph.op(id) == Op::Const {
+            return Some(forest.push(ExprKind::Number(graph.value(id))));
+        }
+        // The rule (or the op) written over placeholders `#0`, `#1`, … for
+        // the operands and `#out` for the node's own value, grafted with the
+        // placeholders filled by the operands' texts.
+        let placeholders = |n: usize| -> Vec<ExprTree> {
+            (0..n).map(|k| ExprTree::name(&format!("#{k}"))).collect()
         };
-        Some(tree)
+        let (small, operands, output) = if let Some((local, rule)) = self.rule_of(id) {
+            let operands = graph.operands(local.node);
+            let holes = placeholders(operands.len());
+            let refs: Vec<&ExprTree> = holes.iter().collect();
+            let out = ExprTree::name("#out");
+            let tree =
+                super::formula::rule_tree_over(graph.op(local.node), rule, &refs, Some(&out))?;
+            (tree, operands, Some(local.node))
+        } else {
+            let operands = graph.operands(id);
+            let holes = placeholders(operands.len());
+            let refs: Vec<&ExprTree> = holes.iter().collect();
+            (super::formula::apply(graph.op(id), &refs), operands, None)
+        };
+        Some(forest.graft(&small, |forest, name| {
+            let hole = name.as_str().strip_prefix('#')?;
+            let node = match hole {
+                "out" => output?,
+                k => *operands.get(k.parse::<usize>().ok()?)?,
+            };
+            Some(take_text(forest, written, count, node))
+        }))
     }
 }
 
-/// The text of `o` for its user: moved out of `written` when `count` gives it
-/// one use (so the text inlined stays linear), copied when it has more (a
-/// name or an atom); `nan` when it is not there.
-fn take_written(
-    written: &mut HashMap<NodeId, ExprTree>,
-    count: &HashMap<NodeId, usize>,
+/// A node's text for its users ([`SharedView::shared_form`]): the root of a
+/// tree in the forest, for its one user, or a leaf (a part's name, a
+/// variable, a literal) added again at each use.
+enum Text {
+    Root(ExprId),
+    Leaf(ExprKind),
+}
+
+/// The text of `o` for one of its users, in `forest`: its root, moved out of
+/// `written` (it has one use, so the text stays linear), or a new copy of its
+/// leaf; `nan` when it is not there.
+fn take_text(
+    forest: &mut Forest,
+    written: &mut FxHashMap<NodeId, Text>,
+    count: &FxHashMap<NodeId, usize>,
     o: NodeId,
-) -> ExprTree {
-    let tree = if count.get(&o).copied().unwrap_or(0) > 1 {
-        written.get(&o).cloned()
+) -> ExprId {
+    let text = if count.get(&o).copied().unwrap_or(0) > 1 {
+        match written.get(&o) {
+            Some(Text::Leaf(kind)) => Some(Text::Leaf(kind.clone())),
+            _ => None,
+        }
     } else {
         written.remove(&o)
     };
-    tree.unwrap_or_else(|| ExprTree::name("nan"))
+    match text {
+        Some(Text::Root(root)) => root,
+        Some(Text::Leaf(kind)) => forest.push(kind),
+        None => forest.push(ExprKind::Name(Name::new("nan"))),
+    }
 }
 
 #[cfg(test)]
