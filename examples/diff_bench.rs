@@ -17,28 +17,17 @@
 //! line `y = tanh(1*x) + tanh(2*x) + … + tanh(n*x)` (each term's rule
 //! `1 - tanh(k*x)^2` uses the node's own value).
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use std::process::ExitCode;
 
 use gradcalc::session::{CalculusEvent, Event, Session};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut reps = 3usize;
-    let mut sizes = Vec::new();
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        if arg == "--reps" {
-            match iter.next().and_then(|r| r.parse().ok()) {
-                Some(r) if r > 0 => reps = r,
-                _ => return usage(),
-            }
-        } else {
-            match arg.replace('_', "").parse::<usize>() {
-                Ok(n) if n >= 1 => sizes.push(n),
-                _ => return usage(),
-            }
-        }
-    }
+    let Some((mut sizes, reps)) = timing::sizes_and_reps(1, 3) else {
+        return usage();
+    };
     if sizes.is_empty() {
         sizes = vec![1_000, 10_000, 100_000];
     }
@@ -50,9 +39,9 @@ fn main() -> ExitCode {
             let mut times = Vec::with_capacity(reps);
             let mut answer = String::new();
             for _ in 0..reps {
-                let start = thread_cpu_ms();
+                let start = timing::thread_cpu_ms();
                 answer = diff(&mut session);
-                times.push(thread_cpu_ms() - start);
+                times.push(timing::thread_cpu_ms() - start);
             }
             times.sort_by(f64::total_cmp);
             let median = times[times.len() / 2];
@@ -64,12 +53,6 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
-}
-
-/// This thread's CPU time in ms.
-fn thread_cpu_ms() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
 }
 
 /// `:diff y x` in `session`: what it answered, in a few words.
@@ -119,12 +102,7 @@ fn build(shape: &str, n: usize) -> Session {
             source.push_str(&format!("y = {}\n", terms.join(" + ")));
         }
     }
-    let mut session = Session::new();
-    let _ = session.run_source(&source, |result| match result {
-        Ok(_) => std::ops::ControlFlow::Continue(()),
-        Err(error) => panic!("building the session: {error}"),
-    });
-    session
+    timing::session_of(&source)
 }
 
 fn usage() -> ExitCode {

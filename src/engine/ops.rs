@@ -212,17 +212,25 @@ const CONVENTION: &str = "PyTorch's backward (derivatives.yaml, FunctionsManual.
 /// `m = max(|u|, 1)`, detached: a scale the value does not depend on.
 const M: Expr = e!(Detach, e!(Max, e!(Abs, U), n(1.0)));
 
+/// `(1/m)²/((1/m)² + (u/m)²)` over the expressions `u` and `m` (the
+/// scale): atan′ = `1/(1 + u²)` without forming `u²`.
+macro_rules! atan_scaled {
+    ($u:expr, $m:expr) => {
+        e!(
+            Div,
+            e!(Pow, e!(Div, n(1.0), $m), n(2.0)),
+            e!(
+                Add,
+                e!(Pow, e!(Div, n(1.0), $m), n(2.0)),
+                e!(Pow, e!(Div, $u, $m), n(2.0))
+            )
+        )
+    };
+}
+
 /// atan′ built as `(1/m)²/((1/m)² + (u/m)²)`: `1/(1 + u²)` without forming
 /// `u²` (see [`atan_local`]).
-const ATAN_SCALED: Expr = e!(
-    Div,
-    e!(Pow, e!(Div, n(1.0), M), n(2.0)),
-    e!(
-        Add,
-        e!(Pow, e!(Div, n(1.0), M), n(2.0)),
-        e!(Pow, e!(Div, U, M), n(2.0))
-    )
-);
+const ATAN_SCALED: Expr = atan_scaled!(U, M);
 
 /// asinh′ built as `1/(m·√((u/m)² + (1/m)²))`: `1/√(u² + 1)` without `u²`.
 const ASINH_SCALED: Expr = e!(
@@ -252,15 +260,7 @@ const M_CLAMPED: Expr = e!(Detach, e!(Max, e!(Abs, CLAMPED), n(1.0)));
 
 /// atan′ at u = ±inf: [`ATAN_SCALED`] over the clamped u, `(1/m)²` underflows
 /// to 0 and `(v/m)² = 1`, so the value is 0 and every derivative of it is 0.
-const ATAN_AT_INFINITY: Expr = e!(
-    Div,
-    e!(Pow, e!(Div, n(1.0), M_CLAMPED), n(2.0)),
-    e!(
-        Add,
-        e!(Pow, e!(Div, n(1.0), M_CLAMPED), n(2.0)),
-        e!(Pow, e!(Div, CLAMPED, M_CLAMPED), n(2.0))
-    )
-);
+const ATAN_AT_INFINITY: Expr = atan_scaled!(CLAMPED, M_CLAMPED);
 
 /// asinh′ at u = ±inf: `(1/m)/√((v/m′)² + (1/m)²)` with `m = max(|u|, 1)`
 /// (inf there) and `v/m′` the clamped u over its own scale (1 there): 0/1.
