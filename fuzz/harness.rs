@@ -103,6 +103,8 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
     };
     printer.script = true;
     let mut session = Session::new();
+    session.writes = printer.writes.clone();
+    session.from_script = true;
 
     // What the REPL does while a line is typed, for every line of the source.
     for line in source.lines().take(64) {
@@ -123,9 +125,28 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
     }
 
     let mut started = Stopwatch::start();
+    // A refused statement changes nothing: the state it leaves is the state
+    // before it (a collection may only have made the graph smaller).
+    let state = |session: &Session| {
+        let values: Vec<(String, u64)> = session
+            .variable_names()
+            .map(|name| {
+                let node = session.variable(name).expect("a name listed is bound");
+                (name.to_string(), session.graph().value(node).to_bits())
+            })
+            .collect();
+        (session.graph().len(), values)
+    };
+    let mut before = state(&session);
     let _ = session.run_source_with(source, |session, result| {
         let took = started.elapsed();
         assert!(took < budget, "a statement took {took:?}");
+        let after = state(session);
+        if result.is_err() {
+            assert!(after.0 <= before.0, "a refused statement left nodes");
+            assert_eq!(after.1, before.1, "a refused statement changed a variable");
+        }
+        before = after;
         let _ = printer.report(&result, session, source, "<fuzz>");
         started = Stopwatch::start();
         ControlFlow::Continue(())

@@ -47,6 +47,11 @@ pub struct Options {
     /// The source is a script (a FILE or piped stdin), not typed: its file
     /// writes are limited by [`Printer::writes`].
     pub script: bool,
+    /// Line mode ([`run_lines`]): a statement stopped by Ctrl-C always ends
+    /// with an `interrupted` error, also after a stopped `:repeat` or
+    /// `:descend` has said so in its own event, so that a program driving
+    /// gradcalc has one sign to look for.
+    pub lines: bool,
 }
 
 /// One source being run: its text, where it came from, and how far it got.
@@ -109,8 +114,20 @@ impl Lines {
 }
 
 impl Frame {
-    fn new(bytes: &[u8], origin: String, file: Option<FileId>, script: bool) -> Frame {
+    /// A frame of `bytes`, decoded in place (no copy when they are UTF-8).
+    fn new(bytes: Vec<u8>, origin: String, file: Option<FileId>, script: bool) -> Frame {
         let (text, invalid) = decode(bytes);
+        Frame::from_text(text, invalid, origin, file, script)
+    }
+
+    /// A frame of `text`, already decoded (`invalid` as [`decode`] gives it).
+    fn from_text(
+        text: String,
+        invalid: Option<(usize, String)>,
+        origin: String,
+        file: Option<FileId>,
+        script: bool,
+    ) -> Frame {
         let statements = syntax::Cursor::new(syntax::statement_spans(&text));
         Frame {
             text,
@@ -127,45 +144,70 @@ impl Frame {
 
 /// The valid UTF-8 part of `bytes` up to the last whole line (a byte-order mark
 /// dropped), and where the first invalid byte is with the whole text as shown.
-fn decode(bytes: &[u8]) -> (String, Option<(usize, String)>) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    match std::str::from_utf8(bytes) {
-        Ok(text) => (text.to_string(), None),
+/// Valid UTF-8 becomes the text without a copy: a script is held once.
+fn decode(mut bytes: Vec<u8>) -> (String, Option<(usize, String)>) {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
         Err(error) => {
-            let valid = &bytes[..error.valid_up_to()];
-            let cut = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let at = error.utf8_error().valid_up_to();
+            let bytes = error.into_bytes();
+            let cut = bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
             let text = String::from_utf8_lossy(&bytes[..cut]).into_owned();
-            let shown = String::from_utf8_lossy(bytes).into_owned();
-            (text, Some((error.valid_up_to(), shown)))
+            let shown = String::from_utf8_lossy(&bytes).into_owned();
+            (text, Some((at, shown)))
         }
     }
 }
 
 /// Runs `bytes` (named `origin` in error reports; `file` is its path when it is
-/// a file) into `session`, reporting through `printer`.
+/// a file) into `session`, reporting through `printer`. The bytes are taken
+/// as they are when given owned (a `Vec<u8>`): the text is held once while it
+/// runs.
 pub fn run<O: Write, E: Write>(
     session: &mut Session,
     printer: &mut Printer<O, E>,
-    bytes: &[u8],
+    bytes: impl Into<Vec<u8>>,
     origin: &str,
     file: Option<PathBuf>,
     options: Options,
 ) -> Outcome {
     let file = file.and_then(|f| file_id(&f).ok());
-    let mut stack = vec![Frame::new(bytes, origin.to_string(), file, options.script)];
+    let frame = Frame::new(bytes.into(), origin.to_string(), file, options.script);
+    run_frame(session, printer, frame, options)
+}
+
+/// Runs `frame` (with the files it `:load`s) into `session`, reporting
+/// through `printer`.
+fn run_frame<O: Write, E: Write>(
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    frame: Frame,
+    options: Options,
+) -> Outcome {
     // Line mode's count of lines before this source: for it, not for the
     // files it `:load`s.
     let lines_before = printer.lines_before;
     printer.end_statement();
     if interrupt::requested() {
         // Ctrl-C while the source was split into statements.
-        let message = format!("interrupted while reading {origin}; nothing of it ran");
-        let place = (stack[0].text.as_str(), origin);
+        let message = format!(
+            "interrupted while reading {}; nothing of it ran",
+            frame.origin
+        );
+        let place = (frame.text.as_str(), frame.origin.as_str());
         return match printer.problem(&message, ErrorCode::Interrupted, 0, None, place) {
             Ok(()) => Outcome::Interrupted,
             Err(error) => Outcome::Output(error),
         };
     }
+    let mut stack = vec![frame];
     let mut failed = false;
     while !stack.is_empty() {
         printer.end_statement();
@@ -207,7 +249,7 @@ pub fn run<O: Write, E: Write>(
             }
             continue;
         };
-        let ran = match run_statement(session, printer, frame, span, parsed) {
+        let ran = match run_statement(session, printer, frame, (span, parsed), options.lines) {
             Ok(ran) => ran,
             Err(outcome) => return outcome,
         };
@@ -256,7 +298,7 @@ fn interrupted_reading(frame: &Frame) -> (String, Option<String>) {
 }
 
 /// What a statement that ran and was reported asks of the driver next.
-struct Ran {
+struct Asked {
     /// It failed (an error, or a failure the printer noted).
     failed: bool,
     /// It was `:quit`.
@@ -267,15 +309,17 @@ struct Ran {
 
 /// Runs the statement `parsed` at `span` of `frame` into `session` and reports
 /// it through `printer`: what it asks next, or how the run ends (a failed
-/// write, a Ctrl-C, a cancelled question).
+/// write, a Ctrl-C, a cancelled question). In line mode (`lines`) a Ctrl-C
+/// always ends with an `interrupted` error ([`Options::lines`]).
 fn run_statement<O: Write, E: Write>(
     session: &mut Session,
     printer: &mut Printer<O, E>,
     frame: &mut Frame,
-    span: syntax::Span,
-    parsed: Result<syntax::Located, syntax::SyntaxError>,
-) -> Result<Ran, Outcome> {
+    (span, parsed): (syntax::Span, Result<syntax::Located, syntax::SyntaxError>),
+    lines: bool,
+) -> Result<Asked, Outcome> {
     printer.script = frame.script;
+    session.from_script = frame.script;
     let (line, column) = frame.lines.at(&frame.text, span.start);
     printer.begin_statement(line, column);
     // A script's files are not asked about (the printer's rule), nor is
@@ -322,31 +366,47 @@ fn run_statement<O: Write, E: Write>(
         return Err(Outcome::Interrupted);
     }
     if interrupt::requested() || repeat_stopped {
-        // Said already by an interrupted statement or `:repeat`; else the
-        // Ctrl-C came as the statement ended or while its output was written.
-        let said = repeat_stopped || result.as_ref().is_err_and(SessionError::is_interrupted);
-        if !said {
-            let reported = printer.problem(
-                "interrupted",
-                ErrorCode::Interrupted,
-                span.start,
-                Some(
-                    "by Ctrl-C after the statement had run: it is kept, and its output may be cut short"
-                        .to_string(),
-                ),
-                (&frame.text, &frame.origin),
-            );
-            if let Err(error) = reported {
-                return Err(Outcome::Output(error));
-            }
-        }
-        return Err(Outcome::Interrupted);
+        let interrupted = result.as_ref().is_err_and(SessionError::is_interrupted);
+        let said = (repeat_stopped && !lines) || interrupted;
+        return Err(match said {
+            true => Outcome::Interrupted,
+            false => report_interrupt(printer, frame, span, repeat_stopped),
+        });
     }
-    Ok(Ran {
+    Ok(Asked {
         failed: result.is_err() || printer.take_failure(),
         quit,
         load,
     })
+}
+
+/// Reports the Ctrl-C that came while the statement at `span` of `frame`
+/// ran, when nothing said it yet: it came as the statement ended or while
+/// its output was written, or (`steps_kept`, in line mode) it stopped a
+/// `:repeat` or `:descend` whose event said so. Ends the run.
+fn report_interrupt<O: Write, E: Write>(
+    printer: &mut Printer<O, E>,
+    frame: &Frame,
+    span: syntax::Span,
+    steps_kept: bool,
+) -> Outcome {
+    let help = if steps_kept {
+        "by Ctrl-C: the steps done are kept (the event before says how many), and nothing after them ran"
+    } else {
+        "by Ctrl-C after the statement had run: it is kept, and its output may be cut short"
+    };
+    let place = (frame.text.as_str(), frame.origin.as_str());
+    let code = ErrorCode::Interrupted;
+    match printer.problem(
+        "interrupted",
+        code,
+        span.start,
+        Some(help.to_string()),
+        place,
+    ) {
+        Ok(()) => Outcome::Interrupted,
+        Err(error) => Outcome::Output(error),
+    }
 }
 
 /// Whether `events` hold a `:repeat` or `:descend` stopped by Ctrl-C.
@@ -473,13 +533,20 @@ fn open(stack: &[Frame], target: &Target) -> Result<Frame, (String, Option<Strin
         ));
     }
     let bytes = files::read_source(&path).map_err(|message| (message, None))?;
-    Ok(Frame::new(&bytes, target.path.clone(), Some(id), true))
+    Ok(Frame::new(bytes, target.path.clone(), Some(id), true))
 }
 
 /// The most lines one statement may take in line mode: past it, the lines
 /// held are run as they are (and report what is unfinished), so that an open
 /// bracket never holds the input forever.
 pub const MAX_STATEMENT_LINES: usize = 10_000;
+
+/// The longest line line mode reads, and the longest statement its lines may
+/// make together, in bytes (a line's newline not counted): the limit of a
+/// script file, [`files::MAX_SOURCE_BYTES`] (64 MiB). A longer line is read
+/// to its end without being kept and refused with a `limit` error.
+// 64 MiB fits the `usize` of every target gradcalc builds for.
+pub const MAX_LINE_BYTES: usize = files::MAX_SOURCE_BYTES as usize;
 
 /// Line mode (`--lines`): runs `input` a line at a time as it arrives, for a
 /// program that drives gradcalc as a kernel. Each line (with the lines after
@@ -488,8 +555,21 @@ pub const MAX_STATEMENT_LINES: usize = 10_000;
 /// written and flushed, then [`Printer::ready`] says which line was read
 /// last, before the next line is read. Line numbers are those of the whole
 /// input (`origin`). A failed statement does not stop the run, as in the
-/// REPL; the outcome says whether any failed. A line that is not UTF-8 is an
-/// `encoding` error, and the run goes on.
+/// REPL; the outcome says whether any failed. What comes back is `Done` at the
+/// end of the input, `Quit` after `:quit` (and its `ready`), or `Output` when
+/// the output cannot be written.
+///
+/// Bounded and linear: a line (or a statement of several lines) longer than
+/// [`MAX_LINE_BYTES`] is read to its end, refused with a `limit` error and
+/// not kept; a line that is not UTF-8 is an `encoding` error; either way the
+/// statement it belongs to does not run and the next line is answered. Each
+/// line is scanned once to tell whether its statement goes on
+/// ([`syntax::Continuation`]).
+///
+/// Ctrl-C ([`crate::interrupt`]) while a line runs stops it (an `error`
+/// with the code `interrupted`, then its `ready`) and keeps the session; a
+/// Ctrl-C while waiting for a line is forgotten. Nothing ends the process
+/// halfway through writing an event, so every event line is whole.
 pub fn run_lines<O: Write, E: Write>(
     session: &mut Session,
     printer: &mut Printer<O, E>,
@@ -499,70 +579,275 @@ pub fn run_lines<O: Write, E: Write>(
 ) -> Outcome {
     let options = Options {
         keep_going: true,
+        lines: true,
         ..options
     };
-    let (mut pending, mut first, mut read, mut failed) = (String::new(), 0, 0, false);
-    let mut bytes = Vec::new();
+    let mut reader = LineReader::default();
+    let mut failed = false;
     loop {
-        bytes.clear();
-        let ended = match input.read_until(b'\n', &mut bytes) {
-            Ok(n) => n == 0,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => true,
-        };
-        if !ended {
-            read += 1;
-            if pending.is_empty() {
-                first = read - 1;
+        let read = reader.next(input);
+        // A Ctrl-C that came while waiting for this line stops nothing.
+        interrupt::clear();
+        let text = match read {
+            Next::End => {
+                let Some(text) = reader.take() else {
+                    return Outcome::Done { failed };
+                };
+                printer.lines_before = reader.first;
+                // The input ended inside a statement: it runs as it is and
+                // reports what is unfinished.
+                return match run_text(session, printer, text, origin, options) {
+                    Ran::Quit(f) | Ran::Went(f) => Outcome::Done {
+                        failed: failed || f,
+                    },
+                    Ran::Output(error) => Outcome::Output(error),
+                };
             }
-            match std::str::from_utf8(&bytes) {
-                Ok(line) => pending.push_str(line),
-                Err(error) => {
-                    failed = true;
-                    let message = format!("line {read} of {origin} is not valid UTF-8");
-                    let place = (String::from_utf8_lossy(&bytes).into_owned(), origin);
-                    printer.lines_before = read - 1;
-                    let at = error.valid_up_to();
-                    let reported = printer.problem(
-                        &message,
-                        ErrorCode::Encoding,
-                        at,
-                        Some("send UTF-8 text".to_string()),
-                        (&place.0, place.1),
-                    );
-                    if let Err(error) = reported.and_then(|()| printer.ready(read, false)) {
-                        return Outcome::Output(error);
-                    }
-                    continue;
-                }
-            }
-            let lines = read - first;
-            if syntax::needs_more_input(&pending) && lines < MAX_STATEMENT_LINES {
-                if let Err(error) = printer.ready(read, true) {
+            Next::Pending => {
+                if let Err(error) = printer.ready(reader.read, true) {
                     return Outcome::Output(error);
                 }
                 continue;
             }
-        }
-        if !pending.is_empty() {
-            printer.lines_before = first;
-            let text = std::mem::take(&mut pending);
-            match run(session, printer, text.as_bytes(), origin, None, options) {
-                Outcome::Done { failed: f } => failed |= f,
-                Outcome::Stopped => failed = true,
-                Outcome::Quit { failed: f } => {
-                    return Outcome::Quit {
-                        failed: failed || f,
-                    };
+            Next::Refused(problem) => {
+                failed = true;
+                let refused = reader.refused(printer, problem, origin);
+                if let Err(error) = refused.and_then(|()| printer.ready(reader.read, false)) {
+                    return Outcome::Output(error);
                 }
-                done @ (Outcome::Output(_) | Outcome::Interrupted) => return done,
+                continue;
             }
-        }
-        if ended {
-            return Outcome::Done { failed };
-        }
-        if let Err(error) = printer.ready(read, false) {
+            Next::Statement(text) => text,
+        };
+        printer.lines_before = reader.first;
+        let quit = match run_text(session, printer, text, origin, options) {
+            Ran::Went(f) => {
+                failed |= f;
+                false
+            }
+            Ran::Quit(f) => {
+                failed |= f;
+                true
+            }
+            Ran::Output(error) => return Outcome::Output(error),
+        };
+        if let Err(error) = printer.ready(reader.read, false) {
             return Outcome::Output(error);
         }
+        if quit {
+            return Outcome::Quit { failed };
+        }
     }
+}
+
+/// How a statement run by [`run_text`] in line mode went.
+enum Ran {
+    /// It ran (`true` if it failed or was interrupted); the next line follows.
+    Went(bool),
+    /// It was `:quit` (`true` if a statement failed before it).
+    Quit(bool),
+    /// The output could not be written.
+    Output(io::Error),
+}
+
+/// Runs the statement `text` of line mode, whose first line is
+/// `printer.lines_before + 1` of `origin`.
+fn run_text<O: Write, E: Write>(
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    text: String,
+    origin: &str,
+    options: Options,
+) -> Ran {
+    let frame = Frame::from_text(text, None, origin.to_string(), None, options.script);
+    match run_frame(session, printer, frame, options) {
+        Outcome::Done { failed } => Ran::Went(failed),
+        Outcome::Stopped | Outcome::Interrupted => {
+            // Reported (an error; after Ctrl-C, one with the code
+            // `interrupted`); the session keeps what it has.
+            interrupt::clear();
+            Ran::Went(true)
+        }
+        Outcome::Quit { failed } => Ran::Quit(failed),
+        Outcome::Output(error) => Ran::Output(error),
+    }
+}
+
+/// What [`LineReader::next`] read.
+enum Next {
+    /// The input ended (or could not be read).
+    End,
+    /// A line that leaves its statement unfinished: it waits for the next.
+    Pending,
+    /// A statement to run: its lines, from [`LineReader::first`] on.
+    Statement(String),
+    /// A line refused, and with it the statement it belongs to.
+    Refused(Refusal),
+}
+
+/// Why a line was refused.
+enum Refusal {
+    /// Longer than [`MAX_LINE_BYTES`] (with the lines before it in its
+    /// statement): how many bytes the line had.
+    TooLong(u64),
+    /// Not UTF-8: the line as shown, and the byte where it stops being UTF-8.
+    Encoding(String, usize),
+}
+
+/// Line mode's input: the statement being read and where it is.
+#[derive(Default)]
+struct LineReader {
+    /// The lines read of the statement not yet run.
+    pending: String,
+    /// Tells whether `pending` is unfinished, scanning each line once.
+    continuation: syntax::Continuation,
+    /// Lines read before the first of `pending`.
+    first: usize,
+    /// Lines read in all.
+    read: usize,
+}
+
+impl LineReader {
+    /// Reads the next line of `input`.
+    fn next(&mut self, input: &mut impl io::BufRead) -> Next {
+        if self.pending.is_empty() {
+            self.first = self.read;
+        }
+        let mut bytes = Vec::new();
+        let limit = MAX_LINE_BYTES.saturating_sub(self.pending.len());
+        let length = match read_line(input, &mut bytes, limit) {
+            Ok(Line::End) | Err(_) => return Next::End,
+            Ok(Line::Read) => None,
+            Ok(Line::TooLong(length)) => Some(length),
+        };
+        self.read += 1;
+        if let Some(length) = length {
+            return Next::Refused(Refusal::TooLong(length));
+        }
+        let start = self.pending.len();
+        match String::from_utf8(bytes) {
+            Ok(line) if start == 0 => self.pending = line,
+            Ok(line) => self.pending.push_str(&line),
+            Err(error) => {
+                let at = error.utf8_error().valid_up_to();
+                let shown = String::from_utf8_lossy(error.as_bytes()).into_owned();
+                return Next::Refused(Refusal::Encoding(shown, at));
+            }
+        }
+        let unfinished = self.continuation.push(&self.pending[start..]);
+        if unfinished && self.read - self.first < MAX_STATEMENT_LINES {
+            return Next::Pending;
+        }
+        Next::Statement(self.take().unwrap_or_default())
+    }
+
+    /// The statement read so far, if any, to run (its first line is the one
+    /// after [`LineReader::first`]); the reading starts again.
+    fn take(&mut self) -> Option<String> {
+        self.continuation.reset();
+        Some(std::mem::take(&mut self.pending)).filter(|text| !text.is_empty())
+    }
+
+    /// Reports `refusal` of the last line read, and drops the statement it
+    /// belongs to.
+    fn refused<O: Write, E: Write>(
+        &mut self,
+        printer: &mut Printer<O, E>,
+        refusal: Refusal,
+        origin: &str,
+    ) -> io::Result<()> {
+        let held = self.read - 1 - self.first;
+        self.pending = String::new();
+        self.continuation.reset();
+        printer.end_statement();
+        printer.lines_before = self.read - 1;
+        let line = self.read;
+        let with = match held {
+            0 => String::new(),
+            1 => "; the line before it, which it goes on, did not run either".to_string(),
+            n => format!("; the {n} lines before it, which it goes on, did not run either"),
+        };
+        match refusal {
+            Refusal::TooLong(length) => {
+                let mib = MAX_LINE_BYTES / (1024 * 1024);
+                let message = if held == 0 {
+                    format!(
+                        "line {line} of {origin} is longer than {mib} MiB ({length} bytes), the limit for a script; it did not run"
+                    )
+                } else {
+                    format!(
+                        "the statement ending at line {line} of {origin} is longer than {mib} MiB, the limit for a script; it did not run"
+                    )
+                };
+                let help = format!(
+                    "cut it into statements of their own (a long sum into partial sums){with}"
+                );
+                printer.problem(&message, ErrorCode::Limit, 0, Some(help), ("", origin))
+            }
+            Refusal::Encoding(shown, at) => {
+                let message = format!("line {line} of {origin} is not valid UTF-8");
+                let help = format!("send UTF-8 text{with}");
+                printer.problem(
+                    &message,
+                    ErrorCode::Encoding,
+                    at,
+                    Some(help),
+                    (&shown, origin),
+                )
+            }
+        }
+    }
+}
+
+/// What [`read_line`] read.
+enum Line {
+    /// Nothing: the input has ended.
+    End,
+    /// A line, its newline included (the last line of the input may have none).
+    Read,
+    /// A line longer than the limit: read to its end and dropped; its length
+    /// without its newline.
+    TooLong(u64),
+}
+
+/// Reads one line of `input` into `line` (emptied first), keeping at most
+/// `limit` bytes of it besides its newline: a longer line is read to its end
+/// and dropped, so that no input, however long, takes more memory than the
+/// limit and the input's own buffer.
+///
+/// Errors: those of `input` (an interrupted read is tried again).
+fn read_line(input: &mut impl io::BufRead, line: &mut Vec<u8>, limit: usize) -> io::Result<Line> {
+    line.clear();
+    let (mut length, mut too_long) = (0u64, false);
+    loop {
+        let buffer = match input.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if buffer.is_empty() {
+            break;
+        }
+        let newline = buffer.iter().position(|&b| b == b'\n');
+        let taken = newline.map_or(buffer.len(), |at| at + 1);
+        let text = taken - usize::from(newline.is_some());
+        if !too_long {
+            if line.len() + text > limit {
+                too_long = true;
+                *line = Vec::new();
+            } else {
+                line.extend_from_slice(&buffer[..taken]);
+            }
+        }
+        length += text as u64;
+        input.consume(taken);
+        if newline.is_some() {
+            break;
+        }
+    }
+    Ok(match (length, too_long) {
+        (0, _) if line.is_empty() => Line::End,
+        (_, false) => Line::Read,
+        (length, true) => Line::TooLong(length),
+    })
 }

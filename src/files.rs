@@ -101,6 +101,45 @@ impl WritePolicy {
         }
     }
 
+    /// Why `path` may not be written from a script (`script`: the statement
+    /// comes from a file, piped input or `-e`) or at all (writes are off):
+    /// the message (naming it as `shown`) and what to do, or `None` when
+    /// the policy allows it. The interactive REPL writes wherever the user
+    /// asks.
+    /// A path whose directory does not exist is refused as that, whatever
+    /// the policy (`nodir/loss.svg` is not outside the current directory:
+    /// `nodir` is missing).
+    pub fn refusal(
+        &self,
+        path: &Path,
+        shown: &str,
+        script: bool,
+    ) -> Option<(String, Option<String>)> {
+        if !(script || self.nowhere) || self.allows(path) {
+            return None;
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+            && let Err(error) = std::fs::metadata(parent)
+            && error.kind() == io::ErrorKind::NotFound
+            && !self.nowhere
+        {
+            return Some(explain_write_error(shown, &error));
+        }
+        if self.nowhere {
+            return Some((format!("cannot write {shown}: file writes are off"), None));
+        }
+        Some((
+            format!(
+                "cannot write {shown}: a script writes files only in {}",
+                self.allowed_places()
+            ),
+            Some(
+                "run gradcalc with `--allow-writes DIR` (or `--allow-writes-anywhere`) to let scripts write there"
+                    .to_string(),
+            ),
+        ))
+    }
+
     /// Whether a script may write `path`: true when it is anywhere at all is
     /// allowed, or when its directory is the current directory, an allowed
     /// directory, or under one of them (after resolving `..` and links).
@@ -134,36 +173,8 @@ impl WritePolicy {
 /// is replaced keeps its permissions; a new one gets mode 0644.
 #[cfg(feature = "cli")]
 pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<()> {
-    let existing = std::fs::symlink_metadata(path);
-    if let Ok(metadata) = &existing {
-        if metadata.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "is a directory",
-            ));
-        }
-        if !overwrite {
-            return Err(io::ErrorKind::AlreadyExists.into());
-        }
-        // Only a file (or a link to one) is replaced: never a device, a FIFO or
-        // a link such as /dev/stdout; `-` is the way to standard output.
-        let replaceable = metadata.is_file()
-            || (metadata.is_symlink() && std::fs::metadata(path).is_ok_and(|m| m.is_file()));
-        if !replaceable || in_system_directory(path) {
-            return Err(io::Error::other(
-                "not a regular file (give `-` for standard output)",
-            ));
-        }
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".gradcalc-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(without_temporary_path)?;
+    let existing = replaceable(path, overwrite)?;
+    let mut temporary = temporary_beside(path)?;
     // The file itself, not tempfile's writer, whose errors name the
     // temporary file: the user named `path`, and the error is said of it.
     std::io::Write::write_all(temporary.as_file_mut(), content)?;
@@ -185,6 +196,61 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
     Ok(())
 }
 
+/// Whether [`write_whole`] could write `path` now, without writing it: the
+/// same checks (what is at `path`, `overwrite`) and a temporary file made
+/// and removed in its directory, so a missing directory, a permission or a
+/// read-only file system is found before work whose result goes there
+/// (`:repeat N FILE.svg`). Errors: as [`write_whole`].
+#[cfg(feature = "cli")]
+pub fn check_writable(path: &Path, overwrite: bool) -> io::Result<()> {
+    replaceable(path, overwrite)?.map(drop).ok();
+    temporary_beside(path).map(drop)
+}
+
+/// What is at `path` (its metadata, or the error of looking), when it may be
+/// written: nothing, or — with `overwrite` — a regular file or a link to one
+/// outside /dev, /proc and /sys. Errors: [`io::ErrorKind::IsADirectory`],
+/// [`io::ErrorKind::AlreadyExists`], or "not a regular file".
+#[cfg(feature = "cli")]
+fn replaceable(path: &Path, overwrite: bool) -> io::Result<io::Result<std::fs::Metadata>> {
+    let existing = std::fs::symlink_metadata(path);
+    if let Ok(metadata) = &existing {
+        if metadata.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory",
+            ));
+        }
+        if !overwrite {
+            return Err(io::ErrorKind::AlreadyExists.into());
+        }
+        // Only a file (or a link to one) is replaced: never a device, a FIFO or
+        // a link such as /dev/stdout; `-` is the way to standard output.
+        let replaceable = metadata.is_file()
+            || (metadata.is_symlink() && std::fs::metadata(path).is_ok_and(|m| m.is_file()));
+        if !replaceable || in_system_directory(path) {
+            return Err(io::Error::other(
+                "not a regular file (give `-` for standard output)",
+            ));
+        }
+    }
+    Ok(existing)
+}
+
+/// A new temporary file in `path`'s directory, removed when dropped.
+#[cfg(feature = "cli")]
+fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".gradcalc-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(without_temporary_path)
+}
+
 /// An error of the `tempfile` crate without its " at path …/.gradcalc-….tmp":
 /// the message names the user's path, not the temporary file's.
 #[cfg(feature = "cli")]
@@ -199,11 +265,54 @@ fn without_temporary_path(error: io::Error) -> io::Error {
 /// Without the `cli` feature (the playground's build) no file is written:
 /// the error is [`io::ErrorKind::Unsupported`].
 #[cfg(not(feature = "cli"))]
-pub fn write_whole(_path: &Path, _content: &[u8], _overwrite: bool) -> io::Result<()> {
+pub fn write_whole(path: &Path, _content: &[u8], overwrite: bool) -> io::Result<()> {
+    check_writable(path, overwrite)
+}
+
+/// Without the `cli` feature (the playground's build) no file can be
+/// written: always [`io::ErrorKind::Unsupported`].
+#[cfg(not(feature = "cli"))]
+pub fn check_writable(_path: &Path, _overwrite: bool) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "this build of gradcalc writes no files (give `-` to see the content)",
     ))
+}
+
+/// Why a file could not be written (an error of [`write_whole`] or
+/// [`check_writable`] other than [`io::ErrorKind::AlreadyExists`], whose
+/// answer depends on the command), and what to do about it; `path` as shown.
+pub fn explain_write_error(path: &str, error: &io::Error) -> (String, Option<String>) {
+    let parent = Path::new(path)
+        .parent()
+        .map(|p| p.display().to_string())
+        .filter(|p| !p.is_empty());
+    match (error.kind(), parent) {
+        (io::ErrorKind::NotFound, Some(parent)) => (
+            format!("cannot write {path}: directory `{parent}` does not exist"),
+            Some(format!(
+                "create it first (`mkdir -p {parent}`) or give another path"
+            )),
+        ),
+        (io::ErrorKind::PermissionDenied, _) => (
+            format!("cannot write {path}: permission denied"),
+            Some(
+                "choose a place you can write to, e.g. a file in the current directory".to_string(),
+            ),
+        ),
+        (io::ErrorKind::ReadOnlyFilesystem, _) => (
+            format!("cannot write {path}: the file system is read-only"),
+            Some("choose a place you can write to".to_string()),
+        ),
+        (io::ErrorKind::IsADirectory, _) => (
+            format!("cannot write {path}: it is a directory"),
+            Some(format!(
+                "give a file name, e.g. `{}/graph`",
+                path.trim_end_matches('/')
+            )),
+        ),
+        _ => (format!("cannot write {path}: {error}"), None),
+    }
 }
 
 /// True for a path in /dev, /proc or /sys (after resolving its directory).

@@ -111,10 +111,12 @@ pub fn clear() {
 }
 
 /// Whether the run is a batch run (scripts, `-e`, piped input): then a Ctrl-C
-/// that nothing notices ends the process. The REPL clears it.
+/// that nothing notices ends the process. The REPL and line mode
+/// (`--json --lines`) clear it: there a Ctrl-C stops the running statement
+/// and nothing else, so the process never ends halfway through an output line.
 static BATCH: AtomicBool = AtomicBool::new(true);
 
-/// Says whether the run is a batch run (true until the REPL starts).
+/// Says whether the run is a batch run (true until the REPL or line mode starts).
 pub fn set_batch(batch: bool) {
     BATCH.store(batch, Ordering::Relaxed);
 }

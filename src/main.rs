@@ -191,6 +191,12 @@ fn run(args: Args) -> u8 {
     // Ctrl-C stops the running statement; in a batch run the process then ends
     // with status 130 (the REPL keeps the session instead).
     interrupt::install();
+    if args.lines {
+        // Line mode keeps the session after Ctrl-C: a Ctrl-C only stops the
+        // line that runs, and nothing ends the process halfway through an
+        // event line.
+        interrupt::set_batch(false);
+    }
     let stdin_is_terminal = io::stdin().is_terminal();
     let stdout_is_terminal = io::stdout().is_terminal();
     let format = format_of(&args, stdout_is_terminal);
@@ -206,6 +212,7 @@ fn run(args: Args) -> u8 {
     // Batch runs keep stdout for results: warnings and notices go to stderr.
     printer.notes_to_err = true;
     let mut session = Session::new();
+    session.writes = printer.writes.clone();
     let mut failed = false;
 
     let (mut sources, stdin_taken) = match read_sources(&args) {
@@ -221,12 +228,12 @@ fn run(args: Args) -> u8 {
         note_unread_stdin(args.json);
     }
     if batch_stdin {
-        let mut bytes = Vec::new();
-        if let Err(error) = io::stdin().read_to_end(&mut bytes) {
-            let _ = writeln!(io::stderr(), "gradcalc: cannot read stdin: {error}");
-            return 1;
+        match read_stdin() {
+            Ok(bytes) => sources.push((bytes, "<stdin>".to_string(), None, true)),
+            Err((message, help)) => {
+                return fail_early(args.json, (ErrorCode::Read, &message), "<stdin>", help);
+            }
         }
-        sources.push((bytes, "<stdin>".to_string(), None, true));
     }
     let interactive = (sources.is_empty() || args.interactive) && stdin_is_terminal && !args.lines;
 
@@ -235,8 +242,9 @@ fn run(args: Args) -> u8 {
             keep_going: args.keep_going,
             loads_stop_at_error: false,
             script,
+            lines: false,
         };
-        match driver::run(&mut session, &mut printer, &bytes, &origin, file, options) {
+        match driver::run(&mut session, &mut printer, bytes, &origin, file, options) {
             Outcome::Done { failed: f } => failed |= f,
             Outcome::Stopped => {
                 failed = true;
@@ -318,16 +326,13 @@ fn read_sources(args: &Args) -> Result<(Vec<Source>, bool), u8> {
                 ));
             }
             stdin_taken = true;
-            let mut bytes = Vec::new();
-            if let Err(error) = io::stdin().read_to_end(&mut bytes) {
-                return Err(fail_early(
-                    args.json,
-                    (ErrorCode::Read, &format!("cannot read stdin: {error}")),
-                    "<stdin>",
-                    None,
-                ));
+            match read_stdin() {
+                Ok(bytes) => sources.push((bytes, "<stdin>".to_string(), None, true)),
+                Err((message, help)) => {
+                    let code = (ErrorCode::Read, message.as_str());
+                    return Err(fail_early(args.json, code, "<stdin>", help));
+                }
             }
-            sources.push((bytes, "<stdin>".to_string(), None, true));
             continue;
         }
         match files::read_source(path) {
@@ -354,6 +359,26 @@ fn read_sources(args: &Args) -> Result<(Vec<Source>, bool), u8> {
         sources.push((source.clone().into_bytes(), origin, None, false));
     }
     Ok((sources, stdin_taken))
+}
+
+/// Reads all of standard input as a script, at most the limit of a script
+/// file ([`files::MAX_SOURCE_BYTES`]); more is refused without being kept.
+///
+/// Errors: the message, and a help, when stdin cannot be read or is too long.
+fn read_stdin() -> Result<Vec<u8>, (String, Option<&'static str>)> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .take(files::MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| (format!("cannot read stdin: {error}"), None))?;
+    if bytes.len() as u64 > files::MAX_SOURCE_BYTES {
+        let message = format!(
+            "cannot read stdin: larger than {} MiB, the limit for a script",
+            files::MAX_SOURCE_BYTES >> 20
+        );
+        return Err((message, Some("`--json --lines` reads it a line at a time")));
+    }
+    Ok(bytes)
 }
 
 /// Says (with `json`, as a `notice` event on stdout; otherwise on stderr)
@@ -384,6 +409,7 @@ fn run_lines<O: Write, E: Write>(
         keep_going: true,
         loads_stop_at_error: false,
         script: true,
+        lines: true,
     };
     let mut stdin = io::stdin().lock();
     match driver::run_lines(session, printer, &mut stdin, "<stdin>", options) {

@@ -437,40 +437,25 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
-    /// Reports that a write to `target` (shown as `shown`) is not allowed (file
-    /// writes are off, or a script writes outside its places) as an error at the
-    /// file name of the statement in `source` from `origin`, and remembers the
-    /// failure.
+    /// Reports that a write to `target` is not allowed (file writes are off,
+    /// or a script writes outside its places: [`WritePolicy::refusal`]) as an
+    /// error at the file name of the statement in `source` from `origin`, and
+    /// remembers the failure.
     ///
     /// Errors: only I/O errors of the streams.
     fn refuse_write(
         &mut self,
+        (message, help): (String, Option<String>),
         target: &Target,
-        shown: &str,
         source: &str,
         origin: &str,
     ) -> io::Result<()> {
         self.failed = true;
-        if self.writes.nowhere {
-            return self.problem(
-                &format!("cannot write {shown}: file writes are off"),
-                ErrorCode::Write,
-                target.span.start,
-                None,
-                (source, origin),
-            );
-        }
         self.problem(
-            &format!(
-                "cannot write {shown}: a script writes files only in {}",
-                self.writes.allowed_places()
-            ),
+            &message,
             ErrorCode::Write,
             target.span.start,
-            Some(
-                "run gradcalc with `--allow-writes DIR` (or `--allow-writes-anywhere`) to let scripts write there"
-                    .to_string(),
-            ),
+            help,
             (source, origin),
         )
     }
@@ -505,8 +490,8 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();
-        if (self.script || self.writes.nowhere) && !self.writes.allows(&path) {
-            return self.refuse_write(target, &shown, source, origin);
+        if let Some(refusal) = self.writes.refusal(&path, &shown, self.script) {
+            return self.refuse_write(refusal, target, source, origin);
         }
         let mut written = files::write_whole(&path, content.as_bytes(), target.force);
         if let (Err(error), false) = (&written, self.script)
@@ -739,44 +724,19 @@ fn steps_kept(target: &Target) -> &'static str {
     }
 }
 
-/// Why a file could not be written, and what to do about it.
+/// Why a file could not be written, and what to do about it: as
+/// [`files::explain_write_error`], and for a file that exists, how to
+/// replace it with this command.
 fn explain_write_error(path: &str, error: &io::Error, target: &Target) -> (String, Option<String>) {
-    let parent = std::path::Path::new(path)
-        .parent()
-        .map(|p| p.display().to_string())
-        .filter(|p| !p.is_empty());
-    match (error.kind(), parent) {
-        (io::ErrorKind::NotFound, Some(parent)) => (
-            format!("cannot write {path}: directory `{parent}` does not exist"),
-            Some(format!(
-                "create it first (`mkdir -p {parent}`) or give another path"
-            )),
-        ),
-        (io::ErrorKind::PermissionDenied, _) => (
-            format!("cannot write {path}: permission denied"),
-            Some(
-                "choose a place you can write to, e.g. a file in the current directory".to_string(),
-            ),
-        ),
-        (io::ErrorKind::ReadOnlyFilesystem, _) => (
-            format!("cannot write {path}: the file system is read-only"),
-            Some("choose a place you can write to".to_string()),
-        ),
-        (io::ErrorKind::IsADirectory, _) => (
-            format!("cannot write {path}: it is a directory"),
-            Some(format!(
-                "give a file name, e.g. `{}/graph`",
-                path.trim_end_matches('/')
-            )),
-        ),
-        (io::ErrorKind::AlreadyExists, _) => (
+    match error.kind() {
+        io::ErrorKind::AlreadyExists => (
             format!(
                 "cannot write {path}: it already exists (not replaced){}",
                 steps_kept(target)
             ),
             Some(force_hint(target)),
         ),
-        _ => (format!("cannot write {path}: {error}"), None),
+        _ => files::explain_write_error(path, error),
     }
 }
 

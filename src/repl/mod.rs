@@ -43,6 +43,7 @@ const TYPED: Options = Options {
     keep_going: true,
     loads_stop_at_error: true,
     script: false,
+    lines: false,
 };
 
 /// Runs the REPL on `session` until `:quit` or Ctrl-D. Errors never end it.
@@ -193,8 +194,12 @@ fn run_plain<O: Write, E: Write>(
             continue;
         }
         let quit = match repl_command(&typed) {
-            Some("serve") => {
-                serve(&mut server, session, printer, &typed)?;
+            Some(command) if !command.alone => {
+                refuse_beside(printer, &command, &typed)?;
+                false
+            }
+            Some(command) if command.name == "serve" => {
+                serve(&mut server, session, printer, command.text)?;
                 false
             }
             _ => run_input(session, printer, &typed)?,
@@ -359,31 +364,71 @@ fn dispatch<O: Write, E: Write>(
     style: &Style,
     server: &mut Option<Server>,
 ) -> io::Result<bool> {
-    Ok(match repl_command(input) {
-        Some("step") => {
+    let Some(command) = repl_command(input) else {
+        return run_input(&mut session.borrow_mut(), printer, input);
+    };
+    match command.name {
+        _ if !command.alone => refuse_beside(printer, &command, input)?,
+        "step" => {
             let at = Stepping {
                 style,
                 server: server.as_ref(),
             };
-            step(editor, &mut session.borrow_mut(), printer, input, at)?;
-            false
+            step(editor, &mut session.borrow_mut(), printer, command.text, at)?;
         }
-        Some("serve") => {
-            serve(server, &mut session.borrow_mut(), printer, input)?;
-            false
-        }
-        _ => run_input(&mut session.borrow_mut(), printer, input)?,
+        _ => serve(server, &mut session.borrow_mut(), printer, command.text)?,
+    }
+    Ok(false)
+}
+
+/// A REPL-only command (the command table says which: `:step`, `:serve`)
+/// in a typed input, which the REPL carries out itself.
+struct ReplCommand<'a> {
+    /// Its name.
+    name: &'static str,
+    /// Its text, without a comment after it.
+    text: &'a str,
+    /// Where it starts in the input.
+    at: usize,
+    /// It is the input's only statement (a comment may follow it); otherwise
+    /// it is refused, and nothing of the input runs.
+    alone: bool,
+}
+
+/// The REPL-only command among the statements of `input`, if any.
+fn repl_command(input: &str) -> Option<ReplCommand<'_>> {
+    let spans = syntax::statement_spans(input);
+    spans.iter().find_map(|span| {
+        let text = &input[span.start..span.end];
+        let name = text.strip_prefix(':')?.split(char::is_whitespace).next()?;
+        let command = crate::session::find_command(name).filter(|c| c.repl_only)?;
+        Some(ReplCommand {
+            name: command.name,
+            text,
+            at: span.start,
+            alone: spans.len() == 1,
+        })
     })
 }
 
-/// The name of a REPL-only command (the command table says which: `:step`,
-/// `:serve`) typed alone on a line, which the REPL carries out itself.
-fn repl_command(input: &str) -> Option<&'static str> {
-    let rest = input.trim().strip_prefix(':')?;
-    let name = rest.split(char::is_whitespace).next().unwrap_or("");
-    crate::session::find_command(name)
-        .filter(|c| c.repl_only && !input.contains([';', '\n', '#']))
-        .map(|c| c.name)
+/// Refuses `command`, typed in `input` beside other statements: it goes on
+/// a line of its own. Nothing of the input runs.
+fn refuse_beside<O: Write, E: Write>(
+    printer: &mut Printer<O, E>,
+    command: &ReplCommand,
+    input: &str,
+) -> io::Result<()> {
+    let name = command.name;
+    printer.problem(
+        &format!("`:{name}` goes on a line of its own: nothing of this line ran"),
+        ErrorCode::BadArguments,
+        command.at,
+        Some(format!(
+            "type `{}` alone, then the other statements on the next line",
+            command.text
+        )),
+        (input, "<input>"),
+    )
 }
 
 /// `:serve [PORT|stop]`: starts, moves or stops the live page, and says so.

@@ -160,6 +160,7 @@ impl Session {
                 .iter()
                 .map(|&l| (l, self.graph.value(l) - descent.rate * gradients.get(l)))
                 .collect();
+            self.journal_leaves(leaves.iter().copied());
             self.graph.update_leaves(&moves);
             done += 1;
             losses.push(Number(self.graph.value(loss)));

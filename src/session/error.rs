@@ -135,6 +135,15 @@ pub enum SessionError {
         span: Span,
         help: Option<String>,
     },
+    /// A file the command would write cannot be written (its directory is
+    /// missing, a permission, writes are off, a script writes outside its
+    /// places): found before the command changes anything.
+    #[error("{message}")]
+    CannotWrite {
+        message: String,
+        span: Span,
+        help: Option<String>,
+    },
 }
 
 /// A function whose body calls another (user) function more than once.
@@ -196,7 +205,8 @@ impl SessionError {
             | SessionError::DerivativeTooLarge { span, .. }
             | SessionError::UnknownCommand { span, .. }
             | SessionError::Interrupted { span }
-            | SessionError::BadArguments { span, .. } => *span,
+            | SessionError::BadArguments { span, .. }
+            | SessionError::CannotWrite { span, .. } => *span,
         }
     }
 
@@ -252,9 +262,9 @@ impl SessionError {
             SessionError::FunctionAsValue { name, .. } => {
                 Some(format!("call it with an argument: `{name}(x)`"))
             }
-            SessionError::Reserved { help, .. } | SessionError::BadArguments { help, .. } => {
-                help.clone()
-            }
+            SessionError::Reserved { help, .. }
+            | SessionError::BadArguments { help, .. }
+            | SessionError::CannotWrite { help, .. } => help.clone(),
             SessionError::Recursion { .. } => {
                 Some("write the repetition out, or use a variable that you update".to_string())
             }
@@ -435,6 +445,7 @@ impl SessionError {
             SessionError::DuplicateParameter { .. } => ErrorCode::DuplicateParameter,
             SessionError::NoOutput { .. } => ErrorCode::NoOutput,
             SessionError::BadArguments { .. } => ErrorCode::BadArguments,
+            SessionError::CannotWrite { .. } => ErrorCode::Write,
             SessionError::Interrupted { .. } => ErrorCode::Interrupted,
         }
     }

@@ -719,6 +719,7 @@ impl Session {
         if old == node {
             return;
         }
+        self.journal_rebinding(name, old);
         match self.earlier.get_mut(name) {
             Some(earlier) => earlier.push(old),
             None => {

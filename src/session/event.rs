@@ -819,16 +819,18 @@ impl NoticeCode {
 
 impl Event {
     /// The rows of a listing event (`:topo`, `:forward`, `:topo kahn`,
-    /// `:trace`, `:trace md|tex`), if it is one.
+    /// `:trace`, `:trace md|tex`, and the trace a `:html` page steps
+    /// through), if it is one.
     pub fn listing(&self) -> Option<&Listing> {
         match self {
             Event::Topo { rows, .. } | Event::Forward { rows, .. } | Event::Kahn { rows, .. } => {
                 Some(rows)
             }
             Event::Trace { steps, .. } | Event::TraceTable { steps, .. } => Some(steps),
+            // A page's trace is a listing too, written after the statement.
+            Event::Page { page, .. } => page.trace.as_ref().ok().and_then(|e| e.listing()),
             plain_events!()
             | Event::Picture { .. }
-            | Event::Page { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
             | Event::Load { .. }

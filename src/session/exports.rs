@@ -23,6 +23,40 @@ const PICTURE_NODES: usize = 500;
 const PLOT_SAMPLES: usize = 241;
 
 impl Session {
+    /// Refuses the file `file` names before any work whose result goes there:
+    /// a script writing outside its places ([`Session::writes`]), writes
+    /// being off, or a file that cannot be written now (a missing
+    /// directory, a permission, a directory or device at the path;
+    /// [`crate::files::check_writable`]). An existing file is left to the
+    /// command's own question (`-f` replaces it). `-` is standard output.
+    ///
+    /// Errors: [`SessionError::CannotWrite`] at the file name, with the fix.
+    pub(super) fn check_writable(&self, file: &Ident) -> Result<(), SessionError> {
+        let target = Target::from_word(file);
+        if target.path == "-" {
+            return Ok(());
+        }
+        let path = crate::files::expand_tilde(&target.path);
+        let shown = path.display().to_string();
+        let refusal = self
+            .writes
+            .refusal(&path, &shown, self.from_script)
+            .or_else(|| {
+                let checked = crate::files::check_writable(&path, true);
+                checked
+                    .err()
+                    .map(|error| crate::files::explain_write_error(&shown, &error))
+            });
+        match refusal {
+            None => Ok(()),
+            Some((message, help)) => Err(SessionError::CannotWrite {
+                message: format!("{message}; nothing ran"),
+                span: file.span,
+                help,
+            }),
+        }
+    }
+
     /// The edges of a picture of the nodes `beside` and `order`: a boxed call's
     /// (from `boxes`) from its inputs with their local derivatives, any other
     /// node's from its operands.

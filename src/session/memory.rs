@@ -73,6 +73,8 @@ impl Session {
         let mut roots: Vec<NodeId> = self.vars.values().copied().collect();
         roots.extend(self.output.as_ref().map(|o| o.node));
         roots.extend(self.last);
+        // What the running statement would put back if it failed.
+        roots.extend(self.journal.roots());
         roots
     }
 
@@ -99,6 +101,7 @@ impl Session {
             })
             .collect();
         self.calls.remap(&remap);
+        self.journal.remap(&remap);
         // A derivative group is a run of ids; compaction keeps relative order,
         // so its kept nodes are a run again. The branches it was built across
         // are kept too, for the stale-branch warning of a later `:=`.
@@ -139,6 +142,8 @@ impl Session {
             }
             Some((output, order))
         });
+        // Listings made before name nodes by their old ids: no longer valid.
+        self.statement += 1;
         let reclaim = Reclaim {
             nodes_before,
             nodes_after: self.graph.len(),

@@ -28,6 +28,7 @@ mod memory;
 mod paths;
 mod preview;
 mod script;
+mod undo;
 mod update;
 
 use std::collections::HashMap;
@@ -132,6 +133,16 @@ pub struct Session {
     /// That question was cancelled (Ctrl-C or Ctrl-D) since the last
     /// [`Session::take_cancelled`].
     cancelled: bool,
+    /// What the running statement has changed, undone if it fails (`undo.rs`).
+    journal: undo::Journal,
+    /// Where files may be written (the command line's `--allow-writes…`):
+    /// checked, with [`Session::from_script`], before work whose result goes
+    /// to a file (`:repeat N FILE.svg`), so that a file that cannot be
+    /// written is refused before anything changes.
+    pub writes: crate::files::WritePolicy,
+    /// The running statement comes from a script (a file, piped input, `-e`),
+    /// which writes only where [`Session::writes`] allows.
+    pub from_script: bool,
 }
 
 /// The REPL's question "replace it? [y/N]" (the path as shown), if any.
@@ -216,20 +227,22 @@ impl Session {
     ///
     /// Errors: any [`SessionError`]; spans in it point into `source`.
     ///
-    /// Ctrl-C while it runs ([`crate::interrupt`]) gives
-    /// [`SessionError::Interrupted`] at the statement, with the session put back
-    /// as it was before it: the nodes it appended are removed, and no binding,
-    /// output, `ans`, function or cache was changed (the long work of every
-    /// statement comes before its changes). `:repeat` is the exception: it
-    /// stops and keeps the steps it finished, as documented in docs/repl.md.
+    /// A statement that fails changes nothing: the session is put back as it
+    /// was before it (the nodes it appended removed, its bindings, output,
+    /// `ans`, moved leaves and statement log undone; `undo.rs`). Ctrl-C while
+    /// it runs ([`crate::interrupt`]) gives [`SessionError::Interrupted`] at
+    /// the statement, undone in the same way. `:repeat` and `:descend` are the
+    /// exception to Ctrl-C: they stop and keep the steps they finished, as
+    /// documented in docs/repl.md.
     pub fn run_statement(&mut self, source: &str, span: Span) -> Result<Vec<Event>, SessionError> {
         self.run_parsed(source, span, syntax::parse_statement(source, span))
     }
 
     /// Runs the statement at `span` of `source` that has already been parsed
     /// into `parsed` (what [`syntax::parse_statement`] gives for it, e.g. from
-    /// [`syntax::Statements`]). After Ctrl-C it puts the session back as it was
-    /// before the statement and returns [`SessionError::Interrupted`].
+    /// [`syntax::Statements`]). When it fails (Ctrl-C included:
+    /// [`SessionError::Interrupted`]) it puts the session back as it was
+    /// before the statement.
     ///
     /// Errors: any [`SessionError`]; spans in it point into `source`.
     pub fn run_parsed(
@@ -239,8 +252,7 @@ impl Session {
         mut parsed: Result<syntax::Located, syntax::SyntaxError>,
     ) -> Result<Vec<Event>, SessionError> {
         self.statement += 1;
-        let mark = self.graph.len();
-        let statements = self.statements.len();
+        self.begin_statement();
         let rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
         let mut result = self
             .run_located(source, parsed, rest.as_ref())
@@ -252,11 +264,15 @@ impl Session {
             // A long sum run a piece at a time failed, and a piece does not
             // parse: a whole parse reports that error (before evaluating
             // anything), at its place. Undo the pieces' work and do that.
-            self.undo_past(mark, statements);
+            self.undo_statement();
+            self.begin_statement();
             result = self.run_located(source, syntax::parse_statement(source, span), None);
         }
+        if result.is_err() {
+            // A refused statement changes nothing (`undo.rs`).
+            self.undo_statement();
+        }
         if result.as_ref().is_err_and(SessionError::is_interrupted) {
-            self.undo_past(mark, statements);
             let text = &source[span.start..span.end];
             let lead = text.len() - text.trim_start().len();
             let span = Span::new(span.start + lead, span.start + text.trim_end().len());
@@ -266,8 +282,9 @@ impl Session {
     }
 
     /// Puts the session back to a graph of `len` nodes and a statement log of
-    /// `statements` entries after an interrupted statement (see
-    /// [`Session::run_parsed`]).
+    /// `statements` entries: the nodes and log entries of a statement undone
+    /// (a failed one, `undo.rs`, or one cut short in a `:repeat` step, the
+    /// steps before it kept).
     fn undo_past(&mut self, len: usize, statements: usize) {
         if self.graph.len() > len {
             self.graph.truncate(len);
@@ -359,6 +376,7 @@ impl Session {
         if let Some(span) = record {
             self.record(&source[span.start..span.end]);
         }
+        self.end_statement();
         // Not under a listing still to be written: it names nodes by their ids.
         if !events.iter().any(|event| event.listing().is_some()) {
             self.collect_if_due();

@@ -204,6 +204,7 @@ impl Session {
             .collect();
         let leaves: Vec<(NodeId, f64)> =
             sets.iter().map(|&(_, node, value)| (node, value)).collect();
+        self.journal_leaves(leaves.iter().map(|&(leaf, _)| leaf));
         let updated = self.graph.update_leaves(&leaves);
         let names: Vec<&str> = sets.iter().map(|(name, _, _)| name.as_str()).collect();
         self.warn_stale_branches(&updated, &names.join(", "), span, events);
@@ -347,6 +348,9 @@ impl Session {
         };
         // A file that would be refused after every step ran is refused first;
         // the REPL asks whether to replace it, before the first step too.
+        if let Some(file) = &repeat.file {
+            self.check_writable(file)?;
+        }
         if let (Some(count), Some(file), false) = (&repeat.count, &repeat.file, force) {
             let target = Target::from_word(file);
             if target.path != "-" && crate::files::exists(&target.path) {

@@ -32,6 +32,7 @@ pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name, is_name_char};
 pub use parser::Cursor;
 pub use parser::Pieces;
 pub use rewrite::{Forest, parse_expression};
+pub use split::Continuation;
 
 /// Deepest nesting of parentheses, prefix signs and `^` chains that a statement may have.
 ///
@@ -124,6 +125,8 @@ impl Iterator for Statements<'_> {
 /// that starts a new statement: the user is typing the continuation) has more
 /// `(` than `)` or ends in an operator or `,`, ignoring comments. A `:command` is
 /// never unfinished. A REPL keeps reading lines while this is true.
+/// Scans all of `text`: to ask again after each new line, [`Continuation`]
+/// scans only the new line.
 pub fn needs_more_input(text: &str) -> bool {
     split::split(text, false).unfinished
 }

@@ -87,11 +87,41 @@ fn starts_new_statement(source: &str, line_start: usize) -> bool {
 /// (scripts); without it, an open `(` always joins lines (the REPL's check).
 pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
     let mut spans = Vec::new();
-    let mut current: Option<Current> = None;
+    let mut splitter = Splitter::default();
     for token in Lexer::new(source) {
+        if let Some(span) = splitter.token(source, token, cut_before_new_statements) {
+            spans.push(span);
+        }
+    }
+    let unfinished = splitter.unfinished();
+    if let Some(c) = splitter.current {
+        spans.push(Span::new(c.start, c.end));
+    }
+    Split { spans, unfinished }
+}
+
+/// The splitter between two tokens: the statement being read, if any.
+#[derive(Default)]
+struct Splitter {
+    current: Option<Current>,
+}
+
+impl Splitter {
+    /// Whether the statement being read is unfinished (see [`Split::unfinished`]).
+    fn unfinished(&self) -> bool {
+        self.current.as_ref().is_some_and(Current::continues)
+    }
+
+    /// Reads `token` of `source`: the span of the statement it ends, if any.
+    fn token(
+        &mut self,
+        source: &str,
+        token: Token,
+        cut_before_new_statements: bool,
+    ) -> Option<Span> {
         match token.kind {
             TokenKind::Newline | TokenKind::Semicolon => {
-                let keep = match &current {
+                let keep = match &self.current {
                     None => false,
                     Some(c) if token.kind == TokenKind::Newline => {
                         c.continues()
@@ -102,55 +132,87 @@ pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
                     Some(c) => c.repeat || (!c.command && c.depth > 0),
                 };
                 if keep {
-                    if let Some(c) = current.as_mut()
+                    if let Some(c) = self.current.as_mut()
                         && token.kind == TokenKind::Semicolon
                     {
                         c.end = token.end;
                         c.last = token.kind;
                     }
-                } else if let Some(c) = current.take() {
-                    spans.push(Span::new(c.start, c.end));
+                    None
+                } else {
+                    self.current.take().map(|c| Span::new(c.start, c.end))
                 }
             }
-            kind => match current.as_mut() {
-                None => {
-                    current = Some(Current {
-                        start: token.start,
-                        end: token.end,
-                        depth: usize::from(kind == TokenKind::LParen),
-                        last: kind,
-                        command: kind == TokenKind::Colon,
-                        repeat: kind == TokenKind::Colon
-                            && super::parser::is_repeat(&source[token.start..]),
-                    })
-                }
-                Some(c) => {
-                    c.end = token.end;
-                    c.last = kind;
-                    if !c.command {
-                        match kind {
-                            TokenKind::LParen => c.depth += 1,
-                            TokenKind::RParen => c.depth = c.depth.saturating_sub(1),
-                            // A `]` or `}` meant as `)` ends the bracket too, so
-                            // that `(1 + ]` is refused at once, not continued.
-                            TokenKind::Other
-                                if matches!(
-                                    source[token.start..].chars().next(),
-                                    Some(']' | '}')
-                                ) =>
-                            {
-                                c.depth = c.depth.saturating_sub(1)
-                            }
-                            _ => {}
-                        }
+            kind => {
+                match self.current.as_mut() {
+                    None => {
+                        self.current = Some(Current {
+                            start: token.start,
+                            end: token.end,
+                            depth: usize::from(kind == TokenKind::LParen),
+                            last: kind,
+                            command: kind == TokenKind::Colon,
+                            repeat: kind == TokenKind::Colon
+                                && super::parser::is_repeat(&source[token.start..]),
+                        })
                     }
+                    Some(c) => c.extend(source, token),
                 }
-            },
+                None
+            }
         }
     }
-    let unfinished = current.as_ref().is_some_and(Current::continues);
-    if let Some(c) = current {
-        spans.push(Span::new(c.start, c.end));
+}
+
+impl Current {
+    /// Takes `token` of `source` (not a newline or `;`) into the statement.
+    fn extend(&mut self, source: &str, token: Token) {
+        self.end = token.end;
+        self.last = token.kind;
+        if self.command {
+            return;
+        }
+        match token.kind {
+            TokenKind::LParen => self.depth += 1,
+            TokenKind::RParen => self.depth = self.depth.saturating_sub(1),
+            // A `]` or `}` meant as `)` ends the bracket too, so
+            // that `(1 + ]` is refused at once, not continued.
+            TokenKind::Other if matches!(source[token.start..].chars().next(), Some(']' | '}')) => {
+                self.depth = self.depth.saturating_sub(1)
+            }
+            _ => {}
+        }
     }
-    Split { spans, unfinished }
+}
+
+/// Whether the text typed so far is unfinished, told a line at a time: each
+/// line is scanned once, so that reading n lines of a long statement costs
+/// time linear in their length (see [`super::needs_more_input`], which
+/// scans the whole text again).
+#[derive(Default)]
+pub struct Continuation {
+    splitter: Splitter,
+}
+
+impl Continuation {
+    /// Nothing read yet.
+    pub fn new() -> Continuation {
+        Continuation::default()
+    }
+
+    /// Reads the next `line` (with its newline, if it has one): true when the
+    /// text read so far is unfinished, as [`super::needs_more_input`] of all the
+    /// lines read, joined, says. Only `line` is scanned.
+    pub fn push(&mut self, line: &str) -> bool {
+        for token in Lexer::new(line) {
+            // Offsets are the line's own: only the unfinished state is kept.
+            let _ = self.splitter.token(line, token, false);
+        }
+        self.splitter.unfinished()
+    }
+
+    /// Forgets what was read (the statement ran, or was refused).
+    pub fn reset(&mut self) {
+        self.splitter = Splitter::default();
+    }
 }

@@ -1423,3 +1423,56 @@ fn a_long_sum_is_parsed_in_pieces_as_one_tree() {
     assert_eq!(values.last(), Some(&(20_000.0 * 20_001.0 / 2.0)));
     assert_eq!(tree.span(), Span::new(0, text.len()));
 }
+
+/// Pieces of lines for the continuation property: brackets, operators,
+/// commands, `:repeat`, comments, `;`.
+const LINE_PARTS: &[&str] = &[
+    "x = (1",
+    "+",
+    " 2)",
+    "*",
+    "f(x,",
+    " y)",
+    ":grad",
+    ":repeat 3 x := x + 1;",
+    "# (",
+    "z ^",
+    ";",
+    "w :=",
+    " 3",
+    ")",
+    "(",
+    "]",
+    "a = 1",
+    ",",
+    "\r",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+    /// Told a line at a time, [`Continuation`] says what `needs_more_input`
+    /// of all the lines so far says, while scanning each line once.
+    #[test]
+    fn continuation_a_line_at_a_time_agrees_with_the_whole_text(
+        lines in proptest::collection::vec(
+            proptest::collection::vec(0..LINE_PARTS.len(), 0..5), 1..8),
+        last_ends in proptest::bool::ANY,
+    ) {
+        let mut continuation = Continuation::new();
+        let mut text = String::new();
+        for (i, parts) in lines.iter().enumerate() {
+            let mut line: String = parts.iter().map(|&p| LINE_PARTS[p]).collect();
+            if i + 1 < lines.len() || last_ends {
+                line.push('\n');
+            }
+            text.push_str(&line);
+            let unfinished = continuation.push(&line);
+            proptest::prop_assert_eq!(unfinished, needs_more_input(&text), "{:?}", text);
+            if !unfinished {
+                // A finished statement is run, and the reading starts again.
+                continuation.reset();
+                text.clear();
+            }
+        }
+    }
+}

@@ -376,3 +376,17 @@ fn exports_to_a_missing_or_unwritable_place_are_clear_errors() {
     let (_, stderr) = run(&["--allow-writes-anywhere"], script, 1);
     assert_contains(&stderr, "cannot write");
 }
+
+#[test]
+fn piped_stdin_over_the_script_limit_is_refused_before_anything_runs() {
+    // 65 MiB piped in, past the 64 MiB a script file may hold: refused
+    // without reading more (it used to be read whole, however long), nothing
+    // of it run. `--json --lines` bounds each line instead (`kernel`).
+    let mut script = b"x = 1\n".to_vec();
+    script.resize(65 << 20, b'1');
+    let (stdout, _) = run(&["--json"], script, 2);
+    expect![[r#"
+        {"kind":"error","code":"read","message":"cannot read stdin: larger than 64 MiB, the limit for a script","source":"<stdin>","help":"`--json --lines` reads it a line at a time"}
+    "#]]
+    .assert_eq(&stdout);
+}

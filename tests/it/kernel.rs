@@ -163,19 +163,228 @@ impl Kernel {
     fn run(&mut self, line: &str) -> String {
         writeln!(self.stdin, "{line}").unwrap();
         self.stdin.flush().unwrap();
-        let mut out = String::new();
-        loop {
-            let event = self
-                .lines
-                .recv_timeout(TIMEOUT)
-                .unwrap_or_else(|e| panic!("after {line:?}, no `ready` ({e}); so far:\n{out}"));
-            out.push_str(&event);
-            out.push('\n');
-            if event.starts_with(r#"{"kind":"ready""#) {
+        self.until_ready(line)
+    }
+
+    /// The events up to and including the next `ready`, after `line` was
+    /// written.
+    fn until_ready(&mut self, line: &str) -> String {
+        until_ready(&self.lines, line)
+    }
+
+    /// Writes `bytes` (on a thread: they may be more than a pipe holds) and
+    /// returns the events up to and including the next `ready`; `shown`
+    /// names them in a failure.
+    fn run_long(&mut self, bytes: &[u8], shown: &str) -> String {
+        std::thread::scope(|scope| {
+            let stdin = &mut self.stdin;
+            let writer = scope.spawn(move || stdin.write_all(bytes).and_then(|()| stdin.flush()));
+            let out = until_ready(&self.lines, shown);
+            writer.join().unwrap().unwrap();
+            out
+        })
+    }
+
+    /// Sends SIGINT (Ctrl-C) to the process.
+    fn interrupt(&self) {
+        let killed = std::process::Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "the process has ended");
+    }
+
+    /// Writes `line` while it runs long, sending SIGINT until an event comes
+    /// (each try waits for one at most [`PATIENCE`]), and returns the events
+    /// up to and including its `ready`.
+    fn interrupt_line(&mut self, line: &str) -> String {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        let first = loop {
+            self.interrupt();
+            match self.lines.recv_timeout(PATIENCE) {
+                Ok(event) => break event,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(e) => panic!("after {line:?}, the output ended ({e})"),
+            }
+        };
+        let done = first.starts_with(r#"{"kind":"ready""#);
+        let rest = if done {
+            String::new()
+        } else {
+            self.until_ready(line)
+        };
+        format!("{first}\n{rest}")
+    }
+
+    /// Writes `line` until it is answered without an `interrupted` error (a
+    /// SIGINT sent before may reach the process after its line has ended:
+    /// it then stops the next line), at most 5 times; its events.
+    fn run_uninterrupted(&mut self, line: &str) -> String {
+        for _ in 0..5 {
+            let out = self.run(line);
+            if !out.contains(r#""code":"interrupted""#) {
                 return out;
             }
         }
+        panic!("{line:?} was interrupted 5 times");
     }
+}
+
+/// The events from `lines` up to and including the next `ready`, after
+/// `line` was written.
+fn until_ready(lines: &Receiver<String>, line: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let event = lines
+            .recv_timeout(TIMEOUT)
+            .unwrap_or_else(|e| panic!("after {line:?}, no `ready` ({e}); so far:\n{out}"));
+        out.push_str(&event);
+        out.push('\n');
+        if event.starts_with(r#"{"kind":"ready""#) {
+            return out;
+        }
+    }
+}
+
+/// How long [`Kernel::interrupt_line`] waits for an event before it sends
+/// SIGINT again: the line is still running then, or just starting.
+const PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The JSON events of `text`, one per line: every line must be whole JSON.
+fn events(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not whole JSON ({e}): {line}"))
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_stops_the_running_line_and_keeps_the_session() {
+    let mut kernel = Kernel::start();
+    kernel.run("x = 5; k = 7");
+    // A million steps take minutes: Ctrl-C stops them, keeps the steps done,
+    // ends the line with an `interrupted` error and its `ready`.
+    let out = kernel.interrupt_line(":repeat 1000000 x := x + 1");
+    let all = events(&out);
+    let kinds: Vec<&str> = all.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    let repeat = &all[kinds.iter().position(|&k| k == "repeat").expect(&out)];
+    assert_eq!(repeat["interrupted"], true, "{out}");
+    let steps = repeat["steps"].as_u64().unwrap();
+    assert!(steps < 1_000_000, "{out}");
+    assert_eq!(kinds[kinds.len() - 2..], ["error", "ready"], "{out}");
+    assert_eq!(all[kinds.len() - 2]["code"], "interrupted", "{out}");
+    assert_eq!(all[kinds.len() - 1]["line"], 2, "{out}");
+    // Every variable is kept: x counted the steps done, k is untouched.
+    let out = kernel.run_uninterrupted("x; k");
+    let values: Vec<_> = events(&out).iter().map(|e| e["value"].clone()).collect();
+    assert_eq!(
+        values[..2],
+        [serde_json::json!(5 + steps), serde_json::json!(7)],
+        "{out}"
+    );
+    drop(kernel.stdin);
+    assert_eq!(
+        kernel.child.wait().unwrap().code(),
+        Some(1),
+        "a line was interrupted"
+    );
+}
+
+#[test]
+fn ctrl_c_while_waiting_for_a_line_is_forgotten() {
+    // The driver's Ctrl-C may come just after the line it meant has ended:
+    // it must not end the process (it used to, with status 130) nor stop the
+    // next line.
+    let mut kernel = Kernel::start();
+    kernel.run("x = 4");
+    for _ in 0..3 {
+        kernel.interrupt();
+    }
+    let out = kernel.run_uninterrupted("x^2");
+    assert_eq!(events(&out)[0]["value"], 16, "{out}");
+    drop(kernel.stdin);
+    assert_eq!(kernel.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn ctrl_c_while_a_long_listing_is_written_leaves_every_line_whole() {
+    // 20 001 nodes: `:topo all` is one line of some 2 MB, written a row at a
+    // time; Ctrl-C while it is written closes it early as valid JSON.
+    let mut kernel = Kernel::start();
+    kernel.run(&format!("x = 1; y = x{}", " + x".repeat(20_000)));
+    let out = kernel.interrupt_line(":topo all");
+    let all = events(&out);
+    let topo = all.iter().find(|e| e["kind"] == "topo").expect(&out);
+    assert_eq!(topo["total"], 20_001, "20 000 sums and x");
+    let rows = topo["nodes"].as_array().unwrap().len();
+    let interrupted = all.iter().any(|e| e["code"] == "interrupted");
+    // Cut short only when interrupted (the Ctrl-C may come after it ended).
+    assert!(
+        rows == 20_001 || interrupted,
+        "{rows} rows, not interrupted"
+    );
+    assert_eq!(all.last().unwrap()["kind"], "ready");
+    let out = kernel.run_uninterrupted("y");
+    assert_eq!(events(&out)[0]["value"], 20_001, "x + 20 000 more");
+}
+
+#[test]
+fn a_line_over_the_script_limit_is_refused_and_the_next_line_answered() {
+    // 65 MiB without a newline past the 64 MiB of a script: read to its end
+    // without being kept, refused with a `limit` error, then the next line.
+    let mut kernel = Kernel::start();
+    kernel.run("x = 1");
+    let mut long = "1".repeat(65 << 20);
+    long.push('\n');
+    let out = kernel.run_long(long.as_bytes(), "65 MiB of 1");
+    expect![[r#"
+        {"kind":"error","code":"limit","message":"line 2 of <stdin> is longer than 64 MiB (68157440 bytes), the limit for a script; it did not run","line":2,"column":1,"source":"<stdin>","help":"cut it into statements of their own (a long sum into partial sums)"}
+        {"kind":"ready","line":2,"pending":false}
+    "#]]
+    .assert_eq(&out);
+    // A statement of several lines is bounded as a whole: an open bracket,
+    // then 64 MiB.
+    kernel.run("y = (x +");
+    let mut long = "1".repeat(64 << 20);
+    long.push_str(")\n");
+    let out = kernel.run_long(long.as_bytes(), "64 MiB of 1");
+    expect![[r#"
+        {"kind":"error","code":"limit","message":"the statement ending at line 4 of <stdin> is longer than 64 MiB, the limit for a script; it did not run","line":4,"column":1,"source":"<stdin>","help":"cut it into statements of their own (a long sum into partial sums); the line before it, which it goes on, did not run either"}
+        {"kind":"ready","line":4,"pending":false}
+    "#]]
+    .assert_eq(&out);
+    expect![[r#"
+        {"kind":"value","value":2,"from":{"statement":2,"source":"<stdin>","line":5,"column":1}}
+        {"kind":"ready","line":5,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run("x + 1"));
+}
+
+#[test]
+fn quit_gets_its_ready_and_ends_the_run() {
+    let mut kernel = Kernel::start();
+    expect![[r#"
+        {"kind":"quit","from":{"statement":1,"source":"<stdin>","line":1,"column":1}}
+        {"kind":"ready","line":1,"pending":false}
+    "#]]
+    .assert_eq(&kernel.run(":quit"));
+    assert_eq!(kernel.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn continuation_lines_are_read_in_linear_time() {
+    // 3000 lines of 300 bytes, each ending in `+`: re-scanning the lines
+    // before each new one (as line mode did) takes minutes in a debug
+    // build; scanning each once, a moment. The sum of 3000·75 ones and 1.
+    let line = format!("{}1 +\n", "1 + ".repeat(74));
+    let input = format!("s = {}1\n", line.repeat(3000));
+    let text = stdout_of(&output_with_stdin(&["--json", "--lines"], input));
+    let all = events(&text);
+    let pending = all.iter().filter(|e| e["pending"] == true).count();
+    assert_eq!(pending, 3000);
+    assert_eq!(all[all.len() - 2]["value"], 225_001);
 }
 
 #[test]

@@ -32,6 +32,7 @@ mod pictures;
 mod properties;
 mod pty;
 mod readme;
+mod refusals;
 mod repl;
 mod rules;
 mod sessions;

@@ -914,3 +914,58 @@ fn nested_grad_and_a_repeat_of_grad_end_and_the_session_goes_on() {
     repl.line("x + 1", "1.5");
     repl.leave();
 }
+
+#[test]
+fn serve_after_a_comment_serves_and_beside_other_statements_is_refused() {
+    // `:serve` with a comment used to be taken for a script's `:serve`
+    // ("works in the interactive REPL"), in the REPL itself.
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    repl.line(
+        &format!(":serve {port} # the page for the class"),
+        "serving the live page at http://127.0.0.1:",
+    );
+    repl.prompt();
+    // Beside another statement: refused whole, so `y = 1` does not run.
+    repl.line(
+        &format!(":serve {port}; y = 1"),
+        "goes on a line of its own",
+    );
+    repl.expect(&format!("type `:serve {port}` alone"));
+    repl.prompt();
+    repl.line("y", "unknown name `y`");
+    repl.prompt();
+    repl.line(":serve stop", "stopped serving");
+    repl.prompt();
+}
+
+/// Typed line by line, a failed statement and a refused nested `grad` once
+/// left a node and a stale id behind, and the next `:html -` ended the
+/// process; the session now goes on, with `y = x·w = 9` and ∂y/∂x = w = 3.
+#[test]
+fn failed_statements_keep_the_session() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    for (line, reply) in [
+        ("x = 3", "x = 3"),
+        ("w = 3", "w = 3"),
+        ("w*x + q", "unknown name `q`"),
+        ("y = x*w", "y = 9"),
+        (
+            "g = grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(grad(tanh(x)*sin(x), x), x), x), x), x), x), x), x), x), x), x), x), x)",
+            "builds more than",
+        ),
+        (":html -", "</html>"),
+    ] {
+        repl.line(line, reply);
+        repl.prompt();
+    }
+    repl.line(":grad x", "∂y/∂x = 3");
+    repl.prompt();
+    repl.leave();
+}

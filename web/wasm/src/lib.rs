@@ -30,6 +30,7 @@ const TYPED: Options = Options {
     keep_going: true,
     loads_stop_at_error: true,
     script: false,
+    lines: false,
 };
 
 /// What the terminal would show, results and errors in order.
@@ -102,7 +103,7 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         let outcome = driver::run(
             &mut state.session,
             &mut state.printer,
-            &input,
+            input,
             "<input>",
             None,
             TYPED,
