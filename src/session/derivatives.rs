@@ -318,20 +318,25 @@ impl Session {
             .unwrap_or_else(|| derivative_budget(self.differentiated(wrt)))
     }
 
-    /// How many nodes a derivative with respect to `wrt` walks at most: the
-    /// graph's nodes from the lowest of `wrt` up (nothing below can depend on it).
+    /// How many nodes a derivative with respect to `wrt` differentiates, as
+    /// its budget counts them: the graph's nodes from the lowest of `wrt` up
+    /// (nothing below can depend on it) as the statement found them, so the
+    /// inner orders of a nested `grad(grad(…))` built by the same statement
+    /// do not raise the budget of the outer ones.
     fn differentiated(&self, wrt: &[NodeId]) -> usize {
         let lowest = wrt.iter().map(|x| x.index()).min().unwrap_or(0);
-        self.graph.len().saturating_sub(lowest)
+        let start = self.statement_start().min(self.graph.len());
+        start.saturating_sub(lowest)
     }
 
     /// [`SessionError::DerivativeTooLarge`] for a derivative with respect to
     /// `wrt` that passed `limit` nodes.
     fn too_large(&self, wrt: &[NodeId], span: Span, limit: usize) -> SessionError {
+        let lowest = wrt.iter().map(|x| x.index()).min().unwrap_or(0);
         SessionError::DerivativeTooLarge {
             span,
             limit,
-            differentiated: self.differentiated(wrt),
+            differentiated: self.graph.len().saturating_sub(lowest),
         }
     }
 
@@ -1645,10 +1650,13 @@ mod budget_tests {
         };
         assert_eq!(
             error.to_string(),
-            "this derivative differentiates 9778962 nodes and would build more than 8000000"
+            "this derivative builds more than 8000000 nodes (it differentiates 9778962)"
         );
         let help = error.help().unwrap_or_default();
-        assert!(help.contains("up to 8 nodes for each node"), "{help}");
+        assert!(
+            help.contains("up to 8 nodes for each node from x up"),
+            "{help}"
+        );
         assert!(help.contains("`:grad` gives the numbers"), "{help}");
     }
 }

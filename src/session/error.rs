@@ -106,12 +106,11 @@ pub enum SessionError {
         inner: Box<SessionError>,
     },
     /// A derivative (`grad(y, x)`, `f'(a)`, `:diff`, `:hessian`) whose graph
-    /// would pass its node budget (`limit`): 8 new nodes for each of the
-    /// `differentiated` nodes from x up, at least 10⁶ and at most 8·10⁶ in all
-    /// (each order of a nested `grad(grad(…, x), x)` multiplies the size).
-    #[error(
-        "this derivative differentiates {differentiated} nodes and would build more than {limit}"
-    )]
+    /// would pass its node budget (`limit`): 8 new nodes for each node from x
+    /// up when the statement began, at least 10⁶ and at most 8·10⁶ in all
+    /// (each order of a nested `grad(grad(…, x), x)` multiplies the size);
+    /// `differentiated` is how many nodes from x up it walked.
+    #[error("this derivative builds more than {limit} nodes (it differentiates {differentiated})")]
     DerivativeTooLarge {
         span: Span,
         limit: usize,
@@ -229,7 +228,7 @@ impl SessionError {
             SessionError::UnknownName { hint: Some(h), .. }
             | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
             SessionError::DerivativeTooLarge { limit, .. } => Some(format!(
-                "a derivative may build up to {} nodes for each node it differentiates, and {limit} here; `:grad` gives the numbers without building a graph; else differentiate a smaller expression, or take fewer orders of a nested `grad(grad(…, x), x)` (each order multiplies the size)",
+                "a derivative may build up to {} nodes for each node from x up when the statement began, and {limit} here; `:grad` gives the numbers without building a graph; else differentiate a smaller expression, or take fewer orders of a nested `grad(grad(…, x), x)` (each order multiplies the size)",
                 super::derivatives::NODES_PER_NODE
             )),
             SessionError::UnknownName {
