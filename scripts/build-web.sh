@@ -9,5 +9,5 @@ cd "$(dirname "$0")/.."
 cargo build --release --locked --target wasm32-unknown-unknown --manifest-path web/wasm/Cargo.toml
 mkdir -p web/dist
 cp web/wasm/target/wasm32-unknown-unknown/release/gradcalc_web.wasm web/dist/gradcalc.wasm
-cp web/index.html web/playground.js web/playground.css web/page.js web/page.css web/dist/
+cp web/index.html web/playground.js web/worker.js web/playground.css web/page.js web/page.css web/dist/
 echo "built web/dist/ ($(du -sh web/dist | cut -f1)): serve it over HTTP and open index.html"

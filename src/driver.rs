@@ -516,10 +516,25 @@ fn file_id(path: &std::path::Path) -> io::Result<FileId> {
     Ok((0, hasher.finish()))
 }
 
+/// Why the file a `:load` names cannot be read: the OS error, or where the
+/// build has no files at all (the browser), what to do instead.
+fn unreadable(path: &std::path::Path, error: &io::Error) -> (String, Option<String>) {
+    if error.kind() == io::ErrorKind::Unsupported {
+        return (
+            format!(
+                "cannot read {}: the browser has no files to read",
+                path.display()
+            ),
+            Some("type `:load` alone to pick a file, or paste the script's lines".to_string()),
+        );
+    }
+    (format!("cannot read {}: {error}", path.display()), None)
+}
+
 /// Reads the file a `:load` names, refusing one already being loaded.
 fn open(stack: &[Frame], target: &Target) -> Result<Frame, (String, Option<String>)> {
     let path = files::expand_tilde(&target.path);
-    let id = file_id(&path).map_err(|e| (format!("cannot read {}: {e}", path.display()), None))?;
+    let id = file_id(&path).map_err(|e| unreadable(&path, &e))?;
     if let Some(first) = stack.iter().position(|f| f.file == Some(id)) {
         let mut chain: Vec<&str> = stack[first..].iter().map(|f| f.origin.as_str()).collect();
         chain.push(&target.path);

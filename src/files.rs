@@ -171,7 +171,7 @@ impl WritePolicy {
 /// [`io::ErrorKind::AlreadyExists`]; with it, the rename replaces the directory
 /// entry itself, so a symbolic link there is replaced, not followed. A file that
 /// is replaced keeps its permissions; a new one gets mode 0644.
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<()> {
     let existing = replaceable(path, overwrite)?;
     let mut temporary = temporary_beside(path)?;
@@ -201,7 +201,7 @@ pub fn write_whole(path: &Path, content: &[u8], overwrite: bool) -> io::Result<(
 /// and removed in its directory, so a missing directory, a permission or a
 /// read-only file system is found before work whose result goes there
 /// (`:repeat N FILE.svg`). Errors: as [`write_whole`].
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 pub fn check_writable(path: &Path, overwrite: bool) -> io::Result<()> {
     replaceable(path, overwrite)?.map(drop).ok();
     temporary_beside(path).map(drop)
@@ -211,7 +211,7 @@ pub fn check_writable(path: &Path, overwrite: bool) -> io::Result<()> {
 /// written: nothing, or — with `overwrite` — a regular file or a link to one
 /// outside /dev, /proc and /sys. Errors: [`io::ErrorKind::IsADirectory`],
 /// [`io::ErrorKind::AlreadyExists`], or "not a regular file".
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 fn replaceable(path: &Path, overwrite: bool) -> io::Result<io::Result<std::fs::Metadata>> {
     let existing = std::fs::symlink_metadata(path);
     if let Ok(metadata) = &existing {
@@ -238,7 +238,7 @@ fn replaceable(path: &Path, overwrite: bool) -> io::Result<io::Result<std::fs::M
 }
 
 /// A new temporary file in `path`'s directory, removed when dropped.
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -253,7 +253,7 @@ fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
 
 /// An error of the `tempfile` crate without its " at path …/.gradcalc-….tmp":
 /// the message names the user's path, not the temporary file's.
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 fn without_temporary_path(error: io::Error) -> io::Error {
     let text = error.to_string();
     match text.rfind(" at path ") {
@@ -262,16 +262,16 @@ fn without_temporary_path(error: io::Error) -> io::Error {
     }
 }
 
-/// Without the `cli` feature (the playground's build) no file is written:
+/// Without the `os` feature (the playground's build) no file is written:
 /// the error is [`io::ErrorKind::Unsupported`].
-#[cfg(not(feature = "cli"))]
+#[cfg(not(feature = "os"))]
 pub fn write_whole(path: &Path, _content: &[u8], overwrite: bool) -> io::Result<()> {
     check_writable(path, overwrite)
 }
 
-/// Without the `cli` feature (the playground's build) no file can be
+/// Without the `os` feature (the playground's build) no file can be
 /// written: always [`io::ErrorKind::Unsupported`].
-#[cfg(not(feature = "cli"))]
+#[cfg(not(feature = "os"))]
 pub fn check_writable(_path: &Path, _overwrite: bool) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
@@ -316,7 +316,7 @@ pub fn explain_write_error(path: &str, error: &io::Error) -> (String, Option<Str
 }
 
 /// True for a path in /dev, /proc or /sys (after resolving its directory).
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 fn in_system_directory(path: &Path) -> bool {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -329,7 +329,7 @@ fn in_system_directory(path: &Path) -> bool {
     })
 }
 
-#[cfg(all(test, feature = "cli"))]
+#[cfg(all(test, feature = "os"))]
 mod tests {
     use super::*;
 

@@ -43,9 +43,45 @@ pub fn request() {
 }
 
 /// True once Ctrl-C was pressed and not yet [cleared](clear), or inside
-/// [`within`] once its budget has passed.
+/// [`within`] once its budget has passed, or inside [`polling`] once its
+/// check has said so.
 pub fn requested() -> bool {
-    REQUESTED.load(Ordering::Relaxed) || past_deadline()
+    REQUESTED.load(Ordering::Relaxed) || past_deadline() || host_asks()
+}
+
+thread_local! {
+    /// The check of the running [`polling`] on this thread, if any.
+    static HOST: Cell<Option<fn() -> bool>> = const { Cell::new(None) };
+}
+
+/// Whether a [`polling`] check runs on this thread and says stop; once it
+/// has, the flag is set (as by [`request`]), so the check is not asked again.
+fn host_asks() -> bool {
+    let asks = HOST.get().is_some_and(|check| check());
+    if asks {
+        request();
+    }
+    asks
+}
+
+/// Runs `work` with `check` asked too whenever this thread polls for Ctrl-C
+/// ([`requested`], so every [`Poll`] and the engine's [`CtrlC`]): for a host
+/// that learns of an interrupt its own way. The Python package (python/) asks
+/// Python whether SIGINT came, since Python's handler runs only when asked on
+/// the main thread. Once `check` says true the flag is set, as by [`request`]:
+/// the work ends as after Ctrl-C; the host [clears](clear) it afterwards.
+/// After `work` the check is gone (also if `work` unwinds); one inside another
+/// replaces it meanwhile.
+pub fn polling<T>(check: fn() -> bool, work: impl FnOnce() -> T) -> T {
+    /// Puts the outer check back, also if `work` unwinds.
+    struct Restore(Option<fn() -> bool>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HOST.set(self.0);
+        }
+    }
+    let _restore = Restore(HOST.replace(Some(check)));
+    work()
 }
 
 thread_local! {
@@ -57,15 +93,15 @@ thread_local! {
 
 /// This thread's CPU time in nanoseconds, at least 1 (0 means "no deadline").
 /// CPU time, not wall time: work that needs less than its budget finishes
-/// however loaded the machine is. Without the `cli` feature (the browser
+/// however loaded the machine is. Without the `os` feature (the browser
 /// build, which has no CPU clock) always 1: a budget never ends there.
-#[cfg(not(feature = "cli"))]
+#[cfg(not(feature = "os"))]
 fn now() -> u64 {
     1
 }
 
 /// This thread's CPU time in nanoseconds (see the other `now`).
-#[cfg(feature = "cli")]
+#[cfg(feature = "os")]
 fn now() -> u64 {
     let time = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     let nanos = i128::from(time.tv_sec) * 1_000_000_000 + i128::from(time.tv_nsec);
@@ -168,5 +204,34 @@ impl Poll {
     pub fn tick(&mut self) -> bool {
         self.count = self.count.wrapping_add(1);
         self.count.is_multiple_of(EVERY) && requested()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        static ASKED: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A host's check that never asks to stop, counting how often it is asked.
+    fn counted() -> bool {
+        ASKED.set(ASKED.get() + 1);
+        false
+    }
+
+    #[test]
+    fn polling_asks_the_hosts_check_inside_only() {
+        // A check that says no never sets the process's flag (other tests
+        // run beside this one), and is asked at every poll inside `polling`.
+        let polls = polling(counted, || {
+            let mut poll = Poll::new();
+            (0..3 * EVERY).filter(|_| poll.tick()).count()
+        });
+        assert_eq!(polls, 0);
+        assert_eq!(ASKED.get(), 3);
+        let _ = requested();
+        assert_eq!(ASKED.get(), 3, "gone after `polling`");
     }
 }

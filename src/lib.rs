@@ -46,3 +46,4 @@ pub mod render;
 pub mod repl;
 pub mod session;
 pub mod syntax;
+pub mod web;

@@ -2,8 +2,8 @@
 // `:serve` and the playground. It shows a *model* (src/render/html.rs says what
 // it holds): the picture gradcalc laid out, and the backward pass stepped with
 // the keyboard. Step 0 is the forward pass (every gradient blank); step K is
-// `:trace`'s step K: its node highlighted, its line shown, the gradients of the
-// nodes it and the steps before it processed filled in, the others blank.
+// `:trace`'s step K: its node highlighted, its line shown, each gradient as
+// the model says at step K (blank, a fan-out's sum so far, or final).
 "use strict";
 var GradcalcView = (function () {
   var SVG = "http://www.w3.org/2000/svg";
@@ -44,6 +44,7 @@ var GradcalcView = (function () {
         current: ["var(--current-fill)", "var(--current)", "6", ""],
         done: ["var(--done-fill)", "var(--done)", "3", ""],
         pending: ["#ffffff", "var(--faint)", "2", "5 3"],
+        partial: ["#ffffff", "var(--current)", "2", "5 3"],
         box: ["#ffffff", "var(--ink)", "2", ""]
       }[kind];
       shape.setAttribute("style", "fill:" + styles[0] + ";stroke:" + styles[1] +
@@ -63,6 +64,7 @@ var GradcalcView = (function () {
       ["edge", "an edge's label: the local derivative ∂node/∂input at these values"],
       ["current", "the node this step processes (thick border)"],
       ["done", "gradient final (solid border)"],
+      ["partial", "a fan-out's sum so far, uses to come (dashed, orange)"],
       ["pending", "gradient still to come (dashed border, blank)"]
     ].forEach(function (entry) {
       var item = element("li");
@@ -72,7 +74,7 @@ var GradcalcView = (function () {
     });
     box.appendChild(list);
     box.appendChild(element("p", { "class": "gc-keys" },
-      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme · C: collapse or expand calls"));
+      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme · C: collapse or expand calls · L: legend · G: graph full-window"));
     return box;
   }
 
@@ -90,19 +92,26 @@ var GradcalcView = (function () {
      ["next ▶", "next", function () { self.setStep(self.step + 1); }],
      ["fit", "fit", function () { self.fit(); }],
      ["expand calls", "calls", function () { self.toggleCalls(); }],
-     ["theme", "theme", function () { self.toggleTheme(); }]
+     ["theme", "theme", function () { self.toggleTheme(); }],
+     ["legend", "legend-toggle", function () { self.toggleLegend(); }]
     ].forEach(function (button) {
       var b = element("button", { "type": "button", "class": "gc-" + button[1] }, button[0]);
       b.addEventListener("click", button[2]);
       bar.appendChild(b);
+      if (/^(back|next|fit)$/.test(button[1])) (self.graphButtons = self.graphButtons || []).push(b);
       if (button[1] === "calls") self.callsButton = b;
     });
     root.appendChild(bar);
     var body = element("div", { "class": "gc-body" });
-    this.graph = element("div", { "class": "gc-graph" });
+    this.graph = element("div", { "class": "gc-graph", "tabindex": "0",
+      "aria-label": "the graph: → or Space steps, ← back, F fits" });
     body.appendChild(this.graph);
-    body.appendChild(legend());
+    this.legend = legend();
+    body.appendChild(this.legend);
     root.appendChild(body);
+    // The nodes for a screen reader: one item each, in the walk's order.
+    this.reader = element("ol", { "class": "gc-reader", "aria-label": "the nodes, in the backward pass's order" });
+    root.appendChild(this.reader);
     this.line = element("pre", { "class": "gc-line", "aria-live": "polite" });
     root.appendChild(this.line);
     this.step = 0;
@@ -122,10 +131,13 @@ var GradcalcView = (function () {
     this.model = model;
     this.graph.textContent = "";
     this.boxes = [];
+    // Without a graph, the buttons that act on one have nothing to do.
+    this.graphButtons.forEach(function (b) { b.disabled = !!model.message; });
     if (model.message) {
       this.title.textContent = "gradcalc";
       this.callsButton.hidden = true;
       this.graph.appendChild(element("div", { "class": "gc-message" }, model.message));
+      this.reader.textContent = "";
       this.status.textContent = "";
       this.line.textContent = "";
       return;
@@ -156,8 +168,21 @@ var GradcalcView = (function () {
     var groups = svg.querySelectorAll("g.value");
     for (var i = 0; i < groups.length; i++) {
       var grad = groups[i].querySelector("text.grad");
-      this.boxes.push({ group: groups[i], grad: grad, text: grad ? grad.textContent : "" });
+      var name = groups[i].querySelector("text.name");
+      var value = Array.prototype.filter.call(groups[i].querySelectorAll("text"), function (t) {
+        return /^value /.test(t.textContent);
+      })[0];
+      this.boxes.push({ group: groups[i], grad: grad, text: grad ? grad.textContent : "",
+        name: name ? name.textContent : "", value: value ? value.textContent : "",
+        item: element("li") });
     }
+    // The walk's order: the boxes by the step that processes them, then the rest.
+    var order = this.boxes.map(function (b, k) { return k; });
+    var at = function (k) { return drawing.boxes[k] > 0 ? drawing.boxes[k] : Infinity; };
+    order.sort(function (a, b) { return at(a) - at(b) || a - b; });
+    this.reader.textContent = "";
+    var self = this;
+    order.forEach(function (k) { self.reader.appendChild(self.boxes[k].item); });
     this.fit();
   };
 
@@ -183,13 +208,24 @@ var GradcalcView = (function () {
     var stepping = !model.note && last > 0;
     for (var i = 0; i < this.boxes.length; i++) {
       var b = this.boxes[i];
-      var at = this.drawing.boxes[i] || 0;
-      var done = !stepping || (at > 0 && at <= k);
+      // The box's last mark at or before step k (the model says when its
+      // gradient as drawn changes): blank before the first.
+      var marks = this.drawing.boxes[i] || [];
+      var mark = null;
+      for (var m = 0; m < marks.length && marks[m].step <= k; m++) mark = marks[m];
+      var shown = !stepping || mark !== null;
+      var partial = stepping && mark !== null && mark.kind === "partial";
       var current = stepping && k > 0 && this.drawing.lit[k - 1] === i;
-      b.group.classList.toggle("done", done && !current && stepping);
+      b.group.classList.toggle("done", stepping && shown && !partial && !current);
       b.group.classList.toggle("current", current);
-      b.group.classList.toggle("pending", !done);
-      if (b.grad) b.grad.textContent = done ? b.text : "grad";
+      b.group.classList.toggle("partial", partial && !current);
+      b.group.classList.toggle("pending", !shown || partial);
+      var grad = !stepping ? b.text : mark ? "grad " + mark.text : "grad";
+      if (b.grad) b.grad.textContent = grad;
+      var said = !stepping ? b.text || "no gradient" : mark ? grad : "gradient to come";
+      var state = current ? "current" : !shown ? "pending" : partial ? "partial, more to come" : "final";
+      b.item.textContent = b.name + ": " + b.value + ", " + said + ", " + state;
+      if (current) b.item.setAttribute("aria-current", "step"); else b.item.removeAttribute("aria-current");
     }
     if (stepping && k > 0) this.follow(this.drawing.lit[k - 1]);
     if (!stepping) {
@@ -214,6 +250,22 @@ var GradcalcView = (function () {
     if (inside) return;
     this.box = [r.x + r.width / 2 - v[2] / 2, r.y + r.height / 2 - v[3] / 2, v[2], v[3]];
     this.applyBox();
+  };
+
+  // The legend shown or hidden (L); hidden, the graph gets its width. Until
+  // asked, it follows the screen: hidden on a narrow one and in the projector
+  // theme (page.css).
+  View.prototype.toggleLegend = function () {
+    var shown = this.legend.getClientRects().length > 0;
+    this.root.classList.toggle("gc-legend-shown", !shown);
+    this.root.classList.toggle("gc-legend-hidden", shown);
+    this.fit();
+  };
+
+  // The graph alone, over the whole window (G); again (or Esc) gives it back.
+  View.prototype.toggleFull = function () {
+    this.root.classList.toggle("gc-full");
+    this.fit();
   };
 
   View.prototype.toggleTheme = function () {
@@ -278,11 +330,15 @@ var GradcalcView = (function () {
 
   // The keys: → / Space, ← / Backspace, Home / End, F (fit), T (theme), + / −.
   // Ignored while a text field has the focus (the playground's input line).
-  View.prototype.keys = function () {
+  // `onGraph`: only while the graph has the focus (the playground, whose
+  // other keys go to its input); else anywhere on the page. Space and Enter
+  // on a focused button are that button's.
+  View.prototype.keys = function (onGraph) {
     var self = this;
-    document.addEventListener("keydown", function (event) {
+    (onGraph ? this.graph : document).addEventListener("keydown", function (event) {
       var target = event.target;
       if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+      if (target && target.tagName === "BUTTON" && (event.key === " " || event.key === "Enter")) return;
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       var handled = true;
       switch (event.key) {
@@ -293,6 +349,8 @@ var GradcalcView = (function () {
         case "f": case "F": case "0": self.fit(); break;
         case "t": case "T": self.toggleTheme(); break;
         case "c": case "C": self.toggleCalls(); break;
+        case "l": case "L": self.toggleLegend(); break;
+        case "g": case "G": self.toggleFull(); break;
         case "+": case "=": self.zoomCentre(1.25); break;
         case "-": self.zoomCentre(1 / 1.25); break;
         default: handled = false;
@@ -332,9 +390,10 @@ var GradcalcView = (function () {
 
   return {
     // A view in `root`, with the keys bound: for the playground.
-    create: function (root) {
+    // `options.keysOnGraph`: the view's keys only while the graph has the focus.
+    create: function (root, options) {
       var view = new View(root);
-      view.keys();
+      view.keys(options && options.keysOnGraph);
       return view;
     },
     // The page's start: the model in the page, then live updates if the page

@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::notation::{self, Form};
+use super::svg::text_width;
 use super::{Precision, format_number};
 use crate::engine::{NodeId, Op};
-use crate::session::{Direction, Picture, PictureGroup, PictureNode};
+use crate::session::{Direction, GradState, Picture, PictureGroup, PictureNode};
 
 /// Digits of the numbers in a picture (micrograd shows 4 decimals).
 const DIGITS: Precision = Precision::Digits(4);
@@ -49,11 +50,8 @@ pub fn dot(picture: &Picture) -> String {
         }
         let out = &mut blocks[node.group.unwrap_or(picture.groups.len())];
         let id = node.node.id.0;
-        let grad = match (node.pending, partial_text(node)) {
-            (true, None) => String::new(),
-            (true, Some(partial)) => format!(" {}", record_text(&partial)),
-            (false, _) => format!(" {}", record_text(&format_number(node.grad, DIGITS))),
-        };
+        let grad =
+            grad_text(node.state).map_or(String::new(), |text| format!(" {}", record_text(&text)));
         let style = if node.current {
             ", style=filled, fillcolor=\"#fff0e0\", color=\"#e8590c\", penwidth=3"
         } else {
@@ -62,7 +60,7 @@ pub fn dot(picture: &Picture) -> String {
         let _ = writeln!(
             out,
             "  n{id} [label=\"{{ {} | value {} | grad{grad} }}\"{style}];",
-            record_text(&label(node)),
+            record_text(&label(picture, node)),
             record_text(&format_number(node.value, DIGITS)),
         );
         if let Some(label) = op_text(picture, node, &constants) {
@@ -133,6 +131,9 @@ pub struct Drawing {
     pub of: String,
     /// The title of a step picture.
     pub title: Option<String>,
+    /// The widest title of any step of the same pass: the canvas is as wide
+    /// as it, so every step has one canvas.
+    pub title_room: Option<String>,
     /// What is drawn.
     pub nodes: Vec<DrawNode>,
     /// Edges between `nodes`, each once (an input read twice by one op, as in
@@ -154,13 +155,15 @@ pub enum DrawNode {
         name: String,
         /// The value.
         value: String,
-        /// The gradient (its final value, drawn only when not pending).
-        grad: String,
-        /// A pending gradient's sum so far at a fan-out: `2 → 5` at the step
-        /// that added to it, `2 so far` after.
-        partial: Option<String>,
-        /// The gradient is not computed yet at this step: drawn blank.
-        pending: bool,
+        /// The gradient as shown at this moment ([`grad_text`]): `None` while
+        /// blank.
+        grad: Option<String>,
+        /// Every text the gradient shows over the backward pass: the box is
+        /// as wide as the widest, so every step has one layout.
+        room: Vec<String>,
+        /// The gradient is a sum so far (a fan-out with uses to come): drawn
+        /// in orange.
+        partial: bool,
         /// The node the step has just processed.
         current: bool,
         /// The picture shows a moment of the backward pass.
@@ -228,11 +231,11 @@ pub fn drawing(picture: &Picture) -> Drawing {
         }
         value_at.insert(node.node.id, nodes.len());
         nodes.push(DrawNode::Value {
-            name: label(node),
+            name: label(picture, node),
             value: format_number(node.value, DIGITS),
-            grad: format_number(node.grad, DIGITS),
-            partial: partial_text(node),
-            pending: node.pending,
+            grad: grad_text(node.state),
+            room: node.states.iter().filter_map(|&s| grad_text(s)).collect(),
+            partial: matches!(node.state, GradState::Partial { .. }),
             current: node.current,
             stepping,
             leaf: node.op.is_leaf(),
@@ -290,6 +293,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
     Drawing {
         of: picture.of.clone(),
         title: title(picture),
+        title_room: title_room(picture),
         nodes,
         edges,
         groups: picture.groups.clone(),
@@ -304,18 +308,36 @@ fn is_leaf(nodes: &[DrawNode], at: usize) -> bool {
 
 /// The title of a step picture: which step, which node.
 fn title(picture: &Picture) -> Option<String> {
-    let step = picture.step?;
-    if step.number == 0 {
+    let step = picture.step.as_ref()?;
+    step_title(picture, step.number)
+}
+
+/// The title of step `k` of the pass a step picture shows (0: before it).
+fn step_title(picture: &Picture, k: usize) -> Option<String> {
+    let step = picture.step.as_ref()?;
+    if k == 0 {
         return Some(format!(
             "{}: the forward pass; backward steps 1 to {} to come",
             picture.of, step.last
         ));
     }
-    let current = picture.nodes.iter().find(|n| n.current).map(label)?;
+    let node = step.nodes.get(k - 1)?;
+    let current = match picture.nodes.iter().find(|n| n.node.id == node.id) {
+        Some(drawn) => label(picture, drawn),
+        None => notation::node(node, DIGITS),
+    };
     Some(format!(
-        "backward pass from {}: step {} of {}, {current}",
-        picture.of, step.number, step.last
+        "backward pass from {}: step {k} of {}, {current}",
+        picture.of, step.last
     ))
+}
+
+/// The widest title of the steps of a step picture's pass.
+fn title_room(picture: &Picture) -> Option<String> {
+    let step = picture.step.as_ref()?;
+    (0..=step.last)
+        .filter_map(|k| step_title(picture, k))
+        .max_by(|a, b| text_width(a, true).total_cmp(&text_width(b, true)))
 }
 
 /// The constants of a picture, by id.
@@ -327,9 +349,26 @@ fn constants_of(picture: &Picture) -> HashMap<NodeId, f64> {
         .collect()
 }
 
+/// A constant operand as an op's label writes it: its name when it was read
+/// from one (`e`, `pi`), else its value to 4 digits.
+fn constant_text(picture: &Picture, id: NodeId, value: f64) -> String {
+    let named = picture.nodes.iter().find(|n| n.node.id == id);
+    match named.and_then(|n| n.node.name.clone()) {
+        Some(name) => name,
+        None => format_number(value, DIGITS),
+    }
+}
+
 /// A value box's name: the node as [`notation::node`] writes it (`x`, `#7`).
-fn label(node: &PictureNode) -> String {
-    notation::node(&node.node, DIGITS)
+fn label(picture: &Picture, node: &PictureNode) -> String {
+    // A call drawn as one box, its output named by no variable (only by a
+    // label of the call's own nodes, `h1.add`, which has a dot): the call as
+    // written.
+    let variable = node.node.name.as_ref().is_some_and(|n| !n.contains('.'));
+    match node.boxed {
+        Some(call) if !variable => picture.calls[call].written.clone(),
+        _ => notation::node(&node.node, DIGITS),
+    }
 }
 
 /// The label of `node`'s op node, if it has one: a boxed call's function
@@ -358,14 +397,17 @@ fn call_label(
     function: &str,
     constants: &HashMap<NodeId, f64>,
 ) -> String {
+    let arguments = node.boxed.map_or(usize::MAX, |c| picture.calls[c].args);
     let mut inputs: Vec<(usize, Option<String>)> = picture
         .edges
         .iter()
-        .filter(|e| e.node == node.node.id)
+        .filter(|e| e.node == node.node.id && e.position < arguments)
         .map(|e| {
             (
                 e.position,
-                constants.get(&e.input).map(|&v| format_number(v, DIGITS)),
+                constants
+                    .get(&e.input)
+                    .map(|&v| constant_text(picture, e.input, v)),
             )
         })
         .collect();
@@ -380,14 +422,20 @@ fn call_label(
     format!("{function}({})", inner.join(", "))
 }
 
-/// A pending gradient's sum so far, as a box shows it: `2 → 5` at the step
-/// that added to it, `2 so far` after; `None` when no use has added yet.
-fn partial_text(node: &PictureNode) -> Option<String> {
-    let partial = node.partial?;
-    let sum = format_number(partial.sum, DIGITS);
-    Some(match partial.before {
-        None => format!("{sum} so far"),
-        Some(before) => format!("{} → {sum}", format_number(before, DIGITS)),
+/// A gradient as a box shows it in `state`: `5` when final, `3 so far` for
+/// a fan-out's sum with uses to come, `0 → 3` at the step that added to it
+/// (as `:trace` writes it); `None` while blank.
+pub fn grad_text(state: GradState) -> Option<String> {
+    let (before, sum, partial) = match state {
+        GradState::Blank => return None,
+        GradState::Partial { before, sum } => (before, sum, true),
+        GradState::Final { before, sum } => (before, sum, false),
+    };
+    let sum = format_number(sum, DIGITS);
+    Some(match (before, partial) {
+        (Some(before), _) => format!("{} → {sum}", format_number(before, DIGITS)),
+        (None, true) => format!("{sum} so far"),
+        (None, false) => sum,
     })
 }
 
@@ -405,7 +453,9 @@ fn op_label(
         .iter()
         .filter(|e| e.node == node.node.id)
         .map(|e| {
-            let constant = constants.get(&e.input).map(|&v| format_number(v, DIGITS));
+            let constant = constants
+                .get(&e.input)
+                .map(|&v| constant_text(picture, e.input, v));
             (e.position, constant)
         })
         .collect();
@@ -465,12 +515,15 @@ mod tests {
             op,
             value,
             grad,
-            pending: false,
+            state: GradState::Final {
+                before: None,
+                sum: grad,
+            },
+            states: Vec::new(),
             current: false,
             group: None,
             call: None,
             boxed: None,
-            partial: None,
         }
     }
 

@@ -4,8 +4,9 @@
 
 pub mod diagnostic;
 pub mod dot;
+/// The page model, now in [`crate::web::page`] (kept here for its callers).
+pub use crate::web::page as html;
 pub mod highlight;
-pub mod html;
 pub mod json;
 pub mod layout;
 pub mod notation;
@@ -19,7 +20,7 @@ pub mod tables;
 pub mod text;
 
 pub use number::{Precision, format_number};
-pub use printer::{Answer, Format, Printer};
+pub use printer::{Answer, Format, Printer, Show};
 
 /// How human output looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,10 +136,7 @@ fn starts_with_call(rest: &[char]) -> bool {
 /// that an error message or its help shows; longer quotes are cut with `…`.
 pub const QUOTE_CHARS: usize = 40;
 
-/// The most characters of a quoted command (a quote starting with `:`, such as
-/// the `:repeat 3 -f r.svg …` a help suggests): it is shown whole up to this
-/// length, so that it can be typed as shown.
-pub const COMMAND_QUOTE_CHARS: usize = 200;
+pub use crate::session::COMMAND_QUOTE_CHARS;
 
 /// `text` with every backtick-quoted part longer than [`QUOTE_CHARS`] characters
 /// ([`COMMAND_QUOTE_CHARS`] for a command, a quote starting with `:`) cut to

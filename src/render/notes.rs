@@ -5,7 +5,6 @@
 
 use std::fmt;
 
-use crate::engine::Passing;
 use crate::session::{GradNote, Notice};
 
 impl fmt::Display for GradNote {
@@ -87,30 +86,13 @@ impl fmt::Display for Notice {
     }
 }
 
-/// Where an op passes nothing to an input by the rule `passing`, over the
-/// op's `operands` as they are written (its first is the rule's `u` or `a`,
-/// its second `b`): `"x*y ≤ 0"` for relu of `x*y`, `"not the largest"` for
-/// max. Over the placeholders `u`, `a`, `b` where `operands` lacks one
-/// (`:help` passes none); `""` for [`Passing::Always`].
-pub fn nothing_where(passing: Passing, operands: &[String]) -> String {
-    let operand =
-        |k: usize, placeholder: &'static str| operands.get(k).map_or(placeholder, String::as_str);
-    match passing {
-        Passing::Always => String::new(),
-        Passing::WherePositive => format!("{} ≤ 0", operand(0, "u")),
-        Passing::ToLargest => "not the largest".to_string(),
-        Passing::ToSmallest => "not the smallest".to_string(),
-        Passing::WhereExponentNonzero => format!("{} = 0", operand(1, "b")),
-        Passing::UnlessZeroBase => format!("{} = 0, {} ≥ 0", operand(0, "a"), operand(1, "b")),
-        Passing::NotDifferentiable => "not differentiable".to_string(),
-        Passing::Detached => "detached".to_string(),
-    }
-}
+/// Where an op passes nothing (the words live with the rules, in the session).
+pub use crate::session::nothing_where;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::NodeId;
+    use crate::engine::{NodeId, Passing};
     use crate::session::NoticeCode;
 
     /// One notice of each kind, in the order of [`NoticeCode::ALL`]: a new

@@ -526,7 +526,7 @@ fn axis_labels(out: &mut String, frame: &Frame, ticks: &[f64], wrt: &str) {
     ));
 }
 
-pub(super) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -19,20 +19,11 @@ pub enum Format {
     Json,
 }
 
-/// The answer to "replace it? [y/N]".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// Replace the file.
-    Yes,
-    /// Keep it (any answer but y or yes).
-    No,
-    /// Ctrl-C or Ctrl-D at the question: keep the file and run nothing more
-    /// of the input.
-    Cancelled,
-}
+pub use crate::session::{Answer, Confirm};
 
-/// Asked, in the REPL, whether to replace an existing file (the path as shown).
-pub type Confirm = Box<dyn FnMut(&str) -> Answer>;
+/// Shows an event some other way than the format would (see [`Printer::show`]):
+/// true when it did.
+pub type Show = Box<dyn FnMut(&Event, &Session) -> bool>;
 
 /// Renders results to `out` (events) and `err` (human-format errors), and writes
 /// the files commands ask for (see [`crate::files`] for how).
@@ -55,6 +46,11 @@ pub struct Printer<O: Write, E: Write> {
     /// Human output only: warnings and notices go to `err`, so that `out` holds
     /// the results alone (batch runs). The REPL shows them in line, on `out`.
     pub notes_to_err: bool,
+    /// Asked first with each event of a statement and the session that ran
+    /// it; when it returns true the event has been shown its own way (the
+    /// Python package's notebook cells show a picture in place), and nothing
+    /// is written or rendered for it. `None`: every event goes to the format.
+    pub show: Option<Show>,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
     /// The question about replacing a file was cancelled since the last
@@ -70,6 +66,10 @@ pub struct Printer<O: Write, E: Write> {
     /// Lines of the origin before the source being run (line mode), added
     /// to the line numbers of the JSON output.
     pub lines_before: usize,
+    /// The browser (the playground): files are not written but kept here, as
+    /// (file name, content), for the page to download; the reply says so.
+    /// `None` everywhere else.
+    pub downloads: Option<Vec<(String, String)>>,
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -84,12 +84,14 @@ impl<O: Write, E: Write> Printer<O, E> {
             script: false,
             confirm: None,
             notes_to_err: false,
+            show: None,
             failed: false,
             cancelled: false,
             line: String::new(),
             statement: None,
             statements: 0,
             lines_before: 0,
+            downloads: None,
         }
     }
 
@@ -144,6 +146,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                     if crate::interrupt::requested() {
                         break; // Ctrl-C: the driver says "interrupted"
                     }
+                    if let Some(show) = &mut self.show
+                        && show(event, session)
+                    {
+                        continue;
+                    }
                     let step_picture = matches!(
                         event,
                         Event::Picture { picture, target: Some(_), .. } if picture.step.is_some()
@@ -171,7 +178,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                             if step_picture && self.failed {
                                 skipped = Some((0, target.span.start));
                             }
-                            if matches!(event, Event::Calculus(CalculusEvent::Repeat { .. })) {
+                            if matches!(
+                                event,
+                                Event::Calculus(
+                                    CalculusEvent::Repeat { .. } | CalculusEvent::Descent { .. }
+                                )
+                            ) {
                                 self.event(event, session, source, origin)?; // the table, beside the file
                             }
                             self.failed |= failed_before;
@@ -350,7 +362,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => Some((
                 target,
                 "the graph as a web page",
-                Ok(html::page(page, session, &self.page_style())),
+                Ok(html::page(page, &self.page_style())),
             )),
             Event::TraceTable {
                 of,
@@ -394,6 +406,19 @@ impl<O: Write, E: Write> Printer<O, E> {
                         .iter()
                         .map(|o| o.map_or(f64::NAN, f64::from))
                         .collect::<Vec<_>>(),
+                )),
+            )),
+            Event::Calculus(CalculusEvent::Descent {
+                of,
+                losses,
+                target: Some(target),
+                ..
+            }) => Some((
+                target,
+                "the loss over the steps as SVG",
+                Ok(super::series::svg(
+                    of,
+                    &losses.iter().map(|&l| f64::from(l)).collect::<Vec<_>>(),
                 )),
             )),
             // No file: shown in the terminal, or nothing to write.
@@ -460,6 +485,47 @@ impl<O: Write, E: Write> Printer<O, E> {
         )
     }
 
+    /// The browser's [`Printer::write_file`]: keeps the file in
+    /// [`Printer::downloads`] for the page to download, and says so (`:save`
+    /// with how to replay it).
+    ///
+    /// Errors: only I/O errors of the streams.
+    fn download(
+        &mut self,
+        target: &Target,
+        what: &'static str,
+        content: String,
+        saved: Option<usize>,
+        (session, source, origin): (&Session, &str, &str),
+    ) -> io::Result<()> {
+        let file = &target.path;
+        let bytes = content.len();
+        if let Some(downloads) = &mut self.downloads {
+            downloads.push((file.clone(), content));
+        }
+        match (self.format, saved) {
+            (Format::Human(_), Some(count)) => {
+                let s = if count == 1 { "" } else { "s" };
+                writeln!(
+                    self.out,
+                    "saved {count} statement{s} to {file} (downloaded); `:load` picks it to replay it"
+                )
+            }
+            (Format::Human(_), None) => writeln!(
+                self.out,
+                "{what} downloaded as {file} ({bytes} bytes); `-` instead of the file name shows it here"
+            ),
+            (Format::Json, _) => {
+                let wrote = Event::Wrote {
+                    path: file.clone(),
+                    bytes,
+                    what,
+                };
+                self.event(&wrote, session, source, origin)
+            }
+        }
+    }
+
     /// Writes `content` to the target's file and reports it, or reports why not
     /// as an error pointing at the file name (and remembers the failure). The
     /// target `-` is standard output: the content goes there in order with the
@@ -487,6 +553,9 @@ impl<O: Write, E: Write> Printer<O, E> {
         if target.path == "-" {
             let place = self.place(source, origin);
             return self.write_to_stdout(what, &content, &place);
+        }
+        if self.downloads.is_some() {
+            return self.download(target, what, content, saved, (session, source, origin));
         }
         let path = files::expand_tilde(&target.path);
         let shown = path.display().to_string();

@@ -88,10 +88,11 @@ pub fn svg(drawing: &Drawing) -> String {
     } else {
         (layout.extent.1, layout.extent.0)
     };
-    let title_width = drawing
-        .title
-        .as_deref()
-        .map_or(0.0, |t| text_width(t, true) * 22.0 / FONT);
+    let title_width = [&drawing.title, &drawing.title_room]
+        .into_iter()
+        .flatten()
+        .map(|t| text_width(t, true) * 22.0 / FONT)
+        .fold(0.0, f64::max);
     let legend = legend_lines(drawing);
     let legend_width = legend
         .iter()
@@ -303,7 +304,6 @@ fn value_node(
         value,
         grad,
         partial,
-        pending,
         current,
         stepping,
         group,
@@ -312,10 +312,11 @@ fn value_node(
     else {
         return;
     };
+    let done = grad.is_some() && !*partial;
     let (x, y) = ((cx - bw / 2.0).round(), (cy - bh / 2.0).round());
     let (class, fill, stroke, stroke_width) = if *current {
         ("value current", CURRENT_FILL, CURRENT, 4)
-    } else if *stepping && !*pending {
+    } else if *stepping && done {
         ("value done", DONE_FILL, INK, 2)
     } else if let Some(k) = group {
         let (fill, stroke) = group_colours(drawing.groups[*k].derivative, *k);
@@ -350,27 +351,31 @@ fn value_node(
         base(1.0),
         escape(value)
     );
-    if let (true, Some(partial)) = (*pending, partial) {
-        // A fan-out's sum so far, as `:trace` accumulates it.
-        let _ = write!(
-            out,
-            "<text class=\"grad partial\" x=\"{text_x}\" y=\"{}\" fill=\"{CURRENT}\">grad {}</text>",
-            base(2.0),
-            escape(partial)
-        );
-    } else if *pending {
-        let _ = write!(
-            out,
-            "<text class=\"grad pending\" x=\"{text_x}\" y=\"{}\" fill=\"{FAINT}\">grad</text>",
-            base(2.0)
-        );
-    } else {
-        let _ = write!(
-            out,
-            "<text class=\"grad\" x=\"{text_x}\" y=\"{}\" fill=\"#c92a2a\">grad {}</text>",
-            base(2.0),
-            escape(grad)
-        );
+    match (grad, *partial) {
+        (Some(grad), true) => {
+            // A fan-out's sum so far, as `:trace` accumulates it.
+            let _ = write!(
+                out,
+                "<text class=\"grad partial\" x=\"{text_x}\" y=\"{}\" fill=\"{CURRENT}\">grad {}</text>",
+                base(2.0),
+                escape(grad)
+            );
+        }
+        (None, _) => {
+            let _ = write!(
+                out,
+                "<text class=\"grad pending\" x=\"{text_x}\" y=\"{}\" fill=\"{FAINT}\">grad</text>",
+                base(2.0)
+            );
+        }
+        (Some(grad), false) => {
+            let _ = write!(
+                out,
+                "<text class=\"grad\" x=\"{text_x}\" y=\"{}\" fill=\"#c92a2a\">grad {}</text>",
+                base(2.0),
+                escape(grad)
+            );
+        }
     }
     out.push_str("</g>\n");
 }
@@ -474,16 +479,15 @@ fn box_size(node: &DrawNode) -> (f64, f64) {
             name,
             value,
             grad,
-            partial,
+            room,
             ..
         } => {
-            let widest = text_width(name, true)
-                .max(text_width(&format!("value {value}"), false))
-                .max(text_width(&format!("grad {grad}"), false))
-                .max(text_width(
-                    &format!("grad {}", partial.as_deref().unwrap_or("")),
-                    false,
-                ));
+            let widest = grad
+                .iter()
+                .chain(room)
+                .map(|text| text_width(&format!("grad {text}"), false))
+                .fold(text_width(name, true), f64::max)
+                .max(text_width(&format!("value {value}"), false));
             ((widest + 2.0 * PAD).ceil(), 3.0 * ROW + 8.0)
         }
     }

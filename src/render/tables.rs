@@ -20,7 +20,8 @@ use super::{Precision, format_number};
 use crate::session::{Omitted, TableFormat, TraceCall, TraceStep};
 
 /// The header of both tables.
-const COLUMNS: [&str; 5] = [
+const COLUMNS: [&str; 6] = [
+    "Step",
     "Node",
     "Upstream",
     "Local derivative",
@@ -51,7 +52,7 @@ pub fn table(
 ) -> String {
     let rows = steps
         .into_iter()
-        .flat_map(|step| rows(of, &step, omitted, precision));
+        .flat_map(|step| numbered(rows(of, &step, omitted, precision), step.row.position));
     match format {
         TableFormat::Markdown => markdown(rows),
         TableFormat::Latex => latex(of, rows),
@@ -66,8 +67,23 @@ fn text(text: &str) -> Cell {
     vec![Piece::Text(text.to_string())]
 }
 
-/// The cells of the rows of one step; a row of one cell is a note spanning
-/// the table.
+/// The rows of step `position` with the step column first: the number on
+/// its first row, as `:trace` numbers it (`[3]`); notes stay one cell.
+fn numbered(mut rows: Vec<Vec<Cell>>, position: usize) -> Vec<Vec<Cell>> {
+    let mut first = true;
+    for row in rows.iter_mut().filter(|row| row.len() > 1) {
+        let number = match first {
+            true => text(&position.to_string()),
+            false => Cell::new(),
+        };
+        first = false;
+        row.insert(0, number);
+    }
+    rows
+}
+
+/// The cells of the rows of one step (without the step column); a row of
+/// one cell is a note spanning the table.
 fn rows(
     of: &str,
     step: &TraceStep,
@@ -232,7 +248,7 @@ fn markdown(rows: impl Iterator<Item = Vec<Cell>>) -> String {
 }
 
 /// The column types: the wide columns wrap (ragged right), numbers align right.
-const LATEX_COLUMNS: &str = "@{}>{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X@{}";
+const LATEX_COLUMNS: &str = "@{}r >{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X@{}";
 
 fn latex(of: &str, rows: impl Iterator<Item = Vec<Cell>>) -> String {
     let cell = |pieces: &Cell| {
@@ -247,6 +263,7 @@ fn latex(of: &str, rows: impl Iterator<Item = Vec<Cell>>) -> String {
     let mut out = format!(
         "% backward pass of {}, written by gradcalc\n\
          % needs \\usepackage{{booktabs,xltabular}} in the preamble\n\
+         % a table over several pages needs a second LaTeX run (column widths)\n\
          {{\\footnotesize\\setlength{{\\tabcolsep}}{{4pt}}\n\
          \\begin{{xltabular}}{{\\linewidth}}{{{LATEX_COLUMNS}}}\n\\toprule\n",
         tex(of)

@@ -138,18 +138,55 @@ fn run_input<O: Write, E: Write>(
     session: &mut Session,
     printer: &mut Printer<O, E>,
     input: &str,
-) -> io::Result<bool> {
+) -> io::Result<Ran> {
     crate::interrupt::clear();
     let outcome = driver::run(session, printer, input.as_bytes(), "<input>", None, TYPED);
-    let (quit, interrupted) = match outcome {
-        Outcome::Quit { .. } => (true, false),
+    let (ran, interrupted) = match outcome {
+        Outcome::Quit { failed } => (
+            Ran {
+                quit: true,
+                failed,
+                walked_off: false,
+            },
+            false,
+        ),
         Outcome::Output(error) => return Err(error),
-        Outcome::Interrupted => (false, true),
-        Outcome::Done { .. } | Outcome::Stopped => (false, false),
+        Outcome::Interrupted => (Ran::failed(), true),
+        Outcome::Done { failed } => (Ran { failed, ..Ran::OK }, false),
+        Outcome::Stopped => (Ran::failed(), false),
     };
     printer.flush()?;
     after_interrupt(interrupted);
-    Ok(quit)
+    Ok(ran)
+}
+
+/// How a typed input ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ran {
+    /// It was `:quit`.
+    quit: bool,
+    /// A statement failed (or Ctrl-C stopped one): the live page is left as
+    /// it was, since an error changes nothing.
+    failed: bool,
+    /// `:step` ended by Enter at its last step.
+    walked_off: bool,
+}
+
+impl Ran {
+    /// Ran to its end, nothing failed.
+    const OK: Ran = Ran {
+        quit: false,
+        failed: false,
+        walked_off: false,
+    };
+
+    /// A statement failed.
+    fn failed() -> Ran {
+        Ran {
+            failed: true,
+            ..Ran::OK
+        }
+    }
 }
 
 /// After Ctrl-C stopped a statement (`interrupted`, or the flag still set):
@@ -193,21 +230,23 @@ fn run_plain<O: Write, E: Write>(
         if typed.trim().is_empty() {
             continue;
         }
-        let quit = match repl_command(&typed) {
+        let ran = match repl_command(&typed) {
             Some(command) if !command.alone => {
                 refuse_beside(printer, &command, &typed)?;
-                false
+                Ran::failed()
             }
             Some(command) if command.name == "serve" => {
                 serve(&mut server, session, printer, command.text)?;
-                false
+                Ran::OK
             }
             _ => run_input(session, printer, &typed)?,
         };
-        if quit {
+        if ran.quit {
             return Ok(0);
         }
-        publish(server.as_ref(), session, printer, &typed);
+        if !ran.failed {
+            publish(server.as_ref(), session, printer, &typed);
+        }
     }
 }
 
@@ -268,6 +307,9 @@ fn run_shared<O: Write, E: Write>(
         ))?;
         printer.flush()?;
     }
+    // `:step` just walked off its last step with Enter: a lone `b` or `q`
+    // typed now was most likely meant for it.
+    let mut walked_off = false;
     loop {
         let input = match editor.readline(prompt) {
             Ok(line) => line,
@@ -287,11 +329,20 @@ fn run_shared<O: Write, E: Write>(
         // Long output wraps at the terminal's width, which may change between lines.
         printer.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
         remember(&mut editor, &mut history_file, &input);
-        let quit = dispatch(&mut editor, session, printer, &input, &style, &mut server)?;
-        if quit {
+        if std::mem::take(&mut walked_off) && matches!(input.trim(), "b" | "q") {
+            let typed = input.trim();
+            printer.line(&format!(
+                "(`{typed}` was not run: `:step` had ended, so here it would mean the variable {typed}; type it again to run it, or `:step` to step again)"
+            ))?;
+            printer.flush()?;
+            continue;
+        }
+        let ran = dispatch(&mut editor, session, printer, &input, &style, &mut server)?;
+        walked_off = ran.walked_off;
+        if ran.quit {
             return Ok(0);
         }
-        if repl_command(&input).is_none() {
+        if repl_command(&input).is_none() && !ran.failed {
             publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
         }
         // `:precision` changed the printer's style: `:step` and the preview follow.
@@ -353,7 +404,7 @@ fn remember(editor: &mut LineEditor, history_file: &mut Option<history::HistoryF
 
 /// Carries out the typed `input`: `:step` and `:serve` in the REPL (with the
 /// `editor`, the printer's `style` and the `:serve` server), anything else in
-/// the session. Whether it was `:quit`.
+/// the session. How it ended ([`Ran`]).
 ///
 /// Errors: only I/O errors of the printer's streams.
 fn dispatch<O: Write, E: Write>(
@@ -363,22 +414,29 @@ fn dispatch<O: Write, E: Write>(
     input: &str,
     style: &Style,
     server: &mut Option<Server>,
-) -> io::Result<bool> {
+) -> io::Result<Ran> {
     let Some(command) = repl_command(input) else {
         return run_input(&mut session.borrow_mut(), printer, input);
     };
     match command.name {
-        _ if !command.alone => refuse_beside(printer, &command, input)?,
+        _ if !command.alone => {
+            refuse_beside(printer, &command, input)?;
+            return Ok(Ran::failed());
+        }
         "step" => {
             let at = Stepping {
                 style,
                 server: server.as_ref(),
             };
-            step(editor, &mut session.borrow_mut(), printer, command.text, at)?;
+            let walked_off = step(editor, &mut session.borrow_mut(), printer, command.text, at)?;
+            return Ok(Ran {
+                walked_off,
+                ..Ran::OK
+            });
         }
         _ => serve(server, &mut session.borrow_mut(), printer, command.text)?,
     }
-    Ok(false)
+    Ok(Ran::OK)
 }
 
 /// A REPL-only command (the command table says which: `:step`, `:serve`)
@@ -541,13 +599,14 @@ struct Stepping<'a> {
 /// `:step`: the backward pass one node per Enter; `b` goes back a step, `g N`
 /// (or `N`) to step N, each drawn again as `:trace` shows it; q, Ctrl-C or
 /// Ctrl-D stops. A live page (`:serve`) shows each step as the terminal does.
+/// True when Enter at the last step ended it (the walk is done, and said so).
 fn step<O: Write, E: Write>(
     editor: &mut LineEditor,
     session: &mut Session,
     printer: &mut Printer<O, E>,
     input: &str,
     follow: Stepping,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let style = follow.style;
     crate::interrupt::clear();
     let mut trace = None;
@@ -566,25 +625,22 @@ fn step<O: Write, E: Write>(
         std::ops::ControlFlow::Continue(())
     });
     written?;
-    // The live page steps through every node: the step it shows for a node.
-    let page_steps = match follow.server {
-        Some(_) => session.steps_of_every_node(),
-        None => Default::default(),
-    };
     let session = &*session;
     // A cancelled question ends the `:step` as it is; nothing is left to stop.
     let cancelled = printer.take_cancelled();
     after_interrupt(cancelled);
     let Some(trace) = trace else {
-        return Ok(());
+        return Ok(false);
     };
     if matches!(printer.format, Format::Json) {
-        return printer.event(&trace, session, input, "<input>");
+        return printer
+            .event(&trace, session, input, "<input>")
+            .map(|()| false);
     }
     // The prompt numbers a step as the trace does: of `total`, the count in its
     // header (a long trace skips steps in the middle, as `:trace` does).
     let Event::Trace { total, .. } = &trace else {
-        return Ok(());
+        return Ok(false);
     };
     // The header first; then the steps, one at a time, forward and back.
     let mut steps: Vec<(usize, NodeId, String)> = Vec::new();
@@ -595,16 +651,15 @@ fn step<O: Write, E: Write>(
         }
     }
     let mut at = 0;
-    while let Some((position, node, piece)) = steps.get(at) {
+    while let Some((position, _, piece)) = steps.get(at) {
         show(printer, piece)?;
         if let Some(server) = follow.server {
-            // A call shown as one step: the page's step of its output, the
-            // first of the call's steps.
-            server.show_step(page_steps.get(node).copied().unwrap_or(*position));
+            // The page's steps are `:trace`'s (one step model).
+            server.show_step(*position);
         }
         let last = at + 1 == steps.len();
         let keys = if last {
-            "Enter to end, b back, g N for step N"
+            "the last step: Enter to end, b back, g N for step N"
         } else {
             "Enter for the next, b back, g N for step N, q to stop"
         };
@@ -616,7 +671,7 @@ fn step<O: Write, E: Write>(
             helper.editing.set(true);
         }
         let Ok(answer) = answer else {
-            return printer.line("(stopped)");
+            return printer.line("(stopped)").map(|()| false);
         };
         let key = step_key(&answer);
         if !matches!(key, StepKey::Stop(_)) {
@@ -625,7 +680,12 @@ fn step<O: Write, E: Write>(
             printer.raw("\x1b[1A\x1b[2K")?;
         }
         match key {
-            StepKey::Next if last => return Ok(()),
+            StepKey::Next if last => {
+                printer.line(&format!(
+                    "(the backward pass is done: all {total} steps shown; `:step` starts it again)"
+                ))?;
+                return Ok(true);
+            }
             StepKey::Next => at += 1,
             StepKey::Back => at = at.saturating_sub(1),
             StepKey::Go(n) => match steps.iter().position(|(p, ..)| *p == n) {
@@ -645,11 +705,12 @@ fn step<O: Write, E: Write>(
                     rest => printer.line(&crate::render::shorten_quotes(&format!(
                         "(stopped; `{rest}` was not run: the step prompt takes Enter, b, g N or q, type it at the `> ` prompt)"
                     ))),
-                };
+                }
+                .map(|()| false);
             }
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Writes one piece of a trace, wrapped as `:trace` wraps: between the parts

@@ -14,7 +14,9 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{PictureCall, Session, SessionError};
-use crate::engine::NodeId;
+use std::collections::HashMap;
+
+use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
 
 /// Which calls a picture or a trace shows node by node (`--expand`, or
@@ -223,12 +225,30 @@ impl Session {
             calls.push(PictureCall {
                 label: session_call.label.clone(),
                 function: session_call.function.clone(),
+                written: self.call_written(call, &self.names_by_node()),
+                args: session_call.args.len(),
                 parent: session_call.parent.and_then(|p| index.get(&p).copied()),
                 output: session_call.output,
                 boxed: boxed && call == c,
             });
         }
         index[&c]
+    }
+
+    /// Call `c` (an index into [`Session::calls`]) as written: the function
+    /// and its arguments' labels by `names` (constants as numbers), `h(a, 3)`.
+    pub(super) fn call_written(&self, c: usize, names: &HashMap<NodeId, &str>) -> String {
+        let call = &self.calls()[c];
+        let args: Vec<String> = call
+            .args
+            .iter()
+            .map(|&a| match (self.graph.op(a), names.get(&a)) {
+                (Op::Const, _) => self.graph.value(a).to_string(),
+                (_, Some(name)) => name.to_string(),
+                (_, None) => format!("_{}", a.index()),
+            })
+            .collect();
+        format!("{}({})", call.function, args.join(", "))
     }
 
     /// The inputs of a boxed call (the nodes outside `nodes` that they read,

@@ -125,8 +125,8 @@ impl Session {
             return Ok((targets, left_out));
         }
         let leaves = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .map(|name| (name.clone(), self.vars[name]))
             .filter(|(name, node)| {
                 reached[node.index()]
@@ -141,8 +141,8 @@ impl Session {
             }
         }
         let stale: Vec<String> = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .filter(|name| self.stale_note(output, name, reached).is_some())
             .cloned()
             .collect();

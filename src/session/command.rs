@@ -274,7 +274,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "step",
         aliases: &[],
         usage: "[all|md|tex] [FILE] [--expand | --expand=CALL]",
-        help: "backprop one step per Enter, as `:trace` shows it, a call of a user function one step unless `--expand` (q stops; in scripts, like `:trace`)",
+        help: "backprop one step per Enter, as `:trace` shows it, a call of a user function one step unless `--expand`; at the step prompt `b` goes back a step, `g N` (or `N`) to step N, q stops, and Enter at the last step ends it, saying so (in scripts, like `:trace`)",
         params: TRACE_PARAMS,
         writes: true,
         repl_only: true,
@@ -337,18 +337,19 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "descend",
         aliases: &[],
-        usage: "LOSS lr=RATE steps=N PARAMS… [--all]",
-        help: "gradient descent on LOSS over the leaves PARAMS: each step, one backward pass gives every ∂LOSS/∂param, then all move together by −RATE × gradient; a table from step 0 (`--all`: every parameter's column) and a plot of LOSS (Ctrl-C keeps the steps done); LOSS is the NAME of a variable, PARAMS the NAMES of leaves",
+        usage: "LOSS lr=RATE steps=N [FILE.svg] PARAMS… [--all]",
+        help: "gradient descent on LOSS over the leaves PARAMS: each step, one backward pass gives every ∂LOSS/∂param, then all move together by −RATE × gradient; a table from step 0 (`--all`: every parameter's column) and a plot of LOSS (Ctrl-C keeps the steps done), written to FILE.svg when given, as `:repeat N FILE.svg` does; LOSS is the NAME of a variable, PARAMS the NAMES of leaves",
         params: &[
             required(Arg::Name),
             required(Arg::Setting("lr=")),
             required(Arg::Setting("steps=")),
+            optional(Arg::File),
             required(Arg::Names),
             optional(Arg::Keyword(&["--all"])),
         ],
-        writes: false,
+        writes: true,
         repl_only: false,
-        takes: "takes a loss, `lr=RATE`, `steps=N` and the parameters",
+        takes: "takes a loss, `lr=RATE`, `steps=N`, a file for the plot if wanted, and the parameters",
         example: "e.g. `:descend L lr=0.1 steps=20 w1 w2 b`",
         run: |s, c, e| s.descend(&super::descent::Descent::parse(c)?, e),
     },
@@ -682,6 +683,28 @@ impl<'a> Command<'a> {
         });
         if let Some(key) = missing {
             let span = self.args.iter().fold(self.name.span, |s, a| s.to(a.span));
+            // `lr = 0.5`: the setting typed with spaces around its `=`.
+            let bare = key.trim_end_matches('=');
+            let spaced = self
+                .args
+                .windows(2)
+                .find(|w| w[0].name == bare && w[1].name.starts_with('='));
+            if let Some(words) = spaced {
+                let value = self
+                    .args
+                    .iter()
+                    .skip_while(|a| a.span != words[1].span)
+                    .map(|a| a.name.trim_start_matches('='))
+                    .find(|v| !v.is_empty())
+                    .unwrap_or("…");
+                return Err(SessionError::BadArguments {
+                    message: format!(
+                        "`{key}` is written without spaces around its `=`: `{key}{value}`"
+                    ),
+                    span: words[0].span.to(words[1].span),
+                    help: Some(self.example()),
+                });
+            }
             return Err(SessionError::BadArguments {
                 message: format!("`:{}` needs `{key}…`", self.name.name),
                 span,
@@ -698,6 +721,17 @@ impl<'a> Command<'a> {
                     all
                 }
                 (arg, false) => width(arg),
+                // A file before the names (`:descend … loss.svg w1 b`): only
+                // a word that names a file.
+                (Arg::File, true) if spec.params.iter().any(|p| p.arg == Arg::Names) => {
+                    match rest.clone().next() {
+                        Some(word) if extra > 0 && file_shaped(&word.name) => {
+                            extra -= 1;
+                            1
+                        }
+                        _ => continue,
+                    }
+                }
                 (arg, true) if extra >= width(arg) => {
                     extra -= width(arg);
                     width(arg)
@@ -852,6 +886,19 @@ impl<'a> Command<'a> {
 /// `h3.relu`) can be.
 fn name_shaped(word: &str) -> bool {
     crate::syntax::is_name(word)
+}
+
+/// Whether `word` can only be a file among names (a node label such as
+/// `h1.add` has a dot too): standard output `-`, a quoted name, a path, or
+/// a picture's extension.
+fn file_shaped(word: &str) -> bool {
+    const EXTENSIONS: [&str; 6] = [".svg", ".png", ".pdf", ".jpg", ".jpeg", ".gif"];
+    word == "-"
+        || word.starts_with('"')
+        || word.contains('/')
+        || EXTENSIONS
+            .iter()
+            .any(|e| word.to_ascii_lowercase().ends_with(e))
 }
 
 /// The keyword of `spec` that `word` is, if it is one not given yet.

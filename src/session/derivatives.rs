@@ -90,6 +90,10 @@ pub enum CalculusEvent {
         /// choice, not data.
         #[serde(skip)]
         all: bool,
+        /// `Some` when an SVG plot of the loss was asked for (`:descend L
+        /// lr=0.1 steps=40 loss.svg w b`).
+        #[serde(rename = "file", serialize_with = "fields::target_path")]
+        target: Option<Target>,
     },
     /// `:hessian [NAMES]`: `matrix[i][j]` = `∂²of/∂names[i]∂names[j]`;
     /// `zero_rows` names the rows that are all 0, with why.
@@ -548,8 +552,8 @@ impl Session {
         if args.is_empty() {
             let reached = reached(self);
             targets = self
-                .var_order
-                .iter()
+                .vars
+                .keys()
                 .map(|name| (name.clone(), self.vars[name]))
                 .filter(|(_, node)| reached[node.index()] && self.graph.op(*node) == Op::Variable)
                 .collect();

@@ -8,7 +8,7 @@
 use super::command::Command;
 use super::derivatives::{CalculusEvent, RepeatRow};
 use super::update::{MAX_REPEAT, each_once, keeps_step};
-use super::{Event, Number, Session, SessionError};
+use super::{Event, Number, Session, SessionError, Target};
 use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};
 
@@ -27,6 +27,10 @@ pub(super) struct Descent {
     pub params: Vec<Ident>,
     /// Show every parameter's column, however wide the table.
     pub all: bool,
+    /// Where the plot of the loss goes (`FILE.svg`), if asked for.
+    pub target: Option<Target>,
+    /// The file's word as typed, for the check before the first step.
+    pub file: Option<Ident>,
     /// The whole command, for errors about it.
     pub span: Span,
 }
@@ -101,9 +105,33 @@ impl Descent {
             steps,
             params,
             all: command.keywords.contains(&"--all"),
+            target: plot_target(command)?,
+            file: command.file.cloned(),
             span,
         })
     }
+}
+
+/// The plot file of a `:descend` command, if one is given: an SVG file, as
+/// `:repeat N FILE.svg` takes.
+///
+/// Errors: a file whose name does not end in `.svg`.
+fn plot_target(command: &Command) -> Result<Option<Target>, SessionError> {
+    let Some(file) = command.file else {
+        return Ok(None);
+    };
+    let target = command.target();
+    if !target.path.ends_with(".svg") && target.path != "-" {
+        return Err(SessionError::BadArguments {
+            message: format!(
+                "`{}` is not an SVG file: `:descend` writes the plot of the loss as SVG",
+                file.name
+            ),
+            span: file.span,
+            help: Some("e.g. `:descend L lr=0.1 steps=40 loss.svg w1 b`".to_string()),
+        });
+    }
+    Ok(Some(target))
 }
 
 impl Session {
@@ -120,7 +148,22 @@ impl Session {
         descent: &Descent,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if let Some(file) = &descent.file {
+            // A file that cannot be written is refused before any step moves.
+            self.check_writable(file)?;
+        }
         let loss = self.variable_node(&descent.loss)?;
+        if self.graph.op(loss).is_leaf() {
+            // `:descend lr=0.5 steps=3 w1 b`: the loss was left out.
+            return Err(SessionError::BadArguments {
+                message: format!(
+                    "`{}` is a leaf, not a loss: `:descend` takes the loss first, then the leaves to move",
+                    descent.loss.name
+                ),
+                span: descent.loss.span,
+                help: Some("e.g. `:descend L lr=0.1 steps=20 w1 w2 b`".to_string()),
+            });
+        }
         let order = self.order_for(loss);
         self.check_interrupt()?;
         let mut leaves: Vec<NodeId> = Vec::with_capacity(descent.params.len());
@@ -192,6 +235,7 @@ impl Session {
             losses,
             interrupted: done < descent.steps,
             all: descent.all,
+            target: descent.target.clone(),
         }));
         Ok(())
     }

@@ -222,9 +222,20 @@ impl SessionError {
             } => Some(format!(
                 "write `{name}({argument}{power})` for {name} of {argument}{power}, or `{name}({argument}){power}` for the power of {name}({argument})"
             )),
+            SessionError::CallWithoutParentheses { name, argument, .. }
+                if !argument.is_empty() && argument.chars().all(|c| c == '\'') =>
+            {
+                // `f'` alone: the derivative is a function too, called at a point.
+                Some(format!(
+                    "write `{name}{argument}(2)` for the derivative of {name} at 2 (any point in the brackets)"
+                ))
+            }
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
+            SessionError::WrongArity { name, got: 1, .. } if name == "grad" => Some(
+                "write `grad(y, x)` for ∂y/∂x: the expression, then the variable".to_string(),
+            ),
             SessionError::UnknownName { hint: Some(h), .. }
             | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
             SessionError::DerivativeTooLarge { limit, .. } => Some(format!(

@@ -279,7 +279,7 @@ impl Session {
             .params
             .iter()
             .map(|(p, _)| *p)
-            .chain(self.var_order.iter().map(String::as_str))
+            .chain(self.vars.keys().map(String::as_str))
             .chain(CONSTANTS.iter().map(|(c, _)| *c));
         let defined = |piece: &str| {
             scope.params.iter().any(|(p, _)| *p == piece)
@@ -712,7 +712,6 @@ impl Session {
     fn bind(&mut self, name: &str, node: NodeId) {
         let Some(slot) = self.vars.get_mut(name) else {
             self.vars.insert(name.to_string(), node);
-            self.var_order.push(name.to_string());
             return;
         };
         let old = std::mem::replace(slot, node);

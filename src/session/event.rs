@@ -5,6 +5,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use super::steps::{GradState, StepModel};
 use crate::engine::{NodeId, Op, Passing};
 use crate::syntax::Span;
 
@@ -524,7 +525,10 @@ pub enum Event {
     /// The output's graph and backward pass as one web page (`:html FILE`),
     /// for the printer to render and write.
     #[serde(skip)]
-    Page { page: Page, target: Option<Target> },
+    Page {
+        page: Box<Page>,
+        target: Option<Target>,
+    },
     /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
     #[serde(skip)]
     TraceTable {
@@ -819,17 +823,16 @@ impl NoticeCode {
 
 impl Event {
     /// The rows of a listing event (`:topo`, `:forward`, `:topo kahn`,
-    /// `:trace`, `:trace md|tex`, and the trace a `:html` page steps
-    /// through), if it is one.
+    /// `:trace`, `:trace md|tex`), if it is one.
     pub fn listing(&self) -> Option<&Listing> {
         match self {
             Event::Topo { rows, .. } | Event::Forward { rows, .. } | Event::Kahn { rows, .. } => {
                 Some(rows)
             }
             Event::Trace { steps, .. } | Event::TraceTable { steps, .. } => Some(steps),
-            // A page's trace is a listing too, written after the statement.
-            Event::Page { page, .. } => page.trace.as_ref().ok().and_then(|e| e.listing()),
+            // A page's steps are made with it (its step model holds them).
             plain_events!()
+            | Event::Page { .. }
             | Event::Picture { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
@@ -1065,9 +1068,14 @@ pub struct PictureNode {
     pub value: f64,
     /// ∂output/∂node.
     pub grad: f64,
-    /// In a picture of the backward pass in progress (`--before`, `--step K`):
-    /// the gradient is not computed yet and is drawn blank.
-    pub pending: bool,
+    /// The gradient as the picture shows it: final in the finished picture;
+    /// at a step of the backward pass (`--before`, `--step K`), its state
+    /// in the [`StepModel`](super::StepModel) (blank, the sum so far at a
+    /// fan-out, or final, with `before → after` at the step that changed it).
+    pub state: GradState,
+    /// Every state the gradient takes over the backward pass but blank: the
+    /// box is made wide enough for each, so all steps share one layout.
+    pub states: Vec<GradState>,
     /// The node the backward pass has just processed (`--step K`): drawn highlighted.
     pub current: bool,
     /// The [`Picture::groups`] entry the node is drawn in, if any.
@@ -1079,20 +1087,6 @@ pub struct PictureNode {
     /// index into [`Picture::calls`]): its edges come from the call's inputs,
     /// labelled with ∂output/∂input through the body.
     pub boxed: Option<usize>,
-    /// A pending gradient that some of the node's uses have already added to
-    /// (at a fan-out, as `:trace` accumulates it); `None` when no use has yet
-    /// or the gradient is done.
-    pub partial: Option<Partial>,
-}
-
-/// The sum so far of a fan-out node's gradient in a picture of the backward
-/// pass in progress: what its uses processed so far have added.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Partial {
-    /// The sum before the step drawn, when that step added to it.
-    pub before: Option<f64>,
-    /// The sum after it.
-    pub sum: f64,
 }
 
 /// A call of a user function among a picture's nodes (see [`Session::calls`](super::Session::calls)).
@@ -1102,6 +1096,12 @@ pub struct PictureCall {
     pub label: String,
     /// The function called.
     pub function: String,
+    /// The call as written, its arguments by their labels (`h(a, 3)`): the
+    /// name of its output's box when no variable names it.
+    pub written: String,
+    /// How many arguments it takes: its first inputs (the variables its body
+    /// reads come after, drawn as edges only).
+    pub args: usize,
     /// The call whose body made this one (an index into [`Picture::calls`]).
     pub parent: Option<usize>,
     /// The node the call returned.
@@ -1134,7 +1134,7 @@ pub struct PictureGroup {
 }
 
 /// Which moment of the backward pass a picture shows (`:svg FILE --step K`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PictureStep {
     /// The step just done, numbered as `:trace` numbers them (the nodes of the
     /// reverse topological order but the constants, from 1); 0 before the
@@ -1142,6 +1142,9 @@ pub struct PictureStep {
     pub number: usize,
     /// The last step's number: how many steps `:trace` shows.
     pub last: usize,
+    /// The node of every step, step 1 first: the title of each step is
+    /// given room, so all steps share one canvas.
+    pub nodes: Vec<NodeRef>,
 }
 
 /// An edge of a picture: `input` feeds `node` at `position`.
@@ -1190,9 +1193,10 @@ pub struct Page {
     /// The same with every call drawn node by node, when `picture` boxes any:
     /// the page switches between the two (calls collapsed or expanded).
     pub expanded: Option<Picture>,
-    /// The [`Event::Trace`] of every step (`:trace all`), or why the pass
-    /// cannot be stepped (a derivative graph: `:trace` refuses it too).
-    pub trace: Result<Box<Event>, String>,
+    /// The backward pass to step (the steps of `:trace all`, calls one step
+    /// each as in `picture`), or why it cannot be stepped (a derivative
+    /// graph: `:trace` refuses it too).
+    pub steps: Result<StepModel, String>,
 }
 
 /// What a picture is written as.

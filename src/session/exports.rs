@@ -10,11 +10,12 @@ use rustc_hash::FxHashMap;
 use super::args::{Moment, PictureArgs, TraceArgs};
 use super::boxes::{CallBoxes, Expand};
 use super::command::Command;
+use super::steps::{GradState, StepModel};
 use super::{
-    Event, Page, Partial, Picture, PictureEdge, PictureFormat, PictureNode, PictureStep,
-    PlotSample, Session, SessionError, TableFormat, Target,
+    Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
+    PictureStep, PlotSample, Session, SessionError, TableFormat, Target,
 };
-use crate::engine::{NodeId, Op};
+use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};
 
 /// `:dot` and `:svg` draw graphs of at most this many nodes.
@@ -96,6 +97,8 @@ impl Session {
     /// `--before` (values only), `--step K` (after the backward pass's step `K`,
     /// numbered as `:trace` numbers them) or `--steps` (FILE is a directory: one
     /// picture per step, `step-000` before the pass and `step-K` after step `K`).
+    /// Every moment is drawn from one [`StepModel`]: the node of step K and
+    /// every gradient's state are `:trace`'s.
     pub(super) fn picture(
         &mut self,
         name: &Ident,
@@ -103,64 +106,21 @@ impl Session {
         format: PictureFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        let frame_data = self.picture_frame(name, options)?;
+        let model = match self.step_model(name.span, &options.expand) {
+            Ok(model) => Some(model),
+            Err(error) if options.moment != Moment::Done => return Err(error),
+            Err(_) => None,
+        };
+        let last = model.as_ref().map_or(0, StepModel::len);
         let file = &options.file;
-        let output = self.require_output(name.span)?;
-        let order = self.order_for(output.node);
-        if order.len() > PICTURE_NODES {
-            return Err(SessionError::BadArguments {
-                message: format!(
-                    "the graph of {} has {} nodes: `:{}` draws at most {PICTURE_NODES}",
-                    output.label,
-                    order.len(),
-                    name.name
-                ),
-                span: name.span,
-                help: Some("`:graph` and `:topo` summarise a graph of any size".to_string()),
-            });
-        }
-        let (gradients, _) = self.backprop(&output, name.span)?;
-        let boxes = self.call_boxes(&order, &options.expand)?;
-        let order = boxes.order.as_slice();
-        let names = self.names_by_node();
-        // The steps as `:trace` numbers them: step K processes the node at
-        // `visible[K - 1]`, the K-th node of the order that is not a constant
-        // (a boxed call is one step).
-        let visible: Vec<usize> = (0..order.len())
-            .filter(|&i| self.graph.op(order[i]) != Op::Const)
-            .collect();
-        let last = visible.len();
-        let moments = moments(options, last, &output.label, name)?;
-        let grouped = self.picture_groups(order);
-        if order.len() + grouped.beside.len() > PICTURE_NODES {
-            return Err(SessionError::BadArguments {
-                message: format!(
-                    "the graph of {} and the forward passes beside it have {} nodes: `:{}` draws at most {PICTURE_NODES}",
-                    output.label,
-                    order.len() + grouped.beside.len(),
-                    name.name
-                ),
-                span: name.span,
-                help: Some("`:graph` and `:topo` summarise a graph of any size".to_string()),
-            });
-        }
-        let edges = self.picture_edges(&grouped.beside, order, &boxes);
-        let frame = Frame {
-            order,
-            beside: &grouped.beside,
-            edges: &edges,
-            grads: &|id| gradients[id],
-            boxes: &boxes,
-            group_of: &grouped.group_of,
-            names: &names,
+        let output_label = frame_data.of.clone();
+        let moments = moments(options, last, &output_label, name)?;
+        let step_nodes: Vec<NodeRef> = match &model {
+            Some(model) => model.steps.iter().map(|s| s.row.node.clone()).collect(),
+            None => Vec::new(),
         };
         for step in moments {
-            // The node step K processes, and how many nodes of the order are
-            // done by then (the constants before it too: no step of their own).
-            let current = step.and_then(|k| k.checked_sub(1)).map(|k| visible[k]);
-            let done = match step {
-                None => order.len(),
-                Some(_) => current.map_or(0, |at| at + 1),
-            };
             let target = file.as_ref().map(|file| match (step, options.moment) {
                 (Some(number), Moment::Steps) => Target {
                     path: format!(
@@ -177,12 +137,16 @@ impl Session {
             });
             events.push(Event::Picture {
                 picture: Picture {
-                    of: output.label.clone(),
-                    nodes: self.picture_nodes(&frame, current, done),
-                    edges: edges.clone(),
-                    step: step.map(|number| PictureStep { number, last }),
-                    groups: grouped.groups.clone(),
-                    calls: boxes.calls.clone(),
+                    of: output_label.clone(),
+                    nodes: self.picture_nodes(&frame_data, model.as_ref(), step),
+                    edges: frame_data.edges.clone(),
+                    step: step.map(|number| PictureStep {
+                        number,
+                        last,
+                        nodes: step_nodes.clone(),
+                    }),
+                    groups: frame_data.groups.clone(),
+                    calls: frame_data.boxes.calls.clone(),
                     direction: options.direction,
                 },
                 format,
@@ -192,63 +156,97 @@ impl Session {
         Ok(())
     }
 
-    /// The nodes of one picture of `frame`: `done` nodes of its order
-    /// processed, `current` (a position in the order) just now. A pending
-    /// node that uses processed so far have added to carries their sum
-    /// ([`Partial`]), as `:trace` accumulates it.
+    /// What every picture of one command shares: the nodes drawn, their
+    /// edges, groups and calls.
+    ///
+    /// Errors: no output; a graph of more than 500 nodes; Ctrl-C.
+    fn picture_frame(
+        &mut self,
+        name: &Ident,
+        options: &PictureArgs,
+    ) -> Result<Frame, SessionError> {
+        let output = self.require_output(name.span)?;
+        let order = self.order_for(output.node);
+        let too_many = |count: usize, what: String| SessionError::BadArguments {
+            message: format!(
+                "{what} {count} nodes: `:{}` draws at most {PICTURE_NODES}",
+                name.name
+            ),
+            span: name.span,
+            help: Some("`:graph` and `:topo` summarise a graph of any size".to_string()),
+        };
+        if order.len() > PICTURE_NODES {
+            let what = format!("the graph of {} has", output.label);
+            return Err(too_many(order.len(), what));
+        }
+        let (gradients, _) = self.backprop(&output, name.span)?;
+        let boxes = self.call_boxes(&order, &options.expand)?;
+        let grouped = self.picture_groups(&boxes.order);
+        let drawn = boxes.order.len() + grouped.beside.len();
+        if drawn > PICTURE_NODES {
+            let what = format!(
+                "the graph of {} and the forward passes beside it have",
+                output.label
+            );
+            return Err(too_many(drawn, what));
+        }
+        let edges = self.picture_edges(&grouped.beside, &boxes.order, &boxes);
+        let grads = boxes
+            .order
+            .iter()
+            .chain(&grouped.beside)
+            .map(|&id| (id, gradients[id]))
+            .collect();
+        Ok(Frame {
+            of: output.label,
+            order: boxes.order.clone(),
+            beside: grouped.beside,
+            edges,
+            grads,
+            boxes,
+            groups: grouped.groups,
+            group_of: grouped.group_of,
+        })
+    }
+
+    /// The nodes of one picture of `frame` at `step` of `model` (`None`: the
+    /// finished pass): each gradient in its state at that step, the step's
+    /// node highlighted.
     fn picture_nodes(
         &self,
         frame: &Frame,
-        current: Option<usize>,
-        done: usize,
+        model: Option<&StepModel>,
+        step: Option<usize>,
     ) -> Vec<PictureNode> {
-        // The sums at a fan-out: each processed node adds upstream × local
-        // to each input; `before` is the sum before the current step.
-        let mut uses: FxHashMap<NodeId, usize> = FxHashMap::default();
-        for edge in frame.edges {
-            *uses.entry(edge.input).or_default() += 1;
-        }
-        let mut sums: FxHashMap<NodeId, Partial> = FxHashMap::default();
-        for (i, &id) in frame.order.iter().enumerate().take(done) {
-            let upstream = (frame.grads)(id);
-            for edge in frame.edges.iter().filter(|e| e.node == id) {
-                let partial = sums.entry(edge.input).or_insert(Partial {
-                    before: None,
-                    sum: 0.0,
-                });
-                let before = partial.sum;
-                partial.sum += upstream * edge.local;
-                if current == Some(i) {
-                    // The first addition keeps its 0: `0 → 2`, as `:trace`.
-                    partial.before.get_or_insert(before);
-                }
-            }
-        }
+        let names = self.names_by_node();
+        let current = step.and_then(|k| model.and_then(|m| m.node(k)));
         // The nodes beside the output's graph have no gradient in it:
         // drawn with the gradient blank.
-        let beside = frame.beside.iter().map(|&id| (id, true, false));
+        let beside = frame.beside.iter().map(|&id| (id, true));
         beside
-            .chain(
-                frame
-                    .order
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &id)| (id, i >= done, current == Some(i))),
-            )
-            .map(|(id, pending, current)| PictureNode {
-                node: self.node_ref(id, frame.names),
-                op: self.graph.op(id),
-                value: self.graph.value(id),
-                grad: (frame.grads)(id),
-                pending,
-                current,
-                group: frame.group_of.get(&id).copied(),
-                call: frame.boxes.call_of.get(&id).copied(),
-                boxed: frame.boxes.boxed.get(&id).copied(),
-                partial: sums
-                    .get(&id)
-                    .filter(|_| pending && uses.get(&id) > Some(&1))
-                    .copied(),
+            .chain(frame.order.iter().map(|&id| (id, false)))
+            .map(|(id, beside)| {
+                let grad = frame.grads.get(&id).copied().unwrap_or(0.0);
+                let state = match (beside, step, model) {
+                    (true, _, _) => GradState::Blank,
+                    (false, Some(k), Some(model)) => model.state(id, k),
+                    _ => GradState::Final {
+                        before: None,
+                        sum: grad,
+                    },
+                };
+                PictureNode {
+                    node: self.node_ref(id, &names),
+                    op: self.graph.op(id),
+                    value: self.graph.value(id),
+                    grad,
+                    state,
+                    states: model.map_or_else(Vec::new, |m| m.states(id)),
+                    current: current == Some(id),
+                    group: frame.group_of.get(&id).copied(),
+                    call: frame.boxes.call_of.get(&id).copied(),
+                    boxed: frame.boxes.boxed.get(&id).copied(),
+                }
             })
             .collect()
     }
@@ -265,7 +263,10 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let page = self.page_of(name)?;
-        events.push(Event::Page { page, target });
+        events.push(Event::Page {
+            page: Box::new(page),
+            target,
+        });
         Ok(())
     }
 
@@ -283,8 +284,9 @@ impl Session {
     }
 
     /// The finished pictures (calls boxed, and expanded when any is boxed, as
-    /// `:svg --expand` draws them) and the trace of every step (or why there
-    /// is none); `name` is the command's, for errors.
+    /// `:svg --expand` draws them) and the step model of the pass (calls one
+    /// step each, as `:trace` shows them), or why there is none; `name` is the
+    /// command's, for errors.
     fn page_of(&mut self, name: &Ident) -> Result<Page, SessionError> {
         let picture = self.finished_picture(name, &PictureArgs::default())?;
         let expanded = match picture.calls.iter().any(|call| call.boxed) {
@@ -301,19 +303,15 @@ impl Session {
             }
             false => None,
         };
-        let mut traced = Vec::new();
-        // Every step, as the page steps the expanded picture too.
-        let trace = match self.trace(name.span, true, &Expand::All, &mut traced) {
-            Ok(()) => traced
-                .pop()
-                .map(Box::new)
-                .ok_or_else(|| "the backward pass has no steps".to_string()),
+        let steps = match self.step_model(name.span, &Expand::None) {
+            Ok(model) if model.is_empty() => Err("the backward pass has no steps".to_string()),
+            Ok(model) => Ok(model),
             Err(error) => Err(error.to_string()),
         };
         Ok(Page {
             picture,
             expanded,
-            trace,
+            steps,
         })
     }
 
@@ -569,21 +567,23 @@ fn moments(
 }
 
 /// What every picture of one `:dot` / `:svg` command shares.
-struct Frame<'a> {
+struct Frame {
+    /// The output's label.
+    of: String,
     /// The nodes drawn, output first.
-    order: &'a [NodeId],
+    order: Vec<NodeId>,
     /// The nodes drawn beside the output's graph.
-    beside: &'a [NodeId],
+    beside: Vec<NodeId>,
     /// The edges drawn.
-    edges: &'a [PictureEdge],
-    /// ∂output/∂node.
-    grads: &'a dyn Fn(NodeId) -> f64,
+    edges: Vec<PictureEdge>,
+    /// ∂output/∂node of every node drawn.
+    grads: FxHashMap<NodeId, f64>,
     /// The calls drawn as boxes.
-    boxes: &'a CallBoxes,
+    boxes: CallBoxes,
+    /// The labelled groups.
+    groups: Vec<PictureGroup>,
     /// The group of each node drawn in one.
-    group_of: &'a HashMap<NodeId, usize>,
-    /// Each node's name.
-    names: &'a HashMap<NodeId, &'a str>,
+    group_of: HashMap<NodeId, usize>,
 }
 
 /// A range end as `:plot`'s messages write it: plain decimal for magnitudes

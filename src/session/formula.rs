@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::{Constant, Expr, Form, Graph, LocalRule, NodeId, Notation, Op};
+use crate::engine::{Constant, Expr, Form, Graph, LocalRule, NodeId, Notation, Op, Passing};
 use crate::syntax::{BinaryOp, ExprKind, ExprTree, UnaryOp};
 
 /// The most expression nodes an unnamed operand's label may have (`x1*w1 +
@@ -67,7 +67,7 @@ impl<'g> Formulas<'g> {
         let operands: Vec<String> = labels
             .iter()
             .take(2)
-            .map(|tree| restore_labels(tree.to_string(), &labelled))
+            .map(|tree| self.named_constants(restore_labels(tree.to_string(), &labelled)))
             .collect();
         let mut formulas = Vec::with_capacity(inputs.len());
         for (position, label) in labels.iter().enumerate() {
@@ -76,8 +76,8 @@ impl<'g> Formulas<'g> {
             let rhs = rule_tree(op, rule, &refs).map(|tree| tree.fold_constants().to_string());
             formulas.push(Formula {
                 operands: operands.clone(),
-                partial: restore_labels(partial, &labelled),
-                rhs: rhs.map(|rhs| restore_labels(rhs, &labelled)),
+                partial: self.named_constants(restore_labels(partial, &labelled)),
+                rhs: rhs.map(|rhs| self.named_constants(restore_labels(rhs, &labelled))),
             });
         }
         formulas
@@ -106,6 +106,24 @@ impl<'g> Formulas<'g> {
             return Some(ExprTree::name(name));
         }
         (self.graph.op(id) == Op::Const).then(|| ExprTree::number(self.graph.value(id)))
+    }
+
+    /// `text` with the predefined constants' digits (`2.718281828459045`)
+    /// written by their names (`e`) where the name is not a variable now: a
+    /// constant read from `e` keeps its name. Only whole numbers are replaced.
+    fn named_constants(&self, text: String) -> String {
+        let mut text = text;
+        for (name, value) in [
+            ("pi", std::f64::consts::PI),
+            ("e", std::f64::consts::E),
+            ("tau", std::f64::consts::TAU),
+        ] {
+            if self.names.values().any(|n| *n == name) {
+                continue;
+            }
+            text = replace_number(&text, &ExprTree::number(value).to_string(), name);
+        }
+        text
     }
 
     /// `id` written out down to named nodes and constants, if that takes at most
@@ -257,6 +275,42 @@ pub(super) fn wrap(tree: &ExprTree) -> String {
     }
 }
 
+/// `text` with every whole occurrence of the number `digits` (not part of a
+/// longer number or name) replaced by `name`.
+fn replace_number(text: &str, digits: &str, name: &str) -> String {
+    let part_of = |c: char| c.is_alphanumeric() || c == '.' || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(digits) {
+        let before = rest[..at].chars().last().or_else(|| out.chars().last());
+        let after = rest[at + digits.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if before.is_some_and(part_of) || after.is_some_and(part_of) {
+            out.push_str(digits);
+        } else {
+            out.push_str(name);
+        }
+        rest = &rest[at + digits.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The name of a predefined constant (`pi`, `e`, `tau`) whose value is
+/// exactly `value`, unless `bound` says the name is a variable now (`e = 6`):
+/// how a constant node read from that name is written, so `e^x` stays `e^x`
+/// in `:trace`, handouts and pictures.
+pub(super) fn constant_name(value: f64, bound: impl Fn(&str) -> bool) -> Option<&'static str> {
+    [
+        ("pi", std::f64::consts::PI),
+        ("e", std::f64::consts::E),
+        ("tau", std::f64::consts::TAU),
+    ]
+    .into_iter()
+    .find(|&(name, v)| v.to_bits() == value.to_bits() && !bound(name))
+    .map(|(name, _)| name)
+}
+
 /// The number `x` written with a named constant when it is one exactly:
 /// `pi`, `2*pi`, `pi/2`, `3*pi/4`, `-e`, `2*ln(2)`, … (a whole multiple
 /// `p*c/q` with p, q ≤ 12, evaluated as the calculator evaluates the text,
@@ -310,6 +364,26 @@ fn gcd(mut a: u32, mut b: u32) -> u32 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+/// Where an op passes nothing to an input by the rule `passing`, over the
+/// op's `operands` as they are written (its first is the rule's `u` or `a`,
+/// its second `b`): `"x*y ≤ 0"` for relu of `x*y`, `"not the largest"` for
+/// max. Over the placeholders `u`, `a`, `b` where `operands` lacks one
+/// (`:help` passes none); `""` for [`Passing::Always`].
+pub fn nothing_where(passing: Passing, operands: &[String]) -> String {
+    let operand =
+        |k: usize, placeholder: &'static str| operands.get(k).map_or(placeholder, String::as_str);
+    match passing {
+        Passing::Always => String::new(),
+        Passing::WherePositive => format!("{} ≤ 0", operand(0, "u")),
+        Passing::ToLargest => "not the largest".to_string(),
+        Passing::ToSmallest => "not the smallest".to_string(),
+        Passing::WhereExponentNonzero => format!("{} = 0", operand(1, "b")),
+        Passing::UnlessZeroBase => format!("{} = 0, {} ≥ 0", operand(0, "a"), operand(1, "b")),
+        Passing::NotDifferentiable => "not differentiable".to_string(),
+        Passing::Detached => "detached".to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ impl Session {
         Err(SessionError::UnknownName {
             name: ident.name.clone(),
             span: ident.span,
-            suggestion: nearest(&ident.name, self.var_order.iter().map(String::as_str)),
+            suggestion: nearest(&ident.name, self.vars.keys().map(String::as_str)),
             hint: None,
         })
     }
@@ -140,14 +140,14 @@ impl Session {
             // and every variable the output was built from an earlier binding of,
             // whose gradient is 0 for a reason worth saying.
             let reached_names: Vec<(String, NodeId)> = self
-                .var_order
-                .iter()
+                .vars
+                .keys()
                 .map(|name| (name.clone(), self.vars[name]))
                 .filter(|(_, node)| reached[node.index()])
                 .collect();
             targets = self
-                .var_order
-                .iter()
+                .vars
+                .keys()
                 .map(|name| (name.clone(), self.vars[name]))
                 .filter(|(name, node)| {
                     (reached[node.index()] && *name != output.label)
@@ -188,8 +188,8 @@ impl Session {
     /// marks the nodes the output reaches.
     pub(super) fn no_variable(&self, output: &Output, reached: &[bool], checking: bool) -> Notice {
         let earlier: Vec<String> = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .filter(|name| {
                 self.earlier
                     .get(*name)

@@ -4,10 +4,10 @@ use std::fmt::Write;
 
 use super::command::{self, COMMANDS};
 use super::eval::builtin_function_names;
+use super::formula::nothing_where;
 use super::formula::{apply, rule_tree, wrap};
 use super::{CONSTANTS, Event, Session, SessionError, nearest};
 use crate::engine::{Arity, LocalRule, Op, Passing};
-use crate::render::notes::nothing_where;
 use crate::syntax::{ExprTree, Ident};
 
 /// The conventions at kinks and edges (docs/language.md §7, PyTorch's).

@@ -143,22 +143,6 @@ impl Session {
         Ok(())
     }
 
-    /// The step of `:trace --expand` (every node a step) that processes each
-    /// node of the output's graph: how the live page (`:serve`) numbers its
-    /// steps. Empty without an output.
-    pub fn steps_of_every_node(&mut self) -> FxHashMap<NodeId, usize> {
-        let Some(output) = self.output.clone() else {
-            return FxHashMap::default();
-        };
-        let order = self.order_for(output.node);
-        order
-            .iter()
-            .filter(|&&id| self.graph.op(id) != Op::Const)
-            .enumerate()
-            .map(|(k, &id)| (id, k + 1))
-            .collect()
-    }
-
     /// A listing of this statement.
     fn listing(
         &self,
@@ -370,7 +354,6 @@ impl Session {
         formulas: &Formulas,
     ) -> TraceStep {
         let names = formulas.names();
-        let call = &self.calls()[call];
         let label = |id: NodeId| match names.get(&id) {
             Some(name) => name.to_string(),
             None => format!("_{}", id.index()),
@@ -378,18 +361,8 @@ impl Session {
         // The partial by the call as written (`∂neuron(x1, x2, w, v, b)/∂x1`),
         // as the other steps write it by the operands: `∂h1/∂x1` would read
         // as the whole gradient of h1.
-        let args: Vec<String> = call
-            .args
-            .iter()
-            .map(|&a| {
-                if self.graph.op(a) == Op::Const {
-                    self.graph.value(a).to_string()
-                } else {
-                    label(a)
-                }
-            })
-            .collect();
-        let written = format!("{}({})", call.function, args.join(", "));
+        let written = self.call_written(call, names);
+        let call = &self.calls()[call];
         let mut row = self.node_row(position, step.node, names);
         row.inputs = step
             .contributions
@@ -488,8 +461,8 @@ impl Session {
             .and_then(|o| self.backprop(o, Span::default()).ok());
         let built_from_earlier = self.built_from_earlier();
         let vars = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .zip(built_from_earlier)
             .map(|(name, built_from_earlier)| {
                 let node = self.vars[name];
@@ -728,37 +701,4 @@ fn summary(total: usize, all: bool) -> Option<Omitted> {
         after: HEAD_ROWS,
         count: total - HEAD_ROWS - TAIL_ROWS,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `:step` with `:serve`: each step of the collapsed trace is shown in
-    /// the page (which steps through every node) at its node's step there.
-    #[test]
-    fn every_step_of_a_collapsed_trace_has_its_node_s_step_in_the_page() {
-        let mut session = Session::new();
-        let script = "n(x, w, b) = tanh(x*w + b)
-x = 2; w = -3; b = 1; o = n(x, w, b)
-:trace";
-        let mut nodes = Vec::new();
-        let _ = session.run_source_with(script, |session, result| {
-            if let Ok(events) = result {
-                for event in events {
-                    if let Event::Trace { steps, .. } = event {
-                        nodes.extend(session.trace_steps(&steps).map(|s| s.row.node.id));
-                    }
-                }
-            }
-            std::ops::ControlFlow::Continue(())
-        });
-        // Collapsed: o (the call), b, w, x. Every node: o, n1.add, b,
-        // n1.mul, w, x.
-        assert_eq!(nodes.len(), 4);
-        let page = session.steps_of_every_node();
-        let shown: Vec<usize> = nodes.iter().map(|id| page[id]).collect();
-        assert_eq!(shown, [1, 3, 5, 6]);
-        assert_eq!(page.len(), 6);
-    }
 }

@@ -28,6 +28,7 @@ mod memory;
 mod paths;
 mod preview;
 mod script;
+pub mod steps;
 mod undo;
 mod update;
 
@@ -45,11 +46,13 @@ pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
-    Number, Omitted, Page, Partial, PathEdge, PathRow, Picture, PictureCall, PictureEdge,
-    PictureFormat, PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target,
-    Tolerance, TraceCall, TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
+    Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
+    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
+    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
+pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
+pub use steps::{GradMark, GradState, StepModel};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -65,6 +68,14 @@ pub const CONSTANTS: &[(&str, f64)] = &[
     ("inf", f64::INFINITY),
     ("nan", f64::NAN),
 ];
+
+/// The most characters of a quoted command (a quote starting with `:`, such as
+/// the `:repeat 3 -f r.svg …` a help suggests): it is shown whole up to this
+/// length, so that it can be typed as shown.
+pub const COMMAND_QUOTE_CHARS: usize = 200;
+
+/// The variables: each name once, in the order first assigned.
+type Names = indexmap::IndexMap<String, NodeId, rustc_hash::FxBuildHasher>;
 
 /// Names that always mean the most recent result.
 const RESULT_NAMES: [&str; 2] = ["ans", "_"];
@@ -94,10 +105,9 @@ const BARE_COMMANDS: [&str; 3] = ["help", "quit", "exit"];
 #[derive(Debug, Default)]
 pub struct Session {
     graph: Graph,
-    /// Current binding of each variable.
-    vars: FxHashMap<String, NodeId>,
-    /// Variables in the order they were first assigned (for `:vars` and `:grad`).
-    var_order: Vec<String>,
+    /// Current binding of each variable, in the order the names were first
+    /// assigned (for `:vars` and `:grad`): each name is held once.
+    vars: Names,
     /// Earlier bindings of each variable, oldest first (to explain a gradient of 0).
     earlier: FxHashMap<String, Vec<NodeId>>,
     functions: FxHashMap<String, UserFunction>,
@@ -145,9 +155,24 @@ pub struct Session {
     pub from_script: bool,
 }
 
+/// The answer to "replace it? [y/N]".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Replace the file.
+    Yes,
+    /// Keep it (any answer but y or yes).
+    No,
+    /// Ctrl-C or Ctrl-D at the question: keep the file and run nothing more
+    /// of the input.
+    Cancelled,
+}
+
+/// Asked, in the REPL, whether to replace an existing file (the path as shown).
+pub type Confirm = Box<dyn FnMut(&str) -> Answer>;
+
 /// The REPL's question "replace it? [y/N]" (the path as shown), if any.
 #[derive(Default)]
-pub struct AskReplace(pub Option<crate::render::printer::Confirm>);
+pub struct AskReplace(pub Option<Confirm>);
 
 impl std::fmt::Debug for AskReplace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -185,7 +210,7 @@ impl Session {
 
     /// Variable names, in the order they were first assigned.
     pub fn variable_names(&self) -> impl Iterator<Item = &str> {
-        self.var_order.iter().map(String::as_str)
+        self.vars.keys().map(String::as_str)
     }
 
     /// User function names, in the order they were defined.
@@ -206,7 +231,7 @@ impl Session {
 
     /// [`Session::run_source`], giving `sink` the session too, as it is after
     /// the statement: what a listing's rows are made from while its events are
-    /// rendered ([`Listing`]), e.g. by [`crate::render::Printer::report`].
+    /// rendered ([`Listing`]), e.g. by the printer's `report`.
     pub fn run_source_with(
         &mut self,
         source: &str,
@@ -483,22 +508,22 @@ impl Session {
         })
     }
 
-    /// For each variable (in `var_order`), the variables whose earlier binding its
+    /// For each variable (in `vars`' order), the variables whose earlier binding its
     /// value was built from (see [`VarRow::built_from_earlier`]); empty for
     /// leaves. One pass over the nodes up to the last derived variable: inputs
     /// have smaller ids than their consumers, so marks flow forward by id.
     fn built_from_earlier(&self) -> Vec<Vec<String>> {
-        let mut result = vec![Vec::new(); self.var_order.len()];
+        let mut result = vec![Vec::new(); self.vars.len()];
         let rebound: Vec<&String> = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .filter(|name| self.earlier.get(*name).is_some_and(|old| !old.is_empty()))
             .collect();
         let derived = |name: &String| {
             let node = self.vars[name];
             (self.graph.op(node) != Op::Variable).then_some(node)
         };
-        let Some(last) = self.var_order.iter().filter_map(derived).max() else {
+        let Some(last) = self.vars.keys().filter_map(derived).max() else {
             return result;
         };
         if rebound.is_empty() {
@@ -518,7 +543,7 @@ impl Session {
             let inputs = self.graph.operands(NodeId(i as u32));
             marks[i] |= inputs.iter().fold(0, |m, input| m | marks[input.index()]);
         }
-        for (row, name) in result.iter_mut().zip(&self.var_order) {
+        for (row, name) in result.iter_mut().zip(self.vars.keys()) {
             let Some(node) = derived(name) else { continue };
             let mark = marks[node.index()];
             for (k, rebound_name) in rebound.iter().enumerate().take(63) {
@@ -563,10 +588,14 @@ impl Session {
 
     /// A node as outputs refer to it, given the reverse map of variable names.
     fn node_ref(&self, id: NodeId, names: &HashMap<NodeId, &str>) -> NodeRef {
+        let constant = (self.graph.op(id) == Op::Const).then(|| self.graph.value(id));
+        // A constant read from a predefined name (`e`, `pi`) keeps it.
+        let named = constant
+            .and_then(|value| formula::constant_name(value, |name| self.vars.contains_key(name)));
         NodeRef {
             id,
-            name: names.get(&id).map(|n| n.to_string()),
-            constant: (self.graph.op(id) == Op::Const).then(|| self.graph.value(id)),
+            name: names.get(&id).copied().or(named).map(str::to_string),
+            constant,
         }
     }
 
@@ -575,7 +604,7 @@ impl Session {
     /// [`Call`]).
     fn names_by_node(&self) -> HashMap<NodeId, &str> {
         let mut map = HashMap::new();
-        for name in &self.var_order {
+        for name in self.vars.keys() {
             if let Some(&node) = self.vars.get(name) {
                 map.entry(node).or_insert(name.as_str());
             }

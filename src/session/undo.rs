@@ -24,7 +24,7 @@ pub(super) struct Journal {
     graph_len: usize,
     /// The statement log's length before the statement.
     statements: usize,
-    /// How many names were bound before the statement (`var_order`'s length):
+    /// How many names were bound before the statement (`vars`' length):
     /// the names past it are new.
     names: usize,
     /// The output and `ans` before the statement.
@@ -89,7 +89,7 @@ impl Session {
         let journal = &mut self.journal;
         journal.graph_len = self.graph.len();
         journal.statements = self.statements.len();
-        journal.names = self.var_order.len();
+        journal.names = self.vars.len();
         journal.output.clone_from(&self.output);
         journal.last = self.last;
         journal.rebound.clear();
@@ -149,8 +149,7 @@ impl Session {
                 }
             }
         }
-        for name in self.var_order.drain(self.journal.names..) {
-            self.vars.remove(&name);
+        for (name, _) in self.vars.drain(self.journal.names..) {
             self.earlier.remove(&name);
         }
         self.output = self.journal.output.take();

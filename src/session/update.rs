@@ -2,11 +2,11 @@
 //! `:repeat N STATEMENT` (gradient descent in the REPL:
 //! `:repeat 50 w := w - 0.1*grad(L, w)`).
 
+use super::Answer;
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
 use super::eval::Rhs;
 use super::{Event, Notice, Number, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
-use crate::render::Answer;
 use crate::syntax::{AssignOp, ExprKind, ExprTree, Ident, Located, Repeat, Span, Statement};
 
 /// Each of `names` made into a `T` by `each`, in order, refusing a name that
@@ -197,8 +197,8 @@ impl Session {
     fn set_leaves(&mut self, sets: &[(String, NodeId, f64)], span: Span, events: &mut Vec<Event>) {
         let is_target = |n: &str| sets.iter().any(|(name, _, _)| name == n);
         let named: Vec<(String, f64)> = self
-            .var_order
-            .iter()
+            .vars
+            .keys()
             .filter(|n| !is_target(n))
             .map(|n| (n.clone(), self.graph.value(self.vars[n])))
             .collect();
@@ -283,8 +283,8 @@ impl Session {
             // `grad(relu(x)*w, x)`, is named by its label only: the
             // variable's names (`w`) are not what went stale.
             let names: Vec<&str> = self
-                .var_order
-                .iter()
+                .vars
+                .keys()
                 .filter(|n| {
                     let bound = self.vars[n.as_str()];
                     (group.first..group.end).contains(&bound)
@@ -317,13 +317,19 @@ impl Session {
             .operands(id)
             .iter()
             .map(|&operand| {
-                crate::render::notation::node(
-                    &self.node_ref(operand, &names),
-                    crate::render::number::Precision::Full,
-                )
+                let node = self.node_ref(operand, &names);
+                match (&node.name, node.constant) {
+                    (Some(name), _) => name.clone(),
+                    (None, Some(value)) => ExprTree::number(value).to_string(),
+                    (None, None) => node.label(),
+                }
             })
             .collect();
-        crate::render::notation::expression(self.graph.op(id), &inputs)
+        let op = self.graph.op(id);
+        match (op.info().notation, inputs.as_slice()) {
+            (crate::engine::Notation::Infix, [a, b]) => format!("{a} {} {b}", op.info().name),
+            _ => format!("{}({})", op.info().name, inputs.join(", ")),
+        }
     }
 
     /// Runs `:repeat` (written at `whole` in `source`) and records what ran
@@ -763,11 +769,7 @@ struct Ran {
 /// or, where it is too long to quote whole, where to put `-f` (as the
 /// printer's hint for files refused after the fact).
 fn repeat_force_hint(forced: &str) -> String {
-    if forced
-        .chars()
-        .nth(crate::render::COMMAND_QUOTE_CHARS)
-        .is_some()
-    {
+    if forced.chars().nth(super::COMMAND_QUOTE_CHARS).is_some() {
         "add `-f` after the step count to replace it, or choose another name".to_string()
     } else {
         format!("add `-f` to replace it: `{forced}`; or choose another name")

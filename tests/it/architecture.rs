@@ -77,6 +77,14 @@ fn syntax_knows_nothing_of_graphs_sessions_or_output() {
     imports_nothing_from("syntax/", &["engine", "session", "render", "repl"]);
 }
 
+/// The session makes events and knows nothing of how they are shown: no
+/// renderer, no front end, no browser page (`render`, `repl`, `web` use it,
+/// never the other way round).
+#[test]
+fn the_session_imports_nothing_from_the_renderers() {
+    imports_nothing_from("session/", &["render", "repl", "web", "driver"]);
+}
+
 /// The engine is a library of its own: even Ctrl-C reaches it as a value
 /// passed in, not through `crate::interrupt`.
 #[test]

@@ -56,18 +56,20 @@ fn pipe() -> (OwnedFd, OwnedFd) {
 }
 
 /// A headless Chromium with one page attached.
-struct Browser {
+pub struct Browser {
     child: Child,
     to: std::fs::File,
     from: Receiver<Value>,
     next: u64,
     session: String,
+    /// Events that arrived while a command waited for its result.
+    events: Vec<Value>,
     _profile: tempfile::TempDir,
 }
 
 impl Browser {
     /// Starts Chromium, or prints why not and gives `None`.
-    fn start(test: &str) -> Option<Browser> {
+    pub fn start(test: &str) -> Option<Browser> {
         let Some(binary) = chromium() else {
             eprintln!("note: {test} skipped: no Chromium (apt-get install chromium)");
             return None;
@@ -131,6 +133,7 @@ impl Browser {
             from,
             next: 0,
             session: String::new(),
+            events: Vec::new(),
             _profile: profile,
         };
         let target = browser.call("Target.createTarget", json!({"url": "about:blank"}));
@@ -145,12 +148,42 @@ impl Browser {
     }
 
     /// Sends a command (to the page once attached) and waits for its result.
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let session = self.session.clone();
+        self.send(method, params, &session)
+    }
+
+    /// Sends a command to the browser itself (not the page) and waits for
+    /// its result.
+    pub fn call_browser(&mut self, method: &str, params: Value) -> Value {
+        self.send(method, params, "")
+    }
+
+    /// Waits for the event `method` (kept since the page was opened, or to
+    /// come) and gives its parameters.
+    pub fn wait_event(&mut self, method: &str) -> Value {
+        let deadline = Instant::now() + CEILING;
+        loop {
+            if let Some(at) = self.events.iter().position(|e| e["method"] == method) {
+                return self.events.remove(at)["params"].clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .from
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("Chromium never sent {method}"));
+            if message.get("method").is_some() {
+                self.events.push(message);
+            }
+        }
+    }
+
+    fn send(&mut self, method: &str, params: Value, session: &str) -> Value {
         self.next += 1;
         let id = self.next;
         let mut message = json!({"id": id, "method": method, "params": params});
-        if !self.session.is_empty() {
-            message["sessionId"] = json!(self.session);
+        if !session.is_empty() {
+            message["sessionId"] = json!(session);
         }
         let mut bytes = message.to_string().into_bytes();
         bytes.push(0);
@@ -166,12 +199,15 @@ impl Browser {
                 assert!(reply.get("error").is_none(), "{method}: {reply}");
                 return reply["result"].clone();
             }
+            if reply.get("method").is_some() && self.events.len() < 1000 {
+                self.events.push(reply);
+            }
         }
     }
 
     /// Shows the page at `url` in a window of `width` × `height` pixels and
     /// waits until `ready` (a JavaScript expression) is true.
-    fn open(&mut self, url: &str, (width, height): (u32, u32), ready: &str) {
+    pub fn open(&mut self, url: &str, (width, height): (u32, u32), ready: &str) {
         self.call(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
@@ -181,7 +217,7 @@ impl Browser {
     }
 
     /// The value of a JavaScript expression in the page (promises awaited).
-    fn eval(&mut self, expression: &str) -> Value {
+    pub fn eval(&mut self, expression: &str) -> Value {
         let result = self.call(
             "Runtime.evaluate",
             json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
@@ -195,7 +231,7 @@ impl Browser {
 
     /// Waits until `expression` is true in the page (polled; fails after
     /// [`CEILING`], saying what the page shows).
-    fn wait_for(&mut self, expression: &str) {
+    pub fn wait_for(&mut self, expression: &str) {
         let deadline = Instant::now() + CEILING;
         let guarded = format!(
             "(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()"
@@ -210,41 +246,72 @@ impl Browser {
     }
 
     /// Presses and releases a key, as a keyboard does.
-    fn press(&mut self, key: &str) {
+    pub fn press(&mut self, key: &str) {
+        self.press_with(key, 0);
+    }
+
+    /// Presses and releases a key with `modifiers` held (the protocol's bits:
+    /// Alt 1, Ctrl 2, Meta 4, Shift 8).
+    pub fn press_with(&mut self, key: &str, modifiers: u32) {
         let (code, keycode) = match key {
             "ArrowRight" => ("ArrowRight", 39),
             "ArrowLeft" => ("ArrowLeft", 37),
             "ArrowUp" => ("ArrowUp", 38),
+            " " => ("Space", 32),
+            "Backspace" => ("Backspace", 8),
             "Home" => ("Home", 36),
             "End" => ("End", 35),
             "Enter" => ("Enter", 13),
             "Escape" => ("Escape", 27),
+            "ArrowDown" => ("ArrowDown", 40),
+            "Tab" => ("Tab", 9),
+            " " => ("Space", 32),
             "t" => ("KeyT", 84),
             "c" => ("KeyC", 67),
+            "f" => ("KeyF", 70),
+            "l" => ("KeyL", 76),
+            "g" => ("KeyG", 71),
             other => panic!("no key {other}"),
         };
-        let mut down = json!({"type": "rawKeyDown", "key": key, "code": code, "windowsVirtualKeyCode": keycode});
-        if key == "Enter" {
-            // Enter also types a carriage return, which submits a form.
+        let mut down = json!({"type": "rawKeyDown", "key": key, "code": code,
+            "windowsVirtualKeyCode": keycode, "modifiers": modifiers});
+        if key == "Enter" || (key.chars().count() == 1 && modifiers & 2 == 0) {
+            // Enter also types a carriage return (which submits a form, or
+            // adds a line), a printable key its character.
             down["type"] = json!("keyDown");
-            down["text"] = json!("\r");
+            down["text"] = json!(if key == "Enter" { "\r" } else { key });
         }
         self.call("Input.dispatchKeyEvent", down);
         self.call(
             "Input.dispatchKeyEvent",
-            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": keycode}),
+            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": keycode, "modifiers": modifiers}),
         );
     }
 
+    /// Clicks the middle of the element `selector` with the mouse.
+    pub fn click(&mut self, selector: &str) {
+        let at = self.eval(&format!(
+            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect();
+                return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
+        ));
+        let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            );
+        }
+    }
+
     /// Types text into the focused field.
-    fn type_text(&mut self, text: &str) {
+    pub fn type_text(&mut self, text: &str) {
         self.call("Input.insertText", json!({"text": text}));
     }
 
     /// A screenshot, saved as `name`.png under `target/browser-screenshots`,
     /// with what the browser decodes of it: width, height, the share of pixels
     /// that are not the background's colour, and how many colours it has.
-    fn screenshot(&mut self, name: &str) -> Value {
+    pub fn screenshot(&mut self, name: &str) -> Value {
         let shot = self.call("Page.captureScreenshot", json!({"format": "png"}));
         let data = shot["data"].as_str().unwrap().to_string();
         let dir = in_crate("target/browser-screenshots");
@@ -299,7 +366,7 @@ fn base64_decode(text: &str) -> Vec<u8> {
 
 /// A screenshot is not blank: the right size, with a real share of drawn
 /// pixels in more than a few colours.
-fn assert_drawn(shot: &Value, (width, height): (u32, u32)) {
+pub fn assert_drawn(shot: &Value, (width, height): (u32, u32)) {
     assert_eq!(
         (shot["width"].as_u64(), shot["height"].as_u64()),
         (Some(width.into()), Some(height.into())),
@@ -333,8 +400,23 @@ fn trace_steps(statements: &str) -> Vec<String> {
     steps
 }
 
+/// The gradient texts of the value boxes of `:svg --step K` for `script`,
+/// in the order the SVG draws them.
+fn slide_grads(script: &str, k: usize) -> Vec<String> {
+    let output = crate::util::output_of(&["-e", script, "-e", &format!(":svg - --step {k}")]);
+    let svg = crate::util::stdout_of(&output);
+    let svg = &svg[svg.find("<svg").unwrap()..];
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| {
+            n.has_tag_name("text") && n.attribute("class").is_some_and(|c| c.starts_with("grad"))
+        })
+        .map(|n| n.text().unwrap_or("").to_string())
+        .collect()
+}
+
 /// What the view shows: the step, the highlighted node's name, the line.
-fn shown(browser: &mut Browser) -> (Value, Value, Value) {
+pub fn shown(browser: &mut Browser) -> (Value, Value, Value) {
     let state = browser.eval(
         "({step: window.gradcalcView.step,
            current: Array.from(document.querySelectorAll('g.value.current text.name')).map(t => t.textContent),
@@ -348,7 +430,7 @@ fn shown(browser: &mut Browser) -> (Value, Value, Value) {
 }
 
 /// Writes the page of `statements` to `dir`/`name`.html; its file:// URL.
-fn html_page(dir: &Path, name: &str, statements: &str) -> String {
+pub fn html_page(dir: &Path, name: &str, statements: &str) -> String {
     let output = output_in(
         dir,
         &["-e", statements, "-e", &format!(":html {name}.html")],
@@ -370,17 +452,43 @@ fn the_html_page_steps_with_the_keys_as_trace_numbers_the_steps() {
     assert_eq!(steps.len(), names.len());
     browser.open(&url, (1920, 1080), "window.gradcalcView");
     assert_eq!(shown(&mut browser).0, json!(0));
-    for (k, name) in names.iter().enumerate().take(3) {
-        browser.press("ArrowRight");
+    let grads_js =
+        "Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)";
+    // Each step, reached with → or Space as a lecturer does, shows the node,
+    // the line and every box's gradient as `:trace` and `:svg --step K` do.
+    for (k, name) in names.iter().enumerate() {
+        browser.press(if k % 2 == 0 { "ArrowRight" } else { " " });
         let (step, current, line) = shown(&mut browser);
         assert_eq!(step, json!(k + 1));
         assert_eq!(current, json!([name]));
         assert_eq!(line, json!(steps[k]));
+        assert_eq!(
+            browser.eval(grads_js),
+            json!(slide_grads(COLAH, k + 1)),
+            "step {}",
+            k + 1
+        );
     }
-    // After step 3 (c), b's gradient is final at 5 only after step 4: blank now.
-    let grads = browser
-        .eval("Array.from(document.querySelectorAll('g.value text.grad')).map(t => t.textContent)");
-    assert_eq!(grads, json!(["grad", "grad", "grad 2", "grad 3", "grad 1"]));
+    // Backspace and Home go back: step 2 shows b's sum so far, 0 → 3 (its
+    // first of two uses), in the partial style.
+    browser.press("Home");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    browser.press("Backspace");
+    assert_eq!(shown(&mut browser).0, json!(2));
+    assert_eq!(browser.eval(grads_js), json!(slide_grads(COLAH, 2)));
+    assert_eq!(
+        browser.eval("Array.from(document.querySelectorAll('g.value.partial text.name')).map(t => t.textContent)"),
+        json!(["b"])
+    );
+    browser.press("ArrowRight");
+    // After step 3 (c): a got 0 → 2, b's second use made it final, 3 → 5.
+    let grads = browser.eval(grads_js);
+    assert_eq!(
+        grads,
+        json!(["grad 0 → 2", "grad 3 → 5", "grad 2", "grad 3", "grad 1"])
+    );
     browser.press("ArrowLeft");
     assert_eq!(
         shown(&mut browser),
@@ -459,7 +567,7 @@ fn the_example_pages_draw_at_both_sizes() {
 
 /// Serves the files of `dir` on a free port of 127.0.0.1 (for the
 /// playground, whose WebAssembly a browser fetches over HTTP only).
-fn serve_files(dir: PathBuf) -> u16 {
+pub fn serve_files(dir: PathBuf) -> u16 {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -559,6 +667,11 @@ fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
     let Some((mut browser, mut repl, port, _state)) = serving("`:serve` in Chromium") else {
         return;
     };
+    // What the page's Content-Security-Policy blocks, as the page sees it.
+    browser.call(
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({"source": "window.blocked = []; document.addEventListener('securitypolicyviolation', e => window.blocked.push(e.effectiveDirective + ' ' + e.blockedURI));"}),
+    );
     browser.open(
         &format!("http://127.0.0.1:{port}/"),
         (1280, 720),
@@ -578,6 +691,15 @@ fn a_statement_typed_in_the_repl_appears_in_the_served_page() {
     browser.wait_for("document.querySelector('.gc-graph').textContent.includes('value 8')");
     let shot = browser.screenshot("serve-1280x720");
     assert_drawn(&shot, (1280, 720));
+    // The page updated through its event stream under the policy, which
+    // blocked nothing of its own, and blocks a request elsewhere.
+    assert_eq!(browser.eval("window.blocked"), json!([]));
+    browser.eval("new Image().src = 'http://127.0.0.2:9/x.png', true");
+    browser.wait_for("window.blocked.length === 1");
+    assert_eq!(
+        browser.eval("window.blocked"),
+        json!(["img-src http://127.0.0.2:9/x.png"])
+    );
     // A closed browser does not end the REPL.
     drop(browser);
     repl.line("z = y + 1", "z = 9");

@@ -229,12 +229,12 @@ fn the_markdown_handout_shows_each_number_once() {
     assert_eq!(
         text.lines().skip(3).collect::<Vec<_>>(),
         [
-            "| Node | Upstream | Local derivative | Contribution | Gradient |",
-            "|---|---|---|---|---|",
-            "| z = x \\* y = 6 | 1 | ∂(x\\*y)/∂x = y = 3 | 3 | x: 0 → 3 |",
-            "|  |  | ∂(x\\*y)/∂y = x = 2 | 2 | y: 0 → 2 |",
-            "| y = 3 (leaf) |  |  |  | ∂z/∂y = 2 |",
-            "| x = 2 (leaf) |  |  |  | ∂z/∂x = 3 |",
+            "| Step | Node | Upstream | Local derivative | Contribution | Gradient |",
+            "|---|---|---|---|---|---|",
+            "| 1 | z = x \\* y = 6 | 1 | ∂(x\\*y)/∂x = y = 3 | 3 | x: 0 → 3 |",
+            "|  |  |  | ∂(x\\*y)/∂y = x = 2 | 2 | y: 0 → 2 |",
+            "| 2 | y = 3 (leaf) |  |  |  | ∂z/∂y = 2 |",
+            "| 3 | x = 2 (leaf) |  |  |  | ∂z/∂x = 3 |",
         ]
     );
 }
@@ -524,7 +524,7 @@ fn the_markdown_handout_escapes_what_markdown_would_render() {
         .collect();
     assert!(rows.len() >= 5, "{text}");
     for row in &rows {
-        assert_eq!(row.len(), 5, "{row:?}");
+        assert_eq!(row.len(), 6, "{row:?}");
         for cell in row {
             // Nothing a renderer would read as markup is left bare.
             let mut previous = ' ';

@@ -955,11 +955,11 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
     expect![[r#"
         x = 2
         y = 5
-        | Node | Upstream | Local derivative | Contribution | Gradient |
-        |---|---|---|---|---|
-        | y = \_2 + 1 = 5 | 1 | ∂(x^2 + 1)/∂(x^2) = 1 | 1 | \_2: 0 → 1 |
-        | \_2 = x ^ 2 = 4 | 1 | ∂(x^2)/∂x = 2\*x = 4 | 4 | x: 0 → 4 |
-        | x = 2 (leaf) |  |  |  | ∂y/∂x = 4 |
+        | Step | Node | Upstream | Local derivative | Contribution | Gradient |
+        |---|---|---|---|---|---|
+        | 1 | y = \_2 + 1 = 5 | 1 | ∂(x^2 + 1)/∂(x^2) = 1 | 1 | \_2: 0 → 1 |
+        | 2 | \_2 = x ^ 2 = 4 | 1 | ∂(x^2)/∂x = 2\*x = 4 | 4 | x: 0 → 4 |
+        | 3 | x = 2 (leaf) |  |  |  | ∂y/∂x = 4 |
     "#]]
     .assert_eq(&transcript(&["-e", script, "-e", ":trace md"]));
     expect![[r#"
@@ -967,15 +967,16 @@ fn trace_steps_are_numbered_as_shown_and_counted_alike_everywhere() {
         y = 5
         % backward pass of y, written by gradcalc
         % needs \usepackage{booktabs,xltabular} in the preamble
+        % a table over several pages needs a second LaTeX run (column widths)
         {\footnotesize\setlength{\tabcolsep}{4pt}
-        \begin{xltabular}{\linewidth}{@{}>{\raggedright\arraybackslash}X r >{\raggedright\arraybackslash}X r >{\raggedright\arraybackslash}X@{}}
+        \begin{xltabular}{\linewidth}{@{}r >{\raggedright\arraybackslash}X r >{\raggedright\arraybackslash}X r >{\raggedright\arraybackslash}X@{}}
         \toprule
-        Node & Upstream & Local derivative & Contribution & Gradient \\
+        Step & Node & Upstream & Local derivative & Contribution & Gradient \\
         \midrule
         \endhead
-        $y=\_2+1=5$ & $1$ & $\partial (x^{2}+1)/\allowbreak \partial (x^{2})=1$ & $1$ & $\_2$: $0\to 1$ \\
-        $\_2=x^{2}=4$ & $1$ & $\partial (x^{2})/\allowbreak \partial x=2\cdot x=4$ & $4$ & $x$: $0\to 4$ \\
-        $x=2$ (leaf) &  &  &  & $\partial y/\allowbreak \partial x=4$ \\
+        1 & $y=\_2+1=5$ & $1$ & $\partial (x^{2}+1)/\allowbreak \partial (x^{2})=1$ & $1$ & $\_2$: $0\to 1$ \\
+        2 & $\_2=x^{2}=4$ & $1$ & $\partial (x^{2})/\allowbreak \partial x=2\cdot x=4$ & $4$ & $x$: $0\to 4$ \\
+        3 & $x=2$ (leaf) &  &  &  & $\partial y/\allowbreak \partial x=4$ \\
         \bottomrule
         \end{xltabular}}
     "#]].assert_eq(&transcript(&["-e", script, "-e", ":trace tex"]));
@@ -1320,7 +1321,12 @@ fn the_file_exists_hint_names_the_command_that_was_run_and_following_it_works() 
             ":svg -f g.svg --before",
             "<svg",
         ),
-        (":trace md t.md", "t.md", ":trace md -f t.md", "| Node |"),
+        (
+            ":trace md t.md",
+            "t.md",
+            ":trace md -f t.md",
+            "| Step | Node |",
+        ),
         (
             ":trace tex t.tex",
             "t.tex",

@@ -281,3 +281,45 @@ fn ctrl_c_during_descend_keeps_the_steps_done() {
         1e-9,
     );
 }
+
+/// `:descend` writes the plot of the loss to a file, as `:repeat N FILE.svg`
+/// does: L = (3w + b − 1)² at w = 1, b = 2 is 16, and one step of lr = 0.01
+/// moves w by −0.01·2·4·3 = −0.24 and b by −0.08, so L = (2.28 + 1.92 − 1)² =
+/// 10.24.
+#[test]
+fn descend_writes_its_loss_plot_to_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let setup = "w = 1; b = 2; L = (w*3 + b - 1)^2";
+    let output = crate::util::output_in(
+        dir.path(),
+        &["-e", setup, "-e", ":descend L lr=0.01 steps=4 loss.svg w b"],
+    );
+    let stdout = stdout_of(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert_contains(&stdout, "     1       10.24     0.76     1.92");
+    assert_contains(&stdout, "wrote the loss over the steps as SVG to loss.svg");
+    let svg = std::fs::read_to_string(dir.path().join("loss.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("<polyline"), "{svg}");
+    // Not a picture file: refused, naming the format.
+    let output = crate::util::output_in(
+        dir.path(),
+        &["-e", setup, "-e", ":descend L lr=0.01 steps=4 loss.png w b"],
+    );
+    assert_contains(&stderr_of(&output), "`loss.png` is not an SVG file");
+}
+
+/// The loss left out, and `lr = 0.5` typed with spaces, are each explained.
+#[test]
+fn descend_explains_a_missing_loss_and_a_spaced_setting() {
+    let setup = "w = 1; b = 2; L = (w*3 + b - 1)^2";
+    let output = crate::util::output_of(&["-e", setup, "-e", ":descend lr=0.5 steps=3 w b"]);
+    assert_contains(
+        &stderr_of(&output),
+        "`w` is a leaf, not a loss: `:descend` takes the loss first",
+    );
+    let output = crate::util::output_of(&["-e", setup, "-e", ":descend L lr = 0.5 steps=3 w b"]);
+    assert_contains(
+        &stderr_of(&output),
+        "`lr=` is written without spaces around its `=`: `lr=0.5`",
+    );
+}

@@ -213,3 +213,34 @@ fn a_function_without_brackets_and_a_function_power() {
     "#]],
     );
 }
+
+/// `f'` alone is the derivative of f, a function: it is called at a point
+/// (`f'(2)` = 4 for x²), not written `f(')`; `grad(y)` needs the variable.
+#[test]
+fn a_derivative_or_grad_without_its_point_says_how_to_write_it() {
+    check(
+        "f(x) = x^2\nf'",
+        expect![[r#"
+            defined f(x)
+            error: `f` is a function: call it with parentheses
+              ┌─ -e:2:1
+              │
+            2 │ f'
+              │ ^^ write `f'(2)` for the derivative of f at 2 (any point in the brackets)
+
+        "#]],
+    );
+    check(
+        "x = 2; y = x^2\ngrad(y)",
+        expect![[r#"
+            x = 2
+            y = 4
+            error: `grad` takes 2 arguments, got 1
+              ┌─ -e:2:1
+              │
+            2 │ grad(y)
+              │ ^^^^^^^ write `grad(y, x)` for ∂y/∂x: the expression, then the variable
+
+        "#]],
+    );
+}

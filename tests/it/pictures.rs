@@ -137,7 +137,12 @@ fn read(svg: &str) -> Seen {
                         seen.partials.push((name.clone(), grad_text.to_string()));
                         None
                     }
-                    _ => Some(grad_text.strip_prefix("grad ").unwrap().parse().unwrap()),
+                    // Final; `grad 0 → 2` at the step that made it so.
+                    _ => {
+                        let shown = grad_text.strip_prefix("grad ").unwrap();
+                        let after = shown.rsplit(" → ").next().unwrap();
+                        Some(after.parse().unwrap())
+                    }
                 };
                 seen.values
                     .push((name, value, grad, class.contains("current")));
@@ -336,6 +341,34 @@ fn fan_out_ladder_and_residual_chain_are_laid_out_quickly() {
     assert!(close(h30.1, h));
 }
 
+/// For each step of `:trace`, the names whose gradient is shown after it:
+/// the nodes processed so far and the inputs they added to (no fan-out here).
+fn trace_filled(dir: &Path, script: &str) -> Vec<Vec<String>> {
+    let (stdout, _, _) = run(dir, &format!("{script}\n:trace all"));
+    let mut filled: Vec<Vec<String>> = Vec::new();
+    for line in stdout.lines() {
+        let named = if let Some(rest) = line.strip_prefix('[') {
+            let mut so_far = filled.last().cloned().unwrap_or_default();
+            let name = rest.split_once("] ").unwrap().1.split_whitespace().next();
+            so_far.push(name.unwrap().to_string());
+            filled.push(so_far);
+            continue;
+        } else {
+            line.trim_start()
+                .strip_prefix("→ ")
+                .and_then(|r| r.split_once(':'))
+        };
+        if let (Some((name, _)), Some(last)) = (named, filled.last_mut()) {
+            last.push(name.to_string());
+        }
+    }
+    for names in &mut filled {
+        names.sort();
+        names.dedup();
+    }
+    filled
+}
+
 /// The `:trace` step numbers and the node each one processes, from the trace text.
 fn trace_steps(dir: &Path, script: &str) -> Vec<(usize, String)> {
     let (stdout, _, _) = run(dir, &format!("{script}\n:trace all"));
@@ -359,10 +392,15 @@ fn steps_fill_gradients_one_node_at_a_time() {
     let steps = trace_steps(dir.path(), NEURON);
     assert_eq!(steps.len(), 10);
     let expected = neuron_expected();
+    let shown = trace_filled(dir.path(), NEURON);
     for (k, name) in &steps {
         let seen = read(&svg_of(dir.path(), NEURON, &format!("--step {k}")));
         let filled: Vec<_> = seen.values.iter().filter(|v| v.2.is_some()).collect();
-        assert_eq!(filled.len(), *k, "step {k}");
+        // The nodes processed so far and the inputs they added to, as `:trace`
+        // shows them.
+        let mut names: Vec<String> = filled.iter().map(|v| v.0.clone()).collect();
+        names.sort();
+        assert_eq!(names, shown[k - 1], "step {k}");
         let current: Vec<_> = seen.values.iter().filter(|v| v.3).collect();
         assert_eq!(current.len(), 1);
         assert_eq!(&current[0].0, name, "step {k} processes {name}");
@@ -407,15 +445,16 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
         ]
     );
     assert_eq!(stdout.matches("wrote the graph as SVG").count(), 4);
-    for (done, file) in [
-        (0, "step-000"),
-        (1, "step-001"),
-        (2, "step-002"),
-        (3, "step-003"),
+    // Step 1 processes y and adds to 2*x (its one use: final), step 2 adds to x.
+    for (done, filled, file) in [
+        (0, 0, "step-000"),
+        (1, 2, "step-001"),
+        (2, 3, "step-002"),
+        (3, 3, "step-003"),
     ] {
         let svg = std::fs::read_to_string(dir.path().join(format!("slides/{file}.svg"))).unwrap();
         let seen = read(&svg);
-        assert_eq!(seen.values.iter().filter(|v| v.2.is_some()).count(), done);
+        assert_eq!(seen.values.iter().filter(|v| v.2.is_some()).count(), filled);
         assert_eq!(seen.values.iter().filter(|v| v.3).count(), done.min(1));
         // File K shows the node of the trace's step K, and the gradients done
         // so far: ∂y/∂y = 1, ∂y/∂(2*x) = 1, ∂y/∂x = 2.
@@ -466,7 +505,8 @@ fn dot_steps_blank_pending_gradients_and_mark_the_current_node() {
     let dir = tempfile::tempdir().unwrap();
     let (stdout, _, status) = run(dir.path(), &format!("{NEURON}\n:dot --step 2"));
     assert_eq!(status, Some(0));
-    assert_eq!(stdout.matches("| grad }").count(), 8, "{stdout}");
+    // Step 2 processes n: o, n and n's two inputs have gradients, six are blank.
+    assert_eq!(stdout.matches("| grad }").count(), 6, "{stdout}");
     assert_eq!(stdout.matches("penwidth=3").count(), 1);
     assert!(stdout.contains("n8 [label=\"{ n | value 0.8814 | grad 0.5 }\", style=filled"));
     assert!(stdout.contains("step 2 of 10"));
@@ -927,10 +967,12 @@ fn step_slides_show_the_sum_so_far_at_a_fan_out() {
         partial("--step 2"),
         [("b".to_string(), "grad 0 → 3".to_string())]
     );
-    assert_eq!(
-        partial("--step 3"),
-        [("b".to_string(), "grad 3 → 5".to_string())]
-    );
+    // Step 3 adds b's second use: final, written `grad 3 → 5` as `:trace`
+    // writes it; and a's one use: `grad 0 → 2`.
+    let svg = svg_of(dir.path(), script, "--step 3");
+    assert!(read(&svg).partials.is_empty());
+    assert_contains(&svg, ">grad 3 → 5</text>");
+    assert_contains(&svg, ">grad 0 → 2</text>");
     let done = read(&svg_of(dir.path(), script, "--step 4"));
     assert!(done.partials.is_empty());
     let (_, _, grad, _) = done.values.iter().find(|v| v.0 == "b").unwrap();
@@ -1010,4 +1052,49 @@ fn one_point_of_the_moons_mlp_fits_a_slide() {
     // Left to right, as `--lr` forces, it would not fit.
     let wide = read(&svg_of(dir.path(), &script, "--lr"));
     assert!(wide.height > 1080.0, "{wide:?}");
+}
+
+/// A call drawn as one box is drawn as written: its arguments in the
+/// ellipse (the globals its body reads are edges, no slots), and an output
+/// no variable names is named by the call, not by an inner node's label.
+#[test]
+fn call_boxes_are_drawn_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = read(&svg_of(dir.path(), crate::steps::MLP4, ""));
+    let mut ops: Vec<&str> = seen
+        .ops
+        .iter()
+        .map(String::as_str)
+        .filter(|o| o.starts_with("net"))
+        .collect();
+    ops.sort_unstable();
+    assert_eq!(
+        ops,
+        ["net(-1, 0.5)", "net(0.5, -1)", "net(1, 1)", "net(2, 3)"]
+    );
+    let script = "h(x, y) = x*y + 1\na = 2; o = h(a, 3)*a + h(2, 3)*a";
+    let seen = read(&svg_of(dir.path(), script, ""));
+    let names: Vec<&str> = seen.values.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(names, ["a", "h(a, 3)", "_5", "h(2, 3)", "_11", "o"]);
+    assert!(seen.ops.contains(&"h(·, 3)".to_string()), "{:?}", seen.ops);
+    // h(2, 3) = 7, its box's value.
+    let (_, value, _, _) = seen.values.iter().find(|v| v.0 == "h(2, 3)").unwrap();
+    assert!(close(*value, 7.0));
+}
+
+/// A constant read from a predefined name keeps it in `:trace`, the handout
+/// and the slides; a constant typed as digits, or `e` once rebound, does not.
+#[test]
+fn named_constants_keep_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, _, _) = run(dir.path(), "x = 2; y = e^x + pi*x\n:trace\n:trace md");
+    assert_contains(&stdout, "[3] _2 = e ^ x = 7.389056099");
+    assert_contains(&stdout, "local ∂(e^x)/∂x = e^x = 7.389056099");
+    assert_contains(&stdout, "local ∂(pi*x)/∂x = pi = 3.141592654");
+    assert_contains(&stdout, "| ∂(e^x)/∂x = e^x = 7.389056099 |");
+    assert!(!stdout.contains("2.718281828"), "{stdout}");
+    let seen = read(&svg_of(dir.path(), "x = 2; y = e^x", ""));
+    assert_eq!(seen.ops, ["e ^"]);
+    let (stdout, _, _) = run(dir.path(), "e = 3; x = 2; y = 2.718281828459045^x\n:trace");
+    assert_contains(&stdout, "[1] y = 2.718281828459045 ^ x");
 }

@@ -57,6 +57,22 @@ pub fn command(state: &Path) -> Command {
     command
 }
 
+/// [`command`]`(state)` started by `sh -c script`, which ends with
+/// `exec "$0"` (gradcalc's path) once it has done its part, as a shell
+/// script or a shell's settings start it: the same environment.
+pub fn command_in_shell(state: &Path, script: &str) -> Command {
+    let gradcalc = command(state);
+    let mut shell = Command::new("sh");
+    shell.args(["-c", script]).arg(gradcalc.get_program());
+    for (key, value) in gradcalc.get_envs() {
+        match value {
+            Some(value) => shell.env(key, value),
+            None => shell.env_remove(key),
+        };
+    }
+    shell
+}
+
 impl Repl {
     /// Starts [`command`]`(state)` and waits for its first prompt.
     pub fn start(state: &Path) -> Repl {

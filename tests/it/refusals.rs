@@ -68,6 +68,7 @@ const FILE_COMMANDS: &[(&str, &str)] = &[
     ("plot", ":plot y FILE"),
     ("step", ":step md FILE"),
     ("repeat", ":repeat 3 FILE x := x - 0.1*grad(y, x)"),
+    ("descend", ":descend y lr=0.1 steps=3 FILE x"),
     ("save", ":save FILE"),
 ];
 

@@ -160,6 +160,27 @@ fn step_advances_one_node_per_enter() {
     repl.line("z + 1", "8");
 }
 
+/// Enter at the last step ends `:step` and says so; a lone `b` typed right
+/// after (meant as "back") is not run as the variable b, and says why.
+#[test]
+fn step_says_when_the_walk_has_ended_and_catches_a_late_b() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 2; b = 3; y = x*b", "y = 6");
+    repl.line(":step", "step 1/3");
+    repl.line("", "step 2/3");
+    repl.line("", "step 3/3: the last step: Enter to end");
+    repl.line(
+        "",
+        "(the backward pass is done: all 3 steps shown; `:step` starts it again)",
+    );
+    repl.line("b", "(`b` was not run: `:step` had ended");
+    // Typed again, it runs: b = 3.
+    repl.line("b", "3");
+    repl.line(":help step", "`b` goes back a step");
+    repl.leave();
+}
+
 #[test]
 fn step_goes_back_and_jumps_to_a_step() {
     let state = tempfile::tempdir().unwrap();
@@ -179,7 +200,7 @@ fn step_goes_back_and_jumps_to_a_step() {
     repl.expect("grad 0 → 3   (1st of 2 uses)");
     repl.expect("step 2/5");
     repl.line("g 5", "[5] a leaf = 2   ∂e/∂a = 2");
-    repl.expect("step 5/5: Enter to end, b back");
+    repl.expect("step 5/5: the last step: Enter to end, b back");
     repl.line("g 9", "(no step 9 to show: the steps shown are 1 to 5)");
     repl.expect("step 5/5");
     repl.line("3", "[3] c = a + b = 3   upstream 2");
@@ -498,17 +519,7 @@ fn lines_typed_ahead_of_a_plain_start_get_no_note_about_stdin() {
     // already typed: neither -e nor a FILE was given, so there is no note
     // that "standard input is not read", and the line runs in the REPL.
     let state = tempfile::tempdir().unwrap();
-    let gradcalc = pty::command(state.path());
-    let mut command = Command::new("sh");
-    command
-        .args(["-c", "read -r go && exec \"$0\""])
-        .arg(gradcalc.get_program());
-    for (key, value) in gradcalc.get_envs() {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
-    }
+    let command = pty::command_in_shell(state.path(), "read -r go && exec \"$0\"");
     let mut repl = Repl::spawn(command);
     repl.send("go\nx = 41 + 1\n");
     let seen = repl.expect("x = 42");

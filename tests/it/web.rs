@@ -33,12 +33,25 @@ fn the_page_steps_through_colahs_fan_out() {
     let page = page_of(COLAH);
     let model = page_model(&page);
     assert_eq!(model["of"], "e");
-    // The boxes as drawn, inputs first: a, b, c, d, e; the backward pass
-    // processes e first (step 1) and a last (step 5).
+    // The boxes as drawn, inputs first: a, b, c, d, e; each box's gradient
+    // from the step that changes it. Step 1 (e) adds 1·d = 2 to c and 1·c = 3
+    // to d; step 2 (d) adds 3 to b, its first of two uses (a sum so far);
+    // step 3 (c) adds 2 to a and 2 to b, which is then final: 5.
     assert_eq!(model["views"].as_array().unwrap().len(), 1);
+    let mark = |step: u32, text: &str, kind: &str| serde_json::json!({"step": step, "text": text, "kind": kind});
     assert_eq!(
         model["views"][0]["boxes"],
-        serde_json::json!([5, 4, 3, 2, 1])
+        serde_json::json!([
+            [mark(3, "0 → 2", "done"), mark(4, "2", "done")],
+            [
+                mark(2, "0 → 3", "partial"),
+                mark(3, "3 → 5", "done"),
+                mark(4, "5", "done")
+            ],
+            [mark(1, "0 → 2", "done"), mark(2, "2", "done")],
+            [mark(1, "0 → 3", "done"), mark(2, "3", "done")],
+            [mark(1, "1", "done")],
+        ])
     );
     let steps: Vec<&str> = members(&model["steps"])
         .map(|s| s["text"].as_str().unwrap())
@@ -139,28 +152,33 @@ fn html_without_an_output_says_what_to_do() {
 }
 
 #[test]
-fn a_call_is_one_box_that_lights_up_for_every_step_inside_it() {
-    // y = tanh(x·w) + x at x = 2, w = 0.5, through h: the steps are y, h1.tanh,
-    // h1.mul, w, x; boxed, h1's box (its output, h1.tanh) lights for steps 2 and 3.
+fn a_call_is_one_step_on_the_page_as_in_the_trace() {
+    // y = tanh(x·w) + x at x = 2, w = 0.5, through h: `:trace`'s steps are y,
+    // the call h(x, w), w, x; the page has the same four. Boxed, the call's box
+    // lights at step 2; every node drawn, its output (h1.tanh) does, and the
+    // node inside it (h1.mul = x·w) gets its gradient at that step too.
     let model = page_model(&page_of(
         "x = 2; w = 0.5; h(a, b) = tanh(a*b); y = h(x, w) + x",
     ));
     let views = model["views"].as_array().unwrap();
     assert_eq!(views[0]["name"], "calls as boxes");
-    assert_eq!(views[0]["boxes"], serde_json::json!([5, 4, 2, 1]));
-    assert_eq!(views[0]["lit"], serde_json::json!([3, 2, 2, 1, 0]));
+    assert_eq!(views[0]["lit"], serde_json::json!([3, 2, 1, 0]));
     assert_eq!(views[1]["name"], "every node");
-    assert_eq!(views[1]["lit"], serde_json::json!([4, 3, 2, 1, 0]));
+    assert_eq!(views[1]["lit"], serde_json::json!([4, 3, 1, 0]));
+    // h1.mul's gradient, 1 − tanh²(1) = 0.4199743416…, from step 2 on.
+    assert_eq!(views[1]["boxes"][2][0]["step"], 2);
+    assert_eq!(views[1]["boxes"][2][0]["text"], "0.42");
     // ∂y/∂x = 1 + w·(1 − tanh²(1)) = 1.2099871708…, ∂y/∂w = x·(1 − tanh²(1)).
     let steps = model["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
     assert!(
-        steps[4]["text"]
+        steps[3]["text"]
             .as_str()
             .unwrap()
             .ends_with("∂y/∂x = 1.209987171")
     );
     assert!(
-        steps[3]["text"]
+        steps[2]["text"]
             .as_str()
             .unwrap()
             .ends_with("∂y/∂w = 0.8399486832")

@@ -155,6 +155,7 @@ fn descent(out: &mut String, event: &CalculusEvent, p: &Painter) {
         losses,
         interrupted,
         all,
+        ..
     } = event
     else {
         return;

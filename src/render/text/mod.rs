@@ -14,7 +14,8 @@ use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
 use crate::session::event::{file_events, listing_events, plain_events, short_events};
 use crate::session::{
-    CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, Tolerance, Verdict,
+    CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, StepModel, Tolerance,
+    Verdict,
 };
 use crate::syntax::Span;
 
@@ -670,6 +671,33 @@ pub fn trace_step_texts<'a>(
             (step.row.node.id, text.trim_end_matches('\n').to_string())
         })
     })
+}
+
+/// The header and the step lines of a [`StepModel`] as `:trace` prints them
+/// (each step's lines without the last newline), in `style`: what the page
+/// shows under its picture.
+pub fn model_texts(model: &StepModel, style: &Style) -> (String, Vec<String>) {
+    let ascii = |text: String| if style.ascii { to_ascii(&text) } else { text };
+    let mut header = String::new();
+    listings::trace(
+        &mut header,
+        &model.of,
+        (model.len(), model.constants),
+        [],
+        None,
+        &Painter(style),
+        &mut |_| true,
+    );
+    let steps = model
+        .steps
+        .iter()
+        .map(|step| {
+            let mut text = String::new();
+            listings::trace_step(&mut text, &model.of, step, None, &Painter(style));
+            ascii(text).trim_end_matches('\n').to_string()
+        })
+        .collect();
+    (ascii(header).trim_end().to_string(), steps)
 }
 
 /// A number of paths: counted in floating point, so past 1.8·10³⁰⁸ the count

@@ -9,17 +9,30 @@
 //!    statement, even after an error) and frees the buffer; the output — what
 //!    the terminal shows, in ANSI colour, errors with their carets — is then
 //!    at `gradcalc_output_ptr()`, `gradcalc_output_len()` bytes. Returns 1 after
-//!    `:quit`, else 0.
+//!    `:quit`, else 0. `gradcalc_set_width(columns)` before it wraps the
+//!    output to the pane's width, as the terminal's width does.
 //! 3. `gradcalc_page()` puts the graph view's model of the current output
 //!    (JSON, `src/render/html.rs`) in the same output buffer.
+//! 4. `gradcalc_downloads()` puts the files the last run would have written
+//!    (`:save FILE`, `:svg FILE`, …) in the output buffer, as a JSON array of
+//!    `[name, content]` pairs, for the page to download; `-` still shows the
+//!    content in the output instead.
+//! 5. `gradcalc_script()` puts the session as a script (what `:save` writes)
+//!    in the output buffer: the page keeps it across a reload and replays it
+//!    to rebuild the session after Stop.
 //!
-//! No file is written (this build has none to write: `:save` and the other
-//! exports say so; `-` shows the content instead). The output buffer is valid
-//! until the next call.
+//! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
+//! statement is stopped as Ctrl-C stops it (undone, or for `:repeat` its
+//! finished steps kept; the session kept) and the
+//! output says why, well before the 4 GiB of a wasm32 memory, whose
+//! exhaustion would end the module ("RuntimeError: unreachable"). The output
+//! buffer is valid until the next call.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::render::{Format, Precision, Printer, Style, html};
@@ -32,6 +45,97 @@ const TYPED: Options = Options {
     script: false,
     lines: false,
 };
+
+/// The most bytes the module holds before the running statement is stopped:
+/// 512 MiB, some 16 to 33 million nodes at 20 bytes a node with room for their
+/// vectors to double, well under the 4 GiB a wasm32 memory can grow to.
+pub const MEMORY_LIMIT: usize = 512 << 20;
+
+/// Bytes allocated and not yet freed.
+static HELD: AtomicUsize = AtomicUsize::new(0);
+
+/// Set when an allocation passed [`MEMORY_LIMIT`] while a statement ran.
+static OVER: AtomicBool = AtomicBool::new(false);
+
+/// The held bytes past which the running statement is stopped; `usize::MAX`
+/// between statements and for `:gc` and `:reset`, which free memory.
+static CEILING: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The room a statement has when the session already holds more than
+/// [`MEMORY_LIMIT`] at its start (a `:repeat` stopped by the limit keeps the
+/// steps it finished): enough for `:stats`, a small statement or `:save`.
+const SMALL_ROOM: usize = 32 << 20;
+
+/// Past this many bytes held only tiny statements run (and `:gc`, `:reset`):
+/// what the small ones add cannot creep up to the 4 GiB.
+const HARD_LIMIT: usize = 1 << 30;
+
+/// The ceiling of a statement starting with `held` bytes held.
+fn ceiling(held: usize) -> usize {
+    if held < MEMORY_LIMIT {
+        MEMORY_LIMIT
+    } else if held < HARD_LIMIT {
+        held + SMALL_ROOM
+    } else {
+        held + (1 << 20)
+    }
+}
+
+/// The system allocator, counting what is held: past [`MEMORY_LIMIT`] it asks
+/// the running statement to stop (the flag Ctrl-C sets, which every long loop
+/// polls). The allocation itself still succeeds: the statement stops within a
+/// few thousand iterations and is undone.
+struct Counting;
+
+impl Counting {
+    fn grew(&self, size: usize) {
+        let held = HELD.fetch_add(size, Ordering::Relaxed) + size;
+        if held > CEILING.load(Ordering::Relaxed) {
+            OVER.store(true, Ordering::Relaxed);
+            gradcalc::interrupt::request();
+        }
+    }
+}
+
+// SAFETY: every call is passed on to `System` unchanged; only counts are kept.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as the caller promises for `System`.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            self.grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as the caller promises for `System`.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            self.grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as the caller promises for `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as the caller promises for `System`.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+            self.grew(new_size);
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 /// What the terminal would show, results and errors in order.
 #[derive(Clone, Default)]
@@ -54,6 +158,8 @@ struct State {
     screen: Screen,
     /// The bytes the last call returned.
     output: Vec<u8>,
+    /// The files the last run wrote, as (name, content), for the page.
+    downloads: Vec<(String, String)>,
 }
 
 impl State {
@@ -66,11 +172,13 @@ impl State {
         };
         let mut printer = Printer::new(Format::Human(style), screen.clone(), screen.clone());
         printer.writes.nowhere = true;
+        printer.downloads = Some(Vec::new());
         State {
             session: Session::new(),
             printer,
             screen,
             output: Vec::new(),
+            downloads: Vec::new(),
         }
     }
 }
@@ -100,6 +208,14 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
     let input = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) };
     STATE.with(|state| {
         let state = &mut *state.borrow_mut();
+        gradcalc::interrupt::clear();
+        OVER.store(false, Ordering::Relaxed);
+        let ceiling = if frees_memory(&input) {
+            usize::MAX
+        } else {
+            ceiling(HELD.load(Ordering::Relaxed))
+        };
+        CEILING.store(ceiling, Ordering::Relaxed);
         let outcome = driver::run(
             &mut state.session,
             &mut state.printer,
@@ -108,10 +224,63 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
             None,
             TYPED,
         );
+        CEILING.store(usize::MAX, Ordering::Relaxed);
+        gradcalc::interrupt::clear();
         let _ = state.printer.flush();
+        if OVER.swap(false, Ordering::Relaxed) {
+            let held = HELD.load(Ordering::Relaxed) >> 20;
+            let _ = writeln!(
+                state.screen,
+                "error: out of memory: the statement was stopped as Ctrl-C stops it, past \
+                 the {} MiB the playground keeps to (the session holds {held} MiB now). \
+                 `:gc` reclaims the nodes no name reaches, `:reset` starts afresh",
+                MEMORY_LIMIT >> 20
+            );
+        }
+        if let Some(files) = &mut state.printer.downloads {
+            state.downloads.append(files);
+        }
         state.output = std::mem::take(&mut *state.screen.0.borrow_mut());
         u32::from(matches!(outcome, Outcome::Quit { .. }))
     })
+}
+
+/// Whether an input is one of the commands that free memory (`:gc`,
+/// `:reset`), which run past the memory limit.
+fn frees_memory(input: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(input);
+    let word = text.split_whitespace().next().unwrap_or("");
+    matches!(word, ":gc" | ":reset")
+}
+
+/// Sets the width of the output pane in columns, as the terminal's width is
+/// set: longer lines wrap (a trace line between its parts, continuation lines
+/// indented) and tables are laid out in blocks that fit. Under 20: no wrapping.
+#[unsafe(no_mangle)]
+pub extern "C" fn gradcalc_set_width(columns: usize) {
+    STATE.with(|state| {
+        state.borrow_mut().printer.width = (columns >= 20).then_some(columns);
+    });
+}
+
+/// Puts the files of the runs since the last call in the output buffer, as a
+/// JSON array of `[name, content]` pairs, and forgets them.
+#[unsafe(no_mangle)]
+pub extern "C" fn gradcalc_downloads() {
+    STATE.with(|state| {
+        let state = &mut *state.borrow_mut();
+        let files = std::mem::take(&mut state.downloads);
+        state.output = serde_json::to_vec(&files).unwrap_or_default();
+    });
+}
+
+/// Puts the session as a script (what `:save` writes) in the output buffer.
+#[unsafe(no_mangle)]
+pub extern "C" fn gradcalc_script() {
+    STATE.with(|state| {
+        let state = &mut *state.borrow_mut();
+        state.output = state.session.script().into_bytes();
+    });
 }
 
 /// Puts the graph view's model of the current output (JSON) in the output
@@ -126,10 +295,29 @@ pub extern "C" fn gradcalc_page() {
         };
         let model = match state.session.page() {
             Ok(page) => html::model(&page, &state.session, &style),
-            Err(error) => html::message_model(&format!("{error}: type a statement on the left")),
+            Err(error) => html::message_model(&view_message(&error)),
         };
         state.output = model.to_string().into_bytes();
     });
+}
+
+/// Why the view shows no graph, and what to do, in the playground's words:
+/// the view (not `:html`, which the student never typed) draws at most 500
+/// nodes; a larger graph is summarised by `:graph` and `:topo`, or a smaller
+/// part named and made the output.
+fn view_message(error: &gradcalc::session::SessionError) -> String {
+    let text = error.to_string();
+    if text.contains("draws at most") {
+        let text = text.replace("`:html` draws", "the view draws");
+        return format!(
+            "{text}: `:graph` and `:topo` summarise a graph of any size, or give a smaller \
+             part a name (`h = …`) to see it here"
+        );
+    }
+    match error.help() {
+        Some(help) => format!("{text}: {help}"),
+        None => format!("{text}: type a statement on the left"),
+    }
 }
 
 /// Where the last call's output starts.

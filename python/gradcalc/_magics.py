@@ -1,0 +1,175 @@
+"""The notebook magics: ``%%gradcalc`` cells and the ``%gradcalc`` line magic
+run gradcalc statements in the notebook's one session (``gradcalc.session()``)
+and show what they give as a notebook shows it:
+
+- text as the terminal shows it, its colours as HTML (``<pre>``), with the
+  plain text beside it (``text/plain``);
+- ``:svg -`` and ``:plot`` (without a file, or with ``-``): the picture
+  (``image/svg+xml``);
+- ``:html -``: the step-through page in a sandboxed iframe (``text/html``);
+- ``:trace md``: the table as Markdown (``text/markdown``);
+- an error: its report with the caret and help as the cell's error output
+  (``gradcalc.Error``), and the cell fails.
+"""
+
+import html
+
+from . import Error, _ANSI, _error_of, iframe, session
+
+# The terminal's 16 colours (xterm's), for SGR 30–37 and 90–97.
+_COLOURS = [
+    "#000000", "#cd3131", "#0dbc79", "#e5e510", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
+    "#666666", "#f14c4c", "#23d18b", "#f5f543", "#3b8eea", "#d670d6", "#29b8db", "#ffffff",
+]
+
+
+def _colour256(n):
+    """xterm's colour ``n`` of 256 as CSS."""
+    if n < 16:
+        return _COLOURS[n]
+    if n < 232:
+        n -= 16
+        levels = [0, 95, 135, 175, 215, 255]
+        return "#%02x%02x%02x" % (levels[n // 36], levels[(n // 6) % 6], levels[n % 6])
+    grey = 8 + 10 * (n - 232)
+    return "#%02x%02x%02x" % (grey, grey, grey)
+
+
+def _apply(style, codes):
+    """``style`` (a dict) after the SGR ``codes``."""
+    i = 0
+    while i < len(codes):
+        c = codes[i]
+        if c == 0:
+            style.clear()
+        elif c == 1:
+            style["bold"] = True
+        elif c == 2:
+            style["dim"] = True
+        elif c == 3:
+            style["italic"] = True
+        elif c == 4:
+            style["underline"] = True
+        elif c == 22:
+            style.pop("bold", None)
+            style.pop("dim", None)
+        elif c == 23:
+            style.pop("italic", None)
+        elif c == 24:
+            style.pop("underline", None)
+        elif 30 <= c <= 37:
+            style["color"] = _COLOURS[c - 30]
+        elif 90 <= c <= 97:
+            style["color"] = _COLOURS[c - 90 + 8]
+        elif c == 39:
+            style.pop("color", None)
+        elif c in (38, 48) and i + 1 < len(codes):
+            key = "color" if c == 38 else "background"
+            if codes[i + 1] == 5 and i + 2 < len(codes):
+                style[key] = _colour256(codes[i + 2])
+                i += 2
+            elif codes[i + 1] == 2 and i + 4 < len(codes):
+                style[key] = "#%02x%02x%02x" % tuple(codes[i + 2 : i + 5])
+                i += 4
+        elif 40 <= c <= 47:
+            style["background"] = _COLOURS[c - 40]
+        elif c == 49:
+            style.pop("background", None)
+        i += 1
+    return style
+
+
+def _css(style):
+    parts = []
+    if "color" in style:
+        parts.append(f"color: {style['color']}")
+    if "background" in style:
+        parts.append(f"background: {style['background']}")
+    if style.get("bold"):
+        parts.append("font-weight: bold")
+    if style.get("dim"):
+        parts.append("opacity: 0.7")
+    if style.get("italic"):
+        parts.append("font-style: italic")
+    if style.get("underline"):
+        parts.append("text-decoration: underline")
+    return "; ".join(parts)
+
+
+def ansi_to_html(text):
+    """``text`` with ANSI colour codes as HTML: escaped, each coloured run in
+    a ``<span style=…>``."""
+    out, style, at = [], {}, 0
+    for match in _ANSI.finditer(text):
+        out.append(_span(text[at : match.start()], style))
+        codes = [int(c) for c in match.group()[2:-1].split(";") if c] or [0]
+        style = _apply(dict(style), codes)
+        at = match.end()
+    out.append(_span(text[at:], style))
+    return "".join(out)
+
+
+def _span(text, style):
+    if not text:
+        return ""
+    css = _css(style)
+    escaped = html.escape(text, quote=False)
+    return f'<span style="{css}">{escaped}</span>' if css else escaped
+
+
+def show_pieces(pieces, display):
+    """Shows each piece with ``display`` (IPython's, ``raw=True``); raises
+    the first error's ``Error`` after showing what came before it."""
+    for kind, content in pieces:
+        if kind == "text":
+            display(
+                {
+                    "text/html": f'<pre class="gradcalc">{ansi_to_html(content)}</pre>',
+                    "text/plain": _ANSI.sub("", content),
+                },
+                raw=True,
+            )
+        elif kind == "svg":
+            display({"image/svg+xml": content, "text/plain": "<gradcalc picture (SVG)>"}, raw=True)
+        elif kind == "html":
+            display({"text/html": iframe(content), "text/plain": "<gradcalc page (HTML)>"}, raw=True)
+        elif kind == "markdown":
+            display({"text/markdown": content, "text/plain": content}, raw=True)
+        elif kind == "error":
+            raise _in_a_cell(_error_of(content))
+
+
+def _in_a_cell(error):
+    """``error``, with a note where a notebook offers more than a file: a
+    picture or page without a file name is shown with ``-``."""
+    for command in (":svg", ":html"):
+        if error.message.startswith(f"`{command}` takes one file name"):
+            note = f"in a notebook, `{command} -` shows it here"
+            error.help = f"{error.help}; {note}" if error.help else note
+            error.text = f"{error.text.rstrip()}\n  = note: {note}\n"
+    return error
+
+
+def run_cell(source, origin="<cell>"):
+    """Runs ``source`` in the notebook's session and shows its pieces."""
+    from IPython.display import display
+
+    show_pieces(session()._rich(source, origin, True), display)
+
+
+def register(ipython):
+    """Registers the ``%%gradcalc`` cell magic and ``%gradcalc`` line magic."""
+    from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+    @magics_class
+    class GradcalcMagics(Magics):
+        @line_cell_magic
+        def gradcalc(self, line, cell=None):
+            """Runs gradcalc statements in the notebook's session: the line
+            (``%gradcalc x = 2``) or the cell below ``%%gradcalc``."""
+            run_cell(line if cell is None else cell)
+
+    ipython.register_magics(GradcalcMagics)
+
+
+__all__ = ["Error", "ansi_to_html", "run_cell", "register", "show_pieces"]

@@ -1,0 +1,33 @@
+//! gradcalc's library as the Python module `gradcalc._gradcalc`, which the
+//! package `gradcalc` (python/gradcalc/) wraps:
+//!
+//! - [`Core`]: one gradcalc session, run as `gradcalc --json` runs a source
+//!   (`run_json`) or as the terminal shows it, with pictures, pages and
+//!   tables handed back whole for a notebook to show (`run_rich`);
+//! - [`value::Value`]: micrograd's `Value` on gradcalc's engine, every value a
+//!   node of one shared [`Graph`](gradcalc::engine::Graph);
+//! - the graph of a `Value` written as gradcalc statements (`source.rs`), so
+//!   that its pictures and trace come from the calculator's own code.
+//!
+//! Ctrl-C (a kernel's interrupt) reaches a running statement through
+//! [`gradcalc::interrupt::polling`]: every poll asks Python whether SIGINT
+//! came, and the statement stops as after Ctrl-C in the terminal, the session
+//! kept; the `KeyboardInterrupt` is raised when the run returns.
+
+mod session;
+mod source;
+mod value;
+
+use pyo3::prelude::*;
+
+/// The module: the session core, `Value`, and the graph of a `Value` as
+/// gradcalc source.
+#[pymodule]
+fn _gradcalc(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<session::Core>()?;
+    module.add_class::<value::Value>()?;
+    module.add_function(wrap_pyfunction!(source::value_source, module)?)?;
+    module.add_function(wrap_pyfunction!(value::arena_nodes, module)?)?;
+    module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,92 @@
+"""%%gradcalc cells in IPython: what each output is shown as."""
+
+import pytest
+
+IPython = pytest.importorskip("IPython")
+
+from IPython.testing.globalipapp import get_ipython  # noqa: E402
+from IPython.utils.capture import capture_output  # noqa: E402
+
+import gradcalc  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "gradcalc")
+    return shell
+
+
+def cell(ip, source):
+    """The rich outputs of a %%gradcalc cell: a list of mimebundles."""
+    with capture_output() as captured:
+        ip.run_cell_magic("gradcalc", "", source)
+    return [output.data for output in captured.outputs]
+
+
+def test_text_is_html_with_the_terminals_colours(ip):
+    [out] = cell(ip, "x = 2\ny = x*x + x\n:grad x")
+    assert out["text/plain"] == "x = 2\ny = 6\n∂y/∂x = 5\n"
+    html = out["text/html"]
+    assert html.startswith('<pre class="gradcalc">')
+    assert "\x1b" not in html
+    assert '<span style="color: #0dbc79">6</span>' in html  # values green
+    assert '<span style="color: #cd3131">5</span>' in html  # gradients red
+
+
+def test_cells_share_one_session_with_the_api(ip):
+    cell(ip, "a = 3")
+    ip.run_line_magic("gradcalc", "b = a * 2")
+    assert gradcalc.session().value("b") == 6.0
+    [out] = cell(ip, "b")
+    assert out["text/plain"] == "6\n"
+
+
+def test_pictures_are_svg(ip):
+    cell(ip, "x = 2\ny = x*x + x")
+    [svg] = cell(ip, ":svg -")
+    assert set(svg) == {"image/svg+xml", "text/plain"}
+    assert svg["image/svg+xml"].startswith("<svg")
+    [plot] = cell(ip, ":plot x")
+    assert plot["image/svg+xml"].startswith("<svg")
+
+
+def test_the_page_is_a_sandboxed_iframe(ip):
+    cell(ip, "x = 0.5\ny = tanh(x)")
+    [page] = cell(ip, ":html -")
+    assert page["text/html"].startswith('<iframe sandbox="allow-scripts"')
+    assert "srcdoc=\"&lt;!DOCTYPE html&gt;" in page["text/html"]
+
+
+def test_trace_md_is_markdown(ip):
+    cell(ip, "x = 2\ny = x*x")
+    [table] = cell(ip, ":trace md")
+    assert table["text/markdown"].startswith("| Node | Upstream | Local derivative |")
+
+
+def test_an_error_fails_the_cell_with_its_caret(ip):
+    with capture_output():
+        before = cell(ip, "p = 1")
+    assert before[0]["text/plain"] == "p = 1\n"
+    with pytest.raises(gradcalc.Error) as caught:
+        cell(ip, "q = 2\nr = q + nope\ns = 3")
+    e = caught.value
+    assert (e.message, e.line, e.column) == ("unknown name `nope`", 2, 9)
+    assert e.help == "assign it first, e.g. `nope = 1`"
+    lines = e._render_traceback_()
+    assert any("r = q + nope" in line for line in lines)
+    assert any("^" in line for line in lines)
+    assert gradcalc.session().value("q") == 2.0
+    with pytest.raises(KeyError):
+        gradcalc.session().value("s")  # nothing after the error ran
+    result = ip.run_cell("%%gradcalc\nt = \n")
+    assert isinstance(result.error_in_exec, gradcalc.Error)
+    assert not result.success
+
+
+def test_a_picture_without_a_file_says_how_to_show_it(ip):
+    cell(ip, "x = 2\ny = x*x")
+    with pytest.raises(gradcalc.Error) as caught:
+        cell(ip, ":svg")
+    assert caught.value.help.endswith("in a notebook, `:svg -` shows it here")
+    assert caught.value._render_traceback_()[-1] == "  = note: in a notebook, `:svg -` shows it here"

@@ -1,0 +1,281 @@
+//! The step model: the backward walk of the output computed once, as typed
+//! data that every surface draws — `:trace` and `:step` in the terminal, the
+//! `:svg --step K` and `--steps` slides, the page of `:html`, `:serve`'s live
+//! view and the playground. None of them numbers steps or sums gradients on
+//! its own: they read a [`StepModel`].
+//!
+//! - The steps are `:trace`'s: the nodes of the reverse topological order but
+//!   the constants, a call of a user function one step unless expanded
+//!   (`--expand`, `--expand=CALL`), numbered from 1.
+//! - Each step keeps its line pieces ([`TraceStep`]: the node, its upstream
+//!   gradient, each input's local derivative, contribution and `grad before →
+//!   after`), which the text renderer writes.
+//! - Each node's gradient has a state at every step ([`GradState`]): blank
+//!   until a use adds to it, partial with its sum so far while some of its
+//!   uses (a fan-out) are still to come, final once every use has added (the
+//!   output from step 1). At the step that changed it, the state also holds
+//!   the sum before, so every surface writes `grad 3 → 5` where `:trace` does.
+//! - A node inside a call shown as one step (drawn only when the page expands
+//!   its calls) is final from that call's step on.
+
+use rustc_hash::FxHashMap;
+
+use super::boxes::Expand;
+use super::{Event, Session, SessionError, TraceStep};
+use crate::engine::{NodeId, Op};
+use crate::syntax::Span;
+
+/// The state of one node's gradient at one step of the backward pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GradState {
+    /// No use has added to it yet: drawn blank.
+    Blank,
+    /// Some of its uses have added to it, not all (a fan-out): the sum so far;
+    /// `before` when the step shown added to it (`grad 0 → 3`).
+    Partial {
+        /// The sum before this step, when this step added to it.
+        before: Option<f64>,
+        /// The sum so far.
+        sum: f64,
+    },
+    /// Every use has added to it: the gradient ∂output/∂node; `before` when
+    /// the step shown made it final (`grad 3 → 5`).
+    Final {
+        /// The sum before this step, when this step added to it.
+        before: Option<f64>,
+        /// The gradient.
+        sum: f64,
+    },
+}
+
+/// A change of one node's gradient: at `step`, its sum went from `before`
+/// to `sum`; `done` when that was its last use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GradMark {
+    /// The step (from 1).
+    pub step: usize,
+    /// The sum before the step (`None` for the output's seed, or for a node
+    /// inside a call shown as one step, whose sums are not shown).
+    pub before: Option<f64>,
+    /// The sum after it.
+    pub sum: f64,
+    /// Every use of the node has added to it: the gradient is final.
+    pub done: bool,
+}
+
+/// The backward walk of the output as every surface shows it (see the module
+/// comment). Made by [`Session::step_model`]; valid until the session's next
+/// statement changes the graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepModel {
+    /// The output's label.
+    pub of: String,
+    /// The constants of the order, which have no step (`:trace`'s header
+    /// counts them apart).
+    pub constants: usize,
+    /// Step K at index K − 1: its node and its line pieces.
+    pub steps: Vec<TraceStep>,
+    /// Each node's gradient changes, in step order.
+    marks: FxHashMap<NodeId, Vec<GradMark>>,
+    /// The step of each node processed at a step of its own.
+    step_of: FxHashMap<NodeId, usize>,
+    /// The nodes inside a call shown as one step: that step.
+    inside: FxHashMap<NodeId, usize>,
+}
+
+impl StepModel {
+    /// How many steps the walk has (`:trace`'s count).
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// True for a walk with no steps.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The node step `k` (from 1) processes; `None` out of range.
+    pub fn node(&self, k: usize) -> Option<NodeId> {
+        let step = self.steps.get(k.checked_sub(1)?)?;
+        Some(step.row.node.id)
+    }
+
+    /// The step that processes `id`: its own, or that of the call shown as
+    /// one step around it; `None` for a node the walk does not reach.
+    pub fn step_of(&self, id: NodeId) -> Option<usize> {
+        self.step_of
+            .get(&id)
+            .or_else(|| self.inside.get(&id))
+            .copied()
+    }
+
+    /// The changes of `id`'s gradient, in step order (empty for a node the
+    /// walk does not reach).
+    pub fn marks(&self, id: NodeId) -> &[GradMark] {
+        self.marks.get(&id).map_or(&[], Vec::as_slice)
+    }
+
+    /// The state of `id`'s gradient after step `k` (0: before the pass).
+    pub fn state(&self, id: NodeId, k: usize) -> GradState {
+        match self.marks(id).iter().rev().find(|m| m.step <= k) {
+            None => GradState::Blank,
+            Some(mark) => {
+                let before = mark.before.filter(|_| mark.step == k);
+                match mark.done {
+                    true => GradState::Final {
+                        before,
+                        sum: mark.sum,
+                    },
+                    false => GradState::Partial {
+                        before,
+                        sum: mark.sum,
+                    },
+                }
+            }
+        }
+    }
+
+    /// Every state `id`'s gradient takes over the walk but blank, in step
+    /// order: what a picture reserves room for, so that every step of a
+    /// graph has one layout.
+    pub fn states(&self, id: NodeId) -> Vec<GradState> {
+        let mut states = Vec::new();
+        for mark in self.marks(id) {
+            for k in [mark.step, mark.step + 1] {
+                let state = self.state(id, k);
+                if state != GradState::Blank && !states.contains(&state) {
+                    states.push(state);
+                }
+            }
+        }
+        states
+    }
+
+    /// The steps at which `id`'s gradient as drawn changes, each with its
+    /// state from then on: the page's timeline of one box.
+    pub fn timeline(&self, id: NodeId) -> Vec<(usize, GradState)> {
+        let mut timeline: Vec<(usize, GradState)> = Vec::new();
+        for mark in self.marks(id) {
+            for k in [mark.step, mark.step + 1] {
+                let state = self.state(id, k);
+                if timeline.last().is_none_or(|&(_, last)| last != state) {
+                    timeline.push((k, state));
+                }
+            }
+        }
+        timeline
+    }
+
+    /// Records the gradient changes of `steps`, and the steps of the nodes
+    /// inside calls shown as one step (`inside`: node → its call's output).
+    fn marks_of(steps: &[TraceStep]) -> FxHashMap<NodeId, Vec<GradMark>> {
+        let mut marks: FxHashMap<NodeId, Vec<GradMark>> = FxHashMap::default();
+        for (i, step) in steps.iter().enumerate() {
+            let k = i + 1;
+            let own = marks.entry(step.row.node.id).or_default();
+            if own.is_empty() {
+                // The output's seed, or a node no use reached.
+                own.push(GradMark {
+                    step: k,
+                    before: None,
+                    sum: step.upstream.0,
+                    done: true,
+                });
+            }
+            for c in &step.contributions {
+                let list = marks.entry(c.input.id).or_default();
+                let mark = GradMark {
+                    step: k,
+                    before: Some(c.before.0),
+                    sum: c.after.0,
+                    done: c.use_number >= c.use_count,
+                };
+                match list.last_mut() {
+                    // An input read twice by one op (`x*x`): one change.
+                    Some(last) if last.step == k => {
+                        last.sum = mark.sum;
+                        last.done = mark.done;
+                    }
+                    _ => list.push(mark),
+                }
+            }
+        }
+        marks
+    }
+}
+
+impl Session {
+    /// The step model of the output's backward pass, its calls shown as
+    /// `expand` says (one step each unless expanded, as `:trace`); `span` is
+    /// the command's, for errors.
+    ///
+    /// Errors: as `:trace` (no output, an output built with `f'(x)` of a
+    /// variable, `--expand=CALL` naming no call); Ctrl-C.
+    pub(super) fn step_model(
+        &mut self,
+        span: Span,
+        expand: &Expand,
+    ) -> Result<StepModel, SessionError> {
+        let mut events = Vec::new();
+        self.trace(span, true, expand, &mut events)?;
+        let Some(Event::Trace {
+            of,
+            constants,
+            steps: listing,
+            ..
+        }) = events.pop()
+        else {
+            return Err(SessionError::Interrupted { span });
+        };
+        let steps: Vec<TraceStep> = self.trace_steps(&listing).collect();
+        self.check_interrupt()?;
+        let mut marks = StepModel::marks_of(&steps);
+        let step_of: FxHashMap<NodeId, usize> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.row.node.id, i + 1))
+            .collect();
+        // The nodes inside calls shown as one step: final at that step.
+        let mut inside = FxHashMap::default();
+        if steps.iter().any(|s| s.call.is_some()) {
+            let output = self.require_output(span)?;
+            let (gradients, _) = self.backprop(&output, span)?;
+            let order = self.order_for(output.node);
+            for &id in order.iter() {
+                if step_of.contains_key(&id) || self.graph.op(id) == Op::Const {
+                    continue;
+                }
+                if let Some(k) = self.outer_call_step(id, &step_of) {
+                    inside.insert(id, k);
+                    marks.entry(id).or_default().push(GradMark {
+                        step: k,
+                        before: None,
+                        sum: gradients[id],
+                        done: true,
+                    });
+                }
+            }
+        }
+        Ok(StepModel {
+            of,
+            constants,
+            steps,
+            marks,
+            step_of,
+            inside,
+        })
+    }
+
+    /// The step of the outermost call around `id` whose output is a step of
+    /// `step_of` (a call shown as one step).
+    fn outer_call_step(&self, id: NodeId, step_of: &FxHashMap<NodeId, usize>) -> Option<usize> {
+        let mut call = self.call_of(id);
+        let mut found = None;
+        while let Some(c) = call {
+            let made = self.calls().get(c)?;
+            found = made.output.and_then(|o| step_of.get(&o).copied()).or(found);
+            call = made.parent;
+        }
+        found
+    }
+}

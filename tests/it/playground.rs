@@ -1,0 +1,557 @@
+//! The playground (web/, built into web/dist/ by scripts/build-web.sh) in
+//! headless Chromium, driven as a student drives it: a real paste event, keys
+//! with their modifiers, mouse clicks on the buttons, a reload, downloads into
+//! a folder, Stop during a long statement. Each test says so and passes where
+//! Chromium or web/dist/ is missing (`.ci/run` has both).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::browser::{Browser, assert_drawn, serve_files};
+use crate::util::in_crate;
+
+/// What a test of the playground starts with: Chromium, and the playground
+/// served on a free port of 127.0.0.1 (its URL).
+fn playground(test: &str) -> Option<(Browser, String)> {
+    let dist = in_crate("web/dist");
+    if !dist.join("gradcalc.wasm").is_file() || !dist.join("worker.js").is_file() {
+        eprintln!("note: {test} skipped: web/dist/ is not built (scripts/build-web.sh)");
+        return None;
+    }
+    let browser = Browser::start(test)?;
+    let port = serve_files(dist);
+    Some((browser, format!("http://127.0.0.1:{port}/")))
+}
+
+/// The playground has loaded and its worker answers.
+const READY: &str = "document.body.getAttribute('data-ready') === 'yes'";
+
+/// The output pane's text.
+const SCREEN: &str = "document.getElementById('screen').textContent";
+
+/// Types `text` into the input and presses Enter.
+fn enter(browser: &mut Browser, text: &str) {
+    browser.eval("document.getElementById('input').focus(), true");
+    browser.type_text(text);
+    browser.press("Enter");
+}
+
+/// Waits until the output pane holds `text`.
+fn wait_screen(browser: &mut Browser, text: &str) {
+    browser.wait_for(&format!("{SCREEN}.includes({text:?})"));
+}
+
+/// Pastes `text` into the input through a paste event carrying it, as the
+/// browser fires one for Ctrl+V.
+fn paste(browser: &mut Browser, text: &str) {
+    browser.eval(&format!(
+        "(() => {{ const input = document.getElementById('input'); input.focus();
+            const data = new DataTransfer(); data.setData('text/plain', {text:?});
+            input.dispatchEvent(new ClipboardEvent('paste', {{clipboardData: data, bubbles: true, cancelable: true}}));
+            return true; }})()"
+    ));
+}
+
+#[test]
+fn pasted_lines_run_as_lines_and_the_session_survives_a_reload() {
+    let Some((mut browser, url)) = playground("the playground's input and storage") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 1");
+    wait_screen(&mut browser, "\nx = 1\n");
+    // Two lines pasted: `y = 3`, then (1 + 1)² = 4, not `y = 3(x+1)^2` = 12.
+    paste(&mut browser, "y = 3\r\n(x+1)^2");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("y = 3\n(x+1)^2")
+    );
+    browser.press("Enter");
+    wait_screen(&mut browser, "y = 3\n4\n");
+    // Shift+Enter adds a line; Enter runs both: z = 3, then 3 + 1 = 4.
+    browser.eval("document.getElementById('input').focus(), true");
+    browser.type_text("z = y");
+    browser.press_with("Enter", 8);
+    browser.type_text("z + 1");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("z = y\nz + 1")
+    );
+    browser.press("Enter");
+    wait_screen(&mut browser, "z = 3\n4\n");
+    browser.wait_for("document.body.getAttribute('data-busy') === 'no'");
+    // A reload keeps the session and the history.
+    browser.call("Page.reload", json!({}));
+    browser.wait_for(READY);
+    wait_screen(&mut browser, "your last session is back: 5 statements");
+    enter(&mut browser, "z * 2");
+    wait_screen(&mut browser, "\n6\n");
+    browser.press("ArrowUp");
+    browser.press("ArrowUp");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("z = y\nz + 1")
+    );
+    // "New" starts afresh: z is unknown, and a reload brings nothing back.
+    browser.click("#new");
+    wait_screen(&mut browser, "new session");
+    enter(&mut browser, "z");
+    wait_screen(&mut browser, "unknown");
+    browser.call("Page.reload", json!({}));
+    browser.wait_for(READY);
+    browser.press("ArrowUp");
+    assert_eq!(
+        browser.eval("document.getElementById('input').value"),
+        json!("z")
+    );
+    assert!(
+        !browser
+            .eval(SCREEN)
+            .as_str()
+            .unwrap()
+            .contains("last session is back"),
+    );
+}
+
+/// Waits for the file `name` in `dir` (downloaded whole) and gives its bytes.
+fn downloaded(browser: &mut Browser, dir: &Path, name: &str) -> Vec<u8> {
+    let path: PathBuf = dir.join(name);
+    loop {
+        if let Ok(bytes) = std::fs::read(&path)
+            && !bytes.is_empty()
+        {
+            return bytes;
+        }
+        // Wait on the browser (a round trip), not on a clock.
+        browser.eval("new Promise(done => setTimeout(() => done(true), 50))");
+    }
+}
+
+#[test]
+fn files_download_links_share_and_the_output_copies() {
+    let Some((mut browser, url)) = playground("the playground's files") else {
+        return;
+    };
+    let downloads = tempfile::tempdir().unwrap();
+    browser.call_browser(
+        "Browser.setDownloadBehavior",
+        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
+    );
+    browser.open(&url, (1920, 1080), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    wait_screen(&mut browser, "\ny = 4\n");
+    // `:save FILE` and the exports download their file.
+    enter(&mut browser, ":save hw.calc");
+    wait_screen(&mut browser, "saved 2 statements to hw.calc (downloaded)");
+    let script = String::from_utf8(downloaded(&mut browser, downloads.path(), "hw.calc")).unwrap();
+    assert!(script.ends_with("x = 2\ny = x^2\n"), "{script}");
+    enter(&mut browser, ":svg g.svg");
+    wait_screen(&mut browser, "downloaded as g.svg");
+    let svg = String::from_utf8(downloaded(&mut browser, downloads.path(), "g.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("value 4"), "{svg}");
+    // `-` prints instead: the table's row of y (d(x²)/dx at 2 = 4).
+    enter(&mut browser, ":trace md -");
+    wait_screen(&mut browser, "| x = 2 (leaf) |  |  |  | ∂y/∂x = 4 |");
+    // `:load FILE` in a script says what to do instead of an OS error.
+    paste(&mut browser, "w = 1\n:load hw.calc");
+    browser.press("Enter");
+    wait_screen(&mut browser, "the browser has no files to read");
+    wait_screen(&mut browser, "type `:load` alone to pick a file");
+    // `:load` alone opens the file picker; the picked script runs.
+    let picked = downloads.path().join("picked.calc");
+    std::fs::write(&picked, "p = 5\np * 2\n").unwrap();
+    browser.call(
+        "Page.setInterceptFileChooserDialog",
+        json!({"enabled": true}),
+    );
+    enter(&mut browser, ":load");
+    let chooser = browser.wait_event("Page.fileChooserOpened");
+    browser.call(
+        "DOM.setFileInputFiles",
+        json!({"files": [picked.to_str().unwrap()], "backendNodeId": chooser["backendNodeId"]}),
+    );
+    wait_screen(&mut browser, "p = 5\n10\n");
+    // `:step` says how the view steps.
+    enter(&mut browser, ":step");
+    wait_screen(&mut browser, "here the view steps");
+    // The buttons: the session as .calc, the graph as SVG and PNG.
+    browser.click("#save");
+    let session = downloaded(&mut browser, downloads.path(), "session.calc");
+    assert!(String::from_utf8(session).unwrap().contains("p = 5"));
+    browser.click("#svg");
+    assert!(
+        String::from_utf8(downloaded(&mut browser, downloads.path(), "graph.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+    browser.click("#png");
+    let png = downloaded(&mut browser, downloads.path(), "graph.png");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // Copy: the output on the clipboard.
+    let origin = url.trim_end_matches('/');
+    browser.call_browser(
+        "Browser.grantPermissions",
+        json!({"origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}),
+    );
+    browser.click("#copy");
+    browser.wait_for("document.getElementById('copy').textContent === 'copied'");
+    let copied = browser.eval("navigator.clipboard.readText()");
+    assert_eq!(copied, browser.eval(SCREEN));
+    // A link with the script: opened, it runs it in a new session.
+    browser.click("#share");
+    browser.wait_for("window.gradcalcLink");
+    let link = browser.eval("window.gradcalcLink");
+    let link = link.as_str().unwrap().to_string();
+    assert!(link.starts_with(&format!("{url}#script=")), "{link}");
+    browser.open(&link, (1920, 1080), READY);
+    wait_screen(&mut browser, "opened a shared link");
+    wait_screen(&mut browser, "p = 5\n10\n");
+    enter(&mut browser, "y + p");
+    wait_screen(&mut browser, "\n9\n");
+}
+
+/// A statement that runs for seconds: 10⁶ steps of descent, each with its
+/// own derivative graph.
+const LONG: &str = ":repeat 1000000 w := w - 0.001*grad(w^2, w)";
+
+#[test]
+fn stop_and_ctrl_c_end_a_long_statement_and_keep_the_session() {
+    let Some((mut browser, url)) = playground("Stop in the playground") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "w = 3; k = 7");
+    wait_screen(&mut browser, "\nk = 7\n");
+    // Ctrl-C in the input, nothing selected, while it runs.
+    enter(&mut browser, LONG);
+    browser.wait_for("document.body.getAttribute('data-busy') === 'yes'");
+    browser.press_with("c", 2);
+    wait_screen(&mut browser, "interrupted: `:repeat 1000000");
+    // The session as before it: w is still 3; the page answers.
+    enter(&mut browser, "w + k");
+    wait_screen(&mut browser, "\n10\n");
+    // The Stop button does the same.
+    enter(&mut browser, LONG);
+    browser.wait_for("document.body.getAttribute('data-busy') === 'yes'");
+    browser.click("#stop");
+    browser.wait_for(&format!(
+        "{SCREEN}.split('interrupted: `:repeat 1000000').length === 3"
+    ));
+    enter(&mut browser, "w * k");
+    wait_screen(&mut browser, "\n21\n");
+}
+
+#[test]
+fn memory_past_the_limit_is_an_error_that_keeps_the_session() {
+    let Some((mut browser, url)) = playground("the playground's memory limit") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 1; y = 0");
+    wait_screen(&mut browser, "\ny = 0\n");
+    // Each line adds 7·10⁶ nodes; the limit stops one of them.
+    for _ in 0..6 {
+        enter(&mut browser, ":repeat 1000000 y = y + x*x*x*x*x*x*x");
+    }
+    wait_screen(&mut browser, "error: out of memory");
+    enter(&mut browser, "x + 41");
+    wait_screen(&mut browser, "\n42\n");
+    let screen = browser.eval(SCREEN);
+    assert!(
+        !screen.as_str().unwrap().contains("RuntimeError"),
+        "{screen}"
+    );
+}
+
+/// The playground's text without scripts, as a platform that strips them
+/// shows it.
+#[test]
+fn without_javascript_the_playground_says_it_needs_it() {
+    let Some((mut browser, url)) = playground("the playground without JavaScript") else {
+        return;
+    };
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": true}),
+    );
+    browser.open(&url, (390, 844), "document.readyState === 'complete'");
+    let text = browser.eval("document.body.innerText");
+    assert!(
+        text.as_str().unwrap().contains("needs JavaScript"),
+        "{text}"
+    );
+    assert!(!text.as_str().unwrap().contains("loading"), "{text}");
+    // Scripts back on for the screenshot's decoding (the page stays as it was).
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": false}),
+    );
+    let shot = browser.screenshot("playground-no-javascript-390x844");
+    assert_drawn(&shot, (390, 844));
+}
+
+#[test]
+fn the_output_pane_stays_small_and_an_unchanged_output_is_not_redrawn() {
+    let Some((mut browser, url)) = playground("the playground's output pane") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    enter(&mut browser, ":grad x");
+    wait_screen(&mut browser, "∂y/∂x = 4");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 2 of 2'");
+    // `q = 1` leaves the output y as it was: the same picture, at the same step.
+    browser.eval("document.querySelector('.gc-graph svg').dataset.kept = 'yes', true");
+    enter(&mut browser, "q = 1");
+    wait_screen(&mut browser, "\nq = 1\n");
+    browser.wait_for("document.body.getAttribute('data-busy') === 'no'");
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-graph svg').dataset.kept"),
+        json!("yes")
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-status').textContent"),
+        json!("step 2 of 2")
+    );
+    // 250 000 lines printed (x + 1, 125 000 times: two lines a node, 1
+    // and x): the pane keeps the last ones and says how many it dropped.
+    enter(&mut browser, "x = 0");
+    enter(&mut browser, ":repeat 125000 x = x + 1");
+    enter(&mut browser, ":forward all");
+    wait_screen(&mut browser, "earlier lines are not shown");
+    browser.wait_for("document.body.getAttribute('data-busy') === 'no'");
+    let kept = browser.eval(&format!("{SCREEN}.length")).as_u64().unwrap();
+    assert!(kept <= 201_000, "{kept} characters in the pane");
+    enter(&mut browser, "x");
+    wait_screen(&mut browser, "\n125000\n");
+    // Too large to draw: the message says what to do; stepping has nothing to act on.
+    let message = browser.eval("document.querySelector('.gc-message').textContent");
+    assert!(
+        message
+            .as_str()
+            .unwrap()
+            .contains("the view draws at most 500: `:graph` and `:topo` summarise"),
+        "{message}"
+    );
+    assert_eq!(
+        browser
+            .eval("['back', 'next', 'fit'].map(b => document.querySelector('.gc-' + b).disabled)"),
+        json!([true, true, true])
+    );
+    // The messages of a derivative written without its point, here too.
+    enter(&mut browser, "f(t) = t^2");
+    enter(&mut browser, "f'");
+    wait_screen(&mut browser, "write `f'(2)` for the derivative of f at 2");
+}
+
+/// The sizes of the graph, the legend and the view, and whether the page
+/// scrolls sideways.
+const LAYOUT: &str = "(() => {
+    const box = s => { const e = document.querySelector(s); const r = e.getBoundingClientRect();
+        return e.getClientRects().length ? r.width : 0; };
+    const tops = s => new Set(Array.from(document.querySelectorAll(s))
+        .filter(b => !b.hidden).map(b => Math.round(b.getBoundingClientRect().top))).size;
+    return {graph: box('.gc-graph'), legend: box('.gc-legend'), view: box('.gc-view'),
+        sideways: document.documentElement.scrollWidth > window.innerWidth,
+        barRows: tops('.gc-bar button'), toolRows: tops('.gc-tools button')};
+})()";
+
+#[test]
+fn the_playground_fits_a_phone_a_laptop_and_a_projector() {
+    let Some((mut browser, url)) = playground("the playground's layouts") else {
+        return;
+    };
+    // A phone: the graph across the width, each row of buttons one row, no
+    // sideways scroll; the output wraps to the pane, trace lines included.
+    browser.open(&url, (390, 844), READY);
+    enter(&mut browser, "a = 1.5; b = -2.25; c = 3.125");
+    enter(&mut browser, "y = tanh(a*b + c*a - b/c) * sigmoid(a - c)");
+    enter(&mut browser, ":trace all");
+    wait_screen(&mut browser, "∂y/∂a =");
+    let layout = browser.eval(LAYOUT);
+    assert!(layout["graph"].as_f64().unwrap() >= 380.0, "{layout}");
+    assert_eq!(layout["sideways"], json!(false), "{layout}");
+    assert_eq!(layout["barRows"], json!(1), "{layout}");
+    assert_eq!(layout["toolRows"], json!(1), "{layout}");
+    let widest = browser.eval(&format!(
+        "(() => {{ const text = {SCREEN}; const trace = text.slice(text.lastIndexOf('> :trace all'));
+            const pane = document.getElementById('screen');
+            const probe = document.createElement('span'); probe.textContent = '0'.repeat(10);
+            pane.appendChild(probe); const glyph = probe.getBoundingClientRect().width / 10; probe.remove();
+            return [Math.max(...trace.split('\\n').map(l => l.length)), pane.clientWidth / glyph]; }})()"
+    ));
+    assert!(
+        widest[0].as_f64().unwrap() <= widest[1].as_f64().unwrap(),
+        "a trace line wider than the pane: {widest}"
+    );
+    assert_drawn(&browser.screenshot("playground-390x844"), (390, 844));
+    // A laptop: L hides the legend, the graph gets its width; G fills the window.
+    browser.open(&url, (1366, 768), READY);
+    wait_screen(&mut browser, "your last session is back");
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
+    // Beside the input the view is narrower than 1000 px: no legend until L.
+    let before = browser.eval(LAYOUT);
+    assert_eq!(before["legend"].as_f64(), Some(0.0), "{before}");
+    browser.press("Escape");
+    browser.press("l");
+    let after = browser.eval(LAYOUT);
+    assert!(after["legend"].as_f64().unwrap() > 0.0, "{after}");
+    assert!(after["graph"].as_f64().unwrap() < before["graph"].as_f64().unwrap());
+    browser.press("l");
+    assert_eq!(browser.eval(LAYOUT)["legend"].as_f64(), Some(0.0));
+    browser.press("g");
+    assert_eq!(browser.eval(LAYOUT)["view"].as_f64(), Some(1366.0));
+    browser.press("g");
+    assert_drawn(&browser.screenshot("playground-1366x768"), (1366, 768));
+    // A projector: the theme gives the graph more room than the plain one.
+    browser.open(&url, (1920, 1080), READY);
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: y'");
+    let plain = browser.eval(LAYOUT)["graph"].as_f64().unwrap();
+    browser.press("Escape");
+    browser.press("t");
+    let projector = browser.eval(LAYOUT)["graph"].as_f64().unwrap();
+    assert!(projector > plain, "{projector} ≤ {plain}");
+    assert_drawn(
+        &browser.screenshot("playground-1920x1080-projector"),
+        (1920, 1080),
+    );
+    // Printed: the graph and its line, no buttons, legend or input.
+    browser.call("Emulation.setEmulatedMedia", json!({"media": "print"}));
+    let printed = browser.eval(
+        "['.gc-graph', '.gc-line', '.gc-legend', '.gc-terminal', '.gc-next']
+            .map(s => document.querySelector(s).getClientRects().length > 0)",
+    );
+    assert_eq!(printed, json!([true, true, false, false, false]));
+}
+
+/// The WCAG contrast ratio of two CSS colours `rgb(r, g, b)`, in the page.
+const CONTRAST: &str = "((a, b) => {
+    const lum = c => { const [r, g, b] = c.match(/[0-9.]+/g).slice(0, 3).map(v => {
+        v = Number(v) / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05); })";
+
+#[test]
+fn keys_go_where_a_keyboard_user_expects_and_a_screen_reader_reads_the_nodes() {
+    let Some((mut browser, url)) = playground("the playground by keyboard") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    enter(&mut browser, ":grad x");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 2 of 2'");
+    // Space on "◀ back" goes back; Enter on "fit" fits, and steps nowhere.
+    browser.eval("document.querySelector('.gc-back').focus(), true");
+    browser.press(" ");
+    let status = "document.querySelector('.gc-status').textContent";
+    assert_eq!(browser.eval(status), json!("step 1 of 2"));
+    browser.eval("document.querySelector('.gc-fit').focus(), true");
+    browser.press("Enter");
+    assert_eq!(browser.eval(status), json!("step 1 of 2"));
+    // A letter typed with the focus on a button goes to the input.
+    browser.press("t");
+    assert_eq!(
+        browser.eval("[document.activeElement.id, document.getElementById('input').value, document.body.classList.contains('projector')]"),
+        json!(["input", "t", false])
+    );
+    // Esc: the graph has the focus, with a ring, and its keys step it.
+    browser.press("Escape");
+    assert_eq!(
+        browser.eval("document.activeElement === document.querySelector('.gc-graph')"),
+        json!(true)
+    );
+    assert_ne!(
+        browser.eval("getComputedStyle(document.querySelector('.gc-graph')).outlineStyle"),
+        json!("none")
+    );
+    browser.press("ArrowRight");
+    assert_eq!(browser.eval(status), json!("step 2 of 2"));
+    browser.press("ArrowLeft");
+    // The nodes for a screen reader, in the walk's order (y, then x), the
+    // current one marked.
+    assert_eq!(
+        browser.eval(
+            "Array.from(document.querySelectorAll('.gc-reader li')).map(li => li.textContent)"
+        ),
+        json!([
+            "y: value 4, grad 1, current",
+            "x: value 2, gradient to come, pending"
+        ])
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-reader li[aria-current=step]').textContent"),
+        json!("y: value 4, grad 1, current")
+    );
+    assert_eq!(
+        browser.eval(
+            "[document.querySelectorAll('main').length, document.querySelector('h1').textContent]"
+        ),
+        json!([1, "gradcalc playground"])
+    );
+    // Contrast: the gradient on the current node's fill, the placeholder.
+    let ratio = browser.eval(&format!(
+        "{CONTRAST}(getComputedStyle(document.querySelector('g.value.current text.grad')).fill,
+                    getComputedStyle(document.querySelector('g.value.current rect')).fill)"
+    ));
+    assert!(ratio.as_f64().unwrap() >= 4.5, "{ratio}");
+    let ratio = browser.eval(&format!(
+        "{CONTRAST}(getComputedStyle(document.getElementById('input'), '::placeholder').color,
+                    getComputedStyle(document.getElementById('input')).backgroundColor)"
+    ));
+    assert!(ratio.as_f64().unwrap() >= 4.5, "{ratio}");
+}
+
+#[test]
+fn the_html_page_without_javascript_shows_the_final_gradients() {
+    let Some(mut browser) = Browser::start("the :html page without JavaScript") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::browser::html_page(dir.path(), "colah", crate::web::COLAH);
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": true}),
+    );
+    browser.open(&url, (1366, 768), "document.readyState === 'complete'");
+    let text = browser.eval("document.body.innerText");
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains("Stepping through the backward pass needs JavaScript"),
+        "{text}"
+    );
+    // colah's gradients by hand (web.rs): a 2, b 5, c 2, d 3, e 1.
+    assert_eq!(
+        browser.eval("Array.from(document.querySelectorAll('noscript svg text.grad, .gc-noscript svg text.grad')).map(t => t.textContent)"),
+        json!(["grad 2", "grad 5", "grad 2", "grad 3", "grad 1"])
+    );
+    browser.call(
+        "Emulation.setScriptExecutionDisabled",
+        json!({"value": false}),
+    );
+    // A small picture on white: drawn in many colours (antialiased text and lines).
+    let shot = browser.screenshot("colah-no-javascript-1366x768");
+    assert!(shot["colours"].as_u64().unwrap() > 8, "{shot}");
+}
+
+#[test]
+fn the_neurons_graph_text_is_at_least_12_px_on_a_laptop() {
+    let Some((mut browser, url)) = playground("the neuron on a laptop") else {
+        return;
+    };
+    let source = std::fs::read_to_string(in_crate("examples/neuron.calc")).unwrap();
+    let source: Vec<&str> = source.lines().take_while(|l| !l.starts_with(':')).collect();
+    browser.open(&url, (1366, 768), READY);
+    paste(&mut browser, &source.join("\n"));
+    browser.press("Enter");
+    browser.wait_for("document.querySelectorAll('.gc-graph g.value').length === 10");
+    // The names' font size on the screen at fit: its size in the picture
+    // times the picture's scale.
+    let size = browser.eval(
+        "(() => { const t = document.querySelector('.gc-graph svg text.name');
+            return parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a; })()",
+    );
+    assert!(size.as_f64().unwrap() >= 12.0, "{size} px");
+}

@@ -1,0 +1,304 @@
+//! `:serve` through sockets, as browsers and hostile programs on the same
+//! machine reach it: the REPL on a pseudo-terminal, the requests over TCP to
+//! 127.0.0.1. Every wait is for something the server sends or the REPL
+//! prints (a read timeout of [`CEILING`] only catches a hang).
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+
+use crate::pty::{self, CEILING, Repl};
+use crate::util::assert_contains;
+
+/// The connections `:serve` serves at once (its `MAX_CONNECTIONS`).
+const SLOTS: usize = 32;
+
+/// gradcalc's REPL with `y = x^3` at x = 3, serving the live page.
+struct Served {
+    repl: Repl,
+    port: u16,
+    _state: tempfile::TempDir,
+}
+
+/// A port free on 127.0.0.1 now.
+fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+/// Starts `command` (made by [`pty::command`] or like it) and serves the
+/// page of `y = x^3` at x = 3.
+fn serve_from(command: Command, state: tempfile::TempDir) -> Served {
+    let mut repl = Repl::spawn(command);
+    repl.prompt();
+    repl.line("x = 3; y = x^3", "y = 27");
+    let port = free_port();
+    repl.line(
+        &format!(":serve {port}"),
+        "serving the live page at http://127.0.0.1:",
+    );
+    Served {
+        repl,
+        port,
+        _state: state,
+    }
+}
+
+fn serving() -> Served {
+    let state = tempfile::tempdir().unwrap();
+    serve_from(pty::command(state.path()), state)
+}
+
+/// A connection to the server, with a read timeout that only a hang reaches.
+fn connect(port: u16) -> TcpStream {
+    let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to :serve");
+    stream.set_read_timeout(Some(CEILING)).unwrap();
+    stream
+}
+
+/// Everything the server sends on `stream` until it closes it (a reset
+/// counts as the end).
+fn read_to_end(stream: &mut TcpStream) -> String {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => bytes.extend_from_slice(&chunk[..read]),
+            Err(error) if error.kind() == ErrorKind::Interrupted => {}
+            Err(error) if error.kind() == ErrorKind::ConnectionReset => break,
+            Err(error) => panic!("reading from :serve: {error}"),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// What the server sends on `stream` up to and including `text`.
+fn read_until(stream: &mut TcpStream, text: &str) -> String {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&bytes).contains(text) {
+        match stream.read(&mut chunk) {
+            Ok(0) => panic!(
+                "closed before {text:?}: {}",
+                String::from_utf8_lossy(&bytes)
+            ),
+            Ok(read) => bytes.extend_from_slice(&chunk[..read]),
+            Err(error) => panic!("reading from :serve: {error}"),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The whole answer to a `GET` of `path` with `host` as its `Host`.
+fn get_as(port: u16, path: &str, host: &str) -> String {
+    let mut stream = connect(port);
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+    read_to_end(&mut stream)
+}
+
+/// The whole answer to a browser's `GET` of `path`.
+fn get(port: u16, path: &str) -> String {
+    get_as(port, path, &format!("127.0.0.1:{port}"))
+}
+
+/// The status line of an answer.
+fn status(answer: &str) -> &str {
+    answer.lines().next().unwrap_or("")
+}
+
+#[test]
+fn every_answer_forbids_network_access_and_sniffing() {
+    let mut served = serving();
+    let page = get(served.port, "/");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK");
+    assert_contains(&page, "Content-Type: text/html; charset=utf-8\r\n");
+    // No network but its own event stream, no framing by other origins.
+    assert_contains(
+        &page,
+        "Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'\r\n",
+    );
+    assert_contains(&page, "X-Content-Type-Options: nosniff\r\n");
+    // The model of y = x^3: three nodes drawn, x, the constant 3 and y.
+    assert_contains(&page, "<title>gradcalc: live</title>");
+    assert_contains(&page, "\"of\":\"y\"");
+    // Browsers ask for an icon: an answer without content, not a 404.
+    let icon = get(served.port, "/favicon.ico");
+    assert_eq!(status(&icon), "HTTP/1.1 204 No Content");
+    assert_contains(&icon, "X-Content-Type-Options: nosniff\r\n");
+    let missing = get(served.port, "/missing");
+    assert_eq!(status(&missing), "HTTP/1.1 404 Not Found");
+    assert_contains(&missing, "X-Content-Type-Options: nosniff\r\n");
+    served.repl.line(":serve stop", "stopped serving");
+}
+
+#[test]
+fn a_host_without_a_port_is_loopback_and_others_are_told_where_to_go() {
+    let mut served = serving();
+    let port = served.port;
+    // Browsers leave `:80` out of `Host` (`:serve 80`); any port alike.
+    for host in ["127.0.0.1", "localhost", &format!("localhost:{port}")] {
+        let answer = get_as(port, "/", host);
+        assert_eq!(status(&answer), "HTTP/1.1 200 OK", "Host: {host}");
+    }
+    let open = format!("open http://127.0.0.1:{port}/ (or http://localhost:{port}/)");
+    for host in [
+        "example.com",
+        "127.0.0.1.example.com",
+        &format!("127.0.0.1:{}", port.wrapping_add(1)),
+    ] {
+        let answer = get_as(port, "/", host);
+        assert_eq!(status(&answer), "HTTP/1.1 403 Forbidden", "Host: {host}");
+        assert_contains(&answer, &open);
+    }
+    served.repl.line(":serve stop", "stopped serving");
+}
+
+#[test]
+fn slow_connections_give_way_to_a_browser() {
+    let mut served = serving();
+    let port = served.port;
+    // More connections than slots, each one byte into its request head and
+    // no further (as one trickling a byte every few seconds is between two).
+    let slow: Vec<TcpStream> = (0..SLOTS + 8)
+        .map(|_| {
+            let mut stream = connect(port);
+            stream.write_all(b"G").unwrap();
+            stream
+        })
+        .collect();
+    // A browser still gets the page.
+    let page = get(port, "/");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK");
+    assert_contains(&page, "\"of\":\"y\"");
+    // The slot it took was the oldest head's: that connection was closed
+    // without an answer.
+    let mut oldest = slow.into_iter().next().unwrap();
+    assert_eq!(read_to_end(&mut oldest), "");
+    served.repl.line(":serve stop", "stopped serving");
+}
+
+#[test]
+fn a_request_head_must_arrive_whole_within_the_deadline() {
+    let mut served = serving();
+    let mut unfinished = connect(served.port);
+    unfinished.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+    let answer = read_to_end(&mut unfinished);
+    assert_eq!(status(&answer), "HTTP/1.1 408 Request Timeout");
+    assert_contains(&answer, "the request did not arrive within 5 s");
+    served.repl.line(":serve stop", "stopped serving");
+}
+
+#[test]
+fn slots_free_as_soon_as_browsers_leave() {
+    let mut served = serving();
+    let port = served.port;
+    // Every slot holds an event stream (a page open in a browser tab).
+    let streams: Vec<TcpStream> = (0..SLOTS)
+        .map(|_| {
+            let mut stream = connect(port);
+            write!(
+                stream,
+                "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+            )
+            .unwrap();
+            read_until(&mut stream, "retry: 1000");
+            stream
+        })
+        .collect();
+    // One more is refused: no slot is free and none is still being asked for.
+    let mut refused = connect(port);
+    let answer = read_to_end(&mut refused);
+    assert_eq!(status(&answer), "HTTP/1.1 503 Service Unavailable");
+    assert_contains(&answer, "too many connections");
+    // The tabs close: their slots are free for the next browser at once.
+    drop(streams);
+    let page = get(port, "/");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK");
+    served.repl.line(":serve stop", "stopped serving");
+}
+
+#[test]
+fn after_stop_nothing_more_is_served() {
+    let mut served = serving();
+    let port = served.port;
+    // A request accepted before the stop, its head not yet whole.
+    let mut waiting = connect(port);
+    waiting.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+    // An open page's event stream (accepted after the request above).
+    let mut stream = connect(port);
+    write!(
+        stream,
+        "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    )
+    .unwrap();
+    read_until(&mut stream, "\"step\":null}\n\n");
+    served.repl.line(":serve stop", "stopped serving");
+    // The rest of the head arrives (or cannot be sent): no answer.
+    let _ = write!(waiting, "Host: 127.0.0.1:{port}\r\n\r\n");
+    assert_eq!(read_to_end(&mut waiting), "");
+    // The stream ends with nothing after the first version.
+    assert_eq!(read_to_end(&mut stream), "");
+    let refused = TcpStream::connect(("127.0.0.1", port)).map(|_| ());
+    assert_eq!(
+        refused.map_err(|e| e.kind()),
+        Err(ErrorKind::ConnectionRefused)
+    );
+    // The REPL goes on.
+    served.repl.line("z = y + 1", "z = 28");
+}
+
+#[test]
+fn running_out_of_file_descriptors_keeps_the_repl() {
+    // gradcalc under a low limit of open files (`ulimit -n 30`), as a shell
+    // of a locked-down account starts it.
+    let state = tempfile::tempdir().unwrap();
+    let command = pty::command_in_shell(state.path(), "ulimit -n 30 && exec \"$0\"");
+    let mut served = serve_from(command, state);
+    let port = served.port;
+    // Far more connections than the process has descriptors for, each
+    // holding one if it can (a byte into its request head): the REPL keeps
+    // those it needs, the newest connections take the oldest ones' places.
+    let held: Vec<TcpStream> = (0..3 * SLOTS)
+        .map(|_| {
+            let mut stream = connect(port);
+            let _ = stream.write_all(b"G");
+            stream
+        })
+        .collect();
+    // The REPL reads, evaluates and serves on.
+    served.repl.line("z = y + 1", "z = 28");
+    served.repl.prompt();
+    let page = get(port, "/");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK", "{page}");
+    assert_contains(&page, "\"of\":\"z\"");
+    let mut oldest = held.into_iter().next().unwrap();
+    assert_eq!(read_to_end(&mut oldest), "");
+    served.repl.line(":serve stop", "stopped serving");
+    served.repl.line("w = z + 1", "w = 29");
+    served.repl.leave();
+}
+
+#[test]
+fn a_page_too_large_is_a_message() {
+    // A name of half a million letters, used three times: its page would be
+    // over 8 MB.
+    let (_dir, script) = crate::util::folder_with(
+        "long.calc",
+        &format!("{0} = 2\ny = {0}*{0} + sin({0})\n", "v".repeat(500_000)),
+    );
+    let mut served = serving();
+    served
+        .repl
+        .line(&format!(":load {}", script.display()), "y = 4.909");
+    // The page changes before the next prompt.
+    served.repl.prompt();
+    let page = get(served.port, "/");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK");
+    assert_contains(
+        &page,
+        "the page of this graph would hold more than 8 MB: `:serve` serves pages of at most that (long names make a page large)",
+    );
+    assert!(page.len() < 100_000, "{} bytes", page.len());
+    served.repl.line(":serve stop", "stopped serving");
+}

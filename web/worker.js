@@ -1,0 +1,59 @@
+// The playground's worker: one gradcalc session (web/wasm, see its
+// src/lib.rs) in a Web Worker, so that a long statement never freezes the
+// page. The page stops a statement by ending this worker and starting another,
+// which replays the session's script (what `:save` writes) to rebuild it.
+//
+// Messages in: {module} (the compiled WebAssembly.Module), then {id, run:
+// text} for a typed input or {id, restore: script} for a replay. Messages out:
+// {ready: true}, then for each input (`width`: the output pane's columns, to
+// wrap to) {id, text, quit, downloads, script, page}:
+// the output as the terminal shows it, whether it was `:quit`, the files it
+// wrote ([name, content] pairs), the session's script and the graph view's
+// model (JSON text) afterwards.
+"use strict";
+var wasm = null;
+var encoder = new TextEncoder();
+var decoder = new TextDecoder();
+
+function output() {
+  var e = wasm.exports;
+  var bytes = new Uint8Array(e.memory.buffer, e.gradcalc_output_ptr(), e.gradcalc_output_len());
+  return decoder.decode(bytes.slice());
+}
+
+function run(text, width) {
+  var e = wasm.exports;
+  e.gradcalc_set_width(width || 0);
+  var bytes = encoder.encode(text);
+  var ptr = e.gradcalc_alloc(bytes.length);
+  new Uint8Array(e.memory.buffer, ptr, bytes.length).set(bytes);
+  var quit = e.gradcalc_run(ptr, bytes.length) === 1;
+  var shown = output();
+  e.gradcalc_downloads();
+  var downloads = JSON.parse(output());
+  e.gradcalc_script();
+  var script = output();
+  e.gradcalc_page();
+  return { text: shown, quit: quit, downloads: downloads, script: script, page: output() };
+}
+
+self.onmessage = function (event) {
+  var message = event.data;
+  if (message.module) {
+    WebAssembly.instantiate(message.module, {}).then(function (instance) {
+      wasm = instance;
+      self.postMessage({ ready: true });
+    }, function (error) {
+      self.postMessage({ failed: String(error) });
+    });
+    return;
+  }
+  var reply;
+  try {
+    reply = run(message.run !== undefined ? message.run : message.restore, message.width);
+  } catch (error) {
+    reply = { crashed: String(error) };
+  }
+  reply.id = message.id;
+  self.postMessage(reply);
+};
