@@ -26,29 +26,18 @@
 //! ms of CPU time (what the budget counts).
 
 use std::hint::black_box;
+#[path = "common/timing.rs"]
+mod timing;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
 use gradcalc::session::Session;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut reps = 100usize;
-    let mut sizes = Vec::new();
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        if arg == "--reps" {
-            match iter.next().and_then(|r| r.parse().ok()) {
-                Some(r) if r > 0 => reps = r,
-                _ => return usage(),
-            }
-        } else {
-            match arg.replace('_', "").parse::<usize>() {
-                Ok(n) if n >= 10 => sizes.push(n),
-                _ => return usage(),
-            }
-        }
-    }
+    let Some((mut sizes, reps)) = timing::sizes_and_reps(10, 100) else {
+        return usage();
+    };
     if sizes.is_empty() {
         sizes = vec![100_000, 1_000_000];
     }
@@ -60,11 +49,11 @@ fn main() -> ExitCode {
             let value = session.preview(line);
             let (mut times, mut cpu): (Vec<f64>, Vec<f64>) = (0..reps)
                 .map(|_| {
-                    let (start, start_cpu) = (Instant::now(), thread_cpu_ms());
+                    let (start, start_cpu) = (Instant::now(), timing::thread_cpu_ms());
                     black_box(session.preview(black_box(line)));
                     (
                         start.elapsed().as_secs_f64() * 1e3,
-                        thread_cpu_ms() - start_cpu,
+                        timing::thread_cpu_ms() - start_cpu,
                     )
                 })
                 .unzip();
@@ -84,13 +73,6 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
-}
-
-/// This thread's CPU time in ms (the preview's budget is CPU time: on a
-/// loaded machine the wall time of a call is longer).
-fn thread_cpu_ms() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
 }
 
 /// The lines previewed (see the module doc).
@@ -133,12 +115,7 @@ fn build(nodes: usize) -> Session {
     }
     source.push_str("w = 1.5\nf(t) = t^2 + x\ng(t) = t^2 + y\nh(t) = tanh(t)*sin(t)\n");
     source.push_str("u = 0.5\nv = tanh(u)*sin(u)\n");
-    let mut session = Session::new();
-    let _ = session.run_source(&source, |result| match result {
-        Ok(_) => std::ops::ControlFlow::Continue(()),
-        Err(error) => panic!("building the session: {error}"),
-    });
-    session
+    timing::session_of(&source)
 }
 
 fn usage() -> ExitCode {

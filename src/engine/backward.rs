@@ -5,8 +5,8 @@
 //! body, `Walk::visit`, run in a loop or one node per step.
 
 use super::interrupt::Poll;
-use super::scaled::{Scaled, scaled_local};
-use super::{Contribution, Gradients, Graph, NodeId, Op, Shortcut, Step};
+use super::scaled::{Losses, Scaled, scaled_local};
+use super::{Contribution, Gradients, Graph, NodeId, Shortcut, Step};
 
 impl Graph {
     /// Gradients of the output `order[0]` with respect to every node, by reverse
@@ -24,9 +24,14 @@ impl Graph {
     ///
     /// Where an upstream gradient or a local derivative leaves the f64 range
     /// although the true one is a finite nonzero number (`1/exp(x)` at x = 400
-    /// passes −3.7e-348 to `exp(x)`), the walk is done again with gradients of
-    /// unbounded exponent (`scaled.rs`), so every gradient that is itself a
-    /// normal number comes out right (∂y/∂x = −1.9e-174 there, not 0).
+    /// passes −3.7e-348 to `exp(x)`), and what was lost could change a
+    /// gradient (a gradient that ends 0 or subnormal, or one that a local
+    /// derivative downstream multiplies back into the range), the walk is done
+    /// again with gradients of unbounded exponent (`scaled.rs`), so every
+    /// gradient that is itself a normal number comes out right (∂y/∂x =
+    /// −1.9e-174 there, not 0). Losses that change no gradient beyond its
+    /// rounding (the `0.5^k` upstream gradients of a deep fan-out, lost past
+    /// k ≈ 1075 while ∂y/∂x is 4) do not send the walk again.
     ///
     /// [`OpInfo::passes`]: super::OpInfo::passes
     ///
@@ -116,8 +121,8 @@ impl Graph {
     /// (one per node), and tells `recorder` every step. When the interrupt asks
     /// ([`Graph::set_interrupt`]) it stops early and the gradients are incomplete:
     /// callers that may run under Ctrl-C check [`Graph::interrupted`].
-    /// If a gradient left the f64 range on the way, the walk is done again by
-    /// [`Graph::walk_scaled`].
+    /// If what left the f64 range on the way could change a gradient
+    /// ([`Losses`]), the walk is done again by [`Graph::walk_scaled`].
     fn walk<R: Recorder>(&self, order: &[NodeId], values: &[f64], recorder: &mut R) -> Gradients {
         let mut walk = Walk::new(self, order, values);
         let mut poll = Poll::of(self);
@@ -127,7 +132,7 @@ impl Graph {
             }
             walk.visit(node, recorder);
         }
-        if walk.lost_range {
+        if walk.losses.rescale {
             return self.walk_scaled(order, values);
         }
         Gradients { grads: walk.grads }
@@ -138,7 +143,8 @@ impl Graph {
     /// the f64 range recomputed in that form ([`scaled_local`]): the same chain
     /// rule, the same "passes nothing", the same rounding wherever the numbers
     /// are normal f64s. The slow path of [`Graph::walk`], taken only when the
-    /// f64 walk saw a product leave the normal range.
+    /// f64 walk lost something below or above the range that could change a
+    /// gradient ([`Losses`]).
     fn walk_scaled(&self, order: &[NodeId], values: &[f64]) -> Gradients {
         let mut grads = vec![Scaled::ZERO; self.len()];
         if let Some(&output) = order.first() {
@@ -171,18 +177,6 @@ impl Graph {
     }
 }
 
-/// Whether `product = upstream × local`, which is not a normal number, lost
-/// the range of f64: upstream is a finite nonzero number and the true local
-/// derivative is one too (`local` itself, or, where `local` is 0 or infinite,
-/// the value [`scaled_local`] finds outside the range).
-#[cold]
-fn lost_range(upstream: f64, local: f64, op: Op, x: &[f64], out: f64, position: usize) -> bool {
-    upstream != 0.0
-        && upstream.is_finite()
-        && ((local != 0.0 && local.is_finite())
-            || scaled_local(op.info(), x, out, position).is_some())
-}
-
 /// The state of one backward walk: the gradients so far and scratch space for
 /// the operands' values. [`Walk::visit`] is the walk's one per-node body.
 struct Walk<'a> {
@@ -192,8 +186,9 @@ struct Walk<'a> {
     /// The operands' values: up to two in an array, more in a vector.
     pair: [f64; 2],
     many: Vec<f64>,
-    /// Whether some `upstream × local` left the f64 range ([`lost_range`]).
-    lost_range: bool,
+    /// What left the f64 range on the way, and whether it could change a
+    /// gradient.
+    losses: Losses,
 }
 
 impl<'a> Walk<'a> {
@@ -210,7 +205,7 @@ impl<'a> Walk<'a> {
             grads,
             pair: [0.0; 2],
             many: Vec::new(),
-            lost_range: false,
+            losses: Losses::new(),
         }
     }
 
@@ -227,10 +222,22 @@ impl<'a> Walk<'a> {
         recorder.node(node, upstream);
         let op = graph.op(node);
         let operands = graph.operands(node);
+        if self.losses.at(node.index()) != 0.0 {
+            self.spread_losses(node, upstream);
+        }
         if !R::RECORDS
             && let Some(shortcut) = op.shortcut()
         {
-            self.lost_range |= add_sub_mul(shortcut, operands, upstream, values, &mut self.grads);
+            if add_sub_mul(shortcut, operands, upstream, values, &mut self.grads) && upstream != 0.0
+            {
+                // A product of `·` is not normal, and not for a zero upstream
+                // (an exact 0, W3's past depth 1075): what did it lose?
+                let (a, b) = (operands[0].index(), operands[1].index());
+                let len = self.grads.len();
+                let losses = &mut self.losses;
+                losses.exact_product(len, a, upstream, values[b], upstream * values[b]);
+                losses.exact_product(len, b, upstream, values[a], upstream * values[a]);
+            }
             return;
         }
         let x: &[f64] = match *operands {
@@ -259,8 +266,10 @@ impl<'a> Walk<'a> {
                 // The chain rule: ∂output/∂operand += ∂output/∂node · ∂node/∂operand.
                 Some(local) => {
                     let product = upstream * local;
-                    if !product.is_normal() {
-                        self.lost_range |= lost_range(upstream, local, op, x, out, position);
+                    if !(product.is_normal() && local.is_normal()) {
+                        let len = self.grads.len();
+                        let (o, losses) = (operand.index(), &mut self.losses);
+                        losses.product(len, o, upstream, local, product, info, x, out, position);
                     }
                     (product, before + product)
                 }
@@ -277,6 +286,34 @@ impl<'a> Walk<'a> {
                 after,
             });
         }
+    }
+}
+
+impl Walk<'_> {
+    /// `node`'s gradient `upstream` is complete and something below the range
+    /// was charged to it ([`Losses`]): judges it, and passes what remains on
+    /// to the operands times their local derivatives, as the gradient goes.
+    #[cold]
+    fn spread_losses(&mut self, node: NodeId, upstream: f64) {
+        let bound = self.losses.settle(node.index(), upstream);
+        if bound == 0.0 {
+            return;
+        }
+        let (graph, values) = (self.graph, self.values);
+        let info = graph.op(node).info();
+        let operands = graph.operands(node);
+        let mut x = std::mem::take(&mut self.many);
+        x.clear();
+        x.extend(operands.iter().map(|o| values[o.index()]));
+        let out = values[node.index()];
+        for (position, &operand) in operands.iter().enumerate() {
+            if info.passes(&x, out, position) {
+                let local = (info.local)(&x, out, position);
+                self.losses
+                    .spread(self.grads.len(), operand.index(), bound, local);
+            }
+        }
+        self.many = x;
     }
 }
 
@@ -321,7 +358,7 @@ impl<O: AsRef<[NodeId]>, F: Fn(usize) -> bool> BackwardSteps<'_, O, F> {
     /// The scaled walk's gradients, when the walk is over and lost the range.
     fn rescaled(&self) -> Option<Gradients> {
         let order = self.order.as_ref();
-        (self.walk.lost_range && self.next >= order.len())
+        (self.walk.losses.rescale && self.next >= order.len())
             .then(|| self.walk.graph.walk_scaled(order, self.walk.values))
     }
 }
@@ -351,8 +388,8 @@ impl<O: AsRef<[NodeId]>, F: Fn(usize) -> bool> Iterator for BackwardSteps<'_, O,
 /// so `before + upstream × local` is computed here as `before + upstream`,
 /// `before − upstream`, `before + upstream × b`, `before + upstream × a`: the
 /// same numbers. Only the untraced walk takes this path; a trace shows each
-/// local, so it calls the table. Returns whether a product of `·` left the
-/// f64 range ([`lost_range`]).
+/// local, so it calls the table. Returns whether a product of `·` is not a
+/// normal number (the caller asks [`Losses`] whether that lost anything).
 #[inline(always)] // in the loop, as the reference tape's arms are
 fn add_sub_mul(
     shortcut: Shortcut,
@@ -380,15 +417,7 @@ fn add_sub_mul(
             let (to_a, to_b) = (upstream * values[b], upstream * values[a]);
             grads[a] += to_a;
             grads[b] += to_b;
-            // The locals are the operands' values, exact: a product out of
-            // range is lost unless a factor is 0 or not finite. Each product
-            // is judged by its own factors: `w * h` with h = 0 passes an
-            // exact 0 to w, lost nothing.
-            let ordinary = |v: f64| v != 0.0 && v.is_finite();
             !(to_a.is_normal() && to_b.is_normal())
-                && ordinary(upstream)
-                && ((ordinary(values[b]) && !to_a.is_normal())
-                    || (ordinary(values[a]) && !to_b.is_normal()))
         }
     }
 }
@@ -525,26 +554,66 @@ impl<F: Fn(usize) -> bool> Recorder for Trace<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Op;
 
     /// `upstream × local` of a product, judged by its own two factors: an
     /// exact 0 from a zero factor is not a lost product (it would send the
-    /// walk again with scaled gradients for nothing), an underflow is.
+    /// walk again with scaled gradients for nothing), an underflow is charged
+    /// to its operand, and an overflow from finite factors asks for the
+    /// scaled walk.
     #[test]
     fn a_product_loses_range_only_when_its_own_factors_are_ordinary() {
-        let operands = [NodeId(0), NodeId(1)];
         let walk = |upstream: f64, a: f64, b: f64| {
-            let mut grads = [0.0; 2];
-            let lost = add_sub_mul(Shortcut::Mul, &operands, upstream, &[a, b], &mut grads);
-            (lost, grads)
+            let mut losses = Losses::new();
+            losses.exact_product(2, 0, upstream, b, upstream * b);
+            losses.exact_product(2, 1, upstream, a, upstream * a);
+            ([losses.at(0) != 0.0, losses.at(1) != 0.0], losses.rescale)
         };
         // w = 3 times h = relu(…) = 0: w gets exactly 0, h gets 3.
-        assert_eq!(walk(1.0, 3.0, 0.0), (false, [0.0, 3.0]));
-        assert_eq!(walk(1.0, 0.0, 3.0), (false, [3.0, 0.0]));
+        assert_eq!(walk(1.0, 3.0, 0.0), ([false, false], false));
+        assert_eq!(walk(1.0, 0.0, 3.0), ([false, false], false));
         // To a: 1e-200 × 1 = 1e-200. To b: 1e-200 × 1e-200 underflows to 0
         // although both factors are normal.
-        assert_eq!(walk(1e-200, 1e-200, 1.0), (true, [1e-200, 0.0]));
+        assert_eq!(walk(1e-200, 1e-200, 1.0), ([false, true], false));
         // A zero or infinite upstream loses nothing: its products are exact.
-        assert!(!walk(0.0, 1e-200, 1e-200).0);
-        assert!(!walk(f64::INFINITY, 1.0, 1.0).0);
+        assert_eq!(walk(0.0, 1e-200, 1e-200), ([false, false], false));
+        assert_eq!(walk(f64::INFINITY, 1.0, 1.0), ([false, false], false));
+        // 1e200 × 1e200 overflows from finite factors.
+        assert!(walk(1e200, 1e200, 1.0).1);
+    }
+
+    /// W3's lost upstream gradients `0.5^k` (k past 1075) change no gradient
+    /// beyond its rounding: the walk is not done again, and ∂y/∂x is 4 (the
+    /// sum of the geometric series, docs/benchmarks.md). `1/exp(x)` at 400
+    /// does need it: ∂y/∂x = −1.915169596714006e-174 (mpmath).
+    #[test]
+    fn only_a_loss_that_could_change_a_gradient_takes_the_scaled_walk() {
+        let mut g = Graph::new();
+        let x = g.leaf(0.5);
+        let mut y = x;
+        for _ in 0..3000 {
+            let product = g.apply(Op::Mul, &[y, x]).unwrap();
+            y = g.apply(Op::Add, &[product, x]).unwrap();
+        }
+        let order = g.topo_order(y);
+        let mut walk = Walk::new(&g, &order, g.values());
+        for &node in &order {
+            walk.visit(node, &mut NoTrace);
+        }
+        assert!(!walk.losses.rescale, "W3 needs no second walk");
+        assert!((g.backward(&order)[x] - 4.0).abs() < 1e-14);
+
+        let mut g = Graph::new();
+        let x = g.leaf(400.0);
+        let one = g.constant(1.0);
+        let e = g.apply(Op::Exp, &[x]).unwrap();
+        let y = g.apply(Op::Div, &[one, e]).unwrap();
+        let order = g.topo_order(y);
+        let mut walk = Walk::new(&g, &order, g.values());
+        for &node in &order {
+            walk.visit(node, &mut NoTrace);
+        }
+        assert!(walk.losses.rescale);
+        assert_eq!(g.backward(&order)[x], -1.915169596714006e-174);
     }
 }

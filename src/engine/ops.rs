@@ -38,7 +38,7 @@ use rustc_hash::FxHashMap;
 
 use super::rules::{
     A, B, CALCULUS, Constant, Derivative, Expr, OUT, Passing, Stable, U, e, flat, n, pow_base_form,
-    pow_exponent_form, smooth, stable,
+    pow_exponent_form, smooth, stable, stable_at_infinity,
 };
 use super::{Arity, Branch, Domain, Kinks, Notation, Op, OpInfo, Shortcut};
 
@@ -212,17 +212,25 @@ const CONVENTION: &str = "PyTorch's backward (derivatives.yaml, FunctionsManual.
 /// `m = max(|u|, 1)`, detached: a scale the value does not depend on.
 const M: Expr = e!(Detach, e!(Max, e!(Abs, U), n(1.0)));
 
+/// `(1/m)²/((1/m)² + (u/m)²)` over the expressions `u` and `m` (the
+/// scale): atan′ = `1/(1 + u²)` without forming `u²`.
+macro_rules! atan_scaled {
+    ($u:expr, $m:expr) => {
+        e!(
+            Div,
+            e!(Pow, e!(Div, n(1.0), $m), n(2.0)),
+            e!(
+                Add,
+                e!(Pow, e!(Div, n(1.0), $m), n(2.0)),
+                e!(Pow, e!(Div, $u, $m), n(2.0))
+            )
+        )
+    };
+}
+
 /// atan′ built as `(1/m)²/((1/m)² + (u/m)²)`: `1/(1 + u²)` without forming
 /// `u²` (see [`atan_local`]).
-const ATAN_SCALED: Expr = e!(
-    Div,
-    e!(Pow, e!(Div, n(1.0), M), n(2.0)),
-    e!(
-        Add,
-        e!(Pow, e!(Div, n(1.0), M), n(2.0)),
-        e!(Pow, e!(Div, U, M), n(2.0))
-    )
-);
+const ATAN_SCALED: Expr = atan_scaled!(U, M);
 
 /// asinh′ built as `1/(m·√((u/m)² + (1/m)²))`: `1/√(u² + 1)` without `u²`.
 const ASINH_SCALED: Expr = e!(
@@ -241,6 +249,81 @@ const ASINH_SCALED: Expr = e!(
         )
     )
 );
+
+/// u clamped to ±f64::MAX: u itself at every finite point (and nothing
+/// passes through the clamp at ±inf), so that a built form in which u is a
+/// factor meets no `inf·0` at u = ±inf.
+const CLAMPED: Expr = e!(Max, e!(Min, U, n(f64::MAX)), n(-f64::MAX));
+
+/// `max(|v|, 1)` of the clamped u, detached: f64::MAX at u = ±inf.
+const M_CLAMPED: Expr = e!(Detach, e!(Max, e!(Abs, CLAMPED), n(1.0)));
+
+/// atan′ at u = ±inf: [`ATAN_SCALED`] over the clamped u, `(1/m)²` underflows
+/// to 0 and `(v/m)² = 1`, so the value is 0 and every derivative of it is 0.
+const ATAN_AT_INFINITY: Expr = atan_scaled!(CLAMPED, M_CLAMPED);
+
+/// asinh′ at u = ±inf: `(1/m)/√((v/m′)² + (1/m)²)` with `m = max(|u|, 1)`
+/// (inf there) and `v/m′` the clamped u over its own scale (1 there): 0/1.
+/// At every finite u, m = m′ and v = u: [`ASINH_SCALED`].
+const ASINH_AT_INFINITY: Expr = e!(
+    Div,
+    e!(Div, n(1.0), M),
+    e!(
+        Sqrt,
+        e!(
+            Add,
+            e!(Pow, e!(Div, CLAMPED, M_CLAMPED), n(2.0)),
+            e!(Pow, e!(Div, n(1.0), M), n(2.0))
+        )
+    )
+);
+
+/// cbrt′ at u = ±inf as `(1/(3·c))·(1/c)`, c = cbrt(u): no factor is
+/// infinite, where `1/(3·c²)` differentiates `c²` to `2c = inf` times 0.
+const CBRT_AT_INFINITY: Expr = e!(
+    Mul,
+    e!(Div, n(1.0), e!(Mul, n(3.0), OUT)),
+    e!(Div, n(1.0), OUT)
+);
+
+/// acosh′ at u = +inf as `(1/√(u − 1))·(1/√(u + 1))`: both factors 0.
+const ACOSH_AT_INFINITY: Expr = e!(
+    Mul,
+    e!(Div, n(1.0), e!(Sqrt, e!(Sub, U, n(1.0)))),
+    e!(Div, n(1.0), e!(Sqrt, e!(Add, U, n(1.0))))
+);
+
+/// u clamped to ±1e10, for the factor u of `u·φ(u)`: φ(u) is exactly 0 for
+/// |u| > 38.6, so the product (and every derivative of it, a polynomial times
+/// φ) is the same at every finite u; 1e10 rather than f64::MAX so that the
+/// products of clamped factors at higher orders stay finite.
+const CLAMPED_BELOW_1E10: Expr = e!(Max, e!(Min, U, n(1e10)), n(-1e10));
+
+/// normpdf′ at u = ±inf: `−v·φ(u)` with v the clamped u (`−u·φ(u)` is inf·0).
+const NORMPDF_AT_INFINITY: Expr = e!(Mul, e!(Neg, CLAMPED_BELOW_1E10), OUT);
+
+/// gelu′ at u = ±inf: `Φ(u) + v·φ(u)` with v the clamped u: 1 at +inf, 0 at −inf.
+const GELU_AT_INFINITY: Expr = e!(
+    Add,
+    e!(Normcdf, U),
+    e!(Mul, CLAMPED_BELOW_1E10, e!(Normpdf, U))
+);
+
+/// The usual built form `finite`, or `at_infinity` where u is ±inf.
+fn at_infinity(
+    inputs: &[f64],
+    finite: Option<&'static Expr>,
+    at_infinity: &'static Expr,
+) -> Option<&'static Expr> {
+    if inputs.first().is_some_and(|u| u.is_infinite()) {
+        Some(at_infinity)
+    } else {
+        finite
+    }
+}
+
+/// Why a form is chosen at ±inf ([`stable_at_infinity`]).
+const AT_INFINITY: &str = "at u = ±inf a form whose intermediates stay finite (u clamped where it is a factor), so that every order is its limit there";
 
 /// The `shortcut` column of [`TABLE`], for [`Op::shortcut`].
 static SHORTCUTS: [Option<Shortcut>; 41] = {
@@ -468,7 +551,12 @@ static TABLE: [OpInfo; 41] = [
         name: "cbrt",
         forward: f64::cbrt,
         local: |_, out| 1.0 / (3.0 * out * out),
-        derivative: smooth(e!(Div, n(1.0), e!(Mul, n(3.0), e!(Pow, OUT, n(2.0)))), CALCULUS),
+        derivative: stable_at_infinity(
+            e!(Div, n(1.0), e!(Mul, n(3.0), e!(Pow, OUT, n(2.0)))),
+            |x| at_infinity(x, None, &CBRT_AT_INFINITY),
+            AT_INFINITY,
+            CALCULUS,
+        ),
         summary: "real cube root",
         example: "cbrt(-27) = -3",
     },
@@ -548,10 +636,10 @@ static TABLE: [OpInfo; 41] = [
         name: "atan",
         forward: f64::atan,
         local: |u, _| atan_local(u),
-        derivative: stable(
+        derivative: stable_at_infinity(
             e!(Div, n(1.0), e!(Add, n(1.0), e!(Pow, U, n(2.0)))),
-            ATAN_SCALED,
-            "u² overflows for |u| > 1.3e154; numerator and denominator are divided by m², m = max(|u|, 1) (detached: the value does not depend on it)",
+            |x| at_infinity(x, Some(&ATAN_SCALED), &ATAN_AT_INFINITY),
+            "u² overflows for |u| > 1.3e154; numerator and denominator are divided by m², m = max(|u|, 1) (detached: the value does not depend on it); at u = ±inf u is clamped to ±f64::MAX first",
             CALCULUS,
         ),
         summary: "inverse tangent",
@@ -609,10 +697,10 @@ static TABLE: [OpInfo; 41] = [
         // f64::MAX (asinh(1.8e308) is 710.5).
         forward: libm::asinh,
         local: |u, _| 1.0 / u.hypot(1.0),
-        derivative: stable(
+        derivative: stable_at_infinity(
             e!(Div, n(1.0), e!(Sqrt, e!(Add, e!(Pow, U, n(2.0)), n(1.0)))),
-            ASINH_SCALED,
-            "u² overflows for |u| > 1.3e154; √(u² + 1) = m·√((u/m)² + (1/m)²), m = max(|u|, 1) (detached)",
+            |x| at_infinity(x, Some(&ASINH_SCALED), &ASINH_AT_INFINITY),
+            "u² overflows for |u| > 1.3e154; √(u² + 1) = m·√((u/m)² + (1/m)²), m = max(|u|, 1) (detached); at u = ±inf (1/m)/√((v/m′)² + (1/m)²) with v = u clamped to ±f64::MAX",
             CALCULUS,
         ),
         summary: "inverse hyperbolic sine",
@@ -631,8 +719,10 @@ static TABLE: [OpInfo; 41] = [
         local: |u, _| 1.0 / ((u - 1.0).sqrt() * (u + 1.0).sqrt()),
         // √(u − 1)·√(u + 1) as textbooks also write it: nan below 1 as acosh
         // is (√(u² − 1) is not), no overflow, no rounding near 1.
-        derivative: smooth(
+        derivative: stable_at_infinity(
             e!(Div, n(1.0), e!(Mul, e!(Sqrt, e!(Sub, U, n(1.0))), e!(Sqrt, e!(Add, U, n(1.0))))),
+            |x| at_infinity(x, None, &ACOSH_AT_INFINITY),
+            AT_INFINITY,
             CALCULUS,
         ),
         summary: "inverse hyperbolic cosine",
@@ -703,7 +793,12 @@ static TABLE: [OpInfo; 41] = [
         name: "gelu",
         forward: gelu,
         local: |u, _| gelu_local(u),
-        derivative: smooth(e!(Add, e!(Normcdf, U), e!(Mul, U, e!(Normpdf, U))), "product rule on u·Φ(u) (Hendrycks & Gimpel 2016)"),
+        derivative: stable_at_infinity(
+            e!(Add, e!(Normcdf, U), e!(Mul, U, e!(Normpdf, U))),
+            |x| at_infinity(x, None, &GELU_AT_INFINITY),
+            AT_INFINITY,
+            "product rule on u·Φ(u) (Hendrycks & Gimpel 2016)",
+        ),
         summary: "Gaussian error linear unit u·Φ(u) (exact, erf)",
         example: "gelu(1) = 0.8413447461",
     },
@@ -721,7 +816,12 @@ static TABLE: [OpInfo; 41] = [
         name: "normpdf",
         forward: normal_pdf,
         local: |u, _| -u_normal_pdf(u),
-        derivative: smooth(e!(Mul, e!(Neg, U), OUT), "chain rule on e^(−u²/2)/√(2π)"),
+        derivative: stable_at_infinity(
+            e!(Mul, e!(Neg, U), OUT),
+            |x| at_infinity(x, None, &NORMPDF_AT_INFINITY),
+            AT_INFINITY,
+            "chain rule on e^(−u²/2)/√(2π)",
+        ),
         summary: "standard normal density φ(u) = e^(−u²/2)/√(2π)",
         example: "normpdf(1) = 0.2419707245",
     },
@@ -846,12 +946,19 @@ fn pow_local(x: &[f64], _out: f64, wrt: usize) -> f64 {
 }
 
 /// `b·a^(b−1)` for `b ≠ 0` (see [`pow_local`]). Zero, infinite and nan
-/// operands take IEEE `powf` as it is (`0^b`, `inf^b`); a negative base with a
+/// operands take IEEE `powf` as it is (`0^b`, `inf^b`), except that an
+/// infinite b where `a^(b−1)` is 0 gives the limit 0; a negative base with a
 /// non-integer exponent is nan.
 fn pow_base_local(a: f64, b: f64) -> f64 {
     let e = b - 1.0;
     if a == 0.0 || !a.is_finite() || !b.is_finite() {
-        return b * a.powf(e);
+        let p = a.powf(e);
+        if b.is_infinite() && p == 0.0 {
+            // b·a^(b−1) → 0 as b → ±inf where a^(b−1) decays exponentially
+            // (|a| < 1 at +inf, |a| > 1 at −inf): inf·0 would be nan.
+            return 0.0;
+        }
+        return b * p;
     }
     if a < 0.0 && b.fract() != 0.0 {
         return f64::NAN;
@@ -876,9 +983,12 @@ fn pow_base_local(a: f64, b: f64) -> f64 {
 }
 
 /// `a^b·ln a` (see [`pow_local`]): nan for `a < 0` (ln a is nan, as in
-/// PyTorch); `−inf` for `a = 0, b < 0`.
+/// PyTorch); `−inf` for `a = 0, b < 0`; the limit 0 for `a = inf, b < 0`.
 fn pow_exponent_local(a: f64, b: f64) -> f64 {
     let p = a.powf(b);
+    if a == f64::INFINITY && p == 0.0 {
+        return 0.0; // a^b·ln a → 0 as a → inf for b < 0: 0·inf would be nan
+    }
     if p.is_normal() || a <= 0.0 || !a.is_finite() || !b.is_finite() {
         return p * a.ln();
     }
@@ -937,6 +1047,9 @@ fn one_minus_square(u: f64) -> f64 {
 /// stays normal). The same steps as the rule, which is branch-free so that a
 /// derivative graph built from it is right at every point.
 fn atan_local(u: f64) -> f64 {
+    if u.is_infinite() {
+        return 0.0; // the limit; the scaled form would be inf/inf
+    }
     let m = u.abs().max(1.0);
     let (r, q) = (1.0 / m, u / m);
     r * r / (r * r + q * q)
@@ -1025,6 +1138,9 @@ fn softplus(u: f64) -> f64 {
 /// Units", as PyTorch's `gelu(approximate='none')`. `Φ(u) = ½·(1 + erf(u/√2))`
 /// is written `½·erfc(−u/√2)`, which keeps its precision for negative u.
 fn gelu(u: f64) -> f64 {
+    if u == f64::NEG_INFINITY {
+        return -0.0; // the limit of u·Φ(u); −inf·0 would be nan
+    }
     u * normal_cdf(u)
 }
 
@@ -1107,6 +1223,9 @@ fn normal_pdf(u: f64) -> f64 {
 /// factor underflows before the product.
 fn u_normal_pdf(u: f64) -> f64 {
     const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
+    if u.is_infinite() {
+        return 0.0_f64.copysign(u); // the limit; inf·φ(inf) would be nan
+    }
     let p = u * u;
     if !p.is_finite() {
         // |u| > 1.3e154 (φ(u) = 0) or nan: as the plain formula gives it.

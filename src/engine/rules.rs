@@ -359,6 +359,25 @@ pub(super) const fn stable(
     }
 }
 
+/// A derivative built from a form chosen at the point by `choose`
+/// ([`Stable::AtPoint`]): for the ops whose usual built form meets `inf/inf`
+/// or `0·inf` at u = ±inf, a form whose every intermediate stays finite there
+/// (u clamped to ±f64::MAX where it is a factor), equal to the usual one at
+/// every finite u.
+pub(super) const fn stable_at_infinity(
+    textbook: Expr,
+    choose: fn(&[f64]) -> Option<&'static Expr>,
+    why: &'static str,
+    source: &'static str,
+) -> Derivative {
+    Derivative {
+        textbook,
+        stable: Stable::AtPoint { choose, why },
+        passing: Passing::Always,
+        source,
+    }
+}
+
 /// The derivative of an op that passes nothing (`passing` says why): 0.
 pub(super) const fn flat(passing: Passing, source: &'static str) -> Derivative {
     Derivative {

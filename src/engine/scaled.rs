@@ -222,3 +222,182 @@ fn normal_pdf(u: f64) -> Scaled {
         .mul(Scaled::from_f64((-0.5 * e).exp()))
         .mul(Scaled::from_f64(FRAC_1_SQRT_2PI))
 }
+
+/// Bounds are kept times 2^1000, so that a bound far below the smallest
+/// subnormal (a lost 2^-1075 times local derivatives of 0.5, level after
+/// level) stays a nonzero f64.
+const BOUND_SCALE: f64 = f64::from_bits((1023 + 1000) << 52);
+
+/// Half the smallest subnormal, scaled: what rounding a product into the
+/// subnormal range (or to 0) loses at most.
+const ROUNDING: f64 = f64::from_bits((1023 - 75) << 52);
+
+/// A charge below this (2^-2000 unscaled) is dropped: it could change a
+/// gradient only through local derivatives whose product exceeds 2^926 on the
+/// way down (`1/exp(x)` at 400 charges 2^-1154 and multiplies it by 2^577).
+/// So a bound that a deep chain keeps halving (W3) stops being tracked about
+/// 900 levels past its loss.
+const NEGLIGIBLE: f64 = f64::from_bits((1023 - 1000) << 52);
+
+/// A lost amount up to this many smallest subnormals (scaled) may stay in a
+/// gradient that ends 0 or subnormal: the accuracy the backward pass promises
+/// there (docs/accuracy.md: within 16 subnormal steps).
+const SUBNORMAL_SLACK: f64 = 8.0 * f64::from_bits((1023 - 74) << 52);
+
+/// What the f64 backward walk lost below (or above) the range, and whether
+/// that could change a gradient: the test of [`Graph::backward`]'s slow path.
+///
+/// A product `upstream × local` that underflows loses at most half a
+/// subnormal step, and one whose local derivative left the range loses what
+/// [`scaled_local`] finds beyond it. Each loss is charged to the operand it
+/// was for, as an upper bound, and a node's bound goes on to its operands
+/// times the (absolute) local derivatives, as the gradient itself does. When
+/// a node's gradient is complete its bound is judged: next to an ordinary
+/// gradient, a bound within half an ulp of it is rounding and is dropped
+/// (W3's `0.5^k` upstream gradients, lost past k ≈ 1075 while ∂y/∂x is 4);
+/// next to a gradient that ended 0 or subnormal it is kept going while it is
+/// within a few subnormal steps (a local derivative downstream may still
+/// multiply it into the range: `1/exp(x)` at 400). Anything else — a bound
+/// that could move a gradient by more than that, a product that overflowed
+/// from finite factors, an infinite local derivative whose true value is
+/// finite — asks for the scaled walk ([`Losses::rescale`]).
+///
+/// [`Graph::backward`]: super::Graph::backward
+pub(super) struct Losses {
+    /// Per node: the bound (times [`BOUND_SCALE`]) on what its gradient lost;
+    /// empty until the first loss.
+    bounds: Vec<f64>,
+    /// Whether a loss could change a gradient: the walk is to be done again
+    /// with [`Scaled`] gradients.
+    pub(super) rescale: bool,
+}
+
+impl Losses {
+    pub(super) fn new() -> Losses {
+        Losses {
+            bounds: Vec::new(),
+            rescale: false,
+        }
+    }
+
+    /// The bound charged to `node` so far (0 when nothing was lost).
+    #[inline(always)]
+    pub(super) fn at(&self, node: usize) -> f64 {
+        match self.bounds.get(node) {
+            Some(&bound) => bound,
+            None => 0.0,
+        }
+    }
+
+    /// Judges `node`'s bound now that its gradient `gradient` is complete;
+    /// returns the bound its operands inherit (0 when it is dropped as
+    /// rounding, or when the scaled walk is asked for anyway).
+    #[cold]
+    pub(super) fn settle(&mut self, node: usize, gradient: f64) -> f64 {
+        let bound = std::mem::take(&mut self.bounds[node]);
+        if !gradient.is_finite() {
+            return 0.0; // inf or nan outweighs anything below the range
+        }
+        if gradient.is_normal() {
+            // Within half an ulp of the gradient: rounding.
+            if bound <= gradient.abs() * BOUND_SCALE * f64::EPSILON / 2.0 {
+                return 0.0;
+            }
+        } else if bound <= SUBNORMAL_SLACK {
+            return bound;
+        }
+        self.ask_rescale();
+        0.0
+    }
+
+    /// Charges `operand` with `bound` (a node's settled bound) times the
+    /// local derivative `local`, unless that is negligible.
+    pub(super) fn spread(&mut self, len: usize, operand: usize, bound: f64, local: f64) {
+        let charge = bound * local.abs();
+        // nan too: a nan local may hide anything.
+        if charge >= NEGLIGIBLE || charge.is_nan() {
+            self.charge(len, operand, charge);
+        }
+    }
+
+    /// `upstream × local`, sent to `operand`, is not a normal number or
+    /// `local` is not: charges what it lost, or asks for the scaled walk.
+    /// `info`, `x`, `out` and `position` give the local derivative's op and
+    /// point, for [`scaled_local`].
+    #[cold]
+    #[allow(clippy::too_many_arguments)] // the point of one chain-rule step
+    pub(super) fn product(
+        &mut self,
+        len: usize,
+        operand: usize,
+        upstream: f64,
+        local: f64,
+        product: f64,
+        info: &OpInfo,
+        x: &[f64],
+        out: f64,
+        position: usize,
+    ) {
+        if self.rescale || upstream == 0.0 || !upstream.is_finite() {
+            return; // an exact 0, or an inf or nan that outweighs the loss
+        }
+        if local.is_normal() {
+            self.exact_product(len, operand, upstream, local, product);
+            return;
+        }
+        let Some(true_local) = scaled_local(info, x, out, position) else {
+            return; // the true local is 0 or infinite, or lost with the value
+        };
+        if local.is_infinite() {
+            self.ask_rescale();
+            return;
+        }
+        // 0 or subnormal: what the f64 product missed of upstream × true local.
+        let exact = Scaled::from_f64(upstream).mul(true_local);
+        let missed = exact
+            .add(Scaled::from_f64(-product))
+            .mul(Scaled::from_f64(BOUND_SCALE))
+            .to_f64()
+            .abs();
+        self.charge(len, operand, missed + ROUNDING);
+    }
+
+    /// `upstream × factor` with an exact local derivative `factor` (the other
+    /// operand of `·`, or a normal local), sent to `operand`, is `product`,
+    /// not a normal number: an underflow loses half a subnormal step; an
+    /// overflow from finite factors asks for the scaled walk.
+    #[cold]
+    pub(super) fn exact_product(
+        &mut self,
+        len: usize,
+        operand: usize,
+        upstream: f64,
+        factor: f64,
+        product: f64,
+    ) {
+        let ordinary = |v: f64| v != 0.0 && v.is_finite();
+        if self.rescale || product.is_normal() || !ordinary(upstream) || !ordinary(factor) {
+            return; // exact: a zero, infinite or nan factor
+        }
+        if product.is_infinite() {
+            self.ask_rescale();
+        } else {
+            self.charge(len, operand, ROUNDING);
+        }
+    }
+
+    fn charge(&mut self, len: usize, operand: usize, charge: f64) {
+        if self.rescale {
+            return;
+        }
+        if self.bounds.is_empty() {
+            self.bounds = vec![0.0; len];
+        }
+        self.bounds[operand] += charge;
+    }
+
+    fn ask_rescale(&mut self) {
+        self.rescale = true;
+        self.bounds = Vec::new(); // nothing more to track
+    }
+}

@@ -14,11 +14,12 @@
 use serde::Serialize;
 
 use super::event::fields;
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
 use super::{Event, Notice, Number, Session, SessionError, Target};
 use crate::engine::{Derivatives, Form, GradError, Graph, LocalNode, NodeId, Op};
-use crate::syntax::{BinaryOp, ExprKind, ExprTree, Ident, Span};
+use crate::syntax::{BinaryOp, ExprId, ExprKind, ExprTree, Forest, Ident, Name, Span};
 
 /// The most expression nodes `:diff` prints; a derivative graph whose shared
 /// nodes expand past this is refused (the expansion can grow exponentially).
@@ -232,6 +233,28 @@ pub(super) struct PictureGroups {
     pub beside: Vec<NodeId>,
 }
 
+/// The nodes a derivative may build for each node it differentiates: a
+/// first-order derivative graph has a local derivative's expression (at most
+/// about 20 nodes, most of them 2 to 4), a product and a sum per edge, about
+/// 1 to 3 nodes a node on the workloads of docs/benchmarks.md.
+pub const NODES_PER_NODE: usize = 8;
+
+/// The most nodes one derivative may build, whatever it differentiates: 160 MB
+/// of graph at 20 bytes a node.
+pub const MAX_DERIVATIVE_NODES: usize = 8_000_000;
+
+/// The node budget of a derivative (`grad(y, x)`, `f'(a)`, `:diff`,
+/// `:hessian`) that differentiates `differentiated` nodes (the graph from x
+/// up): [`NODES_PER_NODE`] a node, at least [`super::eval::MAX_CALL_NODES`]
+/// and at most [`MAX_DERIVATIVE_NODES`]. So a first-order derivative of any
+/// graph up to a million nodes is built, and nested orders, which multiply the
+/// size with each order, stop at the cap.
+pub fn derivative_budget(differentiated: usize) -> usize {
+    differentiated
+        .saturating_mul(NODES_PER_NODE)
+        .clamp(super::eval::MAX_CALL_NODES, MAX_DERIVATIVE_NODES)
+}
+
 impl Session {
     /// `grad(y, x)`: ∂y/∂x as nodes. `x` must not be a number literal or a
     /// constant; it may be any value y is built from (a variable, usually).
@@ -284,13 +307,40 @@ impl Session {
         wrt: &[NodeId],
         span: Span,
     ) -> Result<Derivatives, SessionError> {
-        let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
+        let budget = self.derivative_budget(wrt);
         match self.graph.grad(of, wrt, budget) {
             Ok(derivatives) => Ok(derivatives),
-            Err(GradError::TooLarge { limit }) => {
-                Err(SessionError::DerivativeTooLarge { span, limit })
-            }
+            Err(GradError::TooLarge { limit }) => Err(self.too_large(wrt, span, limit)),
             Err(GradError::Interrupted) => Err(SessionError::Interrupted { span }),
+        }
+    }
+
+    /// The node budget of a derivative with respect to `wrt`
+    /// ([`derivative_budget`]), or the live preview's lower one.
+    fn derivative_budget(&self, wrt: &[NodeId]) -> usize {
+        self.call_node_limit
+            .unwrap_or_else(|| derivative_budget(self.differentiated(wrt)))
+    }
+
+    /// How many nodes a derivative with respect to `wrt` differentiates, as
+    /// its budget counts them: the graph's nodes from the lowest of `wrt` up
+    /// (nothing below can depend on it) as the statement found them, so the
+    /// inner orders of a nested `grad(grad(…))` built by the same statement
+    /// do not raise the budget of the outer ones.
+    fn differentiated(&self, wrt: &[NodeId]) -> usize {
+        let lowest = wrt.iter().map(|x| x.index()).min().unwrap_or(0);
+        let start = self.statement_start().min(self.graph.len());
+        start.saturating_sub(lowest)
+    }
+
+    /// [`SessionError::DerivativeTooLarge`] for a derivative with respect to
+    /// `wrt` that passed `limit` nodes.
+    fn too_large(&self, wrt: &[NodeId], span: Span, limit: usize) -> SessionError {
+        let lowest = wrt.iter().map(|x| x.index()).min().unwrap_or(0);
+        SessionError::DerivativeTooLarge {
+            span,
+            limit,
+            differentiated: self.graph.len().saturating_sub(lowest),
         }
     }
 
@@ -854,17 +904,14 @@ impl Session {
             }
         }
         let mark = self.graph.len();
-        let budget = self.call_node_limit.unwrap_or(super::eval::MAX_CALL_NODES);
+        let budget = self.derivative_budget(&[search.wrt]);
         let built = match self
             .graph
             .grad_on_branches(search.of, &[search.wrt], budget, &forced)
         {
             Ok(built) => built,
             Err(GradError::TooLarge { limit }) => {
-                return Err(SessionError::DerivativeTooLarge {
-                    span: search.span,
-                    limit,
-                });
+                return Err(self.too_large(&[search.wrt], search.span, limit));
             }
             Err(GradError::Interrupted) => {
                 return Err(SessionError::Interrupted { span: search.span });
@@ -1386,33 +1433,53 @@ impl SharedView<'_> {
     /// [`MAX_DIFF_CHARS`] characters. Loops, no recursion over the graph.
     fn shared_form(&self, node: NodeId, prefix: &str) -> Option<Shared> {
         let (count, order) = self.references(node)?;
-        let mut written: HashMap<NodeId, ExprTree> = HashMap::new();
-        let mut parts: Vec<(String, ExprTree)> = Vec::new();
+        // Every text is built in one forest, each node's from its operands'
+        // roots: time linear in the derivative graph (composing trees copied
+        // both operands' trees at every step).
+        let mut forest = Forest::new(true);
+        let mut written: FxHashMap<NodeId, Text> = FxHashMap::default();
+        written.reserve(order.len());
+        let mut parts: Vec<(String, ExprId)> = Vec::new();
         let mut chars = 0usize;
         for id in order {
-            let tree = self.node_tree(id, &mut written, &count)?;
-            let tree = drop_zero_products(&tree.fold_constants());
-            let atomic = matches!(
-                tree.get(tree.root()).kind,
-                ExprKind::Name(_) | ExprKind::Number(_)
-            );
-            if id != node && !atomic && count.get(&id).copied().unwrap_or(0) > 1 {
+            let root = self.node_text(id, &mut forest, &mut written, &count)?;
+            let atomic = matches!(forest.kind(root), ExprKind::Name(_) | ExprKind::Number(_));
+            let shared = count.get(&id).copied().unwrap_or(0) > 1;
+            let text = if id != node && !atomic && shared {
                 let name = format!("{prefix}{}", parts.len() + 1);
-                chars += name.len() + tree.to_string().len();
-                parts.push((name.clone(), tree));
-                written.insert(id, ExprTree::name(&name));
+                chars += name.len() + forest.chars(root);
+                parts.push((name.clone(), root));
+                Text::Leaf(ExprKind::Name(Name::new(&name)))
+            } else if shared {
+                Text::Leaf(forest.kind(root).clone())
             } else {
-                written.insert(id, tree);
-            }
+                Text::Root(root)
+            };
+            written.insert(id, text);
+            // At least this many characters already: refused before the rest
+            // is built.
             if chars > MAX_DIFF_CHARS {
                 return None;
             }
         }
-        let expression = written.remove(&node)?;
-        if chars + expression.to_string().len() > MAX_DIFF_CHARS {
-            return None;
+        let root = match written.remove(&node)? {
+            Text::Root(root) => root,
+            Text::Leaf(kind) => forest.push(kind),
+        };
+        if chars + forest.chars(root) > MAX_DIFF_CHARS {
+            return None; // at least that long: refused without printing it
         }
-        Some(Shared { expression, parts })
+        let expression = forest.tree(root);
+        let parts: Vec<(String, ExprTree)> = parts
+            .into_iter()
+            .map(|(name, root)| (name, forest.tree(root)))
+            .collect();
+        let printed: usize = parts
+            .iter()
+            .map(|(name, tree)| name.len() + tree.to_string().len())
+            .sum::<usize>()
+            + expression.to_string().len();
+        (printed <= MAX_DIFF_CHARS).then_some(Shared { expression, parts })
     }
 
     /// The local derivative whose root is `id` and its textbook rule at the
@@ -1463,11 +1530,11 @@ impl SharedView<'_> {
     /// Every node the text of `node` reaches with how often it is referred
     /// to, and those nodes in an order with every reference before its user.
     /// `None` when it reaches an unnamed variable.
-    fn references(&self, node: NodeId) -> Option<(HashMap<NodeId, usize>, Vec<NodeId>)> {
-        let mut count: HashMap<NodeId, usize> = HashMap::new();
+    fn references(&self, node: NodeId) -> Option<(FxHashMap<NodeId, usize>, Vec<NodeId>)> {
+        let mut count: FxHashMap<NodeId, usize> = FxHashMap::default();
         let mut stack = vec![node];
         count.insert(node, 1);
-        let mut seen: std::collections::HashSet<NodeId> = [node].into_iter().collect();
+        let mut seen: rustc_hash::FxHashSet<NodeId> = [node].into_iter().collect();
         while let Some(id) = stack.pop() {
             if !self.is_atom(id) && self.graph.op(id).is_leaf() {
                 return None;
@@ -1487,69 +1554,113 @@ impl SharedView<'_> {
         Some((count, order))
     }
 
-    /// The text of `id` over the texts already `written` of what it refers
-    /// to (taken from `written` as [`take_written`] does, by `count`), before
-    /// constants are folded. `None` where a rule cannot be written.
-    fn node_tree(
+    /// The text of `id` added to `forest` over the texts already `written`
+    /// of what it refers to (taken as [`take_text`] takes them, by `count`),
+    /// folded as it is added; its root. `None` where a rule cannot be written.
+    fn node_text(
         &self,
         id: NodeId,
-        written: &mut HashMap<NodeId, ExprTree>,
-        count: &HashMap<NodeId, usize>,
-    ) -> Option<ExprTree> {
+        forest: &mut Forest,
+        written: &mut FxHashMap<NodeId, Text>,
+        count: &FxHashMap<NodeId, usize>,
+    ) -> Option<ExprId> {
         let graph = self.graph;
-        let tree = if id.index() < self.mark && self.names.contains_key(&id) {
-            ExprTree::name(self.names[&id])
-        } else if graph.op(id) == Op::Const {
-            ExprTree::number(graph.value(id))
-        } else if let Some((local, rule)) = self.rule_of(id) {
-            // Only the operands the rule uses are taken (a once-used node
-            // belongs to the one text that refers to it).
-            let used = |k: usize| match rule {
-                crate::engine::LocalRule::Expr { expr, .. } => uses_in(expr, Some(k)) > 0,
-                _ => false,
-            };
-            let operands: Vec<ExprTree> = graph
-                .operands(local.node)
-                .iter()
-                .enumerate()
-                .map(|(k, &o)| match used(k) {
-                    true => take_written(written, count, o),
-                    false => ExprTree::name("nan"),
-                })
-                .collect();
-            let refs: Vec<&ExprTree> = operands.iter().collect();
-            let output = match rule {
-                crate::engine::LocalRule::Expr { expr, .. } if uses_in(expr, None) > 0 => {
-                    Some(take_written(written, count, local.node))
-                }
-                _ => None,
-            };
-            super::formula::rule_tree_over(graph.op(local.node), rule, &refs, output.as_ref())?
-        } else {
-            let operands: Vec<ExprTree> = graph
-                .operands(id)
-                .iter()
-                .map(|&o| take_written(written, count, o))
-                .collect();
-            let refs: Vec<&ExprTree> = operands.iter().collect();
-            super::formula::apply(graph.op(id), &refs)
+        if id.index() < self.mark && self.names.contains_key(&id) {
+            return Some(forest.push(ExprKind::Name(Name::new(self.names[&id]))));
+        }
+        if graph.op(id) == Op::Const {
+            return Some(forest.push(ExprKind::Number(graph.value(id))));
+        }
+        // The rule (or the op) written over placeholders `#0`, `#1`, … for
+        // the operands and `#out` for the node's own value, grafted with the
+        // placeholders filled by the operands' texts.
+        let placeholders = |n: usize| -> Vec<ExprTree> {
+            (0..n).map(|k| ExprTree::name(&format!("#{k}"))).collect()
         };
-        Some(tree)
+        let (small, operands, output) = if let Some((local, rule)) = self.rule_of(id) {
+            let operands = graph.operands(local.node);
+            let holes = placeholders(operands.len());
+            let refs: Vec<&ExprTree> = holes.iter().collect();
+            let out = ExprTree::name("#out");
+            let tree =
+                super::formula::rule_tree_over(graph.op(local.node), rule, &refs, Some(&out))?;
+            (tree, operands, Some(local.node))
+        } else {
+            let operands = graph.operands(id);
+            let holes = placeholders(operands.len());
+            let refs: Vec<&ExprTree> = holes.iter().collect();
+            (super::formula::apply(graph.op(id), &refs), operands, None)
+        };
+        Some(forest.graft(&small, |forest, name| {
+            let hole = name.as_str().strip_prefix('#')?;
+            let node = match hole {
+                "out" => output?,
+                k => *operands.get(k.parse::<usize>().ok()?)?,
+            };
+            Some(take_text(forest, written, count, node))
+        }))
     }
 }
 
-/// The text of `o` for its user: moved out of `written` when `count` gives it
-/// one use (so the text inlined stays linear), copied when it has more (a
-/// name or an atom); `nan` when it is not there.
-fn take_written(
-    written: &mut HashMap<NodeId, ExprTree>,
-    count: &HashMap<NodeId, usize>,
+/// A node's text for its users ([`SharedView::shared_form`]): the root of a
+/// tree in the forest, for its one user, or a leaf (a part's name, a
+/// variable, a literal) added again at each use.
+enum Text {
+    Root(ExprId),
+    Leaf(ExprKind),
+}
+
+/// The text of `o` for one of its users, in `forest`: its root, moved out of
+/// `written` (it has one use, so the text stays linear), or a new copy of its
+/// leaf; `nan` when it is not there.
+fn take_text(
+    forest: &mut Forest,
+    written: &mut FxHashMap<NodeId, Text>,
+    count: &FxHashMap<NodeId, usize>,
     o: NodeId,
-) -> ExprTree {
-    let tree = if count.get(&o).copied().unwrap_or(0) > 1 {
-        written.get(&o).cloned()
+) -> ExprId {
+    let text = if count.get(&o).copied().unwrap_or(0) > 1 {
+        match written.get(&o) {
+            Some(Text::Leaf(kind)) => Some(Text::Leaf(kind.clone())),
+            _ => None,
+        }
     } else {
         written.remove(&o)
     };
-    tree.unwrap_or_else(|| ExprTree::name("nan"))
+    match text {
+        Some(Text::Root(root)) => root,
+        Some(Text::Leaf(kind)) => forest.push(kind),
+        None => forest.push(ExprKind::Name(Name::new("nan"))),
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    /// 8 nodes a node, between 10⁶ and 8·10⁶: a first derivative of 330 000
+    /// nodes may build 2 640 000; a small graph keeps the floor of 10⁶; a
+    /// huge one (a nested order) the cap. The error names both counts and
+    /// says what to do.
+    #[test]
+    fn the_derivative_budget_grows_with_what_is_differentiated() {
+        assert_eq!(derivative_budget(330_000), 2_640_000);
+        assert_eq!(derivative_budget(10), 1_000_000);
+        assert_eq!(derivative_budget(9_778_962), 8_000_000);
+        let error = SessionError::DerivativeTooLarge {
+            span: Span::new(0, 1),
+            limit: 8_000_000,
+            differentiated: 9_778_962,
+        };
+        assert_eq!(
+            error.to_string(),
+            "this derivative builds more than 8000000 nodes (it differentiates 9778962)"
+        );
+        let help = error.help().unwrap_or_default();
+        assert!(
+            help.contains("up to 8 nodes for each node from x up"),
+            "{help}"
+        );
+        assert!(help.contains("`:grad` gives the numbers"), "{help}");
+    }
 }

@@ -106,10 +106,16 @@ pub enum SessionError {
         inner: Box<SessionError>,
     },
     /// A derivative (`grad(y, x)`, `f'(a)`, `:diff`, `:hessian`) whose graph
-    /// would pass the node budget: each order of a nested
-    /// `grad(grad(…, x), x)` multiplies the size.
-    #[error("this derivative builds more than {limit} nodes")]
-    DerivativeTooLarge { span: Span, limit: usize },
+    /// would pass its node budget (`limit`): 8 new nodes for each node from x
+    /// up when the statement began, at least 10⁶ and at most 8·10⁶ in all
+    /// (each order of a nested `grad(grad(…, x), x)` multiplies the size);
+    /// `differentiated` is how many nodes from x up it walked.
+    #[error("this derivative builds more than {limit} nodes (it differentiates {differentiated})")]
+    DerivativeTooLarge {
+        span: Span,
+        limit: usize,
+        differentiated: usize,
+    },
     /// `:frob`.
     #[error("unknown command `:{name}`")]
     UnknownCommand {
@@ -232,9 +238,10 @@ impl SessionError {
             ),
             SessionError::UnknownName { hint: Some(h), .. }
             | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
-            SessionError::DerivativeTooLarge { .. } => Some(
-                "each order of a nested `grad(grad(…, x), x)` multiplies the graph's size: take fewer orders, or keep a lower order in a variable and differentiate a simpler expression".to_string(),
-            ),
+            SessionError::DerivativeTooLarge { limit, .. } => Some(format!(
+                "a derivative may build up to {} nodes for each node from x up when the statement began, and {limit} here; `:grad` gives the numbers without building a graph; else differentiate a smaller expression, or take fewer orders of a nested `grad(grad(…, x), x)` (each order multiplies the size)",
+                super::derivatives::NODES_PER_NODE
+            )),
             SessionError::UnknownName {
                 suggestion: Some(s),
                 ..

@@ -78,6 +78,13 @@ impl Journal {
 impl Session {
     /// Starts the journal of a new statement: from here on, what it changes
     /// can be undone by [`Session::undo_statement`].
+    /// The graph's length when the running statement began: what a
+    /// derivative's budget is measured against (`derivatives.rs`), so that
+    /// the inner orders of a nested `grad(grad(…))` do not raise it.
+    pub(super) fn statement_start(&self) -> usize {
+        self.journal.graph_len
+    }
+
     pub(super) fn begin_statement(&mut self) {
         let journal = &mut self.journal;
         journal.graph_len = self.graph.len();

@@ -31,7 +31,7 @@ pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name, is_name_char};
 /// [`Statements`] without a borrow of the source, for callers that own it.
 pub use parser::Cursor;
 pub use parser::Pieces;
-pub use rewrite::parse_expression;
+pub use rewrite::{Forest, parse_expression};
 pub use split::Continuation;
 
 /// Deepest nesting of parentheses, prefix signs and `^` chains that a statement may have.

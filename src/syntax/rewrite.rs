@@ -143,36 +143,7 @@ impl ExprTree {
         let mut new_id: Vec<ExprId> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
             let kind = shift(&node.kind, |id| new_id[id.0 as usize]);
-            let literal = |id: ExprId| match nodes[id.0 as usize].kind {
-                ExprKind::Number(x) => Some(x),
-                _ => None,
-            };
-            let folded = match &kind {
-                ExprKind::Unary {
-                    op: UnaryOp::Plus,
-                    operand,
-                } => Fold::To(*operand),
-                ExprKind::Unary {
-                    op: UnaryOp::Neg,
-                    operand,
-                } => match literal(*operand) {
-                    Some(x) => Fold::Number(-x),
-                    None => Fold::Keep,
-                },
-                ExprKind::Binary { op, lhs, rhs } => {
-                    fold_binary(*op, *lhs, *rhs, literal(*lhs), literal(*rhs))
-                }
-                // ln(e) of e's digits is exactly 1 (a rule's `ln(a)` at a = e).
-                ExprKind::Call(call)
-                    if call.name == "ln"
-                        && call.derivative == 0
-                        && call.args.len() == 1
-                        && literal(call.args[0]) == Some(std::f64::consts::E) =>
-                {
-                    Fold::Number(1.0)
-                }
-                _ => Fold::Keep,
-            };
+            let folded = fold_kind(&kind, |id| literal(&nodes, id));
             match folded {
                 Fold::To(id) => new_id.push(id),
                 Fold::Number(x) => {
@@ -216,6 +187,170 @@ enum Fold {
     Number(f64),
     /// The node is this (already built) node.
     To(ExprId),
+}
+
+/// The value of node `id` of `nodes` when it is a number literal.
+fn literal(nodes: &[Expr], id: ExprId) -> Option<f64> {
+    match nodes[id.0 as usize].kind {
+        ExprKind::Number(x) => Some(x),
+        _ => None,
+    }
+}
+
+/// What one node of kind `kind` folds to, `literal` giving the value of an
+/// operand that is a number literal ([`ExprTree::fold_constants`]' rules).
+fn fold_kind(kind: &ExprKind, literal: impl Fn(ExprId) -> Option<f64>) -> Fold {
+    match kind {
+        ExprKind::Unary {
+            op: UnaryOp::Plus,
+            operand,
+        } => Fold::To(*operand),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => match literal(*operand) {
+            Some(x) => Fold::Number(-x),
+            None => Fold::Keep,
+        },
+        ExprKind::Binary { op, lhs, rhs } => {
+            fold_binary(*op, *lhs, *rhs, literal(*lhs), literal(*rhs))
+        }
+        // ln(e) of e's digits is exactly 1 (a rule's `ln(a)` at a = e).
+        ExprKind::Call(call)
+            if call.name == "ln"
+                && call.derivative == 0
+                && call.args.len() == 1
+                && literal(call.args[0]) == Some(std::f64::consts::E) =>
+        {
+            Fold::Number(1.0)
+        }
+        _ => Fold::Keep,
+    }
+}
+
+/// Expression trees built node by node in one arena, their constant
+/// arithmetic folded as each node is added (the rules of
+/// [`ExprTree::fold_constants`]), then taken out one tree at a time: a text
+/// of n nodes is built in time linear in n, where composing whole trees
+/// ([`ExprTree::compose`]) copies its parts at every step. Each node is to
+/// have one user (a tree); a leaf wanted in several places is added again.
+#[derive(Debug, Default)]
+pub struct Forest {
+    nodes: Vec<Expr>,
+    /// Per node: at least how many characters its tree prints as.
+    chars: Vec<usize>,
+    /// Whether `0*a` and `a*0` are written `0` (nan where `a` is inf or nan).
+    drop_zero_products: bool,
+}
+
+impl Forest {
+    /// An empty forest; with `drop_zero_products`, `0*a` and `a*0` fold to `0`.
+    pub fn new(drop_zero_products: bool) -> Forest {
+        Forest {
+            drop_zero_products,
+            ..Forest::default()
+        }
+    }
+
+    /// Adds a node of kind `kind` over nodes already added, folded: returns
+    /// the id of what it folds to (a new literal, one of its operands, or the
+    /// new node).
+    pub fn push(&mut self, kind: ExprKind) -> ExprId {
+        let nodes = &self.nodes;
+        let zero = |id: &ExprId| literal(nodes, *id) == Some(0.0);
+        let folded = match fold_kind(&kind, |id| literal(nodes, id)) {
+            Fold::Keep => match &kind {
+                ExprKind::Binary {
+                    op: BinaryOp::Mul,
+                    lhs,
+                    rhs,
+                } if self.drop_zero_products && (zero(lhs) || zero(rhs)) => Fold::Number(0.0),
+                _ => Fold::Keep,
+            },
+            other => other,
+        };
+        let kind = match folded {
+            Fold::To(id) => return id,
+            Fold::Number(x) => ExprKind::Number(x),
+            Fold::Keep => kind,
+        };
+        let size = |id: &ExprId| self.chars[id.0 as usize];
+        let chars = match &kind {
+            ExprKind::Number(_) => 1,
+            ExprKind::Name(name) => name.as_str().len(),
+            ExprKind::Unary { operand, .. } => 1 + size(operand),
+            ExprKind::Binary { op, lhs, rhs } => size(lhs) + op.symbol().len() + size(rhs),
+            ExprKind::Call(call) => {
+                call.name.as_str().len() + 1 + call.args.iter().map(|a| size(a) + 1).sum::<usize>()
+            }
+        };
+        self.nodes.push(Expr::new(kind, Span::default()));
+        self.chars.push(chars);
+        ExprId(self.nodes.len() as u32 - 1)
+    }
+
+    /// Adds a copy of `tree`, node by node (folded as [`Forest::push`] folds),
+    /// with each name for which `fill` gives a node replaced by that node;
+    /// returns the copy's root.
+    pub fn graft(
+        &mut self,
+        tree: &ExprTree,
+        mut fill: impl FnMut(&mut Forest, Name) -> Option<ExprId>,
+    ) -> ExprId {
+        let mut new_id: Vec<ExprId> = Vec::with_capacity(tree.nodes.len());
+        for node in &tree.nodes {
+            let filled = match &node.kind {
+                ExprKind::Name(name) => fill(self, *name),
+                _ => None,
+            };
+            let id = match filled {
+                Some(id) => id,
+                None => self.push(shift(&node.kind, |id| new_id[id.0 as usize])),
+            };
+            new_id.push(id);
+        }
+        new_id[new_id.len() - 1]
+    }
+
+    /// The kind of node `id`.
+    pub fn kind(&self, id: ExprId) -> &ExprKind {
+        &self.nodes[id.0 as usize].kind
+    }
+
+    /// At least how many characters the tree at `id` prints as.
+    pub fn chars(&self, id: ExprId) -> usize {
+        self.chars[id.0 as usize]
+    }
+
+    /// The tree whose root is `root`, as an [`ExprTree`] of its own: time
+    /// linear in its size, whatever the forest's.
+    pub fn tree(&self, root: ExprId) -> ExprTree {
+        // Preorder from the root (every user before its operands), reversed:
+        // operands before users, root last.
+        let mut preorder = Vec::new();
+        let mut stack = vec![root];
+        while let Some(id) = stack.pop() {
+            preorder.push(id);
+            match self.kind(id) {
+                ExprKind::Number(_) | ExprKind::Name(_) => {}
+                ExprKind::Unary { operand, .. } => stack.push(*operand),
+                ExprKind::Binary { lhs, rhs, .. } => stack.extend([*lhs, *rhs]),
+                ExprKind::Call(call) => stack.extend(call.args.iter().copied()),
+            }
+        }
+        preorder.reverse();
+        let mut new_id: rustc_hash::FxHashMap<ExprId, ExprId> = rustc_hash::FxHashMap::default();
+        new_id.reserve(preorder.len());
+        let mut nodes = Vec::with_capacity(preorder.len());
+        for id in preorder {
+            new_id.insert(id, ExprId(nodes.len() as u32));
+            nodes.push(Expr::new(
+                shift(self.kind(id), |operand| new_id[&operand]),
+                Span::default(),
+            ));
+        }
+        ExprTree { nodes }
+    }
 }
 
 fn fold_binary(op: BinaryOp, lhs: ExprId, rhs: ExprId, a: Option<f64>, b: Option<f64>) -> Fold {
@@ -313,4 +448,37 @@ fn retain_reachable(nodes: Vec<Expr>, root: ExprId) -> ExprTree {
         }
     }
     ExprTree { nodes: kept }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forest folds each node as it is added (`2*3` is `6`, `x*1` is `x`,
+    /// `0*y` is `0` when asked, then `0 + …` drops), and takes out each tree
+    /// on its own, operands before users, as the calculator prints it.
+    #[test]
+    fn a_forest_folds_as_it_builds_and_takes_out_each_tree() {
+        let mut forest = Forest::new(true);
+        let name = |forest: &mut Forest, n: &str| forest.push(ExprKind::Name(Name::new(n)));
+        let number = |forest: &mut Forest, x: f64| forest.push(ExprKind::Number(x));
+        let binary =
+            |forest: &mut Forest, op, lhs, rhs| forest.push(ExprKind::Binary { op, lhs, rhs });
+        let (two, three) = (number(&mut forest, 2.0), number(&mut forest, 3.0));
+        let six = binary(&mut forest, BinaryOp::Mul, two, three);
+        let (x, one) = (name(&mut forest, "x"), number(&mut forest, 1.0));
+        let x_again = binary(&mut forest, BinaryOp::Mul, x, one);
+        assert_eq!(x_again, x);
+        let sum = binary(&mut forest, BinaryOp::Add, x, six);
+        let (zero, y) = (number(&mut forest, 0.0), name(&mut forest, "y"));
+        let dropped = binary(&mut forest, BinaryOp::Mul, zero, y);
+        let total = binary(&mut forest, BinaryOp::Add, dropped, sum);
+        assert_eq!(forest.tree(total).to_string(), "x + 6");
+        assert_eq!(forest.chars(total), "x+6".len());
+        // A tree grafted with a name filled by another node.
+        let hole = ExprTree::binary(BinaryOp::Pow, &ExprTree::name("#0"), &ExprTree::number(2.0));
+        let z = name(&mut forest, "z");
+        let squared = forest.graft(&hole, |_, n| (n == "#0").then_some(z));
+        assert_eq!(forest.tree(squared).to_string(), "z^2");
+    }
 }

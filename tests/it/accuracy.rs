@@ -97,12 +97,21 @@ fn bound_for(op: &str, entry: &str) -> f64 {
 /// Per op: the largest error in ulps of the value and of each derivative.
 type Worst = BTreeMap<&'static str, [f64; 3]>;
 
+/// The rows at ±inf (`tests/data/accuracy_infinity.tsv`), written by hand: the
+/// value and each local derivative is its limit as the input tends to ±inf
+/// where the limit exists (`atan'(±inf) = 0`, `gelu'(+inf) = 1`,
+/// `∂(a^b)/∂b = 0` at a = inf, b < 0), nan where it does not (`sin`,
+/// `inf − inf`, `∂(a/b)/∂b` at a = b = inf) or where the op is outside its
+/// domain, and the table's conventions elsewhere (`none`: passes nothing).
+const AT_INFINITY: &str = include_str!("../data/accuracy_infinity.tsv");
+
 fn sweep() -> (Worst, Vec<String>, usize) {
     let table = include_str!("../data/accuracy.tsv");
     let mut worst: Worst = BTreeMap::new();
     let mut failures = Vec::new();
     let mut rows = 0;
-    for line in table.lines().skip(1) {
+    let lines = table.lines().skip(1).chain(AT_INFINITY.lines().skip(1));
+    for line in lines {
         let columns: Vec<&str> = line.split('\t').collect();
         let [name, inputs, value, derivatives] = columns[..] else {
             panic!("malformed row {line:?}");
@@ -161,6 +170,17 @@ fn sweep() -> (Worst, Vec<String>, usize) {
 fn every_op_on_the_sweep_is_accurate() {
     let (worst, failures, rows) = sweep();
     assert!(rows > 5000, "the table has its rows");
+    for info in Op::table().iter().filter(|info| !info.op.is_leaf()) {
+        let at = |u: &str| format!("{}\t{u}", info.name);
+        let rows_at_infinity = AT_INFINITY
+            .lines()
+            .filter(|l| l.starts_with(&at("inf")) || l.starts_with(&at("-inf")));
+        assert!(
+            rows_at_infinity.count() > 0,
+            "{} has rows at ±inf",
+            info.name
+        );
+    }
     assert_eq!(
         worst.len(),
         Op::table().len() - 2,

@@ -265,7 +265,6 @@ impl Browser {
             "Escape" => ("Escape", 27),
             "ArrowDown" => ("ArrowDown", 40),
             "Tab" => ("Tab", 9),
-            " " => ("Space", 32),
             "t" => ("KeyT", 84),
             "c" => ("KeyC", 67),
             "f" => ("KeyF", 70),

@@ -111,5 +111,5 @@ fn gradients_table() {
 /// to an ordinary gradient.
 #[test]
 fn accuracy_table() {
-    check_table(include_str!("../cases/accuracy.tsv"), 13);
+    check_table(include_str!("../cases/accuracy.tsv"), 15);
 }
