@@ -1070,7 +1070,7 @@ pub struct PictureNode {
     pub grad: f64,
     /// The gradient as the picture shows it: final in the finished picture;
     /// at a step of the backward pass (`--before`, `--step K`), its state
-    /// in the [`StepModel`](super::StepModel) (blank, the sum so far at a
+    /// in the [`StepModel`] (blank, the sum so far at a
     /// fan-out, or final, with `before → after` at the step that changed it).
     pub state: GradState,
     /// Every state the gradient takes over the backward pass but blank: the

@@ -64,7 +64,7 @@ pub struct GradMark {
 }
 
 /// The backward walk of the output as every surface shows it (see the module
-/// comment). Made by [`Session::step_model`]; valid until the session's next
+/// comment). Made by `Session::step_model`; valid until the session's next
 /// statement changes the graph.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepModel {
