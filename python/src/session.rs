@@ -158,7 +158,7 @@ fn show_rich(
                 precision: precision.get(),
                 ..Style::default()
             };
-            pieces.push("html", &html::page(page, session, &style));
+            pieces.push("html", &html::page(page, &style));
             true
         }
         Event::Plot {
@@ -308,7 +308,7 @@ impl Core {
     /// backward pass stepped), or why there is none (`(False, message)`).
     fn page(&mut self) -> (bool, String) {
         match self.session.page() {
-            Ok(page) => (true, html::page(&page, &self.session, &Style::default())),
+            Ok(page) => (true, html::page(&page, &Style::default())),
             Err(error) => (false, error.to_string()),
         }
     }
