@@ -61,7 +61,7 @@ def test_the_page_is_a_sandboxed_iframe(ip):
 def test_trace_md_is_markdown(ip):
     cell(ip, "x = 2\ny = x*x")
     [table] = cell(ip, ":trace md")
-    assert table["text/markdown"].startswith("| Node | Upstream | Local derivative |")
+    assert table["text/markdown"].startswith("| Step | Node | Upstream | Local derivative |")
 
 
 def test_an_error_fails_the_cell_with_its_caret(ip):
