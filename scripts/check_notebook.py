@@ -60,7 +60,7 @@ def main(path):
     [fan] = cell_starting(nb, "%%gradcalc\na = 3")
     check("fan-out accumulates", "(3rd of 3 uses: accumulated)" in fan["text/plain"])
     [table] = cell_starting(nb, "%%gradcalc\n:trace md")
-    check("`:trace md` is Markdown", table.get("text/markdown", "").startswith("| Node |"))
+    check("`:trace md` is Markdown", table.get("text/markdown", "").startswith("| Step | Node |"))
     [mlp] = cell_starting(nb, "%%gradcalc\nneuron(")
     check("the MLP's loss", "L = 0.6858581548" in mlp["text/plain"])
     [page] = cell_starting(nb, "%%gradcalc\n:html -")
