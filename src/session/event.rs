@@ -557,7 +557,7 @@ pub enum Event {
         statements: usize,
         target: Target,
     },
-    /// `:load FILE`: the driver (`crate::driver`) reads the file and runs it into the
+    /// `:load FILE`: the driver (src/driver.rs) reads the file and runs it into the
     /// session; the session does no IO itself.
     #[serde(skip)]
     Load { target: Target },
