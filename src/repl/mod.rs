@@ -8,6 +8,7 @@
 
 mod helper;
 pub mod history;
+mod keys;
 pub mod serve;
 
 use std::cell::RefCell;
@@ -26,6 +27,7 @@ use crate::render::printer::wrap;
 use crate::render::{Answer, Format, Printer, Style, html, text};
 use crate::session::{ErrorCode, Event, Session};
 use crate::syntax;
+use keys::{RawKeys, StepKey, step_key};
 
 pub use helper::LineHelper;
 pub use history::history_path;
@@ -596,10 +598,15 @@ struct Stepping<'a> {
     server: Option<&'a Server>,
 }
 
-/// `:step`: the backward pass one node per Enter; `b` goes back a step, `g N`
-/// (or `N`) to step N, each drawn again as `:trace` shows it; q, Ctrl-C or
-/// Ctrl-D stops. A live page (`:serve`) shows each step as the terminal does.
-/// True when Enter at the last step ended it (the walk is done, and said so).
+/// `:step`: the backward pass one step at a time, each drawn as `:trace`
+/// shows it. On a terminal it takes the page's keys, read one at a time
+/// ([`keys`]): → and Space (or Enter) the next step, ← and Backspace the one
+/// before, Home the first, End the last, `g N` or `N` then Enter step N; q,
+/// Esc, Ctrl-C or Ctrl-D ends the walk, and the terminal's modes are put
+/// back on every way out. When standard input is no terminal it reads lines
+/// (Enter, `b`, `g N`, `q`). A live page (`:serve`) shows each step as the
+/// terminal does. True when stepping on from the last step ended it (the walk
+/// is done, and said so).
 fn step<O: Write, E: Write>(
     editor: &mut LineEditor,
     session: &mut Session,
@@ -650,6 +657,7 @@ fn step<O: Write, E: Write>(
             None => show(printer, &piece)?,
         }
     }
+    let mut keys = RawKeys::start();
     let mut at = 0;
     while let Some((position, _, piece)) = steps.get(at) {
         show(printer, piece)?;
@@ -658,27 +666,10 @@ fn step<O: Write, E: Write>(
             server.show_step(*position);
         }
         let last = at + 1 == steps.len();
-        let keys = if last {
-            "the last step: Enter to end, b back, g N for step N"
-        } else {
-            "Enter for the next, b back, g N for step N, q to stop"
+        let key = match keys.as_mut() {
+            Some(keys) => read_key(keys, printer, *position, *total, last)?,
+            None => read_line_key(editor, printer, *position, *total, last)?,
         };
-        if let Some(helper) = editor.helper() {
-            helper.editing.set(false);
-        }
-        let answer = editor.readline(&format!("step {position}/{total}: {keys} "));
-        if let Some(helper) = editor.helper() {
-            helper.editing.set(true);
-        }
-        let Ok(answer) = answer else {
-            return printer.line("(stopped)").map(|()| false);
-        };
-        let key = step_key(&answer);
-        if !matches!(key, StepKey::Stop(_)) {
-            // The prompt has done its job: take it off the screen (cursor up
-            // one line, clear it), so the scrollback holds the trace alone.
-            printer.raw("\x1b[1A\x1b[2K")?;
-        }
         match key {
             StepKey::Next if last => {
                 printer.line(&format!(
@@ -688,6 +679,8 @@ fn step<O: Write, E: Write>(
             }
             StepKey::Next => at += 1,
             StepKey::Back => at = at.saturating_sub(1),
+            StepKey::First => at = 0,
+            StepKey::Last => at = steps.len() - 1,
             StepKey::Go(n) => match steps.iter().position(|(p, ..)| *p == n) {
                 Some(found) => at = found,
                 None => {
@@ -700,10 +693,13 @@ fn step<O: Write, E: Write>(
             // Only the keys are answers: anything typed after the q (`q:grad
             // b`) is not run, and saying so keeps it from being lost unseen.
             StepKey::Stop(rest) => {
+                drop(keys);
                 return match rest.as_str() {
-                    "" => printer.line("(stopped)"),
+                    "" => printer.line(&format!(
+                        "(stopped at step {position}/{total}: the walk has ended; `:step` starts it again)"
+                    )),
                     rest => printer.line(&crate::render::shorten_quotes(&format!(
-                        "(stopped; `{rest}` was not run: the step prompt takes Enter, b, g N or q, type it at the `> ` prompt)"
+                        "(stopped; `{rest}` was not run: the step prompt takes the keys of `:help step`; type it at the `> ` prompt)"
                     ))),
                 }
                 .map(|()| false);
@@ -711,6 +707,77 @@ fn step<O: Write, E: Write>(
         }
     }
     Ok(false)
+}
+
+/// The keys the `:step` prompt names, at step `position` of `total`, on
+/// the `last` step or not.
+fn step_prompt(position: usize, total: usize, last: bool, raw: bool) -> String {
+    match (raw, last) {
+        (true, true) => {
+            format!("step {position}/{total}, the last: → ends, ← back, Home first, q quits ")
+        }
+        (true, false) => format!("step {position}/{total}: → next, ← back, Home, End, q quits "),
+        (false, true) => {
+            format!("step {position}/{total}: the last step: Enter to end, b back, g N for step N ")
+        }
+        (false, false) => format!(
+            "step {position}/{total}: Enter for the next, b back, g N for step N, q to stop "
+        ),
+    }
+}
+
+/// Shows the prompt of a step and reads one key of the terminal in
+/// key-at-a-time mode (`keys`), echoing a typed answer (`g 5`); the prompt
+/// is taken off the screen after it, so the scrollback holds the trace
+/// alone.
+fn read_key<O: Write, E: Write>(
+    keys: &mut RawKeys,
+    printer: &mut Printer<O, E>,
+    position: usize,
+    total: usize,
+    last: bool,
+) -> io::Result<StepKey> {
+    printer.raw(&step_prompt(position, total, last, true))?;
+    printer.flush()?;
+    let key = loop {
+        match keys.next()? {
+            keys::Read::Key(key) => break key,
+            keys::Read::Echo(text) => printer.raw(text)?,
+            keys::Read::Typed(c) => printer.raw(c.encode_utf8(&mut [0; 4]))?,
+        }
+        printer.flush()?;
+    };
+    // Back to the start of the prompt's line, and clear it.
+    printer.raw("\r\x1b[2K")?;
+    Ok(key)
+}
+
+/// Shows the prompt of a step and reads a line with the line editor (standard
+/// input is no terminal): Enter, `b`, `g N` or `N`, q.
+fn read_line_key<O: Write, E: Write>(
+    editor: &mut LineEditor,
+    printer: &mut Printer<O, E>,
+    position: usize,
+    total: usize,
+    last: bool,
+) -> io::Result<StepKey> {
+    if let Some(helper) = editor.helper() {
+        helper.editing.set(false);
+    }
+    let answer = editor.readline(&step_prompt(position, total, last, false));
+    if let Some(helper) = editor.helper() {
+        helper.editing.set(true);
+    }
+    let Ok(answer) = answer else {
+        return Ok(StepKey::Stop(String::new()));
+    };
+    let key = step_key(&answer);
+    if !matches!(key, StepKey::Stop(_)) {
+        // The prompt has done its job: take it off the screen (cursor up
+        // one line, clear it), so the scrollback holds the trace alone.
+        printer.raw("\x1b[1A\x1b[2K")?;
+    }
+    Ok(key)
 }
 
 /// Writes one piece of a trace, wrapped as `:trace` wraps: between the parts
@@ -722,40 +789,4 @@ fn show<O: Write, E: Write>(printer: &mut Printer<O, E>, piece: &str) -> io::Res
         None => printer.line(piece)?,
     }
     printer.flush()
-}
-
-/// An answer at the `:step` prompt.
-#[derive(Debug, PartialEq)]
-enum StepKey {
-    /// Enter: the next step.
-    Next,
-    /// `b`: the step before (the first stays).
-    Back,
-    /// `g N` or `N`: step N, as `:trace` numbers them.
-    Go(usize),
-    /// `q` or anything else: stop; what was typed after a `q` (or instead of
-    /// one) is not run.
-    Stop(String),
-}
-
-/// Reads an answer at the `:step` prompt.
-fn step_key(answer: &str) -> StepKey {
-    let answer = answer.trim();
-    let number = answer
-        .strip_prefix(['g', 'G'])
-        .unwrap_or(answer)
-        .trim()
-        .parse::<usize>();
-    match answer {
-        "" => StepKey::Next,
-        "b" | "B" | "back" => StepKey::Back,
-        _ if number.is_ok() => StepKey::Go(number.unwrap_or_default()),
-        _ => StepKey::Stop(
-            answer
-                .strip_prefix(['q', 'Q'])
-                .unwrap_or(answer)
-                .trim_start()
-                .to_string(),
-        ),
-    }
 }

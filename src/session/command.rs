@@ -274,7 +274,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "step",
         aliases: &[],
         usage: "[all|md|tex] [FILE] [--expand | --expand=CALL]",
-        help: "backprop one step per Enter, as `:trace` shows it, a call of a user function one step unless `--expand`; at the step prompt `b` goes back a step, `g N` (or `N`) to step N, q stops, and Enter at the last step ends it, saying so (in scripts, like `:trace`)",
+        help: "backprop one step at a time, as `:trace` shows it, a call of a user function one step unless `--expand`; the page's keys: → or Space (or Enter) the next step, ← or Backspace back, Home the first step, End the last, `g N` (or `N`) and Enter step N, q or Esc (or Ctrl-C) ends; stepping on from the last step ends the walk, saying so (input not from a terminal: Enter, `b`, `g N` or `q`, each with Enter; in scripts and --json, like `:trace`)",
         params: TRACE_PARAMS,
         writes: true,
         repl_only: true,
