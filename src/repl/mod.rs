@@ -25,7 +25,7 @@ use crate::driver::{self, Options, Outcome};
 use crate::engine::NodeId;
 use crate::render::printer::wrap;
 use crate::render::{Answer, Format, Printer, Style, html, text};
-use crate::session::{ErrorCode, Event, Session};
+use crate::session::{ErrorCode, Event, InRepl, Session};
 use crate::syntax;
 use keys::{RawKeys, StepKey, step_key};
 
@@ -237,7 +237,7 @@ fn run_plain<O: Write, E: Write>(
                 refuse_beside(printer, &command, &typed)?;
                 Ran::failed()
             }
-            Some(command) if command.name == "serve" => {
+            Some(command) if command.kind == InRepl::Serve => {
                 serve(&mut server, session, printer, command.text)?;
                 Ran::OK
             }
@@ -420,25 +420,27 @@ fn dispatch<O: Write, E: Write>(
     let Some(command) = repl_command(input) else {
         return run_input(&mut session.borrow_mut(), printer, input);
     };
-    match command.name {
-        _ if !command.alone => {
-            refuse_beside(printer, &command, input)?;
-            return Ok(Ran::failed());
-        }
-        "step" => {
+    if !command.alone {
+        refuse_beside(printer, &command, input)?;
+        return Ok(Ran::failed());
+    }
+    match command.kind {
+        InRepl::Step => {
             let at = Stepping {
                 style,
                 server: server.as_ref(),
             };
             let walked_off = step(editor, &mut session.borrow_mut(), printer, command.text, at)?;
-            return Ok(Ran {
+            Ok(Ran {
                 walked_off,
                 ..Ran::OK
-            });
+            })
         }
-        _ => serve(server, &mut session.borrow_mut(), printer, command.text)?,
+        InRepl::Serve | InRepl::Session => {
+            serve(server, &mut session.borrow_mut(), printer, command.text)?;
+            Ok(Ran::OK)
+        }
     }
-    Ok(Ran::OK)
 }
 
 /// A REPL-only command (the command table says which: `:step`, `:serve`)
@@ -446,6 +448,8 @@ fn dispatch<O: Write, E: Write>(
 struct ReplCommand<'a> {
     /// Its name.
     name: &'static str,
+    /// What the REPL does with it (the table's [`InRepl`]).
+    kind: InRepl,
     /// Its text, without a comment after it.
     text: &'a str,
     /// Where it starts in the input.
@@ -461,9 +465,11 @@ fn repl_command(input: &str) -> Option<ReplCommand<'_>> {
     spans.iter().find_map(|span| {
         let text = &input[span.start..span.end];
         let name = text.strip_prefix(':')?.split(char::is_whitespace).next()?;
-        let command = crate::session::find_command(name).filter(|c| c.repl_only)?;
+        let command =
+            crate::session::find_command(name).filter(|c| c.traits.repl != InRepl::Session)?;
         Some(ReplCommand {
             name: command.name,
+            kind: command.traits.repl,
             text,
             at: span.start,
             alone: spans.len() == 1,
@@ -581,14 +587,26 @@ fn publish<O: Write, E: Write>(
 ) {
     let Some(server) = server else { return };
     let model = page_model(session, printer);
-    let asked = [":grad", ":backward", ":trace", ":check"]
-        .iter()
-        .any(|command| input.trim_start().starts_with(command));
+    let asked = asks_gradients(input);
     let step = match model["steps"].as_array() {
         Some(steps) if asked => steps.len(),
         _ => 0,
     };
     server.publish(model, Some(step));
+}
+
+/// Whether the last statement of `input` is a command that asks for the
+/// gradients (the table's `finishes_pass`: `:grad`, `:backward`, `:trace`,
+/// `:check`).
+fn asks_gradients(input: &str) -> bool {
+    let spans = syntax::statement_spans(input);
+    spans.last().is_some_and(|span| {
+        input[span.start..span.end]
+            .strip_prefix(':')
+            .and_then(|text| text.split(char::is_whitespace).next())
+            .and_then(crate::session::find_command)
+            .is_some_and(|command| command.traits.finishes_pass)
+    })
 }
 
 /// What `:step` follows besides the terminal: the style of its lines, and the
