@@ -15,6 +15,7 @@ mod command;
 mod derivative_cache;
 mod derivatives;
 mod descent;
+mod diff;
 pub mod error;
 mod eval;
 pub mod event;
@@ -41,7 +42,8 @@ use std::rc::Rc;
 pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, InRepl, Param, Traits, next_args};
-pub use derivatives::{CalculusEvent, Change, DiffPart, DiffPiece, RepeatRow};
+pub use derivatives::{CalculusEvent, Change, RepeatRow};
+pub use diff::{DiffPart, DiffPiece};
 pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
