@@ -1,21 +1,19 @@
 //! The interactive front end: rustyline line editing with completion, colour and
 //! a live preview (`helper.rs`), multi-line input while a bracket is open, Ctrl-C
 //! to discard a line, Ctrl-D to leave, a history file appended line by line
-//! (`history.rs`), and the REPL-only commands: the paging of `:step`, and
-//! `:serve`, the live page (`serve.rs`). When standard output is not a terminal
+//! (`history.rs`), and the REPL-only commands: the paging of `:step` with the
+//! page's keys (`keys.rs`), and `:serve`, whose live page is the browser's
+//! side (`crate::web::serve`). When standard output is not a terminal
 //! (`gradcalc | tee log`), lines are read plainly: no line editor, no preview
 //! or colour codes, the prompt on stderr.
 
 mod helper;
 pub mod history;
 mod keys;
-pub mod serve;
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Write};
 use std::rc::Rc;
-
-use serde_json::Value;
 
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
@@ -24,14 +22,14 @@ use rustyline::{CompletionType, Config, Editor};
 use crate::driver::{self, Options, Outcome};
 use crate::engine::NodeId;
 use crate::render::printer::wrap;
-use crate::render::{Answer, Format, Printer, Style, html, text};
+use crate::render::{Answer, Format, Printer, Style, text};
 use crate::session::{ErrorCode, Event, InRepl, Session};
 use crate::syntax;
+use crate::web::serve::{self, Server};
 use keys::{RawKeys, StepKey, step_key};
 
 pub use helper::LineHelper;
 pub use history::history_path;
-pub use serve::Server;
 
 type LineEditor = Editor<LineHelper, DefaultHistory>;
 
@@ -238,7 +236,7 @@ fn run_plain<O: Write, E: Write>(
                 Ran::failed()
             }
             Some(command) if command.kind == InRepl::Serve => {
-                serve(&mut server, session, printer, command.text)?;
+                serve::command(&mut server, session, printer, command.text)?;
                 Ran::OK
             }
             _ => run_input(session, printer, &typed)?,
@@ -247,7 +245,7 @@ fn run_plain<O: Write, E: Write>(
             return Ok(0);
         }
         if !ran.failed {
-            publish(server.as_ref(), session, printer, &typed);
+            serve::publish(server.as_ref(), session, printer, &typed);
         }
     }
 }
@@ -345,7 +343,7 @@ fn run_shared<O: Write, E: Write>(
             return Ok(0);
         }
         if repl_command(&input).is_none() && !ran.failed {
-            publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
+            serve::publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
         }
         // `:precision` changed the printer's style: `:step` and the preview follow.
         if let Format::Human(now) = printer.format
@@ -437,7 +435,7 @@ fn dispatch<O: Write, E: Write>(
             })
         }
         InRepl::Serve | InRepl::Session => {
-            serve(server, &mut session.borrow_mut(), printer, command.text)?;
+            serve::command(server, &mut session.borrow_mut(), printer, command.text)?;
             Ok(Ran::OK)
         }
     }
@@ -495,118 +493,6 @@ fn refuse_beside<O: Write, E: Write>(
         )),
         (input, "<input>"),
     )
-}
-
-/// `:serve [PORT|stop]`: starts, moves or stops the live page, and says so.
-fn serve<O: Write, E: Write>(
-    server: &mut Option<Server>,
-    session: &mut Session,
-    printer: &mut Printer<O, E>,
-    input: &str,
-) -> io::Result<()> {
-    let words: Vec<&str> = input.split_whitespace().skip(1).collect();
-    let port = match words.as_slice() {
-        ["stop"] => {
-            return match server.take() {
-                Some(running) => {
-                    let address = running.address();
-                    running.stop();
-                    printer.line(&format!("stopped serving {address}"))
-                }
-                None => printer.line("not serving: `:serve` starts the live page"),
-            };
-        }
-        [] => serve::DEFAULT_PORT,
-        [word] => match word.parse::<u16>() {
-            Ok(port) if port > 0 => port,
-            _ => {
-                let at = input.find(word).unwrap_or(0);
-                let message = format!(
-                    "`{word}` is not a port: `:serve` takes a number from 1 to 65535, or `stop`"
-                );
-                let help = Some(format!("e.g. `:serve {}`", serve::DEFAULT_PORT));
-                let code = ErrorCode::BadArguments;
-                return printer.problem(&message, code, at, help, (input, "<input>"));
-            }
-        },
-        _ => {
-            let help = Some("e.g. `:serve`, `:serve 8080`, `:serve stop`".to_string());
-            return printer.problem(
-                "`:serve` takes a port number or `stop`",
-                ErrorCode::BadArguments,
-                0,
-                help,
-                (input, "<input>"),
-            );
-        }
-    };
-    if let Some(running) = server.as_ref().filter(|s| s.port() == port) {
-        return printer.line(&format!("already serving {}", running.address()));
-    }
-    // A new port: the old server stops first.
-    if let Some(running) = server.take() {
-        running.stop();
-    }
-    let model = page_model(session, printer);
-    match Server::start(port, model) {
-        Ok(started) => {
-            let address = started.address();
-            *server = Some(started);
-            printer.line(&format!(
-                "serving the live page at {address} (read-only, this computer only; `:serve stop` stops it)"
-            ))
-        }
-        Err(message) => {
-            let help = Some("`:html FILE` writes the page to a file instead".to_string());
-            let at = words.first().and_then(|word| input.find(word)).unwrap_or(0);
-            printer.problem(&message, ErrorCode::Serve, at, help, (input, "<input>"))
-        }
-    }
-}
-
-/// The page's model for the session's output now, or why there is none.
-fn page_model<O: Write, E: Write>(session: &mut Session, printer: &Printer<O, E>) -> Value {
-    let style = match printer.format {
-        Format::Human(style) => style,
-        Format::Json => Style::default(),
-    };
-    match session.page() {
-        Ok(page) => html::model(&page, session, &style),
-        Err(error) => html::message_model(&format!("{error}: type a statement in gradcalc")),
-    }
-}
-
-/// After a typed input: the live page shows the output as it is now, at the
-/// finished backward pass after `:grad`, `:backward`, `:trace` and `:check`
-/// (the gradients were asked for), before it otherwise.
-fn publish<O: Write, E: Write>(
-    server: Option<&Server>,
-    session: &mut Session,
-    printer: &Printer<O, E>,
-    input: &str,
-) {
-    let Some(server) = server else { return };
-    let model = page_model(session, printer);
-    let asked = asks_gradients(input);
-    let step = match model["steps"].as_array() {
-        Some(steps) if asked => steps.len(),
-        _ => 0,
-    };
-    server.publish(model, Some(step));
-}
-
-/// Whether the last statement of `input` is a command that asks for the
-/// gradients (the table's `finishes_pass`: `:grad`, `:backward`, `:trace`,
-/// `:check`).
-fn asks_gradients(input: &str) -> bool {
-    let spans = syntax::statement_spans(input);
-    spans.last().is_some_and(|span| {
-        input[span.start..span.end]
-            .strip_prefix(':')
-            .and_then(|text| text.split(char::is_whitespace).next())
-            .and_then(crate::session::find_command)
-            .is_some_and(|command| command.traits.finishes_pass)
-    })
 }
 
 /// What `:step` follows besides the terminal: the style of its lines, and the

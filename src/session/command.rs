@@ -297,7 +297,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes a port number or `stop`",
         example: "e.g. `:serve`, `:serve 8080`, `:serve stop`",
-        // The REPL serves the page itself (`repl/serve.rs`); elsewhere there
+        // The REPL serves the page itself (`web/serve.rs`); elsewhere there
         // is no session left running to show.
         run: |_, c, _| {
             Err(SessionError::BadArguments {

@@ -171,6 +171,24 @@ fn every_function_list_in_the_docs_is_the_op_table() {
     }
 }
 
+/// The REPL holds no browser logic: the page's model, the live server and
+/// its sockets are `web/` (`web/serve.rs` for `:serve`).
+#[test]
+fn the_repl_holds_no_browser_logic() {
+    let files = sources();
+    let words = [
+        "html::",
+        "web::page",
+        "TcpListener",
+        "TcpStream",
+        "page_model",
+        "serde_json",
+    ];
+    let found = uses(under(&files, "repl/"), &words);
+    assert!(found.is_empty(), "browser logic in repl/: {found:#?}");
+    assert!(files.iter().any(|(file, _)| file == "web/serve.rs"));
+}
+
 /// Command names are matched only in the command table
 /// (`session/command.rs`): elsewhere a command is treated apart by its row's
 /// traits (`InRepl`, `Traits`), never by comparing its name. Checked as: no
