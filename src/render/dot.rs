@@ -186,9 +186,10 @@ pub enum DrawNode {
         call: bool,
     },
     /// A reference to a leaf read by many ops ([`GHOST_FANOUT`]), drawn beside
-    /// each of them but the first instead of an edge from afar: its name only.
+    /// each of them but the first instead of an edge from afar: its name only;
+    /// or to the leaves several calls share ([`Shared`]), beside each call.
     Ghost {
-        /// The leaf's name.
+        /// The leaf's name, or the shared leaves' [`Shared::label`].
         name: String,
     },
 }

@@ -1,12 +1,15 @@
 //! The graph as an SVG picture for slides, laid out by [`super::layout`] (no
 //! Graphviz needed): a box per value (`name`, `value`, `grad`), a small ellipse
 //! per operation with the constants it reads folded into its label (`× 2`),
-//! edges labelled with the local derivative. The drawing runs left to right like
-//! micrograd's `draw_dot`, or top to bottom when that is narrower and left to
-//! right would be wider than a slide; it sits on a white background, its
-//! canvas fits it, its text is 18 px when the picture is shown
-//! [`SLIDE_WIDTH`] pixels wide (or fits in that width), and its coordinates
-//! are whole pixels.
+//! edges labelled with the local derivative; the leaves several calls share (a
+//! network's parameters) in rows under the graph. The drawing runs left to
+//! right like micrograd's `draw_dot`, or top to bottom when that fits a slide
+//! better (see [`Direction::Auto`] and `arrange_for_slide`); it sits on a
+//! white background, its canvas fits it, its text is 18 px when the picture
+//! is shown [`SLIDE_WIDTH`] pixels wide (or fits in that width), and its
+//! coordinates are whole pixels. Every moment of one graph's backward pass
+//! is drawn with the same layout and canvas: nothing here depends on the
+//! moment but colours and texts that boxes have room for.
 
 use std::fmt::Write;
 
