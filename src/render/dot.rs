@@ -649,4 +649,75 @@ mod tests {
         assert!(text.contains("{ a\\|b | value 3"));
         assert!(svg(&picture).contains("<svg"));
     }
+
+    /// Leaves `a`, `b` read by four calls `f1` … `f4`, and `k` read by three:
+    /// `a` and `b` are shared (under the graph, a box `a, b` beside each
+    /// call); `k`, read by fewer than four, keeps its edges.
+    #[test]
+    fn leaves_many_calls_read_alike_are_shared() {
+        let mut nodes = vec![
+            node(0, Some("a"), Op::Variable, 1.0, 0.0),
+            node(1, Some("b"), Op::Variable, 2.0, 0.0),
+            node(2, Some("k"), Op::Variable, 3.0, 0.0),
+        ];
+        let mut edges = Vec::new();
+        let mut calls = Vec::new();
+        for c in 0..4u32 {
+            let mut call = node(3 + c, Some(&format!("y{c}")), Op::Tanh, 0.5, 1.0);
+            call.boxed = Some(c as usize);
+            nodes.push(call);
+            let inputs: &[u32] = if c < 3 { &[0, 1, 2] } else { &[0, 1] };
+            for (position, &input) in inputs.iter().enumerate() {
+                edges.push(PictureEdge {
+                    input: NodeId(input),
+                    node: NodeId(3 + c),
+                    position,
+                    local: 1.0,
+                });
+            }
+            calls.push(crate::session::PictureCall {
+                label: format!("f{}", c + 1),
+                function: "f".to_string(),
+                written: format!("f(…{c})"),
+                args: 0,
+                parent: None,
+                output: Some(NodeId(3 + c)),
+                boxed: true,
+            });
+        }
+        nodes.reverse(); // output first, as a picture lists them
+        let picture = Picture {
+            of: "y3".to_string(),
+            nodes,
+            edges,
+            step: None,
+            groups: Vec::new(),
+            calls,
+            direction: Direction::Auto,
+        };
+        let drawn = drawing(&picture);
+        let name = |at: usize| match &drawn.nodes[at] {
+            DrawNode::Value { name, .. } | DrawNode::Ghost { name } => name.clone(),
+            DrawNode::Op { label, .. } => label.clone(),
+        };
+        assert_eq!(drawn.shared.len(), 1);
+        let shared = &drawn.shared[0];
+        assert_eq!((shared.label.as_str(), shared.calls), ("a, b", 4));
+        let leaves: Vec<String> = shared.leaves.iter().map(|&at| name(at)).collect();
+        assert_eq!(leaves, ["a", "b"]);
+        // No edge leaves a shared box; one from a box `a, b` into each call;
+        // three from k.
+        assert!(drawn.edges.iter().all(|e| !shared.leaves.contains(&e.from)));
+        let from = |wanted: &str| {
+            drawn
+                .edges
+                .iter()
+                .filter(|e| name(e.from) == wanted)
+                .count()
+        };
+        assert_eq!((from("a, b"), from("k")), (4, 3));
+        assert!(
+            svg(&picture).contains(">a, b: read by all 4 calls (the dashed boxes), drawn once<")
+        );
+    }
 }
