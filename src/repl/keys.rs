@@ -90,7 +90,7 @@ pub(super) struct RawKeys {
 
 impl RawKeys {
     /// Switches standard input to key-at-a-time mode: `None` when it is no
-    /// terminal (then `:step` reads lines) or the switch failed.
+    /// terminal or the switch failed (then `:step` reads lines).
     pub(super) fn start() -> Option<RawKeys> {
         let stdin = io::stdin();
         if !rustix::termios::isatty(&stdin) {

@@ -507,8 +507,8 @@ struct Stepping<'a> {
 /// ([`keys`]): → and Space (or Enter) the next step, ← and Backspace the one
 /// before, Home the first, End the last, `g N` or `N` then Enter step N; q,
 /// Esc, Ctrl-C or Ctrl-D ends the walk, and the terminal's modes are put
-/// back on every way out. When standard input is no terminal it reads lines
-/// (Enter, `b`, `g N`, `q`). A live page (`:serve`) shows each step as the
+/// back on every way out. Should the terminal refuse that mode, it reads
+/// lines with the line editor (Enter, `b`, `g N`, `q`). A live page (`:serve`) shows each step as the
 /// terminal does. True when stepping on from the last step ended it (the walk
 /// is done, and said so).
 fn step<O: Write, E: Write>(
@@ -656,8 +656,8 @@ fn read_key<O: Write, E: Write>(
     Ok(key)
 }
 
-/// Shows the prompt of a step and reads a line with the line editor (standard
-/// input is no terminal): Enter, `b`, `g N` or `N`, q.
+/// Shows the prompt of a step and reads a line with the line editor (the
+/// terminal refused key-at-a-time mode): Enter, `b`, `g N` or `N`, q.
 fn read_line_key<O: Write, E: Write>(
     editor: &mut LineEditor,
     printer: &mut Printer<O, E>,

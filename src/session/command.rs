@@ -355,7 +355,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "step",
         aliases: &[],
         usage: "[all|md|tex] [FILE] [--expand | --expand=CALL]",
-        help: "backprop one step at a time, as `:trace` shows it, a call of a user function one step unless `--expand`; the page's keys: → or Space (or Enter) the next step, ← or Backspace back, Home the first step, End the last, `g N` (or `N`) and Enter step N, q or Esc (or Ctrl-C) ends; stepping on from the last step ends the walk, saying so (input not from a terminal: Enter, `b`, `g N` or `q`, each with Enter; in scripts and --json, like `:trace`)",
+        help: "backprop one step at a time, as `:trace` shows it, a call of a user function one step unless `--expand`; the page's keys: → or Space (or Enter) the next step, ← or Backspace back, Home the first step, End the last, `g N` (or `N`) and Enter step N, q or Esc (or Ctrl-C) ends; stepping on from the last step ends the walk, saying so (in scripts, pipes and --json it prints what `:trace` prints)",
         params: TRACE_PARAMS,
         writes: true,
         traits: Traits {

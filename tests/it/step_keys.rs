@@ -131,3 +131,22 @@ fn q_esc_and_ctrl_c_end_the_walk_and_give_the_terminal_back() {
     repl.line("o", "0.7071067812");
     repl.leave();
 }
+
+/// With the input not a terminal (`… | gradcalc`, a script), `:step` reads
+/// no keys: it prints what `:trace` prints, and the statements after it run.
+#[test]
+fn with_input_from_a_pipe_step_prints_the_trace() {
+    let statements = "x = 2; b = 3; y = x*b\n";
+    let run = |command: &str| {
+        let out = crate::util::output_with_stdin(
+            &[] as &[&str],
+            format!("{statements}{command}\ny + 1\n"),
+        );
+        assert!(out.status.success());
+        crate::util::stdout_of(&out)
+    };
+    let (step, trace) = (run(":step"), run(":trace"));
+    assert!(step.contains("[2] b leaf = 3   ∂y/∂b = 2"), "{step}");
+    assert!(step.ends_with("\n7\n"), "{step}");
+    assert_eq!(step, trace);
+}
