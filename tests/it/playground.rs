@@ -556,3 +556,64 @@ fn the_neurons_graph_text_is_at_least_12_px_on_a_laptop() {
     );
     assert!(size.as_f64().unwrap() >= 12.0, "{size} px");
 }
+
+#[test]
+fn the_output_is_drawn_from_typed_pieces_with_the_terminals_colours() {
+    let Some((mut browser, url)) = playground("the playground's typed output") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    enter(&mut browser, ":trace");
+    enter(&mut browser, "x y");
+    wait_screen(&mut browser, "use `*` to multiply");
+    // Each span of the pane with its classes, in order; no escape code shown.
+    let spans = browser.eval(
+        "Array.from(document.querySelectorAll('#screen > span')).map(s => [s.textContent, s.className])",
+    );
+    let spans: Vec<(String, String)> = spans
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s[0].as_str().unwrap().into(), s[1].as_str().unwrap().into()))
+        .collect();
+    let screen = browser.eval(SCREEN);
+    assert!(!screen.as_str().unwrap().contains('\u{1b}'), "{screen}");
+    let class_of = |text: &str, after: usize| {
+        spans[after..]
+            .iter()
+            .position(|(t, _)| t == text)
+            .map(|at| (after + at, spans[after + at].1.clone()))
+            .unwrap_or_else(|| panic!("no span {text:?} after {after}: {spans:?}"))
+    };
+    // A value: `y = 4`, the name bold, the value green.
+    let (at, class) = class_of("y", 0);
+    assert_eq!(class, "gc-bold");
+    assert_eq!(class_of("4", at), (at + 2, "gc-green".to_string()));
+    // A trace line: `[1] y = x ^ 2 = 4   upstream 1`, the upstream gradient red.
+    let at = at
+        + spans[at..]
+            .iter()
+            .position(|(t, _)| t.ends_with("\n[1] "))
+            .expect("the trace's step 1");
+    assert_eq!(spans[at + 1], ("y".into(), "gc-bold".into()));
+    assert_eq!(spans[at + 2].0, " = x ^ 2 = ");
+    assert_eq!(spans[at + 3], ("4".into(), "gc-green".into()));
+    assert_eq!(spans[at + 4].0, "   upstream ");
+    assert_eq!(spans[at + 5], ("1".into(), "gc-red".into()));
+    // The error: its first line bold red, then its place and the caret under `x y`.
+    let (at, class) = class_of("error: two names side by side: `x` and `y`", at);
+    assert_eq!(class, "gc-bold gc-red");
+    assert!(
+        spans[at + 1]
+            .0
+            .contains("1 │ x y\n  │ ^^^ use `*` to multiply: `x*y`"),
+        "{:?}",
+        spans[at + 1]
+    );
+    // Drawn as before: the value in the pane's blue, the gradient in its red.
+    let colours = browser.eval(
+        "['gc-green', 'gc-red'].map(c => getComputedStyle(document.querySelector('#screen .' + c)).color)",
+    );
+    assert_eq!(colours, json!(["rgb(127, 212, 255)", "rgb(255, 140, 105)"]));
+}

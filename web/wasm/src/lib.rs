@@ -7,8 +7,10 @@
 //!    the input there.
 //! 2. `gradcalc_run(ptr, len)` runs it as the REPL runs a typed line (every
 //!    statement, even after an error) and frees the buffer; the output — what
-//!    the terminal shows, in ANSI colour, errors with their carets — is then
-//!    at `gradcalc_output_ptr()`, `gradcalc_output_len()` bytes. Returns 1 after
+//!    the terminal shows, errors with their carets — is then at
+//!    `gradcalc_output_ptr()`, `gradcalc_output_len()` bytes, as a JSON array
+//!    of typed pieces `{"text", "class"}` (module `pieces`: the terminal's
+//!    colours as classes, so that the page parses no escape codes). Returns 1 after
 //!    `:quit`, else 0. `gradcalc_set_width(columns)` before it wraps the
 //!    output to the pane's width, as the terminal's width does.
 //! 3. `gradcalc_page()` puts the graph view's model of the current output
@@ -37,6 +39,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::render::{Format, Precision, Printer, Style, html};
 use gradcalc::session::Session;
+
+mod pieces;
 
 /// How typed lines run: as in the REPL.
 const TYPED: Options = Options {
@@ -240,7 +244,8 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         if let Some(files) = &mut state.printer.downloads {
             state.downloads.append(files);
         }
-        state.output = std::mem::take(&mut *state.screen.0.borrow_mut());
+        let shown = std::mem::take(&mut *state.screen.0.borrow_mut());
+        state.output = serde_json::to_vec(&pieces::pieces(&shown)).unwrap_or_default();
         u32::from(matches!(outcome, Outcome::Quit { .. }))
     })
 }
