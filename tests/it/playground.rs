@@ -617,3 +617,52 @@ fn the_output_is_drawn_from_typed_pieces_with_the_terminals_colours() {
     );
     assert_eq!(colours, json!(["rgb(127, 212, 255)", "rgb(255, 140, 105)"]));
 }
+
+/// The on-screen size in px of the first value box's name at fit: its font
+/// size in the picture times the picture's scale.
+const NAME_PX: &str = "(() => { const t = document.querySelector('.gc-graph svg text.name');
+    return parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a; })()";
+
+/// The statements of an example, up to its first command.
+fn example_statements(name: &str) -> String {
+    let source = std::fs::read_to_string(in_crate(&format!("examples/{name}.calc"))).unwrap();
+    let lines: Vec<&str> = source.lines().take_while(|l| !l.starts_with(':')).collect();
+    lines.join("\n")
+}
+
+/// The names' size at fit in the plain theme, then after T (the projector).
+fn name_px_in_both_themes(browser: &mut Browser) -> (f64, f64) {
+    let plain = browser.eval(NAME_PX).as_f64().unwrap();
+    browser.press("t");
+    browser.wait_for("document.body.classList.contains('projector')");
+    let projector = browser.eval(NAME_PX).as_f64().unwrap();
+    browser.press("t");
+    (plain, projector)
+}
+
+#[test]
+fn the_projector_theme_draws_the_graph_at_least_as_large_as_the_plain_one() {
+    let Some((mut browser, url)) = playground("the projector theme's graph") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for example in ["neuron", "mlp"] {
+        let page = crate::browser::html_page(dir.path(), example, &example_statements(example));
+        browser.open(&page, (1920, 1080), "window.gradcalcView");
+        let (plain, projector) = name_px_in_both_themes(&mut browser);
+        assert!(
+            projector >= plain,
+            ":html {example}: {projector} px in the projector theme, {plain} px plain"
+        );
+    }
+    browser.open(&url, (1920, 1080), READY);
+    paste(&mut browser, &example_statements("neuron"));
+    browser.press("Enter");
+    browser.wait_for("document.querySelectorAll('.gc-graph g.value').length === 10");
+    browser.press("Escape");
+    let (plain, projector) = name_px_in_both_themes(&mut browser);
+    assert!(
+        projector >= plain,
+        "the playground: {projector} px in the projector theme, {plain} px plain"
+    );
+}
