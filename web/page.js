@@ -118,6 +118,9 @@ var GradcalcView = (function () {
     this.model = null;
     this.boxes = [];
     this.panZoom();
+    if (window.ResizeObserver) {
+      new ResizeObserver(function () { self.reorient(); }).observe(this.graph);
+    }
     try {
       if (window.localStorage.getItem("gradcalc-theme") === "projector") {
         document.body.classList.add("projector");
@@ -158,7 +161,8 @@ var GradcalcView = (function () {
       ? "expand calls" : "collapse calls";
     this.graph.textContent = "";
     this.boxes = [];
-    this.graph.innerHTML = drawing.svg;
+    this.shown = this.pick(drawing);
+    this.graph.innerHTML = this.shown;
     var svg = this.graph.querySelector("svg");
     this.svg = svg;
     this.size = [svg.width.baseVal.value, svg.height.baseVal.value];
@@ -188,6 +192,28 @@ var GradcalcView = (function () {
     var self = this;
     order.forEach(function (k) { self.reader.appendChild(self.boxes[k].item); });
     this.fit();
+  };
+
+  // The picture of `drawing` the pane shows larger: `svg`, or `turned` (the
+  // same boxes the other way), so that a tall narrow pane (a phone, a
+  // portrait window) draws top to bottom and a wide one left to right.
+  View.prototype.pick = function (drawing) {
+    if (!drawing.turned) return drawing.svg;
+    var w = this.graph.clientWidth, h = this.graph.clientHeight;
+    if (!w || !h) return drawing.svg;
+    var scale = function (svg) {
+      var size = /<svg[^>]*?\swidth="([0-9.]+)"[^>]*?\sheight="([0-9.]+)"/.exec(svg);
+      return size ? Math.min(w / Number(size[1]), h / Number(size[2])) : 0;
+    };
+    return scale(drawing.turned) > scale(drawing.svg) ? drawing.turned : drawing.svg;
+  };
+
+  // The pane changed shape: the other direction, if it now draws larger.
+  View.prototype.reorient = function () {
+    if (!this.model || this.model.message || !this.drawing) return;
+    if (this.pick(this.drawing) === this.shown) return;
+    this.draw();
+    this.setStep(this.step);
   };
 
   // Calls of user functions: one box each, or node by node.

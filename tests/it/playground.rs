@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::browser::{Browser, assert_drawn, serve_files};
+use crate::browser::{Browser, assert_drawn, serve_files, shown};
 use crate::util::in_crate;
 
 /// What a test of the playground starts with: Chromium, and the playground
@@ -665,4 +665,73 @@ fn the_projector_theme_draws_the_graph_at_least_as_large_as_the_plain_one() {
         projector >= plain,
         "the playground: {projector} px in the projector theme, {plain} px plain"
     );
+}
+
+/// Whether the output's box (step 1's) is right of every other box's centre
+/// (`right`: the graph runs left to right) and below every other's (`below`:
+/// top to bottom), and the boxes' names in the picture's order.
+const OUTPUT_PLACE: &str = "(() => { const view = window.gradcalcView, lit = view.drawing.lit;
+    const centre = b => { const r = b.group.getBBox(); return [r.x + r.width / 2, r.y + r.height / 2]; };
+    const out = centre(view.boxes[lit[0]]);
+    const others = view.boxes.filter((b, k) => k !== lit[0]).map(centre);
+    return {right: others.every(c => c[0] < out[0]), below: others.every(c => c[1] < out[1]),
+        names: view.boxes.map(b => b.name)}; })()";
+
+#[test]
+fn the_graph_runs_top_to_bottom_in_a_tall_pane_and_left_to_right_in_a_wide_one() {
+    let Some((mut browser, url)) = playground("the layout's direction") else {
+        return;
+    };
+    // A phone: the pane is taller than wide, the output under its inputs.
+    browser.open(&url, (390, 844), READY);
+    paste(&mut browser, &example_statements("neuron"));
+    browser.press("Enter");
+    enter(&mut browser, ":grad");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 10 of 10'");
+    let phone = browser.eval(OUTPUT_PLACE);
+    assert_eq!(
+        (&phone["below"], &phone["right"]),
+        (&json!(true), &json!(false)),
+        "{phone}"
+    );
+    let phone_px = browser.eval(NAME_PX).as_f64().unwrap();
+    // Drawn the other way (left to right), the names would be smaller.
+    let other = browser.eval(
+        "(() => { const view = window.gradcalcView, d = view.drawing, g = view.graph;
+            const other = d.svg === view.shown ? d.turned : d.svg;
+            const [w, h] = /width=\"([0-9.]+)\" height=\"([0-9.]+)\"/.exec(other).slice(1).map(Number);
+            const name = document.querySelector('.gc-graph svg text.name');
+            return Math.min(g.clientWidth / w, g.clientHeight / h) * parseFloat(getComputedStyle(name).fontSize); })()",
+    );
+    assert!(
+        phone_px > other.as_f64().unwrap(),
+        "top to bottom {phone_px} px, left to right {other} px"
+    );
+    // The same boxes in the same order, each step lighting the same node.
+    browser.press("Escape");
+    browser.press("Home");
+    browser.press("ArrowRight");
+    let current = shown(&mut browser).1;
+    // A laptop: the pane is wider than tall, the output right of its inputs,
+    // at the same step.
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 1366, "height": 768, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    browser.wait_for(&format!("!{OUTPUT_PLACE}.below"));
+    let laptop = browser.eval(OUTPUT_PLACE);
+    assert_eq!(
+        (&laptop["below"], &laptop["right"]),
+        (&json!(false), &json!(true)),
+        "{laptop}"
+    );
+    assert_eq!(laptop["names"], phone["names"]);
+    assert_eq!(shown(&mut browser).0, json!(1));
+    assert_eq!(shown(&mut browser).1, current);
+    // The page of `:html` in a portrait window too.
+    let dir = tempfile::tempdir().unwrap();
+    let page = crate::browser::html_page(dir.path(), "neuron", &example_statements("neuron"));
+    browser.open(&page, (390, 844), "window.gradcalcView");
+    let page_place = browser.eval(OUTPUT_PLACE);
+    assert_eq!(page_place["below"], json!(true), "{page_place}");
 }
