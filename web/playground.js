@@ -61,7 +61,8 @@
   }
 
   // Output: typed pieces from gradcalc ({text, class}: the terminal's look
-  // as classes, gc-bold, gc-red, …), or a note of the page's own (a string),
+  // as classes, gc-bold, gc-red, …; a plot's piece also has its `svg`
+  // picture, drawn after its titles), or a note of the page's own (a string),
   // each piece a span. Past MAX_SCREEN characters in one output, its start
   // is dropped.
   function append(output) {
@@ -84,6 +85,16 @@
       span.textContent = text;
       fragment.appendChild(span);
       screenSize += text.length;
+      if (piece.svg) {
+        // A plot: the picture after its titles, scaled to the pane's width.
+        var picture = document.createElement("span");
+        picture.className = "gc-plot";
+        picture.setAttribute("role", "img");
+        picture.setAttribute("aria-label", "plot: " + text.trim().replace(/\n/g, "; "));
+        picture.innerHTML = piece.svg;
+        fragment.appendChild(picture);
+        screenSize += picture.textContent.length; // as `trim` counts it
+      }
     });
     screen.appendChild(fragment);
     trim(cutHere);

@@ -735,3 +735,68 @@ fn the_graph_runs_top_to_bottom_in_a_tall_pane_and_left_to_right_in_a_wide_one()
     let page_place = browser.eval(OUTPUT_PLACE);
     assert_eq!(page_place["below"], json!(true), "{page_place}");
 }
+
+#[test]
+fn a_plot_is_an_svg_picture_whose_curve_is_the_function() {
+    let Some((mut browser, url)) = playground("the playground's plot") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 1; y = x^3 - x");
+    enter(&mut browser, ":plot x -2 2");
+    browser.wait_for("document.querySelector('#screen .gc-plot svg polyline')");
+    let screen = browser.eval(SCREEN);
+    let screen = screen.as_str().unwrap();
+    assert!(
+        screen.contains("y for x from -2 to 2 (x = 1 now)"),
+        "{screen}"
+    );
+    assert!(
+        !screen
+            .chars()
+            .any(|c| ('\u{2800}'..='\u{28ff}').contains(&c)),
+        "braille in the pane: {screen}"
+    );
+    // The output's curve (the first panel's), as (pixel across, pixel down),
+    // and the picture's width on the screen against the pane's.
+    let drawn = browser.eval(
+        "(() => { const svg = document.querySelector('#screen .gc-plot svg');
+            const line = svg.querySelector('polyline');
+            return {points: line.getAttribute('points').trim().split(/\\s+/).map(p => p.split(',').map(Number)),
+                width: svg.getBoundingClientRect().width,
+                pane: document.getElementById('screen').clientWidth}; })()",
+    );
+    assert!(
+        drawn["width"].as_f64().unwrap() <= drawn["pane"].as_f64().unwrap(),
+        "{drawn}"
+    );
+    let points: Vec<(f64, f64)> = drawn["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect();
+    // x from -2 to 2 across the frame's 80 to 700 px (plot.rs's margins).
+    let (first, last) = (points[0], points[points.len() - 1]);
+    assert_eq!((first.0, last.0), (80.0, 700.0));
+    let down_at = |x: f64| {
+        let px = 80.0 + (x + 2.0) / 4.0 * 620.0;
+        let k = points
+            .windows(2)
+            .position(|w| w[0].0 <= px && px <= w[1].0)
+            .unwrap();
+        let (a, b) = (points[k], points[k + 1]);
+        a.1 + (b.1 - a.1) * (px - a.0) / (b.0 - a.0)
+    };
+    // y = x³ − x: 0 at −1, 0 and 1; −0.375 at 0.5; ∓6 at ∓2. The pixel
+    // scale is linear, so the heights above y = 0 are in those ratios.
+    let zero = down_at(0.0);
+    for x in [-1.0, 1.0] {
+        assert!((down_at(x) - zero).abs() < 0.5, "y({x}) is not y(0)");
+    }
+    let six = zero - down_at(2.0);
+    assert!(six > 40.0, "{six}");
+    assert!((zero - down_at(-2.0) + six).abs() < 0.5);
+    let ratio = (zero - down_at(0.5)) / six;
+    assert!((ratio - (-0.375 / 6.0)).abs() < 0.005, "{ratio}");
+}

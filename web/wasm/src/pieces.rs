@@ -17,6 +17,20 @@ pub struct Piece {
     /// Space-separated classes (`gc-bold gc-red`), empty for plain text.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub class: String,
+    /// A picture shown in place of the text (a plot); `text` then says what
+    /// it shows, for a screen reader and for copying.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub svg: Option<String>,
+}
+
+/// A plot drawn as SVG where the terminal draws braille.
+pub struct Plot {
+    /// Where it goes: the output's length in bytes when it was shown.
+    pub at: usize,
+    /// Its charts' titles, a line each (`y for x from -2 to 2 (x = 1 now)`).
+    pub titles: String,
+    /// The picture.
+    pub svg: String,
 }
 
 /// The look set by the SGR sequences so far.
@@ -86,6 +100,7 @@ impl Collector {
             self.pieces.push(Piece {
                 text: String::new(),
                 class: self.look.class(),
+                svg: None,
             });
             self.last = Some(self.look.clone());
         }
@@ -119,11 +134,26 @@ impl Perform for Collector {
     }
 }
 
-/// The output `bytes` (UTF-8 with SGR colour sequences) as pieces.
-pub fn pieces(bytes: &[u8]) -> Vec<Piece> {
+/// The output `bytes` (UTF-8 with SGR colour sequences) as pieces, with the
+/// `plots` (in the order shown) where they were shown.
+pub fn pieces(bytes: &[u8], plots: Vec<Plot>) -> Vec<Piece> {
     let mut parser = Parser::<anstyle_parse::DefaultCharAccumulator>::new();
     let mut collector = Collector::default();
-    for &byte in bytes {
+    let mut from = 0;
+    for plot in plots {
+        let at = plot.at.clamp(from, bytes.len());
+        for &byte in &bytes[from..at] {
+            parser.advance(&mut collector, byte);
+        }
+        from = at;
+        collector.pieces.push(Piece {
+            text: format!("{}\n", plot.titles),
+            class: String::new(),
+            svg: Some(plot.svg),
+        });
+        collector.last = None;
+    }
+    for &byte in &bytes[from..] {
         parser.advance(&mut collector, byte);
     }
     collector.pieces
@@ -137,7 +167,7 @@ mod tests {
     fn colours_become_classes_and_other_escapes_go() {
         let text =
             "\u{1b}[1mx\u{1b}[0m = \u{1b}[32m2\u{1b}[39m\n\u{1b}[2J∂\u{1b}[1;31mbad\u{1b}[0m";
-        let got: Vec<(String, String)> = pieces(text.as_bytes())
+        let got: Vec<(String, String)> = pieces(text.as_bytes(), Vec::new())
             .into_iter()
             .map(|p| (p.text, p.class))
             .collect();
