@@ -74,7 +74,7 @@ var GradcalcView = (function () {
     });
     box.appendChild(list);
     box.appendChild(element("p", { "class": "gc-keys" },
-      "→ or Space: next step · ← or Backspace: back · Home, End · wheel: zoom · drag: pan · F: fit · T: theme · C: collapse or expand calls · L: legend · G: graph full-window"));
+      "→ or Space: next step · ← or Backspace: back · Home, End · wheel or + −: zoom · drag, or Shift+arrows (↑ ↓ alone too): pan · F: fit · T: theme · C: collapse or expand calls · L: legend · G: graph full-window · Esc: out of full-window; in the playground, back to the input"));
     return box;
   }
 
@@ -104,7 +104,7 @@ var GradcalcView = (function () {
     root.appendChild(bar);
     var body = element("div", { "class": "gc-body" });
     this.graph = element("div", { "class": "gc-graph", "tabindex": "0",
-      "aria-label": "the graph: → or Space steps, ← back, F fits" });
+      "aria-label": "the graph: → or Space steps, ← back, F fits, Shift+arrows pan" });
     body.appendChild(this.graph);
     this.legend = legend();
     body.appendChild(this.legend);
@@ -358,7 +358,8 @@ var GradcalcView = (function () {
     this.graph.addEventListener("pointercancel", stop);
   };
 
-  // The keys: → / Space, ← / Backspace, Home / End, F (fit), T (theme), + / −.
+  // The keys: → / Space, ← / Backspace, Home / End, F (fit), T (theme), + / −,
+  // Shift+arrows and ↑ ↓ (pan), Esc (out of full-window).
   // Ignored while a text field has the focus (the playground's input line).
   // `onGraph`: only while the graph has the focus (the playground, whose
   // other keys go to its input); else anywhere on the page. Space and Enter
@@ -370,6 +371,18 @@ var GradcalcView = (function () {
       if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
       if (target && target.tagName === "BUTTON" && (event.key === " " || event.key === "Enter")) return;
       if (event.ctrlKey || event.metaKey || event.altKey) return;
+      var pan = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[event.key];
+      if (pan && (event.shiftKey || pan[0] === 0)) {
+        event.preventDefault();
+        self.pan(pan[0], pan[1]);
+        return;
+      }
+      if (event.key === "Escape" && self.root.classList.contains("gc-full")) {
+        event.preventDefault();
+        event.stopPropagation(); // the playground's Esc (to the input) waits for the next one
+        self.toggleFull();
+        return;
+      }
       var handled = true;
       switch (event.key) {
         case "ArrowRight": case " ": case "Spacebar": self.setStep(self.step + 1); break;
@@ -387,6 +400,15 @@ var GradcalcView = (function () {
       }
       if (handled) event.preventDefault();
     });
+  };
+
+  // Moves the view a tenth of its width (dx) or height (dy) by keyboard:
+  // Shift+arrows, and ↑ ↓ alone (← → step).
+  View.prototype.pan = function (dx, dy) {
+    if (!this.svg) return;
+    this.box[0] += dx * this.box[2] / 10;
+    this.box[1] += dy * this.box[3] / 10;
+    this.applyBox();
   };
 
   View.prototype.zoomCentre = function (factor) {

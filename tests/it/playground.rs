@@ -800,3 +800,70 @@ fn a_plot_is_an_svg_picture_whose_curve_is_the_function() {
     let ratio = (zero - down_at(0.5)) / six;
     assert!((ratio - (-0.375 / 6.0)).abs() < 0.005, "{ratio}");
 }
+
+#[test]
+fn the_graph_pans_by_keyboard_and_the_legend_names_esc() {
+    let Some((mut browser, url)) = playground("the graph by keyboard") else {
+        return;
+    };
+    browser.open(&url, (1920, 1080), READY);
+    paste(&mut browser, &example_statements("neuron"));
+    browser.press("Enter");
+    enter(&mut browser, ":grad");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 10 of 10'");
+    let legend = browser.eval("document.querySelector('.gc-legend .gc-keys').textContent");
+    let legend = legend.as_str().unwrap();
+    assert!(
+        legend.contains("Shift+arrows")
+            && legend.contains("Esc: out of full-window; in the playground, back to the input"),
+        "{legend}"
+    );
+    let view_box =
+        "document.querySelector('.gc-graph svg').getAttribute('viewBox').split(' ').map(Number)";
+    browser.press("Escape");
+    browser.press("Home");
+    browser.press("+");
+    let zoomed = browser.eval(view_box);
+    let at = |b: &serde_json::Value, i: usize| b[i].as_f64().unwrap();
+    let (w, h) = (at(&zoomed, 2), at(&zoomed, 3));
+    // Shift+→ shows what is right of the view (a tenth of its width), ↓ what
+    // is below (a tenth of its height), Shift+← comes back; none of them steps.
+    browser.press_with("ArrowRight", 8);
+    let right = browser.eval(view_box);
+    assert!(
+        (at(&right, 0) - at(&zoomed, 0) - w / 10.0).abs() < 0.02,
+        "{zoomed} → {right}"
+    );
+    assert_eq!(at(&right, 1), at(&zoomed, 1));
+    browser.press("ArrowDown");
+    let down = browser.eval(view_box);
+    assert!(
+        (at(&down, 1) - at(&zoomed, 1) - h / 10.0).abs() < 0.02,
+        "{right} → {down}"
+    );
+    browser.press_with("ArrowLeft", 8);
+    browser.press_with("ArrowUp", 8);
+    let back = browser.eval(view_box);
+    assert!(
+        (at(&back, 0) - at(&zoomed, 0)).abs() < 0.02
+            && (at(&back, 1) - at(&zoomed, 1)).abs() < 0.02,
+        "{zoomed} → {back}"
+    );
+    assert_eq!(shown(&mut browser).0, json!(0));
+    // → alone still steps; G then Esc leaves the full window, the graph
+    // keeping the focus; Esc again goes back to the input.
+    browser.press("ArrowRight");
+    assert_eq!(shown(&mut browser).0, json!(1));
+    browser.press("g");
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-view').classList.contains('gc-full')"),
+        json!(true)
+    );
+    browser.press("Escape");
+    assert_eq!(
+        browser.eval("[document.querySelector('.gc-view').classList.contains('gc-full'), document.activeElement === window.gradcalcView.graph]"),
+        json!([false, true])
+    );
+    browser.press("Escape");
+    assert_eq!(browser.eval("document.activeElement.id"), json!("input"));
+}
