@@ -667,6 +667,16 @@ fn the_projector_theme_draws_the_graph_at_least_as_large_as_the_plain_one() {
     );
 }
 
+/// Opens the playground at `size`, runs examples/neuron.calc's statements
+/// and `:grad`, and waits for the view's last step.
+fn neuron_graded(browser: &mut Browser, url: &str, size: (u32, u32)) {
+    browser.open(url, size, READY);
+    paste(browser, &example_statements("neuron"));
+    browser.press("Enter");
+    enter(browser, ":grad");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 10 of 10'");
+}
+
 /// Whether the output's box (step 1's) is right of every other box's centre
 /// (`right`: the graph runs left to right) and below every other's (`below`:
 /// top to bottom), and the boxes' names in the picture's order.
@@ -683,11 +693,7 @@ fn the_graph_runs_top_to_bottom_in_a_tall_pane_and_left_to_right_in_a_wide_one()
         return;
     };
     // A phone: the pane is taller than wide, the output under its inputs.
-    browser.open(&url, (390, 844), READY);
-    paste(&mut browser, &example_statements("neuron"));
-    browser.press("Enter");
-    enter(&mut browser, ":grad");
-    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 10 of 10'");
+    neuron_graded(&mut browser, &url, (390, 844));
     let phone = browser.eval(OUTPUT_PLACE);
     assert_eq!(
         (&phone["below"], &phone["right"]),
@@ -806,11 +812,7 @@ fn the_graph_pans_by_keyboard_and_the_legend_names_esc() {
     let Some((mut browser, url)) = playground("the graph by keyboard") else {
         return;
     };
-    browser.open(&url, (1920, 1080), READY);
-    paste(&mut browser, &example_statements("neuron"));
-    browser.press("Enter");
-    enter(&mut browser, ":grad");
-    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 10 of 10'");
+    neuron_graded(&mut browser, &url, (1920, 1080));
     let legend = browser.eval("document.querySelector('.gc-legend .gc-keys').textContent");
     let legend = legend.as_str().unwrap();
     assert!(
