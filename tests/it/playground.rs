@@ -869,3 +869,102 @@ fn the_graph_pans_by_keyboard_and_the_legend_names_esc() {
     browser.press("Escape");
     assert_eq!(browser.eval("document.activeElement.id"), json!("input"));
 }
+
+/// Every visible text of the page whose contrast against what is drawn
+/// under it (WCAG 2's ratio) is under 4.5:1, as `[text, ratio, colour,
+/// background]`; and how many texts were checked. The background is found
+/// at the text's middle: the first opaque background colour (or an SVG
+/// shape's fill) at or under it, translucent ones blended over it (a text
+/// scrolled out of its pane, or under another element, is scrolled into
+/// view first).
+const LOW_CONTRAST: &str = "(() => {
+    const parse = c => { const m = /rgba?\\(([^)]*)\\)/.exec(c || ''); if (!m) return null;
+        const v = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+        return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+    const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
+        return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+    const blend = (top, under) => top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3])).concat([1]);
+    const shapes = ['rect', 'ellipse', 'circle', 'polygon'];
+    const paint = e => { const s = getComputedStyle(e);
+        if (e instanceof SVGElement) return shapes.includes(e.tagName) ? parse(s.fill) : null;
+        return parse(s.backgroundColor); };
+    const inside = r => { const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        return x >= 0 && y >= 0 && x < innerWidth && y < innerHeight; };
+    const background = (e, r) => {
+        const hit = r => inside(r) && document.elementsFromPoint(r.left + r.width / 2, r.top + r.height / 2).includes(e);
+        if (!hit(r)) { e.scrollIntoView({block: 'center', inline: 'center'}); r = e.getBoundingClientRect(); }
+        const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        let layers = [];
+        if (inside(r)) {
+            const stack = document.elementsFromPoint(x, y);
+            const at = stack.indexOf(e);
+            layers = (at >= 0 ? stack.slice(at) : stack.filter(u => !e.contains(u) || u === e));
+            if (e instanceof SVGElement) layers = layers.filter(u => u !== e);
+        } else { for (let u = e; u; u = u.parentElement) layers.push(u); }
+        const found = [];
+        for (const u of layers) { const c = paint(u); if (c && c[3] > 0) { found.push(c); if (c[3] >= 1) break; } }
+        return found.reverse().reduce((under, top) => blend(top, under), [255, 255, 255, 1]);
+    };
+    const low = []; let checked = 0;
+    for (const e of document.querySelectorAll('body *')) {
+        if (!Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+        if (e.closest('script, style, noscript, title, .gc-reader, .gc-heading')) continue;
+        const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+        if (!r.width || !r.height || s.visibility !== 'visible' || e.getClientRects().length === 0) continue;
+        const fg = parse(e instanceof SVGElement ? s.fill : s.color);
+        if (!fg) continue;
+        const bg = background(e, r);
+        const k = ratio(blend(fg, bg), bg);
+        checked++;
+        if (k < 4.5) low.push([e.textContent.trim().slice(0, 40), Math.round(k * 100) / 100, fg.join(','), bg.join(',')]);
+    }
+    return {checked, low}; })()";
+
+/// The texts under 4.5:1 in both themes (T switches), each with the theme.
+fn low_contrast_in_both_themes(browser: &mut Browser, name: &str) -> Vec<String> {
+    let mut low = Vec::new();
+    for theme in ["plain", "projector"] {
+        let found = browser.eval(LOW_CONTRAST);
+        assert!(found["checked"].as_u64().unwrap() > 20, "{name}: {found}");
+        for text in found["low"].as_array().unwrap() {
+            low.push(format!("{name}, {theme}: {text}"));
+        }
+        browser.press("t");
+    }
+    low
+}
+
+#[test]
+fn every_visible_text_has_a_contrast_of_at_least_4_5() {
+    let Some((mut browser, url)) = playground("the whole page's contrast") else {
+        return;
+    };
+    let mut low = Vec::new();
+    // The playground: coloured output, an error, a plot, and the graph at
+    // step 2 of colah's fan-out (current, partial, final and pending boxes),
+    // the legend shown.
+    browser.open(&url, (1920, 1080), READY);
+    enter(&mut browser, crate::web::COLAH);
+    enter(&mut browser, ":trace");
+    enter(&mut browser, "x y");
+    enter(&mut browser, ":plot a 0 4");
+    browser.wait_for("document.querySelector('#screen .gc-plot svg')");
+    browser.press("Escape");
+    browser.press("Home");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    browser.wait_for(
+        "document.querySelector('g.value.partial') && document.querySelector('g.value.current')",
+    );
+    low.extend(low_contrast_in_both_themes(&mut browser, "playground"));
+    // The page of `:html` at the same step.
+    let dir = tempfile::tempdir().unwrap();
+    let page = crate::browser::html_page(dir.path(), "colah", crate::web::COLAH);
+    browser.open(&page, (1920, 1080), "window.gradcalcView");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    low.extend(low_contrast_in_both_themes(&mut browser, ":html"));
+    assert!(low.is_empty(), "under 4.5:1:\n{}", low.join("\n"));
+}
