@@ -805,6 +805,7 @@ fn a_plot_is_an_svg_picture_whose_curve_is_the_function() {
     assert!((zero - down_at(-2.0) + six).abs() < 0.5);
     let ratio = (zero - down_at(0.5)) / six;
     assert!((ratio - (-0.375 / 6.0)).abs() < 0.005, "{ratio}");
+    assert_drawn(&browser.screenshot("playground-plot-1366x768"), (1366, 768));
 }
 
 #[test]
