@@ -480,7 +480,11 @@
   });
 
   document.getElementById("copy").addEventListener("click", function () {
-    copy(screen.textContent, this, "(the browser gives no clipboard here: select the output and copy it)");
+    // The text as shown: a plot is its titles, not its pictures' labels.
+    var text = Array.prototype.filter.call(screen.childNodes, function (node) {
+      return !(node.classList && node.classList.contains("gc-plot"));
+    }).map(function (node) { return node.textContent; }).join("");
+    copy(text, this, "(the browser gives no clipboard here: select the output and copy it)");
   });
 
   // The script of a shared link in the address (then taken out of it, so

@@ -806,6 +806,20 @@ fn a_plot_is_an_svg_picture_whose_curve_is_the_function() {
     let ratio = (zero - down_at(0.5)) / six;
     assert!((ratio - (-0.375 / 6.0)).abs() < 0.005, "{ratio}");
     assert_drawn(&browser.screenshot("playground-plot-1366x768"), (1366, 768));
+    // Copy gives the plot's titles, not its pictures' labels.
+    browser.call_browser(
+        "Browser.grantPermissions",
+        json!({"origin": url.trim_end_matches('/'), "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}),
+    );
+    browser.click("#copy");
+    browser.wait_for("document.getElementById('copy').textContent === 'copied'");
+    let copied = browser.eval("navigator.clipboard.readText()");
+    assert!(
+        copied.as_str().unwrap().ends_with(
+            "> :plot x -2 2\nx = 1\ny = 0\ny for x from -2 to 2 (x = 1 now)\n∂y/∂x for x from -2 to 2 (x = 1 now)\n"
+        ),
+        "{copied}"
+    );
 }
 
 #[test]
