@@ -209,10 +209,14 @@ var GradcalcView = (function () {
     return scale(drawing.turned) > scale(drawing.svg) ? drawing.turned : drawing.svg;
   };
 
-  // The pane changed shape: the other direction, if it now draws larger.
+  // The pane changed shape: the other direction, if it now draws larger;
+  // the line as tall as its text now wraps to.
   View.prototype.reorient = function () {
     if (!this.model || this.model.message || !this.drawing) return;
-    if (this.pick(this.drawing) === this.shown) return;
+    if (this.pick(this.drawing) === this.shown) {
+      if (this.line.scrollHeight > this.line.clientHeight) this.say(this.line.textContent);
+      return;
+    }
     this.draw();
     this.setStep(this.step);
   };
