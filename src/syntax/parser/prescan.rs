@@ -80,8 +80,21 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                 nesting += 1;
             }
             TokenKind::RParen => {
-                if let Some((closed, _)) = levels.pop() {
+                if let Some((closed, open)) = levels.pop() {
                     nesting -= 1 + closed.signs + closed.chain;
+                    let expected = if text.as_bytes()[open] == b'[' {
+                        ']'
+                    } else {
+                        ')'
+                    };
+                    let bracket = char::from(text.as_bytes()[token.start]);
+                    if bracket != expected && problem.is_none() {
+                        problem = Some(SyntaxError::WrongBracket {
+                            span: at(&token),
+                            bracket,
+                            expected,
+                        });
+                    }
                 } else if problem.is_none() {
                     problem = Some(SyntaxError::UnmatchedParen { span: at(&token) });
                 }
@@ -186,9 +199,10 @@ fn lexical_problem(
             })
         }
         TokenKind::Other => match text[token.start..].chars().next() {
-            Some(bracket @ ('[' | ']' | '{' | '}')) => Some(SyntaxError::WrongBracket {
+            Some(bracket @ ('{' | '}')) => Some(SyntaxError::WrongBracket {
                 span: at(&token),
                 bracket,
+                expected: if bracket == '{' { '(' } else { ')' },
             }),
             _ => None,
         },
