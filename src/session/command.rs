@@ -1025,6 +1025,9 @@ impl Session {
     ) -> Result<(), SessionError> {
         let command = Command::parse(name, args)?;
         let first = events.len();
+        if let Some(result) = self.tensor_command(command.spec.name, name.span, args, events) {
+            return result;
+        }
         (command.spec.run)(self, &command, events)?;
         // A command's results may rest on an engine walk that Ctrl-C cut short;
         // those that change the session finish their change whole (`:descend`

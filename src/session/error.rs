@@ -143,6 +143,18 @@ pub enum SessionError {
         span: Span,
         help: Option<String>,
     },
+    /// A vector or matrix statement refused: shapes that break an op's rule
+    /// (both shapes and the rule named), a ragged literal, an index out of
+    /// range ([`ErrorCode::Shape`]); the memory budget
+    /// ([`ErrorCode::Limit`]); what tensors do not support, with what works
+    /// instead ([`ErrorCode::Unsupported`]).
+    #[error("{message}")]
+    Tensor {
+        code: ErrorCode,
+        message: String,
+        span: Span,
+        help: Option<String>,
+    },
 }
 
 /// A function whose body calls another (user) function more than once.
@@ -205,7 +217,8 @@ impl SessionError {
             | SessionError::UnknownCommand { span, .. }
             | SessionError::Interrupted { span }
             | SessionError::BadArguments { span, .. }
-            | SessionError::CannotWrite { span, .. } => *span,
+            | SessionError::CannotWrite { span, .. }
+            | SessionError::Tensor { span, .. } => *span,
         }
     }
 
@@ -274,7 +287,8 @@ impl SessionError {
             }
             SessionError::Reserved { help, .. }
             | SessionError::BadArguments { help, .. }
-            | SessionError::CannotWrite { help, .. } => help.clone(),
+            | SessionError::CannotWrite { help, .. }
+            | SessionError::Tensor { help, .. } => help.clone(),
             SessionError::Recursion { .. } => {
                 Some("write the repetition out, or use a variable that you update".to_string())
             }
@@ -356,6 +370,13 @@ pub enum ErrorCode {
     NoOutput,
     /// A command given arguments it does not take.
     BadArguments,
+    /// Vectors and matrices whose shapes break an op's rule (`[1, 2] @ [1,
+    /// 2, 3]`), a ragged literal, an index out of range.
+    Shape,
+    /// What vectors and matrices do not support (yet): higher-order
+    /// gradients, `:hessian`, `:diff`, `:paths`, user functions of tensors;
+    /// the help says what works instead.
+    Unsupported,
     /// Ctrl-C stopped the statement (or the reading of a source).
     Interrupted,
     /// A file a command asked for was not written (refused, exists, cannot
@@ -377,7 +398,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order docs/json.md lists them.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::Parse,
         ErrorCode::Limit,
         ErrorCode::UnknownName,
@@ -392,6 +413,8 @@ impl ErrorCode {
         ErrorCode::DuplicateParameter,
         ErrorCode::NoOutput,
         ErrorCode::BadArguments,
+        ErrorCode::Shape,
+        ErrorCode::Unsupported,
         ErrorCode::Interrupted,
         ErrorCode::Write,
         ErrorCode::Load,
@@ -419,6 +442,8 @@ impl ErrorCode {
             ErrorCode::DuplicateParameter => "duplicate-parameter",
             ErrorCode::NoOutput => "no-output",
             ErrorCode::BadArguments => "bad-arguments",
+            ErrorCode::Shape => "shape",
+            ErrorCode::Unsupported => "unsupported",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::Write => "write",
             ErrorCode::Load => "load",
@@ -456,6 +481,7 @@ impl SessionError {
             SessionError::NoOutput { .. } => ErrorCode::NoOutput,
             SessionError::BadArguments { .. } => ErrorCode::BadArguments,
             SessionError::CannotWrite { .. } => ErrorCode::Write,
+            SessionError::Tensor { code, .. } => *code,
             SessionError::Interrupted { .. } => ErrorCode::Interrupted,
         }
     }
