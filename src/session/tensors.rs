@@ -12,7 +12,9 @@
 //! output, `ans`, the generator, the leaves it moves) and [`Tensors::undo`]
 //! puts it back.
 
-use crate::engine::tensor::{Rng, Shape, Tensor, TensorError, TensorGraph, TensorId, TensorOp};
+use crate::engine::tensor::{
+    Rng, Rule, Shape, Side, Tensor, TensorError, TensorGraph, TensorId, TensorOp,
+};
 use crate::engine::{Arity, Op};
 use crate::syntax::{
     AssignOp, Call, ExprKind, ExprTree, INDEX, Ident, LIST, MATMUL, Span, UnaryOp,
@@ -20,7 +22,7 @@ use crate::syntax::{
 
 use super::error::ErrorCode;
 use super::eval::op_of;
-use super::event::{TensorData, TensorVarRow};
+use super::event::{TensorData, TensorTraceContribution, TensorTraceStep, TensorVarRow};
 use super::{CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, nearest};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
@@ -906,6 +908,7 @@ fn op_text(op: AssignOp) -> &'static str {
 impl Session {
     /// `:trace` of a tensor output: the backward walk, each tensor op one
     /// step written as its matrix rule with shapes, then the numbers.
+    /// Literals (constants) are left out, as the scalar trace leaves them.
     fn tensor_trace(
         &mut self,
         output: TensorId,
@@ -917,11 +920,251 @@ impl Session {
         if self.tensors.graph.interrupted() {
             return Err(SessionError::Interrupted { span });
         }
-        let _ = steps;
+        let labels = self.tensor_labels(output);
+        let graph = &self.tensors.graph;
+        let mut shown = Vec::new();
+        for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
+            let contributions = step
+                .contributions
+                .iter()
+                .filter(|c| graph.op(c.input) != TensorOp::Const)
+                .map(|c| {
+                    let operands: Vec<&str> = graph
+                        .operands(step.node)
+                        .iter()
+                        .map(|o| labels[o.index()].as_str())
+                        .collect();
+                    let (rule, shapes) = rule_text(
+                        &c.rule,
+                        &operands,
+                        graph.shape(step.node),
+                        graph.shape(c.input),
+                        c.summed_from,
+                    );
+                    TensorTraceContribution {
+                        input: labels[c.input.index()].clone(),
+                        rule,
+                        shapes,
+                        value: tensor_data(&c.contribution),
+                        uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
+                    }
+                })
+                .collect();
+            shown.push(TensorTraceStep {
+                step: shown.len() + 1,
+                node: labels[step.node.index()].clone(),
+                op: op_name(graph.op(step.node)),
+                upstream: tensor_data(&step.upstream),
+                contributions,
+            });
+        }
         events.push(Event::TensorTrace {
             of: label.to_string(),
-            steps: Vec::new(),
+            steps: shown,
         });
         Ok(())
+    }
+
+    /// How each tensor node up to `output` is named: its variable (the
+    /// first-assigned name), a scalar's variable or value, a short literal's
+    /// value, else its expression over its operands' names (`W @ x`), or
+    /// `t7` (node 7) when that would be long.
+    fn tensor_labels(&self, output: TensorId) -> Vec<String> {
+        let graph = &self.tensors.graph;
+        let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
+        for (name, id) in &self.tensors.vars {
+            if let Some(slot) = names.get_mut(id.index()) {
+                slot.get_or_insert(name.as_str());
+            }
+        }
+        let scalar_names = self.names_by_node();
+        let mut labels: Vec<String> = Vec::with_capacity(output.index() + 1);
+        for k in 0..=output.index() {
+            let id = TensorId(k as u32);
+            if let Some(name) = names[k] {
+                labels.push(name.to_string());
+                continue;
+            }
+            // An operand in brackets where it binds less tightly than its
+            // user: a sum inside anything but a sum, any infix operand of a
+            // postfix or a sign.
+            let sum_op = matches!(graph.op(id), TensorOp::Elementwise(Op::Add | Op::Sub));
+            let operand = |i: usize| {
+                let text = &labels[graph.operands(id)[i].index()];
+                let is_sum = text.contains(" + ") || text.contains(" - ");
+                if text.contains(' ')
+                    && (is_sum && !sum_op
+                        || !matches!(graph.op(id), TensorOp::Elementwise(_) | TensorOp::MatMul))
+                {
+                    format!("({text})")
+                } else {
+                    text.clone()
+                }
+            };
+            let label = match graph.op(id) {
+                TensorOp::Scalar(node) => scalar_names
+                    .get(&node)
+                    .map_or_else(|| format_number(self.graph.value(node)), |n| n.to_string()),
+                TensorOp::Variable | TensorOp::Const => {
+                    let value = graph.value(id);
+                    if value.len() == 1 && value.shape().rank() == 0 {
+                        format_number(value.data()[0])
+                    } else {
+                        format!("t{k}")
+                    }
+                }
+                TensorOp::Elementwise(op) => {
+                    let info = op.info();
+                    match (graph.operands(id).len(), op) {
+                        (1, Op::Neg) => format!("-{}", operand(0)),
+                        (1, _) => {
+                            format!("{}({})", info.name, labels[graph.operands(id)[0].index()])
+                        }
+                        _ => format!("{} {} {}", operand(0), info.name, operand(1)),
+                    }
+                }
+                TensorOp::MatMul => format!("{} @ {}", operand(0), operand(1)),
+                TensorOp::Transpose => format!("{}ᵀ", operand(0)),
+                TensorOp::Index(i) => format!("{}[{i}]", operand(0)),
+                TensorOp::Index2(i, j) => format!("{}[{i}, {j}]", operand(0)),
+                TensorOp::SumAxis(axis) => {
+                    format!("sum({}, {axis})", labels[graph.operands(id)[0].index()])
+                }
+                op => format!("{}({})", op_name(op), labels[graph.operands(id)[0].index()]),
+            };
+            labels.push(if label.chars().count() > 24 {
+                format!("t{k}")
+            } else {
+                label
+            });
+        }
+        labels
+    }
+}
+
+/// A number as a label: the shortest text that reads back as it.
+fn format_number(x: f64) -> String {
+    let mut tree = ExprTree::number(x).to_string();
+    if tree.is_empty() {
+        tree = x.to_string();
+    }
+    tree
+}
+
+/// A tensor op as the trace names it: `@`, `tanh`, `sum`, `+`.
+fn op_name(op: TensorOp) -> String {
+    match op {
+        TensorOp::Elementwise(op) => op.info().name.to_string(),
+        op => op.info().name.to_string(),
+    }
+}
+
+/// The matrix rule of one operand's vector–Jacobian product as text, over
+/// the node's `operands` (their labels), and its shapes: (`upstream · xᵀ`,
+/// `(2×1)·(1×3) → 2×3`).
+fn rule_text(
+    rule: &Rule,
+    operands: &[&str],
+    node: Shape,
+    input: Shape,
+    summed_from: Option<Shape>,
+) -> (String, String) {
+    let a = operands.first().copied().unwrap_or("a");
+    let t = |text: &str| {
+        if text.contains(' ') {
+            format!("({text})")
+        } else {
+            text.to_string()
+        }
+    };
+    match rule {
+        Rule::MatMul {
+            side,
+            factors,
+            result,
+        } => {
+            let text = match side {
+                Side::Left => format!("upstream · {}ᵀ", t(operands.get(1).copied().unwrap_or("B"))),
+                Side::Right => format!("{}ᵀ · upstream", t(a)),
+            };
+            let shapes = format!("({})·({}) → {}", factors[0], factors[1], result);
+            (
+                text,
+                if *result == input {
+                    shapes
+                } else {
+                    format!("{shapes}, as {input}")
+                },
+            )
+        }
+        Rule::Elementwise { op, position } => {
+            let text = elementwise_rule(*op, *position, operands);
+            let shapes = match summed_from {
+                Some(from) => {
+                    format!("⊙ elementwise at {from}, summed over the broadcast axes → {input}")
+                }
+                None => format!("⊙ elementwise, {node}"),
+            };
+            (text, shapes)
+        }
+        Rule::Transposed => ("upstreamᵀ".to_string(), format!("({node})ᵀ → {input}")),
+        Rule::Scatter => (
+            format!("upstream at the index of {}, 0 elsewhere", t(a)),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Broadcast { axis: None } => (
+            "upstream broadcast (∂sum/∂xᵢ = 1)".to_string(),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Broadcast { axis: Some(axis) } => (
+            format!("upstream broadcast along axis {axis} (∂sum/∂xᵢ = 1)"),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Mean { count } => (
+            format!("upstream / {count}, broadcast"),
+            format!("({node}) → {input}"),
+        ),
+        Rule::FirstMax { index } => (
+            format!("upstream at element {index} (the first maximum), 0 elsewhere"),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Softmax => (
+            format!("p ⊙ (upstream − p·upstream), p = softmax({a})"),
+            format!("({node}) → {input}, per row"),
+        ),
+        Rule::LogSumExp => (
+            format!("upstream ⊙ softmax({a})"),
+            format!("({node}) → {input}, per row"),
+        ),
+    }
+}
+
+/// `upstream ⊙ f′` for an elementwise op at operand `position`, `f′` the
+/// scalar op table's textbook local derivative over the operands' labels.
+fn elementwise_rule(op: Op, position: usize, operands: &[&str]) -> String {
+    let Some(derivative) = op.info().derivative(position) else {
+        return "0 (passes nothing)".to_string();
+    };
+    let trees: Vec<ExprTree> = operands.iter().map(|o| ExprTree::name(o)).collect();
+    let refs: Vec<&ExprTree> = trees.iter().collect();
+    let local = super::formula::rule_tree(
+        op,
+        crate::engine::LocalRule::Expr {
+            expr: &derivative.textbook,
+            ties: 1,
+        },
+        &refs,
+    );
+    match local.map(|tree| tree.to_string()) {
+        None => "0 (passes nothing)".to_string(),
+        Some(text) if text == "1" => "upstream".to_string(),
+        Some(text) if text == "-1" => "−upstream".to_string(),
+        Some(text) => {
+            if text.contains(' ') || text.starts_with('-') {
+                format!("upstream ⊙ ({text})")
+            } else {
+                format!("upstream ⊙ {text}")
+            }
+        }
     }
 }

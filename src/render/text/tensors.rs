@@ -157,15 +157,22 @@ pub(super) fn trace(out: &mut String, of: &str, steps: &[TensorTraceStep], p: &P
         ))
     );
     let grad = |s: &str| p.grad_text(s);
+    let partial = |wrt: &str| {
+        if wrt.contains(' ') {
+            p.partial(of, &format!("({wrt})"))
+        } else {
+            p.partial(of, wrt)
+        }
+    };
     for step in steps {
-        let head = format!(
-            "[{}] {} ({}), upstream {}",
-            step.step,
-            p.name(&step.node),
-            step.op,
-            p.partial(of, &step.node)
+        let _ = writeln!(out, "[{}] {} ({})", step.step, p.name(&step.node), step.op);
+        block(
+            out,
+            &format!("    upstream {}", partial(&step.node)),
+            &step.upstream,
+            p,
+            &grad,
         );
-        block(out, &format!("{head} "), &step.upstream, p, &grad);
         for c in &step.contributions {
             let uses = c
                 .uses
@@ -174,7 +181,7 @@ pub(super) fn trace(out: &mut String, of: &str, steps: &[TensorTraceStep], p: &P
             let _ = writeln!(
                 out,
                 "    {} += {}   {}{}",
-                p.partial(of, &c.input),
+                partial(&c.input),
                 c.rule,
                 p.dim(&c.shapes),
                 p.dim(&uses)
