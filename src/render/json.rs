@@ -412,6 +412,7 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         | Event::Tensor { .. }
         | Event::TensorGrad { .. }
         | Event::TensorTrace { .. }
+        | Event::TensorTopo { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
         | Event::Vars { .. }

@@ -1025,6 +1025,9 @@ impl Session {
     ) -> Result<(), SessionError> {
         let command = Command::parse(name, args)?;
         let first = events.len();
+        if let Some(result) = self.tensor_step_command(&command, events) {
+            return result;
+        }
         if let Some(result) = self.tensor_command(command.spec.name, name.span, args, events) {
             return result;
         }

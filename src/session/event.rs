@@ -318,6 +318,7 @@ macro_rules! short_events {
             | Event::Tensor { .. }
             | Event::TensorGrad { .. }
             | Event::TensorTrace { .. }
+            | Event::TensorTopo { .. }
             | Event::Defined { .. }
             | Event::Grad { .. }
             | Event::Warning { .. }
@@ -406,6 +407,12 @@ pub enum Event {
     TensorTrace {
         of: String,
         steps: Vec<TensorTraceStep>,
+    },
+    /// `:topo` of a tensor output: its nodes in reverse topological order,
+    /// output first, with their shapes.
+    TensorTopo {
+        of: String,
+        rows: Vec<super::TensorTopoRow>,
     },
     /// A user function was defined.
     Defined { name: String, params: Vec<String> },
@@ -1207,6 +1214,10 @@ pub struct Picture {
     pub calls: Vec<PictureCall>,
     /// Which way the edges run.
     pub direction: Direction,
+    /// The graph of a tensor output, drawn instead of `nodes` and `edges`
+    /// (which are then empty): a box per tensor node with its name, shape,
+    /// values and gradient ([`super::TensorPicture`]).
+    pub tensor: Option<Box<super::TensorPicture>>,
 }
 
 /// What `:html` and `:serve` show: the output's finished picture and the

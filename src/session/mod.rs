@@ -29,6 +29,7 @@ mod paths;
 mod preview;
 mod script;
 pub mod steps;
+mod tensor_steps;
 mod tensors;
 mod undo;
 mod update;
@@ -54,7 +55,10 @@ pub use event::{
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
-pub use steps::{GradMark, GradState, StepModel};
+pub use steps::{GradMark, GradState, Marks, StepModel};
+pub use tensor_steps::{
+    TensorPicture, TensorPictureEdge, TensorPictureNode, TensorStepModel, TensorTopoRow,
+};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};

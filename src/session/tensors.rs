@@ -969,7 +969,7 @@ impl Session {
     /// first-assigned name), a scalar's variable or value, a short literal's
     /// value, else its expression over its operands' names (`W @ x`), or
     /// `t7` (node 7) when that would be long.
-    fn tensor_labels(&self, output: TensorId) -> Vec<String> {
+    pub(super) fn tensor_labels(&self, output: TensorId) -> Vec<String> {
         let graph = &self.tensors.graph;
         let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
         for (name, id) in &self.tensors.vars {

@@ -40,5 +40,6 @@ mod serve;
 mod sessions;
 mod steps;
 mod teaching;
+mod tensor_steps;
 mod util;
 mod web;

@@ -6,7 +6,10 @@ use std::fmt::Write;
 mod calculus;
 mod listings;
 mod paint;
+mod tensor_steps;
 mod tensors;
+
+pub use tensor_steps::tensor_step_pieces;
 
 use paint::{Painter, human_bytes, plural, reclaim_text};
 
@@ -115,6 +118,7 @@ fn render_unicode(
             });
         }
         Event::TensorTrace { of, steps } => tensors::trace(&mut out, of, steps, &p),
+        Event::TensorTopo { of, rows } => tensor_steps::topo(&mut out, of, rows, &p),
         Event::Defined { name, params } => {
             let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));
         }
