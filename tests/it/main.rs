@@ -40,5 +40,6 @@ mod serve;
 mod sessions;
 mod steps;
 mod teaching;
+mod tensors;
 mod util;
 mod web;
