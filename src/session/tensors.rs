@@ -959,7 +959,7 @@ impl Session {
             }
             "trace" => Some(self.tensor_trace(output, &label, span, events)),
             "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
-            | "stats" | "gc" => None,
+            | "stats" | "gc" | "descend" => None,
             other => Some(Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
@@ -1328,5 +1328,127 @@ fn elementwise_rule(op: Op, position: usize, operands: &[&str]) -> String {
                 format!("upstream ⊙ {text}")
             }
         }
+    }
+}
+
+impl Session {
+    /// Whether `name` is bound to a tensor now.
+    pub(super) fn is_tensor(&self, name: &str) -> bool {
+        self.tensors.vars.contains_key(name)
+    }
+
+    /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
+    /// backward pass from L (shape `()`), every parameter moved to
+    /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
+    /// between two steps keeps the steps done, as for scalars. The table
+    /// shows the loss; the parameters' values after the last step follow.
+    pub(super) fn tensor_descend(
+        &mut self,
+        descent: &super::descent::Descent,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let loss = self.tensors.vars[descent.loss.name.as_str()];
+        let shape = self.tensors.graph.shape(loss);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                descent.loss.span,
+                format!(
+                    "the loss `{}` has shape ({shape}): `:descend` takes a loss of shape ()",
+                    descent.loss.name
+                ),
+                Some(format!(
+                    "reduce it first, e.g. `L = sum({})`",
+                    descent.loss.name
+                )),
+            ));
+        }
+        let order = self.tensors.graph.topo_order(loss);
+        let mut leaves = Vec::with_capacity(descent.params.len());
+        for param in &descent.params {
+            let leaf = self.tensor_leaf(param)?;
+            if !order.contains(&leaf) {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    param.span,
+                    format!(
+                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
+                        descent.loss.name, param.name
+                    ),
+                    None,
+                ));
+            }
+            leaves.push(leaf);
+        }
+        let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
+        let row = |s: &Session, step| super::derivatives::RepeatRow {
+            step,
+            output: Some(value(s)),
+            values: Vec::new(),
+        };
+        let mut rows = vec![row(self, 0)];
+        let mut losses = vec![value(self)];
+        let mut done = 0;
+        while done < descent.steps && !crate::interrupt::requested() {
+            let gradients = self.tensors.graph.backward(loss);
+            if crate::interrupt::requested() {
+                break; // the walk may have stopped early: this step is not taken
+            }
+            for &leaf in &leaves {
+                let mut moved = self.tensors.graph.value(leaf).clone();
+                if let Some(g) = gradients.get(leaf) {
+                    for (x, d) in moved.data_mut().iter_mut().zip(g.data()) {
+                        *x -= descent.rate * d;
+                    }
+                }
+                self.tensors.journal_leaf(leaf);
+                // The same shape: it was the leaf's value.
+                let _ = self.tensors.graph.set_leaf_value(leaf, moved);
+            }
+            if !self.tensors.graph.rerun(&self.graph) {
+                self.tensors.graph.rerun(&self.graph);
+                break;
+            }
+            done += 1;
+            losses.push(value(self));
+            if super::update::keeps_step(done, descent.steps) {
+                rows.push(row(self, done));
+            }
+        }
+        if rows.last().is_some_and(|r| r.step != done) {
+            rows.push(row(self, done));
+        }
+        if done > 0 {
+            self.record(&descent.script_of(done));
+        }
+        events.push(Event::Calculus(
+            super::derivatives::CalculusEvent::Descent {
+                of: descent.loss.name.clone(),
+                params: descent.params.iter().map(|p| p.name.clone()).collect(),
+                rate: Number(descent.rate),
+                steps: done,
+                requested: descent.steps,
+                rows,
+                losses,
+                interrupted: done < descent.steps,
+                all: descent.all,
+                target: descent.target.clone(),
+            },
+        ));
+        for (param, leaf) in descent.params.iter().zip(leaves) {
+            events.push(Event::Tensor {
+                name: Some(param.name.clone()),
+                value: self.tensor_data(leaf),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Session {
+    /// `:seed N`: `randn` starts again from seed N (recorded for `:save`).
+    pub(super) fn seed(&mut self, seed: u64) {
+        self.tensors.rng = Rng::new(seed);
+        self.record(&format!(":seed {seed}"));
     }
 }
