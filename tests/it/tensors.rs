@@ -293,3 +293,90 @@ fn scalar_statements_are_untouched_and_a_scalar_rebinds_a_tensor_name() {
         .unwrap();
     assert_contains(&stdout_of(&output), "∂y/∂W = 6");
 }
+
+/// The `descent` event's losses of `examples/NAME`.
+fn losses_of(name: &str) -> Vec<f64> {
+    let output = crate::util::output_in(
+        env!("CARGO_MANIFEST_DIR"),
+        &["--json", &format!("examples/{name}")],
+    );
+    assert_eq!(output.status.code(), Some(0), "{name}");
+    let events = crate::util::json_lines(&stdout_of(&output));
+    let descent = events.iter().find(|e| e["kind"] == "descent").unwrap();
+    descent["losses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| json_number(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_matrix_mlp_trains_to_the_scalar_versions_losses() {
+    let matrix = losses_of("matrix_mlp.calc");
+    let scalar = losses_of("moons_descent.calc");
+    assert_eq!(matrix.len(), 41);
+    assert_eq!(matrix.len(), scalar.len());
+    for (m, s) in matrix.iter().zip(&scalar) {
+        assert_close(*m, *s, 1e-9);
+    }
+    // Step 1 as micrograd gives it (scripts/micrograd_descent.py).
+    assert_close(matrix[1], 0.4134191100, 1e-9);
+}
+
+#[test]
+fn the_softmax_example_shows_p_minus_onehot() {
+    let output = crate::util::output_in(
+        env!("CARGO_MANIFEST_DIR"),
+        &["--json", "examples/softmax.calc"],
+    );
+    let events = crate::util::json_lines(&stdout_of(&output));
+    // numpy: p − onehot(0) at z = W @ x + b, and its outer product with x.
+    let g = [-0.9560135197079421, 0.8834920740271945, 0.07252144568074777];
+    assert_all_close(&event(&events, "tensor_grad", "wrt", "b")["value"], &g);
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &[g[0], 2.0 * g[0], g[1], 2.0 * g[1], g[2], 2.0 * g[2]],
+    );
+    let trace = events.iter().find(|e| e["kind"] == "tensor_trace").unwrap();
+    let softmax = crate::util::member(&trace["steps"], "op", "softmax");
+    assert_eq!(
+        softmax["contributions"][0]["rule"],
+        "p ⊙ (upstream − p·upstream), p = softmax(z)"
+    );
+    assert_all_close(&softmax["contributions"][0]["value"]["value"], &g);
+}
+
+#[test]
+fn tensor_descent_and_simultaneous_updates_move_the_leaves() {
+    // L = |W @ x − y|², x·x = 5: each step with lr 0.05 halves the residual.
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\ny = [1, -1]\nL = sum((W @ x - y)^2)\n:descend L lr=0.05 steps=3 W",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let descent = events.iter().find(|e| e["kind"] == "descent").unwrap();
+    assert_all_close(&descent["losses"], &[18.5, 4.625, 1.15625, 0.2890625]);
+    // numpy: W − Σ 0.05·2·r_k xᵀ over the three steps.
+    let w = events.iter().rev().find(|e| e["kind"] == "tensor").unwrap();
+    assert_all_close(&w["value"], &[0.9375, -0.125, 0.8875, -0.725]);
+    // The same first step as one simultaneous update with grad(L, W).
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\ny = [1, -1]\nL = sum((W @ x - y)^2)\nW, x := W - 0.05*grad(L, W), x\nL",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    assert_all_close(&events.last().unwrap()["value"], &[4.625]);
+}
+
+#[test]
+fn randn_is_the_same_after_the_same_seed() {
+    let (events, _) = json_events(&[
+        "-e",
+        ":seed 7\nrandn(2, 2)\n:seed 7\nrandn(2, 2)\nrandn(2, 2)",
+    ]);
+    let values: Vec<Vec<f64>> = events.iter().map(|e| flat(&e["value"])).collect();
+    assert_eq!(values[0], values[1]);
+    assert_ne!(values[1], values[2]);
+    assert!(values[0].iter().all(|x| x.is_finite() && x.abs() < 10.0));
+}
