@@ -49,6 +49,8 @@ mod shape;
 mod value;
 
 #[cfg(test)]
+mod gradcheck;
+#[cfg(test)]
 mod tests;
 
 pub use backward::{Rule, Side, TensorContribution, TensorGradients, TensorStep};
