@@ -7,7 +7,7 @@
 use super::kernels::{self, Factor};
 use super::ops::{matmul_factors, rows, transpose};
 use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
-use crate::engine::{NodeId, Op, Shortcut};
+use crate::engine::{NodeId, Op, Passing, Shortcut};
 
 /// The vector–Jacobian product one operand of a tensor op receives, as a
 /// renderer writes it (with the shapes it needs to say `(2×1)·(1×3) → 2×3`).
@@ -332,19 +332,24 @@ fn elementwise_vjp(
 ) -> Vec<f64> {
     let info = op.info();
     let local = info.local;
+    // Smooth ops pass everywhere: the per-element test is skipped.
+    let always = info
+        .derivative(position)
+        .is_some_and(|d| d.passing == Passing::Always);
+    let chain = |x: &[f64], o: f64, u: f64| {
+        if always || info.passes(x, o, position) {
+            u * local(x, o, position)
+        } else {
+            0.0
+        }
+    };
     match *inputs {
         [a] => a
             .data()
             .iter()
             .zip(out.data())
             .zip(up)
-            .map(|((&x, &y), &u)| {
-                if info.passes(&[x], y, 0) {
-                    u * local(&[x], y, 0)
-                } else {
-                    0.0
-                }
-            })
+            .map(|((&x, &o), &u)| chain(&[x], o, u))
             .collect(),
         [a, b] => {
             let shape = out.shape();
@@ -353,8 +358,9 @@ fn elementwise_vjp(
                 (Some(Shortcut::Sub), _) => up.iter().map(|&u| -u).collect(),
                 (Some(Shortcut::Mul), _) => {
                     let other = if position == 0 { b } else { a };
-                    let u = Tensor::new(shape, up.to_vec());
-                    kernels::zip(&u, other, shape, |u, x| u * x)
+                    kernels::zip_data((up, shape), (other.data(), other.shape()), shape, |u, x| {
+                        u * x
+                    })
                 }
                 (None, _) => {
                     let x = kernels::zip(a, b, shape, |x, _| x);
@@ -363,13 +369,7 @@ fn elementwise_vjp(
                         .zip(&y)
                         .zip(out.data())
                         .zip(up)
-                        .map(|(((&x, &y), &o), &u)| {
-                            if info.passes(&[x, y], o, position) {
-                                u * local(&[x, y], o, position)
-                            } else {
-                                0.0
-                            }
-                        })
+                        .map(|(((&x, &y), &o), &u)| chain(&[x, y], o, u))
                         .collect()
                 }
             }
