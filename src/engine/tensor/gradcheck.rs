@@ -303,3 +303,45 @@ fn detach_passes_nothing() {
     // L = Σ detach(x)·x: ∂L/∂x = detach(x) = x, not 2x.
     assert_eq!(g.backward(l).get(x).unwrap().data(), &[1.0, 2.0]);
 }
+
+/// Any tensor node with an operand, built on random leaves: the cases of
+/// the properties above.
+fn any_step() -> impl Strategy<Value = (TensorOp, Vec<Tensor>)> {
+    prop_oneof![
+        unary_case().prop_map(|(op, t)| (TensorOp::Elementwise(op), vec![t])),
+        binary_case().prop_map(|(op, a, b)| (TensorOp::Elementwise(op), vec![a, b])),
+        matmul_case().prop_map(|(a, b)| (TensorOp::MatMul, vec![a, b])),
+        structural_case().prop_map(|(op, t)| (op, vec![t])),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn the_scalar_view_adds_up_to_the_contribution((op, leaves) in any_step(), seed in any::<u64>()) {
+        // Σ upstream × local over an element's terms (the Jacobian's column)
+        // is that element of the vector–Jacobian product's contribution.
+        let mut g = TensorGraph::new();
+        let ids: Vec<TensorId> = leaves.iter().map(|t| g.leaf(t.clone()).unwrap()).collect();
+        let node = g.apply(op, &ids).unwrap();
+        let upstream = Tensor::randn(g.shape(node), &mut Rng::new(seed));
+        let r = g.constant(upstream.clone()).unwrap();
+        let p = g.apply(TensorOp::Elementwise(Op::Mul), &[node, r]).unwrap();
+        let l = g.apply(TensorOp::Sum, &[p]).unwrap();
+        let (_, steps) = g.backward_traced(l);
+        let step = steps.iter().find(|s| s.node == node).unwrap();
+        for c in &step.contributions {
+            for e in 0..c.contribution.len() {
+                let terms = g.expand(node, c.position, e, upstream.data());
+                let sum: f64 = terms.iter().map(|t| t.upstream * t.local).sum();
+                let want = c.contribution.data()[e];
+                prop_assert!(
+                    (sum - want).abs() <= 1e-12 * want.abs().max(1.0),
+                    "{:?} operand {} element {}: terms {} vs contribution {}",
+                    op, c.position, e, sum, want
+                );
+            }
+        }
+    }
+}

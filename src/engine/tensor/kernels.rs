@@ -27,7 +27,7 @@ impl Strides {
 
     /// The data index of `out`'s element (i, j).
     #[inline(always)]
-    fn at(self, i: usize, j: usize) -> usize {
+    pub(super) fn at(self, i: usize, j: usize) -> usize {
         i * self.rows + j * self.cols
     }
 }

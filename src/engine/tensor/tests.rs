@@ -504,3 +504,23 @@ fn constants_get_no_gradient() {
     assert_eq!(mul.contributions.len(), 1);
     assert_eq!(mul.contributions[0].input, x);
 }
+
+#[test]
+fn the_scalar_view_of_a_matrix_product_names_each_term() {
+    // h = W @ x, W 2×3, x = [1, -1, 0.5], upstream [u0, u1]:
+    // ∂L/∂W[1, 2] = u1 · x[2] (one term); ∂L/∂x[0] = u0·W[0, 0] + u1·W[1, 0].
+    let mut g = TensorGraph::new();
+    let [w, x, _, _] = layer(&mut g);
+    let h = g.apply(TensorOp::MatMul, &[w, x]).unwrap();
+    let up = [0.25, -2.0];
+    let term = |output, upstream, local| ElementTerm {
+        output,
+        upstream,
+        local,
+    };
+    assert_eq!(g.expand(h, 0, 5, &up), [term(1, -2.0, 0.5)]);
+    assert_eq!(
+        g.expand(h, 1, 0, &up),
+        [term(0, 0.25, 1.0), term(1, -2.0, 3.0)]
+    );
+}
