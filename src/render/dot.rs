@@ -4,7 +4,7 @@
 //! Constants are not drawn as nodes: the op that reads one shows it in its
 //! label (`× 2`), as micrograd's pictures show no node for them either.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 use super::notation::{self, Form};
@@ -142,6 +142,8 @@ pub struct Drawing {
     /// Edges between `nodes`, each once (an input read twice by one op, as in
     /// `x*x`, is one edge with both local derivatives).
     pub edges: Vec<DrawEdge>,
+    /// The leaves many calls share, drawn under the graph rather than in it.
+    pub shared: Vec<Shared>,
     /// The labelled groups (derivative graphs, forward passes beside them)
     /// that the nodes' `group` fields point into, for the fills and legend.
     pub groups: Vec<PictureGroup>,
@@ -190,11 +192,28 @@ pub enum DrawNode {
         call: bool,
     },
     /// A reference to a leaf read by many ops ([`GHOST_FANOUT`]), drawn beside
-    /// each of them but the first instead of an edge from afar: its name only.
+    /// each of them but the first instead of an edge from afar: its name only;
+    /// or to the leaves several calls share ([`Shared`]), beside each call.
     Ghost {
-        /// The leaf's name.
+        /// The leaf's name, or the shared leaves' [`Shared::label`].
         name: String,
     },
+}
+
+/// Leaves that many calls of user functions read alike (a network's
+/// parameters, read by its call for every data point): drawn once, side by
+/// side under the graph, and beside each call as one dashed box naming them
+/// all (`w11 … c`) instead of an edge from each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shared {
+    /// What the dashed boxes say: the first and the last leaf's names
+    /// (`w11 … c`; both for two, `a, b`).
+    pub label: String,
+    /// The leaves' value boxes (indices into [`Drawing::nodes`]), in the
+    /// order the first call reads them.
+    pub leaves: Vec<usize>,
+    /// How many calls read them.
+    pub calls: usize,
 }
 
 /// A leaf read by more ops than this is drawn once in full (before the op that
@@ -281,7 +300,9 @@ pub fn drawing(picture: &Picture) -> Drawing {
             }
         }
     }
-    // Leaves read by many ops: the first op keeps the edge, the others get a ghost.
+    let shared = share_leaves(&mut nodes, &mut edges);
+    // Leaves read by many ops: the first op keeps the edge, the others get a
+    // ghost (every op, for a leaf drawn under the graph).
     let mut readers: HashMap<usize, (usize, usize)> = HashMap::new();
     for edge in edges.iter().filter(|e| is_leaf(&nodes, e.from)) {
         let entry = readers.entry(edge.from).or_insert((0, usize::MAX));
@@ -289,9 +310,10 @@ pub fn drawing(picture: &Picture) -> Drawing {
         entry.1 = entry.1.min(edge.to);
     }
     for edge in &mut edges {
+        let under = shared.iter().any(|s| s.leaves.contains(&edge.from));
         match (readers.get(&edge.from), &nodes[edge.from]) {
             (Some(&(count, first)), DrawNode::Value { name, .. })
-                if count > GHOST_FANOUT && edge.to != first =>
+                if under || (count > GHOST_FANOUT && edge.to != first) =>
             {
                 let name = name.clone();
                 edge.from = nodes.len();
@@ -306,9 +328,73 @@ pub fn drawing(picture: &Picture) -> Drawing {
         title_room: title_room(picture),
         nodes,
         edges,
+        shared,
         groups: picture.groups.clone(),
         direction: picture.direction,
     }
+}
+
+/// Finds the leaves that several calls share ([`Shared`]) among `nodes`:
+/// each leaf read by more than [`GHOST_FANOUT`] ops, at least two of them
+/// calls of user functions, grouped by the calls that read them; a group of
+/// two leaves or more is shared. Its edges into those calls give way to one
+/// reference box (a [`DrawNode::Ghost`] naming the group) and its edge into
+/// each call.
+fn share_leaves(nodes: &mut Vec<DrawNode>, edges: &mut Vec<DrawEdge>) -> Vec<Shared> {
+    let is_call = |at: usize| matches!(nodes[at], DrawNode::Op { call: true, .. });
+    let mut readers: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for edge in edges.iter().filter(|e| is_leaf(nodes, e.from)) {
+        readers.entry(edge.from).or_default().push(edge.to);
+    }
+    // The leaves of each set of calls, in the order of the edges into the
+    // first call (its arguments', then the variables its body reads).
+    let mut by_calls: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+    for (&leaf, ops) in &readers {
+        let mut calls: Vec<usize> = ops.iter().copied().filter(|&op| is_call(op)).collect();
+        calls.sort_unstable();
+        calls.dedup();
+        if ops.len() > GHOST_FANOUT && calls.len() >= 2 {
+            by_calls.entry(calls).or_default().push(leaf);
+        }
+    }
+    let mut shared = Vec::new();
+    for (calls, mut leaves) in by_calls {
+        if leaves.len() < 2 {
+            continue;
+        }
+        let first_use = |leaf: &usize| {
+            edges
+                .iter()
+                .position(|e| e.from == *leaf && e.to == calls[0])
+        };
+        leaves.sort_by_key(first_use);
+        let name = |at: usize| match &nodes[at] {
+            DrawNode::Value { name, .. } => name.clone(),
+            _ => String::new(),
+        };
+        let (first, last) = (name(leaves[0]), name(leaves[leaves.len() - 1]));
+        let label = match leaves.len() {
+            2 => format!("{first}, {last}"),
+            _ => format!("{first} … {last}"),
+        };
+        edges.retain(|e| !(leaves.contains(&e.from) && calls.contains(&e.to)));
+        for &call in &calls {
+            edges.push(DrawEdge {
+                from: nodes.len(),
+                to: call,
+                label: String::new(),
+            });
+            nodes.push(DrawNode::Ghost {
+                name: label.clone(),
+            });
+        }
+        shared.push(Shared {
+            label,
+            leaves,
+            calls: calls.len(),
+        });
+    }
+    shared
 }
 
 /// True when drawing node `at` is a leaf's box (a value no op computes).
@@ -578,5 +664,76 @@ mod tests {
         assert!(text.contains("n0 -> n2op [label=\"3\"];"));
         assert!(text.contains("{ a\\|b | value 3"));
         assert!(svg(&picture).contains("<svg"));
+    }
+
+    /// Leaves `a`, `b` read by four calls `f1` … `f4`, and `k` read by three:
+    /// `a` and `b` are shared (under the graph, a box `a, b` beside each
+    /// call); `k`, read by fewer than four, keeps its edges.
+    #[test]
+    fn leaves_many_calls_read_alike_are_shared() {
+        let mut nodes = vec![
+            node(0, Some("a"), Op::Variable, 1.0, 0.0),
+            node(1, Some("b"), Op::Variable, 2.0, 0.0),
+            node(2, Some("k"), Op::Variable, 3.0, 0.0),
+        ];
+        let mut edges = Vec::new();
+        let mut calls = Vec::new();
+        for c in 0..4u32 {
+            let mut call = node(3 + c, Some(&format!("y{c}")), Op::Tanh, 0.5, 1.0);
+            call.boxed = Some(c as usize);
+            nodes.push(call);
+            let inputs: &[u32] = if c < 3 { &[0, 1, 2] } else { &[0, 1] };
+            for (position, &input) in inputs.iter().enumerate() {
+                edges.push(PictureEdge {
+                    input: NodeId(input),
+                    node: NodeId(3 + c),
+                    position,
+                    local: 1.0,
+                });
+            }
+            calls.push(crate::session::PictureCall {
+                label: format!("f{}", c + 1),
+                function: "f".to_string(),
+                written: format!("f(…{c})"),
+                args: 0,
+                parent: None,
+                output: Some(NodeId(3 + c)),
+                boxed: true,
+            });
+        }
+        nodes.reverse(); // output first, as a picture lists them
+        let picture = Picture {
+            of: "y3".to_string(),
+            nodes,
+            edges,
+            step: None,
+            groups: Vec::new(),
+            calls,
+            direction: Direction::Auto,
+        };
+        let drawn = drawing(&picture);
+        let name = |at: usize| match &drawn.nodes[at] {
+            DrawNode::Value { name, .. } | DrawNode::Ghost { name } => name.clone(),
+            DrawNode::Op { label, .. } => label.clone(),
+        };
+        assert_eq!(drawn.shared.len(), 1);
+        let shared = &drawn.shared[0];
+        assert_eq!((shared.label.as_str(), shared.calls), ("a, b", 4));
+        let leaves: Vec<String> = shared.leaves.iter().map(|&at| name(at)).collect();
+        assert_eq!(leaves, ["a", "b"]);
+        // No edge leaves a shared box; one from a box `a, b` into each call;
+        // three from k.
+        assert!(drawn.edges.iter().all(|e| !shared.leaves.contains(&e.from)));
+        let from = |wanted: &str| {
+            drawn
+                .edges
+                .iter()
+                .filter(|e| name(e.from) == wanted)
+                .count()
+        };
+        assert_eq!((from("a, b"), from("k")), (4, 3));
+        assert!(
+            svg(&picture).contains(">a, b: read by all 4 calls (the dashed boxes), drawn once<")
+        );
     }
 }

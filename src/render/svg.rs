@@ -1,12 +1,15 @@
 //! The graph as an SVG picture for slides, laid out by [`super::layout`] (no
 //! Graphviz needed): a box per value (`name`, `value`, `grad`), a small ellipse
 //! per operation with the constants it reads folded into its label (`× 2`),
-//! edges labelled with the local derivative. The drawing runs left to right like
-//! micrograd's `draw_dot`, or top to bottom when that is narrower and left to
-//! right would be wider than a slide; it sits on a white background, its
-//! canvas fits it, its text is 18 px when the picture is shown
-//! [`SLIDE_WIDTH`] pixels wide (or fits in that width), and its coordinates
-//! are whole pixels.
+//! edges labelled with the local derivative; the leaves several calls share (a
+//! network's parameters) in rows under the graph. The drawing runs left to
+//! right like micrograd's `draw_dot`, or top to bottom when that fits a slide
+//! better (see [`Direction::Auto`] and `arrange_for_slide`); it sits on a
+//! white background, its canvas fits it, its text is 18 px when the picture
+//! is shown [`SLIDE_WIDTH`] pixels wide (or fits in that width), and its
+//! coordinates are whole pixels. Every moment of one graph's backward pass
+//! is drawn with the same layout and canvas: nothing here depends on the
+//! moment but colours and texts that boxes have room for.
 
 use std::fmt::Write;
 
@@ -58,24 +61,33 @@ pub fn svg(drawing: &Drawing) -> String {
     let items = &drawing.nodes;
     // Sizes when the rank axis is horizontal (left to right).
     let boxes: Vec<(f64, f64)> = items.iter().map(box_size).collect();
-    let labels: Vec<f64> = drawing
-        .edges
+    let laid = Laid::of(drawing, &boxes);
+    let legend = legend_lines(drawing);
+    let legend_width = legend
         .iter()
-        .map(|e| {
-            if e.label.is_empty() {
-                0.0
-            } else {
-                text_width(&e.label, false) + 8.0
-            }
-        })
-        .collect();
+        .map(|(text, ..)| text_width(text, false) + SWATCH + 8.0)
+        .fold(0.0, f64::max);
+    let title_width = [&drawing.title, &drawing.title_room]
+        .into_iter()
+        .flatten()
+        .map(|t| text_width(t, true) * 22.0 / FONT)
+        .fold(0.0, f64::max);
+    let title = if drawing.title.is_some() { TITLE } else { 0.0 };
+    // The canvas around a graph of `w` × `h` (x, y) pixels: the shared
+    // leaves under it, then the legend; `room` for the title's width.
+    let canvas = |(w, h): (f64, f64), room: f64| {
+        let under = Under::of(drawing, &boxes, w);
+        (
+            (w.max(room).max(legend_width).max(under.extent.0) + 2.0 * MARGIN).round(),
+            (h + 2.0 * MARGIN + under.extent.1 + LEGEND_ROW * legend.len() as f64).round(),
+        )
+    };
     let (layout, horizontal) = match drawing.direction {
-        Direction::Auto => arrange_for_slide(&boxes, drawing, &labels),
-        Direction::LeftToRight => (arrange(&boxes, drawing, &labels, true), true),
-        Direction::TopToBottom => (arrange(&boxes, drawing, &labels, false), false),
+        Direction::Auto => arrange_for_slide(&laid, |extent| canvas(extent, 0.0)),
+        Direction::LeftToRight => (laid.arrange(true), true),
+        Direction::TopToBottom => (laid.arrange(false), false),
     };
     // Abstract (along, across) to (x, y).
-    let title = if drawing.title.is_some() { TITLE } else { 0.0 };
     let place = |(along, across): (f64, f64)| -> (f64, f64) {
         if horizontal {
             (along + MARGIN, across + MARGIN + title)
@@ -83,28 +95,25 @@ pub fn svg(drawing: &Drawing) -> String {
             (across + MARGIN, along + MARGIN + title)
         }
     };
-    let (w, h) = if horizontal {
-        (layout.extent.0, layout.extent.1)
-    } else {
-        (layout.extent.1, layout.extent.0)
-    };
-    let title_width = [&drawing.title, &drawing.title_room]
-        .into_iter()
-        .flatten()
-        .map(|t| text_width(t, true) * 22.0 / FONT)
-        .fold(0.0, f64::max);
-    let legend = legend_lines(drawing);
-    let legend_width = legend
-        .iter()
-        .map(|(text, ..)| text_width(text, false) + SWATCH + 8.0)
-        .fold(0.0, f64::max);
-    let width = (w.max(title_width).max(legend_width) + 2.0 * MARGIN).round();
-    let height = (h + 2.0 * MARGIN + title + LEGEND_ROW * legend.len() as f64).round();
+    let (w, h) = xy(layout.extent, horizontal);
+    let under = Under::of(drawing, &boxes, w);
+    let (width, height) = canvas((w, h), title_width);
+    let height = height + title;
+    let under_top = MARGIN + title + h;
+    let mut centers: Vec<(f64, f64)> = vec![(0.0, 0.0); items.len()];
+    for (&at, &center) in laid.nodes.iter().zip(&layout.centers) {
+        centers[at] = place(center);
+    }
+    let mut sizes = boxes.clone();
+    for &(at, (x, y), size) in &under.boxes {
+        centers[at] = (MARGIN + x, under_top + y);
+        sizes[at] = size;
+    }
 
     let mut out = String::new();
     header(&mut out, drawing, width, height);
     // Edges first, under the nodes.
-    for (_, route) in drawing.edges.iter().zip(&layout.routes) {
+    for route in &layout.routes {
         let points: Vec<(f64, f64)> = route.iter().map(|&p| place(p)).collect();
         let _ = writeln!(
             out,
@@ -112,13 +121,22 @@ pub fn svg(drawing: &Drawing) -> String {
             edge_path(&points, horizontal)
         );
     }
-    for (edge, &at) in drawing.edges.iter().zip(&layout.labels) {
-        if !edge.label.is_empty() {
-            edge_label(&mut out, &edge.label, place(at));
+    for (&edge, &at) in laid.edges.iter().zip(&layout.labels) {
+        let label = &drawing.edges[edge].label;
+        if !label.is_empty() {
+            edge_label(&mut out, label, place(at));
         }
     }
-    for (item, (&center, &size)) in items.iter().zip(layout.centers.iter().zip(&boxes)) {
-        let center = place(center);
+    for (text, (x, y)) in &under.captions {
+        let _ = writeln!(
+            out,
+            "<text class=\"shared\" x=\"{}\" y=\"{}\" fill=\"{INK}\">{}</text>",
+            r(MARGIN + x),
+            r(under_top + y),
+            escape(text)
+        );
+    }
+    for (item, (&center, &size)) in items.iter().zip(centers.iter().zip(&sizes)) {
         match item {
             DrawNode::Op { label, group, call } => {
                 let (fill, stroke) = match (group, call) {
@@ -133,7 +151,7 @@ pub fn svg(drawing: &Drawing) -> String {
         }
     }
     for (row, (text, fill, stroke)) in legend.iter().enumerate() {
-        let y = (h + MARGIN + title + LEGEND_ROW * row as f64 + 8.0).round();
+        let y = (under_top + under.extent.1 + LEGEND_ROW * row as f64 + 8.0).round();
         let _ = writeln!(
             out,
             "<g class=\"legend\"><rect x=\"{MARGIN}\" y=\"{y}\" width=\"{SWATCH}\" height=\"{SWATCH}\" rx=\"3\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\" fill=\"{INK}\">{}</text></g>",
@@ -397,82 +415,222 @@ fn route_same_rank(p: (f64, f64), q: (f64, f64), horizontal: bool) -> bool {
     }
 }
 
-/// The layout for [`Direction::Auto`] and whether it runs left to right:
-/// left to right when that fits a slide ([`SLIDE_WIDTH`] × [`SLIDE_HEIGHT`]),
-/// else top to bottom when that fits one; when neither does, left to right
-/// when at most a slide wide, else top to bottom when that is narrower.
-fn arrange_for_slide(
-    boxes: &[(f64, f64)],
-    drawing: &Drawing,
-    labels: &[f64],
-) -> (layout::Layout, bool) {
-    let left_to_right = arrange(boxes, drawing, labels, true);
-    let width = left_to_right.extent.0 + 2.0 * MARGIN;
-    let height = left_to_right.extent.1 + 2.0 * MARGIN;
-    if width <= SLIDE_WIDTH && height <= SLIDE_HEIGHT {
-        return (left_to_right, true);
-    }
-    let top_down = arrange(boxes, drawing, labels, false);
-    // Top to bottom, the rank axis is the height.
-    let (down_width, down_height) = (
-        top_down.extent.1 + 2.0 * MARGIN,
-        top_down.extent.0 + 2.0 * MARGIN,
-    );
-    if down_width <= SLIDE_WIDTH && down_height <= SLIDE_HEIGHT {
-        return (top_down, false);
-    }
-    if width <= SLIDE_WIDTH || down_width >= width {
-        (left_to_right, true)
-    } else {
-        (top_down, false)
+/// `(along, across)` as `(x, y)`: along is x when the edges run left to right.
+fn xy((along, across): (f64, f64), horizontal: bool) -> (f64, f64) {
+    match horizontal {
+        true => (along, across),
+        false => (across, along),
     }
 }
 
-/// The layout with nodes and labels sized for one direction.
-fn arrange(
-    boxes: &[(f64, f64)],
-    drawing: &Drawing,
-    labels: &[f64],
-    horizontal: bool,
-) -> layout::Layout {
-    let sizes: Vec<Size> = boxes
-        .iter()
-        .map(|&(w, h)| {
-            if horizontal {
-                Size {
-                    along: w,
-                    across: h,
-                }
-            } else {
-                Size {
-                    along: h,
-                    across: w,
-                }
+/// The text size a slide ([`SLIDE_WIDTH`] × [`SLIDE_HEIGHT`]) showing a
+/// canvas of `width` × `height` whole shows 18-pixel text at, in pixels.
+pub fn text_on_slide((width, height): (f64, f64)) -> f64 {
+    FONT * (SLIDE_WIDTH / width).min(SLIDE_HEIGHT / height)
+}
+
+/// The least text size, in pixels, that a slide showing a picture whole
+/// should show: [`Direction::Auto`] takes the direction that reaches it
+/// when neither fits a slide at full size.
+pub const READABLE: f64 = 16.0;
+
+/// The layout for [`Direction::Auto`] and whether it runs left to right,
+/// from the canvas each direction gives (`canvas` of the graph's extent, x by
+/// y): left to right when that fits a slide ([`SLIDE_WIDTH`] ×
+/// [`SLIDE_HEIGHT`]), else top to bottom when that fits one; else the one
+/// whose text a slide showing it whole shows larger ([`text_on_slide`]), when
+/// that is [`READABLE`]; else left to right when at most a slide wide (shown
+/// that wide, its text keeps its size), otherwise top to bottom when that is
+/// narrower.
+fn arrange_for_slide(
+    laid: &Laid,
+    canvas: impl Fn((f64, f64)) -> (f64, f64),
+) -> (layout::Layout, bool) {
+    let left_to_right = laid.arrange(true);
+    let wide = canvas(xy(left_to_right.extent, true));
+    let fits = |(w, h): (f64, f64)| w <= SLIDE_WIDTH && h <= SLIDE_HEIGHT;
+    if fits(wide) {
+        return (left_to_right, true);
+    }
+    let top_down = laid.arrange(false);
+    let tall = canvas(xy(top_down.extent, false));
+    let (wide_text, tall_text) = (text_on_slide(wide), text_on_slide(tall));
+    let down = if fits(tall) {
+        true
+    } else if wide_text.max(tall_text) >= READABLE {
+        tall_text > wide_text
+    } else {
+        wide.0 > SLIDE_WIDTH && tall.0 < wide.0
+    };
+    match down {
+        true => (top_down, false),
+        false => (left_to_right, true),
+    }
+}
+
+/// What the layered layout places: every node of a drawing but the shared
+/// leaves (drawn under the graph), and the edges between them.
+struct Laid {
+    /// The nodes placed (indices into the drawing's nodes).
+    nodes: Vec<usize>,
+    /// Their sizes, left to right.
+    boxes: Vec<(f64, f64)>,
+    /// The edges between them (indices into the drawing's edges).
+    edges: Vec<usize>,
+    /// Each edge's tail and head (indices into `nodes`) and its label's width
+    /// (0 for none).
+    ends: Vec<(usize, usize, f64)>,
+}
+
+impl Laid {
+    /// The nodes of `drawing` the layout places, with their `boxes` (one
+    /// per node of the drawing).
+    fn of(drawing: &Drawing, boxes: &[(f64, f64)]) -> Laid {
+        let under: Vec<usize> = drawing
+            .shared
+            .iter()
+            .flat_map(|s| s.leaves.iter().copied())
+            .collect();
+        let mut index = vec![None; drawing.nodes.len()];
+        let mut laid = Laid {
+            nodes: Vec::new(),
+            boxes: Vec::new(),
+            edges: Vec::new(),
+            ends: Vec::new(),
+        };
+        for (at, &size) in boxes.iter().enumerate() {
+            if !under.contains(&at) {
+                index[at] = Some(laid.nodes.len());
+                laid.nodes.push(at);
+                laid.boxes.push(size);
             }
-        })
-        .collect();
-    let edges: Vec<Edge> = drawing
-        .edges
-        .iter()
-        .zip(labels)
-        .map(|(e, &w)| Edge {
-            from: e.from,
-            to: e.to,
-            // The label's white backing is its text's width + 6 by 22 pixels.
-            label: match (w > 0.0, horizontal) {
-                (false, _) => Size::NONE,
-                (true, true) => Size {
-                    along: w,
-                    across: LABEL_HEIGHT,
+        }
+        for (k, e) in drawing.edges.iter().enumerate() {
+            let (Some(from), Some(to)) = (index[e.from], index[e.to]) else {
+                continue;
+            };
+            let label = match e.label.is_empty() {
+                true => 0.0,
+                false => text_width(&e.label, false) + 8.0,
+            };
+            laid.edges.push(k);
+            laid.ends.push((from, to, label));
+        }
+        laid
+    }
+
+    /// The layout with nodes and labels sized for one direction.
+    fn arrange(&self, horizontal: bool) -> layout::Layout {
+        let sizes: Vec<Size> = self
+            .boxes
+            .iter()
+            .map(|&(w, h)| {
+                if horizontal {
+                    Size {
+                        along: w,
+                        across: h,
+                    }
+                } else {
+                    Size {
+                        along: h,
+                        across: w,
+                    }
+                }
+            })
+            .collect();
+        let edges: Vec<Edge> = self
+            .ends
+            .iter()
+            .map(|&(from, to, w)| Edge {
+                from,
+                to,
+                // The label's white backing is its text's width + 6 by 22 pixels.
+                label: match (w > 0.0, horizontal) {
+                    (false, _) => Size::NONE,
+                    (true, true) => Size {
+                        along: w,
+                        across: LABEL_HEIGHT,
+                    },
+                    (true, false) => Size {
+                        along: LABEL_HEIGHT + 2.0,
+                        across: w,
+                    },
                 },
-                (true, false) => Size {
-                    along: LABEL_HEIGHT + 2.0,
-                    across: w,
-                },
-            },
-        })
-        .collect();
-    layout::layout(&sizes, &edges, SPACING)
+            })
+            .collect();
+        layout::layout(&sizes, &edges, SPACING)
+    }
+}
+
+/// A point or a size, x then y, in pixels.
+type Point = (f64, f64);
+
+/// Room between the graph and the shared leaves under it.
+const UNDER_GAP: f64 = 24.0;
+
+/// The shared leaves ([`Drawing::shared`]) placed under a graph: for each
+/// group a caption line, then its boxes, one size, in rows as wide as the
+/// graph (at least the square root of their number in a row).
+struct Under {
+    /// Each caption and its baseline's start, from the top left of the room
+    /// under the graph.
+    captions: Vec<(String, (f64, f64))>,
+    /// Each leaf's box (an index into the drawing's nodes), its centre and
+    /// its size (one for the group).
+    boxes: Vec<(usize, Point, Point)>,
+    /// The room it takes: (width, height); 0 × 0 with no shared leaves.
+    extent: (f64, f64),
+}
+
+impl Under {
+    /// The shared leaves of `drawing` (`boxes`: every node's size) under a
+    /// graph `width` pixels wide.
+    fn of(drawing: &Drawing, boxes: &[(f64, f64)], width: f64) -> Under {
+        let mut under = Under {
+            captions: Vec::new(),
+            boxes: Vec::new(),
+            extent: (0.0, 0.0),
+        };
+        let gap = SPACING.node;
+        for shared in &drawing.shared {
+            let (bw, bh) = shared
+                .leaves
+                .iter()
+                .map(|&at| boxes[at])
+                .fold((0.0f64, 0.0f64), |(w, h), (a, b)| (w.max(a), h.max(b)));
+            let n = shared.leaves.len();
+            let fit = ((width + gap) / (bw + gap)).floor() as usize;
+            let least = (n as f64).sqrt().ceil() as usize;
+            let columns = fit.max(least).clamp(1, n);
+            let caption = format!(
+                "{}: read by all {} calls (the dashed boxes), drawn once",
+                shared.label, shared.calls
+            );
+            let top = under.extent.1 + UNDER_GAP;
+            under
+                .captions
+                .push((caption.clone(), (0.0, top + LEGEND_ROW - 8.0)));
+            let first_row = top + LEGEND_ROW;
+            for (i, &at) in shared.leaves.iter().enumerate() {
+                let (column, row) = ((i % columns) as f64, (i / columns) as f64);
+                let center = (
+                    column * (bw + gap) + bw / 2.0,
+                    first_row + row * (bh + gap) + bh / 2.0,
+                );
+                under.boxes.push((at, center, (bw, bh)));
+            }
+            let rows = n.div_ceil(columns) as f64;
+            under.extent = (
+                under
+                    .extent
+                    .0
+                    .max(columns as f64 * (bw + gap) - gap)
+                    .max(text_width(&caption, false)),
+                first_row + rows * (bh + gap) - gap,
+            );
+        }
+        under
+    }
 }
 
 /// A node's width and height (left to right).

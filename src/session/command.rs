@@ -29,6 +29,8 @@ pub enum Arg {
     Digits,
     /// A TCP port number (`:serve`).
     Port,
+    /// A whole number (`:seed N`); the handler reads it.
+    Whole,
     /// One of these words, in any position (`all`, `kahn`, `md`, `tex`).
     Keyword(&'static [&'static str]),
     /// This word, in any position, followed by a number (`--step 3`); the
@@ -281,6 +283,23 @@ pub static COMMANDS: &[CommandSpec] = &[
         takes: TRACE_TAKES,
         example: "e.g. `:step`, `:step all`",
         run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
+    },
+    CommandSpec {
+        name: "seed",
+        aliases: &[],
+        usage: "N",
+        help: "start `randn`'s generator again from seed N (a whole number), so that the same statements give the same numbers on every machine; a session starts from seed 0",
+        params: &[required(Arg::Whole)],
+        writes: false,
+        repl_only: false,
+        takes: "takes a whole number from 0 to 18446744073709551615",
+        example: "e.g. `:seed 42`",
+        run: |s, c, e| {
+            let seed = c.names[0].name.parse::<u64>().map_err(|_| c.misuse())?;
+            s.seed(seed);
+            let _ = e;
+            Ok(())
+        },
     },
     CommandSpec {
         name: "precision",
@@ -745,7 +764,7 @@ impl<'a> Command<'a> {
                 return Err(self.not_a_name(word, param.arg));
             }
             match param.arg {
-                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port => {
+                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port | Arg::Whole => {
                     self.names.extend(taken)
                 }
                 Arg::File => self.file = taken.first().copied(),
@@ -950,6 +969,7 @@ fn width(arg: Arg) -> usize {
         | Arg::Topic
         | Arg::Digits
         | Arg::Port
+        | Arg::Whole
         | Arg::Keyword(_)
         | Arg::Numbered(_) => 1,
     }
@@ -1097,6 +1117,7 @@ mod tests {
                     Arg::Range => "FROM TO",
                     Arg::Digits => "N|full",
                     Arg::Port => "PORT",
+                    Arg::Whole => "N",
                     Arg::Keyword(words) => words[0],
                     Arg::Numbered(flag) | Arg::Setting(flag) => flag,
                 };

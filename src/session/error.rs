@@ -246,9 +246,9 @@ impl SessionError {
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
-            SessionError::WrongArity { name, got: 1, .. } if name == "grad" => Some(
-                "write `grad(y, x)` for ∂y/∂x: the expression, then the variable".to_string(),
-            ),
+            SessionError::WrongArity { name, got: 1, .. } if name == "grad" => {
+                Some("write `grad(y, x)` for ∂y/∂x: the expression, then the variable".to_string())
+            }
             SessionError::UnknownName { hint: Some(h), .. }
             | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
             SessionError::DerivativeTooLarge { limit, .. } => Some(format!(
@@ -263,13 +263,16 @@ impl SessionError {
                 suggestion: Some(s),
                 ..
             } => Some(format!("did you mean `{s}`?")),
-            SessionError::UnknownName { name, .. } if super::RESULT_NAMES.contains(&name.as_str()) => {
-                Some(format!("`{name}` is the result of the last statement; there is none yet"))
+            SessionError::UnknownName { name, .. }
+                if super::RESULT_NAMES.contains(&name.as_str()) =>
+            {
+                Some(format!(
+                    "`{name}` is the result of the last statement; there is none yet"
+                ))
             }
             SessionError::UnknownName { name, .. } => {
                 Some(format!("assign it first, e.g. `{name} = 1`"))
             }
-            SessionError::UnknownFunction { .. } => None,
             SessionError::UnknownCommand { suggestion, .. } => match suggestion {
                 Some(s) => Some(format!("did you mean `:{s}`?")),
                 None => Some("`:help` lists the commands".to_string()),
@@ -279,9 +282,7 @@ impl SessionError {
             }
             SessionError::FunctionAsValue {
                 call: Some(call), ..
-            } => Some(format!(
-                "the power of a call comes after it: `{call}`"
-            )),
+            } => Some(format!("the power of a call comes after it: `{call}`")),
             SessionError::FunctionAsValue { name, .. } => {
                 Some(format!("call it with an argument: `{name}(x)`"))
             }
@@ -299,30 +300,16 @@ impl SessionError {
             SessionError::NoOutput { wrt: None, .. } => {
                 Some("type an expression first, e.g. `x = 2` then `x^2`".to_string())
             }
-            SessionError::CallsTooLarge {
-                doubling: Some(repeated),
-                ..
-            } => Some(match &repeated.same_args {
-                Some(args) => format!(
-                    "`{outer}` calls `{inner}({args})` twice, so the size doubles at every level: call it once, e.g. `2*{inner}({args})` for `{inner}({args}) + {inner}({args})`",
-                    outer = repeated.outer,
-                    inner = repeated.inner,
-                ),
-                None => format!(
-                    "`{}` calls `{}` more than once, so the size doubles at every level",
-                    repeated.outer, repeated.inner
-                ),
-            }),
-            SessionError::CallsTooLarge { doubling: None, .. } => Some(
-                "split the computation into statements, or keep a result in a variable and use it again".to_string(),
-            ),
+            SessionError::CallsTooLarge { doubling, .. } => Some(doubling_help(doubling.as_ref())),
             SessionError::DerivativeArity { .. } => {
                 Some("use `:grad NAME` for functions of several variables".to_string())
             }
-            SessionError::Interrupted { .. } => {
-                Some("by Ctrl-C: the statement was undone, the session is as it was before it".to_string())
-            }
+            SessionError::Interrupted { .. } => Some(
+                "by Ctrl-C: the statement was undone, the session is as it was before it"
+                    .to_string(),
+            ),
             SessionError::WrongArity { .. }
+            | SessionError::UnknownFunction { .. }
             | SessionError::CallsTooDeep { .. }
             | SessionError::DuplicateParameter { .. } => None,
         }
@@ -484,5 +471,23 @@ impl SessionError {
             SessionError::Tensor { code, .. } => *code,
             SessionError::Interrupted { .. } => ErrorCode::Interrupted,
         }
+    }
+}
+
+/// The help of [`SessionError::CallsTooLarge`]: the call repeated, if any.
+fn doubling_help(doubling: Option<&RepeatedCall>) -> String {
+    let Some(repeated) = doubling else {
+        return "split the computation into statements, or keep a result in a variable and use it again".to_string();
+    };
+    match &repeated.same_args {
+        Some(args) => format!(
+            "`{outer}` calls `{inner}({args})` twice, so the size doubles at every level: call it once, e.g. `2*{inner}({args})` for `{inner}({args}) + {inner}({args})`",
+            outer = repeated.outer,
+            inner = repeated.inner,
+        ),
+        None => format!(
+            "`{}` calls `{}` more than once, so the size doubles at every level",
+            repeated.outer, repeated.inner
+        ),
     }
 }

@@ -1147,7 +1147,10 @@ pub struct PictureCall {
 /// Which way a picture's edges run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Direction {
-    /// Left to right when that is at most a slide wide, else the narrower way.
+    /// Left to right when that fits a 1920×1080 slide, else top to bottom
+    /// when that fits one, else the way a slide shows larger when its text
+    /// is 16 px or more there, else left to right when at most a slide
+    /// wide, else the narrower way (docs/pictures.md).
     #[default]
     Auto,
     /// Left to right (`--lr`), as micrograd's `draw_dot`.

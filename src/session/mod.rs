@@ -374,9 +374,18 @@ impl Session {
                         || *op != syntax::AssignOp::Set
                             && self.tensors.vars.contains_key(&target.name))
             }
+            Statement::Updates { targets, values } => {
+                targets
+                    .iter()
+                    .any(|t| self.tensors.vars.contains_key(&t.name))
+                    || values.iter().any(|v| self.touches_tensor(v))
+            }
             _ => false,
         };
         match located.statement {
+            Statement::Updates { targets, values } if tensor_statement => {
+                self.tensor_updates(&targets, &values, &mut events)?;
+            }
             Statement::Expr(tree) if tensor_statement => {
                 let text = source[tree.span().start..tree.span().end].trim();
                 self.tensor_expression(&tree, output_label(text), &mut events)?;

@@ -59,6 +59,8 @@ pub(super) struct Tensors {
     pub last: Option<TensorId>,
     /// `randn`'s generator (`:seed N` starts it again).
     pub rng: Rng,
+    /// The nodes `grad(L, W)` made (a gradient of one is refused).
+    pub gradients: Vec<TensorId>,
     /// What the running statement may change, as it was before it.
     saved: Saved,
 }
@@ -83,6 +85,7 @@ impl Default for Tensors {
             output: None,
             last: None,
             rng: Rng::new(DEFAULT_SEED),
+            gradients: Vec::new(),
             saved: Saved::default(),
         }
     }
@@ -110,6 +113,8 @@ impl Tensors {
     /// Puts back what the running statement changed: it failed.
     pub fn undo(&mut self, scalars: &crate::engine::Graph) {
         self.graph.truncate(self.saved.len);
+        let len = self.saved.len;
+        self.gradients.retain(|id| id.index() < len);
         std::mem::swap(&mut self.vars, &mut self.saved.vars);
         self.output = self.saved.output.take();
         self.last = self.saved.last;
@@ -358,12 +363,20 @@ impl Session {
                 ))
             }
         };
-        if call.derivative > 0 || name == "grad" {
+        if name == "grad" && call.derivative == 0 && !self.functions.contains_key(name) {
+            return self.tensor_gradient(args, call, tree, span);
+        }
+        if call.derivative > 0 {
             return Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
-                format!("`{name}{}` of a tensor expression is not supported", "'".repeat(call.derivative.into())),
-                Some("ask for ∂L/∂W with `:grad W` after `L = …` (shown with W's shape), or `:trace` for every step".into()),
+                format!(
+                    "`{name}{}` of a tensor expression is not supported",
+                    "'".repeat(call.derivative.into())
+                ),
+                Some(
+                    "ask for ∂L/∂W with `grad(L, W)` or `:grad W` after `L = …` (shown with W's shape), or `:trace` for every step".into(),
+                ),
             ));
         }
         match name {
@@ -413,6 +426,88 @@ impl Session {
             span: call.name_span,
             suggestion: nearest(name, TENSOR_FUNCTIONS.iter().copied()),
             hint: None,
+        })
+    }
+
+    /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
+    /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
+    /// variable. A gradient of a gradient is refused.
+    fn tensor_gradient(
+        &mut self,
+        args: Vec<TValue>,
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        if args.len() != 2 {
+            return Err(SessionError::wrong_arity(
+                "grad",
+                call.name_span,
+                2,
+                args.len(),
+            ));
+        }
+        let wrt_span = tree.get(call.args[1]).span();
+        let wrt = match &tree.get(call.args[1]).kind {
+            ExprKind::Name(name) => self.tensors.vars.get(name.as_str()).copied(),
+            _ => None,
+        };
+        let Some(wrt) = wrt else {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                wrt_span,
+                "`grad(L, W)` takes a tensor variable as W",
+                Some("name the vector or matrix, e.g. `grad(L, W)`".into()),
+            ));
+        };
+        let of = match &args[0] {
+            TValue::Node { id, .. } => *id,
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    tree.get(call.args[0]).span(),
+                    "`grad(L, W)` takes an expression of the tensors as L",
+                    None,
+                ));
+            }
+        };
+        let shape = self.tensors.graph.shape(of);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                tree.get(call.args[0]).span(),
+                format!("`grad(L, W)` takes L of shape (), not ({shape})"),
+                Some("reduce it first, e.g. `grad(sum(L), W)`".into()),
+            ));
+        }
+        let order = self.tensors.graph.topo_order(of);
+        if order.iter().any(|id| self.tensors.gradients.contains(id)) {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                "a gradient of a gradient of tensors is not supported",
+                Some(
+                    "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
+                ),
+            ));
+        }
+        let gradients = self.tensors.graph.backward(of);
+        if self.tensors.graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        let value = gradients.get(wrt).map_or_else(
+            || Tensor::zeros(self.tensors.graph.shape(wrt)),
+            Clone::clone,
+        );
+        let id = self
+            .tensors
+            .graph
+            .constant(value)
+            .map_err(|e| from_engine(e.into(), span))?;
+        self.tensors.gradients.push(id);
+        Ok(TValue::Node {
+            id,
+            uses_variable: true,
         })
     }
 
@@ -742,6 +837,79 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let name = target.name.as_str();
+        let leaf = self.tensor_leaf(target)?;
+        let mark = self.tensors.graph.len();
+        let (id, _) = self.evaluate_tensor(tree)?;
+        self.check_interrupt()?;
+        let value = self.tensors.graph.value(id).clone();
+        self.tensors.graph.truncate(mark);
+        self.tensors.gradients.retain(|id| id.index() < mark);
+        self.tensors.journal_leaf(leaf);
+        self.tensors
+            .graph
+            .set_leaf_value(leaf, value)
+            .map_err(|e| from_engine(e.into(), tree.span()))?;
+        self.tensors.graph.rerun(&self.graph);
+        self.check_interrupt()?;
+        events.push(Event::Tensor {
+            name: Some(name.to_string()),
+            value: self.tensor_data(leaf),
+        });
+        Ok(())
+    }
+
+    /// `W, b := VALUE, VALUE` of tensor leaves: every value computed before
+    /// any leaf moves, then the leaves set and their users computed again.
+    pub(super) fn tensor_updates(
+        &mut self,
+        targets: &[Ident],
+        values: &[ExprTree],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        if targets.len() != values.len() {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                targets[0].span,
+                format!(
+                    "{} names but {} values: a simultaneous update takes one value per name",
+                    targets.len(),
+                    values.len()
+                ),
+                None,
+            ));
+        }
+        let mark = self.tensors.graph.len();
+        let mut moves = Vec::with_capacity(targets.len());
+        for (target, tree) in targets.iter().zip(values) {
+            let leaf = self.tensor_leaf(target)?;
+            let (id, _) = self.evaluate_tensor(tree)?;
+            moves.push((leaf, self.tensors.graph.value(id).clone(), tree.span()));
+        }
+        self.check_interrupt()?;
+        self.tensors.graph.truncate(mark);
+        self.tensors.gradients.retain(|id| id.index() < mark);
+        for (leaf, value, span) in moves {
+            self.tensors.journal_leaf(leaf);
+            self.tensors
+                .graph
+                .set_leaf_value(leaf, value)
+                .map_err(|e| from_engine(e.into(), span))?;
+        }
+        self.tensors.graph.rerun(&self.graph);
+        self.check_interrupt()?;
+        for target in targets {
+            let id = self.tensors.vars[target.name.as_str()];
+            events.push(Event::Tensor {
+                name: Some(target.name.clone()),
+                value: self.tensor_data(id),
+            });
+        }
+        Ok(())
+    }
+
+    /// The tensor leaf `target` names, or the error that it names none.
+    fn tensor_leaf(&self, target: &Ident) -> Result<TensorId, SessionError> {
+        let name = target.name.as_str();
         let Some(&leaf) = self.tensors.vars.get(name) else {
             return Err(tensor_error(
                 ErrorCode::Shape,
@@ -758,23 +926,7 @@ impl Session {
                 Some(format!("write `{name} = …` to bind it again")),
             ));
         }
-        let mark = self.tensors.graph.len();
-        let (id, _) = self.evaluate_tensor(tree)?;
-        self.check_interrupt()?;
-        let value = self.tensors.graph.value(id).clone();
-        self.tensors.graph.truncate(mark);
-        self.tensors.journal_leaf(leaf);
-        self.tensors
-            .graph
-            .set_leaf_value(leaf, value)
-            .map_err(|e| from_engine(e.into(), tree.span()))?;
-        self.tensors.graph.rerun(&self.graph);
-        self.check_interrupt()?;
-        events.push(Event::Tensor {
-            name: Some(name.to_string()),
-            value: self.tensor_data(leaf),
-        });
-        Ok(())
+        Ok(leaf)
     }
 
     /// The tensor variables for `:vars`: name, leaf or derived, value.
@@ -807,7 +959,7 @@ impl Session {
             }
             "trace" => Some(self.tensor_trace(output, &label, span, events)),
             "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
-            | "stats" | "gc" => None,
+            | "stats" | "gc" | "descend" => None,
             other => Some(Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
@@ -979,9 +1131,9 @@ impl Session {
         }
         let scalar_names = self.names_by_node();
         let mut labels: Vec<String> = Vec::with_capacity(output.index() + 1);
-        for k in 0..=output.index() {
+        for (k, name) in names.iter().enumerate() {
             let id = TensorId(k as u32);
-            if let Some(name) = names[k] {
+            if let Some(name) = name {
                 labels.push(name.to_string());
                 continue;
             }
@@ -1007,10 +1159,20 @@ impl Session {
                     .map_or_else(|| format_number(self.graph.value(node)), |n| n.to_string()),
                 TensorOp::Variable | TensorOp::Const => {
                     let value = graph.value(id);
-                    if value.len() == 1 && value.shape().rank() == 0 {
-                        format_number(value.data()[0])
-                    } else {
-                        format!("t{k}")
+                    let numbers = |row: &[f64]| {
+                        let texts: Vec<String> = row.iter().map(|x| format_number(*x)).collect();
+                        format!("[{}]", texts.join(", "))
+                    };
+                    match value.shape().dims() {
+                        [] => format_number(value.data()[0]),
+                        _ if value.len() > 4 => format!("t{k}"),
+                        [_] => numbers(value.data()),
+                        [_, n] => {
+                            let rows: Vec<String> =
+                                value.data().chunks((*n).max(1)).map(numbers).collect();
+                            format!("[{}]", rows.join(", "))
+                        }
+                        _ => format!("t{k}"),
                     }
                 }
                 TensorOp::Elementwise(op) => {
@@ -1166,5 +1328,127 @@ fn elementwise_rule(op: Op, position: usize, operands: &[&str]) -> String {
                 format!("upstream ⊙ {text}")
             }
         }
+    }
+}
+
+impl Session {
+    /// Whether `name` is bound to a tensor now.
+    pub(super) fn is_tensor(&self, name: &str) -> bool {
+        self.tensors.vars.contains_key(name)
+    }
+
+    /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
+    /// backward pass from L (shape `()`), every parameter moved to
+    /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
+    /// between two steps keeps the steps done, as for scalars. The table
+    /// shows the loss; the parameters' values after the last step follow.
+    pub(super) fn tensor_descend(
+        &mut self,
+        descent: &super::descent::Descent,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let loss = self.tensors.vars[descent.loss.name.as_str()];
+        let shape = self.tensors.graph.shape(loss);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                descent.loss.span,
+                format!(
+                    "the loss `{}` has shape ({shape}): `:descend` takes a loss of shape ()",
+                    descent.loss.name
+                ),
+                Some(format!(
+                    "reduce it first, e.g. `L = sum({})`",
+                    descent.loss.name
+                )),
+            ));
+        }
+        let order = self.tensors.graph.topo_order(loss);
+        let mut leaves = Vec::with_capacity(descent.params.len());
+        for param in &descent.params {
+            let leaf = self.tensor_leaf(param)?;
+            if !order.contains(&leaf) {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    param.span,
+                    format!(
+                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
+                        descent.loss.name, param.name
+                    ),
+                    None,
+                ));
+            }
+            leaves.push(leaf);
+        }
+        let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
+        let row = |s: &Session, step| super::derivatives::RepeatRow {
+            step,
+            output: Some(value(s)),
+            values: Vec::new(),
+        };
+        let mut rows = vec![row(self, 0)];
+        let mut losses = vec![value(self)];
+        let mut done = 0;
+        while done < descent.steps && !crate::interrupt::requested() {
+            let gradients = self.tensors.graph.backward(loss);
+            if crate::interrupt::requested() {
+                break; // the walk may have stopped early: this step is not taken
+            }
+            for &leaf in &leaves {
+                let mut moved = self.tensors.graph.value(leaf).clone();
+                if let Some(g) = gradients.get(leaf) {
+                    for (x, d) in moved.data_mut().iter_mut().zip(g.data()) {
+                        *x -= descent.rate * d;
+                    }
+                }
+                self.tensors.journal_leaf(leaf);
+                // The same shape: it was the leaf's value.
+                let _ = self.tensors.graph.set_leaf_value(leaf, moved);
+            }
+            if !self.tensors.graph.rerun(&self.graph) {
+                self.tensors.graph.rerun(&self.graph);
+                break;
+            }
+            done += 1;
+            losses.push(value(self));
+            if super::update::keeps_step(done, descent.steps) {
+                rows.push(row(self, done));
+            }
+        }
+        if rows.last().is_some_and(|r| r.step != done) {
+            rows.push(row(self, done));
+        }
+        if done > 0 {
+            self.record(&descent.script_of(done));
+        }
+        events.push(Event::Calculus(
+            super::derivatives::CalculusEvent::Descent {
+                of: descent.loss.name.clone(),
+                params: descent.params.iter().map(|p| p.name.clone()).collect(),
+                rate: Number(descent.rate),
+                steps: done,
+                requested: descent.steps,
+                rows,
+                losses,
+                interrupted: done < descent.steps,
+                all: descent.all,
+                target: descent.target.clone(),
+            },
+        ));
+        for (param, leaf) in descent.params.iter().zip(leaves) {
+            events.push(Event::Tensor {
+                name: Some(param.name.clone()),
+                value: self.tensor_data(leaf),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Session {
+    /// `:seed N`: `randn` starts again from seed N (recorded for `:save`).
+    pub(super) fn seed(&mut self, seed: u64) {
+        self.tensors.rng = Rng::new(seed);
+        self.record(&format!(":seed {seed}"));
     }
 }

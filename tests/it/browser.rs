@@ -818,3 +818,43 @@ impl Refuser {
         self.thread.join().unwrap();
     }
 }
+
+/// The text size the page shows its picture at, in screen pixels (18 px of
+/// the picture times its scale), and the graph's room (width, height).
+fn page_text(browser: &mut Browser) -> (f64, f64, f64) {
+    let seen = browser.eval(
+        "(() => { const t = document.querySelector('g.value text.name');
+                  const g = document.querySelector('.gc-graph');
+                  return [t.getScreenCTM().a * 18, g.clientWidth, g.clientHeight]; })()",
+    );
+    let at = |i: usize| seen[i].as_f64().unwrap();
+    (at(0), at(1), at(2))
+}
+
+/// The four-point MLP of tests/it/steps.rs on its page at fit, in a
+/// 1920×1080 window: the picture (2152×612 px, its parameters under the
+/// graph) fills the graph's room; in the projector theme (T), where the
+/// picture gets the whole width, its text shows at 16 px or more (18 ×
+/// 1920/2152 = 16.1).
+#[test]
+fn the_four_point_mlp_page_shows_readable_text_at_fit() {
+    let Some(mut browser) = Browser::start("the four-point MLP's page in Chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = html_page(dir.path(), "mlp4", crate::steps::MLP4);
+    browser.open(&url, (1920, 1080), "window.gradcalcView");
+    let size = browser.eval("window.gradcalcView.size");
+    let (width, height) = (size[0].as_f64().unwrap(), size[1].as_f64().unwrap());
+    let (text, room_x, room_y) = page_text(&mut browser);
+    let fit = 18.0 * (room_x / width).min(room_y / height);
+    assert!((text - fit).abs() < 0.05, "{text} px, {fit} px at fit");
+    eprintln!("the four-point MLP's page at fit: {text:.1} px text ({room_x}×{room_y} px room)");
+    browser.press("t");
+    browser.eval("window.gradcalcView.fit(), true");
+    let (text, room_x, room_y) = page_text(&mut browser);
+    eprintln!("projector theme: {text:.1} px text ({room_x}×{room_y} px room)");
+    assert!(text >= 16.0, "{text} px in the projector theme");
+    let shot = browser.screenshot("mlp4-1920x1080-projector");
+    assert_drawn(&shot, (1920, 1080));
+}

@@ -41,5 +41,6 @@ mod sessions;
 mod steps;
 mod teaching;
 mod tensor_steps;
+mod tensors;
 mod util;
 mod web;

@@ -1002,6 +1002,73 @@ fn one_named_call_is_drawn_node_by_node() {
     assert_no_overlap(&seen);
 }
 
+/// The four-point MLP of tests/it/steps.rs (one `net(x1, x2)` call per data
+/// point, thirteen parameters read by every call): its thirteen parameters
+/// are drawn once, under the graph, and beside each call as one dashed box
+/// `w11 … c`, so `:svg -` fits a 1920×1080 slide with text of 16 px or more
+/// (it was 2255×2932 px, 6.6 px, with a column of parameters at each call).
+#[test]
+fn four_data_points_fit_a_slide_with_the_parameters_drawn_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, stderr, status) = run(dir.path(), &format!("{}\n:svg -", crate::steps::MLP4));
+    assert_eq!(status, Some(0), "{stderr}");
+    let svg = &stdout[stdout.find("<svg").unwrap()..stdout.find("</svg>").unwrap() + 6];
+    let seen = read(svg);
+    assert!(font_on_slide(&seen) >= 16.0, "{seen:?}");
+    assert_no_overlap(&seen);
+    assert_texts_apart(svg, "the four-point MLP");
+    // Step 16 (as `:trace` numbers it) processes c, in the rows under the
+    // graph, on a slide as wide as the picture.
+    let slide = svg_of(dir.path(), crate::steps::MLP4, "--step 16");
+    let at_step = read(&slide);
+    assert_texts_apart(&slide, "the four-point MLP, step 16");
+    let current: Vec<&str> = at_step
+        .values
+        .iter()
+        .filter(|v| v.3)
+        .map(|v| v.0.as_str())
+        .collect();
+    assert!(slide.contains("step 16 of 28, c</text>"), "{slide}");
+    assert_eq!(current, ["c"]);
+    assert_eq!(at_step.width, seen.width);
+    let parameters = [
+        "w11", "w12", "b1", "w21", "w22", "b2", "w31", "w32", "b3", "v1", "v2", "v3", "c",
+    ];
+    for name in parameters {
+        let boxes = seen.values.iter().filter(|v| v.0 == name).count();
+        assert_eq!(boxes, 1, "{name}");
+    }
+    assert_eq!(svg.matches(">w11 … c</text></g>").count(), 4);
+    let mut calls: Vec<&String> = seen.ops.iter().filter(|o| o.starts_with("net(")).collect();
+    calls.sort();
+    assert_eq!(
+        calls,
+        ["net(-1, 0.5)", "net(0.5, -1)", "net(1, 1)", "net(2, 3)"]
+    );
+    // By hand: L = Σ (net(x) - y)², net = tanh(Σ v_j h_j + c), h_j =
+    // tanh(w_j1 x1 + w_j2 x2 + b_j); ∂L/∂c = Σ 2(net - y)(1 - net²) and
+    // ∂L/∂v1 = Σ 2(net - y)(1 - net²) h_1, summed over the four calls.
+    let (mut dc, mut dv1) = (0.0, 0.0);
+    for (x1, x2, y) in [
+        (2.0, 3.0, 1.0),
+        (-1.0, 0.5, -1.0),
+        (0.5, -1.0, 1.0),
+        (1.0, 1.0, -1.0),
+    ] {
+        let h1 = (0.3 * x1 - 0.7 * x2 + 0.1f64).tanh();
+        let h2 = (0.9 * x1 - 0.2 * x2 - 0.3f64).tanh();
+        let h3 = (0.5 * x1 + 0.6 * x2 + 0.2f64).tanh();
+        let net = (0.8 * h1 - 1.1 * h2 + 0.4 * h3 + 0.05f64).tanh();
+        let dz = 2.0 * (net - y) * (1.0 - net * net);
+        dc += dz;
+        dv1 += dz * h1;
+    }
+    for (name, value, grad) in [("c", 0.05, dc), ("v1", 0.8, dv1)] {
+        let (_, v, g, _) = seen.values.iter().find(|v| v.0 == name).unwrap();
+        assert!(close(*v, value) && close(g.unwrap(), grad), "{name}: {g:?}");
+    }
+}
+
 /// The text size, in px, of a picture scaled to fit a 1920×1080 slide whole
 /// (up or down: the smaller of the two ratios).
 fn font_on_slide(seen: &Seen) -> f64 {

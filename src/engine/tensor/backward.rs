@@ -7,7 +7,7 @@
 use super::kernels::{self, Factor};
 use super::ops::{matmul_factors, rows, transpose};
 use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
-use crate::engine::{NodeId, Op, Shortcut};
+use crate::engine::{NodeId, Op, Passing, Shortcut};
 
 /// The vector–Jacobian product one operand of a tensor op receives, as a
 /// renderer writes it (with the shapes it needs to say `(2×1)·(1×3) → 2×3`).
@@ -137,7 +137,9 @@ impl TensorGraph {
     /// output seeded with ones of its shape (1 for a shape-`()` output),
     /// each node's upstream passed to its operands by its op's
     /// vector–Jacobian product ([`Rule`]), and contributions to one operand
-    /// added (fan-out). Looks at the interrupt once a node; when it asks to
+    /// added (fan-out). Operands that lead to no variable leaf and no scalar
+    /// node (constants, and ops of constants only) receive nothing and have
+    /// no gradient, as in PyTorch. Looks at the interrupt once a node; when it asks to
     /// stop, the gradients are incomplete ([`TensorGraph::interrupted`]).
     ///
     /// # Panics
@@ -163,14 +165,16 @@ impl TensorGraph {
         let mut grads: Vec<Option<Tensor>> = vec![None; self.len()];
         grads[output.index()] = Some(Tensor::ones(self.shape(output)));
         let mut uses = UseCounts::new(self, &order, steps.is_some());
+        let needs = self.needs_gradient(&order);
         let mut scalars: Vec<(NodeId, f64)> = Vec::new();
         for &node in &order {
             if self.hook().asks_to_stop() {
                 break;
             }
-            let upstream = grads[node.index()]
-                .take()
-                .expect("a reached node has a gradient");
+            // Nothing reaches a node that leads to no variable (a constant).
+            let Some(upstream) = grads[node.index()].take() else {
+                continue;
+            };
             if let TensorOp::Scalar(id) = self.op(node) {
                 let g = upstream.data()[0];
                 match scalars.iter_mut().find(|(s, _)| *s == id) {
@@ -180,6 +184,9 @@ impl TensorGraph {
             }
             let mut contributions = Vec::new();
             for (position, &input) in self.operands(node).iter().enumerate() {
+                if !needs[input.index()] {
+                    continue;
+                }
                 let (rule, summed_from, contribution) = self.vjp(node, position, &upstream);
                 let use_number = uses.next(input);
                 if uses.recording {
@@ -208,6 +215,32 @@ impl TensorGraph {
             grads[node.index()] = Some(upstream);
         }
         TensorGradients { grads, scalars }
+    }
+
+    /// For each node (by index), whether it leads to a variable leaf or a
+    /// scalar node: only those receive gradients, as PyTorch computes none
+    /// for tensors that do not require them. `order` is a reverse
+    /// topological order, so read backwards it has operands first.
+    fn needs_gradient(&self, order: &[TensorId]) -> Vec<bool> {
+        let mut needs = vec![false; self.len()];
+        for &node in order.iter().rev() {
+            needs[node.index()] = match self.op(node) {
+                TensorOp::Variable | TensorOp::Scalar(_) => true,
+                TensorOp::Const => false,
+                TensorOp::Elementwise(_)
+                | TensorOp::MatMul
+                | TensorOp::Transpose
+                | TensorOp::Index(_)
+                | TensorOp::Index2(_, _)
+                | TensorOp::Sum
+                | TensorOp::SumAxis(_)
+                | TensorOp::Mean
+                | TensorOp::Max
+                | TensorOp::Softmax
+                | TensorOp::LogSumExp => self.operands(node).iter().any(|o| needs[o.index()]),
+            };
+        }
+        needs
     }
 
     /// The vector–Jacobian product operand `position` of `node` receives
@@ -299,19 +332,24 @@ fn elementwise_vjp(
 ) -> Vec<f64> {
     let info = op.info();
     let local = info.local;
+    // Smooth ops pass everywhere: the per-element test is skipped.
+    let always = info
+        .derivative(position)
+        .is_some_and(|d| d.passing == Passing::Always);
+    let chain = |x: &[f64], o: f64, u: f64| {
+        if always || info.passes(x, o, position) {
+            u * local(x, o, position)
+        } else {
+            0.0
+        }
+    };
     match *inputs {
         [a] => a
             .data()
             .iter()
             .zip(out.data())
             .zip(up)
-            .map(|((&x, &y), &u)| {
-                if info.passes(&[x], y, 0) {
-                    u * local(&[x], y, 0)
-                } else {
-                    0.0
-                }
-            })
+            .map(|((&x, &o), &u)| chain(&[x], o, u))
             .collect(),
         [a, b] => {
             let shape = out.shape();
@@ -320,8 +358,9 @@ fn elementwise_vjp(
                 (Some(Shortcut::Sub), _) => up.iter().map(|&u| -u).collect(),
                 (Some(Shortcut::Mul), _) => {
                     let other = if position == 0 { b } else { a };
-                    let u = Tensor::new(shape, up.to_vec());
-                    kernels::zip(&u, other, shape, |u, x| u * x)
+                    kernels::zip_data((up, shape), (other.data(), other.shape()), shape, |u, x| {
+                        u * x
+                    })
                 }
                 (None, _) => {
                     let x = kernels::zip(a, b, shape, |x, _| x);
@@ -330,13 +369,7 @@ fn elementwise_vjp(
                         .zip(&y)
                         .zip(out.data())
                         .zip(up)
-                        .map(|(((&x, &y), &o), &u)| {
-                            if info.passes(&[x, y], o, position) {
-                                u * local(&[x, y], o, position)
-                            } else {
-                                0.0
-                            }
-                        })
+                        .map(|(((&x, &y), &o), &u)| chain(&[x, y], o, u))
                         .collect()
                 }
             }

@@ -27,7 +27,7 @@ impl Strides {
 
     /// The data index of `out`'s element (i, j).
     #[inline(always)]
-    fn at(self, i: usize, j: usize) -> usize {
+    pub(super) fn at(self, i: usize, j: usize) -> usize {
         i * self.rows + j * self.cols
     }
 }
@@ -39,17 +39,21 @@ pub(super) fn map(a: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
 
 /// `f(a, b)` at each element of `out`, `a` and `b` broadcast to it.
 pub(super) fn zip(a: &Tensor, b: &Tensor, out: Shape, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
-    if a.shape() == out && b.shape() == out {
-        return a
-            .data()
-            .iter()
-            .zip(b.data())
-            .map(|(&x, &y)| f(x, y))
-            .collect();
+    zip_data((a.data(), a.shape()), (b.data(), b.shape()), out, f)
+}
+
+/// [`zip`] of two operands given as their data and shape.
+pub(super) fn zip_data(
+    (x, xs): (&[f64], Shape),
+    (y, ys): (&[f64], Shape),
+    out: Shape,
+    f: impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    if xs == out && ys == out {
+        return x.iter().zip(y).map(|(&x, &y)| f(x, y)).collect();
     }
-    let (sa, sb) = (Strides::of(a.shape(), out), Strides::of(b.shape(), out));
+    let (sa, sb) = (Strides::of(xs, out), Strides::of(ys, out));
     let (m, n) = out.as_matrix();
-    let (x, y) = (a.data(), b.data());
     let mut data = Vec::with_capacity(m * n);
     for i in 0..m {
         for j in 0..n {

@@ -23,6 +23,10 @@
 //! Bᵀ` and `Aᵀ · upstream` for `A @ B`, `upstream ⊙ f′(u)` elementwise
 //! summed over broadcast axes, `p ⊙ (upstream − p·upstream)` for softmax.
 //!
+//! The scalar view of a step, each element's chain rule with its local
+//! derivatives, is built only when asked ([`TensorGraph::expand`],
+//! `expand.rs`).
+//!
 //! A scalar node of the scalar [`Graph`](crate::engine::Graph) enters a
 //! tensor expression as a node of shape `()` ([`TensorGraph::scalar`]); its
 //! gradient comes back as a pair ([`TensorGradients::scalars`]) for the
@@ -42,6 +46,7 @@
 //! graph's interrupt ([`TensorGraph::set_interrupt`]) once a node.
 
 mod backward;
+mod expand;
 mod graph;
 mod kernels;
 mod ops;
@@ -49,9 +54,12 @@ mod shape;
 mod value;
 
 #[cfg(test)]
+mod gradcheck;
+#[cfg(test)]
 mod tests;
 
 pub use backward::{Rule, Side, TensorContribution, TensorGradients, TensorStep};
+pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};
 pub use shape::{Shape, ShapeError};

@@ -215,14 +215,20 @@ impl TensorOp {
             TensorArity::Leaf => None,
             TensorArity::Unary => Some(1),
             TensorArity::Binary => Some(2),
-            TensorArity::OfScalarOp => match self {
-                TensorOp::Elementwise(op) => match op.info().arity {
-                    Arity::Unary => Some(1),
-                    Arity::Binary => Some(2),
-                    Arity::Leaf | Arity::Variadic => None,
-                },
-                _ => unreachable!("only Elementwise has the scalar op's arity"),
-            },
+            TensorArity::OfScalarOp => self.scalar_op().and_then(|op| match op.info().arity {
+                Arity::Unary => Some(1),
+                Arity::Binary => Some(2),
+                Arity::Leaf | Arity::Variadic => None,
+            }),
+        }
+    }
+
+    /// The scalar op an elementwise op applies; `None` for the others.
+    pub fn scalar_op(self) -> Option<Op> {
+        if let TensorOp::Elementwise(op) = self {
+            Some(op)
+        } else {
+            None
         }
     }
 
@@ -279,28 +285,19 @@ impl TensorOp {
                     axis,
                 }),
             },
-            TensorOp::Max | TensorOp::Softmax | TensorOp::LogSumExp => {
-                if a.is_empty() {
-                    return Err(ShapeError::Empty {
-                        op: self.info().name,
-                        shape: a,
-                    });
-                }
-                Ok(match (self, a.dims()) {
-                    (TensorOp::LogSumExp, &[m, _]) => Shape::vector(m),
-                    (TensorOp::LogSumExp | TensorOp::Max, _) => Shape::scalar(),
-                    _ => a,
-                })
-            }
+            TensorOp::Max => nonempty(self, a).map(|()| Shape::scalar()),
+            TensorOp::Softmax => nonempty(self, a).map(|()| a),
+            TensorOp::LogSumExp => nonempty(self, a).map(|()| match *a.dims() {
+                [m, _] => Shape::vector(m),
+                _ => Shape::scalar(),
+            }),
         }
     }
 
     /// The name for messages: the scalar op's for an elementwise op.
     fn name_of_row(self) -> &'static str {
-        match self {
-            TensorOp::Elementwise(op) => op.info().name,
-            _ => self.info().name,
-        }
+        self.scalar_op()
+            .map_or(self.info().name, |op| op.info().name)
     }
 
     /// The forward value for operand values `inputs`, of the shape
@@ -343,6 +340,17 @@ impl TensorOp {
         };
         Tensor::new(out, data)
     }
+}
+
+/// Checks that `shape` has elements, for the reduction `op` that needs one.
+fn nonempty(op: TensorOp, shape: Shape) -> Result<(), ShapeError> {
+    if shape.is_empty() {
+        return Err(ShapeError::Empty {
+            op: op.info().name,
+            shape,
+        });
+    }
+    Ok(())
 }
 
 /// Checks `index < size` along `axis` of `shape`.

@@ -354,7 +354,7 @@ fn transpose_and_indexing_pass_the_upstream_back() {
 fn fan_out_adds_the_contributions() {
     // M = B @ A (3×3), L = sum(M @ M): dM = 1·Mᵀ + Mᵀ·1 (numpy).
     let mut g = TensorGraph::new();
-    let (b, a) = (g.constant(b32()).unwrap(), g.constant(a23()).unwrap());
+    let (b, a) = (g.leaf(b32()).unwrap(), g.leaf(a23()).unwrap());
     let m = g.apply(TensorOp::MatMul, &[b, a]).unwrap();
     let mm = g.apply(TensorOp::MatMul, &[m, m]).unwrap();
     let l = g.apply(TensorOp::Sum, &[mm]).unwrap();
@@ -485,5 +485,42 @@ fn ragged_rows_are_an_error() {
     assert_eq!(
         err.to_string(),
         "row 1 has 1 element(s) but row 0 has 2: every row needs the same length"
+    );
+}
+
+#[test]
+fn constants_get_no_gradient() {
+    // L = sum(c ⊙ x), c a literal: x gets c, c gets nothing (as PyTorch's
+    // requires_grad = False).
+    let mut g = TensorGraph::new();
+    let c = g.constant(Tensor::vector(vec![2.0, 3.0])).unwrap();
+    let x = g.leaf(Tensor::vector(vec![5.0, 7.0])).unwrap();
+    let p = g.apply(ew(Op::Mul), &[c, x]).unwrap();
+    let l = g.apply(TensorOp::Sum, &[p]).unwrap();
+    let (grads, steps) = g.backward_traced(l);
+    assert_eq!(grads.get(x).unwrap().data(), &[2.0, 3.0]);
+    assert!(grads.get(c).is_none());
+    let mul = steps.iter().find(|s| s.node == p).unwrap();
+    assert_eq!(mul.contributions.len(), 1);
+    assert_eq!(mul.contributions[0].input, x);
+}
+
+#[test]
+fn the_scalar_view_of_a_matrix_product_names_each_term() {
+    // h = W @ x, W 2×3, x = [1, -1, 0.5], upstream [u0, u1]:
+    // ∂L/∂W[1, 2] = u1 · x[2] (one term); ∂L/∂x[0] = u0·W[0, 0] + u1·W[1, 0].
+    let mut g = TensorGraph::new();
+    let [w, x, _, _] = layer(&mut g);
+    let h = g.apply(TensorOp::MatMul, &[w, x]).unwrap();
+    let up = [0.25, -2.0];
+    let term = |output, upstream, local| ElementTerm {
+        output,
+        upstream,
+        local,
+    };
+    assert_eq!(g.expand(h, 0, 5, &up), [term(1, -2.0, 0.5)]);
+    assert_eq!(
+        g.expand(h, 1, 0, &up),
+        [term(0, 0.25, 1.0), term(1, -2.0, 3.0)]
     );
 }

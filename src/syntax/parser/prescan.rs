@@ -82,18 +82,8 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
             TokenKind::RParen => {
                 if let Some((closed, open)) = levels.pop() {
                     nesting -= 1 + closed.signs + closed.chain;
-                    let expected = if text.as_bytes()[open] == b'[' {
-                        ']'
-                    } else {
-                        ')'
-                    };
-                    let bracket = char::from(text.as_bytes()[token.start]);
-                    if bracket != expected && problem.is_none() {
-                        problem = Some(SyntaxError::WrongBracket {
-                            span: at(&token),
-                            bracket,
-                            expected,
-                        });
+                    if problem.is_none() {
+                        problem = wrong_closer(text, open, at(&token), token.start);
                     }
                 } else if problem.is_none() {
                     problem = Some(SyntaxError::UnmatchedParen { span: at(&token) });
@@ -144,6 +134,22 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
     Ok(Scan {
         problem,
         max_nesting,
+    })
+}
+
+/// The closer at byte `close` of `text` (at `span` in the source) when it
+/// is not the kind the bracket opened at byte `open` needs: `(1 + ]`, `[1, 2)`.
+fn wrong_closer(text: &str, open: usize, span: Span, close: usize) -> Option<SyntaxError> {
+    let expected = if text.as_bytes()[open] == b'[' {
+        ']'
+    } else {
+        ')'
+    };
+    let bracket = char::from(text.as_bytes()[close]);
+    (bracket != expected).then_some(SyntaxError::WrongBracket {
+        span,
+        bracket,
+        expected,
     })
 }
 
