@@ -710,6 +710,7 @@ mod tests {
             groups: Vec::new(),
             calls,
             direction: Direction::Auto,
+            tensor: None,
         };
         let drawn = drawing(&picture);
         let name = |at: usize| match &drawn.nodes[at] {

@@ -176,6 +176,7 @@ pub fn drawing(picture: &Picture, tensor: &TensorPicture) -> Drawing {
         nodes,
         edges,
         groups: Vec::new(),
+        shared: Vec::new(),
         direction: picture.direction,
     }
 }
