@@ -1238,6 +1238,10 @@ pub struct Page {
     /// each as in `picture`), or why it cannot be stepped (a derivative
     /// graph: `:trace` refuses it too).
     pub steps: Result<StepModel, String>,
+    /// The backward pass of a tensor output (whose `picture` is a tensor
+    /// picture and whose `steps` then say there are no scalar steps): the
+    /// page steps this instead.
+    pub tensor: Option<Box<super::TensorStepModel>>,
 }
 
 /// What a picture is written as.

@@ -278,6 +278,9 @@ impl Session {
     /// step each, as `:trace` shows them), or why there is none; `name` is the
     /// command's, for errors.
     fn page_of(&mut self, name: &Ident) -> Result<Page, SessionError> {
+        if self.tensors.output.is_some() {
+            return self.tensor_page(name);
+        }
         let picture = self.finished_picture(name, &PictureArgs::default())?;
         let expanded = match picture.calls.iter().any(|call| call.boxed) {
             true => {
@@ -302,6 +305,7 @@ impl Session {
             picture,
             expanded,
             steps,
+            tensor: None,
         })
     }
 

@@ -94,6 +94,8 @@ impl TensorStepModel {
 /// the gradient in its state at the picture's moment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorPictureNode {
+    /// The node.
+    pub id: TensorId,
     /// The node as `:trace` names it (`W`, `W @ x`, `t7`).
     pub label: String,
     /// The op that computes it with the constants it reads folded in
@@ -176,6 +178,7 @@ impl Session {
                 PictureArgs::parse(command)
                     .and_then(|args| self.tensor_picture(name, &args, format, events))
             }
+            "html" => self.html(name, command.optional_target(), events),
             _ => return None,
         })
     }
@@ -359,6 +362,7 @@ impl Session {
                     None => model.state(id, last),
                 };
                 TensorPictureNode {
+                    id,
                     label: labels[id.index()].clone(),
                     op: computed.then_some(sign),
                     value: tensor_data(graph.value(id)),
@@ -387,6 +391,23 @@ impl Session {
                 step_nodes: model.steps.iter().map(|s| s.node.clone()).collect(),
             })),
         }
+    }
+}
+
+impl Session {
+    /// The page of `:html` and `:serve` for the tensor output: its finished
+    /// picture and its step model.
+    ///
+    /// Errors: Ctrl-C.
+    pub(super) fn tensor_page(&mut self, name: &Ident) -> Result<super::Page, SessionError> {
+        let model = self.tensor_step_model(name.span)?;
+        let picture = self.tensor_picture_at(&model, None, super::Direction::Auto);
+        Ok(super::Page {
+            picture,
+            expanded: None,
+            steps: Err("a tensor output: its steps are the tensor steps".to_string()),
+            tensor: Some(Box::new(model)),
+        })
     }
 }
 

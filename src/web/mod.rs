@@ -3,3 +3,4 @@
 //! session's step model ([`crate::session::StepModel`]) as typed data.
 
 pub mod page;
+pub mod tensor_page;

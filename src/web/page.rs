@@ -113,6 +113,9 @@ pub struct MessageModel {
 /// The typed model of `page`, with the step lines in `style` (its
 /// precision; never colour).
 pub fn page_model(page: &Page, style: &Style) -> PageModel {
+    if let (Some(model), Some(tensor)) = (&page.tensor, &page.picture.tensor) {
+        return super::tensor_page::page_model(&page.picture, tensor, model, style);
+    }
     let style = Style {
         color: false,
         ..*style

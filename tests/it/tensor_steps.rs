@@ -1,6 +1,6 @@
 //! The one step model for tensor outputs: `:trace`'s step K, the slide
-//! `:svg DIR --steps` writes for step K and `:topo` agree on the node, the
-//! matrix rule and every box's gradient (blank, partial with its sum so
+//! `:svg DIR --steps` writes for step K and the page's step K (the model
+//! `:html` writes) agree on the node, the line and every box's gradient (blank, partial with its sum so
 //! far, final), the slides share one canvas, and the numbers are numpy's.
 //!
 //! The expected numbers were computed with numpy 2 (float64):
@@ -17,6 +17,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+
+use serde_json::Value;
 
 use crate::util::{output_in, stderr_of, stdout_of};
 
@@ -112,6 +114,9 @@ fn trace_steps(text: &str) -> Vec<String> {
     for line in text.lines() {
         if line.starts_with('[') && line.contains("] ") {
             steps.push(String::new());
+        } else if !line.starts_with(' ') && !steps.is_empty() {
+            // The trace is over (`wrote …`).
+            break;
         }
         if let Some(step) = steps.last_mut() {
             step.push_str(line);
@@ -129,7 +134,7 @@ fn slides_and_trace(script: &str) -> (Vec<Slide>, Vec<String>) {
     std::fs::create_dir(dir.path().join("slides")).unwrap();
     let out = run(
         dir.path(),
-        &format!("{script}\n:trace\n:svg slides --steps"),
+        &format!("{script}\n:trace\n:svg slides --steps\n:html page.html"),
     );
     let steps = trace_steps(&out);
     let slides: Vec<Slide> = (0..=steps.len())
@@ -165,7 +170,57 @@ fn slides_and_trace(script: &str) -> (Vec<Slide>, Vec<String>) {
             k + 1
         );
     }
+    let html = std::fs::read_to_string(dir.path().join("page.html")).unwrap();
+    page_agrees(&html, &slides, &steps);
     (slides, steps)
+}
+
+/// The model inside a page `:html` wrote.
+fn page_model(html: &str) -> Value {
+    let start = html.find("type=\"application/json\">").unwrap() + 24;
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+/// Checks that the page's step K, as its script shows it (each box's last
+/// mark at or before K, blank before the first; the lit box; the line),
+/// is slide K and `:trace`'s step K.
+fn page_agrees(html: &str, slides: &[Slide], steps: &[String]) {
+    let model = page_model(html);
+    let view = &model["views"][0];
+    // The boxes in the page's SVG order, as its script finds them.
+    let doc = roxmltree::Document::parse(view["svg"].as_str().unwrap()).unwrap();
+    let names: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("name"))
+        .map(|n| n.text().unwrap_or_default().to_string())
+        .collect();
+    let boxes = view["boxes"].as_array().unwrap();
+    assert_eq!(boxes.len(), names.len());
+    for (k, slide) in slides.iter().enumerate() {
+        for (marks, name) in boxes.iter().zip(&names) {
+            let mark = marks
+                .as_array()
+                .unwrap()
+                .iter()
+                .take_while(|m| m["step"].as_u64().unwrap() as usize <= k)
+                .last();
+            let shown = mark.map(|m| format!("grad {}", m["text"].as_str().unwrap()));
+            let partial = mark.is_some_and(|m| m["kind"] == "partial");
+            assert_eq!(
+                (shown, partial),
+                slide.boxes[name].clone(),
+                "box {name} at step {k}"
+            );
+        }
+        if k > 0 {
+            let lit = view["lit"][k - 1].as_u64().unwrap() as usize;
+            assert_eq!(Some(&names[lit]), slide.current.as_ref(), "step {k}");
+            let line = model["steps"][k - 1]["text"].as_str().unwrap();
+            assert_eq!(line.trim_end(), steps[k - 1].trim_end(), "step {k}");
+        }
+    }
+    assert_eq!(model["steps"].as_array().unwrap().len(), steps.len());
 }
 
 /// Asserts box `name` of `slide` shows `expected` (`None`: blank) to the
