@@ -348,3 +348,60 @@ fn topo_of_a_tensor_graph_lists_its_nodes_with_shapes_and_steps() {
     assert_eq!(rows[3], ["4", "W @ x", "W @ x", "2", "4"]);
     assert_eq!(rows[6], ["7", "W", "leaf", "2×2", "—"]);
 }
+
+/// Each value box's gradient rows in an SVG, in document order (`grad`
+/// alone while blank; rows joined by `\n`).
+fn grad_rows(svg: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| {
+            n.has_tag_name("text") && n.attribute("class").is_some_and(|c| c.starts_with("grad"))
+        })
+        .map(|n| {
+            n.children()
+                .filter_map(|t| t.text())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+#[test]
+fn the_tensor_page_steps_in_chromium_as_the_slides_do() {
+    let Some(mut browser) = crate::browser::Browser::start("the tensor :html page in Chromium")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("slides")).unwrap();
+    let out = run(dir.path(), &format!("{LAYER}\n:trace\n:svg slides --steps"));
+    let steps = trace_steps(&out);
+    let url = crate::browser::html_page(dir.path(), "layer", LAYER);
+    browser.open(&url, (1920, 1080), "window.gradcalcView");
+    let rows_js = "Array.from(document.querySelectorAll('g.value text.grad')).map(t => \
+                   t.querySelectorAll('tspan').length ? Array.from(t.querySelectorAll('tspan')).map(s => s.textContent).join('\\n') : t.textContent)";
+    for k in 1..=steps.len() {
+        browser.press("ArrowRight");
+        let (step, current, line) = crate::browser::shown(&mut browser);
+        assert_eq!(step, serde_json::json!(k));
+        assert_eq!(line.as_str().unwrap().trim_end(), steps[k - 1].trim_end());
+        let slide_svg =
+            std::fs::read_to_string(dir.path().join(format!("slides/step-{k:03}.svg"))).unwrap();
+        assert_eq!(
+            current,
+            serde_json::json!([slide(&slide_svg).current.unwrap()])
+        );
+        assert_eq!(
+            browser.eval(rows_js),
+            serde_json::json!(grad_rows(&slide_svg)),
+            "step {k}"
+        );
+    }
+    // After the last step, W's box holds ∂L/∂W = upstream · xᵀ in two rows.
+    let w = browser.eval(
+        "Array.from(document.querySelectorAll('g.value')).filter(g => g.querySelector('text.name').textContent === 'W 2×2').map(g => g.querySelectorAll('text.grad tspan').length)",
+    );
+    assert_eq!(w, serde_json::json!([2]));
+    let shot = browser.screenshot("tensor-layer-1920x1080");
+    crate::browser::assert_drawn(&shot, (1920, 1080));
+}
