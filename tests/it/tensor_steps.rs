@@ -405,3 +405,56 @@ fn the_tensor_page_steps_in_chromium_as_the_slides_do() {
     let shot = browser.screenshot("tensor-layer-1920x1080");
     crate::browser::assert_drawn(&shot, (1920, 1080));
 }
+
+/// `:step` in the terminal walks a tensor output's steps, one tensor op per
+/// Enter, each as `:trace` prints it; `g N` jumps, `b` goes back.
+#[test]
+fn step_walks_the_tensor_steps_in_the_terminal() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = crate::pty::Repl::start(state.path());
+    repl.line(LAYER, "L = -0.9242343145");
+    repl.line(":step", "each tensor op one step");
+    repl.expect("[1] L (sum)");
+    repl.expect("step 1/4");
+    repl.line("", "[2] tanh(W @ x + b) (tanh)");
+    repl.expect("step 2/4");
+    // Step 4: the matrix rule, with shapes, and numpy's numbers.
+    repl.line("g 4", "[4] W @ x (@)");
+    repl.expect("∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2");
+    repl.expect("[3.145790932, 4.718686398]");
+    repl.expect("step 4/4: the last step");
+    repl.line("b", "[3] W @ x + b (+)");
+    repl.expect("step 3/4");
+    repl.line("q", "(stopped)");
+    repl.line("x", "[1, -1]");
+    repl.leave();
+}
+
+/// A box summarises a tensor past 4 elements an axis, as numpy does: the
+/// first and last 2 with `…` between.
+#[test]
+fn a_large_tensor_box_is_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = run(
+        dir.path(),
+        "A = ones(6, 7); v = [1, 2, 3, 4, 5, 6, 7]; L = sum(A @ v)\n:svg - --step 1",
+    );
+    let rows: Vec<&str> = svg
+        .split("<tspan")
+        .skip(1)
+        .map(|t| &t[t.find('>').unwrap() + 1..t.find("</tspan>").unwrap()])
+        .collect();
+    assert_eq!(
+        rows[..5],
+        [
+            "value [[1, 1, …, 1, 1],",
+            "       [1, 1, …, 1, 1],",
+            "        …,",
+            "       [1, 1, …, 1, 1],",
+            "       [1, 1, …, 1, 1]]",
+        ]
+    );
+    // A @ v = 28 in each of 6 rows (1 + 2 + … + 7).
+    assert!(rows.contains(&"value [28, 28, …, 28, 28]"), "{rows:?}");
+    assert!(svg.contains(">A 6×7</text>"), "{svg}");
+}
