@@ -22,7 +22,10 @@ use crate::syntax::{
 
 use super::error::ErrorCode;
 use super::eval::op_of;
-use super::event::{TensorData, TensorTraceContribution, TensorTraceStep, TensorVarRow};
+use super::event::{
+    ElementChain, ElementTermRow, TensorData, TensorTraceContribution, TensorTraceStep,
+    TensorVarRow,
+};
 use super::{CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, nearest};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
@@ -957,7 +960,12 @@ impl Session {
             "grad" | "backward" if name == "grad" => {
                 Some(self.tensor_grad(output, &label, span, args, events))
             }
-            "trace" => Some(self.tensor_trace(output, &label, span, events)),
+            "trace" => {
+                let expand = args
+                    .iter()
+                    .find_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)));
+                Some(self.tensor_trace(output, &label, span, expand, events))
+            }
             "check" => Some(self.tensor_check(output, &label, span, args, events)),
             "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
             | "stats" | "gc" | "descend" => None,
@@ -1067,6 +1075,7 @@ impl Session {
         output: TensorId,
         label: &str,
         span: Span,
+        expand: Option<(&str, Span)>,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let (_, steps) = self.tensors.graph.backward_traced(output);
@@ -1075,6 +1084,26 @@ impl Session {
         }
         let labels = self.tensor_labels(output);
         let graph = &self.tensors.graph;
+        let expanded = match expand {
+            None => None,
+            Some((name, at)) => Some(
+                steps
+                    .iter()
+                    .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
+                    .map(|s| s.node)
+                    .ok_or_else(|| {
+                        tensor_error(
+                            ErrorCode::BadArguments,
+                            at,
+                            format!("`{name}` is not a step of the trace of {label}"),
+                            Some(
+                                "name a node the trace shows, e.g. a variable it was built through"
+                                    .into(),
+                            ),
+                        )
+                    })?,
+            ),
+        };
         let mut shown = Vec::new();
         for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
             let contributions = step
@@ -1100,6 +1129,11 @@ impl Session {
                         shapes,
                         value: tensor_data(&c.contribution),
                         uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
+                        elements: if expanded == Some(step.node) {
+                            element_chains(graph, step, c, &labels)
+                        } else {
+                            Vec::new()
+                        },
                     }
                 })
                 .collect();
@@ -1576,4 +1610,51 @@ fn element_name(name: &str, shape: Shape, k: usize) -> String {
         [_, n] => format!("{name}[{}, {}]", k / n.max(&1), k % n.max(&1)),
         _ => format!("{name}[{k}]"),
     }
+}
+
+/// The most elements of an operand whose chain rules `--expand` writes.
+const EXPAND_ELEMENTS: usize = 16;
+
+/// The scalar view of one operand of a traced step: for each of its
+/// elements, every term `upstream × local` of its chain rule (the engine's
+/// [`TensorGraph::expand`]). Nothing past [`EXPAND_ELEMENTS`] elements.
+fn element_chains(
+    graph: &TensorGraph,
+    step: &crate::engine::tensor::TensorStep,
+    contribution: &crate::engine::tensor::TensorContribution,
+    labels: &[String],
+) -> Vec<ElementChain> {
+    let input = graph.value(contribution.input);
+    if input.len() > EXPAND_ELEMENTS {
+        return Vec::new();
+    }
+    let node_label = &labels[step.node.index()];
+    let node_label = if node_label.contains(' ') {
+        format!("({node_label})")
+    } else {
+        node_label.clone()
+    };
+    let input_label = &labels[contribution.input.index()];
+    let input_label = if input_label.contains(' ') {
+        format!("({input_label})")
+    } else {
+        input_label.clone()
+    };
+    (0..input.len())
+        .map(|k| {
+            let terms = graph.expand(step.node, contribution.position, k, step.upstream.data());
+            ElementChain {
+                element: element_name(&input_label, input.shape(), k),
+                terms: terms
+                    .iter()
+                    .map(|t| ElementTermRow {
+                        output: element_name(&node_label, graph.shape(step.node), t.output),
+                        upstream: Number(t.upstream),
+                        local: Number(t.local),
+                    })
+                    .collect(),
+                value: Number(contribution.contribution.data()[k]),
+            }
+        })
+        .collect()
 }

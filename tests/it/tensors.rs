@@ -400,3 +400,25 @@ fn check_compares_every_element_with_a_central_difference() {
     );
     assert!(checks.iter().all(|c| c["verdict"] == "pass"), "{checks:?}");
 }
+
+#[test]
+fn expand_writes_each_elements_chain_rule_adding_up_to_the_matrix_rule() {
+    let output = gradcalc()
+        .args([
+            "-e",
+            "x = [1, -1, 0.5]\nW = [[1, 2, 0], [3, 4, 1]]\nh = W @ x\nL = sum(tanh(h))\n:trace --expand=h",
+        ])
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    // ∂L/∂h = 1 − tanh(h)², h = [-1, -0.5] (numpy: [0.41997434, 0.78644773]);
+    // ∂L/∂x[0] = Σ ∂L/∂h[i]·W[i, 0] = 0.41997434·1 + 0.78644773·3.
+    assert_contains(
+        &out,
+        "∂L/∂x[0] = 0.4199743416·1 + 0.786447733·3 = 2.779317541   (through h[0], h[1])",
+    );
+    assert_contains(
+        &out,
+        "∂L/∂W[1, 1] = 0.786447733·(-1) = -0.786447733   (through h[1])",
+    );
+}
