@@ -1428,6 +1428,33 @@ pub struct TensorTraceContribution {
     /// than one (fan-out: the contributions add up).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uses: Option<(u32, u32)>,
+    /// With `--expand=NODE` at this node: the scalar view, each element's
+    /// chain rule (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<ElementChain>,
+}
+
+/// One element's chain rule in the scalar view of a tensor step
+/// (`:trace --expand=NODE`): `∂L/∂W[i, j] = Σ upstream × local`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElementChain {
+    /// The element, as `W[0, 1]`.
+    pub element: String,
+    /// One per output element that depends on it: `{output, upstream, local}`.
+    pub terms: Vec<ElementTermRow>,
+    /// Their sum: the element of the contribution.
+    pub value: Number,
+}
+
+/// One term of an [`ElementChain`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElementTermRow {
+    /// The node's element it goes through, as `h[1]`.
+    pub output: String,
+    /// ∂L/∂ that element.
+    pub upstream: Number,
+    /// ∂ that element/∂ the operand's element.
+    pub local: Number,
 }
 
 /// One tensor variable of `:vars`.

@@ -22,7 +22,10 @@ use crate::syntax::{
 
 use super::error::ErrorCode;
 use super::eval::op_of;
-use super::event::{TensorData, TensorTraceContribution, TensorTraceStep, TensorVarRow};
+use super::event::{
+    ElementChain, ElementTermRow, TensorData, TensorTraceContribution, TensorTraceStep,
+    TensorVarRow,
+};
 use super::{CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, nearest};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
@@ -957,7 +960,13 @@ impl Session {
             "grad" | "backward" if name == "grad" => {
                 Some(self.tensor_grad(output, &label, span, args, events))
             }
-            "trace" => Some(self.tensor_trace(output, &label, span, events)),
+            "trace" => {
+                let expand = args
+                    .iter()
+                    .find_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)));
+                Some(self.tensor_trace(output, &label, span, expand, events))
+            }
+            "check" => Some(self.tensor_check(output, &label, span, args, events)),
             "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
             | "stats" | "gc" | "descend" => None,
             other => Some(Err(tensor_error(
@@ -1066,6 +1075,7 @@ impl Session {
         output: TensorId,
         label: &str,
         span: Span,
+        expand: Option<(&str, Span)>,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let (_, steps) = self.tensors.graph.backward_traced(output);
@@ -1074,6 +1084,26 @@ impl Session {
         }
         let labels = self.tensor_labels(output);
         let graph = &self.tensors.graph;
+        let expanded = match expand {
+            None => None,
+            Some((name, at)) => Some(
+                steps
+                    .iter()
+                    .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
+                    .map(|s| s.node)
+                    .ok_or_else(|| {
+                        tensor_error(
+                            ErrorCode::BadArguments,
+                            at,
+                            format!("`{name}` is not a step of the trace of {label}"),
+                            Some(
+                                "name a node the trace shows, e.g. a variable it was built through"
+                                    .into(),
+                            ),
+                        )
+                    })?,
+            ),
+        };
         let mut shown = Vec::new();
         for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
             let contributions = step
@@ -1099,6 +1129,11 @@ impl Session {
                         shapes,
                         value: tensor_data(&c.contribution),
                         uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
+                        elements: if expanded == Some(step.node) {
+                            element_chains(graph, step, c, &labels)
+                        } else {
+                            Vec::new()
+                        },
                     }
                 })
                 .collect();
@@ -1451,4 +1486,175 @@ impl Session {
         self.tensors.rng = Rng::new(seed);
         self.record(&format!(":seed {seed}"));
     }
+}
+
+/// The most elements `:check` of a tensor output differences (then a notice
+/// says how many were left out).
+const CHECK_ELEMENTS: usize = 1000;
+
+impl Session {
+    /// `:check [NAMES]` of a tensor output of shape `()`: every element of
+    /// each tensor leaf named (or every leaf the output reaches) against a
+    /// central difference `(L(x + h) − L(x − h))/2h`, the leaf moved by ±h
+    /// and the graph run forward again, with the verdicts of the scalar
+    /// `:check`. One `check` per element, named `W[i, j]`.
+    fn tensor_check(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let shape = self.tensors.graph.shape(output);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                format!("`:check` takes an output of shape (), and `{label}` has shape ({shape})"),
+                Some(format!("reduce it first, e.g. `L = sum({label})`")),
+            ));
+        }
+        let gradients = self.tensors.graph.backward(output);
+        let order = self.tensors.graph.topo_order(output);
+        let targets: Vec<(String, TensorId)> = if args.is_empty() {
+            self.tensors
+                .vars
+                .iter()
+                .filter(|(name, id)| {
+                    self.tensors.graph.op(**id) == TensorOp::Variable
+                        && order.contains(id)
+                        && name.as_str() != label
+                })
+                .map(|(name, id)| (name.clone(), *id))
+                .collect()
+        } else {
+            args.iter()
+                .map(|arg| Ok((arg.name.clone(), self.tensor_leaf(arg)?)))
+                .collect::<Result<_, SessionError>>()?
+        };
+        let mut checked = 0;
+        let mut total = 0;
+        for (name, leaf) in targets {
+            let value = self.tensors.graph.value(leaf).clone();
+            total += value.len();
+            let grad = gradients.get(leaf).cloned();
+            for k in 0..value.len() {
+                if checked == CHECK_ELEMENTS {
+                    break;
+                }
+                self.check_interrupt()?;
+                checked += 1;
+                let x = value.data()[k];
+                let analytic = grad.as_ref().map_or(0.0, |g| g.data()[k]);
+                let h = super::check::check_step(x);
+                let numeric = self.central(leaf, output, &value, k, h);
+                let difference = (analytic - numeric).abs();
+                let relative_error = if analytic == numeric {
+                    0.0
+                } else {
+                    difference / analytic.abs().max(numeric.abs())
+                };
+                let steady = |numeric: f64| {
+                    let half = self.central(leaf, output, &value, k, h / 2.0);
+                    (half - numeric).abs() <= 1e-3 * numeric.abs()
+                };
+                let (verdict, tolerance) = super::check::judge(analytic, numeric, false, steady);
+                events.push(Event::Check {
+                    of: label.to_string(),
+                    wrt: element_name(&name, value.shape(), k),
+                    at: Number(x),
+                    h: Number(h),
+                    analytic: Number(analytic),
+                    numeric: Number(numeric),
+                    relative_error: Number(relative_error),
+                    difference: Number(difference),
+                    tolerance,
+                    verdict,
+                    note: None,
+                });
+            }
+        }
+        if checked < total {
+            events.push(Event::Notice(super::Notice::PartlyChecked {
+                checked,
+                total,
+            }));
+        }
+        Ok(())
+    }
+
+    /// `(L(x + h) − L(x − h))/2h` for element `k` of `leaf` (whose value is
+    /// `value`); the leaf is put back to `value` and the graph run again.
+    fn central(&self, leaf: TensorId, output: TensorId, value: &Tensor, k: usize, h: f64) -> f64 {
+        // A copy of the graph: the session's stays as it is.
+        let mut graph = self.tensors.graph.clone();
+        let mut at = |x: f64| {
+            let mut moved = value.clone();
+            moved.data_mut()[k] = x;
+            let _ = graph.set_leaf_value(leaf, moved);
+            graph.rerun(&self.graph);
+            graph.value(output).data()[0]
+        };
+        let x = value.data()[k];
+        let (plus, minus) = (at(x + h), at(x - h));
+        (plus - minus) / ((x + h) - (x - h))
+    }
+}
+
+/// `W[1, 2]`, `x[0]`: element `k` (row-major) of the tensor `name` of `shape`.
+fn element_name(name: &str, shape: Shape, k: usize) -> String {
+    match shape.dims() {
+        [] => name.to_string(),
+        [_] => format!("{name}[{k}]"),
+        [_, n] => format!("{name}[{}, {}]", k / n.max(&1), k % n.max(&1)),
+        _ => format!("{name}[{k}]"),
+    }
+}
+
+/// The most elements of an operand whose chain rules `--expand` writes.
+const EXPAND_ELEMENTS: usize = 16;
+
+/// The scalar view of one operand of a traced step: for each of its
+/// elements, every term `upstream × local` of its chain rule (the engine's
+/// [`TensorGraph::expand`]). Nothing past [`EXPAND_ELEMENTS`] elements.
+fn element_chains(
+    graph: &TensorGraph,
+    step: &crate::engine::tensor::TensorStep,
+    contribution: &crate::engine::tensor::TensorContribution,
+    labels: &[String],
+) -> Vec<ElementChain> {
+    let input = graph.value(contribution.input);
+    if input.len() > EXPAND_ELEMENTS {
+        return Vec::new();
+    }
+    let node_label = &labels[step.node.index()];
+    let node_label = if node_label.contains(' ') {
+        format!("({node_label})")
+    } else {
+        node_label.clone()
+    };
+    let input_label = &labels[contribution.input.index()];
+    let input_label = if input_label.contains(' ') {
+        format!("({input_label})")
+    } else {
+        input_label.clone()
+    };
+    (0..input.len())
+        .map(|k| {
+            let terms = graph.expand(step.node, contribution.position, k, step.upstream.data());
+            ElementChain {
+                element: element_name(&input_label, input.shape(), k),
+                terms: terms
+                    .iter()
+                    .map(|t| ElementTermRow {
+                        output: element_name(&node_label, graph.shape(step.node), t.output),
+                        upstream: Number(t.upstream),
+                        local: Number(t.local),
+                    })
+                    .collect(),
+                value: Number(contribution.contribution.data()[k]),
+            }
+        })
+        .collect()
 }

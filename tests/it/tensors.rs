@@ -380,3 +380,45 @@ fn randn_is_the_same_after_the_same_seed() {
     assert_ne!(values[1], values[2]);
     assert!(values[0].iter().all(|x| x.is_finite() && x.abs() < 10.0));
 }
+
+#[test]
+fn check_compares_every_element_with_a_central_difference() {
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[0.5, -1, 0.25], [1.5, 0.5, -0.5]]\nx = [1, 2, -1]\nL = -ln(softmax(tanh(W @ x))[1])\n:check",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let checks: Vec<&Value> = events.iter().filter(|e| e["kind"] == "check").collect();
+    // Six elements of W, three of x, each passing.
+    let names: Vec<&str> = checks.iter().map(|c| c["wrt"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "W[0, 0]", "W[0, 1]", "W[0, 2]", "W[1, 0]", "W[1, 1]", "W[1, 2]", "x[0]", "x[1]",
+            "x[2]"
+        ]
+    );
+    assert!(checks.iter().all(|c| c["verdict"] == "pass"), "{checks:?}");
+}
+
+#[test]
+fn expand_writes_each_elements_chain_rule_adding_up_to_the_matrix_rule() {
+    let output = gradcalc()
+        .args([
+            "-e",
+            "x = [1, -1, 0.5]\nW = [[1, 2, 0], [3, 4, 1]]\nh = W @ x\nL = sum(tanh(h))\n:trace --expand=h",
+        ])
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    // ∂L/∂h = 1 − tanh(h)², h = [-1, -0.5] (numpy: [0.41997434, 0.78644773]);
+    // ∂L/∂x[0] = Σ ∂L/∂h[i]·W[i, 0] = 0.41997434·1 + 0.78644773·3.
+    assert_contains(
+        &out,
+        "∂L/∂x[0] = 0.4199743416·1 + 0.786447733·3 = 2.779317541   (through h[0], h[1])",
+    );
+    assert_contains(
+        &out,
+        "∂L/∂W[1, 1] = 0.786447733·(-1) = -0.786447733   (through h[1])",
+    );
+}

@@ -187,6 +187,33 @@ pub(super) fn trace(out: &mut String, of: &str, steps: &[TensorTraceStep], p: &P
                 p.dim(&uses)
             );
             block(out, "     ", &c.value, p, &grad);
+            for chain in &c.elements {
+                let terms: Vec<String> = chain
+                    .terms
+                    .iter()
+                    .map(|t| format!("{}·{}", p.factor(t.upstream.0), p.factor(t.local.0)))
+                    .collect();
+                let outputs: Vec<&str> = chain.terms.iter().map(|t| t.output.as_str()).collect();
+                let _ = writeln!(
+                    out,
+                    "      {} = {} = {}   {}",
+                    p.partial(of, &chain.element),
+                    if terms.is_empty() {
+                        "0".to_string()
+                    } else {
+                        terms.join(" + ")
+                    },
+                    p.grad(chain.value.0),
+                    p.dim(&format!(
+                        "(through {})",
+                        if outputs.is_empty() {
+                            "nothing".to_string()
+                        } else {
+                            outputs.join(", ")
+                        }
+                    ))
+                );
+            }
         }
     }
 }
