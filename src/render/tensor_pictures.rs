@@ -160,13 +160,28 @@ pub fn drawing(picture: &Picture, tensor: &TensorPicture) -> Drawing {
             });
         }
     }
+    // An input read twice by one op (`x * x`) is one edge with both rules,
+    // as in a scalar picture.
+    let mut seen: std::collections::HashMap<(usize, usize), usize> = Default::default();
     for edge in &tensor.edges {
-        if let Some(op) = op_at[edge.node] {
-            edges.push(DrawEdge {
-                from: box_at[edge.input],
-                to: op,
-                label: edge.rule.clone(),
-            });
+        let Some(op) = op_at[edge.node] else {
+            continue;
+        };
+        let from = box_at[edge.input];
+        match seen.get(&(from, op)) {
+            Some(&at) => {
+                let label: &mut String = &mut edges[at].label;
+                label.push_str(", ");
+                label.push_str(&edge.rule);
+            }
+            None => {
+                seen.insert((from, op), edges.len());
+                edges.push(DrawEdge {
+                    from,
+                    to: op,
+                    label: edge.rule.clone(),
+                });
+            }
         }
     }
     Drawing {

@@ -321,6 +321,14 @@ fn a_tensor_fan_out_is_partial_until_its_last_use() {
     // Step 3 (`x*x`): the other two: 2x + 1.
     assert_grad(&slides[3], x, Some(&[3.0, 5.0]), false);
     assert_grad(&slides[3], "y (2)", Some(&[1.0, 1.0]), false);
+    // x read twice by `x * x`: one edge with both rules.
+    let dir = tempfile::tempdir().unwrap();
+    let svg = run(dir.path(), &format!("{FAN_OUT}\n:svg -"));
+    assert_eq!(
+        svg.matches(">upstream ⊙ x, upstream ⊙ x</text>").count(),
+        1,
+        "{svg}"
+    );
 }
 
 #[test]
