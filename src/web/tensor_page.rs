@@ -7,9 +7,9 @@
 //! first indented under it as the SVG draws them), which `web/page.js`
 //! writes as the box's rows.
 
-use super::page::{BoxMark, MarkKind, PageModel, PageView, StepLine};
+use super::page::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
 use crate::render::tensor_pictures::grad_text;
-use crate::render::{Style, dot, text};
+use crate::render::{Style, text};
 use crate::session::{GradState, Picture, TensorPicture, TensorStepModel};
 
 /// The page's model of a tensor output: its finished `picture` (whose
@@ -49,11 +49,14 @@ pub fn page_model(
             tensor.nodes.iter().position(|n| n.id == id)
         })
         .collect();
+    // The picture, and the same turned, for a pane of the other shape.
+    let (svg, turned) = both_ways(picture);
     PageModel {
         of: model.of.clone(),
         views: vec![PageView {
             name: "every node".to_string(),
-            svg: dot::svg(picture),
+            svg,
+            turned,
             boxes,
             lit,
         }],
