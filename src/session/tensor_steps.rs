@@ -357,9 +357,13 @@ impl Session {
                         None => sign = format!("{sign} {}", labels[operand.index()]),
                     }
                 }
-                let state = match step {
-                    Some(k) => model.state(id, k),
-                    None => model.state(id, last),
+                let state = match (step, model.state(id, step.unwrap_or(last))) {
+                    // A leaf output has no step: its gradient is ones.
+                    (None, GradState::Blank) if id == output => GradState::Final {
+                        before: None,
+                        sum: tensor_data(&Tensor::ones(graph.shape(id))),
+                    },
+                    (_, state) => state,
                 };
                 TensorPictureNode {
                     id,
