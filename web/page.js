@@ -177,7 +177,7 @@ var GradcalcView = (function () {
       var value = Array.prototype.filter.call(groups[i].querySelectorAll("text"), function (t) {
         return /^value /.test(t.textContent);
       })[0];
-      this.boxes.push({ group: groups[i], grad: grad, text: grad ? grad.textContent : "",
+      this.boxes.push({ group: groups[i], grad: grad, text: grad ? rowsOf(grad) : "",
         name: name ? name.textContent : "", value: value ? value.textContent : "",
         item: element("li") });
     }
@@ -194,6 +194,30 @@ var GradcalcView = (function () {
     order.forEach(function (k) { self.reader.appendChild(self.boxes[k].item); });
     this.fit();
   };
+
+  // A box's text: its rows (a tensor's gradient has one <tspan> a row), "\n" between.
+  function rowsOf(text) {
+    var spans = text.querySelectorAll("tspan");
+    if (!spans.length) return text.textContent;
+    return Array.prototype.map.call(spans, function (t) { return t.textContent; }).join("\n");
+  }
+
+  // Writes `rows` ("\n" between rows) into a box's text: one <tspan> a row
+  // under the first where the box draws rows (a tensor's gradient).
+  function setRows(text, rows) {
+    var spans = text.querySelectorAll("tspan");
+    if (!spans.length) { text.textContent = rows; return; }
+    var x = spans[0].getAttribute("x");
+    var y = +spans[0].getAttribute("y");
+    text.textContent = "";
+    rows.split("\n").forEach(function (row, k) {
+      var span = document.createElementNS("http://www.w3.org/2000/svg", "tspan");
+      span.setAttribute("x", x);
+      span.setAttribute("y", y + 24 * k);
+      span.textContent = row;
+      text.appendChild(span);
+    });
+  }
 
   // The picture of `drawing` the pane shows larger: `svg`, or `turned` (the
   // same boxes the other way), so that a tall narrow pane (a phone, a
@@ -262,7 +286,7 @@ var GradcalcView = (function () {
       b.group.classList.toggle("partial", partial && !current);
       b.group.classList.toggle("pending", !shown || partial);
       var grad = !stepping ? b.text : mark ? "grad " + mark.text : "grad";
-      if (b.grad) b.grad.textContent = grad;
+      if (b.grad) setRows(b.grad, grad);
       var said = !stepping ? b.text || "no gradient" : mark ? grad : "gradient to come";
       var state = current ? "current" : !shown ? "pending" : partial ? "partial, more to come" : "final";
       b.item.textContent = b.name + ": " + b.value + ", " + said + ", " + state;

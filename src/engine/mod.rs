@@ -51,6 +51,11 @@
 //! - [`Graph::retain_reachable`] compacts the arena to the nodes reachable from
 //!   a set of roots and returns the id [`Remap`] (`compact.rs`).
 //!
+//! - [`tensor`] holds vectors and matrices: a [`tensor::TensorGraph`] of
+//!   tensor nodes beside the scalar graph, one node per tensor op with its
+//!   shape, whose backward passes are vector–Jacobian products written as
+//!   matrix rules (`tensor/`).
+//!
 //! Nothing here recurses over the graph: sorting and backward use explicit
 //! stacks and loops, and dropping the arena is dropping a flat `Vec`, so graphs
 //! a million nodes deep are safe.
@@ -64,6 +69,7 @@ mod ops;
 mod rerun;
 mod rules;
 mod scaled;
+pub mod tensor;
 mod topo;
 mod var;
 mod walks;

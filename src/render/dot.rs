@@ -14,7 +14,7 @@ use crate::engine::{NodeId, Op};
 use crate::session::{Direction, GradState, Picture, PictureGroup, PictureNode};
 
 /// Digits of the numbers in a picture (micrograd shows 4 decimals).
-const DIGITS: Precision = Precision::Digits(4);
+pub(super) const DIGITS: Precision = Precision::Digits(4);
 
 /// The picture as Graphviz DOT. Each node is a record `{name | value V | grad G}`
 /// (unnamed nodes by id, `#7`), with the gradient blank while it is pending and
@@ -24,6 +24,9 @@ const DIGITS: Precision = Precision::Digits(4);
 /// labelled with the local derivative `∂node/∂input` at the current values.
 /// Nodes are listed output first. A step picture has a title.
 pub fn dot(picture: &Picture) -> String {
+    if let Some(tensor) = &picture.tensor {
+        return super::tensor_pictures::dot(picture, tensor);
+    }
     let constants = constants_of(picture);
     let mut out = String::new();
     let _ = writeln!(out, "digraph gradcalc {{");
@@ -174,6 +177,9 @@ pub enum DrawNode {
         leaf: bool,
         /// Its [`Drawing::groups`] entry, if any.
         group: Option<usize>,
+        /// A vector or matrix: `value`, `grad` and `room` are rows (lines
+        /// split by `\n`), drawn in a fixed-width font so columns align.
+        tensor: bool,
     },
     /// An op, with the constants it reads folded in (`× 2`), or a whole
     /// call of a user function drawn as one (`neuron`).
@@ -229,6 +235,9 @@ pub struct DrawEdge {
 
 /// The [`Drawing`] of a picture: constants folded into their ops.
 pub fn drawing(picture: &Picture) -> Drawing {
+    if let Some(tensor) = &picture.tensor {
+        return super::tensor_pictures::drawing(picture, tensor);
+    }
     let constants = constants_of(picture);
     let stepping = picture.step.is_some();
     let mut nodes = Vec::new();
@@ -259,6 +268,7 @@ pub fn drawing(picture: &Picture) -> Drawing {
             stepping,
             leaf: node.op.is_leaf(),
             group: node.group,
+            tensor: false,
         });
         if let Some(&op) = op_at.get(&node.node.id) {
             edges.push(DrawEdge {
@@ -393,7 +403,7 @@ fn is_leaf(nodes: &[DrawNode], at: usize) -> bool {
 }
 
 /// The title of a step picture: which step, which node.
-fn title(picture: &Picture) -> Option<String> {
+pub(super) fn title(picture: &Picture) -> Option<String> {
     let step = picture.step.as_ref()?;
     step_title(picture, step.number)
 }
@@ -407,10 +417,15 @@ fn step_title(picture: &Picture, k: usize) -> Option<String> {
             picture.of, step.last
         ));
     }
-    let node = step.nodes.get(k - 1)?;
-    let current = match picture.nodes.iter().find(|n| n.node.id == node.id) {
-        Some(drawn) => label(picture, drawn),
-        None => notation::node(node, DIGITS),
+    let current = match &picture.tensor {
+        Some(tensor) => tensor.step_nodes.get(k - 1)?.clone(),
+        None => {
+            let node = step.nodes.get(k - 1)?;
+            match picture.nodes.iter().find(|n| n.node.id == node.id) {
+                Some(drawn) => label(picture, drawn),
+                None => notation::node(node, DIGITS),
+            }
+        }
     };
     Some(format!(
         "backward pass from {}: step {k} of {}, {current}",
@@ -419,7 +434,7 @@ fn step_title(picture: &Picture, k: usize) -> Option<String> {
 }
 
 /// The widest title of the steps of a step picture's pass.
-fn title_room(picture: &Picture) -> Option<String> {
+pub(super) fn title_room(picture: &Picture) -> Option<String> {
     let step = picture.step.as_ref()?;
     (0..=step.last)
         .filter_map(|k| step_title(picture, k))
@@ -565,12 +580,12 @@ fn op_label(
 }
 
 /// Text inside a quoted DOT string.
-fn quoted(text: &str) -> String {
+pub(super) fn quoted(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// Text inside a record field: also escapes the record syntax `{ } | < >`.
-fn record_text(text: &str) -> String {
+pub(super) fn record_text(text: &str) -> String {
     let mut out = String::new();
     for c in quoted(text).chars() {
         if matches!(c, '{' | '}' | '|' | '<' | '>') {
@@ -582,7 +597,7 @@ fn record_text(text: &str) -> String {
 }
 
 /// Text for a `//` comment: one line.
-fn comment(text: &str) -> String {
+pub(super) fn comment(text: &str) -> String {
     text.replace(['\n', '\r'], " ")
 }
 
@@ -640,6 +655,7 @@ mod tests {
             groups: Vec::new(),
             calls: Vec::new(),
             direction: Direction::Auto,
+            tensor: None,
         };
         let text = dot(&picture);
         assert!(text.contains("rankdir=LR;"));
@@ -694,6 +710,7 @@ mod tests {
             groups: Vec::new(),
             calls,
             direction: Direction::Auto,
+            tensor: None,
         };
         let drawn = drawing(&picture);
         let name = |at: usize| match &drawn.nodes[at] {

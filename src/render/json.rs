@@ -409,6 +409,10 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
             return listing(event, session, &place.statement(), ToValue).ok();
         }
         Event::Value { .. }
+        | Event::Tensor { .. }
+        | Event::TensorGrad { .. }
+        | Event::TensorTrace { .. }
+        | Event::TensorTopo { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
         | Event::Vars { .. }

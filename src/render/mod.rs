@@ -17,6 +17,7 @@ pub mod printer;
 pub mod series;
 pub mod svg;
 pub mod tables;
+pub mod tensor_pictures;
 pub mod text;
 
 pub use number::{Precision, format_number};

@@ -321,10 +321,12 @@ fn value_node(
         name,
         value,
         grad,
+        room,
         partial,
         current,
         stepping,
         group,
+        tensor,
         ..
     } = node
     else {
@@ -347,6 +349,11 @@ fn value_node(
         out,
         "<g class=\"{class}\"><rect x=\"{x}\" y=\"{y}\" width=\"{bw}\" height=\"{bh}\" rx=\"6\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{stroke_width}\"/>"
     );
+    if *tensor {
+        let rows = TensorRows::of(value, grad.as_deref(), room);
+        rows.draw(out, name, grad.as_deref(), *partial, (x, y, bw));
+        return;
+    }
     for row in 1..3 {
         let ly = y + (4.0 + ROW * row as f64).round();
         let _ = write!(
@@ -638,6 +645,24 @@ fn box_size(node: &DrawNode) -> (f64, f64) {
             value,
             grad,
             room,
+            tensor: true,
+            ..
+        } => {
+            let rows = TensorRows::of(value, grad.as_deref(), room);
+            let widest = rows
+                .value
+                .iter()
+                .chain(&rows.widest_grad)
+                .map(|line| mono_width(line))
+                .fold(text_width(name, true), f64::max);
+            let count = 1 + rows.value.len() + rows.grad_rows;
+            ((widest + 2.0 * PAD).ceil(), ROW * count as f64 + 8.0)
+        }
+        DrawNode::Value {
+            name,
+            value,
+            grad,
+            room,
             ..
         } => {
             let widest = grad
@@ -649,6 +674,122 @@ fn box_size(node: &DrawNode) -> (f64, f64) {
             ((widest + 2.0 * PAD).ceil(), 3.0 * ROW + 8.0)
         }
     }
+}
+
+/// The rows of a tensor's box: its value's lines (`value [[1, 2],` then
+/// the rest indented under the first number), the lines of the widest
+/// gradient it shows over the pass, and how many rows its gradient gets
+/// (the most lines any of its gradients has), so every step has one layout.
+struct TensorRows {
+    value: Vec<String>,
+    widest_grad: Vec<String>,
+    grad_rows: usize,
+}
+
+impl TensorRows {
+    /// The rows of a box showing `value`, the gradient `grad`, and `room`
+    /// (every gradient it shows over the pass).
+    fn of(value: &str, grad: Option<&str>, room: &[String]) -> TensorRows {
+        let grads = grad.into_iter().chain(room.iter().map(String::as_str));
+        let widest_grad: Vec<String> = grads
+            .clone()
+            .flat_map(|text| prefixed("grad", text))
+            .collect();
+        let grad_rows = grads.map(|text| text.lines().count()).max().unwrap_or(1);
+        TensorRows {
+            value: prefixed("value", value),
+            widest_grad,
+            grad_rows: grad_rows.max(1),
+        }
+    }
+
+    /// Appends the box's rows to `out` (its frame is written): the name,
+    /// the value's rows, the gradient's rows (or `grad` alone while blank),
+    /// with a line between the three; `(x, y, bw)` the box's corner and width.
+    fn draw(
+        &self,
+        out: &mut String,
+        name: &str,
+        grad: Option<&str>,
+        partial: bool,
+        (x, y, bw): (f64, f64, f64),
+    ) {
+        let value_rows = self.value.len();
+        for row in [1, 1 + value_rows] {
+            let ly = y + (4.0 + ROW * row as f64).round();
+            let _ = write!(
+                out,
+                "<line x1=\"{x}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{FAINT}\" stroke-width=\"1\"/>",
+                x + bw
+            );
+        }
+        let text_x = x + PAD;
+        let base = |row: usize| y + (4.0 + ROW * row as f64 + 19.0).round();
+        let _ = write!(
+            out,
+            "<text class=\"name\" x=\"{text_x}\" y=\"{}\" font-weight=\"bold\" fill=\"{INK}\">{}</text>",
+            base(0),
+            escape(name)
+        );
+        let lines = |out: &mut String, lines: &[String], first: usize| {
+            for (k, line) in lines.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    "<tspan x=\"{text_x}\" y=\"{}\">{}</tspan>",
+                    base(first + k),
+                    escape(line)
+                );
+            }
+        };
+        let _ = write!(
+            out,
+            "<text class=\"data\" font-family=\"{MONO}\" xml:space=\"preserve\" fill=\"{INK}\">"
+        );
+        lines(out, &self.value, 1);
+        out.push_str("</text>");
+        let (class, colour) = match (grad, partial) {
+            (None, _) => ("grad pending", FAINT),
+            (Some(_), true) => ("grad partial", CURRENT),
+            (Some(_), false) => ("grad", "#c92a2a"),
+        };
+        let _ = write!(
+            out,
+            "<text class=\"{class}\" font-family=\"{MONO}\" xml:space=\"preserve\" fill=\"{colour}\">"
+        );
+        lines(
+            out,
+            &prefixed("grad", grad.unwrap_or_default()),
+            1 + value_rows,
+        );
+        out.push_str("</text></g>\n");
+    }
+}
+
+/// The fixed-width font of a tensor's rows.
+const MONO: &str = "Menlo, Consolas, DejaVu Sans Mono, monospace";
+
+/// `text`'s lines with `word` before the first and as many spaces before
+/// each other line, so the columns stay aligned.
+fn prefixed(word: &str, text: &str) -> Vec<String> {
+    let indent = " ".repeat(word.chars().count() + 1);
+    let mut lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(k, line)| match k {
+            0 => format!("{word} {line}"),
+            _ => format!("{indent}{line}"),
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(word.to_string());
+    }
+    lines
+}
+
+/// The width of `text` at the picture's text size in the fixed-width font
+/// (0.6 em a character, with 8% to spare as [`text_width`]).
+fn mono_width(text: &str) -> f64 {
+    text.chars().count() as f64 * 0.6 * FONT * 1.08
 }
 
 /// The width of `text` at the picture's text size (18 pixels), from Helvetica's advance widths

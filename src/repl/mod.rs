@@ -20,7 +20,6 @@ use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
 
 use crate::driver::{self, Options, Outcome};
-use crate::engine::NodeId;
 use crate::render::printer::wrap;
 use crate::render::{Answer, Format, Printer, Style, text};
 use crate::session::{ErrorCode, Event, InRepl, Session};
@@ -524,7 +523,12 @@ fn step<O: Write, E: Write>(
     let mut written = Ok(());
     let _ = session.run_source_with(input, |session, result| {
         match result {
-            Ok(events) if matches!(events.as_slice(), [Event::Trace { .. }]) => {
+            Ok(events)
+                if matches!(
+                    events.as_slice(),
+                    [Event::Trace { .. } | Event::TensorTrace { .. }]
+                ) =>
+            {
                 trace = events.into_iter().next();
             }
             other => {
@@ -550,20 +554,12 @@ fn step<O: Write, E: Write>(
     }
     // The prompt numbers a step as the trace does: of `total`, the count in its
     // header (a long trace skips steps in the middle, as `:trace` does).
-    let Event::Trace { total, .. } = &trace else {
+    let Some((total, steps)) = step_pieces(printer, &trace, session, style)? else {
         return Ok(false);
     };
-    // The header first; then the steps, one at a time, forward and back.
-    let mut steps: Vec<(usize, NodeId, String)> = Vec::new();
-    for (position, piece) in text::trace_pieces(&trace, session, style) {
-        match position {
-            Some((position, node)) => steps.push((position, node, piece)),
-            None => show(printer, &piece)?,
-        }
-    }
     let mut keys = RawKeys::start();
     let mut at = 0;
-    while let Some((position, _, piece)) = steps.get(at) {
+    while let Some((position, piece)) = steps.get(at) {
         show(printer, piece)?;
         if let Some(server) = follow.server {
             // The page's steps are `:trace`'s (one step model).
@@ -571,8 +567,8 @@ fn step<O: Write, E: Write>(
         }
         let last = at + 1 == steps.len();
         let key = match keys.as_mut() {
-            Some(keys) => read_key(keys, printer, *position, *total, last)?,
-            None => read_line_key(editor, printer, *position, *total, last)?,
+            Some(keys) => read_key(keys, printer, *position, total, last)?,
+            None => read_line_key(editor, printer, *position, total, last)?,
         };
         match key {
             StepKey::Next if last => {
@@ -682,6 +678,40 @@ fn read_line_key<O: Write, E: Write>(
         printer.raw("\x1b[1A\x1b[2K")?;
     }
     Ok(key)
+}
+
+/// The steps `:step` walks of `trace` (a scalar or a tensor `:trace`),
+/// each with its number, and the count the prompt says (`step K/total`),
+/// after writing the header; `None` for another event.
+///
+/// Errors: only I/O errors of the printer's streams.
+#[allow(clippy::type_complexity)]
+fn step_pieces<O: Write, E: Write>(
+    printer: &mut Printer<O, E>,
+    trace: &Event,
+    session: &Session,
+    style: &Style,
+) -> io::Result<Option<(usize, Vec<(usize, String)>)>> {
+    Ok(Some(match trace {
+        Event::Trace { total, .. } => {
+            // The header first; then the steps, one at a time, forward and back.
+            let mut steps: Vec<(usize, String)> = Vec::new();
+            for (position, piece) in text::trace_pieces(trace, session, style) {
+                match position {
+                    Some((position, _)) => steps.push((position, piece)),
+                    None => show(printer, &piece)?,
+                }
+            }
+            (*total, steps)
+        }
+        // A tensor output: each tensor op one step, from the same walk.
+        Event::TensorTrace { of, steps } => {
+            let (header, steps) = text::tensor_step_pieces(of, steps, style);
+            show(printer, &header)?;
+            (steps.len(), steps)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 /// Writes one piece of a trace, wrapped as `:trace` wraps: between the parts

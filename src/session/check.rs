@@ -193,7 +193,7 @@ impl Session {
 /// reverse mode (`analytic`), the central difference (`numeric`), whether its
 /// step crosses a kink, and `steady`: whether the quotient at half the step
 /// agrees with `numeric` (asked only before a warning or a failure).
-fn judge(
+pub(super) fn judge(
     analytic: f64,
     numeric: f64,
     kink: bool,
@@ -303,7 +303,7 @@ impl Probe<'_> {
 /// (sin(x) at x = 1e8 varies on a scale of 1, and a step of 1000 would measure
 /// nothing), and at least a few units in the last place of x, so that x ± h
 /// differ from x (the quotient divides by the step actually taken).
-fn check_step(x: f64) -> f64 {
+pub(super) fn check_step(x: f64) -> f64 {
     let mut h = (CHECK_STEP * x.abs().max(1.0)).min(CHECK_STEP_MAX);
     if x != 0.0 {
         // Near 0 the step must stay small beside x itself: ln(x) at x = 1e-4

@@ -29,6 +29,8 @@ pub enum Arg {
     Digits,
     /// A TCP port number (`:serve`).
     Port,
+    /// A whole number (`:seed N`); the handler reads it.
+    Whole,
     /// One of these words, in any position (`all`, `kahn`, `md`, `tex`).
     Keyword(&'static [&'static str]),
     /// This word, in any position, followed by a number (`--step 3`); the
@@ -373,6 +375,23 @@ pub static COMMANDS: &[CommandSpec] = &[
         takes: TRACE_TAKES,
         example: "e.g. `:step`, `:step all`",
         run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
+    },
+    CommandSpec {
+        name: "seed",
+        aliases: &[],
+        usage: "N",
+        help: "start `randn`'s generator again from seed N (a whole number), so that the same statements give the same numbers on every machine; a session starts from seed 0",
+        params: &[required(Arg::Whole)],
+        writes: false,
+        traits: PLAIN,
+        takes: "takes a whole number from 0 to 18446744073709551615",
+        example: "e.g. `:seed 42`",
+        run: |s, c, e| {
+            let seed = c.names[0].name.parse::<u64>().map_err(|_| c.misuse())?;
+            s.seed(seed);
+            let _ = e;
+            Ok(())
+        },
     },
     CommandSpec {
         name: "precision",
@@ -859,7 +878,7 @@ impl<'a> Command<'a> {
                 return Err(self.not_a_name(word, param.arg));
             }
             match param.arg {
-                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port => {
+                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port | Arg::Whole => {
                     self.names.extend(taken)
                 }
                 Arg::File => self.file = taken.first().copied(),
@@ -1064,6 +1083,7 @@ fn width(arg: Arg) -> usize {
         | Arg::Topic
         | Arg::Digits
         | Arg::Port
+        | Arg::Whole
         | Arg::Keyword(_)
         | Arg::Numbered(_) => 1,
     }
@@ -1139,6 +1159,12 @@ impl Session {
     ) -> Result<(), SessionError> {
         let command = Command::parse(name, args)?;
         let first = events.len();
+        if let Some(result) = self.tensor_step_command(&command, events) {
+            return result;
+        }
+        if let Some(result) = self.tensor_command(command.spec.name, name.span, args, events) {
+            return result;
+        }
         (command.spec.run)(self, &command, events)?;
         // A command's results may rest on an engine walk that Ctrl-C cut short;
         // those that change the session finish their change whole (`:descend`
@@ -1200,6 +1226,7 @@ mod tests {
                     Arg::Range => "FROM TO",
                     Arg::Digits => "N|full",
                     Arg::Port => "PORT",
+                    Arg::Whole => "N",
                     Arg::Keyword(words) => words[0],
                     Arg::Numbered(flag) | Arg::Setting(flag) => flag,
                 };

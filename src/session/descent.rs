@@ -152,6 +152,9 @@ impl Session {
             // A file that cannot be written is refused before any step moves.
             self.check_writable(file)?;
         }
+        if self.is_tensor(&descent.loss.name) {
+            return self.tensor_descend(descent, events);
+        }
         let loss = self.variable_node(&descent.loss)?;
         if self.graph.op(loss).is_leaf() {
             // `:descend lr=0.5 steps=3 w1 b`: the loss was left out.
@@ -242,6 +245,12 @@ impl Session {
 }
 
 impl Descent {
+    /// The command that runs `steps` of this descent, as `:save` writes it
+    /// (for the tensor descent of `tensors.rs`).
+    pub(super) fn script_of(&self, steps: usize) -> String {
+        self.script(steps)
+    }
+
     /// The command that runs `steps` of this descent, as `:save` writes it.
     fn script(&self, steps: usize) -> String {
         let params: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();

@@ -143,6 +143,18 @@ pub enum SessionError {
         span: Span,
         help: Option<String>,
     },
+    /// A vector or matrix statement refused: shapes that break an op's rule
+    /// (both shapes and the rule named), a ragged literal, an index out of
+    /// range ([`ErrorCode::Shape`]); the memory budget
+    /// ([`ErrorCode::Limit`]); what tensors do not support, with what works
+    /// instead ([`ErrorCode::Unsupported`]).
+    #[error("{message}")]
+    Tensor {
+        code: ErrorCode,
+        message: String,
+        span: Span,
+        help: Option<String>,
+    },
 }
 
 /// A function whose body calls another (user) function more than once.
@@ -205,7 +217,8 @@ impl SessionError {
             | SessionError::UnknownCommand { span, .. }
             | SessionError::Interrupted { span }
             | SessionError::BadArguments { span, .. }
-            | SessionError::CannotWrite { span, .. } => *span,
+            | SessionError::CannotWrite { span, .. }
+            | SessionError::Tensor { span, .. } => *span,
         }
     }
 
@@ -233,9 +246,9 @@ impl SessionError {
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
-            SessionError::WrongArity { name, got: 1, .. } if name == "grad" => Some(
-                "write `grad(y, x)` for ∂y/∂x: the expression, then the variable".to_string(),
-            ),
+            SessionError::WrongArity { name, got: 1, .. } if name == "grad" => {
+                Some("write `grad(y, x)` for ∂y/∂x: the expression, then the variable".to_string())
+            }
             SessionError::UnknownName { hint: Some(h), .. }
             | SessionError::UnknownFunction { hint: Some(h), .. } => Some(h.clone()),
             SessionError::DerivativeTooLarge { limit, .. } => Some(format!(
@@ -250,13 +263,16 @@ impl SessionError {
                 suggestion: Some(s),
                 ..
             } => Some(format!("did you mean `{s}`?")),
-            SessionError::UnknownName { name, .. } if super::RESULT_NAMES.contains(&name.as_str()) => {
-                Some(format!("`{name}` is the result of the last statement; there is none yet"))
+            SessionError::UnknownName { name, .. }
+                if super::RESULT_NAMES.contains(&name.as_str()) =>
+            {
+                Some(format!(
+                    "`{name}` is the result of the last statement; there is none yet"
+                ))
             }
             SessionError::UnknownName { name, .. } => {
                 Some(format!("assign it first, e.g. `{name} = 1`"))
             }
-            SessionError::UnknownFunction { .. } => None,
             SessionError::UnknownCommand { suggestion, .. } => match suggestion {
                 Some(s) => Some(format!("did you mean `:{s}`?")),
                 None => Some("`:help` lists the commands".to_string()),
@@ -266,15 +282,14 @@ impl SessionError {
             }
             SessionError::FunctionAsValue {
                 call: Some(call), ..
-            } => Some(format!(
-                "the power of a call comes after it: `{call}`"
-            )),
+            } => Some(format!("the power of a call comes after it: `{call}`")),
             SessionError::FunctionAsValue { name, .. } => {
                 Some(format!("call it with an argument: `{name}(x)`"))
             }
             SessionError::Reserved { help, .. }
             | SessionError::BadArguments { help, .. }
-            | SessionError::CannotWrite { help, .. } => help.clone(),
+            | SessionError::CannotWrite { help, .. }
+            | SessionError::Tensor { help, .. } => help.clone(),
             SessionError::Recursion { .. } => {
                 Some("write the repetition out, or use a variable that you update".to_string())
             }
@@ -285,30 +300,16 @@ impl SessionError {
             SessionError::NoOutput { wrt: None, .. } => {
                 Some("type an expression first, e.g. `x = 2` then `x^2`".to_string())
             }
-            SessionError::CallsTooLarge {
-                doubling: Some(repeated),
-                ..
-            } => Some(match &repeated.same_args {
-                Some(args) => format!(
-                    "`{outer}` calls `{inner}({args})` twice, so the size doubles at every level: call it once, e.g. `2*{inner}({args})` for `{inner}({args}) + {inner}({args})`",
-                    outer = repeated.outer,
-                    inner = repeated.inner,
-                ),
-                None => format!(
-                    "`{}` calls `{}` more than once, so the size doubles at every level",
-                    repeated.outer, repeated.inner
-                ),
-            }),
-            SessionError::CallsTooLarge { doubling: None, .. } => Some(
-                "split the computation into statements, or keep a result in a variable and use it again".to_string(),
-            ),
+            SessionError::CallsTooLarge { doubling, .. } => Some(doubling_help(doubling.as_ref())),
             SessionError::DerivativeArity { .. } => {
                 Some("use `:grad NAME` for functions of several variables".to_string())
             }
-            SessionError::Interrupted { .. } => {
-                Some("by Ctrl-C: the statement was undone, the session is as it was before it".to_string())
-            }
+            SessionError::Interrupted { .. } => Some(
+                "by Ctrl-C: the statement was undone, the session is as it was before it"
+                    .to_string(),
+            ),
             SessionError::WrongArity { .. }
+            | SessionError::UnknownFunction { .. }
             | SessionError::CallsTooDeep { .. }
             | SessionError::DuplicateParameter { .. } => None,
         }
@@ -356,6 +357,13 @@ pub enum ErrorCode {
     NoOutput,
     /// A command given arguments it does not take.
     BadArguments,
+    /// Vectors and matrices whose shapes break an op's rule (`[1, 2] @ [1,
+    /// 2, 3]`), a ragged literal, an index out of range.
+    Shape,
+    /// What vectors and matrices do not support (yet): higher-order
+    /// gradients, `:hessian`, `:diff`, `:paths`, user functions of tensors;
+    /// the help says what works instead.
+    Unsupported,
     /// Ctrl-C stopped the statement (or the reading of a source).
     Interrupted,
     /// A file a command asked for was not written (refused, exists, cannot
@@ -377,7 +385,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order docs/json.md lists them.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::Parse,
         ErrorCode::Limit,
         ErrorCode::UnknownName,
@@ -392,6 +400,8 @@ impl ErrorCode {
         ErrorCode::DuplicateParameter,
         ErrorCode::NoOutput,
         ErrorCode::BadArguments,
+        ErrorCode::Shape,
+        ErrorCode::Unsupported,
         ErrorCode::Interrupted,
         ErrorCode::Write,
         ErrorCode::Load,
@@ -419,6 +429,8 @@ impl ErrorCode {
             ErrorCode::DuplicateParameter => "duplicate-parameter",
             ErrorCode::NoOutput => "no-output",
             ErrorCode::BadArguments => "bad-arguments",
+            ErrorCode::Shape => "shape",
+            ErrorCode::Unsupported => "unsupported",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::Write => "write",
             ErrorCode::Load => "load",
@@ -456,7 +468,26 @@ impl SessionError {
             SessionError::NoOutput { .. } => ErrorCode::NoOutput,
             SessionError::BadArguments { .. } => ErrorCode::BadArguments,
             SessionError::CannotWrite { .. } => ErrorCode::Write,
+            SessionError::Tensor { code, .. } => *code,
             SessionError::Interrupted { .. } => ErrorCode::Interrupted,
         }
+    }
+}
+
+/// The help of [`SessionError::CallsTooLarge`]: the call repeated, if any.
+fn doubling_help(doubling: Option<&RepeatedCall>) -> String {
+    let Some(repeated) = doubling else {
+        return "split the computation into statements, or keep a result in a variable and use it again".to_string();
+    };
+    match &repeated.same_args {
+        Some(args) => format!(
+            "`{outer}` calls `{inner}({args})` twice, so the size doubles at every level: call it once, e.g. `2*{inner}({args})` for `{inner}({args}) + {inner}({args})`",
+            outer = repeated.outer,
+            inner = repeated.inner,
+        ),
+        None => format!(
+            "`{}` calls `{}` more than once, so the size doubles at every level",
+            repeated.outer, repeated.inner
+        ),
     }
 }

@@ -766,7 +766,7 @@ impl Session {
     }
 
     /// Refuses names that cannot be variables: built-in functions, `ans`, user functions.
-    fn check_assignable(&self, target: &Ident) -> Result<(), SessionError> {
+    pub(super) fn check_assignable(&self, target: &Ident) -> Result<(), SessionError> {
         let name = target.name.as_str();
         let reason = if Op::from_function_name(name).is_some() {
             Some(("it is a built-in function", None))

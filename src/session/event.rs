@@ -315,6 +315,10 @@ pub struct FunctionRow {
 macro_rules! short_events {
     () => {
         Event::Value { .. }
+            | Event::Tensor { .. }
+            | Event::TensorGrad { .. }
+            | Event::TensorTrace { .. }
+            | Event::TensorTopo { .. }
             | Event::Defined { .. }
             | Event::Grad { .. }
             | Event::Warning { .. }
@@ -383,6 +387,33 @@ pub enum Event {
         name: Option<String>,
         value: Number,
     },
+    /// A vector's or matrix's value (a tensor statement's); `name` is the
+    /// assigned variable, `None` for an expression.
+    Tensor {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(flatten)]
+        value: TensorData,
+    },
+    /// ∂of/∂wrt of a tensor output, of `wrt`'s shape.
+    TensorGrad {
+        of: String,
+        wrt: String,
+        #[serde(flatten)]
+        value: TensorData,
+    },
+    /// `:trace` of a tensor output: each tensor op one step, its matrix rule
+    /// with shapes, then the numbers.
+    TensorTrace {
+        of: String,
+        steps: Vec<TensorTraceStep>,
+    },
+    /// `:topo` of a tensor output: its nodes in reverse topological order,
+    /// output first, with their shapes.
+    TensorTopo {
+        of: String,
+        rows: Vec<super::TensorTopoRow>,
+    },
     /// A user function was defined.
     Defined { name: String, params: Vec<String> },
     /// ∂of/∂wrt; `note` explains a gradient that is 0 because the output does not reach `wrt`.
@@ -428,6 +459,9 @@ pub enum Event {
         vars: Vec<VarRow>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         functions: Vec<FunctionRow>,
+        /// The tensor variables, in the order first assigned.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tensors: Vec<TensorVarRow>,
     },
     /// Help text (`:help`).
     Help { topic: Option<String>, text: String },
@@ -1183,6 +1217,10 @@ pub struct Picture {
     pub calls: Vec<PictureCall>,
     /// Which way the edges run.
     pub direction: Direction,
+    /// The graph of a tensor output, drawn instead of `nodes` and `edges`
+    /// (which are then empty): a box per tensor node with its name, shape,
+    /// values and gradient ([`super::TensorPicture`]).
+    pub tensor: Option<Box<super::TensorPicture>>,
 }
 
 /// What `:html` and `:serve` show: the output's finished picture and the
@@ -1200,6 +1238,10 @@ pub struct Page {
     /// each as in `picture`), or why it cannot be stepped (a derivative
     /// graph: `:trace` refuses it too).
     pub steps: Result<StepModel, String>,
+    /// The backward pass of a tensor output (whose `picture` is a tensor
+    /// picture and whose `steps` then say there are no scalar steps): the
+    /// page steps this instead.
+    pub tensor: Option<Box<super::TensorStepModel>>,
 }
 
 /// What a picture is written as.
@@ -1289,4 +1331,140 @@ pub mod fields {
     pub fn not<S: Serializer>(value: &bool, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bool(!*value)
     }
+}
+
+/// A vector's or matrix's numbers as shown: its shape (`[]`, `[n]`, `[m,
+/// n]`) and its elements, row-major. JSON writes `shape` and `value`, the
+/// elements nested as the shape says (`[[1, 2], [3, 4]]`, numpy's
+/// `tolist()`; a number for shape `()`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorData {
+    /// The sizes of its axes: none for `()`, one for a vector, two for a matrix.
+    pub shape: Vec<usize>,
+    /// The elements, row-major.
+    pub data: Vec<Number>,
+}
+
+impl TensorData {
+    /// The shape as gradcalc writes it: `()`, `3`, `2×3`.
+    pub fn shape_text(&self) -> String {
+        match self.shape[..] {
+            [] => "()".to_string(),
+            [n] => n.to_string(),
+            _ => self
+                .shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("×"),
+        }
+    }
+
+    /// The rows of a matrix (one row for a vector or a scalar).
+    pub fn rows(&self) -> impl Iterator<Item = &[Number]> {
+        let columns = match self.shape[..] {
+            [_, n] => n.max(1),
+            _ => self.data.len().max(1),
+        };
+        self.data.chunks(columns)
+    }
+}
+
+impl Serialize for TensorData {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        /// The elements nested as the shape says.
+        struct Nested<'a>(&'a TensorData);
+        impl Serialize for Nested<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self.0.shape[..] {
+                    [] => self
+                        .0
+                        .data
+                        .first()
+                        .copied()
+                        .unwrap_or_default()
+                        .serialize(s),
+                    [_] => s.collect_seq(&self.0.data),
+                    _ => s.collect_seq(self.0.rows()),
+                }
+            }
+        }
+        let mut out = s.serialize_struct("TensorData", 2)?;
+        out.serialize_field("shape", &self.shape)?;
+        out.serialize_field("value", &Nested(self))?;
+        out.end()
+    }
+}
+
+/// One step of [`Event::TensorTrace`]: a tensor node, its upstream gradient,
+/// and what each operand receives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorTraceStep {
+    /// The step's number, from 1.
+    pub step: usize,
+    /// The node as named (`h`, `W @ x`).
+    pub node: String,
+    /// Its op, as written (`@`, `tanh`, `sum`).
+    pub op: String,
+    /// The node's gradient ∂L/∂node when the walk reaches it.
+    pub upstream: TensorData,
+    /// One per operand.
+    pub contributions: Vec<TensorTraceContribution>,
+}
+
+/// What one operand receives in a [`TensorTraceStep`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorTraceContribution {
+    /// The operand as named.
+    pub input: String,
+    /// The matrix rule: `upstream · xᵀ`, `Wᵀ · upstream`, `upstream ⊙ (1 − tanh(u)²)`.
+    pub rule: String,
+    /// The shapes the rule takes and gives: `(2×1)·(1×3) → 2×3`.
+    pub shapes: String,
+    /// What the operand receives, of its shape.
+    pub value: TensorData,
+    /// Which use of the operand this is and how many there are, when more
+    /// than one (fan-out: the contributions add up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uses: Option<(u32, u32)>,
+    /// With `--expand=NODE` at this node: the scalar view, each element's
+    /// chain rule (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<ElementChain>,
+}
+
+/// One element's chain rule in the scalar view of a tensor step
+/// (`:trace --expand=NODE`): `∂L/∂W[i, j] = Σ upstream × local`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElementChain {
+    /// The element, as `W[0, 1]`.
+    pub element: String,
+    /// One per output element that depends on it: `{output, upstream, local}`.
+    pub terms: Vec<ElementTermRow>,
+    /// Their sum: the element of the contribution.
+    pub value: Number,
+}
+
+/// One term of an [`ElementChain`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElementTermRow {
+    /// The node's element it goes through, as `h[1]`.
+    pub output: String,
+    /// ∂L/∂ that element.
+    pub upstream: Number,
+    /// ∂ that element/∂ the operand's element.
+    pub local: Number,
+}
+
+/// One tensor variable of `:vars`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorVarRow {
+    /// The variable's name.
+    pub name: String,
+    /// True when it is a leaf (an input that gradients are taken for).
+    pub leaf: bool,
+    /// Its value, with its shape.
+    #[serde(flatten)]
+    pub value: TensorData,
 }

@@ -121,20 +121,9 @@ impl Session {
             None => Vec::new(),
         };
         for step in moments {
-            let target = file.as_ref().map(|file| match (step, options.moment) {
-                (Some(number), Moment::Steps) => Target {
-                    path: format!(
-                        "{}/step-{number:03}.{}",
-                        file.path.trim_end_matches('/'),
-                        match format {
-                            PictureFormat::Dot => "dot",
-                            PictureFormat::Svg => "svg",
-                        }
-                    ),
-                    ..file.clone()
-                },
-                _ => file.clone(),
-            });
+            let target = file
+                .as_ref()
+                .map(|file| step_target(file, step, options.moment, format));
             events.push(Event::Picture {
                 picture: Picture {
                     of: output_label.clone(),
@@ -148,6 +137,7 @@ impl Session {
                     groups: frame_data.groups.clone(),
                     calls: frame_data.boxes.calls.clone(),
                     direction: options.direction,
+                    tensor: None,
                 },
                 format,
                 target,
@@ -288,6 +278,9 @@ impl Session {
     /// step each, as `:trace` shows them), or why there is none; `name` is the
     /// command's, for errors.
     fn page_of(&mut self, name: &Ident) -> Result<Page, SessionError> {
+        if self.tensors.output.is_some() {
+            return self.tensor_page(name);
+        }
         let picture = self.finished_picture(name, &PictureArgs::default())?;
         let expanded = match picture.calls.iter().any(|call| call.boxed) {
             true => {
@@ -312,6 +305,7 @@ impl Session {
             picture,
             expanded,
             steps,
+            tensor: None,
         })
     }
 
@@ -536,7 +530,7 @@ fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
 /// command's.
 ///
 /// Errors: a step past the last (at its number).
-fn moments(
+pub(super) fn moments(
     args: &PictureArgs,
     last: usize,
     of: &str,
@@ -564,6 +558,30 @@ fn moments(
         Moment::Step(k) => vec![Some(k)],
         Moment::Steps => (0..=last).map(Some).collect(),
     })
+}
+
+/// Where the picture of `step` goes when `file` was given: `FILE` itself,
+/// or for `--steps` (`moment`) `FILE/step-007.svg` (`.dot`) in the directory.
+pub(super) fn step_target(
+    file: &Target,
+    step: Option<usize>,
+    moment: Moment,
+    format: PictureFormat,
+) -> Target {
+    match (step, moment) {
+        (Some(number), Moment::Steps) => Target {
+            path: format!(
+                "{}/step-{number:03}.{}",
+                file.path.trim_end_matches('/'),
+                match format {
+                    PictureFormat::Dot => "dot",
+                    PictureFormat::Svg => "svg",
+                }
+            ),
+            ..file.clone()
+        },
+        _ => file.clone(),
+    }
 }
 
 /// What every picture of one `:dot` / `:svg` command shares.

@@ -480,6 +480,8 @@ impl Session {
                     built_from_earlier,
                 }
             })
+            // A name bound to a tensor now is shown with the tensors.
+            .filter(|row: &VarRow| !self.tensors.vars.contains_key(&row.name))
             .collect();
         let functions = self
             .function_order
@@ -497,6 +499,7 @@ impl Session {
             of: output.map(|o| o.label),
             vars,
             functions,
+            tensors: self.tensor_var_rows(),
         });
     }
 

@@ -30,6 +30,8 @@ mod paths;
 mod preview;
 mod script;
 pub mod steps;
+mod tensor_steps;
+mod tensors;
 mod undo;
 mod update;
 
@@ -49,12 +51,16 @@ pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
     Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
-    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, Tolerance, TraceCall,
+    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, TensorData,
+    TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TraceCall,
     TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
-pub use steps::{GradMark, GradState, StepModel};
+pub use steps::{GradMark, GradState, Marks, StepModel};
+pub use tensor_steps::{
+    TensorPicture, TensorPictureEdge, TensorPictureNode, TensorStepModel, TensorTopoRow,
+};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};
@@ -143,6 +149,8 @@ pub struct Session {
     cancelled: bool,
     /// What the running statement has changed, undone if it fails (`undo.rs`).
     journal: undo::Journal,
+    /// Vectors and matrices: their graph and names (`tensors.rs`).
+    tensors: tensors::Tensors,
     /// Where files may be written (the command line's `--allow-writes…`):
     /// checked, with [`Session::from_script`], before work whose result goes
     /// to a file (`:repeat N FILE.svg`), so that a file that cannot be
@@ -191,6 +199,10 @@ impl Session {
     pub fn new() -> Session {
         let mut session = Session::default();
         session
+            .graph
+            .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
+        session
+            .tensors
             .graph
             .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
         session
@@ -350,19 +362,42 @@ impl Session {
         let mut events = Vec::new();
         let mut record = script::builds_state(&located.statement).then_some(located.span);
         let rest = rest.map(|pieces| (pieces, source));
+        let scalar_output = self.output.as_ref().map(|o| o.node);
+        let scalar_last = self.last;
+        let tensor_statement = match &located.statement {
+            Statement::Expr(tree) => rest.is_none() && self.touches_tensor(tree),
+            Statement::Assign { target, op, value } => {
+                rest.is_none()
+                    && (self.touches_tensor(value)
+                        || *op != syntax::AssignOp::Set
+                            && self.tensors.vars.contains_key(&target.name))
+            }
+            Statement::Updates { targets, values } => {
+                targets
+                    .iter()
+                    .any(|t| self.tensors.vars.contains_key(&t.name))
+                    || values.iter().any(|v| self.touches_tensor(v))
+            }
+            _ => false,
+        };
         match located.statement {
+            Statement::Updates { targets, values } if tensor_statement => {
+                self.tensor_updates(&targets, &values, &mut events)?;
+            }
+            Statement::Expr(tree) if tensor_statement => {
+                let text = source[tree.span().start..tree.span().end].trim();
+                self.tensor_expression(&tree, output_label(text), &mut events)?;
+            }
+            Statement::Assign { target, op, value } if tensor_statement => {
+                self.tensor_assign(&target, op, &value, &mut events)?;
+            }
             Statement::Expr(tree) => {
                 let (value, span) = self.evaluate_value(&Rhs { tree: &tree, rest }, &mut events)?;
                 self.check_interrupt()?;
                 if rest.is_some() {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
-                let text = source[span.start..span.end].trim();
-                let label = if text.chars().count() <= 32 && !text.contains('\n') {
-                    text.to_string()
-                } else {
-                    "ans".to_string()
-                };
+                let label = output_label(source[span.start..span.end].trim());
                 self.output = Some(Output {
                     node: value.node,
                     label,
@@ -375,12 +410,16 @@ impl Session {
             }
             Statement::Assign { target, op, value } => {
                 let span = self.assign(&target, op, &Rhs { tree: &value, rest }, &mut events)?;
+                self.tensors.unbind(&target.name);
                 if rest.is_some() {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
             }
             Statement::Updates { targets, values } => {
                 self.update_together(&targets, &values, &mut events)?;
+                for target in &targets {
+                    self.tensors.unbind(&target.name);
+                }
             }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]
@@ -395,6 +434,13 @@ impl Session {
             Statement::Repeat(repeat) => {
                 events = self.repeat_statement(source, located.span, &repeat)?;
             }
+        }
+        if !tensor_statement && self.output.as_ref().map(|o| o.node) != scalar_output {
+            // A scalar output now: the tensor output and `ans` are old.
+            self.tensors.output = None;
+        }
+        if !tensor_statement && self.last != scalar_last {
+            self.tensors.last = None;
         }
         if let Some(span) = record {
             self.record(&source[span.start..span.end]);
@@ -646,6 +692,16 @@ impl Session {
                 .collect(),
             value: Number(self.graph.value(id)),
         }
+    }
+}
+
+/// The label an expression statement's value is shown with as the output:
+/// its text when short and on one line, else `ans`.
+fn output_label(text: &str) -> String {
+    if text.chars().count() <= 32 && !text.contains('\n') {
+        text.to_string()
+    } else {
+        "ans".to_string()
     }
 }
 

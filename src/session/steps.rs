@@ -26,39 +26,41 @@ use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
 
 /// The state of one node's gradient at one step of the backward pass.
+/// `G` is what a gradient is: a number (`f64`) for a scalar node, a
+/// tensor's numbers ([`super::TensorData`]) for a vector or matrix node.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GradState {
+pub enum GradState<G = f64> {
     /// No use has added to it yet: drawn blank.
     Blank,
     /// Some of its uses have added to it, not all (a fan-out): the sum so far;
     /// `before` when the step shown added to it (`grad 0 → 3`).
     Partial {
         /// The sum before this step, when this step added to it.
-        before: Option<f64>,
+        before: Option<G>,
         /// The sum so far.
-        sum: f64,
+        sum: G,
     },
     /// Every use has added to it: the gradient ∂output/∂node; `before` when
     /// the step shown made it final (`grad 3 → 5`).
     Final {
         /// The sum before this step, when this step added to it.
-        before: Option<f64>,
+        before: Option<G>,
         /// The gradient.
-        sum: f64,
+        sum: G,
     },
 }
 
 /// A change of one node's gradient: at `step`, its sum went from `before`
 /// to `sum`; `done` when that was its last use.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GradMark {
+pub struct GradMark<G = f64> {
     /// The step (from 1).
     pub step: usize,
     /// The sum before the step (`None` for the output's seed, or for a node
     /// inside a call shown as one step, whose sums are not shown).
-    pub before: Option<f64>,
+    pub before: Option<G>,
     /// The sum after it.
-    pub sum: f64,
+    pub sum: G,
     /// Every use of the node has added to it: the gradient is final.
     pub done: bool,
 }
@@ -76,7 +78,7 @@ pub struct StepModel {
     /// Step K at index K − 1: its node and its line pieces.
     pub steps: Vec<TraceStep>,
     /// Each node's gradient changes, in step order.
-    marks: FxHashMap<NodeId, Vec<GradMark>>,
+    marks: Marks<NodeId, f64>,
     /// The step of each node processed at a step of its own.
     step_of: FxHashMap<NodeId, usize>,
     /// The nodes inside a call shown as one step: that step.
@@ -112,92 +114,44 @@ impl StepModel {
     /// The changes of `id`'s gradient, in step order (empty for a node the
     /// walk does not reach).
     pub fn marks(&self, id: NodeId) -> &[GradMark] {
-        self.marks.get(&id).map_or(&[], Vec::as_slice)
+        self.marks.of(&id)
     }
 
     /// The state of `id`'s gradient after step `k` (0: before the pass).
     pub fn state(&self, id: NodeId, k: usize) -> GradState {
-        match self.marks(id).iter().rev().find(|m| m.step <= k) {
-            None => GradState::Blank,
-            Some(mark) => {
-                let before = mark.before.filter(|_| mark.step == k);
-                match mark.done {
-                    true => GradState::Final {
-                        before,
-                        sum: mark.sum,
-                    },
-                    false => GradState::Partial {
-                        before,
-                        sum: mark.sum,
-                    },
-                }
-            }
-        }
+        self.marks.state(&id, k)
     }
 
     /// Every state `id`'s gradient takes over the walk but blank, in step
     /// order: what a picture reserves room for, so that every step of a
     /// graph has one layout.
     pub fn states(&self, id: NodeId) -> Vec<GradState> {
-        let mut states = Vec::new();
-        for mark in self.marks(id) {
-            for k in [mark.step, mark.step + 1] {
-                let state = self.state(id, k);
-                if state != GradState::Blank && !states.contains(&state) {
-                    states.push(state);
-                }
-            }
-        }
-        states
+        self.marks.states(&id)
     }
 
     /// The steps at which `id`'s gradient as drawn changes, each with its
     /// state from then on: the page's timeline of one box.
     pub fn timeline(&self, id: NodeId) -> Vec<(usize, GradState)> {
-        let mut timeline: Vec<(usize, GradState)> = Vec::new();
-        for mark in self.marks(id) {
-            for k in [mark.step, mark.step + 1] {
-                let state = self.state(id, k);
-                if timeline.last().is_none_or(|&(_, last)| last != state) {
-                    timeline.push((k, state));
-                }
-            }
-        }
-        timeline
+        self.marks.timeline(&id)
     }
 
     /// Records the gradient changes of `steps`, and the steps of the nodes
     /// inside calls shown as one step (`inside`: node → its call's output).
-    fn marks_of(steps: &[TraceStep]) -> FxHashMap<NodeId, Vec<GradMark>> {
-        let mut marks: FxHashMap<NodeId, Vec<GradMark>> = FxHashMap::default();
+    fn marks_of(steps: &[TraceStep]) -> Marks<NodeId, f64> {
+        let mut marks: Marks<NodeId, f64> = Marks::default();
         for (i, step) in steps.iter().enumerate() {
             let k = i + 1;
-            let own = marks.entry(step.row.node.id).or_default();
-            if own.is_empty() {
-                // The output's seed, or a node no use reached.
-                own.push(GradMark {
-                    step: k,
-                    before: None,
-                    sum: step.upstream.0,
-                    done: true,
-                });
-            }
+            marks.seed(step.row.node.id, k, step.upstream.0);
             for c in &step.contributions {
-                let list = marks.entry(c.input.id).or_default();
-                let mark = GradMark {
-                    step: k,
-                    before: Some(c.before.0),
-                    sum: c.after.0,
-                    done: c.use_number >= c.use_count,
-                };
-                match list.last_mut() {
-                    // An input read twice by one op (`x*x`): one change.
-                    Some(last) if last.step == k => {
-                        last.sum = mark.sum;
-                        last.done = mark.done;
-                    }
-                    _ => list.push(mark),
-                }
+                marks.add(
+                    c.input.id,
+                    GradMark {
+                        step: k,
+                        before: Some(c.before.0),
+                        sum: c.after.0,
+                        done: c.use_number >= c.use_count,
+                    },
+                );
             }
         }
         marks
@@ -247,7 +201,7 @@ impl Session {
                 }
                 if let Some(k) = self.outer_call_step(id, &step_of) {
                     inside.insert(id, k);
-                    marks.entry(id).or_default().push(GradMark {
+                    marks.map.entry(id).or_default().push(GradMark {
                         step: k,
                         before: None,
                         sum: gradients[id],
@@ -277,5 +231,106 @@ impl Session {
             call = made.parent;
         }
         found
+    }
+}
+
+/// Each node's gradient changes, in step order: what [`StepModel`] keeps of
+/// a scalar walk and [`super::TensorStepModel`] of a tensor walk (`K` the
+/// node's id, `G` what a gradient is), and the states every surface reads
+/// from them.
+#[derive(Debug, Clone)]
+pub struct Marks<K, G> {
+    map: FxHashMap<K, Vec<GradMark<G>>>,
+}
+
+impl<K: std::hash::Hash + Eq, G: PartialEq> PartialEq for Marks<K, G> {
+    fn eq(&self, other: &Marks<K, G>) -> bool {
+        self.map == other.map
+    }
+}
+
+impl<K, G> Default for Marks<K, G> {
+    fn default() -> Marks<K, G> {
+        Marks {
+            map: FxHashMap::default(),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq, G: Clone + PartialEq> Marks<K, G> {
+    /// Records `id`'s seed at step `k` when nothing has added to it before
+    /// (the output's gradient, or a node no use reached): final, `sum`.
+    pub fn seed(&mut self, id: K, k: usize, sum: G) {
+        let own = self.map.entry(id).or_default();
+        if own.is_empty() {
+            own.push(GradMark {
+                step: k,
+                before: None,
+                sum,
+                done: true,
+            });
+        }
+    }
+
+    /// Records a use's contribution to `id`'s gradient; an input read twice
+    /// by one op (`x*x`) makes one change of its step.
+    pub fn add(&mut self, id: K, mark: GradMark<G>) {
+        let list = self.map.entry(id).or_default();
+        match list.last_mut() {
+            Some(last) if last.step == mark.step => {
+                last.sum = mark.sum;
+                last.done = mark.done;
+            }
+            _ => list.push(mark),
+        }
+    }
+
+    /// The changes of `id`'s gradient, in step order.
+    pub fn of(&self, id: &K) -> &[GradMark<G>] {
+        self.map.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    /// The state of `id`'s gradient after step `k` (0: before the pass).
+    pub fn state(&self, id: &K, k: usize) -> GradState<G> {
+        match self.of(id).iter().rev().find(|m| m.step <= k) {
+            None => GradState::Blank,
+            Some(mark) => {
+                let before = mark.before.clone().filter(|_| mark.step == k);
+                let sum = mark.sum.clone();
+                match mark.done {
+                    true => GradState::Final { before, sum },
+                    false => GradState::Partial { before, sum },
+                }
+            }
+        }
+    }
+
+    /// Every state `id`'s gradient takes but blank, in step order.
+    pub fn states(&self, id: &K) -> Vec<GradState<G>> {
+        let mut states = Vec::new();
+        for mark in self.of(id) {
+            for k in [mark.step, mark.step + 1] {
+                let state = self.state(id, k);
+                if state != GradState::Blank && !states.contains(&state) {
+                    states.push(state);
+                }
+            }
+        }
+        states
+    }
+
+    /// The steps at which `id`'s gradient as drawn changes, each with its
+    /// state from then on.
+    pub fn timeline(&self, id: &K) -> Vec<(usize, GradState<G>)> {
+        let mut timeline: Vec<(usize, GradState<G>)> = Vec::new();
+        for mark in self.of(id) {
+            for k in [mark.step, mark.step + 1] {
+                let state = self.state(id, k);
+                if timeline.last().is_none_or(|(_, last)| *last != state) {
+                    timeline.push((k, state));
+                }
+            }
+        }
+        timeline
     }
 }

@@ -95,6 +95,7 @@ impl Session {
         journal.rebound.clear();
         journal.leaves.clear();
         journal.moved.clear();
+        self.tensors.begin();
     }
 
     /// Ends the journal of a statement that succeeded: nothing of it will be
@@ -129,6 +130,7 @@ impl Session {
     /// ([`Session::begin_statement`]): the statement failed.
     pub(super) fn undo_statement(&mut self) {
         self.undo_past(self.journal.graph_len, self.journal.statements);
+        self.tensors.undo(&self.graph);
         if !self.journal.leaves.is_empty() {
             let leaves = std::mem::take(&mut self.journal.leaves);
             self.graph.update_leaves(&leaves);

@@ -107,6 +107,18 @@ pub enum ExprKind {
     Call(Box<Call>),
 }
 
+/// The callee of a vector or matrix literal: `[1, 2]` is the call `[](1, 2)`,
+/// `[[1, 2], [3, 4]]` a literal of two literals (its rows). No name can be
+/// written so: only the parser makes these calls.
+pub const LIST: &str = "[]";
+
+/// The callee of an index: `W[i, j]` is the call `[i](W, i, j)`, `x[i]` the
+/// call `[i](x, i)`.
+pub const INDEX: &str = "[i]";
+
+/// The callee of a matrix product: `A @ B` is the call `@(A, B)`.
+pub const MATMUL: &str = "@";
+
 /// A call node's parts: `name(args…)`, or `name'(arg)`, `name''(arg)`, … when
 /// `derivative` (the number of primes: the order of the derivative) is above 0.
 #[derive(Debug, Clone, PartialEq)]

@@ -32,20 +32,30 @@ pub enum SyntaxError {
         /// The unmatched `(`.
         span: Span,
     },
+    /// A `[` that is never closed, e.g. `x = [1, 2`. The span is the `[`.
+    #[error("unclosed `[`")]
+    UnclosedBracket {
+        /// The unmatched `[`.
+        span: Span,
+    },
     /// A `)` without a `(` before it, e.g. `1+2)`.
     #[error("unmatched `)`")]
     UnmatchedParen {
         /// The `)`.
         span: Span,
     },
-    /// A square or curly bracket, e.g. `[1 + 2]` or `(1 + ]`: gradcalc groups
-    /// with `(` and `)` only.
-    #[error("`{bracket}` is not a bracket in gradcalc: group with `(` and `)`")]
+    /// A curly bracket (`{1 + 2}`), or a closing bracket of the other kind
+    /// (`(1 + ]`, `[1, 2)`): gradcalc groups with `(` and `)` and writes
+    /// vectors, matrices and indices with `[` and `]`.
+    #[error("{}", wrong_bracket(*bracket, *expected))]
     WrongBracket {
         /// The bracket.
         span: Span,
-        /// `[`, `]`, `{` or `}`.
+        /// `{`, `}`, or a `)` or `]` that closes the other kind.
         bracket: char,
+        /// The bracket that belongs here: `(` for `{`, the closer of the
+        /// open bracket for a closer.
+        expected: char,
     },
     /// A malformed number literal, e.g. `1e-`, `2e1.5`, `1.2.3`, `1__000`.
     #[error("malformed number `{text}`: {reason}")]
@@ -154,6 +164,7 @@ impl SyntaxError {
         match self {
             SyntaxError::Unexpected { span, .. }
             | SyntaxError::UnclosedParen { span }
+            | SyntaxError::UnclosedBracket { span }
             | SyntaxError::UnmatchedParen { span }
             | SyntaxError::WrongBracket { span, .. }
             | SyntaxError::MalformedNumber { span, .. }
@@ -176,13 +187,11 @@ impl SyntaxError {
                 help.clone()
             }
             SyntaxError::UnclosedParen { .. } => Some("add `)`".to_string()),
+            SyntaxError::UnclosedBracket { .. } => Some("add `]`".to_string()),
             SyntaxError::UnmatchedParen { .. } => {
                 Some("remove this `)` or add a `(` before it".to_string())
             }
-            SyntaxError::WrongBracket { bracket, .. } => Some(format!(
-                "write `{}` here",
-                if matches!(bracket, '[' | '{') { '(' } else { ')' }
-            )),
+            SyntaxError::WrongBracket { expected, .. } => Some(format!("write `{expected}` here")),
             SyntaxError::AdjacentNames { hint: Some(hint), .. } => Some(hint.clone()),
             SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
                 // The same words as the parser's hint for `%`.
@@ -213,5 +222,17 @@ impl SyntaxError {
                 "`{name}'(a)` is the first derivative of a one-argument function; `:grad` gives the gradient of the output"
             )),
         }
+    }
+}
+
+/// The message of [`SyntaxError::WrongBracket`].
+fn wrong_bracket(bracket: char, expected: char) -> String {
+    if matches!(bracket, '{' | '}') {
+        format!(
+            "`{bracket}` is not a bracket in gradcalc: group with `(` and `)`, write vectors and matrices with `[` and `]`"
+        )
+    } else {
+        let open = if expected == ']' { '[' } else { '(' };
+        format!("`{bracket}` does not close the `{open}` before it")
     }
 }

@@ -22,6 +22,8 @@ pub(crate) enum Operator {
     ColonEq,
     /// `√`, the square root as a prefix (`√x`, `√(x+1)`).
     Root,
+    /// `@`, the matrix product.
+    At,
 }
 
 /// What a token is.
@@ -40,6 +42,8 @@ pub(crate) enum TokenKind {
     /// optional `⁺`/`⁻`, then superscript digits).
     Superscript,
     Op(Operator),
+    /// `ᵀ` (U+1D40) after an operand: the transpose `Wᵀ`.
+    Transpose,
     /// Any other character (one `char`).
     Other,
 }
@@ -63,6 +67,7 @@ impl TokenKind {
                 | TokenKind::RParen
                 | TokenKind::Prime
                 | TokenKind::Superscript
+                | TokenKind::Transpose
         )
     }
 }
@@ -240,8 +245,12 @@ impl<'s> Lexer<'s> {
 /// definition of a name's characters (with [`is_name_char`]); the grammar's
 /// `name` rule spells the same sets.
 pub(crate) fn is_name_start(c: char) -> bool {
-    c == '_' || c.is_alphabetic()
+    c == '_' || c.is_alphabetic() && c != TRANSPOSE
 }
+
+/// `ᵀ` (U+1D40, a modifier letter): the postfix transpose `Wᵀ`, never part of
+/// a name.
+pub(crate) const TRANSPOSE: char = 'ᵀ';
 
 /// True if `word` is one name: parts of a name-start character and name
 /// characters, joined by `.` (`x`, `w₂₁`, the call label `h3.relu`).
@@ -334,8 +343,11 @@ impl Iterator for Lexer<'_> {
         let (kind, end) = match b {
             b'\n' => (TokenKind::Newline, start + 1),
             b';' => (TokenKind::Semicolon, start + 1),
-            b'(' => (TokenKind::LParen, start + 1),
-            b')' => (TokenKind::RParen, start + 1),
+            // `[` `]` (a vector or matrix, an index) nest as `(` `)` do; the
+            // pre-scan checks that each closes its own kind.
+            b'(' | b'[' => (TokenKind::LParen, start + 1),
+            b')' | b']' => (TokenKind::RParen, start + 1),
+            b'@' => (TokenKind::Op(Operator::At), start + 1),
             b',' => (TokenKind::Comma, start + 1),
             b':' if self.byte(start + 1) == b'=' => (TokenKind::Op(Operator::ColonEq), start + 2),
             b':' => (TokenKind::Colon, start + 1),
@@ -369,7 +381,9 @@ impl Iterator for Lexer<'_> {
             }
             _ => {
                 let c = self.text[start..].chars().next().unwrap_or('\0');
-                if is_name_start(c) {
+                if c == TRANSPOSE {
+                    (TokenKind::Transpose, start + c.len_utf8())
+                } else if is_name_start(c) {
                     (TokenKind::Name, self.name_end(start))
                 } else if let Some(op) = math_operator(c) {
                     (TokenKind::Op(op), start + c.len_utf8())

@@ -14,7 +14,9 @@
 
 use std::fmt;
 
-use super::ast::{AssignOp, BinaryOp, Call, ExprId, ExprKind, ExprTree, Statement, UnaryOp};
+use super::ast::{
+    AssignOp, BinaryOp, Call, ExprId, ExprKind, ExprTree, INDEX, LIST, MATMUL, Statement, UnaryOp,
+};
 
 /// Binding strength of what a node prints as, lowest first (docs/language.md §2).
 const SUM: u8 = 1;
@@ -34,6 +36,7 @@ enum Work<'a> {
 fn strength(tree: &ExprTree, id: ExprId) -> u8 {
     match &tree.get(id).kind {
         ExprKind::Number(x) if x.is_sign_negative() && !x.is_nan() => SIGN,
+        ExprKind::Call(call) if call.name == MATMUL => PRODUCT,
         ExprKind::Number(_) | ExprKind::Name(_) | ExprKind::Call { .. } => ATOM,
         ExprKind::Unary { .. } => SIGN,
         ExprKind::Binary { op, .. } => match op {
@@ -109,22 +112,50 @@ impl fmt::Display for ExprTree {
                         args,
                         ..
                     } = &**call;
+                    // `[a, b]`, `W[i, j]`, `A @ B`: the calls the parser makes of them.
+                    match (name.as_str(), &args[..]) {
+                        (MATMUL, [lhs, rhs]) => {
+                            stack.push(Work::Node(*rhs, SIGN));
+                            stack.push(Work::Text(" @ "));
+                            stack.push(Work::Node(*lhs, PRODUCT));
+                            continue;
+                        }
+                        (LIST, _) => {
+                            f.write_str("[")?;
+                            stack.push(Work::Text("]"));
+                            push_args(&mut stack, args);
+                            continue;
+                        }
+                        (INDEX, [base, indices @ ..]) => {
+                            stack.push(Work::Text("]"));
+                            push_args(&mut stack, indices);
+                            stack.push(Work::Text("["));
+                            stack.push(Work::Node(*base, ATOM));
+                            continue;
+                        }
+                        _ => {}
+                    }
                     f.write_str(name)?;
                     for _ in 0..*derivative {
                         f.write_str("'")?;
                     }
                     f.write_str("(")?;
                     stack.push(Work::Text(")"));
-                    for (i, arg) in args.iter().enumerate().rev() {
-                        stack.push(Work::Node(*arg, 0));
-                        if i > 0 {
-                            stack.push(Work::Text(", "));
-                        }
-                    }
+                    push_args(&mut stack, args);
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// Pushes `args` to be printed in order, `, ` between them.
+fn push_args(stack: &mut Vec<Work<'_>>, args: &[ExprId]) {
+    for (i, arg) in args.iter().enumerate().rev() {
+        stack.push(Work::Node(*arg, 0));
+        if i > 0 {
+            stack.push(Work::Text(", "));
+        }
     }
 }
 

@@ -775,22 +775,41 @@ fn unbalanced_parentheses() {
 }
 
 #[test]
-fn square_and_curly_brackets_are_named_and_a_wrong_close_comes_first() {
+fn curly_brackets_and_a_closer_of_the_other_kind_are_named() {
     // `]` meant to close the `(`: the `]` is the mistake, not the `(`.
     assert_error(
         "z = (1 + ]",
         SyntaxError::WrongBracket {
             span: Span::new(9, 10),
             bracket: ']',
+            expected: ')',
         },
         "write `)` here",
     );
     assert!(!needs_more_input("z = (1 + ]"));
     assert_error(
-        "[1 + 2]*3",
+        "x = [1, 2)",
+        SyntaxError::WrongBracket {
+            span: Span::new(9, 10),
+            bracket: ')',
+            expected: ']',
+        },
+        "write `]` here",
+    );
+    assert_error(
+        "x = [1, 2",
+        SyntaxError::UnclosedBracket {
+            span: Span::new(4, 5),
+        },
+        "add `]`",
+    );
+    assert!(needs_more_input("x = [1,"));
+    assert_error(
+        "{1 + 2}*3",
         SyntaxError::WrongBracket {
             span: Span::new(0, 1),
-            bracket: '[',
+            bracket: '{',
+            expected: '(',
         },
         "write `(` here",
     );
@@ -798,6 +817,46 @@ fn square_and_curly_brackets_are_named_and_a_wrong_close_comes_first() {
     // before an opening `{` (that one cannot be meant to close it).
     assert_eq!(error("x y + [1]").span(), Span::new(0, 3));
     assert_eq!(error("(1 + {2").span(), Span::new(0, 1));
+}
+
+#[test]
+fn vectors_matrices_indices_and_matrix_products_print_as_they_parse() {
+    let rows = [
+        ("[1, -1, 0.5]", "[1, -1, 0.5]"),
+        ("[[1, 2, 0],\n [3, 4, 1]]", "[[1, 2, 0], [3, 4, 1]]"),
+        ("W[1, 2] + x[0]", "W[1, 2] + x[0]"),
+        ("-ln(softmax(z)[k])", "-ln(softmax(z)[k])"),
+        ("tanh(W @ x + b)", "tanh(W @ x + b)"),
+        ("A @ B * 2", "A @ B*2"),
+        ("A @ (B @ C)", "A @ (B @ C)"),
+        ("2 * A @ B", "2*A @ B"),
+        ("Wᵀ @ x", "transpose(W) @ x"),
+        ("x[0]²", "x[0]^2"),
+        ("(W @ x)[1]", "(W @ x)[1]"),
+    ];
+    for (source, want) in rows {
+        let tree = expr(source);
+        let printed = tree.to_string();
+        assert_eq!(printed, want, "{source}");
+        let again = expr(&printed);
+        assert_eq!(again.to_string(), want, "{source}");
+    }
+    // `@` binds as `*` does (left to right), an index and `ᵀ` tighter than `^`.
+    let tree = expr("A @ B * C");
+    let ExprKind::Binary {
+        op: BinaryOp::Mul,
+        lhs,
+        ..
+    } = tree.get(tree.root()).kind
+    else {
+        panic!("{tree:?}")
+    };
+    assert!(matches!(&tree.get(lhs).kind, ExprKind::Call(call) if call.name == MATMUL));
+    // `ᵀ` is no part of a name.
+    let tree = expr("Wᵀ");
+    assert!(
+        matches!(&tree.get(tree.root()).kind, ExprKind::Call(call) if call.name == "transpose")
+    );
 }
 
 #[test]

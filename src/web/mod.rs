@@ -7,3 +7,4 @@
 pub mod page;
 #[cfg(feature = "cli")]
 pub mod serve;
+pub mod tensor_page;

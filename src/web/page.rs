@@ -122,6 +122,9 @@ pub struct MessageModel {
 /// The typed model of `page`, with the step lines in `style` (its
 /// precision; never colour).
 pub fn page_model(page: &Page, style: &Style) -> PageModel {
+    if let (Some(model), Some(tensor)) = (&page.tensor, &page.picture.tensor) {
+        return super::tensor_page::page_model(&page.picture, tensor, model, style);
+    }
     let style = Style {
         color: false,
         ..*style
@@ -207,7 +210,7 @@ fn view(picture: &Picture, model: Option<&StepModel>, name: &str) -> PageView {
 
 /// The picture as `:svg` draws it and, when its direction is gradcalc's to
 /// choose, the same picture the other way.
-fn both_ways(picture: &Picture) -> (String, Option<String>) {
+pub(super) fn both_ways(picture: &Picture) -> (String, Option<String>) {
     let svg = dot::svg(picture);
     if picture.direction != Direction::Auto {
         return (svg, None);

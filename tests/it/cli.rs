@@ -1910,7 +1910,7 @@ fn a_square_bracket_for_a_parenthesis_is_pointed_at() {
     assert_eq!(stdout_of(&output), "w = 2\n");
     let stderr = stderr_of(&output);
     assert!(
-        stderr.contains("`]` is not a bracket in gradcalc")
+        stderr.contains("`]` does not close the `(` before it")
             && stderr.contains("<stdin>:1:10")
             && stderr.contains("write `)` here"),
         "{stderr}"

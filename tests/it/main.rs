@@ -41,5 +41,7 @@ mod sessions;
 mod step_keys;
 mod steps;
 mod teaching;
+mod tensor_steps;
+mod tensors;
 mod util;
 mod web;

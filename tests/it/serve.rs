@@ -411,3 +411,24 @@ fn a_failed_statement_leaves_the_live_page_as_it_was() {
     assert_eq!(next["step"], 0);
     repl.leave();
 }
+
+/// The live page follows a tensor output: its boxes (name and shape, the
+/// values in rows) and the tensor steps, from the same step model as
+/// `:html` (tests/it/tensor_steps.rs checks that page step by step).
+#[test]
+fn the_live_page_shows_a_tensor_output() {
+    let mut served = serving();
+    served.repl.line(
+        "W = [[1, 2], [3, 4]]; x = [1, -1]; b = [0.5, 0.5]; L = sum(tanh(W @ x + b))",
+        "L = -0.9242343145",
+    );
+    // The page changes before the next prompt.
+    served.repl.prompt();
+    let page = get(served.port, "/");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK");
+    assert_contains(&page, "W 2×2");
+    assert_contains(&page, "value [[1, 2],");
+    assert_contains(&page, "∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2");
+    assert_contains(&page, "grad [[0.7864, -0.7864],");
+    served.repl.line(":serve stop", "stopped serving");
+}

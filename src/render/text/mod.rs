@@ -6,6 +6,10 @@ use std::fmt::Write;
 mod calculus;
 mod listings;
 mod paint;
+mod tensor_steps;
+mod tensors;
+
+pub use tensor_steps::tensor_step_pieces;
 
 use paint::{Painter, human_bytes, plural, reclaim_text};
 
@@ -104,6 +108,17 @@ fn render_unicode(
     let mut out = String::new();
     match event {
         Event::Value { name, value } => value_line(&mut out, name.as_deref(), value.0, &p),
+        Event::Tensor { name, value } => {
+            let head = name.as_deref().map_or_else(String::new, |n| p.name(n));
+            tensors::block(&mut out, &head, value, &p, &|s| p.value_text(s));
+        }
+        Event::TensorGrad { of, wrt, value } => {
+            tensors::block(&mut out, &p.partial(of, wrt), value, &p, &|s| {
+                p.grad_text(s)
+            });
+        }
+        Event::TensorTrace { of, steps } => tensors::trace(&mut out, of, steps, &p),
+        Event::TensorTopo { of, rows } => tensor_steps::topo(&mut out, of, rows, &p),
         Event::Defined { name, params } => {
             let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));
         }
@@ -127,8 +142,16 @@ fn render_unicode(
             of,
             vars,
             functions,
+            tensors: tensor_vars,
         } => {
-            listings::vars(&mut out, of.as_deref(), vars, &p);
+            if tensor_vars.is_empty() || !vars.is_empty() {
+                listings::vars(&mut out, of.as_deref(), vars, &p);
+            }
+            for row in tensor_vars {
+                let kind = if row.leaf { "leaf" } else { "derived" };
+                let head = format!("  {} ({kind})", p.name(&row.name));
+                tensors::block(&mut out, &head, &row.value, &p, &|s| p.value_text(s));
+            }
             listings::functions(&mut out, functions, &p);
         }
         Event::Help { text, .. } => {

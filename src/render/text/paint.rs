@@ -39,6 +39,22 @@ impl Painter<'_> {
             text
         }
     }
+    /// Text already formatted as a gradient, coloured as one.
+    pub(super) fn grad_text(&self, text: &str) -> String {
+        if self.0.color {
+            text.red().to_string()
+        } else {
+            text.to_string()
+        }
+    }
+    /// Text already formatted as a value, coloured as one.
+    pub(super) fn value_text(&self, text: &str) -> String {
+        if self.0.color {
+            text.green().to_string()
+        } else {
+            text.to_string()
+        }
+    }
     pub(super) fn name(&self, name: &str) -> String {
         if self.0.color {
             name.bold().to_string()

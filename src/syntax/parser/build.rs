@@ -7,8 +7,8 @@ use std::iter::Peekable;
 use pest::iterators::Pair;
 
 use super::super::ast::{
-    AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, Ident, Located, Name, Repeat, Span,
-    Statement, UnaryOp,
+    AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, INDEX, Ident, LIST, Located,
+    MATMUL, Name, Repeat, Span, Statement, UnaryOp,
 };
 use super::super::lexer::{is_name, normalize_name, superscript_value};
 use super::Rule;
@@ -45,7 +45,7 @@ fn binding(rule: Rule) -> Option<Binding> {
             level: 10,
             right: 10,
         },
-        Rule::mul | Rule::div => Binding::Infix {
+        Rule::mul | Rule::div | Rule::matmul => Binding::Infix {
             level: 20,
             right: 20,
         },
@@ -60,6 +60,7 @@ fn binding(rule: Rule) -> Option<Binding> {
             right: 59,
         },
         Rule::sup => Binding::Postfix { level: 70 },
+        Rule::index | Rule::transpose => Binding::Postfix { level: 80 },
         _ => return None,
     })
 }
@@ -169,8 +170,8 @@ impl Builder {
                     lhs = self.infix(lhs, op.as_rule(), rhs);
                 }
                 Some(Binding::Postfix { level }) if level > floor => {
-                    let sup = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
-                    lhs = self.superscript(lhs, sup);
+                    let post = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
+                    lhs = self.postfix(lhs, post);
                 }
                 _ => break,
             }
@@ -229,8 +230,34 @@ impl Builder {
         )
     }
 
-    /// `lhs op rhs` for an infix operator's rule (an implicit product is `*`).
+    /// A postfix pair after `base`: a superscript power `x²`, an index
+    /// `x[i]`, `W[i, j]` (the call [`INDEX`]`(W, i, j)`) or a transpose `Wᵀ`
+    /// (the call `transpose(W)`).
+    fn postfix(&self, base: ExprId, post: Pair<'_, Rule>) -> ExprId {
+        let span = self.node_span(base).to(self.span(post.as_span()));
+        let name_span = self.span(post.as_span());
+        match post.as_rule() {
+            Rule::index => {
+                let mut args = vec![base];
+                args.extend(post.into_inner().map(|index| self.expr(index)));
+                self.push(ExprKind::call(Name::new(INDEX), name_span, args), span)
+            }
+            Rule::transpose => self.push(
+                ExprKind::call(Name::new("transpose"), name_span, vec![base]),
+                span,
+            ),
+            _ => self.superscript(base, post),
+        }
+    }
+
+    /// `lhs op rhs` for an infix operator's rule (an implicit product is `*`;
+    /// `@` is the call [`MATMUL`]`(lhs, rhs)`).
     fn infix(&self, lhs: ExprId, op: Rule, rhs: ExprId) -> ExprId {
+        if op == Rule::matmul {
+            let span = self.node_span(lhs).to(self.node_span(rhs));
+            let call = ExprKind::call(Name::new(MATMUL), span, vec![lhs, rhs]);
+            return self.push(call, span);
+        }
         let op = match op {
             Rule::add => BinaryOp::Add,
             Rule::sub => BinaryOp::Sub,
@@ -252,6 +279,10 @@ impl Builder {
                 // The node for `(a+b)` covers the brackets too.
                 self.nodes.borrow_mut()[id.0 as usize].set_span(span);
                 id
+            }
+            Rule::list => {
+                let elements = pair.into_inner().map(|e| self.expr(e)).collect();
+                self.push(ExprKind::call(Name::new(LIST), span, elements), span)
             }
             Rule::call => {
                 let mut inner = pair.into_inner();

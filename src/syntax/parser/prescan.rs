@@ -80,8 +80,11 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                 nesting += 1;
             }
             TokenKind::RParen => {
-                if let Some((closed, _)) = levels.pop() {
+                if let Some((closed, open)) = levels.pop() {
                     nesting -= 1 + closed.signs + closed.chain;
+                    if problem.is_none() {
+                        problem = wrong_closer(text, open, at(&token), token.start);
+                    }
                 } else if problem.is_none() {
                     problem = Some(SyntaxError::UnmatchedParen { span: at(&token) });
                 }
@@ -126,7 +129,7 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         problem = comparison(text, offset, prev, None);
     }
     if let Some(&(_, open)) = levels.last() {
-        problem = first_of_unclosed(problem, offset + open);
+        problem = first_of_unclosed(problem, offset + open, text.as_bytes()[open] == b'[');
     }
     Ok(Scan {
         problem,
@@ -134,10 +137,30 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
     })
 }
 
-/// `problem`, or the `(` left open at byte `start` when that comes first in
+/// The closer at byte `close` of `text` (at `span` in the source) when it
+/// is not the kind the bracket opened at byte `open` needs: `(1 + ]`, `[1, 2)`.
+fn wrong_closer(text: &str, open: usize, span: Span, close: usize) -> Option<SyntaxError> {
+    let expected = if text.as_bytes()[open] == b'[' {
+        ']'
+    } else {
+        ')'
+    };
+    let bracket = char::from(text.as_bytes()[close]);
+    (bracket != expected).then_some(SyntaxError::WrongBracket {
+        span,
+        bracket,
+        expected,
+    })
+}
+
+/// `problem`, or the `(` or `[` (`square`) left open at byte `start` when that comes first in
 /// the text. A `]` or `}` after the `(` is most likely meant to close it:
 /// that is the mistake to show (`(1 + ]`), not the `(` left open.
-fn first_of_unclosed(problem: Option<SyntaxError>, start: usize) -> Option<SyntaxError> {
+fn first_of_unclosed(
+    problem: Option<SyntaxError>,
+    start: usize,
+    square: bool,
+) -> Option<SyntaxError> {
     let wrong_close = matches!(
         problem,
         Some(SyntaxError::WrongBracket {
@@ -146,8 +169,11 @@ fn first_of_unclosed(problem: Option<SyntaxError>, start: usize) -> Option<Synta
         })
     );
     if !wrong_close && problem.as_ref().is_none_or(|p| start < p.span().start) {
-        return Some(SyntaxError::UnclosedParen {
-            span: Span::new(start, start + 1),
+        let span = Span::new(start, start + 1);
+        return Some(if square {
+            SyntaxError::UnclosedBracket { span }
+        } else {
+            SyntaxError::UnclosedParen { span }
         });
     }
     problem
@@ -186,9 +212,10 @@ fn lexical_problem(
             })
         }
         TokenKind::Other => match text[token.start..].chars().next() {
-            Some(bracket @ ('[' | ']' | '{' | '}')) => Some(SyntaxError::WrongBracket {
+            Some(bracket @ ('{' | '}')) => Some(SyntaxError::WrongBracket {
                 span: at(&token),
                 bracket,
+                expected: if bracket == '{' { '(' } else { ')' },
             }),
             _ => None,
         },

@@ -1,0 +1,467 @@
+//! Reverse mode over tensor nodes: one walk over the reverse topological
+//! order, seeding the output with ones, passing each node's upstream
+//! gradient to its operands by the op's vector–Jacobian product, and adding
+//! tensors where an operand is used more than once (fan-out). The traced
+//! form records each step with its rule, typed.
+
+use super::kernels::{self, Factor};
+use super::ops::{matmul_factors, rows, transpose};
+use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
+use crate::engine::{NodeId, Op, Passing, Shortcut};
+
+/// The vector–Jacobian product one operand of a tensor op receives, as a
+/// renderer writes it (with the shapes it needs to say `(2×1)·(1×3) → 2×3`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rule {
+    /// `upstream ⊙ ∂f/∂a`: the upstream times the scalar op's local
+    /// derivative at `position`, element by element ([`OpInfo::local`](crate::engine::OpInfo::local)
+    /// and [`Op::local_rule`] say what it is). Where the scalar op passes
+    /// nothing ([`OpInfo::passes`](crate::engine::OpInfo::passes)) the element gets 0.
+    Elementwise {
+        /// The scalar op.
+        op: Op,
+        /// The operand's position (0 = left).
+        position: usize,
+    },
+    /// A matrix product's operand: for the left factor `A` of `A @ B`,
+    /// `upstream · Bᵀ`; for the right factor, `Aᵀ · upstream`. `factors` are
+    /// the two factors of that product as matrices (a vector is a row or a
+    /// column as it stands in `A @ B`), `result` their product's shape
+    /// before it takes the operand's shape.
+    MatMul {
+        /// Which factor of `A @ B` this operand is.
+        side: Side,
+        /// The shapes of the product's two factors, in order: `upstream`
+        /// and `Bᵀ`, or `Aᵀ` and `upstream`.
+        factors: [Shape; 2],
+        /// The shape of their product.
+        result: Shape,
+    },
+    /// `upstreamᵀ` (the transpose's backward).
+    Transposed,
+    /// The upstream placed where the index selected, zeros elsewhere.
+    Scatter,
+    /// The upstream broadcast to the operand's shape: `sum`, whose local
+    /// derivatives are all 1; `axis` is `Some` for `sum(W, axis)`.
+    Broadcast {
+        /// The summed axis, or `None` for the sum of everything.
+        axis: Option<usize>,
+    },
+    /// `upstream / count` broadcast to the operand's shape (`mean`).
+    Mean {
+        /// How many elements were averaged.
+        count: usize,
+    },
+    /// The upstream at element `index` (row-major, the first maximum), zeros elsewhere.
+    FirstMax {
+        /// The row-major index of the first maximum.
+        index: usize,
+    },
+    /// `p ⊙ (upstream − (p·upstream))`, `p` the softmax, per row.
+    Softmax,
+    /// `upstream ⊙ softmax(z)`, per row.
+    LogSumExp,
+}
+
+/// Which factor of a matrix product `A @ B` an operand is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// `A`: receives `upstream · Bᵀ`.
+    Left,
+    /// `B`: receives `Aᵀ · upstream`.
+    Right,
+}
+
+/// One node's backward step ([`TensorGraph::backward_traced`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorStep {
+    /// The node whose gradient is passed on.
+    pub node: TensorId,
+    /// The node's gradient when the walk reaches it (complete: every node
+    /// using it came earlier), of the node's shape.
+    pub upstream: Tensor,
+    /// One entry per operand, in order; empty for leaves.
+    pub contributions: Vec<TensorContribution>,
+}
+
+/// What one operand receives in a backward step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorContribution {
+    /// The operand.
+    pub input: TensorId,
+    /// Its position among the node's operands (0-based).
+    pub position: usize,
+    /// The vector–Jacobian product, typed.
+    pub rule: Rule,
+    /// For an elementwise operand that was broadcast: the shape of the
+    /// product before it was summed over the broadcast axes down to the
+    /// operand's shape; `None` when nothing was summed.
+    pub summed_from: Option<Shape>,
+    /// What the operand receives, of its shape: added to its gradient.
+    pub contribution: Tensor,
+    /// Which use of the operand this is, 1-based, in walk order (fan-out:
+    /// "2nd of 2 uses": the contributions add up).
+    pub use_number: u32,
+    /// How many times the nodes reachable from the output use the operand.
+    pub use_count: u32,
+}
+
+/// Gradients of one output with respect to the tensor nodes it reaches, and
+/// of the scalar nodes bridged into it.
+#[derive(Debug, Clone)]
+pub struct TensorGradients {
+    grads: Vec<Option<Tensor>>,
+    scalars: Vec<(NodeId, f64)>,
+}
+
+impl TensorGradients {
+    /// The gradient of the output with respect to node `id` (the node's
+    /// shape); `None` when the output does not reach it (the gradient is
+    /// zeros) or `id` is out of range.
+    pub fn get(&self, id: TensorId) -> Option<&Tensor> {
+        self.grads.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// The gradients of the scalar graph's nodes bridged in by
+    /// [`TensorGraph::scalar`], one pair per scalar node (the bridges of one
+    /// node added), in order of first use: the caller seeds the scalar
+    /// backward walk with them.
+    pub fn scalars(&self) -> &[(NodeId, f64)] {
+        &self.scalars
+    }
+}
+
+impl TensorGraph {
+    /// Gradients of `output` with respect to every node it reaches, by
+    /// reverse mode: the nodes of [`TensorGraph::topo_order`] in order, the
+    /// output seeded with ones of its shape (1 for a shape-`()` output),
+    /// each node's upstream passed to its operands by its op's
+    /// vector–Jacobian product ([`Rule`]), and contributions to one operand
+    /// added (fan-out). Operands that lead to no variable leaf and no scalar
+    /// node (constants, and ops of constants only) receive nothing and have
+    /// no gradient, as in PyTorch. Looks at the interrupt once a node; when it asks to
+    /// stop, the gradients are incomplete ([`TensorGraph::interrupted`]).
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn backward(&self, output: TensorId) -> TensorGradients {
+        self.walk(output, None)
+    }
+
+    /// The walk of [`TensorGraph::backward`], also returning one
+    /// [`TensorStep`] per node in walk order, with every contribution.
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn backward_traced(&self, output: TensorId) -> (TensorGradients, Vec<TensorStep>) {
+        let mut steps = Vec::new();
+        let grads = self.walk(output, Some(&mut steps));
+        (grads, steps)
+    }
+
+    /// The one backward walk; each step is pushed on `steps` when given.
+    fn walk(&self, output: TensorId, mut steps: Option<&mut Vec<TensorStep>>) -> TensorGradients {
+        let order = self.topo_order(output);
+        let mut grads: Vec<Option<Tensor>> = vec![None; self.len()];
+        grads[output.index()] = Some(Tensor::ones(self.shape(output)));
+        let mut uses = UseCounts::new(self, &order, steps.is_some());
+        let needs = self.needs_gradient(&order);
+        let mut scalars: Vec<(NodeId, f64)> = Vec::new();
+        for &node in &order {
+            if self.hook().asks_to_stop() {
+                break;
+            }
+            // Nothing reaches a node that leads to no variable (a constant).
+            let Some(upstream) = grads[node.index()].take() else {
+                continue;
+            };
+            if let TensorOp::Scalar(id) = self.op(node) {
+                let g = upstream.data()[0];
+                match scalars.iter_mut().find(|(s, _)| *s == id) {
+                    Some((_, sum)) => *sum += g,
+                    None => scalars.push((id, g)),
+                }
+            }
+            let mut contributions = Vec::new();
+            for (position, &input) in self.operands(node).iter().enumerate() {
+                if !needs[input.index()] {
+                    continue;
+                }
+                let (rule, summed_from, contribution) = self.vjp(node, position, &upstream);
+                let use_number = uses.next(input);
+                if uses.recording {
+                    contributions.push(TensorContribution {
+                        input,
+                        position,
+                        rule,
+                        summed_from,
+                        contribution: contribution.clone(),
+                        use_number,
+                        use_count: uses.count(input),
+                    });
+                }
+                match &mut grads[input.index()] {
+                    Some(sum) => sum.add_assign(&contribution),
+                    slot => *slot = Some(contribution),
+                }
+            }
+            if let Some(steps) = steps.as_deref_mut() {
+                steps.push(TensorStep {
+                    node,
+                    upstream: upstream.clone(),
+                    contributions,
+                });
+            }
+            grads[node.index()] = Some(upstream);
+        }
+        TensorGradients { grads, scalars }
+    }
+
+    /// For each node (by index), whether it leads to a variable leaf or a
+    /// scalar node: only those receive gradients, as PyTorch computes none
+    /// for tensors that do not require them. `order` is a reverse
+    /// topological order, so read backwards it has operands first.
+    fn needs_gradient(&self, order: &[TensorId]) -> Vec<bool> {
+        let mut needs = vec![false; self.len()];
+        for &node in order.iter().rev() {
+            needs[node.index()] = match self.op(node) {
+                TensorOp::Variable | TensorOp::Scalar(_) => true,
+                TensorOp::Const => false,
+                TensorOp::Elementwise(_)
+                | TensorOp::MatMul
+                | TensorOp::Transpose
+                | TensorOp::Index(_)
+                | TensorOp::Index2(_, _)
+                | TensorOp::Sum
+                | TensorOp::SumAxis(_)
+                | TensorOp::Mean
+                | TensorOp::Max
+                | TensorOp::Softmax
+                | TensorOp::LogSumExp => self.operands(node).iter().any(|o| needs[o.index()]),
+            };
+        }
+        needs
+    }
+
+    /// The vector–Jacobian product operand `position` of `node` receives
+    /// from `upstream`: the rule, the shape summed from (broadcasting) and
+    /// the contribution, of the operand's shape.
+    fn vjp(
+        &self,
+        node: TensorId,
+        position: usize,
+        upstream: &Tensor,
+    ) -> (Rule, Option<Shape>, Tensor) {
+        let operands = self.operands(node);
+        let a = self.value(operands[0]);
+        let input = self.value(operands[position]);
+        let shape = input.shape();
+        let out = self.value(node);
+        let up = upstream.data();
+        let (rule, data) = match self.op(node) {
+            TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
+                unreachable!("a leaf has no operands")
+            }
+            TensorOp::Elementwise(op) => {
+                let inputs: Vec<&Tensor> = operands.iter().map(|&o| self.value(o)).collect();
+                let full = elementwise_vjp(op, &inputs, out, position, up);
+                let summed_from = (shape != out.shape()).then_some(out.shape());
+                let rule = Rule::Elementwise { op, position };
+                return (rule, summed_from, kernels::sum_to(full, out.shape(), shape));
+            }
+            TensorOp::MatMul => matmul_vjp(a, self.value(operands[1]), position, upstream),
+            TensorOp::Transpose => (
+                Rule::Transposed,
+                match *shape.dims() {
+                    [m, n] => transpose(up, n, m),
+                    _ => up.to_vec(),
+                },
+            ),
+            TensorOp::Index(i) => {
+                let mut g = vec![0.0; shape.len()];
+                let n = up.len();
+                g[i * n..(i + 1) * n].copy_from_slice(up);
+                (Rule::Scatter, g)
+            }
+            TensorOp::Index2(i, j) => {
+                let mut g = vec![0.0; shape.len()];
+                g[i * shape.as_matrix().1 + j] = up[0];
+                (Rule::Scatter, g)
+            }
+            TensorOp::Sum => (Rule::Broadcast { axis: None }, vec![up[0]; shape.len()]),
+            TensorOp::SumAxis(axis) => (
+                Rule::Broadcast { axis: Some(axis) },
+                sum_axis_vjp(shape, axis, up),
+            ),
+            TensorOp::Mean => {
+                let count = shape.len();
+                (Rule::Mean { count }, vec![up[0] / count as f64; count])
+            }
+            TensorOp::Max => {
+                let index = kernels::argmax(a.data()).expect("max of a nonempty tensor");
+                let mut g = vec![0.0; shape.len()];
+                g[index] = up[0];
+                (Rule::FirstMax { index }, g)
+            }
+            TensorOp::Softmax => (Rule::Softmax, softmax_vjp(out, up)),
+            TensorOp::LogSumExp => {
+                let mut g = Vec::with_capacity(shape.len());
+                for (row, &u) in rows(a).zip(up) {
+                    let start = g.len();
+                    kernels::softmax_into(row, &mut g);
+                    for p in &mut g[start..] {
+                        *p *= u;
+                    }
+                }
+                (Rule::LogSumExp, g)
+            }
+        };
+        (rule, None, Tensor::new(shape, data))
+    }
+}
+
+/// `upstream ⊙ ∂f/∂operand` at each element of the output (before any sum
+/// over broadcast axes), the local derivative from the scalar op table, with
+/// `+ − ·` written out ([`Shortcut`]); 0 where the op passes nothing.
+fn elementwise_vjp(
+    op: Op,
+    inputs: &[&Tensor],
+    out: &Tensor,
+    position: usize,
+    up: &[f64],
+) -> Vec<f64> {
+    let info = op.info();
+    let local = info.local;
+    // Smooth ops pass everywhere: the per-element test is skipped.
+    let always = info
+        .derivative(position)
+        .is_some_and(|d| d.passing == Passing::Always);
+    let chain = |x: &[f64], o: f64, u: f64| {
+        if always || info.passes(x, o, position) {
+            u * local(x, o, position)
+        } else {
+            0.0
+        }
+    };
+    match *inputs {
+        [a] => a
+            .data()
+            .iter()
+            .zip(out.data())
+            .zip(up)
+            .map(|((&x, &o), &u)| chain(&[x], o, u))
+            .collect(),
+        [a, b] => {
+            let shape = out.shape();
+            match (info.shortcut, position) {
+                (Some(Shortcut::Add), _) | (Some(Shortcut::Sub), 0) => up.to_vec(),
+                (Some(Shortcut::Sub), _) => up.iter().map(|&u| -u).collect(),
+                (Some(Shortcut::Mul), _) => {
+                    let other = if position == 0 { b } else { a };
+                    kernels::zip_data((up, shape), (other.data(), other.shape()), shape, |u, x| {
+                        u * x
+                    })
+                }
+                (None, _) => {
+                    let x = kernels::zip(a, b, shape, |x, _| x);
+                    let y = kernels::zip(a, b, shape, |_, y| y);
+                    x.iter()
+                        .zip(&y)
+                        .zip(out.data())
+                        .zip(up)
+                        .map(|(((&x, &y), &o), &u)| chain(&[x, y], o, u))
+                        .collect()
+                }
+            }
+        }
+        _ => unreachable!("elementwise ops take one or two operands"),
+    }
+}
+
+/// The matrix product's vector–Jacobian products: `upstream · Bᵀ` to `A`,
+/// `Aᵀ · upstream` to `B`, with the factors as matrices (a vector a row on
+/// the left, a column on the right).
+fn matmul_vjp(a: &Tensor, b: &Tensor, position: usize, upstream: &Tensor) -> (Rule, Vec<f64>) {
+    let (fa, fb) = matmul_factors(a, b);
+    // The upstream as the m×n matrix of the product.
+    let u = Factor::plain(upstream.data(), fa.rows, fb.cols);
+    let shape_of = |f: Factor<'_>| Shape::matrix(f.rows, f.cols);
+    let (side, x, y) = if position == 0 {
+        (Side::Left, u, Factor::transposed(fb.data, fb.rows, fb.cols))
+    } else {
+        (
+            Side::Right,
+            Factor::transposed(fa.data, fa.rows, fa.cols),
+            u,
+        )
+    };
+    let rule = Rule::MatMul {
+        side,
+        factors: [shape_of(x), shape_of(y)],
+        result: Shape::matrix(x.rows, y.cols),
+    };
+    (rule, kernels::matmul(x, y))
+}
+
+/// `sum(W, axis)`'s backward: the upstream broadcast back along `axis`.
+fn sum_axis_vjp(shape: Shape, axis: usize, up: &[f64]) -> Vec<f64> {
+    match (shape.dims(), axis) {
+        (&[n], _) => vec![up[0]; n],
+        (&[m, _], 0) => up.repeat(m),
+        (&[_, n], _) => up.iter().flat_map(|&u| std::iter::repeat_n(u, n)).collect(),
+        _ => unreachable!("sum over an axis of a vector or a matrix"),
+    }
+}
+
+/// softmax's backward per row: `p ⊙ (u − p·u)`.
+fn softmax_vjp(p: &Tensor, up: &[f64]) -> Vec<f64> {
+    let n = p.shape().as_matrix().1.max(1);
+    let mut g = Vec::with_capacity(p.len());
+    for (row, u) in p.data().chunks(n).zip(up.chunks(n)) {
+        let dot: f64 = row.iter().zip(u).map(|(p, u)| p * u).sum();
+        g.extend(row.iter().zip(u).map(|(p, u)| p * (u - dot)));
+    }
+    g
+}
+
+/// How many times each node is used by the nodes of an order, and how many
+/// uses the walk has passed so far (counted only when steps are recorded).
+struct UseCounts {
+    total: Vec<u32>,
+    seen: Vec<u32>,
+    recording: bool,
+}
+
+impl UseCounts {
+    /// The counts for a walk of `order`; empty unless `recording`.
+    fn new(graph: &TensorGraph, order: &[TensorId], recording: bool) -> UseCounts {
+        let len = if recording { graph.len() } else { 0 };
+        let mut total = vec![0; len];
+        if recording {
+            for &node in order {
+                for input in graph.operands(node) {
+                    total[input.index()] += 1;
+                }
+            }
+        }
+        UseCounts {
+            seen: vec![0; len],
+            total,
+            recording,
+        }
+    }
+
+    /// Counts one more use of `id`; its number, 1-based (0 when not recording).
+    fn next(&mut self, id: TensorId) -> u32 {
+        if !self.recording {
+            return 0;
+        }
+        self.seen[id.index()] += 1;
+        self.seen[id.index()]
+    }
+
+    /// How many uses `id` has in the order.
+    fn count(&self, id: TensorId) -> u32 {
+        self.total[id.index()]
+    }
+}

@@ -1,0 +1,181 @@
+//! The scalar view of a tensor step, built only when asked (`--expand`):
+//! for one element of one operand, every term of its chain rule,
+//! `∂L/∂aₑ = Σₒ upstreamₒ · ∂nodeₒ/∂aₑ`, with the local derivative
+//! `∂nodeₒ/∂aₑ` of each output element `o` that depends on it (the nonzero
+//! entries of the op's Jacobian in that column).
+
+use super::kernels::{self, Strides};
+use super::ops::rows;
+use super::{TensorGraph, TensorId, TensorOp};
+
+/// One term of an element's chain rule: `upstream × local`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ElementTerm {
+    /// The output element (row-major index into the node's value).
+    pub output: usize,
+    /// `∂L/∂node` at that element.
+    pub upstream: f64,
+    /// `∂node[output]/∂operand[element]`.
+    pub local: f64,
+}
+
+impl TensorGraph {
+    /// The chain rule of element `element` (row-major) of operand `position`
+    /// of `node`, given the node's upstream gradient `upstream`: one term per
+    /// output element that depends on it, in row-major order of the output,
+    /// so that the sum of `upstream × local` over the terms is that element
+    /// of the operand's contribution ([`TensorContribution::contribution`](super::TensorContribution::contribution)).
+    /// Elements that receive nothing (an element not indexed, a non-maximum,
+    /// a kink where the scalar op passes nothing) have no terms. Its size is
+    /// what the op's Jacobian has in that column: up to a row or a column of
+    /// the output, so build it for shapes small enough to read.
+    ///
+    /// # Panics
+    /// If `node` is not a node of this graph, has no operand at `position`,
+    /// `element` is out of the operand's range, or `upstream` is not of the
+    /// node's shape.
+    pub fn expand(
+        &self,
+        node: TensorId,
+        position: usize,
+        element: usize,
+        upstream: &[f64],
+    ) -> Vec<ElementTerm> {
+        let operands = self.operands(node);
+        let input = self.value(operands[position]);
+        assert!(
+            element < input.len(),
+            "element {element} of {}",
+            input.shape()
+        );
+        let out = self.value(node);
+        assert_eq!(upstream.len(), out.len(), "an upstream of the node's shape");
+        let term = |output: usize, local: f64| ElementTerm {
+            output,
+            upstream: upstream[output],
+            local,
+        };
+        let a = self.value(operands[0]);
+        match self.op(node) {
+            TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
+                unreachable!("a leaf has no operands")
+            }
+            TensorOp::Elementwise(op) => self
+                .elementwise_locals(node, op, position, element)
+                .into_iter()
+                .map(|(o, local)| term(o, local))
+                .collect(),
+            TensorOp::MatMul => {
+                let b = self.value(operands[1]);
+                let (fa, fb) = super::ops::matmul_factors(a, b);
+                let (k, n) = (fa.cols, fb.cols);
+                if position == 0 {
+                    // ∂C[i, j]/∂A[i, l] = B[l, j].
+                    let (i, l) = (element / k, element % k);
+                    (0..n)
+                        .map(|j| term(i * n + j, fb.data[l * n + j]))
+                        .collect()
+                } else {
+                    // ∂C[i, j]/∂B[l, j] = A[i, l].
+                    let (l, j) = (element / n, element % n);
+                    (0..fa.rows)
+                        .map(|i| term(i * n + j, fa.data[i * k + l]))
+                        .collect()
+                }
+            }
+            TensorOp::Transpose => {
+                let output = match *input.shape().dims() {
+                    [m, n] => (element % n) * m + element / n,
+                    _ => element,
+                };
+                vec![term(output, 1.0)]
+            }
+            TensorOp::Index(i) => {
+                let n = out.len();
+                (i * n..(i + 1) * n)
+                    .contains(&element)
+                    .then(|| term(element - i * n, 1.0))
+                    .into_iter()
+                    .collect()
+            }
+            TensorOp::Index2(i, j) => (element == i * input.shape().as_matrix().1 + j)
+                .then(|| term(0, 1.0))
+                .into_iter()
+                .collect(),
+            TensorOp::Sum => vec![term(0, 1.0)],
+            TensorOp::SumAxis(axis) => {
+                let n = input.shape().as_matrix().1;
+                let output = match (input.shape().rank(), axis) {
+                    (1, _) => 0,
+                    (_, 0) => element % n,
+                    _ => element / n,
+                };
+                vec![term(output, 1.0)]
+            }
+            TensorOp::Mean => vec![term(0, 1.0 / input.len() as f64)],
+            TensorOp::Max => (kernels::argmax(a.data()) == Some(element))
+                .then(|| term(0, 1.0))
+                .into_iter()
+                .collect(),
+            TensorOp::Softmax => {
+                // ∂pⱼ/∂zₑ = pⱼ·(δⱼₑ − pₑ), j along the row of e.
+                let n = input.shape().as_matrix().1.max(1);
+                let start = element / n * n;
+                let p = out.data();
+                (start..start + n)
+                    .map(|o| {
+                        let delta = if o == element { 1.0 } else { 0.0 };
+                        term(o, p[o] * (delta - p[element]))
+                    })
+                    .collect()
+            }
+            TensorOp::LogSumExp => {
+                // ∂lse_r/∂zₑ = softmax(z_r)ₑ.
+                let n = input.shape().as_matrix().1.max(1);
+                let row = rows(a).nth(element / n).expect("the element's row");
+                let mut p = Vec::with_capacity(n);
+                kernels::softmax_into(row, &mut p);
+                vec![term(element / n, p[element % n])]
+            }
+        }
+    }
+
+    /// The output elements that element `element` of operand `position` of
+    /// the elementwise `node` (the scalar op `op`) reaches, with the scalar
+    /// op's local derivative there; none where it passes nothing.
+    fn elementwise_locals(
+        &self,
+        node: TensorId,
+        op: crate::engine::Op,
+        position: usize,
+        element: usize,
+    ) -> Vec<(usize, f64)> {
+        let info = op.info();
+        let operands = self.operands(node);
+        let out = self.value(node);
+        let shape = out.shape();
+        let strides: Vec<Strides> = operands
+            .iter()
+            .map(|&o| Strides::of(self.shape(o), shape))
+            .collect();
+        let (m, n) = shape.as_matrix();
+        let mut locals = Vec::new();
+        for i in 0..m {
+            for j in 0..n {
+                if strides[position].at(i, j) != element {
+                    continue;
+                }
+                let x: Vec<f64> = operands
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&o, s)| self.value(o).data()[s.at(i, j)])
+                    .collect();
+                let o = i * n + j;
+                if info.passes(&x, out.data()[o], position) {
+                    locals.push((o, (info.local)(&x, out.data()[o], position)));
+                }
+            }
+        }
+        locals
+    }
+}

@@ -1,0 +1,444 @@
+//! The tensor op table: for every tensor op its name, how it is written, the
+//! rule for its output's shape, its forward kernel and its backward rule
+//! (the vector–Jacobian product) as a textbook formula with its source.
+//!
+//! Elementwise ops are one row, [`TensorOp::Elementwise`], that applies a
+//! scalar op of the scalar op table ([`Op::info`]) to each element: its
+//! forward function and its numeric local derivative, with the same
+//! conventions at kinks, are the scalar table's, never written again here.
+
+use super::kernels::{self, Factor};
+use super::{Shape, ShapeError, Tensor};
+use crate::engine::{Arity, NodeId, Op, Shortcut};
+
+/// Every operation a tensor node can be. `Variable`, `Const` and `Scalar`
+/// are leaves of the tensor graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TensorOp {
+    /// A variable: a leaf that gradients are taken for ([`TensorGraph::leaf`](super::TensorGraph::leaf)).
+    Variable,
+    /// A literal tensor: a leaf that is not a variable ([`TensorGraph::constant`](super::TensorGraph::constant)).
+    Const,
+    /// A node of the scalar [`Graph`](crate::engine::Graph), as a tensor of
+    /// shape `()` ([`TensorGraph::scalar`](super::TensorGraph::scalar)): its
+    /// value is read from the scalar graph, and its gradient is handed back
+    /// ([`TensorGradients::scalars`](super::TensorGradients::scalars)) for the
+    /// caller to seed the scalar walk with.
+    Scalar(NodeId),
+    /// A scalar op applied to each element: a unary op (`tanh`, `neg`, …)
+    /// to one tensor, a binary op (`+ − * / ^`) to two with numpy's
+    /// broadcasting ([`Shape::broadcast`]). The backward sums the upstream
+    /// gradient over the broadcast axes.
+    Elementwise(Op),
+    /// The matrix product `a @ b`: matrix·matrix, matrix·vector (a vector
+    /// on the right is a column), vector·matrix (a vector on the left is a
+    /// row) and vector·vector (the dot product, shape `()`).
+    MatMul,
+    /// The transpose `aᵀ`: `n×m` for `m×n`; a vector or a scalar is its own
+    /// transpose (numpy's `.T`).
+    Transpose,
+    /// `x[i]`: element `i` of a vector (shape `()`), or row `i` of a matrix
+    /// (a vector). 0-based.
+    Index(usize),
+    /// `W[i, j]`: the element at row `i`, column `j` of a matrix (shape `()`). 0-based.
+    Index2(usize, usize),
+    /// `sum(x)`: the sum of every element, shape `()`.
+    Sum,
+    /// `sum(W, axis)`: the sum along an axis, which disappears: of an `m×n`
+    /// matrix, axis 0 gives the `n` column sums and axis 1 the `m` row sums;
+    /// of a vector, axis 0 gives `()`.
+    SumAxis(usize),
+    /// `mean(x)`: the mean of every element, shape `()` (nan for an empty tensor).
+    Mean,
+    /// `max(x)`: the largest element, shape `()`; the gradient goes to the
+    /// first maximum only (PyTorch's `max()` picks one index too; numpy's
+    /// `argmax` is the first). nan propagates: the value is nan and the
+    /// gradient goes to the first nan.
+    Max,
+    /// `softmax(z)`: `exp(zᵢ)/Σ exp(zⱼ)` along the last axis: a vector's
+    /// elements, each row of a matrix on its own (PyTorch's `dim=-1`); a
+    /// scalar gives 1. Computed with the maximum subtracted, so nothing overflows.
+    Softmax,
+    /// `logsumexp(z)`: `ln Σ exp(zᵢ)` along the last axis, stably (the
+    /// maximum subtracted): of a vector, shape `()`; of an `m×n` matrix, the
+    /// `m` values of its rows; a scalar gives itself.
+    LogSumExp,
+}
+
+/// How many tensor operands a tensor op takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorArity {
+    /// None: a leaf, made by its own method, never by [`TensorGraph::apply`](super::TensorGraph::apply).
+    Leaf,
+    /// One.
+    Unary,
+    /// Two.
+    Binary,
+    /// The scalar op's arity, one or two ([`TensorOp::Elementwise`]).
+    OfScalarOp,
+}
+
+/// One row of the tensor op table.
+#[derive(Debug)]
+pub struct TensorOpInfo {
+    /// The name users type or the operator: `"@"`, `"ᵀ"`, `"sum"`, …; for
+    /// [`TensorOp::Elementwise`], `"elementwise"` (the scalar op's row has
+    /// its own name).
+    pub name: &'static str,
+    /// How many operands.
+    pub arity: TensorArity,
+    /// The output's shape from the operands' shapes, in words.
+    pub shape_rule: &'static str,
+    /// The backward rule, the vector–Jacobian product for each operand, in
+    /// textbook form.
+    pub backward_rule: &'static str,
+    /// Where the rule comes from.
+    pub source: &'static str,
+}
+
+/// Where the matrix rules come from.
+const MATRIX_CALCULUS: &str = "matrix calculus: Petersen and Pedersen, The Matrix Cookbook (2012), §2.4; Goodfellow, Bengio and Courville, Deep Learning (2016), §6.5";
+
+/// Where the softmax and logsumexp rules come from.
+const SOFTMAX_SOURCE: &str = "the softmax Jacobian diag(p) − p·pᵀ (Goodfellow et al., Deep Learning, §6.2.2.3); stable forms by the max shift (Blanchard, Higham and Higham 2021)";
+
+impl TensorOp {
+    /// This op's row of the tensor op table.
+    pub fn info(self) -> &'static TensorOpInfo {
+        match self {
+            TensorOp::Variable => &TensorOpInfo {
+                name: "leaf",
+                arity: TensorArity::Leaf,
+                shape_rule: "the shape of its value",
+                backward_rule: "a leaf: its gradient is the sum of what its users pass it",
+                source: "reverse-mode differentiation",
+            },
+            TensorOp::Const => &TensorOpInfo {
+                name: "const",
+                arity: TensorArity::Leaf,
+                shape_rule: "the shape of its value",
+                backward_rule: "a literal: its gradient is computed but rarely wanted",
+                source: "reverse-mode differentiation",
+            },
+            TensorOp::Scalar(_) => &TensorOpInfo {
+                name: "scalar",
+                arity: TensorArity::Leaf,
+                shape_rule: "()",
+                backward_rule: "its gradient is handed back to the scalar graph's walk",
+                source: "reverse-mode differentiation",
+            },
+            TensorOp::Elementwise(_) => &TensorOpInfo {
+                name: "elementwise",
+                arity: TensorArity::OfScalarOp,
+                shape_rule: "the operands' shapes broadcast (numpy): aligned from the right, each size equal or 1",
+                backward_rule: "∂L/∂a = upstream ⊙ ∂f/∂a elementwise (the scalar op's local derivative), summed over the axes a was broadcast along",
+                source: "the chain rule elementwise; numpy's broadcasting and its adjoint, the sum over broadcast axes",
+            },
+            TensorOp::MatMul => &TensorOpInfo {
+                name: "@",
+                arity: TensorArity::Binary,
+                shape_rule: "(m×k) @ (k×n) → m×n; a vector on the left is a row (1×k), on the right a column (k×1), and that axis is dropped from the result",
+                backward_rule: "∂L/∂A = upstream · Bᵀ, ∂L/∂B = Aᵀ · upstream",
+                source: MATRIX_CALCULUS,
+            },
+            TensorOp::Transpose => &TensorOpInfo {
+                name: "ᵀ",
+                arity: TensorArity::Unary,
+                shape_rule: "(m×n)ᵀ → n×m; a vector or a scalar is its own transpose",
+                backward_rule: "∂L/∂A = upstreamᵀ",
+                source: MATRIX_CALCULUS,
+            },
+            TensorOp::Index(_) => &TensorOpInfo {
+                name: "index",
+                arity: TensorArity::Unary,
+                shape_rule: "x[i] of a vector → (); W[i] of a matrix → its row i, a vector",
+                backward_rule: "∂L/∂x = upstream placed at the index, zeros elsewhere",
+                source: "the chain rule: the selected elements have local derivative 1, the rest 0",
+            },
+            TensorOp::Index2(_, _) => &TensorOpInfo {
+                name: "index",
+                arity: TensorArity::Unary,
+                shape_rule: "W[i, j] of a matrix → ()",
+                backward_rule: "∂L/∂W = upstream placed at (i, j), zeros elsewhere",
+                source: "the chain rule: the selected element has local derivative 1, the rest 0",
+            },
+            TensorOp::Sum => &TensorOpInfo {
+                name: "sum",
+                arity: TensorArity::Unary,
+                shape_rule: "→ ()",
+                backward_rule: "∂L/∂x = the upstream broadcast to x's shape (every local derivative is 1)",
+                source: "the chain rule: ∂(Σ xᵢ)/∂xᵢ = 1",
+            },
+            TensorOp::SumAxis(_) => &TensorOpInfo {
+                name: "sum",
+                arity: TensorArity::Unary,
+                shape_rule: "sum(m×n, 0) → n, sum(m×n, 1) → m, sum(n, 0) → ()",
+                backward_rule: "∂L/∂W = the upstream broadcast back along the summed axis",
+                source: "the chain rule: ∂(Σᵢ Wᵢⱼ)/∂Wᵢⱼ = 1",
+            },
+            TensorOp::Mean => &TensorOpInfo {
+                name: "mean",
+                arity: TensorArity::Unary,
+                shape_rule: "→ ()",
+                backward_rule: "∂L/∂x = upstream / n broadcast to x's shape (n elements)",
+                source: "the chain rule: ∂(Σ xᵢ / n)/∂xᵢ = 1/n",
+            },
+            TensorOp::Max => &TensorOpInfo {
+                name: "max",
+                arity: TensorArity::Unary,
+                shape_rule: "→ ()",
+                backward_rule: "∂L/∂x = upstream at the first maximum, zeros elsewhere",
+                source: "PyTorch's max() backward (one index gets the gradient); numpy's argmax picks the first",
+            },
+            TensorOp::Softmax => &TensorOpInfo {
+                name: "softmax",
+                arity: TensorArity::Unary,
+                shape_rule: "the same shape (along the last axis: each row of a matrix)",
+                backward_rule: "∂L/∂z = p ⊙ (upstream − (p·upstream)), p = softmax(z), per row",
+                source: SOFTMAX_SOURCE,
+            },
+            TensorOp::LogSumExp => &TensorOpInfo {
+                name: "logsumexp",
+                arity: TensorArity::Unary,
+                shape_rule: "n → (), m×n → m (along the last axis), () → ()",
+                backward_rule: "∂L/∂z = upstream ⊙ softmax(z), per row",
+                source: SOFTMAX_SOURCE,
+            },
+        }
+    }
+
+    /// How many operands this op takes, or `None` for a leaf; for
+    /// [`TensorOp::Elementwise`] the scalar op's arity (`None` for a scalar
+    /// leaf op or the variadic `min`/`max`, which do not apply elementwise).
+    pub fn operand_count(self) -> Option<usize> {
+        match self.info().arity {
+            TensorArity::Leaf => None,
+            TensorArity::Unary => Some(1),
+            TensorArity::Binary => Some(2),
+            TensorArity::OfScalarOp => self.scalar_op().and_then(|op| match op.info().arity {
+                Arity::Unary => Some(1),
+                Arity::Binary => Some(2),
+                Arity::Leaf | Arity::Variadic => None,
+            }),
+        }
+    }
+
+    /// The scalar op an elementwise op applies; `None` for the others.
+    pub fn scalar_op(self) -> Option<Op> {
+        if let TensorOp::Elementwise(op) = self {
+            Some(op)
+        } else {
+            None
+        }
+    }
+
+    /// The output's shape for operands of shapes `inputs` (as many as
+    /// [`TensorOp::operand_count`]).
+    ///
+    /// # Errors
+    /// The [`ShapeError`] that names the shapes and the rule they break.
+    pub fn output_shape(self, inputs: &[Shape]) -> Result<Shape, ShapeError> {
+        let expected = self.operand_count().ok_or(ShapeError::NotElementwise {
+            op: self.name_of_row(),
+        })?;
+        if inputs.len() != expected {
+            return Err(ShapeError::Arity {
+                op: self.name_of_row(),
+                expected,
+                got: inputs.len(),
+            });
+        }
+        let a = inputs[0];
+        match self {
+            TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
+                unreachable!("a leaf has no operands (operand_count is None)")
+            }
+            TensorOp::Elementwise(op) => match *inputs {
+                [_] => Ok(a),
+                [_, b] => Shape::broadcast(op.info().name, a, b),
+                _ => unreachable!("checked above"),
+            },
+            TensorOp::MatMul => matmul_shape(a, inputs[1]),
+            TensorOp::Transpose => Ok(a.transposed()),
+            TensorOp::Index(i) => match *a.dims() {
+                [] => Err(ShapeError::TooManyIndices { shape: a, given: 1 }),
+                [n] => index_in(a, 0, i, n).map(|()| Shape::scalar()),
+                [m, n] => index_in(a, 0, i, m).map(|()| Shape::vector(n)),
+                _ => unreachable!("rank ≤ 2"),
+            },
+            TensorOp::Index2(i, j) => match *a.dims() {
+                [m, n] => {
+                    index_in(a, 0, i, m)?;
+                    index_in(a, 1, j, n)?;
+                    Ok(Shape::scalar())
+                }
+                _ => Err(ShapeError::TooManyIndices { shape: a, given: 2 }),
+            },
+            TensorOp::Sum | TensorOp::Mean => Ok(Shape::scalar()),
+            TensorOp::SumAxis(axis) => match (a.dims(), axis) {
+                ([_], 0) => Ok(Shape::scalar()),
+                (&[_, n], 0) => Ok(Shape::vector(n)),
+                (&[m, _], 1) => Ok(Shape::vector(m)),
+                _ => Err(ShapeError::NoSuchAxis {
+                    op: "sum",
+                    shape: a,
+                    axis,
+                }),
+            },
+            TensorOp::Max => nonempty(self, a).map(|()| Shape::scalar()),
+            TensorOp::Softmax => nonempty(self, a).map(|()| a),
+            TensorOp::LogSumExp => nonempty(self, a).map(|()| match *a.dims() {
+                [m, _] => Shape::vector(m),
+                _ => Shape::scalar(),
+            }),
+        }
+    }
+
+    /// The name for messages: the scalar op's for an elementwise op.
+    fn name_of_row(self) -> &'static str {
+        self.scalar_op()
+            .map_or(self.info().name, |op| op.info().name)
+    }
+
+    /// The forward value for operand values `inputs`, of the shape
+    /// [`TensorOp::output_shape`] gave (`out`).
+    pub(super) fn forward(self, inputs: &[&Tensor], out: Shape) -> Tensor {
+        let a = inputs[0];
+        let data = match self {
+            TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
+                unreachable!("a leaf's value is given, not computed")
+            }
+            TensorOp::Elementwise(op) => elementwise(op, inputs, out),
+            TensorOp::MatMul => {
+                let (x, y) = matmul_factors(a, inputs[1]);
+                kernels::matmul(x, y)
+            }
+            TensorOp::Transpose => match *a.shape().dims() {
+                [m, n] => transpose(a.data(), m, n),
+                _ => a.data().to_vec(),
+            },
+            TensorOp::Index(i) => {
+                let n = out.len();
+                a.data()[i * n..(i + 1) * n].to_vec()
+            }
+            TensorOp::Index2(i, j) => vec![a.data()[i * a.shape().as_matrix().1 + j]],
+            TensorOp::Sum => vec![kernels::sum(a.data())],
+            TensorOp::SumAxis(axis) => sum_axis(a, axis),
+            TensorOp::Mean => vec![kernels::sum(a.data()) / a.len() as f64],
+            TensorOp::Max => {
+                let first = kernels::argmax(a.data()).expect("checked nonempty");
+                vec![a.data()[first]]
+            }
+            TensorOp::Softmax => {
+                let mut p = Vec::with_capacity(a.len());
+                for row in rows(a) {
+                    kernels::softmax_into(row, &mut p);
+                }
+                p
+            }
+            TensorOp::LogSumExp => rows(a).map(kernels::logsumexp).collect(),
+        };
+        Tensor::new(out, data)
+    }
+}
+
+/// Checks that `shape` has elements, for the reduction `op` that needs one.
+fn nonempty(op: TensorOp, shape: Shape) -> Result<(), ShapeError> {
+    if shape.is_empty() {
+        return Err(ShapeError::Empty {
+            op: op.info().name,
+            shape,
+        });
+    }
+    Ok(())
+}
+
+/// Checks `index < size` along `axis` of `shape`.
+fn index_in(shape: Shape, axis: usize, index: usize, size: usize) -> Result<(), ShapeError> {
+    if index < size {
+        Ok(())
+    } else {
+        Err(ShapeError::IndexOutOfRange { shape, axis, index })
+    }
+}
+
+/// The shape of `a @ b`.
+fn matmul_shape(a: Shape, b: Shape) -> Result<Shape, ShapeError> {
+    let inner = |ka: usize, kb: usize, shape: Shape| {
+        if ka == kb {
+            Ok(shape)
+        } else {
+            Err(ShapeError::Inner { left: a, right: b })
+        }
+    };
+    match (a.dims(), b.dims()) {
+        ([], _) | (_, []) => Err(ShapeError::ScalarProduct { left: a, right: b }),
+        (&[k], &[l]) => inner(k, l, Shape::scalar()),
+        (&[k], &[l, n]) => inner(k, l, Shape::vector(n)),
+        (&[m, k], &[l]) => inner(k, l, Shape::vector(m)),
+        (&[m, k], &[l, n]) => inner(k, l, Shape::matrix(m, n)),
+        _ => unreachable!("rank ≤ 2"),
+    }
+}
+
+/// `a` and `b` as the factors of their matrix product: a vector on the
+/// left is a row, `1×k`; on the right a column, `k×1`.
+pub(super) fn matmul_factors<'a>(a: &'a Tensor, b: &'a Tensor) -> (Factor<'a>, Factor<'a>) {
+    let (m, k) = a.shape().as_matrix();
+    let (l, n) = match *b.shape().dims() {
+        [l] => (l, 1),
+        _ => b.shape().as_matrix(),
+    };
+    (Factor::plain(a.data(), m, k), Factor::plain(b.data(), l, n))
+}
+
+/// The rows of `a` along its last axis: a scalar's one element, a vector,
+/// or each row of a matrix.
+pub(super) fn rows(a: &Tensor) -> impl Iterator<Item = &[f64]> {
+    let n = a.shape().as_matrix().1.max(1);
+    a.data().chunks(n)
+}
+
+/// The transpose of the row-major `m×n` matrix in `a`, row-major `n×m`.
+pub(super) fn transpose(a: &[f64], m: usize, n: usize) -> Vec<f64> {
+    let mut t = Vec::with_capacity(m * n);
+    for j in 0..n {
+        t.extend((0..m).map(|i| a[i * n + j]));
+    }
+    t
+}
+
+/// `sum(a, axis)`'s data.
+fn sum_axis(a: &Tensor, axis: usize) -> Vec<f64> {
+    match (a.shape().dims(), axis) {
+        ([_], _) => vec![kernels::sum(a.data())],
+        (&[_, n], 0) => {
+            let mut sums = vec![0.0; n];
+            for row in a.data().chunks(n.max(1)) {
+                for (s, &x) in sums.iter_mut().zip(row) {
+                    *s += x;
+                }
+            }
+            sums
+        }
+        _ => rows(a).map(kernels::sum).collect(),
+    }
+}
+
+/// The scalar op `op` at each element: its forward function from the scalar
+/// op table, with `+ − ·` written out as the scalar backward walk does
+/// ([`Shortcut`]) so that the loop vectorises.
+fn elementwise(op: Op, inputs: &[&Tensor], out: Shape) -> Vec<f64> {
+    let info = op.info();
+    let forward = info.forward;
+    match *inputs {
+        [a] => kernels::map(a.data(), |x| forward(&[x])),
+        [a, b] => match info.shortcut {
+            Some(Shortcut::Add) => kernels::zip(a, b, out, |x, y| x + y),
+            Some(Shortcut::Sub) => kernels::zip(a, b, out, |x, y| x - y),
+            Some(Shortcut::Mul) => kernels::zip(a, b, out, |x, y| x * y),
+            None => kernels::zip(a, b, out, |x, y| forward(&[x, y])),
+        },
+        _ => unreachable!("elementwise ops take one or two operands"),
+    }
+}

@@ -1,0 +1,249 @@
+//! Shapes of rank 0, 1 and 2, numpy's broadcasting between them, and the
+//! errors a node's shapes can give.
+
+use std::fmt;
+
+/// The shape of a tensor: `()` (a scalar), `n` (a vector) or `m×n` (a
+/// matrix, `m` rows of `n`), row-major. Sizes may be 0 (an empty vector).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    rank: u8,
+    dims: [usize; 2],
+}
+
+impl Shape {
+    /// The shape `()` of a scalar: one element.
+    pub const fn scalar() -> Shape {
+        Shape {
+            rank: 0,
+            dims: [0; 2],
+        }
+    }
+
+    /// The shape of a vector of `n` elements.
+    pub const fn vector(n: usize) -> Shape {
+        Shape {
+            rank: 1,
+            dims: [n, 0],
+        }
+    }
+
+    /// The shape of a matrix of `m` rows and `n` columns.
+    pub const fn matrix(m: usize, n: usize) -> Shape {
+        Shape {
+            rank: 2,
+            dims: [m, n],
+        }
+    }
+
+    /// The shape with the given sizes: `[]` a scalar, `[n]` a vector,
+    /// `[m, n]` a matrix; `None` for more than two.
+    pub fn from_dims(dims: &[usize]) -> Option<Shape> {
+        match *dims {
+            [] => Some(Shape::scalar()),
+            [n] => Some(Shape::vector(n)),
+            [m, n] => Some(Shape::matrix(m, n)),
+            _ => None,
+        }
+    }
+
+    /// 0 for a scalar, 1 for a vector, 2 for a matrix.
+    pub fn rank(&self) -> usize {
+        usize::from(self.rank)
+    }
+
+    /// The sizes, one per axis: `[]`, `[n]` or `[m, n]`.
+    pub fn dims(&self) -> &[usize] {
+        &self.dims[..self.rank()]
+    }
+
+    /// The number of elements: 1 for a scalar, `n`, or `m·n` (saturating at
+    /// `usize::MAX`, so that a shape too large to hold is refused by the
+    /// memory budget rather than wrapping).
+    pub fn len(&self) -> usize {
+        self.dims().iter().fold(1usize, |n, &d| n.saturating_mul(d))
+    }
+
+    /// True when the shape has no elements (a size is 0).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The shape as a matrix, as the kernels walk it: a scalar is `1×1` and
+    /// a vector of `n` is one row, `1×n` (numpy's alignment from the right).
+    pub fn as_matrix(&self) -> (usize, usize) {
+        match *self.dims() {
+            [] => (1, 1),
+            [n] => (1, n),
+            [m, n] => (m, n),
+            _ => unreachable!("a shape has rank 0, 1 or 2"),
+        }
+    }
+
+    /// The transposed shape: `n×m` for `m×n`; a vector or a scalar is its
+    /// own transpose (as numpy's `.T`).
+    pub fn transposed(&self) -> Shape {
+        match *self.dims() {
+            [m, n] => Shape::matrix(n, m),
+            _ => *self,
+        }
+    }
+
+    /// numpy's broadcasting for rank ≤ 2: the shapes are aligned from the
+    /// right, and along each axis the sizes must be equal or one of them 1
+    /// (a missing axis counts as 1); the result takes the larger size. So a
+    /// scalar goes with anything, a vector of `n` goes across the rows of an
+    /// `m×n` matrix, and `m×1` with `1×n` gives `m×n`.
+    ///
+    /// Source: numpy's "Broadcasting" (numpy.org/doc/stable/user/basics.broadcasting.html).
+    ///
+    /// # Errors
+    /// [`ShapeError::Broadcast`] (with the operator `op`) where an axis has
+    /// two different sizes, neither 1.
+    pub fn broadcast(op: &'static str, a: Shape, b: Shape) -> Result<Shape, ShapeError> {
+        let rank = a.rank.max(b.rank);
+        let mut dims = [0; 2];
+        for axis in 0..usize::from(rank) {
+            // Aligned from the right: axis counts from the last.
+            let x = a.size_from_right(axis);
+            let y = b.size_from_right(axis);
+            let size = match (x, y) {
+                (x, y) if x == y => x,
+                (1, y) => y,
+                (x, 1) => x,
+                _ => {
+                    return Err(ShapeError::Broadcast {
+                        op,
+                        left: a,
+                        right: b,
+                    });
+                }
+            };
+            dims[usize::from(rank) - 1 - axis] = size;
+        }
+        Ok(Shape { rank, dims })
+    }
+
+    /// The size `axis` places from the right (0 = the last axis); 1 past the rank.
+    fn size_from_right(&self, axis: usize) -> usize {
+        let dims = self.dims();
+        if axis < dims.len() {
+            dims[dims.len() - 1 - axis]
+        } else {
+            1
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    /// `()`, `3` or `2×3`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self.dims() {
+            [] => f.write_str("()"),
+            [n] => write!(f, "{n}"),
+            [m, n] => write!(f, "{m}×{n}"),
+            _ => unreachable!("a shape has rank 0, 1 or 2"),
+        }
+    }
+}
+
+/// Why a tensor node cannot be built from its operands' shapes: each names
+/// the shapes and the rule they break. A caller renders it with a caret under
+/// the expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// Elementwise operands whose shapes do not broadcast ([`Shape::broadcast`]).
+    #[error(
+        "({left}) {op} ({right}): the shapes do not broadcast (aligned from the right, each size must be equal or 1)"
+    )]
+    Broadcast {
+        /// The operator or function, as written: `+`, `*`, `^`.
+        op: &'static str,
+        /// The left operand's shape.
+        left: Shape,
+        /// The right operand's shape.
+        right: Shape,
+    },
+    /// A matrix product whose inner sizes differ.
+    #[error("({left}) @ ({right}): the inner sizes must agree")]
+    Inner {
+        /// The left factor's shape.
+        left: Shape,
+        /// The right factor's shape.
+        right: Shape,
+    },
+    /// A matrix product with a scalar factor.
+    #[error(
+        "({left}) @ ({right}): the matrix product takes a vector or a matrix on each side; use * to scale"
+    )]
+    ScalarProduct {
+        /// The left factor's shape.
+        left: Shape,
+        /// The right factor's shape.
+        right: Shape,
+    },
+    /// An index past the end of its axis.
+    #[error(
+        "index {index} is out of range for axis {axis} of shape ({shape}): indices run from 0 to {}",
+        shape.dims()[*axis].saturating_sub(1)
+    )]
+    IndexOutOfRange {
+        /// The indexed tensor's shape.
+        shape: Shape,
+        /// The axis (0 = rows of a matrix, or a vector's only axis).
+        axis: usize,
+        /// The index given (0-based).
+        index: usize,
+    },
+    /// More indices than the tensor has axes (a scalar takes none, a vector one).
+    #[error("a tensor of shape ({shape}) takes at most {} index(es), got {given}", shape.rank())]
+    TooManyIndices {
+        /// The indexed tensor's shape.
+        shape: Shape,
+        /// How many indices were given.
+        given: usize,
+    },
+    /// An axis the tensor does not have (`sum(x, 1)` of a vector).
+    #[error("{op} over axis {axis}: a tensor of shape ({shape}) has axes 0 to {}", shape.rank().saturating_sub(1))]
+    NoSuchAxis {
+        /// The reduction: `sum`.
+        op: &'static str,
+        /// The tensor's shape.
+        shape: Shape,
+        /// The axis asked for.
+        axis: usize,
+    },
+    /// A reduction with no value for an empty tensor (`max`, `softmax`, `logsumexp`).
+    #[error("{op} of an empty tensor of shape ({shape}) has no value")]
+    Empty {
+        /// The reduction.
+        op: &'static str,
+        /// The tensor's shape.
+        shape: Shape,
+    },
+    /// A new value for a leaf, of another shape than the leaf's.
+    #[error("a leaf of shape ({expected}) cannot take a value of shape ({got})")]
+    LeafShape {
+        /// The leaf's shape.
+        expected: Shape,
+        /// The new value's shape.
+        got: Shape,
+    },
+    /// A scalar op that does not apply elementwise (a leaf op, or the
+    /// variadic `min`/`max`).
+    #[error("`{op}` does not apply elementwise to tensors")]
+    NotElementwise {
+        /// The op's name.
+        op: &'static str,
+    },
+    /// Wrong number of operands for a tensor op.
+    #[error("`{op}` takes {expected} input(s), got {got}")]
+    Arity {
+        /// The tensor op's name.
+        op: &'static str,
+        /// How many it takes.
+        expected: usize,
+        /// How many were given.
+        got: usize,
+    },
+}

@@ -1,0 +1,448 @@
+//! The step model of a tensor output: the backward walk of `:trace` over the
+//! tensor graph made once as data, which `:step`, the `:svg --step K` and
+//! `--steps` slides, `:dot` and the page draw, as [`super::StepModel`] is
+//! for a scalar output.
+//!
+//! - The steps are the tensor `:trace`'s: each tensor op one step (leaves
+//!   and constants have none), numbered from 1, each with its line pieces
+//!   ([`TensorTraceStep`]: the node, its upstream gradient, each operand's
+//!   matrix rule with shapes and what it receives).
+//! - Each node's gradient, a tensor of the node's shape, has a state at
+//!   every step ([`GradState`] over [`TensorData`]): blank until a use adds
+//!   to it, partial with its sum so far while uses of a fan-out are still to
+//!   come, final once every use has added (the output from step 1) — the
+//!   same states, kept by the same [`Marks`], as a scalar node's.
+
+use rustc_hash::FxHashMap;
+
+use super::args::PictureArgs;
+use super::command::Command;
+use super::exports::{moments, step_target};
+use super::steps::{GradMark, GradState, Marks};
+use super::tensors::{tensor_data, tensor_error};
+use super::{
+    Event, Picture, PictureFormat, PictureStep, Session, SessionError, TensorData, TensorTraceStep,
+};
+use crate::engine::Op;
+use crate::engine::tensor::{Tensor, TensorId, TensorOp};
+use crate::syntax::{Ident, Span};
+
+use super::error::ErrorCode;
+
+/// The backward walk of a tensor output as every surface shows it (see the
+/// module comment). Valid until the session's next statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorStepModel {
+    /// The output's label.
+    pub of: String,
+    /// Step K at index K − 1: its line pieces, as `:trace` writes them.
+    pub steps: Vec<TensorTraceStep>,
+    /// Step K's node at index K − 1.
+    nodes: Vec<TensorId>,
+    /// Each node's gradient changes, in step order.
+    marks: Marks<TensorId, TensorData>,
+    /// The matrix rule each operand's edge carries: (node, operand position) → rule.
+    rules: FxHashMap<(TensorId, usize), String>,
+}
+
+impl TensorStepModel {
+    /// How many steps the walk has (`:trace`'s count).
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// True for a walk with no steps.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The node step `k` (from 1) processes; `None` out of range.
+    pub fn node(&self, k: usize) -> Option<TensorId> {
+        self.nodes.get(k.checked_sub(1)?).copied()
+    }
+
+    /// The step that processes `id`, if any (leaves have none).
+    pub fn step_of(&self, id: TensorId) -> Option<usize> {
+        self.nodes.iter().position(|&n| n == id).map(|i| i + 1)
+    }
+
+    /// The state of `id`'s gradient after step `k` (0: before the pass).
+    pub fn state(&self, id: TensorId, k: usize) -> GradState<TensorData> {
+        self.marks.state(&id, k)
+    }
+
+    /// Every state `id`'s gradient takes but blank: what a box reserves
+    /// room for, so every step has one layout.
+    pub fn states(&self, id: TensorId) -> Vec<GradState<TensorData>> {
+        self.marks.states(&id)
+    }
+
+    /// The steps at which `id`'s gradient as drawn changes, each with its
+    /// state from then on: the page's timeline of one box.
+    pub fn timeline(&self, id: TensorId) -> Vec<(usize, GradState<TensorData>)> {
+        self.marks.timeline(&id)
+    }
+
+    /// The matrix rule of the edge from operand `position` of `node`, as
+    /// `:trace` writes it (`upstream · xᵀ`); `None` for a constant operand.
+    pub fn rule(&self, node: TensorId, position: usize) -> Option<&str> {
+        self.rules.get(&(node, position)).map(String::as_str)
+    }
+}
+
+/// A node of a tensor picture: a box with the name, shape and values, and
+/// the gradient in its state at the picture's moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorPictureNode {
+    /// The node.
+    pub id: TensorId,
+    /// The node as `:trace` names it (`W`, `W @ x`, `t7`).
+    pub label: String,
+    /// The op that computes it with the constants it reads folded in
+    /// (`@`, `tanh`, `* 2`); `None` for a leaf, a bridged scalar or a constant.
+    pub op: Option<String>,
+    /// Its value (and so its shape).
+    pub value: TensorData,
+    /// Its gradient at the picture's moment (final in a finished picture;
+    /// blank for a constant, which receives none).
+    pub state: GradState<TensorData>,
+    /// Every state the gradient takes over the pass but blank.
+    pub states: Vec<GradState<TensorData>>,
+    /// The node the step shown has just processed.
+    pub current: bool,
+    /// A leaf: a variable (or a scalar variable bridged in).
+    pub leaf: bool,
+}
+
+/// An edge of a tensor picture: node `input` feeds the op of node `node`
+/// (indices into [`TensorPicture::nodes`]), labelled with the matrix rule
+/// of what it receives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorPictureEdge {
+    /// The operand.
+    pub input: usize,
+    /// The consumer.
+    pub node: usize,
+    /// `upstream · xᵀ`, `Wᵀ · upstream`, …; empty for a constant operand.
+    pub rule: String,
+}
+
+/// The graph of a tensor output, for a picture ([`Picture::tensor`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorPicture {
+    /// The nodes drawn, inputs first (a topological order); constants of
+    /// shape `()` are folded into their op's label instead.
+    pub nodes: Vec<TensorPictureNode>,
+    /// The edges, each operand once per use.
+    pub edges: Vec<TensorPictureEdge>,
+    /// The label of step K's node at index K − 1: every step's title gets
+    /// room, so all steps share one canvas.
+    pub step_nodes: Vec<String>,
+}
+
+/// A row of `:topo` of a tensor output.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TensorTopoRow {
+    /// The node as `:trace` names it.
+    pub node: String,
+    /// What computes it over its operands' names (`W @ x`), `leaf` or
+    /// `constant`.
+    pub computes: String,
+    /// Its shape as gradcalc writes it (`2×3`, `3`, `()`).
+    pub shape: String,
+    /// Its step of the backward pass (`:trace`'s numbering), if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+}
+
+impl Session {
+    /// The commands of the one step model when the output is a tensor:
+    /// `:topo`, `:step` (the walk of `:trace`), `:svg` and `:dot` (also at
+    /// a step), `:html`. `None` when the output is no tensor or the command
+    /// is none of these.
+    pub(super) fn tensor_step_command(
+        &mut self,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Option<Result<(), SessionError>> {
+        self.tensors.output.as_ref()?;
+        let name = command.name;
+        Some(match command.spec.name {
+            "topo" => self.tensor_topo(name.span, events),
+            "step" => self.tensor_command("trace", name.span, &[], events)?,
+            "svg" | "dot" => {
+                let format = match command.spec.name {
+                    "svg" => PictureFormat::Svg,
+                    _ => PictureFormat::Dot,
+                };
+                PictureArgs::parse(command)
+                    .and_then(|args| self.tensor_picture(name, &args, format, events))
+            }
+            "html" => self.html(name, command.optional_target(), events),
+            _ => return None,
+        })
+    }
+
+    /// The step model of the tensor output's backward pass; `span` is the
+    /// command's, for errors.
+    ///
+    /// Errors: no tensor output; Ctrl-C.
+    pub(super) fn tensor_step_model(
+        &mut self,
+        span: Span,
+    ) -> Result<TensorStepModel, SessionError> {
+        let no_output = || {
+            tensor_error(
+                ErrorCode::BadArguments,
+                span,
+                "there is no tensor output to step through",
+                None,
+            )
+        };
+        let (output, _) = self.tensors.output.clone().ok_or_else(no_output)?;
+        let mut trace = Vec::new();
+        self.tensor_command("trace", span, &[], &mut trace)
+            .ok_or_else(no_output)??;
+        let Some(Event::TensorTrace { of, steps }) = trace.pop() else {
+            return Err(no_output());
+        };
+        let (_, walk) = self.tensors.graph.backward_traced(output);
+        if self.tensors.graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        let graph = &self.tensors.graph;
+        // The trace's steps: the nodes whose op passes to an operand.
+        let walk: Vec<_> = walk
+            .into_iter()
+            .filter(|s| !s.contributions.is_empty())
+            .collect();
+        let mut marks = Marks::default();
+        let mut rules = FxHashMap::default();
+        let mut sums: FxHashMap<TensorId, Tensor> = FxHashMap::default();
+        for (i, (step, shown)) in walk.iter().zip(&steps).enumerate() {
+            let k = i + 1;
+            marks.seed(step.node, k, tensor_data(&step.upstream));
+            let received = step
+                .contributions
+                .iter()
+                .filter(|c| graph.op(c.input) != TensorOp::Const);
+            for (c, line) in received.zip(&shown.contributions) {
+                rules.insert((step.node, c.position), line.rule.clone());
+                let before = sums
+                    .remove(&c.input)
+                    .unwrap_or_else(|| Tensor::zeros(graph.shape(c.input)));
+                let mut after = before.clone();
+                after.add_assign(&c.contribution);
+                marks.add(
+                    c.input,
+                    GradMark {
+                        step: k,
+                        before: Some(tensor_data(&before)),
+                        sum: tensor_data(&after),
+                        done: c.use_number >= c.use_count,
+                    },
+                );
+                sums.insert(c.input, after);
+            }
+        }
+        Ok(TensorStepModel {
+            of,
+            nodes: walk.iter().map(|s| s.node).collect(),
+            steps,
+            marks,
+            rules,
+        })
+    }
+
+    /// `:topo` of a tensor output: its nodes in reverse topological order,
+    /// output first, each with what computes it, its shape and its step.
+    fn tensor_topo(&mut self, span: Span, events: &mut Vec<Event>) -> Result<(), SessionError> {
+        let model = self.tensor_step_model(span)?;
+        let Some((output, _)) = self.tensors.output.clone() else {
+            return Ok(());
+        };
+        let labels = self.tensor_labels(output);
+        let graph = &self.tensors.graph;
+        let rows = graph
+            .topo_order(output)
+            .into_iter()
+            .map(|id| {
+                let operands: Vec<&str> = graph
+                    .operands(id)
+                    .iter()
+                    .map(|o| labels[o.index()].as_str())
+                    .collect();
+                TensorTopoRow {
+                    node: labels[id.index()].clone(),
+                    computes: computes(graph.op(id), &operands),
+                    shape: graph.shape(id).to_string(),
+                    step: model.step_of(id),
+                }
+            })
+            .collect();
+        events.push(Event::TensorTopo { of: model.of, rows });
+        Ok(())
+    }
+
+    /// `:svg FILE` and `:dot` of a tensor output, finished or at the moments
+    /// `options` asks for (`--before`, `--step K`, `--steps`), each drawn
+    /// from one [`TensorStepModel`].
+    ///
+    /// Errors: a step past the last; Ctrl-C.
+    fn tensor_picture(
+        &mut self,
+        name: &Ident,
+        options: &PictureArgs,
+        format: PictureFormat,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let model = self.tensor_step_model(name.span)?;
+        let last = model.len();
+        for step in moments(options, last, &model.of, name)? {
+            let target = options
+                .file
+                .as_ref()
+                .map(|file| step_target(file, step, options.moment, format));
+            events.push(Event::Picture {
+                picture: self.tensor_picture_at(&model, step, options.direction),
+                format,
+                target,
+            });
+        }
+        Ok(())
+    }
+
+    /// The picture of the tensor output at step `step` of `model` (`None`:
+    /// the finished pass).
+    pub(super) fn tensor_picture_at(
+        &self,
+        model: &TensorStepModel,
+        step: Option<usize>,
+        direction: super::Direction,
+    ) -> Picture {
+        let output = self.tensors.output.as_ref().map_or(TensorId(0), |o| o.0);
+        let labels = self.tensor_labels(output);
+        let graph = &self.tensors.graph;
+        let folded = |id: TensorId| graph.op(id) == TensorOp::Const && graph.shape(id).rank() == 0;
+        let mut order = graph.topo_order(output);
+        order.reverse();
+        order.retain(|&id| !folded(id));
+        let at: FxHashMap<TensorId, usize> =
+            order.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        let current = step.and_then(|k| model.node(k));
+        let last = model.len();
+        let mut edges = Vec::new();
+        let nodes = order
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| {
+                let op = graph.op(id);
+                let leaf = matches!(op, TensorOp::Variable | TensorOp::Scalar(_));
+                let computed = !leaf && op != TensorOp::Const;
+                let mut sign = model.step_of(id).map_or_else(
+                    || op.info().name.to_string(),
+                    |k| model.steps[k - 1].op.clone(),
+                );
+                for (position, &operand) in graph.operands(id).iter().enumerate() {
+                    match at.get(&operand) {
+                        Some(&input) => edges.push(TensorPictureEdge {
+                            input,
+                            node: i,
+                            rule: model.rule(id, position).unwrap_or_default().to_string(),
+                        }),
+                        // A constant of shape (): written in the op's label.
+                        None if position == 0 => {
+                            sign = format!("{} {sign}", labels[operand.index()])
+                        }
+                        None => sign = format!("{sign} {}", labels[operand.index()]),
+                    }
+                }
+                let state = match (step, model.state(id, step.unwrap_or(last))) {
+                    // A leaf output has no step: its gradient is ones.
+                    (None, GradState::Blank) if id == output => GradState::Final {
+                        before: None,
+                        sum: tensor_data(&Tensor::ones(graph.shape(id))),
+                    },
+                    (_, state) => state,
+                };
+                TensorPictureNode {
+                    id,
+                    label: labels[id.index()].clone(),
+                    op: computed.then_some(sign),
+                    value: tensor_data(graph.value(id)),
+                    state,
+                    states: model.states(id),
+                    current: current == Some(id),
+                    leaf,
+                }
+            })
+            .collect();
+        Picture {
+            of: model.of.clone(),
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            step: step.map(|number| PictureStep {
+                number,
+                last,
+                nodes: Vec::new(),
+            }),
+            groups: Vec::new(),
+            calls: Vec::new(),
+            direction,
+            tensor: Some(Box::new(TensorPicture {
+                nodes,
+                edges,
+                step_nodes: model.steps.iter().map(|s| s.node.clone()).collect(),
+            })),
+        }
+    }
+}
+
+impl Session {
+    /// The page of `:html` and `:serve` for the tensor output: its finished
+    /// picture and its step model.
+    ///
+    /// Errors: Ctrl-C.
+    pub(super) fn tensor_page(&mut self, name: &Ident) -> Result<super::Page, SessionError> {
+        let model = self.tensor_step_model(name.span)?;
+        let picture = self.tensor_picture_at(&model, None, super::Direction::Auto);
+        Ok(super::Page {
+            picture,
+            expanded: None,
+            steps: Err("a tensor output: its steps are the tensor steps".to_string()),
+            tensor: Some(Box::new(model)),
+        })
+    }
+}
+
+/// What computes a node of op `op` over its operands' labels, as `:topo`
+/// writes it: `W @ x`, `tanh(u)`, `leaf`.
+fn computes(op: TensorOp, operands: &[&str]) -> String {
+    let name = match op {
+        TensorOp::Variable | TensorOp::Scalar(_) => return "leaf".to_string(),
+        TensorOp::Const => return "constant".to_string(),
+        TensorOp::Elementwise(op) => op.info().name,
+        op => op.info().name,
+    };
+    let sum = matches!(op, TensorOp::Elementwise(Op::Add | Op::Sub));
+    // An operand in brackets where it binds less tightly: a sum inside
+    // anything but a sum, any compound operand of a postfix or a sign.
+    let wrap = |text: &str| {
+        let compound = text.contains(' ');
+        let is_sum = text.contains(" + ") || text.contains(" - ");
+        if compound && (operands.len() == 1 || is_sum && !sum) {
+            format!("({text})")
+        } else {
+            text.to_string()
+        }
+    };
+    match (op, operands) {
+        (TensorOp::Elementwise(Op::Neg), [a]) => format!("-{}", wrap(a)),
+        (TensorOp::Transpose, [a]) => format!("{}ᵀ", wrap(a)),
+        (TensorOp::Index(i), [a]) => format!("{}[{i}]", wrap(a)),
+        (TensorOp::Index2(i, j), [a]) => format!("{}[{i}, {j}]", wrap(a)),
+        (TensorOp::SumAxis(axis), [a]) => format!("sum({a}, {axis})"),
+        (_, [a, b]) => format!("{} {name} {}", wrap(a), wrap(b)),
+        _ => format!("{name}({})", operands.join(", ")),
+    }
+}

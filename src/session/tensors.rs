@@ -1,0 +1,1660 @@
+//! Vectors and matrices in the session: a value is a scalar node of the
+//! scalar graph or a tensor node of the tensor graph
+//! ([`crate::engine::tensor`]). A statement that touches a tensor (a literal
+//! `[…]`, an index, `@`, `ᵀ`, a tensor function, a name bound to a tensor) is
+//! evaluated here, onto the tensor graph, its scalar operands bridged in
+//! (a scalar variable as a node of shape `()`, whose gradient goes back to
+//! the scalar graph); every other statement is evaluated as before
+//! (`eval.rs`).
+//!
+//! A statement that fails changes nothing here either: [`Tensors::begin`]
+//! keeps what a statement may change (the graph's length, the names, the
+//! output, `ans`, the generator, the leaves it moves) and [`Tensors::undo`]
+//! puts it back.
+
+use crate::engine::tensor::{
+    Rng, Rule, Shape, Side, Tensor, TensorError, TensorGraph, TensorId, TensorOp,
+};
+use crate::engine::{Arity, Op};
+use crate::syntax::{
+    AssignOp, Call, ExprKind, ExprTree, INDEX, Ident, LIST, MATMUL, Span, UnaryOp,
+};
+
+use super::error::ErrorCode;
+use super::eval::op_of;
+use super::event::{
+    ElementChain, ElementTermRow, TensorData, TensorTraceContribution, TensorTraceStep,
+    TensorVarRow,
+};
+use super::{CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, nearest};
+
+/// The tensor functions besides the elementwise ones of the scalar op table:
+/// what makes a statement a tensor statement when it calls one.
+pub(super) const TENSOR_FUNCTIONS: [&str; 9] = [
+    "transpose",
+    "zeros",
+    "ones",
+    "eye",
+    "randn",
+    "sum",
+    "mean",
+    "softmax",
+    "logsumexp",
+];
+
+/// The seed `randn` starts from, until `:seed N`.
+pub const DEFAULT_SEED: u64 = 0;
+
+/// The tensor names, in the order first assigned.
+type Names = indexmap::IndexMap<String, TensorId, rustc_hash::FxBuildHasher>;
+
+/// The session's tensors: their graph, the names bound to tensor nodes, the
+/// output when it is a tensor, `ans` when it is one, and `randn`'s generator.
+#[derive(Debug)]
+pub(super) struct Tensors {
+    pub graph: TensorGraph,
+    /// Variables bound to tensor nodes. A name here hides the same name in
+    /// the scalar variables (a scalar assignment removes it from here).
+    pub vars: Names,
+    /// The output (what `:grad` differentiates) when it is a tensor, and its label.
+    pub output: Option<(TensorId, String)>,
+    /// `ans` when the most recent value is a tensor.
+    pub last: Option<TensorId>,
+    /// `randn`'s generator (`:seed N` starts it again).
+    pub rng: Rng,
+    /// The nodes `grad(L, W)` made (a gradient of one is refused).
+    pub gradients: Vec<TensorId>,
+    /// What the running statement may change, as it was before it.
+    saved: Saved,
+}
+
+/// [`Tensors`] as it was when the running statement began.
+#[derive(Debug, Default)]
+struct Saved {
+    len: usize,
+    vars: Names,
+    output: Option<(TensorId, String)>,
+    last: Option<TensorId>,
+    rng: Option<Rng>,
+    /// Leaves moved by the statement, with their values before (first move only).
+    leaves: Vec<(TensorId, Tensor)>,
+}
+
+impl Default for Tensors {
+    fn default() -> Tensors {
+        Tensors {
+            graph: TensorGraph::new(),
+            vars: Names::default(),
+            output: None,
+            last: None,
+            rng: Rng::new(DEFAULT_SEED),
+            gradients: Vec::new(),
+            saved: Saved::default(),
+        }
+    }
+}
+
+impl Tensors {
+    /// Keeps what a statement may change, for [`Tensors::undo`].
+    pub fn begin(&mut self) {
+        self.saved.len = self.graph.len();
+        self.saved.vars.clone_from(&self.vars);
+        self.saved.output.clone_from(&self.output);
+        self.saved.last = self.last;
+        self.saved.rng = Some(self.rng.clone());
+        self.saved.leaves.clear();
+    }
+
+    /// Records the value of `leaf` before the running statement moves it.
+    pub fn journal_leaf(&mut self, leaf: TensorId) {
+        if !self.saved.leaves.iter().any(|(id, _)| *id == leaf) {
+            let value = self.graph.value(leaf).clone();
+            self.saved.leaves.push((leaf, value));
+        }
+    }
+
+    /// Puts back what the running statement changed: it failed.
+    pub fn undo(&mut self, scalars: &crate::engine::Graph) {
+        self.graph.truncate(self.saved.len);
+        let len = self.saved.len;
+        self.gradients.retain(|id| id.index() < len);
+        std::mem::swap(&mut self.vars, &mut self.saved.vars);
+        self.output = self.saved.output.take();
+        self.last = self.saved.last;
+        if let Some(rng) = self.saved.rng.take() {
+            self.rng = rng;
+        }
+        let leaves = std::mem::take(&mut self.saved.leaves);
+        let moved = !leaves.is_empty();
+        for (leaf, value) in leaves {
+            // The value had the leaf's shape: it was its value.
+            let _ = self.graph.set_leaf_value(leaf, value);
+        }
+        if moved {
+            self.graph.rerun(scalars);
+        }
+    }
+
+    /// Forgets that `name` is a tensor (a scalar assignment rebinds it).
+    pub fn unbind(&mut self, name: &str) {
+        self.vars.shift_remove(name);
+    }
+}
+
+/// A value while a tensor statement is evaluated: a number not yet in the
+/// graph (folded as scalars are), a literal not yet in the graph, or a node.
+#[derive(Debug, Clone)]
+pub(super) enum TValue {
+    Number(f64),
+    Literal(Tensor),
+    Node { id: TensorId, uses_variable: bool },
+}
+
+impl TValue {
+    fn uses_variable(&self) -> bool {
+        matches!(
+            self,
+            TValue::Node {
+                uses_variable: true,
+                ..
+            }
+        )
+    }
+}
+
+/// A refusal or a shape error of a tensor statement at `span`.
+pub(super) fn tensor_error(
+    code: ErrorCode,
+    span: Span,
+    message: impl Into<String>,
+    help: Option<String>,
+) -> SessionError {
+    SessionError::Tensor {
+        code,
+        message: message.into(),
+        span,
+        help,
+    }
+}
+
+/// [`TensorError`] as the session's error at `span`.
+fn from_engine(error: TensorError, span: Span) -> SessionError {
+    match error {
+        TensorError::Shape(error) => tensor_error(ErrorCode::Shape, span, error.to_string(), None),
+        TensorError::Budget(error) => tensor_error(ErrorCode::Limit, span, error.to_string(), None),
+    }
+}
+
+impl Session {
+    /// Whether the expression `tree` touches a tensor: a literal, an index,
+    /// `@`, `ᵀ`, a tensor function, or a name bound to a tensor (`ans` too).
+    pub(super) fn touches_tensor(&self, tree: &ExprTree) -> bool {
+        tree.nodes.iter().any(|node| match &node.kind {
+            ExprKind::Name(name) => {
+                self.tensors.vars.contains_key(name.as_str())
+                    || RESULT_NAMES.contains(&name.as_str()) && self.tensors.last.is_some()
+            }
+            ExprKind::Call(call) => {
+                [LIST, INDEX, MATMUL].contains(&call.name.as_str())
+                    || TENSOR_FUNCTIONS.contains(&call.name.as_str())
+            }
+            _ => false,
+        })
+    }
+
+    /// Evaluates the tensor expression `tree` onto the tensor graph: its
+    /// root's node, and whether any variable went into it.
+    ///
+    /// Errors: a shape that breaks an op's rule (with both shapes and the
+    /// rule), a ragged literal, an index out of range, the memory budget, an
+    /// unknown name or function, and what tensors do not support yet (user
+    /// functions, `f'(a)`, `grad`), each at its place.
+    pub(super) fn evaluate_tensor(
+        &mut self,
+        tree: &ExprTree,
+    ) -> Result<(TensorId, bool), SessionError> {
+        let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
+        for expr in &tree.nodes {
+            let span = expr.span();
+            let value = match &expr.kind {
+                ExprKind::Number(x) => TValue::Number(*x),
+                ExprKind::Name(name) => self.tensor_name(name, span)?,
+                ExprKind::Unary { op, operand } => {
+                    let a = take(&mut values, operand.0);
+                    match op {
+                        UnaryOp::Plus => a,
+                        UnaryOp::Neg => self.elementwise(Op::Neg, vec![a], span)?,
+                    }
+                }
+                ExprKind::Binary { op, lhs, rhs } => {
+                    let a = take(&mut values, lhs.0);
+                    let b = take(&mut values, rhs.0);
+                    self.elementwise(op_of(*op), vec![a, b], span)?
+                }
+                ExprKind::Call(call) => {
+                    let args = call.args.iter().map(|a| take(&mut values, a.0)).collect();
+                    self.tensor_call(call, args, tree, span)?
+                }
+            };
+            values.push(value);
+        }
+        let root = values.pop().unwrap_or(TValue::Number(f64::NAN));
+        let uses_variable = root.uses_variable();
+        Ok((self.materialize(root, tree.span())?, uses_variable))
+    }
+
+    /// A value as a node of the tensor graph.
+    fn materialize(&mut self, value: TValue, span: Span) -> Result<TensorId, SessionError> {
+        let graph = &mut self.tensors.graph;
+        match value {
+            TValue::Node { id, .. } => Ok(id),
+            TValue::Number(x) => graph
+                .constant(Tensor::scalar(x))
+                .map_err(|e| from_engine(e.into(), span)),
+            TValue::Literal(t) => graph.constant(t).map_err(|e| from_engine(e.into(), span)),
+        }
+    }
+
+    /// A name in a tensor expression: a tensor variable, `ans`, a scalar
+    /// variable (bridged as a node of shape `()`), or a constant.
+    fn tensor_name(&mut self, name: &str, span: Span) -> Result<TValue, SessionError> {
+        let node = |id| TValue::Node {
+            id,
+            uses_variable: true,
+        };
+        if RESULT_NAMES.contains(&name)
+            && let Some(id) = self.tensors.last
+        {
+            return Ok(node(id));
+        }
+        if let Some(&id) = self.tensors.vars.get(name) {
+            return Ok(node(id));
+        }
+        let scalar = if RESULT_NAMES.contains(&name) {
+            self.last
+        } else {
+            self.vars.get(name).copied()
+        };
+        if let Some(scalar) = scalar {
+            let id = self.tensors.graph.scalar(scalar, self.graph.value(scalar));
+            return Ok(node(id));
+        }
+        if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
+            return Ok(TValue::Number(value));
+        }
+        if self.functions.contains_key(name) || Op::from_function_name(name).is_some() {
+            return Err(SessionError::FunctionAsValue {
+                name: name.to_string(),
+                span,
+                call: None,
+            });
+        }
+        let candidates = self
+            .vars
+            .keys()
+            .chain(self.tensors.vars.keys())
+            .map(String::as_str)
+            .chain(CONSTANTS.iter().map(|(c, _)| *c));
+        Err(SessionError::UnknownName {
+            name: name.to_string(),
+            span,
+            suggestion: nearest(name, candidates),
+            hint: None,
+        })
+    }
+
+    /// `op` applied elementwise to `args`: folded when all are numbers,
+    /// else one node (numpy's broadcasting).
+    fn elementwise(
+        &mut self,
+        op: Op,
+        args: Vec<TValue>,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        if args.iter().all(|a| matches!(a, TValue::Number(_))) {
+            let numbers: Vec<f64> = args
+                .iter()
+                .map(|a| match a {
+                    TValue::Number(x) => *x,
+                    _ => f64::NAN,
+                })
+                .collect();
+            return Ok(TValue::Number((op.info().forward)(&numbers)));
+        }
+        self.apply_tensor(TensorOp::Elementwise(op), args, span)
+    }
+
+    /// One node `op(args)`, its shapes checked.
+    fn apply_tensor(
+        &mut self,
+        op: TensorOp,
+        args: Vec<TValue>,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let uses_variable = args.iter().any(TValue::uses_variable);
+        let mut ids = Vec::with_capacity(args.len());
+        for arg in args {
+            ids.push(self.materialize(arg, span)?);
+        }
+        let id = self
+            .tensors
+            .graph
+            .apply(op, &ids)
+            .map_err(|e| from_engine(e, span))?;
+        Ok(TValue::Node { id, uses_variable })
+    }
+
+    /// A call in a tensor expression: a literal, an index, `@`, a tensor
+    /// function, or a scalar function applied elementwise.
+    fn tensor_call(
+        &mut self,
+        call: &Call,
+        args: Vec<TValue>,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let name = call.name.as_str();
+        let arity = |expected: &str, ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err(SessionError::wrong_arity(
+                    name,
+                    call.name_span,
+                    expected,
+                    args.len(),
+                ))
+            }
+        };
+        if name == "grad" && call.derivative == 0 && !self.functions.contains_key(name) {
+            return self.tensor_gradient(args, call, tree, span);
+        }
+        if call.derivative > 0 {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                format!(
+                    "`{name}{}` of a tensor expression is not supported",
+                    "'".repeat(call.derivative.into())
+                ),
+                Some(
+                    "ask for ∂L/∂W with `grad(L, W)` or `:grad W` after `L = …` (shown with W's shape), or `:trace` for every step".into(),
+                ),
+            ));
+        }
+        match name {
+            LIST => return literal(args, call, tree),
+            INDEX => return self.index(args, call, tree, span),
+            MATMUL => return self.apply_tensor(TensorOp::MatMul, args, span),
+            "transpose" | "mean" | "softmax" | "logsumexp" => {
+                arity("1", args.len() == 1)?;
+                let op = match name {
+                    "transpose" => TensorOp::Transpose,
+                    "mean" => TensorOp::Mean,
+                    "softmax" => TensorOp::Softmax,
+                    _ => TensorOp::LogSumExp,
+                };
+                return self.apply_tensor(op, args, span);
+            }
+            "sum" => {
+                arity("1 or 2", matches!(args.len(), 1 | 2))?;
+                let op = match args.get(1) {
+                    Some(axis) => TensorOp::SumAxis(self.whole(axis, tree, call.args[1])?),
+                    None => TensorOp::Sum,
+                };
+                return self.apply_tensor(op, args.into_iter().take(1).collect(), span);
+            }
+            "zeros" | "ones" | "randn" | "eye" => {
+                return self.make(name, &args, call, tree, span);
+            }
+            _ => {}
+        }
+        if let Some(op) = Op::from_function_name(name)
+            && !self.functions.contains_key(name)
+        {
+            return self.scalar_function(op, args, call, span);
+        }
+        if self.functions.contains_key(name) {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                format!("`{name}` is a user function: user functions take scalars, not tensors"),
+                Some(
+                    "write its body out with the tensor in it (`tanh(W @ x + b)`): every built-in function applies elementwise".into(),
+                ),
+            ));
+        }
+        Err(SessionError::UnknownFunction {
+            name: name.to_string(),
+            span: call.name_span,
+            suggestion: nearest(name, TENSOR_FUNCTIONS.iter().copied()),
+            hint: None,
+        })
+    }
+
+    /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
+    /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
+    /// variable. A gradient of a gradient is refused.
+    fn tensor_gradient(
+        &mut self,
+        args: Vec<TValue>,
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        if args.len() != 2 {
+            return Err(SessionError::wrong_arity(
+                "grad",
+                call.name_span,
+                2,
+                args.len(),
+            ));
+        }
+        let wrt_span = tree.get(call.args[1]).span();
+        let wrt = match &tree.get(call.args[1]).kind {
+            ExprKind::Name(name) => self.tensors.vars.get(name.as_str()).copied(),
+            _ => None,
+        };
+        let Some(wrt) = wrt else {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                wrt_span,
+                "`grad(L, W)` takes a tensor variable as W",
+                Some("name the vector or matrix, e.g. `grad(L, W)`".into()),
+            ));
+        };
+        let of = match &args[0] {
+            TValue::Node { id, .. } => *id,
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    tree.get(call.args[0]).span(),
+                    "`grad(L, W)` takes an expression of the tensors as L",
+                    None,
+                ));
+            }
+        };
+        let shape = self.tensors.graph.shape(of);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                tree.get(call.args[0]).span(),
+                format!("`grad(L, W)` takes L of shape (), not ({shape})"),
+                Some("reduce it first, e.g. `grad(sum(L), W)`".into()),
+            ));
+        }
+        let order = self.tensors.graph.topo_order(of);
+        if order.iter().any(|id| self.tensors.gradients.contains(id)) {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                "a gradient of a gradient of tensors is not supported",
+                Some(
+                    "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
+                ),
+            ));
+        }
+        let gradients = self.tensors.graph.backward(of);
+        if self.tensors.graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        let value = gradients.get(wrt).map_or_else(
+            || Tensor::zeros(self.tensors.graph.shape(wrt)),
+            Clone::clone,
+        );
+        let id = self
+            .tensors
+            .graph
+            .constant(value)
+            .map_err(|e| from_engine(e.into(), span))?;
+        self.tensors.gradients.push(id);
+        Ok(TValue::Node {
+            id,
+            uses_variable: true,
+        })
+    }
+
+    /// A scalar op of the table in a tensor expression: elementwise for one
+    /// or two operands; `max(x)` of one tensor is the reduction.
+    fn scalar_function(
+        &mut self,
+        op: Op,
+        args: Vec<TValue>,
+        call: &Call,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let name = call.name.as_str();
+        let all_numbers = args.iter().all(|a| matches!(a, TValue::Number(_)));
+        match op.info().arity {
+            Arity::Variadic if args.len() == 1 && !all_numbers && op == Op::Max => {
+                self.apply_tensor(TensorOp::Max, args, span)
+            }
+            Arity::Variadic if all_numbers => self.elementwise(op, args, span),
+            Arity::Variadic => Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                format!(
+                    "`{name}` of tensors: only `max(x)` of one tensor (its largest element) is supported"
+                ),
+                Some(if op == Op::Max {
+                    "write `max(x)` for the largest element of x".into()
+                } else {
+                    "write `-max(-x)` for the smallest element of x".into()
+                }),
+            )),
+            Arity::Unary | Arity::Binary => {
+                let expected = if op.info().arity == Arity::Unary {
+                    1
+                } else {
+                    2
+                };
+                if args.len() != expected {
+                    return Err(SessionError::wrong_arity(
+                        name,
+                        call.name_span,
+                        expected,
+                        args.len(),
+                    ));
+                }
+                self.elementwise(op, args, span)
+            }
+            Arity::Leaf => Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                format!("`{name}` does not apply to tensors"),
+                None,
+            )),
+        }
+    }
+
+    /// `x[i]`, `W[i, j]`, `W[i]` (a row).
+    fn index(
+        &mut self,
+        mut args: Vec<TValue>,
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let indices: Vec<usize> = (1..args.len())
+            .map(|k| self.whole(&args[k], tree, call.args[k]))
+            .collect::<Result<_, _>>()?;
+        args.truncate(1);
+        if matches!(args[0], TValue::Number(_)) {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                "a number has no elements to index: an index takes a vector or a matrix",
+                None,
+            ));
+        }
+        let op = match indices[..] {
+            [i] => TensorOp::Index(i),
+            [i, j] => TensorOp::Index2(i, j),
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    span,
+                    "an index takes one or two numbers: `x[i]`, `W[i, j]`",
+                    None,
+                ));
+            }
+        };
+        self.apply_tensor(op, args, span)
+    }
+
+    /// An index, axis or size: a whole number ≥ 0 (a number, or the value of
+    /// a scalar of shape `()`).
+    fn whole(
+        &self,
+        value: &TValue,
+        tree: &ExprTree,
+        at: crate::syntax::ExprId,
+    ) -> Result<usize, SessionError> {
+        let span = tree.get(at).span();
+        let x = match value {
+            TValue::Number(x) => *x,
+            TValue::Node { id, .. } if self.tensors.graph.shape(*id) == Shape::scalar() => {
+                self.tensors.graph.value(*id).data()[0]
+            }
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    span,
+                    "an index, axis or size is a number, not a vector or a matrix",
+                    None,
+                ));
+            }
+        };
+        if x.fract() != 0.0 || !(0.0..=(u32::MAX as f64)).contains(&x) {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                format!("an index, axis or size is a whole number from 0 up, not {x}"),
+                Some("indices are 0-based, as in numpy and PyTorch".into()),
+            ));
+        }
+        Ok(x as usize)
+    }
+
+    /// `zeros(m, n)`, `ones(n)`, `randn(m, n)`, `eye(n)`: a literal, within
+    /// the memory budget.
+    fn make(
+        &mut self,
+        name: &str,
+        args: &[TValue],
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let (ok, expected) = if name == "eye" {
+            (args.len() == 1, "1")
+        } else {
+            (matches!(args.len(), 1 | 2), "1 or 2")
+        };
+        if !ok {
+            return Err(SessionError::wrong_arity(
+                name,
+                call.name_span,
+                expected,
+                args.len(),
+            ));
+        }
+        let sizes: Vec<usize> = args
+            .iter()
+            .zip(&call.args)
+            .map(|(a, at)| self.whole(a, tree, *at))
+            .collect::<Result<_, _>>()?;
+        let shape = match sizes[..] {
+            [n] if name == "eye" => Shape::matrix(n, n),
+            [n] => Shape::vector(n),
+            [m, n] => Shape::matrix(m, n),
+            _ => Shape::scalar(),
+        };
+        self.tensors
+            .graph
+            .check_budget(shape)
+            .map_err(|e| from_engine(e.into(), span))?;
+        Ok(TValue::Literal(match name {
+            "zeros" => Tensor::zeros(shape),
+            "ones" => Tensor::ones(shape),
+            "eye" => Tensor::eye(sizes[0]),
+            _ => Tensor::randn(shape, &mut self.tensors.rng),
+        }))
+    }
+}
+
+/// Takes the value of tree node `at` (each node has one user).
+fn take(values: &mut [TValue], at: u32) -> TValue {
+    std::mem::replace(&mut values[at as usize], TValue::Number(0.0))
+}
+
+/// `[a, b, …]`: a vector of numbers, or a matrix of rows of one length.
+fn literal(args: Vec<TValue>, call: &Call, tree: &ExprTree) -> Result<TValue, SessionError> {
+    let at = |k: usize| tree.get(call.args[k]).span();
+    if args.iter().all(|a| matches!(a, TValue::Number(_))) {
+        let numbers = args
+            .iter()
+            .map(|a| match a {
+                TValue::Number(x) => *x,
+                _ => f64::NAN,
+            })
+            .collect();
+        return Ok(TValue::Literal(Tensor::vector(numbers)));
+    }
+    let mut rows: Vec<Vec<f64>> = Vec::with_capacity(args.len());
+    for (k, arg) in args.into_iter().enumerate() {
+        match arg {
+            TValue::Literal(row) if row.shape().rank() == 1 => rows.push(row.into_data()),
+            TValue::Literal(_) => {
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    at(k),
+                    "a row of a matrix is a list of numbers: vectors and matrices have at most 2 axes",
+                    None,
+                ));
+            }
+            TValue::Number(_) => {
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    at(k),
+                    "a literal holds numbers (a vector) or rows `[…]` (a matrix), not both",
+                    Some("write every row in brackets: `[[1, 2], [3, 4]]`".into()),
+                ));
+            }
+            TValue::Node { .. } => {
+                return Err(tensor_error(
+                    ErrorCode::Unsupported,
+                    at(k),
+                    "the elements of a literal are numbers: a variable or a tensor cannot be one",
+                    Some(
+                        "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into(),
+                    ),
+                ));
+            }
+        }
+    }
+    Tensor::from_rows(&rows)
+        .map(TValue::Literal)
+        .map_err(|ragged| {
+            let row = at(ragged.row);
+            tensor_error(
+                ErrorCode::Shape,
+                row,
+                format!("ragged rows: {ragged}"),
+                Some(format!(
+                    "give every row {} element{}",
+                    ragged.expected,
+                    if ragged.expected == 1 { "" } else { "s" }
+                )),
+            )
+        })
+}
+
+/// Statements and commands of tensors.
+impl Session {
+    /// A tensor's value as shown.
+    pub(super) fn tensor_data(&self, id: TensorId) -> TensorData {
+        tensor_data(self.tensors.graph.value(id))
+    }
+
+    /// An expression statement that touches a tensor: its value is the
+    /// output (what `:grad` differentiates) and `ans`.
+    pub(super) fn tensor_expression(
+        &mut self,
+        tree: &ExprTree,
+        label: String,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let (id, _) = self.evaluate_tensor(tree)?;
+        self.check_interrupt()?;
+        self.output = None;
+        self.tensors.output = Some((id, label));
+        self.tensors.last = Some(id);
+        events.push(Event::Tensor {
+            name: None,
+            value: self.tensor_data(id),
+        });
+        Ok(())
+    }
+
+    /// `NAME = VALUE` where the value is a tensor (a leaf when no variable
+    /// went into it, as for scalars), `NAME := VALUE` on a tensor leaf.
+    pub(super) fn tensor_assign(
+        &mut self,
+        target: &Ident,
+        op: AssignOp,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = target.name.as_str();
+        match op {
+            AssignOp::Set => {}
+            AssignOp::Update => return self.tensor_update(target, tree, events),
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::Unsupported,
+                    target.span,
+                    format!(
+                        "`{name} {op}` is not supported for tensors",
+                        op = op_text(op)
+                    ),
+                    Some(format!(
+                        "write `{name} = {name} {} …` (a new binding) or `{name} := …` (the leaf moved)",
+                        &op_text(op)[..1]
+                    )),
+                ));
+            }
+        }
+        self.check_assignable(target)?;
+        let mark = self.tensors.graph.len();
+        let (mut id, uses_variable) = self.evaluate_tensor(tree)?;
+        self.check_interrupt()?;
+        if !uses_variable {
+            // A new leaf; the nodes that computed its value are of no further use.
+            let value = self.tensors.graph.value(id).clone();
+            self.tensors.graph.truncate(mark);
+            id = self
+                .tensors
+                .graph
+                .leaf(value)
+                .map_err(|e| from_engine(e.into(), tree.span()))?;
+        } else {
+            self.output = None;
+            self.tensors.output = Some((id, name.to_string()));
+        }
+        self.tensors.vars.insert(name.to_string(), id);
+        self.tensors.last = Some(id);
+        events.push(Event::Tensor {
+            name: Some(name.to_string()),
+            value: self.tensor_data(id),
+        });
+        Ok(())
+    }
+
+    /// `W := VALUE`: the tensor leaf `W` takes the value, of its shape, and
+    /// everything built on it is computed again.
+    fn tensor_update(
+        &mut self,
+        target: &Ident,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = target.name.as_str();
+        let leaf = self.tensor_leaf(target)?;
+        let mark = self.tensors.graph.len();
+        let (id, _) = self.evaluate_tensor(tree)?;
+        self.check_interrupt()?;
+        let value = self.tensors.graph.value(id).clone();
+        self.tensors.graph.truncate(mark);
+        self.tensors.gradients.retain(|id| id.index() < mark);
+        self.tensors.journal_leaf(leaf);
+        self.tensors
+            .graph
+            .set_leaf_value(leaf, value)
+            .map_err(|e| from_engine(e.into(), tree.span()))?;
+        self.tensors.graph.rerun(&self.graph);
+        self.check_interrupt()?;
+        events.push(Event::Tensor {
+            name: Some(name.to_string()),
+            value: self.tensor_data(leaf),
+        });
+        Ok(())
+    }
+
+    /// `W, b := VALUE, VALUE` of tensor leaves: every value computed before
+    /// any leaf moves, then the leaves set and their users computed again.
+    pub(super) fn tensor_updates(
+        &mut self,
+        targets: &[Ident],
+        values: &[ExprTree],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        if targets.len() != values.len() {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                targets[0].span,
+                format!(
+                    "{} names but {} values: a simultaneous update takes one value per name",
+                    targets.len(),
+                    values.len()
+                ),
+                None,
+            ));
+        }
+        let mark = self.tensors.graph.len();
+        let mut moves = Vec::with_capacity(targets.len());
+        for (target, tree) in targets.iter().zip(values) {
+            let leaf = self.tensor_leaf(target)?;
+            let (id, _) = self.evaluate_tensor(tree)?;
+            moves.push((leaf, self.tensors.graph.value(id).clone(), tree.span()));
+        }
+        self.check_interrupt()?;
+        self.tensors.graph.truncate(mark);
+        self.tensors.gradients.retain(|id| id.index() < mark);
+        for (leaf, value, span) in moves {
+            self.tensors.journal_leaf(leaf);
+            self.tensors
+                .graph
+                .set_leaf_value(leaf, value)
+                .map_err(|e| from_engine(e.into(), span))?;
+        }
+        self.tensors.graph.rerun(&self.graph);
+        self.check_interrupt()?;
+        for target in targets {
+            let id = self.tensors.vars[target.name.as_str()];
+            events.push(Event::Tensor {
+                name: Some(target.name.clone()),
+                value: self.tensor_data(id),
+            });
+        }
+        Ok(())
+    }
+
+    /// The tensor leaf `target` names, or the error that it names none.
+    fn tensor_leaf(&self, target: &Ident) -> Result<TensorId, SessionError> {
+        let name = target.name.as_str();
+        let Some(&leaf) = self.tensors.vars.get(name) else {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                target.span,
+                format!("`{name}` is not a tensor leaf: `:=` of a tensor moves a tensor leaf"),
+                Some(format!("write `{name} = …` to bind it")),
+            ));
+        };
+        if self.tensors.graph.op(leaf) != TensorOp::Variable {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                target.span,
+                format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
+                Some(format!("write `{name} = …` to bind it again")),
+            ));
+        }
+        Ok(leaf)
+    }
+
+    /// The tensor variables for `:vars`: name, leaf or derived, value.
+    pub(super) fn tensor_var_rows(&self) -> Vec<TensorVarRow> {
+        self.tensors
+            .vars
+            .iter()
+            .map(|(name, &id)| TensorVarRow {
+                name: name.clone(),
+                leaf: self.tensors.graph.op(id) == TensorOp::Variable,
+                value: self.tensor_data(id),
+            })
+            .collect()
+    }
+
+    /// A command when the output is a tensor: `:grad` and `:trace` of it;
+    /// the commands that do not support tensors yet refused with what works.
+    /// `None` when the output is no tensor or the command does not care.
+    pub(super) fn tensor_command(
+        &mut self,
+        name: &str,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Option<Result<(), SessionError>> {
+        let (output, label) = self.tensors.output.clone()?;
+        match name {
+            "grad" | "backward" if name == "grad" => {
+                Some(self.tensor_grad(output, &label, span, args, events))
+            }
+            "trace" => {
+                let expand = args
+                    .iter()
+                    .find_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)));
+                Some(self.tensor_trace(output, &label, span, expand, events))
+            }
+            "check" => Some(self.tensor_check(output, &label, span, args, events)),
+            "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
+            | "stats" | "gc" | "descend" => None,
+            other => Some(Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                format!("`:{other}` of a tensor output ({label}) is not supported yet"),
+                Some(
+                    "`:grad` gives ∂L/∂W with W's shape, `:trace` each tensor op's backward step as its matrix rule; scalar outputs keep every command".into(),
+                ),
+            ))),
+        }
+    }
+
+    /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each tensor
+    /// variable named (every tensor leaf it reaches when none is named).
+    fn tensor_grad(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let mut targets: Vec<(String, TensorId)> = Vec::new();
+        for arg in args {
+            let Some(&id) = self.tensors.vars.get(&arg.name) else {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    arg.span,
+                    format!(
+                        "`{}` is not a tensor variable of the output `{label}`",
+                        arg.name
+                    ),
+                    Some(format!(
+                        "name a vector or matrix it was built from: {}",
+                        self.tensors
+                            .vars
+                            .keys()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                ));
+            };
+            if !targets.iter().any(|(n, _)| *n == arg.name) {
+                targets.push((arg.name.clone(), id));
+            }
+        }
+        let gradients = self.tensors.graph.backward(output);
+        if self.tensors.graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        if args.is_empty() {
+            targets = self
+                .tensors
+                .vars
+                .iter()
+                .filter(|(name, id)| {
+                    gradients.get(**id).is_some()
+                        && self.tensors.graph.op(**id) == TensorOp::Variable
+                        && name.as_str() != label
+                })
+                .map(|(name, id)| (name.clone(), *id))
+                .collect();
+        }
+        for (name, id) in targets {
+            let value = gradients
+                .get(id)
+                .map_or_else(|| Tensor::zeros(self.tensors.graph.shape(id)), Clone::clone);
+            events.push(Event::TensorGrad {
+                of: label.to_string(),
+                wrt: name,
+                value: tensor_data(&value),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A tensor as shown.
+pub(super) fn tensor_data(value: &Tensor) -> TensorData {
+    TensorData {
+        shape: value.shape().dims().to_vec(),
+        data: value.data().iter().copied().map(Number).collect(),
+    }
+}
+
+/// The text of a compound assignment operator.
+fn op_text(op: AssignOp) -> &'static str {
+    match op {
+        AssignOp::Set => "=",
+        AssignOp::Add => "+=",
+        AssignOp::Sub => "-=",
+        AssignOp::Mul => "*=",
+        AssignOp::Div => "/=",
+        AssignOp::Update => ":=",
+    }
+}
+
+impl Session {
+    /// `:trace` of a tensor output: the backward walk, each tensor op one
+    /// step written as its matrix rule with shapes, then the numbers.
+    /// Literals (constants) are left out, as the scalar trace leaves them.
+    fn tensor_trace(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        expand: Option<(&str, Span)>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let (_, steps) = self.tensors.graph.backward_traced(output);
+        if self.tensors.graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        let labels = self.tensor_labels(output);
+        let graph = &self.tensors.graph;
+        let expanded = match expand {
+            None => None,
+            Some((name, at)) => Some(
+                steps
+                    .iter()
+                    .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
+                    .map(|s| s.node)
+                    .ok_or_else(|| {
+                        tensor_error(
+                            ErrorCode::BadArguments,
+                            at,
+                            format!("`{name}` is not a step of the trace of {label}"),
+                            Some(
+                                "name a node the trace shows, e.g. a variable it was built through"
+                                    .into(),
+                            ),
+                        )
+                    })?,
+            ),
+        };
+        let mut shown = Vec::new();
+        for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
+            let contributions = step
+                .contributions
+                .iter()
+                .filter(|c| graph.op(c.input) != TensorOp::Const)
+                .map(|c| {
+                    let operands: Vec<&str> = graph
+                        .operands(step.node)
+                        .iter()
+                        .map(|o| labels[o.index()].as_str())
+                        .collect();
+                    let (rule, shapes) = rule_text(
+                        &c.rule,
+                        &operands,
+                        graph.shape(step.node),
+                        graph.shape(c.input),
+                        c.summed_from,
+                    );
+                    TensorTraceContribution {
+                        input: labels[c.input.index()].clone(),
+                        rule,
+                        shapes,
+                        value: tensor_data(&c.contribution),
+                        uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
+                        elements: if expanded == Some(step.node) {
+                            element_chains(graph, step, c, &labels)
+                        } else {
+                            Vec::new()
+                        },
+                    }
+                })
+                .collect();
+            shown.push(TensorTraceStep {
+                step: shown.len() + 1,
+                node: labels[step.node.index()].clone(),
+                op: op_name(graph.op(step.node)),
+                upstream: tensor_data(&step.upstream),
+                contributions,
+            });
+        }
+        events.push(Event::TensorTrace {
+            of: label.to_string(),
+            steps: shown,
+        });
+        Ok(())
+    }
+
+    /// How each tensor node up to `output` is named: its variable (the
+    /// first-assigned name), a scalar's variable or value, a short literal's
+    /// value, else its expression over its operands' names (`W @ x`), or
+    /// `t7` (node 7) when that would be long.
+    pub(super) fn tensor_labels(&self, output: TensorId) -> Vec<String> {
+        let graph = &self.tensors.graph;
+        let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
+        for (name, id) in &self.tensors.vars {
+            if let Some(slot) = names.get_mut(id.index()) {
+                slot.get_or_insert(name.as_str());
+            }
+        }
+        let scalar_names = self.names_by_node();
+        let mut labels: Vec<String> = Vec::with_capacity(output.index() + 1);
+        for (k, name) in names.iter().enumerate() {
+            let id = TensorId(k as u32);
+            if let Some(name) = name {
+                labels.push(name.to_string());
+                continue;
+            }
+            // An operand in brackets where it binds less tightly than its
+            // user: a sum inside anything but a sum, any infix operand of a
+            // postfix or a sign.
+            let sum_op = matches!(graph.op(id), TensorOp::Elementwise(Op::Add | Op::Sub));
+            let operand = |i: usize| {
+                let text = &labels[graph.operands(id)[i].index()];
+                let is_sum = text.contains(" + ") || text.contains(" - ");
+                if text.contains(' ')
+                    && (is_sum && !sum_op
+                        || !matches!(graph.op(id), TensorOp::Elementwise(_) | TensorOp::MatMul))
+                {
+                    format!("({text})")
+                } else {
+                    text.clone()
+                }
+            };
+            let label = match graph.op(id) {
+                TensorOp::Scalar(node) => scalar_names
+                    .get(&node)
+                    .map_or_else(|| format_number(self.graph.value(node)), |n| n.to_string()),
+                TensorOp::Variable | TensorOp::Const => {
+                    let value = graph.value(id);
+                    let numbers = |row: &[f64]| {
+                        let texts: Vec<String> = row.iter().map(|x| format_number(*x)).collect();
+                        format!("[{}]", texts.join(", "))
+                    };
+                    match value.shape().dims() {
+                        [] => format_number(value.data()[0]),
+                        _ if value.len() > 4 => format!("t{k}"),
+                        [_] => numbers(value.data()),
+                        [_, n] => {
+                            let rows: Vec<String> =
+                                value.data().chunks((*n).max(1)).map(numbers).collect();
+                            format!("[{}]", rows.join(", "))
+                        }
+                        _ => format!("t{k}"),
+                    }
+                }
+                TensorOp::Elementwise(op) => {
+                    let info = op.info();
+                    match (graph.operands(id).len(), op) {
+                        (1, Op::Neg) => format!("-{}", operand(0)),
+                        (1, _) => {
+                            format!("{}({})", info.name, labels[graph.operands(id)[0].index()])
+                        }
+                        _ => format!("{} {} {}", operand(0), info.name, operand(1)),
+                    }
+                }
+                TensorOp::MatMul => format!("{} @ {}", operand(0), operand(1)),
+                TensorOp::Transpose => format!("{}ᵀ", operand(0)),
+                TensorOp::Index(i) => format!("{}[{i}]", operand(0)),
+                TensorOp::Index2(i, j) => format!("{}[{i}, {j}]", operand(0)),
+                TensorOp::SumAxis(axis) => {
+                    format!("sum({}, {axis})", labels[graph.operands(id)[0].index()])
+                }
+                op => format!("{}({})", op_name(op), labels[graph.operands(id)[0].index()]),
+            };
+            labels.push(if label.chars().count() > 24 {
+                format!("t{k}")
+            } else {
+                label
+            });
+        }
+        labels
+    }
+}
+
+/// A number as a label: the shortest text that reads back as it.
+fn format_number(x: f64) -> String {
+    let mut tree = ExprTree::number(x).to_string();
+    if tree.is_empty() {
+        tree = x.to_string();
+    }
+    tree
+}
+
+/// A tensor op as the trace names it: `@`, `tanh`, `sum`, `+`.
+fn op_name(op: TensorOp) -> String {
+    match op {
+        TensorOp::Elementwise(op) => op.info().name.to_string(),
+        op => op.info().name.to_string(),
+    }
+}
+
+/// The matrix rule of one operand's vector–Jacobian product as text, over
+/// the node's `operands` (their labels), and its shapes: (`upstream · xᵀ`,
+/// `(2×1)·(1×3) → 2×3`).
+fn rule_text(
+    rule: &Rule,
+    operands: &[&str],
+    node: Shape,
+    input: Shape,
+    summed_from: Option<Shape>,
+) -> (String, String) {
+    let a = operands.first().copied().unwrap_or("a");
+    let t = |text: &str| {
+        if text.contains(' ') {
+            format!("({text})")
+        } else {
+            text.to_string()
+        }
+    };
+    match rule {
+        Rule::MatMul {
+            side,
+            factors,
+            result,
+        } => {
+            let text = match side {
+                Side::Left => format!("upstream · {}ᵀ", t(operands.get(1).copied().unwrap_or("B"))),
+                Side::Right => format!("{}ᵀ · upstream", t(a)),
+            };
+            let shapes = format!("({})·({}) → {}", factors[0], factors[1], result);
+            (
+                text,
+                if *result == input {
+                    shapes
+                } else {
+                    format!("{shapes}, as {input}")
+                },
+            )
+        }
+        Rule::Elementwise { op, position } => {
+            let text = elementwise_rule(*op, *position, operands);
+            let shapes = match summed_from {
+                Some(from) => {
+                    format!("⊙ elementwise at {from}, summed over the broadcast axes → {input}")
+                }
+                None => format!("⊙ elementwise, {node}"),
+            };
+            (text, shapes)
+        }
+        Rule::Transposed => ("upstreamᵀ".to_string(), format!("({node})ᵀ → {input}")),
+        Rule::Scatter => (
+            format!("upstream at the index of {}, 0 elsewhere", t(a)),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Broadcast { axis: None } => (
+            "upstream broadcast (∂sum/∂xᵢ = 1)".to_string(),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Broadcast { axis: Some(axis) } => (
+            format!("upstream broadcast along axis {axis} (∂sum/∂xᵢ = 1)"),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Mean { count } => (
+            format!("upstream / {count}, broadcast"),
+            format!("({node}) → {input}"),
+        ),
+        Rule::FirstMax { index } => (
+            format!("upstream at element {index} (the first maximum), 0 elsewhere"),
+            format!("({node}) → {input}"),
+        ),
+        Rule::Softmax => (
+            format!("p ⊙ (upstream − p·upstream), p = softmax({a})"),
+            format!("({node}) → {input}, per row"),
+        ),
+        Rule::LogSumExp => (
+            format!("upstream ⊙ softmax({a})"),
+            format!("({node}) → {input}, per row"),
+        ),
+    }
+}
+
+/// `upstream ⊙ f′` for an elementwise op at operand `position`, `f′` the
+/// scalar op table's textbook local derivative over the operands' labels.
+fn elementwise_rule(op: Op, position: usize, operands: &[&str]) -> String {
+    let Some(derivative) = op.info().derivative(position) else {
+        return "0 (passes nothing)".to_string();
+    };
+    let trees: Vec<ExprTree> = operands.iter().map(|o| ExprTree::name(o)).collect();
+    let refs: Vec<&ExprTree> = trees.iter().collect();
+    let local = super::formula::rule_tree(
+        op,
+        crate::engine::LocalRule::Expr {
+            expr: &derivative.textbook,
+            ties: 1,
+        },
+        &refs,
+    );
+    match local.map(|tree| tree.to_string()) {
+        None => "0 (passes nothing)".to_string(),
+        Some(text) if text == "1" => "upstream".to_string(),
+        Some(text) if text == "-1" => "−upstream".to_string(),
+        Some(text) => {
+            if text.contains(' ') || text.starts_with('-') {
+                format!("upstream ⊙ ({text})")
+            } else {
+                format!("upstream ⊙ {text}")
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Whether `name` is bound to a tensor now.
+    pub(super) fn is_tensor(&self, name: &str) -> bool {
+        self.tensors.vars.contains_key(name)
+    }
+
+    /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
+    /// backward pass from L (shape `()`), every parameter moved to
+    /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
+    /// between two steps keeps the steps done, as for scalars. The table
+    /// shows the loss; the parameters' values after the last step follow.
+    pub(super) fn tensor_descend(
+        &mut self,
+        descent: &super::descent::Descent,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let loss = self.tensors.vars[descent.loss.name.as_str()];
+        let shape = self.tensors.graph.shape(loss);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                descent.loss.span,
+                format!(
+                    "the loss `{}` has shape ({shape}): `:descend` takes a loss of shape ()",
+                    descent.loss.name
+                ),
+                Some(format!(
+                    "reduce it first, e.g. `L = sum({})`",
+                    descent.loss.name
+                )),
+            ));
+        }
+        let order = self.tensors.graph.topo_order(loss);
+        let mut leaves = Vec::with_capacity(descent.params.len());
+        for param in &descent.params {
+            let leaf = self.tensor_leaf(param)?;
+            if !order.contains(&leaf) {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    param.span,
+                    format!(
+                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
+                        descent.loss.name, param.name
+                    ),
+                    None,
+                ));
+            }
+            leaves.push(leaf);
+        }
+        let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
+        let row = |s: &Session, step| super::derivatives::RepeatRow {
+            step,
+            output: Some(value(s)),
+            values: Vec::new(),
+        };
+        let mut rows = vec![row(self, 0)];
+        let mut losses = vec![value(self)];
+        let mut done = 0;
+        while done < descent.steps && !crate::interrupt::requested() {
+            let gradients = self.tensors.graph.backward(loss);
+            if crate::interrupt::requested() {
+                break; // the walk may have stopped early: this step is not taken
+            }
+            for &leaf in &leaves {
+                let mut moved = self.tensors.graph.value(leaf).clone();
+                if let Some(g) = gradients.get(leaf) {
+                    for (x, d) in moved.data_mut().iter_mut().zip(g.data()) {
+                        *x -= descent.rate * d;
+                    }
+                }
+                self.tensors.journal_leaf(leaf);
+                // The same shape: it was the leaf's value.
+                let _ = self.tensors.graph.set_leaf_value(leaf, moved);
+            }
+            if !self.tensors.graph.rerun(&self.graph) {
+                self.tensors.graph.rerun(&self.graph);
+                break;
+            }
+            done += 1;
+            losses.push(value(self));
+            if super::update::keeps_step(done, descent.steps) {
+                rows.push(row(self, done));
+            }
+        }
+        if rows.last().is_some_and(|r| r.step != done) {
+            rows.push(row(self, done));
+        }
+        if done > 0 {
+            self.record(&descent.script_of(done));
+        }
+        events.push(Event::Calculus(
+            super::derivatives::CalculusEvent::Descent {
+                of: descent.loss.name.clone(),
+                params: descent.params.iter().map(|p| p.name.clone()).collect(),
+                rate: Number(descent.rate),
+                steps: done,
+                requested: descent.steps,
+                rows,
+                losses,
+                interrupted: done < descent.steps,
+                all: descent.all,
+                target: descent.target.clone(),
+            },
+        ));
+        for (param, leaf) in descent.params.iter().zip(leaves) {
+            events.push(Event::Tensor {
+                name: Some(param.name.clone()),
+                value: self.tensor_data(leaf),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Session {
+    /// `:seed N`: `randn` starts again from seed N (recorded for `:save`).
+    pub(super) fn seed(&mut self, seed: u64) {
+        self.tensors.rng = Rng::new(seed);
+        self.record(&format!(":seed {seed}"));
+    }
+}
+
+/// The most elements `:check` of a tensor output differences (then a notice
+/// says how many were left out).
+const CHECK_ELEMENTS: usize = 1000;
+
+impl Session {
+    /// `:check [NAMES]` of a tensor output of shape `()`: every element of
+    /// each tensor leaf named (or every leaf the output reaches) against a
+    /// central difference `(L(x + h) − L(x − h))/2h`, the leaf moved by ±h
+    /// and the graph run forward again, with the verdicts of the scalar
+    /// `:check`. One `check` per element, named `W[i, j]`.
+    fn tensor_check(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let shape = self.tensors.graph.shape(output);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                format!("`:check` takes an output of shape (), and `{label}` has shape ({shape})"),
+                Some(format!("reduce it first, e.g. `L = sum({label})`")),
+            ));
+        }
+        let gradients = self.tensors.graph.backward(output);
+        let order = self.tensors.graph.topo_order(output);
+        let targets: Vec<(String, TensorId)> = if args.is_empty() {
+            self.tensors
+                .vars
+                .iter()
+                .filter(|(name, id)| {
+                    self.tensors.graph.op(**id) == TensorOp::Variable
+                        && order.contains(id)
+                        && name.as_str() != label
+                })
+                .map(|(name, id)| (name.clone(), *id))
+                .collect()
+        } else {
+            args.iter()
+                .map(|arg| Ok((arg.name.clone(), self.tensor_leaf(arg)?)))
+                .collect::<Result<_, SessionError>>()?
+        };
+        let mut checked = 0;
+        let mut total = 0;
+        for (name, leaf) in targets {
+            let value = self.tensors.graph.value(leaf).clone();
+            total += value.len();
+            let grad = gradients.get(leaf).cloned();
+            for k in 0..value.len() {
+                if checked == CHECK_ELEMENTS {
+                    break;
+                }
+                self.check_interrupt()?;
+                checked += 1;
+                let x = value.data()[k];
+                let analytic = grad.as_ref().map_or(0.0, |g| g.data()[k]);
+                let h = super::check::check_step(x);
+                let numeric = self.central(leaf, output, &value, k, h);
+                let difference = (analytic - numeric).abs();
+                let relative_error = if analytic == numeric {
+                    0.0
+                } else {
+                    difference / analytic.abs().max(numeric.abs())
+                };
+                let steady = |numeric: f64| {
+                    let half = self.central(leaf, output, &value, k, h / 2.0);
+                    (half - numeric).abs() <= 1e-3 * numeric.abs()
+                };
+                let (verdict, tolerance) = super::check::judge(analytic, numeric, false, steady);
+                events.push(Event::Check {
+                    of: label.to_string(),
+                    wrt: element_name(&name, value.shape(), k),
+                    at: Number(x),
+                    h: Number(h),
+                    analytic: Number(analytic),
+                    numeric: Number(numeric),
+                    relative_error: Number(relative_error),
+                    difference: Number(difference),
+                    tolerance,
+                    verdict,
+                    note: None,
+                });
+            }
+        }
+        if checked < total {
+            events.push(Event::Notice(super::Notice::PartlyChecked {
+                checked,
+                total,
+            }));
+        }
+        Ok(())
+    }
+
+    /// `(L(x + h) − L(x − h))/2h` for element `k` of `leaf` (whose value is
+    /// `value`); the leaf is put back to `value` and the graph run again.
+    fn central(&self, leaf: TensorId, output: TensorId, value: &Tensor, k: usize, h: f64) -> f64 {
+        // A copy of the graph: the session's stays as it is.
+        let mut graph = self.tensors.graph.clone();
+        let mut at = |x: f64| {
+            let mut moved = value.clone();
+            moved.data_mut()[k] = x;
+            let _ = graph.set_leaf_value(leaf, moved);
+            graph.rerun(&self.graph);
+            graph.value(output).data()[0]
+        };
+        let x = value.data()[k];
+        let (plus, minus) = (at(x + h), at(x - h));
+        (plus - minus) / ((x + h) - (x - h))
+    }
+}
+
+/// `W[1, 2]`, `x[0]`: element `k` (row-major) of the tensor `name` of `shape`.
+fn element_name(name: &str, shape: Shape, k: usize) -> String {
+    match shape.dims() {
+        [] => name.to_string(),
+        [_] => format!("{name}[{k}]"),
+        [_, n] => format!("{name}[{}, {}]", k / n.max(&1), k % n.max(&1)),
+        _ => format!("{name}[{k}]"),
+    }
+}
+
+/// The most elements of an operand whose chain rules `--expand` writes.
+const EXPAND_ELEMENTS: usize = 16;
+
+/// The scalar view of one operand of a traced step: for each of its
+/// elements, every term `upstream × local` of its chain rule (the engine's
+/// [`TensorGraph::expand`]). Nothing past [`EXPAND_ELEMENTS`] elements.
+fn element_chains(
+    graph: &TensorGraph,
+    step: &crate::engine::tensor::TensorStep,
+    contribution: &crate::engine::tensor::TensorContribution,
+    labels: &[String],
+) -> Vec<ElementChain> {
+    let input = graph.value(contribution.input);
+    if input.len() > EXPAND_ELEMENTS {
+        return Vec::new();
+    }
+    let node_label = &labels[step.node.index()];
+    let node_label = if node_label.contains(' ') {
+        format!("({node_label})")
+    } else {
+        node_label.clone()
+    };
+    let input_label = &labels[contribution.input.index()];
+    let input_label = if input_label.contains(' ') {
+        format!("({input_label})")
+    } else {
+        input_label.clone()
+    };
+    (0..input.len())
+        .map(|k| {
+            let terms = graph.expand(step.node, contribution.position, k, step.upstream.data());
+            ElementChain {
+                element: element_name(&input_label, input.shape(), k),
+                terms: terms
+                    .iter()
+                    .map(|t| ElementTermRow {
+                        output: element_name(&node_label, graph.shape(step.node), t.output),
+                        upstream: Number(t.upstream),
+                        local: Number(t.local),
+                    })
+                    .collect(),
+                value: Number(contribution.contribution.data()[k]),
+            }
+        })
+        .collect()
+}

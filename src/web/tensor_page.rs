@@ -1,0 +1,70 @@
+//! The page's model ([`PageModel`]) of a tensor output, made from its
+//! [`TensorStepModel`] as the scalar page is made from the
+//! [`crate::session::StepModel`]: one view (the tensor picture, a box per
+//! tensor node), each box's timeline of gradient states, the box each step
+//! lights, and the steps' lines as `:trace` prints them. A tensor box's
+//! gradient text has one line per row (split by `\n`, the rows after the
+//! first indented under it as the SVG draws them), which `web/page.js`
+//! writes as the box's rows.
+
+use super::page::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
+use crate::render::tensor_pictures::grad_text;
+use crate::render::{Style, text};
+use crate::session::{GradState, Picture, TensorPicture, TensorStepModel};
+
+/// The page's model of a tensor output: its finished `picture` (whose
+/// tensor part is `tensor`) stepped by `model`, lines in `style` (never colour).
+pub fn page_model(
+    picture: &Picture,
+    tensor: &TensorPicture,
+    model: &TensorStepModel,
+    style: &Style,
+) -> PageModel {
+    let style = Style {
+        color: false,
+        ..*style
+    };
+    let (header, lines) = text::tensor_step_pieces(&model.of, &model.steps, &style);
+    let boxes = tensor
+        .nodes
+        .iter()
+        .map(|node| {
+            model
+                .timeline(node.id)
+                .into_iter()
+                .filter_map(|(step, state)| {
+                    let kind = match state {
+                        GradState::Partial { .. } => MarkKind::Partial,
+                        _ => MarkKind::Done,
+                    };
+                    let text = grad_text(&state)?.replace('\n', "\n     ");
+                    Some(BoxMark { step, text, kind })
+                })
+                .collect()
+        })
+        .collect();
+    let lit = (1..=model.len())
+        .map(|k| {
+            let id = model.node(k)?;
+            tensor.nodes.iter().position(|n| n.id == id)
+        })
+        .collect();
+    // The picture, and the same turned, for a pane of the other shape.
+    let (svg, turned) = both_ways(picture);
+    PageModel {
+        of: model.of.clone(),
+        views: vec![PageView {
+            name: "every node".to_string(),
+            svg,
+            turned,
+            boxes,
+            lit,
+        }],
+        header,
+        steps: lines
+            .into_iter()
+            .map(|(_, text)| StepLine { text })
+            .collect(),
+        note: None,
+    }
+}

@@ -1,0 +1,455 @@
+//! Vectors and matrices through the binary: values, shapes, gradients,
+//! `:trace`, errors with carets, refusals, undo. Every expected number was
+//! computed independently with numpy (float64) and copied here; the tests
+//! never run numpy.
+
+use serde_json::Value;
+
+use crate::util::{
+    assert_close, assert_contains, gradcalc, json_events, json_number, stderr_of, stdout_of,
+};
+
+/// The numbers of a tensor event's nested `value`, row-major.
+fn flat(value: &Value) -> Vec<f64> {
+    match value {
+        Value::Array(items) => items.iter().flat_map(flat).collect(),
+        other => vec![json_number(other).unwrap_or_else(|| panic!("not a number: {other}"))],
+    }
+}
+
+/// Asserts that the numbers of `value` are `expected`, each to 1e-12 relative.
+#[track_caller]
+fn assert_all_close(value: &Value, expected: &[f64]) {
+    let got = flat(value);
+    assert_eq!(got.len(), expected.len(), "{value}");
+    for (g, e) in got.iter().zip(expected) {
+        assert_close(*g, *e, 1e-12);
+    }
+}
+
+/// The event of `kind` whose `key` is `name`.
+#[track_caller]
+fn event<'a>(events: &'a [Value], kind: &str, key: &str, name: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["kind"] == kind && e[key] == name)
+        .unwrap_or_else(|| panic!("no {kind} event with {key} = {name} in {events:?}"))
+}
+
+/// A one-layer network and a softmax cross-entropy:
+/// h = tanh(W @ x + b), L = -ln(softmax(V @ h)[1]).
+const LAYER: &str = "W = [[0.5, -1, 0.25], [1.5, 0.5, -0.5]]
+x = [1, 2, -1]
+b = [0.1, -0.3]
+V = [[1, -2], [0.5, 0.5], [-1, 1]]
+h = tanh(W @ x + b)
+L = -ln(softmax(V @ h)[1])
+:grad W b V x";
+
+#[test]
+fn a_layer_and_its_cross_entropy_have_numpys_gradients_with_their_shapes() {
+    let (events, status) = json_events(&["-e", LAYER]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let w = event(&events, "tensor", "name", "W");
+    assert_eq!(w["shape"], serde_json::json!([2, 3]));
+    assert_eq!(w["value"][1], serde_json::json!([1.5, 0.5, -0.5]));
+    assert_all_close(&w["value"], &[0.5, -1.0, 0.25, 1.5, 0.5, -0.5]);
+    let loss = event(&events, "tensor", "name", "L");
+    assert_eq!(loss["shape"], serde_json::json!([]));
+    assert_close(
+        json_number(&loss["value"]).unwrap(),
+        2.0365507440607447,
+        1e-13,
+    );
+    let grad = |wrt: &str| event(&events, "tensor_grad", "wrt", wrt);
+    assert_eq!(grad("W")["shape"], serde_json::json!([2, 3]));
+    assert_all_close(
+        &grad("W")["value"],
+        &[
+            -0.17708890417232662,
+            -0.35417780834465323,
+            0.17708890417232662,
+            0.007414280393230057,
+            0.014828560786460113,
+            -0.007414280393230057,
+        ],
+    );
+    assert_all_close(
+        &grad("b")["value"],
+        &[-0.17708890417232662, 0.007414280393230057],
+    );
+    assert_eq!(grad("V")["shape"], serde_json::json!([3, 2]));
+    assert_all_close(
+        &grad("V")["value"],
+        &[
+            -0.0063946217024843455,
+            0.006822485625610717,
+            0.8076621482669447,
+            -0.8617027954539258,
+            -0.8012675265644603,
+            0.8548803098283151,
+        ],
+    );
+    assert_all_close(
+        &grad("x")["value"],
+        &[
+            -0.07742303149631823,
+            0.18079604436894164,
+            -0.04797936623969668,
+        ],
+    );
+}
+
+#[test]
+fn broadcasting_and_fan_out_add_up_and_sum_over_the_broadcast_axis() {
+    // L = sum(A*A + c): A used twice (2A), c broadcast over 2 rows (2 each).
+    let (events, _) = json_events(&[
+        "-e",
+        "A = [[1, -2, 3], [0.5, 4, -1]]\nc = [0.1, 0.2, 0.3]\nL = sum(A*A + c)\n:grad",
+    ]);
+    assert_close(
+        json_number(&event(&events, "tensor", "name", "L")["value"]).unwrap(),
+        32.45,
+        1e-14,
+    );
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "A")["value"],
+        &[2.0, -4.0, 6.0, 1.0, 8.0, -2.0],
+    );
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "c")["value"],
+        &[2.0, 2.0, 2.0],
+    );
+}
+
+#[test]
+fn reductions_and_logsumexp_match_numpy() {
+    let (events, status) = json_events(&[
+        "-e",
+        "A = [[1, -2, 3], [0.5, 4, -1]]\nlogsumexp(A)\nsum(A, 0)\nmean(A)\nmax(A)\nz = [1, 2, 3]\nL = logsumexp(z)\n:grad z",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let values: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "tensor" && e.get("name").is_none())
+        .collect();
+    assert_all_close(
+        &values[0]["value"],
+        &[3.1328452337275756, 4.036269565124779],
+    );
+    assert_all_close(&values[1]["value"], &[1.5, 2.0, 2.0]);
+    assert_all_close(&values[2]["value"], &[0.9166666666666666]);
+    assert_all_close(&values[3]["value"], &[4.0]);
+    assert_close(
+        json_number(&event(&events, "tensor", "name", "L")["value"]).unwrap(),
+        3.40760596444438,
+        1e-14,
+    );
+    // ∂logsumexp(z)/∂z = softmax(z).
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "z")["value"],
+        &[0.09003057317038046, 0.24472847105479767, 0.6652409557748219],
+    );
+}
+
+#[test]
+fn a_matrix_prints_aligned_in_rows_under_its_shape() {
+    let output = gradcalc()
+        .args([
+            "-e",
+            "W = [[1, 2, 0], [3, -4, 1]]\nx = [1, -1, 0.5]\nW[1, 2]\nWᵀ @ [1, 1]",
+        ])
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    assert_contains(&out, "W = 2×3\n   [[1,  2, 0],\n    [3, -4, 1]]\n");
+    assert_contains(&out, "x = [1, -1, 0.5]  (3)\n");
+    assert_contains(&out, "\n1\n");
+    assert_contains(&out, "[4, -2, 1]  (3)\n");
+}
+
+#[test]
+fn the_trace_writes_each_tensor_op_as_its_matrix_rule_with_shapes() {
+    let output = gradcalc()
+        .args([
+            "-e",
+            "x = [1, -1, 0.5]\nW = [[1, 2, 0], [3, 4, 1]]\nb = [0.1, -0.2]\nL = sum(tanh(W @ x + b))\n:trace",
+        ])
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    assert_contains(&out, "∂L/∂W += upstream · xᵀ   (2×1)·(1×3) → 2×3");
+    assert_contains(&out, "∂L/∂x += Wᵀ · upstream   (3×2)·(2×1) → 3×1, as 3");
+    assert_contains(&out, "upstream ⊙ (1 - tanh(W @ x + b)^2)");
+    assert_contains(&out, "upstream broadcast (∂sum/∂xᵢ = 1)");
+    // ∂L/∂W = (1 − tanh(u)²) xᵀ, numpy: [[0.48691736, -0.48691736, 0.24345868], …].
+    assert_contains(&out, "[[0.4869173611, -0.4869173611, 0.2434586806],");
+}
+
+#[test]
+fn softmax_cross_entropy_gradient_is_p_minus_onehot() {
+    let (events, _) = json_events(&["-e", "z = [2, 1, 0.1]\nL = -ln(softmax(z)[0])\n:grad"]);
+    assert_close(
+        json_number(&event(&events, "tensor", "name", "L")["value"]).unwrap(),
+        0.4170300162778335,
+        1e-14,
+    );
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "z")["value"],
+        &[
+            -0.3409988611140321,
+            0.24243297070471392,
+            0.09856589040931818,
+        ],
+    );
+}
+
+/// The error text of `source` (stderr), checking it failed.
+fn error_of(source: &str) -> String {
+    let output = gradcalc().args(["-e", source]).output().unwrap();
+    assert!(!output.status.success(), "{source}: {}", stdout_of(&output));
+    stderr_of(&output)
+}
+
+#[test]
+fn shape_errors_name_both_shapes_and_the_rule_under_a_caret() {
+    let error = error_of("[1, 2] @ [1, 2, 3]");
+    assert_contains(&error, "(2) @ (3): the inner sizes must agree");
+    assert_contains(&error, "^^^^^^^^^^^^^^^^^^");
+    let error = error_of("[[1, 2], [3]]");
+    assert_contains(&error, "row 1 has 1 element(s) but row 0 has 2");
+    assert_contains(
+        &error,
+        "1 │ [[1, 2], [3]]\n  │          ^^^ give every row 2 elements",
+    );
+    assert_contains(
+        &error_of("x = [1, 2]\nx[2]"),
+        "index 2 is out of range for axis 0 of shape (2)",
+    );
+    assert_contains(
+        &error_of("[1, 2] + [1, 2, 3]"),
+        "(2) + (3): the shapes do not broadcast",
+    );
+    assert_contains(
+        &error_of("x = [1, 2)"),
+        "`)` does not close the `[` before it",
+    );
+    assert_contains(&error_of("[[[1]]]"), "at most 2 axes");
+    assert_contains(&error_of("zeros(100000, 100000)"), "memory budget");
+}
+
+#[test]
+fn a_failed_tensor_statement_changes_nothing() {
+    // The failed assignment leaves W, the output and the graph as they were.
+    let output = gradcalc()
+        .args(["--json", "--keep-going"])
+        .write_stdin("W = [[1, 2], [3, 4]]\nL = sum(W @ W)\nW = W @ [1, 2, 3]\n:grad\nW\n")
+        .output()
+        .unwrap();
+    let events = crate::util::json_lines(&stdout_of(&output));
+    assert_eq!(events[2]["code"], "shape", "{events:?}");
+    // ∂sum(W @ W)/∂W = 1·Wᵀ + Wᵀ·1 (numpy: [[7, 11], [9, 13]]).
+    let grad = event(&events, "tensor_grad", "wrt", "W");
+    assert_all_close(&grad["value"], &[7.0, 11.0, 9.0, 13.0]);
+    let shown = events.last().unwrap();
+    assert_eq!(shown["kind"], "tensor");
+    assert_all_close(&shown["value"], &[1.0, 2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn what_tensors_do_not_support_is_refused_with_what_works() {
+    let error = error_of("W = [[1, 2], [3, 4]]\nL = sum(W)\n:hessian");
+    assert_contains(
+        &error,
+        "`:hessian` of a tensor output (L) is not supported yet",
+    );
+    assert_contains(&error, "`:grad` gives ∂L/∂W with W's shape");
+    assert_contains(
+        &error_of("W = [[1, 2], [3, 4]]\nL = sum(W)\n:diff L W"),
+        "not supported yet",
+    );
+    assert_contains(
+        &error_of("W = [[1, 2], [3, 4]]\nf(a) = a*2\nf(W)"),
+        "user functions take scalars",
+    );
+}
+
+#[test]
+fn a_tensor_leaf_moves_with_colon_equals_and_its_users_follow() {
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[1, 2], [3, 4]]\nx = [1, 1]\nh = W @ x\nW := W - 0.5*[[1, 1], [1, 1]]\nh",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let last = events.iter().rev().find(|e| e["kind"] == "tensor").unwrap();
+    assert_all_close(&last["value"], &[2.0, 6.0]);
+}
+
+#[test]
+fn scalar_statements_are_untouched_and_a_scalar_rebinds_a_tensor_name() {
+    let output = gradcalc()
+        .args(["-e", "W = [1, 2]\nW = 3\ny = W*W\n:grad W"])
+        .output()
+        .unwrap();
+    assert_contains(&stdout_of(&output), "∂y/∂W = 6");
+}
+
+/// The `descent` event's losses of `examples/NAME`.
+fn losses_of(name: &str) -> Vec<f64> {
+    let output = crate::util::output_in(
+        env!("CARGO_MANIFEST_DIR"),
+        &["--json", &format!("examples/{name}")],
+    );
+    assert_eq!(output.status.code(), Some(0), "{name}");
+    let events = crate::util::json_lines(&stdout_of(&output));
+    let descent = events.iter().find(|e| e["kind"] == "descent").unwrap();
+    descent["losses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| json_number(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_matrix_mlp_trains_to_the_scalar_versions_losses() {
+    let matrix = losses_of("matrix_mlp.calc");
+    let scalar = losses_of("moons_descent.calc");
+    assert_eq!(matrix.len(), 41);
+    assert_eq!(matrix.len(), scalar.len());
+    for (m, s) in matrix.iter().zip(&scalar) {
+        assert_close(*m, *s, 1e-9);
+    }
+    // Step 1 as micrograd gives it (scripts/micrograd_descent.py).
+    assert_close(matrix[1], 0.4134191100, 1e-9);
+}
+
+#[test]
+fn the_softmax_example_shows_p_minus_onehot() {
+    let output = crate::util::output_in(
+        env!("CARGO_MANIFEST_DIR"),
+        &["--json", "examples/softmax.calc"],
+    );
+    let events = crate::util::json_lines(&stdout_of(&output));
+    // numpy: p − onehot(0) at z = W @ x + b, and its outer product with x.
+    let g = [-0.9560135197079421, 0.8834920740271945, 0.07252144568074777];
+    assert_all_close(&event(&events, "tensor_grad", "wrt", "b")["value"], &g);
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &[g[0], 2.0 * g[0], g[1], 2.0 * g[1], g[2], 2.0 * g[2]],
+    );
+    let trace = events.iter().find(|e| e["kind"] == "tensor_trace").unwrap();
+    let softmax = crate::util::member(&trace["steps"], "op", "softmax");
+    assert_eq!(
+        softmax["contributions"][0]["rule"],
+        "p ⊙ (upstream − p·upstream), p = softmax(z)"
+    );
+    assert_all_close(&softmax["contributions"][0]["value"]["value"], &g);
+}
+
+#[test]
+fn tensor_descent_and_simultaneous_updates_move_the_leaves() {
+    // L = |W @ x − y|², x·x = 5: each step with lr 0.05 halves the residual.
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\ny = [1, -1]\nL = sum((W @ x - y)^2)\n:descend L lr=0.05 steps=3 W",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let descent = events.iter().find(|e| e["kind"] == "descent").unwrap();
+    assert_all_close(&descent["losses"], &[18.5, 4.625, 1.15625, 0.2890625]);
+    // numpy: W − Σ 0.05·2·r_k xᵀ over the three steps.
+    let w = events.iter().rev().find(|e| e["kind"] == "tensor").unwrap();
+    assert_all_close(&w["value"], &[0.9375, -0.125, 0.8875, -0.725]);
+    // The same first step as one simultaneous update with grad(L, W).
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\ny = [1, -1]\nL = sum((W @ x - y)^2)\nW, x := W - 0.05*grad(L, W), x\nL",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    assert_all_close(&events.last().unwrap()["value"], &[4.625]);
+}
+
+#[test]
+fn randn_is_the_same_after_the_same_seed() {
+    let (events, _) = json_events(&[
+        "-e",
+        ":seed 7\nrandn(2, 2)\n:seed 7\nrandn(2, 2)\nrandn(2, 2)",
+    ]);
+    let values: Vec<Vec<f64>> = events.iter().map(|e| flat(&e["value"])).collect();
+    assert_eq!(values[0], values[1]);
+    assert_ne!(values[1], values[2]);
+    assert!(values[0].iter().all(|x| x.is_finite() && x.abs() < 10.0));
+}
+
+#[test]
+fn check_compares_every_element_with_a_central_difference() {
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[0.5, -1, 0.25], [1.5, 0.5, -0.5]]\nx = [1, 2, -1]\nL = -ln(softmax(tanh(W @ x))[1])\n:check",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let checks: Vec<&Value> = events.iter().filter(|e| e["kind"] == "check").collect();
+    // Six elements of W, three of x, each passing.
+    let names: Vec<&str> = checks.iter().map(|c| c["wrt"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "W[0, 0]", "W[0, 1]", "W[0, 2]", "W[1, 0]", "W[1, 1]", "W[1, 2]", "x[0]", "x[1]",
+            "x[2]"
+        ]
+    );
+    assert!(checks.iter().all(|c| c["verdict"] == "pass"), "{checks:?}");
+}
+
+#[test]
+fn expand_writes_each_elements_chain_rule_adding_up_to_the_matrix_rule() {
+    let output = gradcalc()
+        .args([
+            "-e",
+            "x = [1, -1, 0.5]\nW = [[1, 2, 0], [3, 4, 1]]\nh = W @ x\nL = sum(tanh(h))\n:trace --expand=h",
+        ])
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    // ∂L/∂h = 1 − tanh(h)², h = [-1, -0.5] (numpy: [0.41997434, 0.78644773]);
+    // ∂L/∂x[0] = Σ ∂L/∂h[i]·W[i, 0] = 0.41997434·1 + 0.78644773·3.
+    assert_contains(
+        &out,
+        "∂L/∂x[0] = 0.4199743416·1 + 0.786447733·3 = 2.779317541   (through h[0], h[1])",
+    );
+    assert_contains(
+        &out,
+        "∂L/∂W[1, 1] = 0.786447733·(-1) = -0.786447733   (through h[1])",
+    );
+}
+
+#[test]
+fn ctrl_c_during_a_tensor_descent_keeps_the_steps_done() {
+    // L = (W @ x − 3)², x = [1], W 1×1 from 0: ∂L/∂W = 2u, so each step
+    // multiplies u = W − 3 by 1 − 2·lr: W_k = 3·(1 − (1 − 2e-7)^k).
+    let output = crate::util::interrupted_after(
+        &[
+            "--json",
+            "-e",
+            "W = [[0]]\nx = [1]\nL = sum((W @ x - 3)^2)",
+            "-e",
+            ":descend L lr=0.0000001 steps=1000000 W",
+            "-e",
+            "never = 1",
+        ],
+        std::time::Duration::from_millis(1000),
+    );
+    let events = crate::util::json_lines(&stdout_of(&output));
+    assert!(!events.iter().any(|e| e["name"] == "never"));
+    let descent = events
+        .iter()
+        .find(|e| e["kind"] == "descent")
+        .unwrap_or_else(|| panic!("no descent event in {events:?}"));
+    assert_eq!(descent["interrupted"], true, "{descent}");
+    let steps = descent["steps"].as_u64().unwrap();
+    assert!(steps < 1_000_000, "{descent}");
+    assert_eq!(flat(&descent["losses"]).len() as u64, steps + 1);
+    let w = events.iter().rev().find(|e| e["name"] == "W").unwrap();
+    let expected = 3.0 * (1.0 - (1.0 - 2e-7_f64).powf(steps as f64));
+    assert_close(flat(&w["value"])[0], expected, 1e-9);
+}
