@@ -15,7 +15,9 @@
 //!   loaded machine does not fail it; libFuzzer's `-rss_limit_mb` bounds
 //!   memory);
 //! - a line of `--json` output that is not a JSON object with a `kind`;
-//! - a preview that leaves the graph longer than it found it.
+//! - a preview that leaves the graph longer than it found it;
+//! - a refused statement that leaves nodes (scalar or tensor) or changes a
+//!   variable (a scalar's value, a tensor's shape or any element).
 //!
 //! No file is ever written: the printer's write policy refuses every path.
 
@@ -108,11 +110,11 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
 
     // What the REPL does while a line is typed, for every line of the source.
     for line in source.lines().take(64) {
-        let before = session.graph().len();
+        let before = (session.graph().len(), session.tensor_graph_len());
         let started = Stopwatch::start();
         let _ = session.preview(line);
         assert_eq!(
-            session.graph().len(),
+            (session.graph().len(), session.tensor_graph_len()),
             before,
             "a preview left nodes behind: {line:?}"
         );
@@ -127,6 +129,8 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
     let mut started = Stopwatch::start();
     // A refused statement changes nothing: the state it leaves is the state
     // before it (a collection may only have made the graph smaller).
+    // The tensor graph and tensor variables count too: their shapes and every
+    // element's bits.
     let state = |session: &Session| {
         let values: Vec<(String, u64)> = session
             .variable_names()
@@ -135,7 +139,18 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
                 (name.to_string(), session.graph().value(node).to_bits())
             })
             .collect();
-        (session.graph().len(), values)
+        let tensors: Vec<(String, Vec<usize>, Vec<u64>)> = session
+            .tensor_variables()
+            .map(|(name, value)| {
+                let bits = value.data().iter().map(|x| x.to_bits()).collect();
+                (name.to_string(), value.shape().dims().to_vec(), bits)
+            })
+            .collect();
+        (
+            (session.graph().len(), session.tensor_graph_len()),
+            values,
+            tensors,
+        )
     };
     let mut before = state(&session);
     let _ = session.run_source_with(source, |session, result| {
@@ -143,8 +158,16 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
         assert!(took < budget, "a statement took {took:?}");
         let after = state(session);
         if result.is_err() {
-            assert!(after.0 <= before.0, "a refused statement left nodes");
+            assert!(after.0.0 <= before.0.0, "a refused statement left nodes");
+            assert!(
+                after.0.1 <= before.0.1,
+                "a refused statement left tensor nodes"
+            );
             assert_eq!(after.1, before.1, "a refused statement changed a variable");
+            assert_eq!(
+                after.2, before.2,
+                "a refused statement changed a tensor variable"
+            );
         }
         before = after;
         let _ = printer.report(&result, session, source, "<fuzz>");
