@@ -32,6 +32,12 @@ pub enum SyntaxError {
         /// The unmatched `(`.
         span: Span,
     },
+    /// A `[` that is never closed, e.g. `x = [1, 2`. The span is the `[`.
+    #[error("unclosed `[`")]
+    UnclosedBracket {
+        /// The unmatched `[`.
+        span: Span,
+    },
     /// A `)` without a `(` before it, e.g. `1+2)`.
     #[error("unmatched `)`")]
     UnmatchedParen {
@@ -158,6 +164,7 @@ impl SyntaxError {
         match self {
             SyntaxError::Unexpected { span, .. }
             | SyntaxError::UnclosedParen { span }
+            | SyntaxError::UnclosedBracket { span }
             | SyntaxError::UnmatchedParen { span }
             | SyntaxError::WrongBracket { span, .. }
             | SyntaxError::MalformedNumber { span, .. }
@@ -180,6 +187,7 @@ impl SyntaxError {
                 help.clone()
             }
             SyntaxError::UnclosedParen { .. } => Some("add `)`".to_string()),
+            SyntaxError::UnclosedBracket { .. } => Some("add `]`".to_string()),
             SyntaxError::UnmatchedParen { .. } => {
                 Some("remove this `)` or add a `(` before it".to_string())
             }

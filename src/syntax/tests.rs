@@ -797,6 +797,14 @@ fn curly_brackets_and_a_closer_of_the_other_kind_are_named() {
         "write `]` here",
     );
     assert_error(
+        "x = [1, 2",
+        SyntaxError::UnclosedBracket {
+            span: Span::new(4, 5),
+        },
+        "add `]`",
+    );
+    assert!(needs_more_input("x = [1,"));
+    assert_error(
         "{1 + 2}*3",
         SyntaxError::WrongBracket {
             span: Span::new(0, 1),

@@ -390,3 +390,38 @@ fn piped_stdin_over_the_script_limit_is_refused_before_anything_runs() {
     "#]]
     .assert_eq(&stdout);
 }
+
+/// Vectors and matrices: a literal of 200 000 numbers and a 300×300 one are
+/// values (numpy: the sums below); 100 000 nested `[` are refused at the
+/// nesting limit; ragged rows, shapes that do not fit, indices out of range
+/// and a value past the memory budget are clear errors.
+#[test]
+fn hostile_vectors_and_matrices_end_in_a_value_or_a_clear_error() {
+    let long: Vec<String> = (0..200_000).map(|i| (i % 7).to_string()).collect();
+    // Σ (i mod 7) for i < 200 000 = 28 571 full cycles of 21, then 0+1+2.
+    assert_ends(format!("x = [{}]\nsum(x)\n", long.join(", ")), "599994\n");
+    let rows: Vec<String> = (0..300)
+        .map(|i| {
+            let row: Vec<String> = (0..300).map(|j| ((i * j) % 5).to_string()).collect();
+            format!("[{}]", row.join(", "))
+        })
+        .collect();
+    // numpy: W = (i·j mod 5), (W @ W).sum() = 86 400 000.
+    assert_ends(
+        format!("W = [{}]\nsum(W @ W)\n", rows.join(", ")),
+        "86400000\n",
+    );
+    let deep = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert_refused(deep, "nested too deeply");
+    assert_refused("[[1, 2], [3]]\n", "ragged rows");
+    assert_refused("[[[1]]]\n", "at most 2 axes");
+    assert_refused("x = [1, 2]\nx[2]\n", "out of range for axis 0 of shape (2)");
+    assert_refused("x = [1, 2]\nx[-1]\n", "whole number from 0 up");
+    assert_refused(
+        "[1, 2] @ [[1, 2, 3]]\n",
+        "(2) @ (1×3): the inner sizes must agree",
+    );
+    assert_refused("zeros(100000, 100000)\n", "memory budget");
+    assert_refused("randn(100000, 100000)\n", "memory budget");
+    assert_refused("x = [1, 2\n", "unclosed `[`");
+}

@@ -129,7 +129,7 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
         problem = comparison(text, offset, prev, None);
     }
     if let Some(&(_, open)) = levels.last() {
-        problem = first_of_unclosed(problem, offset + open);
+        problem = first_of_unclosed(problem, offset + open, text.as_bytes()[open] == b'[');
     }
     Ok(Scan {
         problem,
@@ -153,10 +153,14 @@ fn wrong_closer(text: &str, open: usize, span: Span, close: usize) -> Option<Syn
     })
 }
 
-/// `problem`, or the `(` left open at byte `start` when that comes first in
+/// `problem`, or the `(` or `[` (`square`) left open at byte `start` when that comes first in
 /// the text. A `]` or `}` after the `(` is most likely meant to close it:
 /// that is the mistake to show (`(1 + ]`), not the `(` left open.
-fn first_of_unclosed(problem: Option<SyntaxError>, start: usize) -> Option<SyntaxError> {
+fn first_of_unclosed(
+    problem: Option<SyntaxError>,
+    start: usize,
+    square: bool,
+) -> Option<SyntaxError> {
     let wrong_close = matches!(
         problem,
         Some(SyntaxError::WrongBracket {
@@ -165,8 +169,11 @@ fn first_of_unclosed(problem: Option<SyntaxError>, start: usize) -> Option<Synta
         })
     );
     if !wrong_close && problem.as_ref().is_none_or(|p| start < p.span().start) {
-        return Some(SyntaxError::UnclosedParen {
-            span: Span::new(start, start + 1),
+        let span = Span::new(start, start + 1);
+        return Some(if square {
+            SyntaxError::UnclosedBracket { span }
+        } else {
+            SyntaxError::UnclosedParen { span }
         });
     }
     problem
