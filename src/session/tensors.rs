@@ -131,7 +131,19 @@ impl Tensors {
             let _ = self.graph.set_leaf_value(leaf, value);
         }
         if moved {
+            self.rerun_whole(scalars);
+        }
+    }
+
+    /// Runs the graph again after leaves moved, to the end even when Ctrl-C
+    /// was pressed (one forward pass): what Ctrl-C stopped is put back or
+    /// kept whole, never left a mix of old and new values.
+    pub fn rerun_whole(&mut self, scalars: &crate::engine::Graph) {
+        if !self.graph.rerun(scalars) {
+            self.graph.set_interrupt(std::sync::Arc::new(|| false));
             self.graph.rerun(scalars);
+            self.graph
+                .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
         }
     }
 
@@ -1440,14 +1452,18 @@ impl Session {
                 // The same shape: it was the leaf's value.
                 let _ = self.tensors.graph.set_leaf_value(leaf, moved);
             }
-            if !self.tensors.graph.rerun(&self.graph) {
-                self.tensors.graph.rerun(&self.graph);
-                break;
-            }
+            // The leaves have moved: this step is taken, its forward pass run to
+            // the end even after Ctrl-C, so the values, the loss and the step
+            // count agree.
+            self.tensors.rerun_whole(&self.graph);
+            let stopped = crate::interrupt::requested();
             done += 1;
             losses.push(value(self));
             if super::update::keeps_step(done, descent.steps) {
                 rows.push(row(self, done));
+            }
+            if stopped {
+                break;
             }
         }
         if rows.last().is_some_and(|r| r.step != done) {
