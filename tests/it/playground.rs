@@ -556,3 +556,29 @@ fn the_neurons_graph_text_is_at_least_12_px_on_a_laptop() {
     );
     assert!(size.as_f64().unwrap() >= 12.0, "{size} px");
 }
+
+#[test]
+fn a_matrix_layer_and_its_gradient_in_the_playground() {
+    let Some((mut browser, url)) = playground("vectors and matrices in the playground") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    // h = W @ x = [1 − 2 + 0, 3 − 4 + 0.5] = [−1, −0.5], printed with its shape.
+    enter(
+        &mut browser,
+        "x = [1, -1, 0.5]; W = [[1, 2, 0], [3, 4, 1]]; h = W @ x",
+    );
+    wait_screen(&mut browser, "h = [-1, -0.5]  (2)");
+    // ∂L/∂W = (1 − tanh(h)²) · xᵀ: rows 1 − tanh(1)² = 0.4199743416 and
+    // 1 − tanh(0.5)² = 0.786447733 (numpy), times [1, −1, 0.5].
+    enter(&mut browser, "L = sum(tanh(h)); :grad W");
+    wait_screen(&mut browser, "∂L/∂W = 2×3");
+    let screen = browser.eval(SCREEN).as_str().unwrap().to_string();
+    for part in [
+        "L = -1.223711313",
+        "[[0.4199743416, -0.4199743416, 0.2099871708],",
+        "[ 0.786447733,  -0.786447733, 0.3932238665]]",
+    ] {
+        assert!(screen.contains(part), "{part} in {screen}");
+    }
+}
