@@ -574,10 +574,15 @@ fn a_matrix_layer_and_its_gradient_in_the_playground() {
     enter(&mut browser, "L = sum(tanh(h)); :grad W");
     wait_screen(&mut browser, "∂L/∂W = 2×3");
     let screen = browser.eval(SCREEN).as_str().unwrap().to_string();
+    // The rows under the head, indented by its width plus 2 (its colour
+    // codes take no columns); a row wider than the pane wraps.
     for part in [
+        "W = 2×3\n   [[1, 2, 0],\n    [3, 4, 1]]\n",
         "L = -1.223711313",
-        "[[0.4199743416, -0.4199743416, 0.2099871708],",
-        "[ 0.786447733,  -0.786447733, 0.3932238665]]",
+        "∂L/∂W = 2×3\n       [[0.4199743416, -0.4199743416,",
+        "0.2099871708],",
+        "[ 0.786447733,  -0.786447733,",
+        "0.3932238665]]",
     ] {
         assert!(screen.contains(part), "{part} in {screen}");
     }

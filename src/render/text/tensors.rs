@@ -126,7 +126,9 @@ pub(super) fn block(
     } else {
         format!("{head} = ")
     };
-    let indent = " ".repeat(head.chars().count().min(8) + 2);
+    // Columns, not characters: a coloured head holds escape codes.
+    let columns = crate::render::printer::visible_columns(head);
+    let indent = " ".repeat(columns.min(8) + 2);
     match value.shape.len() {
         0 => {
             let _ = writeln!(out, "{equals}{}", elements(value, "", p, paint));
