@@ -70,6 +70,41 @@ fn thread_cpu_time() -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
+/// What a refused statement must leave as it found it: the sizes of both
+/// graphs (a collection may only have made them smaller), every scalar
+/// variable's value and every tensor variable's shape and elements, as bits.
+struct State {
+    nodes: usize,
+    tensor_nodes: usize,
+    values: Vec<(String, u64)>,
+    tensors: Vec<(String, Vec<usize>, Vec<u64>)>,
+}
+
+impl State {
+    fn of(session: &Session) -> State {
+        let values = session
+            .variable_names()
+            .map(|name| {
+                let node = session.variable(name).expect("a name listed is bound");
+                (name.to_string(), session.graph().value(node).to_bits())
+            })
+            .collect();
+        let tensors = session
+            .tensor_variables()
+            .map(|(name, value)| {
+                let bits = value.data().iter().map(|x| x.to_bits()).collect();
+                (name.to_string(), value.shape().dims().to_vec(), bits)
+            })
+            .collect();
+        State {
+            nodes: session.graph().len(),
+            tensor_nodes: session.tensor_graph_len(),
+            values,
+            tensors,
+        }
+    }
+}
+
 /// [`run`] with another time budget per statement.
 pub fn run_with_budget(data: &[u8], budget: Duration) {
     let Some((&flags, rest)) = data.split_first() else {
@@ -129,43 +164,26 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
     let mut started = Stopwatch::start();
     // A refused statement changes nothing: the state it leaves is the state
     // before it (a collection may only have made the graph smaller).
-    // The tensor graph and tensor variables count too: their shapes and every
-    // element's bits.
-    let state = |session: &Session| {
-        let values: Vec<(String, u64)> = session
-            .variable_names()
-            .map(|name| {
-                let node = session.variable(name).expect("a name listed is bound");
-                (name.to_string(), session.graph().value(node).to_bits())
-            })
-            .collect();
-        let tensors: Vec<(String, Vec<usize>, Vec<u64>)> = session
-            .tensor_variables()
-            .map(|(name, value)| {
-                let bits = value.data().iter().map(|x| x.to_bits()).collect();
-                (name.to_string(), value.shape().dims().to_vec(), bits)
-            })
-            .collect();
-        (
-            (session.graph().len(), session.tensor_graph_len()),
-            values,
-            tensors,
-        )
-    };
-    let mut before = state(&session);
+    let mut before = State::of(&session);
     let _ = session.run_source_with(source, |session, result| {
         let took = started.elapsed();
         assert!(took < budget, "a statement took {took:?}");
-        let after = state(session);
+        let after = State::of(session);
         if result.is_err() {
-            assert!(after.0.0 <= before.0.0, "a refused statement left nodes");
             assert!(
-                after.0.1 <= before.0.1,
+                after.nodes <= before.nodes,
+                "a refused statement left nodes"
+            );
+            assert!(
+                after.tensor_nodes <= before.tensor_nodes,
                 "a refused statement left tensor nodes"
             );
-            assert_eq!(after.1, before.1, "a refused statement changed a variable");
             assert_eq!(
-                after.2, before.2,
+                after.values, before.values,
+                "a refused statement changed a variable"
+            );
+            assert_eq!(
+                after.tensors, before.tensors,
                 "a refused statement changed a tensor variable"
             );
         }
