@@ -1658,3 +1658,39 @@ fn element_chains(
         })
         .collect()
 }
+
+/// `:help` of a tensor function: what it makes or computes, its shape rule,
+/// and its backward rule with its source (the engine's tensor op table).
+pub(super) fn function_help(name: &str) -> Option<String> {
+    let op = match name {
+        "transpose" => TensorOp::Transpose,
+        "sum" => TensorOp::Sum,
+        "mean" => TensorOp::Mean,
+        "softmax" => TensorOp::Softmax,
+        "logsumexp" => TensorOp::LogSumExp,
+        "zeros" | "ones" | "randn" | "eye" => {
+            let what = match name {
+                "zeros" => "zeros(m, n), zeros(n): a matrix or vector of zeros",
+                "ones" => "ones(m, n), ones(n): a matrix or vector of ones",
+                "eye" => "eye(n): the n×n identity matrix",
+                _ => {
+                    "randn(m, n), randn(n): standard normal numbers from xoshiro256** seeded by SplitMix64 (Box–Muller), the same on every machine; `:seed N` starts it again"
+                }
+            };
+            return Some(format!(
+                "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
+            ));
+        }
+        _ => return None,
+    };
+    let info = op.info();
+    let usage = match name {
+        "transpose" => "transpose(W), also Wᵀ",
+        "sum" => "sum(x), sum(W, axis)",
+        _ => name,
+    };
+    Some(format!(
+        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
+        info.shape_rule, info.backward_rule, info.source
+    ))
+}
