@@ -131,8 +131,18 @@ impl Tensors {
             let _ = self.graph.set_leaf_value(leaf, value);
         }
         if moved {
-            self.graph.rerun(scalars);
+            self.rerun_whole(scalars);
         }
+    }
+
+    /// Runs the graph forward again after leaves moved, to the end even
+    /// after Ctrl-C (one forward pass, as the scalar graph's update of its
+    /// leaves): a step, an update or an undo is never left half done.
+    pub fn rerun_whole(&mut self, scalars: &crate::engine::Graph) {
+        self.graph.set_interrupt(std::sync::Arc::new(|| false));
+        self.graph.rerun(scalars);
+        self.graph
+            .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
     }
 
     /// Forgets that `name` is a tensor (a scalar assignment rebinds it).
@@ -852,7 +862,7 @@ impl Session {
             .graph
             .set_leaf_value(leaf, value)
             .map_err(|e| from_engine(e.into(), tree.span()))?;
-        self.tensors.graph.rerun(&self.graph);
+        self.tensors.rerun_whole(&self.graph);
         self.check_interrupt()?;
         events.push(Event::Tensor {
             name: Some(name.to_string()),
@@ -898,7 +908,7 @@ impl Session {
                 .set_leaf_value(leaf, value)
                 .map_err(|e| from_engine(e.into(), span))?;
         }
-        self.tensors.graph.rerun(&self.graph);
+        self.tensors.rerun_whole(&self.graph);
         self.check_interrupt()?;
         for target in targets {
             let id = self.tensors.vars[target.name.as_str()];
@@ -1440,10 +1450,7 @@ impl Session {
                 // The same shape: it was the leaf's value.
                 let _ = self.tensors.graph.set_leaf_value(leaf, moved);
             }
-            if !self.tensors.graph.rerun(&self.graph) {
-                self.tensors.graph.rerun(&self.graph);
-                break;
-            }
+            self.tensors.rerun_whole(&self.graph);
             done += 1;
             losses.push(value(self));
             if super::update::keeps_step(done, descent.steps) {
