@@ -45,7 +45,7 @@ impl Session {
                 format!(":{} {}", spec.name, spec.usage).trim_end()
             );
             let _ = write!(text, "  {}", spec.help);
-            if spec.name == "grad" {
+            if spec.traits.conventions {
                 let _ = write!(text, "\n\n{CONVENTIONS}");
             }
         } else if let Some(op) = Op::from_function_name(name) {
