@@ -375,7 +375,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "start `randn`'s generator again from seed N (a whole number), so that the same statements give the same numbers on every machine; a session starts from seed 0",
         params: &[required(Arg::Whole)],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes a whole number from 0 to 18446744073709551615",
         example: "e.g. `:seed 42`",
         run: |s, c, e| {
