@@ -1,7 +1,7 @@
 // The playground: gradcalc's library compiled to WebAssembly (web/wasm, a
 // plain C-style API: see its src/lib.rs), run in a Web Worker (worker.js) so
 // that the page never freezes; a multi-line input with history; the output as
-// the terminal shows it; and the graph view of page.js beside it, updated
+// the terminal shows it (typed pieces with classes for its colours); and the graph view of page.js beside it, updated
 // after every input.
 //
 // Nothing is lost: the session's script (what `:save` writes) and the input
@@ -60,41 +60,43 @@
     }
   }
 
-  // ANSI colour (SGR) to spans; every other character as text.
-  function append(text) {
-    var classes = [];
-    var pattern = /\x1b\[([0-9;]*)m/g;
-    var at = 0, match;
-    var pieces = document.createDocumentFragment();
-    function put(piece) {
-      if (!piece) return;
+  // Output: typed pieces from gradcalc ({text, class}: the terminal's look
+  // as classes, gc-bold, gc-red, …; a plot's piece also has its `svg`
+  // picture, drawn after its titles), or a note of the page's own (a string),
+  // each piece a span. Past MAX_SCREEN characters in one output, its start
+  // is dropped.
+  function append(output) {
+    var pieces = typeof output === "string" ? [{ text: output }] : output;
+    var size = pieces.reduce(function (n, piece) { return n + piece.text.length; }, 0);
+    var cutHere = size > MAX_SCREEN;
+    var fragment = document.createDocumentFragment();
+    pieces.forEach(function (piece) {
+      var text = piece.text;
+      if (cutHere && size > MAX_SCREEN) {
+        var over = size - MAX_SCREEN;
+        var cut = over >= text.length ? text.length : text.indexOf("\n", over) + 1 || text.length;
+        trimmed += countLines(text.slice(0, cut));
+        size -= cut;
+        text = text.slice(cut);
+      }
+      if (!text) return;
       var span = document.createElement("span");
-      if (classes.length) span.className = classes.join(" ");
-      span.textContent = piece;
-      pieces.appendChild(span);
-      screenSize += piece.length;
-    }
-    var cutHere = text.length > MAX_SCREEN;
-    if (cutHere) {
-      var cut = text.indexOf("\n", text.length - MAX_SCREEN);
-      trimmed += countLines(text.slice(0, cut + 1));
-      text = text.slice(cut + 1);
-    }
-    while ((match = pattern.exec(text)) !== null) {
-      put(text.slice(at, match.index));
-      at = pattern.lastIndex;
-      (match[1] || "0").split(";").forEach(function (code) {
-        var n = Number(code);
-        if (n === 0) classes = [];
-        else if (n === 1) classes.push("ansi-bold");
-        else if (n === 2) classes.push("ansi-dim");
-        else if (n === 4) classes.push("ansi-underline");
-        else if ((n >= 30 && n <= 37) || (n >= 90 && n <= 97)) classes.push("ansi-" + n);
-        else if (n === 39 || n === 22 || n === 24) classes = [];
-      });
-    }
-    put(text.slice(at).replace(/\x1b\[[0-9;]*[A-Za-z]/g, ""));
-    screen.appendChild(pieces);
+      if (piece["class"]) span.className = piece["class"];
+      span.textContent = text;
+      fragment.appendChild(span);
+      screenSize += text.length;
+      if (piece.svg) {
+        // A plot: the picture after its titles, scaled to the pane's width.
+        var picture = document.createElement("span");
+        picture.className = "gc-plot";
+        picture.setAttribute("role", "img");
+        picture.setAttribute("aria-label", "plot: " + text.trim().replace(/\n/g, "; "));
+        picture.innerHTML = piece.svg;
+        fragment.appendChild(picture);
+        screenSize += picture.textContent.length; // as `trim` counts it
+      }
+    });
+    screen.appendChild(fragment);
     trim(cutHere);
     screen.scrollTop = screen.scrollHeight;
   }
@@ -209,7 +211,7 @@
     script = reply.script;
     store(SESSION_KEY, script);
     if (done.run !== undefined) {
-      append(reply.text);
+      append(reply.pieces);
       reply.downloads.forEach(function (file) {
         download(file[0].split("/").pop() || "gradcalc.txt", file[1], typeOf(file[0]));
       });
@@ -478,7 +480,11 @@
   });
 
   document.getElementById("copy").addEventListener("click", function () {
-    copy(screen.textContent, this, "(the browser gives no clipboard here: select the output and copy it)");
+    // The text as shown: a plot is its titles, not its pictures' labels.
+    var text = Array.prototype.filter.call(screen.childNodes, function (node) {
+      return !(node.classList && node.classList.contains("gc-plot"));
+    }).map(function (node) { return node.textContent; }).join("");
+    copy(text, this, "(the browser gives no clipboard here: select the output and copy it)");
   });
 
   // The script of a shared link in the address (then taken out of it, so

@@ -6,8 +6,9 @@
 // Messages in: {module} (the compiled WebAssembly.Module), then {id, run:
 // text} for a typed input or {id, restore: script} for a replay. Messages out:
 // {ready: true}, then for each input (`width`: the output pane's columns, to
-// wrap to) {id, text, quit, downloads, script, page}:
-// the output as the terminal shows it, whether it was `:quit`, the files it
+// wrap to) {id, pieces, quit, downloads, script, page}:
+// the output as the terminal shows it, as typed pieces ({text, class}: the
+// terminal's colours as classes), whether it was `:quit`, the files it
 // wrote ([name, content] pairs), the session's script and the graph view's
 // model (JSON text) afterwards.
 "use strict";
@@ -28,13 +29,13 @@ function run(text, width) {
   var ptr = e.gradcalc_alloc(bytes.length);
   new Uint8Array(e.memory.buffer, ptr, bytes.length).set(bytes);
   var quit = e.gradcalc_run(ptr, bytes.length) === 1;
-  var shown = output();
+  var shown = JSON.parse(output());
   e.gradcalc_downloads();
   var downloads = JSON.parse(output());
   e.gradcalc_script();
   var script = output();
   e.gradcalc_page();
-  return { text: shown, quit: quit, downloads: downloads, script: script, page: output() };
+  return { pieces: shown, quit: quit, downloads: downloads, script: script, page: output() };
 }
 
 self.onmessage = function (event) {

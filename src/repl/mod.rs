@@ -1,20 +1,19 @@
 //! The interactive front end: rustyline line editing with completion, colour and
 //! a live preview (`helper.rs`), multi-line input while a bracket is open, Ctrl-C
 //! to discard a line, Ctrl-D to leave, a history file appended line by line
-//! (`history.rs`), and the REPL-only commands: the paging of `:step`, and
-//! `:serve`, the live page (`serve.rs`). When standard output is not a terminal
+//! (`history.rs`), and the REPL-only commands: the paging of `:step` with the
+//! page's keys (`keys.rs`), and `:serve`, whose live page is the browser's
+//! side (`crate::web::serve`). When standard output is not a terminal
 //! (`gradcalc | tee log`), lines are read plainly: no line editor, no preview
 //! or colour codes, the prompt on stderr.
 
 mod helper;
 pub mod history;
-pub mod serve;
+mod keys;
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Write};
 use std::rc::Rc;
-
-use serde_json::Value;
 
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
@@ -23,13 +22,14 @@ use rustyline::{CompletionType, Config, Editor};
 use crate::driver::{self, Options, Outcome};
 use crate::engine::NodeId;
 use crate::render::printer::wrap;
-use crate::render::{Answer, Format, Printer, Style, html, text};
-use crate::session::{ErrorCode, Event, Session};
+use crate::render::{Answer, Format, Printer, Style, text};
+use crate::session::{ErrorCode, Event, InRepl, Session};
 use crate::syntax;
+use crate::web::serve::{self, Server};
+use keys::{RawKeys, StepKey, step_key};
 
 pub use helper::LineHelper;
 pub use history::history_path;
-pub use serve::Server;
 
 type LineEditor = Editor<LineHelper, DefaultHistory>;
 
@@ -235,8 +235,8 @@ fn run_plain<O: Write, E: Write>(
                 refuse_beside(printer, &command, &typed)?;
                 Ran::failed()
             }
-            Some(command) if command.name == "serve" => {
-                serve(&mut server, session, printer, command.text)?;
+            Some(command) if command.kind == InRepl::Serve => {
+                serve::command(&mut server, session, printer, command.text)?;
                 Ran::OK
             }
             _ => run_input(session, printer, &typed)?,
@@ -245,7 +245,7 @@ fn run_plain<O: Write, E: Write>(
             return Ok(0);
         }
         if !ran.failed {
-            publish(server.as_ref(), session, printer, &typed);
+            serve::publish(server.as_ref(), session, printer, &typed);
         }
     }
 }
@@ -343,7 +343,7 @@ fn run_shared<O: Write, E: Write>(
             return Ok(0);
         }
         if repl_command(&input).is_none() && !ran.failed {
-            publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
+            serve::publish(server.as_ref(), &mut session.borrow_mut(), printer, &input);
         }
         // `:precision` changed the printer's style: `:step` and the preview follow.
         if let Format::Human(now) = printer.format
@@ -418,25 +418,27 @@ fn dispatch<O: Write, E: Write>(
     let Some(command) = repl_command(input) else {
         return run_input(&mut session.borrow_mut(), printer, input);
     };
-    match command.name {
-        _ if !command.alone => {
-            refuse_beside(printer, &command, input)?;
-            return Ok(Ran::failed());
-        }
-        "step" => {
+    if !command.alone {
+        refuse_beside(printer, &command, input)?;
+        return Ok(Ran::failed());
+    }
+    match command.kind {
+        InRepl::Step => {
             let at = Stepping {
                 style,
                 server: server.as_ref(),
             };
             let walked_off = step(editor, &mut session.borrow_mut(), printer, command.text, at)?;
-            return Ok(Ran {
+            Ok(Ran {
                 walked_off,
                 ..Ran::OK
-            });
+            })
         }
-        _ => serve(server, &mut session.borrow_mut(), printer, command.text)?,
+        InRepl::Serve | InRepl::Session => {
+            serve::command(server, &mut session.borrow_mut(), printer, command.text)?;
+            Ok(Ran::OK)
+        }
     }
-    Ok(Ran::OK)
 }
 
 /// A REPL-only command (the command table says which: `:step`, `:serve`)
@@ -444,6 +446,8 @@ fn dispatch<O: Write, E: Write>(
 struct ReplCommand<'a> {
     /// Its name.
     name: &'static str,
+    /// What the REPL does with it (the table's [`InRepl`]).
+    kind: InRepl,
     /// Its text, without a comment after it.
     text: &'a str,
     /// Where it starts in the input.
@@ -459,9 +463,11 @@ fn repl_command(input: &str) -> Option<ReplCommand<'_>> {
     spans.iter().find_map(|span| {
         let text = &input[span.start..span.end];
         let name = text.strip_prefix(':')?.split(char::is_whitespace).next()?;
-        let command = crate::session::find_command(name).filter(|c| c.repl_only)?;
+        let command =
+            crate::session::find_command(name).filter(|c| c.traits.repl != InRepl::Session)?;
         Some(ReplCommand {
             name: command.name,
+            kind: command.traits.repl,
             text,
             at: span.start,
             alone: spans.len() == 1,
@@ -489,106 +495,6 @@ fn refuse_beside<O: Write, E: Write>(
     )
 }
 
-/// `:serve [PORT|stop]`: starts, moves or stops the live page, and says so.
-fn serve<O: Write, E: Write>(
-    server: &mut Option<Server>,
-    session: &mut Session,
-    printer: &mut Printer<O, E>,
-    input: &str,
-) -> io::Result<()> {
-    let words: Vec<&str> = input.split_whitespace().skip(1).collect();
-    let port = match words.as_slice() {
-        ["stop"] => {
-            return match server.take() {
-                Some(running) => {
-                    let address = running.address();
-                    running.stop();
-                    printer.line(&format!("stopped serving {address}"))
-                }
-                None => printer.line("not serving: `:serve` starts the live page"),
-            };
-        }
-        [] => serve::DEFAULT_PORT,
-        [word] => match word.parse::<u16>() {
-            Ok(port) if port > 0 => port,
-            _ => {
-                let at = input.find(word).unwrap_or(0);
-                let message = format!(
-                    "`{word}` is not a port: `:serve` takes a number from 1 to 65535, or `stop`"
-                );
-                let help = Some(format!("e.g. `:serve {}`", serve::DEFAULT_PORT));
-                let code = ErrorCode::BadArguments;
-                return printer.problem(&message, code, at, help, (input, "<input>"));
-            }
-        },
-        _ => {
-            let help = Some("e.g. `:serve`, `:serve 8080`, `:serve stop`".to_string());
-            return printer.problem(
-                "`:serve` takes a port number or `stop`",
-                ErrorCode::BadArguments,
-                0,
-                help,
-                (input, "<input>"),
-            );
-        }
-    };
-    if let Some(running) = server.as_ref().filter(|s| s.port() == port) {
-        return printer.line(&format!("already serving {}", running.address()));
-    }
-    // A new port: the old server stops first.
-    if let Some(running) = server.take() {
-        running.stop();
-    }
-    let model = page_model(session, printer);
-    match Server::start(port, model) {
-        Ok(started) => {
-            let address = started.address();
-            *server = Some(started);
-            printer.line(&format!(
-                "serving the live page at {address} (read-only, this computer only; `:serve stop` stops it)"
-            ))
-        }
-        Err(message) => {
-            let help = Some("`:html FILE` writes the page to a file instead".to_string());
-            let at = words.first().and_then(|word| input.find(word)).unwrap_or(0);
-            printer.problem(&message, ErrorCode::Serve, at, help, (input, "<input>"))
-        }
-    }
-}
-
-/// The page's model for the session's output now, or why there is none.
-fn page_model<O: Write, E: Write>(session: &mut Session, printer: &Printer<O, E>) -> Value {
-    let style = match printer.format {
-        Format::Human(style) => style,
-        Format::Json => Style::default(),
-    };
-    match session.page() {
-        Ok(page) => html::model(&page, session, &style),
-        Err(error) => html::message_model(&format!("{error}: type a statement in gradcalc")),
-    }
-}
-
-/// After a typed input: the live page shows the output as it is now, at the
-/// finished backward pass after `:grad`, `:backward`, `:trace` and `:check`
-/// (the gradients were asked for), before it otherwise.
-fn publish<O: Write, E: Write>(
-    server: Option<&Server>,
-    session: &mut Session,
-    printer: &Printer<O, E>,
-    input: &str,
-) {
-    let Some(server) = server else { return };
-    let model = page_model(session, printer);
-    let asked = [":grad", ":backward", ":trace", ":check"]
-        .iter()
-        .any(|command| input.trim_start().starts_with(command));
-    let step = match model["steps"].as_array() {
-        Some(steps) if asked => steps.len(),
-        _ => 0,
-    };
-    server.publish(model, Some(step));
-}
-
 /// What `:step` follows besides the terminal: the style of its lines, and the
 /// live page, if one is served.
 struct Stepping<'a> {
@@ -596,10 +502,15 @@ struct Stepping<'a> {
     server: Option<&'a Server>,
 }
 
-/// `:step`: the backward pass one node per Enter; `b` goes back a step, `g N`
-/// (or `N`) to step N, each drawn again as `:trace` shows it; q, Ctrl-C or
-/// Ctrl-D stops. A live page (`:serve`) shows each step as the terminal does.
-/// True when Enter at the last step ended it (the walk is done, and said so).
+/// `:step`: the backward pass one step at a time, each drawn as `:trace`
+/// shows it. On a terminal it takes the page's keys, read one at a time
+/// ([`keys`]): → and Space (or Enter) the next step, ← and Backspace the one
+/// before, Home the first, End the last, `g N` or `N` then Enter step N; q,
+/// Esc, Ctrl-C or Ctrl-D ends the walk, and the terminal's modes are put
+/// back on every way out. Should the terminal refuse that mode, it reads
+/// lines with the line editor (Enter, `b`, `g N`, `q`). A live page (`:serve`) shows each step as the
+/// terminal does. True when stepping on from the last step ended it (the walk
+/// is done, and said so).
 fn step<O: Write, E: Write>(
     editor: &mut LineEditor,
     session: &mut Session,
@@ -650,6 +561,7 @@ fn step<O: Write, E: Write>(
             None => show(printer, &piece)?,
         }
     }
+    let mut keys = RawKeys::start();
     let mut at = 0;
     while let Some((position, _, piece)) = steps.get(at) {
         show(printer, piece)?;
@@ -658,27 +570,10 @@ fn step<O: Write, E: Write>(
             server.show_step(*position);
         }
         let last = at + 1 == steps.len();
-        let keys = if last {
-            "the last step: Enter to end, b back, g N for step N"
-        } else {
-            "Enter for the next, b back, g N for step N, q to stop"
+        let key = match keys.as_mut() {
+            Some(keys) => read_key(keys, printer, *position, *total, last)?,
+            None => read_line_key(editor, printer, *position, *total, last)?,
         };
-        if let Some(helper) = editor.helper() {
-            helper.editing.set(false);
-        }
-        let answer = editor.readline(&format!("step {position}/{total}: {keys} "));
-        if let Some(helper) = editor.helper() {
-            helper.editing.set(true);
-        }
-        let Ok(answer) = answer else {
-            return printer.line("(stopped)").map(|()| false);
-        };
-        let key = step_key(&answer);
-        if !matches!(key, StepKey::Stop(_)) {
-            // The prompt has done its job: take it off the screen (cursor up
-            // one line, clear it), so the scrollback holds the trace alone.
-            printer.raw("\x1b[1A\x1b[2K")?;
-        }
         match key {
             StepKey::Next if last => {
                 printer.line(&format!(
@@ -688,6 +583,8 @@ fn step<O: Write, E: Write>(
             }
             StepKey::Next => at += 1,
             StepKey::Back => at = at.saturating_sub(1),
+            StepKey::First => at = 0,
+            StepKey::Last => at = steps.len() - 1,
             StepKey::Go(n) => match steps.iter().position(|(p, ..)| *p == n) {
                 Some(found) => at = found,
                 None => {
@@ -700,10 +597,13 @@ fn step<O: Write, E: Write>(
             // Only the keys are answers: anything typed after the q (`q:grad
             // b`) is not run, and saying so keeps it from being lost unseen.
             StepKey::Stop(rest) => {
+                drop(keys);
                 return match rest.as_str() {
-                    "" => printer.line("(stopped)"),
+                    "" => printer.line(&format!(
+                        "(stopped at step {position}/{total}: the walk has ended; `:step` starts it again)"
+                    )),
                     rest => printer.line(&crate::render::shorten_quotes(&format!(
-                        "(stopped; `{rest}` was not run: the step prompt takes Enter, b, g N or q, type it at the `> ` prompt)"
+                        "(stopped; `{rest}` was not run: the step prompt takes the keys of `:help step`; type it at the `> ` prompt)"
                     ))),
                 }
                 .map(|()| false);
@@ -711,6 +611,77 @@ fn step<O: Write, E: Write>(
         }
     }
     Ok(false)
+}
+
+/// The keys the `:step` prompt names, at step `position` of `total`, on
+/// the `last` step or not.
+fn step_prompt(position: usize, total: usize, last: bool, raw: bool) -> String {
+    match (raw, last) {
+        (true, true) => {
+            format!("step {position}/{total}, the last: → ends, ← back, Home first, q quits ")
+        }
+        (true, false) => format!("step {position}/{total}: → next, ← back, Home, End, q quits "),
+        (false, true) => {
+            format!("step {position}/{total}: the last step: Enter to end, b back, g N for step N ")
+        }
+        (false, false) => format!(
+            "step {position}/{total}: Enter for the next, b back, g N for step N, q to stop "
+        ),
+    }
+}
+
+/// Shows the prompt of a step and reads one key of the terminal in
+/// key-at-a-time mode (`keys`), echoing a typed answer (`g 5`); the prompt
+/// is taken off the screen after it, so the scrollback holds the trace
+/// alone.
+fn read_key<O: Write, E: Write>(
+    keys: &mut RawKeys,
+    printer: &mut Printer<O, E>,
+    position: usize,
+    total: usize,
+    last: bool,
+) -> io::Result<StepKey> {
+    printer.raw(&step_prompt(position, total, last, true))?;
+    printer.flush()?;
+    let key = loop {
+        match keys.next()? {
+            keys::Read::Key(key) => break key,
+            keys::Read::Echo(text) => printer.raw(text)?,
+            keys::Read::Typed(c) => printer.raw(c.encode_utf8(&mut [0; 4]))?,
+        }
+        printer.flush()?;
+    };
+    // Back to the start of the prompt's line, and clear it.
+    printer.raw("\r\x1b[2K")?;
+    Ok(key)
+}
+
+/// Shows the prompt of a step and reads a line with the line editor (the
+/// terminal refused key-at-a-time mode): Enter, `b`, `g N` or `N`, q.
+fn read_line_key<O: Write, E: Write>(
+    editor: &mut LineEditor,
+    printer: &mut Printer<O, E>,
+    position: usize,
+    total: usize,
+    last: bool,
+) -> io::Result<StepKey> {
+    if let Some(helper) = editor.helper() {
+        helper.editing.set(false);
+    }
+    let answer = editor.readline(&step_prompt(position, total, last, false));
+    if let Some(helper) = editor.helper() {
+        helper.editing.set(true);
+    }
+    let Ok(answer) = answer else {
+        return Ok(StepKey::Stop(String::new()));
+    };
+    let key = step_key(&answer);
+    if !matches!(key, StepKey::Stop(_)) {
+        // The prompt has done its job: take it off the screen (cursor up
+        // one line, clear it), so the scrollback holds the trace alone.
+        printer.raw("\x1b[1A\x1b[2K")?;
+    }
+    Ok(key)
 }
 
 /// Writes one piece of a trace, wrapped as `:trace` wraps: between the parts
@@ -722,40 +693,4 @@ fn show<O: Write, E: Write>(printer: &mut Printer<O, E>, piece: &str) -> io::Res
         None => printer.line(piece)?,
     }
     printer.flush()
-}
-
-/// An answer at the `:step` prompt.
-#[derive(Debug, PartialEq)]
-enum StepKey {
-    /// Enter: the next step.
-    Next,
-    /// `b`: the step before (the first stays).
-    Back,
-    /// `g N` or `N`: step N, as `:trace` numbers them.
-    Go(usize),
-    /// `q` or anything else: stop; what was typed after a `q` (or instead of
-    /// one) is not run.
-    Stop(String),
-}
-
-/// Reads an answer at the `:step` prompt.
-fn step_key(answer: &str) -> StepKey {
-    let answer = answer.trim();
-    let number = answer
-        .strip_prefix(['g', 'G'])
-        .unwrap_or(answer)
-        .trim()
-        .parse::<usize>();
-    match answer {
-        "" => StepKey::Next,
-        "b" | "B" | "back" => StepKey::Back,
-        _ if number.is_ok() => StepKey::Go(number.unwrap_or_default()),
-        _ => StepKey::Stop(
-            answer
-                .strip_prefix(['q', 'Q'])
-                .unwrap_or(answer)
-                .trim_start()
-                .to_string(),
-        ),
-    }
 }

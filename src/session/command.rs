@@ -84,8 +84,8 @@ pub struct CommandSpec {
     pub params: &'static [Param],
     /// Writes a file, so `-f` / `--force` (replace an existing file) is accepted.
     pub writes: bool,
-    /// Behaves differently in the REPL (`:step` pages the trace there).
-    pub repl_only: bool,
+    /// How the session and the front ends treat it besides its handler.
+    pub traits: Traits,
     /// What a wrong use is told, after `` `:name` ``: "takes one name".
     pub takes: &'static str,
     /// An example for that error; empty: "type just `:name`".
@@ -93,6 +93,60 @@ pub struct CommandSpec {
     /// Runs the command: reads its typed arguments, if it has any, and calls
     /// its handler with them.
     pub run: Handler,
+}
+
+/// Where a command runs: in the session, or carried out by the REPL itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InRepl {
+    /// The session runs it, in the REPL as everywhere.
+    Session,
+    /// The REPL pages its trace a step at a time (`:step`); elsewhere the
+    /// session prints the trace.
+    Step,
+    /// The REPL serves the live page (`:serve`); elsewhere it is refused.
+    Serve,
+}
+
+/// What the session and the front ends do with a command besides running
+/// its handler. Every place that treats some commands apart reads these,
+/// never a command's name (`tests/it/architecture.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Traits {
+    /// Whether the REPL carries it out itself, and which way.
+    pub repl: InRepl,
+    /// Finishes its change whole even when Ctrl-C cut an engine walk short
+    /// (`:reset`, `:gc`, `:load`, `:quit`, `:descend`): no interrupt check
+    /// after it.
+    pub whole: bool,
+    /// Lists nodes (`:trace`, `:topo`, `:forward`, `:graph`): the derivative
+    /// graphs among them are named after the listing.
+    pub lists_nodes: bool,
+    /// Asks for the gradients (`:grad`, `:backward`, `:trace`, `:check`): a
+    /// live page shows the finished backward pass after it.
+    pub finishes_pass: bool,
+    /// Builds state a saved script must repeat (`:backward`).
+    pub saved: bool,
+    /// `:help` adds the conventions at kinks after its text (`:grad`).
+    pub conventions: bool,
+    /// Names that run it when typed alone as a statement and not a variable,
+    /// as numbat, fend and qalc read them (`help`; `quit` and `exit`).
+    pub bare: &'static [&'static str],
+}
+
+/// The traits of most commands: run by the session, nothing apart.
+pub const PLAIN: Traits = Traits {
+    repl: InRepl::Session,
+    whole: false,
+    lists_nodes: false,
+    finishes_pass: false,
+    saved: false,
+    conventions: false,
+    bare: &[],
+};
+
+/// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
+pub fn find_bare(name: &str) -> Option<&'static CommandSpec> {
+    COMMANDS.iter().find(|c| c.traits.bare.contains(&name))
 }
 
 /// Every command, in the order `:help` lists them.
@@ -104,7 +158,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "∂output/∂name for the names given, or for every variable the output depends on",
         params: &[optional(Arg::Names)],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            finishes_pass: true,
+            conventions: true,
+            ..PLAIN
+        },
         takes: "takes variable names",
         example: "e.g. `:grad x y`",
         run: |s, c, e| s.grad(c.name.span, &c.names(), e),
@@ -116,7 +174,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "make NAME the output and print all its gradients",
         params: &[required(Arg::Name)],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            finishes_pass: true,
+            saved: true,
+            ..PLAIN
+        },
         takes: "takes one name",
         example: "e.g. `:backward z`",
         run: |s, c, e| s.backward(c, e),
@@ -128,7 +190,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "the reverse topological order backprop walks (alias `:order`); `kahn`: the order PyTorch's engine runs (dependency counts; a ready leaf first, else the node created last); `naive`: backprop in a naive recursion's order, the wrong gradients it gets beside the right ones (why backprop sorts)",
         params: &[optional(Arg::Keyword(&["kahn", "naive"])), ALL],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            lists_nodes: true,
+            ..PLAIN
+        },
         takes: "takes `all` and one of `kahn`, `naive`",
         example: "e.g. `:topo`, `:topo kahn`, `:topo naive`, `:topo all`",
         run: |s, c, e| {
@@ -143,7 +208,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "backprop step by step: upstream gradient, local derivatives, products, accumulation; a call of a user function is one step (its inputs, value, gradient), `--expand` shows every call's steps, `--expand=h1` those of call h1 (repeat for more); `:trace md [FILE]`, `:trace tex [FILE]`: a table for notes",
         params: TRACE_PARAMS,
         writes: true,
-        repl_only: false,
+        traits: Traits {
+            lists_nodes: true,
+            finishes_pass: true,
+            ..PLAIN
+        },
         takes: TRACE_TAKES,
         example: TRACE_EXAMPLE,
         run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
@@ -155,7 +224,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "the forward evaluation order with values, inputs first",
         params: &[ALL],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            lists_nodes: true,
+            ..PLAIN
+        },
         takes: "takes no arguments or `all`",
         example: "e.g. `:forward all` to list every node",
         run: |s, c, e| {
@@ -170,7 +242,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "the output's graph as a tree: name, op, value, gradient; shared nodes drawn once",
         params: &[],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            lists_nodes: true,
+            ..PLAIN
+        },
         takes: "takes no arguments",
         example: "",
         run: |s, c, e| s.graph_tree(c.name.span, e),
@@ -182,7 +257,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives; the flags as for `:svg` (`--steps`: FILE is a directory)",
         params: PICTURE_PARAMS[0],
         writes: true,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes at most one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:dot graph.dot`, `:dot --step 3`, `:dot slides --steps`, or `:dot` to print the DOT text",
         run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Dot, e),
@@ -194,7 +269,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass); `--expand`: each call of a user function node by node (one box a call otherwise), `--expand=h1` call h1 only (repeat for more); `--lr`/`--tb`: left to right or top to bottom",
         params: PICTURE_PARAMS[1],
         writes: true,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`",
         run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Svg, e),
@@ -206,7 +281,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "one self-contained web page: the graph with values and gradients, and the backward pass stepped with the keyboard (→ and ←), zoom, a projector theme; opens from file://",
         params: &[required(Arg::File)],
         writes: true,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes one file name",
         example: "e.g. `:html graph.html`",
         run: |s, c, e| s.html(c.name, c.optional_target(), e),
@@ -218,10 +293,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "show the page of `:html` live at http://127.0.0.1:PORT/ (8000 unless given), updated after every statement; read-only, this computer only; `:serve stop` stops it (REPL only)",
         params: &[optional(Arg::Keyword(&["stop"])), optional(Arg::Port)],
         writes: false,
-        repl_only: true,
+        traits: Traits {
+            repl: InRepl::Serve,
+            ..PLAIN
+        },
         takes: "takes a port number or `stop`",
         example: "e.g. `:serve`, `:serve 8080`, `:serve stop`",
-        // The REPL serves the page itself (`repl/serve.rs`); elsewhere there
+        // The REPL serves the page itself (`web/serve.rs`); elsewhere there
         // is no session left running to show.
         run: |_, c, _| {
             Err(SessionError::BadArguments {
@@ -239,7 +317,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "gradient check: reverse mode against a central difference, within |difference| ≤ atol + rtol·|numeric| (as torch.autograd.gradcheck); pass, warn, FAIL or kink; without names, the leaves the output depends on",
         params: &[optional(Arg::Names)],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            finishes_pass: true,
+            ..PLAIN
+        },
         takes: "takes variable names",
         example: "e.g. `:check x y`",
         run: |s, c, e| s.check(c.name.span, &c.names(), e),
@@ -251,7 +332,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "every path from the output to NAME with its product of local derivatives; they sum to the gradient",
         params: &[required(Arg::Name)],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes one name",
         example: "e.g. `:paths b`",
         run: |s, c, e| s.paths(c.name.span, c.names[0], e),
@@ -267,7 +348,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             optional(Arg::File),
         ],
         writes: true,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes a variable, a range and a file name",
         example: "e.g. `:plot x`, `:plot x -3 3`, `:plot x -3 3 plot.svg`",
         run: Session::plot,
@@ -276,10 +357,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "step",
         aliases: &[],
         usage: "[all|md|tex] [FILE] [--expand | --expand=CALL]",
-        help: "backprop one step per Enter, as `:trace` shows it, a call of a user function one step unless `--expand`; at the step prompt `b` goes back a step, `g N` (or `N`) to step N, q stops, and Enter at the last step ends it, saying so (in scripts, like `:trace`)",
+        help: "backprop one step at a time, as `:trace` shows it, a call of a user function one step unless `--expand`; the page's keys: → or Space (or Enter) the next step, ← or Backspace back, Home the first step, End the last, `g N` (or `N`) and Enter step N, q or Esc (or Ctrl-C) ends; stepping on from the last step ends the walk, saying so (in scripts, pipes and --json it prints what `:trace` prints)",
         params: TRACE_PARAMS,
         writes: true,
-        repl_only: true,
+        traits: Traits {
+            repl: InRepl::Step,
+            ..PLAIN
+        },
         takes: TRACE_TAKES,
         example: "e.g. `:step`, `:step all`",
         run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
@@ -291,7 +375,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "start `randn`'s generator again from seed N (a whole number), so that the same statements give the same numbers on every machine; a session starts from seed 0",
         params: &[required(Arg::Whole)],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes a whole number from 0 to 18446744073709551615",
         example: "e.g. `:seed 42`",
         run: |s, c, e| {
@@ -308,7 +392,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "show N significant digits (1 to 17) from now on, or `full` for the shortest text that reads back exactly; JSON always has full precision",
         params: &[required(Arg::Digits)],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes a number of digits from 1 to 17, or `full`",
         example: "e.g. `:precision 4`, `:precision full`",
         run: |_, c, e| {
@@ -329,7 +413,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "the variables with their values and gradients, then the functions you defined",
         params: &[],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes no arguments",
         example: "",
         run: |s, _, e| {
@@ -344,7 +428,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "run a statement N times (Ctrl-C stops): a table of the output and the assigned variables, and a plot of the output over the steps; e.g. `:repeat 50 w := w - 0.1*grad(L, w)`",
         params: &[],
         writes: true,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes a count and a statement",
         example: "e.g. `:repeat 50 w := w - 0.1*grad(L, w)`",
         // A statement of the grammar, not a command (its statements hold `;`,
@@ -367,7 +451,10 @@ pub static COMMANDS: &[CommandSpec] = &[
             optional(Arg::Keyword(&["--all"])),
         ],
         writes: true,
-        repl_only: false,
+        traits: Traits {
+            whole: true,
+            ..PLAIN
+        },
         takes: "takes a loss, `lr=RATE`, `steps=N`, a file for the plot if wanted, and the parameters",
         example: "e.g. `:descend L lr=0.1 steps=20 w1 w2 b`",
         run: |s, c, e| s.descend(&super::descent::Descent::parse(c)?, e),
@@ -379,7 +466,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "the matrix of second derivatives of the output, ∂²output/∂row∂column (symmetric); without names, the variables the output depends on",
         params: &[optional(Arg::Names)],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes variable names",
         example: "e.g. `:hessian x y`",
         run: |s, c, e| s.hessian(c.name.span, &c.names(), e),
@@ -391,7 +478,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "∂NAME/∂WRT as an expression you can type back: like terms collected, pi, e, ln(2), ln(10) by name; through relu, max, min its pieces and where each holds; a large one with shared parts named once (t1 = …)",
         params: &[required(Arg::Name), required(Arg::Name)],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes two names: the value and the variable",
         example: "e.g. `:diff y x`",
         run: |s, c, e| s.diff(c.name, &c.names(), e),
@@ -403,7 +490,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "this help; `:help tanh` for a function, `:help grad` for the conventions",
         params: &[optional(Arg::Topic)],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            bare: &["help"],
+            ..PLAIN
+        },
         takes: "takes one topic",
         example: "e.g. `:help tanh`",
         run: |s, c, e| {
@@ -418,7 +508,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "graph size: nodes, reachable nodes, bytes, sorts, the last reclaim",
         params: &[],
         writes: false,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes no arguments",
         example: "",
         run: |s, _, e| {
@@ -433,7 +523,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "reclaim the nodes no name, output or `ans` can reach",
         params: &[],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            whole: true,
+            ..PLAIN
+        },
         takes: "takes no arguments",
         example: "",
         run: |s, _, e| {
@@ -448,7 +541,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "forget all variables, functions and the graph",
         params: &[],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            whole: true,
+            ..PLAIN
+        },
         takes: "takes no arguments",
         example: "",
         run: |s, _, e| {
@@ -464,7 +560,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "write the session's statements to FILE as a script (`-f` replaces an existing FILE)",
         params: &[required(Arg::File)],
         writes: true,
-        repl_only: false,
+        traits: PLAIN,
         takes: "takes one file name",
         example: "e.g. `:save lesson.calc`, or `:save \"my lesson.calc\"` for a name with spaces",
         run: |s, c, e| {
@@ -493,7 +589,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "run the script FILE into this session (it may `:load` others)",
         params: &[required(Arg::File)],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            whole: true,
+            ..PLAIN
+        },
         takes: "takes one file name",
         example: "e.g. `:load lesson.calc`, or `:load \"my lesson.calc\"` for a name with spaces",
         run: |_, c, e| {
@@ -508,7 +607,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "leave gradcalc (also Ctrl-D)",
         params: &[],
         writes: false,
-        repl_only: false,
+        traits: Traits {
+            whole: true,
+            bare: &["quit", "exit"],
+            ..PLAIN
+        },
         takes: "takes no arguments",
         example: "",
         run: |_, _, e| {
@@ -1052,15 +1155,10 @@ impl Session {
         // A command's results may rest on an engine walk that Ctrl-C cut short;
         // those that change the session finish their change whole (`:descend`
         // keeps the steps it finished and says so).
-        if !matches!(
-            command.spec.name,
-            "reset" | "gc" | "load" | "quit" | "descend"
-        ) {
+        if !command.spec.traits.whole {
             self.check_interrupt()?;
         }
-        if matches!(command.spec.name, "trace" | "topo" | "forward" | "graph")
-            && events.len() > first
-        {
+        if command.spec.traits.lists_nodes && events.len() > first {
             // Say which of the nodes shown are derivative graphs (`grad(y, x)`).
             self.derivative_notes(events);
         }

@@ -15,6 +15,7 @@ mod command;
 mod derivative_cache;
 mod derivatives;
 mod descent;
+mod diff;
 pub mod error;
 mod eval;
 pub mod event;
@@ -42,8 +43,9 @@ use std::rc::Rc;
 
 pub use calls::Call;
 pub use command::find as find_command;
-pub use command::{Arg, COMMANDS, CommandSpec, Param, next_args};
-pub use derivatives::{CalculusEvent, Change, DiffPart, DiffPiece, RepeatRow};
+pub use command::{Arg, COMMANDS, CommandSpec, InRepl, Param, Traits, next_args};
+pub use derivatives::{CalculusEvent, Change, RepeatRow};
+pub use diff::{DiffPart, DiffPiece};
 pub use error::{ErrorCode, SessionError};
 pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
@@ -99,10 +101,6 @@ struct Output {
     node: NodeId,
     label: String,
 }
-
-/// Names that, alone as a statement and not a variable, run the command of
-/// that name (`help` is `:help`, `quit` and `exit` are `:quit`).
-const BARE_COMMANDS: [&str; 3] = ["help", "quit", "exit"];
 
 /// One interactive or batch session.
 #[derive(Debug, Default)]
@@ -463,8 +461,7 @@ impl Session {
         };
         match &node.kind {
             syntax::ExprKind::Name(name)
-                if BARE_COMMANDS.contains(&name.as_str())
-                    && !self.vars.contains_key(name.as_str()) =>
+                if command::find_bare(name).is_some() && !self.vars.contains_key(name.as_str()) =>
             {
                 Some(Statement::Command {
                     name: syntax::Ident {

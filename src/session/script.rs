@@ -104,7 +104,9 @@ pub(super) fn builds_state(statement: &Statement) -> bool {
         | Statement::Define { .. } => true,
         // `:descend` and `:repeat` record themselves: after Ctrl-C, with the
         // steps they finished.
-        Statement::Command { name, .. } => name.name == "backward",
+        Statement::Command { name, .. } => {
+            super::command::find(&name.name).is_some_and(|c| c.traits.saved)
+        }
         Statement::Repeat(_) => false,
     }
 }

@@ -135,16 +135,14 @@ impl Tensors {
         }
     }
 
-    /// Runs the graph again after leaves moved, to the end even when Ctrl-C
-    /// was pressed (one forward pass): what Ctrl-C stopped is put back or
-    /// kept whole, never left a mix of old and new values.
+    /// Runs the graph forward again after leaves moved, to the end even
+    /// after Ctrl-C (one forward pass, as the scalar graph's update of its
+    /// leaves): a step, an update or an undo is never left half done.
     pub fn rerun_whole(&mut self, scalars: &crate::engine::Graph) {
-        if !self.graph.rerun(scalars) {
-            self.graph.set_interrupt(std::sync::Arc::new(|| false));
-            self.graph.rerun(scalars);
-            self.graph
-                .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
-        }
+        self.graph.set_interrupt(std::sync::Arc::new(|| false));
+        self.graph.rerun(scalars);
+        self.graph
+            .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
     }
 
     /// Forgets that `name` is a tensor (a scalar assignment rebinds it).
@@ -864,7 +862,7 @@ impl Session {
             .graph
             .set_leaf_value(leaf, value)
             .map_err(|e| from_engine(e.into(), tree.span()))?;
-        self.tensors.graph.rerun(&self.graph);
+        self.tensors.rerun_whole(&self.graph);
         self.check_interrupt()?;
         events.push(Event::Tensor {
             name: Some(name.to_string()),
@@ -910,7 +908,7 @@ impl Session {
                 .set_leaf_value(leaf, value)
                 .map_err(|e| from_engine(e.into(), span))?;
         }
-        self.tensors.graph.rerun(&self.graph);
+        self.tensors.rerun_whole(&self.graph);
         self.check_interrupt()?;
         for target in targets {
             let id = self.tensors.vars[target.name.as_str()];
@@ -1452,18 +1450,11 @@ impl Session {
                 // The same shape: it was the leaf's value.
                 let _ = self.tensors.graph.set_leaf_value(leaf, moved);
             }
-            // The leaves have moved: this step is taken, its forward pass run to
-            // the end even after Ctrl-C, so the values, the loss and the step
-            // count agree.
             self.tensors.rerun_whole(&self.graph);
-            let stopped = crate::interrupt::requested();
             done += 1;
             losses.push(value(self));
             if super::update::keeps_step(done, descent.steps) {
                 rows.push(row(self, done));
-            }
-            if stopped {
-                break;
             }
         }
         if rows.last().is_some_and(|r| r.step != done) {
@@ -1673,4 +1664,40 @@ fn element_chains(
             }
         })
         .collect()
+}
+
+/// `:help` of a tensor function: what it makes or computes, its shape rule,
+/// and its backward rule with its source (the engine's tensor op table).
+pub(super) fn function_help(name: &str) -> Option<String> {
+    let op = match name {
+        "transpose" => TensorOp::Transpose,
+        "sum" => TensorOp::Sum,
+        "mean" => TensorOp::Mean,
+        "softmax" => TensorOp::Softmax,
+        "logsumexp" => TensorOp::LogSumExp,
+        "zeros" | "ones" | "randn" | "eye" => {
+            let what = match name {
+                "zeros" => "zeros(m, n), zeros(n): a matrix or vector of zeros",
+                "ones" => "ones(m, n), ones(n): a matrix or vector of ones",
+                "eye" => "eye(n): the n×n identity matrix",
+                _ => {
+                    "randn(m, n), randn(n): standard normal numbers from xoshiro256** seeded by SplitMix64 (Box–Muller), the same on every machine; `:seed N` starts it again"
+                }
+            };
+            return Some(format!(
+                "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
+            ));
+        }
+        _ => return None,
+    };
+    let info = op.info();
+    let usage = match name {
+        "transpose" => "transpose(W), also Wᵀ",
+        "sum" => "sum(x), sum(W, axis)",
+        _ => name,
+    };
+    Some(format!(
+        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
+        info.shape_rule, info.backward_rule, info.source
+    ))
 }

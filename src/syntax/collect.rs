@@ -126,7 +126,10 @@ impl ExprTree {
 }
 
 /// Name-only terms first, by degree; then the others in their order; the
-/// constant last.
+/// constant last — but first when it is positive and the term it would
+/// follow is negative, as the textbook writes `1 - tanh(x)^2`, not
+/// `-tanh(x)^2 + 1` (the form a sum inside a product keeps: `(1 -
+/// tanh(x)^2)*w`).
 fn in_order(sum: &mut Sum) {
     sum.sort_by_key(|term| {
         let names_only = term.factors.iter().all(|f| is_name(&f.tree));
@@ -137,6 +140,13 @@ fn in_order(sum: &mut Sum) {
             (false, false) => (1, 0),
         }
     });
+    let leads_negative = sum.first().is_some_and(|term| term.coefficient < 0.0);
+    let positive_constant = sum
+        .last()
+        .is_some_and(|term| term.factors.is_empty() && term.coefficient > 0.0);
+    if sum.len() > 1 && leads_negative && positive_constant {
+        sum.rotate_right(1);
+    }
 }
 
 fn is_name(tree: &ExprTree) -> bool {

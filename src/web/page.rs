@@ -10,6 +10,11 @@
 //!   enough for every gradient it shows over the pass, so no step moves a
 //!   box) with calls of user functions as boxes, then, if any call was boxed,
 //!   every node drawn (the page switches: calls collapsed or expanded);
+//!   `turned`, when the picture's direction was left to gradcalc, is the
+//!   same picture the other way (top to bottom if `svg` runs left to right,
+//!   and the reverse), its boxes in the same order: the page draws whichever
+//!   is larger in its pane, so a tall narrow pane (a phone) draws top to
+//!   bottom and a wide one left to right, each one layout for every step;
 //!   `boxes` has one entry per value box, in the order the SVG lists them
 //!   (`<g class="value …">`): the box's timeline, the steps at which its
 //!   gradient as drawn changes, each with its text and kind ([`BoxMark`]);
@@ -37,7 +42,7 @@ use crate::engine::{NodeId, Op};
 use crate::render::dot::{self, grad_text};
 use crate::render::plot::escape;
 use crate::render::{Style, text};
-use crate::session::{GradState, Page, Picture, StepModel};
+use crate::session::{Direction, GradState, Page, Picture, StepModel};
 
 /// The page's style sheet: the themes (plain and projector) and the
 /// colour-blind-safe palette (Okabe and Ito 2002).
@@ -68,6 +73,10 @@ pub struct PageView {
     pub name: String,
     /// The finished picture.
     pub svg: String,
+    /// The same picture the other way (see the module comment), when its
+    /// direction was gradcalc's to choose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turned: Option<String>,
     /// Per value box, in the SVG's order: its gradient's changes.
     pub boxes: Vec<Vec<BoxMark>>,
     /// Per step: the box it processes (an index into `boxes`), if drawn.
@@ -158,10 +167,12 @@ fn view(picture: &Picture, model: Option<&StepModel>, name: &str) -> PageView {
         .map(|node| node.node.id)
         .collect();
     let box_of: HashMap<NodeId, usize> = drawn.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let (svg, turned) = both_ways(picture);
     let Some(model) = model else {
         return PageView {
             name: name.to_string(),
-            svg: dot::svg(picture),
+            svg,
+            turned,
             boxes: vec![Vec::new(); drawn.len()],
             lit: Vec::new(),
         };
@@ -187,10 +198,33 @@ fn view(picture: &Picture, model: Option<&StepModel>, name: &str) -> PageView {
         .collect();
     PageView {
         name: name.to_string(),
-        svg: dot::svg(picture),
+        svg,
+        turned,
         boxes,
         lit,
     }
+}
+
+/// The picture as `:svg` draws it and, when its direction is gradcalc's to
+/// choose, the same picture the other way.
+fn both_ways(picture: &Picture) -> (String, Option<String>) {
+    let svg = dot::svg(picture);
+    if picture.direction != Direction::Auto {
+        return (svg, None);
+    }
+    let drawn = |direction| {
+        dot::svg(&Picture {
+            direction,
+            ..picture.clone()
+        })
+    };
+    let left_to_right = drawn(Direction::LeftToRight);
+    let turned = if left_to_right == svg {
+        drawn(Direction::TopToBottom)
+    } else {
+        left_to_right
+    };
+    (svg, Some(turned))
 }
 
 /// The model of a view with nothing to draw: `message` says why.

@@ -170,3 +170,72 @@ fn every_function_list_in_the_docs_is_the_op_table() {
         );
     }
 }
+
+/// The REPL holds no browser logic: the page's model, the live server and
+/// its sockets are `web/` (`web/serve.rs` for `:serve`).
+#[test]
+fn the_repl_holds_no_browser_logic() {
+    let files = sources();
+    let words = [
+        "html::",
+        "web::page",
+        "TcpListener",
+        "TcpStream",
+        "page_model",
+        "serde_json",
+    ];
+    let found = uses(under(&files, "repl/"), &words);
+    assert!(found.is_empty(), "browser logic in repl/: {found:#?}");
+    assert!(files.iter().any(|(file, _)| file == "web/serve.rs"));
+}
+
+/// Command names are matched only in the command table
+/// (`session/command.rs`): elsewhere a command is treated apart by its row's
+/// traits (`InRepl`, `Traits`), never by comparing its name. Checked as: no
+/// command written as typed (`":grad"`) outside the table and the grammar's
+/// printer (which writes `:repeat` back), and no name compared or matched
+/// (`== "step"`, `"serve" =>`, `| "quit"`) in the session, the front ends or
+/// the browser's side — but in the evaluator, its errors and its hints, which
+/// read function names (`grad(y, x)`; `diff(…)` suggests `:diff`). One-letter
+/// aliases (`q`) are keys and variable names too, and left out.
+#[test]
+fn command_names_are_matched_only_in_the_command_table() {
+    let files = sources();
+    let names: Vec<&str> = gradcalc::session::COMMANDS
+        .iter()
+        .flat_map(|spec| std::iter::once(spec.name).chain(spec.aliases.iter().copied()))
+        .filter(|name| name.len() > 1)
+        .collect();
+    let typed: Vec<String> = names.iter().map(|name| format!("\":{name}\"")).collect();
+    let typed: Vec<&str> = typed.iter().map(String::as_str).collect();
+    let table = |file: &str| file == "session/command.rs";
+    let found = uses(
+        files
+            .iter()
+            .filter(|(file, _)| !table(file) && file != "syntax/print.rs"),
+        &typed,
+    );
+    assert!(
+        found.is_empty(),
+        "commands written outside the table: {found:#?}"
+    );
+    let mut matched = Vec::new();
+    for name in &names {
+        for pattern in ["== \"{}\"", "\"{}\" =>", "\"{}\" |", "| \"{}\""] {
+            matched.push(pattern.replace("{}", name));
+        }
+    }
+    let matched: Vec<&str> = matched.iter().map(String::as_str).collect();
+    let function_names = ["session/eval.rs", "session/error.rs", "session/hints.rs"];
+    let dispatching = files.iter().filter(|(file, _)| {
+        let front = ["session/", "repl/", "web/", "driver.rs", "main.rs"]
+            .iter()
+            .any(|folder| file.starts_with(folder));
+        front && !table(file) && !function_names.contains(&file.as_str())
+    });
+    let found = uses(dispatching, &matched);
+    assert!(
+        found.is_empty(),
+        "command names matched outside the table: {found:#?}"
+    );
+}

@@ -270,6 +270,7 @@ impl Browser {
             "f" => ("KeyF", 70),
             "l" => ("KeyL", 76),
             "g" => ("KeyG", 71),
+            "+" => ("Equal", 187),
             other => panic!("no key {other}"),
         };
         let mut down = json!({"type": "rawKeyDown", "key": key, "code": code,

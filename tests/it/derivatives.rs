@@ -1235,3 +1235,20 @@ fn diff_of_ten_thousand_terms_prints_or_refuses_at_once() {
     );
     assert_contains(&stderr, "use its value: `g = grad(y, x)`");
 }
+
+/// Karpathy's neuron (examples/neuron.calc): `:diff o w1` and `:diff o b`
+/// write tanh's local derivative in one form, the textbook `1 - tanh(n)^2`
+/// (it was `-tanh(n)^2 + 1` alone), and each printed formula typed back
+/// gives its number: ∂o/∂w1 = 0.5·x1 = 1, ∂o/∂b = 0.5 (1 - o², o = 1/√2).
+#[test]
+fn diff_writes_tanh_s_derivative_one_way_and_it_types_back() {
+    let neuron = std::fs::read_to_string(crate::util::in_crate("examples/neuron.calc")).unwrap();
+    let out = run(&format!("{neuron}\n:diff o w1\n:diff o b"));
+    assert_contains(&out, "∂o/∂w1 = (1 - tanh(n)^2)*x1  (= 1 now)");
+    assert_contains(&out, "∂o/∂b = 1 - tanh(n)^2  (= 0.5 now)");
+    for (formula, expected) in [("(1 - tanh(n)^2)*x1", 1.0), ("1 - tanh(n)^2", 0.5)] {
+        let typed = values(&format!("{neuron}\n{formula}"));
+        let value = *typed.last().unwrap();
+        assert!((value - expected).abs() < 1e-12, "{formula} = {value}");
+    }
+}

@@ -38,6 +38,7 @@ mod repl;
 mod rules;
 mod serve;
 mod sessions;
+mod step_keys;
 mod steps;
 mod teaching;
 mod tensors;

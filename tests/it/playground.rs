@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::browser::{Browser, assert_drawn, serve_files};
+use crate::browser::{Browser, assert_drawn, serve_files, shown};
 use crate::util::in_crate;
 
 /// What a test of the playground starts with: Chromium, and the playground
@@ -555,6 +555,433 @@ fn the_neurons_graph_text_is_at_least_12_px_on_a_laptop() {
             return parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a; })()",
     );
     assert!(size.as_f64().unwrap() >= 12.0, "{size} px");
+}
+
+#[test]
+fn the_output_is_drawn_from_typed_pieces_with_the_terminals_colours() {
+    let Some((mut browser, url)) = playground("the playground's typed output") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 2; y = x^2");
+    enter(&mut browser, ":trace");
+    enter(&mut browser, "x y");
+    wait_screen(&mut browser, "use `*` to multiply");
+    // Each span of the pane with its classes, in order; no escape code shown.
+    let spans = browser.eval(
+        "Array.from(document.querySelectorAll('#screen > span')).map(s => [s.textContent, s.className])",
+    );
+    let spans: Vec<(String, String)> = spans
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s[0].as_str().unwrap().into(), s[1].as_str().unwrap().into()))
+        .collect();
+    let screen = browser.eval(SCREEN);
+    assert!(!screen.as_str().unwrap().contains('\u{1b}'), "{screen}");
+    let class_of = |text: &str, after: usize| {
+        spans[after..]
+            .iter()
+            .position(|(t, _)| t == text)
+            .map(|at| (after + at, spans[after + at].1.clone()))
+            .unwrap_or_else(|| panic!("no span {text:?} after {after}: {spans:?}"))
+    };
+    // A value: `y = 4`, the name bold, the value green.
+    let (at, class) = class_of("y", 0);
+    assert_eq!(class, "gc-bold");
+    assert_eq!(class_of("4", at), (at + 2, "gc-green".to_string()));
+    // A trace line: `[1] y = x ^ 2 = 4   upstream 1`, the upstream gradient red.
+    let at = at
+        + spans[at..]
+            .iter()
+            .position(|(t, _)| t.ends_with("\n[1] "))
+            .expect("the trace's step 1");
+    assert_eq!(spans[at + 1], ("y".into(), "gc-bold".into()));
+    assert_eq!(spans[at + 2].0, " = x ^ 2 = ");
+    assert_eq!(spans[at + 3], ("4".into(), "gc-green".into()));
+    assert_eq!(spans[at + 4].0, "   upstream ");
+    assert_eq!(spans[at + 5], ("1".into(), "gc-red".into()));
+    // The error: its first line bold red, then its place and the caret under `x y`.
+    let (at, class) = class_of("error: two names side by side: `x` and `y`", at);
+    assert_eq!(class, "gc-bold gc-red");
+    assert!(
+        spans[at + 1]
+            .0
+            .contains("1 │ x y\n  │ ^^^ use `*` to multiply: `x*y`"),
+        "{:?}",
+        spans[at + 1]
+    );
+    // Drawn as before: the value in the pane's blue, the gradient in its red.
+    let colours = browser.eval(
+        "['gc-green', 'gc-red'].map(c => getComputedStyle(document.querySelector('#screen .' + c)).color)",
+    );
+    assert_eq!(colours, json!(["rgb(127, 212, 255)", "rgb(255, 140, 105)"]));
+}
+
+/// The on-screen size in px of the first value box's name at fit: its font
+/// size in the picture times the picture's scale.
+const NAME_PX: &str = "(() => { const t = document.querySelector('.gc-graph svg text.name');
+    return parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a; })()";
+
+/// The statements of an example, up to its first command.
+fn example_statements(name: &str) -> String {
+    let source = std::fs::read_to_string(in_crate(&format!("examples/{name}.calc"))).unwrap();
+    let lines: Vec<&str> = source.lines().take_while(|l| !l.starts_with(':')).collect();
+    lines.join("\n")
+}
+
+/// The names' size at fit in the plain theme, then after T (the projector).
+fn name_px_in_both_themes(browser: &mut Browser) -> (f64, f64) {
+    let plain = browser.eval(NAME_PX).as_f64().unwrap();
+    browser.press("t");
+    browser.wait_for("document.body.classList.contains('projector')");
+    let projector = browser.eval(NAME_PX).as_f64().unwrap();
+    browser.press("t");
+    (plain, projector)
+}
+
+#[test]
+fn the_projector_theme_draws_the_graph_at_least_as_large_as_the_plain_one() {
+    let Some((mut browser, url)) = playground("the projector theme's graph") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for example in ["neuron", "mlp"] {
+        let page = crate::browser::html_page(dir.path(), example, &example_statements(example));
+        browser.open(&page, (1920, 1080), "window.gradcalcView");
+        let (plain, projector) = name_px_in_both_themes(&mut browser);
+        assert!(
+            projector >= plain,
+            ":html {example}: {projector} px in the projector theme, {plain} px plain"
+        );
+    }
+    browser.open(&url, (1920, 1080), READY);
+    paste(&mut browser, &example_statements("neuron"));
+    browser.press("Enter");
+    browser.wait_for("document.querySelectorAll('.gc-graph g.value').length === 10");
+    browser.press("Escape");
+    let (plain, projector) = name_px_in_both_themes(&mut browser);
+    assert!(
+        projector >= plain,
+        "the playground: {projector} px in the projector theme, {plain} px plain"
+    );
+}
+
+/// Opens the playground at `size`, runs examples/neuron.calc's statements
+/// and `:grad`, and waits for the view's last step.
+fn neuron_graded(browser: &mut Browser, url: &str, size: (u32, u32)) {
+    browser.open(url, size, READY);
+    paste(browser, &example_statements("neuron"));
+    browser.press("Enter");
+    enter(browser, ":grad");
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 10 of 10'");
+}
+
+/// Whether the output's box (step 1's) is right of every other box's centre
+/// (`right`: the graph runs left to right) and below every other's (`below`:
+/// top to bottom), and the boxes' names in the picture's order.
+const OUTPUT_PLACE: &str = "(() => { const view = window.gradcalcView, lit = view.drawing.lit;
+    const centre = b => { const r = b.group.getBBox(); return [r.x + r.width / 2, r.y + r.height / 2]; };
+    const out = centre(view.boxes[lit[0]]);
+    const others = view.boxes.filter((b, k) => k !== lit[0]).map(centre);
+    return {right: others.every(c => c[0] < out[0]), below: others.every(c => c[1] < out[1]),
+        names: view.boxes.map(b => b.name)}; })()";
+
+#[test]
+fn the_graph_runs_top_to_bottom_in_a_tall_pane_and_left_to_right_in_a_wide_one() {
+    let Some((mut browser, url)) = playground("the layout's direction") else {
+        return;
+    };
+    // A phone: the pane is taller than wide, the output under its inputs.
+    neuron_graded(&mut browser, &url, (390, 844));
+    let phone = browser.eval(OUTPUT_PLACE);
+    assert_eq!(
+        (&phone["below"], &phone["right"]),
+        (&json!(true), &json!(false)),
+        "{phone}"
+    );
+    let phone_px = browser.eval(NAME_PX).as_f64().unwrap();
+    // Drawn the other way (left to right), the names would be smaller.
+    let other = browser.eval(
+        "(() => { const view = window.gradcalcView, d = view.drawing, g = view.graph;
+            const other = d.svg === view.shown ? d.turned : d.svg;
+            const [w, h] = /width=\"([0-9.]+)\" height=\"([0-9.]+)\"/.exec(other).slice(1).map(Number);
+            const name = document.querySelector('.gc-graph svg text.name');
+            return Math.min(g.clientWidth / w, g.clientHeight / h) * parseFloat(getComputedStyle(name).fontSize); })()",
+    );
+    assert!(
+        phone_px > other.as_f64().unwrap(),
+        "top to bottom {phone_px} px, left to right {other} px"
+    );
+    // The same boxes in the same order, each step lighting the same node.
+    browser.press("Escape");
+    browser.press("Home");
+    browser.press("ArrowRight");
+    let current = shown(&mut browser).1;
+    // A laptop: the pane is wider than tall, the output right of its inputs,
+    // at the same step.
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 1366, "height": 768, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    browser.wait_for(&format!("!{OUTPUT_PLACE}.below"));
+    let laptop = browser.eval(OUTPUT_PLACE);
+    assert_eq!(
+        (&laptop["below"], &laptop["right"]),
+        (&json!(false), &json!(true)),
+        "{laptop}"
+    );
+    assert_eq!(laptop["names"], phone["names"]);
+    assert_eq!(shown(&mut browser).0, json!(1));
+    assert_eq!(shown(&mut browser).1, current);
+    // The page of `:html` in a portrait window too.
+    let dir = tempfile::tempdir().unwrap();
+    let page = crate::browser::html_page(dir.path(), "neuron", &example_statements("neuron"));
+    browser.open(&page, (390, 844), "window.gradcalcView");
+    let page_place = browser.eval(OUTPUT_PLACE);
+    assert_eq!(page_place["below"], json!(true), "{page_place}");
+}
+
+#[test]
+fn a_plot_is_an_svg_picture_whose_curve_is_the_function() {
+    let Some((mut browser, url)) = playground("the playground's plot") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 1; y = x^3 - x");
+    enter(&mut browser, ":plot x -2 2");
+    browser.wait_for("document.querySelector('#screen .gc-plot svg polyline')");
+    let screen = browser.eval(SCREEN);
+    let screen = screen.as_str().unwrap();
+    assert!(
+        screen.contains("y for x from -2 to 2 (x = 1 now)"),
+        "{screen}"
+    );
+    assert!(
+        !screen
+            .chars()
+            .any(|c| ('\u{2800}'..='\u{28ff}').contains(&c)),
+        "braille in the pane: {screen}"
+    );
+    // The output's curve (the first panel's), as (pixel across, pixel down),
+    // and the picture's width on the screen against the pane's.
+    let drawn = browser.eval(
+        "(() => { const svg = document.querySelector('#screen .gc-plot svg');
+            const line = svg.querySelector('polyline');
+            return {points: line.getAttribute('points').trim().split(/\\s+/).map(p => p.split(',').map(Number)),
+                width: svg.getBoundingClientRect().width,
+                pane: document.getElementById('screen').clientWidth}; })()",
+    );
+    assert!(
+        drawn["width"].as_f64().unwrap() <= drawn["pane"].as_f64().unwrap(),
+        "{drawn}"
+    );
+    let points: Vec<(f64, f64)> = drawn["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect();
+    // x from -2 to 2 across the frame's 80 to 700 px (plot.rs's margins).
+    let (first, last) = (points[0], points[points.len() - 1]);
+    assert_eq!((first.0, last.0), (80.0, 700.0));
+    let down_at = |x: f64| {
+        let px = 80.0 + (x + 2.0) / 4.0 * 620.0;
+        let k = points
+            .windows(2)
+            .position(|w| w[0].0 <= px && px <= w[1].0)
+            .unwrap();
+        let (a, b) = (points[k], points[k + 1]);
+        a.1 + (b.1 - a.1) * (px - a.0) / (b.0 - a.0)
+    };
+    // y = x³ − x: 0 at −1, 0 and 1; −0.375 at 0.5; ∓6 at ∓2. The pixel
+    // scale is linear, so the heights above y = 0 are in those ratios.
+    let zero = down_at(0.0);
+    for x in [-1.0, 1.0] {
+        assert!((down_at(x) - zero).abs() < 0.5, "y({x}) is not y(0)");
+    }
+    let six = zero - down_at(2.0);
+    assert!(six > 40.0, "{six}");
+    assert!((zero - down_at(-2.0) + six).abs() < 0.5);
+    let ratio = (zero - down_at(0.5)) / six;
+    assert!((ratio - (-0.375 / 6.0)).abs() < 0.005, "{ratio}");
+    assert_drawn(&browser.screenshot("playground-plot-1366x768"), (1366, 768));
+    // Copy gives the plot's titles, not its pictures' labels.
+    browser.call_browser(
+        "Browser.grantPermissions",
+        json!({"origin": url.trim_end_matches('/'), "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}),
+    );
+    browser.click("#copy");
+    browser.wait_for("document.getElementById('copy').textContent === 'copied'");
+    let copied = browser.eval("navigator.clipboard.readText()");
+    assert!(
+        copied.as_str().unwrap().ends_with(
+            "> :plot x -2 2\nx = 1\ny = 0\ny for x from -2 to 2 (x = 1 now)\n∂y/∂x for x from -2 to 2 (x = 1 now)\n"
+        ),
+        "{copied}"
+    );
+}
+
+#[test]
+fn the_graph_pans_by_keyboard_and_the_legend_names_esc() {
+    let Some((mut browser, url)) = playground("the graph by keyboard") else {
+        return;
+    };
+    neuron_graded(&mut browser, &url, (1920, 1080));
+    let legend = browser.eval("document.querySelector('.gc-legend .gc-keys').textContent");
+    let legend = legend.as_str().unwrap();
+    assert!(
+        legend.contains("Shift+arrows")
+            && legend.contains("Esc: out of full-window; in the playground, back to the input"),
+        "{legend}"
+    );
+    let view_box =
+        "document.querySelector('.gc-graph svg').getAttribute('viewBox').split(' ').map(Number)";
+    browser.press("Escape");
+    browser.press("Home");
+    browser.press("+");
+    let zoomed = browser.eval(view_box);
+    let at = |b: &serde_json::Value, i: usize| b[i].as_f64().unwrap();
+    let (w, h) = (at(&zoomed, 2), at(&zoomed, 3));
+    // Shift+→ shows what is right of the view (a tenth of its width), ↓ what
+    // is below (a tenth of its height), Shift+← comes back; none of them steps.
+    browser.press_with("ArrowRight", 8);
+    let right = browser.eval(view_box);
+    assert!(
+        (at(&right, 0) - at(&zoomed, 0) - w / 10.0).abs() < 0.02,
+        "{zoomed} → {right}"
+    );
+    assert_eq!(at(&right, 1), at(&zoomed, 1));
+    browser.press("ArrowDown");
+    let down = browser.eval(view_box);
+    assert!(
+        (at(&down, 1) - at(&zoomed, 1) - h / 10.0).abs() < 0.02,
+        "{right} → {down}"
+    );
+    browser.press_with("ArrowLeft", 8);
+    browser.press_with("ArrowUp", 8);
+    let back = browser.eval(view_box);
+    assert!(
+        (at(&back, 0) - at(&zoomed, 0)).abs() < 0.02
+            && (at(&back, 1) - at(&zoomed, 1)).abs() < 0.02,
+        "{zoomed} → {back}"
+    );
+    assert_eq!(shown(&mut browser).0, json!(0));
+    // → alone still steps; G then Esc leaves the full window, the graph
+    // keeping the focus; Esc again goes back to the input.
+    browser.press("ArrowRight");
+    assert_eq!(shown(&mut browser).0, json!(1));
+    browser.press("g");
+    assert_eq!(
+        browser.eval("document.querySelector('.gc-view').classList.contains('gc-full')"),
+        json!(true)
+    );
+    browser.press("Escape");
+    assert_eq!(
+        browser.eval("[document.querySelector('.gc-view').classList.contains('gc-full'), document.activeElement === window.gradcalcView.graph]"),
+        json!([false, true])
+    );
+    browser.press("Escape");
+    assert_eq!(browser.eval("document.activeElement.id"), json!("input"));
+}
+
+/// Every visible text of the page whose contrast against what is drawn
+/// under it (WCAG 2's ratio) is under 4.5:1, as `[text, ratio, colour,
+/// background]`; and how many texts were checked. The background is found
+/// at the text's middle: the first opaque background colour (or an SVG
+/// shape's fill) at or under it, translucent ones blended over it (a text
+/// scrolled out of its pane, or under another element, is scrolled into
+/// view first).
+const LOW_CONTRAST: &str = "(() => {
+    const parse = c => { const m = /rgba?\\(([^)]*)\\)/.exec(c || ''); if (!m) return null;
+        const v = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+        return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+    const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
+        return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+    const blend = (top, under) => top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3])).concat([1]);
+    const shapes = ['rect', 'ellipse', 'circle', 'polygon'];
+    const paint = e => { const s = getComputedStyle(e);
+        if (e instanceof SVGElement) return shapes.includes(e.tagName) ? parse(s.fill) : null;
+        return parse(s.backgroundColor); };
+    const inside = r => { const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        return x >= 0 && y >= 0 && x < innerWidth && y < innerHeight; };
+    const background = (e, r) => {
+        const hit = r => inside(r) && document.elementsFromPoint(r.left + r.width / 2, r.top + r.height / 2).includes(e);
+        if (!hit(r)) { e.scrollIntoView({block: 'center', inline: 'center'}); r = e.getBoundingClientRect(); }
+        const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        let layers = [];
+        if (inside(r)) {
+            const stack = document.elementsFromPoint(x, y);
+            const at = stack.indexOf(e);
+            layers = (at >= 0 ? stack.slice(at) : stack.filter(u => !e.contains(u) || u === e));
+            if (e instanceof SVGElement) layers = layers.filter(u => u !== e);
+        } else { for (let u = e; u; u = u.parentElement) layers.push(u); }
+        const found = [];
+        for (const u of layers) { const c = paint(u); if (c && c[3] > 0) { found.push(c); if (c[3] >= 1) break; } }
+        return found.reverse().reduce((under, top) => blend(top, under), [255, 255, 255, 1]);
+    };
+    const low = []; let checked = 0;
+    for (const e of document.querySelectorAll('body *')) {
+        if (!Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+        if (e.closest('script, style, noscript, title, .gc-reader, .gc-heading')) continue;
+        const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+        if (!r.width || !r.height || s.visibility !== 'visible' || e.getClientRects().length === 0) continue;
+        const fg = parse(e instanceof SVGElement ? s.fill : s.color);
+        if (!fg) continue;
+        const bg = background(e, r);
+        const k = ratio(blend(fg, bg), bg);
+        checked++;
+        if (k < 4.5) low.push([e.textContent.trim().slice(0, 40), Math.round(k * 100) / 100, fg.join(','), bg.join(',')]);
+    }
+    return {checked, low}; })()";
+
+/// The texts under 4.5:1 in both themes (T switches), each with the theme.
+fn low_contrast_in_both_themes(browser: &mut Browser, name: &str) -> Vec<String> {
+    let mut low = Vec::new();
+    for theme in ["plain", "projector"] {
+        let found = browser.eval(LOW_CONTRAST);
+        assert!(found["checked"].as_u64().unwrap() > 20, "{name}: {found}");
+        for text in found["low"].as_array().unwrap() {
+            low.push(format!("{name}, {theme}: {text}"));
+        }
+        browser.press("t");
+    }
+    low
+}
+
+#[test]
+fn every_visible_text_has_a_contrast_of_at_least_4_5() {
+    let Some((mut browser, url)) = playground("the whole page's contrast") else {
+        return;
+    };
+    let mut low = Vec::new();
+    // The playground: coloured output, an error, a plot, and the graph at
+    // step 2 of colah's fan-out (current, partial, final and pending boxes),
+    // the legend shown.
+    browser.open(&url, (1920, 1080), READY);
+    enter(&mut browser, crate::web::COLAH);
+    enter(&mut browser, ":trace");
+    enter(&mut browser, "x y");
+    enter(&mut browser, ":plot a 0 4");
+    browser.wait_for("document.querySelector('#screen .gc-plot svg')");
+    browser.press("Escape");
+    browser.press("Home");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    browser.wait_for(
+        "document.querySelector('g.value.partial') && document.querySelector('g.value.current')",
+    );
+    low.extend(low_contrast_in_both_themes(&mut browser, "playground"));
+    // The page of `:html` at the same step.
+    let dir = tempfile::tempdir().unwrap();
+    let page = crate::browser::html_page(dir.path(), "colah", crate::web::COLAH);
+    browser.open(&page, (1920, 1080), "window.gradcalcView");
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    low.extend(low_contrast_in_both_themes(&mut browser, ":html"));
+    assert!(low.is_empty(), "under 4.5:1:\n{}", low.join("\n"));
 }
 
 #[test]

@@ -155,7 +155,7 @@ fn step_advances_one_node_per_enter() {
     repl.expect("step 1/4");
     repl.line("", "[2] ");
     repl.expect("step 2/4");
-    repl.line("q", "(stopped)");
+    repl.line("q", "(stopped at step");
     // The session goes on.
     repl.line("z + 1", "8");
 }
@@ -169,7 +169,7 @@ fn step_says_when_the_walk_has_ended_and_catches_a_late_b() {
     repl.line("x = 2; b = 3; y = x*b", "y = 6");
     repl.line(":step", "step 1/3");
     repl.line("", "step 2/3");
-    repl.line("", "step 3/3: the last step: Enter to end");
+    repl.line("", "step 3/3, the last: → ends");
     repl.line(
         "",
         "(the backward pass is done: all 3 steps shown; `:step` starts it again)",
@@ -177,7 +177,7 @@ fn step_says_when_the_walk_has_ended_and_catches_a_late_b() {
     repl.line("b", "(`b` was not run: `:step` had ended");
     // Typed again, it runs: b = 3.
     repl.line("b", "3");
-    repl.line(":help step", "`b` goes back a step");
+    repl.line(":help step", "← or Backspace back");
     repl.leave();
 }
 
@@ -188,10 +188,7 @@ fn step_goes_back_and_jumps_to_a_step() {
     // colah's e = (a + b)(b + 1) at a = 2, b = 1: five steps (e, d, c, b, a);
     // b's gradient is 3 after step 2 (from d) and 3 + 2 = 5 after step 3.
     repl.line("a = 2; b = 1; c = a + b; d = b + 1; e = c*d", "e = 6");
-    repl.line(
-        ":step",
-        "step 1/5: Enter for the next, b back, g N for step N, q to stop",
-    );
+    repl.line(":step", "step 1/5: → next, ← back, Home, End, q quits");
     repl.line("", "step 2/5");
     repl.line("", "grad 3 → 5   (2nd of 2 uses: accumulated)");
     repl.expect("step 3/5");
@@ -200,12 +197,12 @@ fn step_goes_back_and_jumps_to_a_step() {
     repl.expect("grad 0 → 3   (1st of 2 uses)");
     repl.expect("step 2/5");
     repl.line("g 5", "[5] a leaf = 2   ∂e/∂a = 2");
-    repl.expect("step 5/5: the last step: Enter to end, b back");
+    repl.expect("step 5/5, the last: → ends, ← back");
     repl.line("g 9", "(no step 9 to show: the steps shown are 1 to 5)");
     repl.expect("step 5/5");
     repl.line("3", "[3] c = a + b = 3   upstream 2");
     repl.expect("step 3/5");
-    repl.line("q", "(stopped)");
+    repl.line("q", "(stopped at step");
     repl.line("e + 1", "7");
     repl.leave();
 }
@@ -230,14 +227,14 @@ fn step_shows_a_call_as_one_step_unless_expanded() {
     repl.expect("step 4/4");
     repl.line("b", "[3] w leaf = -3   ∂o/∂w = 1");
     repl.expect("step 3/4");
-    repl.line("q", "(stopped)");
+    repl.line("q", "(stopped at step");
     // Expanded: tanh, the sum and the product too, the same gradients.
     repl.line(":step --expand", "from o: 6 nodes");
     repl.expect("[1] o = tanh(n1.add) = 0.7071067812   upstream 1");
     repl.expect("step 1/6");
     repl.line("g 6", "[6] x leaf = 2   ∂o/∂x = -1.5");
     repl.expect("step 6/6");
-    repl.line("q", "(stopped)");
+    repl.line("q", "(stopped at step");
     repl.leave();
 }
 
@@ -258,10 +255,12 @@ fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
     let first = repl.expect("step 1/3");
     repl.send_line("");
     let second = repl.expect("step 2/3");
-    // Enter took the answered prompt off the screen: cursor up, clear the line.
-    assert!(second.contains("\u{1b}[1A\u{1b}[2K"), "{second:?}");
+    // Enter took the answered prompt off the screen: back to the start of
+    // its line, clear it.
+    assert!(second.contains("\r\u{1b}[2K"), "{second:?}");
     for text in [&first, &second] {
-        for row in text.split("\r\n") {
+        // A row ends at a newline, or where the prompt was cleared.
+        for row in text.split(['\r', '\n']) {
             let plain: String = strip_ansi(row);
             assert!(
                 plain.chars().count() <= 80,
@@ -270,7 +269,7 @@ fn step_wraps_like_trace_and_leaves_no_prompts_in_the_scrollback() {
             );
         }
     }
-    repl.line("q", "(stopped)");
+    repl.line("q", "(stopped at step");
 }
 
 #[test]
@@ -583,7 +582,7 @@ fn precision_changes_the_digits_for_the_rest_of_the_session() {
     repl.line(":precision 3", "3 significant digits");
     repl.line("y = x*x", "y = 0.444\r\n");
     repl.line(":step", "[1] y = x * x = 0.444");
-    repl.line("q", "(stopped)");
+    repl.line("q", "(stopped at step");
     repl.line(":precision full", "full precision");
     repl.line("x", "0.6666666666666666\r\n");
     repl.line(":precision 18", "from 1 to 17, or `full`");
@@ -613,7 +612,7 @@ fn a_markdown_table_is_never_wrapped_at_the_terminal_width() {
 
 /// `d0(t) = t + 1` and `dk(t) = d(k-1)(t) + d(k-1)(t)` up to `d19`: `dk(x)`
 /// builds 2^(k+1) − 1 nodes and equals 2^k·(x + 1).
-fn doubling_functions() -> String {
+pub fn doubling_functions() -> String {
     let mut text = String::from("d0(t) = t + 1");
     for k in 1..20 {
         text.push_str(&format!("; d{k}(t) = d{}(t) + d{}(t)", k - 1, k - 1));

@@ -302,3 +302,112 @@ fn a_page_too_large_is_a_message() {
     assert!(page.len() < 100_000, "{} bytes", page.len());
     served.repl.line(":serve stop", "stopped serving");
 }
+
+/// A page's event stream (`GET /events`): each `data:` line as JSON.
+struct Events {
+    stream: TcpStream,
+    buffer: String,
+}
+
+impl Events {
+    fn open(port: u16) -> Events {
+        let mut stream = connect(port);
+        write!(
+            stream,
+            "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+        )
+        .unwrap();
+        Events {
+            stream,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event sent: `{"version", "model", "step"}`.
+    fn next(&mut self) -> serde_json::Value {
+        loop {
+            if let Some(start) = self.buffer.find("data: ")
+                && let Some(length) = self.buffer[start..].find("\n\n")
+            {
+                let data = &self.buffer[start + "data: ".len()..start + length];
+                let event = serde_json::from_str(data).expect("an event is JSON");
+                self.buffer.drain(..start + length + 2);
+                return event;
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => panic!("the stream ended: {}", self.buffer),
+                Ok(read) => self
+                    .buffer
+                    .push_str(&String::from_utf8_lossy(&chunk[..read])),
+                Err(error) => panic!("reading the events: {error}"),
+            }
+        }
+    }
+
+    /// The events up to the first whose step is `step`; that one.
+    fn until_step(&mut self, step: u64) -> serde_json::Value {
+        loop {
+            let event = self.next();
+            if event["step"] == step {
+                return event;
+            }
+        }
+    }
+}
+
+/// A statement that fails changes nothing on the live page: stepped to step
+/// 3 of Karpathy's neuron after `:grad`, the page (`GET /`) is the same bytes
+/// after `w1, b := …` fails on the undefined `L`, and the stream sent no
+/// version for it: the next statement's version is the one after step 3's.
+#[test]
+fn a_failed_statement_leaves_the_live_page_as_it_was() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line(
+        "x1 = 2; w1 = -3; b = 6.8813735870195432; o = tanh(x1*w1 + b)",
+        "o = 0.7071067812",
+    );
+    repl.prompt();
+    let port = free_port();
+    repl.line(&format!(":serve {port}"), "serving the live page");
+    repl.prompt();
+    let mut events = Events::open(port);
+    events.next();
+    // The last statement of the line asks for the gradients: the page shows
+    // the finished pass, its last step (o, the sum, b, the product, w1, x1).
+    repl.line("w1 := -3; :grad", "∂o/∂b = 0.5");
+    repl.prompt();
+    let finished = events.until_step(6);
+    assert_eq!(finished["model"]["steps"].as_array().map(Vec::len), Some(6));
+    // Stepped with the page's keys to step 3 (b, ∂o/∂b = 0.5), then ended.
+    repl.line(":step", "step 1/6");
+    repl.send("\u{1b}[C");
+    repl.expect("step 2/6");
+    repl.send("\u{1b}[C");
+    repl.expect("step 3/6");
+    repl.send("q");
+    repl.expect("(stopped at step 3/6");
+    repl.prompt();
+    let stepped = events.until_step(3);
+    let before = get(port, "/");
+    assert_eq!(status(&before), "HTTP/1.1 200 OK");
+    assert_contains(&before, "∂o/∂b");
+    repl.line(
+        "w1, b := w1 - 0.1*grad(L, w1), b - 0.1*grad(L, b)",
+        "unknown name `L`",
+    );
+    repl.prompt();
+    assert_eq!(
+        get(port, "/"),
+        before,
+        "the page changed after a failed statement"
+    );
+    // The next statement that runs publishes the version after step 3's.
+    repl.line("b", "6.881373587");
+    repl.prompt();
+    let next = events.next();
+    assert_eq!(next["version"], stepped["version"].as_u64().unwrap() + 1);
+    assert_eq!(next["step"], 0);
+    repl.leave();
+}

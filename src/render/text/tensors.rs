@@ -61,7 +61,7 @@ fn matrix(
     text: &dyn Fn(&Number) -> String,
     paint: &dyn Fn(&str) -> String,
 ) -> String {
-    let rows: Vec<&[Number]> = value.rows().collect();
+    let rows: Vec<&[Number]> = value.rows();
     let columns = value.shape.get(1).copied().unwrap_or(0);
     let row_ids = shown(rows.len(), summarise);
     let column_ids = shown(columns, summarise);
@@ -103,9 +103,6 @@ fn matrix(
                 let _ = write!(out, "[{}]", padded.join(", "));
             }
         }
-    }
-    if rows.is_empty() {
-        out.push_str("[]");
     }
     out.push(']');
     out

@@ -7,8 +7,11 @@
 //!    the input there.
 //! 2. `gradcalc_run(ptr, len)` runs it as the REPL runs a typed line (every
 //!    statement, even after an error) and frees the buffer; the output — what
-//!    the terminal shows, in ANSI colour, errors with their carets — is then
-//!    at `gradcalc_output_ptr()`, `gradcalc_output_len()` bytes. Returns 1 after
+//!    the terminal shows, errors with their carets — is then at
+//!    `gradcalc_output_ptr()`, `gradcalc_output_len()` bytes, as a JSON array
+//!    of typed pieces `{"text", "class"}` (module `pieces`: the terminal's
+//!    colours as classes, so that the page parses no escape codes; a `:plot`
+//!    is a piece with an `svg` picture where the terminal draws braille). Returns 1 after
 //!    `:quit`, else 0. `gradcalc_set_width(columns)` before it wraps the
 //!    output to the pane's width, as the terminal's width does.
 //! 3. `gradcalc_page()` puts the graph view's model of the current output
@@ -35,8 +38,10 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use gradcalc::driver::{self, Options, Outcome};
-use gradcalc::render::{Format, Precision, Printer, Style, html};
-use gradcalc::session::Session;
+use gradcalc::render::{Format, Precision, Printer, Style, html, plot};
+use gradcalc::session::{Event, Session};
+
+mod pieces;
 
 /// How typed lines run: as in the REPL.
 const TYPED: Options = Options {
@@ -137,9 +142,38 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// What the terminal would show, results and errors in order.
+/// What the terminal would show, results and errors in order, and the plots
+/// drawn as SVG in place of its braille charts.
 #[derive(Clone, Default)]
-struct Screen(Rc<RefCell<Vec<u8>>>);
+struct Screen(Rc<RefCell<Vec<u8>>>, Rc<RefCell<Vec<pieces::Plot>>>);
+
+impl Screen {
+    /// Shows a `:plot` without a file as an SVG picture where the terminal
+    /// draws braille (whose glyphs, from a fallback font, are wider than the
+    /// pane's cells and wrap): its titles as text, then the picture. Other
+    /// events are left to the printer (false).
+    fn show(&self, event: &Event) -> bool {
+        let Event::Plot {
+            of,
+            wrt,
+            at,
+            samples,
+            target: None,
+        } = event
+        else {
+            return false;
+        };
+        let charts = plot::terminal(of, wrt, at.0, samples, Precision::default());
+        let from = format!(" for {wrt} from ");
+        let titles: Vec<&str> = charts.lines().filter(|l| l.contains(&from)).collect();
+        self.1.borrow_mut().push(pieces::Plot {
+            at: self.0.borrow().len(),
+            titles: titles.join("\n"),
+            svg: plot::svg(of, wrt, at.0, samples),
+        });
+        true
+    }
+}
 
 impl Write for Screen {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
@@ -173,6 +207,8 @@ impl State {
         let mut printer = Printer::new(Format::Human(style), screen.clone(), screen.clone());
         printer.writes.nowhere = true;
         printer.downloads = Some(Vec::new());
+        let shown = screen.clone();
+        printer.show = Some(Box::new(move |event, _| shown.show(event)));
         State {
             session: Session::new(),
             printer,
@@ -240,7 +276,9 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         if let Some(files) = &mut state.printer.downloads {
             state.downloads.append(files);
         }
-        state.output = std::mem::take(&mut *state.screen.0.borrow_mut());
+        let shown = std::mem::take(&mut *state.screen.0.borrow_mut());
+        let plots = std::mem::take(&mut *state.screen.1.borrow_mut());
+        state.output = serde_json::to_vec(&pieces::pieces(&shown, plots)).unwrap_or_default();
         u32::from(matches!(outcome, Outcome::Quit { .. }))
     })
 }

@@ -1,4 +1,4 @@
-//! `:serve [PORT]`: the page of `:html` served at http://127.0.0.1:PORT/ and
+//! `:serve [PORT]` (a REPL command, behind the `cli` feature): the page of `:html` served at http://127.0.0.1:PORT/ and
 //! kept up to date with server-sent events (the HTML standard's `EventSource`:
 //! one long response, a `data:` line per change), over the standard library's
 //! TCP alone.
@@ -40,10 +40,130 @@ use std::time::{Duration, Instant};
 use rustix::net::{RecvFlags, Shutdown};
 use serde_json::Value;
 
-use crate::render::html;
+use crate::render::{Format, Printer, Style, html};
+use crate::session::{ErrorCode, Session};
+use crate::syntax;
 
 /// The port `:serve` uses when none is given.
 pub const DEFAULT_PORT: u16 = 8000;
+/// `:serve [PORT|stop]` typed in the REPL (`input`, the command's text):
+/// starts, moves or stops the live page (`server`, `None` when not serving)
+/// with the session's output now, and says so on `printer`; a word that is
+/// no port, or a port in use, is reported with a fix.
+///
+/// Errors: only I/O errors of the printer's streams.
+pub fn command<O: Write, E: Write>(
+    server: &mut Option<Server>,
+    session: &mut Session,
+    printer: &mut Printer<O, E>,
+    input: &str,
+) -> io::Result<()> {
+    let words: Vec<&str> = input.split_whitespace().skip(1).collect();
+    let port = match words.as_slice() {
+        ["stop"] => {
+            return match server.take() {
+                Some(running) => {
+                    let address = running.address();
+                    running.stop();
+                    printer.line(&format!("stopped serving {address}"))
+                }
+                None => printer.line("not serving: `:serve` starts the live page"),
+            };
+        }
+        [] => DEFAULT_PORT,
+        [word] => match word.parse::<u16>() {
+            Ok(port) if port > 0 => port,
+            _ => {
+                let at = input.find(word).unwrap_or(0);
+                let message = format!(
+                    "`{word}` is not a port: `:serve` takes a number from 1 to 65535, or `stop`"
+                );
+                let help = Some(format!("e.g. `:serve {}`", DEFAULT_PORT));
+                let code = ErrorCode::BadArguments;
+                return printer.problem(&message, code, at, help, (input, "<input>"));
+            }
+        },
+        _ => {
+            let help = Some("e.g. `:serve`, `:serve 8080`, `:serve stop`".to_string());
+            return printer.problem(
+                "`:serve` takes a port number or `stop`",
+                ErrorCode::BadArguments,
+                0,
+                help,
+                (input, "<input>"),
+            );
+        }
+    };
+    if let Some(running) = server.as_ref().filter(|s| s.port() == port) {
+        return printer.line(&format!("already serving {}", running.address()));
+    }
+    // A new port: the old server stops first.
+    if let Some(running) = server.take() {
+        running.stop();
+    }
+    let model = page_model(session, printer);
+    match Server::start(port, model) {
+        Ok(started) => {
+            let address = started.address();
+            *server = Some(started);
+            printer.line(&format!(
+                "serving the live page at {address} (read-only, this computer only; `:serve stop` stops it)"
+            ))
+        }
+        Err(message) => {
+            let help = Some("`:html FILE` writes the page to a file instead".to_string());
+            let at = words.first().and_then(|word| input.find(word)).unwrap_or(0);
+            printer.problem(&message, ErrorCode::Serve, at, help, (input, "<input>"))
+        }
+    }
+}
+
+/// The page's model for the session's output now, or why there is none.
+fn page_model<O: Write, E: Write>(session: &mut Session, printer: &Printer<O, E>) -> Value {
+    let style = match printer.format {
+        Format::Human(style) => style,
+        Format::Json => Style::default(),
+    };
+    match session.page() {
+        Ok(page) => html::model(&page, session, &style),
+        Err(error) => html::message_model(&format!("{error}: type a statement in gradcalc")),
+    }
+}
+
+/// After a typed `input` that did not fail: the live page (`server`, if
+/// any) shows the output as it is now, at the
+/// finished backward pass after `:grad`, `:backward`, `:trace` and `:check`
+/// (the gradients were asked for), before it otherwise.
+pub fn publish<O: Write, E: Write>(
+    server: Option<&Server>,
+    session: &mut Session,
+    printer: &Printer<O, E>,
+    input: &str,
+) {
+    let Some(server) = server else { return };
+    let model = page_model(session, printer);
+    let asked = asks_gradients(input);
+    let step = match model["steps"].as_array() {
+        Some(steps) if asked => steps.len(),
+        _ => 0,
+    };
+    server.publish(model, Some(step));
+}
+
+/// Whether the last statement of `input` is a command that asks for the
+/// gradients (the table's `finishes_pass`: `:grad`, `:backward`, `:trace`,
+/// `:check`).
+fn asks_gradients(input: &str) -> bool {
+    let spans = syntax::statement_spans(input);
+    spans.last().is_some_and(|span| {
+        input[span.start..span.end]
+            .strip_prefix(':')
+            .and_then(|text| text.split(char::is_whitespace).next())
+            .and_then(crate::session::find_command)
+            .is_some_and(|command| command.traits.finishes_pass)
+    })
+}
+
 /// Connections open at once (pages and event streams). When all are taken,
 /// a new connection takes the slot of one whose browser has left, else of the
 /// oldest one still sending its request head; if there is none, it is
