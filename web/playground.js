@@ -38,6 +38,10 @@
   var running = null; // the input the worker runs now
   var script = ""; // the session's script after the last finished input
   var nextId = 0;
+  // The commands the page carries out itself, by name, as the command table
+  // lists them (the worker's `gradcalc_commands`): `load` opens a file
+  // picker, `step` gets a note that the view steps.
+  var commands = { load: [], step: [] };
   var shownPage = null; // the model text the view shows
   var trimmed = 0; // lines dropped from the top of the output pane
   var screenSize = screen.textContent.length;
@@ -192,6 +196,7 @@
   function replied(reply) {
     if (reply.ready) {
       ready = true;
+      if (reply.commands) commands = reply.commands;
       document.body.setAttribute("data-ready", "yes");
       pump();
       return;
@@ -215,7 +220,7 @@
       reply.downloads.forEach(function (file) {
         download(file[0].split("/").pop() || "gradcalc.txt", file[1], typeOf(file[0]));
       });
-      if (/(^|\n)\s*:step\b/.test(done.run)) {
+      if (done.run.split("\n").some(function (line) { return isCommand(line, commands.step); })) {
         append("(here the view steps: Esc, then → or Space for the next step, ← back)\n");
       }
       if (reply.quit) append("(:quit has nothing to leave here: type on)\n");
@@ -244,6 +249,13 @@
     rebuild();
   }
 
+  // Whether a line starts with one of the commands `names` (without their
+  // colon), as `:load lesson.calc` starts with `load`.
+  function isCommand(line, names) {
+    var word = line.trim().split(/\s+/)[0];
+    return word.charAt(0) === ":" && names.indexOf(word.slice(1)) >= 0;
+  }
+
   function firstLine(text) {
     var line = text.split("\n")[0];
     return line.length > 60 ? line.slice(0, 59) + "…" : line + (text.indexOf("\n") >= 0 ? " …" : "");
@@ -257,7 +269,7 @@
       store(HISTORY_KEY, history);
     }
     append("> " + text.replace(/\n/g, "\n… ") + "\n");
-    if (/^\s*:load\b[^\n;]*$/.test(text)) {
+    if (text.indexOf("\n") < 0 && text.indexOf(";") < 0 && isCommand(text, commands.load)) {
       append("(pick the script in the browser's dialog, or paste its lines here)\n");
       picker.value = "";
       picker.click();

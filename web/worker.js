@@ -5,7 +5,8 @@
 //
 // Messages in: {module} (the compiled WebAssembly.Module), then {id, run:
 // text} for a typed input or {id, restore: script} for a replay. Messages out:
-// {ready: true}, then for each input (`width`: the output pane's columns, to
+// {ready: true, commands} (the names of the commands the page carries out
+// itself: `load` and `step` lists, from the command table), then for each input (`width`: the output pane's columns, to
 // wrap to) {id, pieces, quit, downloads, script, page}:
 // the output as the terminal shows it, as typed pieces ({text, class}: the
 // terminal's colours as classes), whether it was `:quit`, the files it
@@ -43,7 +44,8 @@ self.onmessage = function (event) {
   if (message.module) {
     WebAssembly.instantiate(message.module, {}).then(function (instance) {
       wasm = instance;
-      self.postMessage({ ready: true });
+      wasm.exports.gradcalc_commands();
+      self.postMessage({ ready: true, commands: JSON.parse(output()) });
     }, function (error) {
       self.postMessage({ failed: String(error) });
     });

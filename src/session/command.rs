@@ -129,6 +129,12 @@ pub struct Traits {
     /// Names that run it when typed alone as a statement and not a variable,
     /// as numbat, fend and qalc read them (`help`; `quit` and `exit`).
     pub bare: &'static [&'static str],
+    /// Frees memory (`:gc`, `:reset`): the playground runs it past its memory
+    /// limit, so that a full session can always be emptied.
+    pub frees_memory: bool,
+    /// Reads a script file (`:load`): where the front end cannot open files
+    /// by name (the playground), it asks the user to pick one instead.
+    pub reads_script: bool,
 }
 
 /// The traits of most commands: run by the session, nothing apart.
@@ -140,6 +146,8 @@ pub const PLAIN: Traits = Traits {
     saved: false,
     conventions: false,
     bare: &[],
+    frees_memory: false,
+    reads_script: false,
 };
 
 /// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
@@ -506,6 +514,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: false,
         traits: Traits {
             whole: true,
+            frees_memory: true,
             ..PLAIN
         },
         takes: "takes no arguments",
@@ -524,6 +533,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: false,
         traits: Traits {
             whole: true,
+            frees_memory: true,
             ..PLAIN
         },
         takes: "takes no arguments",
@@ -572,6 +582,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: false,
         traits: Traits {
             whole: true,
+            reads_script: true,
             ..PLAIN
         },
         takes: "takes one file name",

@@ -173,8 +173,9 @@ pub const MAX_CONNECTIONS: usize = 32;
 /// sends it at once); one that takes longer is answered `408` and closed.
 pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
 /// The largest page served, in bytes (a page of 500 nodes, the most `:html`
-/// draws, is under 1 MB unless its names are long); a larger one is replaced
-/// by a message saying so.
+/// draws, holds its picture both ways, left to right and top to bottom, and
+/// stays well under this unless its names are long); a larger one is
+/// replaced by a message saying so.
 pub const MAX_PAGE: usize = 8 * 1024 * 1024;
 /// File descriptors the server leaves free for the REPL (its terminal,
 /// history and the files it writes): connections hold at most those left

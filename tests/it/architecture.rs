@@ -238,4 +238,23 @@ fn command_names_are_matched_only_in_the_command_table() {
         found.is_empty(),
         "command names matched outside the table: {found:#?}"
     );
+    // The playground's page reads the names it acts on from the table (the
+    // worker's `gradcalc_commands`): no command written in its scripts as a
+    // string or a regular expression.
+    for script in ["web/playground.js", "web/worker.js", "web/page.js"] {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(script)).unwrap();
+        for name in &names {
+            for pattern in [
+                format!("\":{name}\""),
+                format!(":{name}\\b"),
+                format!("'{name}'"),
+            ] {
+                assert!(
+                    !text.contains(&pattern),
+                    "{script} matches the command `:{name}` itself ({pattern}): read it from the table"
+                );
+            }
+        }
+    }
 }

@@ -23,6 +23,9 @@
 //! 5. `gradcalc_script()` puts the session as a script (what `:save` writes)
 //!    in the output buffer: the page keeps it across a reload and replays it
 //!    to rebuild the session after Stop.
+//! 6. `gradcalc_commands()` puts the names of the commands the page carries
+//!    out itself (`:load`'s file picker, `:step`'s note) in the output
+//!    buffer, read from the command table.
 //!
 //! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
 //! statement is stopped as Ctrl-C stops it (undone, or for `:repeat` its
@@ -39,7 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::render::{Format, Precision, Printer, Style, html, plot};
-use gradcalc::session::{Event, Session};
+use gradcalc::session::{COMMANDS, CommandSpec, Event, InRepl, Session, find_command};
 
 mod pieces;
 
@@ -283,12 +286,40 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
     })
 }
 
-/// Whether an input is one of the commands that free memory (`:gc`,
-/// `:reset`), which run past the memory limit.
-fn frees_memory(input: &[u8]) -> bool {
+/// The command an input starts with (`:gc`, `:load lesson.calc`), if it
+/// starts with one, looked up in the session's command table.
+fn command_of(input: &[u8]) -> Option<&'static CommandSpec> {
     let text = String::from_utf8_lossy(input);
-    let word = text.split_whitespace().next().unwrap_or("");
-    matches!(word, ":gc" | ":reset")
+    let name = text.split_whitespace().next()?.strip_prefix(':')?;
+    find_command(name)
+}
+
+/// Whether an input is one of the commands that free memory (`:gc`,
+/// `:reset`: `Traits::frees_memory`), which run past the memory limit.
+fn frees_memory(input: &[u8]) -> bool {
+    command_of(input).is_some_and(|spec| spec.traits.frees_memory)
+}
+
+/// Puts in the output buffer which typed commands the page carries out
+/// itself, as a JSON object of name lists read from the command table (so
+/// that the page matches no command name of its own): `load`, the commands
+/// that read a script (`Traits::reads_script`: the page opens a file
+/// picker); `step`, those the terminal pages a step at a time
+/// (`InRepl::Step`: in the page, the view steps).
+#[unsafe(no_mangle)]
+pub extern "C" fn gradcalc_commands() {
+    let names = |keep: fn(&CommandSpec) -> bool| -> Vec<&'static str> {
+        COMMANDS
+            .iter()
+            .filter(|spec| keep(spec))
+            .flat_map(|spec| std::iter::once(spec.name).chain(spec.aliases.iter().copied()))
+            .collect()
+    };
+    let lists = serde_json::json!({
+        "load": names(|spec| spec.traits.reads_script),
+        "step": names(|spec| spec.traits.repl == InRepl::Step),
+    });
+    STATE.with(|state| state.borrow_mut().output = lists.to_string().into_bytes());
 }
 
 /// Sets the width of the output pane in columns, as the terminal's width is
