@@ -9,6 +9,7 @@
 
 use super::args::{ForwardArgs, PictureArgs, TopoArgs, TraceArgs};
 use super::listings::OrderListing;
+use super::tensors::TensorCommand;
 use super::{Event, PictureFormat, Session, SessionError, Target, nearest};
 use crate::syntax::Ident;
 
@@ -1159,7 +1160,16 @@ impl Session {
     ) -> Result<(), SessionError> {
         let command = Command::parse(name, args)?;
         let first = events.len();
-        if let Some(result) = self.tensor_command(command.spec.name, name.span, args, events) {
+        let kind = match command.spec.name {
+            "grad" => TensorCommand::Grad,
+            "trace" => TensorCommand::Trace,
+            "check" => TensorCommand::Check,
+            "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
+            | "stats" | "gc" | "descend" | "backward" => TensorCommand::Any,
+            _ => TensorCommand::Refused,
+        };
+        if let Some(result) = self.tensor_command(kind, command.spec.name, name.span, args, events)
+        {
             return result;
         }
         (command.spec.run)(self, &command, events)?;

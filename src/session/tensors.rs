@@ -42,6 +42,25 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 9] = [
     "logsumexp",
 ];
 
+/// The function `grad(L, W)`.
+const GRAD_FUNCTION: &str = "grad";
+
+/// What a command does when the output is a tensor (the command table's
+/// `command` decides by the command's row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TensorCommand {
+    /// `:grad`: ∂L/∂W of each tensor variable.
+    Grad,
+    /// `:trace`: each tensor op's matrix rule.
+    Trace,
+    /// `:check`: each element against a central difference.
+    Check,
+    /// Works as for scalars (`:vars`, `:help`, `:descend`, …).
+    Any,
+    /// Not supported for tensors yet: refused with what works.
+    Refused,
+}
+
 /// The seed `randn` starts from, until `:seed N`.
 pub const DEFAULT_SEED: u64 = 0;
 
@@ -376,7 +395,7 @@ impl Session {
                 ))
             }
         };
-        if name == "grad" && call.derivative == 0 && !self.functions.contains_key(name) {
+        if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
             return self.tensor_gradient(args, call, tree, span);
         }
         if call.derivative > 0 {
@@ -960,31 +979,29 @@ impl Session {
     /// `None` when the output is no tensor or the command does not care.
     pub(super) fn tensor_command(
         &mut self,
+        kind: TensorCommand,
         name: &str,
         span: Span,
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Option<Result<(), SessionError>> {
         let (output, label) = self.tensors.output.clone()?;
-        match name {
-            "grad" | "backward" if name == "grad" => {
-                Some(self.tensor_grad(output, &label, span, args, events))
-            }
-            "trace" => {
+        match kind {
+            TensorCommand::Grad => Some(self.tensor_grad(output, &label, span, args, events)),
+            TensorCommand::Trace => {
                 let expand = args
                     .iter()
                     .find_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)));
                 Some(self.tensor_trace(output, &label, span, expand, events))
             }
-            "check" => Some(self.tensor_check(output, &label, span, args, events)),
-            "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
-            | "stats" | "gc" | "descend" => None,
-            other => Some(Err(tensor_error(
+            TensorCommand::Check => Some(self.tensor_check(output, &label, span, args, events)),
+            TensorCommand::Any => None,
+            TensorCommand::Refused => Some(Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
-                format!("`:{other}` of a tensor output ({label}) is not supported yet"),
+                format!("`:{name}` of a tensor output ({label}) is not supported yet"),
                 Some(
-                    "`:grad` gives ∂L/∂W with W's shape, `:trace` each tensor op's backward step as its matrix rule; scalar outputs keep every command".into(),
+                    "`:grad` gives ∂L/∂W with W's shape, `:trace` each tensor op's backward step as its matrix rule, `:check` each element against a central difference; scalar outputs keep every command".into(),
                 ),
             ))),
         }
