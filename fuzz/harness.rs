@@ -15,7 +15,9 @@
 //!   loaded machine does not fail it; libFuzzer's `-rss_limit_mb` bounds
 //!   memory);
 //! - a line of `--json` output that is not a JSON object with a `kind`;
-//! - a preview that leaves the graph longer than it found it.
+//! - a preview that leaves the graph longer than it found it;
+//! - a refused statement that leaves nodes (scalar or tensor) or changes a
+//!   variable (a scalar's value, a tensor's shape or any element).
 //!
 //! No file is ever written: the printer's write policy refuses every path.
 
@@ -68,6 +70,41 @@ fn thread_cpu_time() -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
+/// What a refused statement must leave as it found it: the sizes of both
+/// graphs (a collection may only have made them smaller), every scalar
+/// variable's value and every tensor variable's shape and elements, as bits.
+struct State {
+    nodes: usize,
+    tensor_nodes: usize,
+    values: Vec<(String, u64)>,
+    tensors: Vec<(String, Vec<usize>, Vec<u64>)>,
+}
+
+impl State {
+    fn of(session: &Session) -> State {
+        let values = session
+            .variable_names()
+            .map(|name| {
+                let node = session.variable(name).expect("a name listed is bound");
+                (name.to_string(), session.graph().value(node).to_bits())
+            })
+            .collect();
+        let tensors = session
+            .tensor_variables()
+            .map(|(name, value)| {
+                let bits = value.data().iter().map(|x| x.to_bits()).collect();
+                (name.to_string(), value.shape().dims().to_vec(), bits)
+            })
+            .collect();
+        State {
+            nodes: session.graph().len(),
+            tensor_nodes: session.tensor_graph_len(),
+            values,
+            tensors,
+        }
+    }
+}
+
 /// [`run`] with another time budget per statement.
 pub fn run_with_budget(data: &[u8], budget: Duration) {
     let Some((&flags, rest)) = data.split_first() else {
@@ -108,11 +145,11 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
 
     // What the REPL does while a line is typed, for every line of the source.
     for line in source.lines().take(64) {
-        let before = session.graph().len();
+        let before = (session.graph().len(), session.tensor_graph_len());
         let started = Stopwatch::start();
         let _ = session.preview(line);
         assert_eq!(
-            session.graph().len(),
+            (session.graph().len(), session.tensor_graph_len()),
             before,
             "a preview left nodes behind: {line:?}"
         );
@@ -127,24 +164,28 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
     let mut started = Stopwatch::start();
     // A refused statement changes nothing: the state it leaves is the state
     // before it (a collection may only have made the graph smaller).
-    let state = |session: &Session| {
-        let values: Vec<(String, u64)> = session
-            .variable_names()
-            .map(|name| {
-                let node = session.variable(name).expect("a name listed is bound");
-                (name.to_string(), session.graph().value(node).to_bits())
-            })
-            .collect();
-        (session.graph().len(), values)
-    };
-    let mut before = state(&session);
+    let mut before = State::of(&session);
     let _ = session.run_source_with(source, |session, result| {
         let took = started.elapsed();
         assert!(took < budget, "a statement took {took:?}");
-        let after = state(session);
+        let after = State::of(session);
         if result.is_err() {
-            assert!(after.0 <= before.0, "a refused statement left nodes");
-            assert_eq!(after.1, before.1, "a refused statement changed a variable");
+            assert!(
+                after.nodes <= before.nodes,
+                "a refused statement left nodes"
+            );
+            assert!(
+                after.tensor_nodes <= before.tensor_nodes,
+                "a refused statement left tensor nodes"
+            );
+            assert_eq!(
+                after.values, before.values,
+                "a refused statement changed a variable"
+            );
+            assert_eq!(
+                after.tensors, before.tensors,
+                "a refused statement changed a tensor variable"
+            );
         }
         before = after;
         let _ = printer.report(&result, session, source, "<fuzz>");

@@ -766,6 +766,23 @@ fn visible_prefix(text: &str, columns: usize) -> (usize, usize) {
     (text.len(), text.len())
 }
 
+/// How many columns `text` takes on a terminal: its characters without the
+/// ANSI escape sequences (colour codes take none), as [`wrap`] counts them.
+pub(crate) fn visible_columns(text: &str) -> usize {
+    let mut columns = 0;
+    let mut in_escape = false;
+    for c in text.chars() {
+        if in_escape {
+            in_escape = !c.is_ascii_alphabetic();
+        } else if c == '\u{1b}' {
+            in_escape = true;
+        } else {
+            columns += 1;
+        }
+    }
+    columns
+}
+
 /// What to type to replace the target's file: its command with `-f`.
 /// A command too long to quote whole ([`super::COMMAND_QUOTE_CHARS`]) is
 /// described instead: a cut command could not be typed as shown.

@@ -9,6 +9,7 @@
 
 use super::args::{ForwardArgs, PictureArgs, TopoArgs, TraceArgs};
 use super::listings::OrderListing;
+use super::tensors::TensorCommand;
 use super::{Event, PictureFormat, Session, SessionError, Target, nearest};
 use crate::syntax::Ident;
 
@@ -1159,10 +1160,24 @@ impl Session {
     ) -> Result<(), SessionError> {
         let command = Command::parse(name, args)?;
         let first = events.len();
-        if let Some(result) = self.tensor_step_command(&command, events) {
+        let kind = match command.spec.name {
+            "grad" => TensorCommand::Grad,
+            "trace" => TensorCommand::Trace,
+            "check" => TensorCommand::Check,
+            "topo" => TensorCommand::Topo,
+            "step" => TensorCommand::Step,
+            "svg" => TensorCommand::Picture(PictureFormat::Svg),
+            "dot" => TensorCommand::Picture(PictureFormat::Dot),
+            "html" => TensorCommand::Html,
+            "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
+            | "stats" | "gc" | "descend" | "backward" => TensorCommand::Any,
+            _ => TensorCommand::Refused,
+        };
+        if let Some(result) = self.tensor_step_command(kind, &command, events) {
             return result;
         }
-        if let Some(result) = self.tensor_command(command.spec.name, name.span, args, events) {
+        if let Some(result) = self.tensor_command(kind, command.spec.name, name.span, args, events)
+        {
             return result;
         }
         (command.spec.run)(self, &command, events)?;

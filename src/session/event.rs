@@ -1360,13 +1360,14 @@ impl TensorData {
         }
     }
 
-    /// The rows of a matrix (one row for a vector or a scalar).
-    pub fn rows(&self) -> impl Iterator<Item = &[Number]> {
-        let columns = match self.shape[..] {
-            [_, n] => n.max(1),
-            _ => self.data.len().max(1),
-        };
-        self.data.chunks(columns)
+    /// The rows of a matrix (one row for a vector or a scalar); an m×0
+    /// matrix has m empty rows.
+    pub fn rows(&self) -> Vec<&[Number]> {
+        match self.shape[..] {
+            [m, 0] => vec![&self.data[..0]; m],
+            [_, n] => self.data.chunks(n).collect(),
+            _ => vec![&self.data[..]],
+        }
     }
 }
 

@@ -23,6 +23,8 @@ impl Session {
             node,
             label: target.name.clone(),
         });
+        // A scalar output now: `:grad` is of it, not of a tensor output.
+        self.tensors.output = None;
         self.grad(command.name.span, &[], events)
     }
 

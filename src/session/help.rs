@@ -61,6 +61,14 @@ impl Session {
                 );
             }
             let _ = write!(text, "  example: {}", info.example);
+            if name == "max" {
+                let _ = write!(
+                    text,
+                    "\n  max(x) of one vector or matrix: its largest element (docs/language.md §9)"
+                );
+            }
+        } else if let Some(help) = super::tensors::function_help(name) {
+            text.push_str(&help);
         } else if let Some(function) = self.functions.get(name) {
             let _ = write!(
                 text,
@@ -87,6 +95,7 @@ impl Session {
         } else {
             let candidates = command::all_names()
                 .chain(builtin_function_names())
+                .chain(super::tensors::TENSOR_FUNCTIONS)
                 .chain(["conventions", "operators"]);
             return Err(SessionError::BadArguments {
                 message: format!("no help on `{name}`"),

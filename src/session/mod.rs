@@ -28,6 +28,7 @@ mod listings;
 mod memory;
 mod paths;
 mod preview;
+mod probe;
 mod script;
 pub mod steps;
 mod tensor_steps;

@@ -19,7 +19,7 @@ use super::args::PictureArgs;
 use super::command::Command;
 use super::exports::{moments, step_target};
 use super::steps::{GradMark, GradState, Marks};
-use super::tensors::{tensor_data, tensor_error};
+use super::tensors::{TensorCommand, tensor_data, tensor_error};
 use super::{
     Event, Picture, PictureFormat, PictureStep, Session, SessionError, TensorData, TensorTraceStep,
 };
@@ -162,23 +162,20 @@ impl Session {
     /// is none of these.
     pub(super) fn tensor_step_command(
         &mut self,
+        kind: TensorCommand,
         command: &Command,
         events: &mut Vec<Event>,
     ) -> Option<Result<(), SessionError>> {
         self.tensors.output.as_ref()?;
         let name = command.name;
-        Some(match command.spec.name {
-            "topo" => self.tensor_topo(name.span, events),
-            "step" => self.tensor_command("trace", name.span, &[], events)?,
-            "svg" | "dot" => {
-                let format = match command.spec.name {
-                    "svg" => PictureFormat::Svg,
-                    _ => PictureFormat::Dot,
-                };
-                PictureArgs::parse(command)
-                    .and_then(|args| self.tensor_picture(name, &args, format, events))
+        Some(match kind {
+            TensorCommand::Topo => self.tensor_topo(name.span, events),
+            TensorCommand::Step => {
+                self.tensor_command(TensorCommand::Trace, "trace", name.span, &[], events)?
             }
-            "html" => self.html(name, command.optional_target(), events),
+            TensorCommand::Picture(format) => PictureArgs::parse(command)
+                .and_then(|args| self.tensor_picture(name, &args, format, events)),
+            TensorCommand::Html => self.html(name, command.optional_target(), events),
             _ => return None,
         })
     }
@@ -201,7 +198,7 @@ impl Session {
         };
         let (output, _) = self.tensors.output.clone().ok_or_else(no_output)?;
         let mut trace = Vec::new();
-        self.tensor_command("trace", span, &[], &mut trace)
+        self.tensor_command(TensorCommand::Trace, "trace", span, &[], &mut trace)
             .ok_or_else(no_output)??;
         let Some(Event::TensorTrace { of, steps }) = trace.pop() else {
             return Err(no_output());

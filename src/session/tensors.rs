@@ -26,7 +26,9 @@ use super::event::{
     ElementChain, ElementTermRow, TensorData, TensorTraceContribution, TensorTraceStep,
     TensorVarRow,
 };
-use super::{CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, nearest};
+use super::{
+    CONSTANTS, Event, Number, PictureFormat, RESULT_NAMES, Session, SessionError, nearest,
+};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
@@ -41,6 +43,33 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 9] = [
     "softmax",
     "logsumexp",
 ];
+
+/// The function `grad(L, W)`.
+const GRAD_FUNCTION: &str = "grad";
+
+/// What a command does when the output is a tensor (the command table's
+/// `command` decides by the command's row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TensorCommand {
+    /// `:grad`: ∂L/∂W of each tensor variable.
+    Grad,
+    /// `:trace`: each tensor op's matrix rule.
+    Trace,
+    /// `:check`: each element against a central difference.
+    Check,
+    /// `:topo`: the tensor nodes in the walk's order (the step model).
+    Topo,
+    /// `:step`: the walk of `:trace`, a step at a time.
+    Step,
+    /// `:svg` or `:dot`, of the whole pass or at a step.
+    Picture(PictureFormat),
+    /// `:html`: the step-through page.
+    Html,
+    /// Works as for scalars (`:vars`, `:help`, `:descend`, …).
+    Any,
+    /// Not supported for tensors yet: refused with what works.
+    Refused,
+}
 
 /// The seed `randn` starts from, until `:seed N`.
 pub const DEFAULT_SEED: u64 = 0;
@@ -131,8 +160,18 @@ impl Tensors {
             let _ = self.graph.set_leaf_value(leaf, value);
         }
         if moved {
-            self.graph.rerun(scalars);
+            self.rerun_whole(scalars);
         }
+    }
+
+    /// Runs the graph forward again after leaves moved, to the end even
+    /// after Ctrl-C (one forward pass, as the scalar graph's update of its
+    /// leaves): a step, an update or an undo is never left half done.
+    pub fn rerun_whole(&mut self, scalars: &crate::engine::Graph) {
+        self.graph.set_interrupt(std::sync::Arc::new(|| false));
+        self.graph.rerun(scalars);
+        self.graph
+            .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
     }
 
     /// Forgets that `name` is a tensor (a scalar assignment rebinds it).
@@ -366,7 +405,7 @@ impl Session {
                 ))
             }
         };
-        if name == "grad" && call.derivative == 0 && !self.functions.contains_key(name) {
+        if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
             return self.tensor_gradient(args, call, tree, span);
         }
         if call.derivative > 0 {
@@ -852,7 +891,7 @@ impl Session {
             .graph
             .set_leaf_value(leaf, value)
             .map_err(|e| from_engine(e.into(), tree.span()))?;
-        self.tensors.graph.rerun(&self.graph);
+        self.tensors.rerun_whole(&self.graph);
         self.check_interrupt()?;
         events.push(Event::Tensor {
             name: Some(name.to_string()),
@@ -898,7 +937,7 @@ impl Session {
                 .set_leaf_value(leaf, value)
                 .map_err(|e| from_engine(e.into(), span))?;
         }
-        self.tensors.graph.rerun(&self.graph);
+        self.tensors.rerun_whole(&self.graph);
         self.check_interrupt()?;
         for target in targets {
             let id = self.tensors.vars[target.name.as_str()];
@@ -950,31 +989,35 @@ impl Session {
     /// `None` when the output is no tensor or the command does not care.
     pub(super) fn tensor_command(
         &mut self,
+        kind: TensorCommand,
         name: &str,
         span: Span,
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Option<Result<(), SessionError>> {
         let (output, label) = self.tensors.output.clone()?;
-        match name {
-            "grad" | "backward" if name == "grad" => {
-                Some(self.tensor_grad(output, &label, span, args, events))
-            }
-            "trace" => {
+        match kind {
+            TensorCommand::Grad => Some(self.tensor_grad(output, &label, span, args, events)),
+            TensorCommand::Trace => {
                 let expand = args
                     .iter()
                     .find_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)));
                 Some(self.tensor_trace(output, &label, span, expand, events))
             }
-            "check" => Some(self.tensor_check(output, &label, span, args, events)),
-            "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
-            | "stats" | "gc" | "descend" => None,
-            other => Some(Err(tensor_error(
+            TensorCommand::Check => Some(self.tensor_check(output, &label, span, args, events)),
+            // The step model's commands (`tensor_step_command`) and those
+            // that work as for scalars.
+            TensorCommand::Topo
+            | TensorCommand::Step
+            | TensorCommand::Picture(_)
+            | TensorCommand::Html
+            | TensorCommand::Any => None,
+            TensorCommand::Refused => Some(Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
-                format!("`:{other}` of a tensor output ({label}) is not supported yet"),
+                format!("`:{name}` of a tensor output ({label}) is not supported yet"),
                 Some(
-                    "`:grad` gives ∂L/∂W with W's shape, `:trace` each tensor op's backward step as its matrix rule; scalar outputs keep every command".into(),
+                    "`:grad` gives ∂L/∂W with W's shape, `:trace` each tensor op's backward step as its matrix rule, `:check` each element against a central difference; scalar outputs keep every command".into(),
                 ),
             ))),
         }
@@ -1440,10 +1483,7 @@ impl Session {
                 // The same shape: it was the leaf's value.
                 let _ = self.tensors.graph.set_leaf_value(leaf, moved);
             }
-            if !self.tensors.graph.rerun(&self.graph) {
-                self.tensors.graph.rerun(&self.graph);
-                break;
-            }
+            self.tensors.rerun_whole(&self.graph);
             done += 1;
             losses.push(value(self));
             if super::update::keeps_step(done, descent.steps) {
@@ -1657,4 +1697,40 @@ fn element_chains(
             }
         })
         .collect()
+}
+
+/// `:help` of a tensor function: what it makes or computes, its shape rule,
+/// and its backward rule with its source (the engine's tensor op table).
+pub(super) fn function_help(name: &str) -> Option<String> {
+    let op = match name {
+        "transpose" => TensorOp::Transpose,
+        "sum" => TensorOp::Sum,
+        "mean" => TensorOp::Mean,
+        "softmax" => TensorOp::Softmax,
+        "logsumexp" => TensorOp::LogSumExp,
+        "zeros" | "ones" | "randn" | "eye" => {
+            let what = match name {
+                "zeros" => "zeros(m, n), zeros(n): a matrix or vector of zeros",
+                "ones" => "ones(m, n), ones(n): a matrix or vector of ones",
+                "eye" => "eye(n): the n×n identity matrix",
+                _ => {
+                    "randn(m, n), randn(n): standard normal numbers from xoshiro256** seeded by SplitMix64 (Box–Muller), the same on every machine; `:seed N` starts it again"
+                }
+            };
+            return Some(format!(
+                "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
+            ));
+        }
+        _ => return None,
+    };
+    let info = op.info();
+    let usage = match name {
+        "transpose" => "transpose(W), also Wᵀ",
+        "sum" => "sum(x), sum(W, axis)",
+        _ => name,
+    };
+    Some(format!(
+        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
+        info.shape_rule, info.backward_rule, info.source
+    ))
 }

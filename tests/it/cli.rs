@@ -2097,3 +2097,15 @@ fn each_domain_warning_says_what_left_the_domain() {
         "#]],
     );
 }
+
+#[test]
+fn coloured_matrix_rows_are_indented_by_the_head_s_columns() {
+    // "W" is one column: the rows start 3 columns in, with colour as without
+    // (the escape codes around the name take no columns).
+    let output = gradcalc()
+        .args(["--color", "always", "-e", "W = [[1, 2], [3, 4]]"])
+        .output()
+        .unwrap();
+    let stdout = crate::pty::strip_ansi(&String::from_utf8(output.stdout).unwrap());
+    assert_eq!(stdout, "W = 2×2\n   [[1, 2],\n    [3, 4]]\n");
+}

@@ -425,3 +425,77 @@ fn hostile_vectors_and_matrices_end_in_a_value_or_a_clear_error() {
     assert_refused("randn(100000, 100000)\n", "memory budget");
     assert_refused("x = [1, 2\n", "unclosed `[`");
 }
+
+/// The catalogue's sizes for literals: a vector of 10⁶ numbers and a 1000×1000
+/// matrix (10⁶ numbers too) are values; their sums by hand: Σ (i mod 7) for
+/// i < 10⁶ is 142 857 cycles of 21 plus 0 = 2 999 997, Σ ((i + j) mod 5) over a
+/// 1000×1000 grid is 2 per element on average, 2 000 000.
+#[test]
+fn literals_of_a_million_numbers_are_values() {
+    let long: Vec<String> = (0..1_000_000).map(|i| (i % 7).to_string()).collect();
+    assert_ends(
+        format!("x = [{}]\nsum(x)\n", long.join(", ")),
+        "\n2999997\n",
+    );
+    let rows: Vec<String> = (0..1000)
+        .map(|i| {
+            let row: Vec<String> = (0..1000).map(|j| ((i + j) % 5).to_string()).collect();
+            format!("[{}]", row.join(", "))
+        })
+        .collect();
+    assert_ends(
+        format!("W = [{}]\nsum(W)\n", rows.join(", ")),
+        "\n2000000\n",
+    );
+}
+
+/// Each refused tensor statement leaves the session as it was: the script with
+/// the refused statements between `:vars` listings prints exactly what the
+/// script without them prints (the same listing every time, the same `h` after),
+/// and each refusal is reported with its message.
+#[test]
+fn refused_tensor_statements_leave_the_session_unchanged() {
+    let setup = "x = [1, -1, 0.5]\nW = [[1, 2, 0], [3, 4, 1]]\nh = W @ x\nL = sum(tanh(h))\n";
+    let deep = format!("x = {}1{}", "[".repeat(100_000), "]".repeat(100_000));
+    let refused: Vec<(&str, &str)> = vec![
+        ("x = [[1, 2], [3]]", "give every row 2 elements"),
+        (
+            "[1, 2] @ [1, 2, 3]",
+            "(2) @ (3): the inner sizes must agree",
+        ),
+        ("h = W @ W", "(2×3) @ (2×3): the inner sizes must agree"),
+        ("x + [1, 2]", "(3) + (2): the shapes do not broadcast"),
+        ("W = W + [1, 2]", "(2×3) + (2): the shapes do not broadcast"),
+        ("W[2, 0]", "out of range for axis 0 of shape (2×3)"),
+        ("x[3]", "out of range for axis 0 of shape (3)"),
+        ("zeros(100000, 100000)", "memory budget"),
+        ("W = zeros(100000, 100000)", "memory budget"),
+        ("x = randn(-1, 2)", "whole number from 0 up, not -1"),
+        ("zeros(1.5, 2)", "whole number from 0 up, not 1.5"),
+        ("x[0.5]", "whole number from 0 up, not 0.5"),
+        ("W = [[[1]]]", "at most 2 axes"),
+        ("W = zeros(2, 3, 4)", "takes 1 or 2 arguments, got 3"),
+        (&deep, "nested too deeply"),
+    ];
+    let mut kept = String::from(setup);
+    let mut hostile = String::from(setup);
+    for (statement, _) in &refused {
+        kept.push_str(":vars\n");
+        hostile.push_str(&format!(":vars\n{statement}\n"));
+    }
+    kept.push_str(":vars\nh\n:grad W\n");
+    hostile.push_str(":vars\nh\n:grad W\n");
+    let (expected, _) = run(&[], kept, 0);
+    // h = W @ x = [1·1 + 2·(−1) + 0, 3·1 + 4·(−1) + 1·0.5] = [−1, −0.5].
+    assert_contains(&expected, "[-1, -0.5]");
+    let (stdout, stderr) = run(&["--keep-going"], hostile, 1);
+    assert_eq!(stdout, expected);
+    for (_, part) in &refused {
+        assert_contains(&stderr, part);
+    }
+    assert_eq!(
+        stderr.matches("error: ").count(),
+        refused.len(),
+        "one error each:\n{stderr}"
+    );
+}

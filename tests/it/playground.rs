@@ -983,3 +983,34 @@ fn every_visible_text_has_a_contrast_of_at_least_4_5() {
     low.extend(low_contrast_in_both_themes(&mut browser, ":html"));
     assert!(low.is_empty(), "under 4.5:1:\n{}", low.join("\n"));
 }
+
+#[test]
+fn a_matrix_layer_and_its_gradient_in_the_playground() {
+    let Some((mut browser, url)) = playground("vectors and matrices in the playground") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    // h = W @ x = [1 − 2 + 0, 3 − 4 + 0.5] = [−1, −0.5], printed with its shape.
+    enter(
+        &mut browser,
+        "x = [1, -1, 0.5]; W = [[1, 2, 0], [3, 4, 1]]; h = W @ x",
+    );
+    wait_screen(&mut browser, "h = [-1, -0.5]  (2)");
+    // ∂L/∂W = (1 − tanh(h)²) · xᵀ: rows 1 − tanh(1)² = 0.4199743416 and
+    // 1 − tanh(0.5)² = 0.786447733 (numpy), times [1, −1, 0.5].
+    enter(&mut browser, "L = sum(tanh(h)); :grad W");
+    wait_screen(&mut browser, "∂L/∂W = 2×3");
+    let screen = browser.eval(SCREEN).as_str().unwrap().to_string();
+    // The rows under the head, indented by its width plus 2 (its colour
+    // codes take no columns); a row wider than the pane wraps.
+    for part in [
+        "W = 2×3\n   [[1, 2, 0],\n    [3, 4, 1]]\n",
+        "L = -1.223711313",
+        "∂L/∂W = 2×3\n       [[0.4199743416, -0.4199743416,",
+        "0.2099871708],",
+        "[ 0.786447733,  -0.786447733,",
+        "0.3932238665]]",
+    ] {
+        assert!(screen.contains(part), "{part} in {screen}");
+    }
+}

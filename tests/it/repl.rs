@@ -979,3 +979,56 @@ fn failed_statements_keep_the_session() {
     repl.prompt();
     repl.leave();
 }
+
+#[test]
+fn ctrl_c_during_a_tensor_descent_keeps_the_steps_done_and_the_session() {
+    // L = Σᵢ (Wᵢ·x − 3)² with x = [1, 2] and W 2×2 from 0: ∂L/∂Wᵢ = 2uᵢ·x with
+    // uᵢ = Wᵢ·x − 3, so each step multiplies uᵢ by 1 − 2·lr·|x|² = 1 − 10·lr
+    // and moves Wᵢ along x: after k steps Wᵢ = c·[1, 2] with
+    // c = 3·(1 − (1 − 10·lr)^k)/5, and L = 18·(1 − 10·lr)^(2k).
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line("W = [[0, 0], [0, 0]]", "W = 2×2");
+    repl.line("x = [1, 2]", "x = [1, 2]");
+    repl.line("L = sum((W @ x - 3)^2)", "L = 18");
+    let seen = strip_ansi(&repl.interrupt(
+        ":descend L lr=0.00000001 steps=1000000 W",
+        Duration::from_millis(300),
+    ));
+    // As documented for :descend: the steps done are kept.
+    let done = seen
+        .split("interrupted after ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|k| k.parse::<i32>().ok())
+        .unwrap_or_else(|| panic!("no step count in {seen}"));
+    assert!((1..1_000_000).contains(&done), "{seen}");
+    let c = 3.0 * (1.0 - (1.0 - 1e-7_f64).powi(done)) / 5.0;
+    let value = |repl: &mut Repl, statement: &str| -> f64 {
+        repl.send_line(":precision full");
+        repl.prompt();
+        repl.send_line(statement);
+        let printed = strip_ansi(&repl.prompt());
+        printed
+            .lines()
+            .filter_map(|line| line.rsplit('=').next()?.trim().parse::<f64>().ok())
+            .next_back()
+            .unwrap_or_else(|| panic!("no number for {statement}: {printed}"))
+    };
+    let w11 = value(&mut repl, "W[1, 1]");
+    assert!((w11 - 2.0 * c).abs() <= 1e-9 * c, "{w11} vs {}", 2.0 * c);
+    // The loss built again from W, and the loss node itself, run again to the
+    // end at the kept W.
+    let expected = 18.0 * (1.0 - 1e-7_f64).powi(2 * done);
+    for statement in ["sum((W @ x - 3)^2)", "L"] {
+        let loss = value(&mut repl, statement);
+        assert!(
+            (loss - expected).abs() <= 1e-9 * expected,
+            "{statement}: {loss} vs {expected}"
+        );
+    }
+    // The shapes are as before and the next statement answers.
+    repl.line(":vars", "W (leaf) = 2×2");
+    repl.line("W @ x * 0 + 1", "[1, 1]");
+    repl.leave();
+}

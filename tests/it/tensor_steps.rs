@@ -424,16 +424,21 @@ fn step_walks_the_tensor_steps_in_the_terminal() {
     repl.line(":step", "each tensor op one step");
     repl.expect("[1] L (sum)");
     repl.expect("step 1/4");
-    repl.line("", "[2] tanh(W @ x + b) (tanh)");
+    // → (as xterm sends it) the next step, as on the page.
+    repl.send("\u{1b}[C");
+    repl.expect("[2] tanh(W @ x + b) (tanh)");
     repl.expect("step 2/4");
     // Step 4: the matrix rule, with shapes, and numpy's numbers.
     repl.line("g 4", "[4] W @ x (@)");
     repl.expect("∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2");
     repl.expect("[3.145790932, 4.718686398]");
-    repl.expect("step 4/4: the last step");
-    repl.line("b", "[3] W @ x + b (+)");
+    repl.expect("step 4/4, the last");
+    // ← back.
+    repl.send("\u{1b}[D");
+    repl.expect("[3] W @ x + b (+)");
     repl.expect("step 3/4");
-    repl.line("q", "(stopped)");
+    repl.send("q");
+    repl.expect("(stopped at step 3/4: the walk has ended");
     repl.line("x", "[1, -1]");
     repl.leave();
 }

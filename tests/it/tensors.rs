@@ -453,3 +453,15 @@ fn ctrl_c_during_a_tensor_descent_keeps_the_steps_done() {
     let expected = 3.0 * (1.0 - (1.0 - 2e-7_f64).powf(steps as f64));
     assert_close(flat(&w["value"])[0], expected, 1e-9);
 }
+
+#[test]
+fn help_names_each_tensor_functions_shape_and_backward_rule() {
+    let output = gradcalc()
+        .args(["-e", ":help softmax", "-e", ":help eye", "-e", ":help seed"])
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    assert_contains(&out, "backward: ∂L/∂z = p ⊙ (upstream");
+    assert_contains(&out, "eye(n): the n×n identity matrix");
+    assert_contains(&out, ":seed N");
+}

@@ -106,14 +106,15 @@ fn broadcasting_to(out: Shape, kind: usize) -> Shape {
 /// and away from its kinks (a range, and whether the sign is random).
 fn unary_range(op: Op) -> (f64, f64, bool) {
     let info = op.info();
-    let (lo, hi) = match info.domain {
-        Domain::Reals | Domain::NonzeroDivisor | Domain::RealPowers => (-1.5, 1.5),
-        Domain::Positive | Domain::NonNegative => (0.2, 3.0),
-        Domain::MinusOneToOne | Domain::BetweenMinusOneAndOne => (-0.9, 0.9),
-        Domain::OneAndAbove => (1.2, 3.0),
+    // Away from 0 on the reals too: cbrt′ is infinite there.
+    let (lo, hi, signed) = match info.domain {
+        Domain::Reals | Domain::NonzeroDivisor | Domain::RealPowers => (0.2, 1.5, true),
+        Domain::Positive | Domain::NonNegative => (0.2, 3.0, false),
+        Domain::MinusOneToOne | Domain::BetweenMinusOneAndOne => (-0.9, 0.9, false),
+        Domain::OneAndAbove => (1.2, 3.0, false),
     };
     match info.kinks {
-        Kinks::Smooth => (lo, hi, false),
+        Kinks::Smooth => (lo, hi, signed),
         Kinks::AtZero => (0.05, 1.5, true),
         Kinks::AtIntegers => (0.05, 0.95, true),
         Kinks::AtHalfIntegers => (0.55, 1.45, true),

@@ -421,7 +421,13 @@ fn sum_axis(a: &Tensor, axis: usize) -> Vec<f64> {
             }
             sums
         }
-        _ => rows(a).map(kernels::sum).collect(),
+        // Row sums, one per row even when the rows are empty (m×0).
+        _ => {
+            let (m, n) = a.shape().as_matrix();
+            (0..m)
+                .map(|i| kernels::sum(&a.data()[i * n..(i + 1) * n]))
+                .collect()
+        }
     }
 }
 

@@ -524,3 +524,42 @@ fn the_scalar_view_of_a_matrix_product_names_each_term() {
         [term(0, 0.25, 1.0), term(1, -2.0, 3.0)]
     );
 }
+
+#[test]
+fn empty_tensors_give_values_or_errors_never_panics() {
+    // Every op on 0×3, 3×0 and 0-vectors: a value of the rule's shape (sum
+    // of nothing is 0, a mean nan) or a ShapeError; backward runs.
+    let shapes = [Shape::matrix(0, 3), Shape::matrix(3, 0), Shape::vector(0)];
+    let ops = [
+        TensorOp::Transpose,
+        TensorOp::Index(0),
+        TensorOp::Index2(0, 0),
+        TensorOp::Sum,
+        TensorOp::SumAxis(0),
+        TensorOp::SumAxis(1),
+        TensorOp::Mean,
+        TensorOp::Max,
+        TensorOp::Softmax,
+        TensorOp::LogSumExp,
+        ew(Op::Tanh),
+    ];
+    for shape in shapes {
+        for op in ops {
+            let mut g = TensorGraph::new();
+            let x = g.leaf(Tensor::zeros(shape)).unwrap();
+            if let Ok(y) = g.apply(op, &[x]) {
+                let s = g.apply(TensorOp::Sum, &[y]).unwrap();
+                assert_eq!(g.backward(s).get(x).unwrap().shape(), shape);
+            }
+        }
+    }
+    let mut g = TensorGraph::new();
+    let x = g.leaf(Tensor::zeros(Shape::matrix(3, 0))).unwrap();
+    let rows = g.apply(TensorOp::SumAxis(1), &[x]).unwrap();
+    assert_eq!(g.value(rows).data(), &[0.0, 0.0, 0.0]);
+    let max = g.apply(TensorOp::Max, &[x]).unwrap_err();
+    assert_eq!(
+        max.to_string(),
+        "max of an empty tensor of shape (3×0) has no value"
+    );
+}

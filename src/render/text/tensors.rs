@@ -61,7 +61,7 @@ fn matrix(
     text: &dyn Fn(&Number) -> String,
     paint: &dyn Fn(&str) -> String,
 ) -> String {
-    let rows: Vec<&[Number]> = value.rows().collect();
+    let rows: Vec<&[Number]> = value.rows();
     let columns = value.shape.get(1).copied().unwrap_or(0);
     let row_ids = shown(rows.len(), summarise);
     let column_ids = shown(columns, summarise);
@@ -104,9 +104,6 @@ fn matrix(
             }
         }
     }
-    if rows.is_empty() {
-        out.push_str("[]");
-    }
     out.push(']');
     out
 }
@@ -126,7 +123,9 @@ pub(super) fn block(
     } else {
         format!("{head} = ")
     };
-    let indent = " ".repeat(head.chars().count().min(8) + 2);
+    // Columns, not characters: a coloured head holds escape codes.
+    let columns = crate::render::printer::visible_columns(head);
+    let indent = " ".repeat(columns.min(8) + 2);
     match value.shape.len() {
         0 => {
             let _ = writeln!(out, "{equals}{}", elements(value, "", p, paint));
