@@ -513,15 +513,6 @@ impl Session {
                 ));
             }
         };
-        let shape = self.tensors.graph.shape(of);
-        if shape != Shape::scalar() {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                tree.get(call.args[0]).span(),
-                format!("`grad(L, W)` takes L of shape (), not ({shape})"),
-                Some("reduce it first, e.g. `grad(sum(L), W)`".into()),
-            ));
-        }
         let order = self.tensors.graph.topo_order(of);
         if order.iter().any(|id| self.tensors.gradients.contains(id)) {
             return Err(tensor_error(
@@ -531,6 +522,15 @@ impl Session {
                 Some(
                     "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
                 ),
+            ));
+        }
+        let shape = self.tensors.graph.shape(of);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                tree.get(call.args[0]).span(),
+                format!("`grad(L, W)` takes L of shape (), not ({shape})"),
+                Some("reduce it first, e.g. `grad(sum(L), W)`".into()),
             ));
         }
         let gradients = self.tensors.graph.backward(of);
@@ -630,10 +630,19 @@ impl Session {
             [i] => TensorOp::Index(i),
             [i, j] => TensorOp::Index2(i, j),
             _ => {
+                let shape = match &args[0] {
+                    TValue::Literal(t) => t.shape(),
+                    TValue::Node { id, .. } => self.tensors.graph.shape(*id),
+                    TValue::Number(_) => Shape::scalar(),
+                };
                 return Err(tensor_error(
                     ErrorCode::Shape,
                     span,
-                    "an index takes one or two numbers: `x[i]`, `W[i, j]`",
+                    crate::engine::tensor::ShapeError::TooManyIndices {
+                        shape,
+                        given: indices.len(),
+                    }
+                    .to_string(),
                     None,
                 ));
             }

@@ -235,6 +235,24 @@ fn shape_errors_name_both_shapes_and_the_rule_under_a_caret() {
         "`)` does not close the `[` before it",
     );
     assert_contains(&error_of("[[[1]]]"), "at most 2 axes");
+    // More indices than axes names what the tensor is and what it takes;
+    // `W[1][0]` is the element `W[1, 0]` (3), one index too many after it.
+    let error = error_of("x = [1, 2, 3]\nx[0, 0, 0]");
+    assert_contains(
+        &error,
+        "a vector of shape (3) takes one index (`x[i]`), not 3",
+    );
+    assert_contains(&error, "2 │ x[0, 0, 0]\n  │ ^^^^^^^^^^");
+    assert_contains(
+        &error_of("W = [[1, 2], [3, 4]]\nW[0, 1, 0]"),
+        "a matrix of shape (2×2) takes one index (a row, `W[i]`) or two (`W[i, j]`), not 3",
+    );
+    let error = error_of("W = [[1, 2], [3, 4]]\nW[1][0]\nW[1][0][0]");
+    assert_contains(
+        &error,
+        "a number (shape ()) has nothing to index, but was given 1 index",
+    );
+    assert_contains(&error, "3 │ W[1][0][0]\n  │ ^^^^^^^^^^");
     assert_contains(&error_of("zeros(100000, 100000)"), "memory budget");
 }
 
@@ -272,6 +290,13 @@ fn what_tensors_do_not_support_is_refused_with_what_works() {
         &error_of("W = [[1, 2], [3, 4]]\nf(a) = a*2\nf(W)"),
         "user functions take scalars",
     );
+    // A gradient of a gradient is refused as such, not sent to `sum` first.
+    let error = error_of("x = [1, 2]\ngrad(grad(sum(x*x), x), x)");
+    assert_contains(
+        &error,
+        "a gradient of a gradient of tensors is not supported",
+    );
+    assert_contains(&error, "for tensors take one `grad(L, W)`");
 }
 
 #[test]

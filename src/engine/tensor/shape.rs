@@ -147,6 +147,31 @@ impl fmt::Display for Shape {
     }
 }
 
+/// The message of [`ShapeError::TooManyIndices`]: what the tensor is and
+/// how many indices it takes (`W[0][1]` is the number `W[0, 1]`).
+fn too_many_indices(shape: Shape, given: usize) -> String {
+    let indices = |n: usize| {
+        if n == 1 {
+            "1 index".to_string()
+        } else {
+            format!("{n} indices")
+        }
+    };
+    match shape.rank() {
+        0 => format!(
+            "a number (shape ()) has nothing to index, but was given {}: a vector takes one index (`x[i]`), a matrix one or two (`W[i]`, `W[i, j]`)",
+            indices(given)
+        ),
+        1 => format!(
+            "a vector of shape ({shape}) takes one index (`x[i]`), not {}",
+            given
+        ),
+        _ => format!(
+            "a matrix of shape ({shape}) takes one index (a row, `W[i]`) or two (`W[i, j]`), not {given}"
+        ),
+    }
+}
+
 /// Why a tensor node cannot be built from its operands' shapes: each names
 /// the shapes and the rule they break. A caller renders it with a caret under
 /// the expression.
@@ -196,7 +221,7 @@ pub enum ShapeError {
         index: usize,
     },
     /// More indices than the tensor has axes (a scalar takes none, a vector one).
-    #[error("a tensor of shape ({shape}) takes at most {} index(es), got {given}", shape.rank())]
+    #[error("{}", too_many_indices(*shape, *given))]
     TooManyIndices {
         /// The indexed tensor's shape.
         shape: Shape,
