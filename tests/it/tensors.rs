@@ -392,6 +392,24 @@ fn tensor_descent_and_simultaneous_updates_move_the_leaves() {
     ]);
     assert_eq!(status, Some(0), "{events:?}");
     assert_all_close(&events.last().unwrap()["value"], &[4.625]);
+    // The text table has the loss's column alone (a matrix is printed whole
+    // after it, not as an empty column).
+    let output = gradcalc()
+        .args([
+            "-e",
+            "W = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\ny = [1, -1]\nL = sum((W @ x - y)^2)\n:descend L lr=0.05 steps=3 W",
+        ])
+        .output()
+        .unwrap();
+    let text = stdout_of(&output);
+    assert_contains(
+        &text,
+        "  step          L\n     0       18.5\n     1      4.625\n     2    1.15625\n     3  0.2890625\n",
+    );
+    assert_contains(
+        &text,
+        "W = 2×2\n   [[0.9375, -0.125],\n    [0.8875, -0.725]]",
+    );
 }
 
 #[test]

@@ -175,8 +175,11 @@ fn descent(out: &mut String, event: &CalculusEvent, p: &Painter) {
         );
     }
     out.push('\n');
+    // A column a scalar parameter; vectors and matrices (whose rows carry
+    // no values) are printed whole after the table.
+    let columns = rows.first().map_or(0, |row| row.values.len());
     let mut names = vec![of.as_str()];
-    names.extend(params.iter().map(String::as_str));
+    names.extend(params.iter().take(columns).map(String::as_str));
     let cells = rows.iter().map(|row| {
         let mut cells = vec![output_cell(row.output.map(f64::from), p)];
         cells.extend(row.values.iter().map(|&v| p.number(v.0)));
