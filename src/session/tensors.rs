@@ -1356,34 +1356,37 @@ fn rule_text(
             };
             (text, shapes)
         }
-        Rule::Transposed => ("upstreamᵀ".to_string(), format!("({node})ᵀ → {input}")),
+        Rule::Transposed => (
+            "upstreamᵀ".to_string(),
+            format!("{}ᵀ → {input}", node.parenthesized()),
+        ),
         Rule::Scatter => (
             format!("upstream at the index of {}, 0 elsewhere", t(a)),
-            format!("({node}) → {input}"),
+            format!("{} → {input}", node.parenthesized()),
         ),
         Rule::Broadcast { axis: None } => (
             "upstream broadcast (∂sum/∂xᵢ = 1)".to_string(),
-            format!("({node}) → {input}"),
+            format!("{} → {input}", node.parenthesized()),
         ),
         Rule::Broadcast { axis: Some(axis) } => (
             format!("upstream broadcast along axis {axis} (∂sum/∂xᵢ = 1)"),
-            format!("({node}) → {input}"),
+            format!("{} → {input}", node.parenthesized()),
         ),
         Rule::Mean { count } => (
             format!("upstream / {count}, broadcast"),
-            format!("({node}) → {input}"),
+            format!("{} → {input}", node.parenthesized()),
         ),
         Rule::FirstMax { index } => (
             format!("upstream at element {index} (the first maximum), 0 elsewhere"),
-            format!("({node}) → {input}"),
+            format!("{} → {input}", node.parenthesized()),
         ),
         Rule::Softmax => (
             format!("p ⊙ (upstream − p·upstream), p = softmax({a})"),
-            format!("({node}) → {input}, per row"),
+            format!("{} → {input}, per row", node.parenthesized()),
         ),
         Rule::LogSumExp => (
             format!("upstream ⊙ softmax({a})"),
-            format!("({node}) → {input}, per row"),
+            format!("{} → {input}, per row", node.parenthesized()),
         ),
     }
 }

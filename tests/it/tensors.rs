@@ -181,7 +181,8 @@ fn the_trace_writes_each_tensor_op_as_its_matrix_rule_with_shapes() {
     assert_contains(&out, "∂L/∂W += upstream · xᵀ   (2×1)·(1×3) → 2×3");
     assert_contains(&out, "∂L/∂x += Wᵀ · upstream   (3×2)·(2×1) → 3×1, as 3");
     assert_contains(&out, "upstream ⊙ (1 - tanh(W @ x + b)^2)");
-    assert_contains(&out, "upstream broadcast (∂sum/∂xᵢ = 1)");
+    // A scalar's shape is `()` beside the arrow, as everywhere.
+    assert_contains(&out, "upstream broadcast (∂sum/∂xᵢ = 1)   () → 2\n");
     // ∂L/∂W = (1 − tanh(u)²) xᵀ, numpy: [[0.48691736, -0.48691736, 0.24345868], …].
     assert_contains(&out, "[[0.4869173611, -0.4869173611, 0.2434586806],");
 }
@@ -235,6 +236,10 @@ fn shape_errors_name_both_shapes_and_the_rule_under_a_caret() {
         "`)` does not close the `[` before it",
     );
     assert_contains(&error_of("[[[1]]]"), "at most 2 axes");
+    assert_contains(
+        &error_of("x = [1, 2]\n2 @ x"),
+        "() @ (2): the matrix product takes a vector or a matrix on each side; use * to scale",
+    );
     // More indices than axes names what the tensor is and what it takes;
     // `W[1][0]` is the element `W[1, 0]` (3), one index too many after it.
     let error = error_of("x = [1, 2, 3]\nx[0, 0, 0]");

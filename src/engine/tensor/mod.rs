@@ -62,7 +62,7 @@ pub use backward::{Rule, Side, TensorContribution, TensorGradients, TensorStep};
 pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};
-pub use shape::{Shape, ShapeError};
+pub use shape::{Parenthesized, Shape, ShapeError};
 pub use value::{RaggedRows, Rng, Tensor};
 
 /// Index of a node in a [`TensorGraph`]. Nodes are appended in evaluation

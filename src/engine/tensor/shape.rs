@@ -135,6 +135,27 @@ impl Shape {
     }
 }
 
+/// A shape written in parentheses, as messages and rules write it beside an
+/// operator: `(2×3)`, `(3)`, and `()` for a scalar (not `(())`).
+#[derive(Debug, Clone, Copy)]
+pub struct Parenthesized(Shape);
+
+impl fmt::Display for Parenthesized {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.rank() {
+            0 => f.write_str("()"),
+            _ => write!(f, "({})", self.0),
+        }
+    }
+}
+
+impl Shape {
+    /// The shape in parentheses: `(2×3)`, `(3)`, `()` ([`Parenthesized`]).
+    pub fn parenthesized(self) -> Parenthesized {
+        Parenthesized(self)
+    }
+}
+
 impl fmt::Display for Shape {
     /// `()`, `3` or `2×3`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -199,7 +220,9 @@ pub enum ShapeError {
     },
     /// A matrix product with a scalar factor.
     #[error(
-        "({left}) @ ({right}): the matrix product takes a vector or a matrix on each side; use * to scale"
+        "{} @ {}: the matrix product takes a vector or a matrix on each side; use * to scale",
+        left.parenthesized(),
+        right.parenthesized()
     )]
     ScalarProduct {
         /// The left factor's shape.
@@ -229,7 +252,7 @@ pub enum ShapeError {
         given: usize,
     },
     /// An axis the tensor does not have (`sum(x, 1)` of a vector).
-    #[error("{op} over axis {axis}: a tensor of shape ({shape}) has axes 0 to {}", shape.rank().saturating_sub(1))]
+    #[error("{op} over axis {axis}: a tensor of shape {} has axes 0 to {}", shape.parenthesized(), shape.rank().saturating_sub(1))]
     NoSuchAxis {
         /// The reduction: `sum`.
         op: &'static str,
