@@ -40,8 +40,8 @@
   var nextId = 0;
   // The commands the page carries out itself, by name, as the command table
   // lists them (the worker's `gradcalc_commands`): `load` opens a file
-  // picker, `step` gets a note that the view steps.
-  var commands = { load: [], step: [] };
+  // picker.
+  var commands = { load: [] };
   var shownPage = null; // the model text the view shows
   var trimmed = 0; // lines dropped from the top of the output pane
   var screenSize = screen.textContent.length;
@@ -131,26 +131,21 @@
     screen.insertBefore(note, screen.firstChild);
   }
 
-  // The step the view shows after an input, as `:serve` does: the finished
-  // pass after a command that asks for gradients, the forward pass otherwise.
-  function asks(line) {
-    return /(^|\n)\s*:(grad|backward|trace|check|step)\b/.test(line);
-  }
-
-  function stepAfter(line, model) {
-    return asks(line) && model.steps ? model.steps.length : 0;
-  }
-
-  // The view after an input. The same model again (a statement that did not
-  // change the output, `q = 1`) is not drawn again, and keeps its step.
-  function showPage(text, line) {
-    if (text === shownPage) {
-      if (asks(line)) view.setStep(view.lastStep());
-      return;
+  // The view after an input: the finished pass after a command that asks for
+  // gradients (`after.finished`, decided by the command table as `:serve`
+  // decides), the forward pass otherwise, and step 0 after `:step`, whose
+  // steps are taken in the view. The same model again (a statement that did
+  // not change the output, `q = 1`) is not drawn again.
+  function showPage(text, after) {
+    after = after || {};
+    if (text !== shownPage) {
+      var model = JSON.parse(text);
+      shownPage = text;
+      view.show(model, after.finished && model.steps ? model.steps.length : 0);
+    } else if (after.finished) {
+      view.setStep(view.lastStep());
     }
-    var model = JSON.parse(text);
-    shownPage = text;
-    view.show(model, stepAfter(line, model));
+    if (after.steps) view.setStep(0);
   }
 
   function busy(on) {
@@ -220,14 +215,14 @@
       reply.downloads.forEach(function (file) {
         download(file[0].split("/").pop() || "gradcalc.txt", file[1], typeOf(file[0]));
       });
-      if (done.run.split("\n").some(function (line) { return isCommand(line, commands.step); })) {
+      if (reply.after.steps) {
         append("(here the view steps: Esc, then → or Space for the next step, ← back)\n");
       }
       if (reply.quit) append("(:quit has nothing to leave here: type on)\n");
     } else if (done.note) {
       append(done.note);
     }
-    showPage(reply.page, done.run || "");
+    showPage(reply.page, done.run !== undefined ? reply.after : null);
     pump();
   }
 

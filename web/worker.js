@@ -7,11 +7,12 @@
 // text} for a typed input or {id, restore: script} for a replay. Messages out:
 // {ready: true, commands} (the names of the commands the page carries out
 // itself: `load` and `step` lists, from the command table), then for each input (`width`: the output pane's columns, to
-// wrap to) {id, pieces, quit, downloads, script, page}:
+// wrap to) {id, pieces, quit, downloads, script, after, page}:
 // the output as the terminal shows it, as typed pieces ({text, class}: the
 // terminal's colours as classes), whether it was `:quit`, the files it
-// wrote ([name, content] pairs), the session's script and the graph view's
-// model (JSON text) afterwards.
+// wrote ([name, content] pairs), the session's script, what the view does
+// after it ({finished, steps}: show the finished pass; the input ran `:step`)
+// and the graph view's model (JSON text) afterwards.
 "use strict";
 var wasm = null;
 var encoder = new TextEncoder();
@@ -35,8 +36,10 @@ function run(text, width) {
   var downloads = JSON.parse(output());
   e.gradcalc_script();
   var script = output();
+  e.gradcalc_view_after();
+  var after = JSON.parse(output());
   e.gradcalc_page();
-  return { pieces: shown, quit: quit, downloads: downloads, script: script, page: output() };
+  return { pieces: shown, quit: quit, downloads: downloads, script: script, after: after, page: output() };
 }
 
 self.onmessage = function (event) {

@@ -42,7 +42,6 @@ use serde_json::Value;
 
 use crate::render::{Format, Printer, Style, html};
 use crate::session::{ErrorCode, Session};
-use crate::syntax;
 
 /// The port `:serve` uses when none is given.
 pub const DEFAULT_PORT: u16 = 8000;
@@ -142,26 +141,12 @@ pub fn publish<O: Write, E: Write>(
 ) {
     let Some(server) = server else { return };
     let model = page_model(session, printer);
-    let asked = asks_gradients(input);
+    let asked = super::shows_finished_pass(input);
     let step = match model["steps"].as_array() {
         Some(steps) if asked => steps.len(),
         _ => 0,
     };
     server.publish(model, Some(step));
-}
-
-/// Whether the last statement of `input` is a command that asks for the
-/// gradients (the table's `finishes_pass`: `:grad`, `:backward`, `:trace`,
-/// `:check`).
-fn asks_gradients(input: &str) -> bool {
-    let spans = syntax::statement_spans(input);
-    spans.last().is_some_and(|span| {
-        input[span.start..span.end]
-            .strip_prefix(':')
-            .and_then(|text| text.split(char::is_whitespace).next())
-            .and_then(crate::session::find_command)
-            .is_some_and(|command| command.traits.finishes_pass)
-    })
 }
 
 /// Connections open at once (pages and event streams). When all are taken,

@@ -249,6 +249,10 @@ fn command_names_are_matched_only_in_the_command_table() {
                 format!("\":{name}\""),
                 format!(":{name}\\b"),
                 format!("'{name}'"),
+                // An alternation of a regular expression: `:(grad|trace)\b`.
+                format!("({name}|"),
+                format!("|{name}|"),
+                format!("|{name})"),
             ] {
                 assert!(
                     !text.contains(&pattern),

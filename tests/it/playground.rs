@@ -1013,4 +1013,42 @@ fn a_matrix_layer_and_its_gradient_in_the_playground() {
     ] {
         assert!(screen.contains(part), "{part} in {screen}");
     }
+    // The view draws the tensor step model: a box per tensor node with its
+    // name and shape, the finished pass after `:grad` (here after a `;`, as
+    // `:serve` decides by the command table), and step K's line is
+    // `:trace`'s step K as the binary prints it.
+    browser.wait_for("document.querySelector('.gc-status').textContent === 'step 3 of 3'");
+    let names = browser.eval(
+        "Array.from(document.querySelectorAll('.gc-graph g.value text.name')).map(t => t.textContent).sort()",
+    );
+    for name in ["W 2×3", "x (3)", "h (2)", "L"] {
+        assert!(
+            names.as_array().unwrap().iter().any(|n| n == name),
+            "{name} in {names}"
+        );
+    }
+    let trace = crate::util::stdout_of(
+        &crate::util::gradcalc()
+            .args([
+                "-e",
+                "x = [1, -1, 0.5]; W = [[1, 2, 0], [3, 4, 1]]; h = W @ x\nL = sum(tanh(h))\n:trace",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let steps = crate::tensor_steps::trace_steps(&trace);
+    assert_eq!(steps.len(), 3, "{trace}");
+    browser.press("Escape");
+    browser.press("Home");
+    for (k, step) in steps.iter().enumerate() {
+        browser.press("ArrowRight");
+        let (shown, _, line) = crate::browser::shown(&mut browser);
+        assert_eq!(shown, serde_json::json!(k + 1));
+        assert_eq!(
+            line.as_str().unwrap().trim_end(),
+            step.trim_end(),
+            "step {}",
+            k + 1
+        );
+    }
 }

@@ -109,7 +109,7 @@ fn slide(svg: &str) -> Slide {
 }
 
 /// `:trace`'s steps: step K at index K − 1, its lines.
-fn trace_steps(text: &str) -> Vec<String> {
+pub(crate) fn trace_steps(text: &str) -> Vec<String> {
     let mut steps: Vec<String> = Vec::new();
     for line in text.lines() {
         if line.starts_with('[') && line.contains("] ") {

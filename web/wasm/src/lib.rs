@@ -24,8 +24,11 @@
 //!    in the output buffer: the page keeps it across a reload and replays it
 //!    to rebuild the session after Stop.
 //! 6. `gradcalc_commands()` puts the names of the commands the page carries
-//!    out itself (`:load`'s file picker, `:step`'s note) in the output
-//!    buffer, read from the command table.
+//!    out itself (`:load`'s file picker) in the output buffer, read from the
+//!    command table.
+//! 7. `gradcalc_view_after()` puts what the view does after the last input
+//!    (show the finished pass; say that the view steps for `:step`) in the
+//!    output buffer, decided by the command table as `:serve` decides.
 //!
 //! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
 //! statement is stopped as Ctrl-C stops it (undone, or for `:repeat` its
@@ -42,7 +45,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::render::{Format, Precision, Printer, Style, html, plot};
-use gradcalc::session::{COMMANDS, CommandSpec, Event, InRepl, Session, find_command};
+use gradcalc::session::{COMMANDS, CommandSpec, Event, Session, find_command};
 
 mod pieces;
 
@@ -197,6 +200,8 @@ struct State {
     output: Vec<u8>,
     /// The files the last run wrote, as (name, content), for the page.
     downloads: Vec<(String, String)>,
+    /// What the view does after the last input ([`gradcalc_view_after`]).
+    view_after: serde_json::Value,
 }
 
 impl State {
@@ -218,6 +223,7 @@ impl State {
             screen,
             output: Vec::new(),
             downloads: Vec::new(),
+            view_after: serde_json::json!({"finished": false, "steps": false}),
         }
     }
 }
@@ -255,6 +261,11 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
             ceiling(HELD.load(Ordering::Relaxed))
         };
         CEILING.store(ceiling, Ordering::Relaxed);
+        let text = String::from_utf8_lossy(&input).into_owned();
+        state.view_after = serde_json::json!({
+            "finished": gradcalc::web::shows_finished_pass(&text),
+            "steps": gradcalc::web::pages_steps(&text),
+        });
         let outcome = driver::run(
             &mut state.session,
             &mut state.printer,
@@ -286,6 +297,18 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
     })
 }
 
+/// Puts in the output buffer what the view does after the last input, as
+/// JSON: `finished`, whether it shows the finished backward pass (the last
+/// statement asked for the gradients, as `:serve` decides); `steps`, whether
+/// the input ran `:step` (here the view steps, and the page says so).
+#[unsafe(no_mangle)]
+pub extern "C" fn gradcalc_view_after() {
+    STATE.with(|state| {
+        let state = &mut *state.borrow_mut();
+        state.output = state.view_after.to_string().into_bytes();
+    });
+}
+
 /// The command an input starts with (`:gc`, `:load lesson.calc`), if it
 /// starts with one, looked up in the session's command table.
 fn command_of(input: &[u8]) -> Option<&'static CommandSpec> {
@@ -304,8 +327,7 @@ fn frees_memory(input: &[u8]) -> bool {
 /// itself, as a JSON object of name lists read from the command table (so
 /// that the page matches no command name of its own): `load`, the commands
 /// that read a script (`Traits::reads_script`: the page opens a file
-/// picker); `step`, those the terminal pages a step at a time
-/// (`InRepl::Step`: in the page, the view steps).
+/// picker).
 #[unsafe(no_mangle)]
 pub extern "C" fn gradcalc_commands() {
     let names = |keep: fn(&CommandSpec) -> bool| -> Vec<&'static str> {
@@ -317,7 +339,6 @@ pub extern "C" fn gradcalc_commands() {
     };
     let lists = serde_json::json!({
         "load": names(|spec| spec.traits.reads_script),
-        "step": names(|spec| spec.traits.repl == InRepl::Step),
     });
     STATE.with(|state| state.borrow_mut().output = lists.to_string().into_bytes());
 }
