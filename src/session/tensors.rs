@@ -13,9 +13,9 @@
 //! puts it back.
 
 use crate::engine::tensor::{
-    Rng, Rule, Shape, Side, Tensor, TensorError, TensorGraph, TensorId, TensorOp,
+    Rng, Rule, Shape, Side, Tensor, TensorError, TensorGradients, TensorGraph, TensorId, TensorOp,
 };
-use crate::engine::{Arity, Op};
+use crate::engine::{Arity, NodeId, Op};
 use crate::syntax::{
     AssignOp, Call, ExprKind, ExprTree, INDEX, Ident, LIST, MATMUL, Span, UnaryOp,
 };
@@ -69,6 +69,17 @@ pub(super) enum TensorCommand {
     Any,
     /// Not supported for tensors yet: refused with what works.
     Refused,
+}
+
+/// A parameter of a tensor loss, what `:grad`, `grad(L, p)`, `:=` and
+/// `:descend` take: a tensor leaf, or a scalar leaf that reaches the tensor
+/// graph through its scalar operands (`w` and `b` in `mean((w*xs + b - ys)^2)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Param {
+    /// A vector or matrix leaf.
+    Tensor(TensorId),
+    /// A scalar leaf of the scalar graph.
+    Scalar(NodeId),
 }
 
 /// The seed `randn` starts from, until `:seed N`.
@@ -491,15 +502,18 @@ impl Session {
         }
         let wrt_span = tree.get(call.args[1]).span();
         let wrt = match &tree.get(call.args[1]).kind {
-            ExprKind::Name(name) => self.tensors.vars.get(name.as_str()).copied(),
+            ExprKind::Name(name) => match self.tensors.vars.get(name.as_str()) {
+                Some(&id) => Some(Param::Tensor(id)),
+                None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
+            },
             _ => None,
         };
         let Some(wrt) = wrt else {
             return Err(tensor_error(
                 ErrorCode::BadArguments,
                 wrt_span,
-                "`grad(L, W)` takes a tensor variable as W",
-                Some("name the vector or matrix, e.g. `grad(L, W)`".into()),
+                "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
+                Some("name the variable, e.g. `grad(L, W)`".into()),
             ));
         };
         let of = match &args[0] {
@@ -537,10 +551,7 @@ impl Session {
         if self.tensors.graph.interrupted() {
             return Err(SessionError::Interrupted { span });
         }
-        let value = gradients.get(wrt).map_or_else(
-            || Tensor::zeros(self.tensors.graph.shape(wrt)),
-            Clone::clone,
-        );
+        let value = self.param_gradient(&gradients, wrt);
         let id = self
             .tensors
             .graph
@@ -879,34 +890,20 @@ impl Session {
         Ok(())
     }
 
-    /// `W := VALUE`: the tensor leaf `W` takes the value, of its shape, and
-    /// everything built on it is computed again.
+    /// `W := VALUE`: the leaf `W` (a tensor leaf, or a scalar leaf in a
+    /// statement of tensors) takes the value, of its shape, and everything
+    /// built on it is computed again.
     fn tensor_update(
         &mut self,
         target: &Ident,
         tree: &ExprTree,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let name = target.name.as_str();
-        let leaf = self.tensor_leaf(target)?;
-        let mark = self.tensors.graph.len();
-        let (id, _) = self.evaluate_tensor(tree)?;
-        self.check_interrupt()?;
-        let value = self.tensors.graph.value(id).clone();
-        self.tensors.graph.truncate(mark);
-        self.tensors.gradients.retain(|id| id.index() < mark);
-        self.tensors.journal_leaf(leaf);
-        self.tensors
-            .graph
-            .set_leaf_value(leaf, value)
-            .map_err(|e| from_engine(e.into(), tree.span()))?;
-        self.tensors.rerun_whole(&self.graph);
-        self.check_interrupt()?;
-        events.push(Event::Tensor {
-            name: Some(name.to_string()),
-            value: self.tensor_data(leaf),
-        });
-        Ok(())
+        self.tensor_updates(
+            std::slice::from_ref(target),
+            std::slice::from_ref(tree),
+            events,
+        )
     }
 
     /// `W, b := VALUE, VALUE` of tensor leaves: every value computed before
@@ -932,41 +929,54 @@ impl Session {
         let mark = self.tensors.graph.len();
         let mut moves = Vec::with_capacity(targets.len());
         for (target, tree) in targets.iter().zip(values) {
-            let leaf = self.tensor_leaf(target)?;
+            let param = self.param(target)?;
             let (id, _) = self.evaluate_tensor(tree)?;
-            moves.push((leaf, self.tensors.graph.value(id).clone(), tree.span()));
+            moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
         }
         self.check_interrupt()?;
         self.tensors.graph.truncate(mark);
         self.tensors.gradients.retain(|id| id.index() < mark);
-        for (leaf, value, span) in moves {
-            self.tensors.journal_leaf(leaf);
-            self.tensors
-                .graph
-                .set_leaf_value(leaf, value)
-                .map_err(|e| from_engine(e.into(), span))?;
+        for (param, value, span) in moves {
+            self.move_param(param, value, span)?;
         }
         self.tensors.rerun_whole(&self.graph);
         self.check_interrupt()?;
         for target in targets {
-            let id = self.tensors.vars[target.name.as_str()];
+            let value = self.param_value(self.param(target)?);
             events.push(Event::Tensor {
                 name: Some(target.name.clone()),
-                value: self.tensor_data(id),
+                value: tensor_data(&value),
             });
         }
         Ok(())
     }
 
-    /// The tensor leaf `target` names, or the error that it names none.
-    fn tensor_leaf(&self, target: &Ident) -> Result<TensorId, SessionError> {
+    /// The leaf `target` names, a tensor leaf or a scalar one, or the error
+    /// that it names none.
+    pub(super) fn param(&self, target: &Ident) -> Result<Param, SessionError> {
         let name = target.name.as_str();
+        if let Some(leaf) = self.scalar_leaf(name) {
+            return Ok(Param::Scalar(leaf));
+        }
         let Some(&leaf) = self.tensors.vars.get(name) else {
+            let (what, hint) = if self.vars.contains_key(name) {
+                (
+                    format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
+                    format!("write `{name} = …` to bind it again"),
+                )
+            } else {
+                (
+                    format!(
+                        "`{name}` is not a variable: `:=` moves a leaf, a number, vector or matrix"
+                    ),
+                    format!("write `{name} = …` to bind it"),
+                )
+            };
             return Err(tensor_error(
                 ErrorCode::Shape,
                 target.span,
-                format!("`{name}` is not a tensor leaf: `:=` of a tensor moves a tensor leaf"),
-                Some(format!("write `{name} = …` to bind it")),
+                what,
+                Some(hint),
             ));
         };
         if self.tensors.graph.op(leaf) != TensorOp::Variable {
@@ -977,7 +987,99 @@ impl Session {
                 Some(format!("write `{name} = …` to bind it again")),
             ));
         }
-        Ok(leaf)
+        Ok(Param::Tensor(leaf))
+    }
+
+    /// The scalar leaf `name` names, if it names one.
+    fn scalar_leaf(&self, name: &str) -> Option<NodeId> {
+        let &id = self.vars.get(name)?;
+        (self.graph.op(id) == Op::Variable).then_some(id)
+    }
+
+    /// ∂output/∂`leaf` of a scalar leaf, from a tensor backward pass's
+    /// `gradients`: the chain rule through the scalar graph, Σ over the
+    /// scalar nodes s the tensor graph reads of ∂output/∂s · ∂s/∂leaf (the
+    /// scalar graph's backward pass from each s). `None` when the output
+    /// does not reach the leaf.
+    fn scalar_leaf_gradient(&self, gradients: &TensorGradients, leaf: NodeId) -> Option<f64> {
+        let mut total = None;
+        for &(node, upstream) in gradients.scalars() {
+            let local = if node == leaf {
+                1.0
+            } else {
+                let order = self.graph.topo_order(node);
+                if !order.contains(&leaf) {
+                    continue;
+                }
+                self.graph.backward(&order).get(leaf)
+            };
+            *total.get_or_insert(0.0) += upstream * local;
+        }
+        total
+    }
+
+    /// ∂output/∂`param` with the parameter's shape (0 where the output does
+    /// not reach it), from a tensor backward pass's `gradients`.
+    fn param_gradient(&self, gradients: &TensorGradients, param: Param) -> Tensor {
+        match param {
+            Param::Tensor(id) => gradients
+                .get(id)
+                .map_or_else(|| Tensor::zeros(self.tensors.graph.shape(id)), Clone::clone),
+            Param::Scalar(leaf) => {
+                Tensor::scalar(self.scalar_leaf_gradient(gradients, leaf).unwrap_or(0.0))
+            }
+        }
+    }
+
+    /// The scalar leaves a tensor backward pass reached through the scalar
+    /// nodes the tensor graph reads, in the order of the scalar variables,
+    /// with their names (the output's own name left out).
+    fn scalar_params_reached(&self, gradients: &TensorGradients) -> Vec<(String, Param)> {
+        self.vars
+            .iter()
+            .filter(|(_, id)| self.graph.op(**id) == Op::Variable)
+            .filter(|(_, id)| self.scalar_leaf_gradient(gradients, **id).is_some())
+            .map(|(name, id)| (name.clone(), Param::Scalar(*id)))
+            .collect()
+    }
+
+    /// The value of `param` now.
+    fn param_value(&self, param: Param) -> Tensor {
+        match param {
+            Param::Tensor(id) => self.tensors.graph.value(id).clone(),
+            Param::Scalar(leaf) => Tensor::scalar(self.graph.value(leaf)),
+        }
+    }
+
+    /// Moves `param` to `value` (of its shape; journalled, so that a failed
+    /// statement puts it back). The graphs are not computed again: call
+    /// [`Tensors::rerun_whole`] after the last move.
+    fn move_param(&mut self, param: Param, value: Tensor, span: Span) -> Result<(), SessionError> {
+        match param {
+            Param::Tensor(leaf) => {
+                self.tensors.journal_leaf(leaf);
+                self.tensors
+                    .graph
+                    .set_leaf_value(leaf, value)
+                    .map_err(|e| from_engine(e.into(), span))
+            }
+            Param::Scalar(leaf) => {
+                let [number] = value.data() else {
+                    return Err(tensor_error(
+                        ErrorCode::Shape,
+                        span,
+                        format!(
+                            "a number takes a value of shape (), not {}",
+                            value.shape().parenthesized()
+                        ),
+                        Some("reduce it first, e.g. `sum(…)`".into()),
+                    ));
+                };
+                self.journal_leaves([leaf]);
+                self.graph.update_leaves(&[(leaf, *number)]);
+                Ok(())
+            }
+        }
     }
 
     /// The tensor variables for `:vars`: name, leaf or derived, value.
@@ -1042,29 +1144,33 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let mut targets: Vec<(String, TensorId)> = Vec::new();
+        let mut targets: Vec<(String, Param)> = Vec::new();
         for arg in args {
-            let Some(&id) = self.tensors.vars.get(&arg.name) else {
-                return Err(tensor_error(
-                    ErrorCode::BadArguments,
-                    arg.span,
-                    format!(
-                        "`{}` is not a tensor variable of the output `{label}`",
-                        arg.name
-                    ),
-                    Some(format!(
-                        "name a vector or matrix it was built from: {}",
-                        self.tensors
-                            .vars
-                            .keys()
-                            .map(|n| format!("`{n}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                ));
+            let param = match (
+                self.tensors.vars.get(&arg.name),
+                self.scalar_leaf(&arg.name),
+            ) {
+                (Some(&id), _) => Param::Tensor(id),
+                (None, Some(leaf)) => Param::Scalar(leaf),
+                (None, None) => {
+                    return Err(tensor_error(
+                        ErrorCode::BadArguments,
+                        arg.span,
+                        format!("`{}` is not a variable of the output `{label}`", arg.name),
+                        Some(format!(
+                            "name a vector, matrix or number it was built from: {}",
+                            self.tensors
+                                .vars
+                                .keys()
+                                .map(|n| format!("`{n}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    ));
+                }
             };
             if !targets.iter().any(|(n, _)| *n == arg.name) {
-                targets.push((arg.name.clone(), id));
+                targets.push((arg.name.clone(), param));
             }
         }
         let gradients = self.tensors.graph.backward(output);
@@ -1081,13 +1187,12 @@ impl Session {
                         && self.tensors.graph.op(**id) == TensorOp::Variable
                         && name.as_str() != label
                 })
-                .map(|(name, id)| (name.clone(), *id))
+                .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
                 .collect();
+            targets.extend(self.scalar_params_reached(&gradients));
         }
-        for (name, id) in targets {
-            let value = gradients
-                .get(id)
-                .map_or_else(|| Tensor::zeros(self.tensors.graph.shape(id)), Clone::clone);
+        for (name, param) in targets {
+            let value = self.param_gradient(&gradients, param);
             events.push(Event::TensorGrad {
                 of: label.to_string(),
                 wrt: name,
@@ -1427,6 +1532,39 @@ impl Session {
         self.tensors.vars.contains_key(name)
     }
 
+    /// The parameters of a `:descend` of the tensor loss `loss`: each a leaf
+    /// the loss reaches (a tensor leaf, or a scalar one through the scalars
+    /// the tensors read).
+    fn descent_params(
+        &mut self,
+        descent: &super::descent::Descent,
+        loss: TensorId,
+    ) -> Result<Vec<Param>, SessionError> {
+        let order = self.tensors.graph.topo_order(loss);
+        let mut leaves = Vec::with_capacity(descent.params.len());
+        let first = self.tensors.graph.backward(loss);
+        for param in &descent.params {
+            let leaf = self.param(param)?;
+            let reached = match leaf {
+                Param::Tensor(id) => order.contains(&id),
+                Param::Scalar(id) => self.scalar_leaf_gradient(&first, id).is_some(),
+            };
+            if !reached {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    param.span,
+                    format!(
+                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
+                        descent.loss.name, param.name
+                    ),
+                    None,
+                ));
+            }
+            leaves.push(leaf);
+        }
+        Ok(leaves)
+    }
+
     /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
     /// backward pass from L (shape `()`), every parameter moved to
     /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
@@ -1453,28 +1591,22 @@ impl Session {
                 )),
             ));
         }
-        let order = self.tensors.graph.topo_order(loss);
-        let mut leaves = Vec::with_capacity(descent.params.len());
-        for param in &descent.params {
-            let leaf = self.tensor_leaf(param)?;
-            if !order.contains(&leaf) {
-                return Err(tensor_error(
-                    ErrorCode::BadArguments,
-                    param.span,
-                    format!(
-                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
-                        descent.loss.name, param.name
-                    ),
-                    None,
-                ));
-            }
-            leaves.push(leaf);
-        }
+        let leaves = self.descent_params(descent, loss)?;
         let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
+        // A column a parameter when all are numbers, as for scalar losses;
+        // vectors and matrices are printed whole after the table.
+        let columns = leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
         let row = |s: &Session, step| super::derivatives::RepeatRow {
             step,
             output: Some(value(s)),
-            values: Vec::new(),
+            values: if columns {
+                leaves
+                    .iter()
+                    .map(|&leaf| Number(s.param_value(leaf).data()[0]))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         };
         let mut rows = vec![row(self, 0)];
         let mut losses = vec![value(self)];
@@ -1484,16 +1616,21 @@ impl Session {
             if crate::interrupt::requested() {
                 break; // the walk may have stopped early: this step is not taken
             }
-            for &leaf in &leaves {
-                let mut moved = self.tensors.graph.value(leaf).clone();
-                if let Some(g) = gradients.get(leaf) {
+            // Every step computed first, then every parameter moved.
+            let moves: Vec<(Param, Tensor)> = leaves
+                .iter()
+                .map(|&leaf| {
+                    let mut moved = self.param_value(leaf);
+                    let g = self.param_gradient(&gradients, leaf);
                     for (x, d) in moved.data_mut().iter_mut().zip(g.data()) {
                         *x -= descent.rate * d;
                     }
-                }
-                self.tensors.journal_leaf(leaf);
+                    (leaf, moved)
+                })
+                .collect();
+            for (leaf, moved) in moves {
                 // The same shape: it was the leaf's value.
-                let _ = self.tensors.graph.set_leaf_value(leaf, moved);
+                self.move_param(leaf, moved, descent.loss.span)?;
             }
             self.tensors.rerun_whole(&self.graph);
             done += 1;
@@ -1525,7 +1662,7 @@ impl Session {
         for (param, leaf) in descent.params.iter().zip(leaves) {
             events.push(Event::Tensor {
                 name: Some(param.name.clone()),
-                value: self.tensor_data(leaf),
+                value: tensor_data(&self.param_value(leaf)),
             });
         }
         Ok(())
@@ -1569,8 +1706,9 @@ impl Session {
         }
         let gradients = self.tensors.graph.backward(output);
         let order = self.tensors.graph.topo_order(output);
-        let targets: Vec<(String, TensorId)> = if args.is_empty() {
-            self.tensors
+        let targets: Vec<(String, Param)> = if args.is_empty() {
+            let mut targets: Vec<(String, Param)> = self
+                .tensors
                 .vars
                 .iter()
                 .filter(|(name, id)| {
@@ -1578,19 +1716,21 @@ impl Session {
                         && order.contains(id)
                         && name.as_str() != label
                 })
-                .map(|(name, id)| (name.clone(), *id))
-                .collect()
+                .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
+                .collect();
+            targets.extend(self.scalar_params_reached(&gradients));
+            targets
         } else {
             args.iter()
-                .map(|arg| Ok((arg.name.clone(), self.tensor_leaf(arg)?)))
+                .map(|arg| Ok((arg.name.clone(), self.param(arg)?)))
                 .collect::<Result<_, SessionError>>()?
         };
         let mut checked = 0;
         let mut total = 0;
         for (name, leaf) in targets {
-            let value = self.tensors.graph.value(leaf).clone();
+            let value = self.param_value(leaf);
             total += value.len();
-            let grad = gradients.get(leaf).cloned();
+            let grad = Some(self.param_gradient(&gradients, leaf));
             for k in 0..value.len() {
                 if checked == CHECK_ELEMENTS {
                     break;
@@ -1637,15 +1777,27 @@ impl Session {
     }
 
     /// `(L(x + h) − L(x − h))/2h` for element `k` of `leaf` (whose value is
-    /// `value`); the leaf is put back to `value` and the graph run again.
-    fn central(&self, leaf: TensorId, output: TensorId, value: &Tensor, k: usize, h: f64) -> f64 {
-        // A copy of the graph: the session's stays as it is.
+    /// `value`), on copies of the graphs: the session's stay as they are.
+    fn central(&self, leaf: Param, output: TensorId, value: &Tensor, k: usize, h: f64) -> f64 {
         let mut graph = self.tensors.graph.clone();
+        let mut scalars = match leaf {
+            Param::Tensor(_) => None,
+            Param::Scalar(_) => Some(self.graph.clone()),
+        };
         let mut at = |x: f64| {
-            let mut moved = value.clone();
-            moved.data_mut()[k] = x;
-            let _ = graph.set_leaf_value(leaf, moved);
-            graph.rerun(&self.graph);
+            match leaf {
+                Param::Scalar(node) => {
+                    if let Some(scalars) = scalars.as_mut() {
+                        scalars.update_leaves(&[(node, x)]);
+                    }
+                }
+                Param::Tensor(id) => {
+                    let mut moved = value.clone();
+                    moved.data_mut()[k] = x;
+                    let _ = graph.set_leaf_value(id, moved);
+                }
+            }
+            graph.rerun(scalars.as_ref().unwrap_or(&self.graph));
             graph.value(output).data()[0]
         };
         let x = value.data()[k];

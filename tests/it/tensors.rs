@@ -513,3 +513,71 @@ fn help_names_each_tensor_functions_shape_and_backward_rule() {
     assert_contains(&out, "eye(n): the n×n identity matrix");
     assert_contains(&out, ":seed N");
 }
+
+/// Linear regression over data vectors with scalar parameters: `w` and `b`
+/// are numbers, `xs` and `ys` vectors. Every command that takes a parameter
+/// takes the numbers too, their gradient the chain rule through the scalar
+/// operands. The values by hand (and a plain-Python loop): r = w·x + b − y =
+/// −1.5x, L = mean(r²) = 10.5, ∂L/∂w = mean(2r·x) = −14, ∂L/∂b = mean(2r) = −6.
+#[test]
+fn scalar_parameters_of_a_tensor_loss_have_gradients_and_descend() {
+    const REGRESSION: &str =
+        "xs = [1, 2, 3]\nys = [2, 4, 6]\nw = 0.5\nb = 0\nL = mean((w*xs + b - ys)^2)";
+    let (events, status) = json_events(&["-e", &format!("{REGRESSION}\n:grad\nc = grad(L, w)")]);
+    assert_eq!(status, Some(0), "{events:?}");
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "w")["value"],
+        &[-14.0],
+    );
+    assert_all_close(&event(&events, "tensor_grad", "wrt", "b")["value"], &[-6.0]);
+    // ∂L/∂xᵢ = (2/3)·rᵢ·w = −0.5·xᵢ.
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "xs")["value"],
+        &[-0.5, -1.0, -1.5],
+    );
+    assert_all_close(&events.last().unwrap()["value"], &[-14.0]);
+    // Through a derived scalar: c = 2w, ∂L/∂w = 2·∂L/∂c = 2·mean(2r·x) with
+    // r = −x: 2·(−28/3).
+    let text = stdout_of(
+        &gradcalc()
+            .args([
+                "-e",
+                "xs = [1, 2, 3]\nys = [2, 4, 6]\nw = 0.5\nc = 2*w\nL = mean((c*xs - ys)^2)\n:grad w\n:check w",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_contains(&text, "∂L/∂w = -18.66666667\n");
+    assert_contains(
+        &text,
+        "∂L/∂w at w = 0.5: reverse mode -18.66666667, central difference -18.66666667",
+    );
+    assert_contains(&text, "pass");
+    // One simultaneous step: w = 0.5 + 0.05·14, b = 0 + 0.05·6; the loss follows.
+    let (events, status) = json_events(&[
+        "-e",
+        &format!("{REGRESSION}\nw, b := w - 0.05*grad(L, w), b - 0.05*grad(L, b)\nL"),
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    assert_all_close(
+        &event(&events, "tensor", "name", "w")["value"],
+        &[1.2000000000000002],
+    );
+    assert_all_close(&events.last().unwrap()["value"], &[2.116666666666666]);
+    // :descend: the loss and both numbers in the table, as for scalar losses.
+    let text = stdout_of(
+        &gradcalc()
+            .args([
+                "-e",
+                &format!("{REGRESSION}\n:descend L lr=0.05 steps=3 w b"),
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_contains(&text, "  step             L            w             b\n");
+    assert_contains(&text, "     3  0.1223628107  1.654444444  0.4843333333\n");
+    assert_contains(&text, "w = 1.654444444\nb = 0.4843333333\n");
+    // A value of the wrong shape moves nothing.
+    let error = error_of(&format!("{REGRESSION}\nw, b := w - 0.05*grad(L, w), xs"));
+    assert_contains(&error, "a number takes a value of shape (), not (3)");
+}
