@@ -1371,29 +1371,31 @@ impl TensorData {
     }
 }
 
+/// A tensor's elements nested as its shape says (a number for `()`).
+struct NestedValue<'a>(&'a TensorData);
+
+impl Serialize for NestedValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.shape[..] {
+            [] => self
+                .0
+                .data
+                .first()
+                .copied()
+                .unwrap_or_default()
+                .serialize(s),
+            [_] => s.collect_seq(&self.0.data),
+            _ => s.collect_seq(self.0.rows()),
+        }
+    }
+}
+
 impl Serialize for TensorData {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        /// The elements nested as the shape says.
-        struct Nested<'a>(&'a TensorData);
-        impl Serialize for Nested<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                match self.0.shape[..] {
-                    [] => self
-                        .0
-                        .data
-                        .first()
-                        .copied()
-                        .unwrap_or_default()
-                        .serialize(s),
-                    [_] => s.collect_seq(&self.0.data),
-                    _ => s.collect_seq(self.0.rows()),
-                }
-            }
-        }
         let mut out = s.serialize_struct("TensorData", 2)?;
         out.serialize_field("shape", &self.shape)?;
-        out.serialize_field("value", &Nested(self))?;
+        out.serialize_field("value", &NestedValue(self))?;
         out.end()
     }
 }
@@ -1468,4 +1470,22 @@ pub struct TensorVarRow {
     /// Its value, with its shape.
     #[serde(flatten)]
     pub value: TensorData,
+    /// ∂output/∂ it, of its shape, when the output is a tensor of shape `()`
+    /// that reaches it (JSON `grad`, nested as `value`; absent otherwise).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "tensor_grad"
+    )]
+    pub grad: Option<TensorData>,
+}
+
+/// A tensor variable's gradient in JSON: its numbers nested as its `value`.
+fn tensor_grad<S: serde::Serializer>(
+    grad: &Option<TensorData>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match grad {
+        Some(data) => serde::Serialize::serialize(&NestedValue(data), serializer),
+        None => serializer.serialize_none(),
+    }
 }

@@ -459,6 +459,9 @@ impl Session {
         let grads: Option<(Gradients, Vec<bool>)> = output
             .as_ref()
             .and_then(|o| self.backprop(o, Span::default()).ok());
+        // A tensor output of shape `()`: its gradients of the tensor
+        // variables and, through the scalars the tensors read, of the scalar ones.
+        let tensor_pass = self.tensor_vars_pass();
         let built_from_earlier = self.built_from_earlier();
         let vars = self
             .vars
@@ -475,7 +478,12 @@ impl Session {
                     node,
                     value: Number(self.graph.value(node)),
                     leaf: self.graph.op(node) == Op::Variable,
-                    grad: grads.as_ref().map(|(g, _)| g[node]).map(Number),
+                    grad: match &tensor_pass {
+                        Some((_, gradients)) => {
+                            self.scalar_node_gradient(gradients, node).map(Number)
+                        }
+                        None => grads.as_ref().map(|(g, _)| g[node]).map(Number),
+                    },
                     grad_note,
                     built_from_earlier,
                 }
@@ -495,11 +503,15 @@ impl Session {
                 })
             })
             .collect();
+        let tensors = self.tensor_var_rows(tensor_pass.as_ref().map(|(_, g)| g));
         events.push(Event::Vars {
-            of: output.map(|o| o.label),
+            of: match tensor_pass {
+                Some((label, _)) => Some(label),
+                None => output.map(|o| o.label),
+            },
             vars,
             functions,
-            tensors: self.tensor_var_rows(),
+            tensors,
         });
     }
 

@@ -996,7 +996,7 @@ impl Session {
         (self.graph.op(id) == Op::Variable).then_some(id)
     }
 
-    /// ∂output/∂`leaf` of a scalar leaf, from a tensor backward pass's
+    /// ∂output/∂`leaf` of a scalar leaf (or any scalar node), from a tensor backward pass's
     /// `gradients`: the chain rule through the scalar graph, Σ over the
     /// scalar nodes s the tensor graph reads of ∂output/∂s · ∂s/∂leaf (the
     /// scalar graph's backward pass from each s). `None` when the output
@@ -1082,8 +1082,10 @@ impl Session {
         }
     }
 
-    /// The tensor variables for `:vars`: name, leaf or derived, value.
-    pub(super) fn tensor_var_rows(&self) -> Vec<TensorVarRow> {
+    /// The tensor variables for `:vars`: name, leaf or derived, value, and
+    /// ∂output/∂ it when the output is a tensor of shape `()` that reaches
+    /// it (`gradients`, its backward pass).
+    pub(super) fn tensor_var_rows(&self, gradients: Option<&TensorGradients>) -> Vec<TensorVarRow> {
         self.tensors
             .vars
             .iter()
@@ -1091,8 +1093,31 @@ impl Session {
                 name: name.clone(),
                 leaf: self.tensors.graph.op(id) == TensorOp::Variable,
                 value: self.tensor_data(id),
+                grad: gradients.and_then(|g| g.get(id)).map(tensor_data),
             })
             .collect()
+    }
+
+    /// The backward pass of the tensor output for `:vars`, when there is
+    /// one of shape `()` (`None` also when Ctrl-C cut it short), with the
+    /// output's name.
+    pub(super) fn tensor_vars_pass(&self) -> Option<(String, TensorGradients)> {
+        let (output, label) = self.tensors.output.clone()?;
+        if self.tensors.graph.shape(output) != Shape::scalar() {
+            return None;
+        }
+        let gradients = self.tensors.graph.backward(output);
+        (!self.tensors.graph.interrupted()).then_some((label, gradients))
+    }
+
+    /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
+    /// the output does not reach it).
+    pub(super) fn scalar_node_gradient(
+        &self,
+        gradients: &TensorGradients,
+        node: NodeId,
+    ) -> Option<f64> {
+        self.scalar_leaf_gradient(gradients, node)
     }
 
     /// A command when the output is a tensor: `:grad` and `:trace` of it;

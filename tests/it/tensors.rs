@@ -581,3 +581,25 @@ fn scalar_parameters_of_a_tensor_loss_have_gradients_and_descend() {
     let error = error_of(&format!("{REGRESSION}\nw, b := w - 0.05*grad(L, w), xs"));
     assert_contains(&error, "a number takes a value of shape (), not (3)");
 }
+
+/// `:vars` of a tensor output shows ∂L/∂ each variable it reaches, of its
+/// shape, as it does for scalar outputs: here L = sum(W ⊙ W) + 3w, so
+/// ∂L/∂W = 2W and ∂L/∂w = 3 (through the scalar the tensors read).
+#[test]
+fn vars_of_a_tensor_output_show_the_gradients() {
+    let script = "W = [[1, 2], [3, 4]]\nw = 0.5\nL = sum(W*W) + 3*w\n:vars";
+    let (events, status) = json_events(&["-e", script]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let vars = events.iter().find(|e| e["kind"] == "vars").unwrap();
+    assert_eq!(vars["of"], "L");
+    assert_eq!(vars["tensors"][0]["name"], "W");
+    assert_all_close(&vars["tensors"][0]["grad"], &[2.0, 4.0, 6.0, 8.0]);
+    assert_eq!(vars["vars"][0]["name"], "w");
+    assert_close(json_number(&vars["vars"][0]["grad"]).unwrap(), 3.0, 1e-15);
+    let text = stdout_of(&gradcalc().args(["-e", script]).output().unwrap());
+    assert_contains(&text, "  w = 0.5  leaf     ∂L/∂w = 3\n");
+    assert_contains(
+        &text,
+        "    ∂L/∂W = 2×2\n          [[2, 4],\n           [6, 8]]\n",
+    );
+}

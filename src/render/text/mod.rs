@@ -151,6 +151,10 @@ fn render_unicode(
                 let kind = if row.leaf { "leaf" } else { "derived" };
                 let head = format!("  {} ({kind})", p.name(&row.name));
                 tensors::block(&mut out, &head, &row.value, &p, &|s| p.value_text(s));
+                if let (Some(grad), Some(of)) = (&row.grad, of) {
+                    let head = format!("    {}", p.partial(of, &row.name));
+                    tensors::block(&mut out, &head, grad, &p, &|s| p.grad_text(s));
+                }
             }
             listings::functions(&mut out, functions, &p);
         }
