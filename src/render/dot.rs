@@ -412,10 +412,17 @@ pub(super) fn title(picture: &Picture) -> Option<String> {
 fn step_title(picture: &Picture, k: usize) -> Option<String> {
     let step = picture.step.as_ref()?;
     if k == 0 {
-        return Some(format!(
-            "{}: the forward pass; backward steps 1 to {} to come",
-            picture.of, step.last
-        ));
+        return Some(match step.last {
+            0 => format!(
+                "{}: the forward pass; no backward step (the output is a leaf)",
+                picture.of
+            ),
+            1 => format!("{}: the forward pass; backward step 1 to come", picture.of),
+            last => format!(
+                "{}: the forward pass; backward steps 1 to {last} to come",
+                picture.of
+            ),
+        });
     }
     let current = match &picture.tensor {
         Some(tensor) => tensor.step_nodes.get(k - 1)?.clone(),

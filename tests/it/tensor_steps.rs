@@ -471,3 +471,23 @@ fn a_large_tensor_box_is_summarised() {
     assert!(rows.contains(&"value [28, 28, …, 28, 28]"), "{rows:?}");
     assert!(svg.contains(">A 6×7</text>"), "{svg}");
 }
+
+/// A leaf as the output (`L = W` names W itself) has no backward step: the
+/// trace and the picture say so rather than "steps 1 to 0".
+#[test]
+fn a_leaf_output_has_no_steps_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        "W = [[1, 2], [3, 4]]; L = W\n:trace\n:svg - --step 0",
+    );
+    assert!(
+        out.contains("(no steps: L is a leaf, no op is between it and itself; its gradient is the seed, ones of its shape)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("L: the forward pass; no backward step (the output is a leaf)"),
+        "{out}"
+    );
+    assert!(!out.contains("steps 1 to 0"), "{out}");
+}

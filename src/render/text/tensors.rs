@@ -155,6 +155,12 @@ pub(super) fn trace(out: &mut String, of: &str, steps: &[TensorTraceStep], p: &P
             "backward pass from {of}: each tensor op one step, its rule with shapes, then the numbers"
         ))
     );
+    if steps.is_empty() {
+        let _ = writeln!(
+            out,
+            "(no steps: {of} is a leaf, no op is between it and itself; its gradient is the seed, ones of its shape)"
+        );
+    }
     let grad = |s: &str| p.grad_text(s);
     let partial = |wrt: &str| {
         if wrt.contains(' ') {
