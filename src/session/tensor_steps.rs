@@ -203,6 +203,7 @@ impl Session {
         let Some(Event::TensorTrace { of, steps }) = trace.pop() else {
             return Err(no_output());
         };
+        self.check_gradient_budget(output, span)?;
         let (_, walk) = self.tensors.graph.backward_traced(output);
         if self.tensors.graph.interrupted() {
             return Err(SessionError::Interrupted { span });

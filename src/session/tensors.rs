@@ -236,6 +236,37 @@ fn from_engine(error: TensorError, span: Span) -> SessionError {
 }
 
 impl Session {
+    /// The backward pass from the tensor `output` (its gradients), after
+    /// checking that they fit in the memory budget; `span` is the
+    /// statement's or command's, for errors.
+    ///
+    /// Errors: the gradients would not fit ([`ErrorCode::Limit`]); Ctrl-C.
+    pub(super) fn tensor_backward(
+        &self,
+        output: TensorId,
+        span: Span,
+    ) -> Result<TensorGradients, SessionError> {
+        self.check_gradient_budget(output, span)?;
+        let gradients = self.tensors.graph.backward(output);
+        if self.tensors.graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        Ok(gradients)
+    }
+
+    /// The error that the gradients of a backward pass from `output` would
+    /// not fit in the memory budget, if they would not.
+    pub(super) fn check_gradient_budget(
+        &self,
+        output: TensorId,
+        span: Span,
+    ) -> Result<(), SessionError> {
+        self.tensors
+            .graph
+            .check_gradient_budget(output)
+            .map_err(|e| tensor_error(ErrorCode::Limit, span, e.to_string(), None))
+    }
+
     /// Whether the expression `tree` touches a tensor: a literal, an index,
     /// `@`, `ᵀ`, a tensor function, or a name bound to a tensor (`ans` too).
     pub(super) fn touches_tensor(&self, tree: &ExprTree) -> bool {
@@ -547,10 +578,7 @@ impl Session {
                 Some("reduce it first, e.g. `grad(sum(L), W)`".into()),
             ));
         }
-        let gradients = self.tensors.graph.backward(of);
-        if self.tensors.graph.interrupted() {
-            return Err(SessionError::Interrupted { span });
-        }
+        let gradients = self.tensor_backward(of, span)?;
         let value = self.param_gradient(&gradients, wrt);
         let id = self
             .tensors
@@ -1106,8 +1134,8 @@ impl Session {
         if self.tensors.graph.shape(output) != Shape::scalar() {
             return None;
         }
-        let gradients = self.tensors.graph.backward(output);
-        (!self.tensors.graph.interrupted()).then_some((label, gradients))
+        let gradients = self.tensor_backward(output, Span::default()).ok()?;
+        Some((label, gradients))
     }
 
     /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
@@ -1198,10 +1226,7 @@ impl Session {
                 targets.push((arg.name.clone(), param));
             }
         }
-        let gradients = self.tensors.graph.backward(output);
-        if self.tensors.graph.interrupted() {
-            return Err(SessionError::Interrupted { span });
-        }
+        let gradients = self.tensor_backward(output, span)?;
         if args.is_empty() {
             targets = self
                 .tensors
@@ -1260,6 +1285,7 @@ impl Session {
         expand: Option<(&str, Span)>,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        self.check_gradient_budget(output, span)?;
         let (_, steps) = self.tensors.graph.backward_traced(output);
         if self.tensors.graph.interrupted() {
             return Err(SessionError::Interrupted { span });
@@ -1567,7 +1593,7 @@ impl Session {
     ) -> Result<Vec<Param>, SessionError> {
         let order = self.tensors.graph.topo_order(loss);
         let mut leaves = Vec::with_capacity(descent.params.len());
-        let first = self.tensors.graph.backward(loss);
+        let first = self.tensor_backward(loss, descent.loss.span)?;
         for param in &descent.params {
             let leaf = self.param(param)?;
             let reached = match leaf {
@@ -1729,7 +1755,7 @@ impl Session {
                 Some(format!("reduce it first, e.g. `L = sum({label})`")),
             ));
         }
-        let gradients = self.tensors.graph.backward(output);
+        let gradients = self.tensor_backward(output, span)?;
         let order = self.tensors.graph.topo_order(output);
         let targets: Vec<(String, Param)> = if args.is_empty() {
             let mut targets: Vec<(String, Param)> = self

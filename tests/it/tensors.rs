@@ -603,3 +603,22 @@ fn vars_of_a_tensor_output_show_the_gradients() {
         "    ∂L/∂W = 2×2\n          [[2, 4],\n           [6, 8]]\n",
     );
 }
+
+/// The gradients of a backward pass count toward the memory budget: Y, the
+/// constant 2, Y*2 and L hold 36 000 000 + 1 + 36 000 000 + 1 numbers of the
+/// 134 217 728 (2²⁷), and their gradients would need as many again (62 217
+/// 726 are left); the session is kept.
+#[test]
+fn gradients_past_the_memory_budget_are_refused_and_the_session_kept() {
+    let output = gradcalc()
+        .args(["--keep-going"])
+        .write_stdin("Y = ones(6000, 6000)\nL = sum(Y*2)\n:grad\nL\n")
+        .output()
+        .unwrap();
+    let error = stderr_of(&output);
+    assert_contains(
+        &error,
+        "the backward pass needs 72000002 numbers for its gradients, but the memory budget has 62217726 left (of 134217728)",
+    );
+    assert_contains(&stdout_of(&output), "\n72000000\n");
+}

@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
-use super::{BudgetError, Shape, ShapeError, Tensor, TensorError, TensorGraph, TensorId, TensorOp};
+use super::{
+    BudgetError, GradientBudgetError, Shape, ShapeError, Tensor, TensorError, TensorGraph,
+    TensorId, TensorOp,
+};
 use crate::engine::{Graph, Interrupt, NodeId, debug_holder};
 
 /// One node's structure: its op and up to two operands.
@@ -84,8 +87,8 @@ impl TensorGraph {
     /// Checks that a value of `shape` fits in what the budget has left, before
     /// anything is allocated: call it before making a large tensor
     /// ([`Tensor::zeros`], [`Tensor::randn`], …) to put in the graph; every
-    /// method that appends a node checks it too. Gradients are not counted:
-    /// a backward pass holds at most as much again.
+    /// method that appends a node checks it too. A backward pass's gradients
+    /// are checked by [`TensorGraph::check_gradient_budget`].
     ///
     /// # Errors
     /// [`BudgetError`] when `held + shape.len()` is over the budget.
@@ -94,6 +97,34 @@ impl TensorGraph {
         if shape.len() > left {
             return Err(BudgetError {
                 shape,
+                left,
+                budget: self.budget,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks that the gradients of a backward pass from `output` fit in
+    /// what the budget has left beside the values held: one number per
+    /// element of every node the pass reaches (each gradient is held once).
+    /// Call it before [`TensorGraph::backward`] or
+    /// [`TensorGraph::backward_traced`].
+    ///
+    /// # Errors
+    /// [`GradientBudgetError`] when `held` plus those numbers is over the budget.
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn check_gradient_budget(&self, output: TensorId) -> Result<(), GradientBudgetError> {
+        let need: usize = self
+            .topo_order(output)
+            .iter()
+            .map(|&id| self.shape(id).len())
+            .sum();
+        let left = self.budget.saturating_sub(self.held);
+        if need > left {
+            return Err(GradientBudgetError {
+                need,
                 left,
                 budget: self.budget,
             });

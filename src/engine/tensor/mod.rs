@@ -111,6 +111,22 @@ pub struct BudgetError {
     pub budget: usize,
 }
 
+/// A backward pass whose gradients would not fit in what the memory budget
+/// has left ([`TensorGraph::check_gradient_budget`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the backward pass needs {need} numbers for its gradients, but the memory budget has {left} left (of {budget}); use smaller shapes or free variables"
+)]
+pub struct GradientBudgetError {
+    /// The numbers the gradients take: one per element of every node the
+    /// pass reaches.
+    pub need: usize,
+    /// How many numbers the budget had left.
+    pub left: usize,
+    /// The budget, in numbers.
+    pub budget: usize,
+}
+
 /// Why a tensor node could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TensorError {

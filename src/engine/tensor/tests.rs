@@ -459,6 +459,30 @@ fn truncate_frees_the_values_of_the_nodes_removed() {
 }
 
 #[test]
+fn the_gradients_of_a_backward_pass_are_checked_against_the_budget() {
+    // A 2×2 leaf, its double and their sum hold 4 + 4 + 1 = 9 numbers; the
+    // gradients of the pass from the sum take as many again.
+    let mut g = TensorGraph::with_budget(12);
+    let a = g.leaf(Tensor::zeros(Shape::matrix(2, 2))).unwrap();
+    let two = g.constant(Tensor::scalar(2.0)).unwrap();
+    let d = g.apply(TensorOp::Elementwise(Op::Mul), &[a, two]).unwrap();
+    let s = g.apply(TensorOp::Sum, &[d]).unwrap();
+    assert_eq!(g.held(), 10);
+    assert_eq!(
+        g.check_gradient_budget(s),
+        Err(GradientBudgetError {
+            need: 10,
+            left: 2,
+            budget: 12
+        })
+    );
+    let mut roomy = TensorGraph::with_budget(20);
+    let a = roomy.leaf(Tensor::zeros(Shape::matrix(2, 2))).unwrap();
+    let s = roomy.apply(TensorOp::Sum, &[a]).unwrap();
+    assert_eq!(roomy.check_gradient_budget(s), Ok(()));
+}
+
+#[test]
 fn an_interrupt_stops_the_walk() {
     let mut g = TensorGraph::new();
     let [w, _, _, l] = layer(&mut g);
