@@ -737,6 +737,14 @@ impl Session {
         if name.contains('.') {
             return match self.calls.find(name) {
                 Some(id) => Ok(Some(id)),
+                // numpy's `W.T`: the help (`super::hints::numpy_transpose`)
+                // says to write `Wᵀ`.
+                None if name.ends_with(".T") => Err(SessionError::UnknownName {
+                    name: name.to_string(),
+                    span,
+                    suggestion: None,
+                    hint: None,
+                }),
                 None => Err(SessionError::BadArguments {
                     message: format!("no node `{name}`: no call of a function built a node of that label"),
                     span,

@@ -7,6 +7,7 @@ use super::eval::builtin_function_names;
 use super::formula::nothing_where;
 use super::formula::{apply, rule_tree, wrap};
 use super::{CONSTANTS, Event, Session, SessionError, nearest};
+use crate::engine::tensor::TensorOp;
 use crate::engine::{Arity, LocalRule, Op, Passing};
 use crate::syntax::{ExprTree, Ident};
 
@@ -69,6 +70,8 @@ impl Session {
             }
         } else if let Some(help) = super::tensors::function_help(name) {
             text.push_str(&help);
+        } else if let Some(help) = tensor_operator_help(name) {
+            text.push_str(&help);
         } else if let Some(function) = self.functions.get(name) {
             let _ = write!(
                 text,
@@ -96,7 +99,7 @@ impl Session {
             let candidates = command::all_names()
                 .chain(builtin_function_names())
                 .chain(super::tensors::TENSOR_FUNCTIONS)
-                .chain(["conventions", "operators"]);
+                .chain(["conventions", "operators", "vectors"]);
             return Err(SessionError::BadArguments {
                 message: format!("no help on `{name}`"),
                 span: topic.span,
@@ -112,6 +115,39 @@ impl Session {
         })
     }
 }
+
+/// `:help` of the tensor operators and of vectors and matrices as a whole:
+/// `@` and `ᵀ` with their shape and backward rules from the engine's tensor
+/// op table (`ᵀ` as `transpose`), `vectors` (also `matrices`, `tensors`)
+/// with how they are written. `None` for any other topic.
+fn tensor_operator_help(name: &str) -> Option<String> {
+    match name {
+        "@" => {
+            let info = TensorOp::MatMul.info();
+            Some(format!(
+                "A @ B: the matrix product, at the level of `*` (left to right, as in Python); matrix·matrix, matrix·vector, vector·matrix, and vector·vector (the dot product, shape ())\n  shape: {}\n  backward: {}\n  source: {}\n  example: W = [[1, 2], [3, 4]]; x = [1, -1]; L = sum(W @ x)",
+                info.shape_rule, info.backward_rule, info.source
+            ))
+        }
+        "ᵀ" | "T" | ".T" => super::tensors::function_help("transpose"),
+        "vectors" | "matrices" | "tensors" => Some(VECTORS.to_string()),
+        _ => None,
+    }
+}
+
+/// `:help vectors`: how vectors and matrices are written, and where their
+/// rules are (docs/language.md §9).
+const VECTORS: &str = "\
+Vectors and matrices (docs/language.md §9):
+  x = [1, -1, 0.5]            a vector of 3; `W = [[1, 2], [3, 4]]` a 2×2 matrix, by rows
+  zeros(m, n) ones(m, n) eye(n) randn(m, n)   made whole; `:seed N` starts randn again
+  x[0], W[1, 2], W[1]         0-based indexing (W[1] is row 1)
+  A @ B                       the matrix product (`:help @`)
+  Wᵀ, transpose(W)            the transpose, ᵀ right after the operand (`:help ᵀ`)
+  + - * / ^ and tanh(W @ x)   elementwise, with numpy's broadcasting
+  sum mean max softmax logsumexp   reductions and the last axis (`:help softmax`)
+With a vector or matrix output, `:grad` gives ∂L/∂W with W's shape; `:trace`,
+`:step`, `:topo`, `:check`, `:vars`, `:descend`, `:svg`, `:dot` and `:html` work.";
 
 /// True for the ops written as operators (`+ - * / ^` and unary minus),
 /// whose rules `:help operators` lists.
@@ -213,6 +249,9 @@ fn overview() -> String {
     let names: Vec<&str> = builtin_function_names().collect();
     text.push_str(&names.join(" "));
     text.push_str("\n  define your own: `f(x, y) = x*y + x`; `f'(2)` is the derivative of a one-argument function\n");
+    text.push_str("\nVectors and matrices (`:help vectors`): `[1, 2]`, `[[1, 2], [3, 4]]`, `x[0]`, `W[1, 2]`,\n  `A @ B` (`:help @`), `Wᵀ` or `transpose(W)` (`:help ᵀ`), elementwise + - * / ^ and functions;\n  ");
+    text.push_str(&super::tensors::TENSOR_FUNCTIONS.join(" "));
+    text.push_str(" max(x) (`:help softmax` and so on); `:seed N` for randn\n");
     text.push_str("\nConstants: ");
     let constants: Vec<&str> = CONSTANTS.iter().map(|c| c.0).collect();
     text.push_str(&constants.join(" "));

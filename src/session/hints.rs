@@ -78,6 +78,66 @@ pub(super) fn unknown_function_hint(name: &str) -> Option<String> {
     }
 }
 
+/// The help for numpy's transpose spellings of `operand` (`W.T`, `W^T`):
+/// gradcalc's own, `Wᵀ` and `transpose(W)`.
+pub(super) fn transpose_help(operand: &str) -> String {
+    format!(
+        "to transpose, write `{operand}ᵀ` (ᵀ right after {operand}, no space) or `transpose({operand})`"
+    )
+}
+
+/// numpy's transpose written in gradcalc: the unknown name `W.T`, or the
+/// unknown name `T` of `W^T` (`W**T`), gets the help to write `Wᵀ` or
+/// `transpose(W)`, its place kept. Any other error is returned as it is.
+pub(super) fn numpy_transpose(source: &str, error: SessionError) -> SessionError {
+    let SessionError::UnknownName {
+        name,
+        span,
+        suggestion,
+        hint,
+    } = error
+    else {
+        return error;
+    };
+    let operand = match name.strip_suffix(".T") {
+        Some(operand) if !operand.is_empty() => Some(operand.to_string()),
+        _ if name == "T" => {
+            let before = source.get(..span.start).unwrap_or("").trim_end();
+            before
+                .strip_suffix('^')
+                .or_else(|| before.strip_suffix("**"))
+                .map(|base| operand_name(base.trim_end()).unwrap_or("W").to_string())
+        }
+        _ => None,
+    };
+    let hint = match operand {
+        Some(operand) if name == "T" => Some(format!(
+            "{}; for a power, assign `T` first",
+            transpose_help(&operand)
+        )),
+        Some(operand) => Some(transpose_help(&operand)),
+        None => hint,
+    };
+    SessionError::UnknownName {
+        name,
+        span,
+        suggestion: if hint.is_some() { None } else { suggestion },
+        hint,
+    }
+}
+
+/// The name at the end of `text` (`W` of `2*W`), if it ends with one.
+fn operand_name(text: &str) -> Option<&str> {
+    let start = text
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+        .last()?
+        .0;
+    let name = &text[start..];
+    (!name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+}
+
 /// The power written at byte `at` of `source` (`^2`, `**-1`, `^x`: `^` or
 /// `**`, signs, then a number or a name), as its text and where it ends.
 pub(super) fn power_after(source: &str, at: usize) -> Option<(String, usize)> {

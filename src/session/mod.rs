@@ -292,7 +292,8 @@ impl Session {
         let rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
         let mut result = self
             .run_located(source, parsed, rest.as_ref())
-            .map_err(|error| hints::power_of_function(source, error));
+            .map_err(|error| hints::power_of_function(source, error))
+            .map_err(|error| hints::numpy_transpose(source, error));
         if let (Err(error), Some(pieces)) = (&result, &rest)
             && !error.is_interrupted()
             && !pieces.parse_from(source, 0)

@@ -314,6 +314,24 @@ fn help_text(
         TokenKind::Superscript => {
             Some("write a superscript power right after its operand: `x²`".to_string())
         }
+        // `W ᵀ`: the transpose is written right after its operand.
+        TokenKind::Transpose => {
+            let operand = prev
+                .filter(|p| p.kind == TokenKind::Name)
+                .map_or("W", |p| &text[p.start..p.end]);
+            Some(format!(
+                "write `ᵀ` right after its operand, with no space: `{operand}ᵀ`, or `transpose({operand})`"
+            ))
+        }
+        // `[]`: no empty vector; `x[]`: no index.
+        TokenKind::RParen if s == "]" && prev_text == Some("[") => {
+            Some(match before.before_prev {
+                Some(b) if b.kind.ends_operand() && prev.is_some_and(|p| p.start == b.end) => {
+                    "an index goes between the brackets, from 0: `x[0]`, `W[1, 2]`".to_string()
+                }
+                _ => "a vector needs at least one element (an empty vector is not a value in gradcalc): `[1, 2]`".to_string(),
+            })
+        }
         TokenKind::Comma if before.brackets.is_empty() => Some(
             match quoted_fix(text, t.start, t.end, ";") {
                 Some(fix) => format!("separate statements with `;`: `{fix}`"),
