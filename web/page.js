@@ -54,6 +54,10 @@ var GradcalcView = (function () {
     return drawing;
   }
 
+  // The legend's line for an edge's label on a scalar page; a tensor page's
+  // model brings its own (`edges`: matrix rules).
+  var EDGE_LEGEND = "an edge's label: the local derivative ∂node/∂input at these values";
+
   function legend() {
     var box = element("aside", { "class": "gc-legend", "aria-label": "legend" });
     box.appendChild(element("h2", {}, "Legend"));
@@ -61,7 +65,7 @@ var GradcalcView = (function () {
     [
       ["box", "a value: its name, value, and grad = ∂output/∂node"],
       ["op", "an operation (constants folded in: × 2)"],
-      ["edge", "an edge's label: the local derivative ∂node/∂input at these values"],
+      ["edge", EDGE_LEGEND],
       ["current", "the node this step processes (thick border)"],
       ["done", "gradient final (solid border)"],
       ["partial", "a fan-out's sum so far, uses to come (dashed, orange)"],
@@ -69,7 +73,8 @@ var GradcalcView = (function () {
     ].forEach(function (entry) {
       var item = element("li");
       item.appendChild(swatch(entry[0]));
-      item.appendChild(element("span", {}, entry[1]));
+      var text = element("span", { "class": "gc-legend-" + entry[0] }, entry[1]);
+      item.appendChild(text);
       list.appendChild(item);
     });
     box.appendChild(list);
@@ -146,6 +151,7 @@ var GradcalcView = (function () {
       return;
     }
     this.title.textContent = "gradcalc: " + model.of;
+    this.legend.querySelector(".gc-legend-edge").textContent = model.edges || EDGE_LEGEND;
     this.viewIndex = Math.min(this.viewIndex || 0, model.views.length - 1);
     this.callsButton.hidden = model.views.length < 2;
     this.draw();

@@ -466,6 +466,14 @@ impl Session {
         };
         let text = source[first.start..last.end].to_string();
         let (statements, assigned) = repeat_statements(&repeat.body, events)?;
+        if let Some(span) = self.repeat_touches_tensor(repeat) {
+            return Err(super::tensors::tensor_error(
+                super::ErrorCode::Unsupported,
+                span,
+                "`:repeat` of vectors and matrices is not supported yet",
+                Some("`:descend L lr=0.1 steps=50 W b` runs gradient descent on tensor leaves (and the numbers a tensor loss reads), with its table and plot".to_string()),
+            ));
+        }
         if let Some(warning) = self.one_after_another(&statements, &count.name, repeat.body_span) {
             events.push(warning);
         }
@@ -689,6 +697,25 @@ pub(super) fn keeps_step(step: usize, steps: usize) -> bool {
 }
 
 impl Session {
+    /// Where a statement of `repeat` touches a vector or a matrix (a
+    /// literal, `@`, a tensor function, a name bound to a tensor, a tensor
+    /// name assigned), which `:repeat` does not run yet; `None` when none does.
+    fn repeat_touches_tensor(&self, repeat: &Repeat) -> Option<Span> {
+        repeat.body.iter().find_map(|located| {
+            let (targets, trees): (Vec<&Ident>, Vec<&ExprTree>) = match &located.statement {
+                Statement::Assign { target, value, .. } => (vec![target], vec![value]),
+                Statement::Updates { targets, values } => {
+                    (targets.iter().collect(), values.iter().collect())
+                }
+                Statement::Expr(tree) => (Vec::new(), vec![tree]),
+                _ => (Vec::new(), Vec::new()),
+            };
+            let touches = targets.iter().any(|t| self.is_tensor(&t.name))
+                || trees.iter().any(|tree| self.touches_tensor(tree));
+            touches.then_some(located.span)
+        })
+    }
+
     /// The warning for a `:repeat` step of several `:=` that would be
     /// gradient descent if they ran together: each runs after the ones before
     /// it moved their leaves, so a later right side that reads an earlier

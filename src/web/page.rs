@@ -24,6 +24,9 @@
 //!   contribution, accumulation at fan-out); the steps are `:trace`'s, a call
 //!   one step;
 //! - `note`: why there are no steps (a derivative graph), else absent;
+//! - `edges`: the legend's line for an edge's label where it is not the
+//!   local derivative ∂node/∂input (a tensor output's page: matrix rules),
+//!   else absent;
 //! - `message`: instead of everything above, why there is no picture (no
 //!   output yet, a graph too large), for the live view.
 //!
@@ -64,6 +67,11 @@ pub struct PageModel {
     /// Why the pass has no steps, if it has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The legend's line for an edge's label when it is not the scalar
+    /// page's local derivative: a tensor page's edges carry matrix rules
+    /// ([`super::tensor_page::EDGE_LEGEND`]). Absent on a scalar page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edges: Option<String>,
 }
 
 /// One way of drawing the page's graph.
@@ -148,6 +156,7 @@ pub fn page_model(page: &Page, style: &Style) -> PageModel {
         header,
         steps,
         note,
+        edges: None,
     }
 }
 

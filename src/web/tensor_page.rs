@@ -12,6 +12,10 @@ use crate::render::tensor_pictures::grad_text;
 use crate::render::{Style, text};
 use crate::session::{GradState, Picture, TensorPicture, TensorStepModel};
 
+/// The legend's line for an edge's label on a tensor page: the edges carry
+/// the matrix rule of what each operand receives, not a local derivative.
+pub const EDGE_LEGEND: &str = "an edge's label: the matrix rule of what the input receives from the upstream gradient (upstream · xᵀ into W of W @ x), as :trace writes it";
+
 /// The page's model of a tensor output: its finished `picture` (whose
 /// tensor part is `tensor`) stepped by `model`, lines in `style` (never colour).
 pub fn page_model(
@@ -66,5 +70,6 @@ pub fn page_model(
             .map(|(_, text)| StepLine { text })
             .collect(),
         note: None,
+        edges: Some(EDGE_LEGEND.to_string()),
     }
 }
