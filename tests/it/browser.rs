@@ -714,7 +714,7 @@ fn free_port() -> u16 {
 
 /// Chromium, and gradcalc's REPL (its history under the returned directory)
 /// serving the live page on a free port.
-fn serving(test: &str) -> Option<(Browser, Repl, u16, tempfile::TempDir)> {
+pub fn serving(test: &str) -> Option<(Browser, Repl, u16, tempfile::TempDir)> {
     let browser = Browser::start(test)?;
     let port = free_port();
     let state = tempfile::tempdir().unwrap();

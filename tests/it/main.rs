@@ -41,6 +41,7 @@ mod sessions;
 mod step_keys;
 mod steps;
 mod teaching;
+mod tensor_help;
 mod tensor_steps;
 mod tensors;
 mod util;

@@ -1,0 +1,221 @@
+//! What a newcomer to vectors and matrices meets through the binary: `:help`
+//! of the tensor syntax, hints for numpy's spellings, the refusals of what
+//! tensors do not support yet, and the page's legend of a tensor output.
+
+use crate::util::{assert_contains, gradcalc, stderr_of, stdout_of};
+
+/// A 2×2 matrix, a vector and a loss of shape `()` built from both.
+const LAYER: &str = "W = [[1, 2], [3, 4]]\nx = [1, -1]\nL = sum(tanh(W @ x))";
+
+/// The standard output of `gradcalc -e SOURCE`, which must succeed.
+fn run(source: &str) -> String {
+    let output = gradcalc().args(["-e", source]).output().unwrap();
+    assert!(output.status.success(), "{source}: {}", stderr_of(&output));
+    stdout_of(&output)
+}
+
+/// The standard error of `gradcalc -e SOURCE`, which must fail.
+fn error_of(source: &str) -> String {
+    let output = gradcalc().args(["-e", source]).output().unwrap();
+    assert!(!output.status.success(), "{source}: {}", stdout_of(&output));
+    stderr_of(&output)
+}
+
+#[test]
+fn the_overview_points_at_vectors_and_matrices() {
+    let help = run(":help");
+    assert_contains(&help, "Vectors and matrices (`:help vectors`)");
+    assert_contains(
+        &help,
+        "`A @ B` (`:help @`), `Wᵀ` or `transpose(W)` (`:help ᵀ`)",
+    );
+    assert_contains(
+        &help,
+        "transpose zeros ones eye randn sum mean softmax logsumexp max(x)",
+    );
+    assert_contains(&help, "`:seed N` for randn");
+    let vectors = run(":help vectors");
+    assert_contains(&vectors, "x[0], W[1, 2], W[1]         0-based indexing");
+    assert_contains(&vectors, "`W = [[1, 2], [3, 4]]` a 2×2 matrix, by rows");
+}
+
+/// `@` and `ᵀ` answer with the textbook matrix rules (The Matrix Cookbook
+/// §2.4: ∂(AB) passes upstream·Bᵀ to A and Aᵀ·upstream to B; the transpose
+/// passes the upstream transposed) and their shapes.
+#[test]
+fn help_answers_for_the_matrix_product_and_the_transpose() {
+    let at = run(":help @");
+    assert_contains(&at, "A @ B: the matrix product");
+    assert_contains(&at, "shape: (m×k) @ (k×n) → m×n");
+    assert_contains(
+        &at,
+        "backward: ∂L/∂A = upstream · Bᵀ, ∂L/∂B = Aᵀ · upstream",
+    );
+    for topic in [":help ᵀ", ":help transpose"] {
+        let transpose = run(topic);
+        assert_contains(&transpose, "transpose(W), also Wᵀ");
+        assert_contains(&transpose, "shape: (m×n)ᵀ → n×m");
+        assert_contains(&transpose, "backward: ∂L/∂A = upstreamᵀ");
+    }
+}
+
+/// numpy's `W.T` and `W^T`, and `ᵀ` after a space, each answered at its
+/// place with gradcalc's spelling.
+#[test]
+fn numpys_transpose_spellings_get_the_hint_to_write_w_transposed() {
+    let dot_t = error_of("W = [[1, 2], [3, 4]]\nW.T");
+    assert_contains(&dot_t, "error: unknown name `W.T`");
+    assert_contains(
+        &dot_t,
+        "2 │ W.T\n  │ ^^^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`",
+    );
+    let in_product = error_of("W = [[1, 2], [3, 4]]\nx = [1, -1]\nW.T @ x");
+    assert_contains(&in_product, "3 │ W.T @ x\n  │ ^^^ to transpose, write `Wᵀ`");
+    let power = error_of("W = [[1, 2], [3, 4]]\nW^T");
+    assert_contains(&power, "error: unknown name `T`");
+    assert_contains(
+        &power,
+        "2 │ W^T\n  │   ^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`; for a power, assign `T` first",
+    );
+    let spaced = error_of("W = [[1, 2], [3, 4]]\nW ᵀ");
+    assert_contains(
+        &spaced,
+        "2 │ W ᵀ\n  │   ^ write `ᵀ` right after its operand, with no space: `Wᵀ`, or `transpose(W)`",
+    );
+    // The spelling the hints name works: (Wᵀ)[0, 1] is W[1, 0] = 3.
+    assert_contains(&run("W = [[1, 2], [3, 4]]\nWᵀ[0, 1]"), "3");
+}
+
+#[test]
+fn an_empty_vector_and_an_empty_index_say_what_goes_between_the_brackets() {
+    let empty = error_of("v = []");
+    assert_contains(
+        &empty,
+        "1 │ v = []\n  │      ^ a vector needs at least one element (an empty vector is not a value in gradcalc): `[1, 2]`",
+    );
+    let index = error_of("x = [1, 2]\nx[]");
+    assert_contains(
+        &index,
+        "2 │ x[]\n  │   ^ an index goes between the brackets, from 0: `x[0]`, `W[1, 2]`",
+    );
+}
+
+/// docs/language.md §9: brackets nest up to 1000 levels as parentheses do;
+/// 1000 levels of `[` are a literal with too many axes, 1001 too deep.
+#[test]
+fn brackets_1000_deep_have_too_many_axes_and_1001_are_nested_too_deeply() {
+    let literal = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    assert_contains(
+        &error_of(&literal(1000)),
+        "error: a row of a matrix is a list of numbers: vectors and matrices have at most 2 axes",
+    );
+    assert_contains(
+        &error_of(&literal(1001)),
+        "error: expression nested too deeply: more than 1000 levels",
+    );
+}
+
+/// What vectors and matrices do not support yet is refused with what
+/// works, and a handout is never silently replaced by the plain trace.
+#[test]
+fn handouts_and_repeat_of_tensors_are_refused_with_what_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.md");
+    let output = gradcalc()
+        .args(["-e", LAYER, "-e", &format!(":trace md {}", notes.display())])
+        .output()
+        .unwrap();
+    let error = stderr_of(&output);
+    assert_contains(
+        &error,
+        "error: `:trace md` of a tensor output (L) is not supported yet",
+    );
+    assert_contains(
+        &error,
+        "`:trace` prints each tensor op's step with its matrix rule",
+    );
+    assert!(!notes.exists(), "{error}");
+    let repeat = error_of(&format!("{LAYER}\n:repeat 2 W := W - 0.1*grad(L, W)"));
+    assert_contains(
+        &repeat,
+        "error: `:repeat` of vectors and matrices is not supported yet",
+    );
+    assert_contains(
+        &repeat,
+        "4 │ :repeat 2 W := W - 0.1*grad(L, W)\n  │           ^^^^^^^^^^^^^^^^^^^^^^^ `:descend L lr=0.1 steps=50 W b`",
+    );
+    // A scalar statement in `:repeat` still runs beside a tensor output.
+    assert_contains(
+        &run(&format!("{LAYER}\ny = 1\n:repeat 2 y := y + 1")),
+        "ran `y := y + 1` 2 times",
+    );
+    // `:serve` is the REPL's, for a tensor output as for any other.
+    assert_contains(
+        &error_of(&format!("{LAYER}\n:serve")),
+        "error: `:serve` works in the interactive REPL",
+    );
+}
+
+/// The page of a tensor output says that its edges carry matrix rules; a
+/// scalar page keeps the local derivative's legend (the script's default).
+#[test]
+fn the_tensor_pages_legend_says_its_edges_are_matrix_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = |statements: &str, name: &str| {
+        let output = gradcalc()
+            .current_dir(dir.path())
+            .args(["-e", statements, "-e", &format!(":html {name}")])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr_of(&output));
+        std::fs::read_to_string(dir.path().join(name)).unwrap()
+    };
+    let tensor = page(LAYER, "tensor.html");
+    assert_contains(
+        &tensor,
+        "\"edges\":\"an edge's label: the matrix rule of what the input receives from the upstream gradient (upstream · xᵀ into W of W @ x), as :trace writes it\"",
+    );
+    // The page's edges carry those rules.
+    assert_contains(&tensor, "upstream · xᵀ");
+    let scalar = page("x = 2\ny = x*x", "scalar.html");
+    assert!(!scalar.contains("\"edges\""));
+    assert_contains(
+        &scalar,
+        "an edge's label: the local derivative ∂node/∂input at these values",
+    );
+}
+
+/// `:serve` in the REPL shows a tensor output's page, its legend naming the
+/// matrix rules, and a scalar output's page after it with the local
+/// derivative's legend again.
+#[test]
+fn the_served_page_of_a_tensor_output_has_the_matrix_rules_legend() {
+    let Some((mut browser, mut repl, port, _state)) =
+        crate::browser::serving("`:serve` of a tensor output in Chromium")
+    else {
+        return;
+    };
+    browser.open(
+        &format!("http://127.0.0.1:{port}/"),
+        (1280, 720),
+        "document.querySelector('.gc-message')",
+    );
+    let edge = "document.querySelector('.gc-legend-edge').textContent";
+    repl.line(&LAYER.replace('\n', "; "), "L = -1.523188312");
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: L'");
+    assert_eq!(
+        browser.eval(edge),
+        serde_json::json!(
+            "an edge's label: the matrix rule of what the input receives from the upstream gradient (upstream · xᵀ into W of W @ x), as :trace writes it"
+        )
+    );
+    // W's box is the 2×2 tensor's.
+    browser.wait_for("document.querySelector('.gc-graph').textContent.includes('W 2×2')");
+    repl.line("a = 2; b = a*a", "b = 4");
+    browser.wait_for("document.querySelector('.gc-title').textContent === 'gradcalc: b'");
+    assert_eq!(
+        browser.eval(edge),
+        serde_json::json!("an edge's label: the local derivative ∂node/∂input at these values")
+    );
+    repl.line(":serve stop", "stopped serving");
+}
