@@ -1185,7 +1185,8 @@ impl Session {
         {
             return result;
         }
-        (command.spec.run)(self, &command, events)?;
+        (command.spec.run)(self, &command, events)
+            .map_err(|error| self.tensor_named(command.spec.name, error))?;
         // A command's results may rest on an engine walk that Ctrl-C cut short;
         // those that change the session finish their change whole (`:descend`
         // keeps the steps it finished and says so).
@@ -1365,6 +1366,42 @@ mod tests {
 }
 
 impl Session {
+    /// A scalar command's "unknown name" for a name bound to a vector or a
+    /// matrix (`:grad W`, `:backward L` while the output is a number): says
+    /// what the name is and how a tensor loss becomes the output. Any other
+    /// error is returned as it is.
+    fn tensor_named(&self, command: &str, error: SessionError) -> SessionError {
+        let SessionError::UnknownName { name, span, .. } = &error else {
+            return error;
+        };
+        if !self.is_tensor(name) {
+            return error;
+        }
+        let (message, help) = if command == "backward" {
+            (
+                format!("`:backward` picks a scalar output, and `{name}` is a vector or matrix"),
+                format!(
+                    "to make {name} the output, type `{name}` on its own (then `:grad`, `:trace`, `:step`, …)"
+                ),
+            )
+        } else {
+            let message = format!(
+                "`{name}` is a vector or matrix, and the output is a number: `:{command}` here takes the output's scalar variables"
+            );
+            let help = if matches!(command, "grad" | "check") {
+                format!(
+                    "to differentiate a tensor loss, make it the output first: type its name (`L`) or assign it (`L = sum(…)`), then `:{command} {name}`"
+                )
+            } else {
+                format!(
+                    "`:{command}` is not supported for vectors and matrices yet; with a tensor loss as the output, `:grad`, `:trace`, `:check` and the pictures work"
+                )
+            };
+            (message, help)
+        };
+        super::tensors::tensor_error(super::ErrorCode::Unsupported, *span, message, Some(help))
+    }
+
     /// `:trace md` or `:trace tex` (a handout) when the output is a tensor:
     /// refused with what works, rather than printing the trace and writing
     /// no file. `None` for a scalar output or a plain `:trace`.

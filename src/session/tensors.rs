@@ -1181,7 +1181,7 @@ impl Session {
                 span,
                 format!("`:{name}` of a tensor output ({label}) is not supported yet"),
                 Some(
-                    "`:grad` gives ∂L/∂W with W's shape, `:trace` each tensor op's backward step as its matrix rule, `:check` each element against a central difference; scalar outputs keep every command".into(),
+                    "`:grad` gives ∂L/∂W with W's shape, `:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph; scalar outputs keep every command".into(),
                 ),
             ))),
         }

@@ -219,3 +219,42 @@ fn the_served_page_of_a_tensor_output_has_the_matrix_rules_legend() {
     );
     repl.line(":serve stop", "stopped serving");
 }
+
+/// While the output is a number, a command naming a vector or matrix says
+/// what the name is and how a tensor loss becomes the output (not "assign
+/// it first, e.g. `W = 1`"); typing the loss's name makes it the output.
+#[test]
+fn a_scalar_command_naming_a_tensor_says_how_to_make_it_the_output() {
+    let scalar_after = format!("{LAYER}\na = 2\nb = a*a");
+    let backward = error_of(&format!("{scalar_after}\n:backward L"));
+    assert_contains(
+        &backward,
+        "error: `:backward` picks a scalar output, and `L` is a vector or matrix",
+    );
+    assert_contains(
+        &backward,
+        "6 │ :backward L\n  │           ^ to make L the output, type `L` on its own",
+    );
+    let grad = error_of(&format!("{scalar_after}\n:grad W"));
+    assert_contains(
+        &grad,
+        "error: `W` is a vector or matrix, and the output is a number: `:grad` here takes the output's scalar variables",
+    );
+    assert_contains(&grad, "then `:grad W`");
+    let diff = error_of(&format!("{scalar_after}\n:diff L W"));
+    assert_contains(
+        &diff,
+        "`:diff` is not supported for vectors and matrices yet; with a tensor loss as the output, `:grad`, `:trace`, `:check` and the pictures work",
+    );
+    // As the hint says: `L` alone makes L the output again, and ∂L/∂W[0, 0]
+    // = (1 − tanh²(−1))·x[0] = 0.4199743416 (tanh(−1) = −0.7615941560).
+    assert_contains(
+        &run(&format!("{scalar_after}\nL\n:grad W")),
+        "[[0.4199743416, -0.4199743416],",
+    );
+    // A command refused for a tensor output names what works now.
+    assert_contains(
+        &error_of(&format!("{LAYER}\n:hessian")),
+        "`:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph",
+    );
+}
