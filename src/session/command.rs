@@ -1208,6 +1208,61 @@ impl Session {
     }
 }
 
+impl Session {
+    /// A scalar command's "unknown name" for a name bound to a vector or a
+    /// matrix (`:grad W`, `:backward L` while the output is a number): says
+    /// what the name is and how a tensor loss becomes the output. Any other
+    /// error is returned as it is.
+    fn tensor_named(&self, command: &str, error: SessionError) -> SessionError {
+        let SessionError::UnknownName { name, span, .. } = &error else {
+            return error;
+        };
+        if !self.is_tensor(name) {
+            return error;
+        }
+        let (message, help) = if command == "backward" {
+            (
+                format!("`:backward` picks a scalar output, and `{name}` is a vector or matrix"),
+                format!(
+                    "to make {name} the output, type `{name}` on its own (then `:grad`, `:trace`, `:step`, …)"
+                ),
+            )
+        } else {
+            let message = format!(
+                "`{name}` is a vector or matrix, and the output is a number: `:{command}` here takes the output's scalar variables"
+            );
+            let help = if matches!(command, "grad" | "check") {
+                format!(
+                    "to differentiate a tensor loss, make it the output first: type its name (`L`) or assign it (`L = sum(…)`), then `:{command} {name}`"
+                )
+            } else {
+                format!(
+                    "`:{command}` is not supported for vectors and matrices yet; with a tensor loss as the output, `:grad`, `:trace`, `:check` and the pictures work"
+                )
+            };
+            (message, help)
+        };
+        super::tensors::tensor_error(super::ErrorCode::Unsupported, *span, message, Some(help))
+    }
+
+    /// `:trace md` or `:trace tex` (a handout) when the output is a tensor:
+    /// refused with what works, rather than printing the trace and writing
+    /// no file. `None` for a scalar output or a plain `:trace`.
+    fn tensor_handout_refused(&self, command: &Command) -> Option<SessionError> {
+        let (_, label) = self.tensors.output.as_ref()?;
+        let word = command
+            .keywords
+            .iter()
+            .find(|w| matches!(**w, "md" | "markdown" | "tex" | "latex"))?;
+        Some(super::tensors::tensor_error(
+            super::ErrorCode::Unsupported,
+            command.name.span,
+            format!("`:trace {word}` of a tensor output ({label}) is not supported yet: the handout tables are of scalar steps"),
+            Some("`:trace` prints each tensor op's step with its matrix rule; `:html FILE` writes the page that steps them, `:svg DIR --steps` the slides".to_string()),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1362,60 +1417,5 @@ mod tests {
                 .run_statement(":quit now", Span { start: 0, end: 9 })
                 .is_err()
         );
-    }
-}
-
-impl Session {
-    /// A scalar command's "unknown name" for a name bound to a vector or a
-    /// matrix (`:grad W`, `:backward L` while the output is a number): says
-    /// what the name is and how a tensor loss becomes the output. Any other
-    /// error is returned as it is.
-    fn tensor_named(&self, command: &str, error: SessionError) -> SessionError {
-        let SessionError::UnknownName { name, span, .. } = &error else {
-            return error;
-        };
-        if !self.is_tensor(name) {
-            return error;
-        }
-        let (message, help) = if command == "backward" {
-            (
-                format!("`:backward` picks a scalar output, and `{name}` is a vector or matrix"),
-                format!(
-                    "to make {name} the output, type `{name}` on its own (then `:grad`, `:trace`, `:step`, …)"
-                ),
-            )
-        } else {
-            let message = format!(
-                "`{name}` is a vector or matrix, and the output is a number: `:{command}` here takes the output's scalar variables"
-            );
-            let help = if matches!(command, "grad" | "check") {
-                format!(
-                    "to differentiate a tensor loss, make it the output first: type its name (`L`) or assign it (`L = sum(…)`), then `:{command} {name}`"
-                )
-            } else {
-                format!(
-                    "`:{command}` is not supported for vectors and matrices yet; with a tensor loss as the output, `:grad`, `:trace`, `:check` and the pictures work"
-                )
-            };
-            (message, help)
-        };
-        super::tensors::tensor_error(super::ErrorCode::Unsupported, *span, message, Some(help))
-    }
-
-    /// `:trace md` or `:trace tex` (a handout) when the output is a tensor:
-    /// refused with what works, rather than printing the trace and writing
-    /// no file. `None` for a scalar output or a plain `:trace`.
-    fn tensor_handout_refused(&self, command: &Command) -> Option<SessionError> {
-        let (_, label) = self.tensors.output.as_ref()?;
-        let word = command
-            .keywords
-            .iter()
-            .find(|w| matches!(**w, "md" | "markdown" | "tex" | "latex"))?;
-        Some(super::tensors::tensor_error(
-            super::ErrorCode::Unsupported,
-            command.name.span,
-            format!("`:trace {word}` of a tensor output ({label}) is not supported yet: the handout tables are of scalar steps"),
-            Some("`:trace` prints each tensor op's step with its matrix rule; `:html FILE` writes the page that steps them, `:svg DIR --steps` the slides".to_string()),
-        ))
     }
 }

@@ -466,14 +466,7 @@ impl Session {
         };
         let text = source[first.start..last.end].to_string();
         let (statements, assigned) = repeat_statements(&repeat.body, events)?;
-        if let Some(span) = self.repeat_touches_tensor(repeat) {
-            return Err(super::tensors::tensor_error(
-                super::ErrorCode::Unsupported,
-                span,
-                "`:repeat` of vectors and matrices is not supported yet",
-                Some("`:descend L lr=0.1 steps=50 W b` runs gradient descent on tensor leaves (and the numbers a tensor loss reads), with its table and plot".to_string()),
-            ));
-        }
+        self.refuse_tensor_repeat(repeat)?;
         if let Some(warning) = self.one_after_another(&statements, &count.name, repeat.body_span) {
             events.push(warning);
         }
@@ -697,11 +690,12 @@ pub(super) fn keeps_step(step: usize, steps: usize) -> bool {
 }
 
 impl Session {
-    /// Where a statement of `repeat` touches a vector or a matrix (a
-    /// literal, `@`, a tensor function, a name bound to a tensor, a tensor
-    /// name assigned), which `:repeat` does not run yet; `None` when none does.
-    fn repeat_touches_tensor(&self, repeat: &Repeat) -> Option<Span> {
-        repeat.body.iter().find_map(|located| {
+    /// The refusal of a `:repeat` whose statement touches a vector or a
+    /// matrix (a literal, `@`, a tensor function, a name bound to a tensor,
+    /// a tensor name assigned), which `:repeat` does not run yet, at that
+    /// statement.
+    fn refuse_tensor_repeat(&self, repeat: &Repeat) -> Result<(), SessionError> {
+        let touching = repeat.body.iter().find_map(|located| {
             let (targets, trees): (Vec<&Ident>, Vec<&ExprTree>) = match &located.statement {
                 Statement::Assign { target, value, .. } => (vec![target], vec![value]),
                 Statement::Updates { targets, values } => {
@@ -713,7 +707,16 @@ impl Session {
             let touches = targets.iter().any(|t| self.is_tensor(&t.name))
                 || trees.iter().any(|tree| self.touches_tensor(tree));
             touches.then_some(located.span)
-        })
+        });
+        match touching {
+            None => Ok(()),
+            Some(span) => Err(super::tensors::tensor_error(
+                super::ErrorCode::Unsupported,
+                span,
+                "`:repeat` of vectors and matrices is not supported yet",
+                Some("`:descend L lr=0.1 steps=50 W b` runs gradient descent on tensor leaves (and the numbers a tensor loss reads), with its table and plot".to_string()),
+            )),
+        }
     }
 
     /// The warning for a `:repeat` step of several `:=` that would be
