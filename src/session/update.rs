@@ -206,6 +206,8 @@ impl Session {
             sets.iter().map(|&(_, node, value)| (node, value)).collect();
         self.journal_leaves(leaves.iter().map(|&(leaf, _)| leaf));
         let updated = self.graph.update_leaves(&leaves);
+        // The tensors that read these scalars follow them.
+        self.tensors.rerun_whole(&self.graph);
         let names: Vec<&str> = sets.iter().map(|(name, _, _)| name.as_str()).collect();
         self.warn_stale_branches(&updated, &names.join(", "), span, events);
         // As evaluation warns: the first node evaluated again that made inf

@@ -622,3 +622,30 @@ fn gradients_past_the_memory_budget_are_refused_and_the_session_kept() {
     );
     assert_contains(&stdout_of(&output), "\n72000000\n");
 }
+
+/// A scalar moved by `:=` (or by a scalar `:descend`) moves the tensors
+/// that read it, directly or through another scalar, and a failed statement
+/// puts both back: L = sum(s·W) = 3s, M = sum(2s·W) = 6s.
+#[test]
+fn tensors_follow_a_scalar_moved_by_colon_equals() {
+    let output = gradcalc()
+        .args(["--keep-going"])
+        .write_stdin(
+            "s = 2\nW = [1, 2]\nL = sum(s*W)\ns := 3\nL\n:grad\nt = s*2\nM = sum(t*W)\ns := 1\nM\ns, W := 5, W @ [1, 2, 3]\nM\ns := s - 0.5*grad(M, s)\nM\n",
+        )
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    let lines: Vec<&str> = out.lines().collect();
+    // After s := 3: L = 9, ∂L/∂W = [3, 3].
+    assert!(lines.contains(&"9"), "{out}");
+    assert_contains(&out, "∂L/∂W = [3, 3]  (2)\n∂L/∂s = 3\n");
+    // After s := 1: M = 6; the failed update leaves it 6.
+    assert_contains(
+        &out,
+        "s := 1  (1 node evaluated again)\n  t = 2  (was 6)\n6\n",
+    );
+    assert_contains(&stderr_of(&output), "(2) @ (3): the inner sizes must agree");
+    // ∂M/∂s = 2·sum(W) = 6: s = 1 − 3 = −2, M = −12.
+    assert!(out.ends_with("\n6\n6\ns = -2\n-12\n"), "{out}");
+}
