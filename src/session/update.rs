@@ -468,6 +468,7 @@ impl Session {
         };
         let text = source[first.start..last.end].to_string();
         let (statements, assigned) = repeat_statements(&repeat.body, events)?;
+        self.refuse_tensor_repeat(&statements, first.to(*last))?;
         if let Some(warning) = self.one_after_another(&statements, &count.name, repeat.body_span) {
             events.push(warning);
         }
@@ -678,6 +679,30 @@ fn repeat_statements(
         statements.push(located.statement.clone());
     }
     Ok((statements, assigned))
+}
+
+impl Session {
+    /// The error that `:repeat`'s `statements` (at `span`) touch vectors or
+    /// matrices, which it does not support yet, if they do.
+    fn refuse_tensor_repeat(
+        &self,
+        statements: &[Statement],
+        span: Span,
+    ) -> Result<(), SessionError> {
+        if statements
+            .iter()
+            .any(|statement| self.statement_touches_tensor(statement))
+        {
+            return Err(SessionError::BadArguments {
+                message: "`:repeat` of vectors and matrices is not supported yet".into(),
+                span,
+                help: Some(
+                    "`:descend L lr=0.1 steps=100 W b` runs gradient descent on them".into(),
+                ),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Whether the table of a loop of `steps` steps (`:repeat`, `:descend`)

@@ -295,6 +295,39 @@ fn what_tensors_do_not_support_is_refused_with_what_works() {
         &error_of("W = [[1, 2], [3, 4]]\nf(a) = a*2\nf(W)"),
         "user functions take scalars",
     );
+    // Handout tables, another order and :repeat say what works instead.
+    let layer = "W = [[1, 2], [3, 4]]\nL = sum(W*W)\n";
+    let error = error_of(&format!("{layer}:trace md notes.md"));
+    assert_contains(
+        &error,
+        "the handout tables (`:trace md`, `:trace tex`) of a tensor output (L) are not supported yet",
+    );
+    assert_contains(&error, "`:svg DIR --steps` draws a slide a step");
+    assert_contains(
+        &error_of(&format!("{layer}:topo kahn")),
+        "`:topo kahn` of a tensor output is not supported yet",
+    );
+    let error = error_of(&format!("{layer}:repeat 3 W := W - 0.1*grad(L, W)"));
+    assert_contains(
+        &error,
+        "`:repeat` of vectors and matrices is not supported yet",
+    );
+    assert_contains(
+        &error,
+        "3 │ :repeat 3 W := W - 0.1*grad(L, W)\n  │           ^^^^^^^^^^^^^^^^^^^^^^^ `:descend L lr=0.1 steps=100 W b`",
+    );
+    assert_contains(
+        &error_of(&format!("{layer}W, W := W*0, W*2")),
+        "`W` is updated twice in one statement",
+    );
+    assert_contains(
+        &error_of(&format!("{layer}W := 5")),
+        "a leaf of shape (2×2) cannot take a value of shape ()",
+    );
+    assert_contains(
+        &error_of("zeros(1e300, 2)"),
+        "1e300 is too large for an index, axis or size: at most 4294967295",
+    );
     // A gradient of a gradient is refused as such, not sent to `sum` first.
     let error = error_of("x = [1, 2]\ngrad(grad(sum(x*x), x), x)");
     assert_contains(
