@@ -1173,6 +1173,18 @@ impl Session {
         Some((label, gradients))
     }
 
+    /// The notice that the tensor output `output` (named `label`) is not of
+    /// shape `()`, so that its backward pass starts from ones, if it is not.
+    fn note_seeded_with_ones(&self, output: TensorId, label: &str, events: &mut Vec<Event>) {
+        let shape = self.tensors.graph.shape(output);
+        if shape != Shape::scalar() {
+            events.push(Event::Notice(super::Notice::SeededWithOnes {
+                of: label.to_string(),
+                shape: shape.to_string(),
+            }));
+        }
+    }
+
     /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
     /// the output does not reach it).
     pub(super) fn scalar_node_gradient(
@@ -1287,7 +1299,15 @@ impl Session {
                 .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
                 .collect();
             targets.extend(self.scalar_params_reached(&gradients));
+            if targets.is_empty() {
+                events.push(Event::Notice(super::Notice::NoVariable {
+                    of: label.to_string(),
+                    checking: false,
+                }));
+                return Ok(());
+            }
         }
+        self.note_seeded_with_ones(output, label, events);
         for (name, param) in targets {
             let value = self.param_gradient(&gradients, param);
             events.push(Event::TensorGrad {
@@ -1400,6 +1420,7 @@ impl Session {
                 contributions,
             });
         }
+        self.note_seeded_with_ones(output, label, events);
         events.push(Event::TensorTrace {
             of: label.to_string(),
             steps: shown,
@@ -1823,6 +1844,13 @@ impl Session {
                 .map(|arg| Ok((arg.name.clone(), self.param(arg)?)))
                 .collect::<Result<_, SessionError>>()?
         };
+        if targets.is_empty() {
+            events.push(Event::Notice(super::Notice::NoVariable {
+                of: label.to_string(),
+                checking: true,
+            }));
+            return Ok(());
+        }
         let mut checked = 0;
         let mut total = 0;
         for (name, leaf) in targets {

@@ -682,3 +682,36 @@ fn tensors_follow_a_scalar_moved_by_colon_equals() {
     // ∂M/∂s = 2·sum(W) = 6: s = 1 − 3 = −2, M = −12.
     assert!(out.ends_with("\n6\n6\ns = -2\n-12\n"), "{out}");
 }
+
+/// A vector output's gradients are those of its sum (the pass starts from
+/// ones), and the screen says so; an output that depends on no variable
+/// (a sum of a `grad(L, W)`, a value) says that instead of printing nothing.
+#[test]
+fn a_vector_outputs_gradients_say_they_are_of_its_sum() {
+    // h = W @ x, ∂sum(h)/∂W = 1·xᵀ = [[1, -1], [1, -1]].
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[1, 2], [3, 4]]\nx = [1, -1]\nh = W @ x\n:grad W",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let note = events.iter().find(|e| e["kind"] == "notice").unwrap();
+    assert_eq!(note["code"], "seeded-with-ones");
+    assert_eq!(
+        note["message"],
+        "h has shape (2), not (): the backward pass starts from ones of its shape, so these are the gradients of sum(h)"
+    );
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &[1.0, -1.0, 1.0, -1.0],
+    );
+    let output = gradcalc()
+        .args([
+            "-e",
+            "W = [[1, 2], [3, 4]]\nL = sum(W*W)\ng = grad(L, W)\ns = sum(g)\n:grad\n:check",
+        ])
+        .output()
+        .unwrap();
+    let both = format!("{}{}", stdout_of(&output), stderr_of(&output));
+    assert_contains(&both, "note: s depends on no variable\n");
+    assert_contains(&both, "note: s depends on no variable: nothing to check\n");
+}
