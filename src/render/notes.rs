@@ -82,6 +82,10 @@ impl fmt::Display for Notice {
                 "standard input is not read when -e or a FILE is given; \
                  add `-` among the FILEs to run it (after the FILEs, before -e)"
             ),
+            Notice::SeededWithOnes { of, shape } => write!(
+                f,
+                "{of} has shape ({shape}), not (): the backward pass starts from ones of its shape, so these are the gradients of sum({of})"
+            ),
         }
     }
 }
@@ -130,6 +134,10 @@ mod tests {
             },
             Notice::RebindsEachStep { name: "w".into() },
             Notice::StdinNotRead,
+            Notice::SeededWithOnes {
+                of: "h".into(),
+                shape: "2".into(),
+            },
         ]
     }
 

@@ -1173,11 +1173,6 @@ impl Session {
             | "stats" | "gc" | "descend" | "backward" | "serve" => TensorCommand::Any,
             _ => TensorCommand::Refused,
         };
-        if kind == TensorCommand::Trace
-            && let Some(refused) = self.tensor_handout_refused(&command)
-        {
-            return Err(refused);
-        }
         if let Some(result) = self.tensor_step_command(kind, &command, events) {
             return result;
         }
@@ -1243,23 +1238,6 @@ impl Session {
             (message, help)
         };
         super::tensors::tensor_error(super::ErrorCode::Unsupported, *span, message, Some(help))
-    }
-
-    /// `:trace md` or `:trace tex` (a handout) when the output is a tensor:
-    /// refused with what works, rather than printing the trace and writing
-    /// no file. `None` for a scalar output or a plain `:trace`.
-    fn tensor_handout_refused(&self, command: &Command) -> Option<SessionError> {
-        let (_, label) = self.tensors.output.as_ref()?;
-        let word = command
-            .keywords
-            .iter()
-            .find(|w| matches!(**w, "md" | "markdown" | "tex" | "latex"))?;
-        Some(super::tensors::tensor_error(
-            super::ErrorCode::Unsupported,
-            command.name.span,
-            format!("`:trace {word}` of a tensor output ({label}) is not supported yet: the handout tables are of scalar steps"),
-            Some("`:trace` prints each tensor op's step with its matrix rule; `:html FILE` writes the page that steps them, `:svg DIR --steps` the slides".to_string()),
-        ))
     }
 }
 

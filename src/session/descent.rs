@@ -227,6 +227,8 @@ impl Session {
         }
         if done > 0 {
             self.record(&descent.script(done));
+            // The tensors that read the parameters follow them.
+            self.tensors.rerun_whole(&self.graph);
         }
         events.push(Event::Calculus(CalculusEvent::Descent {
             of: descent.loss.name.clone(),

@@ -781,6 +781,15 @@ pub enum Notice {
     },
     /// Piped standard input is not run beside `-e` or a FILE.
     StdinNotRead,
+    /// The tensor output `of` has the shape `shape`, not `()`: its backward
+    /// pass starts from ones of that shape, so the gradients are those of
+    /// `sum(of)` (a vector–Jacobian product with ones, not the Jacobian).
+    SeededWithOnes {
+        /// The output, as outputs are named.
+        of: String,
+        /// Its shape as gradcalc writes it (`2`, `2×3`).
+        shape: String,
+    },
 }
 
 impl Notice {
@@ -796,6 +805,7 @@ impl Notice {
             Notice::NotChecked { .. } => NoticeCode::NotChecked,
             Notice::RebindsEachStep { .. } => NoticeCode::RebindsEachStep,
             Notice::StdinNotRead => NoticeCode::StdinNotRead,
+            Notice::SeededWithOnes { .. } => NoticeCode::SeededWithOnes,
         }
     }
 }
@@ -823,11 +833,13 @@ pub enum NoticeCode {
     RebindsEachStep,
     /// [`Notice::StdinNotRead`].
     StdinNotRead,
+    /// [`Notice::SeededWithOnes`].
+    SeededWithOnes,
 }
 
 impl NoticeCode {
     /// Every code, in the order docs/json.md lists them.
-    pub const ALL: [NoticeCode; 9] = [
+    pub const ALL: [NoticeCode; 10] = [
         NoticeCode::NoVariable,
         NoticeCode::BuiltFromEarlier,
         NoticeCode::DerivativeNodes,
@@ -837,6 +849,7 @@ impl NoticeCode {
         NoticeCode::NotChecked,
         NoticeCode::RebindsEachStep,
         NoticeCode::StdinNotRead,
+        NoticeCode::SeededWithOnes,
     ];
 
     /// The code as JSON writes it (`constant-rebound`).
@@ -851,6 +864,7 @@ impl NoticeCode {
             NoticeCode::NotChecked => "not-checked",
             NoticeCode::RebindsEachStep => "rebinds-each-step",
             NoticeCode::StdinNotRead => "stdin-not-read",
+            NoticeCode::SeededWithOnes => "seeded-with-ones",
         }
     }
 }

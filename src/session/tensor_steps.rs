@@ -169,6 +169,21 @@ impl Session {
         self.tensors.output.as_ref()?;
         let name = command.name;
         Some(match kind {
+            TensorCommand::Topo if command.keywords.iter().any(|k| *k != "all") => {
+                Err(tensor_error(
+                    ErrorCode::Unsupported,
+                    name.span,
+                    format!(
+                        "`:{} {}` of a tensor output is not supported yet: a tensor graph has one order, by descending id",
+                        name.name,
+                        command.keywords.join(" ")
+                    ),
+                    Some(format!(
+                        "type `:{}` (every tensor node is listed)",
+                        name.name
+                    )),
+                ))
+            }
             TensorCommand::Topo => self.tensor_topo(name.span, events),
             TensorCommand::Step => {
                 self.tensor_command(TensorCommand::Trace, "trace", name.span, &[], events)?

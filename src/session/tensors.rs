@@ -267,6 +267,23 @@ impl Session {
             .map_err(|e| tensor_error(ErrorCode::Limit, span, e.to_string(), None))
     }
 
+    /// Whether `statement` touches a tensor: an expression that does, or a
+    /// target bound to one.
+    pub(super) fn statement_touches_tensor(&self, statement: &crate::syntax::Statement) -> bool {
+        use crate::syntax::Statement;
+        match statement {
+            Statement::Expr(tree) => self.touches_tensor(tree),
+            Statement::Assign { target, value, .. } => {
+                self.is_tensor(&target.name) || self.touches_tensor(value)
+            }
+            Statement::Updates { targets, values } => {
+                targets.iter().any(|t| self.is_tensor(&t.name))
+                    || values.iter().any(|v| self.touches_tensor(v))
+            }
+            Statement::Define { .. } | Statement::Command { .. } | Statement::Repeat(_) => false,
+        }
+    }
+
     /// Whether the expression `tree` touches a tensor: a literal, an index,
     /// `@`, `ᵀ`, a tensor function, or a name bound to a tensor (`ans` too).
     pub(super) fn touches_tensor(&self, tree: &ExprTree) -> bool {
@@ -712,6 +729,17 @@ impl Session {
                 ));
             }
         };
+        if x.fract() == 0.0 && x > u32::MAX as f64 {
+            return Err(tensor_error(
+                ErrorCode::Limit,
+                span,
+                format!(
+                    "{x:e} is too large for an index, axis or size: at most {} (and a tensor's numbers must fit in the memory budget, 2²⁷)",
+                    u32::MAX
+                ),
+                None,
+            ));
+        }
         if x.fract() != 0.0 || !(0.0..=(u32::MAX as f64)).contains(&x) {
             return Err(tensor_error(
                 ErrorCode::Shape,
@@ -954,10 +982,17 @@ impl Session {
                 None,
             ));
         }
+        let params = super::update::each_once(
+            targets,
+            (
+                "is updated twice in one statement",
+                "give each name one value",
+            ),
+            |target| self.param(target),
+        )?;
         let mark = self.tensors.graph.len();
         let mut moves = Vec::with_capacity(targets.len());
-        for (target, tree) in targets.iter().zip(values) {
-            let param = self.param(target)?;
+        for (param, tree) in params.into_iter().zip(values) {
             let (id, _) = self.evaluate_tensor(tree)?;
             moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
         }
@@ -1138,6 +1173,18 @@ impl Session {
         Some((label, gradients))
     }
 
+    /// The notice that the tensor output `output` (named `label`) is not of
+    /// shape `()`, so that its backward pass starts from ones, if it is not.
+    fn note_seeded_with_ones(&self, output: TensorId, label: &str, events: &mut Vec<Event>) {
+        let shape = self.tensors.graph.shape(output);
+        if shape != Shape::scalar() {
+            events.push(Event::Notice(super::Notice::SeededWithOnes {
+                of: label.to_string(),
+                shape: shape.to_string(),
+            }));
+        }
+    }
+
     /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
     /// the output does not reach it).
     pub(super) fn scalar_node_gradient(
@@ -1162,6 +1209,22 @@ impl Session {
         let (output, label) = self.tensors.output.clone()?;
         match kind {
             TensorCommand::Grad => Some(self.tensor_grad(output, &label, span, args, events)),
+            TensorCommand::Trace
+                if args
+                    .iter()
+                    .any(|a| matches!(a.name.as_str(), "md" | "tex" | "markdown" | "latex")) =>
+            {
+                Some(Err(tensor_error(
+                    ErrorCode::Unsupported,
+                    span,
+                    format!(
+                        "the handout tables (`:{name} md`, `:{name} tex`) of a tensor output ({label}) are not supported yet"
+                    ),
+                    Some(
+                        "`:trace` prints each tensor op's matrix rule; `:svg DIR --steps` draws a slide a step".into(),
+                    ),
+                )))
+            }
             TensorCommand::Trace => {
                 let expand = args
                     .iter()
@@ -1240,7 +1303,15 @@ impl Session {
                 .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
                 .collect();
             targets.extend(self.scalar_params_reached(&gradients));
+            if targets.is_empty() {
+                events.push(Event::Notice(super::Notice::NoVariable {
+                    of: label.to_string(),
+                    checking: false,
+                }));
+                return Ok(());
+            }
         }
+        self.note_seeded_with_ones(output, label, events);
         for (name, param) in targets {
             let value = self.param_gradient(&gradients, param);
             events.push(Event::TensorGrad {
@@ -1353,6 +1424,7 @@ impl Session {
                 contributions,
             });
         }
+        self.note_seeded_with_ones(output, label, events);
         events.push(Event::TensorTrace {
             of: label.to_string(),
             steps: shown,
@@ -1776,6 +1848,13 @@ impl Session {
                 .map(|arg| Ok((arg.name.clone(), self.param(arg)?)))
                 .collect::<Result<_, SessionError>>()?
         };
+        if targets.is_empty() {
+            events.push(Event::Notice(super::Notice::NoVariable {
+                of: label.to_string(),
+                checking: true,
+            }));
+            return Ok(());
+        }
         let mut checked = 0;
         let mut total = 0;
         for (name, leaf) in targets {

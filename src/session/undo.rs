@@ -130,11 +130,16 @@ impl Session {
     /// ([`Session::begin_statement`]): the statement failed.
     pub(super) fn undo_statement(&mut self) {
         self.undo_past(self.journal.graph_len, self.journal.statements);
-        self.tensors.undo(&self.graph);
-        if !self.journal.leaves.is_empty() {
+        let scalars_moved = !self.journal.leaves.is_empty();
+        if scalars_moved {
             let leaves = std::mem::take(&mut self.journal.leaves);
             self.graph.update_leaves(&leaves);
             self.journal.moved.clear();
+        }
+        // The scalar leaves first: the tensors read the scalars they use.
+        self.tensors.undo(&self.graph);
+        if scalars_moved {
+            self.tensors.rerun_whole(&self.graph);
         }
         for (name, old) in std::mem::take(&mut self.journal.rebound) {
             if let Some(slot) = self.vars.get_mut(&name) {

@@ -206,6 +206,8 @@ impl Session {
             sets.iter().map(|&(_, node, value)| (node, value)).collect();
         self.journal_leaves(leaves.iter().map(|&(leaf, _)| leaf));
         let updated = self.graph.update_leaves(&leaves);
+        // The tensors that read these scalars follow them.
+        self.tensors.rerun_whole(&self.graph);
         let names: Vec<&str> = sets.iter().map(|(name, _, _)| name.as_str()).collect();
         self.warn_stale_branches(&updated, &names.join(", "), span, events);
         // As evaluation warns: the first node evaluated again that made inf
@@ -466,7 +468,7 @@ impl Session {
         };
         let text = source[first.start..last.end].to_string();
         let (statements, assigned) = repeat_statements(&repeat.body, events)?;
-        self.refuse_tensor_repeat(repeat)?;
+        self.refuse_tensor_repeat(&statements, first.to(*last))?;
         if let Some(warning) = self.one_after_another(&statements, &count.name, repeat.body_span) {
             events.push(warning);
         }
@@ -679,6 +681,30 @@ fn repeat_statements(
     Ok((statements, assigned))
 }
 
+impl Session {
+    /// The error that `:repeat`'s `statements` (at `span`) touch vectors or
+    /// matrices, which it does not support yet, if they do.
+    fn refuse_tensor_repeat(
+        &self,
+        statements: &[Statement],
+        span: Span,
+    ) -> Result<(), SessionError> {
+        if statements
+            .iter()
+            .any(|statement| self.statement_touches_tensor(statement))
+        {
+            return Err(SessionError::BadArguments {
+                message: "`:repeat` of vectors and matrices is not supported yet".into(),
+                span,
+                help: Some(
+                    "`:descend L lr=0.1 steps=100 W b` runs gradient descent on them".into(),
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Whether the table of a loop of `steps` steps (`:repeat`, `:descend`)
 /// shows step `step`: every step of a short loop; else the first few, about
 /// [`SAMPLED_STEPS`] evenly spaced ones, and the last.
@@ -690,35 +716,6 @@ pub(super) fn keeps_step(step: usize, steps: usize) -> bool {
 }
 
 impl Session {
-    /// The refusal of a `:repeat` whose statement touches a vector or a
-    /// matrix (a literal, `@`, a tensor function, a name bound to a tensor,
-    /// a tensor name assigned), which `:repeat` does not run yet, at that
-    /// statement.
-    fn refuse_tensor_repeat(&self, repeat: &Repeat) -> Result<(), SessionError> {
-        let touching = repeat.body.iter().find_map(|located| {
-            let (targets, trees): (Vec<&Ident>, Vec<&ExprTree>) = match &located.statement {
-                Statement::Assign { target, value, .. } => (vec![target], vec![value]),
-                Statement::Updates { targets, values } => {
-                    (targets.iter().collect(), values.iter().collect())
-                }
-                Statement::Expr(tree) => (Vec::new(), vec![tree]),
-                _ => (Vec::new(), Vec::new()),
-            };
-            let touches = targets.iter().any(|t| self.is_tensor(&t.name))
-                || trees.iter().any(|tree| self.touches_tensor(tree));
-            touches.then_some(located.span)
-        });
-        match touching {
-            None => Ok(()),
-            Some(span) => Err(super::tensors::tensor_error(
-                super::ErrorCode::Unsupported,
-                span,
-                "`:repeat` of vectors and matrices is not supported yet",
-                Some("`:descend L lr=0.1 steps=50 W b` runs gradient descent on tensor leaves (and the numbers a tensor loss reads), with its table and plot".to_string()),
-            )),
-        }
-    }
-
     /// The warning for a `:repeat` step of several `:=` that would be
     /// gradient descent if they ran together: each runs after the ones before
     /// it moved their leaves, so a later right side that reads an earlier

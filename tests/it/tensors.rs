@@ -295,6 +295,39 @@ fn what_tensors_do_not_support_is_refused_with_what_works() {
         &error_of("W = [[1, 2], [3, 4]]\nf(a) = a*2\nf(W)"),
         "user functions take scalars",
     );
+    // Handout tables, another order and :repeat say what works instead.
+    let layer = "W = [[1, 2], [3, 4]]\nL = sum(W*W)\n";
+    let error = error_of(&format!("{layer}:trace md notes.md"));
+    assert_contains(
+        &error,
+        "the handout tables (`:trace md`, `:trace tex`) of a tensor output (L) are not supported yet",
+    );
+    assert_contains(&error, "`:svg DIR --steps` draws a slide a step");
+    assert_contains(
+        &error_of(&format!("{layer}:topo kahn")),
+        "`:topo kahn` of a tensor output is not supported yet",
+    );
+    let error = error_of(&format!("{layer}:repeat 3 W := W - 0.1*grad(L, W)"));
+    assert_contains(
+        &error,
+        "`:repeat` of vectors and matrices is not supported yet",
+    );
+    assert_contains(
+        &error,
+        "3 │ :repeat 3 W := W - 0.1*grad(L, W)\n  │           ^^^^^^^^^^^^^^^^^^^^^^^ `:descend L lr=0.1 steps=100 W b`",
+    );
+    assert_contains(
+        &error_of(&format!("{layer}W, W := W*0, W*2")),
+        "`W` is updated twice in one statement",
+    );
+    assert_contains(
+        &error_of(&format!("{layer}W := 5")),
+        "a leaf of shape (2×2) cannot take a value of shape ()",
+    );
+    assert_contains(
+        &error_of("zeros(1e300, 2)"),
+        "1e300 is too large for an index, axis or size: at most 4294967295",
+    );
     // A gradient of a gradient is refused as such, not sent to `sum` first.
     let error = error_of("x = [1, 2]\ngrad(grad(sum(x*x), x), x)");
     assert_contains(
@@ -621,4 +654,64 @@ fn gradients_past_the_memory_budget_are_refused_and_the_session_kept() {
         "the backward pass needs 72000002 numbers for its gradients, but the memory budget has 62217726 left (of 134217728)",
     );
     assert_contains(&stdout_of(&output), "\n72000000\n");
+}
+
+/// A scalar moved by `:=` (or by a scalar `:descend`) moves the tensors
+/// that read it, directly or through another scalar, and a failed statement
+/// puts both back: L = sum(s·W) = 3s, M = sum(2s·W) = 6s.
+#[test]
+fn tensors_follow_a_scalar_moved_by_colon_equals() {
+    let output = gradcalc()
+        .args(["--keep-going"])
+        .write_stdin(
+            "s = 2\nW = [1, 2]\nL = sum(s*W)\ns := 3\nL\n:grad\nt = s*2\nM = sum(t*W)\ns := 1\nM\ns, W := 5, W @ [1, 2, 3]\nM\ns := s - 0.5*grad(M, s)\nM\n",
+        )
+        .output()
+        .unwrap();
+    let out = stdout_of(&output);
+    let lines: Vec<&str> = out.lines().collect();
+    // After s := 3: L = 9, ∂L/∂W = [3, 3].
+    assert!(lines.contains(&"9"), "{out}");
+    assert_contains(&out, "∂L/∂W = [3, 3]  (2)\n∂L/∂s = 3\n");
+    // After s := 1: M = 6; the failed update leaves it 6.
+    assert_contains(
+        &out,
+        "s := 1  (1 node evaluated again)\n  t = 2  (was 6)\n6\n",
+    );
+    assert_contains(&stderr_of(&output), "(2) @ (3): the inner sizes must agree");
+    // ∂M/∂s = 2·sum(W) = 6: s = 1 − 3 = −2, M = −12.
+    assert!(out.ends_with("\n6\n6\ns = -2\n-12\n"), "{out}");
+}
+
+/// A vector output's gradients are those of its sum (the pass starts from
+/// ones), and the screen says so; an output that depends on no variable
+/// (a sum of a `grad(L, W)`, a value) says that instead of printing nothing.
+#[test]
+fn a_vector_outputs_gradients_say_they_are_of_its_sum() {
+    // h = W @ x, ∂sum(h)/∂W = 1·xᵀ = [[1, -1], [1, -1]].
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[1, 2], [3, 4]]\nx = [1, -1]\nh = W @ x\n:grad W",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let note = events.iter().find(|e| e["kind"] == "notice").unwrap();
+    assert_eq!(note["code"], "seeded-with-ones");
+    assert_eq!(
+        note["message"],
+        "h has shape (2), not (): the backward pass starts from ones of its shape, so these are the gradients of sum(h)"
+    );
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &[1.0, -1.0, 1.0, -1.0],
+    );
+    let output = gradcalc()
+        .args([
+            "-e",
+            "W = [[1, 2], [3, 4]]\nL = sum(W*W)\ng = grad(L, W)\ns = sum(g)\n:grad\n:check",
+        ])
+        .output()
+        .unwrap();
+    let both = format!("{}{}", stdout_of(&output), stderr_of(&output));
+    assert_contains(&both, "note: s depends on no variable\n");
+    assert_contains(&both, "note: s depends on no variable: nothing to check\n");
 }

@@ -270,7 +270,11 @@ pub enum ShapeError {
         shape: Shape,
     },
     /// A new value for a leaf, of another shape than the leaf's.
-    #[error("a leaf of shape ({expected}) cannot take a value of shape ({got})")]
+    #[error(
+        "a leaf of shape {} cannot take a value of shape {}",
+        expected.parenthesized(),
+        got.parenthesized()
+    )]
     LeafShape {
         /// The leaf's shape.
         expected: Shape,
