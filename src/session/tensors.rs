@@ -507,6 +507,14 @@ impl Session {
             }
             _ => {}
         }
+        if name == "log" && args.len() == 2 && !self.functions.contains_key(name) {
+            // `log(x, b)` = ln(x)/ln(b) elementwise, as for scalars.
+            let mut args = args.into_iter();
+            let (x, b) = (args.next(), args.next());
+            let ln_x = self.elementwise(Op::Ln, x.into_iter().collect(), span)?;
+            let ln_b = self.elementwise(Op::Ln, b.into_iter().collect(), span)?;
+            return self.elementwise(Op::Div, vec![ln_x, ln_b], span);
+        }
         if let Some(op) = Op::from_function_name(name)
             && !self.functions.contains_key(name)
         {
@@ -624,17 +632,18 @@ impl Session {
             Arity::Variadic if args.len() == 1 && !all_numbers && op == Op::Max => {
                 self.apply_tensor(TensorOp::Max, args, span)
             }
-            Arity::Variadic if all_numbers => self.elementwise(op, args, span),
+            Arity::Variadic if all_numbers || args.len() == 2 => self.elementwise(op, args, span),
             Arity::Variadic => Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
                 format!(
-                    "`{name}` of tensors: only `max(x)` of one tensor (its largest element) is supported"
+                    "`{name}` of tensors takes two operands, elementwise (`{name}(W, 0)`), or for `max` one tensor, its largest element (`max(x)`); got {}",
+                    args.len()
                 ),
-                Some(if op == Op::Max {
-                    "write `max(x)` for the largest element of x".into()
-                } else {
+                Some(if args.len() == 1 {
                     "write `-max(-x)` for the smallest element of x".into()
+                } else {
+                    format!("nest them: `{name}({name}(a, b), c)`")
                 }),
             )),
             Arity::Unary | Arity::Binary => {
@@ -1497,6 +1506,13 @@ impl Session {
                         (1, _) => {
                             format!("{}({})", info.name, labels[graph.operands(id)[0].index()])
                         }
+                        // A function of two (`max(W, 0)`, `pow(x, 3)`) as called.
+                        _ if info.name.starts_with(char::is_alphabetic) => format!(
+                            "{}({}, {})",
+                            info.name,
+                            labels[graph.operands(id)[0].index()],
+                            labels[graph.operands(id)[1].index()]
+                        ),
                         _ => format!("{} {} {}", operand(0), info.name, operand(1)),
                     }
                 }

@@ -715,3 +715,47 @@ fn a_vector_outputs_gradients_say_they_are_of_its_sum() {
     assert_contains(&both, "note: s depends on no variable\n");
     assert_contains(&both, "note: s depends on no variable: nothing to check\n");
 }
+
+/// The functions of two operands apply elementwise to tensors as the
+/// scalar ones do: `max(W, 0)` (a relu), `min(x, 1)`, `log(x, 2)`, `log(8, x)`;
+/// `max(x)` of one tensor stays the largest element. Values by hand;
+/// ∂/∂W sum(max(W, 0)·W) = 2W where W > 0, else 0; ∂/∂x sum(log₂ x) =
+/// 1/(x ln 2) (Python's math: 0.18033688011112042, 2.8853900817779268).
+#[test]
+fn functions_of_two_operands_apply_elementwise() {
+    let (events, status) = json_events(&[
+        "-e",
+        "W = [[1, -2], [-3, 4]]\nx = [8, 0.5]\nmax(W, 0)\nmin(x, 1)\nlog(x, 2)\nlog(8, x)\nmax(W)\nL = sum(max(W, 0)*W) + sum(log(x, 2))\n:grad",
+    ]);
+    assert_eq!(status, Some(0), "{events:?}");
+    let values: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "tensor" && e["name"].is_null())
+        .map(|e| &e["value"])
+        .collect();
+    assert_all_close(values[0], &[1.0, 0.0, 0.0, 4.0]);
+    assert_all_close(values[1], &[1.0, 0.5]);
+    assert_all_close(values[2], &[3.0, -1.0]);
+    assert_all_close(values[3], &[1.0, -3.0]);
+    assert_all_close(values[4], &[4.0]);
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &[2.0, 0.0, 0.0, 8.0],
+    );
+    assert_all_close(
+        &event(&events, "tensor_grad", "wrt", "x")["value"],
+        &[0.18033688011112042, 2.8853900817779268],
+    );
+    // The trace writes the call as called.
+    let text = stdout_of(
+        &gradcalc()
+            .args(["-e", "W = [[1, -2], [-3, 4]]\nL = sum(max(W, 0)*W)\n:trace"])
+            .output()
+            .unwrap(),
+    );
+    assert_contains(&text, "[3] max(W, 0) (max)\n");
+    assert_contains(
+        &error_of("x = [1, 5, 2]\nmin(x)"),
+        "write `-max(-x)` for the smallest element of x",
+    );
+}

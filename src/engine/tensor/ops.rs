@@ -209,16 +209,18 @@ impl TensorOp {
 
     /// How many operands this op takes, or `None` for a leaf; for
     /// [`TensorOp::Elementwise`] the scalar op's arity (`None` for a scalar
-    /// leaf op or the variadic `min`/`max`, which do not apply elementwise).
+    /// leaf op; the variadic `min`/`max` take two, elementwise).
     pub fn operand_count(self) -> Option<usize> {
         match self.info().arity {
             TensorArity::Leaf => None,
             TensorArity::Unary => Some(1),
             TensorArity::Binary => Some(2),
+            // `min`/`max` of two operands apply elementwise (`max(W, 0)`);
+            // of one tensor, `max(x)` is the reduction [`TensorOp::Max`].
             TensorArity::OfScalarOp => self.scalar_op().and_then(|op| match op.info().arity {
                 Arity::Unary => Some(1),
-                Arity::Binary => Some(2),
-                Arity::Leaf | Arity::Variadic => None,
+                Arity::Binary | Arity::Variadic => Some(2),
+                Arity::Leaf => None,
             }),
         }
     }
