@@ -121,20 +121,24 @@ fn brackets_1000_deep_have_too_many_axes_and_1001_are_nested_too_deeply() {
 fn handouts_and_repeat_of_tensors_are_refused_with_what_works() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes.md");
-    let output = gradcalc()
-        .args(["-e", LAYER, "-e", &format!(":trace md {}", notes.display())])
-        .output()
-        .unwrap();
-    let error = stderr_of(&output);
-    assert_contains(
-        &error,
-        "error: `:trace md` of a tensor output (L) is not supported yet",
-    );
-    assert_contains(
-        &error,
-        "`:trace` prints each tensor op's step with its matrix rule",
-    );
-    assert!(!notes.exists(), "{error}");
+    for word in ["md", "markdown", "latex"] {
+        let output = gradcalc()
+            .args([
+                "-e",
+                LAYER,
+                "-e",
+                &format!(":trace {word} {}", notes.display()),
+            ])
+            .output()
+            .unwrap();
+        let error = stderr_of(&output);
+        assert_contains(
+            &error,
+            "error: the handout tables (`:trace md`, `:trace tex`) of a tensor output (L) are not supported yet",
+        );
+        assert_contains(&error, "`:trace` prints each tensor op's matrix rule");
+        assert!(!notes.exists(), "{error}");
+    }
     let repeat = error_of(&format!("{LAYER}\n:repeat 2 W := W - 0.1*grad(L, W)"));
     assert_contains(
         &repeat,
@@ -142,7 +146,7 @@ fn handouts_and_repeat_of_tensors_are_refused_with_what_works() {
     );
     assert_contains(
         &repeat,
-        "4 │ :repeat 2 W := W - 0.1*grad(L, W)\n  │           ^^^^^^^^^^^^^^^^^^^^^^^ `:descend L lr=0.1 steps=50 W b`",
+        "4 │ :repeat 2 W := W - 0.1*grad(L, W)\n  │           ^^^^^^^^^^^^^^^^^^^^^^^ `:descend L lr=0.1 steps=100 W b`",
     );
     // A scalar statement in `:repeat` still runs beside a tensor output.
     assert_contains(
