@@ -106,6 +106,9 @@ pub(super) struct Tensors {
     pub gradients: Vec<TensorId>,
     /// What the running statement may change, as it was before it.
     saved: Saved,
+    /// The warnings of the expression being evaluated (an op that made inf
+    /// or nan out of finite elements), handed out with its events.
+    warnings: Vec<Event>,
 }
 
 /// [`Tensors`] as it was when the running statement began.
@@ -130,6 +133,7 @@ impl Default for Tensors {
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
             saved: Saved::default(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -310,7 +314,16 @@ impl Session {
     pub(super) fn evaluate_tensor(
         &mut self,
         tree: &ExprTree,
+        events: &mut Vec<Event>,
     ) -> Result<(TensorId, bool), SessionError> {
+        self.tensors.warnings.clear();
+        let result = self.evaluate_tensor_nodes(tree);
+        events.append(&mut self.tensors.warnings);
+        result
+    }
+
+    /// [`Session::evaluate_tensor`] without its warnings.
+    fn evaluate_tensor_nodes(&mut self, tree: &ExprTree) -> Result<(TensorId, bool), SessionError> {
         let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
         for expr in &tree.nodes {
             let span = expr.span();
@@ -419,7 +432,47 @@ impl Session {
                 .collect();
             return Ok(TValue::Number((op.info().forward)(&numbers)));
         }
-        self.apply_tensor(TensorOp::Elementwise(op), args, span)
+        let value = self.apply_tensor(TensorOp::Elementwise(op), args, span)?;
+        if let TValue::Node { id, .. } = &value {
+            self.warn_non_finite(op, *id, span);
+        }
+        Ok(value)
+    }
+
+    /// Warns when the elementwise node `id` of `op` holds inf or nan at an
+    /// element whose operands' elements are finite, as scalar ops warn: the
+    /// first such element, with the scalar op's words.
+    fn warn_non_finite(&mut self, op: Op, id: TensorId, span: Span) {
+        let graph = &self.tensors.graph;
+        let out = graph.value(id);
+        let operands: Vec<&Tensor> = graph.operands(id).iter().map(|&o| graph.value(o)).collect();
+        // An operand's element at the result's element k: the same index,
+        // or its only one (a scalar); a broadcast row or column is left out.
+        let at = |t: &Tensor, k: usize| match t.len() {
+            1 => Some(t.data()[0]),
+            n if n == out.len() => Some(t.data()[k]),
+            _ => None,
+        };
+        let found = out.data().iter().enumerate().find_map(|(k, &v)| {
+            if v.is_finite() {
+                return None;
+            }
+            let inputs: Option<Vec<f64>> = operands.iter().map(|t| at(t, k)).collect();
+            let inputs = inputs?;
+            inputs
+                .iter()
+                .all(|x| x.is_finite())
+                .then_some((k, v, inputs))
+        });
+        if let Some((k, v, inputs)) = found {
+            let message = super::eval::non_finite_message(op, v, &inputs);
+            let message = match *out.shape().dims() {
+                [_, n] => format!("{message} (at [{}, {}] of the result)", k / n, k % n),
+                [_] if out.len() > 1 => format!("{message} (at [{k}] of the result)"),
+                _ => message,
+            };
+            self.tensors.warnings.push(Event::Warning { message, span });
+        }
     }
 
     /// One node `op(args)`, its shapes checked.
@@ -889,7 +942,7 @@ impl Session {
         label: String,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let (id, _) = self.evaluate_tensor(tree)?;
+        let (id, _) = self.evaluate_tensor(tree, events)?;
         self.check_interrupt()?;
         self.output = None;
         self.tensors.output = Some((id, label));
@@ -931,7 +984,7 @@ impl Session {
         }
         self.check_assignable(target)?;
         let mark = self.tensors.graph.len();
-        let (mut id, uses_variable) = self.evaluate_tensor(tree)?;
+        let (mut id, uses_variable) = self.evaluate_tensor(tree, events)?;
         self.check_interrupt()?;
         if !uses_variable {
             // A new leaf; the nodes that computed its value are of no further use.
@@ -1002,7 +1055,7 @@ impl Session {
         let mark = self.tensors.graph.len();
         let mut moves = Vec::with_capacity(targets.len());
         for (param, tree) in params.into_iter().zip(values) {
-            let (id, _) = self.evaluate_tensor(tree)?;
+            let (id, _) = self.evaluate_tensor(tree, events)?;
             moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
         }
         self.check_interrupt()?;

@@ -759,3 +759,28 @@ fn functions_of_two_operands_apply_elementwise() {
         "write `-max(-x)` for the smallest element of x",
     );
 }
+
+/// An elementwise op that makes inf or nan out of finite elements warns as
+/// the scalar op does, naming the first such element.
+#[test]
+fn an_op_that_makes_nan_from_finite_elements_warns() {
+    let output = gradcalc()
+        .args([
+            "-e",
+            "x = [1, 0, -2]\nln(-x)\nW = [[1, 2], [0, 3]]\nL = sum(1/W)",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let error = stderr_of(&output);
+    // ln(-1) is nan at [0]; 1/0 is inf at [1, 0].
+    assert_contains(
+        &error,
+        "warning: logarithm of a negative number gives nan (at [0] of the result)",
+    );
+    assert_contains(
+        &error,
+        "warning: division by zero gives inf (at [1, 0] of the result)",
+    );
+    assert_contains(&stdout_of(&output), "[nan, -inf, 0.6931471806]  (3)\n");
+}
