@@ -74,7 +74,14 @@ pub(super) fn unknown_function_hint(name: &str) -> Option<String> {
                 .to_string(),
         ),
         "d" | "D" => Some(DERIVATIVE_SPELLINGS.to_string()),
-        _ => None,
+        "dot" | "matmul" | "mm" | "np.dot" | "np.matmul" | "torch.matmul" | "torch.mm" => {
+            Some("write the matrix product with `@`: `W @ x` (`:help @`)".to_string())
+        }
+        _ => [".transpose", ".t", ".T"]
+            .iter()
+            .find_map(|method| name.strip_suffix(method))
+            .filter(|operand| !operand.is_empty())
+            .map(transpose_help),
     }
 }
 
@@ -88,8 +95,34 @@ pub(super) fn transpose_help(operand: &str) -> String {
 
 /// numpy's transpose written in gradcalc: the unknown name `W.T`, or the
 /// unknown name `T` of `W^T` (`W**T`), gets the help to write `Wᵀ` or
-/// `transpose(W)`, its place kept. Any other error is returned as it is.
+/// `transpose(W)`, its place kept; an unknown function without a help gets
+/// [`unknown_function_hint`]'s (`W.t()`, `np.dot(W, x)`, also where the
+/// tensor graph made the error), or the nearest built-in function's name.
+/// Any other error is returned as it is.
 pub(super) fn numpy_transpose(source: &str, error: SessionError) -> SessionError {
+    // A call that the tensor graph did not know (`W.t()`, `np.dot(W, x)`).
+    if let SessionError::UnknownFunction {
+        name,
+        span,
+        suggestion,
+        hint: None,
+    } = error
+    {
+        let hint = unknown_function_hint(&name);
+        // The tensor graph suggests only its own functions (`sinn` → none).
+        let suggestion = suggestion.or_else(|| {
+            super::nearest(
+                &name,
+                super::eval::builtin_function_names().chain(super::tensors::TENSOR_FUNCTIONS),
+            )
+        });
+        return SessionError::UnknownFunction {
+            suggestion: suggestion.filter(|_| hint.is_none()),
+            name,
+            span,
+            hint,
+        };
+    }
     let SessionError::UnknownName {
         name,
         span,
@@ -126,8 +159,15 @@ pub(super) fn numpy_transpose(source: &str, error: SessionError) -> SessionError
     }
 }
 
+/// The help for MATLAB's transpose `W'` of the vector or matrix `name`.
+pub(super) fn matlab_transpose_help(name: &str) -> String {
+    format!(
+        "MATLAB's transpose `{name}'` is `{name}ᵀ` or `transpose({name})` here; `f'(a)` is the derivative of a one-argument function at a"
+    )
+}
+
 /// The name at the end of `text` (`W` of `2*W`), if it ends with one.
-fn operand_name(text: &str) -> Option<&str> {
+pub(super) fn operand_name(text: &str) -> Option<&str> {
     let start = text
         .char_indices()
         .rev()

@@ -483,6 +483,24 @@ impl Session {
     /// Turns "two names side by side" after a function name (`sin x`, `sin 1`)
     /// into the fix the user needs: parentheses, not `*`.
     fn explain_syntax_error(&self, source: &str, error: syntax::SyntaxError) -> SessionError {
+        // MATLAB's transpose `W'` of a vector or matrix W.
+        if let syntax::SyntaxError::Unexpected {
+            span,
+            expected,
+            found,
+            help: Some(_),
+        } = &error
+            && found == "`'`"
+            && let Some(name) = source.get(..span.start).and_then(hints::operand_name)
+            && self.is_tensor(name)
+        {
+            return SessionError::Syntax(syntax::SyntaxError::Unexpected {
+                span: *span,
+                expected: expected.clone(),
+                found: found.clone(),
+                help: Some(hints::matlab_transpose_help(name)),
+            });
+        }
         let is_function = |name: &str| {
             Op::from_function_name(name).is_some() || self.functions.contains_key(name)
         };

@@ -262,3 +262,34 @@ fn a_scalar_command_naming_a_tensor_says_how_to_make_it_the_output() {
         "`:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph",
     );
 }
+
+/// MATLAB's `W'`, PyTorch's `W.t()` and `W.transpose()`, numpy's
+/// `np.dot(W, x)`: each error's help names gradcalc's spelling; a misspelt
+/// function of a tensor gets the nearest built-in name.
+#[test]
+fn matlab_torch_and_numpy_calls_get_gradcalcs_spelling() {
+    let setup = "W = [[1, 2], [3, 4]]\nx = [1, -1]";
+    let prime = error_of(&format!("{setup}\nW'"));
+    assert_contains(
+        &prime,
+        "3 │ W'\n  │  ^ MATLAB's transpose `W'` is `Wᵀ` or `transpose(W)` here",
+    );
+    for call in ["W.t()", "W.transpose()"] {
+        let error = error_of(&format!("{setup}\n{call}"));
+        assert_contains(
+            &error,
+            "^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`",
+        );
+    }
+    let dot = error_of(&format!("{setup}\nnp.dot(W, x)"));
+    assert_contains(
+        &dot,
+        "3 │ np.dot(W, x)\n  │ ^^^^^^ write the matrix product with `@`: `W @ x` (`:help @`)",
+    );
+    assert_contains(
+        &error_of(&format!("{setup}\nsoftmx(x)")),
+        "^^^^^^ did you mean `softmax`?",
+    );
+    // W @ x = [1·1 + 2·(−1), 3·1 + 4·(−1)] = [-1, -1].
+    assert_contains(&run(&format!("{setup}\nW @ x")), "[-1, -1]  (2)");
+}
