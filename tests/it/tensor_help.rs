@@ -21,6 +21,12 @@ fn error_of(source: &str) -> String {
     stderr_of(&output)
 }
 
+/// Asserts that `gradcalc -e SOURCE` fails with `part` in its error.
+#[track_caller]
+fn assert_error(source: &str, part: &str) {
+    assert_contains(&error_of(source), part);
+}
+
 #[test]
 fn the_overview_points_at_vectors_and_matrices() {
     let help = run(":help");
@@ -154,8 +160,8 @@ fn handouts_and_repeat_of_tensors_are_refused_with_what_works() {
         "ran `y := y + 1` 2 times",
     );
     // `:serve` is the REPL's, for a tensor output as for any other.
-    assert_contains(
-        &error_of(&format!("{LAYER}\n:serve")),
+    assert_error(
+        &format!("{LAYER}\n:serve"),
         "error: `:serve` works in the interactive REPL",
     );
 }
@@ -245,9 +251,8 @@ fn a_scalar_command_naming_a_tensor_says_how_to_make_it_the_output() {
         "error: `W` is a vector or matrix, and the output is a number: `:grad` here takes the output's scalar variables",
     );
     assert_contains(&grad, "then `:grad W`");
-    let diff = error_of(&format!("{scalar_after}\n:diff L W"));
-    assert_contains(
-        &diff,
+    assert_error(
+        &format!("{scalar_after}\n:diff L W"),
         "`:diff` is not supported for vectors and matrices yet; with a tensor loss as the output, `:grad`, `:trace`, `:check` and the pictures work",
     );
     // As the hint says: `L` alone makes L the output again, and ∂L/∂W[0, 0]
@@ -257,8 +262,8 @@ fn a_scalar_command_naming_a_tensor_says_how_to_make_it_the_output() {
         "[[0.4199743416, -0.4199743416],",
     );
     // A command refused for a tensor output names what works now.
-    assert_contains(
-        &error_of(&format!("{LAYER}\n:hessian")),
+    assert_error(
+        &format!("{LAYER}\n:hessian"),
         "`:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph",
     );
 }
@@ -269,25 +274,22 @@ fn a_scalar_command_naming_a_tensor_says_how_to_make_it_the_output() {
 #[test]
 fn matlab_torch_and_numpy_calls_get_gradcalcs_spelling() {
     let setup = "W = [[1, 2], [3, 4]]\nx = [1, -1]";
-    let prime = error_of(&format!("{setup}\nW'"));
-    assert_contains(
-        &prime,
+    assert_error(
+        &format!("{setup}\nW'"),
         "3 │ W'\n  │  ^ MATLAB's transpose `W'` is `Wᵀ` or `transpose(W)` here",
     );
     for call in ["W.t()", "W.transpose()"] {
-        let error = error_of(&format!("{setup}\n{call}"));
-        assert_contains(
-            &error,
+        assert_error(
+            &format!("{setup}\n{call}"),
             "^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`",
         );
     }
-    let dot = error_of(&format!("{setup}\nnp.dot(W, x)"));
-    assert_contains(
-        &dot,
+    assert_error(
+        &format!("{setup}\nnp.dot(W, x)"),
         "3 │ np.dot(W, x)\n  │ ^^^^^^ write the matrix product with `@`: `W @ x` (`:help @`)",
     );
-    assert_contains(
-        &error_of(&format!("{setup}\nsoftmx(x)")),
+    assert_error(
+        &format!("{setup}\nsoftmx(x)"),
         "^^^^^^ did you mean `softmax`?",
     );
     // W @ x = [1·1 + 2·(−1), 3·1 + 4·(−1)] = [-1, -1].
