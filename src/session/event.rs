@@ -406,6 +406,11 @@ pub enum Event {
     /// with shapes, then the numbers.
     TensorTrace {
         of: String,
+        /// What each short name (`t39`) in the steps stands for: a node
+        /// whose expression is too long to write in every line (JSON: only
+        /// when there are any).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        legend: Vec<TensorName>,
         steps: Vec<TensorTraceStep>,
     },
     /// `:topo` of a tensor output: its nodes in reverse topological order,
@@ -1412,6 +1417,16 @@ impl Serialize for TensorData {
         out.serialize_field("value", &NestedValue(self))?;
         out.end()
     }
+}
+
+/// A short name of a tensor node in [`Event::TensorTrace`] and what it
+/// computes, over its operands' names (`t39 = t32 + b`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorName {
+    /// The short name (`t39`).
+    pub name: String,
+    /// What the node computes, over its operands' names.
+    pub computes: String,
 }
 
 /// One step of [`Event::TensorTrace`]: a tensor node, its upstream gradient,

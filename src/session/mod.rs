@@ -53,7 +53,7 @@ pub use event::{
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
     Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
     PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, TensorData,
-    TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TraceCall,
+    TensorName, TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TraceCall,
     TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
 };
 pub use formula::nothing_where;

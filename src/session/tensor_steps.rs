@@ -215,7 +215,7 @@ impl Session {
         let mut trace = Vec::new();
         self.tensor_command(TensorCommand::Trace, "trace", span, &[], &mut trace)
             .ok_or_else(no_output)??;
-        let Some(Event::TensorTrace { of, steps }) = trace.pop() else {
+        let Some(Event::TensorTrace { of, steps, .. }) = trace.pop() else {
             return Err(no_output());
         };
         self.check_gradient_budget(output, span)?;

@@ -23,7 +23,7 @@ use crate::syntax::{
 use super::error::ErrorCode;
 use super::eval::op_of;
 use super::event::{
-    ElementChain, ElementTermRow, TensorData, TensorTraceContribution, TensorTraceStep,
+    ElementChain, ElementTermRow, TensorData, TensorName, TensorTraceContribution, TensorTraceStep,
     TensorVarRow,
 };
 use super::{
@@ -1423,7 +1423,7 @@ impl Session {
         if self.tensors.graph.interrupted() {
             return Err(SessionError::Interrupted { span });
         }
-        let labels = self.tensor_labels(output);
+        let (labels, legend) = self.tensor_labels_and_legend(output);
         let graph = &self.tensors.graph;
         let expanded = match expand {
             None => None,
@@ -1489,6 +1489,7 @@ impl Session {
         self.note_seeded_with_ones(output, label, events);
         events.push(Event::TensorTrace {
             of: label.to_string(),
+            legend,
             steps: shown,
         });
         Ok(())
@@ -1499,6 +1500,17 @@ impl Session {
     /// value, else its expression over its operands' names (`W @ x`), or
     /// `t7` (node 7) when that would be long.
     pub(super) fn tensor_labels(&self, output: TensorId) -> Vec<String> {
+        self.tensor_labels_and_legend(output).0
+    }
+
+    /// [`Session::tensor_labels`], and for each node written by a short name
+    /// (`t39`) what it computes over its operands' labels, among the nodes
+    /// `output` reaches, in the order of the nodes.
+    pub(super) fn tensor_labels_and_legend(
+        &self,
+        output: TensorId,
+    ) -> (Vec<String>, Vec<TensorName>) {
+        let mut legend = Vec::new();
         let graph = &self.tensors.graph;
         let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
         for (name, id) in &self.tensors.vars {
@@ -1579,12 +1591,22 @@ impl Session {
                 op => format!("{}({})", op_name(op), labels[graph.operands(id)[0].index()]),
             };
             labels.push(if label.chars().count() > 24 {
+                legend.push(TensorName {
+                    name: format!("t{k}"),
+                    computes: label,
+                });
                 format!("t{k}")
             } else {
                 label
             });
         }
-        labels
+        let reached = graph.topo_order(output);
+        legend.retain(|row| {
+            row.name[1..]
+                .parse::<u32>()
+                .is_ok_and(|k| reached.contains(&TensorId(k)))
+        });
+        (labels, legend)
     }
 }
 
@@ -1674,7 +1696,13 @@ fn rule_text(
             format!("{} → {input}", node.parenthesized()),
         ),
         Rule::FirstMax { index } => (
-            format!("upstream at element {index} (the first maximum), 0 elsewhere"),
+            format!(
+                "upstream at {} (the first maximum, row by row), 0 elsewhere",
+                match *input.dims() {
+                    [_, n] => format!("[{}, {}]", index / n.max(1), index % n.max(1)),
+                    _ => format!("[{index}]"),
+                }
+            ),
             format!("{} → {input}", node.parenthesized()),
         ),
         Rule::Softmax => (

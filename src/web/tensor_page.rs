@@ -28,7 +28,7 @@ pub fn page_model(
         color: false,
         ..*style
     };
-    let (header, lines) = text::tensor_step_pieces(&model.of, &model.steps, &style);
+    let (header, lines) = text::tensor_step_pieces(&model.of, &[], &model.steps, &style);
     let boxes = tensor
         .nodes
         .iter()

@@ -784,3 +784,23 @@ fn an_op_that_makes_nan_from_finite_elements_warns() {
     );
     assert_contains(&stdout_of(&output), "[nan, -inf, 0.6931471806]  (3)\n");
 }
+
+/// A node whose expression is too long to write in every step line has a
+/// short name (`t…`), and the trace says under its header what each stands
+/// for; `max` of a matrix names its maximum's row and column.
+#[test]
+fn the_trace_says_what_each_short_name_stands_for() {
+    let script = "A = [[0.3, -0.2], [0.1, 0.4]]\nu = [0.2, -0.4]\nQ = [[0.8, 0.6], [0.3, 0.9], [1, -0.1]]\nL = sum(A @ A) + u @ u + sum(A * A) + max(Q) + mean(A)\n:trace";
+    let text = stdout_of(&gradcalc().args(["-e", script]).output().unwrap());
+    // The sum of the first three terms (node 9) is written t9 in its steps.
+    assert_contains(
+        &text,
+        "numbers\n  where t9 = sum(A @ A) + u @ u + sum(A * A)\n[1] L (+)\n",
+    );
+    assert_contains(&text, "\n[5] t9 (+)\n");
+    // Q's largest element, 1, is in row 2, column 0.
+    assert_contains(
+        &text,
+        "upstream at [2, 0] (the first maximum, row by row), 0 elsewhere",
+    );
+}

@@ -117,7 +117,7 @@ fn render_unicode(
                 p.grad_text(s)
             });
         }
-        Event::TensorTrace { of, steps } => tensors::trace(&mut out, of, steps, &p),
+        Event::TensorTrace { of, legend, steps } => tensors::trace(&mut out, of, legend, steps, &p),
         Event::TensorTopo { of, rows } => tensor_steps::topo(&mut out, of, rows, &p),
         Event::Defined { name, params } => {
             let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));

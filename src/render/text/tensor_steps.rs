@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::paint::{Painter, pad, plural};
 use super::tensors;
 use crate::render::Style;
-use crate::session::{TensorTopoRow, TensorTraceStep};
+use crate::session::{TensorName, TensorTopoRow, TensorTraceStep};
 
 /// `:topo` of a tensor output: a header, then one row per node, output
 /// first: its number, name, what computes it, its shape, and its step of
@@ -58,20 +58,19 @@ pub(super) fn topo(out: &mut String, of: &str, rows: &[TensorTopoRow], p: &Paint
 /// then each step with its number, as `:trace` writes them.
 pub fn tensor_step_pieces(
     of: &str,
+    legend: &[TensorName],
     steps: &[TensorTraceStep],
     style: &Style,
 ) -> (String, Vec<(usize, String)>) {
     let p = Painter(style);
     let mut header = String::new();
-    tensors::trace(&mut header, of, &[], &p);
+    tensors::trace_header(&mut header, of, legend, &p);
     let pieces = steps
         .iter()
         .map(|step| {
             let mut text = String::new();
-            tensors::trace(&mut text, of, std::slice::from_ref(step), &p);
-            // Each piece without the header the trace writes first.
-            let body = text.split_once('\n').map_or("", |(_, body)| body);
-            (step.step, body.trim_end().to_string())
+            tensors::trace_steps(&mut text, of, std::slice::from_ref(step), &p);
+            (step.step, text.trim_end().to_string())
         })
         .collect();
     (header.trim_end().to_string(), pieces)

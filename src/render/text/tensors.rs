@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::paint::Painter;
-use crate::session::{Number, TensorData, TensorTraceStep};
+use crate::session::{Number, TensorData, TensorName, TensorTraceStep};
 
 /// Past this many elements a tensor is summarised (numpy's `threshold`).
 const SUMMARY_THRESHOLD: usize = 1000;
@@ -145,9 +145,28 @@ pub(super) fn block(
     }
 }
 
-/// The steps of a tensor `:trace`: per step the node and its upstream, then
-/// per operand its matrix rule with shapes and what it receives.
-pub(super) fn trace(out: &mut String, of: &str, steps: &[TensorTraceStep], p: &Painter) {
+/// A tensor `:trace`: its header, then per step the node and its upstream,
+/// then per operand its matrix rule with shapes and what it receives.
+pub(super) fn trace(
+    out: &mut String,
+    of: &str,
+    legend: &[TensorName],
+    steps: &[TensorTraceStep],
+    p: &Painter,
+) {
+    trace_header(out, of, legend, p);
+    if steps.is_empty() {
+        let _ = writeln!(
+            out,
+            "(no steps: {of} is a leaf, no op is between it and itself; its gradient is the seed, ones of its shape)"
+        );
+    }
+    trace_steps(out, of, steps, p);
+}
+
+/// The header of a tensor `:trace`, and what each short name (`t39`) of a
+/// node whose expression is too long to write in every line stands for.
+pub(super) fn trace_header(out: &mut String, of: &str, legend: &[TensorName], p: &Painter) {
     let _ = writeln!(
         out,
         "{}",
@@ -155,12 +174,19 @@ pub(super) fn trace(out: &mut String, of: &str, steps: &[TensorTraceStep], p: &P
             "backward pass from {of}: each tensor op one step, its rule with shapes, then the numbers"
         ))
     );
-    if steps.is_empty() {
+    for row in legend {
         let _ = writeln!(
             out,
-            "(no steps: {of} is a leaf, no op is between it and itself; its gradient is the seed, ones of its shape)"
+            "  {} {} = {}",
+            p.dim("where"),
+            p.name(&row.name),
+            row.computes
         );
     }
+}
+
+/// The steps of a tensor `:trace`, without its header.
+pub(super) fn trace_steps(out: &mut String, of: &str, steps: &[TensorTraceStep], p: &Painter) {
     let grad = |s: &str| p.grad_text(s);
     let partial = |wrt: &str| {
         if wrt.contains(' ') {
