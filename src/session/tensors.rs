@@ -1606,6 +1606,27 @@ impl Session {
     }
 }
 
+/// Whether `text` is one bracketed whole: `(W @ x)`, not `(a) + (b)`.
+fn wrapped_in_brackets(text: &str) -> bool {
+    if !text.starts_with('(') || !text.ends_with(')') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && i + 1 < text.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
 /// A number as a label: the shortest text that reads back as it.
 fn format_number(x: f64) -> String {
     let mut tree = ExprTree::number(x).to_string();
@@ -1647,9 +1668,19 @@ fn rule_text(
             factors,
             result,
         } => {
+            // (Xᵀ)ᵀ is X: a transposed operand is written untransposed.
+            let transposed = |text: &str| match text.strip_suffix('ᵀ') {
+                Some(inner) if !inner.contains(' ') || wrapped_in_brackets(inner) => {
+                    inner.to_string()
+                }
+                _ => format!("{}ᵀ", t(text)),
+            };
             let text = match side {
-                Side::Left => format!("upstream · {}ᵀ", t(operands.get(1).copied().unwrap_or("B"))),
-                Side::Right => format!("{}ᵀ · upstream", t(a)),
+                Side::Left => format!(
+                    "upstream · {}",
+                    transposed(operands.get(1).copied().unwrap_or("B"))
+                ),
+                Side::Right => format!("{} · upstream", transposed(a)),
             };
             let shapes = format!("({})·({}) → {}", factors[0], factors[1], result);
             (
