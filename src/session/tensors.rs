@@ -1732,14 +1732,25 @@ fn rule_text(
             ),
             format!("{} → {input}", node.parenthesized()),
         ),
+        // Of a matrix, each row on its own: the row's upstream (one number
+        // for logsumexp) times that row's softmax.
         Rule::Softmax => (
             format!("p ⊙ (upstream − p·upstream), p = softmax({a})"),
-            format!("{} → {input}, per row", node.parenthesized()),
+            match input.rank() {
+                2 => format!("{} → {input}, each row on its own", node.parenthesized()),
+                _ => format!("{} → {input}", node.parenthesized()),
+            },
         ),
-        Rule::LogSumExp => (
-            format!("upstream ⊙ softmax({a})"),
-            format!("{} → {input}, per row", node.parenthesized()),
-        ),
+        Rule::LogSumExp => match input.rank() {
+            2 => (
+                format!("each row's upstream ⊙ that row of softmax({a})"),
+                format!("{} → {input}", node.parenthesized()),
+            ),
+            _ => (
+                format!("upstream ⊙ softmax({a})"),
+                format!("{} → {input}", node.parenthesized()),
+            ),
+        },
     }
 }
 
