@@ -1610,6 +1610,27 @@ impl Session {
     }
 }
 
+/// Whether `text` is one bracketed whole: `(W @ x)`, not `(a) + (b)`.
+fn wrapped_in_brackets(text: &str) -> bool {
+    if !text.starts_with('(') || !text.ends_with(')') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && i + 1 < text.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
 /// A number as a label: the shortest text that reads back as it.
 fn format_number(x: f64) -> String {
     let mut tree = ExprTree::number(x).to_string();
@@ -1651,9 +1672,19 @@ fn rule_text(
             factors,
             result,
         } => {
+            // (Xᵀ)ᵀ is X: a transposed operand is written untransposed.
+            let transposed = |text: &str| match text.strip_suffix('ᵀ') {
+                Some(inner) if !inner.contains(' ') || wrapped_in_brackets(inner) => {
+                    inner.to_string()
+                }
+                _ => format!("{}ᵀ", t(text)),
+            };
             let text = match side {
-                Side::Left => format!("upstream · {}ᵀ", t(operands.get(1).copied().unwrap_or("B"))),
-                Side::Right => format!("{}ᵀ · upstream", t(a)),
+                Side::Left => format!(
+                    "upstream · {}",
+                    transposed(operands.get(1).copied().unwrap_or("B"))
+                ),
+                Side::Right => format!("{} · upstream", transposed(a)),
             };
             let shapes = format!("({})·({}) → {}", factors[0], factors[1], result);
             (
@@ -1705,14 +1736,25 @@ fn rule_text(
             ),
             format!("{} → {input}", node.parenthesized()),
         ),
+        // Of a matrix, each row on its own: the row's upstream (one number
+        // for logsumexp) times that row's softmax.
         Rule::Softmax => (
             format!("p ⊙ (upstream − p·upstream), p = softmax({a})"),
-            format!("{} → {input}, per row", node.parenthesized()),
+            match input.rank() {
+                2 => format!("{} → {input}, each row on its own", node.parenthesized()),
+                _ => format!("{} → {input}", node.parenthesized()),
+            },
         ),
-        Rule::LogSumExp => (
-            format!("upstream ⊙ softmax({a})"),
-            format!("{} → {input}, per row", node.parenthesized()),
-        ),
+        Rule::LogSumExp => match input.rank() {
+            2 => (
+                format!("each row's upstream ⊙ that row of softmax({a})"),
+                format!("{} → {input}", node.parenthesized()),
+            ),
+            _ => (
+                format!("upstream ⊙ softmax({a})"),
+                format!("{} → {input}", node.parenthesized()),
+            ),
+        },
     }
 }
 
