@@ -53,6 +53,13 @@ pub struct Stats {
     pub collections: usize,
     /// The most recent collection.
     pub last: Option<Reclaim>,
+    /// Nodes in the graph of vectors and matrices (`:gc` does not reclaim
+    /// them; `:reset` does).
+    pub tensor_nodes: usize,
+    /// Numbers the tensor values hold, of [`Stats::tensor_budget`].
+    pub tensor_numbers: usize,
+    /// The memory budget of the tensor values, in numbers (2²⁷).
+    pub tensor_budget: usize,
 }
 
 /// The memory bookkeeping a session carries.
@@ -220,6 +227,9 @@ impl Session {
             sorts: self.memory.sorts,
             collections: self.memory.collections,
             last: self.memory.last,
+            tensor_nodes: self.tensors.graph.len(),
+            tensor_numbers: self.tensors.graph.held(),
+            tensor_budget: self.tensors.graph.budget(),
         }
     }
 }

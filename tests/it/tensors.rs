@@ -804,3 +804,23 @@ fn the_trace_says_what_each_short_name_stands_for() {
         "upstream at [2, 0] (the first maximum, row by row), 0 elsewhere",
     );
 }
+
+/// `:stats` counts the tensor graph: W (100×100 = 10 000 numbers) and its
+/// sum (1) are 2 nodes holding 10 001 numbers; `:reset` frees them.
+#[test]
+fn stats_count_the_tensor_values_and_reset_frees_them() {
+    let text = stdout_of(
+        &gradcalc()
+            .args([
+                "-e",
+                "W = ones(100, 100)\nL = sum(W)\n:stats\n:reset\n:stats",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_contains(
+        &text,
+        "vectors and matrices: 2 nodes holding 10001 numbers (78.1 KiB) of the budget of 134217728; `:reset` frees them, `:gc` does not\n",
+    );
+    assert_eq!(text.matches("vectors and matrices:").count(), 1, "{text}");
+}

@@ -407,6 +407,16 @@ fn stats_lines(out: &mut String, stats: &Stats) {
             let _ = writeln!(out, "last reclaim: none yet");
         }
     }
+    if stats.tensor_nodes > 0 {
+        let _ = writeln!(
+            out,
+            "vectors and matrices: {} nodes holding {} numbers ({}) of the budget of {}; `:reset` frees them, `:gc` does not",
+            stats.tensor_nodes,
+            stats.tensor_numbers,
+            human_bytes(stats.tensor_numbers * 8),
+            stats.tensor_budget
+        );
+    }
 }
 
 /// Appends the line of an [`Event::Precision`] to `out`: how many significant
