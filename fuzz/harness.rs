@@ -126,6 +126,9 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
             } else {
                 Precision::Digits(usize::from(flags >> 4) + 1)
             },
+            // Charts in the text, or left to a front end as the playground
+            // leaves them (a bit shared with the digits).
+            charts: flags & 0x10 == 0,
         })
     };
     let _ = gradcalc::syntax::needs_more_input(source);

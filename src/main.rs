@@ -299,6 +299,7 @@ fn format_of(args: &Args, stdout_is_terminal: bool) -> Format {
             color,
             ascii: args.ascii || !locale_is_utf8(),
             precision: args.precision,
+            charts: true,
         })
     }
 }

@@ -216,8 +216,7 @@ impl Core {
         };
         let style = Style {
             color: true,
-            ascii: false,
-            precision: Precision::default(),
+            ..Style::default()
         };
         let mut rich = Printer::new(Format::Human(style), stream("text"), stream("error"));
         rich.writes = writes;

@@ -32,15 +32,20 @@ pub struct Style {
     pub ascii: bool,
     /// Significant digits of numbers.
     pub precision: Precision,
+    /// Braille charts of `:repeat` and `:descend` in the text; false where
+    /// the front end draws them itself ([`Printer::chart`]: the playground,
+    /// as SVG).
+    pub charts: bool,
 }
 
 impl Default for Style {
-    /// No colour, Unicode symbols, 10 significant digits.
+    /// No colour, Unicode symbols, 10 significant digits, charts in the text.
     fn default() -> Style {
         Style {
             color: false,
             ascii: false,
             precision: Precision::default(),
+            charts: true,
         }
     }
 }

@@ -25,6 +25,12 @@ pub use crate::session::{Answer, Confirm};
 /// true when it did.
 pub type Show = Box<dyn FnMut(&Event, &Session) -> bool>;
 
+/// Draws the chart of a `:repeat` or `:descend` where the text has none
+/// ([`Style::charts`] false): called after the event's table is written,
+/// with the title (the output's or the loss's name) and the values from step
+/// 0 (nan where a step has none).
+pub type Chart = Box<dyn FnMut(&str, &[f64])>;
+
 /// Renders results to `out` (events) and `err` (human-format errors), and writes
 /// the files commands ask for (see [`crate::files`] for how).
 pub struct Printer<O: Write, E: Write> {
@@ -51,6 +57,9 @@ pub struct Printer<O: Write, E: Write> {
     /// Python package's notebook cells show a picture in place), and nothing
     /// is written or rendered for it. `None`: every event goes to the format.
     pub show: Option<Show>,
+    /// Draws the charts of `:repeat` and `:descend` when the style leaves
+    /// them out of the text ([`Chart`]).
+    pub chart: Option<Chart>,
     /// A file could not be written since the last [`Printer::take_failure`].
     failed: bool,
     /// The question about replacing a file was cancelled since the last
@@ -85,6 +94,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             confirm: None,
             notes_to_err: false,
             show: None,
+            chart: None,
             failed: false,
             cancelled: false,
             line: String::new(),
@@ -257,6 +267,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                     };
                     written.is_ok() && !crate::interrupt::requested()
                 });
+                if let (false, Some(chart), Some((title, values))) =
+                    (style.charts, self.chart.as_mut(), chart_of(event))
+                {
+                    chart(&title, &values);
+                }
                 written
             }
             Format::Json => {
@@ -824,6 +839,31 @@ fn explain_write_error(path: &str, error: &io::Error, target: &Target) -> (Strin
         ),
         _ => files::explain_write_error(path, error),
     }
+}
+
+/// The chart a `:repeat` (of an output, without a file) or a `:descend`
+/// draws: its title and values from step 0 (nan where a step has none).
+fn chart_of(event: &Event) -> Option<(String, Vec<f64>)> {
+    match event {
+        Event::Calculus(CalculusEvent::Repeat {
+            of: Some(of),
+            outputs,
+            target: None,
+            ..
+        }) if outputs.len() > 1 => Some((
+            of.clone(),
+            outputs
+                .iter()
+                .map(|o| o.map_or(f64::NAN, f64::from))
+                .collect::<Vec<f64>>(),
+        )),
+        Event::Calculus(CalculusEvent::Descent { of, losses, .. }) if losses.len() > 1 => Some((
+            of.clone(),
+            losses.iter().map(|&l| l.0).collect::<Vec<f64>>(),
+        )),
+        _ => None,
+    }
+    .filter(|(_, values)| values.iter().any(|v| v.is_finite()))
 }
 
 #[cfg(test)]

@@ -1052,3 +1052,56 @@ fn a_matrix_layer_and_its_gradient_in_the_playground() {
         );
     }
 }
+
+/// The charts of `:descend` and `:repeat` are SVG pictures after their
+/// tables, as `:plot`'s are, not braille text. L = w² with lr 0.25 halves w
+/// each step: L = 9, 2.25, 0.5625, 0.140625, 0.03515625, so the drop from
+/// step 0 to 1 is 4 times the drop from step 1 to 2, in pixels too.
+#[test]
+fn descend_and_repeat_draw_their_charts_as_svg() {
+    let Some((mut browser, url)) = playground("the playground's descent chart") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "w = 3; L = w^2");
+    enter(&mut browser, ":descend L lr=0.25 steps=4 w");
+    browser.wait_for("document.querySelector('#screen .gc-plot svg polyline')");
+    let screen = browser.eval(SCREEN);
+    let screen = screen.as_str().unwrap();
+    for part in [
+        "     4  0.03515625  0.1875\n",
+        "L from step 0 to step 4 (4 steps)",
+    ] {
+        assert!(screen.contains(part), "{part} in {screen}");
+    }
+    assert!(
+        !screen
+            .chars()
+            .any(|c| ('\u{2800}'..='\u{28ff}').contains(&c)),
+        "braille in the pane: {screen}"
+    );
+    let points = browser.eval(
+        "Array.from(document.querySelector('#screen .gc-plot svg polyline').getAttribute('points').trim().split(/\\s+/)).map(p => p.split(',').map(Number))",
+    );
+    let points: Vec<(f64, f64)> = points
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect();
+    assert_eq!(points.len(), 5, "{points:?}");
+    assert_eq!((points[0].0, points[4].0), (80.0, 700.0));
+    let ratio = (points[1].1 - points[0].1) / (points[2].1 - points[1].1);
+    assert!((ratio - 4.0).abs() < 0.01, "{ratio} from {points:?}");
+    // :repeat draws its output the same way: a second picture.
+    enter(&mut browser, ":repeat 2 w := w - 0.25*grad(L, w)");
+    browser.wait_for("document.querySelectorAll('#screen .gc-plot svg polyline').length === 2");
+    let screen = browser.eval(SCREEN);
+    assert!(
+        screen
+            .as_str()
+            .unwrap()
+            .contains("L from step 0 to step 2 (2 steps)"),
+        "{screen}"
+    );
+}

@@ -122,7 +122,7 @@ fn repeat(out: &mut String, event: &CalculusEvent, p: &Painter) {
         .iter()
         .map(|o| o.map_or(f64::NAN, f64::from))
         .collect();
-    if let (Some(of), None) = (of, target) {
+    if let (Some(of), None, true) = (of, target, p.0.charts) {
         out.push_str(&series::terminal(of, &outputs));
     }
     if let Some(of) = of
@@ -187,7 +187,9 @@ fn descent(out: &mut String, event: &CalculusEvent, p: &Painter) {
     });
     step_table(out, &names, 1, cells, p, *all);
     let losses: Vec<f64> = losses.iter().map(|&loss| loss.0).collect();
-    out.push_str(&series::terminal(of, &losses));
+    if p.0.charts {
+        out.push_str(&series::terminal(of, &losses));
+    }
     if let Some(steps) = non_finite_steps(&losses) {
         let _ = writeln!(
             out,

@@ -44,7 +44,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use gradcalc::driver::{self, Options, Outcome};
-use gradcalc::render::{Format, Precision, Printer, Style, html, plot};
+use gradcalc::render::{Format, Precision, Printer, Style, html, plot, series};
 use gradcalc::session::{COMMANDS, CommandSpec, Event, Session, find_command};
 
 mod pieces;
@@ -181,6 +181,20 @@ impl Screen {
     }
 }
 
+impl Screen {
+    /// Shows the chart of a `:repeat` or `:descend` as an SVG picture after
+    /// its table, titled as the terminal titles its braille chart.
+    fn chart(&self, title: &str, values: &[f64]) {
+        let steps = values.len().saturating_sub(1);
+        let s = if steps == 1 { "" } else { "s" };
+        self.1.borrow_mut().push(pieces::Plot {
+            at: self.0.borrow().len(),
+            titles: format!("{title} from step 0 to step {steps} ({steps} step{s})"),
+            svg: series::svg(title, values),
+        });
+    }
+}
+
 impl Write for Screen {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.0.borrow_mut().extend_from_slice(bytes);
@@ -207,16 +221,19 @@ struct State {
 impl State {
     fn new() -> State {
         let screen = Screen::default();
+        // The charts of `:repeat` and `:descend` are SVG here, as `:plot`'s.
         let style = Style {
             color: true,
-            ascii: false,
-            precision: Precision::default(),
+            charts: false,
+            ..Style::default()
         };
         let mut printer = Printer::new(Format::Human(style), screen.clone(), screen.clone());
         printer.writes.nowhere = true;
         printer.downloads = Some(Vec::new());
         let shown = screen.clone();
         printer.show = Some(Box::new(move |event, _| shown.show(event)));
+        let charted = screen.clone();
+        printer.chart = Some(Box::new(move |title, values| charted.chart(title, values)));
         State {
             session: Session::new(),
             printer,
