@@ -935,6 +935,28 @@ impl<'a> Command<'a> {
     pub fn misuse(&self) -> SessionError {
         let typed = &self.name.name;
         let span = self.args.iter().fold(self.name.span, |s, a| s.to(a.span));
+        // `--expand=W @ x`: an expression where one node's name goes.
+        let expanded = self
+            .args
+            .iter()
+            .position(|a| a.name.starts_with("--expand="));
+        if let Some(at) = expanded
+            && at + 1 < self.args.len()
+            && !self.args[at + 1].name.starts_with('-')
+        {
+            let words: Vec<&str> = self.args[at..].iter().map(|a| a.name.as_str()).collect();
+            let expression = words.join(" ");
+            let expression = expression.trim_start_matches("--expand=");
+            return SessionError::BadArguments {
+                message: format!(
+                    "`--expand=` takes one node's name, without spaces, not `{expression}`"
+                ),
+                span: self.args[at].span.to(self.args[self.args.len() - 1].span),
+                help: Some(format!(
+                    "name it where the output is built (`z = {expression}`, then the output from `z`), then `:{typed} --expand=z`"
+                )),
+            };
+        }
         SessionError::BadArguments {
             message: format!("`:{typed}` {}", self.spec.takes),
             span,

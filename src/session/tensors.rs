@@ -652,8 +652,18 @@ impl Session {
             return Err(tensor_error(
                 ErrorCode::Shape,
                 tree.get(call.args[0]).span(),
-                format!("`grad(L, W)` takes L of shape (), not ({shape})"),
-                Some("reduce it first, e.g. `grad(sum(L), W)`".into()),
+                format!(
+                    "`grad(L, W)` takes L of shape (), not {}",
+                    shape.parenthesized()
+                ),
+                Some({
+                    let label = self.tensor_labels(of).swap_remove(of.index());
+                    let wrt = match &tree.get(call.args[1]).kind {
+                        ExprKind::Name(name) => name.to_string(),
+                        _ => "W".to_string(),
+                    };
+                    format!("reduce it first, e.g. `grad(sum({label}), {wrt})`")
+                }),
             ));
         }
         let gradients = self.tensor_backward(of, span)?;

@@ -328,6 +328,15 @@ fn what_tensors_do_not_support_is_refused_with_what_works() {
         &error_of("zeros(1e300, 2)"),
         "1e300 is too large for an index, axis or size: at most 4294967295",
     );
+    // The hint to reduce an output first uses the names typed.
+    assert_contains(
+        &error_of("W = [[1, 2], [3, 4]]\nh = W @ [1, -1]\ngrad(h, W)"),
+        "`grad(L, W)` takes L of shape (), not (2)",
+    );
+    assert_contains(
+        &error_of("W = [[1, 2], [3, 4]]\nh = W @ [1, -1]\ngrad(h, W)"),
+        "reduce it first, e.g. `grad(sum(h), W)`",
+    );
     // A gradient of a gradient is refused as such, not sent to `sum` first.
     let error = error_of("x = [1, 2]\ngrad(grad(sum(x*x), x), x)");
     assert_contains(
@@ -823,4 +832,20 @@ fn stats_count_the_tensor_values_and_reset_frees_them() {
         "vectors and matrices: 2 nodes holding 10001 numbers (78.1 KiB) of the budget of 134217728; `:reset` frees them, `:gc` does not\n",
     );
     assert_eq!(text.matches("vectors and matrices:").count(), 1, "{text}");
+}
+
+/// `--expand=` with an expression (spaces and all) says it takes one node's
+/// name and how to give the expression one.
+#[test]
+fn expand_of_an_expression_says_to_name_it() {
+    let error =
+        error_of("W = [[1, 2], [3, 4]]\nx = [1, -1]\nL = sum(tanh(W @ x))\n:trace --expand=W @ x");
+    assert_contains(
+        &error,
+        "`--expand=` takes one node's name, without spaces, not `W @ x`",
+    );
+    assert_contains(
+        &error,
+        "4 │ :trace --expand=W @ x\n  │        ^^^^^^^^^^^^^^ name it where the output is built (`z = W @ x`, then the output from `z`), then `:trace --expand=z`",
+    );
 }
