@@ -1774,7 +1774,7 @@ fn elementwise_rule(op: Op, position: usize, operands: &[&str]) -> String {
     let Some(derivative) = op.info().derivative(position) else {
         return "0 (passes nothing)".to_string();
     };
-    let trees: Vec<ExprTree> = operands.iter().map(|o| ExprTree::name(o)).collect();
+    let trees: Vec<ExprTree> = operands.iter().map(|o| operand_tree(o)).collect();
     let refs: Vec<&ExprTree> = trees.iter().collect();
     let local = super::formula::rule_tree(
         op,
@@ -1795,6 +1795,19 @@ fn elementwise_rule(op: Op, position: usize, operands: &[&str]) -> String {
                 format!("upstream ⊙ {text}")
             }
         }
+    }
+}
+
+/// An operand's label as an expression tree, so that a rule written over it
+/// brackets it where it binds less tightly than its place (`2*(x + 1)`, not
+/// `2*x + 1`). A label is expression text; one that does not parse as an
+/// expression (a short name `t9` does) is bracketed whole.
+fn operand_tree(label: &str) -> ExprTree {
+    let parsed = crate::syntax::parse_statement(label, Span::new(0, label.len()));
+    match parsed.map(|located| located.statement) {
+        Ok(crate::syntax::Statement::Expr(tree)) => tree,
+        _ if label.contains(' ') => ExprTree::name(&format!("({label})")),
+        _ => ExprTree::name(label),
     }
 }
 

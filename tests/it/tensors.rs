@@ -849,3 +849,26 @@ fn expand_of_an_expression_says_to_name_it() {
         "4 │ :trace --expand=W @ x\n  │        ^^^^^^^^^^^^^^ name it where the output is built (`z = W @ x`, then the output from `z`), then `:trace --expand=z`",
     );
 }
+
+/// An elementwise rule written over a compound operand brackets it, so that
+/// the formula typed back gives the numbers beside it: for x = [1, 2],
+/// ∂/∂(x + 1) of sum((x + 1)²) is 2·(x + 1) = [4, 6].
+#[test]
+fn an_elementwise_rule_over_a_sum_brackets_it_and_types_back() {
+    let text = stdout_of(
+        &gradcalc()
+            .args(["-e", "x = [1, 2]\ny = sum((x + 1)^2)\n:trace"])
+            .output()
+            .unwrap(),
+    );
+    let line =
+        "∂y/∂(x + 1) += upstream ⊙ (2*(x + 1)^(2 - 1))   ⊙ elementwise, 2\n      = [4, 6]  (2)\n";
+    assert_contains(&text, line);
+    let typed = stdout_of(
+        &gradcalc()
+            .args(["-e", "x = [1, 2]\n2*(x + 1)^(2 - 1)"])
+            .output()
+            .unwrap(),
+    );
+    assert!(typed.ends_with("[4, 6]  (2)\n"), "{typed}");
+}
