@@ -618,12 +618,28 @@ impl Session {
             _ => None,
         };
         let Some(wrt) = wrt else {
-            return Err(tensor_error(
-                ErrorCode::BadArguments,
-                wrt_span,
-                "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
-                Some("name the variable, e.g. `grad(L, W)`".into()),
-            ));
+            let derived = match &tree.get(call.args[1]).kind {
+                ExprKind::Name(name) if self.vars.contains_key(name.as_str()) => {
+                    Some(name.to_string())
+                }
+                _ => None,
+            };
+            return Err(match derived {
+                Some(name) => tensor_error(
+                    ErrorCode::BadArguments,
+                    wrt_span,
+                    format!(
+                        "`{name}` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W"
+                    ),
+                    Some(format!("name a leaf `{name}` is built from")),
+                ),
+                None => tensor_error(
+                    ErrorCode::BadArguments,
+                    wrt_span,
+                    "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
+                    Some("name the variable, e.g. `grad(L, W)`".into()),
+                ),
+            });
         };
         let of = match &args[0] {
             TValue::Node { id, .. } => *id,
@@ -699,10 +715,16 @@ impl Session {
             Arity::Variadic => Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
-                format!(
-                    "`{name}` of tensors takes two operands, elementwise (`{name}(W, 0)`), or for `max` one tensor, its largest element (`max(x)`); got {}",
-                    args.len()
-                ),
+                if args.len() == 1 {
+                    format!(
+                        "`{name}` of one tensor is not supported: `max(x)` is the largest element"
+                    )
+                } else {
+                    format!(
+                        "`{name}` of tensors takes two operands, elementwise (`{name}(W, 0)`); got {}",
+                        args.len()
+                    )
+                },
                 Some(if args.len() == 1 {
                     "write `-max(-x)` for the smallest element of x".into()
                 } else {
@@ -817,7 +839,9 @@ impl Session {
                 ErrorCode::Shape,
                 span,
                 format!("an index, axis or size is a whole number from 0 up, not {x}"),
-                Some("indices are 0-based, as in numpy and PyTorch".into()),
+                (x < 0.0 && x.fract() == 0.0).then(|| {
+                    "gradcalc counts from 0 only (no numpy `x[-1]`): the last of n elements is `x[n - 1]`, and a size is at least 0".to_string()
+                }),
             ));
         }
         Ok(x as usize)
@@ -888,6 +912,17 @@ fn literal(args: Vec<TValue>, call: &Call, tree: &ExprTree) -> Result<TValue, Se
             .collect();
         return Ok(TValue::Literal(Tensor::vector(numbers)));
     }
+    // A variable among the elements is named first, wherever it stands.
+    if let Some(k) = args.iter().position(|a| matches!(a, TValue::Node { .. })) {
+        return Err(tensor_error(
+            ErrorCode::Unsupported,
+            at(k),
+            "the elements of a literal are numbers: a variable or a tensor cannot be one",
+            Some(
+                "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into(),
+            ),
+        ));
+    }
     let mut rows: Vec<Vec<f64>> = Vec::with_capacity(args.len());
     for (k, arg) in args.into_iter().enumerate() {
         match arg {
@@ -900,22 +935,13 @@ fn literal(args: Vec<TValue>, call: &Call, tree: &ExprTree) -> Result<TValue, Se
                     None,
                 ));
             }
-            TValue::Number(_) => {
+            // (A variable among the elements was refused above.)
+            TValue::Number(_) | TValue::Node { .. } => {
                 return Err(tensor_error(
                     ErrorCode::Shape,
                     at(k),
                     "a literal holds numbers (a vector) or rows `[…]` (a matrix), not both",
                     Some("write every row in brackets: `[[1, 2], [3, 4]]`".into()),
-                ));
-            }
-            TValue::Node { .. } => {
-                return Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    at(k),
-                    "the elements of a literal are numbers: a variable or a tensor cannot be one",
-                    Some(
-                        "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into(),
-                    ),
                 ));
             }
         }

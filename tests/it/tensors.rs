@@ -872,3 +872,48 @@ fn an_elementwise_rule_over_a_sum_brackets_it_and_types_back() {
     );
     assert!(typed.ends_with("[4, 6]  (2)\n"), "{typed}");
 }
+
+/// What a second newcomer's pass found: each message names the real
+/// problem at its place.
+#[test]
+fn literal_index_and_gradient_messages_name_the_real_problem() {
+    // A variable among a literal's elements, wherever it stands.
+    for source in ["k = 2\n[1, k]", "k = 2\n[[1, k]]"] {
+        assert_contains(
+            &error_of(source),
+            "the elements of a literal are numbers: a variable or a tensor cannot be one",
+        );
+    }
+    let error = error_of("k = 2\n[1, k]");
+    assert_contains(
+        &error,
+        "2 │ [1, k]\n  │     ^ build it with operations instead",
+    );
+    // Negative indices are numpy's, not gradcalc's.
+    let error = error_of("x = [1, 2, 3]\nx[-1]");
+    assert_contains(
+        &error,
+        "an index, axis or size is a whole number from 0 up, not -1",
+    );
+    assert_contains(&error, "no numpy `x[-1]`");
+    // MATLAB's `[1 2 3]` wants commas.
+    assert_contains(
+        &error_of("[1 2 3]"),
+        "separate the elements with commas: `[1, 2, 3]`",
+    );
+    // min of one tensor, and max of three.
+    assert_contains(
+        &error_of("x = [1, 5, 2]\nmin(x)"),
+        "`min` of one tensor is not supported: `max(x)` is the largest element",
+    );
+    assert_contains(
+        &error_of("x = [1, 5, 2]\nmax(x, x, x)"),
+        "`max` of tensors takes two operands, elementwise (`max(W, 0)`); got 3",
+    );
+    // A derived scalar is no leaf for grad(L, W) of tensors.
+    let error = error_of("xs = [1, 2]\nw = 0.5\nc = 2*w\nL = sum(c*xs)\ngrad(L, c)");
+    assert_contains(
+        &error,
+        "`c` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W",
+    );
+}

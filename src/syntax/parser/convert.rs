@@ -160,6 +160,8 @@ struct TokensBefore {
     before_prev: Option<Token>,
     prev: Option<Token>,
     brackets: Vec<bool>,
+    /// Whether the innermost open bracket is a `[` (a list of elements).
+    in_list: bool,
 }
 
 impl TokensBefore {
@@ -169,17 +171,22 @@ impl TokensBefore {
         let mut before_prev: Option<Token> = None;
         let mut prev: Option<Token> = None;
         let mut brackets: Vec<bool> = Vec::new();
+        let mut squares: Vec<bool> = Vec::new();
         for token in Lexer::new(text) {
             if token.start >= pos {
                 break;
             }
             match token.kind {
                 TokenKind::Newline => continue,
-                TokenKind::LParen => brackets.push(
-                    prev.is_some_and(|p| matches!(p.kind, TokenKind::Name | TokenKind::Prime)),
-                ),
+                TokenKind::LParen => {
+                    brackets.push(
+                        prev.is_some_and(|p| matches!(p.kind, TokenKind::Name | TokenKind::Prime)),
+                    );
+                    squares.push(text.as_bytes()[token.start] == b'[');
+                }
                 TokenKind::RParen => {
                     brackets.pop();
+                    squares.pop();
                 }
                 _ => {}
             }
@@ -192,6 +199,7 @@ impl TokensBefore {
             before_prev,
             prev,
             brackets,
+            in_list: squares.last().copied().unwrap_or(false),
         }
     }
 
@@ -294,6 +302,14 @@ fn help_text(
             Some(format!(
                 "use `*` to multiply: `…{power}*(…)`; the power of a call comes after it: `sin(x){power}`"
             ))
+        }
+        // `[1 2 3]`, as MATLAB writes a vector: the elements want commas.
+        _ if expected.starts_with("an operator")
+            && operand_like
+            && before.in_list
+            && prev.is_some_and(|p| matches!(p.kind, TokenKind::Number | TokenKind::Name)) =>
+        {
+            Some("separate the elements with commas: `[1, 2, 3]`".to_string())
         }
         _ if expected.starts_with("an operator") && operand_like => match prev {
             Some(p) if matches!(p.kind, TokenKind::Name | TokenKind::Number) => Some(format!(
