@@ -1838,6 +1838,17 @@ fn operand_tree(label: &str) -> ExprTree {
 }
 
 impl Session {
+    /// The tensor variables of shape `()` and their values, in order: what
+    /// a scalar `:=` reports as changed beside the scalars.
+    pub(super) fn tensor_numbers(&self) -> Vec<(String, f64)> {
+        self.tensors
+            .vars
+            .iter()
+            .filter(|(_, id)| self.tensors.graph.shape(**id) == Shape::scalar())
+            .map(|(name, id)| (name.clone(), self.tensors.graph.value(*id).data()[0]))
+            .collect()
+    }
+
     /// Whether `name` is bound to a tensor now.
     pub(super) fn is_tensor(&self, name: &str) -> bool {
         self.tensors.vars.contains_key(name)

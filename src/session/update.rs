@@ -206,8 +206,20 @@ impl Session {
             sets.iter().map(|&(_, node, value)| (node, value)).collect();
         self.journal_leaves(leaves.iter().map(|&(leaf, _)| leaf));
         let updated = self.graph.update_leaves(&leaves);
-        // The tensors that read these scalars follow them.
+        // The tensors that read these scalars follow them; those of shape ()
+        // that moved are reported beside the scalars.
+        let tensors_before = self.tensor_numbers();
         self.tensors.rerun_whole(&self.graph);
+        let tensors_changed: Vec<Change> = tensors_before
+            .into_iter()
+            .zip(self.tensor_numbers())
+            .filter(|((_, before), (_, after))| before.to_bits() != after.to_bits())
+            .map(|((name, before), (_, after))| Change {
+                name,
+                before: Number(before),
+                after: Number(after),
+            })
+            .collect();
         let names: Vec<&str> = sets.iter().map(|(name, _, _)| name.as_str()).collect();
         self.warn_stale_branches(&updated, &names.join(", "), span, events);
         // As evaluation warns: the first node evaluated again that made inf
@@ -226,6 +238,7 @@ impl Session {
                 name: n,
                 before: Number(before),
             })
+            .chain(tensors_changed)
             .collect();
         if let Some(message) = broken {
             let now: Vec<String> = changed

@@ -678,14 +678,13 @@ fn tensors_follow_a_scalar_moved_by_colon_equals() {
         .output()
         .unwrap();
     let out = stdout_of(&output);
-    let lines: Vec<&str> = out.lines().collect();
     // After s := 3: L = 9, ∂L/∂W = [3, 3].
-    assert!(lines.contains(&"9"), "{out}");
+    assert_contains(&out, "s := 3\n  L = 9  (was 6)\n9\n");
     assert_contains(&out, "∂L/∂W = [3, 3]  (2)\n∂L/∂s = 3\n");
     // After s := 1: M = 6; the failed update leaves it 6.
     assert_contains(
         &out,
-        "s := 1  (1 node evaluated again)\n  t = 2  (was 6)\n6\n",
+        "s := 1  (1 node evaluated again)\n  t = 2  (was 6)\n  L = 3  (was 9)\n  M = 6  (was 18)\n6\n",
     );
     assert_contains(&stderr_of(&output), "(2) @ (3): the inner sizes must agree");
     // ∂M/∂s = 2·sum(W) = 6: s = 1 − 3 = −2, M = −12.
@@ -915,5 +914,24 @@ fn literal_index_and_gradient_messages_name_the_real_problem() {
     assert_contains(
         &error,
         "`c` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W",
+    );
+}
+
+/// A scalar `:=` reports the tensor outputs of shape () that moved with it,
+/// as it reports scalars: L = sum(c·W) = 10c, c = 2w.
+#[test]
+fn a_scalar_update_reports_the_tensor_losses_it_moved() {
+    let text = stdout_of(
+        &gradcalc()
+            .args([
+                "-e",
+                "W = [[1, 2], [3, 4]]\nw = 1\nc = 2*w\nL = sum(c*W)\nw := 2",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        text.ends_with("w := 2  (1 node evaluated again)\n  c = 4  (was 2)\n  L = 40  (was 20)\n"),
+        "{text}"
     );
 }
