@@ -1,7 +1,7 @@
 //! Bounded memory: a long session reclaims the nodes that nothing can reach.
 //!
-//! The roots are every variable's node, the output and `ans` (user functions
-//! keep ASTs, not nodes). The graph is compacted to what the roots reach
+//! The roots are every variable's node, the output, `ans` and the scalar
+//! nodes the tensor graph reads (user functions keep ASTs, not nodes). The graph is compacted to what the roots reach
 //! ([`Graph::retain_reachable`](crate::engine::Graph::retain_reachable)) and
 //! every id the session holds is remapped: earlier bindings and `f'(x)` marks
 //! survive when their node does (so "z was built from an earlier x" still
@@ -82,6 +82,9 @@ impl Session {
         roots.extend(self.last);
         // What the running statement would put back if it failed.
         roots.extend(self.journal.roots());
+        // The scalar nodes the tensor graph reads (a scalar `w` in
+        // `mean((w*xs - ys)^2)`): a later rerun of the tensor graph reads them.
+        roots.extend(self.tensors.graph.scalar_reads());
         roots
     }
 
@@ -109,6 +112,7 @@ impl Session {
             .collect();
         self.calls.remap(&remap);
         self.journal.remap(&remap);
+        self.tensors.graph.remap_scalars(&remap);
         // A derivative group is a run of ids; compaction keeps relative order,
         // so its kept nodes are a run again. The branches it was built across
         // are kept too, for the stale-branch warning of a later `:=`.

@@ -123,3 +123,103 @@ fn a_chain_that_is_still_reachable_is_kept_whole() {
     let expected = 0.5 * 1.0001f64.powi(5_000);
     assert!((session.graph().value(x) - expected).abs() < 1e-9 * expected);
 }
+
+/// The tensor graph reads scalar nodes (a scalar `w` in `mean((w*xs + b -
+/// ys)^2)`); a collection renumbers the scalar graph. Every shape of such a
+/// read gives, after `:gc` and after an automatic collection, the values and
+/// gradients the same session gives without any collection.
+const TENSOR_READS_SCALAR: [&str; 6] = [
+    "L = sum(W^2)*s + y",
+    "L = mean((w*xs + b - ys)^2) + mean(W*W)",
+    "L = sum(W*t)",
+    "L = sum(exp(W - s))*y",
+    "L = s*sum(W) + sum(W)*y/s",
+    "L = tanh(W*w + b) @ W",
+];
+
+fn tensor_reading_scalar_setup(loss: &str) -> String {
+    format!(
+        "k = 1; W = [1, 2]; xs = [1, 2, 3]; ys = [2, 4, 7]; s = 0.5; k = s*2\n\
+         w = 0.3; b = -0.2; k = w + b; y = 2; t = s*s; k = y*t\n{loss}\nk = atan(y); junk = y*y*y; junk = w*b + t; junk = 0\n"
+    )
+}
+
+/// The events of [`AFTER_COLLECTION`], but for the count of nodes a `:=`
+/// evaluated again (a collection leaves fewer to evaluate).
+fn values_and_gradients(session: &mut Session) -> String {
+    let events = session_events(session, AFTER_COLLECTION).unwrap();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::TensorGrad { .. })),
+        "{events:?}"
+    );
+    let kept: Vec<String> = events
+        .iter()
+        .map(|e| format!("{e:?}"))
+        .filter(|e| !e.starts_with("Calculus(Updated"))
+        .collect();
+    kept.join("\n")
+}
+
+const AFTER_COLLECTION: &str =
+    "L\nW := [1.5, -1]\nw := 0.7\nL\n:grad\n:grad y\n:descend L lr=0.01 steps=3 W\nL\n";
+
+#[test]
+fn tensor_reads_of_scalars_survive_gc() {
+    for loss in TENSOR_READS_SCALAR {
+        let setup = tensor_reading_scalar_setup(loss);
+        let mut plain = Session::new();
+        session_events(&mut plain, &setup).unwrap();
+        let expected = values_and_gradients(&mut plain);
+        let mut collected = Session::new();
+        session_events(&mut collected, &setup).unwrap();
+        let before = collected.graph().len();
+        session_events(&mut collected, ":gc").unwrap();
+        assert!(
+            collected.graph().len() < before,
+            "{loss}: nothing collected"
+        );
+        let actual = values_and_gradients(&mut collected);
+        assert_eq!(actual, expected, "{loss}");
+    }
+}
+
+#[test]
+fn tensor_reads_of_scalars_survive_an_automatic_collection() {
+    for loss in TENSOR_READS_SCALAR {
+        let setup = tensor_reading_scalar_setup(loss);
+        let churn = "junk = y*1.0001\n".repeat(300);
+        let run = |min_nodes: Option<usize>| {
+            let mut session = Session::new();
+            if let Some(min_nodes) = min_nodes {
+                session.set_gc_min_nodes(min_nodes);
+            }
+            session_events(&mut session, &setup).unwrap();
+            session_events(&mut session, &churn).unwrap();
+            let events = values_and_gradients(&mut session);
+            (events, session.stats().collections)
+        };
+        let (expected, none) = run(None);
+        let (actual, collections) = run(Some(64));
+        assert_eq!(none, 0);
+        assert!(collections > 0, "{loss}: no automatic collection");
+        assert_eq!(actual, expected, "{loss}");
+    }
+}
+
+#[test]
+fn a_tensor_loss_over_scalars_is_right_after_gc() {
+    // By hand: L = (1² + 2²)·0.5 + 2 = 4.5; ∂L/∂y = 1; one step of W ← W −
+    // 0.1·∂L/∂W with ∂L/∂W = 2·s·W = W gives W = [0.9, 1.8] and
+    // L = (0.81 + 3.24)·0.5 + 2 = 4.025.
+    let output = crate::util::output_with_stdin(
+        &["--keep-going", "-"],
+        "W = [1, 2]\ns = 0.5\nk = 1\ny = 2\nL = sum(W^2)*s + y\nk = atan(y)\n:gc\nL\n\
+         W := [1, 2]\nL\n:grad y\nW := 3\nL\n:descend L lr=0.1 steps=1 W\nL\n",
+    );
+    let text = crate::util::stdout_of(&output);
+    // The bare `L`s print their value alone.
+    let values: Vec<&str> = text.lines().filter(|l| l.parse::<f64>().is_ok()).collect();
+    assert_eq!(values, ["4.5", "4.5", "4.5", "4.025"], "{text}");
+    crate::util::assert_contains(&text, "     1  4.025\n");
+    crate::util::assert_contains(&text, "∂L/∂y = 1\n");
+}

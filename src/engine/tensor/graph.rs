@@ -179,6 +179,34 @@ impl TensorGraph {
         self.push(TensorOp::Scalar(id), &[], Tensor::scalar(value))
     }
 
+    /// The scalar graph's nodes this graph reads (the ids of its
+    /// [`TensorOp::Scalar`] nodes), each as often as it is read: what a
+    /// compaction of the scalar graph must keep
+    /// ([`Graph::retain_reachable`]'s roots).
+    pub fn scalar_reads(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.nodes.iter().filter_map(|node| match node.op {
+            TensorOp::Scalar(id) => Some(id),
+            _ => None,
+        })
+    }
+
+    /// Renumbers the scalar nodes this graph reads after the scalar graph
+    /// was compacted: each [`TensorOp::Scalar`] node's id becomes
+    /// `remap.get(id)`.
+    ///
+    /// # Panics
+    /// If a node this graph reads was dropped by the compaction (a caller
+    /// keeps every one of [`TensorGraph::scalar_reads`]).
+    pub fn remap_scalars(&mut self, remap: &crate::engine::Remap) {
+        for node in &mut self.nodes {
+            if let TensorOp::Scalar(id) = &mut node.op {
+                *id = remap
+                    .get(*id)
+                    .expect("the scalar nodes a tensor graph reads are kept");
+            }
+        }
+    }
+
     /// Appends a node applying `op` to `inputs` (in operand order), checking
     /// the shapes and the budget, and computing its value now.
     ///
