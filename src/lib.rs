@@ -29,12 +29,12 @@
 //! let _ = session.run_source("x = 2; y = 3; z = x*y + x; :grad x", |result| {
 //!     for event in result.expect("no error") {
 //!         if let Event::Grad { wrt, value, .. } = event {
-//!             grads.push((wrt, f64::from(value)));
+//!             grads.push((wrt, value.number()));
 //!         }
 //!     }
 //!     std::ops::ControlFlow::Continue(())
 //! });
-//! assert_eq!(grads, [("x".to_string(), 4.0)]);
+//! assert_eq!(grads, [("x".to_string(), Some(4.0))]);
 //! ```
 
 pub mod driver;

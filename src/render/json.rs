@@ -408,14 +408,20 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. } => {
             return listing(event, session, &place.statement(), ToValue).ok();
         }
+        Event::Vars { tensors, .. } => {
+            // One array of variables: the tensors after the numbers, each
+            // with its `shape`.
+            let mut value = to_value(event);
+            if let Some(rows) = value.get_mut("vars").and_then(Value::as_array_mut) {
+                rows.extend(tensors.iter().map(to_value));
+            }
+            return Some(value);
+        }
         Event::Value { .. }
-        | Event::Tensor { .. }
-        | Event::TensorGrad { .. }
         | Event::TensorTrace { .. }
         | Event::TensorTopo { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
-        | Event::Vars { .. }
         | Event::Help { .. }
         | Event::Stats(_)
         | Event::Collected(_)

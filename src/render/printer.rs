@@ -232,7 +232,10 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         match self.format {
             Format::Human(style) => {
-                if let Event::Value { name, value } = event
+                if let Event::Value {
+                    name,
+                    value: crate::session::Value::Number(value),
+                } = event
                     && !style.color
                     && self.width.is_none()
                     && (!style.ascii || name.as_deref().is_none_or(str::is_ascii))

@@ -705,7 +705,9 @@ fn step_pieces<O: Write, E: Write>(
             (*total, steps)
         }
         // A tensor output: each tensor op one step, from the same walk.
-        Event::TensorTrace { of, legend, steps } => {
+        Event::TensorTrace {
+            of, legend, steps, ..
+        } => {
             let (header, steps) = text::tensor_step_pieces(of, legend, steps, style);
             show(printer, &header)?;
             (steps.len(), steps)

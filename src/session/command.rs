@@ -9,7 +9,6 @@
 
 use super::args::{ForwardArgs, PictureArgs, TopoArgs, TraceArgs};
 use super::listings::OrderListing;
-use super::tensors::TensorCommand;
 use super::{Event, PictureFormat, Session, SessionError, Target, nearest};
 use crate::syntax::Ident;
 
@@ -91,10 +90,42 @@ pub struct CommandSpec {
     pub takes: &'static str,
     /// An example for that error; empty: "type just `:name`".
     pub example: &'static str,
+    /// What it does when the output is a vector or a matrix.
+    pub tensors: TensorCommand,
     /// Runs the command: reads its typed arguments, if it has any, and calls
     /// its handler with them.
     pub run: Handler,
 }
+
+/// What a command does when the output is a vector or a matrix (or a
+/// number of the tensor graph): the command table's column `tensors`. A
+/// command not yet written for tensors says so in its row, with what works
+/// instead; there is no second list of commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorCommand {
+    /// `:grad`: ∂L/∂W of each variable, of its shape.
+    Grad,
+    /// `:trace`: each tensor op's matrix rule.
+    Trace,
+    /// `:check`: each element against a central difference.
+    Check,
+    /// `:topo`: the tensor nodes in the walk's order (the step model).
+    Topo,
+    /// `:step`: the walk of `:trace`, a step at a time.
+    Step,
+    /// `:svg` or `:dot`, of the whole pass or at a step.
+    Picture(PictureFormat),
+    /// `:html`: the step-through page.
+    Html,
+    /// Works as for numbers (`:vars`, `:help`, `:descend`, `:backward`, …).
+    Any,
+    /// Not supported for tensors yet: refused, the text saying what works
+    /// instead.
+    Refused(&'static str),
+}
+
+/// What works for a tensor output, said when a command refuses one.
+const TENSOR_COMMANDS: &str = "`:grad` gives ∂L/∂W with W's shape, `:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph; scalar outputs keep every command";
 
 /// Where a command runs: in the session, or carried out by the REPL itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +205,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes variable names",
         example: "e.g. `:grad x y`",
+        tensors: TensorCommand::Grad,
         run: |s, c, e| s.grad(c.name.span, &c.names(), e),
     },
     CommandSpec {
@@ -190,6 +222,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes one name",
         example: "e.g. `:backward z`",
+        tensors: TensorCommand::Any,
         run: |s, c, e| s.backward(c, e),
     },
     CommandSpec {
@@ -205,6 +238,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes `all` and one of `kahn`, `naive`",
         example: "e.g. `:topo`, `:topo kahn`, `:topo naive`, `:topo all`",
+        tensors: TensorCommand::Topo,
         run: |s, c, e| {
             let TopoArgs { order, all } = TopoArgs::parse(c);
             s.order_listing(c.name.span, OrderListing::Topo(order), all, e)
@@ -224,6 +258,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: TRACE_TAKES,
         example: TRACE_EXAMPLE,
+        tensors: TensorCommand::Trace,
         run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
     },
     CommandSpec {
@@ -239,6 +274,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes no arguments or `all`",
         example: "e.g. `:forward all` to list every node",
+        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
         run: |s, c, e| {
             let all = ForwardArgs::parse(c).all;
             s.order_listing(c.name.span, OrderListing::Forward, all, e)
@@ -257,6 +293,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes no arguments",
         example: "",
+        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
         run: |s, c, e| s.graph_tree(c.name.span, e),
     },
     CommandSpec {
@@ -269,6 +306,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes at most one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:dot graph.dot`, `:dot --step 3`, `:dot slides --steps`, or `:dot` to print the DOT text",
+        tensors: TensorCommand::Picture(PictureFormat::Dot),
         run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Dot, e),
     },
     CommandSpec {
@@ -281,6 +319,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`",
+        tensors: TensorCommand::Picture(PictureFormat::Svg),
         run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Svg, e),
     },
     CommandSpec {
@@ -293,6 +332,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes one file name",
         example: "e.g. `:html graph.html`",
+        tensors: TensorCommand::Html,
         run: |s, c, e| s.html(c.name, c.optional_target(), e),
     },
     CommandSpec {
@@ -310,6 +350,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         example: "e.g. `:serve`, `:serve 8080`, `:serve stop`",
         // The REPL serves the page itself (`web/serve.rs`); elsewhere there
         // is no session left running to show.
+        tensors: TensorCommand::Any,
         run: |_, c, _| {
             Err(SessionError::BadArguments {
                 message: "`:serve` works in the interactive REPL: a script ends, and the page with it"
@@ -332,6 +373,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes variable names",
         example: "e.g. `:check x y`",
+        tensors: TensorCommand::Check,
         run: |s, c, e| s.check(c.name.span, &c.names(), e),
     },
     CommandSpec {
@@ -344,6 +386,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes one name",
         example: "e.g. `:paths b`",
+        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
         run: |s, c, e| s.paths(c.name.span, c.names[0], e),
     },
     CommandSpec {
@@ -360,6 +403,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes a variable, a range and a file name",
         example: "e.g. `:plot x`, `:plot x -3 3`, `:plot x -3 3 plot.svg`",
+        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
         run: Session::plot,
     },
     CommandSpec {
@@ -375,6 +419,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: TRACE_TAKES,
         example: "e.g. `:step`, `:step all`",
+        tensors: TensorCommand::Step,
         run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
     },
     CommandSpec {
@@ -387,6 +432,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes a whole number from 0 to 18446744073709551615",
         example: "e.g. `:seed 42`",
+        tensors: TensorCommand::Any,
         run: |s, c, e| {
             let seed = c.names[0].name.parse::<u64>().map_err(|_| c.misuse())?;
             s.seed(seed);
@@ -404,6 +450,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes a number of digits from 1 to 17, or `full`",
         example: "e.g. `:precision 4`, `:precision full`",
+        tensors: TensorCommand::Any,
         run: |_, c, e| {
             let word = c.names[0].name.as_str();
             let digits = match word.parse::<usize>() {
@@ -425,6 +472,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes no arguments",
         example: "",
+        tensors: TensorCommand::Any,
         run: |s, _, e| {
             s.vars(e);
             Ok(())
@@ -444,6 +492,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         // `,` and `:=`): `Statement::Repeat`, run by
         // `Session::repeat_statement`. This row is for `:help` and completion;
         // nothing parsed runs it.
+        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
         run: |_, c, _| Err(c.misuse()),
     },
     CommandSpec {
@@ -466,6 +515,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes a loss, `lr=RATE`, `steps=N`, a file for the plot if wanted, and the parameters",
         example: "e.g. `:descend L lr=0.1 steps=20 w1 w2 b`",
+        tensors: TensorCommand::Any,
         run: |s, c, e| s.descend(&super::descent::Descent::parse(c)?, e),
     },
     CommandSpec {
@@ -478,6 +528,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes variable names",
         example: "e.g. `:hessian x y`",
+        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
         run: |s, c, e| s.hessian(c.name.span, &c.names(), e),
     },
     CommandSpec {
@@ -490,6 +541,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes two names: the value and the variable",
         example: "e.g. `:diff y x`",
+        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
         run: |s, c, e| s.diff(c.name, &c.names(), e),
     },
     CommandSpec {
@@ -505,6 +557,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes one topic",
         example: "e.g. `:help tanh`",
+        tensors: TensorCommand::Any,
         run: |s, c, e| {
             e.push(s.help(c.names.first().copied())?);
             Ok(())
@@ -520,6 +573,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes no arguments",
         example: "",
+        tensors: TensorCommand::Any,
         run: |s, _, e| {
             s.stats_command(e);
             Ok(())
@@ -539,6 +593,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes no arguments",
         example: "",
+        tensors: TensorCommand::Any,
         run: |s, _, e| {
             s.gc_command(e);
             Ok(())
@@ -558,6 +613,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes no arguments",
         example: "",
+        tensors: TensorCommand::Any,
         run: |s, _, e| {
             s.reset();
             e.push(Event::Reset);
@@ -574,6 +630,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes one file name",
         example: "e.g. `:save lesson.calc`, or `:save \"my lesson.calc\"` for a name with spaces",
+        tensors: TensorCommand::Any,
         run: |s, c, e| {
             if s.statements_dropped() > 0 {
                 e.push(Event::Warning {
@@ -607,6 +664,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes one file name",
         example: "e.g. `:load lesson.calc`, or `:load \"my lesson.calc\"` for a name with spaces",
+        tensors: TensorCommand::Any,
         run: |_, c, e| {
             e.push(Event::Load { target: c.target() });
             Ok(())
@@ -626,6 +684,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes no arguments",
         example: "",
+        tensors: TensorCommand::Any,
         run: |_, _, e| {
             e.push(Event::Quit);
             Ok(())
@@ -1182,19 +1241,7 @@ impl Session {
     ) -> Result<(), SessionError> {
         let command = Command::parse(name, args)?;
         let first = events.len();
-        let kind = match command.spec.name {
-            "grad" => TensorCommand::Grad,
-            "trace" => TensorCommand::Trace,
-            "check" => TensorCommand::Check,
-            "topo" => TensorCommand::Topo,
-            "step" => TensorCommand::Step,
-            "svg" => TensorCommand::Picture(PictureFormat::Svg),
-            "dot" => TensorCommand::Picture(PictureFormat::Dot),
-            "html" => TensorCommand::Html,
-            "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
-            | "stats" | "gc" | "descend" | "backward" | "serve" => TensorCommand::Any,
-            _ => TensorCommand::Refused,
-        };
+        let kind = command.spec.tensors;
         if let Some(result) = self.tensor_step_command(kind, &command, events) {
             return result;
         }
@@ -1203,7 +1250,7 @@ impl Session {
             return result;
         }
         (command.spec.run)(self, &command, events)
-            .map_err(|error| self.tensor_named(command.spec.name, error))?;
+            .map_err(|error| self.tensor_named(command.spec, error))?;
         // A command's results may rest on an engine walk that Ctrl-C cut short;
         // those that change the session finish their change whole (`:descend`
         // keeps the steps it finished and says so).
@@ -1230,34 +1277,24 @@ impl Session {
     /// matrix (`:grad W`, `:backward L` while the output is a number): says
     /// what the name is and how a tensor loss becomes the output. Any other
     /// error is returned as it is.
-    fn tensor_named(&self, command: &str, error: SessionError) -> SessionError {
+    fn tensor_named(&self, spec: &CommandSpec, error: SessionError) -> SessionError {
         let SessionError::UnknownName { name, span, .. } = &error else {
             return error;
         };
         if !self.is_tensor(name) {
             return error;
         }
-        let (message, help) = if command == "backward" {
-            (
-                format!("`:backward` picks a scalar output, and `{name}` is a vector or matrix"),
-                format!(
-                    "to make {name} the output, type `{name}` on its own (then `:grad`, `:trace`, `:step`, …)"
-                ),
-            )
-        } else {
-            let message = format!(
-                "`{name}` is a vector or matrix, and the output is a number: `:{command}` here takes the output's scalar variables"
-            );
-            let help = if matches!(command, "grad" | "check") {
-                format!(
-                    "to differentiate a tensor loss, make it the output first: type its name (`L`) or assign it (`L = sum(…)`), then `:{command} {name}`"
-                )
-            } else {
-                format!(
-                    "`:{command}` is not supported for vectors and matrices yet; with a tensor loss as the output, `:grad`, `:trace`, `:check` and the pictures work"
-                )
-            };
-            (message, help)
+        let command = spec.name;
+        let message = format!(
+            "`{name}` is a vector or matrix, and the output is a number: `:{command}` here takes the output's scalar variables"
+        );
+        let help = match spec.tensors {
+            TensorCommand::Grad | TensorCommand::Check => format!(
+                "to differentiate a tensor loss, make it the output first: type its name (`L`) or assign it (`L = sum(…)`), then `:{command} {name}`"
+            ),
+            _ => format!(
+                "`:{command}` is not supported for vectors and matrices yet; with a tensor loss as the output, `:grad`, `:trace`, `:check` and the pictures work"
+            ),
         };
         super::tensors::tensor_error(super::ErrorCode::Unsupported, *span, message, Some(help))
     }

@@ -402,26 +402,7 @@ impl Session {
             span,
             args,
         } = site;
-        if args.len() != function.params.len() {
-            return Err(SessionError::wrong_arity(
-                name,
-                span,
-                function.params.len(),
-                args.len(),
-            ));
-        }
-        if scope.active.iter().any(|a| a == name) {
-            return Err(SessionError::Recursion {
-                name: name.to_string(),
-                span: name_span,
-            });
-        }
-        if scope.active.len() >= MAX_CALL_DEPTH {
-            return Err(SessionError::CallsTooDeep {
-                span,
-                limit: MAX_CALL_DEPTH,
-            });
-        }
+        check_call(name, (name_span, span), function, args.len(), &scope.active)?;
         if self.poll.tick() {
             self.check_interrupt()?;
         }
@@ -701,7 +682,7 @@ impl Session {
         self.last = Some(node);
         events.push(Event::Value {
             name: Some(name.to_string()),
-            value: Number(self.graph.value(node)),
+            value: Number(self.graph.value(node)).into(),
         });
         Ok(span)
     }
@@ -887,6 +868,42 @@ impl Session {
         });
         Ok(())
     }
+}
+
+/// Whether `name` (`function`) may be called here with `count` arguments,
+/// inside the calls `active` (outermost first); `spans` are the name's and
+/// the call's. For numbers and tensors alike.
+///
+/// Errors: the wrong count of arguments, recursion, calls nested past
+/// [`MAX_CALL_DEPTH`].
+pub(super) fn check_call(
+    name: &str,
+    (name_span, span): (Span, Span),
+    function: &UserFunction,
+    count: usize,
+    active: &[String],
+) -> Result<(), SessionError> {
+    if count != function.params.len() {
+        return Err(SessionError::wrong_arity(
+            name,
+            span,
+            function.params.len(),
+            count,
+        ));
+    }
+    if active.iter().any(|a| a == name) {
+        return Err(SessionError::Recursion {
+            name: name.to_string(),
+            span: name_span,
+        });
+    }
+    if active.len() >= MAX_CALL_DEPTH {
+        return Err(SessionError::CallsTooDeep {
+            span,
+            limit: MAX_CALL_DEPTH,
+        });
+    }
+    Ok(())
 }
 
 /// The graph's refusal of an op given the wrong count of inputs, as the

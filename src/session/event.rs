@@ -315,8 +315,6 @@ pub struct FunctionRow {
 macro_rules! short_events {
     () => {
         Event::Value { .. }
-            | Event::Tensor { .. }
-            | Event::TensorGrad { .. }
             | Event::TensorTrace { .. }
             | Event::TensorTopo { .. }
             | Event::Defined { .. }
@@ -381,31 +379,23 @@ pub(crate) use file_events;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
-    /// A statement's value; `name` is the assigned variable, `None` for an expression.
+    /// A statement's value, a number or a vector or matrix ([`Value`]);
+    /// `name` is the assigned variable, `None` for an expression. JSON:
+    /// `value`, and `shape` for a tensor.
     Value {
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
-        value: Number,
-    },
-    /// A vector's or matrix's value (a tensor statement's); `name` is the
-    /// assigned variable, `None` for an expression.
-    Tensor {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
         #[serde(flatten)]
-        value: TensorData,
-    },
-    /// ∂of/∂wrt of a tensor output, of `wrt`'s shape.
-    TensorGrad {
-        of: String,
-        wrt: String,
-        #[serde(flatten)]
-        value: TensorData,
+        value: Value,
     },
     /// `:trace` of a tensor output: each tensor op one step, its matrix rule
-    /// with shapes, then the numbers.
+    /// with shapes, then the numbers (JSON: a `trace` with the output's
+    /// `shape`).
+    #[serde(rename = "trace")]
     TensorTrace {
         of: String,
+        /// The output's shape (`[]` for shape `()`).
+        shape: Vec<usize>,
         /// What each short name (`t39`) in the steps stands for: a node
         /// whose expression is too long to write in every line (JSON: only
         /// when there are any).
@@ -414,18 +404,26 @@ pub enum Event {
         steps: Vec<TensorTraceStep>,
     },
     /// `:topo` of a tensor output: its nodes in reverse topological order,
-    /// output first, with their shapes.
+    /// output first, with their shapes (JSON: a `topo` with the output's
+    /// `shape` and the rows as `nodes`).
+    #[serde(rename = "topo")]
     TensorTopo {
         of: String,
+        /// The output's shape (`[]` for shape `()`).
+        shape: Vec<usize>,
+        #[serde(rename = "nodes")]
         rows: Vec<super::TensorTopoRow>,
     },
     /// A user function was defined.
     Defined { name: String, params: Vec<String> },
-    /// ∂of/∂wrt; `note` explains a gradient that is 0 because the output does not reach `wrt`.
+    /// ∂of/∂wrt, a number or, for a tensor `wrt`, of its shape; `note`
+    /// explains a gradient that is 0 because the output does not reach
+    /// `wrt` (as it is now).
     Grad {
         of: String,
         wrt: String,
-        value: Number,
+        #[serde(flatten)]
+        value: Value,
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<GradNote>,
     },
@@ -464,8 +462,9 @@ pub enum Event {
         vars: Vec<VarRow>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         functions: Vec<FunctionRow>,
-        /// The tensor variables, in the order first assigned.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        /// The tensor variables, in the order first assigned (JSON: in
+        /// `vars` after the numbers, each with its `shape`; `render::json`).
+        #[serde(skip)]
         tensors: Vec<TensorVarRow>,
     },
     /// Help text (`:help`).
@@ -1416,6 +1415,56 @@ impl Serialize for TensorData {
         out.serialize_field("shape", &self.shape)?;
         out.serialize_field("value", &NestedValue(self))?;
         out.end()
+    }
+}
+
+/// A value as every event carries it: a number of the scalar graph, or a
+/// vector, matrix or shape-`()` value of the tensor graph. JSON (flattened
+/// into its event or row): `value` (a number, or the elements nested as the
+/// shape says), and `shape` for a tensor only (`[]` for shape `()`), so one
+/// reader takes both.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A number of the scalar graph.
+    Number(Number),
+    /// A tensor's numbers with its shape.
+    Tensor(TensorData),
+}
+
+impl Value {
+    /// The number, if this is one (a tensor of shape `()` included).
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => Some(n.0),
+            Value::Tensor(t) if t.shape.is_empty() => t.data.first().map(|n| n.0),
+            Value::Tensor(_) => None,
+        }
+    }
+}
+
+impl From<Number> for Value {
+    fn from(number: Number) -> Value {
+        Value::Number(number)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(number: f64) -> Value {
+        Value::Number(Number(number))
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match self {
+            Value::Number(n) => {
+                let mut out = s.serialize_struct("Value", 1)?;
+                out.serialize_field("value", n)?;
+                out.end()
+            }
+            Value::Tensor(t) => t.serialize(s),
+        }
     }
 }
 

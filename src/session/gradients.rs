@@ -18,6 +18,9 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let target = command.names[0];
+        if let Some(result) = self.tensor_backward_command(target, command.name.span, events) {
+            return result;
+        }
         let node = self.variable_node(target)?;
         self.output = Some(Output {
             node,
@@ -174,7 +177,7 @@ impl Session {
             events.push(Event::Grad {
                 of: output.label.clone(),
                 wrt: name,
-                value: Number(gradients[node]),
+                value: Number(gradients[node]).into(),
                 note,
             });
         }

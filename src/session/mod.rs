@@ -54,7 +54,7 @@ pub use event::{
     Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
     PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, TensorData,
     TensorName, TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TraceCall,
-    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
+    TraceContribution, TraceStep, Value, VarRow, Verdict, label_id, node_label,
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
@@ -289,7 +289,19 @@ impl Session {
     ) -> Result<Vec<Event>, SessionError> {
         self.statement += 1;
         self.begin_statement();
-        let rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
+        let mut rest = parsed.as_mut().ok().and_then(|located| located.rest.take());
+        if rest.is_some() && self.may_touch_tensor(&source[span.start..span.end]) {
+            // A long sum of tensors (`L = v + v + …` past 64 KiB) is one
+            // tensor statement: parsed whole, it is evaluated as shorter ones are.
+            let whole = syntax::parse_statement(source, span);
+            if whole
+                .as_ref()
+                .is_ok_and(|located| self.statement_touches_tensor(&located.statement))
+            {
+                parsed = whole;
+                rest = None;
+            }
+        }
         let mut result = self
             .run_located(source, parsed, rest.as_ref())
             .map_err(|error| hints::power_of_function(source, error))
@@ -407,7 +419,7 @@ impl Session {
                 self.last = Some(value.node);
                 events.push(Event::Value {
                     name: None,
-                    value: Number(self.graph.value(value.node)),
+                    value: Number(self.graph.value(value.node)).into(),
                 });
             }
             Statement::Assign { target, op, value } => {
@@ -437,7 +449,10 @@ impl Session {
                 events = self.repeat_statement(source, located.span, &repeat)?;
             }
         }
-        if !tensor_statement && self.output.as_ref().map(|o| o.node) != scalar_output {
+        if !tensor_statement
+            && self.output.is_some()
+            && self.output.as_ref().map(|o| o.node) != scalar_output
+        {
             // A scalar output now: the tensor output and `ans` are old.
             self.tensors.output = None;
         }

@@ -133,7 +133,7 @@ mod tests {
             run(&mut session, "d13(1)")[0],
             Event::Value {
                 name: None,
-                value: Number(16384.0)
+                value: Number(16384.0).into()
             }
         );
     }
@@ -175,7 +175,7 @@ mod tests {
         Event::Grad {
             of: "x*y".to_string(),
             wrt: "x".to_string(),
-            value: Number(3.0),
+            value: Number(3.0).into(),
             note: None,
         }
     }

@@ -293,7 +293,11 @@ impl Session {
                 }
             })
             .collect();
-        events.push(Event::TensorTopo { of: model.of, rows });
+        events.push(Event::TensorTopo {
+            of: model.of,
+            shape: graph.shape(output).dims().to_vec(),
+            rows,
+        });
         Ok(())
     }
 

@@ -26,9 +26,7 @@ use super::event::{
     ElementChain, ElementTermRow, TensorData, TensorName, TensorTraceContribution, TensorTraceStep,
     TensorVarRow,
 };
-use super::{
-    CONSTANTS, Event, Number, PictureFormat, RESULT_NAMES, Session, SessionError, nearest,
-};
+use super::{CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, Value, nearest};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
@@ -47,29 +45,7 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 9] = [
 /// The function `grad(L, W)`.
 const GRAD_FUNCTION: &str = "grad";
 
-/// What a command does when the output is a tensor (the command table's
-/// `command` decides by the command's row).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum TensorCommand {
-    /// `:grad`: ∂L/∂W of each tensor variable.
-    Grad,
-    /// `:trace`: each tensor op's matrix rule.
-    Trace,
-    /// `:check`: each element against a central difference.
-    Check,
-    /// `:topo`: the tensor nodes in the walk's order (the step model).
-    Topo,
-    /// `:step`: the walk of `:trace`, a step at a time.
-    Step,
-    /// `:svg` or `:dot`, of the whole pass or at a step.
-    Picture(PictureFormat),
-    /// `:html`: the step-through page.
-    Html,
-    /// Works as for scalars (`:vars`, `:help`, `:descend`, …).
-    Any,
-    /// Not supported for tensors yet: refused with what works.
-    Refused,
-}
+pub(super) use super::command::TensorCommand;
 
 /// A parameter of a tensor loss, what `:grad`, `grad(L, p)`, `:=` and
 /// `:descend` take: a tensor leaf, or a scalar leaf that reaches the tensor
@@ -104,6 +80,9 @@ pub(super) struct Tensors {
     pub rng: Rng,
     /// The nodes `grad(L, W)` made (a gradient of one is refused).
     pub gradients: Vec<TensorId>,
+    /// Earlier bindings of each tensor variable, oldest first (to explain a
+    /// gradient of 0, as `Session::earlier` does for numbers).
+    pub earlier: rustc_hash::FxHashMap<String, Vec<TensorId>>,
     /// What the running statement may change, as it was before it.
     saved: Saved,
     /// The warnings of the expression being evaluated (an op that made inf
@@ -116,6 +95,7 @@ pub(super) struct Tensors {
 struct Saved {
     len: usize,
     vars: Names,
+    earlier: rustc_hash::FxHashMap<String, Vec<TensorId>>,
     output: Option<(TensorId, String)>,
     last: Option<TensorId>,
     rng: Option<Rng>,
@@ -132,6 +112,7 @@ impl Default for Tensors {
             last: None,
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
+            earlier: rustc_hash::FxHashMap::default(),
             saved: Saved::default(),
             warnings: Vec::new(),
         }
@@ -143,6 +124,7 @@ impl Tensors {
     pub fn begin(&mut self) {
         self.saved.len = self.graph.len();
         self.saved.vars.clone_from(&self.vars);
+        self.saved.earlier.clone_from(&self.earlier);
         self.saved.output.clone_from(&self.output);
         self.saved.last = self.last;
         self.saved.rng = Some(self.rng.clone());
@@ -163,6 +145,7 @@ impl Tensors {
         let len = self.saved.len;
         self.gradients.retain(|id| id.index() < len);
         std::mem::swap(&mut self.vars, &mut self.saved.vars);
+        std::mem::swap(&mut self.earlier, &mut self.saved.earlier);
         self.output = self.saved.output.take();
         self.last = self.saved.last;
         if let Some(rng) = self.saved.rng.take() {
@@ -214,6 +197,18 @@ impl TValue {
             }
         )
     }
+}
+
+/// Where a tensor expression is being evaluated: at top level, or inside
+/// calls of user functions (as `eval.rs`'s scope for numbers).
+#[derive(Debug, Clone, Default)]
+struct Scope {
+    /// Parameters bound to argument values, innermost call only.
+    params: Vec<(String, TValue)>,
+    /// The functions being called, outermost first (to refuse recursion).
+    active: Vec<String>,
+    /// The span of the outermost call: errors inside bodies point here.
+    call_span: Option<Span>,
 }
 
 /// A refusal or a shape error of a tensor statement at `span`.
@@ -271,6 +266,16 @@ impl Session {
             .map_err(|e| tensor_error(ErrorCode::Limit, span, e.to_string(), None))
     }
 
+    /// Whether the text of a long statement may touch a tensor (a cheap
+    /// look before it is parsed whole: a tensor exists, or the text has a
+    /// bracket, `@`, `ᵀ` or a tensor function's name).
+    pub(super) fn may_touch_tensor(&self, text: &str) -> bool {
+        !self.tensors.vars.is_empty()
+            || self.tensors.last.is_some()
+            || text.contains(['[', '@', 'ᵀ'])
+            || TENSOR_FUNCTIONS.iter().any(|name| text.contains(name))
+    }
+
     /// Whether `statement` touches a tensor: an expression that does, or a
     /// target bound to one.
     pub(super) fn statement_touches_tensor(&self, statement: &crate::syntax::Statement) -> bool {
@@ -324,12 +329,22 @@ impl Session {
 
     /// [`Session::evaluate_tensor`] without its warnings.
     fn evaluate_tensor_nodes(&mut self, tree: &ExprTree) -> Result<(TensorId, bool), SessionError> {
+        let root = self.tensor_tree(tree, &Scope::default())?;
+        let uses_variable = root.uses_variable();
+        Ok((self.materialize(root, tree.span())?, uses_variable))
+    }
+
+    /// The value of `tree` in `scope` (a user function's body in a call).
+    fn tensor_tree(&mut self, tree: &ExprTree, scope: &Scope) -> Result<TValue, SessionError> {
         let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
         for expr in &tree.nodes {
-            let span = expr.span();
+            let span = scope.call_span.unwrap_or(expr.span());
             let value = match &expr.kind {
                 ExprKind::Number(x) => TValue::Number(*x),
-                ExprKind::Name(name) => self.tensor_name(name, span)?,
+                ExprKind::Name(name) => match scope.params.iter().find(|(p, _)| p == name) {
+                    Some((_, value)) => value.clone(),
+                    None => self.tensor_name(name, span)?,
+                },
                 ExprKind::Unary { op, operand } => {
                     let a = take(&mut values, operand.0);
                     match op {
@@ -344,14 +359,49 @@ impl Session {
                 }
                 ExprKind::Call(call) => {
                     let args = call.args.iter().map(|a| take(&mut values, a.0)).collect();
-                    self.tensor_call(call, args, tree, span)?
+                    self.tensor_call(call, args, tree, span, scope)?
                 }
             };
             values.push(value);
         }
-        let root = values.pop().unwrap_or(TValue::Number(f64::NAN));
-        let uses_variable = root.uses_variable();
-        Ok((self.materialize(root, tree.span())?, uses_variable))
+        Ok(values.pop().unwrap_or(TValue::Number(f64::NAN)))
+    }
+
+    /// A call of the user function `name` on tensors (or numbers in a
+    /// tensor statement): its body evaluated with the parameters bound to
+    /// `args`, as a call of numbers is (`eval.rs`).
+    ///
+    /// Errors: the wrong count of arguments, recursion, calls nested past
+    /// [`super::eval::MAX_CALL_DEPTH`], and the body's, inside the call.
+    fn tensor_user_call(
+        &mut self,
+        name: &str,
+        args: Vec<TValue>,
+        span: Span,
+        scope: &Scope,
+    ) -> Result<TValue, SessionError> {
+        let Some(function) = self.functions.get(name).cloned() else {
+            return Err(SessionError::UnknownFunction {
+                name: name.to_string(),
+                span,
+                suggestion: None,
+                hint: None,
+            });
+        };
+        super::eval::check_call(name, (span, span), &function, args.len(), &scope.active)?;
+        self.check_interrupt()?;
+        let mut active = scope.active.clone();
+        active.push(name.to_string());
+        let inner = Scope {
+            params: function.params.iter().cloned().zip(args).collect(),
+            active,
+            call_span: Some(scope.call_span.unwrap_or(span)),
+        };
+        self.tensor_tree(&function.body, &inner)
+            .map_err(|inner| SessionError::InFunction {
+                function: name.to_string(),
+                inner: Box::new(inner),
+            })
     }
 
     /// A value as a node of the tensor graph.
@@ -503,6 +553,7 @@ impl Session {
         args: Vec<TValue>,
         tree: &ExprTree,
         span: Span,
+        scope: &Scope,
     ) -> Result<TValue, SessionError> {
         let name = call.name.as_str();
         let arity = |expected: &str, ok: bool| {
@@ -574,14 +625,7 @@ impl Session {
             return self.scalar_function(op, args, call, span);
         }
         if self.functions.contains_key(name) {
-            return Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                format!("`{name}` is a user function: user functions take scalars, not tensors"),
-                Some(
-                    "write its body out with the tensor in it (`tanh(W @ x + b)`): every built-in function applies elementwise".into(),
-                ),
-            ));
+            return self.tensor_user_call(name, args, span, scope);
         }
         Err(SessionError::UnknownFunction {
             name: name.to_string(),
@@ -983,9 +1027,9 @@ impl Session {
         self.output = None;
         self.tensors.output = Some((id, label));
         self.tensors.last = Some(id);
-        events.push(Event::Tensor {
+        events.push(Event::Value {
             name: None,
-            value: self.tensor_data(id),
+            value: Value::Tensor(self.tensor_data(id)),
         });
         Ok(())
     }
@@ -1035,11 +1079,17 @@ impl Session {
             self.output = None;
             self.tensors.output = Some((id, name.to_string()));
         }
-        self.tensors.vars.insert(name.to_string(), id);
+        if let Some(old) = self.tensors.vars.insert(name.to_string(), id) {
+            self.tensors
+                .earlier
+                .entry(name.to_string())
+                .or_default()
+                .push(old);
+        }
         self.tensors.last = Some(id);
-        events.push(Event::Tensor {
+        events.push(Event::Value {
             name: Some(name.to_string()),
-            value: self.tensor_data(id),
+            value: Value::Tensor(self.tensor_data(id)),
         });
         Ok(())
     }
@@ -1104,9 +1154,9 @@ impl Session {
         self.check_interrupt()?;
         for target in targets {
             let value = self.param_value(self.param(target)?);
-            events.push(Event::Tensor {
+            events.push(Event::Value {
                 name: Some(target.name.clone()),
-                value: tensor_data(&value),
+                value: Value::Tensor(tensor_data(&value)),
             });
         }
         Ok(())
@@ -1337,15 +1387,28 @@ impl Session {
             | TensorCommand::Picture(_)
             | TensorCommand::Html
             | TensorCommand::Any => None,
-            TensorCommand::Refused => Some(Err(tensor_error(
+            TensorCommand::Refused(help) => Some(Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
                 format!("`:{name}` of a tensor output ({label}) is not supported yet"),
-                Some(
-                    "`:grad` gives ∂L/∂W with W's shape, `:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph; scalar outputs keep every command".into(),
-                ),
+                Some(help.into()),
             ))),
         }
+    }
+
+    /// `:backward NAME` of a vector, matrix or shape-`()` value: makes it
+    /// the output, then `:grad` (as for a number). `None` when NAME names
+    /// no tensor.
+    pub(super) fn tensor_backward_command(
+        &mut self,
+        target: &Ident,
+        span: Span,
+        events: &mut Vec<Event>,
+    ) -> Option<Result<(), SessionError>> {
+        let id = *self.tensors.vars.get(&target.name)?;
+        self.output = None;
+        self.tensors.output = Some((id, target.name.clone()));
+        Some(self.tensor_grad(id, &target.name, span, &[], events))
     }
 
     /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each tensor
@@ -1397,6 +1460,7 @@ impl Session {
                     gradients.get(**id).is_some()
                         && self.tensors.graph.op(**id) == TensorOp::Variable
                         && name.as_str() != label
+                        || self.tensor_stale_note(label, name, &gradients).is_some()
                 })
                 .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
                 .collect();
@@ -1412,13 +1476,41 @@ impl Session {
         self.note_seeded_with_ones(output, label, events);
         for (name, param) in targets {
             let value = self.param_gradient(&gradients, param);
-            events.push(Event::TensorGrad {
+            let note = match param {
+                Param::Tensor(id) if gradients.get(id).is_none() => {
+                    self.tensor_stale_note(label, &name, &gradients)
+                }
+                _ => None,
+            };
+            events.push(Event::Grad {
                 of: label.to_string(),
                 wrt: name,
-                value: tensor_data(&value),
+                value: Value::Tensor(tensor_data(&value)),
+                note,
             });
         }
         Ok(())
+    }
+}
+
+impl Session {
+    /// Why ∂output/∂`name` is 0 for the tensor variable `name` when the
+    /// tensor output (`label`, its backward pass `gradients`) reaches an
+    /// earlier binding of it but not its current one: "y was built from an
+    /// earlier x", as for numbers (`Session::stale_note`).
+    fn tensor_stale_note(
+        &self,
+        label: &str,
+        name: &str,
+        gradients: &TensorGradients,
+    ) -> Option<super::GradNote> {
+        let current = *self.tensors.vars.get(name)?;
+        let earlier = self.tensors.earlier.get(name)?;
+        (gradients.get(current).is_none() && earlier.iter().any(|id| gradients.get(*id).is_some()))
+            .then(|| super::GradNote::BuiltFromEarlier {
+                of: label.to_string(),
+                wrt: name.to_string(),
+            })
     }
 }
 
@@ -1525,6 +1617,7 @@ impl Session {
         self.note_seeded_with_ones(output, label, events);
         events.push(Event::TensorTrace {
             of: label.to_string(),
+            shape: graph.shape(output).dims().to_vec(),
             legend,
             steps: shown,
         });
@@ -1982,9 +2075,9 @@ impl Session {
             },
         ));
         for (param, leaf) in descent.params.iter().zip(leaves) {
-            events.push(Event::Tensor {
+            events.push(Event::Value {
                 name: Some(param.name.clone()),
-                value: tensor_data(&self.param_value(leaf)),
+                value: Value::Tensor(tensor_data(&self.param_value(leaf))),
             });
         }
         Ok(())

@@ -96,6 +96,26 @@ fn a_long_sum_on_one_line() {
     assert_eq!(stdout, "x = 1\n1000000\n∂ans/∂x = 1000000\n");
 }
 
+/// A sum of vectors past 64 KiB (where a statement is parsed in pieces):
+/// `v = [1, 2]; L = v + v + …` of 66 017 bytes, 16 501 terms, is one tensor
+/// statement, L = 16 501·v = [16501, 33002] (by hand), ∂sum(L)/∂v = 16 501
+/// for each element. It once took the scalar path a piece at a time and
+/// said "unknown name `v`".
+#[test]
+fn a_tensor_sum_longer_than_64_kib() {
+    let mut source = String::from("v = [1, 2]; L = v");
+    source.push_str(&" + v".repeat(16_500));
+    assert_eq!(source.len(), 66_017);
+    source.push_str("\n:grad v\n");
+    let (stdout, stderr) = run(&[], source, 0);
+    assert_eq!(
+        stdout,
+        "v = [1, 2]  (2)\nL = [16501, 33002]  (2)\n∂L/∂v = [16501, 16501]  (2)\n"
+    );
+    // L is not of shape (): the gradients are those of sum(L), and a note says so.
+    assert_contains(&stderr, "gradients of sum(L)");
+}
+
 #[test]
 fn a_ten_megabyte_line() {
     // One comment line of 10 MB, then a statement.
@@ -182,7 +202,7 @@ fn a_hundred_thousand_statements_through_the_library() {
         last,
         Some(vec![gradcalc::session::Event::Value {
             name: Some("x".into()),
-            value: gradcalc::session::Number(100_000.0)
+            value: gradcalc::session::Number(100_000.0).into()
         }])
     );
 }

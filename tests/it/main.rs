@@ -27,6 +27,7 @@ mod library;
 mod listings;
 mod long_lines;
 mod memory;
+mod one_value;
 mod orders;
 mod pictures;
 mod playground;

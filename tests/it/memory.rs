@@ -10,7 +10,10 @@ fn grads(events: &[Event]) -> Vec<(String, f64, Option<String>)> {
         .iter()
         .filter_map(|e| match e {
             Event::Grad {
-                wrt, value, note, ..
+                wrt,
+                value: gradcalc::session::Value::Number(value),
+                note,
+                ..
             } => Some((wrt.clone(), value.0, note.as_ref().map(ToString::to_string))),
             _ => None,
         })
@@ -149,7 +152,13 @@ fn tensor_reading_scalar_setup(loss: &str) -> String {
 fn values_and_gradients(session: &mut Session) -> String {
     let events = session_events(session, AFTER_COLLECTION).unwrap();
     assert!(
-        events.iter().any(|e| matches!(e, Event::TensorGrad { .. })),
+        events.iter().any(|e| matches!(
+            e,
+            Event::Grad {
+                value: gradcalc::session::Value::Tensor(_),
+                ..
+            }
+        )),
         "{events:?}"
     );
     let kept: Vec<String> = events

@@ -779,7 +779,7 @@ proptest! {
             match result {
                 Ok(events) => for event in events {
                     if let Event::Value { value, .. } = event {
-                        got = Some(Ok(value.0));
+                        got = value.number().map(Ok);
                     }
                 },
                 Err(error) => got = Some(Err(error.to_string())),

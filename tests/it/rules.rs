@@ -26,15 +26,14 @@ use crate::util::session_events;
 /// Runs `expression` in `session`; the value of its last expression statement.
 fn value_of(session: &mut Session, expression: &str) -> f64 {
     let events = session_events(session, expression).unwrap();
-    (events
+    events
         .iter()
         .rev()
         .find_map(|event| match event {
-            Event::Value { value, .. } => Some(*value),
+            Event::Value { value, .. } => value.number(),
             _ => None,
         })
-        .unwrap_or_else(|| panic!("no value from `{expression}`: {events:?}")))
-    .0
+        .unwrap_or_else(|| panic!("no value from `{expression}`: {events:?}"))
 }
 
 /// A literal that parses back to exactly `x` (also nan and ±inf).

@@ -236,15 +236,13 @@ fn the_served_page_of_a_tensor_output_has_the_matrix_rules_legend() {
 #[test]
 fn a_scalar_command_naming_a_tensor_says_how_to_make_it_the_output() {
     let scalar_after = format!("{LAYER}\na = 2\nb = a*a");
-    let backward = error_of(&format!("{scalar_after}\n:backward L"));
-    assert_contains(
-        &backward,
-        "error: `:backward` picks a scalar output, and `L` is a vector or matrix",
-    );
-    assert_contains(
-        &backward,
-        "6 │ :backward L\n  │           ^ to make L the output, type `L` on its own",
-    );
+    // `:backward L` of the number L (shape `()`) makes it the output, as
+    // for any number: ∂L/∂W[0, 0] = (1 − tanh²(−1))·x[0] = 0.4199743416
+    // (tanh(−1) = −0.7615941560).
+    let backward = run(&format!("{scalar_after}\n:backward L"));
+    assert_contains(&backward, "∂L/∂W = 2×2\n");
+    assert_contains(&backward, "[[0.4199743416, -0.4199743416],");
+    assert!(!backward.contains("vector or matrix"), "{backward}");
     let grad = error_of(&format!("{scalar_after}\n:grad W"));
     assert_contains(
         &grad,

@@ -19,7 +19,7 @@ fn flat(value: &Value) -> Vec<f64> {
 
 /// Asserts that the numbers of `value` are `expected`, each to 1e-12 relative.
 #[track_caller]
-fn assert_all_close(value: &Value, expected: &[f64]) {
+pub fn assert_all_close(value: &Value, expected: &[f64]) {
     let got = flat(value);
     assert_eq!(got.len(), expected.len(), "{value}");
     for (g, e) in got.iter().zip(expected) {
@@ -50,18 +50,18 @@ L = -ln(softmax(V @ h)[1])
 fn a_layer_and_its_cross_entropy_have_numpys_gradients_with_their_shapes() {
     let (events, status) = json_events(&["-e", LAYER]);
     assert_eq!(status, Some(0), "{events:?}");
-    let w = event(&events, "tensor", "name", "W");
+    let w = event(&events, "value", "name", "W");
     assert_eq!(w["shape"], serde_json::json!([2, 3]));
     assert_eq!(w["value"][1], serde_json::json!([1.5, 0.5, -0.5]));
     assert_all_close(&w["value"], &[0.5, -1.0, 0.25, 1.5, 0.5, -0.5]);
-    let loss = event(&events, "tensor", "name", "L");
+    let loss = event(&events, "value", "name", "L");
     assert_eq!(loss["shape"], serde_json::json!([]));
     assert_close(
         json_number(&loss["value"]).unwrap(),
         2.0365507440607447,
         1e-13,
     );
-    let grad = |wrt: &str| event(&events, "tensor_grad", "wrt", wrt);
+    let grad = |wrt: &str| event(&events, "grad", "wrt", wrt);
     assert_eq!(grad("W")["shape"], serde_json::json!([2, 3]));
     assert_all_close(
         &grad("W")["value"],
@@ -108,16 +108,16 @@ fn broadcasting_and_fan_out_add_up_and_sum_over_the_broadcast_axis() {
         "A = [[1, -2, 3], [0.5, 4, -1]]\nc = [0.1, 0.2, 0.3]\nL = sum(A*A + c)\n:grad",
     ]);
     assert_close(
-        json_number(&event(&events, "tensor", "name", "L")["value"]).unwrap(),
+        json_number(&event(&events, "value", "name", "L")["value"]).unwrap(),
         32.45,
         1e-14,
     );
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "A")["value"],
+        &event(&events, "grad", "wrt", "A")["value"],
         &[2.0, -4.0, 6.0, 1.0, 8.0, -2.0],
     );
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "c")["value"],
+        &event(&events, "grad", "wrt", "c")["value"],
         &[2.0, 2.0, 2.0],
     );
 }
@@ -131,7 +131,7 @@ fn reductions_and_logsumexp_match_numpy() {
     assert_eq!(status, Some(0), "{events:?}");
     let values: Vec<&Value> = events
         .iter()
-        .filter(|e| e["kind"] == "tensor" && e.get("name").is_none())
+        .filter(|e| e["kind"] == "value" && e.get("shape").is_some() && e.get("name").is_none())
         .collect();
     assert_all_close(
         &values[0]["value"],
@@ -141,13 +141,13 @@ fn reductions_and_logsumexp_match_numpy() {
     assert_all_close(&values[2]["value"], &[0.9166666666666666]);
     assert_all_close(&values[3]["value"], &[4.0]);
     assert_close(
-        json_number(&event(&events, "tensor", "name", "L")["value"]).unwrap(),
+        json_number(&event(&events, "value", "name", "L")["value"]).unwrap(),
         3.40760596444438,
         1e-14,
     );
     // ∂logsumexp(z)/∂z = softmax(z).
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "z")["value"],
+        &event(&events, "grad", "wrt", "z")["value"],
         &[0.09003057317038046, 0.24472847105479767, 0.6652409557748219],
     );
 }
@@ -191,12 +191,12 @@ fn the_trace_writes_each_tensor_op_as_its_matrix_rule_with_shapes() {
 fn softmax_cross_entropy_gradient_is_p_minus_onehot() {
     let (events, _) = json_events(&["-e", "z = [2, 1, 0.1]\nL = -ln(softmax(z)[0])\n:grad"]);
     assert_close(
-        json_number(&event(&events, "tensor", "name", "L")["value"]).unwrap(),
+        json_number(&event(&events, "value", "name", "L")["value"]).unwrap(),
         0.4170300162778335,
         1e-14,
     );
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "z")["value"],
+        &event(&events, "grad", "wrt", "z")["value"],
         &[
             -0.3409988611140321,
             0.24243297070471392,
@@ -272,10 +272,10 @@ fn a_failed_tensor_statement_changes_nothing() {
     let events = crate::util::json_lines(&stdout_of(&output));
     assert_eq!(events[2]["code"], "shape", "{events:?}");
     // ∂sum(W @ W)/∂W = 1·Wᵀ + Wᵀ·1 (numpy: [[7, 11], [9, 13]]).
-    let grad = event(&events, "tensor_grad", "wrt", "W");
+    let grad = event(&events, "grad", "wrt", "W");
     assert_all_close(&grad["value"], &[7.0, 11.0, 9.0, 13.0]);
     let shown = events.last().unwrap();
-    assert_eq!(shown["kind"], "tensor");
+    assert_eq!(shown["kind"], "value");
     assert_all_close(&shown["value"], &[1.0, 2.0, 3.0, 4.0]);
 }
 
@@ -291,9 +291,15 @@ fn what_tensors_do_not_support_is_refused_with_what_works() {
         &error_of("W = [[1, 2], [3, 4]]\nL = sum(W)\n:diff L W"),
         "not supported yet",
     );
+    // User functions take tensors (one value model): f(W) = 2W.
     assert_contains(
-        &error_of("W = [[1, 2], [3, 4]]\nf(a) = a*2\nf(W)"),
-        "user functions take scalars",
+        &stdout_of(
+            &gradcalc()
+                .args(["-e", "W = [[1, 2], [3, 4]]\nf(a) = a*2\nf(W)"])
+                .output()
+                .unwrap(),
+        ),
+        "[[2, 4],\n   [6, 8]]",
     );
     // Handout tables, another order and :repeat say what works instead.
     let layer = "W = [[1, 2], [3, 4]]\nL = sum(W*W)\n";
@@ -353,7 +359,11 @@ fn a_tensor_leaf_moves_with_colon_equals_and_its_users_follow() {
         "W = [[1, 2], [3, 4]]\nx = [1, 1]\nh = W @ x\nW := W - 0.5*[[1, 1], [1, 1]]\nh",
     ]);
     assert_eq!(status, Some(0), "{events:?}");
-    let last = events.iter().rev().find(|e| e["kind"] == "tensor").unwrap();
+    let last = events
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "value" && e.get("shape").is_some())
+        .unwrap();
     assert_all_close(&last["value"], &[2.0, 6.0]);
 }
 
@@ -405,12 +415,12 @@ fn the_softmax_example_shows_p_minus_onehot() {
     let events = crate::util::json_lines(&stdout_of(&output));
     // numpy: p − onehot(0) at z = W @ x + b, and its outer product with x.
     let g = [-0.9560135197079421, 0.8834920740271945, 0.07252144568074777];
-    assert_all_close(&event(&events, "tensor_grad", "wrt", "b")["value"], &g);
+    assert_all_close(&event(&events, "grad", "wrt", "b")["value"], &g);
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &event(&events, "grad", "wrt", "W")["value"],
         &[g[0], 2.0 * g[0], g[1], 2.0 * g[1], g[2], 2.0 * g[2]],
     );
-    let trace = events.iter().find(|e| e["kind"] == "tensor_trace").unwrap();
+    let trace = events.iter().find(|e| e["kind"] == "trace").unwrap();
     let softmax = crate::util::member(&trace["steps"], "op", "softmax");
     assert_eq!(
         softmax["contributions"][0]["rule"],
@@ -430,7 +440,11 @@ fn tensor_descent_and_simultaneous_updates_move_the_leaves() {
     let descent = events.iter().find(|e| e["kind"] == "descent").unwrap();
     assert_all_close(&descent["losses"], &[18.5, 4.625, 1.15625, 0.2890625]);
     // numpy: W − Σ 0.05·2·r_k xᵀ over the three steps.
-    let w = events.iter().rev().find(|e| e["kind"] == "tensor").unwrap();
+    let w = events
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "value" && e.get("shape").is_some())
+        .unwrap();
     assert_all_close(&w["value"], &[0.9375, -0.125, 0.8875, -0.725]);
     // The same first step as one simultaneous update with grad(L, W).
     let (events, status) = json_events(&[
@@ -567,14 +581,11 @@ fn scalar_parameters_of_a_tensor_loss_have_gradients_and_descend() {
         "xs = [1, 2, 3]\nys = [2, 4, 6]\nw = 0.5\nb = 0\nL = mean((w*xs + b - ys)^2)";
     let (events, status) = json_events(&["-e", &format!("{REGRESSION}\n:grad\nc = grad(L, w)")]);
     assert_eq!(status, Some(0), "{events:?}");
-    assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "w")["value"],
-        &[-14.0],
-    );
-    assert_all_close(&event(&events, "tensor_grad", "wrt", "b")["value"], &[-6.0]);
+    assert_all_close(&event(&events, "grad", "wrt", "w")["value"], &[-14.0]);
+    assert_all_close(&event(&events, "grad", "wrt", "b")["value"], &[-6.0]);
     // ∂L/∂xᵢ = (2/3)·rᵢ·w = −0.5·xᵢ.
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "xs")["value"],
+        &event(&events, "grad", "wrt", "xs")["value"],
         &[-0.5, -1.0, -1.5],
     );
     assert_all_close(&events.last().unwrap()["value"], &[-14.0]);
@@ -601,10 +612,12 @@ fn scalar_parameters_of_a_tensor_loss_have_gradients_and_descend() {
         &format!("{REGRESSION}\nw, b := w - 0.05*grad(L, w), b - 0.05*grad(L, b)\nL"),
     ]);
     assert_eq!(status, Some(0), "{events:?}");
-    assert_all_close(
-        &event(&events, "tensor", "name", "w")["value"],
-        &[1.2000000000000002],
-    );
+    let moved = events
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "value" && e["name"] == "w")
+        .unwrap();
+    assert_all_close(&moved["value"], &[1.2000000000000002]);
     assert_all_close(&events.last().unwrap()["value"], &[2.116666666666666]);
     // :descend: the loss and both numbers in the table, as for scalar losses.
     let text = stdout_of(
@@ -634,8 +647,9 @@ fn vars_of_a_tensor_output_show_the_gradients() {
     assert_eq!(status, Some(0), "{events:?}");
     let vars = events.iter().find(|e| e["kind"] == "vars").unwrap();
     assert_eq!(vars["of"], "L");
-    assert_eq!(vars["tensors"][0]["name"], "W");
-    assert_all_close(&vars["tensors"][0]["grad"], &[2.0, 4.0, 6.0, 8.0]);
+    let w = crate::util::member(&vars["vars"], "name", "W");
+    assert_eq!(w["shape"], serde_json::json!([2, 2]));
+    assert_all_close(&w["grad"], &[2.0, 4.0, 6.0, 8.0]);
     assert_eq!(vars["vars"][0]["name"], "w");
     assert_close(json_number(&vars["vars"][0]["grad"]).unwrap(), 3.0, 1e-15);
     let text = stdout_of(&gradcalc().args(["-e", script]).output().unwrap());
@@ -709,7 +723,7 @@ fn a_vector_outputs_gradients_say_they_are_of_its_sum() {
         "h has shape (2), not (): the backward pass starts from ones of its shape, so these are the gradients of sum(h)"
     );
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &event(&events, "grad", "wrt", "W")["value"],
         &[1.0, -1.0, 1.0, -1.0],
     );
     let output = gradcalc()
@@ -738,7 +752,7 @@ fn functions_of_two_operands_apply_elementwise() {
     assert_eq!(status, Some(0), "{events:?}");
     let values: Vec<&Value> = events
         .iter()
-        .filter(|e| e["kind"] == "tensor" && e["name"].is_null())
+        .filter(|e| e["kind"] == "value" && e.get("shape").is_some() && e["name"].is_null())
         .map(|e| &e["value"])
         .collect();
     assert_all_close(values[0], &[1.0, 0.0, 0.0, 4.0]);
@@ -747,11 +761,11 @@ fn functions_of_two_operands_apply_elementwise() {
     assert_all_close(values[3], &[1.0, -3.0]);
     assert_all_close(values[4], &[4.0]);
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "W")["value"],
+        &event(&events, "grad", "wrt", "W")["value"],
         &[2.0, 0.0, 0.0, 8.0],
     );
     assert_all_close(
-        &event(&events, "tensor_grad", "wrt", "x")["value"],
+        &event(&events, "grad", "wrt", "x")["value"],
         &[0.18033688011112042, 2.8853900817779268],
     );
     // The trace writes the call as called.

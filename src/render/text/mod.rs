@@ -19,7 +19,7 @@ use crate::engine::NodeId;
 use crate::session::event::{file_events, listing_events, plain_events, short_events};
 use crate::session::{
     CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, StepModel, Tolerance,
-    Verdict,
+    Value, Verdict,
 };
 use crate::syntax::Span;
 
@@ -107,18 +107,21 @@ fn render_unicode(
     let p = Painter(style);
     let mut out = String::new();
     match event {
-        Event::Value { name, value } => value_line(&mut out, name.as_deref(), value.0, &p),
-        Event::Tensor { name, value } => {
+        Event::Value {
+            name,
+            value: Value::Number(value),
+        } => value_line(&mut out, name.as_deref(), value.0, &p),
+        Event::Value {
+            name,
+            value: Value::Tensor(value),
+        } => {
             let head = name.as_deref().map_or_else(String::new, |n| p.name(n));
             tensors::block(&mut out, &head, value, &p, &|s| p.value_text(s));
         }
-        Event::TensorGrad { of, wrt, value } => {
-            tensors::block(&mut out, &p.partial(of, wrt), value, &p, &|s| {
-                p.grad_text(s)
-            });
-        }
-        Event::TensorTrace { of, legend, steps } => tensors::trace(&mut out, of, legend, steps, &p),
-        Event::TensorTopo { of, rows } => tensor_steps::topo(&mut out, of, rows, &p),
+        Event::TensorTrace {
+            of, legend, steps, ..
+        } => tensors::trace(&mut out, of, legend, steps, &p),
+        Event::TensorTopo { of, rows, .. } => tensor_steps::topo(&mut out, of, rows, &p),
         Event::Defined { name, params } => {
             let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));
         }
@@ -126,9 +129,25 @@ fn render_unicode(
         Event::Grad {
             of,
             wrt,
-            value,
+            value: Value::Number(value),
             note,
         } => grad_line(&mut out, (of, wrt), value.0, note.as_ref(), &p),
+        Event::Grad {
+            of,
+            wrt,
+            value: Value::Tensor(value),
+            note,
+        } => {
+            tensors::block(&mut out, &p.partial(of, wrt), value, &p, &|s| {
+                p.grad_text(s)
+            });
+            if let Some(note) = note
+                && out.ends_with('\n')
+            {
+                out.pop();
+                let _ = writeln!(out, "  {}", p.dim(&format!("({note})")));
+            }
+        }
         Event::Warning { message, span } => {
             warning_line(&mut out, message, span, source, origin, &p);
         }
