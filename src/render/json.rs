@@ -19,7 +19,8 @@ use super::line_column;
 use crate::render::{Precision, dot, tables};
 use crate::session::event::{file_events, plain_events};
 use crate::session::{
-    ErrorCode, Event, Omitted, PictureFormat, Session, SessionError, TableFormat,
+    ErrorCode, Event, Omitted, PictureFormat, Session, SessionError, TableFormat, TopoRows,
+    TraceSteps,
 };
 
 /// Where the events being written come from: the text of the statement's
@@ -166,9 +167,12 @@ fn listing<S: ListingSink>(
     Ok(match event {
         Event::Topo {
             of,
-            total,
-            rows,
-            omitted,
+            rows:
+                TopoRows::Nodes {
+                    total,
+                    rows,
+                    omitted,
+                },
         }
         | Event::Forward {
             of,
@@ -203,10 +207,13 @@ fn listing<S: ListingSink>(
         }),
         Event::Trace {
             of,
-            total,
-            constants,
-            steps,
-            omitted,
+            steps:
+                TraceSteps::Nodes {
+                    total,
+                    constants,
+                    steps,
+                    omitted,
+                },
         } => sink.take(
             &ListingLine::of(
                 "trace",
@@ -217,7 +224,17 @@ fn listing<S: ListingSink>(
             )
             .with_statement(statement),
         ),
-        plain_events!() | file_events!() | Event::Calculus { .. } => return Err(sink),
+        Event::Topo {
+            rows: TopoRows::Tensors { .. },
+            ..
+        }
+        | Event::Trace {
+            steps: TraceSteps::Tensors { .. },
+            ..
+        }
+        | plain_events!()
+        | file_events!()
+        | Event::Calculus { .. } => return Err(sink),
     })
 }
 
@@ -405,6 +422,27 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
                 Precision::Full,
             ),
         },
+        // A tensor output's: its shape, and its rows (`nodes`) or steps.
+        Event::Topo {
+            of,
+            rows: TopoRows::Tensors { shape, rows },
+        } => return Some(json!({"kind": "topo", "of": of, "shape": shape, "nodes": rows})),
+        Event::Trace {
+            of,
+            steps:
+                TraceSteps::Tensors {
+                    shape,
+                    legend,
+                    steps,
+                },
+        } => {
+            let mut value = json!({"kind": "trace", "of": of, "shape": shape});
+            if !legend.is_empty() {
+                value["legend"] = to_value(legend);
+            }
+            value["steps"] = to_value(steps);
+            return Some(value);
+        }
         Event::Topo { .. } | Event::Trace { .. } | Event::Forward { .. } | Event::Kahn { .. } => {
             return listing(event, session, &place.statement(), ToValue).ok();
         }
@@ -418,8 +456,6 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
             return Some(value);
         }
         Event::Value { .. }
-        | Event::TensorTrace { .. }
-        | Event::TensorTopo { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
         | Event::Help { .. }

@@ -22,7 +22,7 @@ use rustyline::{CompletionType, Config, Editor};
 use crate::driver::{self, Options, Outcome};
 use crate::render::printer::wrap;
 use crate::render::{Answer, Format, Printer, Style, text};
-use crate::session::{ErrorCode, Event, InRepl, Session};
+use crate::session::{ErrorCode, Event, InRepl, Session, TraceSteps};
 use crate::syntax;
 use crate::web::serve::{self, Server};
 use keys::{RawKeys, StepKey, step_key};
@@ -523,12 +523,7 @@ fn step<O: Write, E: Write>(
     let mut written = Ok(());
     let _ = session.run_source_with(input, |session, result| {
         match result {
-            Ok(events)
-                if matches!(
-                    events.as_slice(),
-                    [Event::Trace { .. } | Event::TensorTrace { .. }]
-                ) =>
-            {
+            Ok(events) if matches!(events.as_slice(), [Event::Trace { .. }]) => {
                 trace = events.into_iter().next();
             }
             other => {
@@ -693,7 +688,10 @@ fn step_pieces<O: Write, E: Write>(
     style: &Style,
 ) -> io::Result<Option<(usize, Vec<(usize, String)>)>> {
     Ok(Some(match trace {
-        Event::Trace { total, .. } => {
+        Event::Trace {
+            steps: TraceSteps::Nodes { total, .. },
+            ..
+        } => {
             // The header first; then the steps, one at a time, forward and back.
             let mut steps: Vec<(usize, String)> = Vec::new();
             for (position, piece) in text::trace_pieces(trace, session, style) {
@@ -705,8 +703,9 @@ fn step_pieces<O: Write, E: Write>(
             (*total, steps)
         }
         // A tensor output: each tensor op one step, from the same walk.
-        Event::TensorTrace {
-            of, legend, steps, ..
+        Event::Trace {
+            of,
+            steps: TraceSteps::Tensors { legend, steps, .. },
         } => {
             let (header, steps) = text::tensor_step_pieces(of, legend, steps, style);
             show(printer, &header)?;

@@ -315,8 +315,6 @@ pub struct FunctionRow {
 macro_rules! short_events {
     () => {
         Event::Value { .. }
-            | Event::TensorTrace { .. }
-            | Event::TensorTopo { .. }
             | Event::Defined { .. }
             | Event::Grad { .. }
             | Event::Warning { .. }
@@ -388,32 +386,6 @@ pub enum Event {
         #[serde(flatten)]
         value: Value,
     },
-    /// `:trace` of a tensor output: each tensor op one step, its matrix rule
-    /// with shapes, then the numbers (JSON: a `trace` with the output's
-    /// `shape`).
-    #[serde(rename = "trace")]
-    TensorTrace {
-        of: String,
-        /// The output's shape (`[]` for shape `()`).
-        shape: Vec<usize>,
-        /// What each short name (`t39`) in the steps stands for: a node
-        /// whose expression is too long to write in every line (JSON: only
-        /// when there are any).
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        legend: Vec<TensorName>,
-        steps: Vec<TensorTraceStep>,
-    },
-    /// `:topo` of a tensor output: its nodes in reverse topological order,
-    /// output first, with their shapes (JSON: a `topo` with the output's
-    /// `shape` and the rows as `nodes`).
-    #[serde(rename = "topo")]
-    TensorTopo {
-        of: String,
-        /// The output's shape (`[]` for shape `()`).
-        shape: Vec<usize>,
-        #[serde(rename = "nodes")]
-        rows: Vec<super::TensorTopoRow>,
-    },
     /// A user function was defined.
     Defined { name: String, params: Vec<String> },
     /// ∂of/∂wrt, a number or, for a tensor `wrt`, of its shape; `note`
@@ -434,27 +406,14 @@ pub enum Event {
     /// the renderer's, its JSON has a `code` ([`Notice::code`]) and a `message`.
     #[serde(skip)]
     Notice(Notice),
-    /// The reverse topological order of the output's graph (`:topo`); its
-    /// rows ([`NodeRow`]) come from [`Session::node_rows`](super::Session::node_rows).
+    /// The reverse topological order of the output's graph (`:topo`), of
+    /// a number or of a vector or matrix ([`TopoRows`]).
     #[serde(skip)]
-    Topo {
-        of: String,
-        total: usize,
-        rows: Listing,
-        omitted: Option<Omitted>,
-    },
-    /// Every backward step (`:trace`). `total` counts the nodes a trace shows
-    /// (every node but the constants, numbered 1 to `total`); `constants` the
-    /// constants it leaves out. The steps ([`TraceStep`]) come from
-    /// [`Session::trace_steps`](super::Session::trace_steps).
+    Topo { of: String, rows: TopoRows },
+    /// Every backward step (`:trace`), of a number or of a vector or matrix
+    /// ([`TraceSteps`]).
     #[serde(skip)]
-    Trace {
-        of: String,
-        total: usize,
-        constants: usize,
-        steps: Listing,
-        omitted: Option<Omitted>,
-    },
+    Trace { of: String, steps: TraceSteps },
     /// The variables (`:vars`); `of` names the output the gradients are of;
     /// then the user functions, in the order they were first defined.
     Vars {
@@ -878,10 +837,25 @@ impl Event {
     /// `:trace`, `:trace md|tex`), if it is one.
     pub fn listing(&self) -> Option<&Listing> {
         match self {
-            Event::Topo { rows, .. } | Event::Forward { rows, .. } | Event::Kahn { rows, .. } => {
-                Some(rows)
+            Event::Topo {
+                rows: TopoRows::Nodes { rows, .. },
+                ..
             }
-            Event::Trace { steps, .. } | Event::TraceTable { steps, .. } => Some(steps),
+            | Event::Forward { rows, .. }
+            | Event::Kahn { rows, .. } => Some(rows),
+            Event::Trace {
+                steps: TraceSteps::Nodes { steps, .. },
+                ..
+            }
+            | Event::TraceTable { steps, .. } => Some(steps),
+            Event::Topo {
+                rows: TopoRows::Tensors { .. },
+                ..
+            }
+            | Event::Trace {
+                steps: TraceSteps::Tensors { .. },
+                ..
+            } => None,
             // A page's steps are made with it (its step model holds them).
             plain_events!()
             | Event::Page { .. }
@@ -1418,6 +1392,49 @@ impl Serialize for TensorData {
     }
 }
 
+/// The rows of `:topo`: the scalar graph's nodes, or a tensor output's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TopoRows {
+    /// The nodes of a number's graph: `total` of them, the rows shown
+    /// ([`NodeRow`], made by [`Session::node_rows`](super::Session::node_rows)),
+    /// `omitted` when a long order is summarised.
+    Nodes {
+        total: usize,
+        rows: Listing,
+        omitted: Option<Omitted>,
+    },
+    /// The tensor nodes of a vector, matrix or shape-`()` output, output
+    /// first, with their shapes; `shape` is the output's.
+    Tensors {
+        shape: Vec<usize>,
+        rows: Vec<super::TensorTopoRow>,
+    },
+}
+
+/// The steps of `:trace`: the scalar graph's nodes, or each tensor op of a
+/// tensor output as its matrix rule with shapes, then the numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceSteps {
+    /// `total` counts the nodes a trace shows (every node but the
+    /// constants, numbered 1 to `total`); `constants` the constants it
+    /// leaves out. The steps ([`TraceStep`]) come from
+    /// [`Session::trace_steps`](super::Session::trace_steps).
+    Nodes {
+        total: usize,
+        constants: usize,
+        steps: Listing,
+        omitted: Option<Omitted>,
+    },
+    /// A vector, matrix or shape-`()` output (`shape`): `legend` says what
+    /// each short name (`t39`) in the steps stands for, a node whose
+    /// expression is too long to write in every line.
+    Tensors {
+        shape: Vec<usize>,
+        legend: Vec<TensorName>,
+        steps: Vec<TensorTraceStep>,
+    },
+}
+
 /// A value as every event carries it: a number of the scalar graph, or a
 /// vector, matrix or shape-`()` value of the tensor graph. JSON (flattened
 /// into its event or row): `value` (a number, or the elements nested as the
@@ -1468,7 +1485,7 @@ impl Serialize for Value {
     }
 }
 
-/// A short name of a tensor node in [`Event::TensorTrace`] and what it
+/// A short name of a tensor node in a tensor trace ([`TraceSteps::Tensors`]) and what it
 /// computes, over its operands' names (`t39 = t32 + b`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TensorName {
@@ -1478,7 +1495,7 @@ pub struct TensorName {
     pub computes: String,
 }
 
-/// One step of [`Event::TensorTrace`]: a tensor node, its upstream gradient,
+/// One step of a tensor trace ([`TraceSteps::Tensors`]): a tensor node, its upstream gradient,
 /// and what each operand receives.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TensorTraceStep {

@@ -13,7 +13,7 @@ use super::command::Command;
 use super::steps::{GradState, StepModel};
 use super::{
     Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
-    PictureStep, PlotSample, Session, SessionError, TableFormat, Target,
+    PictureStep, PlotSample, Session, SessionError, TableFormat, Target, TraceSteps,
 };
 use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};
@@ -344,10 +344,13 @@ impl Session {
         self.trace(span, args.all, &args.expand, &mut trace)?;
         if let Some(Event::Trace {
             of,
-            total,
-            constants,
-            steps,
-            omitted,
+            steps:
+                TraceSteps::Nodes {
+                    total,
+                    constants,
+                    steps,
+                    omitted,
+                },
         }) = trace.pop()
         {
             events.push(Event::TraceTable {

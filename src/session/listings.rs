@@ -13,7 +13,8 @@ use super::event::{CollapsedCalls, ListingKind};
 use super::formula::Formulas;
 use super::{
     EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, NothingPassed,
-    Omitted, Output, Session, SessionError, TraceCall, TraceContribution, TraceStep, VarRow,
+    Omitted, Output, Session, SessionError, TopoRows, TraceCall, TraceContribution, TraceStep,
+    TraceSteps, VarRow,
 };
 use crate::engine::{Contribution, Gradients, NodeId, Op, Passing, Step};
 use crate::syntax::Span;
@@ -92,9 +93,11 @@ impl Session {
             let rows = self.listing(ListingKind::Topo, order, omitted);
             Event::Topo {
                 of,
-                total,
-                rows,
-                omitted,
+                rows: TopoRows::Nodes {
+                    total,
+                    rows,
+                    omitted,
+                },
             }
         }
     }
@@ -135,10 +138,12 @@ impl Session {
         let omitted = summary(total, all);
         events.push(Event::Trace {
             of: output.label,
-            total,
-            constants,
-            steps: self.listing(ListingKind::Trace(collapsed), order, omitted),
-            omitted,
+            steps: TraceSteps::Nodes {
+                total,
+                constants,
+                steps: self.listing(ListingKind::Trace(collapsed), order, omitted),
+                omitted,
+            },
         });
         Ok(())
     }

@@ -21,7 +21,7 @@
 use rustc_hash::FxHashMap;
 
 use super::boxes::Expand;
-use super::{Event, Session, SessionError, TraceStep};
+use super::{Event, Session, SessionError, TraceStep, TraceSteps};
 use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
 
@@ -174,9 +174,12 @@ impl Session {
         self.trace(span, true, expand, &mut events)?;
         let Some(Event::Trace {
             of,
-            constants,
-            steps: listing,
-            ..
+            steps:
+                TraceSteps::Nodes {
+                    constants,
+                    steps: listing,
+                    ..
+                },
         }) = events.pop()
         else {
             return Err(SessionError::Interrupted { span });

@@ -23,6 +23,7 @@ use super::tensors::{TensorCommand, tensor_data, tensor_error};
 use super::{
     Event, Picture, PictureFormat, PictureStep, Session, SessionError, TensorData, TensorTraceStep,
 };
+use super::{TopoRows, TraceSteps};
 use crate::engine::Op;
 use crate::engine::tensor::{Tensor, TensorId, TensorOp};
 use crate::syntax::{Ident, Span};
@@ -215,7 +216,11 @@ impl Session {
         let mut trace = Vec::new();
         self.tensor_command(TensorCommand::Trace, "trace", span, &[], &mut trace)
             .ok_or_else(no_output)??;
-        let Some(Event::TensorTrace { of, steps, .. }) = trace.pop() else {
+        let Some(Event::Trace {
+            of,
+            steps: TraceSteps::Tensors { steps, .. },
+        }) = trace.pop()
+        else {
             return Err(no_output());
         };
         self.check_gradient_budget(output, span)?;
@@ -293,10 +298,12 @@ impl Session {
                 }
             })
             .collect();
-        events.push(Event::TensorTopo {
+        events.push(Event::Topo {
             of: model.of,
-            shape: graph.shape(output).dims().to_vec(),
-            rows,
+            rows: TopoRows::Tensors {
+                shape: graph.shape(output).dims().to_vec(),
+                rows,
+            },
         });
         Ok(())
     }

@@ -26,7 +26,9 @@ use super::event::{
     ElementChain, ElementTermRow, TensorData, TensorName, TensorTraceContribution, TensorTraceStep,
     TensorVarRow,
 };
-use super::{CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, Value, nearest};
+use super::{
+    CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, TraceSteps, Value, nearest,
+};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
@@ -1615,11 +1617,13 @@ impl Session {
             });
         }
         self.note_seeded_with_ones(output, label, events);
-        events.push(Event::TensorTrace {
+        events.push(Event::Trace {
             of: label.to_string(),
-            shape: graph.shape(output).dims().to_vec(),
-            legend,
-            steps: shown,
+            steps: TraceSteps::Tensors {
+                shape: graph.shape(output).dims().to_vec(),
+                legend,
+                steps: shown,
+            },
         });
         Ok(())
     }

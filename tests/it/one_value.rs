@@ -144,3 +144,104 @@ fn user_functions_take_vectors_and_matrices() {
     assert_eq!(output.status.code(), Some(1));
     assert_contains(&crate::util::stderr_of(&output), "layer");
 }
+
+/// The whole `:trace` of a one-layer network built by a user function,
+/// L = sum(layer(W, x, b)). Checked by hand and with Python's `math`:
+/// 1 − tanh²(W @ x + b) = [0.216152459, 0.0479253442] (the upstream of
+/// W @ x and of b), ∂L/∂W = that · xᵀ = [[0.216152459, 0.4323049181],
+/// [0.0479253442, 0.09585068839]], ∂L/∂x = Wᵀ · that = [0.5·0.216152459 +
+/// 1.5·0.0479253442, −0.216152459 + 0.5·0.0479253442] = [0.1799642458,
+/// −0.1921897869].
+#[test]
+fn the_trace_of_a_layer_called_as_a_function_whole() {
+    crate::util::check(
+        "layer(W, x, b) = tanh(W @ x + b)\nW = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\nb = [0.1, -0.3]\nL = sum(layer(W, x, b))\n:trace",
+        expect_test::expect![[r#"
+            defined layer(W, x, b)
+            W = 2×2
+               [[0.5,  -1],
+                [1.5, 0.5]]
+            x = [1, 2]  (2)
+            b = [0.1, -0.3]  (2)
+            L = 0.09039148183
+            backward pass from L: each tensor op one step, its rule with shapes, then the numbers
+            [1] L (sum)
+                upstream ∂L/∂L = 1
+                ∂L/∂(tanh(W @ x + b)) += upstream broadcast (∂sum/∂xᵢ = 1)   () → 2
+                  = [1, 1]  (2)
+            [2] tanh(W @ x + b) (tanh)
+                upstream ∂L/∂(tanh(W @ x + b)) = [1, 1]  (2)
+                ∂L/∂(W @ x + b) += upstream ⊙ (1 - tanh(W @ x + b)^2)   ⊙ elementwise, 2
+                  = [0.216152459, 0.0479253442]  (2)
+            [3] W @ x + b (+)
+                upstream ∂L/∂(W @ x + b) = [0.216152459, 0.0479253442]  (2)
+                ∂L/∂(W @ x) += upstream   ⊙ elementwise, 2
+                  = [0.216152459, 0.0479253442]  (2)
+                ∂L/∂b += upstream   ⊙ elementwise, 2
+                  = [0.216152459, 0.0479253442]  (2)
+            [4] W @ x (@)
+                upstream ∂L/∂(W @ x) = [0.216152459, 0.0479253442]  (2)
+                ∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2
+                  = 2×2
+                   [[ 0.216152459,  0.4323049181],
+                    [0.0479253442, 0.09585068839]]
+                ∂L/∂x += Wᵀ · upstream   (2×2)·(2×1) → 2×1, as 2
+                  = [0.1799642458, -0.1921897869]  (2)
+        "#]],
+    );
+}
+
+/// The whole output of `:vars` after a `:descend` of L = |W @ x − y|²: three
+/// steps of lr 0.05 move W to [[0.9375, −0.125], [0.8875, −0.725]] (numpy,
+/// as in `tensors.rs`); by hand, r = W @ x − y = [−0.3125, 0.4375], L = r·r
+/// = 0.2890625, ∂L/∂W = 2r xᵀ = [[−0.625, −1.25], [0.875, 1.75]], ∂L/∂x =
+/// Wᵀ 2r = [0.190625, −0.55625], ∂L/∂y = −2r = [0.625, −0.875].
+#[test]
+fn vars_after_a_tensor_descent_whole() {
+    crate::util::check(
+        "W = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\ny = [1, -1]\nL = sum((W @ x - y)^2)\n:descend L lr=0.05 steps=3 W\n:vars",
+        expect_test::expect![[r#"
+            W = 2×2
+               [[0.5,  -1],
+                [1.5, 0.5]]
+            x = [1, 2]  (2)
+            y = [1, -1]  (2)
+            L = 18.5
+            gradient descent on L over W, learning rate 0.05: 3 steps, each one backward pass and all parameters moved together
+              step          L
+                 0       18.5
+                 1      4.625
+                 2    1.15625
+                 3  0.2890625
+            L from step 0 to step 3 (3 steps)
+            ⣀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀ 20
+            ⠀⠑⠢⣀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀
+            ⠀⠀⠀⠀⠑⠤⡀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀ 15
+            ⠀⠀⠀⠀⠀⠀⠈⠑⠤⡀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀
+            ⠀⠀⠀⠀⠀⠀⠀⠀⠀⠈⠒⢄⡀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀
+            ⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠈⠒⢄⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀ 10
+            ⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠉⠢⢄⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀
+            ⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠉⠢⣀⣀⣀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀ 5
+            ⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠉⠉⠉⠒⠒⠒⠤⠤⢄⣀⣀⡀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀
+            ⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠈⠉⠉⠑⠒⠒⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⠤⡀
+            ⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀⠀ 0
+            0.0                                                      3.0
+
+            W = 2×2
+               [[0.9375, -0.125],
+                [0.8875, -0.725]]
+              W (leaf) = 2×2
+                      [[0.9375, -0.125],
+                       [0.8875, -0.725]]
+                ∂L/∂W = 2×2
+                      [[-0.625, -1.25],
+                       [ 0.875,  1.75]]
+              x (leaf) = [1, 2]  (2)
+                ∂L/∂x = [0.190625, -0.55625]  (2)
+              y (leaf) = [1, -1]  (2)
+                ∂L/∂y = [0.625, -0.875]  (2)
+              L (derived) = 0.2890625
+                ∂L/∂L = 1
+        "#]],
+    );
+}

@@ -18,8 +18,8 @@ use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
 use crate::session::event::{file_events, listing_events, plain_events, short_events};
 use crate::session::{
-    CHECK_TOLERANCE, Event, GradNote, PathRow, PictureFormat, Session, Stats, StepModel, Tolerance,
-    Value, Verdict,
+    CHECK_TOLERANCE, Event, GradNote, NodeRow, Omitted, PathRow, PictureFormat, Session, Stats,
+    StepModel, Tolerance, TopoRows, TraceSteps, Value, Verdict,
 };
 use crate::syntax::Span;
 
@@ -118,10 +118,6 @@ fn render_unicode(
             let head = name.as_deref().map_or_else(String::new, |n| p.name(n));
             tensors::block(&mut out, &head, value, &p, &|s| p.value_text(s));
         }
-        Event::TensorTrace {
-            of, legend, steps, ..
-        } => tensors::trace(&mut out, of, legend, steps, &p),
-        Event::TensorTopo { of, rows, .. } => tensor_steps::topo(&mut out, of, rows, &p),
         Event::Defined { name, params } => {
             let _ = writeln!(out, "defined {}({})", p.name(name), params.join(", "));
         }
@@ -208,6 +204,40 @@ fn render_unicode(
     out
 }
 
+/// Appends the listing of a `:topo` (`topo`) or `:forward` of the output
+/// `of` of `total` nodes to `out`: its header, then `rows` as they are
+/// made, `omitted` summarised, each handed to `flush`.
+fn order_listing<I: Iterator<Item = NodeRow>>(
+    out: &mut String,
+    topo: bool,
+    (of, total): (&str, usize),
+    rows: impl Fn() -> I,
+    omitted: Option<Omitted>,
+    p: &Painter,
+    flush: &mut listings::Flush,
+) {
+    let (order, first, hint) = if topo {
+        (
+            "reverse topological order from",
+            "output",
+            "`:topo all` lists every node",
+        )
+    } else {
+        (
+            "forward evaluation order of",
+            "inputs",
+            "`:forward all` lists every node",
+        )
+    };
+    let _ = writeln!(
+        out,
+        "{order} {}: {total} node{}, {first} first",
+        p.name(of),
+        plural(total)
+    );
+    listings::rows(out, rows, omitted, p, hint, flush);
+}
+
 /// Appends the listing of a `:topo`, `:trace`, `:graph`, `:forward`, `:kahn`
 /// or `:naive` event to `out`, its rows made from `session` and handed to
 /// `flush` as they are written (see [`listings::Flush`]). Nothing for other
@@ -222,9 +252,20 @@ fn listing(
     match event {
         Event::Topo {
             of,
-            total,
-            rows,
-            omitted,
+            rows: TopoRows::Tensors { rows, .. },
+        } => tensor_steps::topo(out, of, rows, p),
+        Event::Trace {
+            of,
+            steps: TraceSteps::Tensors { legend, steps, .. },
+        } => tensors::trace(out, of, legend, steps, p),
+        Event::Topo {
+            of,
+            rows:
+                TopoRows::Nodes {
+                    total,
+                    rows,
+                    omitted,
+                },
         }
         | Event::Forward {
             of,
@@ -232,33 +273,19 @@ fn listing(
             rows,
             omitted,
         } => {
-            let (order, first, hint) = if matches!(event, Event::Topo { .. }) {
-                (
-                    "reverse topological order from",
-                    "output",
-                    "`:topo all` lists every node",
-                )
-            } else {
-                (
-                    "forward evaluation order of",
-                    "inputs",
-                    "`:forward all` lists every node",
-                )
-            };
-            let _ = writeln!(
-                out,
-                "{order} {}: {total} node{}, {first} first",
-                p.name(of),
-                plural(*total)
-            );
-            listings::rows(out, || session.node_rows(rows), *omitted, p, hint, flush);
+            let topo = matches!(event, Event::Topo { .. });
+            let rows = || session.node_rows(rows);
+            order_listing(out, topo, (of, *total), rows, *omitted, p, flush);
         }
         Event::Trace {
             of,
-            total,
-            constants,
-            steps,
-            omitted,
+            steps:
+                TraceSteps::Nodes {
+                    total,
+                    constants,
+                    steps,
+                    omitted,
+                },
         } => listings::trace(
             out,
             of,
@@ -669,10 +696,13 @@ pub fn trace_pieces<'a>(
 ) -> impl Iterator<Item = (Option<(usize, NodeId)>, String)> + 'a {
     let trace = if let Event::Trace {
         of,
-        total,
-        constants,
-        steps,
-        omitted,
+        steps:
+            TraceSteps::Nodes {
+                total,
+                constants,
+                steps,
+                omitted,
+            },
     } = event
     {
         Some((of, (*total, *constants), steps, *omitted))
@@ -712,7 +742,8 @@ pub fn trace_step_texts<'a>(
     style: &'a Style,
 ) -> impl Iterator<Item = (NodeId, String)> + 'a {
     let trace = if let Event::Trace {
-        of, steps, omitted, ..
+        of,
+        steps: TraceSteps::Nodes { steps, omitted, .. },
     } = event
     {
         Some((of, steps, *omitted))
