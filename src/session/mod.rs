@@ -11,6 +11,7 @@ mod args;
 mod boxes;
 mod calls;
 mod check;
+mod checkpoint;
 mod command;
 mod derivative_cache;
 mod derivatives;
@@ -629,8 +630,12 @@ impl Session {
     fn reset(&mut self) {
         // The statement count goes on: listings made before stay invalid.
         let statement = self.statement;
+        let budget = self.tensors.graph.budget();
         *self = Session::new();
         self.statement = statement;
+        if budget != crate::engine::tensor::DEFAULT_BUDGET {
+            self.set_tensor_budget(budget);
+        }
     }
 
     /// The reverse topological order of `output`, computed once and then reused.

@@ -1181,7 +1181,7 @@ impl Session {
 
     /// ∂output/∂`param` with the parameter's shape (0 where the output does
     /// not reach it), from a tensor backward pass's `gradients`.
-    fn param_gradient(&self, gradients: &TensorGradients, param: Param) -> Tensor {
+    pub(super) fn param_gradient(&self, gradients: &TensorGradients, param: Param) -> Tensor {
         match param {
             Param::Tensor(id) => gradients
                 .get(id)
