@@ -440,6 +440,11 @@
   // session; the script stays in Sessions (under its own id) and to download.
   function crashedReplay(whole, why) {
     if (worker) worker.terminate();
+    // Marked, so that a new tab does not go on from it.
+    store(INDEX_KEY, sessions().map(function (entry) {
+      if (entry.id === sessionId) entry.crashed = true;
+      return entry;
+    }));
     useSession(newId(), "");
     script = "";
     queue = [];
@@ -459,6 +464,7 @@
     if (worker) worker.terminate();
     startWorker();
     if (statementLines(script).length) queue.unshift({ restore: script });
+    busy(queue.length > 0); // until the new worker has run what waits
   }
 
   function stop() {
@@ -829,7 +835,10 @@
     var mine = tab && index.filter(function (entry) { return entry.id === tab; })[0];
     var link = linked();
     var items = [];
-    var last = mine || (!link || link.malformed ? index[0] : null);
+    // A tab with an id but no kept session has an empty one (New, or after
+    // a crash): it stays empty.
+    var recent = index.filter(function (entry) { return !entry.crashed; })[0];
+    var last = mine || (!tab && (!link || link.malformed) ? recent : null);
     if (mine) {
       useSession(mine.id, mine.title);
     } else {
