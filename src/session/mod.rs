@@ -31,6 +31,7 @@ mod preview;
 mod probe;
 mod script;
 pub mod steps;
+mod tensor_rules;
 mod tensor_steps;
 mod tensors;
 mod undo;
