@@ -259,4 +259,51 @@ fn command_names_are_matched_only_in_the_command_table() {
             }
         }
     }
+    // The Python package reads them from the table too (`cell_source`): no
+    // name compared or matched in its Rust (as above) or its Python (a
+    // typed command compared, looked up or tested as a prefix; running one,
+    // as `trace(v)` runs `:trace`, is no match).
+    let python = |folder: &str, extension: &str| -> Vec<(String, String)> {
+        let root = in_crate(folder);
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == extension) {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+                files.push((format!("{folder}/{}", relative(&root, &path)), code));
+            }
+        }
+        files
+    };
+    let rust = python("python/src", "rs");
+    assert!(!rust.is_empty(), "python/src is read");
+    let found = uses(rust.iter(), &matched);
+    assert!(
+        found.is_empty(),
+        "command names matched in python/src: {found:#?}"
+    );
+    let mut typed_matches = Vec::new();
+    for name in &names {
+        for pattern in [
+            "== \":{}\"",
+            "!= \":{}\"",
+            "in (\":{}\"",
+            "in [\":{}\"",
+            "in {\":{}\"",
+            "startswith(\":{}",
+            "== ':{}'",
+            "startswith(':{}",
+        ] {
+            typed_matches.push(pattern.replace("{}", name));
+        }
+    }
+    let typed_matches: Vec<&str> = typed_matches.iter().map(String::as_str).collect();
+    let scripts = python("python/gradcalc", "py");
+    assert!(!scripts.is_empty(), "python/gradcalc is read");
+    let found = uses(scripts.iter(), &typed_matches);
+    assert!(
+        found.is_empty(),
+        "command names matched in python/gradcalc: {found:#?}"
+    );
 }

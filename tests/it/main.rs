@@ -31,6 +31,7 @@ mod one_value;
 mod orders;
 mod pictures;
 mod playground;
+mod playground_work;
 mod properties;
 mod pty;
 mod readme;
