@@ -193,7 +193,9 @@ impl SyntaxError {
                 Some("remove this `)` or add a `(` before it".to_string())
             }
             SyntaxError::WrongBracket { expected, .. } => Some(format!("write `{expected}` here")),
-            SyntaxError::AdjacentNames { hint: Some(hint), .. } => Some(hint.clone()),
+            SyntaxError::AdjacentNames {
+                hint: Some(hint), ..
+            } => Some(hint.clone()),
             SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
                 // The same words as the parser's hint for `%`.
                 "`mod` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`"
