@@ -237,14 +237,16 @@ fn value_of(events: &[Event]) -> Option<(Vec<usize>, Vec<f64>)> {
     })
 }
 
-/// Equal to 1e-12 relative to the larger magnitude in the tensor.
+/// Equal to 1e-12 relative to the largest finite magnitude in the tensors,
+/// or the same infinity, or both nan.
 fn agree(got: &[f64], want: &[f64]) -> bool {
-    let scale = want.iter().chain(got).fold(1.0f64, |m, x| m.max(x.abs()));
+    let finite = want.iter().chain(got).filter(|x| x.is_finite());
+    let scale = finite.fold(1.0f64, |m, x| m.max(x.abs()));
     got.len() == want.len()
         && got
             .iter()
             .zip(want)
-            .all(|(g, w)| (g - w).abs() <= 1e-12 * scale)
+            .all(|(g, w)| g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-12 * scale)
 }
 
 /// Runs the case, traces `L`, types every rule back: the first rule that
@@ -428,4 +430,16 @@ fn expand_takes_two_nodes_and_says_what_it_needs() {
         &all,
         "∂L/∂W has 20 elements, more than the 16 the scalar view writes",
     );
+}
+
+#[test]
+fn descend_all_shows_a_column_for_each_element_of_a_tensor_parameter() {
+    // L = (W @ x + b - 1)², W = [[0.5, -0.2]], x = [1, 2], b = [0.1]: the
+    // residual is -0.8, L = 0.64; ∂L/∂W = 2·(-0.8)·x = [-1.6, -3.2], ∂L/∂b =
+    // -1.6, so one step of lr 0.1 gives W = [0.66, 0.12], b = 0.26.
+    let out = run(
+        "W = [[0.5, -0.2]]; b = [0.1]; x = [1, 2]; L = sum((W @ x + b - 1)^2); :descend L lr=0.1 steps=1 W b --all",
+    );
+    assert_contains(&out, "  step       L  W[0, 0]  W[0, 1]  b[0]");
+    assert_contains(&out, "     1  0.0256     0.66     0.12  0.26");
 }
