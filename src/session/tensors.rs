@@ -1816,6 +1816,26 @@ impl Session {
         Ok(leaves)
     }
 
+    /// The names of a tensor `:descend`'s parameters: with a column each
+    /// (`columns`), an element's name for each element (`W[0, 1]`).
+    fn descent_headers(
+        &self,
+        descent: &super::descent::Descent,
+        leaves: &[Param],
+        columns: bool,
+    ) -> Vec<String> {
+        if !columns {
+            return descent.params.iter().map(|p| p.name.clone()).collect();
+        }
+        let params = descent.params.iter().zip(leaves);
+        params
+            .flat_map(|(param, &leaf)| {
+                let shape = self.param_value(leaf).shape();
+                (0..shape.len()).map(move |k| element_name(&param.name, shape, k))
+            })
+            .collect()
+    }
+
     /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
     /// backward pass from L (shape `()`), every parameter moved to
     /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
@@ -1845,15 +1865,18 @@ impl Session {
         let leaves = self.descent_params(descent, loss)?;
         let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
         // A column a parameter when all are numbers, as for scalar losses;
-        // vectors and matrices are printed whole after the table.
-        let columns = leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
+        // with `--all`, a column each element of every parameter (`W[0, 1]`).
+        // Vectors and matrices are printed whole after the table.
+        let columns = descent.all || leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
+        let headers = self.descent_headers(descent, &leaves, columns);
         let row = |s: &Session, step| super::derivatives::RepeatRow {
             step,
             output: Some(value(s)),
             values: if columns {
                 leaves
                     .iter()
-                    .map(|&leaf| Number(s.param_value(leaf).data()[0]))
+                    .flat_map(|&leaf| s.param_value(leaf).data().to_vec())
+                    .map(Number)
                     .collect()
             } else {
                 Vec::new()
@@ -1899,7 +1922,7 @@ impl Session {
         events.push(Event::Calculus(
             super::derivatives::CalculusEvent::Descent {
                 of: descent.loss.name.clone(),
-                params: descent.params.iter().map(|p| p.name.clone()).collect(),
+                params: headers,
                 rate: Number(descent.rate),
                 steps: done,
                 requested: descent.steps,

@@ -44,6 +44,7 @@ mod step_keys;
 mod steps;
 mod teaching;
 mod tensor_help;
+mod tensor_rules;
 mod tensor_steps;
 mod tensors;
 mod util;

@@ -24,7 +24,7 @@ pub enum Rule {
         position: usize,
     },
     /// A matrix product's operand: for the left factor `A` of `A @ B`,
-    /// `upstream · Bᵀ`; for the right factor, `Aᵀ · upstream`. `factors` are
+    /// `upstream @ Bᵀ`; for the right factor, `Aᵀ @ upstream`. `factors` are
     /// the two factors of that product as matrices (a vector is a row or a
     /// column as it stands in `A @ B`), `result` their product's shape
     /// before it takes the operand's shape.
@@ -69,7 +69,7 @@ pub enum Rule {
         /// The row-major index of the first maximum.
         index: usize,
     },
-    /// `p ⊙ (upstream − (p·upstream))`, `p` the softmax, per row.
+    /// `p ⊙ (upstream − sum(p ⊙ upstream))`, `p` the softmax, per row.
     Softmax,
     /// `upstream ⊙ softmax(z)`, per row.
     LogSumExp,
@@ -78,9 +78,9 @@ pub enum Rule {
 /// Which factor of a matrix product `A @ B` an operand is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
-    /// `A`: receives `upstream · Bᵀ`.
+    /// `A`: receives `upstream @ Bᵀ`.
     Left,
-    /// `B`: receives `Aᵀ · upstream`.
+    /// `B`: receives `Aᵀ @ upstream`.
     Right,
 }
 
@@ -418,8 +418,8 @@ fn elementwise_vjp(
     }
 }
 
-/// The matrix product's vector–Jacobian products: `upstream · Bᵀ` to `A`,
-/// `Aᵀ · upstream` to `B`, with the factors as matrices (a vector a row on
+/// The matrix product's vector–Jacobian products: `upstream @ Bᵀ` to `A`,
+/// `Aᵀ @ upstream` to `B`, with the factors as matrices (a vector a row on
 /// the left, a column on the right).
 fn matmul_vjp(a: &Tensor, b: &Tensor, position: usize, upstream: &Tensor) -> (Rule, Vec<f64>) {
     let (fa, fb) = matmul_factors(a, b);
