@@ -15,6 +15,7 @@ mod calls;
 mod cases;
 mod classroom;
 mod cli;
+mod completions;
 mod derivatives;
 mod descent;
 mod engine_chain;
