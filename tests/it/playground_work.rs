@@ -498,7 +498,8 @@ fn repeat_with_a_file_downloads_its_chart_and_an_open_operator_is_blamed_on_its_
         json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
     );
     browser.open(&url, (1366, 768), READY);
-    enter(&mut browser, "w = 3");
+    // The chart is of the output, L.
+    enter(&mut browser, "w = 3; L = w^2");
     // Each step is w ← w − 0.1·2w = 0.8w: 3·0.8⁵ = 0.98304 after 5.
     enter(
         &mut browser,
