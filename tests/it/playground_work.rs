@@ -279,7 +279,7 @@ fn a_descent_is_kept_as_its_leaves_and_a_replay_says_how_far_it_got() {
     let words: Vec<&str> = text[at..].split_whitespace().collect();
     let k: u64 = words[4].parse().unwrap();
     assert_eq!(words[6], "202:", "{}", &text[at..]);
-    assert!(k >= 2 && k < 202, "{k}");
+    assert!((2..202).contains(&k), "{k}");
     enter(&mut browser, "y");
     wait_screen(&mut browser, &format!("\n{}\n", 20_000 * (k - 2)));
     // The whole script is kept in the list and offered to download.
