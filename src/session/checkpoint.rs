@@ -114,19 +114,21 @@ fn tensor_literal(dims: &[usize], data: &[f64]) -> Option<String> {
 /// The leaves a logged `:descend` or `:repeat` moves, or `None` when the
 /// entry is another statement or a `:repeat` that does more than move
 /// leaves. A logged `:descend` is written `:descend LOSS lr=R steps=N P…`
-/// (`Descent::script`): its parameters follow the first three words.
+/// (`Descent::script`): its parameters follow the first three words. Which
+/// command moves its parameters is its row's trait
+/// ([`super::command::Traits::moves_params`]), never its name.
 fn moved_leaves(text: &str) -> Option<Vec<String>> {
-    let mut words = text.split_whitespace();
-    match words.next()? {
-        ":descend" => {
-            let params: Vec<String> = words.skip(3).map(str::to_string).collect();
+    let located = syntax::parse_statement(text, Span::new(0, text.len())).ok()?;
+    match located.statement {
+        Statement::Command { name, args } => {
+            let spec = super::command::find(&name.name)?;
+            if !spec.traits.moves_params {
+                return None;
+            }
+            let params: Vec<String> = args.iter().skip(3).map(|a| a.name.clone()).collect();
             (!params.is_empty()).then_some(params)
         }
-        ":repeat" => {
-            let located = syntax::parse_statement(text, Span::new(0, text.len())).ok()?;
-            let Statement::Repeat(repeat) = located.statement else {
-                return None;
-            };
+        Statement::Repeat(repeat) => {
             let mut leaves: Vec<String> = Vec::new();
             for step in &repeat.body {
                 let targets = match &step.statement {

@@ -32,6 +32,7 @@ mod preview;
 mod probe;
 mod script;
 pub mod steps;
+mod tensor_rules;
 mod tensor_steps;
 mod tensors;
 mod undo;
