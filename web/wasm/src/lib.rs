@@ -382,11 +382,10 @@ fn out_of_memory(state: &mut State, logged: usize, input: &str) {
         let shown = state.screen.0.borrow();
         String::from_utf8_lossy(&shown[mark.min(shown.len())..]).into_owned()
     };
-    let script = state.session.script();
-    let last = script.lines().last().unwrap_or("");
-    let stopped_steps = state.session.statement_count() > logged
-        && (last.starts_with(":repeat ") || last.starts_with(":descend "))
-        && !input.contains(last.trim());
+    let stopped_steps = state
+        .session
+        .last_logged_steps(logged)
+        .is_some_and(|logged| !input.contains(logged.trim()));
     if state.screen.2.get() || stopped_steps || after.contains("it is kept") {
         state.session.forget_last_statement(logged);
     }
