@@ -85,13 +85,40 @@ impl Write for Stream {
 
 /// A gradcalc session with its two printers: JSON Lines for
 /// `Session.run`, the terminal's text (and pictures whole) for cells.
-#[pyclass(unsendable, module = "gradcalc._gradcalc")]
+///
+/// Usable from any Python thread, one call at a time: a call from a second
+/// thread while one runs raises `RuntimeError` (pyo3's borrow check), never a
+/// panic.
+#[pyclass(module = "gradcalc._gradcalc")]
 pub struct Core {
     session: Session,
     json: Printer<Buffer, Buffer>,
     json_out: Buffer,
     rich: Printer<Stream, Stream>,
     pieces: Pieces,
+}
+
+// SAFETY: a `Core` is reached only through its Python object, and pyo3 lets
+// a method in only while the calling thread holds the GIL (this module does
+// not declare itself free of the GIL, and no method releases it) and the
+// object's borrow flag allows it: one thread at a time, each after the
+// previous one released the GIL, which orders their memory accesses. The
+// `Rc`s inside (the session's caches, the printers' buffers) never leave the
+// `Core`, and no state is kept in a thread-local across calls (`PENDING` is
+// set and taken within one call), so moving between threads is safe.
+unsafe impl Send for Core {}
+// SAFETY: as for `Send`: the GIL and the borrow flag keep every access,
+// shared or not, to one thread at a time.
+unsafe impl Sync for Core {}
+
+/// Empties a buffer when dropped, also when the run that fills it unwinds
+/// (a panic inside `Session.run`): the next run returns its own events only.
+struct Emptied<'a, T>(&'a RefCell<Vec<T>>);
+
+impl<T> Drop for Emptied<'_, T> {
+    fn drop(&mut self) {
+        self.0.borrow_mut().clear();
+    }
 }
 
 thread_local! {
@@ -239,6 +266,8 @@ impl Core {
     /// interrupt) stops the running statement, which is undone (a `:repeat`
     /// keeps its finished steps), and raises its exception.
     fn run_json(&mut self, source: &str, origin: &str) -> PyResult<String> {
+        self.json_out.0.borrow_mut().clear();
+        let _emptied = Emptied(&self.json_out.0);
         let ran = polled(|| {
             driver::run(
                 &mut self.session,
@@ -262,6 +291,8 @@ impl Core {
         if let Format::Human(style) = &mut self.rich.format {
             style.color = color;
         }
+        self.pieces.0.borrow_mut().clear();
+        let _emptied = Emptied(&self.pieces.0);
         let ran = polled(|| {
             driver::run(
                 &mut self.session,

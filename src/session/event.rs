@@ -1379,18 +1379,20 @@ impl TensorData {
         }
     }
 
-    /// The rows of a matrix (one row for a vector or a scalar); an m×0
-    /// matrix has m empty rows.
+    /// The rows of a matrix (one row for a vector or a scalar); an empty
+    /// matrix (m×0 or 0×n) has none, so that `zeros(4294967295, 0)`
+    /// allocates nothing.
     pub fn rows(&self) -> Vec<&[Number]> {
         match self.shape[..] {
-            [m, 0] => vec![&self.data[..0]; m],
+            [_, 0] | [0, _] => Vec::new(),
             [_, n] => self.data.chunks(n).collect(),
             _ => vec![&self.data[..]],
         }
     }
 }
 
-/// A tensor's elements nested as its shape says (a number for `()`).
+/// A tensor's elements nested as its shape says (a number for `()`); an
+/// empty tensor (a size 0 on any axis) is `[]`, whatever its shape.
 struct NestedValue<'a>(&'a TensorData);
 
 impl Serialize for NestedValue<'_> {
@@ -1404,6 +1406,7 @@ impl Serialize for NestedValue<'_> {
                 .unwrap_or_default()
                 .serialize(s),
             [_] => s.collect_seq(&self.0.data),
+            _ if self.0.data.is_empty() => s.collect_seq(&self.0.data),
             _ => s.collect_seq(self.0.rows()),
         }
     }

@@ -25,6 +25,7 @@ mod gradients;
 mod help;
 mod hints;
 mod listings;
+mod literal;
 mod memory;
 mod paths;
 mod preview;

@@ -324,6 +324,12 @@ impl Session {
 
     /// [`Session::evaluate_tensor`] without its warnings.
     fn evaluate_tensor_nodes(&mut self, tree: &ExprTree) -> Result<(TensorId, bool), SessionError> {
+        if let Some(value) = super::literal::plain_literal(tree) {
+            return Ok((
+                self.materialize(TValue::Literal(value), tree.span())?,
+                false,
+            ));
+        }
         let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
         for expr in &tree.nodes {
             let span = expr.span();

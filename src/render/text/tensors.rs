@@ -37,6 +37,8 @@ pub(super) fn elements(
     let summarise = value.data.len() > SUMMARY_THRESHOLD;
     let text = |x: &Number| p.number(x.0);
     match value.shape[..] {
+        // Empty (a size 0 on some axis): `[]`, never a row per index.
+        [_, ..] if value.data.is_empty() => "[]".to_string(),
         [] => value
             .data
             .first()
