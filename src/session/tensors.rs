@@ -1430,10 +1430,7 @@ impl Session {
 
 /// A tensor as shown.
 pub(super) fn tensor_data(value: &Tensor) -> TensorData {
-    TensorData {
-        shape: value.shape().dims().to_vec(),
-        data: value.data().iter().copied().map(Number).collect(),
-    }
+    TensorData::of(value.shape().dims(), value.data())
 }
 
 /// The text of a compound assignment operator.

@@ -165,3 +165,97 @@ fn a_name_is_a_value_or_a_function_not_both() {
         );
     }
 }
+
+#[test]
+fn json_of_a_large_value_is_its_edges_and_json_full_is_every_number() {
+    // 2000×1000 = 2·10⁶ numbers, past 2²⁰: `value` null, `edges` the first
+    // and last 3 rows of the first and last 3 columns; `--json-full` every
+    // number, from which the edges are checked.
+    let script = ":seed 7\nW = randn(2000, 1000)\n";
+    let summary = json_lines(&succeeded(&within(300, 120, &["--json"], script)));
+    let full = json_lines(&succeeded(&within(
+        600,
+        120,
+        &["--json", "--json-full"],
+        script,
+    )));
+    let (summary, full) = (summary.last().unwrap(), full.last().unwrap());
+    assert_eq!(summary["shape"], serde_json::json!([2000, 1000]));
+    assert!(summary["value"].is_null(), "{summary}");
+    let rows = full["value"].as_array().expect("every row");
+    assert_eq!(rows.len(), 2000);
+    let edges = summary["edges"].as_array().expect("edges");
+    assert_eq!(edges.len(), 6);
+    for (k, &r) in [0, 1, 2, 1997, 1998, 1999].iter().enumerate() {
+        let kept = edges[k].as_array().unwrap();
+        assert_eq!(kept.len(), 6);
+        for (l, &c) in [0, 1, 2, 997, 998, 999].iter().enumerate() {
+            assert_eq!(kept[l], rows[r][c], "row {r}, column {c}");
+        }
+    }
+    // At most 2²⁰ numbers: whole, as before (1024×1024 is exactly 2²⁰).
+    let whole = json_lines(&succeeded(&within(
+        300,
+        120,
+        &["--json", "-e", "zeros(1024, 1024)"],
+        "",
+    )));
+    assert_eq!(whole[0]["value"].as_array().map(Vec::len), Some(1024));
+}
+
+#[test]
+fn json_of_a_4000_square_matrix_stays_small_within_memory() {
+    // Its line was 1.7 GB (randn(8000, 8000) aborted); now W and W*W (128 MB
+    // each) and the backward pass's gradients fit in 800 MB with the lines.
+    let out = succeeded(&within(
+        800,
+        120,
+        &[
+            "--json",
+            "-e",
+            "W = randn(4000, 4000); L = sum(W*W); :grad W",
+        ],
+        "",
+    ));
+    assert!(out.len() < 10_000, "{} bytes", out.len());
+    let events = json_lines(&out);
+    let grad = events
+        .iter()
+        .find(|e| e["kind"] == "tensor_grad")
+        .expect("∂L/∂W");
+    // ∂L/∂W = 2W: its edges are twice W's.
+    let w = &events[0]["edges"];
+    for r in 0..6 {
+        for c in 0..6 {
+            let (g, x) = (grad["edges"][r][c].as_f64(), w[r][c].as_f64());
+            let (g, x) = (g.expect("a number"), x.expect("a number"));
+            assert!(
+                (g - 2.0 * x).abs() <= 1e-15 * x.abs(),
+                "[{r}][{c}]: {g} vs 2·{x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn topo_of_two_large_products_copies_no_value() {
+    // `:topo` of tanh(A*A) at 4600² took 4.47 GB to print 986 bytes; it
+    // copies nothing now: at 2000² the three values hold 96 MB, and the
+    // process stays within them plus 60 MB.
+    let out = succeeded(&within(
+        156,
+        120,
+        &[
+            "-e",
+            "A = randn(2000, 2000); L = sum(tanh(A*A))",
+            "-e",
+            ":topo",
+        ],
+        "",
+    ));
+    assert!(out.contains("3  A * A"), "{out}");
+    assert!(
+        out.ends_with("4  A            leaf              2000×2000  —\n"),
+        "{out}"
+    );
+}

@@ -221,6 +221,22 @@ impl TensorGraph {
     /// scalar node: only those receive gradients, as PyTorch computes none
     /// for tensors that do not require them. `order` is a reverse
     /// topological order, so read backwards it has operands first.
+    /// The nodes whose step of the backward walk from `output` passes a
+    /// gradient to an operand, in the walk's order: the steps of
+    /// [`TensorGraph::backward_traced`] that have contributions, found from
+    /// the graph's structure alone (no value is computed or copied).
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn step_nodes(&self, output: TensorId) -> Vec<TensorId> {
+        let order = self.topo_order(output);
+        let needs = self.needs_gradient(&order);
+        order
+            .into_iter()
+            .filter(|&node| self.operands(node).iter().any(|o| needs[o.index()]))
+            .collect()
+    }
+
     fn needs_gradient(&self, order: &[TensorId]) -> Vec<bool> {
         let mut needs = vec![false; self.len()];
         for &node in order.iter().rev() {
