@@ -82,6 +82,12 @@ struct Args {
     #[arg(long, requires = "json")]
     lines: bool,
 
+    /// With --json: write every number of a vector or matrix (past 2^20
+    /// numbers a value is otherwise written as the first and last 3 of each
+    /// axis, `edges`, with `value` null; docs/json.md)
+    #[arg(long = "json-full", requires = "json")]
+    json_full: bool,
+
     /// Write `d` and `->` instead of `∂` and `→`
     #[arg(long)]
     ascii: bool,
@@ -251,6 +257,8 @@ fn run(args: Args) -> u8 {
     }
     let stdin_is_terminal = io::stdin().is_terminal();
     let stdout_is_terminal = io::stdout().is_terminal();
+    // Past 2^20 numbers a value is kept as its edges unless asked for whole.
+    gradcalc::session::set_full_values(args.json_full);
     let format = format_of(&args, stdout_is_terminal);
     // Buffered: a script of a million statements must not make a million writes.
     // The printer flushes stdout before every error and the REPL after every input.

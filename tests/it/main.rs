@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod architecture;
+mod bounds;
 mod browser;
 mod calls;
 mod cases;
