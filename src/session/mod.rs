@@ -26,6 +26,7 @@ mod gradients;
 mod help;
 mod hints;
 mod listings;
+mod literal;
 mod memory;
 mod paths;
 mod preview;
@@ -57,7 +58,7 @@ pub use event::{
     PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, TensorData,
     TensorName, TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TopoRows,
     TraceCall, TraceContribution, TraceStep, TraceSteps, Value, VarRow, Verdict, label_id,
-    node_label,
+    node_label, set_full_values,
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};

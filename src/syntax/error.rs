@@ -91,6 +91,17 @@ pub enum SyntaxError {
         /// The limit, [`super::MAX_NESTING`].
         limit: usize,
     },
+    /// A literal holding more numbers than the tensor memory budget
+    /// ([`super::MAX_LITERAL_NUMBERS`]), found before it is parsed whole.
+    #[error("a literal of {numbers} numbers is over the memory budget of {limit} numbers")]
+    LiteralTooLarge {
+        /// The literal, from `[` to `]`.
+        span: Span,
+        /// How many numbers it holds.
+        numbers: usize,
+        /// The limit, [`super::MAX_LITERAL_NUMBERS`].
+        limit: usize,
+    },
     /// A declaration keyword of another language before an assignment, e.g.
     /// `let x = 2`: gradcalc assigns with `=` alone.
     #[error("`{keyword}` is not needed: a name is assigned with `=` alone")]
@@ -128,8 +139,9 @@ pub enum SyntaxError {
         /// The literal's text.
         text: String,
     },
-    /// A comparison, e.g. `x == 3`, `x <= 3`: gradcalc has none (`=` assigns).
-    #[error("`{op}` is not an operator: gradcalc has no comparisons")]
+    /// A comparison outside round brackets, e.g. `x == 3`, `y = x <= 3`:
+    /// gradcalc reads one only in brackets, `(x == 3)` (`=` assigns).
+    #[error("`{op}` compares only inside round brackets: `(a {op} b)` is 1 where it holds, else 0")]
     Comparison {
         /// The comparison operator.
         span: Span,
@@ -170,6 +182,7 @@ impl SyntaxError {
             | SyntaxError::MalformedNumber { span, .. }
             | SyntaxError::AdjacentNames { span, .. }
             | SyntaxError::TooDeep { span, .. }
+            | SyntaxError::LiteralTooLarge { span, .. }
             | SyntaxError::NumberOverflow { span, .. }
             | SyntaxError::NumberUnderflow { span, .. }
             | SyntaxError::DeclarationKeyword { span, .. }
@@ -192,7 +205,9 @@ impl SyntaxError {
                 Some("remove this `)` or add a `(` before it".to_string())
             }
             SyntaxError::WrongBracket { expected, .. } => Some(format!("write `{expected}` here")),
-            SyntaxError::AdjacentNames { hint: Some(hint), .. } => Some(hint.clone()),
+            SyntaxError::AdjacentNames {
+                hint: Some(hint), ..
+            } => Some(hint.clone()),
             SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
                 // The same words as the parser's hint for `%`.
                 "`mod` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`"
@@ -204,6 +219,10 @@ impl SyntaxError {
             SyntaxError::TooDeep { .. } => {
                 Some("split the expression with intermediate assignments".to_string())
             }
+            SyntaxError::LiteralTooLarge { .. } => Some(
+                "make large values with `zeros`, `ones` or `randn` and arithmetic on them, or split the literal and join the parts with operations"
+                    .to_string(),
+            ),
             SyntaxError::NumberOverflow { .. } => Some("write `inf` for infinity".to_string()),
             SyntaxError::NumberUnderflow { .. } => Some("write `0` if you mean zero".to_string()),
             SyntaxError::DeclarationKeyword { fix, .. } => {
@@ -213,10 +232,9 @@ impl SyntaxError {
                 Some(fix) => format!("write `{fix}`"),
                 None => "put `;` before the second statement".to_string(),
             }),
-            SyntaxError::Comparison { .. } => Some(
-                "`=` assigns (`x = 3`); `sign(a - b)` is -1, 0 or 1 as a is below, equal to or above b"
-                    .to_string(),
-            ),
+            SyntaxError::Comparison { op, .. } => Some(format!(
+                "`=` assigns (`x = 3`); write the comparison in brackets, e.g. `(x {op} 3)`"
+            )),
             SyntaxError::ImplicitAfterExponent { help, .. } => Some(help.clone()),
             SyntaxError::HigherDerivative { name, .. } => Some(format!(
                 "`{name}'(a)` is the first derivative of a one-argument function; `:grad` gives the gradient of the output"

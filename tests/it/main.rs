@@ -10,11 +10,13 @@
 
 mod accuracy;
 mod architecture;
+mod bounds;
 mod browser;
 mod calls;
 mod cases;
 mod classroom;
 mod cli;
+mod completions;
 mod derivatives;
 mod descent;
 mod engine_chain;
@@ -44,6 +46,7 @@ mod step_keys;
 mod steps;
 mod teaching;
 mod tensor_help;
+mod tensor_rules;
 mod tensor_steps;
 mod tensors;
 mod util;
