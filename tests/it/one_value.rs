@@ -167,7 +167,7 @@ fn the_trace_of_a_layer_called_as_a_function_whole() {
             backward pass from L: each tensor op one step, its rule with shapes, then the numbers
             [1] L (sum)
                 upstream ∂L/∂L = 1
-                ∂L/∂(tanh(W @ x + b)) += upstream broadcast (∂sum/∂xᵢ = 1)   () → 2
+                ∂L/∂(tanh(W @ x + b)) += upstream ⊙ ones(2)   () → 2
                   = [1, 1]  (2)
             [2] tanh(W @ x + b) (tanh)
                 upstream ∂L/∂(tanh(W @ x + b)) = [1, 1]  (2)
@@ -181,11 +181,11 @@ fn the_trace_of_a_layer_called_as_a_function_whole() {
                   = [0.216152459, 0.0479253442]  (2)
             [4] W @ x (@)
                 upstream ∂L/∂(W @ x) = [0.216152459, 0.0479253442]  (2)
-                ∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2
+                ∂L/∂W += outer(upstream, x)   outer((2), (2)) → 2×2
                   = 2×2
                    [[ 0.216152459,  0.4323049181],
                     [0.0479253442, 0.09585068839]]
-                ∂L/∂x += Wᵀ · upstream   (2×2)·(2×1) → 2×1, as 2
+                ∂L/∂x += Wᵀ @ upstream   (2×2) @ (2) → 2
                   = [0.1799642458, -0.1921897869]  (2)
         "#]],
     );
