@@ -45,6 +45,7 @@
 //! Nothing here recurses over the graph, and the walks look at the
 //! graph's interrupt ([`TensorGraph::set_interrupt`]) once a node.
 
+mod accumulate;
 mod backward;
 mod expand;
 mod graph;
@@ -136,4 +137,8 @@ pub enum TensorError {
     /// The value would not fit in the memory budget.
     #[error(transparent)]
     Budget(#[from] BudgetError),
+    /// The graph's interrupt ([`TensorGraph::set_interrupt`]) asked a long
+    /// kernel to stop before the value was whole.
+    #[error("interrupted")]
+    Interrupted,
 }

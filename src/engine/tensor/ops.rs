@@ -356,7 +356,15 @@ impl TensorOp {
 
     /// The forward value for operand values `inputs`, of the shape
     /// [`TensorOp::output_shape`] gave (`out`).
-    pub(super) fn forward(self, inputs: &[&Tensor], out: Shape) -> Tensor {
+    ///
+    /// A long kernel (the matrix product) asks `stop` between blocks and
+    /// gives `None` when it says stop.
+    pub(super) fn forward(
+        self,
+        inputs: &[&Tensor],
+        out: Shape,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Tensor> {
         let a = inputs[0];
         let data = match self {
             TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
@@ -365,7 +373,7 @@ impl TensorOp {
             TensorOp::Elementwise(op) => elementwise(op, inputs, out),
             TensorOp::MatMul => {
                 let (x, y) = matmul_factors(a, inputs[1]);
-                kernels::matmul(x, y)
+                kernels::matmul(x, y, stop)?
             }
             TensorOp::Transpose => match *a.shape().dims() {
                 [m, n] => transpose(a.data(), m, n),
@@ -400,7 +408,7 @@ impl TensorOp {
             }
             TensorOp::LogSumExp => rows(a).map(kernels::logsumexp).collect(),
         };
-        Tensor::new(out, data)
+        Some(Tensor::new(out, data))
     }
 }
 
