@@ -84,7 +84,7 @@ impl TensorStepModel {
     }
 
     /// The matrix rule of the edge from operand `position` of `node`, as
-    /// `:trace` writes it (`upstream · xᵀ`); `None` for a constant operand.
+    /// `:trace` writes it (`outer(upstream, x)`); `None` for a constant operand.
     pub fn rule(&self, node: TensorId, position: usize) -> Option<&str> {
         self.rules.get(&(node, position)).map(String::as_str)
     }
@@ -123,7 +123,7 @@ pub struct TensorPictureEdge {
     pub input: usize,
     /// The consumer.
     pub node: usize,
-    /// `upstream · xᵀ`, `Wᵀ · upstream`, …; empty for a constant operand.
+    /// `outer(upstream, x)`, `Wᵀ @ upstream`, …; empty for a constant operand.
     pub rule: String,
 }
 
