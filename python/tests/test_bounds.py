@@ -72,3 +72,22 @@ def test_a_graph_holding_nan_and_inf_is_drawn_traced_and_shown():
     assert "nan" in text
     page = gradcalc.show(y)
     assert "<html" in page.html.lower()
+
+
+def test_a_call_while_another_thread_runs_a_statement_is_a_python_error():
+    # The run releases the GIL while its statement runs; a call from another
+    # thread meanwhile is refused with RuntimeError (the session is busy),
+    # never a panic, and the session is intact afterwards.
+    session = Session()
+    session.run("x = 2")
+    thread = threading.Thread(target=lambda: session.run(":repeat 200000 y = x*x + 1"))
+    thread.start()
+    seen = []
+    while thread.is_alive():
+        try:
+            session.value("x")
+        except Exception as error:  # noqa: BLE001 - the test inspects it
+            seen.append(error)
+    thread.join()
+    assert all(type(error) is RuntimeError for error in seen), seen
+    assert session.value("y") == 5.0
