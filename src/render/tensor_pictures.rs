@@ -39,8 +39,7 @@ fn shown(n: usize) -> Vec<Option<usize>> {
 pub fn value_lines(value: &TensorData) -> Vec<String> {
     let number = |k: usize| {
         value
-            .data
-            .get(k)
+            .element(k)
             .map_or_else(String::new, |x| format_number(x.0, DIGITS))
     };
     match value.shape[..] {

@@ -360,6 +360,12 @@ impl Session {
 
     /// [`Session::evaluate_tensor`] without its warnings.
     fn evaluate_tensor_nodes(&mut self, tree: &ExprTree) -> Result<(TensorId, bool), SessionError> {
+        if let Some(value) = super::literal::plain_literal(tree) {
+            return Ok((
+                self.materialize(TValue::Literal(value), tree.span())?,
+                false,
+            ));
+        }
         let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
         for (k, expr) in tree.nodes.iter().enumerate() {
             let span = expr.span();
@@ -1485,10 +1491,7 @@ impl Session {
 
 /// A tensor as shown.
 pub(super) fn tensor_data(value: &Tensor) -> TensorData {
-    TensorData {
-        shape: value.shape().dims().to_vec(),
-        data: value.data().iter().copied().map(Number).collect(),
-    }
+    TensorData::of(value.shape().dims(), value.data())
 }
 
 /// The text of a compound assignment operator.

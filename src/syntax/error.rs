@@ -91,6 +91,17 @@ pub enum SyntaxError {
         /// The limit, [`super::MAX_NESTING`].
         limit: usize,
     },
+    /// A literal holding more numbers than the tensor memory budget
+    /// ([`super::MAX_LITERAL_NUMBERS`]), found before it is parsed whole.
+    #[error("a literal of {numbers} numbers is over the memory budget of {limit} numbers")]
+    LiteralTooLarge {
+        /// The literal, from `[` to `]`.
+        span: Span,
+        /// How many numbers it holds.
+        numbers: usize,
+        /// The limit, [`super::MAX_LITERAL_NUMBERS`].
+        limit: usize,
+    },
     /// A declaration keyword of another language before an assignment, e.g.
     /// `let x = 2`: gradcalc assigns with `=` alone.
     #[error("`{keyword}` is not needed: a name is assigned with `=` alone")]
@@ -171,6 +182,7 @@ impl SyntaxError {
             | SyntaxError::MalformedNumber { span, .. }
             | SyntaxError::AdjacentNames { span, .. }
             | SyntaxError::TooDeep { span, .. }
+            | SyntaxError::LiteralTooLarge { span, .. }
             | SyntaxError::NumberOverflow { span, .. }
             | SyntaxError::NumberUnderflow { span, .. }
             | SyntaxError::DeclarationKeyword { span, .. }
@@ -207,6 +219,10 @@ impl SyntaxError {
             SyntaxError::TooDeep { .. } => {
                 Some("split the expression with intermediate assignments".to_string())
             }
+            SyntaxError::LiteralTooLarge { .. } => Some(
+                "make large values with `zeros`, `ones` or `randn` and arithmetic on them, or split the literal and join the parts with operations"
+                    .to_string(),
+            ),
             SyntaxError::NumberOverflow { .. } => Some("write `inf` for infinity".to_string()),
             SyntaxError::NumberUnderflow { .. } => Some("write `0` if you mean zero".to_string()),
             SyntaxError::DeclarationKeyword { fix, .. } => {

@@ -177,6 +177,8 @@ fn usage_errors_exit_2() {
           tip: to pass '--frobnicate' as a value, use '-- --frobnicate'
 
         Usage: gradcalc [OPTIONS] [FILE]...
+               gradcalc completions SHELL
+               gradcalc man
 
         For more information, try '--help'.
         --- exit status 2

@@ -10,11 +10,13 @@
 
 mod accuracy;
 mod architecture;
+mod bounds;
 mod browser;
 mod calls;
 mod cases;
 mod classroom;
 mod cli;
+mod completions;
 mod derivatives;
 mod descent;
 mod engine_chain;

@@ -175,11 +175,10 @@ fn slides_and_trace(script: &str) -> (Vec<Slide>, Vec<String>) {
     (slides, steps)
 }
 
-/// The model inside a page `:html` wrote.
+/// The model inside a page `:html` wrote, its picture put back in as the
+/// page's script does.
 fn page_model(html: &str) -> Value {
-    let start = html.find("type=\"application/json\">").unwrap() + 24;
-    let end = start + html[start..].find("</script>").unwrap();
-    serde_json::from_str(&html[start..end]).unwrap()
+    crate::web::page_model(html)
 }
 
 /// Checks that the page's step K, as its script shows it (each box's last

@@ -248,6 +248,22 @@ impl TensorGraph {
         TensorGradients { grads, scalars }
     }
 
+    /// The nodes whose step of the backward walk from `output` passes a
+    /// gradient to an operand, in the walk's order: the steps of
+    /// [`TensorGraph::backward_traced`] that have contributions, found from
+    /// the graph's structure alone (no value is computed or copied).
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn step_nodes(&self, output: TensorId) -> Vec<TensorId> {
+        let order = self.topo_order(output);
+        let needs = self.needs_gradient(&order);
+        order
+            .into_iter()
+            .filter(|&node| self.operands(node).iter().any(|o| needs[o.index()]))
+            .collect()
+    }
+
     /// For each node (by index), whether it leads to a variable leaf or a
     /// scalar node: only those receive gradients, as PyTorch computes none
     /// for tensors that do not require them. `order` is a reverse
