@@ -489,8 +489,12 @@ mod tests {
         let columns = apply(TensorOp::SumAxis(0), &[y]);
         let l6 = apply(TensorOp::Max, &[columns]);
         let l7 = apply(TensorOp::SumAxis(0), &[b]);
+        let kept = apply(TensorOp::SumKeepDims(1), &[y]);
+        let l8 = apply(TensorOp::Max, &[kept]);
+        let outer = apply(TensorOp::Outer, &[b, b]);
+        let l9 = apply(TensorOp::Mean, &[outer]);
         let mut loss = l1;
-        for term in [l2, l3, l4, l5, l6, l7] {
+        for term in [l2, l3, l4, l5, l6, l7, l8, l9] {
             loss = apply(ew(Op::Add), &[loss, term]);
         }
         let bits = |t: Option<&Tensor>| {

@@ -121,64 +121,7 @@ pub(super) fn logsumexp(a: &[f64]) -> f64 {
     if !m.is_finite() {
         return m;
     }
-    m + sum(&map(a, |z| exp_nonpositive(z - m))).ln()
-}
-
-/// `exp(z)` for `z ≤ 0` (what the max shift of [`logsumexp`] and
-/// [`softmax_into`] leaves), within 1 ulp of `f64::exp` (tested over
-/// [−745, 0] and at the edges), written without branches or calls so that
-/// a loop of it vectorises (`f64::exp` is a call per element; numpy's is
-/// vectorised too). nan stays nan, −∞ gives 0.
-///
-/// The usual reduction (e.g. Muller, *Elementary Functions*, 3rd ed.,
-/// §11.2; fdlibm's `e_exp.c`): `k = round(z/ln 2)`, `r = z − k·ln 2` in
-/// two parts (Cody and Waite) so that `r` is exact to about 2⁻⁶⁴, `exp(r)`
-/// by its Taylor series to `r¹³/13!` (|r| ≤ ln 2 / 2: the first term left
-/// out is below 2⁻⁵⁸ of the sum), then `2^k` by building its exponent
-/// bits, in two factors so that a result below 2⁻¹⁰²² is rounded once into
-/// the subnormals as `f64::exp`'s is.
-#[inline(always)]
-pub(super) fn exp_nonpositive(z: f64) -> f64 {
-    // ln 2 in two parts, fdlibm's: the high part's last 32 bits are zero,
-    // so k·LN2_HI is exact for |k| < 2²⁰.
-    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
-    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵²: adding it rounds to an integer
-    // Below −746 exp rounds to 0; the bound keeps k in range.
-    let x = if z < -746.0 { -746.0 } else { z };
-    let t = x * std::f64::consts::LOG2_E + SHIFT;
-    let k = t - SHIFT;
-    let r = (x - k * LN2_HI) - k * LN2_LO;
-    let mut p = 1.0 / 6_227_020_800.0; // 1/13!
-    for c in [
-        1.0 / 479_001_600.0,
-        1.0 / 39_916_800.0,
-        1.0 / 3_628_800.0,
-        1.0 / 362_880.0,
-        1.0 / 40_320.0,
-        1.0 / 5_040.0,
-        1.0 / 720.0,
-        1.0 / 120.0,
-        1.0 / 24.0,
-        1.0 / 6.0,
-        0.5,
-        1.0,
-        1.0,
-    ] {
-        p = p * r + c;
-    }
-    // k as an integer: the low bits of t (t − SHIFT is exact).
-    let k = (t.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
-    let half = k >> 1;
-    let scale = |e: i64| f64::from_bits(((e + 1023) as u64) << 52);
-    let e = p * scale(half) * scale(k - half);
-    if z.is_nan() {
-        z
-    } else if z < -746.0 {
-        0.0
-    } else {
-        e
-    }
+    m + sum(&map(a, |z| (z - m).exp())).ln()
 }
 
 /// `exp(zᵢ − m)/Σ exp(zⱼ − m)`, `m = max z`, into `out`: the softmax with no
@@ -186,7 +129,7 @@ pub(super) fn exp_nonpositive(z: f64) -> f64 {
 pub(super) fn softmax_into(a: &[f64], out: &mut Vec<f64>) {
     let m = a[argmax(a).expect("softmax of a nonempty row")];
     let start = out.len();
-    out.extend(a.iter().map(|&z| exp_nonpositive(z - m)));
+    out.extend(a.iter().map(|&z| (z - m).exp()));
     let total = sum(&out[start..]);
     for p in &mut out[start..] {
         *p /= total;
@@ -363,37 +306,6 @@ mod tests {
         (0..rows * cols)
             .map(|e| (1.0 + seed + 0.37 * e as f64).sin())
             .collect()
-    }
-
-    /// The softmax's `exp` is within 1 ulp of `f64::exp` over [−745, 0]
-    /// (10⁶ points and the edges), 0 below, nan for nan.
-    #[test]
-    fn exp_of_a_nonpositive_number_is_within_an_ulp_of_the_library_one() {
-        let ulps = |a: f64, b: f64| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
-        let mut worst = 0;
-        for i in 0..=1_000_000 {
-            let z = -745.0 * f64::from(i) / 1e6;
-            worst = worst.max(ulps(exp_nonpositive(z), z.exp()));
-        }
-        for z in [
-            0.0,
-            -0.0,
-            -1e-300,
-            -1e-17,
-            -0.34657359,
-            -0.34657360,
-            -708.39,
-            -708.4,
-            -744.4,
-            -745.1,
-        ] {
-            worst = worst.max(ulps(exp_nonpositive(z), z.exp()));
-        }
-        assert!(worst <= 1, "{worst} ulps");
-        assert_eq!(exp_nonpositive(0.0), 1.0);
-        assert_eq!(exp_nonpositive(-800.0), 0.0);
-        assert_eq!(exp_nonpositive(f64::NEG_INFINITY), 0.0);
-        assert!(exp_nonpositive(f64::NAN).is_nan());
     }
 
     /// Blocks of a product change no bit of it: each element is one dot
