@@ -524,3 +524,28 @@ fn repeat_with_a_file_downloads_its_chart_and_an_open_operator_is_blamed_on_its_
     assert!(error.contains("2 │ b1 = a1 +"), "{error}");
     assert!(!error.contains("3 │"), "{error}");
 }
+
+#[test]
+fn a_session_past_the_log_comes_back_as_values_and_says_so() {
+    let Some((mut browser, url)) = playground("a session past the log's bounds") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "x = 0");
+    wait_screen(&mut browser, "\nx = 0\n");
+    // 100 001 statements: past the 100 000 the log keeps.
+    crate::playground::paste(&mut browser, &"x = x + 1\n".repeat(100_001));
+    browser.press("Enter");
+    wait_screen(&mut browser, "\nx = 100001\n");
+    idle(&mut browser);
+    reload(&mut browser);
+    wait_screen(&mut browser, "your last session is back as values");
+    assert!(
+        !browser
+            .eval(SCREEN)
+            .as_str()
+            .unwrap()
+            .contains("your last session is back:")
+    );
+    assert_eq!(number_after(&mut browser, "x"), 100_001.0);
+}
