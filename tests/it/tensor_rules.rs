@@ -264,7 +264,7 @@ fn first_false_rule(case: &Case) -> Result<usize, String> {
         .ok_or("no trace")?;
     let mut checked = 0;
     for step in &steps {
-        let TensorData { shape, data } = &step.upstream;
+        let TensorData { shape, data, .. } = &step.upstream;
         let upstream: Vec<f64> = data.iter().map(|x| x.0).collect();
         for c in &step.contributions {
             let typed = format!("upstream = {}\n{}\n", literal(shape, &upstream), c.rule);
