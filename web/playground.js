@@ -438,7 +438,11 @@
     var dropped = /^# the session's first (\d+) statements are not here/m.exec(whole);
     var failed = reply.failed ? " (" + reply.failed + " part" + (reply.failed === 1 ? "" : "s") +
       " of it gave errors on replay: compare with `.calc`)" : "";
-    if (dropped) {
+    var values = /^# gradcalc \S+ session, as values: its first (\d+) statements were not kept/m.exec(whole);
+    if (values && done.note) {
+      append("(your last session is back as values: its first " + values[1] + " statements were too many to keep, " +
+        "so each name holds its value as a leaf, without the graph that made it" + failed + ")\n");
+    } else if (dropped) {
       append("(your last session is back only in part: its first " + dropped[1] +
         " statements were not kept, so names they made may be unknown" + failed + ")\n");
     } else if (done.note) {

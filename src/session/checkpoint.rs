@@ -79,6 +79,53 @@ impl Session {
         steps.then_some(text)
     }
 
+    /// The session as values, for a front end to keep when
+    /// [`Session::script`] no longer rebuilds it (the log dropped its first
+    /// statements, [`Session::statements_dropped`]): a first comment line
+    /// saying so, then `name = value` for each variable (a tensor as a
+    /// literal; one over [`MAX_CHECKPOINT_ELEMENTS`] numbers, or a value that
+    /// is not finite, as a comment saying it is not kept) and each function's
+    /// definition. Run, it gives every name its value as a leaf: the graph
+    /// that made a derived value is not kept.
+    pub fn values_script(&self) -> String {
+        let mut text = format!(
+            "# gradcalc {} session, as values: its first {} statements were not kept, so each name holds its value as a leaf, without the graph that made it\n",
+            env!("CARGO_PKG_VERSION"),
+            self.statements.dropped()
+        );
+        let mut keep = |name: &str, value: Option<String>| match value {
+            Some(value) => text.push_str(&format!("{name} = {value}\n")),
+            None => text.push_str(&format!("# {name}: its value is not kept\n")),
+        };
+        for (name, &node) in &self.vars {
+            if !super::RESULT_NAMES.contains(&name.as_str())
+                && !self.tensors.vars.contains_key(name)
+            {
+                keep(name, number(self.graph.value(node)));
+            }
+        }
+        for (name, &id) in &self.tensors.vars {
+            if super::RESULT_NAMES.contains(&name.as_str()) {
+                continue;
+            }
+            let tensor = self.tensors.graph.value(id);
+            let literal = (tensor.data().len() <= MAX_CHECKPOINT_ELEMENTS)
+                .then(|| tensor_literal(tensor.shape().dims(), tensor.data()))
+                .flatten();
+            keep(name, literal);
+        }
+        for name in &self.function_order {
+            if let Some(function) = self.functions.get(name) {
+                text.push_str(&format!(
+                    "{name}({}) = {}\n",
+                    function.params.join(", "),
+                    function.text
+                ));
+            }
+        }
+        text
+    }
+
     /// Sets how many numbers the session's tensor values may hold in all (the
     /// tensor memory budget, [`crate::engine::tensor::DEFAULT_BUDGET`] by
     /// default), kept across `:reset`. Call it on a new session: the tensors
@@ -249,6 +296,28 @@ mod tests {
         let shown = run(&mut replay, &format!("{script}\nL"));
         // 0.25 + 1 + 2.25 + 4 = 7.5
         assert!(shown.contains("7.5"), "{shown}");
+    }
+
+    #[test]
+    fn a_session_past_the_log_is_kept_as_its_values() {
+        let mut session = Session::new();
+        run(&mut session, "f(t) = t*2\nW = [1, 2]\nx = 0");
+        let steps = "x = x + 1\n".repeat(super::super::script::MAX_LOG_STATEMENTS + 1);
+        run(&mut session, &steps);
+        // 3 + 100 001 statements: the log keeps the last 100 000.
+        assert_eq!(session.statements_dropped(), 4);
+        let values = session.values_script();
+        assert!(values.starts_with("# gradcalc "), "{values}");
+        assert!(
+            values.contains("session, as values: its first 4 statements were not kept"),
+            "{values}"
+        );
+        assert!(values.contains("\nW = [1.0, 2.0]\n"), "{values}");
+        let mut replay = Session::new();
+        // x counted 100 001 ones; f(3) = 6.
+        run(&mut replay, &format!("{values}\ny = f(3)"));
+        assert_eq!(value(&replay, "x"), 100_001.0, "{values}");
+        assert_eq!(value(&replay, "y"), 6.0, "{values}");
     }
 
     #[test]

@@ -55,6 +55,11 @@ impl StatementLog {
         self.kept[index] = text;
     }
 
+    /// How many of the first statements were dropped.
+    pub(super) fn dropped(&self) -> usize {
+        self.dropped
+    }
+
     /// Forgets the statements after the first `len` kept ones.
     pub(super) fn truncate(&mut self, len: usize) {
         while self.kept.len() > len {

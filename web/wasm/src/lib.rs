@@ -22,7 +22,8 @@
 //!    content in the output instead.
 //! 5. `gradcalc_script()` puts the session as a script (what `:save` writes)
 //!    in the output buffer: the page keeps it across a reload and replays it
-//!    to rebuild the session after Stop.
+//!    to rebuild the session after Stop. Past the log's bounds (100 000
+//!    statements) it is the session as values (`Session::values_script`).
 //! 6. `gradcalc_commands()` puts the names of the commands the page carries
 //!    out itself (`:load`'s file picker) in the output buffer, read from the
 //!    command table.
@@ -505,12 +506,21 @@ pub extern "C" fn gradcalc_downloads() {
     });
 }
 
-/// Puts the session as a script (what `:save` writes) in the output buffer.
+/// Puts the session as a script (what `:save` writes) in the output buffer;
+/// once the `:save` log has dropped its first statements, the session as
+/// values instead (`Session::values_script`), which rebuilds every name.
 #[unsafe(no_mangle)]
 pub extern "C" fn gradcalc_script() {
     STATE.with(|state| {
         let state = &mut *state.borrow_mut();
-        state.output = state.session.script().into_bytes();
+        // Past the log's bounds the script no longer rebuilds the session:
+        // its values do.
+        let script = if state.session.statements_dropped() > 0 {
+            state.session.values_script()
+        } else {
+            state.session.script()
+        };
+        state.output = script.into_bytes();
     });
 }
 
