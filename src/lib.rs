@@ -40,6 +40,7 @@
 pub mod driver;
 pub mod engine;
 pub mod files;
+pub mod homework;
 pub mod interrupt;
 pub mod render;
 #[cfg(feature = "cli")]

@@ -82,6 +82,16 @@ struct Args {
     /// Let scripts write files anywhere the user can
     #[arg(long)]
     allow_writes_anywhere: bool,
+
+    /// Print the file students receive from a TA's KEY: each `:expect`'s
+    /// value replaced by a salted hash, `# solution` blocks left out (docs/homework.md)
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["files", "eval", "interactive", "lines", "assignment"])]
+    seal: Option<PathBuf>,
+
+    /// Print an assignment's problems (text, starting code, what is checked)
+    /// as Markdown, without running it
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "eval", "interactive", "lines"])]
+    assignment: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -172,6 +182,53 @@ fn fail_early(
     }
 }
 
+/// `--seal KEY` (`seal`) or `--assignment FILE`: reads the file and prints
+/// the sealed file or the problems. Returns the exit status: 1 when the key
+/// does not seal, 2 when the file cannot be read.
+fn homework_file(path: &std::path::Path, seal: bool, json: bool) -> u8 {
+    let shown = path.display().to_string();
+    let source = match std::fs::read_to_string(path) {
+        Ok(source) => source,
+        Err(error) => {
+            let message = format!("cannot read {shown}: {error}");
+            return fail_early(json, (ErrorCode::Read, &message), &shown, None);
+        }
+    };
+    let text = if seal {
+        match gradcalc::homework::seal(&source, fresh_salt) {
+            Ok(text) => text,
+            Err(error) => {
+                let (line, column) = gradcalc::render::line_column(&source, error.span.start);
+                let _ = writeln!(
+                    io::stderr(),
+                    "gradcalc: {shown}:{line}:{column}: {}",
+                    error.message
+                );
+                return 1;
+            }
+        }
+    } else {
+        gradcalc::homework::assignment(&source).markdown()
+    };
+    match printer_out().write_all(text.as_bytes()) {
+        Ok(()) => 0,
+        Err(error) => output_failed(&error),
+    }
+}
+
+/// 16 bytes from the operating system's random source, the salt of one
+/// sealed answer (`getrandom`); the clock's nanoseconds if it fails.
+fn fresh_salt() -> [u8; 16] {
+    let mut salt = [0u8; 16];
+    if getrandom::fill(&mut salt).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        salt = nanos.to_le_bytes();
+    }
+    salt
+}
+
 /// The exit status when the reader of the output went away: what a shell shows
 /// for a program ended by SIGPIPE (128 + 13). Nothing is printed.
 const CLOSED_PIPE_STATUS: u8 = 141;
@@ -188,6 +245,9 @@ fn output_failed(error: &io::Error) -> u8 {
 
 /// Chooses the mode and runs it; returns the exit status.
 fn run(args: Args) -> u8 {
+    if let Some(path) = args.seal.as_ref().or(args.assignment.as_ref()) {
+        return homework_file(path, args.seal.is_some(), args.json);
+    }
     // Ctrl-C stops the running statement; in a batch run the process then ends
     // with status 130 (the REPL keeps the session instead).
     interrupt::install();

@@ -37,6 +37,9 @@ pub enum Arg {
     /// This word, in any position, followed by a number (`--step 3`); the
     /// handler reads the number.
     Numbered(&'static str),
+    /// The rest of the line, any words (`:expect ∂L/∂W = 0.5`); the handler
+    /// reads the statement's text.
+    Text,
     /// A word starting with this key, in any position, with its value after
     /// the `=` (`lr=0.5`, the key written with its `=`); the handler reads
     /// the value.
@@ -138,6 +141,9 @@ pub struct Traits {
     /// Reads a script file (`:load`): where the front end cannot open files
     /// by name (the playground), it asks the user to pick one instead.
     pub reads_script: bool,
+    /// Checks an answer (`:expect`): `gradcalc --seal` replaces its
+    /// expected value by a salted hash (`crate::homework`).
+    pub checks_answer: bool,
 }
 
 /// The traits of most commands: run by the session, nothing apart.
@@ -151,6 +157,7 @@ pub const PLAIN: Traits = Traits {
     bare: &[],
     frees_memory: false,
     reads_script: false,
+    checks_answer: false,
 };
 
 /// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
@@ -613,6 +620,21 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
     },
     CommandSpec {
+        name: "expect",
+        aliases: &[],
+        usage: "QUANTITY [= VALUE] [tol=T]",
+        help: "check an answer: QUANTITY (a variable, a gradient `∂L/∂W1` or `dL/dW1`, any expression) against VALUE within T (1e-6 if not given), or against the salted hash `gradcalc --seal` wrote in its place (`sealed=…`); says correct, off by N % (with VALUE), wrong (sealed), wrong shape, or not answered yet (docs/homework.md)",
+        params: &[required(Arg::Text)],
+        writes: false,
+        traits: Traits {
+            checks_answer: true,
+            ..PLAIN
+        },
+        takes: "takes what to check and its expected value",
+        example: "e.g. `:expect ∂L/∂w = 0.5 tol=1e-6`",
+        run: |s, c, e| s.expect_command(c, e),
+    },
+    CommandSpec {
         name: "quit",
         aliases: &["exit", "q"],
         usage: "",
@@ -849,7 +871,7 @@ impl<'a> Command<'a> {
         for param in spec.params {
             let take = match (param.arg, param.optional) {
                 (Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_), _) => continue,
-                (Arg::Names, _) => {
+                (Arg::Names | Arg::Text, _) => {
                     let all = extra;
                     extra = 0;
                     all
@@ -879,9 +901,13 @@ impl<'a> Command<'a> {
                 return Err(self.not_a_name(word, param.arg));
             }
             match param.arg {
-                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port | Arg::Whole => {
-                    self.names.extend(taken)
-                }
+                Arg::Name
+                | Arg::Names
+                | Arg::Text
+                | Arg::Topic
+                | Arg::Digits
+                | Arg::Port
+                | Arg::Whole => self.names.extend(taken),
                 Arg::File => self.file = taken.first().copied(),
                 Arg::Range => self.range = Some((taken[0], taken[1])),
                 Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_) => {}
@@ -1100,7 +1126,7 @@ fn flags(spec: &CommandSpec) -> Vec<&'static str> {
 fn width(arg: Arg) -> usize {
     match arg {
         Arg::Range => 2,
-        Arg::Names | Arg::Setting(_) => 0,
+        Arg::Names | Arg::Text | Arg::Setting(_) => 0,
         Arg::Name
         | Arg::File
         | Arg::Topic
@@ -1158,7 +1184,7 @@ pub fn next_args(spec: &CommandSpec, typed: &[&str]) -> Vec<Arg> {
                 }
                 continue;
             }
-            Arg::Names if starts.iter().any(|&s| s <= count) => next.push(param.arg),
+            Arg::Names | Arg::Text if starts.iter().any(|&s| s <= count) => next.push(param.arg),
             arg if starts.iter().any(|&s| s <= count && count < s + width(arg)) => next.push(arg),
             _ => {}
         }
@@ -1192,7 +1218,7 @@ impl Session {
             "dot" => TensorCommand::Picture(PictureFormat::Dot),
             "html" => TensorCommand::Html,
             "vars" | "help" | "reset" | "quit" | "save" | "load" | "seed" | "precision"
-            | "stats" | "gc" | "descend" | "backward" | "serve" => TensorCommand::Any,
+            | "stats" | "gc" | "descend" | "backward" | "serve" | "expect" => TensorCommand::Any,
             _ => TensorCommand::Refused,
         };
         if let Some(result) = self.tensor_step_command(kind, &command, events) {
@@ -1297,6 +1323,7 @@ mod tests {
                 let shown = match param.arg {
                     Arg::Name => "NAME",
                     Arg::Names => "NAMES",
+                    Arg::Text => "QUANTITY",
                     Arg::File => "FILE",
                     Arg::Topic => "TOPIC",
                     Arg::Range => "FROM TO",
