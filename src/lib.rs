@@ -47,4 +47,5 @@ pub mod render;
 pub mod repl;
 pub mod session;
 pub mod syntax;
+pub mod transcript;
 pub mod web;

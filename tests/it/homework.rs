@@ -229,3 +229,67 @@ fn an_assignment_lists_its_problems_without_running_them() {
     let listed = stdout_of(&output_of(&["--assignment", path.to_str().unwrap()]));
     assert_contains(&listed, "- checked: `∂L/∂W` (sealed)\n");
 }
+
+#[test]
+fn a_transcript_records_the_checks_and_reruns_to_the_same_numbers() {
+    let student = answered(&sealed_hw1(), RIGHT_WORK);
+    let (dir, path) = folder_with("student.calc", &student);
+    let output = output_of(&["--transcript", "jsonl", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let text = stdout_of(&output);
+    let lines = json_lines(&text);
+    assert_eq!(lines[0]["kind"], "transcript");
+    // RFC 3339 in UTC: 2026-12-05T04:53:53Z.
+    let recorded = lines[0]["recorded"].as_str().unwrap();
+    assert_eq!(
+        (recorded.len(), &recorded[10..11], &recorded[19..]),
+        (20, "T", "Z")
+    );
+    // o = tanh(0.8813735870195432) = 1/√2, recorded after its input.
+    let at = lines
+        .iter()
+        .position(|l| l["kind"] == "input" && l["text"] == RIGHT_WORK[0])
+        .unwrap();
+    assert_eq!(lines[at + 1]["name"], "o");
+    assert!((lines[at + 1]["value"].as_f64().unwrap() - 0.5f64.sqrt()).abs() < 1e-15);
+    let checks = lines.last().unwrap();
+    assert_eq!(
+        (checks["kind"].as_str(), checks["correct"].as_u64()),
+        (Some("checks"), Some(6))
+    );
+    let saved = dir.path().join("student.jsonl");
+    std::fs::write(&saved, &text).unwrap();
+    let output = output_of(&["--check-transcript", saved.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout_of(&output));
+    assert_contains(&stdout_of(&output), "reproduces: ");
+    assert_contains(&stdout_of(&output), "checks: 6 correct, 0 wrong");
+    // A number changed by hand (o = 0.7) does not reproduce, named at its statement.
+    let edited = text
+        .lines()
+        .map(|l| {
+            if l.starts_with(r#"{"kind":"value","name":"o","#) {
+                r#"{"kind":"value","name":"o","value":0.7}"#.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&saved, edited).unwrap();
+    let output = output_of(&["--check-transcript", saved.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_contains(
+        &stdout_of(&output),
+        &format!(
+            "statement {} `{}`: recorded",
+            lines[at]["statement"], RIGHT_WORK[0]
+        ),
+    );
+    // For people: the checks counted, each input after `> `.
+    let md = stdout_of(&output_of(&["--transcript", "md", path.to_str().unwrap()]));
+    assert_contains(
+        &md,
+        "Checks: 6 correct, 0 wrong, 0 of the wrong shape, 0 not answered.",
+    );
+    assert_contains(&md, "> o = tanh(x1*w1 + x2*w2 + b)\no = 0.7071067812\n");
+}
