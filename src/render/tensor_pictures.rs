@@ -2,7 +2,7 @@
 //! [`Drawing`] as a scalar graph's, so the same SVG layout and slides, with
 //! a box per tensor node holding its name and shape (`W 2×3`), its values
 //! and its gradient, and an edge per operand labelled with the matrix rule
-//! of what it receives (`upstream · xᵀ`). Values are shown in full up to
+//! of what it receives (`outer(upstream, x)`). Values are shown in full up to
 //! [`FULL_AXIS`] along each axis and summarised beyond (the first and last
 //! [`EDGE_ITEMS`] of an axis, `…` between, as numpy summarises).
 

@@ -144,6 +144,11 @@ pub struct Traits {
     /// Checks an answer (`:expect`): `gradcalc --seal` replaces its
     /// expected value by a salted hash (`crate::homework`).
     pub checks_answer: bool,
+    /// Moves the leaves named after its first three arguments and nothing
+    /// else (`:descend LOSS lr=R steps=N P…`, as its log entry writes it):
+    /// a checkpoint of the log keeps the leaves' values in its place
+    /// (`session/checkpoint.rs`).
+    pub moves_params: bool,
 }
 
 /// The traits of most commands: run by the session, nothing apart.
@@ -158,6 +163,7 @@ pub const PLAIN: Traits = Traits {
     frees_memory: false,
     reads_script: false,
     checks_answer: false,
+    moves_params: false,
 };
 
 /// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
@@ -469,6 +475,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: true,
         traits: Traits {
             whole: true,
+            moves_params: true,
             ..PLAIN
         },
         takes: "takes a loss, `lr=RATE`, `steps=N`, a file for the plot if wanted, and the parameters",

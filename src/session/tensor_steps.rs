@@ -84,7 +84,7 @@ impl TensorStepModel {
     }
 
     /// The matrix rule of the edge from operand `position` of `node`, as
-    /// `:trace` writes it (`upstream · xᵀ`); `None` for a constant operand.
+    /// `:trace` writes it (`outer(upstream, x)`); `None` for a constant operand.
     pub fn rule(&self, node: TensorId, position: usize) -> Option<&str> {
         self.rules.get(&(node, position)).map(String::as_str)
     }
@@ -123,7 +123,7 @@ pub struct TensorPictureEdge {
     pub input: usize,
     /// The consumer.
     pub node: usize,
-    /// `upstream · xᵀ`, `Wᵀ · upstream`, …; empty for a constant operand.
+    /// `outer(upstream, x)`, `Wᵀ @ upstream`, …; empty for a constant operand.
     pub rule: String,
 }
 
@@ -455,6 +455,8 @@ fn computes(op: TensorOp, operands: &[&str]) -> String {
         (TensorOp::Index(i), [a]) => format!("{}[{i}]", wrap(a)),
         (TensorOp::Index2(i, j), [a]) => format!("{}[{i}, {j}]", wrap(a)),
         (TensorOp::SumAxis(axis), [a]) => format!("sum({a}, {axis})"),
+        (TensorOp::SumKeepDims(axis), [a]) => format!("sum({a}, {axis}, keepdims)"),
+        (TensorOp::Outer, [a, b]) => format!("outer({a}, {b})"),
         (_, [a, b]) => format!("{} {name} {}", wrap(a), wrap(b)),
         _ => format!("{name}({})", operands.join(", ")),
     }

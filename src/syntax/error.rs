@@ -128,8 +128,9 @@ pub enum SyntaxError {
         /// The literal's text.
         text: String,
     },
-    /// A comparison, e.g. `x == 3`, `x <= 3`: gradcalc has none (`=` assigns).
-    #[error("`{op}` is not an operator: gradcalc has no comparisons")]
+    /// A comparison outside round brackets, e.g. `x == 3`, `y = x <= 3`:
+    /// gradcalc reads one only in brackets, `(x == 3)` (`=` assigns).
+    #[error("`{op}` compares only inside round brackets: `(a {op} b)` is 1 where it holds, else 0")]
     Comparison {
         /// The comparison operator.
         span: Span,
@@ -192,7 +193,9 @@ impl SyntaxError {
                 Some("remove this `)` or add a `(` before it".to_string())
             }
             SyntaxError::WrongBracket { expected, .. } => Some(format!("write `{expected}` here")),
-            SyntaxError::AdjacentNames { hint: Some(hint), .. } => Some(hint.clone()),
+            SyntaxError::AdjacentNames {
+                hint: Some(hint), ..
+            } => Some(hint.clone()),
             SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
                 // The same words as the parser's hint for `%`.
                 "`mod` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`"
@@ -213,10 +216,9 @@ impl SyntaxError {
                 Some(fix) => format!("write `{fix}`"),
                 None => "put `;` before the second statement".to_string(),
             }),
-            SyntaxError::Comparison { .. } => Some(
-                "`=` assigns (`x = 3`); `sign(a - b)` is -1, 0 or 1 as a is below, equal to or above b"
-                    .to_string(),
-            ),
+            SyntaxError::Comparison { op, .. } => Some(format!(
+                "`=` assigns (`x = 3`); write the comparison in brackets, e.g. `(x {op} 3)`"
+            )),
             SyntaxError::ImplicitAfterExponent { help, .. } => Some(help.clone()),
             SyntaxError::HigherDerivative { name, .. } => Some(format!(
                 "`{name}'(a)` is the first derivative of a one-argument function; `:grad` gives the gradient of the output"

@@ -1779,8 +1779,9 @@ fn a_command_given_a_non_name_says_so() {
     assert_eq!(events.last().unwrap()["value"], 2);
 }
 
-/// `x == 3` and the other comparisons are refused as comparisons, at the
-/// operator, not as "an operand after `=`" with a help about names left of `=`.
+/// `x == 3` and the other comparisons outside brackets are refused as
+/// comparisons, at the operator, not as "an operand after `=`" with a help
+/// about names left of `=`; in brackets they are read (`tensor_rules.rs`).
 #[test]
 fn comparisons_are_refused_as_comparisons() {
     for (statement, op, column) in [
@@ -1797,7 +1798,9 @@ fn comparisons_are_refused_as_comparisons() {
         let error = events.last().unwrap();
         assert_eq!(
             error["message"],
-            format!("`{op}` is not an operator: gradcalc has no comparisons"),
+            format!(
+                "`{op}` compares only inside round brackets: `(a {op} b)` is 1 where it holds, else 0"
+            ),
             "{statement}"
         );
         assert_eq!(error["column"], column, "{statement}");

@@ -428,7 +428,7 @@ fn the_live_page_shows_a_tensor_output() {
     assert_eq!(status(&page), "HTTP/1.1 200 OK");
     assert_contains(&page, "W 2×2");
     assert_contains(&page, "value [[1, 2],");
-    assert_contains(&page, "∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2");
+    assert_contains(&page, "∂L/∂W += outer(upstream, x)   outer((2), (2)) → 2×2");
     assert_contains(&page, "grad [[0.7864, -0.7864],");
     served.repl.line(":serve stop", "stopped serving");
 }

@@ -24,7 +24,7 @@ pub enum Rule {
         position: usize,
     },
     /// A matrix product's operand: for the left factor `A` of `A @ B`,
-    /// `upstream · Bᵀ`; for the right factor, `Aᵀ · upstream`. `factors` are
+    /// `upstream @ Bᵀ`; for the right factor, `Aᵀ @ upstream`. `factors` are
     /// the two factors of that product as matrices (a vector is a row or a
     /// column as it stands in `A @ B`), `result` their product's shape
     /// before it takes the operand's shape.
@@ -47,6 +47,18 @@ pub enum Rule {
         /// The summed axis, or `None` for the sum of everything.
         axis: Option<usize>,
     },
+    /// The upstream, which kept the summed axis with size 1, broadcast back
+    /// to the operand's shape (`sum(W, axis, keepdims)`).
+    BroadcastKept {
+        /// The summed axis.
+        axis: usize,
+    },
+    /// An operand of the outer product `outer(u, x)`: `upstream @ x` to
+    /// `u`, `u @ upstream` to `x`.
+    Outer {
+        /// Which operand: [`Side::Left`] is `u`.
+        side: Side,
+    },
     /// `upstream / count` broadcast to the operand's shape (`mean`).
     Mean {
         /// How many elements were averaged.
@@ -57,7 +69,7 @@ pub enum Rule {
         /// The row-major index of the first maximum.
         index: usize,
     },
-    /// `p ⊙ (upstream − (p·upstream))`, `p` the softmax, per row.
+    /// `p ⊙ (upstream − sum(p ⊙ upstream))`, `p` the softmax, per row.
     Softmax,
     /// `upstream ⊙ softmax(z)`, per row.
     LogSumExp,
@@ -66,9 +78,9 @@ pub enum Rule {
 /// Which factor of a matrix product `A @ B` an operand is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
-    /// `A`: receives `upstream · Bᵀ`.
+    /// `A`: receives `upstream @ Bᵀ`.
     Left,
-    /// `B`: receives `Aᵀ · upstream`.
+    /// `B`: receives `Aᵀ @ upstream`.
     Right,
 }
 
@@ -234,6 +246,8 @@ impl TensorGraph {
                 | TensorOp::Index2(_, _)
                 | TensorOp::Sum
                 | TensorOp::SumAxis(_)
+                | TensorOp::SumKeepDims(_)
+                | TensorOp::Outer
                 | TensorOp::Mean
                 | TensorOp::Max
                 | TensorOp::Softmax
@@ -293,6 +307,32 @@ impl TensorGraph {
                 Rule::Broadcast { axis: Some(axis) },
                 sum_axis_vjp(shape, axis, up),
             ),
+            // The kept axis of size 1 holds the same numbers as the dropped one.
+            TensorOp::SumKeepDims(axis) => {
+                (Rule::BroadcastKept { axis }, sum_axis_vjp(shape, axis, up))
+            }
+            TensorOp::Outer => {
+                let (u, x) = (a.data(), self.value(operands[1]).data());
+                let n = x.len();
+                if position == 0 {
+                    // (upstream @ x)[i] = Σⱼ upstream[i, j]·x[j].
+                    let g = up
+                        .chunks(n.max(1))
+                        .take(u.len())
+                        .map(|row| row.iter().zip(x).map(|(g, x)| g * x).sum())
+                        .collect();
+                    (Rule::Outer { side: Side::Left }, g)
+                } else {
+                    // (u @ upstream)[j] = Σᵢ u[i]·upstream[i, j].
+                    let mut g = vec![0.0; n];
+                    for (&u, row) in u.iter().zip(up.chunks(n.max(1))) {
+                        for (g, &v) in g.iter_mut().zip(row) {
+                            *g += u * v;
+                        }
+                    }
+                    (Rule::Outer { side: Side::Right }, g)
+                }
+            }
             TensorOp::Mean => {
                 let count = shape.len();
                 (Rule::Mean { count }, vec![up[0] / count as f64; count])
@@ -378,8 +418,8 @@ fn elementwise_vjp(
     }
 }
 
-/// The matrix product's vector–Jacobian products: `upstream · Bᵀ` to `A`,
-/// `Aᵀ · upstream` to `B`, with the factors as matrices (a vector a row on
+/// The matrix product's vector–Jacobian products: `upstream @ Bᵀ` to `A`,
+/// `Aᵀ @ upstream` to `B`, with the factors as matrices (a vector a row on
 /// the left, a column on the right).
 fn matmul_vjp(a: &Tensor, b: &Tensor, position: usize, upstream: &Tensor) -> (Rule, Vec<f64>) {
     let (fa, fb) = matmul_factors(a, b);

@@ -56,7 +56,8 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
             Some((level, _)) => level,
             None => &mut top,
         };
-        if problem.is_none() {
+        // A comparison inside round brackets is read (`(u > 0)`).
+        if problem.is_none() && at_top {
             problem = comparison(text, offset, prev, Some(token));
         }
         if problem.is_none() {
