@@ -293,3 +293,18 @@ fn a_transcript_records_the_checks_and_reruns_to_the_same_numbers() {
     );
     assert_contains(&md, "> o = tanh(x1*w1 + x2*w2 + b)\no = 0.7071067812\n");
 }
+
+#[test]
+fn the_terminal_checks_an_answer_and_keeps_the_session() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = crate::pty::Repl::start(state.path());
+    repl.line("x = 3; y = 1.03*x^2", "y = 9.27");
+    repl.prompt();
+    // dy/dx = 2.06·x = 6.18, 3 % above 6; y = 9.27 exactly as computed.
+    repl.line(":expect dy/dx = 6", "off by 3 %");
+    repl.prompt();
+    repl.line(":expect y = 9.27", "y: correct");
+    repl.prompt();
+    repl.line("ans", "9.27");
+    repl.leave();
+}
