@@ -40,10 +40,12 @@
 pub mod driver;
 pub mod engine;
 pub mod files;
+pub mod homework;
 pub mod interrupt;
 pub mod render;
 #[cfg(feature = "cli")]
 pub mod repl;
 pub mod session;
 pub mod syntax;
+pub mod transcript;
 pub mod web;

@@ -100,6 +100,27 @@ struct Args {
     #[arg(long)]
     allow_writes_anywhere: bool,
 
+    /// Print the file students receive from a TA's KEY: each `:expect`'s
+    /// value replaced by a salted hash, `# solution` blocks left out (docs/homework.md)
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["files", "eval", "interactive", "lines", "assignment"])]
+    seal: Option<PathBuf>,
+
+    /// Print an assignment's problems (text, starting code, what is checked)
+    /// as Markdown, without running it
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "eval", "interactive", "lines"])]
+    assignment: Option<PathBuf>,
+
+    /// Run the one FILE in a fresh session and print its transcript for
+    /// grading: inputs, outputs, checks and the time, as JSON Lines (`jsonl`,
+    /// for `--check-transcript` and autograders) or Markdown (`md`)
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "files", conflicts_with_all = ["eval", "interactive", "lines", "seal", "assignment"])]
+    transcript: Option<TranscriptFormat>,
+
+    /// Run a JSON Lines transcript's inputs again and say whether they give
+    /// the same events and numbers (exit status 1 if not)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "eval", "interactive", "lines", "seal", "assignment", "transcript"])]
+    check_transcript: Option<PathBuf>,
+
     /// Instead of running statements: print a completion script or the
     /// manual page (a script named like one is run as `./completions`)
     #[command(subcommand)]
@@ -137,6 +158,14 @@ fn print_tool(tool: &Tool) -> u8 {
         Ok(()) => 0,
         Err(error) => output_failed(&error),
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TranscriptFormat {
+    /// JSON Lines: a `transcript` line, each `input` and its events, the `checks`
+    Jsonl,
+    /// Markdown for people
+    Md,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -230,6 +259,148 @@ fn fail_early(
     }
 }
 
+/// `--seal KEY` (`seal`) or `--assignment FILE`: reads the file and prints
+/// the sealed file or the problems. Returns the exit status: 1 when the key
+/// does not seal, 2 when the file cannot be read.
+fn homework_file(path: &std::path::Path, seal: bool, json: bool) -> u8 {
+    let (shown, source) = match read_named(path, json) {
+        Ok(read) => read,
+        Err(status) => return status,
+    };
+    let text = if seal {
+        match gradcalc::homework::seal(&source, fresh_salt) {
+            Ok(text) => text,
+            Err(error) => {
+                let (line, column) = gradcalc::render::line_column(&source, error.span.start);
+                let _ = writeln!(
+                    io::stderr(),
+                    "gradcalc: {shown}:{line}:{column}: {}",
+                    error.message
+                );
+                return 1;
+            }
+        }
+    } else {
+        gradcalc::homework::assignment(&source).markdown()
+    };
+    match printer_out().write_all(text.as_bytes()) {
+        Ok(()) => 0,
+        Err(error) => output_failed(&error),
+    }
+}
+
+/// The file at `path` as text, with its name as shown; or, when it cannot be
+/// read, the exit status after saying so ([`fail_early`]).
+fn read_named(path: &std::path::Path, json: bool) -> Result<(String, String), u8> {
+    let shown = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((shown, text)),
+        Err(error) => {
+            let message = format!("cannot read {shown}: {error}");
+            Err(fail_early(json, (ErrorCode::Read, &message), &shown, None))
+        }
+    }
+}
+
+/// `--transcript FORMAT FILE`: prints FILE's transcript. Returns the exit
+/// status: 2 when there is not one FILE or it cannot be read.
+fn transcript_of(files: &[PathBuf], format: TranscriptFormat, json: bool) -> u8 {
+    let [path] = files else {
+        let message = "--transcript records one FILE";
+        return fail_early(json, (ErrorCode::Usage, message), "<arguments>", None);
+    };
+    let (shown, source) = match read_named(path, json) {
+        Ok(read) => read,
+        Err(status) => return status,
+    };
+    let transcript = gradcalc::transcript::record(&source, &shown, &now_rfc3339());
+    let text = match format {
+        TranscriptFormat::Jsonl => transcript.json_lines(),
+        TranscriptFormat::Md => transcript.markdown(),
+    };
+    match printer_out().write_all(text.as_bytes()) {
+        Ok(()) => 0,
+        Err(error) => output_failed(&error),
+    }
+}
+
+/// `--check-transcript FILE`: reruns it and prints whether it reproduces.
+/// Returns the exit status: 0 when it does, 1 when not, 2 when the file
+/// cannot be read or is not a transcript.
+fn check_transcript(path: &std::path::Path, json: bool) -> u8 {
+    let (shown, text) = match read_named(path, json) {
+        Ok(read) => read,
+        Err(status) => return status,
+    };
+    let rerun = match gradcalc::transcript::rerun(&text) {
+        Ok(rerun) => rerun,
+        Err(message) => {
+            let message = format!("{shown}: {message}");
+            return fail_early(json, (ErrorCode::Read, &message), &shown, None);
+        }
+    };
+    let mut out = String::new();
+    let t = rerun.tally;
+    if rerun.differences.is_empty() {
+        out.push_str(&format!(
+            "{shown}: reproduces: {} statements give the same events and numbers; checks: {} correct, {} wrong, {} of the wrong shape, {} not answered\n",
+            rerun.statements, t.correct, t.wrong, t.wrong_shape, t.unanswered
+        ));
+    } else {
+        out.push_str(&format!(
+            "{shown}: does not reproduce: {} of {} statements differ\n",
+            rerun.differences.len(),
+            rerun.statements
+        ));
+        for (number, statement, difference) in &rerun.differences {
+            out.push_str(&format!(
+                "  statement {number} `{statement}`: {difference}\n"
+            ));
+        }
+    }
+    match printer_out().write_all(out.as_bytes()) {
+        Ok(()) => u8::from(!rerun.differences.is_empty()),
+        Err(error) => output_failed(&error),
+    }
+}
+
+/// Now as RFC 3339 in UTC (`2026-12-05T04:55:00Z`), from the system clock
+/// (days to a civil date by Howard Hinnant's `civil_from_days`).
+fn now_rfc3339() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// 16 bytes from the operating system's random source, the salt of one
+/// sealed answer (`getrandom`); the clock's nanoseconds if it fails.
+fn fresh_salt() -> [u8; 16] {
+    let mut salt = [0u8; 16];
+    if getrandom::fill(&mut salt).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        salt = nanos.to_le_bytes();
+    }
+    salt
+}
+
 /// The exit status when the reader of the output went away: what a shell shows
 /// for a program ended by SIGPIPE (128 + 13). Nothing is printed.
 const CLOSED_PIPE_STATUS: u8 = 141;
@@ -246,6 +417,15 @@ fn output_failed(error: &io::Error) -> u8 {
 
 /// Chooses the mode and runs it; returns the exit status.
 fn run(args: Args) -> u8 {
+    if let Some(path) = args.seal.as_ref().or(args.assignment.as_ref()) {
+        return homework_file(path, args.seal.is_some(), args.json);
+    }
+    if let Some(format) = args.transcript {
+        return transcript_of(&args.files, format, args.json);
+    }
+    if let Some(path) = &args.check_transcript {
+        return check_transcript(path, args.json);
+    }
     // Ctrl-C stops the running statement; in a batch run the process then ends
     // with status 130 (the REPL keeps the session instead).
     interrupt::install();

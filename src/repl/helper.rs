@@ -233,7 +233,7 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
                 Arg::Keyword(words) => candidates.extend(words.iter().map(|w| plain(w))),
                 Arg::Numbered(flag) | Arg::Setting(flag) => candidates.push(plain(flag)),
                 Arg::Digits => candidates.push(plain("full")),
-                Arg::Port | Arg::Whole => {}
+                Arg::Port | Arg::Whole | Arg::Text => {}
                 Arg::File | Arg::Range => {}
             }
         }

@@ -36,6 +36,9 @@ pub enum Arg {
     /// This word, in any position, followed by a number (`--step 3`); the
     /// handler reads the number.
     Numbered(&'static str),
+    /// The rest of the line, any words (`:expect ∂L/∂W = 0.5`); the handler
+    /// reads the statement's text.
+    Text,
     /// A word starting with this key, in any position, with its value after
     /// the `=` (`lr=0.5`, the key written with its `=`); the handler reads
     /// the value.
@@ -169,6 +172,9 @@ pub struct Traits {
     /// Reads a script file (`:load`): where the front end cannot open files
     /// by name (the playground), it asks the user to pick one instead.
     pub reads_script: bool,
+    /// Checks an answer (`:expect`): `gradcalc --seal` replaces its
+    /// expected value by a salted hash (`crate::homework`).
+    pub checks_answer: bool,
     /// Moves the leaves named after its first three arguments and nothing
     /// else (`:descend LOSS lr=R steps=N P…`, as its log entry writes it):
     /// a checkpoint of the log keeps the leaves' values in its place
@@ -187,6 +193,7 @@ pub const PLAIN: Traits = Traits {
     bare: &[],
     frees_memory: false,
     reads_script: false,
+    checks_answer: false,
     moves_params: false,
 };
 
@@ -678,6 +685,22 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
     },
     CommandSpec {
+        name: "expect",
+        aliases: &[],
+        usage: "QUANTITY [= VALUE] [tol=T]",
+        help: "check an answer: QUANTITY (a variable, a gradient `∂L/∂W1` or `dL/dW1`, any expression) against VALUE within T (1e-6 if not given), or against the salted hash `gradcalc --seal` wrote in its place (`sealed=…`); says correct, off by N % (with VALUE), wrong (sealed), wrong shape, or not answered yet (docs/homework.md)",
+        params: &[required(Arg::Text)],
+        writes: false,
+        traits: Traits {
+            checks_answer: true,
+            ..PLAIN
+        },
+        takes: "takes what to check and its expected value",
+        example: "e.g. `:expect ∂L/∂w = 0.5 tol=1e-6`",
+        tensors: TensorCommand::Any,
+        run: |s, c, e| s.expect_command(c, e),
+    },
+    CommandSpec {
         name: "quit",
         aliases: &["exit", "q"],
         usage: "",
@@ -915,7 +938,7 @@ impl<'a> Command<'a> {
         for param in spec.params {
             let take = match (param.arg, param.optional) {
                 (Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_), _) => continue,
-                (Arg::Names, _) => {
+                (Arg::Names | Arg::Text, _) => {
                     let all = extra;
                     extra = 0;
                     all
@@ -945,9 +968,13 @@ impl<'a> Command<'a> {
                 return Err(self.not_a_name(word, param.arg));
             }
             match param.arg {
-                Arg::Name | Arg::Names | Arg::Topic | Arg::Digits | Arg::Port | Arg::Whole => {
-                    self.names.extend(taken)
-                }
+                Arg::Name
+                | Arg::Names
+                | Arg::Text
+                | Arg::Topic
+                | Arg::Digits
+                | Arg::Port
+                | Arg::Whole => self.names.extend(taken),
                 Arg::File => self.file = taken.first().copied(),
                 Arg::Range => self.range = Some((taken[0], taken[1])),
                 Arg::Keyword(_) | Arg::Numbered(_) | Arg::Setting(_) => {}
@@ -1166,7 +1193,7 @@ fn flags(spec: &CommandSpec) -> Vec<&'static str> {
 fn width(arg: Arg) -> usize {
     match arg {
         Arg::Range => 2,
-        Arg::Names | Arg::Setting(_) => 0,
+        Arg::Names | Arg::Text | Arg::Setting(_) => 0,
         Arg::Name
         | Arg::File
         | Arg::Topic
@@ -1224,7 +1251,7 @@ pub fn next_args(spec: &CommandSpec, typed: &[&str]) -> Vec<Arg> {
                 }
                 continue;
             }
-            Arg::Names if starts.iter().any(|&s| s <= count) => next.push(param.arg),
+            Arg::Names | Arg::Text if starts.iter().any(|&s| s <= count) => next.push(param.arg),
             arg if starts.iter().any(|&s| s <= count && count < s + width(arg)) => next.push(arg),
             _ => {}
         }
@@ -1341,6 +1368,7 @@ mod tests {
                 let shown = match param.arg {
                     Arg::Name => "NAME",
                     Arg::Names => "NAMES",
+                    Arg::Text => "QUANTITY",
                     Arg::File => "FILE",
                     Arg::Topic => "TOPIC",
                     Arg::Range => "FROM TO",

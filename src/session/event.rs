@@ -329,6 +329,7 @@ macro_rules! short_events {
             | Event::Check { .. }
             | Event::Paths { .. }
             | Event::Wrote { .. }
+            | Event::Homework(_)
     };
 }
 pub(crate) use short_events;
@@ -569,6 +570,10 @@ pub enum Event {
     /// `repeat`, `hessian`, `diff`), so the variant adds no tag of its own.
     #[serde(untagged)]
     Calculus(super::CalculusEvent),
+    /// `:expect` (`homework.rs`): an answer checked; serializes with its
+    /// own `kind` (`expect`).
+    #[serde(untagged)]
+    Homework(super::homework::HomeworkEvent),
 }
 
 // ---------------------------------------------------------------------------

@@ -25,6 +25,7 @@ mod formula;
 mod gradients;
 mod help;
 mod hints;
+pub mod homework;
 mod listings;
 mod literal;
 mod memory;
@@ -156,6 +157,9 @@ pub struct Session {
     journal: undo::Journal,
     /// Vectors and matrices: their graph and names (`tensors.rs`).
     tensors: tensors::Tensors,
+    /// The running command's text and where it starts in its source, for
+    /// a command that reads its line whole (`:expect`, `homework.rs`).
+    command_text: (usize, String),
     /// Where files may be written (the command line's `--allow-writes…`):
     /// checked, with [`Session::from_script`], before work whose result goes
     /// to a file (`:repeat N FILE.svg`), so that a file that cannot be
@@ -447,6 +451,8 @@ impl Session {
                 self.define(&name, &params, body, text, &mut events)?;
             }
             Statement::Command { name, args } => {
+                let span = located.span;
+                self.command_text = (span.start, source[span.start..span.end].to_string());
                 self.command(&name, &args, &mut events)?;
             }
             Statement::Repeat(repeat) => {

@@ -23,6 +23,7 @@ mod engine_chain;
 mod examples;
 mod fuzz_regressions;
 mod hints;
+mod homework;
 mod hostile;
 mod kernel;
 mod library;

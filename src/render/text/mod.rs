@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 mod calculus;
+mod homework;
 mod listings;
 mod paint;
 mod tensor_steps;
@@ -194,6 +195,7 @@ fn render_unicode(
             let _ = writeln!(out, "wrote {what} to {} ({bytes} bytes)", p.name(path));
         }
         Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
+        Event::Homework(event) => out.push_str(&homework::render(event, &p)),
         Event::Picture { target: None, .. }
         | Event::TraceTable { target: None, .. }
         | Event::Plot { target: None, .. } => out.push_str(&shown_here(event, session, &p)),
