@@ -30,6 +30,8 @@ use super::{
     CONSTANTS, Event, Number, PictureFormat, RESULT_NAMES, Session, SessionError, nearest,
 };
 
+mod functions;
+
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
 pub(super) const TENSOR_FUNCTIONS: [&str; 9] = [
@@ -299,6 +301,7 @@ impl Session {
             ExprKind::Call(call) => {
                 [LIST, INDEX, MATMUL].contains(&call.name.as_str())
                     || TENSOR_FUNCTIONS.contains(&call.name.as_str())
+                    || functions::is_batch_callee(call.name.as_str())
             }
             _ => false,
         })
@@ -500,10 +503,13 @@ impl Session {
     fn tensor_call(
         &mut self,
         call: &Call,
-        args: Vec<TValue>,
+        mut args: Vec<TValue>,
         tree: &ExprTree,
         span: Span,
     ) -> Result<TValue, SessionError> {
+        if let Some(value) = self.batch_call(call, &mut args, tree, span)? {
+            return Ok(value);
+        }
         let name = call.name.as_str();
         let arity = |expected: &str, ok: bool| {
             if ok {
@@ -1610,7 +1616,7 @@ impl Session {
                         // A function of two (`max(W, 0)`, `pow(x, 3)`) as called.
                         _ if info.name.starts_with(char::is_alphabetic) => format!(
                             "{}({}, {})",
-                            info.name,
+                            functions::elementwise_name(op),
                             labels[graph.operands(id)[0].index()],
                             labels[graph.operands(id)[1].index()]
                         ),
@@ -1624,7 +1630,15 @@ impl Session {
                 TensorOp::SumAxis(axis) => {
                     format!("sum({}, {axis})", labels[graph.operands(id)[0].index()])
                 }
-                op => format!("{}({})", op_name(op), labels[graph.operands(id)[0].index()]),
+                op => {
+                    let of: Vec<&str> = graph
+                        .operands(id)
+                        .iter()
+                        .map(|o| labels[o.index()].as_str())
+                        .collect();
+                    functions::batch_label(op, &of, graph.shape(graph.operands(id)[0]))
+                        .unwrap_or_else(|| format!("{}({})", op_name(op), of[0]))
+                }
             };
             labels.push(if label.chars().count() > 24 {
                 legend.push(TensorName {
@@ -1762,14 +1776,13 @@ fn rule_text(
             format!("upstream / {count}, broadcast"),
             format!("{} → {input}", node.parenthesized()),
         ),
-        Rule::FirstMax { index } => (
-            format!(
-                "upstream at {} (the first maximum, row by row), 0 elsewhere",
-                match *input.dims() {
-                    [_, n] => format!("[{}, {}]", index / n.max(1), index % n.max(1)),
-                    _ => format!("[{index}]"),
-                }
-            ),
+        Rule::Extremum { .. }
+        | Rule::ExtremumAlong { .. }
+        | Rule::MeanAlong { .. }
+        | Rule::LogSoftmax
+        | Rule::CrossEntropy { .. }
+        | Rule::NoGradient => (
+            functions::batch_rule_text(rule, operands, input),
             format!("{} → {input}", node.parenthesized()),
         ),
         // Of a matrix, each row on its own: the row's upstream (one number

@@ -128,12 +128,13 @@ pub enum SyntaxError {
         /// The literal's text.
         text: String,
     },
-    /// A comparison, e.g. `x == 3`, `x <= 3`: gradcalc has none (`=` assigns).
-    #[error("`{op}` is not an operator: gradcalc has no comparisons")]
+    /// A comparison written with a mathematical sign, `x ≤ 3`: the
+    /// comparisons are typed `<=`, `>=`, `!=`.
+    #[error("`{op}` is not an operator: type the comparison as `<=`, `>=` or `!=`")]
     Comparison {
         /// The comparison operator.
         span: Span,
-        /// Its text: `==`, `!=`, `<`, `>`, `<=`, `>=`, `≤`, `≥` or `≠`.
+        /// Its text: `≤`, `≥` or `≠`.
         op: String,
     },
     /// An implicit product right after an exponent, e.g. `e^-2x`, `x^2y`,
@@ -192,7 +193,9 @@ impl SyntaxError {
                 Some("remove this `)` or add a `(` before it".to_string())
             }
             SyntaxError::WrongBracket { expected, .. } => Some(format!("write `{expected}` here")),
-            SyntaxError::AdjacentNames { hint: Some(hint), .. } => Some(hint.clone()),
+            SyntaxError::AdjacentNames {
+                hint: Some(hint), ..
+            } => Some(hint.clone()),
             SyntaxError::AdjacentNames { right, .. } if right == "mod" => Some(
                 // The same words as the parser's hint for `%`.
                 "`mod` is not an operator: gradcalc has no remainder; use `x - b*floor(x/b)`"
@@ -213,10 +216,14 @@ impl SyntaxError {
                 Some(fix) => format!("write `{fix}`"),
                 None => "put `;` before the second statement".to_string(),
             }),
-            SyntaxError::Comparison { .. } => Some(
-                "`=` assigns (`x = 3`); `sign(a - b)` is -1, 0 or 1 as a is below, equal to or above b"
-                    .to_string(),
-            ),
+            SyntaxError::Comparison { op, .. } => Some(format!(
+                "write `{}`: a comparison gives 1 where it holds and 0 where not (`mean(argmax(Z, 1) == y)` is an accuracy)",
+                match op.as_str() {
+                    "≤" => "<=",
+                    "≥" => ">=",
+                    _ => "!=",
+                }
+            )),
             SyntaxError::ImplicitAfterExponent { help, .. } => Some(help.clone()),
             SyntaxError::HigherDerivative { name, .. } => Some(format!(
                 "`{name}'(a)` is the first derivative of a one-argument function; `:grad` gives the gradient of the output"

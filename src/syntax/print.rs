@@ -15,10 +15,12 @@
 use std::fmt;
 
 use super::ast::{
-    AssignOp, BinaryOp, Call, ExprId, ExprKind, ExprTree, INDEX, LIST, MATMUL, Statement, UnaryOp,
+    AssignOp, BinaryOp, COMPARISONS, Call, ExprId, ExprKind, ExprTree, INDEX, LIST, MATMUL, SLICE,
+    SLICE_ALL, SLICE_FROM, SLICE_TO, Statement, UnaryOp, keyword_of,
 };
 
 /// Binding strength of what a node prints as, lowest first (docs/language.md §2).
+const COMPARISON: u8 = 0;
 const SUM: u8 = 1;
 const PRODUCT: u8 = 2;
 const SIGN: u8 = 3;
@@ -37,6 +39,7 @@ fn strength(tree: &ExprTree, id: ExprId) -> u8 {
     match &tree.get(id).kind {
         ExprKind::Number(x) if x.is_sign_negative() && !x.is_nan() => SIGN,
         ExprKind::Call(call) if call.name == MATMUL => PRODUCT,
+        ExprKind::Call(call) if COMPARISONS.contains(&call.name.as_str()) => COMPARISON,
         ExprKind::Number(_) | ExprKind::Name(_) | ExprKind::Call { .. } => ATOM,
         ExprKind::Unary { .. } => SIGN,
         ExprKind::Binary { op, .. } => match op {
@@ -124,6 +127,36 @@ impl fmt::Display for ExprTree {
                             f.write_str("[")?;
                             stack.push(Work::Text("]"));
                             push_args(&mut stack, args);
+                            continue;
+                        }
+                        (op, [lhs, rhs]) if COMPARISONS.contains(&op) => {
+                            stack.push(Work::Node(*rhs, SUM));
+                            stack.push(Work::Text(match op {
+                                "==" => " == ",
+                                "!=" => " != ",
+                                "<" => " < ",
+                                "<=" => " <= ",
+                                ">" => " > ",
+                                _ => " >= ",
+                            }));
+                            stack.push(Work::Node(*lhs, SUM));
+                            continue;
+                        }
+                        (SLICE | SLICE_FROM | SLICE_TO | SLICE_ALL, _) => {
+                            if let Some(&end) = args.get(usize::from(name.as_str() != SLICE_TO)) {
+                                stack.push(Work::Node(end, 0));
+                            }
+                            stack.push(Work::Text(":"));
+                            if let (SLICE | SLICE_FROM, Some(&start)) =
+                                (name.as_str(), args.first())
+                            {
+                                stack.push(Work::Node(start, 0));
+                            }
+                            continue;
+                        }
+                        (callee, [value]) if keyword_of(callee).is_some() => {
+                            f.write_str(callee)?;
+                            stack.push(Work::Node(*value, 0));
                             continue;
                         }
                         (INDEX, [base, indices @ ..]) => {

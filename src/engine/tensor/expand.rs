@@ -4,6 +4,7 @@
 //! `∂nodeₒ/∂aₑ` of each output element `o` that depends on it (the nonzero
 //! entries of the op's Jacobian in that column).
 
+use super::batch;
 use super::kernels::{self, Strides};
 use super::ops::rows;
 use super::{TensorGraph, TensorId, TensorOp};
@@ -113,10 +114,64 @@ impl TensorGraph {
                 vec![term(output, 1.0)]
             }
             TensorOp::Mean => vec![term(0, 1.0 / input.len() as f64)],
-            TensorOp::Max => (kernels::argmax(a.data()) == Some(element))
-                .then(|| term(0, 1.0))
-                .into_iter()
-                .collect(),
+            TensorOp::Max | TensorOp::Min => {
+                let at = batch::ties(a.data(), self.op(node) == TensorOp::Max);
+                at.contains(&element)
+                    .then(|| term(0, 1.0 / at.len() as f64))
+                    .into_iter()
+                    .collect()
+            }
+            TensorOp::MeanAxis(axis) | TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis) => {
+                let lanes = batch::lanes(input.shape(), axis);
+                let o = lanes
+                    .iter()
+                    .position(|lane| lane.contains(&element))
+                    .expect("every element is in a lane");
+                let lane = &lanes[o];
+                match self.op(node) {
+                    TensorOp::MeanAxis(_) => vec![term(o, 1.0 / lane.len() as f64)],
+                    op => {
+                        let max = matches!(op, TensorOp::MaxAxis(_));
+                        (lane[batch::first_extremum(a.data(), lane, max)] == element)
+                            .then(|| term(o, 1.0))
+                            .into_iter()
+                            .collect()
+                    }
+                }
+            }
+            TensorOp::LogSoftmax => {
+                // ∂outⱼ/∂zₑ = δⱼₑ − pₑ, j along the row of e, p = exp(out).
+                let n = input.shape().as_matrix().1.max(1);
+                let start = element / n * n;
+                let p = out.data()[element].exp();
+                (start..start + n)
+                    .map(|o| term(o, if o == element { 1.0 - p } else { -p }))
+                    .collect()
+            }
+            TensorOp::CrossEntropy if position == 0 => {
+                // ∂L/∂Zᵢₑ = (softmax(Zᵢ)ₑ − [e = yᵢ])/n.
+                let y = self.value(operands[1]);
+                let n = input.shape().as_matrix().1.max(1);
+                let (i, e) = (element / n, element % n);
+                let row = rows(a).nth(i).expect("the element's row");
+                let mut p = Vec::with_capacity(n);
+                kernels::softmax_into(row, &mut p);
+                let hit = if y.data()[i] == e as f64 { 1.0 } else { 0.0 };
+                vec![term(0, (p[e] - hit) / y.len() as f64)]
+            }
+            TensorOp::Slice(first, second) => {
+                let (_, index) = batch::slice(input.shape(), first, second).expect("built");
+                index
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &i)| i == element)
+                    .map(|(o, _)| term(o, 1.0))
+                    .collect()
+            }
+            TensorOp::CrossEntropy
+            | TensorOp::Compare(_)
+            | TensorOp::ArgMax(_)
+            | TensorOp::OneHot(_) => Vec::new(),
             TensorOp::Softmax => {
                 // ∂pⱼ/∂zₑ = pⱼ·(δⱼₑ − pₑ), j along the row of e.
                 let n = input.shape().as_matrix().1.max(1);

@@ -46,6 +46,7 @@
 //! graph's interrupt ([`TensorGraph::set_interrupt`]) once a node.
 
 mod backward;
+mod batch;
 mod expand;
 mod graph;
 mod kernels;
@@ -59,6 +60,7 @@ mod gradcheck;
 mod tests;
 
 pub use backward::{Rule, Side, TensorContribution, TensorGradients, TensorStep};
+pub use batch::{Comparison, Select};
 pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};

@@ -7,6 +7,7 @@
 //! forward function and its numeric local derivative, with the same
 //! conventions at kinks, are the scalar table's, never written again here.
 
+use super::batch::{self, AxisReduction, Comparison, Select};
 use super::kernels::{self, Factor};
 use super::{Shape, ShapeError, Tensor};
 use crate::engine::{Arity, NodeId, Op, Shortcut};
@@ -50,11 +51,43 @@ pub enum TensorOp {
     SumAxis(usize),
     /// `mean(x)`: the mean of every element, shape `()` (nan for an empty tensor).
     Mean,
-    /// `max(x)`: the largest element, shape `()`; the gradient goes to the
-    /// first maximum only (PyTorch's `max()` picks one index too; numpy's
-    /// `argmax` is the first). nan propagates: the value is nan and the
-    /// gradient goes to the first nan.
+    /// `max(x)`: the largest element, shape `()`; the gradient is split
+    /// evenly among tied maxima (PyTorch's `max()` of a whole tensor,
+    /// `evenly_distribute_backward`). nan propagates: the value is nan and
+    /// the gradient goes to the first nan.
     Max,
+    /// `min(x)`: the smallest element, shape `()`; ties split as for [`TensorOp::Max`].
+    Min,
+    /// `mean(W, axis)`: the mean along an axis, which disappears (as [`TensorOp::SumAxis`]).
+    MeanAxis(usize),
+    /// `max(W, axis=a)`: the largest element along an axis, which
+    /// disappears; the gradient goes to the first maximum of each lane
+    /// (PyTorch's `max(x, dim)` returns that index; numpy's `argmax` is the first).
+    MaxAxis(usize),
+    /// `min(W, axis=a)`: as [`TensorOp::MaxAxis`], the smallest.
+    MinAxis(usize),
+    /// `argmax(x)` (the row-major position of the first maximum, shape
+    /// `()`) or `argmax(W, axis)` (each lane's, the axis disappears), as
+    /// whole numbers. It passes no gradient (piecewise constant).
+    ArgMax(Option<usize>),
+    /// `log_softmax(z)`: `zᵢ − logsumexp(z)` along the last axis, each row
+    /// of a matrix on its own, stably.
+    LogSoftmax,
+    /// `cross_entropy(Z, y)`: `n×k` scores and `n` integer labels (or `k`
+    /// scores and one label) → `()`, the mean over the rows of
+    /// `−log_softmax(Z)[i, yᵢ]` (PyTorch's `cross_entropy`, `reduction='mean'`).
+    /// The labels get no gradient.
+    CrossEntropy,
+    /// `onehot(y, k)`: `n` labels → `n×k` (one label → `k`), 1 at each
+    /// row's label, 0 elsewhere. It passes no gradient.
+    OneHot(usize),
+    /// `a == b`, `a < b`, …: 1 where the comparison holds, 0 where not,
+    /// with broadcasting. It passes no gradient.
+    Compare(Comparison),
+    /// `X[0:4]`, `X[:, 0]`, `X[1:]`, `x[2:5]`: a slice (rows, then columns
+    /// of a matrix; `None` takes every column). A range keeps its axis, an
+    /// index drops it. The gradient is scattered back to the positions taken.
+    Slice(Select, Option<Select>),
     /// `softmax(z)`: `exp(zᵢ)/Σ exp(zⱼ)` along the last axis: a vector's
     /// elements, each row of a matrix on its own (PyTorch's `dim=-1`); a
     /// scalar gives 1. Computed with the maximum subtracted, so nothing overflows.
@@ -187,8 +220,78 @@ impl TensorOp {
                 name: "max",
                 arity: TensorArity::Unary,
                 shape_rule: "→ ()",
-                backward_rule: "∂L/∂x = upstream at the first maximum, zeros elsewhere",
-                source: "PyTorch's max() backward (one index gets the gradient); numpy's argmax picks the first",
+                backward_rule: "∂L/∂x = upstream / t at each of the t tied maxima, zeros elsewhere",
+                source: "PyTorch's max() of a whole tensor (evenly_distribute_backward in derivatives.yaml)",
+            },
+            TensorOp::Min => &TensorOpInfo {
+                name: "min",
+                arity: TensorArity::Unary,
+                shape_rule: "→ ()",
+                backward_rule: "∂L/∂x = upstream / t at each of the t tied minima, zeros elsewhere",
+                source: "PyTorch's min() of a whole tensor (evenly_distribute_backward in derivatives.yaml)",
+            },
+            TensorOp::MeanAxis(_) => &TensorOpInfo {
+                name: "mean",
+                arity: TensorArity::Unary,
+                shape_rule: "mean(m×n, 0) → n, mean(m×n, 1) → m, mean(n, 0) → ()",
+                backward_rule: "∂L/∂W = upstream / (the axis's length), broadcast back along the axis",
+                source: "the chain rule: ∂(Σᵢ Wᵢⱼ / m)/∂Wᵢⱼ = 1/m",
+            },
+            TensorOp::MaxAxis(_) => &TensorOpInfo {
+                name: "max",
+                arity: TensorArity::Unary,
+                shape_rule: "max(m×n, axis=0) → n, axis=1 → m, max(n, axis=0) → ()",
+                backward_rule: "∂L/∂W = each lane's upstream at its first maximum, zeros elsewhere",
+                source: "PyTorch's max(x, dim) (value_selecting_reduction_backward at the returned index); numpy's argmax picks the first",
+            },
+            TensorOp::MinAxis(_) => &TensorOpInfo {
+                name: "min",
+                arity: TensorArity::Unary,
+                shape_rule: "min(m×n, axis=0) → n, axis=1 → m, min(n, axis=0) → ()",
+                backward_rule: "∂L/∂W = each lane's upstream at its first minimum, zeros elsewhere",
+                source: "PyTorch's min(x, dim) (value_selecting_reduction_backward at the returned index); numpy's argmin picks the first",
+            },
+            TensorOp::ArgMax(_) => &TensorOpInfo {
+                name: "argmax",
+                arity: TensorArity::Unary,
+                shape_rule: "argmax(x) → (), argmax(m×n, 0) → n, argmax(m×n, 1) → m",
+                backward_rule: "none: whole-number positions, piecewise constant",
+                source: "numpy's argmax (the first maximum); PyTorch's argmax is not differentiable",
+            },
+            TensorOp::LogSoftmax => &TensorOpInfo {
+                name: "log_softmax",
+                arity: TensorArity::Unary,
+                shape_rule: "the same shape (along the last axis: each row of a matrix)",
+                backward_rule: "∂L/∂z = upstream − softmax(z) ⊙ sum(upstream), per row",
+                source: SOFTMAX_SOURCE,
+            },
+            TensorOp::CrossEntropy => &TensorOpInfo {
+                name: "cross_entropy",
+                arity: TensorArity::Binary,
+                shape_rule: "(n×k scores, n labels) → (), (k scores, one label) → ()",
+                backward_rule: "∂L/∂Z = upstream ⊙ (softmax(Z) − onehot(y, k)) / n; the labels get none",
+                source: "Goodfellow et al., Deep Learning (2016), §6.2.2.3; PyTorch's cross_entropy (reduction='mean')",
+            },
+            TensorOp::OneHot(_) => &TensorOpInfo {
+                name: "onehot",
+                arity: TensorArity::Unary,
+                shape_rule: "onehot(n labels, k) → n×k, onehot(one label, k) → k",
+                backward_rule: "none: the labels are class indices",
+                source: "PyTorch's one_hot",
+            },
+            TensorOp::Compare(_) => &TensorOpInfo {
+                name: "comparison",
+                arity: TensorArity::Binary,
+                shape_rule: "the operands' shapes broadcast (numpy)",
+                backward_rule: "none: 0/1, piecewise constant",
+                source: "numpy's comparison ufuncs; PyTorch's comparisons do not require grad",
+            },
+            TensorOp::Slice(_, _) => &TensorOpInfo {
+                name: "slice",
+                arity: TensorArity::Unary,
+                shape_rule: "a range start:end keeps its axis (end − start long), an index drops it",
+                backward_rule: "∂L/∂X = upstream placed at the positions taken, zeros elsewhere",
+                source: "the chain rule: the taken elements have local derivative 1, the rest 0 (numpy's basic slicing)",
             },
             TensorOp::Softmax => &TensorOpInfo {
                 name: "softmax",
@@ -287,12 +390,41 @@ impl TensorOp {
                     axis,
                 }),
             },
-            TensorOp::Max => nonempty(self, a).map(|()| Shape::scalar()),
+            TensorOp::Max | TensorOp::Min | TensorOp::ArgMax(None) => {
+                nonempty(self, a).map(|()| Shape::scalar())
+            }
+            TensorOp::MeanAxis(axis) => batch::axis_shape("mean", a, axis),
+            TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis) | TensorOp::ArgMax(Some(axis)) => {
+                let out = batch::axis_shape(self.info().name, a, axis)?;
+                nonempty(self, a).map(|()| out)
+            }
+            TensorOp::LogSoftmax => nonempty(self, a).map(|()| a),
+            TensorOp::CrossEntropy => batch::cross_entropy_shape(a, inputs[1]),
+            TensorOp::OneHot(k) => batch::onehot_shape(a, k),
+            TensorOp::Compare(c) => Shape::broadcast(c.symbol(), a, inputs[1]),
+            TensorOp::Slice(first, second) => batch::slice(a, first, second).map(|(s, _)| s),
             TensorOp::Softmax => nonempty(self, a).map(|()| a),
             TensorOp::LogSumExp => nonempty(self, a).map(|()| match *a.dims() {
                 [m, _] => Shape::vector(m),
                 _ => Shape::scalar(),
             }),
+        }
+    }
+
+    /// Checks the operands' values where the op needs more than their
+    /// shapes: the labels of `cross_entropy` and `onehot` are class indices.
+    ///
+    /// # Errors
+    /// [`ShapeError::Label`] for the first label that is not a class.
+    pub(super) fn check_values(self, inputs: &[&Tensor]) -> Result<(), ShapeError> {
+        match self {
+            TensorOp::CrossEntropy => batch::check_labels(
+                "cross_entropy",
+                inputs[1],
+                batch::classes(inputs[0].shape()),
+            ),
+            TensorOp::OneHot(k) => batch::check_labels("onehot", inputs[0], k),
+            _ => Ok(()),
         }
     }
 
@@ -327,9 +459,22 @@ impl TensorOp {
             TensorOp::Sum => vec![kernels::sum(a.data())],
             TensorOp::SumAxis(axis) => sum_axis(a, axis),
             TensorOp::Mean => vec![kernels::sum(a.data()) / a.len() as f64],
-            TensorOp::Max => {
-                let first = kernels::argmax(a.data()).expect("checked nonempty");
-                vec![a.data()[first]]
+            TensorOp::Max | TensorOp::Min => {
+                let at = batch::ties(a.data(), self == TensorOp::Max);
+                vec![a.data()[at[0]]]
+            }
+            TensorOp::MeanAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Mean),
+            TensorOp::MaxAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Max),
+            TensorOp::MinAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Min),
+            TensorOp::ArgMax(Some(axis)) => batch::reduce_axis(a, axis, AxisReduction::ArgMax),
+            TensorOp::ArgMax(None) => vec![batch::argmax_all(a)],
+            TensorOp::LogSoftmax => batch::log_softmax(a),
+            TensorOp::CrossEntropy => vec![batch::cross_entropy(a, inputs[1])],
+            TensorOp::OneHot(k) => batch::onehot(a, k),
+            TensorOp::Compare(c) => kernels::zip(a, inputs[1], out, |x, y| c.apply(x, y)),
+            TensorOp::Slice(first, second) => {
+                let (_, index) = batch::slice(a.shape(), first, second).expect("checked shape");
+                index.iter().map(|&i| a.data()[i]).collect()
             }
             TensorOp::Softmax => {
                 let mut p = Vec::with_capacity(a.len());

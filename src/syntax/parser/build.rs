@@ -8,7 +8,7 @@ use pest::iterators::Pair;
 
 use super::super::ast::{
     AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, INDEX, Ident, LIST, Located,
-    MATMUL, Name, Repeat, Span, Statement, UnaryOp,
+    MATMUL, Name, Repeat, SLICE, SLICE_ALL, SLICE_FROM, SLICE_TO, Span, Statement, UnaryOp,
 };
 use super::super::lexer::{is_name, normalize_name, superscript_value};
 use super::Rule;
@@ -18,6 +18,7 @@ use super::prescan::number_value;
 ///
 /// | level | operators | associativity |
 /// |---|---|---|
+/// | 0 | `==` `!=` `<` `<=` `>` `>=` | left |
 /// | 1 | `+` `-` | left |
 /// | 2 | `*` `/` | left |
 /// | 3 | a sign `-x` `+x` | prefix: binds up to the next `+ - * /` (`-2x` = −(2x), `-2^2` = −4) |
@@ -41,6 +42,7 @@ use super::prescan::number_value;
 /// operand just below its level.
 fn binding(rule: Rule) -> Option<Binding> {
     Some(match rule {
+        Rule::compare => Binding::Infix { level: 5, right: 5 },
         Rule::add | Rule::sub => Binding::Infix {
             level: 10,
             right: 10,
@@ -167,7 +169,16 @@ impl Builder {
                 Some(Binding::Infix { level, right }) if level > floor => {
                     let op = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
                     let rhs = self.fold_above(pairs, right);
-                    lhs = self.infix(lhs, op.as_rule(), rhs);
+                    lhs = if op.as_rule() == Rule::compare {
+                        // `a == b` is the call `==(a, b)` (`COMPARISONS`).
+                        let span = self.node_span(lhs).to(self.node_span(rhs));
+                        let name_span = self.span(op.as_span());
+                        let call =
+                            ExprKind::call(Name::new(op.as_str()), name_span, vec![lhs, rhs]);
+                        self.push(call, span)
+                    } else {
+                        self.infix(lhs, op.as_rule(), rhs)
+                    };
                 }
                 Some(Binding::Postfix { level }) if level > floor => {
                     let post = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
@@ -239,7 +250,10 @@ impl Builder {
         match post.as_rule() {
             Rule::index => {
                 let mut args = vec![base];
-                args.extend(post.into_inner().map(|index| self.expr(index)));
+                args.extend(post.into_inner().map(|index| match index.as_rule() {
+                    Rule::slice => self.slice(index),
+                    _ => self.expr(index),
+                }));
                 self.push(ExprKind::call(Name::new(INDEX), name_span, args), span)
             }
             Rule::transpose => self.push(
@@ -248,6 +262,30 @@ impl Builder {
             ),
             _ => self.superscript(base, post),
         }
+    }
+
+    /// A slice `start:end` inside an index: the call [`SLICE`]`(start, end)`,
+    /// or [`SLICE_FROM`], [`SLICE_TO`], [`SLICE_ALL`] with the bounds given.
+    fn slice(&self, pair: Pair<'_, Rule>) -> ExprId {
+        let span = self.span(pair.as_span());
+        let mut start = None;
+        let mut end = None;
+        let mut after = false;
+        for part in pair.into_inner() {
+            match part.as_rule() {
+                Rule::slice_colon => after = true,
+                _ if after => end = Some(self.expr(part)),
+                _ => start = Some(self.expr(part)),
+            }
+        }
+        let name = match (start, end) {
+            (Some(_), Some(_)) => SLICE,
+            (Some(_), None) => SLICE_FROM,
+            (None, Some(_)) => SLICE_TO,
+            (None, None) => SLICE_ALL,
+        };
+        let args = start.into_iter().chain(end).collect();
+        self.push(ExprKind::call(Name::new(name), span, args), span)
     }
 
     /// `lhs op rhs` for an infix operator's rule (an implicit product is `*`;
@@ -294,7 +332,12 @@ impl Builder {
                 let derivative = parts
                     .next()
                     .map_or(0, |p| u8::try_from(p.as_str().len()).unwrap_or(u8::MAX));
-                let args = inner.map(|arg| self.expr(arg)).collect();
+                let args = inner
+                    .map(|arg| match arg.as_rule() {
+                        Rule::keyword_arg => self.keyword_arg(arg),
+                        _ => self.expr(arg),
+                    })
+                    .collect();
                 let call = ExprKind::Call(Box::new(Call {
                     name: name_of(name.as_str()),
                     name_span: self.span(name.as_span()),
@@ -305,6 +348,21 @@ impl Builder {
             }
             _ => self.push(ExprKind::Name(name_of(pair.as_str())), span),
         }
+    }
+
+    /// `axis=1` in a call: the call `axis=(1)` (`keyword_of` reads it).
+    fn keyword_arg(&self, pair: Pair<'_, Rule>) -> ExprId {
+        let span = self.span(pair.as_span());
+        let mut inner = pair.into_inner();
+        let name = inner.next().unwrap_or_else(|| grammar_bug("keyword_arg"));
+        let value = inner
+            .next()
+            .map_or_else(|| grammar_bug("keyword_arg"), |e| self.expr(e));
+        let callee = Name::new(&format!("{}=", name.as_str()));
+        self.push(
+            ExprKind::call(callee, self.span(name.as_span()), vec![value]),
+            span,
+        )
     }
 
     fn finish(self) -> ExprTree {
