@@ -62,10 +62,15 @@ impl Session {
                 );
             }
             let _ = write!(text, "  example: {}", info.example);
-            if name == "max" {
+            if name == "max" || name == "min" {
+                let (most, word) = if name == "max" {
+                    ("largest", "maximum")
+                } else {
+                    ("smallest", "minimum")
+                };
                 let _ = write!(
                     text,
-                    "\n  max(x) of one vector or matrix: its largest element (docs/language.md §9)"
+                    "\n  {name}(x) of one vector or matrix: its {most} element, the gradient split evenly among ties; {name}(W, axis=1) along an axis; {word}(a, b) elementwise (docs/language.md §9)"
                 );
             }
         } else if let Some(help) = super::tensors::function_help(name) {

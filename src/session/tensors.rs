@@ -727,14 +727,14 @@ impl Session {
                     )
                 } else {
                     format!(
-                        "`{name}` of tensors takes two operands, elementwise (`{name}(W, 0)`); got {}",
+                        "`{name}` of tensors takes one tensor (`{name}(x)`), an axis (`{name}(W, axis=1)`) or two operands elementwise (`{name}imum(W, 0)`); got {}",
                         args.len()
                     )
                 },
                 Some(if args.len() == 1 {
                     "write `-max(-x)` for the smallest element of x".into()
                 } else {
-                    format!("nest them: `{name}({name}(a, b), c)`")
+                    format!("nest them: `{name}imum({name}imum(a, b), c)`")
                 }),
             )),
             Arity::Unary | Arity::Binary => {
@@ -2227,7 +2227,7 @@ pub(super) fn function_help(name: &str) -> Option<String> {
                 "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
             ));
         }
-        _ => return None,
+        _ => return functions::batch_help(name),
     };
     let info = op.info();
     let usage = match name {

@@ -1779,29 +1779,43 @@ fn a_command_given_a_non_name_says_so() {
     assert_eq!(events.last().unwrap()["value"], 2);
 }
 
-/// `x == 3` and the other comparisons are refused as comparisons, at the
-/// operator, not as "an operand after `=`" with a help about names left of `=`.
+/// `x == 3` and the other comparisons are 1 where they hold and 0 where
+/// not (tests/it/batch.rs); the mathematical signs `≤ ≥ ≠` are refused at
+/// the operator with the one to type.
 #[test]
-fn comparisons_are_refused_as_comparisons() {
-    for (statement, op, column) in [
-        ("x == 3", "==", 3),
-        ("x != 3", "!=", 3),
-        ("x <= 3", "<=", 3),
-        ("x >= 3", ">=", 3),
-        ("y = x < 3", "<", 7),
-        ("y = x > 3", ">", 7),
-        ("x ≤ 3", "≤", 3),
+fn comparisons_compare_and_math_signs_are_refused() {
+    for (statement, want) in [
+        ("x == 3", 1),
+        ("x != 3", 0),
+        ("x <= 3", 1),
+        ("x >= 4", 0),
+        ("y = x < 3", 0),
+        ("y = x > 2", 1),
+    ] {
+        let (events, status) = json_events(&["-e", "x = 3", "-e", statement]);
+        assert_eq!(status, Some(0), "{statement}: {events:?}");
+        assert_eq!(events.last().unwrap()["value"], want, "{statement}");
+    }
+    for (statement, op, fix) in [
+        ("x ≤ 3", "≤", "<="),
+        ("x ≥ 3", "≥", ">="),
+        ("x ≠ 3", "≠", "!="),
     ] {
         let (events, status) = json_events(&["-e", "x = 3", "-e", statement]);
         assert_eq!(status, Some(1), "{statement}");
         let error = events.last().unwrap();
         assert_eq!(
             error["message"],
-            format!("`{op}` is not an operator: gradcalc has no comparisons"),
+            format!("`{op}` is not an operator: type the comparison as `<=`, `>=` or `!=`"),
             "{statement}"
         );
-        assert_eq!(error["column"], column, "{statement}");
-        assert!(error["help"].as_str().unwrap().contains("`=` assigns"));
+        assert_eq!(error["column"], 3, "{statement}");
+        assert!(
+            error["help"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("write `{fix}`"))
+        );
     }
 }
 

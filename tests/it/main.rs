@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod architecture;
+mod batch;
 mod browser;
 mod calls;
 mod cases;

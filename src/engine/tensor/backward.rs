@@ -219,7 +219,9 @@ impl TensorGraph {
             }
             let mut contributions = Vec::new();
             for (position, &input) in self.operands(node).iter().enumerate() {
-                if !needs[input.index()] {
+                // The labels of cross_entropy are indices: nothing for them.
+                if !needs[input.index()] || self.op(node) == TensorOp::CrossEntropy && position == 1
+                {
                     continue;
                 }
                 let (rule, summed_from, contribution) = self.vjp(node, position, &upstream);

@@ -8,8 +8,8 @@
 use crate::engine::Op;
 use crate::engine::tensor::{Comparison, Rule, Select, Shape, Tensor, TensorOp};
 use crate::syntax::{
-    COMPARISONS, Call, ExprKind, ExprTree, INDEX, SLICE, SLICE_ALL, SLICE_FROM, SLICE_TO, Span,
-    keyword_of,
+    COMPARISONS, Call, ExprKind, ExprTree, INDEX, MATMUL, SLICE, SLICE_ALL, SLICE_FROM, SLICE_TO,
+    Span, keyword_of,
 };
 
 use super::super::error::ErrorCode;
@@ -194,6 +194,10 @@ impl Session {
                     .map(Some),
             };
         }
+        if name == MATMUL && args.len() == 2 {
+            self.hint_transpose(call, args, tree, span)?;
+            return Ok(None);
+        }
         if name == INDEX && call.args[1..].iter().any(|&a| is_slice(tree, a)) {
             return self.slice(call, args, tree, span).map(Some);
         }
@@ -297,6 +301,47 @@ impl Session {
         };
         let first = args.drain(..).take(1).collect();
         self.apply_tensor(op, first, span).map(Some)
+    }
+
+    /// Refuses `A @ B` whose inner sizes differ when a transpose of one
+    /// factor would agree: the shape error, with the product that fits
+    /// (`W @ gu` with (2×3)·(2): "`Wᵀ @ gu` is (3×2)·(2)"). Nothing when
+    /// the shapes agree or no transpose helps (the engine's error then).
+    fn hint_transpose(
+        &self,
+        call: &Call,
+        args: &[TValue],
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<(), SessionError> {
+        let (a, b) = (self.shape_of(&args[0]), self.shape_of(&args[1]));
+        let inner = |a: Shape, b: Shape| match (a.dims(), b.dims()) {
+            (&[.., k], &[l]) | (&[.., k], &[l, _]) => k == l,
+            _ => false,
+        };
+        if a.rank() == 0 || b.rank() == 0 || inner(a, b) {
+            return Ok(());
+        }
+        let label = |at: usize| match &tree.get(call.args[at]).kind {
+            ExprKind::Name(name) => name.to_string(),
+            _ => ["A", "B"][at].to_string(),
+        };
+        let (left, right) = (label(0), label(1));
+        let fix = if a.rank() == 2 && inner(a.transposed(), b) {
+            format!("{left}ᵀ @ {right}` is ({})·({b})", a.transposed())
+        } else if b.rank() == 2 && inner(a, b.transposed()) {
+            format!("{left} @ {right}ᵀ` is ({a})·({})", b.transposed())
+        } else {
+            return Ok(());
+        };
+        Err(tensor_error(
+            ErrorCode::Shape,
+            span,
+            crate::engine::tensor::ShapeError::Inner { left: a, right: b }.to_string(),
+            Some(format!(
+                "a forgotten transpose? `{fix}: the inner sizes agree"
+            )),
+        ))
     }
 
     /// A number typed in the expression (not a tensor, not a variable).
@@ -575,4 +620,41 @@ pub(in crate::session) fn batch_label(op: TensorOp, of: &[&str], input: Shape) -
         }
         _ => return None,
     })
+}
+
+/// `:help NAME` of this module's functions: usage, shape rule, backward
+/// rule and source from the op table (docs/language.md §9).
+pub(in crate::session) fn batch_help(name: &str) -> Option<String> {
+    let (usage, op) = match name {
+        "argmax" => ("argmax(x), argmax(Z, axis)", TensorOp::ArgMax(Some(1))),
+        "log_softmax" => ("log_softmax(z), log_softmax(Z, -1)", TensorOp::LogSoftmax),
+        "cross_entropy" => (
+            "cross_entropy(Z, y): n×k scores, n integer labels",
+            TensorOp::CrossEntropy,
+        ),
+        "onehot" => ("onehot(y, k)", TensorOp::OneHot(2)),
+        "min" => (
+            "min(x), min(W, axis=0); minimum(a, b) elementwise",
+            TensorOp::MinAxis(0),
+        ),
+        "maximum" | "minimum" => {
+            return Some(format!(
+                "{name}(a, b): the elementwise {} with numpy's broadcasting (`maximum(W, 0)` is a relu); at a tie the gradient is split as the scalar `{}` does (docs/language.md §7)",
+                &name[..3],
+                &name[..3]
+            ));
+        }
+        "rand" | "uniform" => {
+            return Some(
+                "rand(m, n), rand(n): uniform numbers of [0, 1); uniform(m, n, lo, hi), uniform(n, lo, hi): of [lo, hi), lo + (hi − lo)·u\n  from the generator randn draws from (xoshiro256**): `:seed N` starts it again; a literal: assigned, it is a leaf (docs/language.md §9)"
+                    .to_string(),
+            );
+        }
+        _ => return None,
+    };
+    let info = op.info();
+    Some(format!(
+        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
+        info.shape_rule, info.backward_rule, info.source
+    ))
 }
