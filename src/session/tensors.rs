@@ -1630,15 +1630,9 @@ impl Session {
                 TensorOp::SumAxis(axis) => {
                     format!("sum({}, {axis})", labels[graph.operands(id)[0].index()])
                 }
-                op => {
-                    let of: Vec<&str> = graph
-                        .operands(id)
-                        .iter()
-                        .map(|o| labels[o.index()].as_str())
-                        .collect();
-                    functions::batch_label(op, &of, graph.shape(graph.operands(id)[0]))
-                        .unwrap_or_else(|| format!("{}({})", op_name(op), of[0]))
-                }
+                op => functions::batch_label(op, graph, &labels, id).unwrap_or_else(|| {
+                    format!("{}({})", op_name(op), labels[graph.operands(id)[0].index()])
+                }),
             };
             labels.push(if label.chars().count() > 24 {
                 legend.push(TensorName {

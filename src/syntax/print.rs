@@ -129,36 +129,7 @@ impl fmt::Display for ExprTree {
                             push_args(&mut stack, args);
                             continue;
                         }
-                        (op, [lhs, rhs]) if COMPARISONS.contains(&op) => {
-                            stack.push(Work::Node(*rhs, SUM));
-                            stack.push(Work::Text(match op {
-                                "==" => " == ",
-                                "!=" => " != ",
-                                "<" => " < ",
-                                "<=" => " <= ",
-                                ">" => " > ",
-                                _ => " >= ",
-                            }));
-                            stack.push(Work::Node(*lhs, SUM));
-                            continue;
-                        }
-                        (SLICE | SLICE_FROM | SLICE_TO | SLICE_ALL, _) => {
-                            if let Some(&end) = args.get(usize::from(name.as_str() != SLICE_TO)) {
-                                stack.push(Work::Node(end, 0));
-                            }
-                            stack.push(Work::Text(":"));
-                            if let (SLICE | SLICE_FROM, Some(&start)) =
-                                (name.as_str(), args.first())
-                            {
-                                stack.push(Work::Node(start, 0));
-                            }
-                            continue;
-                        }
-                        (callee, [value]) if keyword_of(callee).is_some() => {
-                            f.write_str(callee)?;
-                            stack.push(Work::Node(*value, 0));
-                            continue;
-                        }
+                        (name, _) if batch_syntax(f, &mut stack, name, args)? => continue,
                         (INDEX, [base, indices @ ..]) => {
                             stack.push(Work::Text("]"));
                             push_args(&mut stack, indices);
@@ -181,6 +152,42 @@ impl fmt::Display for ExprTree {
         Ok(())
     }
 }
+
+/// Pushes the pieces of a comparison `a == b`, a slice `1:3` or a keyword
+/// argument `axis=1` (the calls the parser makes of them) and returns true;
+/// false for any other call.
+fn batch_syntax<'a>(
+    f: &mut fmt::Formatter<'_>,
+    stack: &mut Vec<Work<'a>>,
+    name: &str,
+    args: &'a [ExprId],
+) -> Result<bool, fmt::Error> {
+    if let (Some(op), [lhs, rhs]) = (COMPARISON_TEXTS.iter().find(|t| t.trim() == name), args) {
+        stack.push(Work::Node(*rhs, SUM));
+        stack.push(Work::Text(op));
+        stack.push(Work::Node(*lhs, SUM));
+        return Ok(true);
+    }
+    if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&name) {
+        if let Some(&end) = args.get(usize::from(name != SLICE_TO)) {
+            stack.push(Work::Node(end, 0));
+        }
+        stack.push(Work::Text(":"));
+        if let (SLICE | SLICE_FROM, Some(&start)) = (name, args.first()) {
+            stack.push(Work::Node(start, 0));
+        }
+        return Ok(true);
+    }
+    if let (Some(_), [value]) = (keyword_of(name), args) {
+        f.write_str(name)?;
+        stack.push(Work::Node(*value, 0));
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// The comparisons as printed, spaced (`COMPARISONS`).
+const COMPARISON_TEXTS: [&str; 6] = [" == ", " != ", " < ", " <= ", " > ", " >= "];
 
 /// Pushes `args` to be printed in order, `, ` between them.
 fn push_args(stack: &mut Vec<Work<'_>>, args: &[ExprId]) {

@@ -133,11 +133,14 @@ pub struct TensorOpInfo {
 const MATRIX_CALCULUS: &str = "matrix calculus: Petersen and Pedersen, The Matrix Cookbook (2012), §2.4; Goodfellow, Bengio and Courville, Deep Learning (2016), §6.5";
 
 /// Where the softmax and logsumexp rules come from.
-const SOFTMAX_SOURCE: &str = "the softmax Jacobian diag(p) − p·pᵀ (Goodfellow et al., Deep Learning, §6.2.2.3); stable forms by the max shift (Blanchard, Higham and Higham 2021)";
+pub(super) const SOFTMAX_SOURCE: &str = "the softmax Jacobian diag(p) − p·pᵀ (Goodfellow et al., Deep Learning, §6.2.2.3); stable forms by the max shift (Blanchard, Higham and Higham 2021)";
 
 impl TensorOp {
     /// This op's row of the tensor op table.
     pub fn info(self) -> &'static TensorOpInfo {
+        if let Some(info) = batch::info(self) {
+            return info;
+        }
         match self {
             TensorOp::Variable => &TensorOpInfo {
                 name: "leaf",
@@ -216,83 +219,6 @@ impl TensorOp {
                 backward_rule: "∂L/∂x = upstream / n broadcast to x's shape (n elements)",
                 source: "the chain rule: ∂(Σ xᵢ / n)/∂xᵢ = 1/n",
             },
-            TensorOp::Max => &TensorOpInfo {
-                name: "max",
-                arity: TensorArity::Unary,
-                shape_rule: "→ ()",
-                backward_rule: "∂L/∂x = upstream / t at each of the t tied maxima, zeros elsewhere",
-                source: "PyTorch's max() of a whole tensor (evenly_distribute_backward in derivatives.yaml)",
-            },
-            TensorOp::Min => &TensorOpInfo {
-                name: "min",
-                arity: TensorArity::Unary,
-                shape_rule: "→ ()",
-                backward_rule: "∂L/∂x = upstream / t at each of the t tied minima, zeros elsewhere",
-                source: "PyTorch's min() of a whole tensor (evenly_distribute_backward in derivatives.yaml)",
-            },
-            TensorOp::MeanAxis(_) => &TensorOpInfo {
-                name: "mean",
-                arity: TensorArity::Unary,
-                shape_rule: "mean(m×n, 0) → n, mean(m×n, 1) → m, mean(n, 0) → ()",
-                backward_rule: "∂L/∂W = upstream / (the axis's length), broadcast back along the axis",
-                source: "the chain rule: ∂(Σᵢ Wᵢⱼ / m)/∂Wᵢⱼ = 1/m",
-            },
-            TensorOp::MaxAxis(_) => &TensorOpInfo {
-                name: "max",
-                arity: TensorArity::Unary,
-                shape_rule: "max(m×n, axis=0) → n, axis=1 → m, max(n, axis=0) → ()",
-                backward_rule: "∂L/∂W = each lane's upstream at its first maximum, zeros elsewhere",
-                source: "PyTorch's max(x, dim) (value_selecting_reduction_backward at the returned index); numpy's argmax picks the first",
-            },
-            TensorOp::MinAxis(_) => &TensorOpInfo {
-                name: "min",
-                arity: TensorArity::Unary,
-                shape_rule: "min(m×n, axis=0) → n, axis=1 → m, min(n, axis=0) → ()",
-                backward_rule: "∂L/∂W = each lane's upstream at its first minimum, zeros elsewhere",
-                source: "PyTorch's min(x, dim) (value_selecting_reduction_backward at the returned index); numpy's argmin picks the first",
-            },
-            TensorOp::ArgMax(_) => &TensorOpInfo {
-                name: "argmax",
-                arity: TensorArity::Unary,
-                shape_rule: "argmax(x) → (), argmax(m×n, 0) → n, argmax(m×n, 1) → m",
-                backward_rule: "none: whole-number positions, piecewise constant",
-                source: "numpy's argmax (the first maximum); PyTorch's argmax is not differentiable",
-            },
-            TensorOp::LogSoftmax => &TensorOpInfo {
-                name: "log_softmax",
-                arity: TensorArity::Unary,
-                shape_rule: "the same shape (along the last axis: each row of a matrix)",
-                backward_rule: "∂L/∂z = upstream − softmax(z) ⊙ sum(upstream), per row",
-                source: SOFTMAX_SOURCE,
-            },
-            TensorOp::CrossEntropy => &TensorOpInfo {
-                name: "cross_entropy",
-                arity: TensorArity::Binary,
-                shape_rule: "(n×k scores, n labels) → (), (k scores, one label) → ()",
-                backward_rule: "∂L/∂Z = upstream ⊙ (softmax(Z) − onehot(y, k)) / n; the labels get none",
-                source: "Goodfellow et al., Deep Learning (2016), §6.2.2.3; PyTorch's cross_entropy (reduction='mean')",
-            },
-            TensorOp::OneHot(_) => &TensorOpInfo {
-                name: "onehot",
-                arity: TensorArity::Unary,
-                shape_rule: "onehot(n labels, k) → n×k, onehot(one label, k) → k",
-                backward_rule: "none: the labels are class indices",
-                source: "PyTorch's one_hot",
-            },
-            TensorOp::Compare(_) => &TensorOpInfo {
-                name: "comparison",
-                arity: TensorArity::Binary,
-                shape_rule: "the operands' shapes broadcast (numpy)",
-                backward_rule: "none: 0/1, piecewise constant",
-                source: "numpy's comparison ufuncs; PyTorch's comparisons do not require grad",
-            },
-            TensorOp::Slice(_, _) => &TensorOpInfo {
-                name: "slice",
-                arity: TensorArity::Unary,
-                shape_rule: "a range start:end keeps its axis (end − start long), an index drops it",
-                backward_rule: "∂L/∂X = upstream placed at the positions taken, zeros elsewhere",
-                source: "the chain rule: the taken elements have local derivative 1, the rest 0 (numpy's basic slicing)",
-            },
             TensorOp::Softmax => &TensorOpInfo {
                 name: "softmax",
                 arity: TensorArity::Unary,
@@ -307,6 +233,8 @@ impl TensorOp {
                 backward_rule: "∂L/∂z = upstream ⊙ softmax(z), per row",
                 source: SOFTMAX_SOURCE,
             },
+            // The batch ops' rows and max's, in batch.rs (returned above).
+            _ => unreachable!("{self:?} has its row in batch.rs"),
         }
     }
 

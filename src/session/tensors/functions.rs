@@ -140,67 +140,13 @@ impl Session {
         if call.derivative > 0 || self.functions.contains_key(name) {
             return Ok(None);
         }
-        if let Some(keyword) = keyword_of(name) {
-            if keyword != "axis" {
-                return Err(tensor_error(
-                    ErrorCode::BadArguments,
-                    call.name_span,
-                    format!("`{keyword}=` is not a keyword: the one keyword is `axis=`"),
-                    Some("e.g. `max(P, axis=1)`, the largest of each row".into()),
-                ));
-            }
-            return Ok(args.pop());
+        if let Some(value) = self.syntax_call(call, args, tree, span)? {
+            return Ok(Some(value));
         }
         let keyword = call
             .args
             .iter()
             .position(|&a| keyword_at(tree, a).is_some());
-        if let Some(k) = keyword
-            && (!TAKES_AXIS.contains(&name) || k != 1 || args.len() != 2)
-        {
-            return Err(tensor_error(
-                ErrorCode::BadArguments,
-                tree.get(call.args[k]).span(),
-                format!("`{name}` takes no `axis=` here"),
-                Some(format!(
-                    "`axis=` is the second argument of {}: `max(P, axis=1)`",
-                    TAKES_AXIS.join(", ")
-                )),
-            ));
-        }
-        if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&name) {
-            // The bounds as a vector, nan where left out; `index` reads it.
-            let mut bounds = [f64::NAN; 2];
-            let given: Vec<usize> = match name {
-                SLICE => vec![0, 1],
-                SLICE_FROM => vec![0],
-                SLICE_TO => vec![1],
-                _ => vec![],
-            };
-            for ((slot, value), at) in given.into_iter().zip(args.iter()).zip(&call.args) {
-                bounds[slot] = self.whole(value, tree, *at)? as f64;
-            }
-            return Ok(Some(TValue::Literal(Tensor::vector(bounds.to_vec()))));
-        }
-        if let Some(c) = Comparison::from_symbol(name) {
-            let args = std::mem::take(args);
-            return match (
-                self.number_of_literal(&args[0]),
-                self.number_of_literal(&args[1]),
-            ) {
-                (Some(a), Some(b)) => Ok(Some(TValue::Number(c.apply(a, b)))),
-                _ => self
-                    .apply_tensor(TensorOp::Compare(c), args, span)
-                    .map(Some),
-            };
-        }
-        if name == MATMUL && args.len() == 2 {
-            self.hint_transpose(call, args, tree, span)?;
-            return Ok(None);
-        }
-        if name == INDEX && call.args[1..].iter().any(|&a| is_slice(tree, a)) {
-            return self.slice(call, args, tree, span).map(Some);
-        }
         let arity = |expected: &str, ok: bool| {
             if ok {
                 Ok(())
@@ -261,29 +207,7 @@ impl Session {
             }
             "softmax" | "log_softmax" | "logsumexp" => {
                 arity("1 or 2", matches!(args.len(), 1 | 2))?;
-                if let Some(axis) = args.get(1) {
-                    let axis = self.axis(axis, rank, name, tree, call.args[1])?;
-                    if axis + 1 != rank {
-                        return Err(tensor_error(
-                            ErrorCode::Unsupported,
-                            tree.get(call.args[1]).span(),
-                            format!("{name} goes along the last axis ({}, or -1) only", rank - 1),
-                            Some(format!(
-                                "for the columns, transpose: `{name}(Zᵀ)ᵀ`{}",
-                                if name == "logsumexp" {
-                                    " (without the outer ᵀ)"
-                                } else {
-                                    ""
-                                }
-                            )),
-                        ));
-                    }
-                }
-                match name {
-                    "softmax" => TensorOp::Softmax,
-                    "log_softmax" => TensorOp::LogSoftmax,
-                    _ => TensorOp::LogSumExp,
-                }
+                self.last_axis_op(name, args, rank, call, tree)?
             }
             "cross_entropy" => {
                 arity("2", args.len() == 2)?;
@@ -342,6 +266,117 @@ impl Session {
                 "a forgotten transpose? `{fix}: the inner sizes agree"
             )),
         ))
+    }
+
+    /// The calls the parser makes of the batch syntax: a keyword argument
+    /// (its value), a slice (its bounds, read by the index), a comparison,
+    /// an index with a slice, and `@` (the forgotten transpose's hint);
+    /// `None` for any other call.
+    fn syntax_call(
+        &mut self,
+        call: &Call,
+        args: &mut Vec<TValue>,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<Option<TValue>, SessionError> {
+        let name = call.name.as_str();
+        if let Some(keyword) = keyword_of(name) {
+            if keyword != "axis" {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    call.name_span,
+                    format!("`{keyword}=` is not a keyword: the one keyword is `axis=`"),
+                    Some("e.g. `max(P, axis=1)`, the largest of each row".into()),
+                ));
+            }
+            return Ok(Some(args.pop().unwrap_or(TValue::Number(f64::NAN))));
+        }
+        let keyword = call
+            .args
+            .iter()
+            .position(|&a| keyword_at(tree, a).is_some());
+        if let Some(k) = keyword
+            && (!TAKES_AXIS.contains(&name) || k != 1 || args.len() != 2)
+        {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                tree.get(call.args[k]).span(),
+                format!("`{name}` takes no `axis=` here"),
+                Some(format!(
+                    "`axis=` is the second argument of {}: `max(P, axis=1)`",
+                    TAKES_AXIS.join(", ")
+                )),
+            ));
+        }
+        if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&name) {
+            // The bounds as a vector, nan where left out; `index` reads it.
+            let mut bounds = [f64::NAN; 2];
+            let given: Vec<usize> = match name {
+                SLICE => vec![0, 1],
+                SLICE_FROM => vec![0],
+                SLICE_TO => vec![1],
+                _ => vec![],
+            };
+            for ((slot, value), at) in given.into_iter().zip(args.iter()).zip(&call.args) {
+                bounds[slot] = self.whole(value, tree, *at)? as f64;
+            }
+            return Ok(Some(TValue::Literal(Tensor::vector(bounds.to_vec()))));
+        }
+        if let Some(c) = Comparison::from_symbol(name) {
+            let args = std::mem::take(args);
+            return match (
+                self.number_of_literal(&args[0]),
+                self.number_of_literal(&args[1]),
+            ) {
+                (Some(a), Some(b)) => Ok(Some(TValue::Number(c.apply(a, b)))),
+                _ => self
+                    .apply_tensor(TensorOp::Compare(c), args, span)
+                    .map(Some),
+            };
+        }
+        if name == MATMUL && args.len() == 2 {
+            self.hint_transpose(call, args, tree, span)?;
+            return Ok(None);
+        }
+        if name == INDEX && call.args[1..].iter().any(|&a| is_slice(tree, a)) {
+            return self.slice(call, args, tree, span).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// `softmax`, `log_softmax`, `logsumexp`, with an axis that must be
+    /// the last (`softmax(Z, -1)`, `softmax(Z, 1)` of a matrix).
+    fn last_axis_op(
+        &self,
+        name: &str,
+        args: &[TValue],
+        rank: usize,
+        call: &Call,
+        tree: &ExprTree,
+    ) -> Result<TensorOp, SessionError> {
+        if let Some(axis) = args.get(1) {
+            let axis = self.axis(axis, rank, name, tree, call.args[1])?;
+            if axis + 1 != rank {
+                return Err(tensor_error(
+                    ErrorCode::Unsupported,
+                    tree.get(call.args[1]).span(),
+                    format!("{name} goes along the last axis ({}, or -1) only", rank - 1),
+                    Some(format!(
+                        "for the columns, transpose: `{name}(Zᵀ)ᵀ`{}",
+                        if name == "logsumexp" {
+                            " (without the outer ᵀ)"
+                        } else {
+                            ""
+                        }
+                    )),
+                ));
+            }
+        }
+        Ok(match name {
+            "softmax" => TensorOp::Softmax,
+            "log_softmax" => TensorOp::LogSoftmax,
+            _ => TensorOp::LogSumExp,
+        })
     }
 
     /// A number typed in the expression (not a tensor, not a variable).
@@ -565,10 +600,21 @@ pub(in crate::session) fn elementwise_name(op: Op) -> &'static str {
     }
 }
 
-/// The label of a batch op's node over its operands' labels, as typed
-/// (`max(P, axis=1)`, `X[0:4]`, `argmax(Z, 1) == y`); `None` for the
-/// other ops. `input` is the first operand's shape.
-pub(in crate::session) fn batch_label(op: TensorOp, of: &[&str], input: Shape) -> Option<String> {
+/// The label of the batch op `op` of node `id` over its operands'
+/// `labels`, as typed (`max(P, axis=1)`, `X[0:4]`, `argmax(Z, 1) == y`);
+/// `None` for the other ops.
+pub(in crate::session) fn batch_label(
+    op: TensorOp,
+    graph: &crate::engine::tensor::TensorGraph,
+    labels: &[String],
+    id: crate::engine::tensor::TensorId,
+) -> Option<String> {
+    let of: Vec<&str> = graph
+        .operands(id)
+        .iter()
+        .map(|o| labels[o.index()].as_str())
+        .collect();
+    let input = graph.shape(graph.operands(id)[0]);
     let bracket = |text: &str| {
         if text.contains(' ') {
             format!("({text})")
