@@ -31,6 +31,7 @@ use super::{
 };
 
 mod functions;
+pub(super) use functions::BATCH_FUNCTIONS;
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
