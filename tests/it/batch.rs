@@ -188,6 +188,11 @@ fn comparisons_bind_below_sums_and_print_back() {
         let again = gradcalc::syntax::parse_expression(printed).unwrap();
         assert_eq!(again.to_string(), printed, "{text}");
     }
+    // Not yet in a user function's body: said so.
+    assert_contains(
+        &error_of("f(x) = x > 0\nf(2)"),
+        "not yet in a user function's body: compare outside the function",
+    );
     // ≤ is refused with the operator to type.
     let error = error_of("x = 3\nx ≤ 3");
     assert_contains(&error, "`≤` is not an operator");
