@@ -17,7 +17,10 @@
 //! - a line of `--json` output that is not a JSON object with a `kind`;
 //! - a preview that leaves the graph longer than it found it;
 //! - a refused statement that leaves nodes (scalar or tensor) or changes a
-//!   variable (a scalar's value, a tensor's shape or any element).
+//!   variable (a scalar's value, a tensor's shape or any element);
+//! - a collection that changes what the session computes: every leaf set to
+//!   its own value again (`x := …`, which reruns both graphs) and `:grad`
+//!   give the same events after `:gc` as before it.
 //!
 //! No file is ever written: the printer's write policy refuses every path.
 
@@ -195,6 +198,7 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
         started = Stopwatch::start();
         ControlFlow::Continue(())
     });
+    collection_changes_nothing(&mut session);
     let _ = printer.flush();
     let (out, _err) = printer.into_streams();
     if json {
@@ -209,4 +213,80 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
         }
     }
     let _ = std::io::sink().write_all(&out);
+}
+
+/// The statements that set every variable to its own value again (`x := 2`,
+/// `W := [[1, 2], [3, 4]]`), so that both graphs are evaluated again from
+/// their leaves; derived names are refused, the same way each time. Values
+/// that cannot be written back exactly (not finite, or tensors past 64
+/// elements) are left out.
+fn rerun_statements(session: &Session) -> Vec<String> {
+    let mut statements: Vec<String> = session
+        .variable_names()
+        .filter_map(|name| {
+            let value = session.graph().value(session.variable(name)?);
+            value.is_finite().then(|| format!("{name} := {value:?}"))
+        })
+        .collect();
+    for (name, value) in session.tensor_variables() {
+        let data = value.data();
+        if data.len() > 64 || data.iter().any(|x| !x.is_finite()) {
+            continue;
+        }
+        let number = |x: &f64| format!("{x:?}");
+        let literal = match *value.shape().dims() {
+            [] => data.first().map(number).unwrap_or_default(),
+            [_] => format!(
+                "[{}]",
+                data.iter().map(number).collect::<Vec<_>>().join(", ")
+            ),
+            [_, cols] if cols > 0 => {
+                let rows: Vec<String> = data
+                    .chunks(cols)
+                    .map(|row| {
+                        format!(
+                            "[{}]",
+                            row.iter().map(number).collect::<Vec<_>>().join(", ")
+                        )
+                    })
+                    .collect();
+                format!("[{}]", rows.join(", "))
+            }
+            _ => continue,
+        };
+        statements.push(format!("{name} := {literal}"));
+    }
+    statements
+}
+
+/// What running `statements` then `:grad` reports, each statement's events
+/// or error on a line, leaving out how many nodes a `:=` evaluated again and
+/// the warnings of nodes evaluated again (a collection leaves fewer nodes to
+/// evaluate: a dropped node no longer warns).
+fn outcome(session: &mut Session, statements: &[String]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for statement in statements.iter().map(String::as_str).chain([":grad"]) {
+        let _ = session.run_source_with(statement, |_, result| {
+            match result {
+                Ok(events) => {
+                    lines.extend(events.iter().map(|e| format!("{e:?}")).filter(|e| {
+                        !e.starts_with("Calculus(Updated") && !e.starts_with("Warning")
+                    }))
+                }
+                Err(error) => lines.push(format!("error: {error}")),
+            }
+            ControlFlow::Continue(())
+        });
+    }
+    lines
+}
+
+/// The collection oracle of the module doc: the session's values and
+/// gradients after a collection are those before it.
+fn collection_changes_nothing(session: &mut Session) {
+    let statements = rerun_statements(session);
+    let before = outcome(session, &statements);
+    let _ = session.run_source_with(":gc", |_, _| ControlFlow::Continue(()));
+    let after = outcome(session, &statements);
+    assert_eq!(before, after, "a collection changed values or gradients");
 }

@@ -4,17 +4,30 @@
 // the terminal shows it (typed pieces with classes for its colours); and the graph view of page.js beside it, updated
 // after every input.
 //
-// Nothing is lost: the session's script (what `:save` writes) and the input
-// history are kept in the browser's local storage after every input and
-// replayed at the next visit ("New" starts afresh). Stop (or Ctrl-C in the
-// input with nothing selected) ends the worker and starts another, which
-// replays that script: the session is as it was before the stopped statement,
-// as in the terminal. (An interrupt flag in a SharedArrayBuffer would keep the
-// worker, but needs cross-origin isolation headers that a static host may not
-// send; a replay works wherever the page is served.)
+// Nothing is lost: each tab works in a session of its own (its id in the
+// tab's session storage, so a reload brings back this tab's work, and
+// another tab or a shared link never overwrites it), and the last
+// MAX_SESSIONS sessions are kept in the browser's local storage, as their
+// scripts (what `:save` writes), after every input; "Sessions" lists them to
+// reopen. A new tab goes on from a copy of the most recent one; a shared link
+// opens in a session of its own, and asks first when this tab holds work.
+// The script keeps a finished `:descend` or `:repeat` of updates as the
+// values of the leaves it moved (web/wasm), so a replay is quick. Stop (or
+// Ctrl-C in the input with nothing selected) ends the worker and starts
+// another, which replays that script: the session is as it was before the
+// stopped statement, as in the terminal. (An interrupt flag in a
+// SharedArrayBuffer would keep the worker, but needs cross-origin isolation
+// headers that a static host may not send; a replay works wherever the page
+// is served.) A replay says "rebuilding: statement k of N", and Stop ends it
+// there, keeping what was rebuilt. A replay that crashes the engine is not
+// tried again: the session starts empty, and the script is kept to download.
 "use strict";
 (function () {
-  var SESSION_KEY = "gradcalc-session";
+  var OLD_SESSION_KEY = "gradcalc-session"; // one for the site, before sessions
+  var INDEX_KEY = "gradcalc-sessions"; // [{id, title, when, count}], newest first
+  var SCRIPT_KEY = "gradcalc-session:"; // + id: a session's script
+  var TAB_KEY = "gradcalc-tab"; // in session storage: this tab's session id
+  var MAX_SESSIONS = 10;
   var HISTORY_KEY = "gradcalc-history";
   var MAX_HISTORY = 500;
   // The output pane keeps the last this many characters; older lines are
@@ -28,7 +41,10 @@
   var view = GradcalcView.create(document.getElementById("view"), { keysOnGraph: true });
   window.gradcalcView = view;
 
+  // The stored history, if it is a list of strings (an older or damaged
+  // value of another type is dropped).
   var history = stored(HISTORY_KEY, []);
+  history = Array.isArray(history) ? history.filter(function (item) { return typeof item === "string"; }) : [];
   var back = 0; // how far up the history ArrowUp has gone
   var draft = ""; // what was typed before ArrowUp
   var module = null; // the compiled gradcalc.wasm, shared by every worker
@@ -45,6 +61,10 @@
   var shownPage = null; // the model text the view shows
   var trimmed = 0; // lines dropped from the top of the output pane
   var screenSize = screen.textContent.length;
+  var sessionId = null; // this tab's session (its script under SCRIPT_KEY + id)
+  var sessionTitle = "";
+  var unchanged = null; // a copy's script, stored only once it changes
+  var storageFull = false; // said once
 
   function stored(key, fallback) {
     try {
@@ -64,16 +84,119 @@
     }
   }
 
+  // Sessions: the index of the kept ones (newest first), validated.
+  function sessions() {
+    var index = stored(INDEX_KEY, []);
+    return Array.isArray(index) ? index.filter(function (entry) {
+      return entry && typeof entry.id === "string";
+    }) : [];
+  }
+
+  function scriptOf(id) {
+    var text = stored(SCRIPT_KEY + id, "");
+    return typeof text === "string" ? text : "";
+  }
+
+  function newId() {
+    return Date.now().toString(36) + Math.random().toString(36).slice(2, 8);
+  }
+
+  // This tab's session is `id` (a reload brings it back).
+  function useSession(id, title) {
+    sessionId = id;
+    sessionTitle = title || "";
+    try { window.sessionStorage.setItem(TAB_KEY, id); } catch (e) { /* kept for this visit */ }
+  }
+
+  // The statements of a script, without its comment lines.
+  function statementLines(text) {
+    return text.split("\n").filter(function (line) { return line && line[0] !== "#"; });
+  }
+
+  // Keeps this tab's session (its script, and its place first in the index),
+  // dropping the oldest past MAX_SESSIONS, or more while the storage is full.
+  function saveSession() {
+    var index = sessions();
+    var known = index.some(function (entry) { return entry.id === sessionId; });
+    if (!known && (script === unchanged || !statementLines(script).length)) return;
+    unchanged = null;
+    var lines = statementLines(script);
+    var entry = { id: sessionId, title: sessionTitle || lines[0] || "(empty)", when: Date.now(), count: lines.length };
+    index = [entry].concat(index.filter(function (e) { return e.id !== sessionId; }));
+    while (index.length > MAX_SESSIONS) {
+      try { window.localStorage.removeItem(SCRIPT_KEY + index.pop().id); } catch (e) { /* none */ }
+    }
+    while (!store(SCRIPT_KEY + sessionId, script)) {
+      if (index.length <= 1) {
+        if (!storageFull) {
+          storageFull = true;
+          append("(the browser's storage is full or off: this session is not kept after the tab closes; `.calc` downloads it)\n");
+        }
+        return;
+      }
+      try { window.localStorage.removeItem(SCRIPT_KEY + index.pop().id); } catch (e) { /* none */ }
+    }
+    store(INDEX_KEY, index);
+  }
+
+  // A question under the output, with a button for each answer ({label,
+  // act}); one at a time. Its element has the class gc-ask.
+  function ask(text, choices) {
+    var old = document.querySelector(".gc-ask");
+    if (old) old.parentNode.removeChild(old);
+    var box = document.createElement("div");
+    box.className = "gc-ask";
+    box.setAttribute("role", "alertdialog");
+    box.setAttribute("aria-label", text);
+    var words = document.createElement("p");
+    words.textContent = text;
+    box.appendChild(words);
+    choices.forEach(function (choice) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.textContent = choice.label;
+      button.addEventListener("click", function () {
+        if (box.parentNode) box.parentNode.removeChild(box);
+        input.focus();
+        choice.act();
+      });
+      box.appendChild(button);
+    });
+    var prompt = document.getElementById("prompt");
+    prompt.parentNode.insertBefore(box, prompt);
+    box.querySelector("button").focus();
+  }
+
+  // "rebuilding: statement k of N" while a replay runs; null hides it.
+  function progress(text) {
+    var line = document.querySelector(".gc-progress");
+    if (text === null) {
+      if (line) line.parentNode.removeChild(line);
+      return;
+    }
+    if (!line) {
+      line = document.createElement("div");
+      line.className = "gc-progress";
+      line.setAttribute("role", "status");
+      var prompt = document.getElementById("prompt");
+      prompt.parentNode.insertBefore(line, prompt);
+    }
+    line.textContent = text;
+  }
+
   // Output: typed pieces from gradcalc ({text, class}: the terminal's look
   // as classes, gc-bold, gc-red, …; a plot's piece also has its `svg`
   // picture, drawn after its titles), or a note of the page's own (a string),
-  // each piece a span. Past MAX_SCREEN characters in one output, its start
-  // is dropped.
+  // each piece a span, each output a block of its own (gc-out): the browser
+  // then lays out only the new block, so that Enter answers as fast in a
+  // long pane as in a fresh one. Past MAX_SCREEN characters in one output,
+  // its start is dropped.
   function append(output) {
     var pieces = typeof output === "string" ? [{ text: output }] : output;
     var size = pieces.reduce(function (n, piece) { return n + piece.text.length; }, 0);
     var cutHere = size > MAX_SCREEN;
-    var fragment = document.createDocumentFragment();
+    var fragment = document.createElement("div");
+    fragment.className = "gc-out";
     pieces.forEach(function (piece) {
       var text = piece.text;
       if (cutHere && size > MAX_SCREEN) {
@@ -100,7 +223,7 @@
         screenSize += picture.textContent.length; // as `trim` counts it
       }
     });
-    screen.appendChild(fragment);
+    if (fragment.firstChild) screen.appendChild(fragment);
     trim(cutHere);
     screen.scrollTop = screen.scrollHeight;
   }
@@ -156,14 +279,27 @@
   // The output pane's width in columns of its monospace font, as a
   // terminal's: gradcalc wraps long lines (a trace line between its parts,
   // continuation lines indented) and lays tables out in blocks that fit.
+  // The glyph's width is measured once (and again after a resize or a theme
+  // change), in a probe beside the pane rather than in it: measuring in a
+  // long pane would lay all of it out again.
+  var glyph = 0;
+  window.addEventListener("resize", function () { glyph = 0; });
+  new MutationObserver(function () { glyph = 0; })
+    .observe(document.body, { attributes: true, attributeFilter: ["class"] });
   function columns() {
-    var probe = document.createElement("span");
-    probe.textContent = "0000000000";
-    probe.style.visibility = "hidden";
-    probe.style.position = "absolute";
-    screen.appendChild(probe);
-    var glyph = probe.getBoundingClientRect().width / 10;
-    screen.removeChild(probe);
+    if (!glyph) {
+      var probe = document.createElement("pre");
+      probe.className = "gc-screen";
+      probe.textContent = "0000000000";
+      probe.style.cssText = "visibility: hidden; position: absolute; padding: 0; flex: none; overflow: visible";
+      screen.parentNode.appendChild(probe);
+      var span = document.createElement("span");
+      span.textContent = probe.textContent;
+      probe.textContent = "";
+      probe.appendChild(span);
+      glyph = span.getBoundingClientRect().width / 10;
+      screen.parentNode.removeChild(probe);
+    }
     var style = getComputedStyle(screen);
     var inner = screen.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     return glyph > 0 ? Math.max(0, Math.floor(inner / glyph) - 1) : 0;
@@ -173,18 +309,24 @@
     if (!ready || running || !queue.length) return;
     running = queue.shift();
     running.id = ++nextId;
+    busy(true);
     if (running.run !== undefined) {
-      busy(true);
       worker.postMessage({ id: running.id, run: running.run, width: columns() });
     } else {
-      worker.postMessage({ id: running.id, restore: running.restore });
+      running.rebuilt = 0;
+      worker.postMessage({ id: running.id, restore: running.restore, width: columns() });
     }
   }
 
   function startWorker() {
     ready = false;
-    worker = new Worker("worker.js");
+    worker = new Worker(workerUrl);
     worker.onmessage = function (event) { replied(event.data); };
+    // A worker that dies (its memory, the browser's limits) is a crash too.
+    worker.onerror = function (event) {
+      event.preventDefault();
+      if (running) replied({ id: running.id, crashed: event.message || "the worker ended" });
+    };
     worker.postMessage({ module: module });
   }
 
@@ -200,30 +342,120 @@
       append("cannot start gradcalc (" + reply.failed + ")\n");
       return;
     }
+    if (!running || reply.id !== running.id) return; // a stopped input's
+    if (reply.progress !== undefined) {
+      running.rebuilt = reply.progress;
+      progress("rebuilding: statement " + reply.progress + " of " + reply.of +
+        (running.halting ? " (stopping…)" : " (Stop ends it here, keeping what is rebuilt)"));
+      return;
+    }
     var done = running;
     running = null;
+    clearTimeout(done.halter);
+    progress(null);
     busy(false);
     if (reply.crashed) {
-      append("gradcalc stopped (" + reply.crashed + "); the session is rebuilt as it was before this input\n");
-      rebuild();
+      if (done.restore !== undefined) {
+        crashedReplay(done.restore, reply.crashed);
+      } else {
+        append("gradcalc stopped (" + reply.crashed + "); the session is rebuilt as it was before this input\n");
+        rebuild();
+      }
       return;
     }
     script = reply.script;
-    store(SESSION_KEY, script);
+    saveSession();
     if (done.run !== undefined) {
       append(reply.pieces);
-      reply.downloads.forEach(function (file) {
-        download(file[0].split("/").pop() || "gradcalc.txt", file[1], typeOf(file[0]));
-      });
+      if (reply.downloads.length && done.link) {
+        askDownloads(reply.downloads);
+      } else {
+        reply.downloads.forEach(saveFile);
+      }
       if (reply.after.steps) {
         append("(here the view steps: Esc, then → or Space for the next step, ← back)\n");
       }
       if (reply.quit) append("(:quit has nothing to leave here: type on)\n");
-    } else if (done.note) {
-      append(done.note);
+      if (reply.status && reply.status.over) {
+        // Only a new module gives the memory back.
+        rebuild();
+        return;
+      }
+    } else {
+      rebuilt(done, reply);
     }
     showPage(reply.page, done.run !== undefined ? reply.after : null);
     pump();
+  }
+
+  function saveFile(file) {
+    download(file[0].split("/").pop() || "gradcalc.txt", file[1], typeOf(file[0]));
+  }
+
+  // A shared link's script wrote files: downloaded only if the student says so
+  // (the link's author chose their names and types).
+  function askDownloads(files) {
+    var names = files.map(function (file) { return file[0].split("/").pop(); });
+    append("(the link's script wrote " + files.length + " file" + (files.length === 1 ? "" : "s") +
+      ": " + names.join(", ") + "; nothing is downloaded without your answer)\n");
+    ask("The link's script wrote " + names.join(", ") + ". Download " +
+      (files.length === 1 ? "it" : "them") + "?", [
+      { label: "Download", act: function () { files.forEach(saveFile); } },
+      { label: "Don't download", act: function () { append("(not downloaded)\n"); } }
+    ]);
+  }
+
+  // What a finished replay says: how much of the script it rebuilt, never
+  // that a session is back when it is not.
+  function rebuilt(done, reply) {
+    var whole = done.restore;
+    if (reply.halted) {
+      // The whole script stays in Sessions and to download.
+      var kept = newId();
+      store(SCRIPT_KEY + kept, whole);
+      var index = sessions();
+      index.splice(1, 0, { id: kept, title: "(not rebuilt) " + (statementLines(whole)[0] || ""),
+        when: Date.now(), count: statementLines(whole).length });
+      store(INDEX_KEY, index.slice(0, MAX_SESSIONS));
+      append("(rebuilding stopped at statement " + reply.rebuilt + " of " + reply.of +
+        ": the session holds the first " + reply.rebuilt + "; the whole script is kept in Sessions)\n");
+      ask("Rebuilding stopped at statement " + reply.rebuilt + " of " + reply.of + ".", [
+        { label: "Download the whole script", act: function () { download("session.calc", whole, "text/plain"); } },
+        { label: "Go on", act: function () {} }
+      ]);
+      return;
+    }
+    var dropped = /^# the session's first (\d+) statements are not here/m.exec(whole);
+    var failed = reply.failed ? " (" + reply.failed + " part" + (reply.failed === 1 ? "" : "s") +
+      " of it gave errors on replay: compare with `.calc`)" : "";
+    if (dropped) {
+      append("(your last session is back only in part: its first " + dropped[1] +
+        " statements were not kept, so names they made may be unknown" + failed + ")\n");
+    } else if (done.note) {
+      append(done.note(reply.rebuilt) + failed + "\n");
+    }
+  }
+
+  // A replay crashed the engine: not tried again. This tab starts an empty
+  // session; the script stays in Sessions (under its own id) and to download.
+  function crashedReplay(whole, why) {
+    if (worker) worker.terminate();
+    // Marked, so that a new tab does not go on from it.
+    store(INDEX_KEY, sessions().map(function (entry) {
+      if (entry.id === sessionId) entry.crashed = true;
+      return entry;
+    }));
+    useSession(newId(), "");
+    script = "";
+    queue = [];
+    startWorker();
+    append("gradcalc stopped while rebuilding the session (" + why + "). It is not tried again: " +
+      "this is a new, empty session, and the script that stopped it is kept in Sessions and to download\n");
+    ask("The session's script stopped gradcalc while it was rebuilt.", [
+      { label: "Download its script", act: function () { download("session.calc", whole, "text/plain"); } },
+      { label: "Go on empty", act: function () {} }
+    ]);
+    showPage(JSON.stringify({ message: "a new, empty session: type a statement on the left" }), null);
   }
 
   // A new worker, given the script of the session as it was after the last
@@ -231,11 +463,29 @@
   function rebuild() {
     if (worker) worker.terminate();
     startWorker();
-    if (script) queue.unshift({ restore: script });
+    if (statementLines(script).length) queue.unshift({ restore: script });
+    busy(queue.length > 0); // until the new worker has run what waits
   }
 
   function stop() {
-    if (!running || running.run === undefined) return;
+    if (!running) return;
+    if (running.restore !== undefined) {
+      // A replay ends after the statements it runs now; one that does not
+      // answer within 3 s is ended with its worker.
+      if (running.halting) return;
+      running.halting = true;
+      worker.postMessage({ halt: running.id });
+      var halting = running;
+      halting.halter = setTimeout(function () {
+        if (running !== halting) return;
+        running = null;
+        progress(null);
+        busy(false);
+        crashedReplay(halting.restore, "stopped: one statement of it ran for over 3 s");
+        pump();
+      }, 3000);
+      return;
+    }
     var line = running.run;
     running = null;
     queue = []; // as the terminal drops what was typed meanwhile
@@ -352,8 +602,9 @@
     grow();
   });
 
-  // A fresh session: no statements, and without `keepHistory` no history.
-  function fresh(keepHistory) {
+  // A fresh session in this tab (a new id: the one before stays in
+  // Sessions): no statements, and without `keepHistory` no history.
+  function fresh(keepHistory, title) {
     if (!keepHistory) history = [];
     back = 0;
     script = "";
@@ -362,30 +613,79 @@
     queue = [];
     running = null;
     busy(false);
+    progress(null);
     store(HISTORY_KEY, history);
-    store(SESSION_KEY, "");
+    useSession(newId(), title);
     screen.textContent = "";
     screenSize = 0;
     trimmed = 0;
     if (module) rebuild();
     shownPage = null;
-    queue.push({ restore: "", note: "" });
+    queue.push({ restore: "" });
     input.focus();
   }
 
   document.getElementById("new").addEventListener("click", function () {
     fresh(false);
-    append("new session: no variables, functions, graph or history\n");
+    append("new session: no variables, functions, graph or history (the one before is kept in Sessions)\n");
     pump();
   });
 
-  // A shared link opened in this tab.
-  window.addEventListener("hashchange", function () {
-    if (!/^#script=/.test(location.hash)) return;
-    fresh(true);
-    var text = linked();
-    if (text !== null) queue.push({ run: text });
+  // Opens the session `id` of the index in this tab.
+  function reopen(entry) {
+    fresh(true, entry.title);
+    useSession(entry.id, entry.title);
+    script = scriptOf(entry.id);
+    queue = [{ restore: script, note: function (count) {
+      return "(reopened: " + entry.title + ", " + count + " statement" + (count === 1 ? "" : "s") + ")";
+    } }];
     pump();
+  }
+
+  // The kept sessions, to reopen one.
+  document.getElementById("sessions").addEventListener("click", function () {
+    var index = sessions();
+    if (!index.length) {
+      append("(no kept sessions yet: each tab's work is kept here after its first statement)\n");
+      return;
+    }
+    ask("Kept sessions, newest first (this tab's is marked •): reopen one here.", index.map(function (entry) {
+      var when = new Date(entry.when || 0);
+      return {
+        label: (entry.id === sessionId ? "• " : "") + firstLine(String(entry.title || "(untitled)")) +
+          " — " + (entry.count || 0) + " statements, " + when.toLocaleString(),
+        act: function () { if (entry.id !== sessionId) reopen(entry); }
+      };
+    }).concat([{ label: "Close", act: function () {} }]));
+  });
+
+  // A shared link: its script, run in a session of its own; asked first when
+  // this tab holds work (which then stays in Sessions).
+  function openLink(link) {
+    if (link.malformed) {
+      append(link.malformed + "\n");
+      return;
+    }
+    var go = function () {
+      fresh(true, "link: " + firstLine(link.text));
+      append("(opened a shared link: its script runs in a new session)\n");
+      queue.push({ run: link.text, link: true });
+      pump();
+    };
+    if (!statementLines(script).length) {
+      go();
+      return;
+    }
+    ask("Open the link's script (" + firstLine(link.text) + ") in a new session? This session's " +
+      statementLines(script).length + " statements stay in Sessions.", [
+      { label: "Open the link", act: go },
+      { label: "Stay here", act: function () { append("(the link was not opened)\n"); } }
+    ]);
+  }
+
+  window.addEventListener("hashchange", function () {
+    var link = linked();
+    if (link) openLink(link);
   });
 
   document.getElementById("load").addEventListener("click", function () {
@@ -488,37 +788,93 @@
 
   document.getElementById("copy").addEventListener("click", function () {
     // The text as shown: a plot is its titles, not its pictures' labels.
-    var text = Array.prototype.filter.call(screen.childNodes, function (node) {
-      return !(node.classList && node.classList.contains("gc-plot"));
-    }).map(function (node) { return node.textContent; }).join("");
+    var shown = screen.cloneNode(true);
+    Array.prototype.forEach.call(shown.querySelectorAll(".gc-plot"), function (plot) {
+      plot.parentNode.removeChild(plot);
+    });
+    var text = shown.textContent;
     copy(text, this, "(the browser gives no clipboard here: select the output and copy it)");
   });
 
   // The script of a shared link in the address (then taken out of it, so
-  // that a reload keeps the work done since), or null.
+  // that a reload keeps the work done since): {text}, {malformed: what to
+  // say} when it cannot be read or holds nothing, or null without a link.
   function linked() {
     var match = /^#script=(.*)$/.exec(location.hash);
     if (!match) return null;
-    var text;
-    try { text = decodeURIComponent(match[1]); } catch (e) { text = ""; }
     window.history.replaceState(null, "", location.pathname + location.search);
-    if (!text.trim()) return null;
-    append("(opened a shared link: its script runs in a new session)\n");
-    return text;
+    var text;
+    try {
+      text = decodeURIComponent(match[1]);
+    } catch (e) {
+      return { malformed: "(this link's script cannot be read: the address is cut short or garbled " +
+        "(a `%` not followed by two hex digits, or a broken character). Nothing of it ran: ask for the link again, " +
+        "or paste its script here)" };
+    }
+    if (!text.trim()) return { malformed: "(this link holds no script: nothing to run)" };
+    return { text: text };
   }
 
-  // A shared link: its script, run in a fresh session; else the last visit's.
+  // What the page opens with: this tab's session after a reload; a shared
+  // link (asked first when this tab holds work); else a copy of the most
+  // recent session, stored as a session of its own once it changes.
   function opening() {
-    var text = linked();
-    if (text !== null) return [{ run: text }];
-    var last = stored(SESSION_KEY, "");
-    if (typeof last === "string" && last.replace(/^#.*$/gm, "").trim()) {
-      script = last;
-      var count = last.split("\n").filter(function (line) { return line && line[0] !== "#"; }).length;
-      return [{ restore: last, note: "(your last session is back: " + count + " statement" +
-        (count === 1 ? "" : "s") + ", ↑ for its inputs; New starts afresh)\n" }];
+    var index = sessions();
+    var old = stored(OLD_SESSION_KEY, "");
+    if (!index.length && typeof old === "string" && statementLines(old).length) {
+      // The one session of the site, before sessions were kept per tab.
+      var id = newId();
+      if (store(SCRIPT_KEY + id, old)) {
+        index = [{ id: id, title: statementLines(old)[0], when: Date.now(), count: statementLines(old).length }];
+        store(INDEX_KEY, index);
+      }
     }
-    return [{ restore: "" }];
+    try { window.localStorage.removeItem(OLD_SESSION_KEY); } catch (e) { /* none */ }
+    var tab = null;
+    try { tab = window.sessionStorage.getItem(TAB_KEY); } catch (e) { /* none */ }
+    var mine = tab && index.filter(function (entry) { return entry.id === tab; })[0];
+    var link = linked();
+    var items = [];
+    // A tab with an id but no kept session has an empty one (New, or after
+    // a crash): it stays empty.
+    var recent = index.filter(function (entry) { return !entry.crashed; })[0];
+    var last = mine || (!tab && (!link || link.malformed) ? recent : null);
+    if (mine) {
+      useSession(mine.id, mine.title);
+    } else {
+      useSession(tab || newId(), "");
+    }
+    if (last) {
+      script = scriptOf(last.id);
+      if (!mine) unchanged = script; // a copy: stored once it changes
+      var count = statementLines(script).length;
+      items.push({ restore: script, note: function (rebuiltCount) {
+        return "(your last session is back: " + rebuiltCount + " statement" + (rebuiltCount === 1 ? "" : "s") +
+          (rebuiltCount === count ? "" : " of " + count) + ", ↑ for its inputs; New starts afresh, Sessions lists the others)";
+      } });
+    } else {
+      items.push({ restore: "" });
+    }
+    if (link) setTimeout(function () { openLink(link); }, 0);
+    return items;
+  }
+
+  // Where the page runs decides whether it can load gradcalc: not in a
+  // sandboxed frame without `allow-same-origin` (its origin is opaque: no
+  // fetch of gradcalc.wasm, no storage), not from a file (browsers refuse to
+  // read files beside it) unless it is the one-file offline bundle.
+  function cannotLoad(error) {
+    var offline = window.GRADCALC_OFFLINE;
+    if (location.protocol === "file:" && !offline) {
+      return "cannot load gradcalc.wasm from a file: browsers do not let a page opened from disk read the files beside it. " +
+        "Open offline.html (everything in one file), or serve this folder: `python3 -m http.server 8000` in it, then http://localhost:8000/";
+    }
+    if (window.origin === "null" && location.protocol !== "file:") {
+      return "cannot load gradcalc: the playground is embedded in a sandboxed frame without `allow-same-origin`, " +
+        "so it may not read gradcalc.wasm or keep your work. Embed it with " +
+        "<iframe src=\"…/index.html\" sandbox=\"allow-scripts allow-same-origin allow-downloads\">";
+    }
+    return "cannot load gradcalc.wasm (" + error + "): serve this directory over HTTP, e.g. `python3 -m http.server` in it";
   }
 
   function started(compiled) {
@@ -530,17 +886,40 @@
     input.focus();
   }
 
-  input.placeholder = "loading gradcalc…";
-  var compiling = WebAssembly.compileStreaming
-    ? WebAssembly.compileStreaming(fetch("gradcalc.wasm")).catch(function () {
-        return fetch("gradcalc.wasm").then(function (r) { return r.arrayBuffer(); })
+  // The worker's script and the module: beside the page, or inside it in the
+  // offline bundle (offline.html, scripts/build-web.sh).
+  var workerUrl = window.GRADCALC_OFFLINE
+    ? URL.createObjectURL(new Blob([window.GRADCALC_OFFLINE.worker], { type: "text/javascript" }))
+    : "worker.js";
+
+  function compile() {
+    var offline = window.GRADCALC_OFFLINE;
+    if (offline) {
+      var text = atob(offline.wasm);
+      var bytes = new Uint8Array(text.length);
+      for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+      return WebAssembly.compile(bytes);
+    }
+    if (window.origin === "null" && location.protocol !== "file:") {
+      return Promise.reject(new Error("sandboxed"));
+    }
+    return WebAssembly.compileStreaming
+      ? WebAssembly.compileStreaming(fetch("gradcalc.wasm")).catch(function () {
+          return fetch("gradcalc.wasm").then(function (r) { return r.arrayBuffer(); })
+            .then(function (b) { return WebAssembly.compile(b); });
+        })
+      : fetch("gradcalc.wasm").then(function (r) { return r.arrayBuffer(); })
           .then(function (b) { return WebAssembly.compile(b); });
-      })
-    : fetch("gradcalc.wasm").then(function (r) { return r.arrayBuffer(); })
-        .then(function (b) { return WebAssembly.compile(b); });
-  compiling.then(started, function (error) {
+  }
+
+  input.placeholder = "loading gradcalc…";
+  compile().then(started, function (error) {
+    var why = cannotLoad(error);
     input.placeholder = "gradcalc did not load";
-    append("cannot load gradcalc.wasm (" + error + "): serve this directory over HTTP, e.g. `python3 -m http.server` in it\n");
+    append(why + "\n");
+    document.body.setAttribute("data-ready", "failed");
+    // An embedding page (an LMS) may listen for why.
+    if (window.parent !== window) window.parent.postMessage({ gradcalc: "cannot-load", why: why }, "*");
   });
   window.gradcalcRun = submit;
   window.gradcalcStop = stop;

@@ -1,22 +1,33 @@
 // The playground's worker: one gradcalc session (web/wasm, see its
 // src/lib.rs) in a Web Worker, so that a long statement never freezes the
-// page. The page stops a statement by ending this worker and starting another,
-// which replays the session's script (what `:save` writes) to rebuild it.
+// page. The page stops a typed statement by ending this worker and starting
+// another, which replays the session's script (what `:save` writes) to
+// rebuild it.
 //
 // Messages in: {module} (the compiled WebAssembly.Module), then {id, run:
-// text} for a typed input or {id, restore: script} for a replay. Messages out:
+// text} for a typed input or {id, restore: script} for a replay, and {halt:
+// id} to end a replay after the statements it is running. Messages out:
 // {ready: true, commands} (the names of the commands the page carries out
-// itself: `load` and `step` lists, from the command table), then for each input (`width`: the output pane's columns, to
-// wrap to) {id, pieces, quit, downloads, script, after, page}:
-// the output as the terminal shows it, as typed pieces ({text, class}: the
-// terminal's colours as classes), whether it was `:quit`, the files it
-// wrote ([name, content] pairs), the session's script, what the view does
-// after it ({finished, steps}: show the finished pass; the input ran `:step`)
-// and the graph view's model (JSON text) afterwards.
+// itself: `load` and `step` lists, from the command table), then for each
+// input (`width`: the output pane's columns, to wrap to) {id, pieces, quit,
+// downloads, script, after, status, page}: the output as the terminal shows
+// it, as typed pieces ({text, class}: the terminal's colours as classes),
+// whether it was `:quit`, the files it wrote ([name, content] pairs), the
+// session's script, what the view does after it ({finished, steps}: show the
+// finished pass; the input ran `:step`), {over, dropped} (the memory limit
+// stopped it; statements the script no longer holds) and the graph view's
+// model (JSON text) afterwards.
+//
+// A replay runs the script a few statements at a time (as many as take about
+// 50 ms), yielding between them so that a {halt} is heard: it sends {id,
+// progress: k, of: n} as it goes, and its reply also has `rebuilt` (how many
+// statements ran), `of`, `failed` (how many of them gave an error) and
+// `halted`.
 "use strict";
 var wasm = null;
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
+var halted = {}; // ids of replays the page asked to end
 
 function output() {
   var e = wasm.exports;
@@ -24,22 +35,84 @@ function output() {
   return decoder.decode(bytes.slice());
 }
 
-function run(text, width) {
+// Copies `text` into the module's memory: [pointer, length].
+function put(text) {
   var e = wasm.exports;
-  e.gradcalc_set_width(width || 0);
   var bytes = encoder.encode(text);
   var ptr = e.gradcalc_alloc(bytes.length);
   new Uint8Array(e.memory.buffer, ptr, bytes.length).set(bytes);
-  var quit = e.gradcalc_run(ptr, bytes.length) === 1;
-  var shown = JSON.parse(output());
+  return [ptr, bytes.length];
+}
+
+// Runs `text`: whether it was `:quit`, and its output pieces.
+function runText(text, width) {
+  var e = wasm.exports;
+  e.gradcalc_set_width(width || 0);
+  var input = put(text);
+  var quit = e.gradcalc_run(input[0], input[1]) === 1;
+  return { quit: quit, pieces: JSON.parse(output()) };
+}
+
+// What the page reads after a run or a replay.
+function after(reply) {
+  var e = wasm.exports;
   e.gradcalc_downloads();
-  var downloads = JSON.parse(output());
+  reply.downloads = JSON.parse(output());
   e.gradcalc_script();
-  var script = output();
+  reply.script = output();
   e.gradcalc_view_after();
-  var after = JSON.parse(output());
+  reply.after = JSON.parse(output());
+  e.gradcalc_status();
+  reply.status = JSON.parse(output());
   e.gradcalc_page();
-  return { pieces: shown, quit: quit, downloads: downloads, script: script, after: after, page: output() };
+  reply.page = output();
+  return reply;
+}
+
+function statementsOf(script) {
+  var input = put(script);
+  wasm.exports.gradcalc_statements(input[0], input[1]);
+  return JSON.parse(output());
+}
+
+function failed(pieces) {
+  return pieces.some(function (piece) { return /(^|\n)error/.test(piece.text); });
+}
+
+// Replays `script` a chunk at a time, then replies.
+function restore(id, script, width) {
+  var statements = statementsOf(script);
+  var done = 0;
+  var errors = 0;
+  var size = 1;
+  var told = Date.now();
+  function step() {
+    try {
+      if (halted[id] || done >= statements.length) {
+        delete halted[id];
+        var reply = after({ id: id, pieces: [], quit: false, rebuilt: done, of: statements.length,
+          failed: errors, halted: done < statements.length });
+        self.postMessage(reply);
+        return;
+      }
+      var chunk = statements.slice(done, done + size);
+      var started = Date.now();
+      var ran = runText(chunk.join("\n"), width);
+      if (failed(ran.pieces)) errors += 1;
+      done += chunk.length;
+      var took = Date.now() - started;
+      if (took < 20) size = Math.min(size * 2, 4096);
+      else if (took > 100 && size > 1) size = Math.max(1, size >> 1);
+      if (Date.now() - told > 100) {
+        told = Date.now();
+        self.postMessage({ id: id, progress: done, of: statements.length });
+      }
+      setTimeout(step, 0);
+    } catch (error) {
+      self.postMessage({ id: id, crashed: String(error), rebuilt: done, of: statements.length });
+    }
+  }
+  step();
 }
 
 self.onmessage = function (event) {
@@ -54,9 +127,22 @@ self.onmessage = function (event) {
     });
     return;
   }
+  if (message.halt !== undefined) {
+    halted[message.halt] = true;
+    return;
+  }
+  if (message.restore !== undefined) {
+    try {
+      restore(message.id, message.restore, message.width);
+    } catch (error) {
+      self.postMessage({ id: message.id, crashed: String(error), rebuilt: 0 });
+    }
+    return;
+  }
   var reply;
   try {
-    reply = run(message.run !== undefined ? message.run : message.restore, message.width);
+    var ran = runText(message.run, message.width);
+    reply = after({ pieces: ran.pieces, quit: ran.quit });
   } catch (error) {
     reply = { crashed: String(error) };
   }

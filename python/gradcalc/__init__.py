@@ -2,7 +2,9 @@
 
 - ``Session()``: a gradcalc session; ``run(source)`` runs statements and
   commands as ``gradcalc --json`` does and returns its events as dicts
-  (docs/json.md); ``value(name)``, ``grad(of, wrt)``.
+  (docs/json.md); ``names()``, ``value(name)``, ``grad(of, wrt)`` (a float
+  for a number, a ``numpy.ndarray`` for a vector or matrix), ``set(name,
+  value)`` (a leaf moved, as ``:=`` moves it).
 - ``Value``: micrograd's ``Value`` on gradcalc's engine (``+ - * / **``,
   ``relu tanh exp log``, ``.data``, ``.grad``, ``.backward()``).
 - ``draw(v)``, ``trace(v)``, ``show(v)``: a ``Value``'s graph as SVG, its
@@ -17,6 +19,11 @@ import html as _html
 import json as _json
 import os as _os
 import re as _re
+
+try:  # optional: without numpy, vectors and matrices are nested lists
+    import numpy as _np
+except ImportError:  # pragma: no cover - exercised where numpy is missing
+    _np = None
 
 from . import _gradcalc
 from ._gradcalc import Value
@@ -51,6 +58,12 @@ class Error(Exception):
             column=event.get("column"),
             help=event.get("help"),
         )
+
+    @classmethod
+    def _from_core(cls, error):
+        """The error of the core's ``ValueError(code, message, help)``."""
+        code, message, help_ = error.args
+        return cls(message, code=code, help=help_)
 
     def __str__(self):
         where = f" (line {self.line}, column {self.column})" if self.line else ""
@@ -114,23 +127,21 @@ class Page:
             f.write(self.html)
 
 
-_PLACE = _re.compile(r"┌─ .*:(\d+):(\d+)")
 _ANSI = _re.compile(r"\x1b\[[0-9;]*m")
-_CARET = _re.compile(r"│\s*\^+ (.+)$")
 
 
-def _error_of(text):
-    """The Error for a report as the terminal shows it (``error: …``, the
-    place, the caret, ``= help: …``)."""
-    plain = _ANSI.sub("", text)
-    lines = plain.splitlines()
-    message = next((l[len("error: "):] for l in lines if l.startswith("error: ")), plain.strip())
-    place = _PLACE.search(plain)
-    help_ = next((m.group(1) for m in map(_CARET.search, lines) if m), None)
-    if help_ is None:
-        help_ = next((l.split("= help: ", 1)[1] for l in lines if "= help: " in l), None)
-    line, column = (int(place.group(1)), int(place.group(2))) if place else (None, None)
-    return Error(message, line=line, column=column, help=help_, text=text)
+def _error_in(pieces, at):
+    """The Error of the ``error`` piece ``pieces[at]`` (its report as the
+    terminal shows it): its fields from the JSON event of the ``event``
+    piece after it (docs/json.md), its ``text`` the report."""
+    text = pieces[at][1]
+    following = pieces[at + 1] if at + 1 < len(pieces) else None
+    if following is not None and following[0] == "event":
+        error = Error.from_event(_json.loads(following[1]))
+    else:  # not expected: every error the printer writes has its event
+        error = Error(_ANSI.sub("", text).strip())
+    error.text = text
+    return error
 
 
 class Session:
@@ -165,22 +176,47 @@ class Session:
         return events
 
     def value(self, name):
-        """The value of the variable ``name`` (a float); ``KeyError`` if
-        there is none."""
+        """The value of the variable ``name``: a float for a number; for a
+        vector or matrix a ``numpy.ndarray`` of float64 with gradcalc's
+        shape (``(n,)``, ``(m, n)``), or nested lists where numpy is not
+        installed. ``KeyError`` if there is no variable ``name``."""
         value = self._core.value(name)
         if value is None:
             raise KeyError(f"no variable `{name}`")
-        return value
+        return _array_out(*value)
 
     def grad(self, of, wrt):
-        """∂of/∂wrt now (a float): one backward pass from the variable
-        ``of``; 0 when it does not depend on ``wrt`` as it is now.
-        ``KeyError`` if either is not a variable."""
-        return self._core.grad(of, wrt)
+        """∂of/∂wrt now, of ``wrt``'s shape (a float, or an array as
+        ``value`` gives one): one backward pass from the variable ``of``; 0
+        (zeros) where it does not depend on ``wrt`` as it is now. ``of``
+        must be a number or of shape ``()``. ``KeyError`` if either is not
+        a variable; ``Error`` (with its ``code``) when the gradient cannot
+        be had."""
+        try:
+            value = self._core.grad(of, wrt)
+        except ValueError as error:
+            raise Error._from_core(error) from None
+        return _array_out(*value)
 
     def names(self):
-        """The names of the variables."""
-        return self._core.names()
+        """The variables, in the order first assigned (numbers first), each
+        with its shape: a dict ``{name: shape}``, shape ``()`` for a number,
+        ``(n,)`` for a vector, ``(m, n)`` for a matrix. Iterating it gives
+        the names."""
+        return {name: tuple(shape) for name, shape in self._core.names()}
+
+    def set(self, name, value):
+        """Moves the leaf ``name`` to ``value`` as ``name := value`` does:
+        everything built on it is computed again in place; on an error
+        (another shape, a derived variable, a value the language refuses)
+        the session keeps the old value and ``Error`` is raised with its
+        ``code``. ``value``: a number, a (nested) list of numbers, or a numpy
+        array of rank ≤ 2. A ragged or non-numeric value raises
+        ``ValueError``/``TypeError`` before anything runs. Returns the
+        events of the statement."""
+        shape, elements = _array_in(value)
+        source = _gradcalc.update_source(name, shape, elements)
+        return self.run(source, check=True, origin="<set>")
 
     def show(self):
         """The step-through page of the current output (``:html``), shown
@@ -197,9 +233,63 @@ class Session:
         return f"<pre>gradcalc session: {_html.escape(content)}</pre>"
 
     def _rich(self, source, origin, color):
-        """The pieces ``source`` shows, as ``(kind, content)``; see
+        """The pieces ``source`` shows, as ``(kind, content)``, and the
+        exception of a Ctrl-C that stopped it (or None); see
         ``gradcalc._magics``."""
         return self._core.run_rich(source, origin, color)
+
+
+def _array_out(shape, elements):
+    """A value from the core: a float for shape ``()``, else a float64
+    numpy array of ``shape`` (nested lists without numpy)."""
+    if not shape:
+        return float(elements[0])
+    if _np is not None:
+        return _np.array(elements, dtype=_np.float64).reshape(shape)
+    if len(shape) == 1:
+        return list(elements)
+    m, n = shape
+    return [list(elements[i * n : (i + 1) * n]) for i in range(m)]
+
+
+def _number(x, where):
+    """``x`` as a float; ``TypeError`` naming ``where`` if it is no number."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        if _np is None or not isinstance(x, (_np.integer, _np.floating)):
+            raise TypeError(f"{where} is {type(x).__name__} {x!r}, not a number")
+    return float(x)
+
+
+def _array_in(value):
+    """``(shape, elements)`` of a number, a (nested) list or tuple of
+    numbers, or a numpy array, row-major. ``ValueError`` for rows of unequal
+    length or a rank above 2; ``TypeError`` for anything not a number."""
+    if _np is not None and isinstance(value, _np.ndarray):
+        if value.dtype.kind not in "iuf":
+            raise TypeError(f"an array of {value.dtype} is not numbers: give integers or floats")
+        if value.ndim > 2:
+            raise ValueError(
+                f"gradcalc holds numbers, vectors and matrices: an array of shape {value.shape} is none of them"
+            )
+        return list(value.shape), [float(x) for x in value.astype(_np.float64).ravel()]
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(row, (list, tuple)) for row in value):
+            n = len(value[0])
+            for i, row in enumerate(value):
+                if len(row) != n:
+                    raise ValueError(
+                        f"row {i} has {len(row)} element(s) but row 0 has {n}: every row needs the same length"
+                    )
+                for j, x in enumerate(row):
+                    if isinstance(x, (list, tuple)):
+                        raise ValueError("gradcalc holds numbers, vectors and matrices: a list nested three deep is none of them")
+                    _number(x, f"element [{i}][{j}]")
+            return [len(value), n], [float(x) for row in value for x in row]
+        for i, x in enumerate(value):
+            if isinstance(x, (list, tuple)):
+                raise ValueError(f"element {i} is a list where the others are numbers: every row needs to be a list")
+        return [len(value)], [_number(x, f"element {i}") for i, x in enumerate(value)]
+    return [], [_number(value, "the value")]
 
 
 _SESSION = None
@@ -226,10 +316,13 @@ def _value_session(value):
 def _one(s, source, kind):
     """Runs ``source`` in ``s`` without colour: the content of its first
     piece of ``kind`` (all its text for ``text``); an error raises Error."""
+    pieces, interrupt = s._rich(source, "<value>", False)
+    if interrupt is not None:
+        raise interrupt
     found = []
-    for piece, content in s._rich(source, "<value>", False):
+    for at, (piece, content) in enumerate(pieces):
         if piece == "error":
-            raise _error_of(content)
+            raise _error_in(pieces, at)
         if piece == kind:
             found.append(content)
     return "".join(found)

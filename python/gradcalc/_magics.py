@@ -10,12 +10,19 @@ and show what they give as a notebook shows it:
   iframe (``text/html``);
 - ``:trace md``: the table as Markdown (``text/markdown``);
 - an error: its report with the caret and help as the cell's error output
-  (``gradcalc.Error``), and the cell fails.
+  (``gradcalc.Error``, its fields read from the error's JSON event), and the
+  cell fails;
+- Ctrl-C (the kernel's interrupt): what ran before it, an interrupted
+  ``:repeat`` or ``:descend`` saying how many steps it kept, then the cell
+  fails with ``KeyboardInterrupt``.
+
+Which commands show in the cell rather than write a file is read from the
+library's command table (``_gradcalc.cell_source``), not from their names.
 """
 
 import html
 
-from . import Error, _ANSI, _error_of, iframe, session
+from . import _ANSI, Error, _error_in, _gradcalc, iframe, session
 
 # The terminal's 16 colours (xterm's), for SGR 30–37 and 90–97.
 _COLOURS = [
@@ -118,18 +125,22 @@ def _span(text, style):
     return f'<span style="{css}">{escaped}</span>' if css else escaped
 
 
-def show_pieces(pieces, display):
+def _text(content):
+    """The mimebundle of text as the terminal shows it."""
+    return {
+        "text/html": f'<pre class="gradcalc">{ansi_to_html(content)}</pre>',
+        "text/plain": _ANSI.sub("", content),
+    }
+
+
+def show_pieces(pieces, display, interrupt=None):
     """Shows each piece with ``display`` (IPython's, ``raw=True``); raises
-    the first error's ``Error`` after showing what came before it."""
-    for kind, content in pieces:
+    the first error's ``Error`` after showing what came before it. With
+    ``interrupt`` (the exception of a Ctrl-C that stopped the run), the
+    error's report is shown too and ``interrupt`` is raised instead."""
+    for at, (kind, content) in enumerate(pieces):
         if kind == "text":
-            display(
-                {
-                    "text/html": f'<pre class="gradcalc">{ansi_to_html(content)}</pre>',
-                    "text/plain": _ANSI.sub("", content),
-                },
-                raw=True,
-            )
+            display(_text(content), raw=True)
         elif kind == "svg":
             display({"image/svg+xml": content, "text/plain": "<gradcalc picture (SVG)>"}, raw=True)
         elif kind == "html":
@@ -137,50 +148,23 @@ def show_pieces(pieces, display):
         elif kind == "markdown":
             display({"text/markdown": content, "text/plain": content}, raw=True)
         elif kind == "error":
-            raise _in_a_cell(_error_of(content))
-
-
-def _in_a_cell(error):
-    """``error``, with a note where a notebook offers more than a file: a
-    picture or page without a file name is shown with ``-``."""
-    for command in (":svg", ":html"):
-        if error.message.startswith(f"`{command}` takes one file name"):
-            note = f"in a notebook, `{command} -` shows it here"
-            error.help = f"{error.help}; {note}" if error.help else note
-            error.text = f"{error.text.rstrip()}\n  = note: {note}\n"
-    return error
-
-
-def inline_pictures(source):
-    """``source`` with each ``:svg`` or ``:html`` line that names no file
-    given ``-`` (shown in the cell), and ``:show`` read as ``:html -``: in a
-    notebook a picture or page without a file is shown where it is asked
-    for. A word that is not a flag (``--step``, ``-f``) or a number is the
-    file; a line with ``;`` is left as it is."""
-    lines = []
-    for line in source.split("\n"):
-        code, hash_, comment = line.partition("#")
-        words = code.split()
-        if words and ";" not in code:
-            if words[0] == ":show" and len(words) == 1:
-                code = code.replace(":show", ":html -", 1)
-            elif words[0] in (":svg", ":html") and not any(
-                w == "-" or not (w.startswith("-") or w.replace(".", "", 1).isdigit())
-                for w in words[1:]
-            ):
-                code = code.rstrip() + " -"
-                if hash_:
-                    code += " "
-        lines.append(code + hash_ + comment)
-    return "\n".join(lines)
+            if interrupt is not None:
+                display(_text(content), raw=True)
+                break
+            raise _error_in(pieces, at)
+    if interrupt is not None:
+        raise interrupt
 
 
 def run_cell(source, origin="<cell>"):
-    """Runs ``source`` (see :func:`inline_pictures`) in the notebook's
-    session and shows its pieces."""
+    """Runs ``source`` in the notebook's session, read as a cell reads it
+    (``_gradcalc.cell_source``: a command that writes a file it requires,
+    given none, shows it here; ``:show`` is ``:html -``), and shows its
+    pieces."""
     from IPython.display import display
 
-    show_pieces(session()._rich(inline_pictures(source), origin, True), display)
+    pieces, interrupt = session()._rich(_gradcalc.cell_source(source), origin, True)
+    show_pieces(pieces, display, interrupt)
 
 
 def register(ipython):
@@ -198,4 +182,4 @@ def register(ipython):
     ipython.register_magics(GradcalcMagics)
 
 
-__all__ = ["Error", "ansi_to_html", "inline_pictures", "run_cell", "register", "show_pieces"]
+__all__ = ["Error", "ansi_to_html", "run_cell", "register", "show_pieces"]

@@ -7,27 +7,33 @@
 //! - [`value::Value`]: micrograd's `Value` on gradcalc's engine, every value a
 //!   node of one shared [`Graph`](gradcalc::engine::Graph);
 //! - the graph of a `Value` written as gradcalc statements (`source.rs`), so
-//!   that its pictures and trace come from the calculator's own code.
+//!   that its pictures and trace come from the calculator's own code;
+//! - a cell's source as a notebook runs it, read from the command table
+//!   (`notebook.rs`).
 //!
 //! Ctrl-C (a kernel's interrupt) reaches a running statement through
 //! [`gradcalc::interrupt::polling`]: every poll asks Python whether SIGINT
 //! came, and the statement stops as after Ctrl-C in the terminal, the session
-//! kept; the `KeyboardInterrupt` is raised when the run returns.
+//! kept; the `KeyboardInterrupt` is raised when the run returns. The GIL is
+//! released while a statement runs.
 
+mod notebook;
 mod session;
 mod source;
 mod value;
 
 use pyo3::prelude::*;
 
-/// The module: the session core, `Value`, and the graph of a `Value` as
-/// gradcalc source.
+/// The module: the session core, `Value`, the graph of a `Value` as
+/// gradcalc source, the statement that sets a leaf, and a cell's source.
 #[pymodule]
 fn _gradcalc(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<session::Core>()?;
     module.add_class::<value::Value>()?;
     module.add_function(wrap_pyfunction!(source::value_source, module)?)?;
     module.add_function(wrap_pyfunction!(value::arena_nodes, module)?)?;
+    module.add_function(wrap_pyfunction!(session::update_source, module)?)?;
+    module.add_function(wrap_pyfunction!(notebook::cell_source, module)?)?;
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -84,13 +84,20 @@ def test_an_error_fails_the_cell_with_its_caret(ip):
     assert not result.success
 
 
-def test_a_picture_without_a_file_says_how_to_show_it(ip):
-    # Beside another statement the line is run as written, and refused.
+def test_an_error_in_a_cell_carries_its_code_from_the_json_event(ip):
     cell(ip, "x = 2\ny = x*x")
     with pytest.raises(gradcalc.Error) as caught:
-        cell(ip, "y; :svg")
-    assert caught.value.help.endswith("in a notebook, `:svg -` shows it here")
-    assert caught.value._render_traceback_()[-1] == "  = note: in a notebook, `:svg -` shows it here"
+        cell(ip, "y; :grad nope")
+    e = caught.value
+    # The same error as `gradcalc --json` reports for this source.
+    [expected] = [ev for ev in gradcalc.Session().run("x = 2\ny = x*x\ny; :grad nope")
+                  if ev["kind"] == "error"]
+    assert (e.code, e.message, e.help) == (expected["code"], expected["message"], expected.get("help"))
+    assert (e.line, e.column) == (1, 10)  # `nope`, after the 9 characters of "y; :grad "
+    assert e.code == "unknown-name"
+    with pytest.raises(gradcalc.Error) as caught:
+        cell(ip, "z = (1")
+    assert caught.value.code == "parse"
 
 
 def test_pictures_and_pages_without_a_file_show_in_the_cell(ip):
@@ -104,14 +111,21 @@ def test_pictures_and_pages_without_a_file_show_in_the_cell(ip):
         assert page["text/html"].startswith('<iframe sandbox="allow-scripts"')
 
 
-def test_only_lines_without_a_file_get_the_dash():
-    from gradcalc._magics import inline_pictures
+def test_only_commands_that_require_a_file_get_the_dash():
+    # Read from the command table: `:svg`, `:html` and `:save` write a file
+    # they require; `:dot` and `:trace md` print without one.
+    from gradcalc._gradcalc import cell_source
 
-    assert inline_pictures(":svg") == ":svg -"
-    assert inline_pictures(":svg --step 2") == ":svg --step 2 -"
-    assert inline_pictures(":svg g.svg --step 2") == ":svg g.svg --step 2"
-    assert inline_pictures(":svg -f g.svg") == ":svg -f g.svg"
-    assert inline_pictures(":svg -") == ":svg -"
-    assert inline_pictures(":html # the page") == ":html - # the page"
-    assert inline_pictures(":show") == ":html -"
-    assert inline_pictures("x = 1; :svg") == "x = 1; :svg"
+    assert cell_source(":svg") == ":svg -"
+    assert cell_source(":svg --step 2") == ":svg --step 2 -"
+    assert cell_source(":svg g.svg --step 2") == ":svg g.svg --step 2"
+    assert cell_source(":svg -f g.svg") == ":svg -f g.svg"
+    assert cell_source(":svg -") == ":svg -"
+    assert cell_source(":html # the page") == ":html - # the page"
+    assert cell_source(":show") == ":html -"
+    assert cell_source("x = 1; :svg") == "x = 1; :svg -"
+    assert cell_source(":save") == ":save -"
+    assert cell_source(":dot") == ":dot"
+    assert cell_source(":trace md") == ":trace md"
+    assert cell_source(":load") == ":load"  # reads a file: nothing to show
+    assert cell_source("svg = 2\nsvg") == "svg = 2\nsvg"

@@ -79,7 +79,16 @@ pub struct Printer<O: Write, E: Write> {
     /// (file name, content), for the page to download; the reply says so.
     /// `None` everywhere else.
     pub downloads: Option<Vec<(String, String)>>,
+    /// Human output only: given the JSON object (docs/json.md, one line) of
+    /// each error after its text is written, for a host that shows the text
+    /// and needs the error's fields (its `code`): the Python package's
+    /// notebook cells. `None` everywhere else.
+    pub error_events: Option<ErrorEvents>,
 }
+
+/// Takes the JSON object of an error the human format wrote (see
+/// [`Printer::error_events`]).
+pub type ErrorEvents = Box<dyn FnMut(&str)>;
 
 impl<O: Write, E: Write> Printer<O, E> {
     /// A printer writing events to `out` and human-format errors to `err`.
@@ -102,6 +111,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             statements: 0,
             lines_before: 0,
             downloads: None,
+            error_events: None,
         }
     }
 
@@ -131,6 +141,22 @@ impl<O: Write, E: Write> Printer<O, E> {
             origin,
             lines_before: self.lines_before,
             statement: self.statement,
+        }
+    }
+
+    /// Gives [`Printer::error_events`], if set, the JSON object `object`
+    /// makes of an error at the current statement's place.
+    fn error_event(
+        &mut self,
+        source: &str,
+        origin: &str,
+        object: impl FnOnce(&json::Place<'_>) -> serde_json::Value,
+    ) {
+        if self.error_events.is_some() {
+            let line = object(&self.place(source, origin)).to_string();
+            if let Some(events) = self.error_events.as_mut() {
+                events(&line);
+            }
         }
     }
 
@@ -292,6 +318,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     diagnostic::render_error(error, source, origin, &style).as_bytes(),
                 )?;
                 self.err.flush()?;
+                self.error_event(source, origin, |place| json::error(error, place));
                 flushed
             }
             Format::Json => {
@@ -316,9 +343,13 @@ impl<O: Write, E: Write> Printer<O, E> {
             Format::Human(style) => {
                 let flushed = self.out.flush();
                 let span = crate::syntax::Span::new(offset, offset);
-                let text = diagnostic::render_message(message, span, help, source, origin, &style);
+                let text =
+                    diagnostic::render_message(message, span, help.clone(), source, origin, &style);
                 self.err.write_all(text.as_bytes())?;
                 self.err.flush()?;
+                self.error_event(source, origin, |place| {
+                    json::message(message, code, offset, help, place)
+                });
                 flushed
             }
             Format::Json => {

@@ -138,6 +138,11 @@ pub struct Traits {
     /// Reads a script file (`:load`): where the front end cannot open files
     /// by name (the playground), it asks the user to pick one instead.
     pub reads_script: bool,
+    /// Moves the leaves named after its first three arguments and nothing
+    /// else (`:descend LOSS lr=R steps=N P…`, as its log entry writes it):
+    /// a checkpoint of the log keeps the leaves' values in its place
+    /// (`session/checkpoint.rs`).
+    pub moves_params: bool,
 }
 
 /// The traits of most commands: run by the session, nothing apart.
@@ -151,6 +156,7 @@ pub const PLAIN: Traits = Traits {
     bare: &[],
     frees_memory: false,
     reads_script: false,
+    moves_params: false,
 };
 
 /// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
@@ -462,6 +468,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         writes: true,
         traits: Traits {
             whole: true,
+            moves_params: true,
             ..PLAIN
         },
         takes: "takes a loss, `lr=RATE`, `steps=N`, a file for the plot if wanted, and the parameters",

@@ -1450,9 +1450,9 @@ pub struct TensorTraceStep {
 pub struct TensorTraceContribution {
     /// The operand as named.
     pub input: String,
-    /// The matrix rule: `upstream · xᵀ`, `Wᵀ · upstream`, `upstream ⊙ (1 − tanh(u)²)`.
+    /// The matrix rule as gradcalc input: `outer(upstream, x)`, `Wᵀ @ upstream`, `upstream ⊙ (1 − tanh(u)^2)`.
     pub rule: String,
-    /// The shapes the rule takes and gives: `(2×1)·(1×3) → 2×3`.
+    /// The shapes the rule takes and gives: `outer((2), (3)) → 2×3`.
     pub shapes: String,
     /// What the operand receives, of its shape.
     pub value: TensorData,
@@ -1460,6 +1460,10 @@ pub struct TensorTraceContribution {
     /// than one (fan-out: the contributions add up).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uses: Option<(u32, u32)>,
+    /// At the second and later use of a fan-out operand: its gradient so
+    /// far, this use's contribution added (as a scalar trace's `grad 3 → 5`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub so_far: Option<TensorData>,
     /// With `--expand=NODE` at this node: the scalar view, each element's
     /// chain rule (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]

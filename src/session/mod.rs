@@ -11,6 +11,7 @@ mod args;
 mod boxes;
 mod calls;
 mod check;
+mod checkpoint;
 mod command;
 mod derivative_cache;
 mod derivatives;
@@ -31,6 +32,7 @@ mod preview;
 mod probe;
 mod script;
 pub mod steps;
+mod tensor_rules;
 mod tensor_steps;
 mod tensors;
 mod undo;
@@ -629,8 +631,12 @@ impl Session {
     fn reset(&mut self) {
         // The statement count goes on: listings made before stay invalid.
         let statement = self.statement;
+        let budget = self.tensors.graph.budget();
         *self = Session::new();
         self.statement = statement;
+        if budget != crate::engine::tensor::DEFAULT_BUDGET {
+            self.set_tensor_budget(budget);
+        }
     }
 
     /// The reverse topological order of `output`, computed once and then reused.

@@ -44,6 +44,17 @@ impl StatementLog {
         self.kept.len()
     }
 
+    /// The kept statement at `index` (oldest first).
+    pub(super) fn entry(&self, index: usize) -> &str {
+        &self.kept[index]
+    }
+
+    /// Puts `text` in place of the kept statement at `index`.
+    pub(super) fn replace(&mut self, index: usize, text: String) {
+        self.bytes = self.bytes - self.kept[index].len() + text.len();
+        self.kept[index] = text;
+    }
+
     /// Forgets the statements after the first `len` kept ones.
     pub(super) fn truncate(&mut self, len: usize) {
         while self.kept.len() > len {

@@ -455,6 +455,8 @@ fn computes(op: TensorOp, operands: &[&str]) -> String {
         (TensorOp::Index(i), [a]) => format!("{}[{i}]", wrap(a)),
         (TensorOp::Index2(i, j), [a]) => format!("{}[{i}, {j}]", wrap(a)),
         (TensorOp::SumAxis(axis), [a]) => format!("sum({a}, {axis})"),
+        (TensorOp::SumKeepDims(axis), [a]) => format!("sum({a}, {axis}, keepdims)"),
+        (TensorOp::Outer, [a, b]) => format!("outer({a}, {b})"),
         (_, [a, b]) => format!("{} {name} {}", wrap(a), wrap(b)),
         _ => format!("{name}({})", operands.join(", ")),
     }

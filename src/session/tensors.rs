@@ -13,7 +13,7 @@
 //! puts it back.
 
 use crate::engine::tensor::{
-    Rng, Rule, Shape, Side, Tensor, TensorError, TensorGradients, TensorGraph, TensorId, TensorOp,
+    Rng, Shape, Tensor, TensorError, TensorGradients, TensorGraph, TensorId, TensorOp,
 };
 use crate::engine::{Arity, NodeId, Op};
 use crate::syntax::{
@@ -31,12 +31,13 @@ use super::{
 };
 
 mod functions;
-pub(super) use functions::BATCH_FUNCTIONS;
+pub(super) use functions::{BATCH_FUNCTIONS, batch_rule_text, slice_rule};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
-pub(super) const TENSOR_FUNCTIONS: [&str; 9] = [
+pub(super) const TENSOR_FUNCTIONS: [&str; 10] = [
     "transpose",
+    "outer",
     "zeros",
     "ones",
     "eye",
@@ -49,6 +50,10 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 9] = [
 
 /// The function `grad(L, W)`.
 const GRAD_FUNCTION: &str = "grad";
+
+/// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
+/// `keepdims=True`).
+const KEEPDIMS: &str = "keepdims";
 
 /// What a command does when the output is a tensor (the command table's
 /// `command` decides by the command's row).
@@ -329,10 +334,14 @@ impl Session {
     /// [`Session::evaluate_tensor`] without its warnings.
     fn evaluate_tensor_nodes(&mut self, tree: &ExprTree) -> Result<(TensorId, bool), SessionError> {
         let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
-        for expr in &tree.nodes {
+        for (k, expr) in tree.nodes.iter().enumerate() {
             let span = expr.span();
             let value = match &expr.kind {
                 ExprKind::Number(x) => TValue::Number(*x),
+                // `sum(X, 1, keepdims)`: a word, read by the call.
+                ExprKind::Name(name) if name.as_str() == KEEPDIMS && keeps_dims(tree, k) => {
+                    TValue::Number(1.0)
+                }
                 ExprKind::Name(name) => self.tensor_name(name, span)?,
                 ExprKind::Unary { op, operand } => {
                     let a = take(&mut values, operand.0);
@@ -554,9 +563,24 @@ impl Session {
                 };
                 return self.apply_tensor(op, args, span);
             }
+            "outer" => {
+                arity("2", args.len() == 2)?;
+                return self.apply_tensor(TensorOp::Outer, args, span);
+            }
             "sum" => {
-                arity("1 or 2", matches!(args.len(), 1 | 2))?;
+                arity("1, 2 or 3", matches!(args.len(), 1..=3))?;
+                if args.len() == 3 && !keeps_dims(tree, call.args[2].0 as usize) {
+                    return Err(tensor_error(
+                        ErrorCode::BadArguments,
+                        tree.get(call.args[2]).span(),
+                        "the third argument of `sum(X, axis, keepdims)` is the word `keepdims`",
+                        Some("write `sum(X, 1, keepdims)` to keep the summed axis with size 1, `sum(X, 1)` to drop it".into()),
+                    ));
+                }
                 let op = match args.get(1) {
+                    Some(axis) if args.len() == 3 => {
+                        TensorOp::SumKeepDims(self.whole(axis, tree, call.args[1])?)
+                    }
                     Some(axis) => TensorOp::SumAxis(self.whole(axis, tree, call.args[1])?),
                     None => TensorOp::Sum,
                 };
@@ -1188,7 +1212,7 @@ impl Session {
 
     /// ∂output/∂`param` with the parameter's shape (0 where the output does
     /// not reach it), from a tensor backward pass's `gradients`.
-    fn param_gradient(&self, gradients: &TensorGradients, param: Param) -> Tensor {
+    pub(super) fn param_gradient(&self, gradients: &TensorGradients, param: Param) -> Tensor {
         match param {
             Param::Tensor(id) => gradients
                 .get(id)
@@ -1331,10 +1355,16 @@ impl Session {
                 )))
             }
             TensorCommand::Trace => {
-                let expand = args
+                // `--expand=A --expand=B` and `--expand=A,B`: each node.
+                let expand: Vec<(&str, Span)> = args
                     .iter()
-                    .find_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)));
-                Some(self.tensor_trace(output, &label, span, expand, events))
+                    .filter_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)))
+                    .flat_map(|(n, at)| n.split(',').filter(|n| !n.is_empty()).map(move |n| (n, at)))
+                    .collect();
+                if let Some(bare) = args.iter().find(|a| a.name == "--expand") {
+                    return Some(Err(self.bare_expand(output, &label, name, bare.span)));
+                }
+                Some(self.tensor_trace(output, &label, span, &expand, events))
             }
             TensorCommand::Check => Some(self.tensor_check(output, &label, span, args, events)),
             // The step model's commands (`tensor_step_command`) and those
@@ -1458,7 +1488,7 @@ impl Session {
         output: TensorId,
         label: &str,
         span: Span,
-        expand: Option<(&str, Span)>,
+        expand: &[(&str, Span)],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         self.check_gradient_budget(output, span)?;
@@ -1468,26 +1498,28 @@ impl Session {
         }
         let (labels, legend) = self.tensor_labels_and_legend(output);
         let graph = &self.tensors.graph;
-        let expanded = match expand {
-            None => None,
-            Some((name, at)) => Some(
-                steps
-                    .iter()
-                    .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
-                    .map(|s| s.node)
-                    .ok_or_else(|| {
-                        tensor_error(
-                            ErrorCode::BadArguments,
-                            at,
-                            format!("`{name}` is not a step of the trace of {label}"),
-                            Some(
-                                "name a node the trace shows, e.g. a variable it was built through"
-                                    .into(),
-                            ),
-                        )
-                    })?,
-            ),
-        };
+        let mut expanded = Vec::with_capacity(expand.len());
+        for &(name, at) in expand {
+            let node = steps
+                .iter()
+                .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
+                .map(|s| s.node)
+                .ok_or_else(|| {
+                    tensor_error(
+                        ErrorCode::BadArguments,
+                        at,
+                        format!("`{name}` is not a step of the trace of {label}"),
+                        Some(
+                            "name a node the trace shows, e.g. a variable it was built through"
+                                .into(),
+                        ),
+                    )
+                })?;
+            expanded.push((node, name, at));
+        }
+        // The running sum of each fan-out operand's gradient.
+        let mut sums: rustc_hash::FxHashMap<TensorId, Tensor> = rustc_hash::FxHashMap::default();
+        let mut too_many = Vec::new();
         let mut shown = Vec::new();
         for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
             let contributions = step
@@ -1495,29 +1527,41 @@ impl Session {
                 .iter()
                 .filter(|c| graph.op(c.input) != TensorOp::Const)
                 .map(|c| {
-                    let operands: Vec<&str> = graph
-                        .operands(step.node)
-                        .iter()
-                        .map(|o| labels[o.index()].as_str())
-                        .collect();
-                    let (rule, shapes) = rule_text(
-                        &c.rule,
-                        &operands,
-                        graph.shape(step.node),
-                        graph.shape(c.input),
-                        c.summed_from,
-                    );
+                    let (rule, shapes) =
+                        super::tensor_rules::rule_text(graph, step.node, c, &labels);
+                    let so_far = (c.use_count > 1)
+                        .then(|| {
+                            let sum = sums
+                                .entry(c.input)
+                                .or_insert_with(|| Tensor::zeros(graph.shape(c.input)));
+                            sum.add_assign(&c.contribution);
+                            tensor_data(sum)
+                        })
+                        .filter(|_| c.use_number > 1);
                     TensorTraceContribution {
                         input: labels[c.input.index()].clone(),
                         rule,
                         shapes,
                         value: tensor_data(&c.contribution),
                         uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
-                        elements: if expanded == Some(step.node) {
-                            element_chains(graph, step, c, &labels)
-                        } else {
-                            Vec::new()
+                        elements: match expanded.iter().find(|e| e.0 == step.node) {
+                            Some(&(_, name, at)) => {
+                                let chains = element_chains(graph, step, c, &labels);
+                                if chains.is_empty() && !graph.shape(c.input).is_empty() {
+                                    too_many.push(Event::Warning {
+                                        message: format!(
+                                            "--expand={name}: ∂{label}/∂{} has {} elements, more than the {EXPAND_ELEMENTS} the scalar view writes; its matrix rule is above",
+                                            labels[c.input.index()],
+                                            graph.shape(c.input).len()
+                                        ),
+                                        span: at,
+                                    });
+                                }
+                                chains
+                            }
+                            None => Vec::new(),
                         },
+                        so_far,
                     }
                 })
                 .collect();
@@ -1535,7 +1579,41 @@ impl Session {
             legend,
             steps: shown,
         });
+        events.append(&mut too_many);
         Ok(())
+    }
+
+    /// The error of a bare `--expand` of a tensor output: it names one node
+    /// (`--expand=h`), and the steps it may name.
+    fn bare_expand(&self, output: TensorId, label: &str, command: &str, at: Span) -> SessionError {
+        let labels = self.tensor_labels(output);
+        let graph = &self.tensors.graph;
+        let steps: Vec<String> = graph
+            .topo_order(output)
+            .into_iter()
+            .filter(|&id| {
+                graph
+                    .operands(id)
+                    .iter()
+                    .any(|&o| graph.op(o) != TensorOp::Const)
+            })
+            .map(|id| &labels[id.index()])
+            .filter(|l| l.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .map(|l| format!("`--expand={l}`"))
+            .take(6)
+            .collect();
+        tensor_error(
+            ErrorCode::BadArguments,
+            at,
+            format!(
+                "`--expand` of a tensor output ({label}) takes the step to show element by element: `--expand=NODE`"
+            ),
+            Some(if steps.is_empty() {
+                format!("name a step of `:{command}` (give it a name where it is built, `h = …`)")
+            } else {
+                format!("e.g. {} (repeat for more)", steps.join(", "))
+            }),
+        )
     }
 
     /// How each tensor node up to `output` is named: its variable (the
@@ -1628,12 +1706,16 @@ impl Session {
                 TensorOp::Transpose => format!("{}ᵀ", operand(0)),
                 TensorOp::Index(i) => format!("{}[{i}]", operand(0)),
                 TensorOp::Index2(i, j) => format!("{}[{i}, {j}]", operand(0)),
-                TensorOp::SumAxis(axis) => {
-                    format!("sum({}, {axis})", labels[graph.operands(id)[0].index()])
+                TensorOp::SumAxis(axis) | TensorOp::SumKeepDims(axis) => {
+                    let keep = matches!(graph.op(id), TensorOp::SumKeepDims(_));
+                    let keep = if keep { ", keepdims" } else { "" };
+                    format!(
+                        "sum({}, {axis}{keep})",
+                        labels[graph.operands(id)[0].index()]
+                    )
                 }
-                op => functions::batch_label(op, graph, &labels, id).unwrap_or_else(|| {
-                    format!("{}({})", op_name(op), labels[graph.operands(id)[0].index()])
-                }),
+                op => functions::batch_label(op, graph, &labels, id)
+                    .unwrap_or_else(|| call_label(&op_name(op), graph.operands(id), &labels)),
             };
             labels.push(if label.chars().count() > 24 {
                 legend.push(TensorName {
@@ -1655,25 +1737,24 @@ impl Session {
     }
 }
 
-/// Whether `text` is one bracketed whole: `(W @ x)`, not `(a) + (b)`.
-fn wrapped_in_brackets(text: &str) -> bool {
-    if !text.starts_with('(') || !text.ends_with(')') {
-        return false;
-    }
-    let mut depth = 0usize;
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 && i + 1 < text.len() {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-    }
-    true
+/// Whether node `k` of `tree` is the third argument of a call of `sum`
+/// (`sum(X, 1, keepdims)`) and names `keepdims`.
+fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
+    let is_word = matches!(&tree.nodes[k].kind, ExprKind::Name(name) if name.as_str() == KEEPDIMS);
+    is_word
+        && tree.nodes.iter().any(|e| {
+            matches!(&e.kind, ExprKind::Call(call)
+                if call.name.as_str() == "sum" && call.args.get(2).is_some_and(|a| a.0 as usize == k))
+        })
+}
+
+/// The label of a node written as a call of `name` on its operands.
+fn call_label(name: &str, operands: &[TensorId], labels: &[String]) -> String {
+    let args: Vec<&str> = operands
+        .iter()
+        .map(|o| labels[o.index()].as_str())
+        .collect();
+    format!("{name}({})", args.join(", "))
 }
 
 /// A number as a label: the shortest text that reads back as it.
@@ -1690,158 +1771,6 @@ fn op_name(op: TensorOp) -> String {
     match op {
         TensorOp::Elementwise(op) => op.info().name.to_string(),
         op => op.info().name.to_string(),
-    }
-}
-
-/// The matrix rule of one operand's vector–Jacobian product as text, over
-/// the node's `operands` (their labels), and its shapes: (`upstream · xᵀ`,
-/// `(2×1)·(1×3) → 2×3`).
-fn rule_text(
-    rule: &Rule,
-    operands: &[&str],
-    node: Shape,
-    input: Shape,
-    summed_from: Option<Shape>,
-) -> (String, String) {
-    let a = operands.first().copied().unwrap_or("a");
-    let t = |text: &str| {
-        if text.contains(' ') {
-            format!("({text})")
-        } else {
-            text.to_string()
-        }
-    };
-    match rule {
-        Rule::MatMul {
-            side,
-            factors,
-            result,
-        } => {
-            // (Xᵀ)ᵀ is X: a transposed operand is written untransposed.
-            let transposed = |text: &str| match text.strip_suffix('ᵀ') {
-                Some(inner) if !inner.contains(' ') || wrapped_in_brackets(inner) => {
-                    inner.to_string()
-                }
-                _ => format!("{}ᵀ", t(text)),
-            };
-            let text = match side {
-                Side::Left => format!(
-                    "upstream · {}",
-                    transposed(operands.get(1).copied().unwrap_or("B"))
-                ),
-                Side::Right => format!("{} · upstream", transposed(a)),
-            };
-            let shapes = format!("({})·({}) → {}", factors[0], factors[1], result);
-            (
-                text,
-                if *result == input {
-                    shapes
-                } else {
-                    format!("{shapes}, as {input}")
-                },
-            )
-        }
-        Rule::Elementwise { op, position } => {
-            let text = elementwise_rule(*op, *position, operands);
-            let shapes = match summed_from {
-                Some(from) => {
-                    format!("⊙ elementwise at {from}, summed over the broadcast axes → {input}")
-                }
-                None => format!("⊙ elementwise, {node}"),
-            };
-            (text, shapes)
-        }
-        Rule::Transposed => (
-            "upstreamᵀ".to_string(),
-            format!("{}ᵀ → {input}", node.parenthesized()),
-        ),
-        Rule::Scatter => (
-            format!("upstream at the index of {}, 0 elsewhere", t(a)),
-            format!("{} → {input}", node.parenthesized()),
-        ),
-        Rule::Broadcast { axis: None } => (
-            "upstream broadcast (∂sum/∂xᵢ = 1)".to_string(),
-            format!("{} → {input}", node.parenthesized()),
-        ),
-        Rule::Broadcast { axis: Some(axis) } => (
-            format!("upstream broadcast along axis {axis} (∂sum/∂xᵢ = 1)"),
-            format!("{} → {input}", node.parenthesized()),
-        ),
-        Rule::Mean { count } => (
-            format!("upstream / {count}, broadcast"),
-            format!("{} → {input}", node.parenthesized()),
-        ),
-        Rule::Extremum { .. }
-        | Rule::ExtremumAlong { .. }
-        | Rule::MeanAlong { .. }
-        | Rule::LogSoftmax
-        | Rule::CrossEntropy { .. }
-        | Rule::NoGradient => (
-            functions::batch_rule_text(rule, operands, input),
-            format!("{} → {input}", node.parenthesized()),
-        ),
-        // Of a matrix, each row on its own: the row's upstream (one number
-        // for logsumexp) times that row's softmax.
-        Rule::Softmax => (
-            format!("p ⊙ (upstream − p·upstream), p = softmax({a})"),
-            match input.rank() {
-                2 => format!("{} → {input}, each row on its own", node.parenthesized()),
-                _ => format!("{} → {input}", node.parenthesized()),
-            },
-        ),
-        Rule::LogSumExp => match input.rank() {
-            2 => (
-                format!("each row's upstream ⊙ that row of softmax({a})"),
-                format!("{} → {input}", node.parenthesized()),
-            ),
-            _ => (
-                format!("upstream ⊙ softmax({a})"),
-                format!("{} → {input}", node.parenthesized()),
-            ),
-        },
-    }
-}
-
-/// `upstream ⊙ f′` for an elementwise op at operand `position`, `f′` the
-/// scalar op table's textbook local derivative over the operands' labels.
-fn elementwise_rule(op: Op, position: usize, operands: &[&str]) -> String {
-    let Some(derivative) = op.info().derivative(position) else {
-        return "0 (passes nothing)".to_string();
-    };
-    let trees: Vec<ExprTree> = operands.iter().map(|o| operand_tree(o)).collect();
-    let refs: Vec<&ExprTree> = trees.iter().collect();
-    let local = super::formula::rule_tree(
-        op,
-        crate::engine::LocalRule::Expr {
-            expr: &derivative.textbook,
-            ties: 1,
-        },
-        &refs,
-    );
-    match local.map(|tree| tree.to_string()) {
-        None => "0 (passes nothing)".to_string(),
-        Some(text) if text == "1" => "upstream".to_string(),
-        Some(text) if text == "-1" => "−upstream".to_string(),
-        Some(text) => {
-            if text.contains(' ') || text.starts_with('-') {
-                format!("upstream ⊙ ({text})")
-            } else {
-                format!("upstream ⊙ {text}")
-            }
-        }
-    }
-}
-
-/// An operand's label as an expression tree, so that a rule written over it
-/// brackets it where it binds less tightly than its place (`2*(x + 1)`, not
-/// `2*x + 1`). A label is expression text; one that does not parse as an
-/// expression (a short name `t9` does) is bracketed whole.
-fn operand_tree(label: &str) -> ExprTree {
-    let parsed = crate::syntax::parse_statement(label, Span::new(0, label.len()));
-    match parsed.map(|located| located.statement) {
-        Ok(crate::syntax::Statement::Expr(tree)) => tree,
-        _ if label.contains(' ') => ExprTree::name(&format!("({label})")),
-        _ => ExprTree::name(label),
     }
 }
 
@@ -2206,6 +2135,7 @@ pub(super) fn function_help(name: &str) -> Option<String> {
     let op = match name {
         "transpose" => TensorOp::Transpose,
         "sum" => TensorOp::Sum,
+        "outer" => TensorOp::Outer,
         "mean" => TensorOp::Mean,
         "softmax" => TensorOp::Softmax,
         "logsumexp" => TensorOp::LogSumExp,
@@ -2227,7 +2157,8 @@ pub(super) fn function_help(name: &str) -> Option<String> {
     let info = op.info();
     let usage = match name {
         "transpose" => "transpose(W), also Wᵀ",
-        "sum" => "sum(x), sum(W, axis)",
+        "sum" => "sum(x), sum(W, axis), sum(W, axis, keepdims)",
+        "outer" => "outer(u, x)",
         _ => name,
     };
     Some(format!(

@@ -309,11 +309,12 @@ pub(crate) fn superscript_value(text: &str) -> f64 {
     sign * value
 }
 
-/// The operator a mathematical symbol stands for: `×` `·` `⋅` multiply, `÷`
+/// The operator a mathematical symbol stands for: `×` `·` `⋅` multiply (and
+/// `⊙`, the elementwise product the tensor rules print), `÷`
 /// divides, `−` (U+2212, the minus gradcalc prints) subtracts, `√` is the root.
 fn math_operator(c: char) -> Option<Operator> {
     match c {
-        '×' | '·' | '⋅' => Some(Operator::Star),
+        '×' | '·' | '⋅' | '⊙' => Some(Operator::Star),
         '÷' => Some(Operator::Slash),
         '−' => Some(Operator::Minus),
         '√' => Some(Operator::Root),

@@ -52,8 +52,8 @@ pub const MAX_NESTING: usize = 1000;
 /// one statement each. A `:command` always ends at its newline or `;`. `#` starts
 /// a comment to the end of the line.
 ///
-/// An open `(` does not join the next line when that line clearly starts a new
-/// statement: after optional whitespace it is a `:command`, an assignment
+/// An open `(`, or a line ending in an operator other than `,`, does not join
+/// the next line when that line clearly starts a new statement: after optional whitespace it is a `:command`, an assignment
 /// (a name, optional spaces, then `=` not followed by `=`, or `+= -= *= /=`) or a
 /// definition (`name(a, b) =`: a name, `(`, names and commas, `)`, `=`). `=`
 /// never appears inside brackets, so such a line cannot be a continuation; the

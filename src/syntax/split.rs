@@ -82,9 +82,11 @@ fn starts_new_statement(source: &str, line_start: usize) -> bool {
 
 /// Splits `source` into statements; see [`super::statement_spans`].
 ///
-/// With `cut_before_new_statements`, a newline inside an open `(` still ends the
-/// statement when the next line [starts a new statement](starts_new_statement)
-/// (scripts); without it, an open `(` always joins lines (the REPL's check).
+/// With `cut_before_new_statements`, a newline inside an open `(` or after a
+/// trailing operator still ends the statement when the next line
+/// [starts a new statement](starts_new_statement) (scripts: `b1 = a1 +` is
+/// then refused on its own line, not blamed on the next); without it, both
+/// always join lines (the REPL's check).
 pub(crate) fn split(source: &str, cut_before_new_statements: bool) -> Split {
     let mut spans = Vec::new();
     let mut splitter = Splitter::default();
@@ -126,7 +128,6 @@ impl Splitter {
                     Some(c) if token.kind == TokenKind::Newline => {
                         c.continues()
                             && !(cut_before_new_statements
-                                && c.depth > 0
                                 && starts_new_statement(source, token.end))
                     }
                     Some(c) => c.repeat || (!c.command && c.depth > 0),

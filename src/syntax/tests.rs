@@ -878,6 +878,23 @@ fn two_names_side_by_side() {
     ));
 }
 
+/// A line ending in an operator does not join a next line that starts a new
+/// statement, so its error is its own (at its end), not the next line's `=`;
+/// it still joins a line that continues it.
+#[test]
+fn a_trailing_operator_does_not_swallow_the_next_assignment() {
+    let source = "b1 = a1 +\nb2 = 3";
+    assert_eq!(
+        statement_spans(source),
+        vec![Span::new(0, 9), Span::new(10, 16)]
+    );
+    let err = error("b1 = a1 +");
+    assert_eq!(err.span().start, 9, "{err:?}");
+    assert_eq!(statement_spans("y = a +\n  b"), vec![Span::new(0, 11)]);
+    // The REPL's check still waits for the rest of the line.
+    assert!(super::needs_more_input("b1 = a1 +"));
+}
+
 /// `:=` is an assignment operator: it ends an unfinished line, starts a new
 /// statement after an open `(`, and only a name may stand left of it.
 #[test]

@@ -31,6 +31,7 @@ mod memory;
 mod orders;
 mod pictures;
 mod playground;
+mod playground_work;
 mod properties;
 mod pty;
 mod readme;

@@ -13,7 +13,7 @@ use crate::util::in_crate;
 
 /// What a test of the playground starts with: Chromium, and the playground
 /// served on a free port of 127.0.0.1 (its URL).
-fn playground(test: &str) -> Option<(Browser, String)> {
+pub(crate) fn playground(test: &str) -> Option<(Browser, String)> {
     let dist = in_crate("web/dist");
     if !dist.join("gradcalc.wasm").is_file() || !dist.join("worker.js").is_file() {
         eprintln!("note: {test} skipped: web/dist/ is not built (scripts/build-web.sh)");
@@ -25,26 +25,37 @@ fn playground(test: &str) -> Option<(Browser, String)> {
 }
 
 /// The playground has loaded and its worker answers.
-const READY: &str = "document.body.getAttribute('data-ready') === 'yes'";
+pub(crate) const READY: &str = "document.body.getAttribute('data-ready') === 'yes'";
 
 /// The output pane's text.
-const SCREEN: &str = "document.getElementById('screen').textContent";
+pub(crate) const SCREEN: &str = "document.getElementById('screen').textContent";
 
 /// Types `text` into the input and presses Enter.
-fn enter(browser: &mut Browser, text: &str) {
+pub(crate) fn enter(browser: &mut Browser, text: &str) {
     browser.eval("document.getElementById('input').focus(), true");
     browser.type_text(text);
     browser.press("Enter");
 }
 
 /// Waits until the output pane holds `text`.
-fn wait_screen(browser: &mut Browser, text: &str) {
+pub(crate) fn wait_screen(browser: &mut Browser, text: &str) {
     browser.wait_for(&format!("{SCREEN}.includes({text:?})"));
+}
+
+/// Clicks the answer of the open question (`.gc-ask`) whose label starts
+/// with `label`.
+pub(crate) fn answer(browser: &mut Browser, label: &str) {
+    browser.wait_for(&format!(
+        "Array.from(document.querySelectorAll('.gc-ask button')).some(b => b.textContent.startsWith({label:?}))"
+    ));
+    browser.eval(&format!(
+        "Array.from(document.querySelectorAll('.gc-ask button')).find(b => b.textContent.startsWith({label:?})).click(), true"
+    ));
 }
 
 /// Pastes `text` into the input through a paste event carrying it, as the
 /// browser fires one for Ctrl+V.
-fn paste(browser: &mut Browser, text: &str) {
+pub(crate) fn paste(browser: &mut Browser, text: &str) {
     browser.eval(&format!(
         "(() => {{ const input = document.getElementById('input'); input.focus();
             const data = new DataTransfer(); data.setData('text/plain', {text:?});
@@ -115,7 +126,7 @@ fn pasted_lines_run_as_lines_and_the_session_survives_a_reload() {
 }
 
 /// Waits for the file `name` in `dir` (downloaded whole) and gives its bytes.
-fn downloaded(browser: &mut Browser, dir: &Path, name: &str) -> Vec<u8> {
+pub(crate) fn downloaded(browser: &mut Browser, dir: &Path, name: &str) -> Vec<u8> {
     let path: PathBuf = dir.join(name);
     loop {
         if let Ok(bytes) = std::fs::read(&path)
@@ -205,6 +216,8 @@ fn files_download_links_share_and_the_output_copies() {
     let link = link.as_str().unwrap().to_string();
     assert!(link.starts_with(&format!("{url}#script=")), "{link}");
     browser.open(&link, (1920, 1080), READY);
+    // This tab holds work: asked first (the work stays in Sessions).
+    answer(&mut browser, "Open the link");
     wait_screen(&mut browser, "opened a shared link");
     wait_screen(&mut browser, "p = 5\n10\n");
     enter(&mut browser, "y + p");
@@ -567,9 +580,10 @@ fn the_output_is_drawn_from_typed_pieces_with_the_terminals_colours() {
     enter(&mut browser, ":trace");
     enter(&mut browser, "x y");
     wait_screen(&mut browser, "use `*` to multiply");
-    // Each span of the pane with its classes, in order; no escape code shown.
+    // Each span of the pane (each output a block) with its classes, in
+    // order; no escape code shown.
     let spans = browser.eval(
-        "Array.from(document.querySelectorAll('#screen > span')).map(s => [s.textContent, s.className])",
+        "Array.from(document.querySelectorAll('#screen > .gc-out > span')).map(s => [s.textContent, s.className])",
     );
     let spans: Vec<(String, String)> = spans
         .as_array()

@@ -48,6 +48,18 @@ pub enum Rule {
         /// The summed axis, or `None` for the sum of everything.
         axis: Option<usize>,
     },
+    /// The upstream, which kept the summed axis with size 1, broadcast back
+    /// to the operand's shape (`sum(W, axis, keepdims)`).
+    BroadcastKept {
+        /// The summed axis.
+        axis: usize,
+    },
+    /// An operand of the outer product `outer(u, x)`: `upstream @ x` to
+    /// `u`, `u @ upstream` to `x`.
+    Outer {
+        /// Which operand: [`Side::Left`] is `u`.
+        side: Side,
+    },
     /// `upstream / count` broadcast to the operand's shape (`mean`).
     Mean {
         /// How many elements were averaged.
@@ -283,6 +295,8 @@ impl TensorGraph {
                 | TensorOp::Index2(_, _)
                 | TensorOp::Sum
                 | TensorOp::SumAxis(_)
+                | TensorOp::SumKeepDims(_)
+                | TensorOp::Outer
                 | TensorOp::Mean
                 | TensorOp::Max
                 | TensorOp::Softmax
@@ -342,6 +356,32 @@ impl TensorGraph {
                 Rule::Broadcast { axis: Some(axis) },
                 sum_axis_vjp(shape, axis, up),
             ),
+            // The kept axis of size 1 holds the same numbers as the dropped one.
+            TensorOp::SumKeepDims(axis) => {
+                (Rule::BroadcastKept { axis }, sum_axis_vjp(shape, axis, up))
+            }
+            TensorOp::Outer => {
+                let (u, x) = (a.data(), self.value(operands[1]).data());
+                let n = x.len();
+                if position == 0 {
+                    // (upstream @ x)[i] = Σⱼ upstream[i, j]·x[j].
+                    let g = up
+                        .chunks(n.max(1))
+                        .take(u.len())
+                        .map(|row| row.iter().zip(x).map(|(g, x)| g * x).sum())
+                        .collect();
+                    (Rule::Outer { side: Side::Left }, g)
+                } else {
+                    // (u @ upstream)[j] = Σᵢ u[i]·upstream[i, j].
+                    let mut g = vec![0.0; n];
+                    for (&u, row) in u.iter().zip(up.chunks(n.max(1))) {
+                        for (g, &v) in g.iter_mut().zip(row) {
+                            *g += u * v;
+                        }
+                    }
+                    (Rule::Outer { side: Side::Right }, g)
+                }
+            }
             TensorOp::Mean => {
                 let count = shape.len();
                 (Rule::Mean { count }, vec![up[0] / count as f64; count])

@@ -26,8 +26,10 @@ impl TensorGraph {
     /// output element that depends on it, in row-major order of the output,
     /// so that the sum of `upstream × local` over the terms is that element
     /// of the operand's contribution ([`TensorContribution::contribution`](super::TensorContribution::contribution)).
-    /// Elements that receive nothing (an element not indexed, a non-maximum,
-    /// a kink where the scalar op passes nothing) have no terms. Its size is
+    /// Elements that receive nothing (an element not indexed, a non-maximum)
+    /// have no terms; an elementwise op's element where the scalar op passes
+    /// nothing (relu at `u ≤ 0`, the smaller operand of `max`) has its term
+    /// with local derivative 0, the mask of its rule. Its size is
     /// what the op's Jacobian has in that column: up to a row or a column of
     /// the output, so build it for shapes small enough to read.
     ///
@@ -96,7 +98,7 @@ impl TensorGraph {
                 .into_iter()
                 .collect(),
             TensorOp::Sum => vec![term(0, 1.0)],
-            TensorOp::SumAxis(axis) => {
+            TensorOp::SumAxis(axis) | TensorOp::SumKeepDims(axis) => {
                 let n = input.shape().as_matrix().1;
                 let output = match (input.shape().rank(), axis) {
                     (1, _) => 0,
@@ -105,6 +107,11 @@ impl TensorGraph {
                 };
                 vec![term(output, 1.0)]
             }
+            TensorOp::Outer => self
+                .outer_locals(node, position, element)
+                .into_iter()
+                .map(|(o, local)| term(o, local))
+                .collect(),
             TensorOp::Mean => vec![term(0, 1.0 / input.len() as f64)],
             TensorOp::Max
             | TensorOp::Min
@@ -221,9 +228,30 @@ impl TensorGraph {
         }
     }
 
+    /// The output elements of the outer product `node` = `outer(u, x)`
+    /// that element `element` of operand `position` reaches, with the local
+    /// derivative: `∂C[i, j]/∂u[i] = x[j]`, `∂C[i, j]/∂x[j] = u[i]`.
+    fn outer_locals(&self, node: TensorId, position: usize, element: usize) -> Vec<(usize, f64)> {
+        let operands = self.operands(node);
+        let other = self.value(operands[1 - position]).data();
+        let n = self.value(operands[1]).len();
+        other
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| {
+                let output = if position == 0 {
+                    element * n + k
+                } else {
+                    k * n + element
+                };
+                (output, v)
+            })
+            .collect()
+    }
+
     /// The output elements that element `element` of operand `position` of
     /// the elementwise `node` (the scalar op `op`) reaches, with the scalar
-    /// op's local derivative there; none where it passes nothing.
+    /// op's local derivative there; 0 where it passes nothing.
     fn elementwise_locals(
         &self,
         node: TensorId,
@@ -252,9 +280,13 @@ impl TensorGraph {
                     .map(|(&o, s)| self.value(o).data()[s.at(i, j)])
                     .collect();
                 let o = i * n + j;
-                if info.passes(&x, out.data()[o], position) {
-                    locals.push((o, (info.local)(&x, out.data()[o], position)));
-                }
+                // Where the op passes nothing, the mask's 0 (a dead relu unit).
+                let local = if info.passes(&x, out.data()[o], position) {
+                    (info.local)(&x, out.data()[o], position)
+                } else {
+                    0.0
+                };
+                locals.push((o, local));
             }
         }
         locals

@@ -226,6 +226,7 @@ fn structural_case() -> impl Strategy<Value = (TensorOp, Tensor)> {
                     })
                     .boxed(),
             );
+            ops.push((0..dims.len()).prop_map(TensorOp::SumKeepDims).boxed());
         }
         if let [m, n] = dims[..] {
             ops.push(
@@ -275,6 +276,15 @@ proptest! {
         );
         prop_assume!(!extremum || distinct(&t));
         check(&[t], &move |g, x| g.apply(op, &[x[0]]))?;
+    }
+
+    #[test]
+    fn outer_products_match_central_differences(
+        (a, b) in (1..5usize, 1..5usize).prop_flat_map(|(m, n)| {
+            (tensor(Shape::vector(m), -2.0, 2.0), tensor(Shape::vector(n), -2.0, 2.0))
+        })
+    ) {
+        check(&[a, b], &|g, x| g.apply(TensorOp::Outer, &[x[0], x[1]]))?;
     }
 
     #[test]

@@ -49,6 +49,17 @@ pub enum TensorOp {
     /// matrix, axis 0 gives the `n` column sums and axis 1 the `m` row sums;
     /// of a vector, axis 0 gives `()`.
     SumAxis(usize),
+    /// `sum(W, axis, keepdims)`: the sum along an axis, which stays with
+    /// size 1 (numpy's `keepdims=True`): of an `m×n` matrix, axis 0 gives the
+    /// `1×n` row of column sums and axis 1 the `m×1` column of row sums; of
+    /// a vector, axis 0 gives shape `(1)`. What a broadcast operand's
+    /// gradient is summed with, so that the rule keeps its shape.
+    SumKeepDims(usize),
+    /// `outer(u, x)`: the outer product of two vectors, `(m)` and `(n)` →
+    /// `m×n` with element `[i, j] = u[i]·x[j]` (numpy's `outer`): the
+    /// gradient `upstream · xᵀ` of a matrix times a vector, written in the
+    /// language.
+    Outer,
     /// `mean(x)`: the mean of every element, shape `()` (nan for an empty tensor).
     Mean,
     /// `max(x)`: the largest element, shape `()`; the gradient is split
@@ -135,6 +146,33 @@ const MATRIX_CALCULUS: &str = "matrix calculus: Petersen and Pedersen, The Matri
 /// Where the softmax and logsumexp rules come from.
 pub(super) const SOFTMAX_SOURCE: &str = "the softmax Jacobian diag(p) − p·pᵀ (Goodfellow et al., Deep Learning, §6.2.2.3); stable forms by the max shift (Blanchard, Higham and Higham 2021)";
 
+/// The row of `mean(x)`.
+const MEAN: TensorOpInfo = TensorOpInfo {
+    name: "mean",
+    arity: TensorArity::Unary,
+    shape_rule: "→ ()",
+    backward_rule: "∂L/∂x = upstream / n broadcast to x's shape (n elements)",
+    source: "the chain rule: ∂(Σ xᵢ / n)/∂xᵢ = 1/n",
+};
+
+/// The row of `sum(W, axis, keepdims)`.
+const SUM_KEEPDIMS: TensorOpInfo = TensorOpInfo {
+    name: "sum",
+    arity: TensorArity::Unary,
+    shape_rule: "sum(m×n, 0, keepdims) → 1×n, sum(m×n, 1, keepdims) → m×1, sum(n, 0, keepdims) → 1",
+    backward_rule: "∂L/∂W = upstream ⊙ ones of W's shape (the upstream broadcast back along the kept axis)",
+    source: "the chain rule: ∂(Σᵢ Wᵢⱼ)/∂Wᵢⱼ = 1; numpy's sum(…, keepdims=True)",
+};
+
+/// The row of `outer(u, x)`.
+const OUTER: TensorOpInfo = TensorOpInfo {
+    name: "outer",
+    arity: TensorArity::Binary,
+    shape_rule: "outer((m), (n)) → m×n; both operands vectors",
+    backward_rule: "∂L/∂u = upstream @ x, ∂L/∂x = u @ upstream",
+    source: MATRIX_CALCULUS,
+};
+
 impl TensorOp {
     /// This op's row of the tensor op table.
     pub fn info(self) -> &'static TensorOpInfo {
@@ -212,13 +250,9 @@ impl TensorOp {
                 backward_rule: "∂L/∂W = the upstream broadcast back along the summed axis",
                 source: "the chain rule: ∂(Σᵢ Wᵢⱼ)/∂Wᵢⱼ = 1",
             },
-            TensorOp::Mean => &TensorOpInfo {
-                name: "mean",
-                arity: TensorArity::Unary,
-                shape_rule: "→ ()",
-                backward_rule: "∂L/∂x = upstream / n broadcast to x's shape (n elements)",
-                source: "the chain rule: ∂(Σ xᵢ / n)/∂xᵢ = 1/n",
-            },
+            TensorOp::SumKeepDims(_) => &SUM_KEEPDIMS,
+            TensorOp::Outer => &OUTER,
+            TensorOp::Mean => &MEAN,
             TensorOp::Softmax => &TensorOpInfo {
                 name: "softmax",
                 arity: TensorArity::Unary,
@@ -331,6 +365,24 @@ impl TensorOp {
             TensorOp::OneHot(k) => batch::onehot_shape(a, k),
             TensorOp::Compare(c) => Shape::broadcast(c.symbol(), a, inputs[1]),
             TensorOp::Slice(first, second) => batch::slice(a, first, second).map(|(s, _)| s),
+            TensorOp::SumKeepDims(axis) => match (a.dims(), axis) {
+                ([_], 0) => Ok(Shape::vector(1)),
+                (&[_, n], 0) => Ok(Shape::matrix(1, n)),
+                (&[m, _], 1) => Ok(Shape::matrix(m, 1)),
+                _ => Err(ShapeError::NoSuchAxis {
+                    op: "sum",
+                    shape: a,
+                    axis,
+                }),
+            },
+            TensorOp::Outer => match (a.dims(), inputs[1].dims()) {
+                (&[m], &[n]) => Ok(Shape::matrix(m, n)),
+                _ => Err(ShapeError::NotVectors {
+                    op: "outer",
+                    left: a,
+                    right: inputs[1],
+                }),
+            },
             TensorOp::Softmax => nonempty(self, a).map(|()| a),
             TensorOp::LogSumExp => nonempty(self, a).map(|()| match *a.dims() {
                 [m, _] => Shape::vector(m),
@@ -385,7 +437,15 @@ impl TensorOp {
             }
             TensorOp::Index2(i, j) => vec![a.data()[i * a.shape().as_matrix().1 + j]],
             TensorOp::Sum => vec![kernels::sum(a.data())],
-            TensorOp::SumAxis(axis) => sum_axis(a, axis),
+            TensorOp::SumAxis(axis) | TensorOp::SumKeepDims(axis) => sum_axis(a, axis),
+            TensorOp::Outer => {
+                let x = inputs[1].data();
+                let mut data = Vec::with_capacity(out.len());
+                for &u in a.data() {
+                    data.extend(x.iter().map(|&x| u * x));
+                }
+                data
+            }
             TensorOp::Mean => vec![kernels::sum(a.data()) / a.len() as f64],
             TensorOp::Max | TensorOp::Min => {
                 let at = batch::ties(a.data(), self == TensorOp::Max);

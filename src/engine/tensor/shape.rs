@@ -261,6 +261,20 @@ pub enum ShapeError {
         /// The axis asked for.
         axis: usize,
     },
+    /// An op of two vectors given something else (`outer` of a matrix).
+    #[error(
+        "{op}({left}, {right}): {op} takes two vectors",
+        left = left.parenthesized(),
+        right = right.parenthesized()
+    )]
+    NotVectors {
+        /// The op: `outer`.
+        op: &'static str,
+        /// The left operand's shape.
+        left: Shape,
+        /// The right operand's shape.
+        right: Shape,
+    },
     /// A reduction with no value for an empty tensor (`max`, `softmax`, `logsumexp`).
     #[error("{op} of an empty tensor of shape ({shape}) has no value")]
     Empty {

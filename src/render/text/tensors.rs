@@ -218,6 +218,15 @@ pub(super) fn trace_steps(out: &mut String, of: &str, steps: &[TensorTraceStep],
                 p.dim(&uses)
             );
             block(out, "     ", &c.value, p, &grad);
+            if let Some(sum) = &c.so_far {
+                block(
+                    out,
+                    &format!("    {} so far", partial(&c.input)),
+                    sum,
+                    p,
+                    &grad,
+                );
+            }
             for chain in &c.elements {
                 let terms: Vec<String> = chain
                     .terms

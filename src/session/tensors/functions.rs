@@ -541,51 +541,89 @@ impl Session {
     }
 }
 
-/// The rule text of the batch ops' backward rules, over the node's
-/// operands' labels (`operands`), for `:trace`, `:step` and the pictures.
+/// The rule text of the batch ops' backward rules, in the language (typed
+/// back at its step with `upstream` bound, it gives the step's numbers),
+/// over the node's operands' labels (`operands`), `input` the operand's
+/// shape: the extrema with their masks (`upstream ⊙ (W == max(W)) / 2`,
+/// `outer(upstream, ones(3)) ⊙ onehot(argmax(W, 1), 3)`), the axis mean,
+/// `log_softmax`'s and `cross_entropy`'s rules.
 pub(in crate::session) fn batch_rule_text(rule: &Rule, operands: &[&str], input: Shape) -> String {
-    let a = operands.first().copied().unwrap_or("z");
-    let what = |max: bool| if max { "maximum" } else { "minimum" };
-    match rule {
-        Rule::Extremum { max, index, ties } if *ties == 1 => format!(
-            "upstream at {} (the {}), 0 elsewhere",
-            match *input.dims() {
-                [_, n] => format!("[{}, {}]", index / n.max(1), index % n.max(1)),
-                _ => format!("[{index}]"),
-            },
-            what(*max)
-        ),
-        Rule::Extremum { max, ties, .. } => format!(
-            "upstream / {ties} at each of the {ties} tied {}s (split evenly, as PyTorch), 0 elsewhere",
-            what(*max)
-        ),
-        Rule::ExtremumAlong { max, axis } => format!(
-            "each {}'s upstream at its first {}, 0 elsewhere",
-            if input.rank() == 1 {
-                "vector"
-            } else if *axis == 0 {
-                "column"
-            } else {
-                "row"
-            },
-            what(*max)
-        ),
-        Rule::MeanAlong { axis, count } => {
-            format!("upstream / {count}, broadcast back along axis {axis}")
+    let b = |text: &str| {
+        if text.contains(' ') {
+            format!("({text})")
+        } else {
+            text.to_string()
         }
-        Rule::LogSoftmax => format!(
-            "upstream − softmax({a}) ⊙ sum(upstream){}",
-            if input.rank() == 2 {
-                ", each row on its own"
+    };
+    let a = b(operands.first().copied().unwrap_or("z"));
+    let (m, n) = input.as_matrix();
+    match rule {
+        Rule::Extremum { max, ties, .. } => {
+            let f = if *max { "max" } else { "min" };
+            let split = if *ties == 1 {
+                String::new()
             } else {
-                ""
+                format!(" / {ties}")
+            };
+            format!("upstream ⊙ ({a} == {f}({a})){split}")
+        }
+        Rule::ExtremumAlong { max, axis } => {
+            // The first extremum of each lane: argmax's, of −W for the minimum.
+            let of = if *max { a.clone() } else { format!("-{a}") };
+            match (input.rank(), axis) {
+                (1, _) => format!("upstream ⊙ onehot(argmax({of}), {n})"),
+                (_, 1) => format!("outer(upstream, ones({n})) ⊙ onehot(argmax({of}, 1), {n})"),
+                _ => format!("outer(ones({m}), upstream) ⊙ onehot(argmax({of}, 0), {m})ᵀ"),
             }
-        ),
+        }
+        Rule::MeanAlong { axis, count } => match (input.rank(), axis) {
+            (1, _) => format!("upstream ⊙ ones({n}) / {count}"),
+            (_, 1) => format!("outer(upstream, ones({n})) / {count}"),
+            _ => format!("outer(ones({m}), upstream) / {count}"),
+        },
+        Rule::LogSoftmax if input.rank() == 2 => {
+            format!("upstream − softmax({a}) ⊙ sum(upstream, 1, keepdims)")
+        }
+        Rule::LogSoftmax => format!("upstream − softmax({a}) ⊙ sum(upstream)"),
         Rule::CrossEntropy { count, classes } => format!(
             "upstream ⊙ (softmax({a}) − onehot({}, {classes})) / {count}",
-            operands.get(1).copied().unwrap_or("y")
+            b(operands.get(1).copied().unwrap_or("y"))
         ),
-        _ => "0: no gradient (class labels)".to_string(),
+        _ => "0 (class labels and comparisons pass no gradient)".to_string(),
+    }
+}
+
+/// The rule of a slice `X[first, second]` of an operand of shape `input`,
+/// in the language: the upstream put back at the positions taken with
+/// slices of the identity (`eye(3)[:, 0:2] @ upstream`, `outer(eye(3)[1],
+/// upstream)`).
+pub(in crate::session) fn slice_rule(
+    first: Select,
+    second: Option<Select>,
+    input: Shape,
+) -> String {
+    let (m, n) = input.as_matrix();
+    let rows = |size: usize, s: Select| match s {
+        Select::Range(a, b) => format!("eye({size})[:, {a}:{b}]"),
+        Select::At(i) => format!("eye({size})[{i}]"),
+    };
+    match (input.rank(), first, second) {
+        (1, first, _) => match first {
+            Select::Range(..) => format!("{} @ upstream", rows(n, first)),
+            Select::At(i) => format!("upstream ⊙ eye({n})[{i}]"),
+        },
+        (_, Select::At(i), None) => format!("outer(eye({m})[{i}], upstream)"),
+        (_, first @ Select::Range(..), None) => format!("{} @ upstream", rows(m, first)),
+        (_, Select::At(i), Some(Select::At(j))) => {
+            format!("upstream ⊙ outer(eye({m})[{i}], eye({n})[{j}])")
+        }
+        (_, Select::At(i), Some(cols @ Select::Range(..))) => {
+            format!("outer(eye({m})[{i}], {} @ upstream)", rows(n, cols))
+        }
+        (_, first @ Select::Range(..), Some(Select::At(j))) => {
+            format!("outer({} @ upstream, eye({n})[{j}])", rows(m, first))
+        }
+        (_, first, Some(cols)) => format!("{} @ upstream @ {}ᵀ", rows(m, first), rows(n, cols)),
     }
 }
 

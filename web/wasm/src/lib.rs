@@ -30,12 +30,28 @@
 //!    (show the finished pass; say that the view steps for `:step`) in the
 //!    output buffer, decided by the command table as `:serve` decides.
 //!
+//! 8. `gradcalc_status()` puts what the page needs to know after the last
+//!    input in the output buffer: `over`, the memory limit stopped it;
+//!    `dropped`, how many of the session's first statements the script no
+//!    longer holds (`Session::statements_dropped`).
+//! 9. `gradcalc_statements(ptr, len)` (a buffer from `gradcalc_alloc`, which
+//!    it frees) puts the statements of a script, cut as a script is cut, in
+//!    the output buffer as a JSON array of strings: the page replays a
+//!    session a few statements at a time, saying how far it got.
+//!
 //! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
-//! statement is stopped as Ctrl-C stops it (undone, or for `:repeat` its
-//! finished steps kept; the session kept) and the
-//! output says why, well before the 4 GiB of a wasm32 memory, whose
-//! exhaustion would end the module ("RuntimeError: unreachable"). The output
-//! buffer is valid until the next call.
+//! statement is stopped (the flag Ctrl-C sets), the output keeps what came
+//! before it and says that memory ran out, and `over` tells the page to
+//! rebuild the session without it in a fresh module: a WebAssembly memory
+//! never shrinks, so only a new one gives the memory back. The statement
+//! that crossed the limit is left out of the script (a `:repeat` with the
+//! steps it finished, too), as a failed statement is. The tensor budget is
+//! [`TENSOR_BUDGET`] numbers, so that a tensor the budget allows fits in the
+//! limit. All this happens well before the 4 GiB of a wasm32 memory, whose
+//! exhaustion would end the module ("RuntimeError: unreachable"). Each run
+//! keeps a finished `:descend` or `:repeat` of leaf updates in the script as
+//! the values of the leaves it moved (`Session::checkpoint`), so that a
+//! replay is quick. The output buffer is valid until the next call.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
@@ -61,6 +77,18 @@ const TYPED: Options = Options {
 /// 512 MiB, some 16 to 33 million nodes at 20 bytes a node with room for their
 /// vectors to double, well under the 4 GiB a wasm32 memory can grow to.
 pub const MEMORY_LIMIT: usize = 512 << 20;
+
+/// The tensor memory budget in the playground, in numbers: 2²⁵ (256 MiB),
+/// half of [`MEMORY_LIMIT`], so that a tensor the budget allows leaves room
+/// for its gradient's temporaries and the scalar graph.
+pub const TENSOR_BUDGET: usize = 1 << 25;
+
+/// Bytes of output written since the run began ([`Screen`]).
+static WRITTEN: AtomicUsize = AtomicUsize::new(0);
+
+/// [`WRITTEN`] when the memory limit was passed: the output before the
+/// statement that passed it.
+static MARK: AtomicUsize = AtomicUsize::new(usize::MAX);
 
 /// Bytes allocated and not yet freed.
 static HELD: AtomicUsize = AtomicUsize::new(0);
@@ -102,7 +130,9 @@ impl Counting {
     fn grew(&self, size: usize) {
         let held = HELD.fetch_add(size, Ordering::Relaxed) + size;
         if held > CEILING.load(Ordering::Relaxed) {
-            OVER.store(true, Ordering::Relaxed);
+            if !OVER.swap(true, Ordering::Relaxed) {
+                MARK.store(WRITTEN.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
             gradcalc::interrupt::request();
         }
     }
@@ -150,8 +180,14 @@ static ALLOCATOR: Counting = Counting;
 
 /// What the terminal would show, results and errors in order, and the plots
 /// drawn as SVG in place of its braille charts.
+/// The third part is set when a `:repeat` or `:descend` was stopped with its
+/// finished steps kept (its event says so).
 #[derive(Clone, Default)]
-struct Screen(Rc<RefCell<Vec<u8>>>, Rc<RefCell<Vec<pieces::Plot>>>);
+struct Screen(
+    Rc<RefCell<Vec<u8>>>,
+    Rc<RefCell<Vec<pieces::Plot>>>,
+    Rc<std::cell::Cell<bool>>,
+);
 
 impl Screen {
     /// Shows a `:plot` without a file as an SVG picture where the terminal
@@ -159,6 +195,18 @@ impl Screen {
     /// pane's cells and wrap): its titles as text, then the picture. Other
     /// events are left to the printer (false).
     fn show(&self, event: &Event) -> bool {
+        use gradcalc::session::CalculusEvent;
+        if let Event::Calculus(
+            CalculusEvent::Repeat {
+                interrupted: true, ..
+            }
+            | CalculusEvent::Descent {
+                interrupted: true, ..
+            },
+        ) = event
+        {
+            self.2.set(true);
+        }
         let Event::Plot {
             of,
             wrt,
@@ -198,6 +246,7 @@ impl Screen {
 impl Write for Screen {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.0.borrow_mut().extend_from_slice(bytes);
+        WRITTEN.fetch_add(bytes.len(), Ordering::Relaxed);
         Ok(bytes.len())
     }
 
@@ -216,6 +265,8 @@ struct State {
     downloads: Vec<(String, String)>,
     /// What the view does after the last input ([`gradcalc_view_after`]).
     view_after: serde_json::Value,
+    /// Whether the memory limit stopped the last input ([`gradcalc_status`]).
+    over: bool,
 }
 
 impl State {
@@ -234,13 +285,16 @@ impl State {
         printer.show = Some(Box::new(move |event, _| shown.show(event)));
         let charted = screen.clone();
         printer.chart = Some(Box::new(move |title, values| charted.chart(title, values)));
+        let mut session = Session::new();
+        session.set_tensor_budget(TENSOR_BUDGET);
         State {
-            session: Session::new(),
+            session,
             printer,
             screen,
             output: Vec::new(),
             downloads: Vec::new(),
             view_after: serde_json::json!({"finished": false, "steps": false}),
+            over: false,
         }
     }
 }
@@ -272,6 +326,10 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         let state = &mut *state.borrow_mut();
         gradcalc::interrupt::clear();
         OVER.store(false, Ordering::Relaxed);
+        WRITTEN.store(0, Ordering::Relaxed);
+        MARK.store(usize::MAX, Ordering::Relaxed);
+        state.screen.2.set(false);
+        let logged = state.session.statement_count();
         let ceiling = if frees_memory(&input) {
             usize::MAX
         } else {
@@ -294,15 +352,11 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         CEILING.store(usize::MAX, Ordering::Relaxed);
         gradcalc::interrupt::clear();
         let _ = state.printer.flush();
-        if OVER.swap(false, Ordering::Relaxed) {
-            let held = HELD.load(Ordering::Relaxed) >> 20;
-            let _ = writeln!(
-                state.screen,
-                "error: out of memory: the statement was stopped as Ctrl-C stops it, past \
-                 the {} MiB the playground keeps to (the session holds {held} MiB now). \
-                 `:gc` reclaims the nodes no name reaches, `:reset` starts afresh",
-                MEMORY_LIMIT >> 20
-            );
+        state.over = OVER.swap(false, Ordering::Relaxed);
+        if state.over {
+            out_of_memory(state, logged);
+        } else {
+            state.session.checkpoint(logged);
         }
         if let Some(files) = &mut state.printer.downloads {
             state.downloads.append(files);
@@ -312,6 +366,69 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         state.output = serde_json::to_vec(&pieces::pieces(&shown, plots)).unwrap_or_default();
         u32::from(matches!(outcome, Outcome::Quit { .. }))
     })
+}
+
+/// After the memory limit stopped a statement: the output keeps what came
+/// before that statement, then says that memory ran out; the statement is
+/// left out of the script when it was kept (a `:repeat` or `:descend` with
+/// its finished steps, or a statement that had run when the limit was seen),
+/// from `logged`, the script's length before the input.
+fn out_of_memory(state: &mut State, logged: usize) {
+    let mark = MARK.load(Ordering::Relaxed);
+    let after = {
+        let shown = state.screen.0.borrow();
+        String::from_utf8_lossy(&shown[mark.min(shown.len())..]).into_owned()
+    };
+    if state.screen.2.get() || after.contains("it is kept") {
+        state.session.forget_last_statement(logged);
+    }
+    state.screen.0.borrow_mut().truncate(mark);
+    state.screen.1.borrow_mut().retain(|plot| plot.at <= mark);
+    let _ = writeln!(
+        state.screen,
+        "\x1b[1;31merror\x1b[0m: out of memory: this statement needs more than the {} MiB \
+         the playground holds, so it is undone and nothing after it ran; the session is \
+         rebuilt as it was before it. Smaller shapes or fewer steps fit; `:gc` reclaims \
+         the nodes no name reaches",
+        MEMORY_LIMIT >> 20
+    );
+}
+
+/// Puts in the output buffer what the page needs to know after the last
+/// input, as JSON: `over`, whether the memory limit stopped it (the page then
+/// rebuilds the session from its script in a fresh module, which gives the
+/// memory back); `dropped`, how many of the session's first statements the
+/// script no longer holds (0 when it rebuilds the whole session).
+#[unsafe(no_mangle)]
+pub extern "C" fn gradcalc_status() {
+    STATE.with(|state| {
+        let state = &mut *state.borrow_mut();
+        let status = serde_json::json!({
+            "over": state.over,
+            "dropped": state.session.statements_dropped(),
+        });
+        state.output = status.to_string().into_bytes();
+    });
+}
+
+/// Puts the statements of the script in the `len` bytes at `ptr` (from
+/// [`gradcalc_alloc`], which this frees) in the output buffer, as a JSON
+/// array of their texts, cut as a script is cut (a statement may span
+/// lines); comments and blank lines are left out.
+///
+/// # Safety
+/// `ptr` and `len` are a buffer [`gradcalc_alloc`] gave, not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gradcalc_statements(ptr: *mut u8, len: usize) {
+    // SAFETY: as for `gradcalc_run`.
+    let input = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) };
+    let text = String::from_utf8_lossy(&input);
+    let statements: Vec<&str> = gradcalc::syntax::statement_spans(&text)
+        .into_iter()
+        .map(|span| &text[span.start..span.end])
+        .collect();
+    let json = serde_json::to_vec(&statements).unwrap_or_default();
+    STATE.with(|state| state.borrow_mut().output = json);
 }
 
 /// Puts in the output buffer what the view does after the last input, as
