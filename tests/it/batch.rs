@@ -480,3 +480,53 @@ fn the_attention_example_matches_numpy() {
     assert_all_close(&named(&events, "A")[0], &[1.0, 0.0, 0.0, 0.0], 0.0);
     assert!(events.iter().any(|e| e["kind"] == "tensor_trace"));
 }
+
+/// The numbers of a JSON value as gradcalc input: `[[1, 2], [3, 4]]`, `2`.
+fn as_input(value: &Value) -> String {
+    serde_json::to_string(value).unwrap().replace(',', ", ")
+}
+
+/// Every rule the trace prints for the batch ops, typed back at its step
+/// with `upstream` bound to the step's upstream gradient and the operands'
+/// names as they stand, gives the numbers beside it: the property the
+/// scalar rules pass, for max/min with ties and along an axis, the axis
+/// mean, log_softmax, cross_entropy and slices.
+#[test]
+fn the_batch_ops_rules_type_back_to_their_numbers() {
+    let setup = "W = [[1, 7, 7], [7, 0, 2]]\nZ = [[1, 2, 0.5], [0.1, -1, 3]]\ny = [1, 2]\nx = [3, -1, 4, 1]\n";
+    for (loss, op) in [
+        ("L = max(W)*3", "max"),
+        ("L = sum(max(W, axis=1)*[2, -1])", "max"),
+        ("L = sum(max(W, axis=0)*[2, -1, 3])", "max"),
+        ("L = sum(min(W, axis=1)*[2, -1])", "min"),
+        ("L = min(x, axis=0)*2", "min"),
+        ("L = min(x)*2", "min"),
+        ("L = sum(mean(W, 1)*[2, -1])", "mean"),
+        ("L = sum(mean(W, 0)*[2, -1, 3])", "mean"),
+        ("L = sum(log_softmax(Z)*[[1, -2, 0.5], [0.3, 0.2, -1]])", "log_softmax"),
+        ("L = sum(log_softmax(x)*[1, -2, 0.5, 3])", "log_softmax"),
+        ("L = 2*cross_entropy(Z, y)", "cross_entropy"),
+        ("L = sum(W[0:1]*[[1, 2, 3]])", "slice"),
+        ("L = sum(W[:, 1]*[2, -1])", "slice"),
+        ("L = sum(W[1, 0:2]*[2, -1])", "slice"),
+        ("L = sum(W[0:2, 2]*[5, 6])", "slice"),
+        ("L = sum(W[0:2, 1:3]*[[1, 2], [3, 4]])", "slice"),
+        ("L = sum(x[1:3]*[2, -1])", "slice"),
+    ] {
+        let events = events_of(&format!("{setup}{loss}\n:trace"));
+        let trace = events.iter().find(|e| e["kind"] == "tensor_trace").unwrap();
+        let step = crate::util::member(&trace["steps"], "op", op);
+        let c = &step["contributions"][0];
+        let rule = c["rule"].as_str().unwrap();
+        let typed = format!(
+            "{setup}upstream = {}\nG = {rule}",
+            as_input(&step["upstream"]["value"])
+        );
+        let again = events_of(&typed);
+        assert_all_close(
+            named(&again, "G"),
+            &flat(&c["value"]["value"]),
+            1e-12,
+        );
+    }
+}

@@ -597,33 +597,39 @@ pub(in crate::session) fn batch_rule_text(rule: &Rule, operands: &[&str], input:
 /// in the language: the upstream put back at the positions taken with
 /// slices of the identity (`eye(3)[:, 0:2] @ upstream`, `outer(eye(3)[1],
 /// upstream)`).
-pub(in crate::session) fn slice_rule(
-    first: Select,
-    second: Option<Select>,
-    input: Shape,
-) -> String {
+pub(in crate::session) fn slice_rule(first: Select, second: Option<Select>, input: Shape) -> String {
     let (m, n) = input.as_matrix();
-    let rows = |size: usize, s: Select| match s {
-        Select::Range(a, b) => format!("eye({size})[:, {a}:{b}]"),
-        Select::At(i) => format!("eye({size})[{i}]"),
+    // `text` put back along an axis of `size` at the positions a..b: the
+    // identity's columns a..b times it; itself when a..b is the whole axis.
+    let place = |size: usize, a: usize, b: usize, text: &str| {
+        if (a, b) == (0, size) {
+            text.to_string()
+        } else {
+            format!("eye({size})[:, {a}:{b}] @ {text}")
+        }
     };
     match (input.rank(), first, second) {
-        (1, first, _) => match first {
-            Select::Range(..) => format!("{} @ upstream", rows(n, first)),
-            Select::At(i) => format!("upstream ⊙ eye({n})[{i}]"),
-        },
+        (1, Select::Range(a, b), _) => place(n, a, b, "upstream"),
+        (1, Select::At(i), _) => format!("upstream ⊙ eye({n})[{i}]"),
         (_, Select::At(i), None) => format!("outer(eye({m})[{i}], upstream)"),
-        (_, first @ Select::Range(..), None) => format!("{} @ upstream", rows(m, first)),
         (_, Select::At(i), Some(Select::At(j))) => {
             format!("upstream ⊙ outer(eye({m})[{i}], eye({n})[{j}])")
         }
-        (_, Select::At(i), Some(cols @ Select::Range(..))) => {
-            format!("outer(eye({m})[{i}], {} @ upstream)", rows(n, cols))
+        (_, Select::At(i), Some(Select::Range(c, d))) => {
+            format!("outer(eye({m})[{i}], {})", place(n, c, d, "upstream"))
         }
-        (_, first @ Select::Range(..), Some(Select::At(j))) => {
-            format!("outer({} @ upstream, eye({n})[{j}])", rows(m, first))
+        (_, Select::Range(a, b), Some(Select::At(j))) => {
+            format!("outer({}, eye({n})[{j}])", place(m, a, b, "upstream"))
         }
-        (_, first, Some(cols)) => format!("{} @ upstream @ {}ᵀ", rows(m, first), rows(n, cols)),
+        (_, Select::Range(a, b), cols) => {
+            let rows = place(m, a, b, "upstream");
+            match cols {
+                Some(Select::Range(c, d)) if (c, d) != (0, n) => {
+                    format!("{rows} @ eye({n})[:, {c}:{d}]ᵀ")
+                }
+                _ => rows,
+            }
+        }
     }
 }
 
