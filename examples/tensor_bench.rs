@@ -5,13 +5,17 @@
 //! ```sh
 //! cargo run --release --example tensor_bench            # every workload, one JSON line each
 //! cargo run --release --example tensor_bench -- matmul  # one
+//! cargo run --release --example tensor_bench -- --size 1024 matmul  # at 1024×1024
 //! python3 scripts/bench_tensor.py --rust target/release/examples/tensor_bench
 //! ```
 //!
-//! Each line: `workload`, `forward_ms` and `backward_ms` (medians of the
-//! repetitions; forward builds the nodes on leaves made once, as a session
-//! does after `:=`, and backward is [`TensorGraph::backward`] from the
-//! loss), `total_ms` (the median of their sums), `loss` (the forward value)
+//! `--size N` sets the side of the square inputs of every workload but the
+//! MLP step (256 unless given).
+//!
+//! Each line: `workload`, `size`, `forward_ms` and `backward_ms` (medians of
+//! the repetitions, in CPU time of the thread; forward builds the nodes on leaves made once, as a session
+//! does after `:=`, and backward is [`TensorGraph::backward_keeping`]
+//! from the loss, keeping the leaves' gradients as a training step does), `total_ms` (the median of their sums), `loss` (the forward value)
 //! and `gsum` (the sum of every element of every parameter's gradient), for
 //! the Python script to compare with numpy's.
 //!
@@ -20,7 +24,6 @@
 
 use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use gradcalc::engine::Op;
 use gradcalc::engine::tensor::{Shape, Tensor, TensorError, TensorGraph, TensorId, TensorOp};
@@ -28,13 +31,13 @@ use serde_json::json;
 
 /// The workloads, by name, with their sizes in words.
 const WORKLOADS: [(&str, &str); 6] = [
-    ("matmul", "L = sum(A @ B), A, B 256×256"),
-    ("elementwise", "L = sum(x ⊙ y + x), x, y 256×256"),
-    ("tanh", "L = sum(tanh(x)), x 256×256"),
-    ("reductions", "L = max(sum(X, 1)) + mean(X), X 256×256"),
+    ("matmul", "L = sum(A @ B), A, B N×N"),
+    ("elementwise", "L = sum(x ⊙ y + x), x, y N×N"),
+    ("tanh", "L = sum(tanh(x)), x N×N"),
+    ("reductions", "L = max(sum(X, 1)) + mean(X), X N×N"),
     (
         "softmax",
-        "L = sum(softmax(X) ⊙ R), X 256×256 (rows), R constant",
+        "L = sum(softmax(X) ⊙ R), X N×N (rows), R constant",
     ),
     (
         "mlp",
@@ -43,7 +46,18 @@ const WORKLOADS: [(&str, &str); 6] = [
 ];
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut size = 256;
+    if let Some(at) = args.iter().position(|a| a == "--size") {
+        match args.get(at + 1).and_then(|n| n.parse().ok()) {
+            Some(n) => size = n,
+            None => {
+                eprintln!("usage: tensor_bench [--size N] [workload]");
+                return ExitCode::from(2);
+            }
+        }
+        args.drain(at..at + 2);
+    }
     let names: Vec<&str> = match args.as_slice() {
         [] => WORKLOADS.iter().map(|(name, _)| *name).collect(),
         [name] if WORKLOADS.iter().any(|(n, _)| n == name) => vec![name.as_str()],
@@ -54,7 +68,7 @@ fn main() -> ExitCode {
         }
     };
     for name in names {
-        println!("{}", bench(name));
+        println!("{}", bench(name, size));
     }
     ExitCode::SUCCESS
 }
@@ -68,8 +82,8 @@ fn input(k: usize, shape: Shape) -> Tensor {
 }
 
 /// The workload's leaves: (value, whether it is a parameter).
-fn leaves(name: &str) -> Vec<(Tensor, bool)> {
-    let square = Shape::matrix(256, 256);
+fn leaves(name: &str, size: usize) -> Vec<(Tensor, bool)> {
+    let square = Shape::matrix(size, size);
     match name {
         "matmul" | "elementwise" => vec![(input(0, square), true), (input(1, square), true)],
         "tanh" | "reductions" => vec![(input(0, square), true)],
@@ -141,8 +155,11 @@ fn forward(g: &mut TensorGraph, name: &str, p: &[TensorId]) -> Result<TensorId, 
     }
 }
 
-fn ms(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1e3
+/// This thread's CPU time in ms: on a loaded machine a round's wall time
+/// also holds the time other processes ran, its CPU time does not.
+fn cpu_ms() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -150,9 +167,9 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-fn bench(name: &str) -> serde_json::Value {
+fn bench(name: &str, size: usize) -> serde_json::Value {
     let mut g = TensorGraph::new();
-    let inputs = leaves(name);
+    let inputs = leaves(name, size);
     let ids: Vec<TensorId> = inputs
         .iter()
         .map(|(t, parameter)| {
@@ -163,17 +180,18 @@ fn bench(name: &str) -> serde_json::Value {
     let base = g.len();
     let (mut forwards, mut backwards, mut totals) = (vec![], vec![], vec![]);
     let (mut loss, mut gsum) = (0.0, 0.0);
-    // One untimed warm-up round, then timed ones for about a second.
-    let budget = Instant::now();
+    // One untimed warm-up round, then timed ones for about a second of CPU.
+    let budget = cpu_ms();
     let mut round = 0;
-    while round < 5 || (budget.elapsed().as_secs_f64() < 1.0 && round < 1001) {
+    while round < 5 || (cpu_ms() - budget < 1000.0 && round < 1001) {
         g.truncate(base);
-        let start = Instant::now();
+        let start = cpu_ms();
         let l = forward(&mut g, name, &ids).expect("the workload's shapes agree");
-        let t_forward = ms(start);
-        let start = Instant::now();
-        let grads = black_box(g.backward(l));
-        let t_backward = ms(start);
+        let t_forward = cpu_ms() - start;
+        let start = cpu_ms();
+        // The parameters' gradients, as a training step keeps them.
+        let grads = black_box(g.backward_keeping(l, &[]));
+        let t_backward = cpu_ms() - start;
         loss = g.value(l).data()[0];
         gsum = ids
             .iter()
@@ -192,6 +210,7 @@ fn bench(name: &str) -> serde_json::Value {
     let what = WORKLOADS.iter().find(|(n, _)| *n == name).map(|(_, w)| *w);
     json!({
         "workload": name,
+        "size": size,
         "what": what,
         "reps": totals.len(),
         "forward_ms": median(forwards),

@@ -7,6 +7,10 @@ imported, as matrixmultiply runs on one).
 
     python3 scripts/bench_tensor.py                       # numpy only, one JSON line each
     python3 scripts/bench_tensor.py --rust target/release/examples/tensor_bench
+    python3 scripts/bench_tensor.py --rust target/release/examples/tensor_bench --size 1024
+
+--size N sets the side of the square inputs of every workload but the MLP
+step (256 unless given).
 
 With --rust it runs the Rust example right after each numpy workload
 and prints a table: both medians, the ratio gradcalc / numpy, and whether the
@@ -96,12 +100,14 @@ def onehot():
     return y
 
 
+SIZE = 256
+
 WORKLOADS = {
-    "matmul": (matmul, lambda: [inp(0, 256, 256), inp(1, 256, 256)]),
-    "elementwise": (elementwise, lambda: [inp(0, 256, 256), inp(1, 256, 256)]),
-    "tanh": (tanh, lambda: [inp(0, 256, 256)]),
-    "reductions": (reductions, lambda: [inp(0, 256, 256)]),
-    "softmax": (softmax, lambda: [inp(0, 256, 256), inp(1, 256, 256)]),
+    "matmul": (matmul, lambda: [inp(0, SIZE, SIZE), inp(1, SIZE, SIZE)]),
+    "elementwise": (elementwise, lambda: [inp(0, SIZE, SIZE), inp(1, SIZE, SIZE)]),
+    "tanh": (tanh, lambda: [inp(0, SIZE, SIZE)]),
+    "reductions": (reductions, lambda: [inp(0, SIZE, SIZE)]),
+    "softmax": (softmax, lambda: [inp(0, SIZE, SIZE), inp(1, SIZE, SIZE)]),
     "mlp": (
         mlp,
         lambda: [
@@ -120,12 +126,14 @@ def bench(name):
     f, make = WORKLOADS[name]
     args = make()
     times = []
-    start_all = time.perf_counter()
+    # CPU time of this thread, as the Rust side measures (on a loaded
+    # machine the wall time also holds what other processes ran).
+    start_all = time.thread_time()
     rnd = 0
-    while rnd < 5 or (time.perf_counter() - start_all < 1.0 and rnd < 1001):
-        start = time.perf_counter()
+    while rnd < 5 or (time.thread_time() - start_all < 1.0 and rnd < 1001):
+        start = time.thread_time()
         loss, grads = f(*args)
-        elapsed = (time.perf_counter() - start) * 1e3
+        elapsed = (time.thread_time() - start) * 1e3
         if rnd > 0:
             times.append(elapsed)
         rnd += 1
@@ -142,16 +150,20 @@ def agrees(a, b):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rust", help="path of the built tensor_bench example")
+    parser.add_argument("--size", type=int, default=256,
+                        help="side of the square inputs (not the MLP step's)")
     parser.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     args = parser.parse_args()
-    print(f"numpy {np.__version__}, one thread")
+    global SIZE
+    SIZE = args.size
+    print(f"numpy {np.__version__}, one thread, size {SIZE}")
     rows = []
     for name in args.workloads:
         ours = bench(name)
         if not args.rust:
             print(json.dumps(ours))
             continue
-        line = subprocess.run([args.rust, name], check=True, capture_output=True, text=True)
+        line = subprocess.run([args.rust, "--size", str(SIZE), name], check=True, capture_output=True, text=True)
         rust = json.loads(line.stdout)
         ok = agrees(rust["loss"], ours["loss"]) and agrees(rust["gsum"], ours["gsum"])
         rows.append((name, rust["forward_ms"], rust["backward_ms"], rust["total_ms"],

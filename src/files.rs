@@ -265,18 +265,20 @@ fn without_temporary_path(error: io::Error) -> io::Error {
 /// Without the `os` feature (the playground's build) no file is written:
 /// the error is [`io::ErrorKind::Unsupported`].
 #[cfg(not(feature = "os"))]
-pub fn write_whole(path: &Path, _content: &[u8], overwrite: bool) -> io::Result<()> {
-    check_writable(path, overwrite)
-}
-
-/// Without the `os` feature (the playground's build) no file can be
-/// written: always [`io::ErrorKind::Unsupported`].
-#[cfg(not(feature = "os"))]
-pub fn check_writable(_path: &Path, _overwrite: bool) -> io::Result<()> {
+pub fn write_whole(_path: &Path, _content: &[u8], _overwrite: bool) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "this build of gradcalc writes no files (give `-` to see the content)",
     ))
+}
+
+/// Without the `os` feature (the playground's build) the check before a
+/// command runs (`:repeat N FILE.svg`, `:descend … FILE.svg`) passes: the
+/// playground's printer downloads what would be written
+/// (`Printer::downloads`), after the steps, as it does for `:save FILE`.
+#[cfg(not(feature = "os"))]
+pub fn check_writable(_path: &Path, _overwrite: bool) -> io::Result<()> {
+    Ok(())
 }
 
 /// Why a file could not be written (an error of [`write_whole`] or

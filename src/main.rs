@@ -4,7 +4,7 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::files::{self, WritePolicy};
 use gradcalc::interrupt;
@@ -19,6 +19,8 @@ Examples:
   gradcalc --json -e 'x = 3; x^2; :grad x'  JSON Lines for programs
   gradcalc examples/neuron.calc -i          run a script, then stay interactive
   echo 'x = 0.5; tanh(x); :trace' | gradcalc
+  gradcalc completions bash > ~/.local/share/bash-completion/completions/gradcalc
+  gradcalc man > gradcalc.1                 the manual page (man ./gradcalc.1)
 
 Scripts (FILEs, piped stdin, `:load`ed files) write files only in the current
 directory unless --allow-writes DIR or --allow-writes-anywhere says more, and
@@ -30,7 +32,16 @@ away (`gradcalc … | head`).";
 
 /// A calculator with gradients: type arithmetic, ask `:grad x`, see every backward step.
 #[derive(Parser, Debug)]
-#[command(name = "gradcalc", version, about, after_help = EXAMPLES)]
+#[command(
+    name = "gradcalc",
+    version,
+    about,
+    after_help = EXAMPLES,
+    disable_help_subcommand = true,
+    subcommand_value_name = "TOOL",
+    subcommand_help_heading = "Tools",
+    override_usage = "gradcalc [OPTIONS] [FILE]...\n       gradcalc completions SHELL\n       gradcalc man"
+)]
 struct Args {
     /// Scripts to run, in order (statements separated by newlines or `;`)
     #[arg(value_name = "FILE")]
@@ -71,6 +82,12 @@ struct Args {
     #[arg(long, requires = "json")]
     lines: bool,
 
+    /// With --json: write every number of a vector or matrix (past 2^20
+    /// numbers a value is otherwise written as the first and last 3 of each
+    /// axis, `edges`, with `value` null; docs/json.md)
+    #[arg(long = "json-full", requires = "json")]
+    json_full: bool,
+
     /// Write `d` and `->` instead of `∂` and `→`
     #[arg(long)]
     ascii: bool,
@@ -82,6 +99,44 @@ struct Args {
     /// Let scripts write files anywhere the user can
     #[arg(long)]
     allow_writes_anywhere: bool,
+
+    /// Instead of running statements: print a completion script or the
+    /// manual page (a script named like one is run as `./completions`)
+    #[command(subcommand)]
+    tool: Option<Tool>,
+}
+
+/// What `gradcalc` prints for a shell or for `man` instead of running
+/// statements, written from the arguments' definition (`Args`).
+#[derive(Subcommand, Debug)]
+enum Tool {
+    /// Print the completion script for SHELL (clap_complete): the options,
+    /// their values, and file names for FILE
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page, gradcalc(1), as roff (clap_mangen)
+    Man,
+}
+
+/// Writes `tool`'s text to standard output; returns the exit status.
+fn print_tool(tool: &Tool) -> u8 {
+    let mut command = Args::command();
+    let mut out = io::stdout().lock();
+    let written = match tool {
+        Tool::Completions { shell } => {
+            clap_complete::generate(*shell, &mut command, "gradcalc", &mut out);
+            out.flush()
+        }
+        Tool::Man => clap_mangen::Man::new(command)
+            .render(&mut out)
+            .and_then(|()| out.flush()),
+    };
+    match written {
+        Ok(()) => 0,
+        Err(error) => output_failed(&error),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -110,6 +165,9 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(error) => return ExitCode::from(arguments_failed(&error)),
     };
+    if let Some(tool) = &args.tool {
+        return ExitCode::from(print_tool(tool));
+    }
     let worker = std::thread::Builder::new()
         .stack_size(STACK_BYTES)
         .spawn(move || run(args));
@@ -199,6 +257,8 @@ fn run(args: Args) -> u8 {
     }
     let stdin_is_terminal = io::stdin().is_terminal();
     let stdout_is_terminal = io::stdout().is_terminal();
+    // Past 2^20 numbers a value is kept as its edges unless asked for whole.
+    gradcalc::session::set_full_values(args.json_full);
     let format = format_of(&args, stdout_is_terminal);
     // Buffered: a script of a million statements must not make a million writes.
     // The printer flushes stdout before every error and the REPL after every input.

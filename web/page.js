@@ -492,7 +492,12 @@ var GradcalcView = (function () {
     var source = new EventSource(path);
     source.addEventListener("message", function (event) {
       var data = JSON.parse(event.data);
-      self.show(data.model, data.step);
+      // Without a model only the step moved (`:step`): the page stays.
+      if (data.model) {
+        self.show(data.model, data.step);
+      } else if (self.model && !self.model.message && data.step !== null) {
+        self.setStep(data.step);
+      }
       self.root.setAttribute("data-version", String(data.version));
     });
     source.addEventListener("error", function () {
@@ -517,7 +522,17 @@ var GradcalcView = (function () {
     start: function (root) {
       var view = GradcalcView.create(root);
       var script = document.getElementById("gradcalc-model");
-      view.show(JSON.parse(script.textContent));
+      var model = JSON.parse(script.textContent);
+      // `:html` writes its picture once, in the <noscript> part (raw text
+      // where scripts run): the first view's SVG is taken from there.
+      if (model.svg_in_noscript && model.views && model.views[0] && !model.views[0].svg) {
+        var kept = document.querySelector("noscript");
+        var text = kept ? kept.textContent : "";
+        var from = text.indexOf("<svg");
+        var to = text.lastIndexOf("</svg>");
+        if (from >= 0 && to > from) model.views[0].svg = text.slice(from, to + "</svg>".length);
+      }
+      view.show(model);
       var live = document.body.getAttribute("data-live");
       if (live) view.listen(live);
       window.gradcalcView = view;

@@ -241,10 +241,13 @@
     var note = screen.querySelector(".gc-trimmed");
     if (note) { screenSize -= note.textContent.length; screen.removeChild(note); }
     while (screenSize > MAX_SCREEN * 0.75 && screen.firstChild) {
+      // A piece at a time, from the oldest output's block.
       var first = screen.firstChild;
-      screenSize -= first.textContent.length;
-      trimmed += countLines(first.textContent);
-      screen.removeChild(first);
+      var part = first.classList && first.classList.contains("gc-out") && first.childNodes.length > 1
+        ? first.firstChild : first;
+      screenSize -= part.textContent.length;
+      trimmed += countLines(part.textContent);
+      part.parentNode.removeChild(part);
     }
     note = document.createElement("span");
     note.className = "gc-trimmed";
@@ -417,8 +420,15 @@
       index.splice(1, 0, { id: kept, title: "(not rebuilt) " + (statementLines(whole)[0] || ""),
         when: Date.now(), count: statementLines(whole).length });
       store(INDEX_KEY, index.slice(0, MAX_SESSIONS));
-      append("(rebuilding stopped at statement " + reply.rebuilt + " of " + reply.of +
-        ": the session holds the first " + reply.rebuilt + "; the whole script is kept in Sessions)\n");
+      if (reply.status && reply.status.over) {
+        append("(rebuilding stopped at statement " + (reply.rebuilt + 1) + " of " + reply.of +
+          ": past the memory limit. The session holds the statements before it, rebuilt in fresh memory; " +
+          "the whole script is kept in Sessions)\n");
+        rebuild();
+      } else {
+        append("(rebuilding stopped at statement " + reply.rebuilt + " of " + reply.of +
+          ": the session holds the first " + reply.rebuilt + "; the whole script is kept in Sessions)\n");
+      }
       ask("Rebuilding stopped at statement " + reply.rebuilt + " of " + reply.of + ".", [
         { label: "Download the whole script", act: function () { download("session.calc", whole, "text/plain"); } },
         { label: "Go on", act: function () {} }

@@ -22,7 +22,7 @@
 // 50 ms), yielding between them so that a {halt} is heard: it sends {id,
 // progress: k, of: n} as it goes, and its reply also has `rebuilt` (how many
 // statements ran), `of`, `failed` (how many of them gave an error) and
-// `halted`.
+// `halted` (a {halt}, or the memory limit: then `status.over`).
 "use strict";
 var wasm = null;
 var encoder = new TextEncoder();
@@ -99,6 +99,14 @@ function restore(id, script, width) {
       var started = Date.now();
       var ran = runText(chunk.join("\n"), width);
       if (failed(ran.pieces)) errors += 1;
+      wasm.exports.gradcalc_status();
+      if (JSON.parse(output()).over) {
+        // Past the memory limit: the replay ends here; the page rebuilds
+        // what came before in a fresh worker.
+        self.postMessage(after({ id: id, pieces: [], quit: false, rebuilt: done, of: statements.length,
+          failed: errors, halted: true }));
+        return;
+      }
       done += chunk.length;
       var took = Date.now() - started;
       if (took < 20) size = Math.min(size * 2, 4096);

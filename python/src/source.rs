@@ -54,9 +54,15 @@ fn operand(written: &Written, at_least: u8) -> String {
     }
 }
 
-/// A number as gradcalc reads it back exactly (shortest round trip).
+/// A number as gradcalc reads it back exactly (shortest round trip); nan
+/// and the infinities as the language names them (`nan`, `inf`, `-inf`),
+/// never Rust's `NaN`.
 fn number(value: f64) -> String {
-    format!("{value:?}")
+    if value.is_nan() {
+        "nan".to_string()
+    } else {
+        format!("{value:?}")
+    }
 }
 
 /// The expression of `op` over its written operands, and how tightly it binds.
@@ -154,7 +160,11 @@ fn statements(
         let (text, strength, depth) = match op {
             Op::Const => {
                 let value = graph.value(id);
-                let strength = if value.is_sign_negative() { SIGN } else { ATOM };
+                let strength = if value.is_sign_negative() && !value.is_nan() {
+                    SIGN
+                } else {
+                    ATOM
+                };
                 (number(value), strength, 0)
             }
             Op::Variable => (number(graph.value(id)), ATOM, 0),

@@ -2,7 +2,7 @@
 //! [`Drawing`] as a scalar graph's, so the same SVG layout and slides, with
 //! a box per tensor node holding its name and shape (`W 2×3`), its values
 //! and its gradient, and an edge per operand labelled with the matrix rule
-//! of what it receives (`upstream · xᵀ`). Values are shown in full up to
+//! of what it receives (`outer(upstream, x)`). Values are shown in full up to
 //! [`FULL_AXIS`] along each axis and summarised beyond (the first and last
 //! [`EDGE_ITEMS`] of an axis, `…` between, as numpy summarises).
 
@@ -39,8 +39,7 @@ fn shown(n: usize) -> Vec<Option<usize>> {
 pub fn value_lines(value: &TensorData) -> Vec<String> {
     let number = |k: usize| {
         value
-            .data
-            .get(k)
+            .element(k)
             .map_or_else(String::new, |x| format_number(x.0, DIGITS))
     };
     match value.shape[..] {

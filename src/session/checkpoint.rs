@@ -58,6 +58,27 @@ impl Session {
         true
     }
 
+    /// The log's last entry when it was recorded at position `from` or later
+    /// and runs steps (a `:repeat`, or a command that moves its parameters,
+    /// `:descend`): as logged, with the count of steps it finished, which
+    /// differs from the count typed when it was stopped.
+    pub fn last_logged_steps(&self, from: usize) -> Option<&str> {
+        let len = self.statements.len();
+        if len == 0 || len <= from {
+            return None;
+        }
+        let text = self.statements.entry(len - 1);
+        let located = syntax::parse_statement(text, Span::new(0, text.len())).ok()?;
+        let steps = match located.statement {
+            Statement::Repeat(_) => true,
+            Statement::Command { name, .. } => {
+                super::command::find(&name.name).is_some_and(|spec| spec.traits.moves_params)
+            }
+            _ => false,
+        };
+        steps.then_some(text)
+    }
+
     /// Sets how many numbers the session's tensor values may hold in all (the
     /// tensor memory budget, [`crate::engine::tensor::DEFAULT_BUDGET`] by
     /// default), kept across `:reset`. Call it on a new session: the tensors
@@ -236,7 +257,12 @@ mod tests {
         run(&mut session, "w = 1");
         let before = session.statement_count();
         run(&mut session, ":repeat 2 w := w + 1");
+        assert_eq!(
+            session.last_logged_steps(before),
+            Some(":repeat 2 w := w + 1")
+        );
         assert!(session.forget_last_statement(before));
+        assert_eq!(session.last_logged_steps(before), None);
         assert_eq!(session.statement_count(), before);
         assert!(!session.forget_last_statement(before));
         session.set_tensor_budget(100);

@@ -447,7 +447,9 @@ impl SessionError {
     /// The error's [`ErrorCode`] (an error inside a function: the inner one's).
     pub fn code(&self) -> ErrorCode {
         match self {
-            SessionError::Syntax(SyntaxError::TooDeep { .. }) => ErrorCode::Limit,
+            SessionError::Syntax(
+                SyntaxError::TooDeep { .. } | SyntaxError::LiteralTooLarge { .. },
+            ) => ErrorCode::Limit,
             SessionError::Syntax(_) => ErrorCode::Parse,
             SessionError::InFunction { inner, .. } => inner.code(),
             SessionError::UnknownName { .. } => ErrorCode::UnknownName,

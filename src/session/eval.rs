@@ -829,7 +829,9 @@ impl Session {
             Some("it is a built-in function")
         } else if RESULT_NAMES.contains(&name.name.as_str()) {
             Some("it always names the most recent result")
-        } else if self.vars.contains_key(&name.name) {
+        } else if self.vars.contains_key(&name.name) || self.is_tensor(&name.name) {
+            // A name is a value or a function, never both (a vector or a
+            // matrix as much as a number).
             Some("it is a variable")
         } else if super::label_id(&name.name).is_some() {
             Some("names of the form `_N` are node labels")

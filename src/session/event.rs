@@ -1356,15 +1356,122 @@ pub mod fields {
 /// n]`) and its elements, row-major. JSON writes `shape` and `value`, the
 /// elements nested as the shape says (`[[1, 2], [3, 4]]`, numpy's
 /// `tolist()`; a number for shape `()`).
+///
+/// A value of more than [`TensorData::FULL_NUMBERS`] elements is kept
+/// summarised (unless [`set_full_values`] asked for every number): `data`
+/// then holds only the first and last [`TensorData::EDGE_ITEMS`] of each
+/// axis (row-major over those), `summarised` is true, and JSON writes
+/// `value` as `null` with the kept numbers under `edges` (docs/json.md), so
+/// that no surface copies or writes more than it shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorData {
     /// The sizes of its axes: none for `()`, one for a vector, two for a matrix.
     pub shape: Vec<usize>,
-    /// The elements, row-major.
+    /// The elements, row-major (only the kept ones when `summarised`).
     pub data: Vec<Number>,
+    /// True when `data` holds only the ends of each axis (read them with
+    /// [`TensorData::element`]).
+    pub summarised: bool,
+}
+
+/// Whether values past [`TensorData::FULL_NUMBERS`] are kept whole
+/// (`--json-full`).
+static FULL_VALUES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Keeps every number of every value from now on in this process (`true`,
+/// `--json-full`), or summarises those past [`TensorData::FULL_NUMBERS`]
+/// (`false`, the default).
+pub fn set_full_values(full: bool) {
+    FULL_VALUES.store(full, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The indices of an axis of `n` a summary keeps: all of them up to
+/// 2·[`TensorData::EDGE_ITEMS`], else the first and last of them.
+fn kept(n: usize) -> impl Iterator<Item = usize> {
+    let edge = TensorData::EDGE_ITEMS;
+    let (head, tail) = if n <= 2 * edge {
+        (0..n, n..n)
+    } else {
+        (0..edge, n - edge..n)
+    };
+    head.chain(tail)
+}
+
+/// Where index `k` of an axis of `n` is among the kept ones, if kept.
+fn kept_position(k: usize, n: usize) -> Option<usize> {
+    let edge = TensorData::EDGE_ITEMS;
+    if n <= 2 * edge || k < edge {
+        (k < n).then_some(k)
+    } else if k >= n - edge && k < n {
+        Some(k - (n - edge) + edge)
+    } else {
+        None
+    }
 }
 
 impl TensorData {
+    /// Past this many elements a value is kept summarised: 2²⁰ (8 MB of
+    /// float64, some 20 MB of JSON).
+    pub const FULL_NUMBERS: usize = 1 << 20;
+
+    /// How many elements of each end of an axis a summary keeps (numpy's
+    /// `edgeitems`).
+    pub const EDGE_ITEMS: usize = 3;
+
+    /// The value of `shape` (`[]`, `[n]` or `[m, n]`) whose elements are
+    /// `data` (row-major), summarised past [`TensorData::FULL_NUMBERS`]
+    /// unless [`set_full_values`] asked for every number. Copies only what
+    /// it keeps.
+    pub fn of(shape: &[usize], data: &[f64]) -> TensorData {
+        let full = FULL_VALUES.load(std::sync::atomic::Ordering::Relaxed);
+        if full || data.len() <= TensorData::FULL_NUMBERS {
+            return TensorData {
+                shape: shape.to_vec(),
+                data: data.iter().copied().map(Number).collect(),
+                summarised: false,
+            };
+        }
+        let kept_data = match shape {
+            [_, columns] => kept(data.len() / columns)
+                .flat_map(|r| kept(*columns).map(move |c| Number(data[r * columns + c])))
+                .collect(),
+            _ => kept(data.len()).map(|k| Number(data[k])).collect(),
+        };
+        TensorData {
+            shape: shape.to_vec(),
+            data: kept_data,
+            summarised: true,
+        }
+    }
+
+    /// The element at `index` (row-major, in the whole shape), or `None`
+    /// where a summary left it out (or past the end).
+    pub fn element(&self, index: usize) -> Option<Number> {
+        if !self.summarised {
+            return self.data.get(index).copied();
+        }
+        match self.shape[..] {
+            [rows, columns] if columns > 0 => {
+                let r = kept_position(index / columns, rows)?;
+                let c = kept_position(index % columns, columns)?;
+                let width = kept(columns).count();
+                self.data.get(r * width + c).copied()
+            }
+            [n] => self.data.get(kept_position(index, n)?).copied(),
+            _ => self.data.get(index).copied(),
+        }
+    }
+
+    /// The number of elements of its shape (of the whole value, summarised or not).
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// True when its shape has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The shape as gradcalc writes it: `()`, `3`, `2×3`.
     pub fn shape_text(&self) -> String {
         match self.shape[..] {
@@ -1379,18 +1486,20 @@ impl TensorData {
         }
     }
 
-    /// The rows of a matrix (one row for a vector or a scalar); an m×0
-    /// matrix has m empty rows.
+    /// The rows of a matrix (one row for a vector or a scalar); an empty
+    /// matrix (m×0 or 0×n) has none, so that `zeros(4294967295, 0)`
+    /// allocates nothing.
     pub fn rows(&self) -> Vec<&[Number]> {
         match self.shape[..] {
-            [m, 0] => vec![&self.data[..0]; m],
+            [_, 0] | [0, _] => Vec::new(),
             [_, n] => self.data.chunks(n).collect(),
             _ => vec![&self.data[..]],
         }
     }
 }
 
-/// A tensor's elements nested as its shape says (a number for `()`).
+/// A tensor's elements nested as its shape says (a number for `()`); an
+/// empty tensor (a size 0 on any axis) is `[]`, whatever its shape.
 struct NestedValue<'a>(&'a TensorData);
 
 impl Serialize for NestedValue<'_> {
@@ -1404,6 +1513,7 @@ impl Serialize for NestedValue<'_> {
                 .unwrap_or_default()
                 .serialize(s),
             [_] => s.collect_seq(&self.0.data),
+            _ if self.0.data.is_empty() => s.collect_seq(&self.0.data),
             _ => s.collect_seq(self.0.rows()),
         }
     }
@@ -1412,10 +1522,34 @@ impl Serialize for NestedValue<'_> {
 impl Serialize for TensorData {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
+        if self.summarised {
+            // `value` null, the kept ends under `edges`, nested as `value` would be.
+            let mut out = s.serialize_struct("TensorData", 3)?;
+            out.serialize_field("shape", &self.shape)?;
+            out.serialize_field("value", &())?;
+            out.serialize_field("edges", &Edges(self))?;
+            return out.end();
+        }
         let mut out = s.serialize_struct("TensorData", 2)?;
         out.serialize_field("shape", &self.shape)?;
         out.serialize_field("value", &NestedValue(self))?;
         out.end()
+    }
+}
+
+/// The numbers a summarised value keeps, nested as its shape says: the
+/// first and last [`TensorData::EDGE_ITEMS`] of each axis.
+struct Edges<'a>(&'a TensorData);
+
+impl Serialize for Edges<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.shape[..] {
+            [_, columns] => {
+                let width = kept(columns).count();
+                s.collect_seq(self.0.data.chunks(width.max(1)))
+            }
+            _ => s.collect_seq(&self.0.data),
+        }
     }
 }
 

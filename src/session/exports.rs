@@ -19,7 +19,7 @@ use crate::engine::NodeId;
 use crate::syntax::{Ident, Span};
 
 /// `:dot` and `:svg` draw graphs of at most this many nodes.
-const PICTURE_NODES: usize = 500;
+pub(super) const PICTURE_NODES: usize = 500;
 /// `:plot` evaluates the output at this many points.
 const PLOT_SAMPLES: usize = 241;
 

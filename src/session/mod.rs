@@ -26,6 +26,7 @@ mod gradients;
 mod help;
 mod hints;
 mod listings;
+mod literal;
 mod memory;
 mod paths;
 mod preview;
@@ -56,7 +57,7 @@ pub use event::{
     Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
     PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, TensorData,
     TensorName, TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TraceCall,
-    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label,
+    TraceContribution, TraceStep, VarRow, Verdict, label_id, node_label, set_full_values,
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};

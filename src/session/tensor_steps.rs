@@ -84,7 +84,7 @@ impl TensorStepModel {
     }
 
     /// The matrix rule of the edge from operand `position` of `node`, as
-    /// `:trace` writes it (`upstream · xᵀ`); `None` for a constant operand.
+    /// `:trace` writes it (`outer(upstream, x)`); `None` for a constant operand.
     pub fn rule(&self, node: TensorId, position: usize) -> Option<&str> {
         self.rules.get(&(node, position)).map(String::as_str)
     }
@@ -123,7 +123,7 @@ pub struct TensorPictureEdge {
     pub input: usize,
     /// The consumer.
     pub node: usize,
-    /// `upstream · xᵀ`, `Wᵀ · upstream`, …; empty for a constant operand.
+    /// `outer(upstream, x)`, `Wᵀ @ upstream`, …; empty for a constant operand.
     pub rule: String,
 }
 
@@ -241,21 +241,22 @@ impl Session {
                 .filter(|c| graph.op(c.input) != TensorOp::Const);
             for (c, line) in received.zip(&shown.contributions) {
                 rules.insert((step.node, c.position), line.rule.clone());
-                let before = sums
+                // The sum in place: only what is shown of it before is kept.
+                let mut sum = sums
                     .remove(&c.input)
                     .unwrap_or_else(|| Tensor::zeros(graph.shape(c.input)));
-                let mut after = before.clone();
-                after.add_assign(&c.contribution);
+                let before = tensor_data(&sum);
+                sum.add_assign(&c.contribution);
                 marks.add(
                     c.input,
                     GradMark {
                         step: k,
-                        before: Some(tensor_data(&before)),
-                        sum: tensor_data(&after),
+                        before: Some(before),
+                        sum: tensor_data(&sum),
                         done: c.use_number >= c.use_count,
                     },
                 );
-                sums.insert(c.input, after);
+                sums.insert(c.input, sum);
             }
         }
         Ok(TensorStepModel {
@@ -269,13 +270,27 @@ impl Session {
 
     /// `:topo` of a tensor output: its nodes in reverse topological order,
     /// output first, each with what computes it, its shape and its step.
+    ///
+    /// Built from the graph's structure and shapes alone: no value is copied
+    /// or computed, so a listing of two 4600×4600 products costs what it
+    /// writes.
     fn tensor_topo(&mut self, span: Span, events: &mut Vec<Event>) -> Result<(), SessionError> {
-        let model = self.tensor_step_model(span)?;
-        let Some((output, _)) = self.tensors.output.clone() else {
-            return Ok(());
+        let Some((output, of)) = self.tensors.output.clone() else {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                span,
+                "there is no tensor output to step through",
+                None,
+            ));
         };
         let labels = self.tensor_labels(output);
         let graph = &self.tensors.graph;
+        let steps: FxHashMap<TensorId, usize> = graph
+            .step_nodes(output)
+            .into_iter()
+            .enumerate()
+            .map(|(i, id)| (id, i + 1))
+            .collect();
         let rows = graph
             .topo_order(output)
             .into_iter()
@@ -289,11 +304,11 @@ impl Session {
                     node: labels[id.index()].clone(),
                     computes: computes(graph.op(id), &operands),
                     shape: graph.shape(id).to_string(),
-                    step: model.step_of(id),
+                    step: steps.get(&id).copied(),
                 }
             })
             .collect();
-        events.push(Event::TensorTopo { of: model.of, rows });
+        events.push(Event::TensorTopo { of, rows });
         Ok(())
     }
 
@@ -309,6 +324,7 @@ impl Session {
         format: PictureFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        self.check_tensor_picture_size(name)?;
         let model = self.tensor_step_model(name.span)?;
         let last = model.len();
         for step in moments(options, last, &model.of, name)? {
@@ -417,6 +433,7 @@ impl Session {
     ///
     /// Errors: Ctrl-C.
     pub(super) fn tensor_page(&mut self, name: &Ident) -> Result<super::Page, SessionError> {
+        self.check_tensor_picture_size(name)?;
         let model = self.tensor_step_model(name.span)?;
         let picture = self.tensor_picture_at(&model, None, super::Direction::Auto);
         Ok(super::Page {
@@ -424,6 +441,36 @@ impl Session {
             expanded: None,
             steps: Err("a tensor output: its steps are the tensor steps".to_string()),
             tensor: Some(Box::new(model)),
+        })
+    }
+}
+
+/// The most tensor nodes a picture, a page or the live page (`:svg`,
+/// `:dot`, `:html`, `:serve`) draws: as for scalars.
+const TENSOR_PICTURE_NODES: usize = super::exports::PICTURE_NODES;
+
+impl Session {
+    /// Refuses a picture or page of the tensor output (command `name`) of
+    /// more than [`TENSOR_PICTURE_NODES`] nodes, before anything is built:
+    /// the message of the scalar pictures, with what works for tensors.
+    fn check_tensor_picture_size(&self, name: &Ident) -> Result<(), SessionError> {
+        let Some((output, of)) = &self.tensors.output else {
+            return Ok(());
+        };
+        let count = self.tensors.graph.topo_order(*output).len();
+        if count <= TENSOR_PICTURE_NODES {
+            return Ok(());
+        }
+        Err(SessionError::BadArguments {
+            message: format!(
+                "the graph of {of} has {count} nodes: `:{}` draws at most {TENSOR_PICTURE_NODES}",
+                name.name
+            ),
+            span: name.span,
+            help: Some(
+                "`:topo` lists a tensor graph of any size and `:trace` writes its steps; or make a part of it the output (`:grad` of a smaller expression named) to draw that"
+                    .to_string(),
+            ),
         })
     }
 }

@@ -123,7 +123,13 @@ pub(super) struct Tensors {
 #[derive(Debug, Default)]
 struct Saved {
     len: usize,
-    vars: Names,
+    /// Each change of a binding the statement made, in order: the name and
+    /// what it was bound to before, with its place among the names (`None`:
+    /// it was not bound). Undone in reverse, they give the names back as
+    /// they were, in their order, in time proportional to the changes (not
+    /// to the names: a copy of every name for each statement made a long
+    /// script of tensor statements quadratic).
+    bindings: Vec<(String, Option<(usize, TensorId)>)>,
     output: Option<(TensorId, String)>,
     last: Option<TensorId>,
     rng: Option<Rng>,
@@ -150,7 +156,7 @@ impl Tensors {
     /// Keeps what a statement may change, for [`Tensors::undo`].
     pub fn begin(&mut self) {
         self.saved.len = self.graph.len();
-        self.saved.vars.clone_from(&self.vars);
+        self.saved.bindings.clear();
         self.saved.output.clone_from(&self.output);
         self.saved.last = self.last;
         self.saved.rng = Some(self.rng.clone());
@@ -170,7 +176,16 @@ impl Tensors {
         self.graph.truncate(self.saved.len);
         let len = self.saved.len;
         self.gradients.retain(|id| id.index() < len);
-        std::mem::swap(&mut self.vars, &mut self.saved.vars);
+        for (name, before) in std::mem::take(&mut self.saved.bindings).into_iter().rev() {
+            match before {
+                Some((index, id)) => {
+                    self.vars.shift_insert(index, name, id);
+                }
+                None => {
+                    self.vars.shift_remove(&name);
+                }
+            }
+        }
         self.output = self.saved.output.take();
         self.last = self.saved.last;
         if let Some(rng) = self.saved.rng.take() {
@@ -199,7 +214,22 @@ impl Tensors {
 
     /// Forgets that `name` is a tensor (a scalar assignment rebinds it).
     pub fn unbind(&mut self, name: &str) {
-        self.vars.shift_remove(name);
+        if let Some((index, _, id)) = self.vars.shift_remove_full(name) {
+            self.saved
+                .bindings
+                .push((name.to_string(), Some((index, id))));
+        }
+    }
+
+    /// Binds `name` to the tensor node `id` (the running statement's
+    /// [`Tensors::undo`] puts back what it was bound to).
+    pub fn bind(&mut self, name: &str, id: TensorId) {
+        let before = self
+            .vars
+            .get_full(name)
+            .map(|(index, _, &old)| (index, old));
+        self.saved.bindings.push((name.to_string(), before));
+        self.vars.insert(name.to_string(), id);
     }
 }
 
@@ -244,6 +274,7 @@ fn from_engine(error: TensorError, span: Span) -> SessionError {
     match error {
         TensorError::Shape(error) => tensor_error(ErrorCode::Shape, span, error.to_string(), None),
         TensorError::Budget(error) => tensor_error(ErrorCode::Limit, span, error.to_string(), None),
+        TensorError::Interrupted => SessionError::Interrupted { span },
     }
 }
 
@@ -333,6 +364,12 @@ impl Session {
 
     /// [`Session::evaluate_tensor`] without its warnings.
     fn evaluate_tensor_nodes(&mut self, tree: &ExprTree) -> Result<(TensorId, bool), SessionError> {
+        if let Some(value) = super::literal::plain_literal(tree) {
+            return Ok((
+                self.materialize(TValue::Literal(value), tree.span())?,
+                false,
+            ));
+        }
         let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
         for (k, expr) in tree.nodes.iter().enumerate() {
             let span = expr.span();
@@ -510,6 +547,8 @@ impl Session {
 
     /// A call in a tensor expression: a literal, an index, `@`, a tensor
     /// function, or a scalar function applied elementwise.
+    // One arm per op of the tensor op table: as long as the table.
+    #[allow(clippy::too_many_lines)]
     fn tensor_call(
         &mut self,
         call: &Call,
@@ -1066,7 +1105,7 @@ impl Session {
             self.output = None;
             self.tensors.output = Some((id, name.to_string()));
         }
-        self.tensors.vars.insert(name.to_string(), id);
+        self.tensors.bind(name, id);
         self.tensors.last = Some(id);
         events.push(Event::Tensor {
             name: Some(name.to_string()),
@@ -1461,10 +1500,7 @@ impl Session {
 
 /// A tensor as shown.
 pub(super) fn tensor_data(value: &Tensor) -> TensorData {
-    TensorData {
-        shape: value.shape().dims().to_vec(),
-        data: value.data().iter().copied().map(Number).collect(),
-    }
+    TensorData::of(value.shape().dims(), value.data())
 }
 
 /// The text of a compound assignment operator.
@@ -1824,6 +1860,26 @@ impl Session {
         Ok(leaves)
     }
 
+    /// The names of a tensor `:descend`'s parameters: with a column each
+    /// (`columns`), an element's name for each element (`W[0, 1]`).
+    fn descent_headers(
+        &self,
+        descent: &super::descent::Descent,
+        leaves: &[Param],
+        columns: bool,
+    ) -> Vec<String> {
+        if !columns {
+            return descent.params.iter().map(|p| p.name.clone()).collect();
+        }
+        let params = descent.params.iter().zip(leaves);
+        params
+            .flat_map(|(param, &leaf)| {
+                let shape = self.param_value(leaf).shape();
+                (0..shape.len()).map(move |k| element_name(&param.name, shape, k))
+            })
+            .collect()
+    }
+
     /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
     /// backward pass from L (shape `()`), every parameter moved to
     /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
@@ -1853,15 +1909,18 @@ impl Session {
         let leaves = self.descent_params(descent, loss)?;
         let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
         // A column a parameter when all are numbers, as for scalar losses;
-        // vectors and matrices are printed whole after the table.
-        let columns = leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
+        // with `--all`, a column each element of every parameter (`W[0, 1]`).
+        // Vectors and matrices are printed whole after the table.
+        let columns = descent.all || leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
+        let headers = self.descent_headers(descent, &leaves, columns);
         let row = |s: &Session, step| super::derivatives::RepeatRow {
             step,
             output: Some(value(s)),
             values: if columns {
                 leaves
                     .iter()
-                    .map(|&leaf| Number(s.param_value(leaf).data()[0]))
+                    .flat_map(|&leaf| s.param_value(leaf).data().to_vec())
+                    .map(Number)
                     .collect()
             } else {
                 Vec::new()
@@ -1871,7 +1930,8 @@ impl Session {
         let mut losses = vec![value(self)];
         let mut done = 0;
         while done < descent.steps && !crate::interrupt::requested() {
-            let gradients = self.tensors.graph.backward(loss);
+            // The parameters' gradients only (leaves and scalar nodes).
+            let gradients = self.tensors.graph.backward_keeping(loss, &[]);
             if crate::interrupt::requested() {
                 break; // the walk may have stopped early: this step is not taken
             }
@@ -1907,7 +1967,7 @@ impl Session {
         events.push(Event::Calculus(
             super::derivatives::CalculusEvent::Descent {
                 of: descent.loss.name.clone(),
-                params: descent.params.iter().map(|p| p.name.clone()).collect(),
+                params: headers,
                 rate: Number(descent.rate),
                 steps: done,
                 requested: descent.steps,
@@ -2165,4 +2225,37 @@ pub(super) fn function_help(name: &str) -> Option<String> {
         "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
         info.shape_rule, info.backward_rule, info.source
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tensors;
+    use crate::engine::tensor::Tensor;
+
+    /// What a statement records for its undo is what it changed, not every
+    /// name bound before it (a copy of every name made a script of n tensor
+    /// statements take time quadratic in n): after 1000 names, one binding
+    /// records one entry, and its undo leaves the 1000 as they were, in
+    /// their order; an unbinding is undone in its place.
+    #[test]
+    fn a_statement_records_the_bindings_it_changed_only() {
+        let mut tensors = Tensors::default();
+        let leaf = tensors.graph.leaf(Tensor::scalar(1.0)).unwrap();
+        for i in 0..1000 {
+            tensors.begin();
+            tensors.bind(&format!("x{i}"), leaf);
+        }
+        let names = |t: &Tensors| t.vars.keys().cloned().collect::<Vec<_>>();
+        let before = names(&tensors);
+        tensors.begin();
+        let other = tensors.graph.leaf(Tensor::scalar(2.0)).unwrap();
+        tensors.bind("x1000", other);
+        tensors.bind("x5", other);
+        tensors.unbind("x7");
+        tensors.unbind("absent");
+        assert_eq!(tensors.saved.bindings.len(), 3);
+        tensors.undo(&crate::engine::Graph::new());
+        assert_eq!(names(&tensors), before);
+        assert!(tensors.vars.values().all(|&id| id == leaf));
+    }
 }

@@ -91,6 +91,17 @@ pub enum SyntaxError {
         /// The limit, [`super::MAX_NESTING`].
         limit: usize,
     },
+    /// A literal holding more numbers than the tensor memory budget
+    /// ([`super::MAX_LITERAL_NUMBERS`]), found before it is parsed whole.
+    #[error("a literal of {numbers} numbers is over the memory budget of {limit} numbers")]
+    LiteralTooLarge {
+        /// The literal, from `[` to `]`.
+        span: Span,
+        /// How many numbers it holds.
+        numbers: usize,
+        /// The limit, [`super::MAX_LITERAL_NUMBERS`].
+        limit: usize,
+    },
     /// A declaration keyword of another language before an assignment, e.g.
     /// `let x = 2`: gradcalc assigns with `=` alone.
     #[error("`{keyword}` is not needed: a name is assigned with `=` alone")]
@@ -128,9 +139,9 @@ pub enum SyntaxError {
         /// The literal's text.
         text: String,
     },
-    /// A comparison written with a mathematical sign, `x ≤ 3`: the
-    /// comparisons are typed `<=`, `>=`, `!=`.
-    #[error("`{op}` is not an operator: type the comparison as `<=`, `>=` or `!=`")]
+    /// A comparison outside round brackets, e.g. `x == 3`, `y = x <= 3`:
+    /// gradcalc reads one only in brackets, `(x == 3)` (`=` assigns).
+    #[error("`{op}` compares only inside round brackets: `(a {op} b)` is 1 where it holds, else 0")]
     Comparison {
         /// The comparison operator.
         span: Span,
@@ -171,6 +182,7 @@ impl SyntaxError {
             | SyntaxError::MalformedNumber { span, .. }
             | SyntaxError::AdjacentNames { span, .. }
             | SyntaxError::TooDeep { span, .. }
+            | SyntaxError::LiteralTooLarge { span, .. }
             | SyntaxError::NumberOverflow { span, .. }
             | SyntaxError::NumberUnderflow { span, .. }
             | SyntaxError::DeclarationKeyword { span, .. }
@@ -207,6 +219,10 @@ impl SyntaxError {
             SyntaxError::TooDeep { .. } => {
                 Some("split the expression with intermediate assignments".to_string())
             }
+            SyntaxError::LiteralTooLarge { .. } => Some(
+                "make large values with `zeros`, `ones` or `randn` and arithmetic on them, or split the literal and join the parts with operations"
+                    .to_string(),
+            ),
             SyntaxError::NumberOverflow { .. } => Some("write `inf` for infinity".to_string()),
             SyntaxError::NumberUnderflow { .. } => Some("write `0` if you mean zero".to_string()),
             SyntaxError::DeclarationKeyword { fix, .. } => {
@@ -217,12 +233,7 @@ impl SyntaxError {
                 None => "put `;` before the second statement".to_string(),
             }),
             SyntaxError::Comparison { op, .. } => Some(format!(
-                "write `{}`: a comparison gives 1 where it holds and 0 where not (`mean(argmax(Z, 1) == y)` is an accuracy)",
-                match op.as_str() {
-                    "≤" => "<=",
-                    "≥" => ">=",
-                    _ => "!=",
-                }
+                "`=` assigns (`x = 3`); write the comparison in brackets, e.g. `(x {op} 3)`"
             )),
             SyntaxError::ImplicitAfterExponent { help, .. } => Some(help.clone()),
             SyntaxError::HigherDerivative { name, .. } => Some(format!(

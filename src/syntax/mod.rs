@@ -30,6 +30,7 @@ pub use error::SyntaxError;
 pub(crate) use lexer::{Lexer as Tokens, TokenKind, is_name, is_name_char};
 /// [`Statements`] without a borrow of the source, for callers that own it.
 pub use parser::Cursor;
+pub use parser::MAX_LITERAL_NUMBERS;
 pub use parser::Pieces;
 pub use rewrite::{Forest, parse_expression};
 pub use split::Continuation;

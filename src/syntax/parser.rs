@@ -9,11 +9,13 @@ mod batch;
 mod build;
 mod convert;
 mod exponent;
+mod literal;
 mod prescan;
 
 pub use batch::Cursor;
 #[cfg(test)]
 pub(crate) use build::append_piece;
+pub use literal::MAX_LITERAL_NUMBERS;
 
 use build::build_statement;
 use convert::convert_error;
@@ -67,6 +69,13 @@ fn parse_text(text: &str, offset: usize, streamed: bool) -> Result<Located, Synt
     } else {
         prescan(text, offset)?
     };
+    // A plain numeric literal (`[0, 0, …]`, any size) without pest.
+    if !is_command
+        && scan.problem.is_none()
+        && let Some(located) = literal::plain_literal(text, offset)
+    {
+        return located;
+    }
     if scan.max_nesting <= SHALLOW_NESTING {
         return parse_scanned(text, offset, is_command, scan.problem, streamed);
     }

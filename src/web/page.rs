@@ -251,7 +251,7 @@ pub fn message_model(message: &str) -> Value {
 /// sheet and the script inline, no request to the network.
 pub fn page(page: &Page, style: &Style) -> String {
     let model = serde_json::to_value(page_model(page, style)).unwrap_or(Value::Null);
-    document(&format!("gradcalc: {}", page.picture.of), &model)
+    document(&format!("gradcalc: {}", page.picture.of), model)
 }
 
 /// The page of `:serve` without its model: the text before and after the
@@ -264,9 +264,19 @@ pub fn live_page_around(events: &str) -> (String, String) {
 }
 
 /// An HTML page holding `model` and the view's script and style.
-fn document(title: &str, model: &Value) -> String {
-    let (before, after) = document_around(title, None, &without_script(model));
-    format!("{before}{}{after}", script_json(model))
+///
+/// The picture is written once: inline in the `<noscript>` part (what a
+/// reader without scripts sees), and in the model as `null` with
+/// `"svg_in_noscript": true`; the script takes the `<svg>…</svg>` from the
+/// `<noscript>` text (raw text where scripts run) before showing the model.
+fn document(title: &str, mut model: Value) -> String {
+    let noscript = without_script(&model);
+    if model["views"][0]["svg"].is_string() && noscript.contains("<svg") {
+        model["views"][0]["svg"] = Value::Null;
+        model["svg_in_noscript"] = Value::Bool(true);
+    }
+    let (before, after) = document_around(title, None, &noscript);
+    format!("{before}{}{after}", script_json(&model))
 }
 
 /// An HTML page of the view's script and style, before and after its model;

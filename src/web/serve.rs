@@ -125,7 +125,11 @@ fn page_model<O: Write, E: Write>(session: &mut Session, printer: &Printer<O, E>
     };
     match session.page() {
         Ok(page) => html::model(&page, session, &style),
-        Err(error) => html::message_model(&format!("{error}: type a statement in gradcalc")),
+        // With the error's help, when it has one: what to open instead.
+        Err(error) => html::message_model(&match error.help() {
+            Some(help) => format!("{error}; {help}"),
+            None => format!("{error}: type a statement in gradcalc"),
+        }),
     }
 }
 
@@ -203,6 +207,8 @@ struct Shared {
     /// included, so that [`SPARE_FILES`] stay free under the process's limit.
     file_budget: usize,
     census: Arc<Census>,
+    /// Refusals being answered now (see [`refuse`]).
+    refusing: std::sync::atomic::AtomicUsize,
 }
 
 struct State {
@@ -213,6 +219,9 @@ struct State {
     model: Arc<str>,
     /// The backward step to show (`None`: the page keeps its step).
     step: Option<usize>,
+    /// The version at which `model` was published: a stream that has sent
+    /// it already sends a later step alone ([`Server::show_step`]).
+    model_version: u64,
     stopped: bool,
 }
 
@@ -269,6 +278,7 @@ impl Server {
                 version: 0,
                 model,
                 step: None,
+                model_version: 0,
                 stopped: false,
             }),
             changed: Condvar::new(),
@@ -282,6 +292,7 @@ impl Server {
                 live: Mutex::new(0),
                 dropped: Condvar::new(),
             }),
+            refusing: std::sync::atomic::AtomicUsize::new(0),
         });
         let listener = Arc::new(listener);
         let (accepting, listening) = (Arc::clone(&shared), Arc::clone(&listener));
@@ -316,6 +327,7 @@ impl Server {
         let mut state = lock(&self.shared.state);
         state.version += 1;
         state.model = model;
+        state.model_version = state.version;
         state.step = step;
         drop(state);
         self.shared.changed.notify_all();
@@ -535,7 +547,7 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>, port: u16) {
                 if out_of_files(&error) {
                     drop(reserve.take());
                     if let Ok((stream, _)) = listener.accept() {
-                        refuse(&stream, "gradcalc has no file descriptor left\n");
+                        refuse_now(&stream, "gradcalc has no file descriptor left\n");
                     }
                     reserve = File::open("/dev/null").ok();
                 }
@@ -589,7 +601,7 @@ fn admit(stream: TcpStream, shared: &Arc<Shared>, port: u16) {
             true => "gradcalc has too few file descriptors left for another connection\n",
             false => "too many connections\n",
         };
-        refuse(&connection.stream, why);
+        refuse(connection, shared, why);
         return;
     }
     slots.open.push(Arc::clone(&connection));
@@ -608,8 +620,55 @@ fn admit(stream: TcpStream, shared: &Arc<Shared>, port: u16) {
     }
 }
 
+/// Refusals answered at once, each on a short-lived thread of its own that
+/// reads the request head before it answers; past these a refusal is
+/// written without reading (see [`refuse_now`]).
+const MAX_REFUSING: usize = 8;
+/// How long a refused connection may take to send its request head.
+const REFUSE_DEADLINE: Duration = Duration::from_secs(1);
+
+/// Lets a refusal's place go (when its thread ends, or could not start).
+struct Refusing(Arc<Shared>);
+
+impl Drop for Refusing {
+    fn drop(&mut self) {
+        self.0.refusing.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Answers `503` with `why` to a connection given no slot, without making
+/// the accept loop wait: on a thread of its own (at most [`MAX_REFUSING`] at
+/// once), which reads the request head first (within [`REFUSE_DEADLINE`]),
+/// so that the answer arrives as an answer, not as a TCP reset for a request
+/// closed unread.
+fn refuse(connection: Arc<Connection>, shared: &Arc<Shared>, why: &'static str) {
+    if shared.refusing.fetch_add(1, Ordering::SeqCst) >= MAX_REFUSING {
+        shared.refusing.fetch_sub(1, Ordering::SeqCst);
+        refuse_now(&connection.stream, why);
+        return;
+    }
+    let place = Refusing(Arc::clone(shared));
+    let spawned = std::thread::Builder::new()
+        .name("gradcalc-serve-refuse".into())
+        .spawn(move || {
+            let _place = place;
+            let stream = &connection.stream;
+            // A head that does not come in time is answered all the same.
+            if !matches!(
+                read_head(stream, Instant::now() + REFUSE_DEADLINE),
+                Head::Closed
+            ) {
+                let _ = respond(stream, "503 Service Unavailable", why);
+                // Ours written, the browser's read: a close now is no reset.
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+            }
+        });
+    // (A thread that could not start drops the connection and its place.)
+    drop(spawned);
+}
+
 /// Answers `503` to a connection given no slot, without waiting on it.
-fn refuse(stream: &TcpStream, why: &str) {
+fn refuse_now(stream: &TcpStream, why: &str) {
     let answer = format!(
         "{}{why}",
         response_head(
@@ -823,8 +882,9 @@ fn write_within(mut stream: &TcpStream, parts: &[&[u8]], limit: Duration) -> io:
 
 /// What an event stream does next.
 enum Next {
-    /// Send this version: the model and the step.
-    Event(u64, Arc<str>, Option<usize>),
+    /// Send this version: the model (`None` when the stream has sent it
+    /// already: only the step moved) and the step.
+    Event(u64, Option<Arc<str>>, Option<usize>),
     /// Nothing new for [`PEER_CHECK`].
     Quiet,
     /// The server stopped or ended the connection.
@@ -839,7 +899,11 @@ fn next_event(connection: &Connection, shared: &Shared, sent: Option<u64>) -> Ne
             return Next::End;
         }
         if sent != Some(state.version) {
-            return Next::Event(state.version, Arc::clone(&state.model), state.step);
+            let model = match sent {
+                Some(sent) if sent >= state.model_version => None,
+                _ => Some(Arc::clone(&state.model)),
+            };
+            return Next::Event(state.version, model, state.step);
         }
         let (next, waited) = shared
             .changed
@@ -853,7 +917,8 @@ fn next_event(connection: &Connection, shared: &Shared, sent: Option<u64>) -> Ne
 }
 
 /// The event stream: every new version as one `data:` line (JSON has no
-/// newline) `{"version", "model", "step"}`, a comment when nothing changes
+/// newline) `{"version", "model", "step"}`, without `model` when only the
+/// step moved (`:step`: a few bytes, not the page), a comment when nothing changes
 /// for [`KEEP_ALIVE`]; ends when the browser leaves (seen within
 /// [`PEER_CHECK`]) or the server stops.
 fn stream_events(connection: &Connection, shared: &Shared) -> io::Result<()> {
@@ -866,11 +931,19 @@ fn stream_events(connection: &Connection, shared: &Shared) -> io::Result<()> {
         match next_event(connection, shared, sent) {
             Next::End => return Ok(()),
             Next::Event(version, model, step) => {
-                let before = format!("data: {{\"version\":{version},\"model\":");
                 let step = step.map_or("null".to_string(), |step| step.to_string());
-                let after = format!(",\"step\":{step}}}\n\n");
-                let parts = [before.as_bytes(), model.as_bytes(), after.as_bytes()];
-                write_within(stream, &parts, WRITE_DEADLINE)?;
+                let after = format!("\"step\":{step}}}\n\n");
+                match model {
+                    Some(model) => {
+                        let before = format!("data: {{\"version\":{version},\"model\":");
+                        let parts = [before.as_bytes(), model.as_bytes(), b",", after.as_bytes()];
+                        write_within(stream, &parts, WRITE_DEADLINE)?;
+                    }
+                    None => {
+                        let line = format!("data: {{\"version\":{version},{after}");
+                        write_within(stream, &[line.as_bytes()], WRITE_DEADLINE)?;
+                    }
+                }
                 sent = Some(version);
                 written = Instant::now();
             }

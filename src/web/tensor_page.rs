@@ -14,7 +14,7 @@ use crate::session::{GradState, Picture, TensorPicture, TensorStepModel};
 
 /// The legend's line for an edge's label on a tensor page: the edges carry
 /// the matrix rule of what each operand receives, not a local derivative.
-pub const EDGE_LEGEND: &str = "an edge's label: the matrix rule of what the input receives from the upstream gradient (upstream · xᵀ into W of W @ x), as :trace writes it";
+pub const EDGE_LEGEND: &str = "an edge's label: the matrix rule of what the input receives from the upstream gradient (outer(upstream, x) into W of W @ x), as :trace writes it";
 
 /// The page's model of a tensor output: its finished `picture` (whose
 /// tensor part is `tensor`) stepped by `model`, lines in `style` (never colour).

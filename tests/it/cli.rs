@@ -1,5 +1,7 @@
 //! The binary as users run it: modes, exit status, piped input, output formats.
 
+use std::io::Write;
+
 use assert_cmd::Command;
 use expect_test::expect;
 use serde_json::Value;
@@ -175,6 +177,8 @@ fn usage_errors_exit_2() {
           tip: to pass '--frobnicate' as a value, use '-- --frobnicate'
 
         Usage: gradcalc [OPTIONS] [FILE]...
+               gradcalc completions SHELL
+               gradcalc man
 
         For more information, try '--help'.
         --- exit status 2
@@ -1439,38 +1443,55 @@ fn ctrl_c_inside_a_repeat_step_leaves_the_last_row_at_the_finished_step() {
     // `w := …` of the step cut short. w_k = 0.1·0.8^k after k steps (∂L/∂w =
     // 2w). Of 1000 steps the table keeps 1, 2, 3 and every 100th, so the
     // last row is the step the interruption cut after.
-    let defs = doubling_functions("t + 1", 15, "; ");
-    let repeat = ":repeat 1000 w := w - 0.1*grad(L, w); z = d15(w); w";
-    let mut wait = std::time::Duration::from_millis(1200);
+    //
+    // No wait is a time: in line mode (each line answered before the next
+    // is written), a first `:repeat 4` of the same step measures the CPU
+    // time of 4 steps in this very process, and Ctrl-C goes once the
+    // `:repeat 1000` has used the CPU time of 8; should fewer than 4 have
+    // finished (a step slowed by a collection), the session goes on and
+    // the next try waits for twice as many.
+    use crate::kernel::{Kernel, events};
+    let step = "w := w - 0.1*grad(L, w); z = d15(w); w";
+    let mut kernel = Kernel::start();
+    let pid = kernel.child.id();
+    kernel.run(&doubling_functions("t + 1", 15, "; "));
+    kernel.run("w = 0.1; L = w^2");
+    let cpu = || crate::util::cpu_time(pid).expect("the session runs");
+    let before = cpu();
+    let out = kernel.run(&format!(":repeat 4 {step}"));
+    let four_steps = cpu() - before;
+    assert!(out.contains(r#""steps":4"#), "{out}");
+    let mut done = 4;
+    let mut steps_of_work = 8;
     for _ in 0..4 {
-        let args = [
-            "--json",
-            "-e",
-            &defs,
-            "-e",
-            "w = 0.1; L = w^2",
-            "-e",
-            repeat,
-        ];
-        let output = interrupted_after(&args, wait);
-        let events = json_lines(&stdout_of(&output));
-        let Some(repeat) = events.iter().find(|e| e["kind"] == "repeat") else {
-            // Interrupted before the `:repeat` began (a slow start): wait longer.
-            wait *= 2;
-            continue;
-        };
+        let line = format!(":repeat 1000 {step}");
+        writeln!(kernel.stdin, "{line}").unwrap();
+        kernel.stdin.flush().unwrap();
+        crate::util::wait_for_cpu(pid, cpu() + four_steps * steps_of_work / 4);
+        kernel.interrupt();
+        let out = kernel.until_ready(&line);
+        let all = events(&out);
+        let repeat = all
+            .iter()
+            .find(|e| e["kind"] == "repeat")
+            .unwrap_or_else(|| panic!("no repeat event in {out}"));
+        assert_eq!(repeat["interrupted"], true, "{repeat}");
         let steps = repeat["steps"].as_u64().unwrap();
+        // The steps before the interrupted one are kept, and the
+        // statements of that one which ran (`partial`): w moved on.
+        let k = done + steps as i32;
+        done = k + i32::from(repeat["partial"].as_u64() > Some(0));
         if steps < 4 {
-            wait *= 2;
+            steps_of_work *= 2;
             continue;
         }
         let row = repeat["rows"].as_array().unwrap().last().unwrap();
         assert_eq!(row["step"].as_u64(), Some(steps), "{repeat}");
         let w = row["values"][0].as_f64().unwrap();
-        assert_close(w, 0.1 * 0.8_f64.powi(steps as i32), 1e-12);
+        assert_close(w, 0.1 * 0.8_f64.powi(k), 1e-12);
         // z = 2^15·(w + 1) at the same step.
         let z = row["output"].as_f64().unwrap();
-        assert_close(z, 32768.0 * (1.0 + 0.1 * 0.8_f64.powi(steps as i32)), 1e-9);
+        assert_close(z, 32768.0 * (1.0 + 0.1 * 0.8_f64.powi(k)), 1e-9);
         return;
     }
     panic!("fewer than 4 steps ran before each Ctrl-C");
@@ -1779,43 +1800,32 @@ fn a_command_given_a_non_name_says_so() {
     assert_eq!(events.last().unwrap()["value"], 2);
 }
 
-/// `x == 3` and the other comparisons are 1 where they hold and 0 where
-/// not (tests/it/batch.rs); the mathematical signs `≤ ≥ ≠` are refused at
-/// the operator with the one to type.
+/// `x == 3` and the other comparisons outside brackets are refused as
+/// comparisons, at the operator, not as "an operand after `=`" with a help
+/// about names left of `=`; in brackets they are read (`tensor_rules.rs`).
 #[test]
-fn comparisons_compare_and_math_signs_are_refused() {
-    for (statement, want) in [
-        ("x == 3", 1),
-        ("x != 3", 0),
-        ("x <= 3", 1),
-        ("x >= 4", 0),
-        ("y = x < 3", 0),
-        ("y = x > 2", 1),
-    ] {
-        let (events, status) = json_events(&["-e", "x = 3", "-e", statement]);
-        assert_eq!(status, Some(0), "{statement}: {events:?}");
-        assert_eq!(events.last().unwrap()["value"], want, "{statement}");
-    }
-    for (statement, op, fix) in [
-        ("x ≤ 3", "≤", "<="),
-        ("x ≥ 3", "≥", ">="),
-        ("x ≠ 3", "≠", "!="),
+fn comparisons_are_refused_as_comparisons() {
+    for (statement, op, column) in [
+        ("x == 3", "==", 3),
+        ("x != 3", "!=", 3),
+        ("x <= 3", "<=", 3),
+        ("x >= 3", ">=", 3),
+        ("y = x < 3", "<", 7),
+        ("y = x > 3", ">", 7),
+        ("x ≤ 3", "≤", 3),
     ] {
         let (events, status) = json_events(&["-e", "x = 3", "-e", statement]);
         assert_eq!(status, Some(1), "{statement}");
         let error = events.last().unwrap();
         assert_eq!(
             error["message"],
-            format!("`{op}` is not an operator: type the comparison as `<=`, `>=` or `!=`"),
+            format!(
+                "`{op}` compares only inside round brackets: `(a {op} b)` is 1 where it holds, else 0"
+            ),
             "{statement}"
         );
-        assert_eq!(error["column"], 3, "{statement}");
-        assert!(
-            error["help"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("write `{fix}`"))
-        );
+        assert_eq!(error["column"], column, "{statement}");
+        assert!(error["help"].as_str().unwrap().contains("`=` assigns"));
     }
 }
 

@@ -127,14 +127,14 @@ fn every_error_has_a_stable_code() {
 
 /// gradcalc in line mode, its stdin to write lines to and its stdout's lines
 /// arriving on a channel (read on a thread, so that a wait has a ceiling).
-struct Kernel {
-    child: Child,
-    stdin: ChildStdin,
+pub(crate) struct Kernel {
+    pub(crate) child: Child,
+    pub(crate) stdin: ChildStdin,
     lines: Receiver<String>,
 }
 
 impl Kernel {
-    fn start() -> Kernel {
+    pub(crate) fn start() -> Kernel {
         let mut child = plain_gradcalc()
             .args(["--json", "--lines"])
             .stdin(Stdio::piped())
@@ -160,7 +160,7 @@ impl Kernel {
 
     /// Writes `line` and returns the events up to and including its `ready`
     /// (the process stays running: the next line is not written yet).
-    fn run(&mut self, line: &str) -> String {
+    pub(crate) fn run(&mut self, line: &str) -> String {
         writeln!(self.stdin, "{line}").unwrap();
         self.stdin.flush().unwrap();
         self.until_ready(line)
@@ -168,7 +168,7 @@ impl Kernel {
 
     /// The events up to and including the next `ready`, after `line` was
     /// written.
-    fn until_ready(&mut self, line: &str) -> String {
+    pub(crate) fn until_ready(&mut self, line: &str) -> String {
         until_ready(&self.lines, line)
     }
 
@@ -186,7 +186,7 @@ impl Kernel {
     }
 
     /// Sends SIGINT (Ctrl-C) to the process.
-    fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         let killed = std::process::Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status()
@@ -252,7 +252,7 @@ fn until_ready(lines: &Receiver<String>, line: &str) -> String {
 const PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The JSON events of `text`, one per line: every line must be whole JSON.
-fn events(text: &str) -> Vec<serde_json::Value> {
+pub(crate) fn events(text: &str) -> Vec<serde_json::Value> {
     text.lines()
         .map(|line| {
             serde_json::from_str(line).unwrap_or_else(|e| panic!("not whole JSON ({e}): {line}"))
@@ -290,6 +290,42 @@ fn ctrl_c_stops_the_running_line_and_keeps_the_session() {
         Some(1),
         "a line was interrupted"
     );
+}
+
+#[test]
+fn ctrl_c_inside_a_large_matrix_product_answers_within_a_second_of_work() {
+    // A product of two 4000×4000 matrices is 6.4·10¹⁰ multiply-adds (tens
+    // of seconds even in a release build): it runs as blocks that look at
+    // Ctrl-C between two, so the line answers after at most one block.
+    let mut kernel = Kernel::start();
+    let pid = kernel.child.id();
+    let line = "s = sum(ones(4000, 4000) @ ones(4000, 4000))";
+    writeln!(kernel.stdin, "{line}").unwrap();
+    kernel.stdin.flush().unwrap();
+    // Evidence that the product runs: 1 s of CPU after the line was
+    // written (the two `ones` take a small part of it).
+    let start = crate::util::cpu_time(pid).unwrap();
+    crate::util::wait_for_cpu(pid, start + std::time::Duration::from_secs(1));
+    kernel.interrupt();
+    let at_ctrl_c = crate::util::cpu_time(pid).unwrap();
+    let out = kernel.until_ready(line);
+    let answered = crate::util::cpu_time(pid).unwrap();
+    let all = events(&out);
+    let kinds: Vec<&str> = all.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["error", "ready"], "{out}");
+    assert_eq!(all[0]["code"], "interrupted", "{out}");
+    // The CPU time from Ctrl-C to the answer (not a wall-clock time: a
+    // loaded machine makes the wait longer, not the work), at most 1 s.
+    assert!(
+        answered - at_ctrl_c <= std::time::Duration::from_secs(1),
+        "{:?} of CPU time from Ctrl-C to the answer",
+        answered - at_ctrl_c
+    );
+    // The session goes on: `s` was never bound, the next line answers.
+    let out = kernel.run_uninterrupted("q = 1; s");
+    let all = events(&out);
+    assert_eq!(all[0]["value"], 1, "{out}");
+    assert_eq!(all[1]["code"], "unknown-name", "{out}");
 }
 
 #[test]

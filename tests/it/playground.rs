@@ -128,7 +128,13 @@ fn pasted_lines_run_as_lines_and_the_session_survives_a_reload() {
 /// Waits for the file `name` in `dir` (downloaded whole) and gives its bytes.
 pub(crate) fn downloaded(browser: &mut Browser, dir: &Path, name: &str) -> Vec<u8> {
     let path: PathBuf = dir.join(name);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
     loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} was never downloaded; the page shows:\n{}",
+            browser.eval(SCREEN)
+        );
         if let Ok(bytes) = std::fs::read(&path)
             && !bytes.is_empty()
         {

@@ -91,7 +91,8 @@ fn a_link_opens_in_a_session_of_its_own_and_asks_before_replacing_work() {
     // recent session; its work is stored apart, the original is unchanged.
     browser.eval("sessionStorage.clear(), true");
     reload(&mut browser);
-    wait_screen(&mut browser, "your last session is back: 2 statements");
+    // x = 5, x + 1, x * 3
+    wait_screen(&mut browser, "your last session is back: 3 statements");
     enter(&mut browser, "x = 100");
     wait_screen(&mut browser, "\nx = 100\n");
     idle(&mut browser);
@@ -497,12 +498,18 @@ fn repeat_with_a_file_downloads_its_chart_and_an_open_operator_is_blamed_on_its_
         json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
     );
     browser.open(&url, (1366, 768), READY);
-    enter(&mut browser, "w = 3");
+    // The chart is of the output, L.
+    enter(&mut browser, "w = 3; L = w^2");
     // Each step is w ← w − 0.1·2w = 0.8w: 3·0.8⁵ = 0.98304 after 5.
     enter(
         &mut browser,
         ":repeat 5 steps.svg w := w - 0.1*grad(w^2, w)",
     );
+    browser.wait_for(&format!(
+        "/downloaded|error/.test({SCREEN}.split('> :repeat 5')[1])"
+    ));
+    let said = browser.eval(&format!("{SCREEN}.split('> :repeat 5')[1]"));
+    assert!(said.as_str().unwrap().contains("downloaded"), "{said}");
     let svg = String::from_utf8(downloaded(&mut browser, downloads.path(), "steps.svg")).unwrap();
     assert!(svg.contains("<svg"), "{svg}");
     let w = number_after(&mut browser, "w");

@@ -211,6 +211,20 @@ fn slots_free_as_soon_as_browsers_leave() {
     let answer = read_to_end(&mut refused);
     assert_eq!(status(&answer), "HTTP/1.1 503 Service Unavailable");
     assert_contains(&answer, "too many connections");
+    // One more that sends its request at once, as a browser does: the
+    // request is read before the refusal, which arrives as an answer (not a
+    // TCP reset for a request closed unread).
+    for _ in 0..3 {
+        let mut eager = connect(port);
+        write!(eager, "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").unwrap();
+        let mut answer = Vec::new();
+        eager
+            .read_to_end(&mut answer)
+            .expect("an answer, not a reset");
+        let answer = String::from_utf8_lossy(&answer);
+        assert_eq!(status(&answer), "HTTP/1.1 503 Service Unavailable");
+        assert_contains(&answer, "too many connections");
+    }
     // The tabs close: their slots are free for the next browser at once.
     drop(streams);
     let page = get(port, "/");
@@ -390,6 +404,8 @@ fn a_failed_statement_leaves_the_live_page_as_it_was() {
     repl.expect("(stopped at step 3/6");
     repl.prompt();
     let stepped = events.until_step(3);
+    // A step sends the step number only, not the page's model again.
+    assert!(stepped.get("model").is_none(), "{stepped}");
     let before = get(port, "/");
     assert_eq!(status(&before), "HTTP/1.1 200 OK");
     assert_contains(&before, "∂o/∂b");
@@ -428,7 +444,40 @@ fn the_live_page_shows_a_tensor_output() {
     assert_eq!(status(&page), "HTTP/1.1 200 OK");
     assert_contains(&page, "W 2×2");
     assert_contains(&page, "value [[1, 2],");
-    assert_contains(&page, "∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2");
+    assert_contains(&page, "∂L/∂W += outer(upstream, x)   outer((2), (2)) → 2×2");
     assert_contains(&page, "grad [[0.7864, -0.7864],");
+    served.repl.line(":serve stop", "stopped serving");
+}
+
+#[test]
+fn a_tensor_graph_past_the_picture_cap_is_refused_before_the_page_is_built() {
+    // The live page was built for minutes for a fan-out sum of 2000 terms
+    // (a 4 KB line) and the process aborted at 3 GB; now the page says why
+    // it draws nothing, at once, with what works for tensors.
+    let mut served = serving();
+    let port = served.port;
+    // The 4 KB line from a file (a terminal's line editor is not the point).
+    let terms = vec!["x"; 2000].join(" + ");
+    let script = served._state.path().join("fan_out.calc");
+    std::fs::write(&script, format!("x = ones(10)\nL = sum({terms})\n")).unwrap();
+    // The sum of 2000 x of ones(10) is 20 000.
+    served
+        .repl
+        .line(&format!(":load {}", script.display()), "L = 20000");
+    served.repl.prompt();
+    served.repl.line("q = 1", "q = 1");
+    let used = crate::util::cpu_time(served.repl.pid()).expect("still running");
+    // Building the page took minutes; refusing it takes milliseconds (the
+    // rest is the REPL's start and the statements, well under 20 s of CPU
+    // in a debug build).
+    assert!(used < std::time::Duration::from_secs(20), "{used:?} of CPU");
+    let page = get(port, "/");
+    assert_eq!(status(&page), "HTTP/1.1 200 OK");
+    assert_contains(&page, "the graph of L has 2001 nodes");
+    assert_contains(&page, "draws at most 500");
+    assert_contains(&page, "`:topo` lists a tensor graph of any size");
+    // The REPL still answers Ctrl-C (a new prompt) and statements.
+    served.repl.ctrl_c();
+    served.repl.prompt();
     served.repl.line(":serve stop", "stopped serving");
 }

@@ -105,11 +105,10 @@ fn slide(svg: &str) -> Slide {
     slide
 }
 
-/// The model inside a page `:html` wrote.
+/// The model inside a page `:html` wrote, its picture put back in as the
+/// page's script does.
 fn page_model(html: &str) -> Value {
-    let start = html.find("type=\"application/json\">").unwrap() + 24;
-    let end = start + html[start..].find("</script>").unwrap();
-    serde_json::from_str(&html[start..end]).unwrap()
+    crate::web::page_model(html)
 }
 
 /// The page's first view at step `k`, as its script shows it: each box's

@@ -37,7 +37,7 @@ fn the_overview_points_at_vectors_and_matrices() {
     );
     assert_contains(
         &help,
-        "transpose zeros ones eye randn sum mean softmax logsumexp max(x)",
+        "transpose outer zeros ones eye randn sum mean softmax logsumexp max(x)",
     );
     assert_contains(&help, "`:seed N` for randn");
     assert_contains(
@@ -63,7 +63,7 @@ fn help_answers_for_the_matrix_product_and_the_transpose() {
     assert_contains(&at, "shape: (m×k) @ (k×n) → m×n");
     assert_contains(
         &at,
-        "backward: ∂L/∂A = upstream · Bᵀ, ∂L/∂B = Aᵀ · upstream",
+        "backward: ∂L/∂A = upstream @ Bᵀ, ∂L/∂B = Aᵀ @ upstream",
     );
     for topic in [":help ᵀ", ":help transpose"] {
         let transpose = run(topic);
@@ -191,10 +191,10 @@ fn the_tensor_pages_legend_says_its_edges_are_matrix_rules() {
     let tensor = page(LAYER, "tensor.html");
     assert_contains(
         &tensor,
-        "\"edges\":\"an edge's label: the matrix rule of what the input receives from the upstream gradient (upstream · xᵀ into W of W @ x), as :trace writes it\"",
+        "\"edges\":\"an edge's label: the matrix rule of what the input receives from the upstream gradient (outer(upstream, x) into W of W @ x), as :trace writes it\"",
     );
     // The page's edges carry those rules.
-    assert_contains(&tensor, "upstream · xᵀ");
+    assert_contains(&tensor, "outer(upstream, x)");
     let scalar = page("x = 2\ny = x*x", "scalar.html");
     assert!(!scalar.contains("\"edges\""));
     assert_contains(
@@ -224,7 +224,7 @@ fn the_served_page_of_a_tensor_output_has_the_matrix_rules_legend() {
     assert_eq!(
         browser.eval(edge),
         serde_json::json!(
-            "an edge's label: the matrix rule of what the input receives from the upstream gradient (upstream · xᵀ into W of W @ x), as :trace writes it"
+            "an edge's label: the matrix rule of what the input receives from the upstream gradient (outer(upstream, x) into W of W @ x), as :trace writes it"
         )
     );
     // W's box is the 2×2 tensor's.

@@ -175,11 +175,10 @@ fn slides_and_trace(script: &str) -> (Vec<Slide>, Vec<String>) {
     (slides, steps)
 }
 
-/// The model inside a page `:html` wrote.
+/// The model inside a page `:html` wrote, its picture put back in as the
+/// page's script does.
 fn page_model(html: &str) -> Value {
-    let start = html.find("type=\"application/json\">").unwrap() + 24;
-    let end = start + html[start..].find("</script>").unwrap();
-    serde_json::from_str(&html[start..end]).unwrap()
+    crate::web::page_model(html)
 }
 
 /// Checks that the page's step K, as its script shows it (each box's last
@@ -254,8 +253,8 @@ fn a_tensor_layer_agrees_on_text_and_slides() {
     assert_eq!(steps.len(), 4, "{steps:?}");
     // The matrix rule of the product's step, with shapes, and its numbers.
     assert!(steps[3].starts_with("[4] W @ x (@)"), "{}", steps[3]);
-    assert!(steps[3].contains("∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2"));
-    assert!(steps[3].contains("∂L/∂x += Wᵀ · upstream"));
+    assert!(steps[3].contains("∂L/∂W += outer(upstream, x)   outer((2), (2)) → 2×2"));
+    assert!(steps[3].contains("∂L/∂x += Wᵀ @ upstream"));
     let text_numbers = numbers(&steps[3]);
     for expected in [DU, -DU, 3.145_790_932_049_131, 4.718_686_397_973_3] {
         assert!(
@@ -302,7 +301,7 @@ fn a_tensor_layer_agrees_on_text_and_slides() {
     let dir = tempfile::tempdir().unwrap();
     let svg = run(dir.path(), &format!("{LAYER}\n:svg - --step 4"));
     assert!(svg.contains(">value [[1, 2],</tspan>"), "{svg}");
-    assert!(svg.contains(">upstream · xᵀ</text>"), "{svg}");
+    assert!(svg.contains(">outer(upstream, x)</text>"), "{svg}");
 }
 
 #[test]
@@ -405,7 +404,7 @@ fn the_tensor_page_steps_in_chromium_as_the_slides_do() {
             "step {k}"
         );
     }
-    // After the last step, W's box holds ∂L/∂W = upstream · xᵀ in two rows.
+    // After the last step, W's box holds ∂L/∂W = outer(upstream, x) in two rows.
     let w = browser.eval(
         "Array.from(document.querySelectorAll('g.value')).filter(g => g.querySelector('text.name').textContent === 'W 2×2').map(g => g.querySelectorAll('text.grad tspan').length)",
     );
@@ -430,7 +429,7 @@ fn step_walks_the_tensor_steps_in_the_terminal() {
     repl.expect("step 2/4");
     // Step 4: the matrix rule, with shapes, and numpy's numbers.
     repl.line("g 4", "[4] W @ x (@)");
-    repl.expect("∂L/∂W += upstream · xᵀ   (2×1)·(1×2) → 2×2");
+    repl.expect("∂L/∂W += outer(upstream, x)   outer((2), (2)) → 2×2");
     repl.expect("[3.145790932, 4.718686398]");
     repl.expect("step 4/4, the last");
     // ← back.

@@ -178,11 +178,11 @@ fn the_trace_writes_each_tensor_op_as_its_matrix_rule_with_shapes() {
         .output()
         .unwrap();
     let out = stdout_of(&output);
-    assert_contains(&out, "∂L/∂W += upstream · xᵀ   (2×1)·(1×3) → 2×3");
-    assert_contains(&out, "∂L/∂x += Wᵀ · upstream   (3×2)·(2×1) → 3×1, as 3");
+    assert_contains(&out, "∂L/∂W += outer(upstream, x)   outer((2), (3)) → 2×3");
+    assert_contains(&out, "∂L/∂x += Wᵀ @ upstream   (3×2) @ (2) → 3");
     assert_contains(&out, "upstream ⊙ (1 - tanh(W @ x + b)^2)");
     // A scalar's shape is `()` beside the arrow, as everywhere.
-    assert_contains(&out, "upstream broadcast (∂sum/∂xᵢ = 1)   () → 2\n");
+    assert_contains(&out, "upstream ⊙ ones(2)   () → 2\n");
     // ∂L/∂W = (1 − tanh(u)²) xᵀ, numpy: [[0.48691736, -0.48691736, 0.24345868], …].
     assert_contains(&out, "[[0.4869173611, -0.4869173611, 0.2434586806],");
 }
@@ -414,7 +414,7 @@ fn the_softmax_example_shows_p_minus_onehot() {
     let softmax = crate::util::member(&trace["steps"], "op", "softmax");
     assert_eq!(
         softmax["contributions"][0]["rule"],
-        "p ⊙ (upstream − p·upstream), p = softmax(z)"
+        "p ⊙ (upstream − sum(p ⊙ upstream))"
     );
     assert_all_close(&softmax["contributions"][0]["value"]["value"], &g);
 }
@@ -813,7 +813,7 @@ fn the_trace_says_what_each_short_name_stands_for() {
     );
     assert_contains(&text, "\n[5] t9 (+)\n");
     // Q's largest element, 1, is in row 2, column 0.
-    assert_contains(&text, "upstream at [2, 0] (the maximum), 0 elsewhere");
+    assert_contains(&text, "upstream ⊙ (Q == max(Q))   () → 3×2");
 }
 
 /// `:stats` counts the tensor graph: W (100×100 = 10 000 numbers) and its

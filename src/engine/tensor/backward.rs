@@ -8,7 +8,7 @@ use super::batch;
 use super::kernels::{self, Factor};
 use super::ops::{matmul_factors, rows, transpose};
 use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
-use crate::engine::{NodeId, Op, Passing, Shortcut};
+use crate::engine::{NodeId, Op, Shortcut};
 
 /// The vector–Jacobian product one operand of a tensor op receives, as a
 /// renderer writes it (with the shapes it needs to say `(2×1)·(1×3) → 2×3`).
@@ -25,7 +25,7 @@ pub enum Rule {
         position: usize,
     },
     /// A matrix product's operand: for the left factor `A` of `A @ B`,
-    /// `upstream · Bᵀ`; for the right factor, `Aᵀ · upstream`. `factors` are
+    /// `upstream @ Bᵀ`; for the right factor, `Aᵀ @ upstream`. `factors` are
     /// the two factors of that product as matrices (a vector is a row or a
     /// column as it stands in `A @ B`), `result` their product's shape
     /// before it takes the operand's shape.
@@ -104,7 +104,7 @@ pub enum Rule {
     /// Nothing: the op is piecewise constant in this operand (the class
     /// labels of `cross_entropy`, a comparison's operands).
     NoGradient,
-    /// `p ⊙ (upstream − (p·upstream))`, `p` the softmax, per row.
+    /// `p ⊙ (upstream − sum(p ⊙ upstream))`, `p` the softmax, per row.
     Softmax,
     /// `upstream ⊙ softmax(z)`, per row.
     LogSumExp,
@@ -113,9 +113,9 @@ pub enum Rule {
 /// Which factor of a matrix product `A @ B` an operand is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
-    /// `A`: receives `upstream · Bᵀ`.
+    /// `A`: receives `upstream @ Bᵀ`.
     Left,
-    /// `B`: receives `Aᵀ · upstream`.
+    /// `B`: receives `Aᵀ @ upstream`.
     Right,
 }
 
@@ -157,8 +157,8 @@ pub struct TensorContribution {
 /// of the scalar nodes bridged into it.
 #[derive(Debug, Clone)]
 pub struct TensorGradients {
-    grads: Vec<Option<Tensor>>,
-    scalars: Vec<(NodeId, f64)>,
+    pub(super) grads: Vec<Option<Tensor>>,
+    pub(super) scalars: Vec<(NodeId, f64)>,
 }
 
 impl TensorGradients {
@@ -192,7 +192,26 @@ impl TensorGraph {
     /// # Panics
     /// If `output` is not a node of this graph.
     pub fn backward(&self, output: TensorId) -> TensorGradients {
-        self.walk(output, None)
+        self.walk_keeping(output, &|_| true)
+    }
+
+    /// [`TensorGraph::backward`] that keeps the gradients of the variable
+    /// leaves and of the nodes in `keep` only ([`TensorGradients::get`] is
+    /// `None` for the others): each other gradient is dropped as soon as
+    /// the walk has passed it to its operands, as PyTorch keeps the
+    /// gradients of leaves only, so that a pass holds few gradients at once.
+    /// The gradients kept are those of [`TensorGraph::backward`], to the bit.
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn backward_keeping(&self, output: TensorId, keep: &[TensorId]) -> TensorGradients {
+        let mut kept = vec![false; self.len()];
+        for id in keep {
+            kept[id.index()] = true;
+        }
+        self.walk_keeping(output, &|id| {
+            kept[id.index()] || self.op(id) == TensorOp::Variable
+        })
     }
 
     /// The walk of [`TensorGraph::backward`], also returning one
@@ -266,11 +285,27 @@ impl TensorGraph {
         TensorGradients { grads, scalars }
     }
 
+    /// The nodes whose step of the backward walk from `output` passes a
+    /// gradient to an operand, in the walk's order: the steps of
+    /// [`TensorGraph::backward_traced`] that have contributions, found from
+    /// the graph's structure alone (no value is computed or copied).
+    ///
+    /// # Panics
+    /// If `output` is not a node of this graph.
+    pub fn step_nodes(&self, output: TensorId) -> Vec<TensorId> {
+        let order = self.topo_order(output);
+        let needs = self.needs_gradient(&order);
+        order
+            .into_iter()
+            .filter(|&node| self.operands(node).iter().any(|o| needs[o.index()]))
+            .collect()
+    }
+
     /// For each node (by index), whether it leads to a variable leaf or a
     /// scalar node: only those receive gradients, as PyTorch computes none
     /// for tensors that do not require them. `order` is a reverse
     /// topological order, so read backwards it has operands first.
-    fn needs_gradient(&self, order: &[TensorId]) -> Vec<bool> {
+    pub(super) fn needs_gradient(&self, order: &[TensorId]) -> Vec<bool> {
         let mut needs = vec![false; self.len()];
         for &node in order.iter().rev() {
             needs[node.index()] = match self.op(node) {
@@ -309,7 +344,9 @@ impl TensorGraph {
     /// The vector–Jacobian product operand `position` of `node` receives
     /// from `upstream`: the rule, the shape summed from (broadcasting) and
     /// the contribution, of the operand's shape.
-    fn vjp(
+    // One arm per op of the tensor op table: as long as the table.
+    #[allow(clippy::too_many_lines)]
+    pub(super) fn vjp(
         &self,
         node: TensorId,
         position: usize,
@@ -332,7 +369,10 @@ impl TensorGraph {
                 let rule = Rule::Elementwise { op, position };
                 return (rule, summed_from, kernels::sum_to(full, out.shape(), shape));
             }
-            TensorOp::MatMul => matmul_vjp(a, self.value(operands[1]), position, upstream),
+            TensorOp::MatMul => {
+                matmul_vjp(a, self.value(operands[1]), position, upstream, &|| false)
+                    .expect("a product not asked to stop")
+            }
             TensorOp::Transpose => (
                 Rule::Transposed,
                 match *shape.dims() {
@@ -455,18 +495,7 @@ fn elementwise_vjp(
     up: &[f64],
 ) -> Vec<f64> {
     let info = op.info();
-    let local = info.local;
-    // Smooth ops pass everywhere: the per-element test is skipped.
-    let always = info
-        .derivative(position)
-        .is_some_and(|d| d.passing == Passing::Always);
-    let chain = |x: &[f64], o: f64, u: f64| {
-        if always || info.passes(x, o, position) {
-            u * local(x, o, position)
-        } else {
-            0.0
-        }
-    };
+    let chain = super::accumulate::chain_rule(op, position);
     match *inputs {
         [a] => a
             .data()
@@ -502,10 +531,17 @@ fn elementwise_vjp(
     }
 }
 
-/// The matrix product's vector–Jacobian products: `upstream · Bᵀ` to `A`,
-/// `Aᵀ · upstream` to `B`, with the factors as matrices (a vector a row on
-/// the left, a column on the right).
-fn matmul_vjp(a: &Tensor, b: &Tensor, position: usize, upstream: &Tensor) -> (Rule, Vec<f64>) {
+/// The matrix product's vector–Jacobian products: `upstream @ Bᵀ` to `A`,
+/// `Aᵀ @ upstream` to `B`, with the factors as matrices (a vector a row on
+/// the left, a column on the right). `None` when `stop` said stop between
+/// two blocks of the product.
+pub(super) fn matmul_vjp(
+    a: &Tensor,
+    b: &Tensor,
+    position: usize,
+    upstream: &Tensor,
+    stop: &dyn Fn() -> bool,
+) -> Option<(Rule, Vec<f64>)> {
     let (fa, fb) = matmul_factors(a, b);
     // The upstream as the m×n matrix of the product.
     let u = Factor::plain(upstream.data(), fa.rows, fb.cols);
@@ -524,7 +560,7 @@ fn matmul_vjp(a: &Tensor, b: &Tensor, position: usize, upstream: &Tensor) -> (Ru
         factors: [shape_of(x), shape_of(y)],
         result: Shape::matrix(x.rows, y.cols),
     };
-    (rule, kernels::matmul(x, y))
+    Some((rule, kernels::matmul(x, y, stop)?))
 }
 
 /// `sum(W, axis)`'s backward: the upstream broadcast back along `axis`.

@@ -37,6 +37,8 @@ impl TensorGraph {
     /// If `node` is not a node of this graph, has no operand at `position`,
     /// `element` is out of the operand's range, or `upstream` is not of the
     /// node's shape.
+    // One arm per op of the tensor op table: as long as the table.
+    #[allow(clippy::too_many_lines)]
     pub fn expand(
         &self,
         node: TensorId,

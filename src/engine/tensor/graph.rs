@@ -214,7 +214,9 @@ impl TensorGraph {
     /// [`TensorError::Shape`] when the shapes break the op's rule (the error
     /// names them and the rule), a label is not a class, the op is a leaf or a scalar op that does
     /// not apply elementwise, or the operand count is wrong;
-    /// [`TensorError::Budget`] when the value would not fit in the budget.
+    /// [`TensorError::Budget`] when the value would not fit in the budget;
+    /// [`TensorError::Interrupted`] when the graph's interrupt asked a long
+    /// kernel (a matrix product, between blocks) to stop: nothing is appended.
     ///
     /// # Panics
     /// If an input id is not a node of this graph.
@@ -224,7 +226,10 @@ impl TensorGraph {
         self.check_budget(out)?;
         let values: Vec<&Tensor> = inputs.iter().map(|&id| self.value(id)).collect();
         op.check_values(&values)?;
-        let value = op.forward(&values, out);
+        let hook = &self.interrupt;
+        let value = op
+            .forward(&values, out, &|| hook.asks_to_stop())
+            .ok_or(TensorError::Interrupted)?;
         Ok(self.push(op, inputs, value))
     }
 
@@ -322,7 +327,15 @@ impl TensorGraph {
                     if operands.iter().any(|o| dirty[o.index()]) {
                         let inputs: Vec<&Tensor> =
                             operands.iter().map(|&o| self.value(o)).collect();
-                        let value = op.forward(&inputs, self.values[i].shape());
+                        let hook = &self.interrupt;
+                        let stop = || hook.asks_to_stop();
+                        let Some(value) = op.forward(&inputs, self.values[i].shape(), &stop) else {
+                            // Stopped inside the kernel: what made this node
+                            // dirty stays marked, so a second rerun redoes it.
+                            self.moved
+                                .extend((0..self.nodes.len()).filter(|&k| dirty[k]).map(to_id));
+                            return false;
+                        };
                         self.values[i] = value;
                         dirty[i] = true;
                     }

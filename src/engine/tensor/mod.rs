@@ -19,9 +19,9 @@
 //! leaves change. (4) `backward.rs`: the one backward walk — seed the output
 //! with ones of its shape, then for each node in that order and each
 //! operand, `grad[operand] += vjp(upstream)`, the operand's
-//! vector–Jacobian product written as a matrix rule ([`Rule`]): `upstream ·
-//! Bᵀ` and `Aᵀ · upstream` for `A @ B`, `upstream ⊙ f′(u)` elementwise
-//! summed over broadcast axes, `p ⊙ (upstream − p·upstream)` for softmax.
+//! vector–Jacobian product written as a matrix rule ([`Rule`]): `upstream @
+//! Bᵀ` and `Aᵀ @ upstream` for `A @ B`, `upstream ⊙ f′(u)` elementwise
+//! summed over broadcast axes, `p ⊙ (upstream − sum(p ⊙ upstream))` for softmax.
 //!
 //! The scalar view of a step, each element's chain rule with its local
 //! derivatives, is built only when asked ([`TensorGraph::expand`],
@@ -45,6 +45,7 @@
 //! Nothing here recurses over the graph, and the walks look at the
 //! graph's interrupt ([`TensorGraph::set_interrupt`]) once a node.
 
+mod accumulate;
 mod backward;
 mod batch;
 mod expand;
@@ -138,4 +139,8 @@ pub enum TensorError {
     /// The value would not fit in the memory budget.
     #[error(transparent)]
     Budget(#[from] BudgetError),
+    /// The graph's interrupt ([`TensorGraph::set_interrupt`]) asked a long
+    /// kernel to stop before the value was whole.
+    #[error("interrupted")]
+    Interrupted,
 }

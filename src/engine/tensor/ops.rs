@@ -57,7 +57,7 @@ pub enum TensorOp {
     SumKeepDims(usize),
     /// `outer(u, x)`: the outer product of two vectors, `(m)` and `(n)` →
     /// `m×n` with element `[i, j] = u[i]·x[j]` (numpy's `outer`): the
-    /// gradient `upstream · xᵀ` of a matrix times a vector, written in the
+    /// gradient `upstream·xᵀ` of a matrix times a vector, written in the
     /// language.
     Outer,
     /// `mean(x)`: the mean of every element, shape `()` (nan for an empty tensor).
@@ -212,7 +212,7 @@ impl TensorOp {
                 name: "@",
                 arity: TensorArity::Binary,
                 shape_rule: "(m×k) @ (k×n) → m×n; a vector on the left is a row (1×k), on the right a column (k×1), and that axis is dropped from the result",
-                backward_rule: "∂L/∂A = upstream · Bᵀ, ∂L/∂B = Aᵀ · upstream",
+                backward_rule: "∂L/∂A = upstream @ Bᵀ, ∂L/∂B = Aᵀ @ upstream (of a matrix times a vector x, ∂L/∂A = outer(upstream, x))",
                 source: MATRIX_CALCULUS,
             },
             TensorOp::Transpose => &TensorOpInfo {
@@ -257,14 +257,14 @@ impl TensorOp {
                 name: "softmax",
                 arity: TensorArity::Unary,
                 shape_rule: "the same shape (along the last axis: each row of a matrix)",
-                backward_rule: "∂L/∂z = p ⊙ (upstream − (p·upstream)), p = softmax(z), per row",
+                backward_rule: "∂L/∂z = p ⊙ (upstream − sum(p ⊙ upstream)), p = softmax(z); of a matrix, per row: sum(p ⊙ upstream, 1, keepdims)",
                 source: SOFTMAX_SOURCE,
             },
             TensorOp::LogSumExp => &TensorOpInfo {
                 name: "logsumexp",
                 arity: TensorArity::Unary,
                 shape_rule: "n → (), m×n → m (along the last axis), () → ()",
-                backward_rule: "∂L/∂z = upstream ⊙ softmax(z), per row",
+                backward_rule: "∂L/∂z = upstream ⊙ softmax(z); of a matrix, per row: outer(upstream, ones(n)) ⊙ softmax(z)",
                 source: SOFTMAX_SOURCE,
             },
             // The batch ops' rows and max's, in batch.rs (returned above).
@@ -416,7 +416,15 @@ impl TensorOp {
 
     /// The forward value for operand values `inputs`, of the shape
     /// [`TensorOp::output_shape`] gave (`out`).
-    pub(super) fn forward(self, inputs: &[&Tensor], out: Shape) -> Tensor {
+    ///
+    /// A long kernel (the matrix product) asks `stop` between blocks and
+    /// gives `None` when it says stop.
+    pub(super) fn forward(
+        self,
+        inputs: &[&Tensor],
+        out: Shape,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Tensor> {
         let a = inputs[0];
         let data = match self {
             TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
@@ -425,7 +433,7 @@ impl TensorOp {
             TensorOp::Elementwise(op) => elementwise(op, inputs, out),
             TensorOp::MatMul => {
                 let (x, y) = matmul_factors(a, inputs[1]);
-                kernels::matmul(x, y)
+                kernels::matmul(x, y, stop)?
             }
             TensorOp::Transpose => match *a.shape().dims() {
                 [m, n] => transpose(a.data(), m, n),
@@ -473,7 +481,7 @@ impl TensorOp {
             }
             TensorOp::LogSumExp => rows(a).map(kernels::logsumexp).collect(),
         };
-        Tensor::new(out, data)
+        Some(Tensor::new(out, data))
     }
 }
 

@@ -34,18 +34,25 @@ pub(super) fn elements(
     p: &Painter,
     paint: &dyn Fn(&str) -> String,
 ) -> String {
-    let summarise = value.data.len() > SUMMARY_THRESHOLD;
+    let summarise = value.summarised || value.len() > SUMMARY_THRESHOLD;
     let text = |x: &Number| p.number(x.0);
     match value.shape[..] {
+        // Empty (a size 0 on some axis): `[]`, never a row per index.
+        [_, ..] if value.is_empty() => "[]".to_string(),
         [] => value
             .data
             .first()
             .map(text)
             .map_or_else(String::new, |t| paint(&t)),
         [_] => {
-            let items: Vec<String> = shown(value.data.len(), summarise)
+            let item = |k: usize| {
+                value
+                    .element(k)
+                    .map_or_else(String::new, |x| paint(&text(&x)))
+            };
+            let items: Vec<String> = shown(value.len(), summarise)
                 .into_iter()
-                .map(|k| k.map_or_else(|| "…".to_string(), |k| paint(&text(&value.data[k]))))
+                .map(|k| k.map_or_else(|| "…".to_string(), item))
                 .collect();
             format!("[{}]", items.join(", "))
         }
@@ -61,17 +68,22 @@ fn matrix(
     text: &dyn Fn(&Number) -> String,
     paint: &dyn Fn(&str) -> String,
 ) -> String {
-    let rows: Vec<&[Number]> = value.rows();
+    let rows = value.shape.first().copied().unwrap_or(0);
     let columns = value.shape.get(1).copied().unwrap_or(0);
-    let row_ids = shown(rows.len(), summarise);
+    let row_ids = shown(rows, summarise);
     let column_ids = shown(columns, summarise);
+    let cell = |r: usize, c: usize| {
+        value
+            .element(r * columns + c)
+            .map_or_else(String::new, |x| text(&x))
+    };
     let cells: Vec<Option<Vec<String>>> = row_ids
         .iter()
         .map(|r| {
             r.map(|r| {
                 column_ids
                     .iter()
-                    .map(|c| c.map_or_else(|| "…".to_string(), |c| text(&rows[r][c])))
+                    .map(|c| c.map_or_else(|| "…".to_string(), |c| cell(r, c)))
                     .collect()
             })
         })

@@ -597,7 +597,11 @@ pub(in crate::session) fn batch_rule_text(rule: &Rule, operands: &[&str], input:
 /// in the language: the upstream put back at the positions taken with
 /// slices of the identity (`eye(3)[:, 0:2] @ upstream`, `outer(eye(3)[1],
 /// upstream)`).
-pub(in crate::session) fn slice_rule(first: Select, second: Option<Select>, input: Shape) -> String {
+pub(in crate::session) fn slice_rule(
+    first: Select,
+    second: Option<Select>,
+    input: Shape,
+) -> String {
     let (m, n) = input.as_matrix();
     // `text` put back along an axis of `size` at the positions a..b: the
     // identity's columns a..b times it; itself when a..b is the whole axis.

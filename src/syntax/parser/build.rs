@@ -18,7 +18,6 @@ use super::prescan::number_value;
 ///
 /// | level | operators | associativity |
 /// |---|---|---|
-/// | 0 | `==` `!=` `<` `<=` `>` `>=` | left |
 /// | 1 | `+` `-` | left |
 /// | 2 | `*` `/` | left |
 /// | 3 | a sign `-x` `+x` | prefix: binds up to the next `+ - * /` (`-2x` = −(2x), `-2^2` = −4) |
@@ -42,7 +41,6 @@ use super::prescan::number_value;
 /// operand just below its level.
 fn binding(rule: Rule) -> Option<Binding> {
     Some(match rule {
-        Rule::compare => Binding::Infix { level: 5, right: 5 },
         Rule::add | Rule::sub => Binding::Infix {
             level: 10,
             right: 10,
@@ -169,16 +167,7 @@ impl Builder {
                 Some(Binding::Infix { level, right }) if level > floor => {
                     let op = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
                     let rhs = self.fold_above(pairs, right);
-                    lhs = if op.as_rule() == Rule::compare {
-                        // `a == b` is the call `==(a, b)` (`COMPARISONS`).
-                        let span = self.node_span(lhs).to(self.node_span(rhs));
-                        let name_span = self.span(op.as_span());
-                        let call =
-                            ExprKind::call(Name::new(op.as_str()), name_span, vec![lhs, rhs]);
-                        self.push(call, span)
-                    } else {
-                        self.infix(lhs, op.as_rule(), rhs)
-                    };
+                    lhs = self.infix(lhs, op.as_rule(), rhs);
                 }
                 Some(Binding::Postfix { level }) if level > floor => {
                     let post = pairs.next().unwrap_or_else(|| grammar_bug("expr"));
@@ -312,8 +301,8 @@ impl Builder {
         match pair.as_rule() {
             Rule::number => self.push(ExprKind::Number(number_value(pair.as_str())), span),
             Rule::paren => {
-                let inner = pair.into_inner().next();
-                let id = inner.map_or_else(|| grammar_bug("paren"), |e| self.expr(e));
+                let id = self.arguments(pair.into_inner()).pop();
+                let id = id.unwrap_or_else(|| grammar_bug("paren"));
                 // The node for `(a+b)` covers the brackets too.
                 self.nodes.borrow_mut()[id.0 as usize].set_span(span);
                 id
@@ -332,12 +321,7 @@ impl Builder {
                 let derivative = parts
                     .next()
                     .map_or(0, |p| u8::try_from(p.as_str().len()).unwrap_or(u8::MAX));
-                let args = inner
-                    .map(|arg| match arg.as_rule() {
-                        Rule::keyword_arg => self.keyword_arg(arg),
-                        _ => self.expr(arg),
-                    })
-                    .collect();
+                let args = self.arguments(inner);
                 let call = ExprKind::Call(Box::new(Call {
                     name: name_of(name.as_str()),
                     name_span: self.span(name.as_span()),
@@ -348,6 +332,69 @@ impl Builder {
             }
             _ => self.push(ExprKind::Name(name_of(pair.as_str())), span),
         }
+    }
+
+    /// The `expr` pairs of a bracket or a call's arguments as nodes, an
+    /// `expr compare expr` run folded into one comparison ([`Self::compare`]).
+    fn arguments<'i>(&self, pairs: impl Iterator<Item = Pair<'i, Rule>>) -> Vec<ExprId> {
+        let mut args: Vec<ExprId> = Vec::new();
+        let mut pairs = pairs.peekable();
+        while let Some(pair) = pairs.next() {
+            if pair.as_rule() == Rule::compare {
+                let (Some(lhs), Some(rhs)) = (args.pop(), pairs.next()) else {
+                    grammar_bug("compare")
+                };
+                let rhs = self.expr(rhs);
+                args.push(self.compare(lhs, pair.as_str(), rhs));
+            } else if pair.as_rule() == Rule::keyword_arg {
+                args.push(self.keyword_arg(pair));
+            } else {
+                args.push(self.expr(pair));
+            }
+        }
+        args
+    }
+
+    /// The comparison `lhs op rhs` as 0/1 arithmetic of the op table, so
+    /// every evaluator, scalar or tensor, reads it and it passes no gradient
+    /// (`sign` passes nothing, as numpy's and PyTorch's comparisons):
+    /// `a > b` is `relu(sign(a - b))`, `a < b` is `relu(sign(b - a))`,
+    /// `a == b` is `1 - abs(sign(a - b))`; `>=`, `<=` and `!=` are one minus
+    /// `<`, `>` and `==`.
+    fn compare(&self, lhs: ExprId, op: &str, rhs: ExprId) -> ExprId {
+        let span = self.node_span(lhs).to(self.node_span(rhs));
+        let call = |name: &str, arg: ExprId| {
+            self.push(ExprKind::call(Name::new(name), span, vec![arg]), span)
+        };
+        let flip = matches!(op, "<" | ">=" | "≥");
+        let (a, b) = if flip { (rhs, lhs) } else { (lhs, rhs) };
+        let difference = self.push(
+            ExprKind::Binary {
+                op: BinaryOp::Sub,
+                lhs: a,
+                rhs: b,
+            },
+            span,
+        );
+        let sign = call("sign", difference);
+        let (test, negated) = match op {
+            "==" => (call("abs", sign), true),
+            "!=" | "≠" => (call("abs", sign), false),
+            ">" | "<" => (call("relu", sign), false),
+            _ => (call("relu", sign), true),
+        };
+        if !negated {
+            return test;
+        }
+        let one = self.push(ExprKind::Number(1.0), span);
+        self.push(
+            ExprKind::Binary {
+                op: BinaryOp::Sub,
+                lhs: one,
+                rhs: test,
+            },
+            span,
+        )
     }
 
     /// `axis=1` in a call: the call `axis=(1)` (`keyword_of` reads it).

@@ -56,7 +56,8 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
             Some((level, _)) => level,
             None => &mut top,
         };
-        if problem.is_none() {
+        // A comparison inside round brackets is read (`(u > 0)`).
+        if problem.is_none() && at_top {
             problem = comparison(text, offset, prev, Some(token));
         }
         if problem.is_none() {
@@ -223,26 +224,39 @@ fn lexical_problem(
     }
 }
 
-/// A comparison written with a mathematical sign (`≤`, `≥`, `≠`) at `prev`,
-/// as the error that names the operator to type (`<=`, `>=`, `!=`: the
-/// comparisons of docs/language.md §9). `token` is the one after it, unused.
+/// A comparison operator ending at `prev` (`<`, `≤`, …) or at `token` (`==`,
+/// `!=`, `<=`, `>=`: two tokens side by side), as the error that gradcalc has
+/// no comparisons; `token` is `None` at the end of the statement.
 fn comparison(
     text: &str,
     offset: usize,
     prev: Option<Token>,
-    _token: Option<Token>,
+    token: Option<Token>,
 ) -> Option<SyntaxError> {
     let prev = prev?;
-    if prev.kind != TokenKind::Other {
+    // Every comparison starts with `=` or an `Other` token (`!`, `<`, `≤`, …):
+    // nothing else is looked at (this runs for every token of a script).
+    if !matches!(prev.kind, TokenKind::Other | TokenKind::Op(Operator::Eq)) {
         return None;
     }
     let first = &text[prev.start..prev.end];
-    if !["≤", "≥", "≠"].contains(&first) {
-        return None;
-    }
+    let first_is = |ops: &[&str]| prev.kind == TokenKind::Other && ops.contains(&first);
+    let span = match token {
+        Some(t)
+            if t.kind == TokenKind::Op(Operator::Eq)
+                && t.start == prev.end
+                && (prev.kind == TokenKind::Op(Operator::Eq) || first_is(&["!", "<", ">"])) =>
+        {
+            Span::new(prev.start, t.end)
+        }
+        // `<=` is reported at its `=`; `<` alone at the token after it.
+        Some(t) if t.kind == TokenKind::Op(Operator::Eq) && t.start == prev.end => return None,
+        _ if first_is(&["<", ">", "≤", "≥", "≠"]) => Span::new(prev.start, prev.end),
+        _ => return None,
+    };
     Some(SyntaxError::Comparison {
-        span: Span::new(offset + prev.start, offset + prev.end),
-        op: first.to_string(),
+        span: Span::new(offset + span.start, offset + span.end),
+        op: text[span.start..span.end].to_string(),
     })
 }
 

@@ -129,10 +129,11 @@ struct Counting;
 impl Counting {
     fn grew(&self, size: usize) {
         let held = HELD.fetch_add(size, Ordering::Relaxed) + size;
-        if held > CEILING.load(Ordering::Relaxed) {
-            if !OVER.swap(true, Ordering::Relaxed) {
-                MARK.store(WRITTEN.load(Ordering::Relaxed), Ordering::Relaxed);
-            }
+        // Asked once: after the statement stopped, the driver clears the
+        // flag to report a `:repeat`'s finished steps, which must not be cut
+        // short by the allocations of that report.
+        if held > CEILING.load(Ordering::Relaxed) && !OVER.swap(true, Ordering::Relaxed) {
+            MARK.store(WRITTEN.load(Ordering::Relaxed), Ordering::Relaxed);
             gradcalc::interrupt::request();
         }
     }
@@ -354,7 +355,7 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
         let _ = state.printer.flush();
         state.over = OVER.swap(false, Ordering::Relaxed);
         if state.over {
-            out_of_memory(state, logged);
+            out_of_memory(state, logged, &text);
         } else {
             state.session.checkpoint(logged);
         }
@@ -372,14 +373,20 @@ pub unsafe extern "C" fn gradcalc_run(ptr: *mut u8, len: usize) -> u32 {
 /// before that statement, then says that memory ran out; the statement is
 /// left out of the script when it was kept (a `:repeat` or `:descend` with
 /// its finished steps, or a statement that had run when the limit was seen),
-/// from `logged`, the script's length before the input.
-fn out_of_memory(state: &mut State, logged: usize) {
+/// from `logged`, the script's length before the input. A stopped `:repeat`
+/// or `:descend` is known by its event, or by its logged text, which counts
+/// the steps it finished, not those typed in `input`.
+fn out_of_memory(state: &mut State, logged: usize, input: &str) {
     let mark = MARK.load(Ordering::Relaxed);
     let after = {
         let shown = state.screen.0.borrow();
         String::from_utf8_lossy(&shown[mark.min(shown.len())..]).into_owned()
     };
-    if state.screen.2.get() || after.contains("it is kept") {
+    let stopped_steps = state
+        .session
+        .last_logged_steps(logged)
+        .is_some_and(|logged| !input.contains(logged.trim()));
+    if state.screen.2.get() || stopped_steps || after.contains("it is kept") {
         state.session.forget_last_statement(logged);
     }
     state.screen.0.borrow_mut().truncate(mark);
