@@ -62,10 +62,15 @@ impl Session {
                 );
             }
             let _ = write!(text, "  example: {}", info.example);
-            if name == "max" {
+            if name == "max" || name == "min" {
+                let (most, word) = if name == "max" {
+                    ("largest", "maximum")
+                } else {
+                    ("smallest", "minimum")
+                };
                 let _ = write!(
                     text,
-                    "\n  max(x) of one vector or matrix: its largest element (docs/language.md §9)"
+                    "\n  {name}(x) of one vector or matrix: its {most} element, the gradient split evenly among ties; {name}(W, axis=1) along an axis; {word}(a, b) elementwise (docs/language.md §9)"
                 );
             }
         } else if let Some(help) = super::tensors::function_help(name) {
@@ -145,7 +150,12 @@ Vectors and matrices (docs/language.md §9):
   A @ B                       the matrix product (`:help @`)
   Wᵀ, transpose(W)            the transpose, ᵀ right after the operand (`:help ᵀ`)
   + - * / ^ and tanh(W @ x)   elementwise, with numpy's broadcasting
-  sum mean max softmax logsumexp   reductions and the last axis (`:help softmax`)
+  sum mean max min argmax     whole, or along an axis: `mean(W, 1)`, `max(P, axis=1)`, `sum(W, -1)`
+  softmax log_softmax logsumexp   along the last axis (`:help softmax`)
+  cross_entropy(Z, y), onehot(y, k)   integer class labels; `mean(argmax(Z, 1) == y)` an accuracy
+  == != < <= > >=             comparisons: 1 where they hold, 0 where not, no gradient
+  X[0:4], X[:, 0], X[1:]      slices: a range keeps its axis, an index drops it
+  maximum(W, 0), minimum      elementwise; `rand(m, n)`, `uniform(m, n, lo, hi)` seeded as randn
 With a vector or matrix output, `:grad` gives ∂L/∂W with W's shape; `:trace`,
 `:step`, `:topo`, `:check`, `:vars`, `:descend`, `:svg`, `:dot` and `:html` work.";
 
@@ -251,7 +261,9 @@ fn overview() -> String {
     text.push_str("\n  define your own: `f(x, y) = x*y + x`; `f'(2)` is the derivative of a one-argument function\n");
     text.push_str("\nVectors and matrices (`:help vectors`): `[1, 2]`, `[[1, 2], [3, 4]]`, `x[0]`, `W[1, 2]`,\n  `A @ B` (`:help @`), `Wᵀ` or `transpose(W)` (`:help ᵀ`), elementwise + - * / ^ and functions;\n  ");
     text.push_str(&super::tensors::TENSOR_FUNCTIONS.join(" "));
-    text.push_str(" max(x) (`:help softmax` and so on); `:seed N` for randn\n");
+    text.push_str(" max(x) (`:help softmax` and so on); `:seed N` for randn;\n  ");
+    text.push_str(&super::tensors::BATCH_FUNCTIONS.join(" "));
+    text.push_str(", `==` `<` …, slices `X[0:4]`, `axis=` (`:help vectors`)\n");
     text.push_str("\nConstants: ");
     let constants: Vec<&str> = CONSTANTS.iter().map(|c| c.0).collect();
     text.push_str(&constants.join(" "));

@@ -77,6 +77,9 @@ pub(super) fn unknown_function_hint(name: &str) -> Option<String> {
         "dot" | "matmul" | "mm" | "np.dot" | "np.matmul" | "torch.matmul" | "torch.mm" => {
             Some("write the matrix product with `@`: `W @ x` (`:help @`)".to_string())
         }
+        _ if crate::syntax::COMPARISONS.contains(&name) => Some(format!(
+            "a comparison gives 1 or 0 in a statement (`y = x {name} 0`), not yet in a user function's body: compare outside the function"
+        )),
         _ => [".transpose", ".t", ".T"]
             .iter()
             .find_map(|method| name.strip_suffix(method))

@@ -75,8 +75,16 @@ pub(super) fn rule_text(
         | Rule::Scatter
         | Rule::Broadcast { .. }
         | Rule::BroadcastKept { .. }
-        | Rule::Mean { .. }
-        | Rule::FirstMax { .. } => reduction_rule(&c.rule, graph.op(node), input, out),
+        | Rule::Mean { .. } => reduction_rule(&c.rule, graph.op(node), input, out),
+        Rule::Extremum { .. }
+        | Rule::ExtremumAlong { .. }
+        | Rule::MeanAlong { .. }
+        | Rule::LogSoftmax
+        | Rule::CrossEntropy { .. }
+        | Rule::NoGradient => (
+            super::tensors::batch_rule_text(&c.rule, &operands, input),
+            by_shape(),
+        ),
         // p is the node itself: its label is `softmax(z)` or the name it
         // was given.
         Rule::Softmax => {
@@ -130,6 +138,7 @@ fn reduction_rule(rule: &Rule, op: TensorOp, input: Shape, out: Shape) -> (Strin
                     "upstream ⊙ {}",
                     unit_matrix(input, i * input.as_matrix().1 + j)
                 ),
+                TensorOp::Slice(first, second) => super::tensors::slice_rule(first, second, input),
                 _ => "upstream".to_string(),
             };
             (unit, by_shape)
@@ -149,13 +158,6 @@ fn reduction_rule(rule: &Rule, op: TensorOp, input: Shape, out: Shape) -> (Strin
                 _ => format!("upstream ⊙ {} / {count}", ones(input)),
             },
             by_shape,
-        ),
-        Rule::FirstMax { index } => (
-            match input.rank() {
-                0 => "upstream".to_string(),
-                _ => format!("upstream ⊙ {}", unit_matrix(input, *index)),
-            },
-            format!("{}, the first maximum → {input}", out.parenthesized()),
         ),
         _ => unreachable!("the rules of structural ops and reductions only"),
     }

@@ -30,6 +30,9 @@ use super::{
     CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, TraceSteps, Value, nearest,
 };
 
+mod functions;
+pub(super) use functions::{BATCH_FUNCTIONS, batch_rule_text, slice_rule};
+
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
 pub(super) const TENSOR_FUNCTIONS: [&str; 10] = [
@@ -352,6 +355,7 @@ impl Session {
             ExprKind::Call(call) => {
                 [LIST, INDEX, MATMUL].contains(&call.name.as_str())
                     || TENSOR_FUNCTIONS.contains(&call.name.as_str())
+                    || functions::is_batch_callee(call.name.as_str())
             }
             _ => false,
         })
@@ -603,14 +607,19 @@ impl Session {
 
     /// A call in a tensor expression: a literal, an index, `@`, a tensor
     /// function, or a scalar function applied elementwise.
+    // One arm per op of the tensor op table: as long as the table.
+    #[allow(clippy::too_many_lines)]
     fn tensor_call(
         &mut self,
         call: &Call,
-        args: Vec<TValue>,
+        mut args: Vec<TValue>,
         tree: &ExprTree,
         span: Span,
         scope: &Scope,
     ) -> Result<TValue, SessionError> {
+        if let Some(value) = self.batch_call(call, &mut args, tree, span)? {
+            return Ok(value);
+        }
         let name = call.name.as_str();
         let arity = |expected: &str, ok: bool| {
             if ok {
@@ -836,14 +845,14 @@ impl Session {
                     )
                 } else {
                     format!(
-                        "`{name}` of tensors takes two operands, elementwise (`{name}(W, 0)`); got {}",
+                        "`{name}` of tensors takes one tensor (`{name}(x)`), an axis (`{name}(W, axis=1)`) or two operands elementwise (`{name}imum(W, 0)`); got {}",
                         args.len()
                     )
                 },
                 Some(if args.len() == 1 {
                     "write `-max(-x)` for the smallest element of x".into()
                 } else {
-                    format!("nest them: `{name}({name}(a, b), c)`")
+                    format!("nest them: `{name}imum({name}imum(a, b), c)`")
                 }),
             )),
             Arity::Unary | Arity::Binary => {
@@ -1821,7 +1830,7 @@ impl Session {
                         // A function of two (`max(W, 0)`, `pow(x, 3)`) as called.
                         _ if info.name.starts_with(char::is_alphabetic) => format!(
                             "{}({}, {})",
-                            info.name,
+                            functions::elementwise_name(op),
                             labels[graph.operands(id)[0].index()],
                             labels[graph.operands(id)[1].index()]
                         ),
@@ -1840,7 +1849,8 @@ impl Session {
                         labels[graph.operands(id)[0].index()]
                     )
                 }
-                op => call_label(&op_name(op), graph.operands(id), &labels),
+                op => functions::batch_label(op, graph, &labels, id)
+                    .unwrap_or_else(|| call_label(&op_name(op), graph.operands(id), &labels)),
             };
             labels.push(if label.chars().count() > 24 {
                 legend.push(TensorName {
@@ -2301,7 +2311,7 @@ pub(super) fn function_help(name: &str) -> Option<String> {
                 "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
             ));
         }
-        _ => return None,
+        _ => return functions::batch_help(name),
     };
     let info = op.info();
     let usage = match name {

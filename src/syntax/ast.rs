@@ -119,6 +119,28 @@ pub const INDEX: &str = "[i]";
 /// The callee of a matrix product: `A @ B` is the call `@(A, B)`.
 pub const MATMUL: &str = "@";
 
+/// The callees of slices inside an index: `X[1:3]` is the call
+/// `[i](X, i:j(1, 3))`; `X[1:]` has `i:(1)`, `X[:2]` has `:j(2)` and
+/// `X[:, 0]` has `:()`. No name can be written so.
+pub const SLICE: &str = "i:j";
+/// A slice with its start only (`X[1:]`), see [`SLICE`].
+pub const SLICE_FROM: &str = "i:";
+/// A slice with its end only (`X[:2]`), see [`SLICE`].
+pub const SLICE_TO: &str = ":j";
+/// A slice of everything (`X[:, 0]`), see [`SLICE`].
+pub const SLICE_ALL: &str = ":";
+
+/// The callees of comparisons: `a == b` is the call `==(a, b)`.
+pub const COMPARISONS: [&str; 6] = ["==", "!=", "<", "<=", ">", ">="];
+
+/// The keyword of a keyword argument's call (`axis=1` is the call
+/// `axis=(1)`, its callee the keyword and `=`), `None` for any other callee.
+pub fn keyword_of(callee: &str) -> Option<&str> {
+    callee
+        .strip_suffix('=')
+        .filter(|k| k.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+}
+
 /// A call node's parts: `name(args…)`, or `name'(arg)`, `name''(arg)`, … when
 /// `derivative` (the number of primes: the order of the derivative) is above 0.
 #[derive(Debug, Clone, PartialEq)]

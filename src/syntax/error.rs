@@ -145,7 +145,7 @@ pub enum SyntaxError {
     Comparison {
         /// The comparison operator.
         span: Span,
-        /// Its text: `==`, `!=`, `<`, `>`, `<=`, `>=`, `≤`, `≥` or `≠`.
+        /// Its text: `≤`, `≥` or `≠`.
         op: String,
     },
     /// An implicit product right after an exponent, e.g. `e^-2x`, `x^2y`,

@@ -351,6 +351,13 @@ fn cut_points(text: &str, piece_bytes: usize) -> Vec<(usize, BinaryOp)> {
         match kind {
             TokenKind::LParen => depth += 1,
             TokenKind::RParen => depth = depth.saturating_sub(1),
+            // A comparison binds below `+`/`-`: a statement with one at the
+            // top level is not cut (`==` and `!=` hold `=`, refused below).
+            TokenKind::Other
+                if depth == 0 && matches!(&text[token.start..token.end], "<" | ">") =>
+            {
+                return Vec::new();
+            }
             TokenKind::Op(op) if depth == 0 => {
                 if prescan::is_assign_op(kind) {
                     if in_value || !cuts.is_empty() {

@@ -15,10 +15,12 @@
 use std::fmt;
 
 use super::ast::{
-    AssignOp, BinaryOp, Call, ExprId, ExprKind, ExprTree, INDEX, LIST, MATMUL, Statement, UnaryOp,
+    AssignOp, BinaryOp, COMPARISONS, Call, ExprId, ExprKind, ExprTree, INDEX, LIST, MATMUL, SLICE,
+    SLICE_ALL, SLICE_FROM, SLICE_TO, Statement, UnaryOp, keyword_of,
 };
 
 /// Binding strength of what a node prints as, lowest first (docs/language.md §2).
+const COMPARISON: u8 = 0;
 const SUM: u8 = 1;
 const PRODUCT: u8 = 2;
 const SIGN: u8 = 3;
@@ -37,6 +39,7 @@ fn strength(tree: &ExprTree, id: ExprId) -> u8 {
     match &tree.get(id).kind {
         ExprKind::Number(x) if x.is_sign_negative() && !x.is_nan() => SIGN,
         ExprKind::Call(call) if call.name == MATMUL => PRODUCT,
+        ExprKind::Call(call) if COMPARISONS.contains(&call.name.as_str()) => COMPARISON,
         ExprKind::Number(_) | ExprKind::Name(_) | ExprKind::Call { .. } => ATOM,
         ExprKind::Unary { .. } => SIGN,
         ExprKind::Binary { op, .. } => match op {
@@ -126,6 +129,7 @@ impl fmt::Display for ExprTree {
                             push_args(&mut stack, args);
                             continue;
                         }
+                        (name, _) if batch_syntax(f, &mut stack, name, args)? => continue,
                         (INDEX, [base, indices @ ..]) => {
                             stack.push(Work::Text("]"));
                             push_args(&mut stack, indices);
@@ -148,6 +152,42 @@ impl fmt::Display for ExprTree {
         Ok(())
     }
 }
+
+/// Pushes the pieces of a comparison `a == b`, a slice `1:3` or a keyword
+/// argument `axis=1` (the calls the parser makes of them) and returns true;
+/// false for any other call.
+fn batch_syntax<'a>(
+    f: &mut fmt::Formatter<'_>,
+    stack: &mut Vec<Work<'a>>,
+    name: &str,
+    args: &'a [ExprId],
+) -> Result<bool, fmt::Error> {
+    if let (Some(op), [lhs, rhs]) = (COMPARISON_TEXTS.iter().find(|t| t.trim() == name), args) {
+        stack.push(Work::Node(*rhs, SUM));
+        stack.push(Work::Text(op));
+        stack.push(Work::Node(*lhs, SUM));
+        return Ok(true);
+    }
+    if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&name) {
+        if let Some(&end) = args.get(usize::from(name != SLICE_TO)) {
+            stack.push(Work::Node(end, 0));
+        }
+        stack.push(Work::Text(":"));
+        if let (SLICE | SLICE_FROM, Some(&start)) = (name, args.first()) {
+            stack.push(Work::Node(start, 0));
+        }
+        return Ok(true);
+    }
+    if let (Some(_), [value]) = (keyword_of(name), args) {
+        f.write_str(name)?;
+        stack.push(Work::Node(*value, 0));
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// The comparisons as printed, spaced (`COMPARISONS`).
+const COMPARISON_TEXTS: [&str; 6] = [" == ", " != ", " < ", " <= ", " > ", " >= "];
 
 /// Pushes `args` to be printed in order, `, ` between them.
 fn push_args(stack: &mut Vec<Work<'_>>, args: &[ExprId]) {

@@ -10,6 +10,7 @@
 
 mod accuracy;
 mod architecture;
+mod batch;
 mod bounds;
 mod browser;
 mod calls;

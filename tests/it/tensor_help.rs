@@ -40,6 +40,14 @@ fn the_overview_points_at_vectors_and_matrices() {
         "transpose outer zeros ones eye randn sum mean softmax logsumexp max(x)",
     );
     assert_contains(&help, "`:seed N` for randn");
+    assert_contains(
+        &help,
+        "argmax log_softmax cross_entropy onehot maximum minimum rand uniform, `==` `<` …, slices `X[0:4]`, `axis=` (`:help vectors`)",
+    );
+    assert_contains(
+        &run(":help vectors"),
+        "cross_entropy(Z, y), onehot(y, k)   integer class labels; `mean(argmax(Z, 1) == y)` an accuracy",
+    );
     let vectors = run(":help vectors");
     assert_contains(&vectors, "x[0], W[1, 2], W[1]         0-based indexing");
     assert_contains(&vectors, "`W = [[1, 2], [3, 4]]` a 2×2 matrix, by rows");

@@ -4,6 +4,7 @@
 //! tensors where an operand is used more than once (fan-out). The traced
 //! form records each step with its rule, typed.
 
+use super::batch;
 use super::kernels::{self, Factor};
 use super::ops::{matmul_factors, rows, transpose};
 use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
@@ -64,11 +65,45 @@ pub enum Rule {
         /// How many elements were averaged.
         count: usize,
     },
-    /// The upstream at element `index` (row-major, the first maximum), zeros elsewhere.
-    FirstMax {
-        /// The row-major index of the first maximum.
+    /// `max(x)` or `min(x)` of every element: the upstream split evenly
+    /// among the `ties` tied extrema (PyTorch's `evenly_distribute_backward`),
+    /// zeros elsewhere; `index` is the first of them (row-major).
+    Extremum {
+        /// `true` for `max`, `false` for `min`.
+        max: bool,
+        /// The row-major index of the first extremum.
         index: usize,
+        /// How many elements tie for it (1 when one is largest).
+        ties: usize,
     },
+    /// `max(W, axis=a)` or `min(W, axis=a)`: each lane's upstream at its
+    /// first extremum, zeros elsewhere.
+    ExtremumAlong {
+        /// `true` for `max`, `false` for `min`.
+        max: bool,
+        /// The reduced axis.
+        axis: usize,
+    },
+    /// `mean(W, axis)`: the upstream divided by the axis's length `count`,
+    /// broadcast back along it.
+    MeanAlong {
+        /// The averaged axis.
+        axis: usize,
+        /// Its length.
+        count: usize,
+    },
+    /// `upstream − softmax(z) ⊙ sum(upstream)`, per row (`log_softmax`).
+    LogSoftmax,
+    /// `upstream ⊙ (softmax(Z) − onehot(y, classes)) / count` (`cross_entropy`).
+    CrossEntropy {
+        /// The number of rows (examples) averaged over.
+        count: usize,
+        /// The number of classes.
+        classes: usize,
+    },
+    /// Nothing: the op is piecewise constant in this operand (the class
+    /// labels of `cross_entropy`, a comparison's operands).
+    NoGradient,
     /// `p ⊙ (upstream − sum(p ⊙ upstream))`, `p` the softmax, per row.
     Softmax,
     /// `upstream ⊙ softmax(z)`, per row.
@@ -215,7 +250,9 @@ impl TensorGraph {
             }
             let mut contributions = Vec::new();
             for (position, &input) in self.operands(node).iter().enumerate() {
-                if !needs[input.index()] {
+                // The labels of cross_entropy are indices: nothing for them.
+                if !needs[input.index()] || self.op(node) == TensorOp::CrossEntropy && position == 1
+                {
                     continue;
                 }
                 let (rule, summed_from, contribution) = self.vjp(node, position, &upstream);
@@ -273,7 +310,19 @@ impl TensorGraph {
         for &node in order.iter().rev() {
             needs[node.index()] = match self.op(node) {
                 TensorOp::Variable | TensorOp::Scalar(_) => true,
-                TensorOp::Const => false,
+                // Piecewise constant: no gradient passes (as PyTorch's
+                // comparisons, argmax and one_hot give tensors without one).
+                TensorOp::Const
+                | TensorOp::Compare(_)
+                | TensorOp::ArgMax(_)
+                | TensorOp::OneHot(_) => false,
+                TensorOp::Min
+                | TensorOp::MeanAxis(_)
+                | TensorOp::MaxAxis(_)
+                | TensorOp::MinAxis(_)
+                | TensorOp::LogSoftmax
+                | TensorOp::CrossEntropy
+                | TensorOp::Slice(_, _) => self.operands(node).iter().any(|o| needs[o.index()]),
                 TensorOp::Elementwise(_)
                 | TensorOp::MatMul
                 | TensorOp::Transpose
@@ -295,6 +344,8 @@ impl TensorGraph {
     /// The vector–Jacobian product operand `position` of `node` receives
     /// from `upstream`: the rule, the shape summed from (broadcasting) and
     /// the contribution, of the operand's shape.
+    // One arm per op of the tensor op table: as long as the table.
+    #[allow(clippy::too_many_lines)]
     pub(super) fn vjp(
         &self,
         node: TensorId,
@@ -375,11 +426,46 @@ impl TensorGraph {
                 let count = shape.len();
                 (Rule::Mean { count }, vec![up[0] / count as f64; count])
             }
-            TensorOp::Max => {
-                let index = kernels::argmax(a.data()).expect("max of a nonempty tensor");
+            TensorOp::Max | TensorOp::Min => {
+                let max = self.op(node) == TensorOp::Max;
+                let index = batch::ties(a.data(), max)[0];
+                let (ties, g) = batch::extremum_vjp(a.data(), max, up[0]);
+                (Rule::Extremum { max, index, ties }, g)
+            }
+            TensorOp::MeanAxis(axis) => {
+                let count = a.shape().dims()[axis];
+                (
+                    Rule::MeanAlong { axis, count },
+                    batch::reduce_axis_vjp(a, axis, None, up),
+                )
+            }
+            TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis) => {
+                let max = matches!(self.op(node), TensorOp::MaxAxis(_));
+                (
+                    Rule::ExtremumAlong { max, axis },
+                    batch::reduce_axis_vjp(a, axis, Some(max), up),
+                )
+            }
+            TensorOp::LogSoftmax => (Rule::LogSoftmax, batch::log_softmax_vjp(out, up)),
+            TensorOp::CrossEntropy if position == 0 => {
+                let y = self.value(operands[1]);
+                let rule = Rule::CrossEntropy {
+                    count: y.len(),
+                    classes: batch::classes(a.shape()),
+                };
+                (rule, batch::cross_entropy_vjp(a, y, up[0]))
+            }
+            TensorOp::CrossEntropy => (Rule::NoGradient, vec![0.0; shape.len()]),
+            TensorOp::Slice(first, second) => {
+                let (_, index) = batch::slice(a.shape(), first, second).expect("built");
                 let mut g = vec![0.0; shape.len()];
-                g[index] = up[0];
-                (Rule::FirstMax { index }, g)
+                for (&i, &u) in index.iter().zip(up) {
+                    g[i] += u;
+                }
+                (Rule::Scatter, g)
+            }
+            TensorOp::Compare(_) | TensorOp::ArgMax(_) | TensorOp::OneHot(_) => {
+                (Rule::NoGradient, vec![0.0; shape.len()])
             }
             TensorOp::Softmax => (Rule::Softmax, softmax_vjp(out, up)),
             TensorOp::LogSumExp => {

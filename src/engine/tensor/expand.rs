@@ -4,6 +4,7 @@
 //! `∂nodeₒ/∂aₑ` of each output element `o` that depends on it (the nonzero
 //! entries of the op's Jacobian in that column).
 
+use super::batch;
 use super::kernels::{self, Strides};
 use super::ops::rows;
 use super::{TensorGraph, TensorId, TensorOp};
@@ -36,6 +37,8 @@ impl TensorGraph {
     /// If `node` is not a node of this graph, has no operand at `position`,
     /// `element` is out of the operand's range, or `upstream` is not of the
     /// node's shape.
+    // One arm per op of the tensor op table: as long as the table.
+    #[allow(clippy::too_many_lines)]
     pub fn expand(
         &self,
         node: TensorId,
@@ -52,21 +55,13 @@ impl TensorGraph {
         );
         let out = self.value(node);
         assert_eq!(upstream.len(), out.len(), "an upstream of the node's shape");
-        let term = |output: usize, local: f64| ElementTerm {
-            output,
-            upstream: upstream[output],
-            local,
-        };
+        let term = |output: usize, local: f64| (output, local);
         let a = self.value(operands[0]);
-        match self.op(node) {
+        let locals: Vec<(usize, f64)> = match self.op(node) {
             TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
                 unreachable!("a leaf has no operands")
             }
-            TensorOp::Elementwise(op) => self
-                .elementwise_locals(node, op, position, element)
-                .into_iter()
-                .map(|(o, local)| term(o, local))
-                .collect(),
+            TensorOp::Elementwise(op) => self.elementwise_locals(node, op, position, element),
             TensorOp::MatMul => {
                 let b = self.value(operands[1]);
                 let (fa, fb) = super::ops::matmul_factors(a, b);
@@ -120,10 +115,17 @@ impl TensorGraph {
                 .map(|(o, local)| term(o, local))
                 .collect(),
             TensorOp::Mean => vec![term(0, 1.0 / input.len() as f64)],
-            TensorOp::Max => (kernels::argmax(a.data()) == Some(element))
-                .then(|| term(0, 1.0))
-                .into_iter()
-                .collect(),
+            TensorOp::Max
+            | TensorOp::Min
+            | TensorOp::MeanAxis(_)
+            | TensorOp::MaxAxis(_)
+            | TensorOp::MinAxis(_)
+            | TensorOp::LogSoftmax
+            | TensorOp::CrossEntropy
+            | TensorOp::Slice(_, _)
+            | TensorOp::Compare(_)
+            | TensorOp::ArgMax(_)
+            | TensorOp::OneHot(_) => self.batch_locals(node, position, element),
             TensorOp::Softmax => {
                 // ∂pⱼ/∂zₑ = pⱼ·(δⱼₑ − pₑ), j along the row of e.
                 let n = input.shape().as_matrix().1.max(1);
@@ -144,6 +146,87 @@ impl TensorGraph {
                 kernels::softmax_into(row, &mut p);
                 vec![term(element / n, p[element % n])]
             }
+        };
+        locals
+            .into_iter()
+            .map(|(output, local)| ElementTerm {
+                output,
+                upstream: upstream[output],
+                local,
+            })
+            .collect()
+    }
+
+    /// The output elements that element `element` of operand `position` of
+    /// the batch op `node` reaches (`max`, `min`, the axis reductions,
+    /// `log_softmax`, `cross_entropy`, slices), with the local derivative
+    /// there; none for the ops that pass no gradient.
+    fn batch_locals(&self, node: TensorId, position: usize, element: usize) -> Vec<(usize, f64)> {
+        let operands = self.operands(node);
+        let input = self.value(operands[position]);
+        let out = self.value(node);
+        let a = self.value(operands[0]);
+        let pair = |o: usize, local: f64| (o, local);
+        match self.op(node) {
+            TensorOp::Max | TensorOp::Min => {
+                let at = batch::ties(a.data(), self.op(node) == TensorOp::Max);
+                at.contains(&element)
+                    .then(|| pair(0, 1.0 / at.len() as f64))
+                    .into_iter()
+                    .collect()
+            }
+            TensorOp::MeanAxis(axis) | TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis) => {
+                let lanes = batch::lanes(input.shape(), axis);
+                let o = lanes
+                    .iter()
+                    .position(|lane| lane.contains(&element))
+                    .expect("every element is in a lane");
+                let lane = &lanes[o];
+                match self.op(node) {
+                    TensorOp::MeanAxis(_) => vec![pair(o, 1.0 / lane.len() as f64)],
+                    op => {
+                        let max = matches!(op, TensorOp::MaxAxis(_));
+                        (lane[batch::first_extremum(a.data(), lane, max)] == element)
+                            .then(|| pair(o, 1.0))
+                            .into_iter()
+                            .collect()
+                    }
+                }
+            }
+            TensorOp::LogSoftmax => {
+                // ∂outⱼ/∂zₑ = δⱼₑ − pₑ, j along the row of e, p = exp(out).
+                let n = input.shape().as_matrix().1.max(1);
+                let start = element / n * n;
+                let p = out.data()[element].exp();
+                (start..start + n)
+                    .map(|o| pair(o, if o == element { 1.0 - p } else { -p }))
+                    .collect()
+            }
+            TensorOp::CrossEntropy if position == 0 => {
+                // ∂L/∂Zᵢₑ = (softmax(Zᵢ)ₑ − [e = yᵢ])/n.
+                let y = self.value(operands[1]);
+                let n = input.shape().as_matrix().1.max(1);
+                let (i, e) = (element / n, element % n);
+                let row = rows(a).nth(i).expect("the element's row");
+                let mut p = Vec::with_capacity(n);
+                kernels::softmax_into(row, &mut p);
+                let hit = if y.data()[i] == e as f64 { 1.0 } else { 0.0 };
+                vec![pair(0, (p[e] - hit) / y.len() as f64)]
+            }
+            TensorOp::Slice(first, second) => {
+                let (_, index) = batch::slice(input.shape(), first, second).expect("built");
+                index
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &i)| i == element)
+                    .map(|(o, _)| pair(o, 1.0))
+                    .collect()
+            }
+            TensorOp::CrossEntropy
+            | TensorOp::Compare(_)
+            | TensorOp::ArgMax(_)
+            | TensorOp::OneHot(_) => Vec::new(),
+            _ => unreachable!("not a batch op"),
         }
     }
 

@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use super::{Rng, Shape, Tensor, TensorError, TensorGraph, TensorId, TensorOp};
+use super::{Rng, Select, Shape, Tensor, TensorError, TensorGraph, TensorId, TensorOp};
 use crate::engine::{Arity, Domain, Graph, Kinks, Op, Passing};
 
 /// The step of the central difference.
@@ -193,9 +193,39 @@ fn structural_case() -> impl Strategy<Value = (TensorOp, Tensor)> {
             Just(TensorOp::LogSumExp).boxed(),
             Just(TensorOp::Max).boxed(),
         ];
+        if !dims.is_empty() {
+            ops.push(Just(TensorOp::Min).boxed());
+            ops.push(Just(TensorOp::LogSoftmax).boxed());
+        }
         if let Some(&first) = dims.first() {
             ops.push((0..first).prop_map(TensorOp::Index).boxed());
             ops.push((0..dims.len()).prop_map(TensorOp::SumAxis).boxed());
+            ops.push((0..dims.len()).prop_map(TensorOp::MeanAxis).boxed());
+            ops.push((0..dims.len()).prop_map(TensorOp::MaxAxis).boxed());
+            ops.push((0..dims.len()).prop_map(TensorOp::MinAxis).boxed());
+            let second = if let [_, n] = dims[..] {
+                (0..=n, 0..=n, 0..n.max(1), 0..3usize)
+                    .prop_map(move |(a, b, j, kind)| match kind {
+                        0 => None,
+                        1 => Some(Select::Range(a.min(b), a.max(b))),
+                        _ => Some(Select::At(j.min(n.saturating_sub(1)))),
+                    })
+                    .boxed()
+            } else {
+                Just(None).boxed()
+            };
+            ops.push(
+                (0..=first, 0..=first, 0..first, any::<bool>(), second)
+                    .prop_map(|(a, b, i, range, second)| {
+                        let rows = if range {
+                            Select::Range(a.min(b), a.max(b))
+                        } else {
+                            Select::At(i)
+                        };
+                        TensorOp::Slice(rows, second)
+                    })
+                    .boxed(),
+            );
             ops.push((0..dims.len()).prop_map(TensorOp::SumKeepDims).boxed());
         }
         if let [m, n] = dims[..] {
@@ -240,7 +270,11 @@ proptest! {
     fn reductions_indexing_and_transpose_match_central_differences(
         (op, t) in structural_case()
     ) {
-        prop_assume!(op != TensorOp::Max || distinct(&t));
+        let extremum = matches!(
+            op,
+            TensorOp::Max | TensorOp::Min | TensorOp::MaxAxis(_) | TensorOp::MinAxis(_)
+        );
+        prop_assume!(!extremum || distinct(&t));
         check(&[t], &move |g, x| g.apply(op, &[x[0]]))?;
     }
 
@@ -292,6 +326,66 @@ proptest! {
             g.apply(TensorOp::Elementwise(Op::Neg), &[ln])
         })?;
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn cross_entropy_matches_central_differences(
+        (n, k) in (1..5usize, 1..5usize),
+        matrix in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        // cross_entropy(Z, y) with constant labels, Z a leaf: n×k and n
+        // labels, or k scores and one label.
+        let mut rng = Rng::new(seed);
+        let (shape, labels) = if matrix {
+            let y = (0..n).map(|_| (rng.next_u64() % k as u64) as f64).collect();
+            (Shape::matrix(n, k), Tensor::vector(y))
+        } else {
+            (Shape::vector(k), Tensor::scalar((rng.next_u64() % k as u64) as f64))
+        };
+        let z = Tensor::randn(shape, &mut rng);
+        check(&[z], &move |g, x| {
+            let y = g.constant(labels.clone())?;
+            g.apply(TensorOp::CrossEntropy, &[x[0], y])
+        })?;
+    }
+}
+
+/// Ties split the gradient of a full `max`/`min` evenly (PyTorch's
+/// `evenly_distribute_backward`), and along an axis the first extremum
+/// of each lane takes it: checked against the definition (one-sided
+/// differences are what the tie makes: the average of the two sides is
+/// no derivative, so the rule is a convention, stated here).
+#[test]
+fn ties_split_evenly_for_whole_tensors_and_go_to_the_first_along_an_axis() {
+    let mut g = TensorGraph::new();
+    let x = g
+        .leaf(Tensor::new(
+            Shape::matrix(2, 3),
+            vec![1.0, 7.0, 7.0, 7.0, 0.0, 2.0],
+        ))
+        .unwrap();
+    let m = g.apply(TensorOp::Max, &[x]).unwrap();
+    assert_eq!(
+        g.backward(m).get(x).unwrap().data(),
+        &[0.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 0.0, 0.0]
+    );
+    let rows = g.apply(TensorOp::MaxAxis(1), &[x]).unwrap();
+    let s = g.apply(TensorOp::Sum, &[rows]).unwrap();
+    assert_eq!(g.value(rows).data(), &[7.0, 7.0]);
+    assert_eq!(
+        g.backward(s).get(x).unwrap().data(),
+        &[0.0, 1.0, 0.0, 1.0, 0.0, 0.0]
+    );
+    let lo = g.apply(TensorOp::Min, &[x]).unwrap();
+    assert_eq!(g.value(lo).data(), &[0.0]);
+    assert_eq!(
+        g.backward(lo).get(x).unwrap().data(),
+        &[0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    );
 }
 
 #[test]

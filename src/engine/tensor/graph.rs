@@ -212,7 +212,7 @@ impl TensorGraph {
     ///
     /// # Errors
     /// [`TensorError::Shape`] when the shapes break the op's rule (the error
-    /// names them and the rule), the op is a leaf or a scalar op that does
+    /// names them and the rule), a label is not a class, the op is a leaf or a scalar op that does
     /// not apply elementwise, or the operand count is wrong;
     /// [`TensorError::Budget`] when the value would not fit in the budget;
     /// [`TensorError::Interrupted`] when the graph's interrupt asked a long
@@ -225,6 +225,7 @@ impl TensorGraph {
         let out = op.output_shape(&shapes)?;
         self.check_budget(out)?;
         let values: Vec<&Tensor> = inputs.iter().map(|&id| self.value(id)).collect();
+        op.check_values(&values)?;
         let hook = &self.interrupt;
         let value = op
             .forward(&values, out, &|| hook.asks_to_stop())

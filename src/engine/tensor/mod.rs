@@ -47,6 +47,7 @@
 
 mod accumulate;
 mod backward;
+mod batch;
 mod expand;
 mod graph;
 mod kernels;
@@ -60,6 +61,7 @@ mod gradcheck;
 mod tests;
 
 pub use backward::{Rule, Side, TensorContribution, TensorGradients, TensorStep};
+pub use batch::{Comparison, Select};
 pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};

@@ -7,6 +7,7 @@
 //! forward function and its numeric local derivative, with the same
 //! conventions at kinks, are the scalar table's, never written again here.
 
+use super::batch::{self, AxisReduction, Comparison, Select};
 use super::kernels::{self, Factor};
 use super::{Shape, ShapeError, Tensor};
 use crate::engine::{Arity, NodeId, Op, Shortcut};
@@ -61,11 +62,43 @@ pub enum TensorOp {
     Outer,
     /// `mean(x)`: the mean of every element, shape `()` (nan for an empty tensor).
     Mean,
-    /// `max(x)`: the largest element, shape `()`; the gradient goes to the
-    /// first maximum only (PyTorch's `max()` picks one index too; numpy's
-    /// `argmax` is the first). nan propagates: the value is nan and the
-    /// gradient goes to the first nan.
+    /// `max(x)`: the largest element, shape `()`; the gradient is split
+    /// evenly among tied maxima (PyTorch's `max()` of a whole tensor,
+    /// `evenly_distribute_backward`). nan propagates: the value is nan and
+    /// the gradient goes to the first nan.
     Max,
+    /// `min(x)`: the smallest element, shape `()`; ties split as for [`TensorOp::Max`].
+    Min,
+    /// `mean(W, axis)`: the mean along an axis, which disappears (as [`TensorOp::SumAxis`]).
+    MeanAxis(usize),
+    /// `max(W, axis=a)`: the largest element along an axis, which
+    /// disappears; the gradient goes to the first maximum of each lane
+    /// (PyTorch's `max(x, dim)` returns that index; numpy's `argmax` is the first).
+    MaxAxis(usize),
+    /// `min(W, axis=a)`: as [`TensorOp::MaxAxis`], the smallest.
+    MinAxis(usize),
+    /// `argmax(x)` (the row-major position of the first maximum, shape
+    /// `()`) or `argmax(W, axis)` (each lane's, the axis disappears), as
+    /// whole numbers. It passes no gradient (piecewise constant).
+    ArgMax(Option<usize>),
+    /// `log_softmax(z)`: `zᵢ − logsumexp(z)` along the last axis, each row
+    /// of a matrix on its own, stably.
+    LogSoftmax,
+    /// `cross_entropy(Z, y)`: `n×k` scores and `n` integer labels (or `k`
+    /// scores and one label) → `()`, the mean over the rows of
+    /// `−log_softmax(Z)[i, yᵢ]` (PyTorch's `cross_entropy`, `reduction='mean'`).
+    /// The labels get no gradient.
+    CrossEntropy,
+    /// `onehot(y, k)`: `n` labels → `n×k` (one label → `k`), 1 at each
+    /// row's label, 0 elsewhere. It passes no gradient.
+    OneHot(usize),
+    /// `a == b`, `a < b`, …: 1 where the comparison holds, 0 where not,
+    /// with broadcasting. It passes no gradient.
+    Compare(Comparison),
+    /// `X[0:4]`, `X[:, 0]`, `X[1:]`, `x[2:5]`: a slice (rows, then columns
+    /// of a matrix; `None` takes every column). A range keeps its axis, an
+    /// index drops it. The gradient is scattered back to the positions taken.
+    Slice(Select, Option<Select>),
     /// `softmax(z)`: `exp(zᵢ)/Σ exp(zⱼ)` along the last axis: a vector's
     /// elements, each row of a matrix on its own (PyTorch's `dim=-1`); a
     /// scalar gives 1. Computed with the maximum subtracted, so nothing overflows.
@@ -111,7 +144,7 @@ pub struct TensorOpInfo {
 const MATRIX_CALCULUS: &str = "matrix calculus: Petersen and Pedersen, The Matrix Cookbook (2012), §2.4; Goodfellow, Bengio and Courville, Deep Learning (2016), §6.5";
 
 /// Where the softmax and logsumexp rules come from.
-const SOFTMAX_SOURCE: &str = "the softmax Jacobian diag(p) − p·pᵀ (Goodfellow et al., Deep Learning, §6.2.2.3); stable forms by the max shift (Blanchard, Higham and Higham 2021)";
+pub(super) const SOFTMAX_SOURCE: &str = "the softmax Jacobian diag(p) − p·pᵀ (Goodfellow et al., Deep Learning, §6.2.2.3); stable forms by the max shift (Blanchard, Higham and Higham 2021)";
 
 /// The row of `mean(x)`.
 const MEAN: TensorOpInfo = TensorOpInfo {
@@ -143,6 +176,9 @@ const OUTER: TensorOpInfo = TensorOpInfo {
 impl TensorOp {
     /// This op's row of the tensor op table.
     pub fn info(self) -> &'static TensorOpInfo {
+        if let Some(info) = batch::info(self) {
+            return info;
+        }
         match self {
             TensorOp::Variable => &TensorOpInfo {
                 name: "leaf",
@@ -217,13 +253,6 @@ impl TensorOp {
             TensorOp::SumKeepDims(_) => &SUM_KEEPDIMS,
             TensorOp::Outer => &OUTER,
             TensorOp::Mean => &MEAN,
-            TensorOp::Max => &TensorOpInfo {
-                name: "max",
-                arity: TensorArity::Unary,
-                shape_rule: "→ ()",
-                backward_rule: "∂L/∂x = upstream at the first maximum, zeros elsewhere: upstream ⊙ eye(n)[i]",
-                source: "PyTorch's max() backward (one index gets the gradient); numpy's argmax picks the first",
-            },
             TensorOp::Softmax => &TensorOpInfo {
                 name: "softmax",
                 arity: TensorArity::Unary,
@@ -238,6 +267,8 @@ impl TensorOp {
                 backward_rule: "∂L/∂z = upstream ⊙ softmax(z); of a matrix, per row: outer(upstream, ones(n)) ⊙ softmax(z)",
                 source: SOFTMAX_SOURCE,
             },
+            // The batch ops' rows and max's, in batch.rs (returned above).
+            _ => unreachable!("{self:?} has its row in batch.rs"),
         }
     }
 
@@ -321,6 +352,19 @@ impl TensorOp {
                     axis,
                 }),
             },
+            TensorOp::Max | TensorOp::Min | TensorOp::ArgMax(None) => {
+                nonempty(self, a).map(|()| Shape::scalar())
+            }
+            TensorOp::MeanAxis(axis) => batch::axis_shape("mean", a, axis),
+            TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis) | TensorOp::ArgMax(Some(axis)) => {
+                let out = batch::axis_shape(self.info().name, a, axis)?;
+                nonempty(self, a).map(|()| out)
+            }
+            TensorOp::LogSoftmax => nonempty(self, a).map(|()| a),
+            TensorOp::CrossEntropy => batch::cross_entropy_shape(a, inputs[1]),
+            TensorOp::OneHot(k) => batch::onehot_shape(a, k),
+            TensorOp::Compare(c) => Shape::broadcast(c.symbol(), a, inputs[1]),
+            TensorOp::Slice(first, second) => batch::slice(a, first, second).map(|(s, _)| s),
             TensorOp::SumKeepDims(axis) => match (a.dims(), axis) {
                 ([_], 0) => Ok(Shape::vector(1)),
                 (&[_, n], 0) => Ok(Shape::matrix(1, n)),
@@ -339,12 +383,28 @@ impl TensorOp {
                     right: inputs[1],
                 }),
             },
-            TensorOp::Max => nonempty(self, a).map(|()| Shape::scalar()),
             TensorOp::Softmax => nonempty(self, a).map(|()| a),
             TensorOp::LogSumExp => nonempty(self, a).map(|()| match *a.dims() {
                 [m, _] => Shape::vector(m),
                 _ => Shape::scalar(),
             }),
+        }
+    }
+
+    /// Checks the operands' values where the op needs more than their
+    /// shapes: the labels of `cross_entropy` and `onehot` are class indices.
+    ///
+    /// # Errors
+    /// [`ShapeError::Label`] for the first label that is not a class.
+    pub(super) fn check_values(self, inputs: &[&Tensor]) -> Result<(), ShapeError> {
+        match self {
+            TensorOp::CrossEntropy => batch::check_labels(
+                "cross_entropy",
+                inputs[1],
+                batch::classes(inputs[0].shape()),
+            ),
+            TensorOp::OneHot(k) => batch::check_labels("onehot", inputs[0], k),
+            _ => Ok(()),
         }
     }
 
@@ -395,9 +455,22 @@ impl TensorOp {
                 data
             }
             TensorOp::Mean => vec![kernels::sum(a.data()) / a.len() as f64],
-            TensorOp::Max => {
-                let first = kernels::argmax(a.data()).expect("checked nonempty");
-                vec![a.data()[first]]
+            TensorOp::Max | TensorOp::Min => {
+                let at = batch::ties(a.data(), self == TensorOp::Max);
+                vec![a.data()[at[0]]]
+            }
+            TensorOp::MeanAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Mean),
+            TensorOp::MaxAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Max),
+            TensorOp::MinAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Min),
+            TensorOp::ArgMax(Some(axis)) => batch::reduce_axis(a, axis, AxisReduction::ArgMax),
+            TensorOp::ArgMax(None) => vec![batch::argmax_all(a)],
+            TensorOp::LogSoftmax => batch::log_softmax(a),
+            TensorOp::CrossEntropy => vec![batch::cross_entropy(a, inputs[1])],
+            TensorOp::OneHot(k) => batch::onehot(a, k),
+            TensorOp::Compare(c) => kernels::zip(a, inputs[1], out, |x, y| c.apply(x, y)),
+            TensorOp::Slice(first, second) => {
+                let (_, index) = batch::slice(a.shape(), first, second).expect("checked shape");
+                index.iter().map(|&i| a.data()[i]).collect()
             }
             TensorOp::Softmax => {
                 let mut p = Vec::with_capacity(a.len());

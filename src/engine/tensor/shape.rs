@@ -283,6 +283,43 @@ pub enum ShapeError {
         /// The tensor's shape.
         shape: Shape,
     },
+    /// Scores and labels whose shapes do not go together (`cross_entropy`,
+    /// `onehot`).
+    #[error(
+        "cross_entropy(Z, y) takes n×k scores Z and n labels y (or k scores and one label), not {} and {}",
+        scores.parenthesized(),
+        labels.parenthesized()
+    )]
+    Labels {
+        /// The scores' shape.
+        scores: Shape,
+        /// The labels' shape.
+        labels: Shape,
+    },
+    /// A label that is not a class index (a whole number from 0 to k − 1).
+    #[error("{op}: the label {value} at [{at}] is not a class: labels are whole numbers from 0 to {}", classes.saturating_sub(1))]
+    Label {
+        /// The op: `cross_entropy` or `onehot`.
+        op: &'static str,
+        /// The label as written.
+        value: String,
+        /// Its position among the labels.
+        at: usize,
+        /// How many classes there are.
+        classes: usize,
+    },
+    /// A slice past the end of its axis, or backwards (`X[3:1]`).
+    #[error(
+        "the slice along axis {axis} is out of range for shape ({shape}): a range start:end takes 0 ≤ start ≤ end ≤ {}, an index 0 to {}",
+        shape.dims()[*axis],
+        shape.dims()[*axis].saturating_sub(1)
+    )]
+    Slice {
+        /// The sliced tensor's shape.
+        shape: Shape,
+        /// The axis.
+        axis: usize,
+    },
     /// A new value for a leaf, of another shape than the leaf's.
     #[error(
         "a leaf of shape {} cannot take a value of shape {}",

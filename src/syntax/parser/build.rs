@@ -8,7 +8,7 @@ use pest::iterators::Pair;
 
 use super::super::ast::{
     AssignOp, BinaryOp, Call, Expr, ExprId, ExprKind, ExprTree, INDEX, Ident, LIST, Located,
-    MATMUL, Name, Repeat, Span, Statement, UnaryOp,
+    MATMUL, Name, Repeat, SLICE, SLICE_ALL, SLICE_FROM, SLICE_TO, Span, Statement, UnaryOp,
 };
 use super::super::lexer::{is_name, normalize_name, superscript_value};
 use super::Rule;
@@ -239,7 +239,10 @@ impl Builder {
         match post.as_rule() {
             Rule::index => {
                 let mut args = vec![base];
-                args.extend(post.into_inner().map(|index| self.expr(index)));
+                args.extend(post.into_inner().map(|index| match index.as_rule() {
+                    Rule::slice => self.slice(index),
+                    _ => self.expr(index),
+                }));
                 self.push(ExprKind::call(Name::new(INDEX), name_span, args), span)
             }
             Rule::transpose => self.push(
@@ -248,6 +251,30 @@ impl Builder {
             ),
             _ => self.superscript(base, post),
         }
+    }
+
+    /// A slice `start:end` inside an index: the call [`SLICE`]`(start, end)`,
+    /// or [`SLICE_FROM`], [`SLICE_TO`], [`SLICE_ALL`] with the bounds given.
+    fn slice(&self, pair: Pair<'_, Rule>) -> ExprId {
+        let span = self.span(pair.as_span());
+        let mut start = None;
+        let mut end = None;
+        let mut after = false;
+        for part in pair.into_inner() {
+            match part.as_rule() {
+                Rule::slice_colon => after = true,
+                _ if after => end = Some(self.expr(part)),
+                _ => start = Some(self.expr(part)),
+            }
+        }
+        let name = match (start, end) {
+            (Some(_), Some(_)) => SLICE,
+            (Some(_), None) => SLICE_FROM,
+            (None, Some(_)) => SLICE_TO,
+            (None, None) => SLICE_ALL,
+        };
+        let args = start.into_iter().chain(end).collect();
+        self.push(ExprKind::call(Name::new(name), span, args), span)
     }
 
     /// `lhs op rhs` for an infix operator's rule (an implicit product is `*`;
@@ -319,6 +346,8 @@ impl Builder {
                 };
                 let rhs = self.expr(rhs);
                 args.push(self.compare(lhs, pair.as_str(), rhs));
+            } else if pair.as_rule() == Rule::keyword_arg {
+                args.push(self.keyword_arg(pair));
             } else {
                 args.push(self.expr(pair));
             }
@@ -364,6 +393,21 @@ impl Builder {
                 lhs: one,
                 rhs: test,
             },
+            span,
+        )
+    }
+
+    /// `axis=1` in a call: the call `axis=(1)` (`keyword_of` reads it).
+    fn keyword_arg(&self, pair: Pair<'_, Rule>) -> ExprId {
+        let span = self.span(pair.as_span());
+        let mut inner = pair.into_inner();
+        let name = inner.next().unwrap_or_else(|| grammar_bug("keyword_arg"));
+        let value = inner
+            .next()
+            .map_or_else(|| grammar_bug("keyword_arg"), |e| self.expr(e));
+        let callee = Name::new(&format!("{}=", name.as_str()));
+        self.push(
+            ExprKind::call(callee, self.span(name.as_span()), vec![value]),
             span,
         )
     }

@@ -1,0 +1,754 @@
+//! The batch classifier's functions in a tensor expression: reductions
+//! along an axis (`mean(X, 1)`, `max(P, axis=1)`, negative axes counted
+//! from the last as in numpy), `argmax`, `log_softmax`, `cross_entropy`,
+//! `onehot`, `maximum`/`minimum`, comparisons (`argmax(Z, 1) == y`),
+//! slices (`X[0:4]`, `X[:, 0]`), `rand`/`uniform`, and the refusal of the
+//! ambiguous `max(P, 1)` with both readings.
+
+use crate::engine::Op;
+use crate::engine::tensor::{Comparison, Rule, Select, Shape, Tensor, TensorOp};
+use crate::syntax::{
+    COMPARISONS, Call, ExprKind, ExprTree, INDEX, MATMUL, SLICE, SLICE_ALL, SLICE_FROM, SLICE_TO,
+    Span, keyword_of,
+};
+
+use super::super::error::ErrorCode;
+use super::super::{Session, SessionError};
+use super::{TValue, tensor_error};
+
+/// The functions of this module that make a statement a tensor statement.
+pub(in crate::session) const BATCH_FUNCTIONS: [&str; 8] = [
+    "argmax",
+    "log_softmax",
+    "cross_entropy",
+    "onehot",
+    "maximum",
+    "minimum",
+    "rand",
+    "uniform",
+];
+
+/// The functions that take an `axis=` keyword.
+const TAKES_AXIS: [&str; 8] = [
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "argmax",
+    "softmax",
+    "log_softmax",
+    "logsumexp",
+];
+
+/// Whether a call of `callee` makes a statement a tensor statement: one of
+/// [`BATCH_FUNCTIONS`], a comparison, a slice or a keyword argument.
+pub(in crate::session) fn is_batch_callee(callee: &str) -> bool {
+    BATCH_FUNCTIONS.contains(&callee)
+        || COMPARISONS.contains(&callee)
+        || [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&callee)
+        || keyword_of(callee).is_some()
+}
+
+/// The keyword of argument `at` of a call, when it is one (`axis` of `axis=1`).
+fn keyword_at(tree: &ExprTree, at: crate::syntax::ExprId) -> Option<&str> {
+    match &tree.get(at).kind {
+        ExprKind::Call(call) => keyword_of(call.name.as_str()),
+        _ => None,
+    }
+}
+
+/// Whether argument `at` of a call is a slice (`1:3`, `:`).
+fn is_slice(tree: &ExprTree, at: crate::syntax::ExprId) -> bool {
+    matches!(&tree.get(at).kind, ExprKind::Call(call)
+        if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&call.name.as_str()))
+}
+
+impl Session {
+    /// The shape of a value being evaluated.
+    fn shape_of(&self, value: &TValue) -> Shape {
+        match value {
+            TValue::Number(_) => Shape::scalar(),
+            TValue::Literal(t) => t.shape(),
+            TValue::Node { id, .. } => self.tensors.graph.shape(*id),
+        }
+    }
+
+    /// A number argument's value: a number, or a scalar of shape `()`.
+    fn number_of(&self, value: &TValue) -> Option<f64> {
+        match value {
+            TValue::Number(x) => Some(*x),
+            TValue::Node { id, .. } if self.tensors.graph.shape(*id) == Shape::scalar() => {
+                Some(self.tensors.graph.value(*id).data()[0])
+            }
+            TValue::Literal(t) if t.shape() == Shape::scalar() => Some(t.data()[0]),
+            _ => None,
+        }
+    }
+
+    /// An axis of a tensor of `rank` axes: a whole number from `-rank` to
+    /// `rank − 1`, a negative one counted from the last (numpy's
+    /// `axis=-1`).
+    fn axis(
+        &self,
+        value: &TValue,
+        rank: usize,
+        op: &str,
+        tree: &ExprTree,
+        at: crate::syntax::ExprId,
+    ) -> Result<usize, SessionError> {
+        let span = tree.get(at).span();
+        let x = self.number_of(value).filter(|x| x.fract() == 0.0);
+        let rank_i = rank as f64;
+        match x {
+            Some(x) if x >= -rank_i && x < rank_i => Ok(if x < 0.0 {
+                (x + rank_i) as usize
+            } else {
+                x as usize
+            }),
+            _ => Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                match (x, rank) {
+                    (Some(x), 0) => format!("{op} over axis {x}: a number (shape ()) has no axes"),
+                    (Some(x), _) => format!(
+                        "{op} over axis {x}: a tensor of {rank} axes has axes 0 to {} (or -{rank} to -1, counted from the last)",
+                        rank - 1
+                    ),
+                    (None, _) => "an axis is a whole number (0, 1, or -1 for the last)".to_string(),
+                },
+                None,
+            )),
+        }
+    }
+
+    /// A call of this module's: `Some` with its value when `call` is one
+    /// (it then takes `args`), `None` to leave it to the other tensor
+    /// functions with `args` untouched.
+    ///
+    /// # Errors
+    /// A keyword other than `axis=` or where it does not apply, an axis a
+    /// tensor does not have, the ambiguous `max(P, 1)`, a softmax along
+    /// another axis than the last, the engine's shape and label errors.
+    pub(in crate::session) fn batch_call(
+        &mut self,
+        call: &Call,
+        args: &mut Vec<TValue>,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<Option<TValue>, SessionError> {
+        let name = call.name.as_str();
+        if call.derivative > 0 || self.functions.contains_key(name) {
+            return Ok(None);
+        }
+        if let Some(value) = self.syntax_call(call, args, tree, span)? {
+            return Ok(Some(value));
+        }
+        let keyword = call
+            .args
+            .iter()
+            .position(|&a| keyword_at(tree, a).is_some());
+        let arity = |expected: &str, ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err(SessionError::wrong_arity(
+                    name,
+                    call.name_span,
+                    expected,
+                    args.len(),
+                ))
+            }
+        };
+        let rank = args.first().map_or(0, |a| self.shape_of(a).rank());
+        let op = match name {
+            "maximum" | "minimum" => {
+                arity("2", args.len() == 2)?;
+                let op = if name == "maximum" { Op::Max } else { Op::Min };
+                return self.elementwise(op, std::mem::take(args), span).map(Some);
+            }
+            "sum" | "mean" if args.len() == 2 => {
+                let axis = self.axis(&args[1], rank, name, tree, call.args[1])?;
+                if name == "sum" {
+                    TensorOp::SumAxis(axis)
+                } else {
+                    TensorOp::MeanAxis(axis)
+                }
+            }
+            "max" | "min" => match args.len() {
+                1 if rank > 0 => {
+                    if name == "max" {
+                        TensorOp::Max
+                    } else {
+                        TensorOp::Min
+                    }
+                }
+                2 if keyword.is_some() => {
+                    let axis = self.axis(&args[1], rank, name, tree, call.args[1])?;
+                    if name == "max" {
+                        TensorOp::MaxAxis(axis)
+                    } else {
+                        TensorOp::MinAxis(axis)
+                    }
+                }
+                2 => {
+                    self.refuse_ambiguous(name, &args[1], rank, call, tree)?;
+                    return Ok(None);
+                }
+                _ => return Ok(None),
+            },
+            "argmax" => {
+                arity("1 or 2", matches!(args.len(), 1 | 2))?;
+                match args.get(1) {
+                    Some(axis) => {
+                        TensorOp::ArgMax(Some(self.axis(axis, rank, name, tree, call.args[1])?))
+                    }
+                    None => TensorOp::ArgMax(None),
+                }
+            }
+            "softmax" | "log_softmax" | "logsumexp" => {
+                arity("1 or 2", matches!(args.len(), 1 | 2))?;
+                self.last_axis_op(name, args, rank, call, tree)?
+            }
+            "cross_entropy" => {
+                arity("2", args.len() == 2)?;
+                return self
+                    .apply_tensor(TensorOp::CrossEntropy, std::mem::take(args), span)
+                    .map(Some);
+            }
+            "onehot" => {
+                arity("2", args.len() == 2)?;
+                let k = self.whole(&args[1], tree, call.args[1])?;
+                TensorOp::OneHot(k)
+            }
+            "rand" | "uniform" => return self.uniform(name, args, call, tree, span).map(Some),
+            _ => return Ok(None),
+        };
+        let first = args.drain(..).take(1).collect();
+        self.apply_tensor(op, first, span).map(Some)
+    }
+
+    /// Refuses `A @ B` whose inner sizes differ when a transpose of one
+    /// factor would agree: the shape error, with the product that fits
+    /// (`W @ gu` with (2×3)·(2): "`Wᵀ @ gu` is (3×2)·(2)"). Nothing when
+    /// the shapes agree or no transpose helps (the engine's error then).
+    fn hint_transpose(
+        &self,
+        call: &Call,
+        args: &[TValue],
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<(), SessionError> {
+        let (a, b) = (self.shape_of(&args[0]), self.shape_of(&args[1]));
+        let inner = |a: Shape, b: Shape| match (a.dims(), b.dims()) {
+            (&[.., k], &[l]) | (&[.., k], &[l, _]) => k == l,
+            _ => false,
+        };
+        if a.rank() == 0 || b.rank() == 0 || inner(a, b) {
+            return Ok(());
+        }
+        let label = |at: usize| match &tree.get(call.args[at]).kind {
+            ExprKind::Name(name) => name.to_string(),
+            _ => ["A", "B"][at].to_string(),
+        };
+        let (left, right) = (label(0), label(1));
+        let fix = if a.rank() == 2 && inner(a.transposed(), b) {
+            format!("{left}ᵀ @ {right}` is ({})·({b})", a.transposed())
+        } else if b.rank() == 2 && inner(a, b.transposed()) {
+            format!("{left} @ {right}ᵀ` is ({a})·({})", b.transposed())
+        } else {
+            return Ok(());
+        };
+        Err(tensor_error(
+            ErrorCode::Shape,
+            span,
+            crate::engine::tensor::ShapeError::Inner { left: a, right: b }.to_string(),
+            Some(format!(
+                "a forgotten transpose? `{fix}: the inner sizes agree"
+            )),
+        ))
+    }
+
+    /// The calls the parser makes of the batch syntax: a keyword argument
+    /// (its value), a slice (its bounds, read by the index), a comparison,
+    /// an index with a slice, and `@` (the forgotten transpose's hint);
+    /// `None` for any other call.
+    fn syntax_call(
+        &mut self,
+        call: &Call,
+        args: &mut Vec<TValue>,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<Option<TValue>, SessionError> {
+        let name = call.name.as_str();
+        if let Some(keyword) = keyword_of(name) {
+            if keyword != "axis" {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    call.name_span,
+                    format!("`{keyword}=` is not a keyword: the one keyword is `axis=`"),
+                    Some("e.g. `max(P, axis=1)`, the largest of each row".into()),
+                ));
+            }
+            return Ok(Some(args.pop().unwrap_or(TValue::Number(f64::NAN))));
+        }
+        let keyword = call
+            .args
+            .iter()
+            .position(|&a| keyword_at(tree, a).is_some());
+        if let Some(k) = keyword
+            && (!TAKES_AXIS.contains(&name) || k != 1 || args.len() != 2)
+        {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                tree.get(call.args[k]).span(),
+                format!("`{name}` takes no `axis=` here"),
+                Some(format!(
+                    "`axis=` is the second argument of {}: `max(P, axis=1)`",
+                    TAKES_AXIS.join(", ")
+                )),
+            ));
+        }
+        if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&name) {
+            // The bounds as a vector, nan where left out; `index` reads it.
+            let mut bounds = [f64::NAN; 2];
+            let given: Vec<usize> = match name {
+                SLICE => vec![0, 1],
+                SLICE_FROM => vec![0],
+                SLICE_TO => vec![1],
+                _ => vec![],
+            };
+            for ((slot, value), at) in given.into_iter().zip(args.iter()).zip(&call.args) {
+                bounds[slot] = self.whole(value, tree, *at)? as f64;
+            }
+            return Ok(Some(TValue::Literal(Tensor::vector(bounds.to_vec()))));
+        }
+        if let Some(c) = Comparison::from_symbol(name) {
+            let args = std::mem::take(args);
+            return match (
+                self.number_of_literal(&args[0]),
+                self.number_of_literal(&args[1]),
+            ) {
+                (Some(a), Some(b)) => Ok(Some(TValue::Number(c.apply(a, b)))),
+                _ => self
+                    .apply_tensor(TensorOp::Compare(c), args, span)
+                    .map(Some),
+            };
+        }
+        if name == MATMUL && args.len() == 2 {
+            self.hint_transpose(call, args, tree, span)?;
+            return Ok(None);
+        }
+        if name == INDEX && call.args[1..].iter().any(|&a| is_slice(tree, a)) {
+            return self.slice(call, args, tree, span).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// `softmax`, `log_softmax`, `logsumexp`, with an axis that must be
+    /// the last (`softmax(Z, -1)`, `softmax(Z, 1)` of a matrix).
+    fn last_axis_op(
+        &self,
+        name: &str,
+        args: &[TValue],
+        rank: usize,
+        call: &Call,
+        tree: &ExprTree,
+    ) -> Result<TensorOp, SessionError> {
+        if let Some(axis) = args.get(1) {
+            let axis = self.axis(axis, rank, name, tree, call.args[1])?;
+            if axis + 1 != rank {
+                return Err(tensor_error(
+                    ErrorCode::Unsupported,
+                    tree.get(call.args[1]).span(),
+                    format!("{name} goes along the last axis ({}, or -1) only", rank - 1),
+                    Some(format!(
+                        "for the columns, transpose: `{name}(Zᵀ)ᵀ`{}",
+                        if name == "logsumexp" {
+                            " (without the outer ᵀ)"
+                        } else {
+                            ""
+                        }
+                    )),
+                ));
+            }
+        }
+        Ok(match name {
+            "softmax" => TensorOp::Softmax,
+            "log_softmax" => TensorOp::LogSoftmax,
+            _ => TensorOp::LogSumExp,
+        })
+    }
+
+    /// A number typed in the expression (not a tensor, not a variable).
+    fn number_of_literal(&self, value: &TValue) -> Option<f64> {
+        match value {
+            TValue::Number(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    /// Refuses `max(P, 1)` where `P` has axis 1 (or 0, or a negative one):
+    /// numpy's `P.max(1)` and `sum(P, 1)` read it as an axis, and the
+    /// elementwise `max(P, 1)` is as common; both readings are spelled out.
+    fn refuse_ambiguous(
+        &self,
+        name: &str,
+        second: &TValue,
+        rank: usize,
+        call: &Call,
+        tree: &ExprTree,
+    ) -> Result<(), SessionError> {
+        let Some(n) = self.number_of_literal(second) else {
+            return Ok(());
+        };
+        let r = rank as f64;
+        if rank == 0 || n.fract() != 0.0 || n < -r || n >= r {
+            return Ok(());
+        }
+        let text = match &tree.get(call.args[0]).kind {
+            ExprKind::Name(name) => name.as_str(),
+            _ => "P",
+        };
+        let elementwise = if name == "max" { "maximum" } else { "minimum" };
+        Err(tensor_error(
+            ErrorCode::BadArguments,
+            call.name_span.to(tree.get(call.args[1]).span()),
+            format!(
+                "`{name}({text}, {n})` is ambiguous: the {} along axis {n}, or the elementwise {name} with {n}",
+                if name == "max" { "largest" } else { "smallest" }
+            ),
+            Some(format!(
+                "write `{name}({text}, axis={n})` for the axis (numpy's `{text}.{name}({n})`), or `{elementwise}({text}, {n})` elementwise"
+            )),
+        ))
+    }
+
+    /// `X[0:4]`, `X[:, 0]`, `X[1:]`, `x[2:5]`: a slice node, the ends left
+    /// out filled from the shape.
+    fn slice(
+        &mut self,
+        call: &Call,
+        args: &mut Vec<TValue>,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let shape = self.shape_of(&args[0]);
+        if call.args.len() > 3 || shape.rank() == 0 {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                crate::engine::tensor::ShapeError::TooManyIndices {
+                    shape,
+                    given: call.args.len() - 1,
+                }
+                .to_string(),
+                None,
+            ));
+        }
+        let mut selects = Vec::new();
+        for (axis, (&at, value)) in call.args[1..].iter().zip(&args[1..]).enumerate() {
+            let size = shape.dims().get(axis).copied().unwrap_or(0);
+            selects.push(if is_slice(tree, at) {
+                let bounds = match value {
+                    TValue::Literal(t) => t.data().to_vec(),
+                    _ => vec![f64::NAN; 2],
+                };
+                let start = if bounds[0].is_nan() {
+                    0
+                } else {
+                    bounds[0] as usize
+                };
+                let end = if bounds[1].is_nan() {
+                    size
+                } else {
+                    bounds[1] as usize
+                };
+                Select::Range(start, end)
+            } else {
+                Select::At(self.whole(value, tree, at)?)
+            });
+        }
+        let op = TensorOp::Slice(selects[0], selects.get(1).copied());
+        let base = args.drain(..).take(1).collect();
+        self.apply_tensor(op, base, span)
+    }
+
+    /// `rand(m, n)`, `rand(n)`: uniform samples of [0, 1); `uniform(m, n,
+    /// lo, hi)`, `uniform(n, lo, hi)`: of [lo, hi) (`lo + (hi − lo)·u`),
+    /// from the generator `randn` draws from (`:seed N`).
+    fn uniform(
+        &mut self,
+        name: &str,
+        args: &[TValue],
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let sizes = match (name, args.len()) {
+            ("rand", 1 | 2) => args.len(),
+            ("uniform", 3 | 4) => args.len() - 2,
+            _ => {
+                return Err(SessionError::wrong_arity(
+                    name,
+                    call.name_span,
+                    if name == "rand" {
+                        "1 or 2 (the sizes)"
+                    } else {
+                        "3 or 4 (the sizes, then lo and hi)"
+                    },
+                    args.len(),
+                ));
+            }
+        };
+        let dims: Vec<usize> = args[..sizes]
+            .iter()
+            .zip(&call.args)
+            .map(|(a, at)| self.whole(a, tree, *at))
+            .collect::<Result<_, _>>()?;
+        let (lo, hi) = if name == "uniform" {
+            let bound = |k: usize| {
+                self.number_of(&args[k]).ok_or_else(|| {
+                    tensor_error(
+                        ErrorCode::BadArguments,
+                        tree.get(call.args[k]).span(),
+                        "uniform's bounds lo and hi are numbers",
+                        None,
+                    )
+                })
+            };
+            (bound(sizes)?, bound(sizes + 1)?)
+        } else {
+            (0.0, 1.0)
+        };
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                span,
+                format!("uniform(…, lo, hi) takes finite bounds with lo ≤ hi, not {lo} and {hi}"),
+                None,
+            ));
+        }
+        let shape = Shape::from_dims(&dims).expect("one or two sizes");
+        self.tensors
+            .graph
+            .check_budget(shape)
+            .map_err(|e| super::from_engine(e.into(), span))?;
+        let rng = &mut self.tensors.rng;
+        let data = (0..shape.len())
+            .map(|_| lo + (hi - lo) * rng.uniform())
+            .collect();
+        Ok(TValue::Literal(Tensor::new(shape, data)))
+    }
+}
+
+/// The rule text of the batch ops' backward rules, in the language (typed
+/// back at its step with `upstream` bound, it gives the step's numbers),
+/// over the node's operands' labels (`operands`), `input` the operand's
+/// shape: the extrema with their masks (`upstream ⊙ (W == max(W)) / 2`,
+/// `outer(upstream, ones(3)) ⊙ onehot(argmax(W, 1), 3)`), the axis mean,
+/// `log_softmax`'s and `cross_entropy`'s rules.
+pub(in crate::session) fn batch_rule_text(rule: &Rule, operands: &[&str], input: Shape) -> String {
+    let b = |text: &str| {
+        if text.contains(' ') {
+            format!("({text})")
+        } else {
+            text.to_string()
+        }
+    };
+    let a = b(operands.first().copied().unwrap_or("z"));
+    let (m, n) = input.as_matrix();
+    match rule {
+        Rule::Extremum { max, ties, .. } => {
+            let f = if *max { "max" } else { "min" };
+            let split = if *ties == 1 {
+                String::new()
+            } else {
+                format!(" / {ties}")
+            };
+            format!("upstream ⊙ ({a} == {f}({a})){split}")
+        }
+        Rule::ExtremumAlong { max, axis } => {
+            // The first extremum of each lane: argmax's, of −W for the minimum.
+            let of = if *max { a.clone() } else { format!("-{a}") };
+            match (input.rank(), axis) {
+                (1, _) => format!("upstream ⊙ onehot(argmax({of}), {n})"),
+                (_, 1) => format!("outer(upstream, ones({n})) ⊙ onehot(argmax({of}, 1), {n})"),
+                _ => format!("outer(ones({m}), upstream) ⊙ onehot(argmax({of}, 0), {m})ᵀ"),
+            }
+        }
+        Rule::MeanAlong { axis, count } => match (input.rank(), axis) {
+            (1, _) => format!("upstream ⊙ ones({n}) / {count}"),
+            (_, 1) => format!("outer(upstream, ones({n})) / {count}"),
+            _ => format!("outer(ones({m}), upstream) / {count}"),
+        },
+        Rule::LogSoftmax if input.rank() == 2 => {
+            format!("upstream − softmax({a}) ⊙ sum(upstream, 1, keepdims)")
+        }
+        Rule::LogSoftmax => format!("upstream − softmax({a}) ⊙ sum(upstream)"),
+        Rule::CrossEntropy { count, classes } => format!(
+            "upstream ⊙ (softmax({a}) − onehot({}, {classes})) / {count}",
+            b(operands.get(1).copied().unwrap_or("y"))
+        ),
+        _ => "0 (class labels and comparisons pass no gradient)".to_string(),
+    }
+}
+
+/// The rule of a slice `X[first, second]` of an operand of shape `input`,
+/// in the language: the upstream put back at the positions taken with
+/// slices of the identity (`eye(3)[:, 0:2] @ upstream`, `outer(eye(3)[1],
+/// upstream)`).
+pub(in crate::session) fn slice_rule(
+    first: Select,
+    second: Option<Select>,
+    input: Shape,
+) -> String {
+    let (m, n) = input.as_matrix();
+    // `text` put back along an axis of `size` at the positions a..b: the
+    // identity's columns a..b times it; itself when a..b is the whole axis.
+    let place = |size: usize, a: usize, b: usize, text: &str| {
+        if (a, b) == (0, size) {
+            text.to_string()
+        } else {
+            format!("eye({size})[:, {a}:{b}] @ {text}")
+        }
+    };
+    match (input.rank(), first, second) {
+        (1, Select::Range(a, b), _) => place(n, a, b, "upstream"),
+        (1, Select::At(i), _) => format!("upstream ⊙ eye({n})[{i}]"),
+        (_, Select::At(i), None) => format!("outer(eye({m})[{i}], upstream)"),
+        (_, Select::At(i), Some(Select::At(j))) => {
+            format!("upstream ⊙ outer(eye({m})[{i}], eye({n})[{j}])")
+        }
+        (_, Select::At(i), Some(Select::Range(c, d))) => {
+            format!("outer(eye({m})[{i}], {})", place(n, c, d, "upstream"))
+        }
+        (_, Select::Range(a, b), Some(Select::At(j))) => {
+            format!("outer({}, eye({n})[{j}])", place(m, a, b, "upstream"))
+        }
+        (_, Select::Range(a, b), cols) => {
+            let rows = place(m, a, b, "upstream");
+            match cols {
+                Some(Select::Range(c, d)) if (c, d) != (0, n) => {
+                    format!("{rows} @ eye({n})[:, {c}:{d}]ᵀ")
+                }
+                _ => rows,
+            }
+        }
+    }
+}
+
+/// The name a two-operand elementwise op is written with in a tensor
+/// label: `maximum`/`minimum` for the scalar ops `max`/`min` (`max(P, 1)`
+/// of a matrix is refused as ambiguous), the scalar op's name otherwise.
+pub(in crate::session) fn elementwise_name(op: Op) -> &'static str {
+    match op {
+        Op::Max => "maximum",
+        Op::Min => "minimum",
+        op => op.info().name,
+    }
+}
+
+/// The label of the batch op `op` of node `id` over its operands'
+/// `labels`, as typed (`max(P, axis=1)`, `X[0:4]`, `argmax(Z, 1) == y`);
+/// `None` for the other ops.
+pub(in crate::session) fn batch_label(
+    op: TensorOp,
+    graph: &crate::engine::tensor::TensorGraph,
+    labels: &[String],
+    id: crate::engine::tensor::TensorId,
+) -> Option<String> {
+    let of: Vec<&str> = graph
+        .operands(id)
+        .iter()
+        .map(|o| labels[o.index()].as_str())
+        .collect();
+    let input = graph.shape(graph.operands(id)[0]);
+    let bracket = |text: &str| {
+        if text.contains(' ') {
+            format!("({text})")
+        } else {
+            text.to_string()
+        }
+    };
+    let select = |s: Select| match s {
+        Select::Range(start, end) => {
+            let size = input.dims().first().copied().unwrap_or(0);
+            match (start, end) {
+                (0, e) if e == size => ":".to_string(),
+                (s, e) if e == size => format!("{s}:"),
+                (s, e) => format!("{s}:{e}"),
+            }
+        }
+        Select::At(i) => i.to_string(),
+    };
+    Some(match op {
+        TensorOp::Min => format!("min({})", of[0]),
+        TensorOp::MeanAxis(axis) => format!("mean({}, {axis})", of[0]),
+        TensorOp::MaxAxis(axis) => format!("max({}, axis={axis})", of[0]),
+        TensorOp::MinAxis(axis) => format!("min({}, axis={axis})", of[0]),
+        TensorOp::ArgMax(None) => format!("argmax({})", of[0]),
+        TensorOp::ArgMax(Some(axis)) => format!("argmax({}, {axis})", of[0]),
+        TensorOp::LogSoftmax => format!("log_softmax({})", of[0]),
+        TensorOp::CrossEntropy => format!("cross_entropy({}, {})", of[0], of[1]),
+        TensorOp::OneHot(k) => format!("onehot({}, {k})", of[0]),
+        TensorOp::Compare(c) => format!("{} {} {}", bracket(of[0]), c.symbol(), bracket(of[1])),
+        TensorOp::Slice(first, second) => {
+            let cols = match (second, input.dims()) {
+                (Some(Select::Range(start, end)), &[_, n]) => {
+                    let all = (start, end) == (0, n);
+                    Some(if all {
+                        ":".to_string()
+                    } else if end == n {
+                        format!("{start}:")
+                    } else {
+                        format!("{start}:{end}")
+                    })
+                }
+                (Some(Select::At(j)), _) => Some(j.to_string()),
+                _ => None,
+            };
+            match cols {
+                Some(cols) => format!("{}[{}, {cols}]", bracket(of[0]), select(first)),
+                None => format!("{}[{}]", bracket(of[0]), select(first)),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// `:help NAME` of this module's functions: usage, shape rule, backward
+/// rule and source from the op table (docs/language.md §9).
+pub(in crate::session) fn batch_help(name: &str) -> Option<String> {
+    let (usage, op) = match name {
+        "argmax" => ("argmax(x), argmax(Z, axis)", TensorOp::ArgMax(Some(1))),
+        "log_softmax" => ("log_softmax(z), log_softmax(Z, -1)", TensorOp::LogSoftmax),
+        "cross_entropy" => (
+            "cross_entropy(Z, y): n×k scores, n integer labels",
+            TensorOp::CrossEntropy,
+        ),
+        "onehot" => ("onehot(y, k)", TensorOp::OneHot(2)),
+        "min" => (
+            "min(x), min(W, axis=0); minimum(a, b) elementwise",
+            TensorOp::MinAxis(0),
+        ),
+        "maximum" | "minimum" => {
+            return Some(format!(
+                "{name}(a, b): the elementwise {} with numpy's broadcasting (`maximum(W, 0)` is a relu); at a tie the gradient is split as the scalar `{}` does (docs/language.md §7)",
+                &name[..3],
+                &name[..3]
+            ));
+        }
+        "rand" | "uniform" => {
+            return Some(
+                "rand(m, n), rand(n): uniform numbers of [0, 1); uniform(m, n, lo, hi), uniform(n, lo, hi): of [lo, hi), lo + (hi − lo)·u\n  from the generator randn draws from (xoshiro256**): `:seed N` starts it again; a literal: assigned, it is a leaf (docs/language.md §9)"
+                    .to_string(),
+            );
+        }
+        _ => return None,
+    };
+    let info = op.info();
+    Some(format!(
+        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
+        info.shape_rule, info.backward_rule, info.source
+    ))
+}
