@@ -83,7 +83,7 @@ impl Session {
     /// [`Session::script`] no longer rebuilds it (the log dropped its first
     /// statements, [`Session::statements_dropped`]): a first comment line
     /// saying so, then `name = value` for each variable (a tensor as a
-    /// literal; one over [`MAX_CHECKPOINT_ELEMENTS`] numbers, or a value that
+    /// literal; one over 10 000 numbers, or a value that
     /// is not finite, as a comment saying it is not kept) and each function's
     /// definition. Run, it gives every name its value as a leaf: the graph
     /// that made a derived value is not kept.
