@@ -46,7 +46,7 @@ fn named<'a>(events: &'a [Value], name: &str) -> &'a Value {
     &events
         .iter()
         .rev()
-        .find(|e| e["kind"] == "tensor" && e["name"] == name)
+        .find(|e| (e["kind"] == "value" && !e["shape"].is_null()) && e["name"] == name)
         .unwrap_or_else(|| panic!("no tensor {name} in {events:?}"))["value"]
 }
 
@@ -56,7 +56,7 @@ fn gradient<'a>(events: &'a [Value], wrt: &str) -> &'a Value {
     &events
         .iter()
         .rev()
-        .find(|e| e["kind"] == "tensor_grad" && e["wrt"] == wrt)
+        .find(|e| (e["kind"] == "grad" && !e["shape"].is_null()) && e["wrt"] == wrt)
         .unwrap_or_else(|| panic!("no gradient for {wrt} in {events:?}"))["value"]
 }
 
@@ -95,7 +95,7 @@ fn cross_entropy_log_softmax_and_onehot_match_numpy() {
     assert_all_close(named(&events, "Y"), &[0.0, 1.0, 0.0, 0.0, 0.0, 1.0], 0.0);
     let grads: Vec<&Value> = events
         .iter()
-        .filter(|e| e["kind"] == "tensor_grad" && e["wrt"] == "Z")
+        .filter(|e| (e["kind"] == "grad" && !e["shape"].is_null()) && e["wrt"] == "Z")
         .map(|e| &e["value"])
         .collect();
     assert_all_close(
@@ -202,7 +202,7 @@ fn reductions_along_an_axis_with_negative_axes() {
     assert_all_close(named(&events, "lo"), &[-2.0], 0.0);
     let grads: Vec<&Value> = events
         .iter()
-        .filter(|e| e["kind"] == "tensor_grad" && e["wrt"] == "P")
+        .filter(|e| (e["kind"] == "grad" && !e["shape"].is_null()) && e["wrt"] == "P")
         .map(|e| &e["value"])
         .collect();
     // The first 5 of row 0 (PyTorch's max(dim) index, numpy's argmax).
@@ -368,7 +368,11 @@ fn the_moons_mlp_example_trains_to_numpys_losses() {
             "step {step}: {got:?} vs numpy {loss:?}"
         );
     }
-    let accuracy = events.iter().rev().find(|e| e["kind"] == "tensor").unwrap();
+    let accuracy = events
+        .iter()
+        .rev()
+        .find(|e| (e["kind"] == "value" && !e["shape"].is_null()))
+        .unwrap();
     assert_eq!(json_number(&accuracy["value"]), Some(want[100].1));
     assert_eq!(want[100].1, 1.0);
 }
@@ -412,12 +416,15 @@ fn the_classifier_example_matches_numpy() {
     // Xᵀ @ G and sum(G, 0), typed by hand, are the same numbers.
     let unnamed: Vec<&Value> = events
         .iter()
-        .filter(|e| e["kind"] == "tensor" && e["name"].is_null())
+        .filter(|e| (e["kind"] == "value" && !e["shape"].is_null()) && e["name"].is_null())
         .map(|e| &e["value"])
         .collect();
     assert_all_close(unnamed[0], &dw, 1e-12);
     assert_all_close(unnamed[1], &db, 1e-12);
-    let trace = events.iter().find(|e| e["kind"] == "tensor_trace").unwrap();
+    let trace = events
+        .iter()
+        .find(|e| (e["kind"] == "trace" && !e["shape"].is_null()))
+        .unwrap();
     let step = crate::util::member(&trace["steps"], "op", "cross_entropy");
     let contributions = step["contributions"].as_array().unwrap();
     assert_eq!(contributions.len(), 1, "the labels get nothing");
@@ -464,7 +471,11 @@ fn the_attention_example_matches_numpy() {
     );
     // The masked weights are exactly 0: token 0 sees only itself.
     assert_all_close(&named(&events, "A")[0], &[1.0, 0.0, 0.0, 0.0], 0.0);
-    assert!(events.iter().any(|e| e["kind"] == "tensor_trace"));
+    assert!(
+        events
+            .iter()
+            .any(|e| (e["kind"] == "trace" && !e["shape"].is_null()))
+    );
 }
 
 /// The numbers of a JSON value as gradcalc input: `[[1, 2], [3, 4]]`, `2`.
@@ -503,7 +514,10 @@ fn the_batch_ops_rules_type_back_to_their_numbers() {
         ("L = sum(x[1:3]*[2, -1])", "slice"),
     ] {
         let events = events_of(&format!("{setup}{loss}\n:trace"));
-        let trace = events.iter().find(|e| e["kind"] == "tensor_trace").unwrap();
+        let trace = events
+            .iter()
+            .find(|e| (e["kind"] == "trace" && !e["shape"].is_null()))
+            .unwrap();
         let step = crate::util::member(&trace["steps"], "op", op);
         let c = &step["contributions"][0];
         let rule = c["rule"].as_str().unwrap();
