@@ -371,7 +371,7 @@ fn the_moons_mlp_example_trains_to_numpys_losses() {
     let accuracy = events
         .iter()
         .rev()
-        .find(|e| (e["kind"] == "value" && !e["shape"].is_null()))
+        .find(|e| e["kind"] == "value" && !e["shape"].is_null())
         .unwrap();
     assert_eq!(json_number(&accuracy["value"]), Some(want[100].1));
     assert_eq!(want[100].1, 1.0);
@@ -423,7 +423,7 @@ fn the_classifier_example_matches_numpy() {
     assert_all_close(unnamed[1], &db, 1e-12);
     let trace = events
         .iter()
-        .find(|e| (e["kind"] == "trace" && !e["shape"].is_null()))
+        .find(|e| e["kind"] == "trace" && !e["shape"].is_null())
         .unwrap();
     let step = crate::util::member(&trace["steps"], "op", "cross_entropy");
     let contributions = step["contributions"].as_array().unwrap();
@@ -474,7 +474,7 @@ fn the_attention_example_matches_numpy() {
     assert!(
         events
             .iter()
-            .any(|e| (e["kind"] == "trace" && !e["shape"].is_null()))
+            .any(|e| e["kind"] == "trace" && !e["shape"].is_null())
     );
 }
 
@@ -516,7 +516,7 @@ fn the_batch_ops_rules_type_back_to_their_numbers() {
         let events = events_of(&format!("{setup}{loss}\n:trace"));
         let trace = events
             .iter()
-            .find(|e| (e["kind"] == "trace" && !e["shape"].is_null()))
+            .find(|e| e["kind"] == "trace" && !e["shape"].is_null())
             .unwrap();
         let step = crate::util::member(&trace["steps"], "op", op);
         let c = &step["contributions"][0];
