@@ -621,18 +621,7 @@ impl Session {
             return Ok(value);
         }
         let name = call.name.as_str();
-        let arity = |expected: &str, ok: bool| {
-            if ok {
-                Ok(())
-            } else {
-                Err(SessionError::wrong_arity(
-                    name,
-                    call.name_span,
-                    expected,
-                    args.len(),
-                ))
-            }
-        };
+        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
         if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
             return self.tensor_gradient(args, call, tree, span);
         }
@@ -1591,6 +1580,21 @@ impl Session {
                 of: label.to_string(),
                 wrt: name.to_string(),
             })
+    }
+}
+
+/// `Ok` when `ok`; otherwise the error that `call` was given `got`
+/// arguments where it takes `expected` ("1 or 2").
+fn check_arity(call: &Call, got: usize, expected: &str, ok: bool) -> Result<(), SessionError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(SessionError::wrong_arity(
+            call.name.as_str(),
+            call.name_span,
+            expected,
+            got,
+        ))
     }
 }
 

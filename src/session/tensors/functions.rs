@@ -14,7 +14,7 @@ use crate::syntax::{
 
 use super::super::error::ErrorCode;
 use super::super::{Session, SessionError};
-use super::{TValue, tensor_error};
+use super::{TValue, check_arity, tensor_error};
 
 /// The functions of this module that make a statement a tensor statement.
 pub(in crate::session) const BATCH_FUNCTIONS: [&str; 8] = [
@@ -147,18 +147,7 @@ impl Session {
             .args
             .iter()
             .position(|&a| keyword_at(tree, a).is_some());
-        let arity = |expected: &str, ok: bool| {
-            if ok {
-                Ok(())
-            } else {
-                Err(SessionError::wrong_arity(
-                    name,
-                    call.name_span,
-                    expected,
-                    args.len(),
-                ))
-            }
-        };
+        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
         let rank = args.first().map_or(0, |a| self.shape_of(a).rank());
         let op = match name {
             "maximum" | "minimum" => {
