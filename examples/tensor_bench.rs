@@ -29,6 +29,12 @@ use gradcalc::engine::Op;
 use gradcalc::engine::tensor::{Shape, Tensor, TensorError, TensorGraph, TensorId, TensorOp};
 use serde_json::json;
 
+/// Large buffers (tensors of 4 MiB and more) on huge pages: fewer page
+/// faults, the same bytes (`gradcalc::hugepages`).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: gradcalc::hugepages::HugePages = gradcalc::hugepages::HugePages;
+
 /// The workloads, by name, with their sizes in words.
 const WORKLOADS: [(&str, &str); 6] = [
     ("matmul", "L = sum(A @ B), A, B N×N"),

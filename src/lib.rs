@@ -41,6 +41,8 @@ pub mod driver;
 pub mod engine;
 pub mod files;
 pub mod homework;
+#[cfg(all(feature = "os", target_os = "linux"))]
+pub mod hugepages;
 pub mod interrupt;
 pub mod render;
 #[cfg(feature = "cli")]

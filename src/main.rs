@@ -12,6 +12,12 @@ use gradcalc::render::json::ErrorLine;
 use gradcalc::render::{Format, Precision, Printer, Style};
 use gradcalc::session::{ErrorCode, Notice, Session};
 
+/// Large buffers (tensors of 4 MiB and more) on huge pages: fewer page
+/// faults, the same bytes (`gradcalc::hugepages`).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: gradcalc::hugepages::HugePages = gradcalc::hugepages::HugePages;
+
 const EXAMPLES: &str = "\
 Examples:
   gradcalc                                  start the interactive calculator

@@ -85,55 +85,23 @@ pub(super) fn sum_to(full: Vec<f64>, out: Shape, shape: Shape) -> Tensor {
 /// end: the loop vectorises, and the rounding error grows about eight times
 /// slower than a running sum's (numpy's `sum` is pairwise, in blocks of 8).
 pub(super) fn sum(a: &[f64]) -> f64 {
-    let mut lanes = [0.0; 8];
-    let chunks = a.chunks_exact(8);
-    let tail: f64 = chunks.remainder().iter().sum();
-    for chunk in chunks {
-        for (lane, &x) in lanes.iter_mut().zip(chunk) {
-            *lane += x;
-        }
-    }
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = lanes;
-    ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + tail
-}
-
-/// The index of the first maximum of `a` (the first nan, if any: nan
-/// propagates); `None` when `a` is empty.
-pub(super) fn argmax(a: &[f64]) -> Option<usize> {
-    let mut best: Option<usize> = None;
-    for (i, &x) in a.iter().enumerate() {
-        if x.is_nan() {
-            return Some(i);
-        }
-        if best.is_none_or(|b| x > a[b]) {
-            best = Some(i);
-        }
-    }
-    best
+    super::rowexp::sum_lanes(a)
 }
 
 /// `ln Σ exp(zᵢ)` computed stably as `m + ln Σ exp(zᵢ − m)`, `m = max z`, so
 /// that no `exp` overflows (the usual shift; e.g. Blanchard, Higham and
 /// Higham, "Accurate computation of the log-sum-exp and softmax functions",
-/// 2021). `m` itself where it is ±inf or nan. `a` is not empty.
+/// 2021). `m` itself where it is ±inf or nan. `a` is not empty. Vectorised
+/// (`rowexp.rs`).
 pub(super) fn logsumexp(a: &[f64]) -> f64 {
-    let m = a[argmax(a).expect("logsumexp of a nonempty row")];
-    if !m.is_finite() {
-        return m;
-    }
-    m + sum(&map(a, |z| (z - m).exp())).ln()
+    super::rowexp::logsumexp(a)
 }
 
 /// `exp(zᵢ − m)/Σ exp(zⱼ − m)`, `m = max z`, into `out`: the softmax with no
 /// `exp` overflowing (the same shift as [`logsumexp`]). `a` is not empty.
+/// Vectorised (`rowexp.rs`).
 pub(super) fn softmax_into(a: &[f64], out: &mut Vec<f64>) {
-    let m = a[argmax(a).expect("softmax of a nonempty row")];
-    let start = out.len();
-    out.extend(a.iter().map(|&z| (z - m).exp()));
-    let total = sum(&out[start..]);
-    for p in &mut out[start..] {
-        *p /= total;
-    }
+    super::rowexp::softmax_into(a, out);
 }
 
 /// One factor of a matrix product as dgemm reads it: its data and the

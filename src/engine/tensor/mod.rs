@@ -52,6 +52,7 @@ mod expand;
 mod graph;
 mod kernels;
 mod ops;
+mod rowexp;
 mod shape;
 mod value;
 
