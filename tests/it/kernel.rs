@@ -563,3 +563,39 @@ fn a_repeat_whose_steps_make_the_output_leaves_step_0_blank() {
     assert!(!text.contains("not finite"), "{text}");
     assert_contains(&text, "note: `y = …` rebinds y at every step");
 }
+
+#[test]
+fn ctrl_c_inside_a_large_elementwise_op_answers_within_a_second_of_work() {
+    // `x ^ y` of a 6000×1 column and a 1×6000 row is one elementwise node
+    // of 3.6·10⁷ calls of `pow` (seconds of a test build): it runs in
+    // blocks of 2²⁰ elements that look at Ctrl-C between two, so the line
+    // answers after at most one block.
+    let mut kernel = Kernel::start();
+    let pid = kernel.child.id();
+    let line = "s = sum((1.5 * ones(6000, 1)) ^ (0.5 * ones(1, 6000)))";
+    writeln!(kernel.stdin, "{line}").unwrap();
+    kernel.stdin.flush().unwrap();
+    // Evidence that the op runs: 0.3 s of CPU after the line was written
+    // (the operands are 6000 numbers each, made in microseconds).
+    let start = crate::util::cpu_time(pid).unwrap();
+    crate::util::wait_for_cpu(pid, start + std::time::Duration::from_millis(300));
+    kernel.interrupt();
+    let at_ctrl_c = crate::util::cpu_time(pid).unwrap();
+    let out = kernel.until_ready(line);
+    let answered = crate::util::cpu_time(pid).unwrap();
+    let all = events(&out);
+    let kinds: Vec<&str> = all.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["error", "ready"], "{out}");
+    assert_eq!(all[0]["code"], "interrupted", "{out}");
+    // CPU time from Ctrl-C to the answer: one block (a few tens of ms)
+    // and the answer, well under the second asked.
+    assert!(
+        answered - at_ctrl_c <= std::time::Duration::from_millis(500),
+        "{:?} of CPU time from Ctrl-C to the answer",
+        answered - at_ctrl_c
+    );
+    let out = kernel.run_uninterrupted("q = 1; s");
+    let all = events(&out);
+    assert_eq!(all[0]["value"], 1, "{out}");
+    assert_eq!(all[1]["code"], "unknown-name", "{out}");
+}

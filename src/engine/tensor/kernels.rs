@@ -1,6 +1,7 @@
 //! The vectorised loops every tensor op runs: elementwise maps and zips with
 //! broadcasting, the sum over broadcast axes, reductions, and the matrix
-//! product through the `matrixmultiply` crate's dgemm.
+//! product through the `gemm` crate on x86-64 (AVX-512 or AVX2 kernels,
+//! chosen when run) and the `matrixmultiply` crate's dgemm elsewhere.
 
 use super::{Shape, Tensor};
 
@@ -32,9 +33,28 @@ impl Strides {
     }
 }
 
-/// `f` applied to each element.
-pub(super) fn map(a: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
-    a.iter().map(|&x| f(x)).collect()
+/// How many elements an elementwise kernel ([`map_until`], [`zip_until`])
+/// computes between two looks at `stop`: 2²⁰, a few ms to some 40 ms of a
+/// release build on one core (a `pow` an element), so that Ctrl-C answers
+/// well within a second on any elementwise op the memory budget allows (an
+/// 8192×8192 result is 64 blocks).
+pub(super) const BLOCK_ELEMENTS: usize = 1 << 20;
+
+/// `f` applied to each element, in blocks of [`BLOCK_ELEMENTS`], asking
+/// `stop` before each: `None` when it said stop.
+pub(super) fn map_until(
+    a: &[f64],
+    f: impl Fn(f64) -> f64,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
+    let mut out = Vec::with_capacity(a.len());
+    for block in a.chunks(BLOCK_ELEMENTS) {
+        if stop() {
+            return None;
+        }
+        out.extend(block.iter().map(|&x| f(x)));
+    }
+    Some(out)
 }
 
 /// `f(a, b)` at each element of `out`, `a` and `b` broadcast to it.
@@ -42,25 +62,59 @@ pub(super) fn zip(a: &Tensor, b: &Tensor, out: Shape, f: impl Fn(f64, f64) -> f6
     zip_data((a.data(), a.shape()), (b.data(), b.shape()), out, f)
 }
 
+/// [`zip`] in blocks of about [`BLOCK_ELEMENTS`] (whole rows where an
+/// operand is broadcast), asking `stop` before each: `None` when it said
+/// stop. The same numbers as [`zip`].
+pub(super) fn zip_until(
+    a: &Tensor,
+    b: &Tensor,
+    out: Shape,
+    f: impl Fn(f64, f64) -> f64,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
+    zip_data_until((a.data(), a.shape()), (b.data(), b.shape()), out, f, stop)
+}
+
 /// [`zip`] of two operands given as their data and shape.
 pub(super) fn zip_data(
+    x: (&[f64], Shape),
+    y: (&[f64], Shape),
+    out: Shape,
+    f: impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    zip_data_until(x, y, out, f, &|| false).expect("never asked to stop")
+}
+
+/// [`zip_until`] of two operands given as their data and shape.
+fn zip_data_until(
     (x, xs): (&[f64], Shape),
     (y, ys): (&[f64], Shape),
     out: Shape,
     f: impl Fn(f64, f64) -> f64,
-) -> Vec<f64> {
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
+    let mut data = Vec::with_capacity(out.len());
     if xs == out && ys == out {
-        return x.iter().zip(y).map(|(&x, &y)| f(x, y)).collect();
+        for (x, y) in x.chunks(BLOCK_ELEMENTS).zip(y.chunks(BLOCK_ELEMENTS)) {
+            if stop() {
+                return None;
+            }
+            data.extend(x.iter().zip(y).map(|(&x, &y)| f(x, y)));
+        }
+        return Some(data);
     }
     let (sa, sb) = (Strides::of(xs, out), Strides::of(ys, out));
     let (m, n) = out.as_matrix();
-    let mut data = Vec::with_capacity(m * n);
+    let rows_a_block = (BLOCK_ELEMENTS / n.max(1)).max(1);
     for i in 0..m {
+        if i % rows_a_block == 0 && stop() {
+            return None;
+        }
         for j in 0..n {
             data.push(f(x[sa.at(i, j)], y[sb.at(i, j)]));
         }
     }
-    data
+    Some(data)
 }
 
 /// `full` (of shape `out`) summed over the axes along which `shape` was
@@ -144,9 +198,11 @@ impl<'a> Factor<'a> {
 /// budget allows (a 4000×4000 product is about 480 blocks).
 pub(super) const BLOCK_MULTIPLY_ADDS: usize = 1 << 27;
 
-/// The matrix product `a·b` (`a.cols == b.rows`), row-major, by the
-/// `matrixmultiply` crate's dgemm (a pure-Rust blocked kernel in BLIS's
-/// layout, with SIMD where the machine has it; it builds for wasm32 too).
+/// The matrix product `a·b` (`a.cols == b.rows`), row-major: on x86-64 by
+/// the `gemm` crate (pure-Rust blocked kernels in BLIS's layout for
+/// AVX-512, AVX2 with FMA or SSE, chosen when run: numpy's OpenBLAS runs
+/// AVX-512 kernels, `matrixmultiply` has none), elsewhere (wasm32) by the
+/// `matrixmultiply` crate's dgemm.
 ///
 /// A product of more than [`BLOCK_MULTIPLY_ADDS`] multiply-adds runs as
 /// blocks of the result (rows × columns, each over the whole inner
@@ -227,7 +283,34 @@ unsafe fn dgemm_block(
 ) {
     debug_assert!(c.len() >= (m - 1) * ldc + n);
     let stride = |s: usize| isize::try_from(s).expect("a stride fits an isize");
+    // SAFETY: as the caller promises. `gemm` writes `c = 1·(a·b)` without
+    // reading `c` (`read_dst` false), on this thread.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            stride(ldc),
+            false,
+            a.data.as_ptr(),
+            stride(a.stride.1),
+            stride(a.stride.0),
+            b.data.as_ptr(),
+            stride(b.stride.1),
+            stride(b.stride.0),
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
     // SAFETY: as the caller promises.
+    #[cfg(not(target_arch = "x86_64"))]
     unsafe {
         matrixmultiply::dgemm(
             m,

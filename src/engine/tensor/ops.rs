@@ -417,8 +417,8 @@ impl TensorOp {
     /// The forward value for operand values `inputs`, of the shape
     /// [`TensorOp::output_shape`] gave (`out`).
     ///
-    /// A long kernel (the matrix product) asks `stop` between blocks and
-    /// gives `None` when it says stop.
+    /// A long kernel (the matrix product, an elementwise op or comparison)
+    /// asks `stop` between blocks and gives `None` when it says stop.
     pub(super) fn forward(
         self,
         inputs: &[&Tensor],
@@ -430,7 +430,7 @@ impl TensorOp {
             TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
                 unreachable!("a leaf's value is given, not computed")
             }
-            TensorOp::Elementwise(op) => elementwise(op, inputs, out),
+            TensorOp::Elementwise(op) => elementwise(op, inputs, out, stop)?,
             TensorOp::MatMul => {
                 let (x, y) = matmul_factors(a, inputs[1]);
                 kernels::matmul(x, y, stop)?
@@ -467,7 +467,9 @@ impl TensorOp {
             TensorOp::LogSoftmax => batch::log_softmax(a),
             TensorOp::CrossEntropy => vec![batch::cross_entropy(a, inputs[1])],
             TensorOp::OneHot(k) => batch::onehot(a, k),
-            TensorOp::Compare(c) => kernels::zip(a, inputs[1], out, |x, y| c.apply(x, y)),
+            TensorOp::Compare(c) => {
+                kernels::zip_until(a, inputs[1], out, |x, y| c.apply(x, y), stop)?
+            }
             TensorOp::Slice(first, second) => {
                 let (_, index) = batch::slice(a.shape(), first, second).expect("checked shape");
                 index.iter().map(|&i| a.data()[i]).collect()
@@ -576,17 +578,23 @@ fn sum_axis(a: &Tensor, axis: usize) -> Vec<f64> {
 
 /// The scalar op `op` at each element: its forward function from the scalar
 /// op table, with `+ − ·` written out as the scalar backward walk does
-/// ([`Shortcut`]) so that the loop vectorises.
-fn elementwise(op: Op, inputs: &[&Tensor], out: Shape) -> Vec<f64> {
+/// ([`Shortcut`]) so that the loop vectorises. Asks `stop` between blocks
+/// of elements ([`kernels::BLOCK_ELEMENTS`]): `None` when it said stop.
+fn elementwise(
+    op: Op,
+    inputs: &[&Tensor],
+    out: Shape,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let info = op.info();
     let forward = info.forward;
     match *inputs {
-        [a] => kernels::map(a.data(), |x| forward(&[x])),
+        [a] => kernels::map_until(a.data(), |x| forward(&[x]), stop),
         [a, b] => match info.shortcut {
-            Some(Shortcut::Add) => kernels::zip(a, b, out, |x, y| x + y),
-            Some(Shortcut::Sub) => kernels::zip(a, b, out, |x, y| x - y),
-            Some(Shortcut::Mul) => kernels::zip(a, b, out, |x, y| x * y),
-            None => kernels::zip(a, b, out, |x, y| forward(&[x, y])),
+            Some(Shortcut::Add) => kernels::zip_until(a, b, out, |x, y| x + y, stop),
+            Some(Shortcut::Sub) => kernels::zip_until(a, b, out, |x, y| x - y, stop),
+            Some(Shortcut::Mul) => kernels::zip_until(a, b, out, |x, y| x * y, stop),
+            None => kernels::zip_until(a, b, out, |x, y| forward(&[x, y]), stop),
         },
         _ => unreachable!("elementwise ops take one or two operands"),
     }
