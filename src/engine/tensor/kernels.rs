@@ -389,6 +389,55 @@ mod tests {
         }
     }
 
+    /// An elementwise kernel asked to stop stops between blocks of
+    /// [`BLOCK_ELEMENTS`]; not asked, it gives each element as the op
+    /// gives it, same shapes and broadcast.
+    #[test]
+    fn elementwise_kernels_stop_between_blocks() {
+        let n = 2 * BLOCK_ELEMENTS + 5;
+        let x = data(0.0, 1, n);
+        let asked = std::cell::Cell::new(0);
+        let stop_at_third = || {
+            asked.set(asked.get() + 1);
+            asked.get() == 3
+        };
+        assert!(map_until(&x, f64::tanh, &stop_at_third).is_none());
+        assert_eq!(asked.get(), 3);
+        let mapped = map_until(&x, f64::tanh, &|| false).unwrap();
+        assert!(
+            mapped
+                .iter()
+                .zip(&x)
+                .all(|(m, x)| m.to_bits() == x.tanh().to_bits())
+        );
+        let a = Tensor::new(Shape::vector(n), x.clone());
+        let b = Tensor::new(Shape::vector(n), data(1.0, 1, n));
+        asked.set(0);
+        assert!(zip_until(&a, &b, a.shape(), |x, y| x * y, &stop_at_third).is_none());
+        let zipped = zip_until(&a, &b, a.shape(), |x, y| x * y, &|| false).unwrap();
+        assert!(
+            zipped
+                .iter()
+                .zip(x.iter().zip(b.data()))
+                .all(|(z, (x, y))| *z == x * y)
+        );
+        // Broadcast: a 3000×1 column against a 1×1000 row, stopped at the
+        // second block of rows (1048 rows a block).
+        let col = Tensor::new(Shape::matrix(3000, 1), data(2.0, 3000, 1));
+        let row = Tensor::new(Shape::matrix(1, 1000), data(3.0, 1, 1000));
+        let out = Shape::matrix(3000, 1000);
+        asked.set(0);
+        let stop_at_second = || {
+            asked.set(asked.get() + 1);
+            asked.get() == 2
+        };
+        assert!(zip_until(&col, &row, out, |x, y| x - y, &stop_at_second).is_none());
+        assert_eq!(asked.get(), 2);
+        let whole = zip_until(&col, &row, out, |x, y| x - y, &|| false).unwrap();
+        assert_eq!(whole.len(), 3_000_000);
+        assert_eq!(whole[1000 * 1234 + 567], col.data()[1234] - row.data()[567]);
+    }
+
     /// A product asked to stop stops between two blocks: `stop` is asked
     /// once a block (here 3 blocks of rows by 1 of columns is more than 2).
     #[test]
