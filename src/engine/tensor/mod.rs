@@ -4,8 +4,9 @@
 //! (rank 0, 1 or 2, float64, row-major), not one node per element: `A @ B`
 //! of two 256×256 matrices is one node, and its forward and backward run as
 //! vectorised kernels (`kernels.rs`; the matrix product through the
-//! `matrixmultiply` crate's dgemm, pure Rust, which builds for the
-//! WebAssembly playground too). Its value is held once, in the arena.
+//! `gemm` crate on x86-64 and the `matrixmultiply` crate's dgemm elsewhere,
+//! both pure Rust, the latter for the WebAssembly playground; softmax rows
+//! in `rowexp.rs`). Its value is held once, in the arena.
 //!
 //! **To read it, in this order.** (1) `shape.rs`: [`Shape`] and numpy's
 //! broadcasting for rank ≤ 2 ([`Shape::broadcast`]). (2) `ops.rs`: the
