@@ -41,15 +41,16 @@ impl Strides {
 pub(super) const BLOCK_ELEMENTS: usize = 1 << 20;
 
 /// `f` applied to each element, in blocks of [`BLOCK_ELEMENTS`], asking
-/// `stop` before each: `None` when it said stop.
+/// `stop` before each but the first (an op of one block runs as it did
+/// before: whole): `None` when it said stop.
 pub(super) fn map_until(
     a: &[f64],
     f: impl Fn(f64) -> f64,
     stop: &dyn Fn() -> bool,
 ) -> Option<Vec<f64>> {
     let mut out = Vec::with_capacity(a.len());
-    for block in a.chunks(BLOCK_ELEMENTS) {
-        if stop() {
+    for (k, block) in a.chunks(BLOCK_ELEMENTS).enumerate() {
+        if k > 0 && stop() {
             return None;
         }
         out.extend(block.iter().map(|&x| f(x)));
@@ -63,8 +64,8 @@ pub(super) fn zip(a: &Tensor, b: &Tensor, out: Shape, f: impl Fn(f64, f64) -> f6
 }
 
 /// [`zip`] in blocks of about [`BLOCK_ELEMENTS`] (whole rows where an
-/// operand is broadcast), asking `stop` before each: `None` when it said
-/// stop. The same numbers as [`zip`].
+/// operand is broadcast), asking `stop` before each but the first: `None`
+/// when it said stop. The same numbers as [`zip`].
 pub(super) fn zip_until(
     a: &Tensor,
     b: &Tensor,
@@ -95,8 +96,12 @@ fn zip_data_until(
 ) -> Option<Vec<f64>> {
     let mut data = Vec::with_capacity(out.len());
     if xs == out && ys == out {
-        for (x, y) in x.chunks(BLOCK_ELEMENTS).zip(y.chunks(BLOCK_ELEMENTS)) {
-            if stop() {
+        for (k, (x, y)) in x
+            .chunks(BLOCK_ELEMENTS)
+            .zip(y.chunks(BLOCK_ELEMENTS))
+            .enumerate()
+        {
+            if k > 0 && stop() {
                 return None;
             }
             data.extend(x.iter().zip(y).map(|(&x, &y)| f(x, y)));
@@ -107,7 +112,7 @@ fn zip_data_until(
     let (m, n) = out.as_matrix();
     let rows_a_block = (BLOCK_ELEMENTS / n.max(1)).max(1);
     for i in 0..m {
-        if i % rows_a_block == 0 && stop() {
+        if i > 0 && i % rows_a_block == 0 && stop() {
             return None;
         }
         for j in 0..n {
@@ -397,12 +402,13 @@ mod tests {
         let n = 2 * BLOCK_ELEMENTS + 5;
         let x = data(0.0, 1, n);
         let asked = std::cell::Cell::new(0);
-        let stop_at_third = || {
+        let stop_at_second = || {
             asked.set(asked.get() + 1);
-            asked.get() == 3
+            asked.get() == 2
         };
-        assert!(map_until(&x, f64::tanh, &stop_at_third).is_none());
-        assert_eq!(asked.get(), 3);
+        // Asked before the second and the third block (not the first).
+        assert!(map_until(&x, f64::tanh, &stop_at_second).is_none());
+        assert_eq!(asked.get(), 2);
         let mapped = map_until(&x, f64::tanh, &|| false).unwrap();
         assert!(
             mapped
@@ -413,7 +419,7 @@ mod tests {
         let a = Tensor::new(Shape::vector(n), x.clone());
         let b = Tensor::new(Shape::vector(n), data(1.0, 1, n));
         asked.set(0);
-        assert!(zip_until(&a, &b, a.shape(), |x, y| x * y, &stop_at_third).is_none());
+        assert!(zip_until(&a, &b, a.shape(), |x, y| x * y, &stop_at_second).is_none());
         let zipped = zip_until(&a, &b, a.shape(), |x, y| x * y, &|| false).unwrap();
         assert!(
             zipped
@@ -422,7 +428,7 @@ mod tests {
                 .all(|(z, (x, y))| *z == x * y)
         );
         // Broadcast: a 3000×1 column against a 1×1000 row, stopped at the
-        // second block of rows (1048 rows a block).
+        // third block of rows (1048 rows a block; asked before the second).
         let col = Tensor::new(Shape::matrix(3000, 1), data(2.0, 3000, 1));
         let row = Tensor::new(Shape::matrix(1, 1000), data(3.0, 1, 1000));
         let out = Shape::matrix(3000, 1000);
