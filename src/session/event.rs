@@ -1154,6 +1154,10 @@ pub enum Direction {
     LeftToRight,
     /// Top to bottom (`--tb`).
     TopToBottom,
+    /// The direction, and the bands a long chain is wrapped into, that a
+    /// screen of this width and height (pixels) shows largest whole
+    /// (`--fit 1920x1080`, docs/pictures.md).
+    Fit(u32, u32),
 }
 
 /// A labelled group of a picture's nodes: the nodes one `grad(y, x)` or
