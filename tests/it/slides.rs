@@ -143,3 +143,70 @@ fn fit_refuses_a_size_it_cannot_read_and_a_direction_beside_it() {
     assert!(!output.status.success(), "{}", stdout_of(&output));
     assert!(!dir.path().join("pic.svg").exists());
 }
+
+/// The text size the page shows its picture at, in screen pixels (a box
+/// name's 18 px times the picture's scale), and the graph pane's height.
+fn page_text(browser: &mut Browser) -> (f64, f64) {
+    // Two frames: the pane's resize (a longer step line) is laid out and
+    // its observer has run.
+    let seen = browser.eval(
+        "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
+            const t = document.querySelector('g.value text.name');
+            done([t.getScreenCTM().a * 18, document.querySelector('.gc-graph').clientHeight]);
+        })))",
+    );
+    (seen[0].as_f64().unwrap(), seen[1].as_f64().unwrap())
+}
+
+#[test]
+fn the_page_keeps_the_zoom_while_stepping_and_gives_the_graph_priority() {
+    let Some(mut browser) = Browser::start("the tensor page's zoom in Chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mlp = example("moons_mlp.calc");
+    let output = output_in(dir.path(), &[&mlp, "-e", "L", "-e", ":html mlp.html"]);
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let url = format!("file://{}/mlp.html", dir.path().display());
+    browser.open(&url, (1920, 1080), "window.gradcalcView");
+    let (fitted, _) = page_text(&mut browser);
+    for _ in 0..4 {
+        browser.press("+");
+    }
+    let (zoomed, _) = page_text(&mut browser);
+    // Four presses of + zoom 1.25⁴ = 2.44 times.
+    assert!(
+        (zoomed / fitted - 1.25f64.powi(4)).abs() < 0.01,
+        "{fitted} px → {zoomed} px"
+    );
+    let steps = browser
+        .eval("window.gradcalcView.lastStep()")
+        .as_u64()
+        .unwrap();
+    assert!(steps >= 10, "{steps} steps");
+    for k in 1..=10 {
+        browser.press("ArrowRight");
+        browser.wait_for(&format!(
+            "document.querySelector('.gc-status').textContent === 'step {k} of {steps}'"
+        ));
+        let (text, pane) = page_text(&mut browser);
+        assert!(
+            (text - zoomed).abs() < 0.01 * zoomed,
+            "step {k}: {text} px, zoomed to {zoomed} px"
+        );
+        // The step's line (rows of a 100×16 gradient) leaves the graph
+        // most of the 1080 px: at most a fifth for the line, and the bar.
+        assert!(
+            pane >= 0.7 * 1080.0,
+            "step {k}: the graph is {pane} px high"
+        );
+    }
+    // F fits again, at the size it had before the zoom (the line's room
+    // may have grown since: at most as large).
+    browser.press("f");
+    let (refit, _) = page_text(&mut browser);
+    assert!(
+        refit <= fitted * 1.01,
+        "{refit} px after F, {fitted} px at first"
+    );
+}
