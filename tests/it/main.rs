@@ -48,6 +48,7 @@ mod slides;
 mod step_keys;
 mod steps;
 mod teaching;
+mod tensor_handouts;
 mod tensor_help;
 mod tensor_rules;
 mod tensor_steps;
