@@ -1432,7 +1432,8 @@ mod tests {
                 Arg::Keyword(&["--before", "--steps"]),
                 Arg::Keyword(&["--expand"]),
                 Arg::Setting("--expand="),
-                Arg::Keyword(&["--lr", "--tb"])
+                Arg::Keyword(&["--lr", "--tb"]),
+                Arg::Numbered("--fit")
             ]
         );
         assert_eq!(
@@ -1442,7 +1443,8 @@ mod tests {
                 Arg::Keyword(&["--before", "--steps"]),
                 Arg::Keyword(&["--expand"]),
                 Arg::Setting("--expand="),
-                Arg::Keyword(&["--lr", "--tb"])
+                Arg::Keyword(&["--lr", "--tb"]),
+                Arg::Numbered("--fit")
             ]
         );
     }
