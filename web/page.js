@@ -243,6 +243,13 @@ var GradcalcView = (function () {
   // the line as tall as its text now wraps to.
   View.prototype.reorient = function () {
     if (!this.model || this.model.message || !this.drawing) return;
+    if (this.zoomed) {
+      // Zoomed in or panned: the pane's new shape keeps the zoom (pixels
+      // per unit of the picture) and the point in its middle; the picture
+      // is not turned.
+      this.keepZoom();
+      return;
+    }
     if (this.pick(this.drawing) === this.shown) {
       if (this.line.scrollHeight > this.line.clientHeight) this.say(this.line.textContent);
       return;
@@ -370,7 +377,25 @@ var GradcalcView = (function () {
   // The picture's viewBox: fit, zoom about a point, pan.
   View.prototype.fit = function () {
     if (!this.svg) return;
+    this.zoomed = false;
     this.box = [0, 0, this.size[0], this.size[1]];
+    this.applyBox();
+  };
+
+  // After a zoom or a pan: what the pane shows is kept when its size
+  // changes (a longer step line, a wider window), as pixels per unit of
+  // the picture and the picture's point in the middle of the pane.
+  View.prototype.zoomedTo = function () {
+    this.zoomed = true;
+    this.pixels = this.scale();
+  };
+
+  View.prototype.keepZoom = function () {
+    if (!this.svg || !this.box || !this.pixels) return;
+    var w = (this.graph.clientWidth || 1) / this.pixels;
+    var h = (this.graph.clientHeight || 1) / this.pixels;
+    var cx = this.box[0] + this.box[2] / 2, cy = this.box[1] + this.box[3] / 2;
+    this.box = [cx - w / 2, cy - h / 2, w, h];
     this.applyBox();
   };
 
@@ -396,6 +421,7 @@ var GradcalcView = (function () {
     var k = w / this.box[2];
     this.box = [cx - (cx - this.box[0]) * k, cy - (cy - this.box[1]) * k, w, h];
     this.applyBox();
+    this.zoomedTo();
   };
 
   View.prototype.panZoom = function () {
@@ -416,6 +442,7 @@ var GradcalcView = (function () {
       self.box[0] = drag[2] - (event.clientX - drag[0]) / s;
       self.box[1] = drag[3] - (event.clientY - drag[1]) / s;
       self.applyBox();
+      self.zoomedTo();
     });
     var stop = function () { drag = null; self.graph.classList.remove("dragging"); };
     this.graph.addEventListener("pointerup", stop);
@@ -473,6 +500,7 @@ var GradcalcView = (function () {
     this.box[0] += dx * this.box[2] / 10;
     this.box[1] += dy * this.box[3] / 10;
     this.applyBox();
+    this.zoomedTo();
   };
 
   View.prototype.zoomCentre = function (factor) {

@@ -16,7 +16,7 @@ use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 
 use super::line_column;
-use crate::render::{Precision, dot, tables};
+use crate::render::{Precision, dot};
 use crate::session::event::{file_events, plain_events};
 use crate::session::{
     ErrorCode, Event, Omitted, PictureFormat, Session, SessionError, TableFormat, TopoRows,
@@ -402,26 +402,21 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
             text: dot::dot(picture),
         },
         Event::TraceTable {
-            of,
-            steps,
-            omitted,
-            format,
-            target: None,
-            ..
-        } => Rendered::Table {
-            of,
-            format: match format {
-                TableFormat::Markdown => "markdown",
-                TableFormat::Latex => "latex",
-            },
-            text: tables::table(
+            of, target: None, ..
+        }
+        | Event::TensorTraceTable {
+            of, target: None, ..
+        } => {
+            let (format, text) = super::text::table_text(event, session, Precision::Full)?;
+            Rendered::Table {
                 of,
-                session.trace_steps(steps),
-                *omitted,
-                *format,
-                Precision::Full,
-            ),
-        },
+                format: match format {
+                    TableFormat::Markdown => "markdown",
+                    TableFormat::Latex => "latex",
+                },
+                text,
+            }
+        }
         // A tensor output's: its shape, and its rows (`nodes`) or steps.
         Event::Topo {
             of,

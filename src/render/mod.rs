@@ -19,6 +19,7 @@ pub mod svg;
 pub mod tables;
 pub mod tensor_pictures;
 pub mod text;
+pub mod wrap;
 
 pub use number::{Precision, format_number};
 pub use printer::{Answer, Format, Printer, Show};

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{Precision, Style, diagnostic, dot, html, json, plot, tables, text};
+use super::{Precision, Style, diagnostic, dot, html, json, plot, text};
 use crate::files::{self, WritePolicy};
 use crate::session::event::{listing_events, plain_events};
 use crate::session::{
@@ -286,7 +286,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                     return self.err.flush();
                 }
                 // Tables and DOT are text to copy: a wrapped row is a broken row.
-                let copied = matches!(event, Event::TraceTable { .. } | Event::Picture { .. });
+                let copied = matches!(
+                    event,
+                    Event::TraceTable { .. }
+                        | Event::TensorTraceTable { .. }
+                        | Event::Picture { .. }
+                );
                 let width = self.width.filter(|_| !copied);
                 let (out, mut written) = (&mut self.out, Ok(()));
                 text::write_event(event, session, source, origin, &style, &mut |piece| {
@@ -414,16 +419,15 @@ impl<O: Write, E: Write> Printer<O, E> {
                 Ok(html::page(page, &self.page_style())),
             )),
             Event::TraceTable {
-                of,
-                steps,
-                omitted,
-                format,
+                target: Some(target),
+                ..
+            }
+            | Event::TensorTraceTable {
                 target: Some(target),
                 ..
             } => {
-                let table =
-                    tables::table(of, session.trace_steps(steps), *omitted, *format, precision);
-                Some((target, table_what(*format), Ok(table)))
+                let (format, table) = text::table_text(event, session, precision)?;
+                Some((target, table_what(format), Ok(table)))
             }
             Event::Save { script, target, .. } => Some((
                 target,
@@ -474,6 +478,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             Event::Picture { target: None, .. }
             | Event::Page { target: None, .. }
             | Event::TraceTable { target: None, .. }
+            | Event::TensorTraceTable { target: None, .. }
             | Event::Plot { target: None, .. }
             | Event::Calculus(
                 CalculusEvent::Repeat { .. }

@@ -15,6 +15,7 @@ use std::fmt::Write;
 
 use super::dot::{DrawNode, Drawing, group_colours};
 use super::layout::{self, Edge, Size, Spacing};
+use super::wrap;
 use crate::session::Direction;
 
 /// The width, in pixels, a slide shows a picture at; pictures no wider than this
@@ -56,37 +57,101 @@ const DONE_FILL: &str = "#eaf7ec";
 const OP_FILL: &str = "#f1f3f5";
 const CALL_FILL: &str = "#fff3bf";
 
+/// A drawing's layout and canvas, before anything is written.
+struct Plan {
+    /// Every node's size, left to right.
+    boxes: Vec<(f64, f64)>,
+    /// What the layout placed.
+    laid: Laid,
+    /// The legend's lines.
+    legend: Vec<(String, &'static str, &'static str)>,
+    /// The layout and whether it runs left to right.
+    layout: layout::Layout,
+    horizontal: bool,
+    /// The title's height (0 without one).
+    title: f64,
+    /// The graph's extent (x, y) and the canvas (x, y).
+    graph: (f64, f64),
+    canvas: (f64, f64),
+}
+
+impl Plan {
+    /// The layout of `drawing` in its direction ([`Direction::Fit`]: the
+    /// one [`wrap::fit`] picks; [`Direction::Auto`]: that for a 1920×1080
+    /// slide for a tensor graph, [`arrange_for_slide`] otherwise) and the
+    /// canvas around it.
+    fn of(drawing: &Drawing) -> Plan {
+        let items = &drawing.nodes;
+        // Sizes when the rank axis is horizontal (left to right).
+        let boxes: Vec<(f64, f64)> = items.iter().map(box_size).collect();
+        let laid = Laid::of(drawing, &boxes);
+        let legend = legend_lines(drawing);
+        let legend_width = legend
+            .iter()
+            .map(|(text, ..)| text_width(text, false) + SWATCH + 8.0)
+            .fold(0.0, f64::max);
+        let title_width = [&drawing.title, &drawing.title_room]
+            .into_iter()
+            .flatten()
+            .map(|t| text_width(t, true) * 22.0 / FONT)
+            .fold(0.0, f64::max);
+        let title = if drawing.title.is_some() { TITLE } else { 0.0 };
+        // The canvas around a graph of `w` × `h` (x, y) pixels: the shared
+        // leaves under it, then the legend; `room` for the title's width.
+        let canvas = |(w, h): (f64, f64), room: f64| {
+            let under = Under::of(drawing, &boxes, w);
+            (
+                (w.max(room).max(legend_width).max(under.extent.0) + 2.0 * MARGIN).round(),
+                (h + 2.0 * MARGIN + under.extent.1 + LEGEND_ROW * legend.len() as f64).round(),
+            )
+        };
+        let fitted = |screen: (f64, f64)| {
+            wrap::fit(
+                |horizontal| laid.arrange_sized(horizontal),
+                |layout, horizontal| {
+                    let (w, h) = canvas(xy(layout.extent, horizontal), title_width);
+                    (w, h + title)
+                },
+                screen,
+            )
+        };
+        let tensor = items
+            .iter()
+            .any(|item| matches!(item, DrawNode::Value { tensor: true, .. }));
+        let (layout, horizontal) = match drawing.direction {
+            Direction::Auto if tensor => fitted((SLIDE_WIDTH, SLIDE_HEIGHT)),
+            Direction::Fit(width, height) => fitted((f64::from(width), f64::from(height))),
+            Direction::Auto => arrange_for_slide(&laid, |extent| canvas(extent, 0.0)),
+            Direction::LeftToRight => (laid.arrange(true), true),
+            Direction::TopToBottom => (laid.arrange(false), false),
+        };
+        let graph = xy(layout.extent, horizontal);
+        let (width, height) = canvas(graph, title_width);
+        Plan {
+            boxes,
+            laid,
+            legend,
+            layout,
+            horizontal,
+            title,
+            graph,
+            canvas: (width, height + title),
+        }
+    }
+}
+
+/// The canvas size (width, height) in pixels that [`svg`] draws `drawing` on.
+pub fn size(drawing: &Drawing) -> (f64, f64) {
+    Plan::of(drawing).canvas
+}
+
 /// The drawing as SVG text (see the module comment).
 pub fn svg(drawing: &Drawing) -> String {
+    let plan = Plan::of(drawing);
+    let (boxes, laid, legend, layout) = (plan.boxes, plan.laid, plan.legend, plan.layout);
+    let ((w, h), (width, height)) = (plan.graph, plan.canvas);
+    let (horizontal, title) = (plan.horizontal, plan.title);
     let items = &drawing.nodes;
-    // Sizes when the rank axis is horizontal (left to right).
-    let boxes: Vec<(f64, f64)> = items.iter().map(box_size).collect();
-    let laid = Laid::of(drawing, &boxes);
-    let legend = legend_lines(drawing);
-    let legend_width = legend
-        .iter()
-        .map(|(text, ..)| text_width(text, false) + SWATCH + 8.0)
-        .fold(0.0, f64::max);
-    let title_width = [&drawing.title, &drawing.title_room]
-        .into_iter()
-        .flatten()
-        .map(|t| text_width(t, true) * 22.0 / FONT)
-        .fold(0.0, f64::max);
-    let title = if drawing.title.is_some() { TITLE } else { 0.0 };
-    // The canvas around a graph of `w` × `h` (x, y) pixels: the shared
-    // leaves under it, then the legend; `room` for the title's width.
-    let canvas = |(w, h): (f64, f64), room: f64| {
-        let under = Under::of(drawing, &boxes, w);
-        (
-            (w.max(room).max(legend_width).max(under.extent.0) + 2.0 * MARGIN).round(),
-            (h + 2.0 * MARGIN + under.extent.1 + LEGEND_ROW * legend.len() as f64).round(),
-        )
-    };
-    let (layout, horizontal) = match drawing.direction {
-        Direction::Auto => arrange_for_slide(&laid, |extent| canvas(extent, 0.0)),
-        Direction::LeftToRight => (laid.arrange(true), true),
-        Direction::TopToBottom => (laid.arrange(false), false),
-    };
     // Abstract (along, across) to (x, y).
     let place = |(along, across): (f64, f64)| -> (f64, f64) {
         if horizontal {
@@ -95,10 +160,7 @@ pub fn svg(drawing: &Drawing) -> String {
             (across + MARGIN, along + MARGIN + title)
         }
     };
-    let (w, h) = xy(layout.extent, horizontal);
     let under = Under::of(drawing, &boxes, w);
-    let (width, height) = canvas((w, h), title_width);
-    let height = height + title;
     let under_top = MARGIN + title + h;
     let mut centers: Vec<(f64, f64)> = vec![(0.0, 0.0); items.len()];
     for (&at, &center) in laid.nodes.iter().zip(&layout.centers) {
@@ -425,8 +487,14 @@ fn xy((along, across): (f64, f64), horizontal: bool) -> (f64, f64) {
 
 /// The text size a slide ([`SLIDE_WIDTH`] × [`SLIDE_HEIGHT`]) showing a
 /// canvas of `width` × `height` whole shows 18-pixel text at, in pixels.
-pub fn text_on_slide((width, height): (f64, f64)) -> f64 {
-    FONT * (SLIDE_WIDTH / width).min(SLIDE_HEIGHT / height)
+pub fn text_on_slide(canvas: (f64, f64)) -> f64 {
+    text_on_screen((SLIDE_WIDTH, SLIDE_HEIGHT), canvas)
+}
+
+/// The text size, in pixels, a screen of `screen` pixels (width, height)
+/// showing a canvas of `canvas` pixels whole shows 18-pixel text at.
+pub fn text_on_screen(screen: (f64, f64), canvas: (f64, f64)) -> f64 {
+    FONT * wrap::scale_on(screen, canvas)
 }
 
 /// The least text size, in pixels, that a slide showing a picture whole
@@ -521,6 +589,12 @@ impl Laid {
 
     /// The layout with nodes and labels sized for one direction.
     fn arrange(&self, horizontal: bool) -> layout::Layout {
+        self.arrange_sized(horizontal).0
+    }
+
+    /// The layout for one direction with the node and label sizes it was
+    /// made with (for [`wrap::wrap`]).
+    fn arrange_sized(&self, horizontal: bool) -> (layout::Layout, Vec<Size>, Vec<Size>) {
         let sizes: Vec<Size> = self
             .boxes
             .iter()
@@ -558,7 +632,8 @@ impl Laid {
                 },
             })
             .collect();
-        layout::layout(&sizes, &edges, SPACING)
+        let labels = edges.iter().map(|edge| edge.label).collect();
+        (layout::layout(&sizes, &edges, SPACING), sizes, labels)
     }
 }
 

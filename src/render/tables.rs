@@ -31,13 +31,13 @@ const COLUMNS: [&str; 6] = [
 
 /// Part of a cell: a formula (math mode in LaTeX) or words.
 #[derive(Debug, Clone, PartialEq)]
-enum Piece {
+pub(super) enum Piece {
     Math(String),
     Text(String),
 }
 
 /// A cell: pieces in order.
-type Cell = Vec<Piece>;
+pub(super) type Cell = Vec<Piece>;
 
 /// The table of the backward steps `steps` (as [`Session::trace_steps`]
 /// makes them, one at a time) in the given format, ending in a newline.
@@ -54,8 +54,8 @@ pub fn table(
         .into_iter()
         .flat_map(|step| numbered(rows(of, &step, omitted, precision), step.row.position));
     match format {
-        TableFormat::Markdown => markdown(rows),
-        TableFormat::Latex => latex(of, rows),
+        TableFormat::Markdown => markdown(&COLUMNS, rows),
+        TableFormat::Latex => latex(of, &COLUMNS, rows),
     }
 }
 
@@ -221,7 +221,9 @@ fn markdown_escape(text: &str) -> String {
     out
 }
 
-fn markdown(rows: impl Iterator<Item = Vec<Cell>>) -> String {
+/// A Markdown table of `rows` under the header `columns`; a row of one
+/// cell is a note spanning the table.
+pub(super) fn markdown(columns: &[&str], rows: impl Iterator<Item = Vec<Cell>>) -> String {
     let cell = |pieces: &Cell| {
         pieces
             .iter()
@@ -230,14 +232,14 @@ fn markdown(rows: impl Iterator<Item = Vec<Cell>>) -> String {
             })
             .collect::<String>()
     };
-    let mut out = format!("| {} |\n", COLUMNS.join(" | "));
-    out.push_str(&format!("|{}\n", "---|".repeat(COLUMNS.len())));
+    let mut out = format!("| {} |\n", columns.join(" | "));
+    out.push_str(&format!("|{}\n", "---|".repeat(columns.len())));
     for row in rows {
         if let [note] = row.as_slice() {
             out.push_str(&format!(
                 "| {} |{}\n",
                 cell(note),
-                " |".repeat(COLUMNS.len() - 1)
+                " |".repeat(columns.len() - 1)
             ));
         } else {
             let cells: Vec<String> = row.iter().map(cell).collect();
@@ -250,7 +252,14 @@ fn markdown(rows: impl Iterator<Item = Vec<Cell>>) -> String {
 /// The column types: the wide columns wrap (ragged right), numbers align right.
 const LATEX_COLUMNS: &str = "@{}r >{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X r >{\\raggedright\\arraybackslash}X@{}";
 
-fn latex(of: &str, rows: impl Iterator<Item = Vec<Cell>>) -> String {
+/// A LaTeX table (an `xltabular` of six columns) of `rows` under the header
+/// `columns`, for the backward pass of `of`; a row of one cell is a note
+/// spanning the table.
+pub(super) fn latex(
+    of: &str,
+    columns: &[&str; 6],
+    rows: impl Iterator<Item = Vec<Cell>>,
+) -> String {
     let cell = |pieces: &Cell| {
         pieces
             .iter()
@@ -271,13 +280,13 @@ fn latex(of: &str, rows: impl Iterator<Item = Vec<Cell>>) -> String {
     // The header repeats on every page the table runs onto.
     out.push_str(&format!(
         "{} \\\\\n\\midrule\n\\endhead\n",
-        COLUMNS.join(" & ")
+        columns.join(" & ")
     ));
     for row in rows {
         if let [note] = row.as_slice() {
             out.push_str(&format!(
                 "\\multicolumn{{{}}}{{@{{}}l}}{{{}}} \\\\\n",
-                COLUMNS.len(),
+                columns.len(),
                 cell(note)
             ));
         } else {
@@ -324,6 +333,8 @@ fn math_symbol(c: char) -> Option<&'static str> {
         '≥' => "\\geq ",
         '√' => "\\surd ",
         '…' => "\\ldots ",
+        '⊙' => "\\odot ",
+        'ᵀ' => "^{\\top}",
         '²' => "^{2}",
         'ᵢ' => "_{i}",
         'π' => "\\pi ",

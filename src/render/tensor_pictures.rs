@@ -12,7 +12,8 @@ use super::dot::{
     DIGITS, DrawEdge, DrawNode, Drawing, comment, quoted, record_text, title, title_room,
 };
 use super::format_number;
-use crate::session::{GradState, Picture, TensorData, TensorPicture};
+use super::svg::{SLIDE_HEIGHT, SLIDE_WIDTH};
+use crate::session::{Direction, GradState, Picture, TensorData, TensorPicture};
 
 /// An axis of at most this many elements is shown in full in a box.
 pub const FULL_AXIS: usize = 4;
@@ -121,37 +122,134 @@ fn name_line(label: &str, value: &TensorData) -> String {
     }
 }
 
-/// The [`Drawing`] of a tensor picture: per node its op (when computed)
-/// and its box, inputs first; per operand an edge labelled with its rule.
+/// The least text size, in pixels, at which a tensor graph is drawn node
+/// by node on the screen it is fitted to (1920×1080 unless `--fit` says
+/// otherwise); below it, [`layers`] draws one box per named variable.
+pub const NODE_BY_NODE_TEXT: f64 = 12.0;
+
+/// For each node of `tensor` (by index), the node whose box stands for it
+/// in the picture: itself, or in the layer view the named variable it is
+/// computed for. The layer view is taken when the node-by-node picture,
+/// fitted to the screen of `picture.direction` (`--fit WxH`, else a
+/// 1920×1080 slide), would show its text under [`NODE_BY_NODE_TEXT`] and
+/// the layer view draws fewer boxes.
+pub fn boxes_of(picture: &Picture, tensor: &TensorPicture) -> Vec<usize> {
+    let every: Vec<usize> = (0..tensor.nodes.len()).collect();
+    let layered = layers(tensor);
+    if layered == every {
+        return every;
+    }
+    let screen = match picture.direction {
+        Direction::Fit(width, height) => (f64::from(width), f64::from(height)),
+        _ => (SLIDE_WIDTH, SLIDE_HEIGHT),
+    };
+    let full = drawing_of(picture, tensor, &every);
+    match fitted_text(&full, screen) >= NODE_BY_NODE_TEXT {
+        true => every,
+        false => layered,
+    }
+}
+
+/// The layer view of `tensor` (as for calls of user functions, one box for
+/// a whole step of the lecture): a computed node that no variable names
+/// (its label is an expression, or a short name `t7` for one) and whose
+/// value only one op reads is drawn inside that op's box, so `H1 =
+/// relu(X @ W1 + b1)` is one box `H1` fed by `X`, `W1` and `b1`. For each
+/// node, the node whose box stands for it.
+pub fn layers(tensor: &TensorPicture) -> Vec<usize> {
+    let n = tensor.nodes.len();
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for edge in &tensor.edges {
+        if !readers[edge.input].contains(&edge.node) {
+            readers[edge.input].push(edge.node);
+        }
+    }
+    let mut of: Vec<usize> = (0..n).collect();
+    // Readers come after what they read: from the output back.
+    for i in (0..n).rev() {
+        let node = &tensor.nodes[i];
+        let unnamed =
+            !crate::syntax::is_name(&node.label) || node.label == format!("t{}", node.id.index());
+        if node.op.is_some() && unnamed && readers[i].len() == 1 {
+            of[i] = of[readers[i][0]];
+        }
+    }
+    of
+}
+
+/// The [`Drawing`] of a tensor picture: per drawn node its op (when
+/// computed) and its box, inputs first; per operand an edge labelled with
+/// its rule. A box standing for several nodes ([`boxes_of`]) has one op
+/// naming their ops in order (`@ → + → relu`) and unlabelled edges (the
+/// rules are those of the nodes inside; the node-by-node picture and
+/// `:trace` show them).
 pub fn drawing(picture: &Picture, tensor: &TensorPicture) -> Drawing {
+    drawing_of(picture, tensor, &boxes_of(picture, tensor))
+}
+
+/// The text size, in pixels, a screen of `screen` pixels shows `drawing`
+/// at when its layout is fitted to it.
+fn fitted_text(drawing: &Drawing, screen: (f64, f64)) -> f64 {
+    let fitted = Drawing {
+        direction: Direction::Fit(screen.0 as u32, screen.1 as u32),
+        ..drawing.clone()
+    };
+    let size = super::svg::size(&fitted);
+    super::svg::text_on_screen(screen, size)
+}
+
+/// The op label of a box standing for the computed nodes `ops` (their op
+/// labels, in order): the one label, up to four joined by `→`, or the
+/// first and last with how many.
+fn ops_label(ops: &[&str]) -> String {
+    match ops.len() {
+        0 | 1 => ops.concat(),
+        2..=4 => ops.join(" → "),
+        n => format!("{} → … → {} ({n} ops)", ops[0], ops[n - 1]),
+    }
+}
+
+/// [`drawing`] with `of` (from [`boxes_of`]) saying which box draws each node.
+fn drawing_of(picture: &Picture, tensor: &TensorPicture, of: &[usize]) -> Drawing {
     let stepping = picture.step.is_some();
     let mut nodes = Vec::new();
     let mut edges = Vec::new();
-    let mut op_at = Vec::with_capacity(tensor.nodes.len());
-    let mut box_at = Vec::with_capacity(tensor.nodes.len());
-    for node in &tensor.nodes {
-        op_at.push(node.op.as_ref().map(|label| {
+    let mut op_at = vec![None; tensor.nodes.len()];
+    let mut box_at = vec![0; tensor.nodes.len()];
+    for (i, node) in tensor.nodes.iter().enumerate() {
+        if of[i] != i {
+            continue;
+        }
+        let members: Vec<&crate::session::TensorPictureNode> = tensor
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| of[k] == i)
+            .map(|(_, member)| member)
+            .collect();
+        let ops: Vec<&str> = members.iter().filter_map(|m| m.op.as_deref()).collect();
+        if node.op.is_some() {
             nodes.push(DrawNode::Op {
-                label: label.clone(),
+                label: ops_label(&ops),
                 group: None,
                 call: false,
             });
-            nodes.len() - 1
-        }));
-        box_at.push(nodes.len());
+            op_at[i] = Some(nodes.len() - 1);
+        }
+        box_at[i] = nodes.len();
         nodes.push(DrawNode::Value {
             name: name_line(&node.label, &node.value),
             value: value_lines(&node.value).join("\n"),
             grad: grad_text(&node.state),
             room: node.states.iter().filter_map(grad_text).collect(),
             partial: matches!(node.state, GradState::Partial { .. }),
-            current: node.current,
+            current: members.iter().any(|m| m.current),
             stepping,
             leaf: node.leaf,
             group: None,
             tensor: true,
         });
-        if let Some(op) = op_at[op_at.len() - 1] {
+        if let Some(op) = op_at[i] {
             edges.push(DrawEdge {
                 from: op,
                 to: nodes.len() - 1,
@@ -159,26 +257,38 @@ pub fn drawing(picture: &Picture, tensor: &TensorPicture) -> Drawing {
             });
         }
     }
+    let single = |i: usize| of.iter().filter(|&&o| o == i).count() == 1;
     // An input read twice by one op (`x * x`) is one edge with both rules,
     // as in a scalar picture.
     let mut seen: std::collections::HashMap<(usize, usize), usize> = Default::default();
     for edge in &tensor.edges {
-        let Some(op) = op_at[edge.node] else {
+        let group = of[edge.node];
+        if of[edge.input] == group {
+            continue;
+        }
+        let Some(op) = op_at[group] else {
             continue;
         };
         let from = box_at[edge.input];
+        let rule = if single(group) {
+            edge.rule.as_str()
+        } else {
+            ""
+        };
         match seen.get(&(from, op)) {
             Some(&at) => {
                 let label: &mut String = &mut edges[at].label;
-                label.push_str(", ");
-                label.push_str(&edge.rule);
+                if !rule.is_empty() {
+                    label.push_str(", ");
+                    label.push_str(rule);
+                }
             }
             None => {
                 seen.insert((from, op), edges.len());
                 edges.push(DrawEdge {
                     from,
                     to: op,
-                    label: edge.rule.clone(),
+                    label: rule.to_string(),
                 });
             }
         }

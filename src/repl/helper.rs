@@ -328,7 +328,8 @@ mod tests {
                 "--expand",
                 "--expand=",
                 "--lr",
-                "--tb"
+                "--tb",
+                "--fit"
             ]
         );
     }

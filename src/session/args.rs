@@ -9,7 +9,7 @@
 use super::boxes::{EXPAND_SETTING, Expand};
 use super::command::Command;
 use super::{Direction, SessionError, TableFormat, Target};
-use crate::syntax::Span;
+use crate::syntax::{Ident, Span};
 
 /// Which order `:topo` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ pub(super) enum Moment {
 }
 
 /// `:dot`'s and `:svg`'s arguments: `[FILE] [--before | --step K | --steps]
-/// [--expand | --expand=CALL…] [--lr | --tb]`.
+/// [--expand | --expand=CALL…] [--lr | --tb | --fit WxH]`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct PictureArgs {
     /// Where the picture goes (a directory for [`Moment::Steps`]); `:dot`
@@ -136,12 +136,38 @@ pub(super) struct PictureArgs {
     /// The calls drawn node by node (`--expand`, `--expand=CALL`), not as
     /// one box.
     pub expand: Expand,
-    /// `--lr`, `--tb`, or neither.
+    /// `--lr`, `--tb`, `--fit WxH`, or none.
     pub direction: Direction,
 }
 
 /// `--step`, the picture flag that takes a step number.
 pub(super) const STEP_FLAG: &str = "--step";
+/// `--fit`, the picture flag that takes a screen size (`1920x1080`).
+pub(super) const FIT_FLAG: &str = "--fit";
+
+/// The screen size of `--fit WxH` (`1920x1080`, `1920×1080`), as
+/// [`Direction::Fit`].
+///
+/// Errors: [`SessionError::BadArguments`] at the word when it is not two
+/// whole numbers from 100 to 100000 joined by `x`.
+fn fit_size(word: &Ident) -> Result<Direction, SessionError> {
+    let size = word
+        .name
+        .split_once(['x', 'X', '×'])
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|&(w, h)| (100..=100_000).contains(&w) && (100..=100_000).contains(&h));
+    match size {
+        Some((w, h)) => Ok(Direction::Fit(w, h)),
+        None => Err(SessionError::BadArguments {
+            message: format!(
+                "`--fit` takes a screen size in pixels, width x height (100 to 100000 each), not `{}`",
+                word.name
+            ),
+            span: word.span,
+            help: Some("e.g. `:svg slide.svg --fit 1920x1080`".to_string()),
+        }),
+    }
+}
 
 impl PictureArgs {
     /// Reads `:dot`'s or `:svg`'s parsed command line.
@@ -163,6 +189,12 @@ impl PictureArgs {
                 "--tb" => direction = Some(Direction::TopToBottom),
                 _ => {}
             }
+        }
+        if let Some(word) = command.number_after(FIT_FLAG) {
+            if direction.is_some() {
+                return Err(command.misuse());
+            }
+            direction = Some(fit_size(word)?);
         }
         let step = command.number_after(STEP_FLAG);
         if let Some(word) = step {

@@ -312,7 +312,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "dot",
         aliases: &[],
-        usage: "[FILE] [--before | --step K | --steps] [--expand | --expand=CALL] [--lr | --tb]",
+        usage: "[FILE] [--before | --step K | --steps] [--expand | --expand=CALL] [--lr | --tb | --fit WxH]",
         help: "the graph as Graphviz DOT: {name | value | grad} records, op nodes, edges labelled with local derivatives; the flags as for `:svg` (`--steps`: FILE is a directory)",
         params: PICTURE_PARAMS[0],
         writes: true,
@@ -325,8 +325,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "svg",
         aliases: &[],
-        usage: "FILE [--before | --step K | --steps] [--expand | --expand=CALL] [--lr | --tb]",
-        help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass); `--expand`: each call of a user function node by node (one box a call otherwise), `--expand=h1` call h1 only (repeat for more); `--lr`/`--tb`: left to right or top to bottom",
+        usage: "FILE [--before | --step K | --steps] [--expand | --expand=CALL] [--lr | --tb | --fit WxH]",
+        help: "the same picture as SVG for slides, laid out without Graphviz; `--before`: values only; `--step K`: after step K of `:trace`; `--steps`: FILE is a directory, one picture per step (step-000 before the pass); `--expand`: each call of a user function node by node (one box a call otherwise), `--expand=h1` call h1 only (repeat for more); `--lr`/`--tb`: left to right or top to bottom; `--fit 1920x1080`: the direction, a long chain wrapped into rows or columns, that a screen of that size shows largest",
         params: PICTURE_PARAMS[1],
         writes: true,
         traits: PLAIN,
@@ -743,6 +743,7 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::Keyword(&["--expand"])),
         optional(Arg::Setting(super::boxes::EXPAND_SETTING)),
         optional(Arg::Keyword(&["--lr", "--tb"])),
+        optional(Arg::Numbered(super::args::FIT_FLAG)),
     ],
     &[
         required(Arg::File),
@@ -751,6 +752,7 @@ const PICTURE_PARAMS: [&[Param]; 2] = [
         optional(Arg::Keyword(&["--expand"])),
         optional(Arg::Setting(super::boxes::EXPAND_SETTING)),
         optional(Arg::Keyword(&["--lr", "--tb"])),
+        optional(Arg::Numbered(super::args::FIT_FLAG)),
     ],
 ];
 const TRACE_TAKES: &str = "takes `all`, then `md` or `tex` and a file name";
@@ -1430,7 +1432,8 @@ mod tests {
                 Arg::Keyword(&["--before", "--steps"]),
                 Arg::Keyword(&["--expand"]),
                 Arg::Setting("--expand="),
-                Arg::Keyword(&["--lr", "--tb"])
+                Arg::Keyword(&["--lr", "--tb"]),
+                Arg::Numbered("--fit")
             ]
         );
         assert_eq!(
@@ -1440,7 +1443,8 @@ mod tests {
                 Arg::Keyword(&["--before", "--steps"]),
                 Arg::Keyword(&["--expand"]),
                 Arg::Setting("--expand="),
-                Arg::Keyword(&["--lr", "--tb"])
+                Arg::Keyword(&["--lr", "--tb"]),
+                Arg::Numbered("--fit")
             ]
         );
     }

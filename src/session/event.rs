@@ -361,6 +361,7 @@ macro_rules! file_events {
         Event::Picture { .. }
             | Event::Page { .. }
             | Event::TraceTable { .. }
+            | Event::TensorTraceTable { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
             | Event::Load { .. }
@@ -535,6 +536,17 @@ pub enum Event {
         constants: usize,
         steps: Listing,
         omitted: Option<Omitted>,
+        format: TableFormat,
+        target: Option<Target>,
+    },
+    /// The backward steps of a tensor output as a handout (`:trace md`,
+    /// `:trace tex`): the steps of its `:trace` ([`TraceSteps::Tensors`]),
+    /// each op's rule with shapes, then the numbers.
+    #[serde(skip)]
+    TensorTraceTable {
+        of: String,
+        legend: Vec<TensorName>,
+        steps: Vec<TensorTraceStep>,
         format: TableFormat,
         target: Option<Target>,
     },
@@ -865,6 +877,7 @@ impl Event {
             plain_events!()
             | Event::Page { .. }
             | Event::Picture { .. }
+            | Event::TensorTraceTable { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
             | Event::Load { .. }
@@ -878,6 +891,7 @@ impl Event {
             Event::Picture { target, .. }
             | Event::Page { target, .. }
             | Event::TraceTable { target, .. }
+            | Event::TensorTraceTable { target, .. }
             | Event::Plot { target, .. } => target.as_mut(),
             Event::Save { target, .. } | Event::Load { target } => Some(target),
             // A `:repeat`'s plot file is settled where the repeat runs.
@@ -1154,6 +1168,10 @@ pub enum Direction {
     LeftToRight,
     /// Top to bottom (`--tb`).
     TopToBottom,
+    /// The direction, and the bands a long chain is wrapped into, that a
+    /// screen of this width and height (pixels) shows largest whole
+    /// (`--fit 1920x1080`, docs/pictures.md).
+    Fit(u32, u32),
 }
 
 /// A labelled group of a picture's nodes: the nodes one `grad(y, x)` or

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::args::{Moment, PictureArgs, TraceArgs};
 use super::boxes::{CallBoxes, Expand};
-use super::command::Command;
+use super::command::{Command, TensorCommand};
 use super::steps::{GradState, StepModel};
 use super::{
     Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
@@ -341,19 +341,34 @@ impl Session {
     ) -> Result<(), SessionError> {
         let target = args.file.clone();
         let mut trace = Vec::new();
-        self.trace(span, args.all, &args.expand, &mut trace)?;
-        if let Some(Event::Trace {
-            of,
-            steps:
-                TraceSteps::Nodes {
-                    total,
-                    constants,
-                    steps,
-                    omitted,
-                },
-        }) = trace.pop()
-        {
-            events.push(Event::TraceTable {
+        if self.tensors.output.is_some() {
+            // A tensor output's handout: the steps of its `:trace`.
+            self.tensor_command(TensorCommand::Trace, "trace", span, &[], &mut trace)
+                .unwrap_or(Ok(()))?;
+        } else {
+            self.trace(span, args.all, &args.expand, &mut trace)?;
+        }
+        let table = match trace.pop() {
+            Some(Event::Trace {
+                of,
+                steps: TraceSteps::Tensors { legend, steps, .. },
+            }) => Event::TensorTraceTable {
+                of,
+                legend,
+                steps,
+                format,
+                target,
+            },
+            Some(Event::Trace {
+                of,
+                steps:
+                    TraceSteps::Nodes {
+                        total,
+                        constants,
+                        steps,
+                        omitted,
+                    },
+            }) => Event::TraceTable {
                 of,
                 total,
                 constants,
@@ -361,8 +376,10 @@ impl Session {
                 omitted,
                 format,
                 target,
-            });
-        }
+            },
+            _ => return Ok(()),
+        };
+        events.push(table);
         Ok(())
     }
 

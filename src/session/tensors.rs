@@ -1420,28 +1420,22 @@ impl Session {
         let (output, label) = self.tensors.output.clone()?;
         match kind {
             TensorCommand::Grad => Some(self.tensor_grad(output, &label, span, args, events)),
+            // The handouts: the command's own handler (`trace_table`).
             TensorCommand::Trace
                 if args
                     .iter()
                     .any(|a| matches!(a.name.as_str(), "md" | "tex" | "markdown" | "latex")) =>
             {
-                Some(Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    span,
-                    format!(
-                        "the handout tables (`:{name} md`, `:{name} tex`) of a tensor output ({label}) are not supported yet"
-                    ),
-                    Some(
-                        "`:trace` prints each tensor op's matrix rule; `:svg DIR --steps` draws a slide a step".into(),
-                    ),
-                )))
+                None
             }
             TensorCommand::Trace => {
                 // `--expand=A --expand=B` and `--expand=A,B`: each node.
                 let expand: Vec<(&str, Span)> = args
                     .iter()
                     .filter_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)))
-                    .flat_map(|(n, at)| n.split(',').filter(|n| !n.is_empty()).map(move |n| (n, at)))
+                    .flat_map(|(n, at)| {
+                        n.split(',').filter(|n| !n.is_empty()).map(move |n| (n, at))
+                    })
                     .collect();
                 if let Some(bare) = args.iter().find(|a| a.name == "--expand") {
                     return Some(Err(self.bare_expand(output, &label, name, bare.span)));

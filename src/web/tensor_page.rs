@@ -8,7 +8,7 @@
 //! writes as the box's rows.
 
 use super::page::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
-use crate::render::tensor_pictures::grad_text;
+use crate::render::tensor_pictures::{boxes_of, grad_text};
 use crate::render::{Style, text};
 use crate::session::{GradState, Picture, TensorPicture, TensorStepModel};
 
@@ -29,9 +29,13 @@ pub fn page_model(
         ..*style
     };
     let (header, lines) = text::tensor_step_pieces(&model.of, &[], &model.steps, &style);
-    let boxes = tensor
-        .nodes
+    // The boxes drawn (in the layer view, one per named variable) in the
+    // picture's order, and which one draws each node.
+    let of = boxes_of(picture, tensor);
+    let drawn: Vec<usize> = (0..of.len()).filter(|&i| of[i] == i).collect();
+    let boxes = drawn
         .iter()
+        .map(|&i| &tensor.nodes[i])
         .map(|node| {
             model
                 .timeline(node.id)
@@ -50,7 +54,8 @@ pub fn page_model(
     let lit = (1..=model.len())
         .map(|k| {
             let id = model.node(k)?;
-            tensor.nodes.iter().position(|n| n.id == id)
+            let at = tensor.nodes.iter().position(|n| n.id == id)?;
+            drawn.iter().position(|&i| i == of[at])
         })
         .collect();
     // The picture, and the same turned, for a pane of the other shape.

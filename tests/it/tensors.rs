@@ -301,14 +301,9 @@ fn what_tensors_do_not_support_is_refused_with_what_works() {
         ),
         "[[2, 4],\n   [6, 8]]",
     );
-    // Handout tables, another order and :repeat say what works instead.
+    // Another order and :repeat say what works instead (the handout
+    // tables are written: tests/it/tensor_handouts.rs).
     let layer = "W = [[1, 2], [3, 4]]\nL = sum(W*W)\n";
-    let error = error_of(&format!("{layer}:trace md notes.md"));
-    assert_contains(
-        &error,
-        "the handout tables (`:trace md`, `:trace tex`) of a tensor output (L) are not supported yet",
-    );
-    assert_contains(&error, "`:svg DIR --steps` draws a slide a step");
     assert_contains(
         &error_of(&format!("{layer}:topo kahn")),
         "`:topo kahn` of a tensor output is not supported yet",

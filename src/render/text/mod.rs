@@ -8,9 +8,11 @@ mod homework;
 mod listings;
 mod paint;
 mod tensor_steps;
+mod tensor_tables;
 mod tensors;
 
 pub use tensor_steps::tensor_step_pieces;
+pub use tensor_tables::tensor_trace_table;
 
 use paint::{Painter, human_bytes, plural, reclaim_text};
 
@@ -198,6 +200,7 @@ fn render_unicode(
         Event::Homework(event) => out.push_str(&homework::render(event, &p)),
         Event::Picture { target: None, .. }
         | Event::TraceTable { target: None, .. }
+        | Event::TensorTraceTable { target: None, .. }
         | Event::Plot { target: None, .. } => out.push_str(&shown_here(event, session, &p)),
         // Events with a file are written by the printer, which reports `Wrote`;
         // `:load` is carried out by the driver.
@@ -337,6 +340,40 @@ fn listing(
     }
 }
 
+/// The table of a `:trace md|tex` event (a scalar output's or a tensor
+/// output's, [`Event::TraceTable`] or [`Event::TensorTraceTable`]) with its
+/// format, numbers to `precision`, its rows made from `session`; `None`
+/// for other events.
+pub fn table_text(
+    event: &Event,
+    session: &Session,
+    precision: crate::render::Precision,
+) -> Option<(crate::session::TableFormat, String)> {
+    match event {
+        Event::TraceTable {
+            of,
+            steps,
+            omitted,
+            format,
+            ..
+        } => Some((
+            *format,
+            tables::table(of, session.trace_steps(steps), *omitted, *format, precision),
+        )),
+        Event::TensorTraceTable {
+            of,
+            legend,
+            steps,
+            format,
+            ..
+        } => Some((
+            *format,
+            tensor_trace_table(of, legend, steps, *format, precision),
+        )),
+        _ => None,
+    }
+}
+
 /// The text of a picture, table or plot shown in the terminal (no file given):
 /// the DOT of a `:dot`, the table of a `:table`, the plot of a `:plot`, its
 /// rows made from `session`. "" for other events.
@@ -347,20 +384,9 @@ fn shown_here(event: &Event, session: &Session, p: &Painter) -> String {
             format: PictureFormat::Dot,
             target: None,
         } => dot::dot(picture),
-        Event::TraceTable {
-            of,
-            steps,
-            omitted,
-            format,
-            target: None,
-            ..
-        } => tables::table(
-            of,
-            session.trace_steps(steps),
-            *omitted,
-            *format,
-            p.0.precision,
-        ),
+        Event::TraceTable { target: None, .. } | Event::TensorTraceTable { target: None, .. } => {
+            table_text(event, session, p.0.precision).map_or_else(String::new, |t| t.1)
+        }
         Event::Plot {
             of,
             wrt,
