@@ -32,6 +32,7 @@ mod memory;
 mod paths;
 mod preview;
 mod probe;
+pub mod quiz;
 mod script;
 pub mod steps;
 mod tensor_rules;
@@ -168,6 +169,9 @@ pub struct Session {
     /// The running statement comes from a script (a file, piped input, `-e`),
     /// which writes only where [`Session::writes`] allows.
     pub from_script: bool,
+    /// The `:quiz` running, if any: the statements given are its answers
+    /// (`quiz.rs`).
+    quiz: Option<quiz::Quiz>,
 }
 
 /// The answer to "replace it? [y/N]".
@@ -293,8 +297,13 @@ impl Session {
         &mut self,
         source: &str,
         span: Span,
-        mut parsed: Result<syntax::Located, syntax::SyntaxError>,
+        parsed: Result<syntax::Located, syntax::SyntaxError>,
     ) -> Result<Vec<Event>, SessionError> {
+        // While a `:quiz` runs, a statement is its answer (`quiz.rs`).
+        let mut parsed = match self.quiz_input(source, span, parsed) {
+            Ok(answered) => return answered,
+            Err(parsed) => parsed,
+        };
         self.statement += 1;
         self.begin_statement();
         let mut rest = parsed.as_mut().ok().and_then(|located| located.rest.take());

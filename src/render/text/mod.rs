@@ -7,6 +7,7 @@ mod calculus;
 mod homework;
 mod listings;
 mod paint;
+mod quiz;
 mod tensor_steps;
 mod tensors;
 
@@ -196,6 +197,7 @@ fn render_unicode(
         }
         Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
         Event::Homework(event) => out.push_str(&homework::render(event, &p)),
+        Event::Quiz(event) => out.push_str(&quiz::render(event, &p)),
         Event::Picture { target: None, .. }
         | Event::TraceTable { target: None, .. }
         | Event::Plot { target: None, .. } => out.push_str(&shown_here(event, session, &p)),
