@@ -180,6 +180,9 @@ pub struct Traits {
     /// a checkpoint of the log keeps the leaves' values in its place
     /// (`session/checkpoint.rs`).
     pub moves_params: bool,
+    /// Starts a quiz (`:quiz`, `quiz.rs`): the playground's Quiz button
+    /// runs it.
+    pub starts_quiz: bool,
 }
 
 /// The traits of most commands: run by the session, nothing apart.
@@ -195,6 +198,7 @@ pub const PLAIN: Traits = Traits {
     reads_script: false,
     checks_answer: false,
     moves_params: false,
+    starts_quiz: false,
 };
 
 /// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
@@ -711,7 +715,10 @@ pub static COMMANDS: &[CommandSpec] = &[
             optional(Arg::Setting("rtol=")),
         ],
         writes: false,
-        traits: PLAIN,
+        traits: Traits {
+            starts_quiz: true,
+            ..PLAIN
+        },
         takes: "takes a name, `steps=A-B` and `rtol=R`",
         example: "e.g. `:quiz`, `:quiz L steps=1-8`",
         tensors: TensorCommand::Any,

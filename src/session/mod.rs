@@ -297,13 +297,19 @@ impl Session {
         &mut self,
         source: &str,
         span: Span,
-        parsed: Result<syntax::Located, syntax::SyntaxError>,
+        mut parsed: Result<syntax::Located, syntax::SyntaxError>,
     ) -> Result<Vec<Event>, SessionError> {
         // While a `:quiz` runs, a statement is its answer (`quiz.rs`).
-        let mut parsed = match self.quiz_input(source, span, parsed) {
-            Ok(answered) => return answered,
-            Err(parsed) => parsed,
-        };
+        match self.quiz_input(source, span) {
+            Some(quiz::QuizTake::Answered(events)) => return Ok(events),
+            Some(quiz::QuizTake::Ended(score)) => {
+                return self.run_parsed(source, span, parsed).map(|mut events| {
+                    events.insert(0, *score);
+                    events
+                });
+            }
+            None => {}
+        }
         self.statement += 1;
         self.begin_statement();
         let mut rest = parsed.as_mut().ok().and_then(|located| located.rest.take());

@@ -118,6 +118,19 @@ pub struct Quiz {
     at: usize,
     /// The relative tolerance of numbers.
     rtol: f64,
+    /// The answers that go back a question and stop the quiz.
+    keys: Keys,
+}
+
+/// The answers that are keys, not answers: `b` goes back a question and
+/// `q` stops, unless the session has a variable of that name (the neuron's
+/// bias `b` is an answer); `back` and `stop` always are keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Keys {
+    /// Goes back a question: `b`, or `back` when `b` is a variable.
+    pub back: &'static str,
+    /// Stops the quiz: `q`, or `stop` when `q` is a variable.
+    pub stop: &'static str,
 }
 
 /// The answers so far: how many were right, how many were answered.
@@ -164,6 +177,8 @@ pub enum QuizEvent {
         before: Option<Value>,
         /// Which use of the input this is, and of how many.
         uses: Option<(u32, u32)>,
+        /// The answers that go back and stop.
+        keys: Keys,
     },
     /// An answer checked.
     QuizVerdict {
@@ -250,6 +265,7 @@ impl Quiz {
             local: q.local.clone(),
             before: q.before.clone(),
             uses: q.uses,
+            keys: self.keys,
         })
     }
 
@@ -648,7 +664,13 @@ impl Session {
                 span,
             ));
         }
+        let named = |name: &str| self.variable(name).is_some() || self.is_tensor(name);
+        let keys = Keys {
+            back: if named("b") { "back" } else { "b" },
+            stop: if named("q") { "stop" } else { "q" },
+        };
         let quiz = Quiz {
+            keys,
             of,
             steps: total,
             results: vec![None; questions.len()],
@@ -667,30 +689,29 @@ impl Session {
         self.quiz.as_ref()
     }
 
+    /// Ends the quiz running, if any: its score so far (`None` when no quiz
+    /// runs). What a front end calls when its input ends, or before work
+    /// that is not an answer (`gradcalc --seal` before an `:expect`).
+    pub fn end_quiz(&mut self) -> Option<Event> {
+        let quiz = self.quiz.take()?;
+        let finished = quiz.at == quiz.questions.len();
+        Some(quiz.score_event(finished))
+    }
+
     /// A statement given while a quiz runs: an answer, `b` (the question
     /// before), `q` (the score so far, and the quiz ends), `?` (show the
-    /// answer). A command (`:…`) ends the quiz with its score and runs.
-    /// `Err(parsed)` gives the statement back when no quiz runs.
-    pub(super) fn quiz_input(
-        &mut self,
-        source: &str,
-        span: Span,
-        parsed: Result<syntax::Located, syntax::SyntaxError>,
-    ) -> Result<Result<Vec<Event>, SessionError>, Result<syntax::Located, syntax::SyntaxError>>
-    {
-        let Some(quiz) = &self.quiz else {
-            return Err(parsed);
-        };
+    /// answer); `back` and `stop` for `b` and `q` when those are variables
+    /// ([`Keys`]). A command (`:…`) ends the quiz: its score, and the
+    /// command is run as usual. `None` when no quiz runs.
+    pub(super) fn quiz_input(&mut self, source: &str, span: Span) -> Option<QuizTake> {
+        let quiz = self.quiz.as_ref()?;
         let text = source.get(span.start..span.end).unwrap_or("");
         if text.trim_start().starts_with(':') {
             let score = quiz.score_event(false);
             self.quiz = None;
-            return Ok(self.run_parsed(source, span, parsed).map(|mut events| {
-                events.insert(0, score);
-                events
-            }));
+            return Some(QuizTake::Ended(Box::new(score)));
         }
-        Ok(Ok(self.quiz_answer(answer_text(text))))
+        Some(QuizTake::Answered(self.quiz_answer(answer_text(text))))
     }
 
     /// Answers the question asked with `text` (see [`Session::quiz_input`]):
@@ -699,9 +720,10 @@ impl Session {
         let Some(mut quiz) = self.quiz.take() else {
             return Vec::new();
         };
+        let keys = quiz.keys;
         match text {
-            "q" => return vec![quiz.score_event(false)],
-            "b" => {
+            _ if text == keys.stop || text == "stop" => return vec![quiz.score_event(false)],
+            _ if text == keys.back || text == "back" => {
                 quiz.at = quiz.at.saturating_sub(1);
                 quiz.results[quiz.at] = None;
                 let event = quiz.question_event();
@@ -776,6 +798,16 @@ impl Session {
     }
 }
 
+/// What a statement given while a quiz runs did ([`Session::quiz_input`]).
+pub(super) enum QuizTake {
+    /// It was an answer (or a key): the verdict and the next question, or
+    /// the score.
+    Answered(Vec<Event>),
+    /// It was a command, which ended the quiz with this score; the command
+    /// is still to run.
+    Ended(Box<Event>),
+}
+
 /// An answer checked, before it becomes a [`QuizEvent::QuizVerdict`].
 struct Checked {
     /// `Some(right)` when the answer was taken; `None`: asked again.
@@ -840,10 +872,9 @@ mod tests {
             shape: vec![],
             data: vec![x],
         };
-        // 0.7071 is 1e-5 relative from 1/√2 = 0.70710678: right at 1e-3.
-        assert!(close(&one(0.7071), &one(0.707_106_781_2), DEFAULT_RTOL));
-        // 0.71 is 4.1e-3 relative off: wrong.
-        assert!(!close(&one(0.71), &one(0.707_106_781_2), DEFAULT_RTOL));
+        // 2.501 is 4e-4 relative from 2.5: right at 1e-3; 2.51 (4e-3) is not.
+        assert!(close(&one(2.501), &one(2.5), DEFAULT_RTOL));
+        assert!(!close(&one(2.51), &one(2.5), DEFAULT_RTOL));
         // Near 0 the absolute 1e-6 decides.
         assert!(close(&one(5e-7), &one(0.0), DEFAULT_RTOL));
         assert!(!close(&one(2e-6), &one(0.0), DEFAULT_RTOL));

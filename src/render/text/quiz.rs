@@ -65,6 +65,7 @@ fn question(event: &QuizEvent, p: &Painter) -> String {
         local,
         before,
         uses,
+        keys,
         ..
     } = event
     else {
@@ -105,10 +106,23 @@ fn question(event: &QuizEvent, p: &Painter) -> String {
     };
     let _ = writeln!(out, ": {asked}");
     if *number == 1 {
+        let variable = |key: &str, short: &str| {
+            if key == short {
+                String::new()
+            } else {
+                format!(" (`{short}` is a variable here)")
+            }
+        };
         let _ = writeln!(
             out,
             "{}",
-            p.dim("  (each line is an answer; `?` shows it, `b` goes back a question, `q` stops)")
+            p.dim(&format!(
+                "  (each line is an answer; `?` shows it, `{}` goes back a question{}, `{}` stops{})",
+                keys.back,
+                variable(keys.back, "b"),
+                keys.stop,
+                variable(keys.stop, "q"),
+            ))
         );
     }
     out
