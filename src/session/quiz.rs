@@ -440,7 +440,9 @@ fn scalar_questions(model: &StepModel, (from, to): (usize, usize)) -> Vec<Questi
     let mut questions = Vec::new();
     for k in from..=to {
         let step = &model.steps[k - 1];
-        let node = step.row.node.label();
+        // The node as a question names it: `_7 = x1*w1 + x2*w2`, `n = …`.
+        let names = scalar_node_names(step);
+        let node = names.join(" = ");
         let upstream = Value::Number(step.upstream);
         let base = Question {
             step: k,
@@ -454,7 +456,7 @@ fn scalar_questions(model: &StepModel, (from, to): (usize, usize)) -> Vec<Questi
             before: None,
             uses: None,
             explain: None,
-            expected: Expected::Node(scalar_node_names(step)),
+            expected: Expected::Node(names),
         };
         if k >= 2 {
             questions.push(base.clone());

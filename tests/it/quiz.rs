@@ -314,7 +314,10 @@ fn the_terminal_asks_at_a_quiz_prompt_and_goes_back_with_b() {
     repl.line("a = 2; y = a*a + a", "y = 6");
     repl.prompt();
     // 12 questions (see the fan-out test); the first is ∂(a*a + a)/∂(a*a).
-    repl.line(":quiz", "quiz 1/12 · step 1 of 3 · y: the local derivative");
+    repl.line(
+        ":quiz",
+        "quiz 1/12 · step 1 of 3 · y = a*a + a: the local derivative",
+    );
     repl.expect("`b` goes back a question, `q` stops");
     repl.expect("quiz 1/12> ");
     repl.line("1", "✓ right");
@@ -352,7 +355,7 @@ fn the_playground_s_quiz_button_starts_and_stops_a_quiz_of_a_matrix_layer() {
     enter(&mut browser, "a = 2; b = a*a + a");
     wait_screen(&mut browser, "b = 6");
     browser.click("#quiz");
-    wait_screen(&mut browser, "quiz 1/12 · step 1 of 3 · b: the local");
+    wait_screen(&mut browser, "quiz 1/12 · step 1 of 3 · b = a*a + a");
     browser.wait_for(&format!("{label} === 'quiz 1/12>'"));
     assert_eq!(browser.eval(pressed), serde_json::json!("true"));
     // The + passes 1 to a*a: 1 is right, then upstream 1 × local 1 is not 3.
