@@ -99,6 +99,8 @@ pub fn seal(source: &str, mut salt: impl FnMut() -> [u8; 16]) -> Result<String, 
                 })?;
             continue;
         };
+        // A `:quiz` of the key ends here: its answers are the lines before.
+        session.end_quiz();
         let at_fault = |message: String| SealError { message, span };
         let expectation =
             parse_expectation(line).map_err(|error| at_fault(error.message.clone()))?;

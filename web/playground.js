@@ -57,7 +57,7 @@
   // The commands the page carries out itself, by name, as the command table
   // lists them (the worker's `gradcalc_commands`): `load` opens a file
   // picker.
-  var commands = { load: [] };
+  var commands = { load: [], quiz: [] };
   var shownPage = null; // the model text the view shows
   var trimmed = 0; // lines dropped from the top of the output pane
   var screenSize = screen.textContent.length;
@@ -387,6 +387,7 @@
     } else {
       rebuilt(done, reply);
     }
+    showQuiz(reply.status);
     showPage(reply.page, done.run !== undefined ? reply.after : null);
     pump();
   }
@@ -527,7 +528,7 @@
       if (history.length > MAX_HISTORY) history.splice(0, history.length - MAX_HISTORY);
       store(HISTORY_KEY, history);
     }
-    append("> " + text.replace(/\n/g, "\n… ") + "\n");
+    append(promptText() + " " + text.replace(/\n/g, "\n… ") + "\n");
     if (text.indexOf("\n") < 0 && text.indexOf(";") < 0 && isCommand(text, commands.load)) {
       append("(pick the script in the browser's dialog, or paste its lines here)\n");
       picker.value = "";
@@ -537,6 +538,38 @@
     queue.push({ run: text });
     pump();
   }
+
+  // A `:quiz` (the session's: web/wasm's status says [k, n] while one runs,
+  // and then each input is its answer). The Quiz button starts one with
+  // `:quiz`, and pressed again stops it with `q`; the prompt says
+  // `quiz k/n>` meanwhile.
+  var quizAt = null;
+  var quizButton = document.getElementById("quiz");
+  var promptLabel = document.querySelector("#prompt label");
+
+  function promptText() {
+    return quizAt ? "quiz " + quizAt[0] + "/" + quizAt[1] + ">" : ">";
+  }
+
+  function showQuiz(status) {
+    quizAt = (status && status.quiz) || null;
+    promptLabel.textContent = promptText();
+    quizButton.setAttribute("aria-pressed", quizAt ? "true" : "false");
+    input.setAttribute("aria-label", quizAt
+      ? "your answer to the quiz's question (Enter answers; ? shows it, b goes back, q stops)"
+      : "a statement or a :command (Enter runs, Shift+Enter adds a line)");
+    if (!input.disabled) {
+      input.placeholder = quizAt
+        ? "your answer: a number, a formula, a node or a shape (? shows it · b back · q stops)"
+        : "x = 2; y = x^2   (Enter runs · Shift+Enter: a new line · Esc, then →: steps)";
+    }
+  }
+
+  quizButton.addEventListener("click", function () {
+    if (!quizAt && !commands.quiz.length) return;
+    submit(quizAt ? "q" : ":" + commands.quiz[0]);
+    input.focus();
+  });
 
   // The input: Enter runs, Shift+Enter adds a line, a paste keeps its lines.
   function grow() {

@@ -9,6 +9,8 @@
   ``relu tanh exp log``, ``.data``, ``.grad``, ``.backward()``).
 - ``draw(v)``, ``trace(v)``, ``show(v)``: a ``Value``'s graph as SVG, its
   backward steps as ``:trace`` prints them, the step-through page.
+- ``quiz(source, answers)``: practise the backward pass (``:quiz``): each
+  next step predicted, checked and scored.
 - ``%load_ext gradcalc``: ``%%gradcalc`` cells and the ``%gradcalc`` line
   magic, run in one session per notebook (``session()``).
 
@@ -27,10 +29,11 @@ except ImportError:  # pragma: no cover - exercised where numpy is missing
 
 from . import _gradcalc
 from ._gradcalc import Value
+from ._quiz import QuizResult, quiz
 
 __version__ = _gradcalc.VERSION
 
-__all__ = ["Error", "Session", "Value", "draw", "trace", "show", "session"]
+__all__ = ["Error", "Session", "Value", "draw", "trace", "show", "session", "quiz", "QuizResult"]
 
 
 class Error(Exception):

@@ -1,7 +1,7 @@
 # Type stubs for gradcalc (the package and its compiled core), so that
 # editors complete it and `mypy --strict` checks code that uses it.
 from os import PathLike
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy
 import numpy.typing
@@ -107,3 +107,22 @@ def trace(value: Value) -> Text: ...
 def show(value: Value) -> Page: ...
 def session() -> Session: ...
 def load_ipython_extension(ipython: Any) -> None: ...
+
+class QuizResult:
+    correct: int
+    answered: int
+    questions: int
+    finished: bool
+    verdicts: list[Event]
+
+def quiz(
+    source: Optional[str] = ...,
+    answers: Optional[Iterable[str]] = ...,
+    *,
+    session: Optional[Session] = ...,
+    output: Optional[str] = ...,
+    steps: Union[int, Tuple[int, int], None] = ...,
+    rtol: Optional[float] = ...,
+    ask: Optional[Callable[[str], str]] = ...,
+    show: Callable[[str], Any] = ...,
+) -> QuizResult: ...

@@ -466,7 +466,8 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         | Event::Plot { target: None, .. }
         | Event::Wrote { .. }
         | Event::Calculus(_)
-        | Event::Homework(_) => return Some(to_value(event)),
+        | Event::Homework(_)
+        | Event::Quiz(_) => return Some(to_value(event)),
         // Carried out by the printer or the driver; it reports `Wrote`.
         file_events!() => return None,
     };

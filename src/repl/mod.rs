@@ -199,6 +199,13 @@ fn after_interrupt(interrupted: bool) {
     }
 }
 
+/// The prompt while a `:quiz` runs (`quiz 3/27> `): each line is an
+/// answer; `None` when no quiz runs.
+fn quiz_prompt(session: &Session) -> Option<String> {
+    let (number, questions) = session.quiz()?.position();
+    Some(format!("quiz {number}/{questions}> "))
+}
+
 /// The REPL without a line editor: the prompt on stderr, lines from stdin.
 fn run_plain<O: Write, E: Write>(
     session: &mut Session,
@@ -208,7 +215,11 @@ fn run_plain<O: Write, E: Write>(
     let mut input = String::new();
     let mut server = None;
     loop {
-        let prompt = if input.is_empty() { PROMPT } else { ".. " };
+        let prompt = match quiz_prompt(session) {
+            Some(quiz) if input.is_empty() => quiz,
+            _ if input.is_empty() => PROMPT.to_string(),
+            _ => ".. ".to_string(),
+        };
         let mut err = io::stderr();
         let _ = write!(err, "{prompt}");
         let _ = err.flush();
@@ -310,7 +321,9 @@ fn run_shared<O: Write, E: Write>(
     // typed now was most likely meant for it.
     let mut walked_off = false;
     loop {
-        let input = match editor.readline(prompt) {
+        // While a `:quiz` runs, each line is its answer: the prompt says so.
+        let quiz = quiz_prompt(&session.borrow());
+        let input = match editor.readline(quiz.as_deref().unwrap_or(prompt)) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => return Ok(0),

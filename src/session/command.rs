@@ -180,6 +180,9 @@ pub struct Traits {
     /// a checkpoint of the log keeps the leaves' values in its place
     /// (`session/checkpoint.rs`).
     pub moves_params: bool,
+    /// Starts a quiz (`:quiz`, `quiz.rs`): the playground's Quiz button
+    /// runs it.
+    pub starts_quiz: bool,
 }
 
 /// The traits of most commands: run by the session, nothing apart.
@@ -195,6 +198,7 @@ pub const PLAIN: Traits = Traits {
     reads_script: false,
     checks_answer: false,
     moves_params: false,
+    starts_quiz: false,
 };
 
 /// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
@@ -699,6 +703,26 @@ pub static COMMANDS: &[CommandSpec] = &[
         example: "e.g. `:expect ∂L/∂w = 0.5 tol=1e-6`",
         tensors: TensorCommand::Any,
         run: |s, c, e| s.expect_command(c, e),
+    },
+    CommandSpec {
+        name: "quiz",
+        aliases: &[],
+        usage: "[NAME] [steps=A-B] [rtol=R]",
+        help: "practise the backward pass: walks `:trace`'s steps of the output (or of NAME, made the output) in reverse topological order and asks before each is shown: which node is next, each local derivative (a number or a formula, evaluated here), upstream × local, the gradient after accumulation at a fan-out; for a tensor op the shape of what each operand receives, then its numbers (`upstream` in an answer is the step's upstream). Each following statement is an answer: `?` shows it, `b` goes back, `q` stops (the score so far); a `:` command ends the quiz. Numbers are right within rtol·|expected| + 1e-6 (rtol 1e-3 unless given); `steps=1-8` asks about steps 1 to 8 only",
+        params: &[
+            optional(Arg::Name),
+            optional(Arg::Setting("steps=")),
+            optional(Arg::Setting("rtol=")),
+        ],
+        writes: false,
+        traits: Traits {
+            starts_quiz: true,
+            ..PLAIN
+        },
+        takes: "takes a name, `steps=A-B` and `rtol=R`",
+        example: "e.g. `:quiz`, `:quiz L steps=1-8`",
+        tensors: TensorCommand::Any,
+        run: |s, c, e| s.quiz_command(c, e),
     },
     CommandSpec {
         name: "quit",

@@ -330,6 +330,7 @@ macro_rules! short_events {
             | Event::Paths { .. }
             | Event::Wrote { .. }
             | Event::Homework(_)
+            | Event::Quiz(_)
     };
 }
 pub(crate) use short_events;
@@ -586,6 +587,10 @@ pub enum Event {
     /// own `kind` (`expect`).
     #[serde(untagged)]
     Homework(super::homework::HomeworkEvent),
+    /// `:quiz` (`quiz.rs`): a question, a verdict or the score; serializes
+    /// with its own `kind` (`quiz_question`, `quiz_verdict`, `quiz_score`).
+    #[serde(untagged)]
+    Quiz(super::quiz::QuizEvent),
 }
 
 // ---------------------------------------------------------------------------

@@ -32,6 +32,7 @@ mod memory;
 mod paths;
 mod preview;
 mod probe;
+pub mod quiz;
 mod script;
 pub mod steps;
 mod tensor_rules;
@@ -168,6 +169,9 @@ pub struct Session {
     /// The running statement comes from a script (a file, piped input, `-e`),
     /// which writes only where [`Session::writes`] allows.
     pub from_script: bool,
+    /// The `:quiz` running, if any: the statements given are its answers
+    /// (`quiz.rs`).
+    quiz: Option<quiz::Quiz>,
 }
 
 /// The answer to "replace it? [y/N]".
@@ -295,6 +299,17 @@ impl Session {
         span: Span,
         mut parsed: Result<syntax::Located, syntax::SyntaxError>,
     ) -> Result<Vec<Event>, SessionError> {
+        // While a `:quiz` runs, a statement is its answer (`quiz.rs`).
+        match self.quiz_input(source, span) {
+            Some(quiz::QuizTake::Answered(events)) => return Ok(events),
+            Some(quiz::QuizTake::Ended(score)) => {
+                return self.run_parsed(source, span, parsed).map(|mut events| {
+                    events.insert(0, *score);
+                    events
+                });
+            }
+            None => {}
+        }
         self.statement += 1;
         self.begin_statement();
         let mut rest = parsed.as_mut().ok().and_then(|located| located.rest.take());

@@ -34,7 +34,8 @@ impl Session {
     /// [`Session::preview`] with `budget` of CPU time instead of
     /// `PREVIEW_TIME` (the node budget is the same).
     pub fn preview_within(&mut self, line: &str, budget: Duration) -> Option<f64> {
-        if line.trim().is_empty() || syntax::needs_more_input(line) {
+        // A quiz's answer is not previewed: its value is what is asked.
+        if self.quiz.is_some() || line.trim().is_empty() || syntax::needs_more_input(line) {
             return None;
         }
         let spans = syntax::statement_spans(line);

@@ -38,6 +38,7 @@ mod playground;
 mod playground_work;
 mod properties;
 mod pty;
+mod quiz;
 mod readme;
 mod refusals;
 mod repl;

@@ -7,6 +7,7 @@ mod calculus;
 mod homework;
 mod listings;
 mod paint;
+mod quiz;
 mod tensor_steps;
 mod tensor_tables;
 mod tensors;
@@ -198,6 +199,7 @@ fn render_unicode(
         }
         Event::Calculus(event) => out.push_str(&calculus::render(event, &p)),
         Event::Homework(event) => out.push_str(&homework::render(event, &p)),
+        Event::Quiz(event) => out.push_str(&quiz::render(event, &p)),
         Event::Picture { target: None, .. }
         | Event::TraceTable { target: None, .. }
         | Event::TensorTraceTable { target: None, .. }

@@ -25,8 +25,8 @@
 //!    to rebuild the session after Stop. Past the log's bounds (100 000
 //!    statements) it is the session as values (`Session::values_script`).
 //! 6. `gradcalc_commands()` puts the names of the commands the page carries
-//!    out itself (`:load`'s file picker) in the output buffer, read from the
-//!    command table.
+//!    out itself (`:load`'s file picker) or runs from a button (`:quiz`'s
+//!    Quiz) in the output buffer, read from the command table.
 //! 7. `gradcalc_view_after()` puts what the view does after the last input
 //!    (show the finished pass; say that the view steps for `:step`) in the
 //!    output buffer, decided by the command table as `:serve` decides.
@@ -34,7 +34,9 @@
 //! 8. `gradcalc_status()` puts what the page needs to know after the last
 //!    input in the output buffer: `over`, the memory limit stopped it;
 //!    `dropped`, how many of the session's first statements the script no
-//!    longer holds (`Session::statements_dropped`).
+//!    longer holds (`Session::statements_dropped`); `quiz`, while a `:quiz`
+//!    runs, `[k, n]`: its question k of n is asked, and the next input is
+//!    its answer (`null` otherwise).
 //! 9. `gradcalc_statements(ptr, len)` (a buffer from `gradcalc_alloc`, which
 //!    it frees) puts the statements of a script, cut as a script is cut, in
 //!    the output buffer as a JSON array of strings: the page replays a
@@ -414,6 +416,7 @@ pub extern "C" fn gradcalc_status() {
         let status = serde_json::json!({
             "over": state.over,
             "dropped": state.session.statements_dropped(),
+            "quiz": state.session.quiz().map(|quiz| quiz.position()),
         });
         state.output = status.to_string().into_bytes();
     });
@@ -481,6 +484,7 @@ pub extern "C" fn gradcalc_commands() {
     };
     let lists = serde_json::json!({
         "load": names(|spec| spec.traits.reads_script),
+        "quiz": names(|spec| spec.traits.starts_quiz),
     });
     STATE.with(|state| state.borrow_mut().output = lists.to_string().into_bytes());
 }
