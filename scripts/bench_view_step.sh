@@ -11,12 +11,22 @@
 # it goes back from the last step to 0 the same way. Painting is not in the
 # figure (it is the compositor's, off the main thread).
 #
+# The figure with painting and raster, from Chromium's own trace (the key to
+# the frame that shows the step, and the CPU time of every thread of the
+# page's renderer), is printed by the test tests/it/view_step.rs in the
+# playground (web/dist/, scripts/build-web.sh); `--trace` runs it:
+#   scripts/bench_view_step.sh --trace
+#
 # Usage: scripts/bench_view_step.sh [BINARY] [CHROMIUM]
 #   BINARY    default target/debug/gradcalc (`cargo build`)
 #   CHROMIUM  default: chromium on PATH
 # Prints the median, the 90th percentile and the largest step in ms
 # (docs/benchmarks.md, "One step of the graph view").
 set -euo pipefail
+if [ "${1:-}" = "--trace" ]; then
+  cargo test -q --test it -- view_step:: --nocapture 2>&1 | grep '^view step'
+  exit 0
+fi
 bin=${1:-target/debug/gradcalc}
 chromium=${2:-$(command -v chromium || command -v chromium-browser || true)}
 [ -x "$bin" ] || { echo "no $bin: cargo build" >&2; exit 1; }

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 cargo build --release --locked --target wasm32-unknown-unknown --manifest-path web/wasm/Cargo.toml
 mkdir -p web/dist
 cp web/wasm/target/wasm32-unknown-unknown/release/gradcalc_web.wasm web/dist/gradcalc.wasm
-cp web/index.html web/playground.js web/worker.js web/playground.css web/page.js web/page.css web/dist/
+cp web/index.html web/playground.js web/assignment.js web/worker.js web/playground.css web/page.js web/page.css web/dist/
 python3 - <<'PY'
 import base64, json
 dist = "web/dist/"
@@ -30,6 +30,7 @@ offline = {
 data = "<script>window.GRADCALC_OFFLINE = " + json.dumps(offline).replace("</", "<\\/") + ";</script>"
 page = page.replace('<script src="page.js"></script>', inline_script("page.js"))
 page = page.replace('<script src="playground.js"></script>', data + inline_script("playground.js"))
+page = page.replace('<script src="assignment.js"></script>', inline_script("assignment.js"))
 assert '<script src=' not in page and '<link rel="stylesheet"' not in page, "a file left outside offline.html"
 open(dist + "offline.html", "w", encoding="utf-8").write(page)
 PY

@@ -170,29 +170,38 @@ fn rewrite(source: &str, replacements: &[(Span, String)]) -> String {
     let mut at = 0;
     for block in solution_blocks(&out) {
         sealed.push_str(&out[at..block.start]);
-        sealed.push_str("# (your work here)\n");
+        sealed.push_str(YOUR_WORK);
+        sealed.push('\n');
         at = block.end;
     }
     sealed.push_str(&out[at..]);
     sealed
 }
 
+/// The line that stands for a student's work: where a solution block was,
+/// in the sealed file and in an assignment's starting code.
+pub const YOUR_WORK: &str = "# (your work here)";
+
 /// One problem of an assignment.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Problem {
     /// The heading after `## ` (`Problem 1: a neuron`); empty for what comes
     /// before the first heading.
     pub title: String,
     /// The comment lines, without their `#`: the problem's text.
     pub text: Vec<String>,
-    /// The statements students start from (solution blocks left out).
+    /// The statements students start from, with [`YOUR_WORK`] where a
+    /// solution block was (the block itself left out).
     pub code: Vec<String>,
     /// What is checked: each `:expect`'s quantity and whether it is sealed.
     pub checks: Vec<(String, bool)>,
+    /// The `:expect` lines as written (a sealed one with its hash): what a
+    /// playground's or a notebook's check runs.
+    pub expects: Vec<String>,
 }
 
 /// An assignment read: its title (`# Title`, the first line) and problems.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Assignment {
     /// The first line's heading, if it is `# …`.
     pub title: Option<String>,
@@ -214,6 +223,9 @@ pub fn assignment(source: &str) -> Assignment {
         }
         if solution_marker(line, true) {
             in_solution = true;
+            current.code.push(YOUR_WORK.to_string());
+        } else if trimmed == YOUR_WORK {
+            current.code.push(YOUR_WORK.to_string());
         } else if let Some(title) = trimmed.strip_prefix("## ") {
             if current != Problem::default() {
                 result.problems.push(current);
@@ -232,6 +244,7 @@ pub fn assignment(source: &str) -> Assignment {
                 current
                     .checks
                     .push((expectation.quantity, expectation.sealed.is_some()));
+                current.expects.push(trimmed.to_string());
             }
         } else if !trimmed.is_empty() {
             current.code.push(trimmed.to_string());
@@ -308,7 +321,12 @@ mod tests {
         let p = &a.problems[0];
         assert_eq!(p.title, "Problem 1: a product");
         assert_eq!(p.text, ["What is dz/dx at x = 3, y = 4?"]);
-        assert_eq!(p.code, ["x = 3; y = 4"]);
+        assert_eq!(p.code, ["x = 3; y = 4", YOUR_WORK]);
         assert_eq!(p.checks, [("dz/dx".to_string(), false)]);
+        assert_eq!(p.expects, [":expect dz/dx tol=1e-9"]);
+        // The sealed file reads the same, its check sealed.
+        let sealed = assignment(&seal(KEY, || [1; 16]).unwrap());
+        assert_eq!(sealed.problems[0].code, p.code);
+        assert!(sealed.problems[0].expects[0].starts_with(":expect dz/dx sealed=1:"));
     }
 }

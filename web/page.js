@@ -327,6 +327,12 @@ var GradcalcView = (function () {
   View.prototype.say = function (text) {
     var line = this.line;
     line.textContent = text;
+    // Measured (which lays the page out at once) only when the text is
+    // longer, or has more lines, than any shown since the line was reset.
+    var lines = text.split("\n").length;
+    if (text.length <= (this.longest || 0) && lines <= (this.mostLines || 0)) return;
+    this.longest = Math.max(this.longest || 0, text.length);
+    this.mostLines = Math.max(this.mostLines || 0, lines);
     if (line.scrollHeight > line.clientHeight) {
       var style = getComputedStyle(line);
       var padding = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
@@ -337,12 +343,18 @@ var GradcalcView = (function () {
   // The line's height follows its text again (a new graph, theme or pane).
   View.prototype.resetLine = function () {
     this.line.style.height = "";
+    this.longest = 0;
+    this.mostLines = 0;
   };
 
   // Zoomed in, the view pans to keep the current step's box in sight.
   View.prototype.follow = function (index) {
     var b = this.boxes[index];
     if (!b || !this.svg || !this.box) return;
+    // At fit every box is in sight: no need to measure one (which would lay
+    // the picture out at once).
+    var v0 = this.box;
+    if (v0[0] <= 0 && v0[1] <= 0 && v0[2] >= this.size[0] && v0[3] >= this.size[1]) return;
     var r = b.group.getBBox();
     var v = this.box;
     var inside = r.x >= v[0] && r.y >= v[1] && r.x + r.width <= v[0] + v[2] && r.y + r.height <= v[1] + v[3];

@@ -66,6 +66,13 @@
   var unchanged = null; // a copy's script, stored only once it changes
   var storageFull = false; // said once
 
+  // What web/assignment.js adds to the page (assignments and transcripts):
+  // `ready(module)` once gradcalc is compiled, `session(id)` whenever this
+  // tab's session changes, `ran(text)` after an input of it finished,
+  // `link(text)` for an `#assignment=` link, `file(text, name)` for a picked
+  // file (true: it was an assignment, opened as one).
+  var hooks = {};
+
   function stored(key, fallback) {
     try {
       var text = window.localStorage.getItem(key);
@@ -106,6 +113,7 @@
     sessionId = id;
     sessionTitle = title || "";
     try { window.sessionStorage.setItem(TAB_KEY, id); } catch (e) { /* kept for this visit */ }
+    if (hooks.session) hooks.session(id);
   }
 
   // The statements of a script, without its comment lines.
@@ -384,6 +392,7 @@
         rebuild();
         return;
       }
+      if (hooks.ran) hooks.ran(done.run);
     } else {
       rebuilt(done, reply);
     }
@@ -713,6 +722,10 @@
       append(link.malformed + "\n");
       return;
     }
+    if (link.assignment) {
+      if (hooks.link) hooks.link(link.text);
+      return;
+    }
     var go = function () {
       fresh(true, "link: " + firstLine(link.text));
       append("(opened a shared link: its script runs in a new session)\n");
@@ -744,6 +757,7 @@
     var file = picker.files && picker.files[0];
     if (!file) return;
     file.text().then(function (text) {
+      if (hooks.file && hooks.file(text, file.name)) return;
       append("# " + file.name + "\n");
       queue.push({ run: text });
       pump();
@@ -846,20 +860,22 @@
   // The script of a shared link in the address (then taken out of it, so
   // that a reload keeps the work done since): {text}, {malformed: what to
   // say} when it cannot be read or holds nothing, or null without a link.
+  // An `#assignment=` link's text is an assignment ({text, assignment:
+  // true}), opened by web/assignment.js: nothing of it runs.
   function linked() {
-    var match = /^#script=(.*)$/.exec(location.hash);
+    var match = /^#(script|assignment)=(.*)$/.exec(location.hash);
     if (!match) return null;
     window.history.replaceState(null, "", location.pathname + location.search);
     var text;
     try {
-      text = decodeURIComponent(match[1]);
+      text = decodeURIComponent(match[2]);
     } catch (e) {
-      return { malformed: "(this link's script cannot be read: the address is cut short or garbled " +
+      return { malformed: "(this link's " + match[1] + " cannot be read: the address is cut short or garbled " +
         "(a `%` not followed by two hex digits, or a broken character). Nothing of it ran: ask for the link again, " +
         "or paste its script here)" };
     }
-    if (!text.trim()) return { malformed: "(this link holds no script: nothing to run)" };
-    return { text: text };
+    if (!text.trim()) return { malformed: "(this link holds no " + match[1] + ": nothing to run)" };
+    return { text: text, assignment: match[1] === "assignment" };
   }
 
   // What the page opens with: this tab's session after a reload; a shared
@@ -926,6 +942,7 @@
 
   function started(compiled) {
     module = compiled;
+    if (hooks.ready) hooks.ready(compiled);
     queue = opening().concat(queue);
     startWorker();
     input.disabled = false;
@@ -970,4 +987,42 @@
   });
   window.gradcalcRun = submit;
   window.gradcalcStop = stop;
+
+  // A session of its own for `id` (an assignment's): reopened when this
+  // browser keeps it, else started empty under that id, asked first when
+  // this tab holds other work (which stays in Sessions).
+  function openSession(id, title, then) {
+    var go = function () {
+      var kept = sessions().filter(function (entry) { return entry.id === id; })[0];
+      if (kept) {
+        reopen(kept);
+      } else {
+        fresh(true, title);
+        useSession(id, title);
+        pump();
+      }
+      if (then) then();
+    };
+    if (id === sessionId || !statementLines(script).length) {
+      go();
+      return;
+    }
+    ask("Open " + firstLine(title) + " in a session of its own? This session's " +
+      statementLines(script).length + " statements stay in Sessions.", [
+      { label: "Open it", act: go },
+      { label: "Stay here", act: function () { append("(not opened)\n"); } }
+    ]);
+  }
+
+  // What web/assignment.js uses of the page.
+  window.gradcalcPage = {
+    hooks: hooks,
+    run: submit,
+    append: append,
+    download: download,
+    openSession: openSession,
+    sessionId: function () { return sessionId; },
+    stored: stored,
+    store: store
+  };
 })();

@@ -13,6 +13,11 @@
   next step predicted, checked and scored.
 - ``%load_ext gradcalc``: ``%%gradcalc`` cells and the ``%gradcalc`` line
   magic, run in one session per notebook (``session()``).
+- ``assignment("hw1.calc")``: a TA's assignment as notebook cells (one
+  Markdown and one ``%%gradcalc`` cell per problem, its ``:expect`` checks
+  in them); ``seal(key)``, ``transcript()`` and ``check_transcript()``
+  for grading
+  (docs/homework.md).
 
 See docs/notebook.md.
 """
@@ -33,7 +38,22 @@ from ._quiz import QuizResult, quiz
 
 __version__ = _gradcalc.VERSION
 
-__all__ = ["Error", "Session", "Value", "draw", "trace", "show", "session", "quiz", "QuizResult"]
+__all__ = [
+    "Error",
+    "Session",
+    "Value",
+    "draw",
+    "trace",
+    "show",
+    "session",
+    "quiz",
+    "QuizResult",
+    "Assignment",
+    "assignment",
+    "transcript",
+    "check_transcript",
+    "seal",
+]
 
 
 class Error(Exception):
@@ -348,6 +368,9 @@ def show(value):
     """The step-through page of ``value``'s graph (``:html``), shown inline
     in a notebook in a sandboxed iframe."""
     return Page(_one(_value_session(value), ":html -", "html"))
+
+
+from ._homework import Assignment, assignment, check_transcript, seal, transcript  # noqa: E402
 
 
 def load_ipython_extension(ipython):

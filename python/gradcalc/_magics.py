@@ -163,7 +163,11 @@ def run_cell(source, origin="<cell>"):
     pieces."""
     from IPython.display import display
 
-    pieces, interrupt = session()._rich(_gradcalc.cell_source(source), origin, True)
+    from ._homework import _note_input
+
+    source = _gradcalc.cell_source(source)
+    _note_input(source)
+    pieces, interrupt = session()._rich(source, origin, True)
     show_pieces(pieces, display, interrupt)
 
 

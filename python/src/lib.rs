@@ -9,7 +9,9 @@
 //! - the graph of a `Value` written as gradcalc statements (`source.rs`), so
 //!   that its pictures and trace come from the calculator's own code;
 //! - a cell's source as a notebook runs it, read from the command table
-//!   (`notebook.rs`).
+//!   (`notebook.rs`);
+//! - homework: an assignment's problems, transcripts and their rerun
+//!   (`homework.rs`).
 //!
 //! Ctrl-C (a kernel's interrupt) reaches a running statement through
 //! [`gradcalc::interrupt::polling`]: every poll asks Python whether SIGINT
@@ -17,6 +19,7 @@
 //! kept; the `KeyboardInterrupt` is raised when the run returns. The GIL is
 //! released while a statement runs.
 
+mod homework;
 mod notebook;
 mod session;
 mod source;
@@ -34,6 +37,10 @@ fn _gradcalc(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(value::arena_nodes, module)?)?;
     module.add_function(wrap_pyfunction!(session::update_source, module)?)?;
     module.add_function(wrap_pyfunction!(notebook::cell_source, module)?)?;
+    module.add_function(wrap_pyfunction!(homework::assignment_problems, module)?)?;
+    module.add_function(wrap_pyfunction!(homework::transcript_of, module)?)?;
+    module.add_function(wrap_pyfunction!(homework::rerun_transcript, module)?)?;
+    module.add_function(wrap_pyfunction!(homework::seal_key, module)?)?;
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -12,7 +12,9 @@ import gradcalc  # noqa: E402
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = get_ipython()
+    # The one IPython of this process: started here, or by another test file
+    # (then `get_ipython` of globalipapp gives None, and IPython's own gives it).
+    shell = get_ipython() or IPython.get_ipython()
     shell.run_line_magic("load_ext", "gradcalc")
     return shell
 

@@ -189,6 +189,14 @@ fn the_repl_holds_no_browser_logic() {
     assert!(files.iter().any(|(file, _)| file == "web/serve.rs"));
 }
 
+/// The playground's and the page's scripts.
+const PAGE_SCRIPTS: [&str; 4] = [
+    "web/playground.js",
+    "web/worker.js",
+    "web/page.js",
+    "web/assignment.js",
+];
+
 /// Command names are matched nowhere: a command is treated apart by its
 /// row's columns (`InRepl`, `Traits`, what it does for a tensor output,
 /// `TensorCommand`), never by comparing its name — the command table
@@ -239,7 +247,7 @@ fn command_names_are_matched_only_in_the_command_table() {
     // The playground's page reads the names it acts on from the table (the
     // worker's `gradcalc_commands`): no command written in its scripts as a
     // string or a regular expression.
-    for script in ["web/playground.js", "web/worker.js", "web/page.js"] {
+    for script in PAGE_SCRIPTS {
         let text =
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(script)).unwrap();
         for name in &names {

@@ -147,6 +147,52 @@ impl Browser {
         Some(browser)
     }
 
+    /// Chromium's trace of what `work` makes the page do: every trace event
+    /// of `categories` (comma-separated, as `chrome://tracing` names them)
+    /// recorded from before `work` to after it, as the DevTools protocol
+    /// gives them (`Tracing.dataCollected`).
+    pub fn trace(&mut self, categories: &str, work: impl FnOnce(&mut Browser)) -> Vec<Value> {
+        self.call(
+            "Tracing.start",
+            json!({"traceConfig": {"includedCategories": categories.split(',').collect::<Vec<_>>()},
+                   "transferMode": "ReportEvents"}),
+        );
+        work(self);
+        self.call("Tracing.end", json!({}));
+        let deadline = Instant::now() + CEILING;
+        let mut trace = Vec::new();
+        loop {
+            let mut complete = false;
+            self.events.retain(|event| match event["method"].as_str() {
+                Some("Tracing.dataCollected") => {
+                    trace.extend(
+                        event["params"]["value"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
+                    false
+                }
+                Some("Tracing.tracingComplete") => {
+                    complete = true;
+                    false
+                }
+                _ => true,
+            });
+            if complete {
+                return trace;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .from
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("Chromium never finished its trace"));
+            if message.get("method").is_some() {
+                self.events.push(message);
+            }
+        }
+    }
+
     /// Sends a command (to the page once attached) and waits for its result.
     pub fn call(&mut self, method: &str, params: Value) -> Value {
         let session = self.session.clone();

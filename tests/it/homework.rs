@@ -17,7 +17,7 @@ const RIGHT_WORK: [&str; 3] = [
 ];
 
 /// The sealed file of examples/hw1_key.calc.
-fn sealed_hw1() -> String {
+pub(crate) fn sealed_hw1() -> String {
     let output = output_of(&[
         "--seal",
         in_crate("examples/hw1_key.calc").to_str().unwrap(),
@@ -217,7 +217,7 @@ fn an_assignment_lists_its_problems_without_running_them() {
     );
     assert_contains(
         &text,
-        "## Problem 2: a fan-out\n\ny = (a + b)(b + 1) at a = 2, b = 1: b reaches y along two paths.\nWrite y, then find dy/db (the two paths' gradients added).\n\n```\na = 2; b = 1\n```\n\n- checked: `∂y/∂a` (value in the key)\n",
+        "## Problem 2: a fan-out\n\ny = (a + b)(b + 1) at a = 2, b = 1: b reaches y along two paths.\nWrite y, then find dy/db (the two paths' gradients added).\n\n```\na = 2; b = 1\n# (your work here)\n```\n\n- checked: `∂y/∂a` (value in the key)\n",
     );
     // Nothing ran (no value printed) and no solution is shown.
     assert!(!text.contains("0.7071"), "{text}");
@@ -307,4 +307,61 @@ fn the_terminal_checks_an_answer_and_keeps_the_session() {
     repl.prompt();
     repl.line("ans", "9.27");
     repl.leave();
+}
+
+#[test]
+fn an_example_assignment_runs_end_to_end_in_the_terminal() {
+    // Opened: the sealed file lists its problems, nothing run, no answer.
+    let sealed = sealed_hw1();
+    let (dir, hw1) = folder_with("hw1.calc", &sealed);
+    let listed = stdout_of(&output_of(&["--assignment", hw1.to_str().unwrap()]));
+    assert_eq!(listed.matches("\n## Problem ").count(), 3, "{listed}");
+    assert_contains(
+        &listed,
+        "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.8813735870195432\n# (your work here)\n",
+    );
+    assert!(!listed.contains("0.7071"), "{listed}");
+    // Answered: the neuron right (o = 1/√2, ∂o/∂w1 = 1, ∂o/∂b = 0.5); the
+    // fan-out wrong (y = (a + b)·b: ∂y/∂a = b = 1, not 2; ∂y/∂b = a + 2b =
+    // 4, not 5); the matrix layer with a 2×3 W where 2×2 is expected.
+    let work = [
+        RIGHT_WORK[0],
+        "y = (a + b)*b",
+        "W = [[1, 2, 0], [3, 4, 0]]; x = [1, -1, 0]; L = sum(tanh(W @ x))",
+    ];
+    let student = answered(&sealed, work);
+    // Each check's verdict, without its tolerance's note.
+    let checks = checks_of(&student);
+    let verdicts: Vec<&str> = checks
+        .iter()
+        .map(|line| line.split(" (").next().unwrap())
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            "✓ o: correct",
+            "✓ ∂o/∂w1: correct",
+            "✓ ∂o/∂b: correct",
+            "✗ ∂y/∂a: wrong",
+            "✗ ∂y/∂b: wrong",
+            "✗ ∂L/∂W: wrong shape",
+        ]
+    );
+    assert_contains(&checks[5], "wrong shape (2×3, expected 2×2)");
+    // Exported, and checked again from the transcript alone.
+    let path = dir.path().join("student.calc");
+    std::fs::write(&path, &student).unwrap();
+    let jsonl = stdout_of(&output_of(&[
+        "--transcript",
+        "jsonl",
+        path.to_str().unwrap(),
+    ]));
+    let saved = dir.path().join("student.jsonl");
+    std::fs::write(&saved, &jsonl).unwrap();
+    let output = output_of(&["--check-transcript", saved.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout_of(&output));
+    assert_contains(
+        &stdout_of(&output),
+        "checks: 3 correct, 2 wrong, 1 of the wrong shape, 0 not answered",
+    );
 }

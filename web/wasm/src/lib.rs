@@ -41,6 +41,11 @@
 //!    it frees) puts the statements of a script, cut as a script is cut, in
 //!    the output buffer as a JSON array of strings: the page replays a
 //!    session a few statements at a time, saying how far it got.
+//! 10. `gradcalc_assignment(ptr, len)` puts an assignment's problems (its
+//!     text, starting code and `:expect` lines, nothing run) in the output
+//!     buffer as JSON, and `gradcalc_transcript(ptr, len)` a transcript of
+//!     inputs run in a fresh session, Markdown or JSON Lines (module
+//!     `homework`).
 //!
 //! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
 //! statement is stopped (the flag Ctrl-C sets), the output keeps what came
@@ -66,6 +71,7 @@ use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::render::{Format, Precision, Printer, Style, html, plot, series};
 use gradcalc::session::{COMMANDS, CommandSpec, Event, Session, find_command};
 
+mod homework;
 mod pieces;
 
 /// How typed lines run: as in the REPL.
