@@ -42,6 +42,7 @@ pub mod engine;
 pub mod files;
 pub mod homework;
 pub mod interrupt;
+pub mod notebook;
 pub mod render;
 #[cfg(feature = "cli")]
 pub mod repl;

@@ -39,6 +39,9 @@
 //!    it frees) puts the statements of a script, cut as a script is cut, in
 //!    the output buffer as a JSON array of strings: the page replays a
 //!    session a few statements at a time, saying how far it got.
+//! 10. `gradcalc_cells(ptr, len)`: the Python package's core under Pyodide
+//!     (module `notebook`: a request in JSON, the reply in the output
+//!     buffer), a session of its own beside the playground's.
 //!
 //! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
 //! statement is stopped (the flag Ctrl-C sets), the output keeps what came
@@ -64,6 +67,7 @@ use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::render::{Format, Precision, Printer, Style, html, plot, series};
 use gradcalc::session::{COMMANDS, CommandSpec, Event, Session, find_command};
 
+mod notebook;
 mod pieces;
 
 /// How typed lines run: as in the REPL.
