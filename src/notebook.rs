@@ -465,3 +465,82 @@ pub fn cell_source(source: &str) -> String {
     out.push_str(&source[at..]);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_values_and_gradients_of_a_session() {
+        let mut cells = Cells::new(WritePolicy::default(), false);
+        let out = cells.run_json("x = 2; y = 3; z = x*y + x; :grad x", "<t>");
+        let kinds: Vec<String> = out
+            .lines()
+            .map(|line| {
+                serde_json::from_str::<serde_json::Value>(line).unwrap()["kind"].to_string()
+            })
+            .collect();
+        assert_eq!(kinds, ["\"value\"", "\"value\"", "\"value\"", "\"grad\""]);
+        // z = x·y + x: ∂z/∂x = y + 1 = 4, ∂z/∂y = x = 2.
+        assert_eq!(cells.value("z"), Some((vec![], vec![8.0])));
+        assert_eq!(cells.grad("z", "x").unwrap(), (vec![], vec![4.0]));
+        assert_eq!(cells.grad("z", "y").unwrap(), (vec![], vec![2.0]));
+        assert!(matches!(cells.grad("z", "q"), Err(GradError::NoVariable(name)) if name == "q"));
+        // h = W v = [-1, -1], L = Σh²: ∂L/∂v = Wᵀ 2h = [-8, -12].
+        cells.run_json(
+            "W = [[1, 2], [3, 4]]; v = [1, -1]; L = sum((W @ v) * (W @ v))",
+            "<t>",
+        );
+        assert_eq!(cells.grad("L", "v").unwrap(), (vec![2], vec![-8.0, -12.0]));
+        let names: Vec<(String, Vec<usize>)> = cells.names();
+        let shapes: [(&str, &[usize]); 6] = [
+            ("x", &[]),
+            ("y", &[]),
+            ("z", &[]),
+            ("W", &[2, 2]),
+            ("v", &[2]),
+            ("L", &[]),
+        ];
+        let want: Vec<(String, Vec<usize>)> = shapes
+            .iter()
+            .map(|(name, shape)| (name.to_string(), shape.to_vec()))
+            .collect();
+        assert_eq!(names, want);
+    }
+
+    #[test]
+    fn a_cell_shows_pictures_and_pages_whole_and_errors_with_their_event() {
+        let mut cells = Cells::new(WritePolicy::default(), false);
+        let source = cell_source("x = 3\ny = x*x\n:svg\n:show\nq = 1 +");
+        assert_eq!(source, "x = 3\ny = x*x\n:svg -\n:html -\nq = 1 +");
+        let pieces = cells.run_rich(&source, "<cell>", false);
+        let kinds: Vec<&str> = pieces.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(kinds, ["text", "svg", "html", "error", "event"]);
+        assert_eq!(pieces[0].1, "x = 3\ny = 9\n");
+        assert!(pieces[1].1.starts_with("<svg"));
+        assert!(pieces[4].1.contains("\"code\":\"parse\""));
+    }
+
+    #[test]
+    fn downloads_keep_the_files_a_run_would_write() {
+        let mut cells = Cells::new(WritePolicy::default(), true);
+        let out = cells.run_json("x = 3; y = x*x; :svg graph.svg", "<t>");
+        assert!(out.contains("\"kind\":\"wrote\""));
+        let files = cells.take_downloads();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "graph.svg");
+        assert!(files[0].1.starts_with("<svg"));
+        assert!(cells.take_downloads().is_empty());
+    }
+
+    #[test]
+    fn update_source_writes_literals_that_read_back() {
+        assert_eq!(update_source("x", &[], &[0.1]).unwrap(), "x := 0.1");
+        assert_eq!(
+            update_source("W", &[2, 2], &[1.0, f64::NAN, f64::INFINITY, -0.5]).unwrap(),
+            "W := [[1.0, nan], [inf, -0.5]]"
+        );
+        assert!(update_source("x; y", &[], &[1.0]).is_err());
+        assert!(update_source("x", &[3], &[1.0]).is_err());
+    }
+}
