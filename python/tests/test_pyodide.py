@@ -14,6 +14,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import zipfile
 
 import pytest
 
@@ -101,3 +103,20 @@ def test_pictures_pages_traces_and_errors(under_pyodide):
 def test_value_is_native_only_with_a_clear_message(under_pyodide):
     assert under_pyodide["value_class"][0] == "NotImplementedError"
     assert "compiled engine" in under_pyodide["value_class"][2]
+
+
+def test_the_pyodide_wheel_elsewhere_says_it_runs_only_under_pyodide(tmp_path):
+    wheel = os.environ.get("GRADCALC_PYODIDE_WHEEL")
+    if not wheel:
+        pytest.skip("needs GRADCALC_PYODIDE_WHEEL (set by .ci/run)")
+    zipfile.ZipFile(wheel).extractall(tmp_path)
+    ran = subprocess.run(
+        [sys.executable, "-c", "import gradcalc"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert ran.returncode == 1
+    assert "ImportError: gradcalc's compiled module is missing" in ran.stderr
+    assert "runs only under Pyodide" in ran.stderr
