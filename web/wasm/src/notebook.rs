@@ -149,3 +149,64 @@ pub unsafe extern "C" fn gradcalc_cells(ptr: *mut u8, len: usize) {
     let bytes = serde_json::to_vec(&reply).unwrap_or_default();
     STATE.with(|state| state.borrow_mut().output = bytes);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(cells: &mut Cells, request: Value) -> Value {
+        answer(cells, &request)
+    }
+
+    #[test]
+    fn requests_answer_as_the_compiled_core_does() {
+        let mut cells = Cells::new(WritePolicy::default(), true);
+        let ran = call(
+            &mut cells,
+            json!({"call": "run_json", "source": "x = 2; y = x*x; :svg y.svg", "origin": "<t>"}),
+        );
+        assert_eq!(ran["ok"].as_str().unwrap().lines().count(), 3);
+        assert_eq!(ran["files"][0][0], "y.svg");
+        // y = x²: ∂y/∂x = 2x = 4.
+        let grad = call(&mut cells, json!({"call": "grad", "of": "y", "wrt": "x"}));
+        assert_eq!(grad, json!({"ok": [[], [4.0]]}));
+        let missing = call(&mut cells, json!({"call": "grad", "of": "y", "wrt": "q"}));
+        assert_eq!(missing, json!({"key": "no variable `q`"}));
+        assert_eq!(
+            call(&mut cells, json!({"call": "value", "name": "q"})),
+            json!({"ok": null})
+        );
+        let refused = call(
+            &mut cells,
+            json!({"call": "run_json", "source": "v = [1, 2]", "origin": "<t>"}),
+        );
+        assert!(refused["ok"].as_str().unwrap().contains("\"value\""));
+        let shape = call(&mut cells, json!({"call": "grad", "of": "v", "wrt": "x"}));
+        assert_eq!(shape["error"][0], "shape");
+        assert_eq!(
+            call(&mut cells, json!({"call": "nothing"})),
+            json!({"value": "no call `nothing`"})
+        );
+    }
+
+    #[test]
+    fn numbers_json_cannot_hold_go_as_their_names_both_ways() {
+        let mut cells = Cells::new(WritePolicy::default(), true);
+        let source = call(
+            &mut cells,
+            json!({"call": "update_source", "name": "v", "shape": [3], "elements": ["nan", "inf", -1.5]}),
+        );
+        assert_eq!(source, json!({"ok": "v := [nan, inf, -1.5]"}));
+        call(
+            &mut cells,
+            json!({"call": "run_json", "source": "v = [1, 2, 3]; v := [nan, inf, -1.5]", "origin": "<t>"}),
+        );
+        let value = call(&mut cells, json!({"call": "value", "name": "v"}));
+        assert_eq!(value, json!({"ok": [[3], ["nan", "inf", -1.5]]}));
+        let bad = call(
+            &mut cells,
+            json!({"call": "update_source", "name": "v", "shape": [1], "elements": ["many"]}),
+        );
+        assert!(bad.get("value").is_some());
+    }
+}
