@@ -69,6 +69,10 @@ if [ -n "$self_contained" ]; then
   python3 scripts/jupyterlite_offline.py "$npm_dir/node_modules/pyodide" "$lite" >/dev/null
 fi
 rm -rf "$out"
-(cd "$lite" && jupyter lite build --contents files --output-dir "$out" >/dev/null)
+# Its log (and its warnings about optional packages) only when it fails.
+if ! (cd "$lite" && jupyter lite build --contents files --output-dir "$out" >"$tmp/build.log" 2>&1); then
+  cat "$tmp/build.log" >&2
+  exit 1
+fi
 test -f "$out/files/lecture.ipynb" && grep -q gradcalc "$out/pypi/all.json"
 echo "built $out ($(du -sh "$out" | cut -f1)): serve it over HTTP and open lab/index.html"
