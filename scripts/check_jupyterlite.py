@@ -4,7 +4,8 @@ cells there: `%pip install -q gradcalc` (from the site's own index),
 `%load_ext gradcalc` and the tanh neuron's `%%gradcalc` cell, in the site's
 console (`repl/index.html?code=…`, which runs each `code` in order on the
 site's Pyodide kernel). Checks the neuron's value and gradients against
-those computed by hand; no network is used beyond the site, served here.
+those computed by hand. The site is served here, and Chromium resolves no
+other host name: the check fails if the site needs the internet.
 
     python3 scripts/check_jupyterlite.py SITE
 
@@ -59,6 +60,8 @@ class Chromium:
 
         self.process = subprocess.Popen(
             [binary, "--headless", "--no-sandbox", "--remote-debugging-pipe", "--no-first-run",
+             # No host but this one resolves: the site must need nothing else.
+             "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
              f"--user-data-dir={profile}", "about:blank"],
             preexec_fn=pipes,
             close_fds=False,
@@ -96,6 +99,17 @@ class Chromium:
     def close(self):
         self.process.terminate()
         self.process.wait()
+
+
+def thrown(events):
+    """The exceptions the page threw, as text."""
+    return [
+        e["params"]["exceptionDetails"].get("exception", {}).get("description")
+        or e["params"]["exceptionDetails"].get("exception", {}).get("value")
+        or e["params"]["exceptionDetails"].get("text", "")
+        for e in events
+        if e.get("method") == "Runtime.exceptionThrown"
+    ]
 
 
 def first_cells(site):
@@ -139,10 +153,17 @@ def main():
         try:
             target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
             session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            browser.call("Runtime.enable", {}, session)
             browser.call("Page.navigate", {"url": url}, session)
             text = ""
-            # The last cell's output ends with its last gradient (or an error).
-            while time.monotonic() - started < WAIT and not re.search(r"∂o/∂b = \S+|Error", text):
+            # The last cell's output ends with its last gradient (or an
+            # error); an exception in the page (the kernel failing to start)
+            # ends the wait too.
+            while (
+                time.monotonic() - started < WAIT
+                and not re.search(r"∂o/∂b = \S+|Error", text)
+                and not thrown(browser.events)
+            ):
                 shown = browser.call(
                     "Runtime.evaluate",
                     {"expression": "(document.querySelector('.jp-CodeConsole-content') || {}).innerText || ''",
@@ -165,6 +186,8 @@ def main():
         print("JupyterLite: the lecture's first cells did not give the neuron's gradients:")
         print("\n".join("  " + line for line in failed))
         print("the console showed:\n" + text[-3000:])
+        for error in thrown(browser.events):
+            print("the page threw:", error[-1500:])
         return 1
     print(f"JupyterLite: the lecture's first {len(cells)} cells ran in Chromium in {took:.0f} s: "
           + ", ".join(f"{k} = {v:g}" for k, v in got.items()))
