@@ -44,6 +44,7 @@ pub mod homework;
 #[cfg(all(feature = "os", target_os = "linux"))]
 pub mod hugepages;
 pub mod interrupt;
+pub mod notebook;
 pub mod render;
 #[cfg(feature = "cli")]
 pub mod repl;

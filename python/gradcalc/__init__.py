@@ -19,6 +19,9 @@
   for grading
   (docs/homework.md).
 
+Under Pyodide (JupyterLite) the same API runs on the playground's
+WebAssembly build (``gradcalc._wasm``), ``Value`` aside (native-only).
+
 See docs/notebook.md.
 """
 
@@ -26,14 +29,26 @@ import html as _html
 import json as _json
 import os as _os
 import re as _re
+import sys as _sys
 
 try:  # optional: without numpy, vectors and matrices are nested lists
     import numpy as _np
 except ImportError:  # pragma: no cover - exercised where numpy is missing
     _np = None
 
-from . import _gradcalc
-from ._gradcalc import Value
+if _sys.platform == "emscripten":
+    # Pyodide (JupyterLite): the WebAssembly build in place of the compiled module.
+    from . import _wasm as _gradcalc
+else:
+    try:
+        from . import _gradcalc
+    except ImportError as _missing:
+        raise ImportError(
+            "gradcalc's compiled module is missing: the py3-none-any wheel "
+            "(gradcalc.wasm inside) runs only under Pyodide; elsewhere install a "
+            "platform wheel or build it: pip install gradcalc"
+        ) from _missing
+Value = _gradcalc.Value
 from ._quiz import QuizResult, quiz
 
 __version__ = _gradcalc.VERSION
@@ -189,9 +204,15 @@ class Session:
         error raises ``Error`` instead. ``origin`` names the source in
         errors. Ctrl-C (a kernel's interrupt) stops the running statement,
         keeps the session as it was before it (a ``:repeat`` keeps its
-        finished steps) and raises ``KeyboardInterrupt``."""
-        text = self._core.run_json(source, origin)
+        finished steps) and raises ``KeyboardInterrupt``; the events of the
+        statements before it (and of a ``:repeat``'s finished steps) are not
+        lost: they are the exception's ``events`` attribute (a list of dicts,
+        as this returns them)."""
+        text, interrupt = self._core.run_json(source, origin)
         events = [_json.loads(line) for line in text.splitlines() if line]
+        if interrupt is not None:
+            interrupt.events = events
+            raise interrupt
         if check:
             for event in events:
                 if event.get("kind") == "error":

@@ -46,6 +46,9 @@
 //!     buffer as JSON, and `gradcalc_transcript(ptr, len)` a transcript of
 //!     inputs run in a fresh session, Markdown or JSON Lines (module
 //!     `homework`).
+//! 11. `gradcalc_cells(ptr, len)`: the Python package's core under Pyodide
+//!     (module `notebook`: a request in JSON, the reply in the output
+//!     buffer), a session of its own beside the playground's.
 //!
 //! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
 //! statement is stopped (the flag Ctrl-C sets), the output keeps what came
@@ -72,6 +75,7 @@ use gradcalc::render::{Format, Precision, Printer, Style, html, plot, series};
 use gradcalc::session::{COMMANDS, CommandSpec, Event, Session, find_command};
 
 mod homework;
+mod notebook;
 mod pieces;
 
 /// How typed lines run: as in the REPL.
