@@ -114,7 +114,7 @@ impl Session {
     /// Errors: a name that is no variable.
     fn check_targets(
         &self,
-        output: &Output,
+        output: &Output<NodeId>,
         args: &[Ident],
         reached: &[bool],
         events: &mut Vec<Event>,
@@ -125,9 +125,8 @@ impl Session {
             return Ok((targets, left_out));
         }
         let leaves = self
-            .vars
-            .keys()
-            .map(|name| (name.clone(), self.vars[name]))
+            .scalar_vars()
+            .map(|(name, node)| (name.clone(), node))
             .filter(|(name, node)| {
                 reached[node.index()]
                     && self.graph.op(*node) == Op::Variable
@@ -169,7 +168,7 @@ impl Session {
     /// `detach`; `None` otherwise.
     fn check_note(
         &self,
-        output: &Output,
+        output: &Output<NodeId>,
         name: &str,
         reached: &[bool],
         verdict: Verdict,

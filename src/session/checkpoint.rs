@@ -97,14 +97,12 @@ impl Session {
             Some(value) => text.push_str(&format!("{name} = {value}\n")),
             None => text.push_str(&format!("# {name}: its value is not kept\n")),
         };
-        for (name, &node) in &self.vars {
-            if !super::RESULT_NAMES.contains(&name.as_str())
-                && !self.tensors.vars.contains_key(name)
-            {
+        for (name, node) in self.scalar_vars() {
+            if !super::RESULT_NAMES.contains(&name.as_str()) {
                 keep(name, number(self.graph.value(node)));
             }
         }
-        for (name, &id) in &self.tensors.vars {
+        for (name, id) in self.tensor_vars() {
             if super::RESULT_NAMES.contains(&name.as_str()) {
                 continue;
             }
@@ -140,7 +138,7 @@ impl Session {
     fn updates_of(&self, leaves: &[String]) -> Option<String> {
         let mut lines = Vec::with_capacity(leaves.len());
         for name in leaves {
-            let value = if let Some(&id) = self.tensors.vars.get(name) {
+            let value = if let Some(id) = self.tensor_var(name) {
                 let tensor = self.tensors.graph.value(id);
                 if tensor.data().len() > MAX_CHECKPOINT_ELEMENTS {
                     return None;

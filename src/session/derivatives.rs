@@ -469,7 +469,7 @@ impl Session {
     /// A note naming the derivative graphs the output's graph holds, for
     /// `:trace`, `:topo`, `:forward` and `:graph`: "nodes #5–#9 are grad(y, x)".
     pub(super) fn derivative_notes(&mut self, events: &mut Vec<Event>) {
-        let Some(output) = self.output.clone() else {
+        let Some(output) = self.scalar_output() else {
             return;
         };
         if self.derivative_groups.is_empty() {
@@ -517,9 +517,8 @@ impl Session {
         if args.is_empty() {
             let reached = reached(self);
             targets = self
-                .vars
-                .keys()
-                .map(|name| (name.clone(), self.vars[name]))
+                .scalar_vars()
+                .map(|(name, node)| (name.clone(), node))
                 .filter(|(_, node)| reached[node.index()] && self.graph.op(*node) == Op::Variable)
                 .collect();
         }

@@ -3,7 +3,8 @@
 
 use super::error::RepeatedCall;
 use super::{
-    CONSTANTS, Event, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest,
+    CONSTANTS, Event, Node, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction,
+    nearest,
 };
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
 use crate::session::Number;
@@ -237,7 +238,7 @@ impl Session {
             return Ok(*value);
         }
         if RESULT_NAMES.contains(&name) {
-            return match self.last {
+            return match self.scalar_last() {
                 Some(node) => Ok(Value {
                     node,
                     uses_variable: true,
@@ -250,7 +251,7 @@ impl Session {
                 }),
             };
         }
-        if let Some(&node) = self.vars.get(name) {
+        if let Some(node) = self.scalar_var(name) {
             return Ok(Value {
                 node,
                 uses_variable: true,
@@ -666,20 +667,14 @@ impl Session {
                 value: *constant,
             }));
         }
-        self.bind(name, node);
+        self.bind(name, Node::Scalar(node));
         if !leaf {
-            match &mut self.output {
-                // The same label: keep its text.
-                Some(output) if output.label == name => output.node = node,
-                output => {
-                    *output = Some(Output {
-                        node,
-                        label: name.to_string(),
-                    })
-                }
-            }
+            self.output = Some(Output {
+                node: Node::Scalar(node),
+                label: name.to_string(),
+            });
         }
-        self.last = Some(node);
+        self.last = Some(Node::Scalar(node));
         events.push(Event::Value {
             name: Some(name.to_string()),
             value: Number(self.graph.value(node)).into(),
@@ -687,10 +682,11 @@ impl Session {
         Ok(span)
     }
 
-    /// Binds `name` to `node`, remembering the earlier binding.
+    /// Binds `name` to `node` (of either graph), remembering the earlier
+    /// binding and journalling the change for the running statement's undo.
     /// Allocates the name only the first time it is bound (and the first time
     /// it is rebound).
-    fn bind(&mut self, name: &str, node: NodeId) {
+    pub(super) fn bind(&mut self, name: &str, node: Node) {
         let Some(slot) = self.vars.get_mut(name) else {
             self.vars.insert(name.to_string(), node);
             return;

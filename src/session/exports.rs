@@ -278,7 +278,7 @@ impl Session {
     /// step each, as `:trace` shows them), or why there is none; `name` is the
     /// command's, for errors.
     fn page_of(&mut self, name: &Ident) -> Result<Page, SessionError> {
-        if self.tensors.output.is_some() {
+        if self.tensor_output().is_some() {
             return self.tensor_page(name);
         }
         let picture = self.finished_picture(name, &PictureArgs::default())?;

@@ -6,7 +6,7 @@ use crate::session::Number;
 use std::collections::HashSet;
 
 use super::command::Command;
-use super::{Event, GradNote, Notice, Output, Session, SessionError, nearest};
+use super::{Event, GradNote, Node, Notice, Output, Session, SessionError, nearest};
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
 
@@ -23,18 +23,15 @@ impl Session {
         }
         let node = self.variable_node(target)?;
         self.output = Some(Output {
-            node,
+            node: Node::Scalar(node),
             label: target.name.clone(),
         });
-        // A scalar output now: `:grad` is of it, not of a tensor output.
-        self.tensors.output = None;
         self.grad(command.name.span, &[], events)
     }
 
     /// The output, or the error that there is none yet.
-    pub(super) fn require_output(&self, span: Span) -> Result<Output, SessionError> {
-        self.output
-            .clone()
+    pub(super) fn require_output(&self, span: Span) -> Result<Output<NodeId>, SessionError> {
+        self.scalar_output()
             .ok_or(SessionError::NoOutput { span, wrt: None })
     }
 
@@ -43,7 +40,7 @@ impl Session {
     /// Errors: [`SessionError::Interrupted`] at `span` after Ctrl-C.
     pub(super) fn backprop(
         &mut self,
-        output: &Output,
+        output: &Output<NodeId>,
         span: Span,
     ) -> Result<(Gradients, Vec<bool>), SessionError> {
         let order = self.order_for(output.node);
@@ -81,14 +78,14 @@ impl Session {
 
     /// The node of a variable named in a command.
     pub(super) fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
-        if let Some(&node) = self.vars.get(&ident.name) {
+        if let Some(node) = self.scalar_var(&ident.name) {
             return Ok(node);
         }
         if let Some(node) = self.labelled_node(&ident.name, ident.span)? {
             return Ok(node);
         }
         if super::RESULT_NAMES.contains(&ident.name.as_str())
-            && let Some(node) = self.last
+            && let Some(node) = self.scalar_last()
         {
             return Ok(node);
         }
@@ -145,15 +142,13 @@ impl Session {
             // and every variable the output was built from an earlier binding of,
             // whose gradient is 0 for a reason worth saying.
             let reached_names: Vec<(String, NodeId)> = self
-                .vars
-                .keys()
-                .map(|name| (name.clone(), self.vars[name]))
+                .scalar_vars()
+                .map(|(name, node)| (name.clone(), node))
                 .filter(|(_, node)| reached[node.index()])
                 .collect();
             targets = self
-                .vars
-                .keys()
-                .map(|name| (name.clone(), self.vars[name]))
+                .scalar_vars()
+                .map(|(name, node)| (name.clone(), node))
                 .filter(|(name, node)| {
                     (reached[node.index()] && *name != output.label)
                         || self.stale_note(&output, name, &reached).is_some()
@@ -191,14 +186,21 @@ impl Session {
     /// earlier binding of some variables (`x = 2; x += 1`), whose gradient
     /// is 0 for that reason, else that it depends on no variable. `reached`
     /// marks the nodes the output reaches.
-    pub(super) fn no_variable(&self, output: &Output, reached: &[bool], checking: bool) -> Notice {
+    pub(super) fn no_variable(
+        &self,
+        output: &Output<NodeId>,
+        reached: &[bool],
+        checking: bool,
+    ) -> Notice {
         let earlier: Vec<String> = self
             .vars
             .keys()
             .filter(|name| {
-                self.earlier
-                    .get(*name)
-                    .is_some_and(|old| old.iter().any(|id| reached[id.index()]))
+                self.earlier.get(*name).is_some_and(|old| {
+                    old.iter()
+                        .filter_map(|n| n.scalar())
+                        .any(|id| reached[id.index()])
+                })
             })
             .cloned()
             .collect();

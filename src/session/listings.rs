@@ -74,7 +74,7 @@ impl Session {
     /// true): the same nodes in forward evaluation order, inputs first.
     fn node_order(
         &self,
-        output: Output,
+        output: Output<NodeId>,
         order: Rc<Vec<NodeId>>,
         all: bool,
         forward: bool,
@@ -459,7 +459,7 @@ impl Session {
 
     /// `:vars`.
     pub(super) fn vars(&mut self, events: &mut Vec<Event>) {
-        let output = self.output.clone();
+        let output = self.scalar_output();
         // Without gradients when there is no output or it cannot be differentiated.
         let grads: Option<(Gradients, Vec<bool>)> = output
             .as_ref()
@@ -469,11 +469,9 @@ impl Session {
         let tensor_pass = self.tensor_vars_pass();
         let built_from_earlier = self.built_from_earlier();
         let vars = self
-            .vars
-            .keys()
+            .scalar_vars()
             .zip(built_from_earlier)
-            .map(|(name, built_from_earlier)| {
-                let node = self.vars[name];
+            .map(|((name, node), built_from_earlier)| {
                 let grad_note = output
                     .as_ref()
                     .zip(grads.as_ref())
@@ -493,8 +491,6 @@ impl Session {
                     built_from_earlier,
                 }
             })
-            // A name bound to a tensor now is shown with the tensors.
-            .filter(|row: &VarRow| !self.tensors.vars.contains_key(&row.name))
             .collect();
         let functions = self
             .function_order
@@ -595,7 +591,7 @@ impl Session {
 
     /// `:topo kahn [all]`: Kahn's order of the nodes in `order` with each
     /// node's pending-consumer count.
-    fn topo_kahn(&self, output: Output, order: Rc<Vec<NodeId>>, all: bool) -> Event {
+    fn topo_kahn(&self, output: Output<NodeId>, order: Rc<Vec<NodeId>>, all: bool) -> Event {
         let kahn = self.graph.kahn_order(&order);
         let differences = kahn
             .iter()
@@ -623,7 +619,7 @@ impl Session {
     /// Errors: Ctrl-C.
     fn topo_naive(
         &self,
-        output: Output,
+        output: Output<NodeId>,
         order: Rc<Vec<NodeId>>,
         all: bool,
     ) -> Result<Event, SessionError> {

@@ -18,10 +18,8 @@ impl Session {
     /// assigned. A name listed here hides the same name among the scalar
     /// variables.
     pub fn tensor_variables(&self) -> impl Iterator<Item = (&str, &Tensor)> {
-        self.tensors
-            .vars
-            .iter()
-            .map(|(name, &id)| (name.as_str(), self.tensors.graph.value(id)))
+        self.tensor_vars()
+            .map(|(name, id)| (name.as_str(), self.tensors.graph.value(id)))
     }
 }
 
@@ -31,7 +29,7 @@ impl Session {
     /// For hosts that read values without running a statement (the Python
     /// package's `Session.value`).
     pub fn tensor_variable(&self, name: &str) -> Option<&Tensor> {
-        let &id = self.tensors.vars.get(name)?;
+        let id = self.tensor_var(name)?;
         Some(self.tensors.graph.value(id))
     }
 
@@ -52,8 +50,8 @@ impl Session {
     /// [`ErrorCode::Shape`]: super::ErrorCode::Shape
     /// [`ErrorCode::Limit`]: super::ErrorCode::Limit
     pub fn gradient_now(&self, of: &str, wrt: &str) -> Option<Result<Tensor, SessionError>> {
-        let tensor_of = self.tensors.vars.get(of).copied();
-        let tensor_wrt = self.tensors.vars.get(wrt).copied();
+        let tensor_of = self.tensor_var(of);
+        let tensor_wrt = self.tensor_var(wrt);
         if tensor_of.is_none() && tensor_wrt.is_none() {
             return None;
         }

@@ -167,7 +167,7 @@ impl Session {
         command: &Command,
         events: &mut Vec<Event>,
     ) -> Option<Result<(), SessionError>> {
-        self.tensors.output.as_ref()?;
+        self.tensor_output()?;
         let name = command.name;
         Some(match kind {
             TensorCommand::Topo if command.keywords.iter().any(|k| *k != "all") => {
@@ -212,7 +212,7 @@ impl Session {
                 None,
             )
         };
-        let (output, _) = self.tensors.output.clone().ok_or_else(no_output)?;
+        let output = self.tensor_output().ok_or_else(no_output)?.node;
         let mut trace = Vec::new();
         self.tensor_command(TensorCommand::Trace, "trace", span, &[], &mut trace)
             .ok_or_else(no_output)??;
@@ -280,7 +280,11 @@ impl Session {
     /// or computed, so a listing of two 4600×4600 products costs what it
     /// writes.
     fn tensor_topo(&mut self, span: Span, events: &mut Vec<Event>) -> Result<(), SessionError> {
-        let Some((output, of)) = self.tensors.output.clone() else {
+        let Some(super::Output {
+            node: output,
+            label: of,
+        }) = self.tensor_output()
+        else {
             return Err(tensor_error(
                 ErrorCode::BadArguments,
                 span,
@@ -360,7 +364,7 @@ impl Session {
         step: Option<usize>,
         direction: super::Direction,
     ) -> Picture {
-        let output = self.tensors.output.as_ref().map_or(TensorId(0), |o| o.0);
+        let output = self.tensor_output().map_or(TensorId(0), |o| o.node);
         let labels = self.tensor_labels(output);
         let graph = &self.tensors.graph;
         let folded = |id: TensorId| graph.op(id) == TensorOp::Const && graph.shape(id).rank() == 0;
@@ -465,7 +469,11 @@ impl Session {
     /// more than [`TENSOR_PICTURE_NODES`] nodes, before anything is built:
     /// the message of the scalar pictures, with what works for tensors.
     fn check_tensor_picture_size(&self, name: &Ident) -> Result<(), SessionError> {
-        let Some((output, of)) = &self.tensors.output else {
+        let Some(super::Output {
+            node: output,
+            label: of,
+        }) = &self.tensor_output()
+        else {
             return Ok(());
         };
         let count = self.tensors.graph.topo_order(*output).len();

@@ -27,7 +27,8 @@ use super::event::{
     TensorVarRow,
 };
 use super::{
-    CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, TraceSteps, Value, nearest,
+    CONSTANTS, Event, Node, Number, Output, RESULT_NAMES, Session, SessionError, TraceSteps, Value,
+    nearest,
 };
 
 mod functions;
@@ -71,28 +72,16 @@ pub(super) enum Param {
 /// The seed `randn` starts from, until `:seed N`.
 pub const DEFAULT_SEED: u64 = 0;
 
-/// The tensor names, in the order first assigned.
-type Names = indexmap::IndexMap<String, TensorId, rustc_hash::FxBuildHasher>;
-
-/// The session's tensors: their graph, the names bound to tensor nodes, the
-/// output when it is a tensor, `ans` when it is one, and `randn`'s generator.
+/// The session's tensors: their graph, `randn`'s generator, and what a
+/// statement changed of them, for its undo. The names, the output and `ans`
+/// are the session's, of either kind ([`super::Node`]).
 #[derive(Debug)]
 pub(super) struct Tensors {
     pub graph: TensorGraph,
-    /// Variables bound to tensor nodes. A name here hides the same name in
-    /// the scalar variables (a scalar assignment removes it from here).
-    pub vars: Names,
-    /// The output (what `:grad` differentiates) when it is a tensor, and its label.
-    pub output: Option<(TensorId, String)>,
-    /// `ans` when the most recent value is a tensor.
-    pub last: Option<TensorId>,
     /// `randn`'s generator (`:seed N` starts it again).
     pub rng: Rng,
     /// The nodes `grad(L, W)` made (a gradient of one is refused).
     pub gradients: Vec<TensorId>,
-    /// Earlier bindings of each tensor variable, oldest first (to explain a
-    /// gradient of 0, as `Session::earlier` does for numbers).
-    pub earlier: rustc_hash::FxHashMap<String, Vec<TensorId>>,
     /// What the running statement may change, as it was before it.
     saved: Saved,
     /// The warnings of the expression being evaluated (an op that made inf
@@ -104,17 +93,6 @@ pub(super) struct Tensors {
 #[derive(Debug, Default)]
 struct Saved {
     len: usize,
-    /// Each change of a binding the statement made, in order: the name and
-    /// what it was bound to before, with its place among the names (`None`:
-    /// it was not bound). Undone in reverse, they give the names back as
-    /// they were, in their order, in time proportional to the changes (not
-    /// to the names: a copy of every name for each statement made a long
-    /// script of tensor statements quadratic).
-    bindings: Vec<(String, Option<(usize, TensorId)>)>,
-    /// The names whose earlier bindings the statement added to, in order.
-    earlier: Vec<String>,
-    output: Option<(TensorId, String)>,
-    last: Option<TensorId>,
     rng: Option<Rng>,
     /// Leaves moved by the statement, with their values before (first move only).
     leaves: Vec<(TensorId, Tensor)>,
@@ -124,12 +102,8 @@ impl Default for Tensors {
     fn default() -> Tensors {
         Tensors {
             graph: TensorGraph::new(),
-            vars: Names::default(),
-            output: None,
-            last: None,
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
-            earlier: rustc_hash::FxHashMap::default(),
             saved: Saved::default(),
             warnings: Vec::new(),
         }
@@ -140,10 +114,6 @@ impl Tensors {
     /// Keeps what a statement may change, for [`Tensors::undo`].
     pub fn begin(&mut self) {
         self.saved.len = self.graph.len();
-        self.saved.bindings.clear();
-        self.saved.earlier.clear();
-        self.saved.output.clone_from(&self.output);
-        self.saved.last = self.last;
         self.saved.rng = Some(self.rng.clone());
         self.saved.leaves.clear();
     }
@@ -161,23 +131,6 @@ impl Tensors {
         self.graph.truncate(self.saved.len);
         let len = self.saved.len;
         self.gradients.retain(|id| id.index() < len);
-        for (name, before) in std::mem::take(&mut self.saved.bindings).into_iter().rev() {
-            match before {
-                Some((index, id)) => {
-                    self.vars.shift_insert(index, name, id);
-                }
-                None => {
-                    self.vars.shift_remove(&name);
-                }
-            }
-        }
-        for name in std::mem::take(&mut self.saved.earlier).into_iter().rev() {
-            if let Some(earlier) = self.earlier.get_mut(&name) {
-                earlier.pop();
-            }
-        }
-        self.output = self.saved.output.take();
-        self.last = self.saved.last;
         if let Some(rng) = self.saved.rng.take() {
             self.rng = rng;
         }
@@ -200,31 +153,6 @@ impl Tensors {
         self.graph.rerun(scalars);
         self.graph
             .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
-    }
-
-    /// Forgets that `name` is a tensor (a scalar assignment rebinds it).
-    pub fn unbind(&mut self, name: &str) {
-        if let Some((index, _, id)) = self.vars.shift_remove_full(name) {
-            self.saved
-                .bindings
-                .push((name.to_string(), Some((index, id))));
-        }
-    }
-
-    /// Binds `name` to the tensor node `id` (the running statement's
-    /// [`Tensors::undo`] puts back what it was bound to).
-    pub fn bind(&mut self, name: &str, id: TensorId) {
-        let before = self
-            .vars
-            .get_full(name)
-            .map(|(index, _, &old)| (index, old));
-        self.saved.bindings.push((name.to_string(), before));
-        if let Some((_, old)) = before {
-            // Kept to explain a gradient of 0 (`tensor_stale_note`).
-            self.earlier.entry(name.to_string()).or_default().push(old);
-            self.saved.earlier.push(name.to_string());
-        }
-        self.vars.insert(name.to_string(), id);
     }
 }
 
@@ -321,8 +249,8 @@ impl Session {
     /// look before it is parsed whole: a tensor exists, or the text has a
     /// bracket, `@`, `ᵀ` or a tensor function's name).
     pub(super) fn may_touch_tensor(&self, text: &str) -> bool {
-        !self.tensors.vars.is_empty()
-            || self.tensors.last.is_some()
+        self.vars.values().any(|node| node.tensor().is_some())
+            || self.tensor_last().is_some()
             || text.contains(['[', '@', 'ᵀ'])
             || TENSOR_FUNCTIONS.iter().any(|name| text.contains(name))
     }
@@ -349,8 +277,8 @@ impl Session {
     pub(super) fn touches_tensor(&self, tree: &ExprTree) -> bool {
         tree.nodes.iter().any(|node| match &node.kind {
             ExprKind::Name(name) => {
-                self.tensors.vars.contains_key(name.as_str())
-                    || RESULT_NAMES.contains(&name.as_str()) && self.tensors.last.is_some()
+                self.is_tensor(name.as_str())
+                    || RESULT_NAMES.contains(&name.as_str()) && self.tensor_last().is_some()
             }
             ExprKind::Call(call) => {
                 [LIST, INDEX, MATMUL].contains(&call.name.as_str())
@@ -483,22 +411,18 @@ impl Session {
             id,
             uses_variable: true,
         };
-        if RESULT_NAMES.contains(&name)
-            && let Some(id) = self.tensors.last
-        {
-            return Ok(node(id));
-        }
-        if let Some(&id) = self.tensors.vars.get(name) {
-            return Ok(node(id));
-        }
-        let scalar = if RESULT_NAMES.contains(&name) {
+        let bound = if RESULT_NAMES.contains(&name) {
             self.last
         } else {
             self.vars.get(name).copied()
         };
-        if let Some(scalar) = scalar {
-            let id = self.tensors.graph.scalar(scalar, self.graph.value(scalar));
-            return Ok(node(id));
+        match bound {
+            Some(Node::Tensor(id)) => return Ok(node(id)),
+            Some(Node::Scalar(scalar)) => {
+                let id = self.tensors.graph.scalar(scalar, self.graph.value(scalar));
+                return Ok(node(id));
+            }
+            None => {}
         }
         if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
             return Ok(TValue::Number(value));
@@ -513,7 +437,6 @@ impl Session {
         let candidates = self
             .vars
             .keys()
-            .chain(self.tensors.vars.keys())
             .map(String::as_str)
             .chain(CONSTANTS.iter().map(|(c, _)| *c));
         Err(SessionError::UnknownName {
@@ -724,15 +647,15 @@ impl Session {
         }
         let wrt_span = tree.get(call.args[1]).span();
         let wrt = match &tree.get(call.args[1]).kind {
-            ExprKind::Name(name) => match self.tensors.vars.get(name.as_str()) {
-                Some(&id) => Some(Param::Tensor(id)),
+            ExprKind::Name(name) => match self.tensor_var(name.as_str()) {
+                Some(id) => Some(Param::Tensor(id)),
                 None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
             },
             _ => None,
         };
         let Some(wrt) = wrt else {
             let derived = match &tree.get(call.args[1]).kind {
-                ExprKind::Name(name) if self.vars.contains_key(name.as_str()) => {
+                ExprKind::Name(name) if self.scalar_var(name.as_str()).is_some() => {
                     Some(name.to_string())
                 }
                 _ => None,
@@ -1093,9 +1016,11 @@ impl Session {
     ) -> Result<(), SessionError> {
         let (id, _) = self.evaluate_tensor(tree, events)?;
         self.check_interrupt()?;
-        self.output = None;
-        self.tensors.output = Some((id, label));
-        self.tensors.last = Some(id);
+        self.output = Some(Output {
+            node: Node::Tensor(id),
+            label,
+        });
+        self.last = Some(Node::Tensor(id));
         events.push(Event::Value {
             name: None,
             value: Value::Tensor(self.tensor_data(id)),
@@ -1145,11 +1070,13 @@ impl Session {
                 .leaf(value)
                 .map_err(|e| from_engine(e.into(), tree.span()))?;
         } else {
-            self.output = None;
-            self.tensors.output = Some((id, name.to_string()));
+            self.output = Some(Output {
+                node: Node::Tensor(id),
+                label: name.to_string(),
+            });
         }
-        self.tensors.bind(name, id);
-        self.tensors.last = Some(id);
+        self.bind(name, Node::Tensor(id));
+        self.last = Some(Node::Tensor(id));
         events.push(Event::Value {
             name: Some(name.to_string()),
             value: Value::Tensor(self.tensor_data(id)),
@@ -1232,7 +1159,7 @@ impl Session {
         if let Some(leaf) = self.scalar_leaf(name) {
             return Ok(Param::Scalar(leaf));
         }
-        let Some(&leaf) = self.tensors.vars.get(name) else {
+        let Some(leaf) = self.tensor_var(name) else {
             let (what, hint) = if self.vars.contains_key(name) {
                 (
                     format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
@@ -1266,7 +1193,7 @@ impl Session {
 
     /// The scalar leaf `name` names, if it names one.
     fn scalar_leaf(&self, name: &str) -> Option<NodeId> {
-        let &id = self.vars.get(name)?;
+        let id = self.scalar_var(name)?;
         (self.graph.op(id) == Op::Variable).then_some(id)
     }
 
@@ -1309,11 +1236,10 @@ impl Session {
     /// nodes the tensor graph reads, in the order of the scalar variables,
     /// with their names (the output's own name left out).
     fn scalar_params_reached(&self, gradients: &TensorGradients) -> Vec<(String, Param)> {
-        self.vars
-            .iter()
-            .filter(|(_, id)| self.graph.op(**id) == Op::Variable)
-            .filter(|(_, id)| self.scalar_leaf_gradient(gradients, **id).is_some())
-            .map(|(name, id)| (name.clone(), Param::Scalar(*id)))
+        self.scalar_vars()
+            .filter(|&(_, id)| self.graph.op(id) == Op::Variable)
+            .filter(|&(_, id)| self.scalar_leaf_gradient(gradients, id).is_some())
+            .map(|(name, id)| (name.clone(), Param::Scalar(id)))
             .collect()
     }
 
@@ -1360,10 +1286,8 @@ impl Session {
     /// ∂output/∂ it when the output is a tensor of shape `()` that reaches
     /// it (`gradients`, its backward pass).
     pub(super) fn tensor_var_rows(&self, gradients: Option<&TensorGradients>) -> Vec<TensorVarRow> {
-        self.tensors
-            .vars
-            .iter()
-            .map(|(name, &id)| TensorVarRow {
+        self.tensor_vars()
+            .map(|(name, id)| TensorVarRow {
                 name: name.clone(),
                 leaf: self.tensors.graph.op(id) == TensorOp::Variable,
                 value: self.tensor_data(id),
@@ -1376,7 +1300,10 @@ impl Session {
     /// one of shape `()` (`None` also when Ctrl-C cut it short), with the
     /// output's name.
     pub(super) fn tensor_vars_pass(&self) -> Option<(String, TensorGradients)> {
-        let (output, label) = self.tensors.output.clone()?;
+        let Output {
+            node: output,
+            label,
+        } = self.tensor_output()?;
         if self.tensors.graph.shape(output) != Shape::scalar() {
             return None;
         }
@@ -1417,7 +1344,10 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Option<Result<(), SessionError>> {
-        let (output, label) = self.tensors.output.clone()?;
+        let Output {
+            node: output,
+            label,
+        } = self.tensor_output()?;
         match kind {
             TensorCommand::Grad => Some(self.tensor_grad(output, &label, span, args, events)),
             TensorCommand::Trace
@@ -1474,9 +1404,11 @@ impl Session {
         span: Span,
         events: &mut Vec<Event>,
     ) -> Option<Result<(), SessionError>> {
-        let id = *self.tensors.vars.get(&target.name)?;
-        self.output = None;
-        self.tensors.output = Some((id, target.name.clone()));
+        let id = self.tensor_var(&target.name)?;
+        self.output = Some(Output {
+            node: Node::Tensor(id),
+            label: target.name.clone(),
+        });
         Some(self.tensor_grad(id, &target.name, span, &[], events))
     }
 
@@ -1492,11 +1424,8 @@ impl Session {
     ) -> Result<(), SessionError> {
         let mut targets: Vec<(String, Param)> = Vec::new();
         for arg in args {
-            let param = match (
-                self.tensors.vars.get(&arg.name),
-                self.scalar_leaf(&arg.name),
-            ) {
-                (Some(&id), _) => Param::Tensor(id),
+            let param = match (self.tensor_var(&arg.name), self.scalar_leaf(&arg.name)) {
+                (Some(id), _) => Param::Tensor(id),
                 (None, Some(leaf)) => Param::Scalar(leaf),
                 (None, None) => {
                     return Err(tensor_error(
@@ -1505,10 +1434,8 @@ impl Session {
                         format!("`{}` is not a variable of the output `{label}`", arg.name),
                         Some(format!(
                             "name a vector, matrix or number it was built from: {}",
-                            self.tensors
-                                .vars
-                                .keys()
-                                .map(|n| format!("`{n}`"))
+                            self.tensor_vars()
+                                .map(|(n, _)| format!("`{n}`"))
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         )),
@@ -1522,16 +1449,14 @@ impl Session {
         let gradients = self.tensor_backward(output, span)?;
         if args.is_empty() {
             targets = self
-                .tensors
-                .vars
-                .iter()
-                .filter(|(name, id)| {
-                    gradients.get(**id).is_some()
-                        && self.tensors.graph.op(**id) == TensorOp::Variable
+                .tensor_vars()
+                .filter(|&(name, id)| {
+                    gradients.get(id).is_some()
+                        && self.tensors.graph.op(id) == TensorOp::Variable
                         && name.as_str() != label
                         || self.tensor_stale_note(label, name, &gradients).is_some()
                 })
-                .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
+                .map(|(name, id)| (name.clone(), Param::Tensor(id)))
                 .collect();
             targets.extend(self.scalar_params_reached(&gradients));
             if targets.is_empty() {
@@ -1573,13 +1498,15 @@ impl Session {
         name: &str,
         gradients: &TensorGradients,
     ) -> Option<super::GradNote> {
-        let current = *self.tensors.vars.get(name)?;
-        let earlier = self.tensors.earlier.get(name)?;
-        (gradients.get(current).is_none() && earlier.iter().any(|id| gradients.get(*id).is_some()))
-            .then(|| super::GradNote::BuiltFromEarlier {
+        let current = self.tensor_var(name)?;
+        let earlier = self.earlier.get(name)?;
+        let reached = |node: &Node| node.tensor().is_some_and(|id| gradients.get(id).is_some());
+        (gradients.get(current).is_none() && earlier.iter().any(reached)).then(|| {
+            super::GradNote::BuiltFromEarlier {
                 of: label.to_string(),
                 wrt: name.to_string(),
-            })
+            }
+        })
     }
 }
 
@@ -1773,7 +1700,7 @@ impl Session {
         let mut legend = Vec::new();
         let graph = &self.tensors.graph;
         let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
-        for (name, id) in &self.tensors.vars {
+        for (name, id) in self.tensor_vars() {
             if let Some(slot) = names.get_mut(id.index()) {
                 slot.get_or_insert(name.as_str());
             }
@@ -1917,17 +1844,20 @@ impl Session {
     /// The tensor variables of shape `()` and their values, in order: what
     /// a scalar `:=` reports as changed beside the scalars.
     pub(super) fn tensor_numbers(&self) -> Vec<(String, f64)> {
-        self.tensors
-            .vars
-            .iter()
-            .filter(|(_, id)| self.tensors.graph.shape(**id) == Shape::scalar())
-            .map(|(name, id)| (name.clone(), self.tensors.graph.value(*id).data()[0]))
+        self.tensor_vars()
+            .filter(|&(_, id)| self.tensors.graph.shape(id) == Shape::scalar())
+            .map(|(name, id)| (name.clone(), self.tensors.graph.value(id).data()[0]))
             .collect()
     }
 
     /// Whether `name` is bound to a tensor now.
     pub(super) fn is_tensor(&self, name: &str) -> bool {
-        self.tensors.vars.contains_key(name)
+        self.tensor_var(name).is_some()
+    }
+
+    /// `ans` when it is a tensor.
+    fn tensor_last(&self) -> Option<TensorId> {
+        self.last.and_then(Node::tensor)
     }
 
     /// The parameters of a `:descend` of the tensor loss `loss`: each a leaf
@@ -1993,7 +1923,7 @@ impl Session {
         descent: &super::descent::Descent,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let loss = self.tensors.vars[descent.loss.name.as_str()];
+        let loss = self.tensor_var(&descent.loss.name).unwrap_or(TensorId(0));
         let shape = self.tensors.graph.shape(loss);
         if shape != Shape::scalar() {
             return Err(tensor_error(
@@ -2130,15 +2060,13 @@ impl Session {
         let order = self.tensors.graph.topo_order(output);
         let targets: Vec<(String, Param)> = if args.is_empty() {
             let mut targets: Vec<(String, Param)> = self
-                .tensors
-                .vars
-                .iter()
+                .tensor_vars()
                 .filter(|(name, id)| {
-                    self.tensors.graph.op(**id) == TensorOp::Variable
+                    self.tensors.graph.op(*id) == TensorOp::Variable
                         && order.contains(id)
                         && name.as_str() != label
                 })
-                .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
+                .map(|(name, id)| (name.clone(), Param::Tensor(id)))
                 .collect();
             targets.extend(self.scalar_params_reached(&gradients));
             targets
@@ -2328,37 +2256,4 @@ pub(super) fn function_help(name: &str) -> Option<String> {
         "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
         info.shape_rule, info.backward_rule, info.source
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Tensors;
-    use crate::engine::tensor::Tensor;
-
-    /// What a statement records for its undo is what it changed, not every
-    /// name bound before it (a copy of every name made a script of n tensor
-    /// statements take time quadratic in n): after 1000 names, one binding
-    /// records one entry, and its undo leaves the 1000 as they were, in
-    /// their order; an unbinding is undone in its place.
-    #[test]
-    fn a_statement_records_the_bindings_it_changed_only() {
-        let mut tensors = Tensors::default();
-        let leaf = tensors.graph.leaf(Tensor::scalar(1.0)).unwrap();
-        for i in 0..1000 {
-            tensors.begin();
-            tensors.bind(&format!("x{i}"), leaf);
-        }
-        let names = |t: &Tensors| t.vars.keys().cloned().collect::<Vec<_>>();
-        let before = names(&tensors);
-        tensors.begin();
-        let other = tensors.graph.leaf(Tensor::scalar(2.0)).unwrap();
-        tensors.bind("x1000", other);
-        tensors.bind("x5", other);
-        tensors.unbind("x7");
-        tensors.unbind("absent");
-        assert_eq!(tensors.saved.bindings.len(), 3);
-        tensors.undo(&crate::engine::Graph::new());
-        assert_eq!(names(&tensors), before);
-        assert!(tensors.vars.values().all(|&id| id == leaf));
-    }
 }
