@@ -5,8 +5,12 @@
 use crate::session::Number;
 use std::collections::HashSet;
 
+use super::Value;
 use super::command::Command;
+use super::error::ErrorCode;
+use super::tensors::{Param, tensor_data, tensor_error};
 use super::{Event, GradNote, Node, Notice, Output, Session, SessionError, nearest};
+use crate::engine::tensor::{TensorGradients, TensorId, TensorOp};
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
 
@@ -18,12 +22,12 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let target = command.names[0];
-        if let Some(result) = self.tensor_backward_command(target, command.name.span, events) {
-            return result;
-        }
-        let node = self.variable_node(target)?;
+        let node = match self.shaped_var(&target.name) {
+            Some(id) => Node::Tensor(id),
+            None => Node::Scalar(self.variable_node(target)?),
+        };
         self.output = Some(Output {
-            node: Node::Scalar(node),
+            node,
             label: target.name.clone(),
         });
         self.grad(command.name.span, &[], events)
@@ -124,6 +128,9 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if let Some(output) = self.shaped_output() {
+            return self.grad_tensors(output.node, &output.label, span, args, events);
+        }
         let output = self.require_output(span).map_err(|error| {
             // `x = 5; :grad x`: x is a leaf, only the output is missing.
             match args.iter().find(|arg| self.vars.contains_key(&arg.name)) {
@@ -210,5 +217,102 @@ impl Session {
         } else {
             Notice::BuiltFromEarlier { of, earlier }
         }
+    }
+}
+
+impl Session {
+    /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each tensor
+    /// variable named (every tensor leaf it reaches when none is named).
+    fn grad_tensors(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let mut targets: Vec<(String, Param)> = Vec::new();
+        for arg in args {
+            let param = match (self.shaped_var(&arg.name), self.scalar_leaf(&arg.name)) {
+                (Some(id), _) => Param::Tensor(id),
+                (None, Some(leaf)) => Param::Scalar(leaf),
+                (None, None) => {
+                    return Err(tensor_error(
+                        ErrorCode::BadArguments,
+                        arg.span,
+                        format!("`{}` is not a variable of the output `{label}`", arg.name),
+                        Some(format!(
+                            "name a vector, matrix or number it was built from: {}",
+                            self.shaped_vars()
+                                .map(|(n, _)| format!("`{n}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    ));
+                }
+            };
+            if !targets.iter().any(|(n, _)| *n == arg.name) {
+                targets.push((arg.name.clone(), param));
+            }
+        }
+        let gradients = self.tensor_backward(output, span)?;
+        if args.is_empty() {
+            targets = self
+                .shaped_vars()
+                .filter(|&(name, id)| {
+                    gradients.get(id).is_some()
+                        && self.tensors.graph.op(id) == TensorOp::Variable
+                        && name.as_str() != label
+                        || self.stale_note_tensors(label, name, &gradients).is_some()
+                })
+                .map(|(name, id)| (name.clone(), Param::Tensor(id)))
+                .collect();
+            targets.extend(self.scalar_params_reached(&gradients));
+            if targets.is_empty() {
+                events.push(Event::Notice(super::Notice::NoVariable {
+                    of: label.to_string(),
+                    checking: false,
+                }));
+                return Ok(());
+            }
+        }
+        self.note_seeded_with_ones(output, label, events);
+        for (name, param) in targets {
+            let value = self.param_gradient(&gradients, param);
+            let note = match param {
+                Param::Tensor(id) if gradients.get(id).is_none() => {
+                    self.stale_note_tensors(label, &name, &gradients)
+                }
+                _ => None,
+            };
+            events.push(Event::Grad {
+                of: label.to_string(),
+                wrt: name,
+                value: Value::Tensor(tensor_data(&value)),
+                note,
+            });
+        }
+        Ok(())
+    }
+
+    /// Why ∂output/∂`name` is 0 for the tensor variable `name` when the
+    /// tensor output (`label`, its backward pass `gradients`) reaches an
+    /// earlier binding of it but not its current one: "y was built from an
+    /// earlier x", as for numbers (`Session::stale_note`).
+    fn stale_note_tensors(
+        &self,
+        label: &str,
+        name: &str,
+        gradients: &TensorGradients,
+    ) -> Option<super::GradNote> {
+        let current = self.shaped_var(name)?;
+        let earlier = self.earlier.get(name)?;
+        let reached = |node: &Node| node.tensor().is_some_and(|id| gradients.get(id).is_some());
+        (gradients.get(current).is_none() && earlier.iter().any(reached)).then(|| {
+            super::GradNote::BuiltFromEarlier {
+                of: label.to_string(),
+                wrt: name.to_string(),
+            }
+        })
     }
 }

@@ -275,7 +275,7 @@ impl Session {
     }
 
     /// The tensor node the variable `name` is bound to, if it names a tensor.
-    fn tensor_var(&self, name: &str) -> Option<crate::engine::tensor::TensorId> {
+    fn shaped_var(&self, name: &str) -> Option<crate::engine::tensor::TensorId> {
         self.vars.get(name).and_then(|node| node.tensor())
     }
 
@@ -287,7 +287,7 @@ impl Session {
     }
 
     /// The variables bound to tensors, in the order first assigned.
-    fn tensor_vars(&self) -> impl Iterator<Item = (&String, crate::engine::tensor::TensorId)> {
+    fn shaped_vars(&self) -> impl Iterator<Item = (&String, crate::engine::tensor::TensorId)> {
         self.vars
             .iter()
             .filter_map(|(name, node)| Some((name, node.tensor()?)))
@@ -303,7 +303,7 @@ impl Session {
     }
 
     /// The output when it is a tensor.
-    fn tensor_output(&self) -> Option<Output<crate::engine::tensor::TensorId>> {
+    fn shaped_output(&self) -> Option<Output<crate::engine::tensor::TensorId>> {
         let output = self.output.as_ref()?;
         Some(Output {
             node: output.node.tensor()?,
@@ -490,14 +490,14 @@ impl Session {
         };
         match located.statement {
             Statement::Updates { targets, values } if tensor_statement => {
-                self.tensor_updates(&targets, &values, &mut events)?;
+                self.update_tensors(&targets, &values, &mut events)?;
             }
             Statement::Expr(tree) if tensor_statement => {
                 let text = source[tree.span().start..tree.span().end].trim();
-                self.tensor_expression(&tree, output_label(text), &mut events)?;
+                self.expression_of_tensors(&tree, output_label(text), &mut events)?;
             }
             Statement::Assign { target, op, value } if tensor_statement => {
-                self.tensor_assign(&target, op, &value, &mut events)?;
+                self.assign_of_tensors(&target, op, &value, &mut events)?;
             }
             Statement::Expr(tree) => {
                 let (value, span) = self.evaluate_value(&Rhs { tree: &tree, rest }, &mut events)?;

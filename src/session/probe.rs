@@ -18,7 +18,7 @@ impl Session {
     /// assigned. A name listed here hides the same name among the scalar
     /// variables.
     pub fn tensor_variables(&self) -> impl Iterator<Item = (&str, &Tensor)> {
-        self.tensor_vars()
+        self.shaped_vars()
             .map(|(name, id)| (name.as_str(), self.tensors.graph.value(id)))
     }
 }
@@ -29,7 +29,7 @@ impl Session {
     /// For hosts that read values without running a statement (the Python
     /// package's `Session.value`).
     pub fn tensor_variable(&self, name: &str) -> Option<&Tensor> {
-        let id = self.tensor_var(name)?;
+        let id = self.shaped_var(name)?;
         Some(self.tensors.graph.value(id))
     }
 
@@ -50,16 +50,16 @@ impl Session {
     /// [`ErrorCode::Shape`]: super::ErrorCode::Shape
     /// [`ErrorCode::Limit`]: super::ErrorCode::Limit
     pub fn gradient_now(&self, of: &str, wrt: &str) -> Option<Result<Tensor, SessionError>> {
-        let tensor_of = self.tensor_var(of);
-        let tensor_wrt = self.tensor_var(wrt);
+        let tensor_of = self.shaped_var(of);
+        let tensor_wrt = self.shaped_var(wrt);
         if tensor_of.is_none() && tensor_wrt.is_none() {
             return None;
         }
-        Some(self.tensor_gradient_of(tensor_of, of, tensor_wrt, wrt))
+        Some(self.gradient_of_tensors(tensor_of, of, tensor_wrt, wrt))
     }
 
     /// [`Session::gradient_now`] once one of the names is a tensor.
-    fn tensor_gradient_of(
+    fn gradient_of_tensors(
         &self,
         tensor_of: Option<TensorId>,
         of: &str,

@@ -22,17 +22,11 @@ use crate::syntax::{
 
 use super::error::ErrorCode;
 use super::eval::op_of;
-use super::event::{
-    ElementChain, ElementTermRow, TensorData, TensorName, TensorTraceContribution, TensorTraceStep,
-    TensorVarRow,
-};
-use super::{
-    CONSTANTS, Event, Node, Number, Output, RESULT_NAMES, Session, SessionError, TraceSteps, Value,
-    nearest,
-};
+use super::event::{TensorData, TensorName};
+use super::{CONSTANTS, Event, Node, Output, RESULT_NAMES, Session, SessionError, Value, nearest};
 
 mod functions;
-pub(super) use functions::{BATCH_FUNCTIONS, batch_rule_text, slice_rule};
+pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
@@ -51,8 +45,6 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 10] = [
 
 /// The function `grad(L, W)`.
 const GRAD_FUNCTION: &str = "grad";
-
-pub(super) use super::command::TensorCommand;
 
 /// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
 /// `keepdims=True`).
@@ -250,7 +242,7 @@ impl Session {
     /// bracket, `@`, `ᵀ` or a tensor function's name).
     pub(super) fn may_touch_tensor(&self, text: &str) -> bool {
         self.vars.values().any(|node| node.tensor().is_some())
-            || self.tensor_last().is_some()
+            || self.shaped_last().is_some()
             || text.contains(['[', '@', 'ᵀ'])
             || TENSOR_FUNCTIONS.iter().any(|name| text.contains(name))
     }
@@ -278,7 +270,7 @@ impl Session {
         tree.nodes.iter().any(|node| match &node.kind {
             ExprKind::Name(name) => {
                 self.is_tensor(name.as_str())
-                    || RESULT_NAMES.contains(&name.as_str()) && self.tensor_last().is_some()
+                    || RESULT_NAMES.contains(&name.as_str()) && self.shaped_last().is_some()
             }
             ExprKind::Call(call) => {
                 [LIST, INDEX, MATMUL].contains(&call.name.as_str())
@@ -331,7 +323,7 @@ impl Session {
                     Some((_, value)) => value.clone(),
                     // `sum(X, 1, keepdims)`: a word, read by the call.
                     None if name.as_str() == KEEPDIMS && keeps_dims(tree, k) => TValue::Number(1.0),
-                    None => self.tensor_name(name, span)?,
+                    None => self.resolve_tensor(name, span)?,
                 },
                 ExprKind::Unary { op, operand } => {
                     let a = take(&mut values, operand.0);
@@ -361,7 +353,7 @@ impl Session {
     ///
     /// Errors: the wrong count of arguments, recursion, calls nested past
     /// [`super::eval::MAX_CALL_DEPTH`], and the body's, inside the call.
-    fn tensor_user_call(
+    fn call_user_function(
         &mut self,
         name: &str,
         args: Vec<TValue>,
@@ -406,7 +398,7 @@ impl Session {
 
     /// A name in a tensor expression: a tensor variable, `ans`, a scalar
     /// variable (bridged as a node of shape `()`), or a constant.
-    fn tensor_name(&mut self, name: &str, span: Span) -> Result<TValue, SessionError> {
+    fn resolve_tensor(&mut self, name: &str, span: Span) -> Result<TValue, SessionError> {
         let node = |id| TValue::Node {
             id,
             uses_variable: true,
@@ -546,7 +538,7 @@ impl Session {
         let name = call.name.as_str();
         let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
         if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
-            return self.tensor_gradient(args, call, tree, span);
+            return self.grad_call(args, call, tree, span);
         }
         if call.derivative > 0 {
             return Err(tensor_error(
@@ -617,7 +609,7 @@ impl Session {
             return self.scalar_function(op, args, call, span);
         }
         if self.functions.contains_key(name) {
-            return self.tensor_user_call(name, args, span, scope);
+            return self.call_user_function(name, args, span, scope);
         }
         Err(SessionError::UnknownFunction {
             name: name.to_string(),
@@ -630,7 +622,7 @@ impl Session {
     /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
     /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
     /// variable. A gradient of a gradient is refused.
-    fn tensor_gradient(
+    fn grad_call(
         &mut self,
         args: Vec<TValue>,
         call: &Call,
@@ -647,7 +639,7 @@ impl Session {
         }
         let wrt_span = tree.get(call.args[1]).span();
         let wrt = match &tree.get(call.args[1]).kind {
-            ExprKind::Name(name) => match self.tensor_var(name.as_str()) {
+            ExprKind::Name(name) => match self.shaped_var(name.as_str()) {
                 Some(id) => Some(Param::Tensor(id)),
                 None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
             },
@@ -1001,14 +993,9 @@ fn literal(args: Vec<TValue>, call: &Call, tree: &ExprTree) -> Result<TValue, Se
 
 /// Statements and commands of tensors.
 impl Session {
-    /// A tensor's value as shown.
-    pub(super) fn tensor_data(&self, id: TensorId) -> TensorData {
-        tensor_data(self.tensors.graph.value(id))
-    }
-
     /// An expression statement that touches a tensor: its value is the
     /// output (what `:grad` differentiates) and `ans`.
-    pub(super) fn tensor_expression(
+    pub(super) fn expression_of_tensors(
         &mut self,
         tree: &ExprTree,
         label: String,
@@ -1023,14 +1010,14 @@ impl Session {
         self.last = Some(Node::Tensor(id));
         events.push(Event::Value {
             name: None,
-            value: Value::Tensor(self.tensor_data(id)),
+            value: Value::Tensor(tensor_data(self.tensors.graph.value(id))),
         });
         Ok(())
     }
 
     /// `NAME = VALUE` where the value is a tensor (a leaf when no variable
     /// went into it, as for scalars), `NAME := VALUE` on a tensor leaf.
-    pub(super) fn tensor_assign(
+    pub(super) fn assign_of_tensors(
         &mut self,
         target: &Ident,
         op: AssignOp,
@@ -1040,7 +1027,13 @@ impl Session {
         let name = target.name.as_str();
         match op {
             AssignOp::Set => {}
-            AssignOp::Update => return self.tensor_update(target, tree, events),
+            AssignOp::Update => {
+                return self.update_tensors(
+                    std::slice::from_ref(target),
+                    std::slice::from_ref(tree),
+                    events,
+                );
+            }
             _ => {
                 return Err(tensor_error(
                     ErrorCode::Unsupported,
@@ -1079,76 +1072,8 @@ impl Session {
         self.last = Some(Node::Tensor(id));
         events.push(Event::Value {
             name: Some(name.to_string()),
-            value: Value::Tensor(self.tensor_data(id)),
+            value: Value::Tensor(tensor_data(self.tensors.graph.value(id))),
         });
-        Ok(())
-    }
-
-    /// `W := VALUE`: the leaf `W` (a tensor leaf, or a scalar leaf in a
-    /// statement of tensors) takes the value, of its shape, and everything
-    /// built on it is computed again.
-    fn tensor_update(
-        &mut self,
-        target: &Ident,
-        tree: &ExprTree,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        self.tensor_updates(
-            std::slice::from_ref(target),
-            std::slice::from_ref(tree),
-            events,
-        )
-    }
-
-    /// `W, b := VALUE, VALUE` of tensor leaves: every value computed before
-    /// any leaf moves, then the leaves set and their users computed again.
-    pub(super) fn tensor_updates(
-        &mut self,
-        targets: &[Ident],
-        values: &[ExprTree],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        if targets.len() != values.len() {
-            return Err(tensor_error(
-                ErrorCode::BadArguments,
-                targets[0].span,
-                format!(
-                    "{} names but {} values: a simultaneous update takes one value per name",
-                    targets.len(),
-                    values.len()
-                ),
-                None,
-            ));
-        }
-        let params = super::update::each_once(
-            targets,
-            (
-                "is updated twice in one statement",
-                "give each name one value",
-            ),
-            |target| self.param(target),
-        )?;
-        let mark = self.tensors.graph.len();
-        let mut moves = Vec::with_capacity(targets.len());
-        for (param, tree) in params.into_iter().zip(values) {
-            let (id, _) = self.evaluate_tensor(tree, events)?;
-            moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
-        }
-        self.check_interrupt()?;
-        self.tensors.graph.truncate(mark);
-        self.tensors.gradients.retain(|id| id.index() < mark);
-        for (param, value, span) in moves {
-            self.move_param(param, value, span)?;
-        }
-        self.tensors.rerun_whole(&self.graph);
-        self.check_interrupt()?;
-        for target in targets {
-            let value = self.param_value(self.param(target)?);
-            events.push(Event::Value {
-                name: Some(target.name.clone()),
-                value: Value::Tensor(tensor_data(&value)),
-            });
-        }
         Ok(())
     }
 
@@ -1159,7 +1084,7 @@ impl Session {
         if let Some(leaf) = self.scalar_leaf(name) {
             return Ok(Param::Scalar(leaf));
         }
-        let Some(leaf) = self.tensor_var(name) else {
+        let Some(leaf) = self.shaped_var(name) else {
             let (what, hint) = if self.vars.contains_key(name) {
                 (
                     format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
@@ -1192,7 +1117,7 @@ impl Session {
     }
 
     /// The scalar leaf `name` names, if it names one.
-    fn scalar_leaf(&self, name: &str) -> Option<NodeId> {
+    pub(super) fn scalar_leaf(&self, name: &str) -> Option<NodeId> {
         let id = self.scalar_var(name)?;
         (self.graph.op(id) == Op::Variable).then_some(id)
     }
@@ -1202,7 +1127,11 @@ impl Session {
     /// scalar nodes s the tensor graph reads of ∂output/∂s · ∂s/∂leaf (the
     /// scalar graph's backward pass from each s). `None` when the output
     /// does not reach the leaf.
-    fn scalar_leaf_gradient(&self, gradients: &TensorGradients, leaf: NodeId) -> Option<f64> {
+    pub(super) fn scalar_leaf_gradient(
+        &self,
+        gradients: &TensorGradients,
+        leaf: NodeId,
+    ) -> Option<f64> {
         let mut total = None;
         for &(node, upstream) in gradients.scalars() {
             let local = if node == leaf {
@@ -1235,7 +1164,10 @@ impl Session {
     /// The scalar leaves a tensor backward pass reached through the scalar
     /// nodes the tensor graph reads, in the order of the scalar variables,
     /// with their names (the output's own name left out).
-    fn scalar_params_reached(&self, gradients: &TensorGradients) -> Vec<(String, Param)> {
+    pub(super) fn scalar_params_reached(
+        &self,
+        gradients: &TensorGradients,
+    ) -> Vec<(String, Param)> {
         self.scalar_vars()
             .filter(|&(_, id)| self.graph.op(id) == Op::Variable)
             .filter(|&(_, id)| self.scalar_leaf_gradient(gradients, id).is_some())
@@ -1244,7 +1176,7 @@ impl Session {
     }
 
     /// The value of `param` now.
-    fn param_value(&self, param: Param) -> Tensor {
+    pub(super) fn param_value(&self, param: Param) -> Tensor {
         match param {
             Param::Tensor(id) => self.tensors.graph.value(id).clone(),
             Param::Scalar(leaf) => Tensor::scalar(self.graph.value(leaf)),
@@ -1254,7 +1186,12 @@ impl Session {
     /// Moves `param` to `value` (of its shape; journalled, so that a failed
     /// statement puts it back). The graphs are not computed again: call
     /// [`Tensors::rerun_whole`] after the last move.
-    fn move_param(&mut self, param: Param, value: Tensor, span: Span) -> Result<(), SessionError> {
+    pub(super) fn move_param(
+        &mut self,
+        param: Param,
+        value: Tensor,
+        span: Span,
+    ) -> Result<(), SessionError> {
         match param {
             Param::Tensor(leaf) => {
                 self.tensors.journal_leaf(leaf);
@@ -1282,38 +1219,14 @@ impl Session {
         }
     }
 
-    /// The tensor variables for `:vars`: name, leaf or derived, value, and
-    /// ∂output/∂ it when the output is a tensor of shape `()` that reaches
-    /// it (`gradients`, its backward pass).
-    pub(super) fn tensor_var_rows(&self, gradients: Option<&TensorGradients>) -> Vec<TensorVarRow> {
-        self.tensor_vars()
-            .map(|(name, id)| TensorVarRow {
-                name: name.clone(),
-                leaf: self.tensors.graph.op(id) == TensorOp::Variable,
-                value: self.tensor_data(id),
-                grad: gradients.and_then(|g| g.get(id)).map(tensor_data),
-            })
-            .collect()
-    }
-
-    /// The backward pass of the tensor output for `:vars`, when there is
-    /// one of shape `()` (`None` also when Ctrl-C cut it short), with the
-    /// output's name.
-    pub(super) fn tensor_vars_pass(&self) -> Option<(String, TensorGradients)> {
-        let Output {
-            node: output,
-            label,
-        } = self.tensor_output()?;
-        if self.tensors.graph.shape(output) != Shape::scalar() {
-            return None;
-        }
-        let gradients = self.tensor_backward(output, Span::default()).ok()?;
-        Some((label, gradients))
-    }
-
     /// The notice that the tensor output `output` (named `label`) is not of
     /// shape `()`, so that its backward pass starts from ones, if it is not.
-    fn note_seeded_with_ones(&self, output: TensorId, label: &str, events: &mut Vec<Event>) {
+    pub(super) fn note_seeded_with_ones(
+        &self,
+        output: TensorId,
+        label: &str,
+        events: &mut Vec<Event>,
+    ) {
         let shape = self.tensors.graph.shape(output);
         if shape != Shape::scalar() {
             events.push(Event::Notice(super::Notice::SeededWithOnes {
@@ -1331,182 +1244,6 @@ impl Session {
         node: NodeId,
     ) -> Option<f64> {
         self.scalar_leaf_gradient(gradients, node)
-    }
-
-    /// A command when the output is a tensor: `:grad` and `:trace` of it;
-    /// the commands that do not support tensors yet refused with what works.
-    /// `None` when the output is no tensor or the command does not care.
-    pub(super) fn tensor_command(
-        &mut self,
-        kind: TensorCommand,
-        name: &str,
-        span: Span,
-        args: &[Ident],
-        events: &mut Vec<Event>,
-    ) -> Option<Result<(), SessionError>> {
-        let Output {
-            node: output,
-            label,
-        } = self.tensor_output()?;
-        match kind {
-            TensorCommand::Grad => Some(self.tensor_grad(output, &label, span, args, events)),
-            TensorCommand::Trace
-                if args
-                    .iter()
-                    .any(|a| matches!(a.name.as_str(), "md" | "tex" | "markdown" | "latex")) =>
-            {
-                Some(Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    span,
-                    format!(
-                        "the handout tables (`:{name} md`, `:{name} tex`) of a tensor output ({label}) are not supported yet"
-                    ),
-                    Some(
-                        "`:trace` prints each tensor op's matrix rule; `:svg DIR --steps` draws a slide a step".into(),
-                    ),
-                )))
-            }
-            TensorCommand::Trace => {
-                // `--expand=A --expand=B` and `--expand=A,B`: each node.
-                let expand: Vec<(&str, Span)> = args
-                    .iter()
-                    .filter_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)))
-                    .flat_map(|(n, at)| n.split(',').filter(|n| !n.is_empty()).map(move |n| (n, at)))
-                    .collect();
-                if let Some(bare) = args.iter().find(|a| a.name == "--expand") {
-                    return Some(Err(self.bare_expand(output, &label, name, bare.span)));
-                }
-                Some(self.tensor_trace(output, &label, span, &expand, events))
-            }
-            TensorCommand::Check => Some(self.tensor_check(output, &label, span, args, events)),
-            // The step model's commands (`tensor_step_command`) and those
-            // that work as for scalars.
-            TensorCommand::Topo
-            | TensorCommand::Step
-            | TensorCommand::Picture(_)
-            | TensorCommand::Html
-            | TensorCommand::Any => None,
-            TensorCommand::Refused(help) => Some(Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                format!("`:{name}` of a tensor output ({label}) is not supported yet"),
-                Some(help.into()),
-            ))),
-        }
-    }
-
-    /// `:backward NAME` of a vector, matrix or shape-`()` value: makes it
-    /// the output, then `:grad` (as for a number). `None` when NAME names
-    /// no tensor.
-    pub(super) fn tensor_backward_command(
-        &mut self,
-        target: &Ident,
-        span: Span,
-        events: &mut Vec<Event>,
-    ) -> Option<Result<(), SessionError>> {
-        let id = self.tensor_var(&target.name)?;
-        self.output = Some(Output {
-            node: Node::Tensor(id),
-            label: target.name.clone(),
-        });
-        Some(self.tensor_grad(id, &target.name, span, &[], events))
-    }
-
-    /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each tensor
-    /// variable named (every tensor leaf it reaches when none is named).
-    fn tensor_grad(
-        &mut self,
-        output: TensorId,
-        label: &str,
-        span: Span,
-        args: &[Ident],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let mut targets: Vec<(String, Param)> = Vec::new();
-        for arg in args {
-            let param = match (self.tensor_var(&arg.name), self.scalar_leaf(&arg.name)) {
-                (Some(id), _) => Param::Tensor(id),
-                (None, Some(leaf)) => Param::Scalar(leaf),
-                (None, None) => {
-                    return Err(tensor_error(
-                        ErrorCode::BadArguments,
-                        arg.span,
-                        format!("`{}` is not a variable of the output `{label}`", arg.name),
-                        Some(format!(
-                            "name a vector, matrix or number it was built from: {}",
-                            self.tensor_vars()
-                                .map(|(n, _)| format!("`{n}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    ));
-                }
-            };
-            if !targets.iter().any(|(n, _)| *n == arg.name) {
-                targets.push((arg.name.clone(), param));
-            }
-        }
-        let gradients = self.tensor_backward(output, span)?;
-        if args.is_empty() {
-            targets = self
-                .tensor_vars()
-                .filter(|&(name, id)| {
-                    gradients.get(id).is_some()
-                        && self.tensors.graph.op(id) == TensorOp::Variable
-                        && name.as_str() != label
-                        || self.tensor_stale_note(label, name, &gradients).is_some()
-                })
-                .map(|(name, id)| (name.clone(), Param::Tensor(id)))
-                .collect();
-            targets.extend(self.scalar_params_reached(&gradients));
-            if targets.is_empty() {
-                events.push(Event::Notice(super::Notice::NoVariable {
-                    of: label.to_string(),
-                    checking: false,
-                }));
-                return Ok(());
-            }
-        }
-        self.note_seeded_with_ones(output, label, events);
-        for (name, param) in targets {
-            let value = self.param_gradient(&gradients, param);
-            let note = match param {
-                Param::Tensor(id) if gradients.get(id).is_none() => {
-                    self.tensor_stale_note(label, &name, &gradients)
-                }
-                _ => None,
-            };
-            events.push(Event::Grad {
-                of: label.to_string(),
-                wrt: name,
-                value: Value::Tensor(tensor_data(&value)),
-                note,
-            });
-        }
-        Ok(())
-    }
-}
-
-impl Session {
-    /// Why ∂output/∂`name` is 0 for the tensor variable `name` when the
-    /// tensor output (`label`, its backward pass `gradients`) reaches an
-    /// earlier binding of it but not its current one: "y was built from an
-    /// earlier x", as for numbers (`Session::stale_note`).
-    fn tensor_stale_note(
-        &self,
-        label: &str,
-        name: &str,
-        gradients: &TensorGradients,
-    ) -> Option<super::GradNote> {
-        let current = self.tensor_var(name)?;
-        let earlier = self.earlier.get(name)?;
-        let reached = |node: &Node| node.tensor().is_some_and(|id| gradients.get(id).is_some());
-        (gradients.get(current).is_none() && earlier.iter().any(reached)).then(|| {
-            super::GradNote::BuiltFromEarlier {
-                of: label.to_string(),
-                wrt: name.to_string(),
-            }
-        })
     }
 }
 
@@ -1543,164 +1280,22 @@ fn op_text(op: AssignOp) -> &'static str {
 }
 
 impl Session {
-    /// `:trace` of a tensor output: the backward walk, each tensor op one
-    /// step written as its matrix rule with shapes, then the numbers.
-    /// Literals (constants) are left out, as the scalar trace leaves them.
-    fn tensor_trace(
-        &mut self,
-        output: TensorId,
-        label: &str,
-        span: Span,
-        expand: &[(&str, Span)],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        self.check_gradient_budget(output, span)?;
-        let (_, steps) = self.tensors.graph.backward_traced(output);
-        if self.tensors.graph.interrupted() {
-            return Err(SessionError::Interrupted { span });
-        }
-        let (labels, legend) = self.tensor_labels_and_legend(output);
-        let graph = &self.tensors.graph;
-        let mut expanded = Vec::with_capacity(expand.len());
-        for &(name, at) in expand {
-            let node = steps
-                .iter()
-                .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
-                .map(|s| s.node)
-                .ok_or_else(|| {
-                    tensor_error(
-                        ErrorCode::BadArguments,
-                        at,
-                        format!("`{name}` is not a step of the trace of {label}"),
-                        Some(
-                            "name a node the trace shows, e.g. a variable it was built through"
-                                .into(),
-                        ),
-                    )
-                })?;
-            expanded.push((node, name, at));
-        }
-        // The running sum of each fan-out operand's gradient.
-        let mut sums: rustc_hash::FxHashMap<TensorId, Tensor> = rustc_hash::FxHashMap::default();
-        let mut too_many = Vec::new();
-        let mut shown = Vec::new();
-        for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
-            let contributions = step
-                .contributions
-                .iter()
-                .filter(|c| graph.op(c.input) != TensorOp::Const)
-                .map(|c| {
-                    let (rule, shapes) =
-                        super::tensor_rules::rule_text(graph, step.node, c, &labels);
-                    let so_far = (c.use_count > 1)
-                        .then(|| {
-                            let sum = sums
-                                .entry(c.input)
-                                .or_insert_with(|| Tensor::zeros(graph.shape(c.input)));
-                            sum.add_assign(&c.contribution);
-                            tensor_data(sum)
-                        })
-                        .filter(|_| c.use_number > 1);
-                    TensorTraceContribution {
-                        input: labels[c.input.index()].clone(),
-                        rule,
-                        shapes,
-                        value: tensor_data(&c.contribution),
-                        uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
-                        elements: match expanded.iter().find(|e| e.0 == step.node) {
-                            Some(&(_, name, at)) => {
-                                let chains = element_chains(graph, step, c, &labels);
-                                if chains.is_empty() && !graph.shape(c.input).is_empty() {
-                                    too_many.push(Event::Warning {
-                                        message: format!(
-                                            "--expand={name}: ∂{label}/∂{} has {} elements, more than the {EXPAND_ELEMENTS} the scalar view writes; its matrix rule is above",
-                                            labels[c.input.index()],
-                                            graph.shape(c.input).len()
-                                        ),
-                                        span: at,
-                                    });
-                                }
-                                chains
-                            }
-                            None => Vec::new(),
-                        },
-                        so_far,
-                    }
-                })
-                .collect();
-            shown.push(TensorTraceStep {
-                step: shown.len() + 1,
-                node: labels[step.node.index()].clone(),
-                op: op_name(graph.op(step.node)),
-                upstream: tensor_data(&step.upstream),
-                contributions,
-            });
-        }
-        self.note_seeded_with_ones(output, label, events);
-        events.push(Event::Trace {
-            of: label.to_string(),
-            steps: TraceSteps::Tensors {
-                shape: graph.shape(output).dims().to_vec(),
-                legend,
-                steps: shown,
-            },
-        });
-        events.append(&mut too_many);
-        Ok(())
-    }
-
-    /// The error of a bare `--expand` of a tensor output: it names one node
-    /// (`--expand=h`), and the steps it may name.
-    fn bare_expand(&self, output: TensorId, label: &str, command: &str, at: Span) -> SessionError {
-        let labels = self.tensor_labels(output);
-        let graph = &self.tensors.graph;
-        let steps: Vec<String> = graph
-            .topo_order(output)
-            .into_iter()
-            .filter(|&id| {
-                graph
-                    .operands(id)
-                    .iter()
-                    .any(|&o| graph.op(o) != TensorOp::Const)
-            })
-            .map(|id| &labels[id.index()])
-            .filter(|l| l.chars().all(|c| c.is_alphanumeric() || c == '_'))
-            .map(|l| format!("`--expand={l}`"))
-            .take(6)
-            .collect();
-        tensor_error(
-            ErrorCode::BadArguments,
-            at,
-            format!(
-                "`--expand` of a tensor output ({label}) takes the step to show element by element: `--expand=NODE`"
-            ),
-            Some(if steps.is_empty() {
-                format!("name a step of `:{command}` (give it a name where it is built, `h = …`)")
-            } else {
-                format!("e.g. {} (repeat for more)", steps.join(", "))
-            }),
-        )
-    }
-
     /// How each tensor node up to `output` is named: its variable (the
     /// first-assigned name), a scalar's variable or value, a short literal's
     /// value, else its expression over its operands' names (`W @ x`), or
     /// `t7` (node 7) when that would be long.
     pub(super) fn tensor_labels(&self, output: TensorId) -> Vec<String> {
-        self.tensor_labels_and_legend(output).0
+        self.labels_and_legend(output).0
     }
 
     /// [`Session::tensor_labels`], and for each node written by a short name
     /// (`t39`) what it computes over its operands' labels, among the nodes
     /// `output` reaches, in the order of the nodes.
-    pub(super) fn tensor_labels_and_legend(
-        &self,
-        output: TensorId,
-    ) -> (Vec<String>, Vec<TensorName>) {
+    pub(super) fn labels_and_legend(&self, output: TensorId) -> (Vec<String>, Vec<TensorName>) {
         let mut legend = Vec::new();
         let graph = &self.tensors.graph;
         let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
-        for (name, id) in self.tensor_vars() {
+        for (name, id) in self.shaped_vars() {
             if let Some(slot) = names.get_mut(id.index()) {
                 slot.get_or_insert(name.as_str());
             }
@@ -1833,7 +1428,7 @@ fn format_number(x: f64) -> String {
 }
 
 /// A tensor op as the trace names it: `@`, `tanh`, `sum`, `+`.
-fn op_name(op: TensorOp) -> String {
+pub(super) fn op_name(op: TensorOp) -> String {
     match op {
         TensorOp::Elementwise(op) => op.info().name.to_string(),
         op => op.info().name.to_string(),
@@ -1843,8 +1438,8 @@ fn op_name(op: TensorOp) -> String {
 impl Session {
     /// The tensor variables of shape `()` and their values, in order: what
     /// a scalar `:=` reports as changed beside the scalars.
-    pub(super) fn tensor_numbers(&self) -> Vec<(String, f64)> {
-        self.tensor_vars()
+    pub(super) fn shape_scalar_values(&self) -> Vec<(String, f64)> {
+        self.shaped_vars()
             .filter(|&(_, id)| self.tensors.graph.shape(id) == Shape::scalar())
             .map(|(name, id)| (name.clone(), self.tensors.graph.value(id).data()[0]))
             .collect()
@@ -1852,172 +1447,12 @@ impl Session {
 
     /// Whether `name` is bound to a tensor now.
     pub(super) fn is_tensor(&self, name: &str) -> bool {
-        self.tensor_var(name).is_some()
+        self.shaped_var(name).is_some()
     }
 
     /// `ans` when it is a tensor.
-    fn tensor_last(&self) -> Option<TensorId> {
+    fn shaped_last(&self) -> Option<TensorId> {
         self.last.and_then(Node::tensor)
-    }
-
-    /// The parameters of a `:descend` of the tensor loss `loss`: each a leaf
-    /// the loss reaches (a tensor leaf, or a scalar one through the scalars
-    /// the tensors read).
-    fn descent_params(
-        &mut self,
-        descent: &super::descent::Descent,
-        loss: TensorId,
-    ) -> Result<Vec<Param>, SessionError> {
-        let order = self.tensors.graph.topo_order(loss);
-        let mut leaves = Vec::with_capacity(descent.params.len());
-        let first = self.tensor_backward(loss, descent.loss.span)?;
-        for param in &descent.params {
-            let leaf = self.param(param)?;
-            let reached = match leaf {
-                Param::Tensor(id) => order.contains(&id),
-                Param::Scalar(id) => self.scalar_leaf_gradient(&first, id).is_some(),
-            };
-            if !reached {
-                return Err(tensor_error(
-                    ErrorCode::BadArguments,
-                    param.span,
-                    format!(
-                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
-                        descent.loss.name, param.name
-                    ),
-                    None,
-                ));
-            }
-            leaves.push(leaf);
-        }
-        Ok(leaves)
-    }
-
-    /// The names of a tensor `:descend`'s parameters: with a column each
-    /// (`columns`), an element's name for each element (`W[0, 1]`).
-    fn descent_headers(
-        &self,
-        descent: &super::descent::Descent,
-        leaves: &[Param],
-        columns: bool,
-    ) -> Vec<String> {
-        if !columns {
-            return descent.params.iter().map(|p| p.name.clone()).collect();
-        }
-        let params = descent.params.iter().zip(leaves);
-        params
-            .flat_map(|(param, &leaf)| {
-                let shape = self.param_value(leaf).shape();
-                (0..shape.len()).map(move |k| element_name(&param.name, shape, k))
-            })
-            .collect()
-    }
-
-    /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
-    /// backward pass from L (shape `()`), every parameter moved to
-    /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
-    /// between two steps keeps the steps done, as for scalars. The table
-    /// shows the loss; the parameters' values after the last step follow.
-    pub(super) fn tensor_descend(
-        &mut self,
-        descent: &super::descent::Descent,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let loss = self.tensor_var(&descent.loss.name).unwrap_or(TensorId(0));
-        let shape = self.tensors.graph.shape(loss);
-        if shape != Shape::scalar() {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                descent.loss.span,
-                format!(
-                    "the loss `{}` has shape ({shape}): `:descend` takes a loss of shape ()",
-                    descent.loss.name
-                ),
-                Some(format!(
-                    "reduce it first, e.g. `L = sum({})`",
-                    descent.loss.name
-                )),
-            ));
-        }
-        let leaves = self.descent_params(descent, loss)?;
-        let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
-        // A column a parameter when all are numbers, as for scalar losses;
-        // with `--all`, a column each element of every parameter (`W[0, 1]`).
-        // Vectors and matrices are printed whole after the table.
-        let columns = descent.all || leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
-        let headers = self.descent_headers(descent, &leaves, columns);
-        let row = |s: &Session, step| super::derivatives::RepeatRow {
-            step,
-            output: Some(value(s)),
-            values: if columns {
-                leaves
-                    .iter()
-                    .flat_map(|&leaf| s.param_value(leaf).data().to_vec())
-                    .map(Number)
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        };
-        let mut rows = vec![row(self, 0)];
-        let mut losses = vec![value(self)];
-        let mut done = 0;
-        while done < descent.steps && !crate::interrupt::requested() {
-            // The parameters' gradients only (leaves and scalar nodes).
-            let gradients = self.tensors.graph.backward_keeping(loss, &[]);
-            if crate::interrupt::requested() {
-                break; // the walk may have stopped early: this step is not taken
-            }
-            // Every step computed first, then every parameter moved.
-            let moves: Vec<(Param, Tensor)> = leaves
-                .iter()
-                .map(|&leaf| {
-                    let mut moved = self.param_value(leaf);
-                    let g = self.param_gradient(&gradients, leaf);
-                    for (x, d) in moved.data_mut().iter_mut().zip(g.data()) {
-                        *x -= descent.rate * d;
-                    }
-                    (leaf, moved)
-                })
-                .collect();
-            for (leaf, moved) in moves {
-                // The same shape: it was the leaf's value.
-                self.move_param(leaf, moved, descent.loss.span)?;
-            }
-            self.tensors.rerun_whole(&self.graph);
-            done += 1;
-            losses.push(value(self));
-            if super::update::keeps_step(done, descent.steps) {
-                rows.push(row(self, done));
-            }
-        }
-        if rows.last().is_some_and(|r| r.step != done) {
-            rows.push(row(self, done));
-        }
-        if done > 0 {
-            self.record(&descent.script_of(done));
-        }
-        events.push(Event::Calculus(
-            super::derivatives::CalculusEvent::Descent {
-                of: descent.loss.name.clone(),
-                params: headers,
-                rate: Number(descent.rate),
-                steps: done,
-                requested: descent.steps,
-                rows,
-                losses,
-                interrupted: done < descent.steps,
-                all: descent.all,
-                target: descent.target.clone(),
-            },
-        ));
-        for (param, leaf) in descent.params.iter().zip(leaves) {
-            events.push(Event::Value {
-                name: Some(param.name.clone()),
-                value: Value::Tensor(tensor_data(&self.param_value(leaf))),
-            });
-        }
-        Ok(())
     }
 }
 
@@ -2029,231 +1464,12 @@ impl Session {
     }
 }
 
-/// The most elements `:check` of a tensor output differences (then a notice
-/// says how many were left out).
-const CHECK_ELEMENTS: usize = 1000;
-
-impl Session {
-    /// `:check [NAMES]` of a tensor output of shape `()`: every element of
-    /// each tensor leaf named (or every leaf the output reaches) against a
-    /// central difference `(L(x + h) − L(x − h))/2h`, the leaf moved by ±h
-    /// and the graph run forward again, with the verdicts of the scalar
-    /// `:check`. One `check` per element, named `W[i, j]`.
-    fn tensor_check(
-        &mut self,
-        output: TensorId,
-        label: &str,
-        span: Span,
-        args: &[Ident],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let shape = self.tensors.graph.shape(output);
-        if shape != Shape::scalar() {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                span,
-                format!("`:check` takes an output of shape (), and `{label}` has shape ({shape})"),
-                Some(format!("reduce it first, e.g. `L = sum({label})`")),
-            ));
-        }
-        let gradients = self.tensor_backward(output, span)?;
-        let order = self.tensors.graph.topo_order(output);
-        let targets: Vec<(String, Param)> = if args.is_empty() {
-            let mut targets: Vec<(String, Param)> = self
-                .tensor_vars()
-                .filter(|(name, id)| {
-                    self.tensors.graph.op(*id) == TensorOp::Variable
-                        && order.contains(id)
-                        && name.as_str() != label
-                })
-                .map(|(name, id)| (name.clone(), Param::Tensor(id)))
-                .collect();
-            targets.extend(self.scalar_params_reached(&gradients));
-            targets
-        } else {
-            args.iter()
-                .map(|arg| Ok((arg.name.clone(), self.param(arg)?)))
-                .collect::<Result<_, SessionError>>()?
-        };
-        if targets.is_empty() {
-            events.push(Event::Notice(super::Notice::NoVariable {
-                of: label.to_string(),
-                checking: true,
-            }));
-            return Ok(());
-        }
-        let mut checked = 0;
-        let mut total = 0;
-        for (name, leaf) in targets {
-            let value = self.param_value(leaf);
-            total += value.len();
-            let grad = Some(self.param_gradient(&gradients, leaf));
-            for k in 0..value.len() {
-                if checked == CHECK_ELEMENTS {
-                    break;
-                }
-                self.check_interrupt()?;
-                checked += 1;
-                let x = value.data()[k];
-                let analytic = grad.as_ref().map_or(0.0, |g| g.data()[k]);
-                let h = super::check::check_step(x);
-                let numeric = self.central(leaf, output, &value, k, h);
-                let difference = (analytic - numeric).abs();
-                let relative_error = if analytic == numeric {
-                    0.0
-                } else {
-                    difference / analytic.abs().max(numeric.abs())
-                };
-                let steady = |numeric: f64| {
-                    let half = self.central(leaf, output, &value, k, h / 2.0);
-                    (half - numeric).abs() <= 1e-3 * numeric.abs()
-                };
-                let (verdict, tolerance) = super::check::judge(analytic, numeric, false, steady);
-                events.push(Event::Check {
-                    of: label.to_string(),
-                    wrt: element_name(&name, value.shape(), k),
-                    at: Number(x),
-                    h: Number(h),
-                    analytic: Number(analytic),
-                    numeric: Number(numeric),
-                    relative_error: Number(relative_error),
-                    difference: Number(difference),
-                    tolerance,
-                    verdict,
-                    note: None,
-                });
-            }
-        }
-        if checked < total {
-            events.push(Event::Notice(super::Notice::PartlyChecked {
-                checked,
-                total,
-            }));
-        }
-        Ok(())
-    }
-
-    /// `(L(x + h) − L(x − h))/2h` for element `k` of `leaf` (whose value is
-    /// `value`), on copies of the graphs: the session's stay as they are.
-    fn central(&self, leaf: Param, output: TensorId, value: &Tensor, k: usize, h: f64) -> f64 {
-        let mut graph = self.tensors.graph.clone();
-        let mut scalars = match leaf {
-            Param::Tensor(_) => None,
-            Param::Scalar(_) => Some(self.graph.clone()),
-        };
-        let mut at = |x: f64| {
-            match leaf {
-                Param::Scalar(node) => {
-                    if let Some(scalars) = scalars.as_mut() {
-                        scalars.update_leaves(&[(node, x)]);
-                    }
-                }
-                Param::Tensor(id) => {
-                    let mut moved = value.clone();
-                    moved.data_mut()[k] = x;
-                    let _ = graph.set_leaf_value(id, moved);
-                }
-            }
-            graph.rerun(scalars.as_ref().unwrap_or(&self.graph));
-            graph.value(output).data()[0]
-        };
-        let x = value.data()[k];
-        let (plus, minus) = (at(x + h), at(x - h));
-        (plus - minus) / ((x + h) - (x - h))
-    }
-}
-
 /// `W[1, 2]`, `x[0]`: element `k` (row-major) of the tensor `name` of `shape`.
-fn element_name(name: &str, shape: Shape, k: usize) -> String {
+pub(super) fn element_name(name: &str, shape: Shape, k: usize) -> String {
     match shape.dims() {
         [] => name.to_string(),
         [_] => format!("{name}[{k}]"),
         [_, n] => format!("{name}[{}, {}]", k / n.max(&1), k % n.max(&1)),
         _ => format!("{name}[{k}]"),
     }
-}
-
-/// The most elements of an operand whose chain rules `--expand` writes.
-const EXPAND_ELEMENTS: usize = 16;
-
-/// The scalar view of one operand of a traced step: for each of its
-/// elements, every term `upstream × local` of its chain rule (the engine's
-/// [`TensorGraph::expand`]). Nothing past [`EXPAND_ELEMENTS`] elements.
-fn element_chains(
-    graph: &TensorGraph,
-    step: &crate::engine::tensor::TensorStep,
-    contribution: &crate::engine::tensor::TensorContribution,
-    labels: &[String],
-) -> Vec<ElementChain> {
-    let input = graph.value(contribution.input);
-    if input.len() > EXPAND_ELEMENTS {
-        return Vec::new();
-    }
-    let node_label = &labels[step.node.index()];
-    let node_label = if node_label.contains(' ') {
-        format!("({node_label})")
-    } else {
-        node_label.clone()
-    };
-    let input_label = &labels[contribution.input.index()];
-    let input_label = if input_label.contains(' ') {
-        format!("({input_label})")
-    } else {
-        input_label.clone()
-    };
-    (0..input.len())
-        .map(|k| {
-            let terms = graph.expand(step.node, contribution.position, k, step.upstream.data());
-            ElementChain {
-                element: element_name(&input_label, input.shape(), k),
-                terms: terms
-                    .iter()
-                    .map(|t| ElementTermRow {
-                        output: element_name(&node_label, graph.shape(step.node), t.output),
-                        upstream: Number(t.upstream),
-                        local: Number(t.local),
-                    })
-                    .collect(),
-                value: Number(contribution.contribution.data()[k]),
-            }
-        })
-        .collect()
-}
-
-/// `:help` of a tensor function: what it makes or computes, its shape rule,
-/// and its backward rule with its source (the engine's tensor op table).
-pub(super) fn function_help(name: &str) -> Option<String> {
-    let op = match name {
-        "transpose" => TensorOp::Transpose,
-        "sum" => TensorOp::Sum,
-        "outer" => TensorOp::Outer,
-        "mean" => TensorOp::Mean,
-        "softmax" => TensorOp::Softmax,
-        "logsumexp" => TensorOp::LogSumExp,
-        "zeros" | "ones" | "randn" | "eye" => {
-            let what = match name {
-                "zeros" => "zeros(m, n), zeros(n): a matrix or vector of zeros",
-                "ones" => "ones(m, n), ones(n): a matrix or vector of ones",
-                "eye" => "eye(n): the n×n identity matrix",
-                _ => {
-                    "randn(m, n), randn(n): standard normal numbers from xoshiro256** seeded by SplitMix64 (Box–Muller), the same on every machine; `:seed N` starts it again"
-                }
-            };
-            return Some(format!(
-                "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
-            ));
-        }
-        _ => return functions::batch_help(name),
-    };
-    let info = op.info();
-    let usage = match name {
-        "transpose" => "transpose(W), also Wᵀ",
-        "sum" => "sum(x), sum(W, axis), sum(W, axis, keepdims)",
-        "outer" => "outer(u, x)",
-        _ => name,
-    };
-    Some(format!(
-        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
-        info.shape_rule, info.backward_rule, info.source
-    ))
 }

@@ -3,8 +3,11 @@
 //! `:repeat 50 w := w - 0.1*grad(L, w)`).
 
 use super::Answer;
+use super::Value;
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
+use super::error::ErrorCode;
 use super::eval::Rhs;
+use super::tensors::{tensor_data, tensor_error};
 use super::{Event, Node, Notice, Number, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
 use crate::syntax::{AssignOp, ExprKind, ExprTree, Ident, Located, Repeat, Span, Statement};
@@ -206,11 +209,11 @@ impl Session {
         let updated = self.graph.update_leaves(&leaves);
         // The tensors that read these scalars follow them; those of shape ()
         // that moved are reported beside the scalars.
-        let tensors_before = self.tensor_numbers();
+        let tensors_before = self.shape_scalar_values();
         self.tensors.rerun_whole(&self.graph);
         let tensors_changed: Vec<Change> = tensors_before
             .into_iter()
-            .zip(self.tensor_numbers())
+            .zip(self.shape_scalar_values())
             .filter(|((_, before), (_, after))| before.to_bits() != after.to_bits())
             .map(|((name, before), (_, after))| Change {
                 name,
@@ -808,5 +811,59 @@ fn repeat_force_hint(forced: &str) -> String {
         "add `-f` after the step count to replace it, or choose another name".to_string()
     } else {
         format!("add `-f` to replace it: `{forced}`; or choose another name")
+    }
+}
+
+impl Session {
+    /// `W, b := VALUE, VALUE` of tensor leaves: every value computed before
+    /// any leaf moves, then the leaves set and their users computed again.
+    pub(super) fn update_tensors(
+        &mut self,
+        targets: &[Ident],
+        values: &[ExprTree],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        if targets.len() != values.len() {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                targets[0].span,
+                format!(
+                    "{} names but {} values: a simultaneous update takes one value per name",
+                    targets.len(),
+                    values.len()
+                ),
+                None,
+            ));
+        }
+        let params = super::update::each_once(
+            targets,
+            (
+                "is updated twice in one statement",
+                "give each name one value",
+            ),
+            |target| self.param(target),
+        )?;
+        let mark = self.tensors.graph.len();
+        let mut moves = Vec::with_capacity(targets.len());
+        for (param, tree) in params.into_iter().zip(values) {
+            let (id, _) = self.evaluate_tensor(tree, events)?;
+            moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
+        }
+        self.check_interrupt()?;
+        self.tensors.graph.truncate(mark);
+        self.tensors.gradients.retain(|id| id.index() < mark);
+        for (param, value, span) in moves {
+            self.move_param(param, value, span)?;
+        }
+        self.tensors.rerun_whole(&self.graph);
+        self.check_interrupt()?;
+        for target in targets {
+            let value = self.param_value(self.param(target)?);
+            events.push(Event::Value {
+                name: Some(target.name.clone()),
+                value: Value::Tensor(tensor_data(&value)),
+            });
+        }
+        Ok(())
     }
 }
