@@ -2,7 +2,8 @@
 //! with the tolerance of `torch.autograd.gradcheck`.
 
 use super::error::ErrorCode;
-use super::tensors::{Param, element_name, tensor_error};
+use super::params::Param;
+use super::tensors::{element_name, tensor_error};
 use super::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GradNote, Notice, Output, Session, SessionError,
     Tolerance, Verdict,

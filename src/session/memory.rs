@@ -57,7 +57,7 @@ pub struct Stats {
     /// them; `:reset` does).
     pub tensor_nodes: usize,
     /// Numbers the tensor values hold, of [`Stats::tensor_budget`].
-    pub shape_scalar_values: usize,
+    pub tensor_numbers: usize,
     /// The memory budget of the tensor values, in numbers (2²⁷).
     pub tensor_budget: usize,
 }
@@ -238,7 +238,7 @@ impl Session {
             collections: self.memory.collections,
             last: self.memory.last,
             tensor_nodes: self.tensors.graph.len(),
-            shape_scalar_values: self.tensors.graph.held(),
+            tensor_numbers: self.tensors.graph.held(),
             tensor_budget: self.tensors.graph.budget(),
         }
     }

@@ -29,6 +29,7 @@ pub mod homework;
 mod listings;
 mod literal;
 mod memory;
+mod params;
 mod paths;
 mod preview;
 mod probe;

@@ -2,7 +2,8 @@
 //! session (the fuzz harness's oracle: a refused statement changes nothing;
 //! the Python package's `Session.value` and `Session.grad`).
 
-use super::tensors::{Param, tensor_error};
+use super::params::Param;
+use super::tensors::tensor_error;
 use super::{ErrorCode, Session, SessionError};
 use crate::engine::tensor::{Shape, Tensor, TensorId};
 use crate::syntax::Span;

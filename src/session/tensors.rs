@@ -15,18 +15,18 @@
 use crate::engine::tensor::{
     Rng, Shape, Tensor, TensorError, TensorGradients, TensorGraph, TensorId, TensorOp,
 };
-use crate::engine::{Arity, NodeId, Op};
-use crate::syntax::{
-    AssignOp, Call, ExprKind, ExprTree, INDEX, Ident, LIST, MATMUL, Span, UnaryOp,
-};
+use crate::engine::{Arity, Op};
+use crate::syntax::{Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, Span, UnaryOp};
 
 use super::error::ErrorCode;
 use super::eval::op_of;
-use super::event::{TensorData, TensorName};
-use super::{CONSTANTS, Event, Node, Output, RESULT_NAMES, Session, SessionError, Value, nearest};
+use super::event::TensorData;
+use super::{CONSTANTS, Event, Node, RESULT_NAMES, Session, SessionError, nearest};
 
 mod functions;
+mod labels;
 pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
+pub(super) use labels::op_name;
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
@@ -49,17 +49,6 @@ const GRAD_FUNCTION: &str = "grad";
 /// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
 /// `keepdims=True`).
 const KEEPDIMS: &str = "keepdims";
-
-/// A parameter of a tensor loss, what `:grad`, `grad(L, p)`, `:=` and
-/// `:descend` take: a tensor leaf, or a scalar leaf that reaches the tensor
-/// graph through its scalar operands (`w` and `b` in `mean((w*xs + b - ys)^2)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Param {
-    /// A vector or matrix leaf.
-    Tensor(TensorId),
-    /// A scalar leaf of the scalar graph.
-    Scalar(NodeId),
-}
 
 /// The seed `randn` starts from, until `:seed N`.
 pub const DEFAULT_SEED: u64 = 0;
@@ -197,7 +186,7 @@ pub(super) fn tensor_error(
 }
 
 /// [`TensorError`] as the session's error at `span`.
-fn from_engine(error: TensorError, span: Span) -> SessionError {
+pub(super) fn from_engine(error: TensorError, span: Span) -> SessionError {
     match error {
         TensorError::Shape(error) => tensor_error(ErrorCode::Shape, span, error.to_string(), None),
         TensorError::Budget(error) => tensor_error(ErrorCode::Limit, span, error.to_string(), None),
@@ -619,111 +608,6 @@ impl Session {
         })
     }
 
-    /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
-    /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
-    /// variable. A gradient of a gradient is refused.
-    fn grad_call(
-        &mut self,
-        args: Vec<TValue>,
-        call: &Call,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        if args.len() != 2 {
-            return Err(SessionError::wrong_arity(
-                "grad",
-                call.name_span,
-                2,
-                args.len(),
-            ));
-        }
-        let wrt_span = tree.get(call.args[1]).span();
-        let wrt = match &tree.get(call.args[1]).kind {
-            ExprKind::Name(name) => match self.shaped_var(name.as_str()) {
-                Some(id) => Some(Param::Tensor(id)),
-                None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
-            },
-            _ => None,
-        };
-        let Some(wrt) = wrt else {
-            let derived = match &tree.get(call.args[1]).kind {
-                ExprKind::Name(name) if self.scalar_var(name.as_str()).is_some() => {
-                    Some(name.to_string())
-                }
-                _ => None,
-            };
-            return Err(match derived {
-                Some(name) => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    format!(
-                        "`{name}` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W"
-                    ),
-                    Some(format!("name a leaf `{name}` is built from")),
-                ),
-                None => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
-                    Some("name the variable, e.g. `grad(L, W)`".into()),
-                ),
-            });
-        };
-        let of = match &args[0] {
-            TValue::Node { id, .. } => *id,
-            _ => {
-                return Err(tensor_error(
-                    ErrorCode::BadArguments,
-                    tree.get(call.args[0]).span(),
-                    "`grad(L, W)` takes an expression of the tensors as L",
-                    None,
-                ));
-            }
-        };
-        let order = self.tensors.graph.topo_order(of);
-        if order.iter().any(|id| self.tensors.gradients.contains(id)) {
-            return Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                "a gradient of a gradient of tensors is not supported",
-                Some(
-                    "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
-                ),
-            ));
-        }
-        let shape = self.tensors.graph.shape(of);
-        if shape != Shape::scalar() {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                tree.get(call.args[0]).span(),
-                format!(
-                    "`grad(L, W)` takes L of shape (), not {}",
-                    shape.parenthesized()
-                ),
-                Some({
-                    let label = self.tensor_labels(of).swap_remove(of.index());
-                    let wrt = match &tree.get(call.args[1]).kind {
-                        ExprKind::Name(name) => name.to_string(),
-                        _ => "W".to_string(),
-                    };
-                    format!("reduce it first, e.g. `grad(sum({label}), {wrt})`")
-                }),
-            ));
-        }
-        let gradients = self.tensor_backward(of, span)?;
-        let value = self.param_gradient(&gradients, wrt);
-        let id = self
-            .tensors
-            .graph
-            .constant(value)
-            .map_err(|e| from_engine(e.into(), span))?;
-        self.tensors.gradients.push(id);
-        Ok(TValue::Node {
-            id,
-            uses_variable: true,
-        })
-    }
-
     /// A scalar op of the table in a tensor expression: elementwise for one
     /// or two operands; `max(x)` of one tensor is the reduction.
     fn scalar_function(
@@ -991,262 +875,6 @@ fn literal(args: Vec<TValue>, call: &Call, tree: &ExprTree) -> Result<TValue, Se
         })
 }
 
-/// Statements and commands of tensors.
-impl Session {
-    /// An expression statement that touches a tensor: its value is the
-    /// output (what `:grad` differentiates) and `ans`.
-    pub(super) fn expression_of_tensors(
-        &mut self,
-        tree: &ExprTree,
-        label: String,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let (id, _) = self.evaluate_tensor(tree, events)?;
-        self.check_interrupt()?;
-        self.output = Some(Output {
-            node: Node::Tensor(id),
-            label,
-        });
-        self.last = Some(Node::Tensor(id));
-        events.push(Event::Value {
-            name: None,
-            value: Value::Tensor(tensor_data(self.tensors.graph.value(id))),
-        });
-        Ok(())
-    }
-
-    /// `NAME = VALUE` where the value is a tensor (a leaf when no variable
-    /// went into it, as for scalars), `NAME := VALUE` on a tensor leaf.
-    pub(super) fn assign_of_tensors(
-        &mut self,
-        target: &Ident,
-        op: AssignOp,
-        tree: &ExprTree,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let name = target.name.as_str();
-        match op {
-            AssignOp::Set => {}
-            AssignOp::Update => {
-                return self.update_tensors(
-                    std::slice::from_ref(target),
-                    std::slice::from_ref(tree),
-                    events,
-                );
-            }
-            _ => {
-                return Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    target.span,
-                    format!(
-                        "`{name} {op}` is not supported for tensors",
-                        op = op_text(op)
-                    ),
-                    Some(format!(
-                        "write `{name} = {name} {} …` (a new binding) or `{name} := …` (the leaf moved)",
-                        &op_text(op)[..1]
-                    )),
-                ));
-            }
-        }
-        self.check_assignable(target)?;
-        let mark = self.tensors.graph.len();
-        let (mut id, uses_variable) = self.evaluate_tensor(tree, events)?;
-        self.check_interrupt()?;
-        if !uses_variable {
-            // A new leaf; the nodes that computed its value are of no further use.
-            let value = self.tensors.graph.value(id).clone();
-            self.tensors.graph.truncate(mark);
-            id = self
-                .tensors
-                .graph
-                .leaf(value)
-                .map_err(|e| from_engine(e.into(), tree.span()))?;
-        } else {
-            self.output = Some(Output {
-                node: Node::Tensor(id),
-                label: name.to_string(),
-            });
-        }
-        self.bind(name, Node::Tensor(id));
-        self.last = Some(Node::Tensor(id));
-        events.push(Event::Value {
-            name: Some(name.to_string()),
-            value: Value::Tensor(tensor_data(self.tensors.graph.value(id))),
-        });
-        Ok(())
-    }
-
-    /// The leaf `target` names, a tensor leaf or a scalar one, or the error
-    /// that it names none.
-    pub(super) fn param(&self, target: &Ident) -> Result<Param, SessionError> {
-        let name = target.name.as_str();
-        if let Some(leaf) = self.scalar_leaf(name) {
-            return Ok(Param::Scalar(leaf));
-        }
-        let Some(leaf) = self.shaped_var(name) else {
-            let (what, hint) = if self.vars.contains_key(name) {
-                (
-                    format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
-                    format!("write `{name} = …` to bind it again"),
-                )
-            } else {
-                (
-                    format!(
-                        "`{name}` is not a variable: `:=` moves a leaf, a number, vector or matrix"
-                    ),
-                    format!("write `{name} = …` to bind it"),
-                )
-            };
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                target.span,
-                what,
-                Some(hint),
-            ));
-        };
-        if self.tensors.graph.op(leaf) != TensorOp::Variable {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                target.span,
-                format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
-                Some(format!("write `{name} = …` to bind it again")),
-            ));
-        }
-        Ok(Param::Tensor(leaf))
-    }
-
-    /// The scalar leaf `name` names, if it names one.
-    pub(super) fn scalar_leaf(&self, name: &str) -> Option<NodeId> {
-        let id = self.scalar_var(name)?;
-        (self.graph.op(id) == Op::Variable).then_some(id)
-    }
-
-    /// ∂output/∂`leaf` of a scalar leaf (or any scalar node), from a tensor backward pass's
-    /// `gradients`: the chain rule through the scalar graph, Σ over the
-    /// scalar nodes s the tensor graph reads of ∂output/∂s · ∂s/∂leaf (the
-    /// scalar graph's backward pass from each s). `None` when the output
-    /// does not reach the leaf.
-    pub(super) fn scalar_leaf_gradient(
-        &self,
-        gradients: &TensorGradients,
-        leaf: NodeId,
-    ) -> Option<f64> {
-        let mut total = None;
-        for &(node, upstream) in gradients.scalars() {
-            let local = if node == leaf {
-                1.0
-            } else {
-                let order = self.graph.topo_order(node);
-                if !order.contains(&leaf) {
-                    continue;
-                }
-                self.graph.backward(&order).get(leaf)
-            };
-            *total.get_or_insert(0.0) += upstream * local;
-        }
-        total
-    }
-
-    /// ∂output/∂`param` with the parameter's shape (0 where the output does
-    /// not reach it), from a tensor backward pass's `gradients`.
-    pub(super) fn param_gradient(&self, gradients: &TensorGradients, param: Param) -> Tensor {
-        match param {
-            Param::Tensor(id) => gradients
-                .get(id)
-                .map_or_else(|| Tensor::zeros(self.tensors.graph.shape(id)), Clone::clone),
-            Param::Scalar(leaf) => {
-                Tensor::scalar(self.scalar_leaf_gradient(gradients, leaf).unwrap_or(0.0))
-            }
-        }
-    }
-
-    /// The scalar leaves a tensor backward pass reached through the scalar
-    /// nodes the tensor graph reads, in the order of the scalar variables,
-    /// with their names (the output's own name left out).
-    pub(super) fn scalar_params_reached(
-        &self,
-        gradients: &TensorGradients,
-    ) -> Vec<(String, Param)> {
-        self.scalar_vars()
-            .filter(|&(_, id)| self.graph.op(id) == Op::Variable)
-            .filter(|&(_, id)| self.scalar_leaf_gradient(gradients, id).is_some())
-            .map(|(name, id)| (name.clone(), Param::Scalar(id)))
-            .collect()
-    }
-
-    /// The value of `param` now.
-    pub(super) fn param_value(&self, param: Param) -> Tensor {
-        match param {
-            Param::Tensor(id) => self.tensors.graph.value(id).clone(),
-            Param::Scalar(leaf) => Tensor::scalar(self.graph.value(leaf)),
-        }
-    }
-
-    /// Moves `param` to `value` (of its shape; journalled, so that a failed
-    /// statement puts it back). The graphs are not computed again: call
-    /// [`Tensors::rerun_whole`] after the last move.
-    pub(super) fn move_param(
-        &mut self,
-        param: Param,
-        value: Tensor,
-        span: Span,
-    ) -> Result<(), SessionError> {
-        match param {
-            Param::Tensor(leaf) => {
-                self.tensors.journal_leaf(leaf);
-                self.tensors
-                    .graph
-                    .set_leaf_value(leaf, value)
-                    .map_err(|e| from_engine(e.into(), span))
-            }
-            Param::Scalar(leaf) => {
-                let [number] = value.data() else {
-                    return Err(tensor_error(
-                        ErrorCode::Shape,
-                        span,
-                        format!(
-                            "a number takes a value of shape (), not {}",
-                            value.shape().parenthesized()
-                        ),
-                        Some("reduce it first, e.g. `sum(…)`".into()),
-                    ));
-                };
-                self.journal_leaves([leaf]);
-                self.graph.update_leaves(&[(leaf, *number)]);
-                Ok(())
-            }
-        }
-    }
-
-    /// The notice that the tensor output `output` (named `label`) is not of
-    /// shape `()`, so that its backward pass starts from ones, if it is not.
-    pub(super) fn note_seeded_with_ones(
-        &self,
-        output: TensorId,
-        label: &str,
-        events: &mut Vec<Event>,
-    ) {
-        let shape = self.tensors.graph.shape(output);
-        if shape != Shape::scalar() {
-            events.push(Event::Notice(super::Notice::SeededWithOnes {
-                of: label.to_string(),
-                shape: shape.to_string(),
-            }));
-        }
-    }
-
-    /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
-    /// the output does not reach it).
-    pub(super) fn scalar_node_gradient(
-        &self,
-        gradients: &TensorGradients,
-        node: NodeId,
-    ) -> Option<f64> {
-        self.scalar_leaf_gradient(gradients, node)
-    }
-}
-
 /// `Ok` when `ok`; otherwise the error that `call` was given `got`
 /// arguments where it takes `expected` ("1 or 2").
 fn check_arity(call: &Call, got: usize, expected: &str, ok: bool) -> Result<(), SessionError> {
@@ -1267,137 +895,6 @@ pub(super) fn tensor_data(value: &Tensor) -> TensorData {
     TensorData::of(value.shape().dims(), value.data())
 }
 
-/// The text of a compound assignment operator.
-fn op_text(op: AssignOp) -> &'static str {
-    match op {
-        AssignOp::Set => "=",
-        AssignOp::Add => "+=",
-        AssignOp::Sub => "-=",
-        AssignOp::Mul => "*=",
-        AssignOp::Div => "/=",
-        AssignOp::Update => ":=",
-    }
-}
-
-impl Session {
-    /// How each tensor node up to `output` is named: its variable (the
-    /// first-assigned name), a scalar's variable or value, a short literal's
-    /// value, else its expression over its operands' names (`W @ x`), or
-    /// `t7` (node 7) when that would be long.
-    pub(super) fn tensor_labels(&self, output: TensorId) -> Vec<String> {
-        self.labels_and_legend(output).0
-    }
-
-    /// [`Session::tensor_labels`], and for each node written by a short name
-    /// (`t39`) what it computes over its operands' labels, among the nodes
-    /// `output` reaches, in the order of the nodes.
-    pub(super) fn labels_and_legend(&self, output: TensorId) -> (Vec<String>, Vec<TensorName>) {
-        let mut legend = Vec::new();
-        let graph = &self.tensors.graph;
-        let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
-        for (name, id) in self.shaped_vars() {
-            if let Some(slot) = names.get_mut(id.index()) {
-                slot.get_or_insert(name.as_str());
-            }
-        }
-        let scalar_names = self.names_by_node();
-        let mut labels: Vec<String> = Vec::with_capacity(output.index() + 1);
-        for (k, name) in names.iter().enumerate() {
-            let id = TensorId(k as u32);
-            if let Some(name) = name {
-                labels.push(name.to_string());
-                continue;
-            }
-            // An operand in brackets where it binds less tightly than its
-            // user: a sum inside anything but a sum, any infix operand of a
-            // postfix or a sign.
-            let sum_op = matches!(graph.op(id), TensorOp::Elementwise(Op::Add | Op::Sub));
-            let operand = |i: usize| {
-                let text = &labels[graph.operands(id)[i].index()];
-                let is_sum = text.contains(" + ") || text.contains(" - ");
-                if text.contains(' ')
-                    && (is_sum && !sum_op
-                        || !matches!(graph.op(id), TensorOp::Elementwise(_) | TensorOp::MatMul))
-                {
-                    format!("({text})")
-                } else {
-                    text.clone()
-                }
-            };
-            let label = match graph.op(id) {
-                TensorOp::Scalar(node) => scalar_names
-                    .get(&node)
-                    .map_or_else(|| format_number(self.graph.value(node)), |n| n.to_string()),
-                TensorOp::Variable | TensorOp::Const => {
-                    let value = graph.value(id);
-                    let numbers = |row: &[f64]| {
-                        let texts: Vec<String> = row.iter().map(|x| format_number(*x)).collect();
-                        format!("[{}]", texts.join(", "))
-                    };
-                    match value.shape().dims() {
-                        [] => format_number(value.data()[0]),
-                        _ if value.len() > 4 => format!("t{k}"),
-                        [_] => numbers(value.data()),
-                        [_, n] => {
-                            let rows: Vec<String> =
-                                value.data().chunks((*n).max(1)).map(numbers).collect();
-                            format!("[{}]", rows.join(", "))
-                        }
-                        _ => format!("t{k}"),
-                    }
-                }
-                TensorOp::Elementwise(op) => {
-                    let info = op.info();
-                    match (graph.operands(id).len(), op) {
-                        (1, Op::Neg) => format!("-{}", operand(0)),
-                        (1, _) => {
-                            format!("{}({})", info.name, labels[graph.operands(id)[0].index()])
-                        }
-                        // A function of two (`max(W, 0)`, `pow(x, 3)`) as called.
-                        _ if info.name.starts_with(char::is_alphabetic) => format!(
-                            "{}({}, {})",
-                            functions::elementwise_name(op),
-                            labels[graph.operands(id)[0].index()],
-                            labels[graph.operands(id)[1].index()]
-                        ),
-                        _ => format!("{} {} {}", operand(0), info.name, operand(1)),
-                    }
-                }
-                TensorOp::MatMul => format!("{} @ {}", operand(0), operand(1)),
-                TensorOp::Transpose => format!("{}ᵀ", operand(0)),
-                TensorOp::Index(i) => format!("{}[{i}]", operand(0)),
-                TensorOp::Index2(i, j) => format!("{}[{i}, {j}]", operand(0)),
-                TensorOp::SumAxis(axis) | TensorOp::SumKeepDims(axis) => {
-                    let keep = matches!(graph.op(id), TensorOp::SumKeepDims(_));
-                    let keep = if keep { ", keepdims" } else { "" };
-                    format!(
-                        "sum({}, {axis}{keep})",
-                        labels[graph.operands(id)[0].index()]
-                    )
-                }
-                op => functions::batch_label(op, graph, &labels, id)
-                    .unwrap_or_else(|| call_label(&op_name(op), graph.operands(id), &labels)),
-            };
-            labels.push(if label.chars().count() > 24 {
-                legend.push(TensorName {
-                    name: format!("t{k}"),
-                    computes: label,
-                });
-                format!("t{k}")
-            } else {
-                label
-            });
-        }
-        let reached = graph.topo_order(output);
-        legend.retain(|row| {
-            row.name[1..]
-                .parse::<u32>()
-                .is_ok_and(|k| reached.contains(&TensorId(k)))
-        });
-        (labels, legend)
-    }
-}
-
 /// Whether node `k` of `tree` is the third argument of a call of `sum`
 /// (`sum(X, 1, keepdims)`) and names `keepdims`.
 fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
@@ -1407,32 +904,6 @@ fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
             matches!(&e.kind, ExprKind::Call(call)
                 if call.name.as_str() == "sum" && call.args.get(2).is_some_and(|a| a.0 as usize == k))
         })
-}
-
-/// The label of a node written as a call of `name` on its operands.
-fn call_label(name: &str, operands: &[TensorId], labels: &[String]) -> String {
-    let args: Vec<&str> = operands
-        .iter()
-        .map(|o| labels[o.index()].as_str())
-        .collect();
-    format!("{name}({})", args.join(", "))
-}
-
-/// A number as a label: the shortest text that reads back as it.
-fn format_number(x: f64) -> String {
-    let mut tree = ExprTree::number(x).to_string();
-    if tree.is_empty() {
-        tree = x.to_string();
-    }
-    tree
-}
-
-/// A tensor op as the trace names it: `@`, `tanh`, `sum`, `+`.
-pub(super) fn op_name(op: TensorOp) -> String {
-    match op {
-        TensorOp::Elementwise(op) => op.info().name.to_string(),
-        op => op.info().name.to_string(),
-    }
 }
 
 impl Session {

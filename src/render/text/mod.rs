@@ -158,12 +158,12 @@ fn render_unicode(
             of,
             vars,
             functions,
-            tensors: shaped_vars,
+            tensors: tensor_vars,
         } => {
-            if shaped_vars.is_empty() || !vars.is_empty() {
+            if tensor_vars.is_empty() || !vars.is_empty() {
                 listings::vars(&mut out, of.as_deref(), vars, &p);
             }
-            for row in shaped_vars {
+            for row in tensor_vars {
                 let kind = if row.leaf { "leaf" } else { "derived" };
                 let head = format!("  {} ({kind})", p.name(&row.name));
                 tensors::block(&mut out, &head, &row.value, &p, &|s| p.value_text(s));
@@ -460,8 +460,8 @@ fn stats_lines(out: &mut String, stats: &Stats) {
             out,
             "vectors and matrices: {} nodes holding {} numbers ({}) of the budget of {}; `:reset` frees them, `:gc` does not",
             stats.tensor_nodes,
-            stats.shape_scalar_values,
-            human_bytes(stats.shape_scalar_values * 8),
+            stats.tensor_numbers,
+            human_bytes(stats.tensor_numbers * 8),
             stats.tensor_budget
         );
     }
