@@ -601,37 +601,6 @@ impl Session {
     }
 }
 
-#[cfg(test)]
-mod budget_tests {
-    use super::*;
-
-    /// 8 nodes a node, between 10⁶ and 8·10⁶: a first derivative of 330 000
-    /// nodes may build 2 640 000; a small graph keeps the floor of 10⁶; a
-    /// huge one (a nested order) the cap. The error names both counts and
-    /// says what to do.
-    #[test]
-    fn the_derivative_budget_grows_with_what_is_differentiated() {
-        assert_eq!(derivative_budget(330_000), 2_640_000);
-        assert_eq!(derivative_budget(10), 1_000_000);
-        assert_eq!(derivative_budget(9_778_962), 8_000_000);
-        let error = SessionError::DerivativeTooLarge {
-            span: Span::new(0, 1),
-            limit: 8_000_000,
-            differentiated: 9_778_962,
-        };
-        assert_eq!(
-            error.to_string(),
-            "this derivative builds more than 8000000 nodes (it differentiates 9778962)"
-        );
-        let help = error.help().unwrap_or_default();
-        assert!(
-            help.contains("up to 8 nodes for each node from x up"),
-            "{help}"
-        );
-        assert!(help.contains("`:grad` gives the numbers"), "{help}");
-    }
-}
-
 impl Session {
     /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
     /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
@@ -736,5 +705,36 @@ impl Session {
             id,
             uses_variable: true,
         })
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    /// 8 nodes a node, between 10⁶ and 8·10⁶: a first derivative of 330 000
+    /// nodes may build 2 640 000; a small graph keeps the floor of 10⁶; a
+    /// huge one (a nested order) the cap. The error names both counts and
+    /// says what to do.
+    #[test]
+    fn the_derivative_budget_grows_with_what_is_differentiated() {
+        assert_eq!(derivative_budget(330_000), 2_640_000);
+        assert_eq!(derivative_budget(10), 1_000_000);
+        assert_eq!(derivative_budget(9_778_962), 8_000_000);
+        let error = SessionError::DerivativeTooLarge {
+            span: Span::new(0, 1),
+            limit: 8_000_000,
+            differentiated: 9_778_962,
+        };
+        assert_eq!(
+            error.to_string(),
+            "this derivative builds more than 8000000 nodes (it differentiates 9778962)"
+        );
+        let help = error.help().unwrap_or_default();
+        assert!(
+            help.contains("up to 8 nodes for each node from x up"),
+            "{help}"
+        );
+        assert!(help.contains("`:grad` gives the numbers"), "{help}");
     }
 }

@@ -25,8 +25,10 @@ use super::{CONSTANTS, Event, Node, RESULT_NAMES, Session, SessionError, nearest
 
 mod functions;
 mod labels;
+mod literals;
 pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
 pub(super) use labels::op_name;
+use literals::literal;
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
@@ -509,10 +511,9 @@ impl Session {
         Ok(TValue::Node { id, uses_variable })
     }
 
-    /// A call in a tensor expression: a literal, an index, `@`, a tensor
-    /// function, or a scalar function applied elementwise.
-    // One arm per op of the tensor op table: as long as the table.
-    #[allow(clippy::too_many_lines)]
+    /// A call in a tensor expression: a batch function, `grad(L, W)`, a
+    /// literal, an index, `@`, a tensor function, a scalar function applied
+    /// elementwise, or a user function.
     fn tensor_call(
         &mut self,
         call: &Call,
@@ -525,7 +526,6 @@ impl Session {
             return Ok(value);
         }
         let name = call.name.as_str();
-        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
         if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
             return self.grad_call(args, call, tree, span);
         }
@@ -542,48 +542,10 @@ impl Session {
                 ),
             ));
         }
-        match name {
-            LIST => return literal(args, call, tree),
-            INDEX => return self.index(args, call, tree, span),
-            MATMUL => return self.apply_tensor(TensorOp::MatMul, args, span),
-            "transpose" | "mean" | "softmax" | "logsumexp" => {
-                arity("1", args.len() == 1)?;
-                let op = match name {
-                    "transpose" => TensorOp::Transpose,
-                    "mean" => TensorOp::Mean,
-                    "softmax" => TensorOp::Softmax,
-                    _ => TensorOp::LogSumExp,
-                };
-                return self.apply_tensor(op, args, span);
-            }
-            "outer" => {
-                arity("2", args.len() == 2)?;
-                return self.apply_tensor(TensorOp::Outer, args, span);
-            }
-            "sum" => {
-                arity("1, 2 or 3", matches!(args.len(), 1..=3))?;
-                if args.len() == 3 && !keeps_dims(tree, call.args[2].0 as usize) {
-                    return Err(tensor_error(
-                        ErrorCode::BadArguments,
-                        tree.get(call.args[2]).span(),
-                        "the third argument of `sum(X, axis, keepdims)` is the word `keepdims`",
-                        Some("write `sum(X, 1, keepdims)` to keep the summed axis with size 1, `sum(X, 1)` to drop it".into()),
-                    ));
-                }
-                let op = match args.get(1) {
-                    Some(axis) if args.len() == 3 => {
-                        TensorOp::SumKeepDims(self.whole(axis, tree, call.args[1])?)
-                    }
-                    Some(axis) => TensorOp::SumAxis(self.whole(axis, tree, call.args[1])?),
-                    None => TensorOp::Sum,
-                };
-                return self.apply_tensor(op, args.into_iter().take(1).collect(), span);
-            }
-            "zeros" | "ones" | "randn" | "eye" => {
-                return self.make(name, &args, call, tree, span);
-            }
-            _ => {}
-        }
+        let args = match self.table_call(call, args, tree, span)? {
+            Ok(value) => return Ok(value),
+            Err(args) => args,
+        };
         if name == "log" && args.len() == 2 && !self.functions.contains_key(name) {
             // `log(x, b)` = ln(x)/ln(b) elementwise, as for scalars.
             let mut args = args.into_iter();
@@ -606,6 +568,60 @@ impl Session {
             suggestion: nearest(name, TENSOR_FUNCTIONS.iter().copied()),
             hint: None,
         })
+    }
+
+    /// A call of the tensor op table (a literal, an index, `@`, a tensor
+    /// function): its value, or the arguments given back when `call` is none.
+    fn table_call(
+        &mut self,
+        call: &Call,
+        args: Vec<TValue>,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<Result<TValue, Vec<TValue>>, SessionError> {
+        let name = call.name.as_str();
+        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
+        let value = match name {
+            LIST => literal(args, call, tree),
+            INDEX => self.index(args, call, tree, span),
+            MATMUL => self.apply_tensor(TensorOp::MatMul, args, span),
+            "transpose" | "mean" | "softmax" | "logsumexp" => {
+                arity("1", args.len() == 1)?;
+                let op = match name {
+                    "transpose" => TensorOp::Transpose,
+                    "mean" => TensorOp::Mean,
+                    "softmax" => TensorOp::Softmax,
+                    _ => TensorOp::LogSumExp,
+                };
+                self.apply_tensor(op, args, span)
+            }
+            "outer" => {
+                arity("2", args.len() == 2)?;
+                self.apply_tensor(TensorOp::Outer, args, span)
+            }
+            "sum" => {
+                arity("1, 2 or 3", matches!(args.len(), 1..=3))?;
+                if args.len() == 3 && !keeps_dims(tree, call.args[2].0 as usize) {
+                    return Err(tensor_error(
+                        ErrorCode::BadArguments,
+                        tree.get(call.args[2]).span(),
+                        "the third argument of `sum(X, axis, keepdims)` is the word `keepdims`",
+                        Some("write `sum(X, 1, keepdims)` to keep the summed axis with size 1, `sum(X, 1)` to drop it".into()),
+                    ));
+                }
+                let op = match args.get(1) {
+                    Some(axis) if args.len() == 3 => {
+                        TensorOp::SumKeepDims(self.whole(axis, tree, call.args[1])?)
+                    }
+                    Some(axis) => TensorOp::SumAxis(self.whole(axis, tree, call.args[1])?),
+                    None => TensorOp::Sum,
+                };
+                self.apply_tensor(op, args.into_iter().take(1).collect(), span)
+            }
+            "zeros" | "ones" | "randn" | "eye" => self.make(name, &args, call, tree, span),
+            _ => return Ok(Err(args)),
+        };
+        value.map(Ok)
     }
 
     /// A scalar op of the table in a tensor expression: elementwise for one
@@ -667,212 +683,11 @@ impl Session {
             )),
         }
     }
-
-    /// `x[i]`, `W[i, j]`, `W[i]` (a row).
-    fn index(
-        &mut self,
-        mut args: Vec<TValue>,
-        call: &Call,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        let indices: Vec<usize> = (1..args.len())
-            .map(|k| self.whole(&args[k], tree, call.args[k]))
-            .collect::<Result<_, _>>()?;
-        args.truncate(1);
-        if matches!(args[0], TValue::Number(_)) {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                span,
-                "a number has no elements to index: an index takes a vector or a matrix",
-                None,
-            ));
-        }
-        let op = match indices[..] {
-            [i] => TensorOp::Index(i),
-            [i, j] => TensorOp::Index2(i, j),
-            _ => {
-                let shape = match &args[0] {
-                    TValue::Literal(t) => t.shape(),
-                    TValue::Node { id, .. } => self.tensors.graph.shape(*id),
-                    TValue::Number(_) => Shape::scalar(),
-                };
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    span,
-                    crate::engine::tensor::ShapeError::TooManyIndices {
-                        shape,
-                        given: indices.len(),
-                    }
-                    .to_string(),
-                    None,
-                ));
-            }
-        };
-        self.apply_tensor(op, args, span)
-    }
-
-    /// An index, axis or size: a whole number ≥ 0 (a number, or the value of
-    /// a scalar of shape `()`).
-    fn whole(
-        &self,
-        value: &TValue,
-        tree: &ExprTree,
-        at: crate::syntax::ExprId,
-    ) -> Result<usize, SessionError> {
-        let span = tree.get(at).span();
-        let x = match value {
-            TValue::Number(x) => *x,
-            TValue::Node { id, .. } if self.tensors.graph.shape(*id) == Shape::scalar() => {
-                self.tensors.graph.value(*id).data()[0]
-            }
-            _ => {
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    span,
-                    "an index, axis or size is a number, not a vector or a matrix",
-                    None,
-                ));
-            }
-        };
-        if x.fract() == 0.0 && x > u32::MAX as f64 {
-            return Err(tensor_error(
-                ErrorCode::Limit,
-                span,
-                format!(
-                    "{x:e} is too large for an index, axis or size: at most {} (and a tensor's numbers must fit in the memory budget, 2²⁷)",
-                    u32::MAX
-                ),
-                None,
-            ));
-        }
-        if x.fract() != 0.0 || !(0.0..=(u32::MAX as f64)).contains(&x) {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                span,
-                format!("an index, axis or size is a whole number from 0 up, not {x}"),
-                (x < 0.0 && x.fract() == 0.0).then(|| {
-                    "gradcalc counts from 0 only (no numpy `x[-1]`): the last of n elements is `x[n - 1]`, and a size is at least 0".to_string()
-                }),
-            ));
-        }
-        Ok(x as usize)
-    }
-
-    /// `zeros(m, n)`, `ones(n)`, `randn(m, n)`, `eye(n)`: a literal, within
-    /// the memory budget.
-    fn make(
-        &mut self,
-        name: &str,
-        args: &[TValue],
-        call: &Call,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        let (ok, expected) = if name == "eye" {
-            (args.len() == 1, "1")
-        } else {
-            (matches!(args.len(), 1 | 2), "1 or 2")
-        };
-        if !ok {
-            return Err(SessionError::wrong_arity(
-                name,
-                call.name_span,
-                expected,
-                args.len(),
-            ));
-        }
-        let sizes: Vec<usize> = args
-            .iter()
-            .zip(&call.args)
-            .map(|(a, at)| self.whole(a, tree, *at))
-            .collect::<Result<_, _>>()?;
-        let shape = match sizes[..] {
-            [n] if name == "eye" => Shape::matrix(n, n),
-            [n] => Shape::vector(n),
-            [m, n] => Shape::matrix(m, n),
-            _ => Shape::scalar(),
-        };
-        self.tensors
-            .graph
-            .check_budget(shape)
-            .map_err(|e| from_engine(e.into(), span))?;
-        Ok(TValue::Literal(match name {
-            "zeros" => Tensor::zeros(shape),
-            "ones" => Tensor::ones(shape),
-            "eye" => Tensor::eye(sizes[0]),
-            _ => Tensor::randn(shape, &mut self.tensors.rng),
-        }))
-    }
 }
 
 /// Takes the value of tree node `at` (each node has one user).
 fn take(values: &mut [TValue], at: u32) -> TValue {
     std::mem::replace(&mut values[at as usize], TValue::Number(0.0))
-}
-
-/// `[a, b, …]`: a vector of numbers, or a matrix of rows of one length.
-fn literal(args: Vec<TValue>, call: &Call, tree: &ExprTree) -> Result<TValue, SessionError> {
-    let at = |k: usize| tree.get(call.args[k]).span();
-    if args.iter().all(|a| matches!(a, TValue::Number(_))) {
-        let numbers = args
-            .iter()
-            .map(|a| match a {
-                TValue::Number(x) => *x,
-                _ => f64::NAN,
-            })
-            .collect();
-        return Ok(TValue::Literal(Tensor::vector(numbers)));
-    }
-    // A variable among the elements is named first, wherever it stands.
-    if let Some(k) = args.iter().position(|a| matches!(a, TValue::Node { .. })) {
-        return Err(tensor_error(
-            ErrorCode::Unsupported,
-            at(k),
-            "the elements of a literal are numbers: a variable or a tensor cannot be one",
-            Some(
-                "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into(),
-            ),
-        ));
-    }
-    let mut rows: Vec<Vec<f64>> = Vec::with_capacity(args.len());
-    for (k, arg) in args.into_iter().enumerate() {
-        match arg {
-            TValue::Literal(row) if row.shape().rank() == 1 => rows.push(row.into_data()),
-            TValue::Literal(_) => {
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    at(k),
-                    "a row of a matrix is a list of numbers: vectors and matrices have at most 2 axes",
-                    None,
-                ));
-            }
-            // (A variable among the elements was refused above.)
-            TValue::Number(_) | TValue::Node { .. } => {
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    at(k),
-                    "a literal holds numbers (a vector) or rows `[…]` (a matrix), not both",
-                    Some("write every row in brackets: `[[1, 2], [3, 4]]`".into()),
-                ));
-            }
-        }
-    }
-    Tensor::from_rows(&rows)
-        .map(TValue::Literal)
-        .map_err(|ragged| {
-            let row = at(ragged.row);
-            tensor_error(
-                ErrorCode::Shape,
-                row,
-                format!("ragged rows: {ragged}"),
-                Some(format!(
-                    "give every row {} element{}",
-                    ragged.expected,
-                    if ragged.expected == 1 { "" } else { "s" }
-                )),
-            )
-        })
 }
 
 /// `Ok` when `ok`; otherwise the error that `call` was given `got`
