@@ -3,8 +3,8 @@
 
 use super::error::RepeatedCall;
 use super::{
-    CONSTANTS, Event, Node, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction,
-    nearest,
+    CONSTANTS, Event, GRAD_FUNCTION, Node, Notice, Output, RESULT_NAMES, Session, SessionError,
+    UserFunction, nearest,
 };
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
 use crate::session::Number;
@@ -319,7 +319,7 @@ impl Session {
         {
             return self.instantiate(site, &function, scope, events);
         }
-        if name == "grad" && scope.params.iter().all(|(p, _)| *p != "grad") {
+        if name == GRAD_FUNCTION && scope.params.iter().all(|(p, _)| *p != GRAD_FUNCTION) {
             let names = self.names_by_node();
             let label = |id: NodeId| {
                 names

@@ -132,6 +132,10 @@ impl Node {
     }
 }
 
+/// The function `grad(y, x)` (`grad(L, W)` of tensors): a call of it builds
+/// the derivative's graph, unless a user function takes the name.
+const GRAD_FUNCTION: &str = "grad";
+
 /// Names that always mean the most recent result.
 const RESULT_NAMES: [&str; 2] = ["ans", "_"];
 

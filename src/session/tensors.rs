@@ -21,7 +21,7 @@ use crate::syntax::{Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, Span, UnaryOp
 use super::error::ErrorCode;
 use super::eval::op_of;
 use super::event::TensorData;
-use super::{CONSTANTS, Event, Node, RESULT_NAMES, Session, SessionError, nearest};
+use super::{CONSTANTS, Event, GRAD_FUNCTION, Node, RESULT_NAMES, Session, SessionError, nearest};
 
 mod functions;
 mod labels;
@@ -44,9 +44,6 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 10] = [
     "softmax",
     "logsumexp",
 ];
-
-/// The function `grad(L, W)`.
-const GRAD_FUNCTION: &str = "grad";
 
 /// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
 /// `keepdims=True`).
