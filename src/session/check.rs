@@ -1,10 +1,14 @@
 //! `:check`: each gradient against a central difference on the graph itself,
 //! with the tolerance of `torch.autograd.gradcheck`.
 
+use super::error::ErrorCode;
+use super::params::Param;
+use super::tensors::{element_name, tensor_error};
 use super::{
     CHECK_TOLERANCE, Event, GRADCHECK_TOLERANCE, GradNote, Notice, Output, Session, SessionError,
     Tolerance, Verdict,
 };
+use crate::engine::tensor::{Shape, Tensor, TensorId, TensorOp};
 use crate::engine::{Graph, NodeId, Op};
 use crate::session::Number;
 use crate::syntax::{Ident, Span};
@@ -35,6 +39,9 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if let Some(output) = self.shaped_output() {
+            return self.check_tensors(output.node, &output.label, span, args, events);
+        }
         let output = self.require_output(span)?;
         let (gradients, reached) = self.backprop(&output, span)?;
         let (targets, left_out) = self.check_targets(&output, args, &reached, events)?;
@@ -114,7 +121,7 @@ impl Session {
     /// Errors: a name that is no variable.
     fn check_targets(
         &self,
-        output: &Output,
+        output: &Output<NodeId>,
         args: &[Ident],
         reached: &[bool],
         events: &mut Vec<Event>,
@@ -125,9 +132,8 @@ impl Session {
             return Ok((targets, left_out));
         }
         let leaves = self
-            .vars
-            .keys()
-            .map(|name| (name.clone(), self.vars[name]))
+            .scalar_vars()
+            .map(|(name, node)| (name.clone(), node))
             .filter(|(name, node)| {
                 reached[node.index()]
                     && self.graph.op(*node) == Op::Variable
@@ -169,7 +175,7 @@ impl Session {
     /// `detach`; `None` otherwise.
     fn check_note(
         &self,
-        output: &Output,
+        output: &Output<NodeId>,
         name: &str,
         reached: &[bool],
         verdict: Verdict,
@@ -329,3 +335,144 @@ fn wide_step(x: f64) -> f64 {
         h
     }
 }
+
+impl Session {
+    /// `:check [NAMES]` of a tensor output of shape `()`: every element of
+    /// each tensor leaf named (or every leaf the output reaches) against a
+    /// central difference `(L(x + h) − L(x − h))/2h`, the leaf moved by ±h
+    /// and the graph run forward again, with the verdicts of the scalar
+    /// `:check`. One `check` per element, named `W[i, j]`.
+    fn check_tensors(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let shape = self.tensors.graph.shape(output);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                format!("`:check` takes an output of shape (), and `{label}` has shape ({shape})"),
+                Some(format!("reduce it first, e.g. `L = sum({label})`")),
+            ));
+        }
+        let gradients = self.tensor_backward(output, span)?;
+        let order = self.tensors.graph.topo_order(output);
+        let targets: Vec<(String, Param)> = if args.is_empty() {
+            let mut targets: Vec<(String, Param)> = self
+                .shaped_vars()
+                .filter(|(name, id)| {
+                    self.tensors.graph.op(*id) == TensorOp::Variable
+                        && order.contains(id)
+                        && name.as_str() != label
+                })
+                .map(|(name, id)| (name.clone(), Param::Tensor(id)))
+                .collect();
+            targets.extend(self.scalar_params_reached(&gradients));
+            targets
+        } else {
+            args.iter()
+                .map(|arg| Ok((arg.name.clone(), self.param(arg)?)))
+                .collect::<Result<_, SessionError>>()?
+        };
+        if targets.is_empty() {
+            events.push(Event::Notice(super::Notice::NoVariable {
+                of: label.to_string(),
+                checking: true,
+            }));
+            return Ok(());
+        }
+        let mut checked = 0;
+        let mut total = 0;
+        for (name, leaf) in targets {
+            let value = self.param_value(leaf);
+            total += value.len();
+            let grad = Some(self.param_gradient(&gradients, leaf));
+            for k in 0..value.len() {
+                if checked == CHECK_ELEMENTS {
+                    break;
+                }
+                self.check_interrupt()?;
+                checked += 1;
+                let x = value.data()[k];
+                let analytic = grad.as_ref().map_or(0.0, |g| g.data()[k]);
+                let h = super::check::check_step(x);
+                let numeric = self.central_tensors(leaf, output, &value, k, h);
+                let difference = (analytic - numeric).abs();
+                let relative_error = if analytic == numeric {
+                    0.0
+                } else {
+                    difference / analytic.abs().max(numeric.abs())
+                };
+                let steady = |numeric: f64| {
+                    let half = self.central_tensors(leaf, output, &value, k, h / 2.0);
+                    (half - numeric).abs() <= 1e-3 * numeric.abs()
+                };
+                let (verdict, tolerance) = super::check::judge(analytic, numeric, false, steady);
+                events.push(Event::Check {
+                    of: label.to_string(),
+                    wrt: element_name(&name, value.shape(), k),
+                    at: Number(x),
+                    h: Number(h),
+                    analytic: Number(analytic),
+                    numeric: Number(numeric),
+                    relative_error: Number(relative_error),
+                    difference: Number(difference),
+                    tolerance,
+                    verdict,
+                    note: None,
+                });
+            }
+        }
+        if checked < total {
+            events.push(Event::Notice(super::Notice::PartlyChecked {
+                checked,
+                total,
+            }));
+        }
+        Ok(())
+    }
+
+    /// `(L(x + h) − L(x − h))/2h` for element `k` of `leaf` (whose value is
+    /// `value`), on copies of the graphs: the session's stay as they are.
+    fn central_tensors(
+        &self,
+        leaf: Param,
+        output: TensorId,
+        value: &Tensor,
+        k: usize,
+        h: f64,
+    ) -> f64 {
+        let mut graph = self.tensors.graph.clone();
+        let mut scalars = match leaf {
+            Param::Tensor(_) => None,
+            Param::Scalar(_) => Some(self.graph.clone()),
+        };
+        let mut at = |x: f64| {
+            match leaf {
+                Param::Scalar(node) => {
+                    if let Some(scalars) = scalars.as_mut() {
+                        scalars.update_leaves(&[(node, x)]);
+                    }
+                }
+                Param::Tensor(id) => {
+                    let mut moved = value.clone();
+                    moved.data_mut()[k] = x;
+                    let _ = graph.set_leaf_value(id, moved);
+                }
+            }
+            graph.rerun(scalars.as_ref().unwrap_or(&self.graph));
+            graph.value(output).data()[0]
+        };
+        let x = value.data()[k];
+        let (plus, minus) = (at(x + h), at(x - h));
+        (plus - minus) / ((x + h) - (x - h))
+    }
+}
+
+/// The most elements `:check` of a tensor output differences (then a notice
+/// says how many were left out).
+const CHECK_ELEMENTS: usize = 1000;

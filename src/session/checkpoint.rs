@@ -97,20 +97,18 @@ impl Session {
             Some(value) => text.push_str(&format!("{name} = {value}\n")),
             None => text.push_str(&format!("# {name}: its value is not kept\n")),
         };
-        for (name, &node) in &self.vars {
-            if !super::RESULT_NAMES.contains(&name.as_str())
-                && !self.tensors.vars.contains_key(name)
-            {
+        for (name, node) in self.scalar_vars() {
+            if !super::RESULT_NAMES.contains(&name.as_str()) {
                 keep(name, number(self.graph.value(node)));
             }
         }
-        for (name, &id) in &self.tensors.vars {
+        for (name, id) in self.shaped_vars() {
             if super::RESULT_NAMES.contains(&name.as_str()) {
                 continue;
             }
             let tensor = self.tensors.graph.value(id);
             let literal = (tensor.data().len() <= MAX_CHECKPOINT_ELEMENTS)
-                .then(|| tensor_literal(tensor.shape().dims(), tensor.data()))
+                .then(|| literal_of(tensor.shape().dims(), tensor.data()))
                 .flatten();
             keep(name, literal);
         }
@@ -140,12 +138,12 @@ impl Session {
     fn updates_of(&self, leaves: &[String]) -> Option<String> {
         let mut lines = Vec::with_capacity(leaves.len());
         for name in leaves {
-            let value = if let Some(&id) = self.tensors.vars.get(name) {
+            let value = if let Some(id) = self.shaped_var(name) {
                 let tensor = self.tensors.graph.value(id);
                 if tensor.data().len() > MAX_CHECKPOINT_ELEMENTS {
                     return None;
                 }
-                tensor_literal(tensor.shape().dims(), tensor.data())?
+                literal_of(tensor.shape().dims(), tensor.data())?
             } else {
                 let node = self.variable(name)?;
                 number(self.graph.value(node))?
@@ -164,7 +162,7 @@ fn number(value: f64) -> Option<String> {
 /// A tensor literal `[1.0, 2.0]` or `[[1.0, 2.0], [3.0, 4.0]]` of a value of
 /// shape `dims`, or `None` for a rank it does not write or a number that is
 /// not finite.
-fn tensor_literal(dims: &[usize], data: &[f64]) -> Option<String> {
+fn literal_of(dims: &[usize], data: &[f64]) -> Option<String> {
     let row = |numbers: &[f64]| -> Option<String> {
         let texts: Option<Vec<String>> = numbers.iter().map(|&x| number(x)).collect();
         Some(format!("[{}]", texts?.join(", ")))

@@ -7,7 +7,7 @@
 //! completion (`repl/helper.rs`) and the errors all read the table. Adding a
 //! command is one row and its handler.
 
-use super::args::{ForwardArgs, PictureArgs, TopoArgs, TraceArgs};
+use super::args::{ForwardArgs, PictureArgs};
 use super::listings::OrderListing;
 use super::{Event, PictureFormat, Session, SessionError, Target, nearest};
 use crate::syntax::Ident;
@@ -106,27 +106,18 @@ pub struct CommandSpec {
 /// instead; there is no second list of commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TensorCommand {
-    /// `:grad`: ∂L/∂W of each variable, of its shape.
-    Grad,
-    /// `:trace`: each tensor op's matrix rule.
-    Trace,
-    /// `:check`: each element against a central difference.
-    Check,
-    /// `:topo`: the tensor nodes in the walk's order (the step model).
-    Topo,
-    /// `:step`: the walk of `:trace`, a step at a time.
-    Step,
-    /// `:svg` or `:dot`, of the whole pass or at a step.
-    Picture(PictureFormat),
-    /// `:html`: the step-through page.
-    Html,
-    /// Works as for numbers (`:vars`, `:help`, `:descend`, `:backward`, …).
+    /// Its handler serves a tensor output as a number's, and it takes a
+    /// variable to differentiate by (`:grad`, `:check`): a vector or matrix
+    /// named while the output is a number is told how to make its loss the
+    /// output.
+    Differentiates,
+    /// Its handler serves a tensor output as a number's (`:trace`, `:step`,
+    /// `:topo`, the pictures, `:vars`, `:descend`, `:help`, …).
     Any,
     /// Not supported for tensors yet: refused, the text saying what works
     /// instead.
     Refused(&'static str),
 }
-
 /// What works for a tensor output, said when a command refuses one.
 const TENSOR_COMMANDS: &str = "`:grad` gives ∂L/∂W with W's shape, `:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph; scalar outputs keep every command";
 
@@ -222,7 +213,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes variable names",
         example: "e.g. `:grad x y`",
-        tensors: TensorCommand::Grad,
+        tensors: TensorCommand::Differentiates,
         run: |s, c, e| s.grad(c.name.span, &c.names(), e),
     },
     CommandSpec {
@@ -255,11 +246,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes `all` and one of `kahn`, `naive`",
         example: "e.g. `:topo`, `:topo kahn`, `:topo naive`, `:topo all`",
-        tensors: TensorCommand::Topo,
-        run: |s, c, e| {
-            let TopoArgs { order, all } = TopoArgs::parse(c);
-            s.order_listing(c.name.span, OrderListing::Topo(order), all, e)
-        },
+        tensors: TensorCommand::Any,
+        run: |s, c, e| s.topo_command(c, e),
     },
     CommandSpec {
         name: "trace",
@@ -275,8 +263,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: TRACE_TAKES,
         example: TRACE_EXAMPLE,
-        tensors: TensorCommand::Trace,
-        run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
+        tensors: TensorCommand::Any,
+        run: |s, c, e| s.trace_command(c, e),
     },
     CommandSpec {
         name: "forward",
@@ -323,7 +311,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes at most one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:dot graph.dot`, `:dot --step 3`, `:dot slides --steps`, or `:dot` to print the DOT text",
-        tensors: TensorCommand::Picture(PictureFormat::Dot),
+        tensors: TensorCommand::Any,
         run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Dot, e),
     },
     CommandSpec {
@@ -336,7 +324,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes one file name and at most one of `--before`, `--step K`, `--steps`",
         example: "e.g. `:svg graph.svg`, `:svg before.svg --before`, `:svg step3.svg --step 3`, `:svg slides --steps`",
-        tensors: TensorCommand::Picture(PictureFormat::Svg),
+        tensors: TensorCommand::Any,
         run: |s, c, e| s.picture(c.name, &PictureArgs::parse(c)?, PictureFormat::Svg, e),
     },
     CommandSpec {
@@ -349,7 +337,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes one file name",
         example: "e.g. `:html graph.html`",
-        tensors: TensorCommand::Html,
+        tensors: TensorCommand::Any,
         run: |s, c, e| s.html(c.name, c.optional_target(), e),
     },
     CommandSpec {
@@ -390,7 +378,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: "takes variable names",
         example: "e.g. `:check x y`",
-        tensors: TensorCommand::Check,
+        tensors: TensorCommand::Differentiates,
         run: |s, c, e| s.check(c.name.span, &c.names(), e),
     },
     CommandSpec {
@@ -436,8 +424,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         },
         takes: TRACE_TAKES,
         example: "e.g. `:step`, `:step all`",
-        tensors: TensorCommand::Step,
-        run: |s, c, e| s.trace_command(c.name.span, &TraceArgs::parse(c)?, e),
+        tensors: TensorCommand::Any,
+        run: |s, c, e| s.trace_command(c, e),
     },
     CommandSpec {
         name: "seed",
@@ -1301,16 +1289,21 @@ impl Session {
     ) -> Result<(), SessionError> {
         let command = Command::parse(name, args)?;
         let first = events.len();
-        let kind = command.spec.tensors;
-        if let Some(result) = self.tensor_step_command(kind, &command, events) {
-            return result;
-        }
-        if let Some(result) = self.tensor_command(kind, command.spec.name, name.span, args, events)
+        if let TensorCommand::Refused(help) = command.spec.tensors
+            && let Some(output) = self.shaped_output()
         {
-            return result;
+            return Err(super::tensors::tensor_error(
+                super::ErrorCode::Unsupported,
+                name.span,
+                format!(
+                    "`:{}` of a tensor output ({}) is not supported yet",
+                    command.spec.name, output.label
+                ),
+                Some(help.into()),
+            ));
         }
         (command.spec.run)(self, &command, events)
-            .map_err(|error| self.tensor_named(command.spec, error))?;
+            .map_err(|error| self.refuse_named_tensor(command.spec, error))?;
         // A command's results may rest on an engine walk that Ctrl-C cut short;
         // those that change the session finish their change whole (`:descend`
         // keeps the steps it finished and says so).
@@ -1337,7 +1330,7 @@ impl Session {
     /// matrix (`:grad W`, `:backward L` while the output is a number): says
     /// what the name is and how a tensor loss becomes the output. Any other
     /// error is returned as it is.
-    fn tensor_named(&self, spec: &CommandSpec, error: SessionError) -> SessionError {
+    fn refuse_named_tensor(&self, spec: &CommandSpec, error: SessionError) -> SessionError {
         let SessionError::UnknownName { name, span, .. } = &error else {
             return error;
         };
@@ -1349,7 +1342,7 @@ impl Session {
             "`{name}` is a vector or matrix, and the output is a number: `:{command}` here takes the output's scalar variables"
         );
         let help = match spec.tensors {
-            TensorCommand::Grad | TensorCommand::Check => format!(
+            TensorCommand::Differentiates => format!(
                 "to differentiate a tensor loss, make it the output first: type its name (`L`) or assign it (`L = sum(…)`), then `:{command} {name}`"
             ),
             _ => format!(

@@ -21,7 +21,12 @@ use std::collections::HashMap;
 use super::diff::{DiffPart, DiffPiece};
 use super::{Event, Notice, Number, Session, SessionError, Target};
 use crate::engine::{Derivatives, GradError, NodeId, Op};
-use crate::syntax::{Ident, Span};
+use crate::syntax::{Call, ExprKind, ExprTree, Ident, Span};
+
+use super::error::ErrorCode;
+use super::params::Param;
+use super::tensors::{TValue, from_engine, tensor_error};
+use crate::engine::tensor::Shape;
 
 /// The most names `:hessian` takes (the matrix has one row per name).
 pub const MAX_HESSIAN_NAMES: usize = 64;
@@ -469,7 +474,7 @@ impl Session {
     /// A note naming the derivative graphs the output's graph holds, for
     /// `:trace`, `:topo`, `:forward` and `:graph`: "nodes #5–#9 are grad(y, x)".
     pub(super) fn derivative_notes(&mut self, events: &mut Vec<Event>) {
-        let Some(output) = self.output.clone() else {
+        let Some(output) = self.scalar_output() else {
             return;
         };
         if self.derivative_groups.is_empty() {
@@ -517,9 +522,8 @@ impl Session {
         if args.is_empty() {
             let reached = reached(self);
             targets = self
-                .vars
-                .keys()
-                .map(|name| (name.clone(), self.vars[name]))
+                .scalar_vars()
+                .map(|(name, node)| (name.clone(), node))
                 .filter(|(_, node)| reached[node.index()] && self.graph.op(*node) == Op::Variable)
                 .collect();
         }
@@ -594,6 +598,113 @@ impl Session {
             asymmetry: Number(asymmetry),
         }));
         Ok(())
+    }
+}
+
+impl Session {
+    /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
+    /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
+    /// variable. A gradient of a gradient is refused.
+    pub(super) fn grad_call(
+        &mut self,
+        args: Vec<TValue>,
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        if args.len() != 2 {
+            return Err(SessionError::wrong_arity(
+                "grad",
+                call.name_span,
+                2,
+                args.len(),
+            ));
+        }
+        let wrt_span = tree.get(call.args[1]).span();
+        let wrt = match &tree.get(call.args[1]).kind {
+            ExprKind::Name(name) => match self.shaped_var(name.as_str()) {
+                Some(id) => Some(Param::Tensor(id)),
+                None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
+            },
+            _ => None,
+        };
+        let Some(wrt) = wrt else {
+            let derived = match &tree.get(call.args[1]).kind {
+                ExprKind::Name(name) if self.scalar_var(name.as_str()).is_some() => {
+                    Some(name.to_string())
+                }
+                _ => None,
+            };
+            return Err(match derived {
+                Some(name) => tensor_error(
+                    ErrorCode::BadArguments,
+                    wrt_span,
+                    format!(
+                        "`{name}` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W"
+                    ),
+                    Some(format!("name a leaf `{name}` is built from")),
+                ),
+                None => tensor_error(
+                    ErrorCode::BadArguments,
+                    wrt_span,
+                    "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
+                    Some("name the variable, e.g. `grad(L, W)`".into()),
+                ),
+            });
+        };
+        let of = match &args[0] {
+            TValue::Node { id, .. } => *id,
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    tree.get(call.args[0]).span(),
+                    "`grad(L, W)` takes an expression of the tensors as L",
+                    None,
+                ));
+            }
+        };
+        let order = self.tensors.graph.topo_order(of);
+        if order.iter().any(|id| self.tensors.gradients.contains(id)) {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                "a gradient of a gradient of tensors is not supported",
+                Some(
+                    "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
+                ),
+            ));
+        }
+        let shape = self.tensors.graph.shape(of);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                tree.get(call.args[0]).span(),
+                format!(
+                    "`grad(L, W)` takes L of shape (), not {}",
+                    shape.parenthesized()
+                ),
+                Some({
+                    let label = self.tensor_labels(of).swap_remove(of.index());
+                    let wrt = match &tree.get(call.args[1]).kind {
+                        ExprKind::Name(name) => name.to_string(),
+                        _ => "W".to_string(),
+                    };
+                    format!("reduce it first, e.g. `grad(sum({label}), {wrt})`")
+                }),
+            ));
+        }
+        let gradients = self.tensor_backward(of, span)?;
+        let value = self.param_gradient(&gradients, wrt);
+        let id = self
+            .tensors
+            .graph
+            .constant(value)
+            .map_err(|e| from_engine(e.into(), span))?;
+        self.tensors.gradients.push(id);
+        Ok(TValue::Node {
+            id,
+            uses_variable: true,
+        })
     }
 }
 

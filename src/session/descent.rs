@@ -5,11 +5,16 @@
 //! together and evaluates the graph built from them again once
 //! (`Graph::update_leaves`).
 
+use super::Value;
 use super::command::Command;
 use super::derivatives::{CalculusEvent, RepeatRow};
+use super::error::ErrorCode;
+use super::params::Param;
+use super::tensors::{element_name, tensor_data, tensor_error};
 use super::update::{MAX_REPEAT, each_once, keeps_step};
 use super::{Event, Number, Session, SessionError, Target};
 use crate::engine::NodeId;
+use crate::engine::tensor::{Shape, Tensor, TensorId};
 use crate::syntax::{Ident, Span};
 
 /// A `:descend` command's arguments, read once from the command line.
@@ -153,7 +158,7 @@ impl Session {
             self.check_writable(file)?;
         }
         if self.is_tensor(&descent.loss.name) {
-            return self.tensor_descend(descent, events);
+            return self.descend_tensors(descent, events);
         }
         let loss = self.variable_node(&descent.loss)?;
         if self.graph.op(loss).is_leaf() {
@@ -262,5 +267,167 @@ impl Descent {
             self.rate_text,
             params.join(" ")
         )
+    }
+}
+
+impl Session {
+    /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
+    /// backward pass from L (shape `()`), every parameter moved to
+    /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
+    /// between two steps keeps the steps done, as for scalars. The table
+    /// shows the loss; the parameters' values after the last step follow.
+    pub(super) fn descend_tensors(
+        &mut self,
+        descent: &super::descent::Descent,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let loss = self.shaped_var(&descent.loss.name).unwrap_or(TensorId(0));
+        let shape = self.tensors.graph.shape(loss);
+        if shape != Shape::scalar() {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                descent.loss.span,
+                format!(
+                    "the loss `{}` has shape ({shape}): `:descend` takes a loss of shape ()",
+                    descent.loss.name
+                ),
+                Some(format!(
+                    "reduce it first, e.g. `L = sum({})`",
+                    descent.loss.name
+                )),
+            ));
+        }
+        let leaves = self.descent_params(descent, loss)?;
+        let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
+        // A column a parameter when all are numbers, as for scalar losses;
+        // with `--all`, a column each element of every parameter (`W[0, 1]`).
+        // Vectors and matrices are printed whole after the table.
+        let columns = descent.all || leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
+        let headers = self.descent_headers(descent, &leaves, columns);
+        let row = |s: &Session, step| super::derivatives::RepeatRow {
+            step,
+            output: Some(value(s)),
+            values: if columns {
+                leaves
+                    .iter()
+                    .flat_map(|&leaf| s.param_value(leaf).data().to_vec())
+                    .map(Number)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        };
+        let mut rows = vec![row(self, 0)];
+        let mut losses = vec![value(self)];
+        let mut done = 0;
+        while done < descent.steps && !crate::interrupt::requested() {
+            // The parameters' gradients only (leaves and scalar nodes).
+            let gradients = self.tensors.graph.backward_keeping(loss, &[]);
+            if crate::interrupt::requested() {
+                break; // the walk may have stopped early: this step is not taken
+            }
+            // Every step computed first, then every parameter moved.
+            let moves: Vec<(Param, Tensor)> = leaves
+                .iter()
+                .map(|&leaf| {
+                    let mut moved = self.param_value(leaf);
+                    let g = self.param_gradient(&gradients, leaf);
+                    for (x, d) in moved.data_mut().iter_mut().zip(g.data()) {
+                        *x -= descent.rate * d;
+                    }
+                    (leaf, moved)
+                })
+                .collect();
+            for (leaf, moved) in moves {
+                // The same shape: it was the leaf's value.
+                self.move_param(leaf, moved, descent.loss.span)?;
+            }
+            self.tensors.rerun_whole(&self.graph);
+            done += 1;
+            losses.push(value(self));
+            if super::update::keeps_step(done, descent.steps) {
+                rows.push(row(self, done));
+            }
+        }
+        if rows.last().is_some_and(|r| r.step != done) {
+            rows.push(row(self, done));
+        }
+        if done > 0 {
+            self.record(&descent.script_of(done));
+        }
+        events.push(Event::Calculus(
+            super::derivatives::CalculusEvent::Descent {
+                of: descent.loss.name.clone(),
+                params: headers,
+                rate: Number(descent.rate),
+                steps: done,
+                requested: descent.steps,
+                rows,
+                losses,
+                interrupted: done < descent.steps,
+                all: descent.all,
+                target: descent.target.clone(),
+            },
+        ));
+        for (param, leaf) in descent.params.iter().zip(leaves) {
+            events.push(Event::Value {
+                name: Some(param.name.clone()),
+                value: Value::Tensor(tensor_data(&self.param_value(leaf))),
+            });
+        }
+        Ok(())
+    }
+
+    /// The parameters of a `:descend` of the tensor loss `loss`: each a leaf
+    /// the loss reaches (a tensor leaf, or a scalar one through the scalars
+    /// the tensors read).
+    fn descent_params(
+        &mut self,
+        descent: &super::descent::Descent,
+        loss: TensorId,
+    ) -> Result<Vec<Param>, SessionError> {
+        let order = self.tensors.graph.topo_order(loss);
+        let mut leaves = Vec::with_capacity(descent.params.len());
+        let first = self.tensor_backward(loss, descent.loss.span)?;
+        for param in &descent.params {
+            let leaf = self.param(param)?;
+            let reached = match leaf {
+                Param::Tensor(id) => order.contains(&id),
+                Param::Scalar(id) => self.scalar_leaf_gradient(&first, id).is_some(),
+            };
+            if !reached {
+                return Err(tensor_error(
+                    ErrorCode::BadArguments,
+                    param.span,
+                    format!(
+                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
+                        descent.loss.name, param.name
+                    ),
+                    None,
+                ));
+            }
+            leaves.push(leaf);
+        }
+        Ok(leaves)
+    }
+
+    /// The names of a tensor `:descend`'s parameters: with a column each
+    /// (`columns`), an element's name for each element (`W[0, 1]`).
+    fn descent_headers(
+        &self,
+        descent: &super::descent::Descent,
+        leaves: &[Param],
+        columns: bool,
+    ) -> Vec<String> {
+        if !columns {
+            return descent.params.iter().map(|p| p.name.clone()).collect();
+        }
+        let params = descent.params.iter().zip(leaves);
+        params
+            .flat_map(|(param, &leaf)| {
+                let shape = self.param_value(leaf).shape();
+                (0..shape.len()).map(move |k| element_name(&param.name, shape, k))
+            })
+            .collect()
     }
 }

@@ -246,7 +246,7 @@ impl SessionError {
             SessionError::CallWithoutParentheses { name, argument, .. } => {
                 Some(format!("write `{name}({argument})`"))
             }
-            SessionError::WrongArity { name, got: 1, .. } if name == "grad" => {
+            SessionError::WrongArity { name, got: 1, .. } if name == super::GRAD_FUNCTION => {
                 Some("write `grad(y, x)` for ∂y/∂x: the expression, then the variable".to_string())
             }
             SessionError::UnknownName { hint: Some(h), .. }

@@ -3,11 +3,15 @@
 
 use super::error::RepeatedCall;
 use super::{
-    CONSTANTS, Event, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction, nearest,
+    CONSTANTS, Event, GRAD_FUNCTION, Node, Notice, Output, RESULT_NAMES, Session, SessionError,
+    UserFunction, nearest,
 };
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
 use crate::session::Number;
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
+
+use super::error::ErrorCode;
+use super::tensors::{from_engine, tensor_data, tensor_error};
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
 pub const MAX_CALL_DEPTH: usize = 64;
@@ -237,7 +241,7 @@ impl Session {
             return Ok(*value);
         }
         if RESULT_NAMES.contains(&name) {
-            return match self.last {
+            return match self.scalar_last() {
                 Some(node) => Ok(Value {
                     node,
                     uses_variable: true,
@@ -250,7 +254,7 @@ impl Session {
                 }),
             };
         }
-        if let Some(&node) = self.vars.get(name) {
+        if let Some(node) = self.scalar_var(name) {
             return Ok(Value {
                 node,
                 uses_variable: true,
@@ -315,7 +319,7 @@ impl Session {
         {
             return self.instantiate(site, &function, scope, events);
         }
-        if name == "grad" && scope.params.iter().all(|(p, _)| *p != "grad") {
+        if name == GRAD_FUNCTION && scope.params.iter().all(|(p, _)| *p != GRAD_FUNCTION) {
             let names = self.names_by_node();
             let label = |id: NodeId| {
                 names
@@ -666,20 +670,14 @@ impl Session {
                 value: *constant,
             }));
         }
-        self.bind(name, node);
+        self.bind(name, Node::Scalar(node));
         if !leaf {
-            match &mut self.output {
-                // The same label: keep its text.
-                Some(output) if output.label == name => output.node = node,
-                output => {
-                    *output = Some(Output {
-                        node,
-                        label: name.to_string(),
-                    })
-                }
-            }
+            self.output = Some(Output {
+                node: Node::Scalar(node),
+                label: name.to_string(),
+            });
         }
-        self.last = Some(node);
+        self.last = Some(Node::Scalar(node));
         events.push(Event::Value {
             name: Some(name.to_string()),
             value: Number(self.graph.value(node)).into(),
@@ -687,10 +685,11 @@ impl Session {
         Ok(span)
     }
 
-    /// Binds `name` to `node`, remembering the earlier binding.
+    /// Binds `name` to `node` (of either graph), remembering the earlier
+    /// binding and journalling the change for the running statement's undo.
     /// Allocates the name only the first time it is bound (and the first time
     /// it is rebound).
-    fn bind(&mut self, name: &str, node: NodeId) {
+    pub(super) fn bind(&mut self, name: &str, node: Node) {
         let Some(slot) = self.vars.get_mut(name) else {
             self.vars.insert(name.to_string(), node);
             return;
@@ -972,5 +971,103 @@ pub(super) fn op_of(op: BinaryOp) -> Op {
         BinaryOp::Mul => Op::Mul,
         BinaryOp::Div => Op::Div,
         BinaryOp::Pow => Op::Pow,
+    }
+}
+
+impl Session {
+    /// An expression statement that touches a tensor: its value is the
+    /// output (what `:grad` differentiates) and `ans`.
+    pub(super) fn expression_of_tensors(
+        &mut self,
+        tree: &ExprTree,
+        label: String,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let (id, _) = self.evaluate_tensor(tree, events)?;
+        self.check_interrupt()?;
+        self.output = Some(Output {
+            node: Node::Tensor(id),
+            label,
+        });
+        self.last = Some(Node::Tensor(id));
+        events.push(Event::Value {
+            name: None,
+            value: super::Value::Tensor(tensor_data(self.tensors.graph.value(id))),
+        });
+        Ok(())
+    }
+
+    /// `NAME = VALUE` where the value is a tensor (a leaf when no variable
+    /// went into it, as for scalars), `NAME := VALUE` on a tensor leaf.
+    pub(super) fn assign_of_tensors(
+        &mut self,
+        target: &Ident,
+        op: AssignOp,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = target.name.as_str();
+        match op {
+            AssignOp::Set => {}
+            AssignOp::Update => {
+                return self.update_tensors(
+                    std::slice::from_ref(target),
+                    std::slice::from_ref(tree),
+                    events,
+                );
+            }
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::Unsupported,
+                    target.span,
+                    format!(
+                        "`{name} {op}` is not supported for tensors",
+                        op = op_text(op)
+                    ),
+                    Some(format!(
+                        "write `{name} = {name} {} …` (a new binding) or `{name} := …` (the leaf moved)",
+                        &op_text(op)[..1]
+                    )),
+                ));
+            }
+        }
+        self.check_assignable(target)?;
+        let mark = self.tensors.graph.len();
+        let (mut id, uses_variable) = self.evaluate_tensor(tree, events)?;
+        self.check_interrupt()?;
+        if !uses_variable {
+            // A new leaf; the nodes that computed its value are of no further use.
+            let value = self.tensors.graph.value(id).clone();
+            self.tensors.graph.truncate(mark);
+            id = self
+                .tensors
+                .graph
+                .leaf(value)
+                .map_err(|e| from_engine(e.into(), tree.span()))?;
+        } else {
+            self.output = Some(Output {
+                node: Node::Tensor(id),
+                label: name.to_string(),
+            });
+        }
+        self.bind(name, Node::Tensor(id));
+        self.last = Some(Node::Tensor(id));
+        events.push(Event::Value {
+            name: Some(name.to_string()),
+            value: super::Value::Tensor(tensor_data(self.tensors.graph.value(id))),
+        });
+        Ok(())
+    }
+}
+
+/// The text of a compound assignment operator.
+fn op_text(op: AssignOp) -> &'static str {
+    match op {
+        AssignOp::Set => "=",
+        AssignOp::Add => "+=",
+        AssignOp::Sub => "-=",
+        AssignOp::Mul => "*=",
+        AssignOp::Div => "/=",
+        AssignOp::Update => ":=",
     }
 }

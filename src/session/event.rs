@@ -1735,13 +1735,13 @@ pub struct TensorVarRow {
     /// that reaches it (JSON `grad`, nested as `value`; absent otherwise).
     #[serde(
         skip_serializing_if = "Option::is_none",
-        serialize_with = "tensor_grad"
+        serialize_with = "nested_grad"
     )]
     pub grad: Option<TensorData>,
 }
 
 /// A tensor variable's gradient in JSON: its numbers nested as its `value`.
-fn tensor_grad<S: serde::Serializer>(
+fn nested_grad<S: serde::Serializer>(
     grad: &Option<TensorData>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {

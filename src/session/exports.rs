@@ -106,6 +106,9 @@ impl Session {
         format: PictureFormat,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if self.shaped_output().is_some() {
+            return self.picture_tensors(name, options, format, events);
+        }
         let frame_data = self.picture_frame(name, options)?;
         let model = match self.step_model(name.span, &options.expand) {
             Ok(model) => Some(model),
@@ -278,8 +281,8 @@ impl Session {
     /// step each, as `:trace` shows them), or why there is none; `name` is the
     /// command's, for errors.
     fn page_of(&mut self, name: &Ident) -> Result<Page, SessionError> {
-        if self.tensors.output.is_some() {
-            return self.tensor_page(name);
+        if self.shaped_output().is_some() {
+            return self.page_tensors(name);
         }
         let picture = self.finished_picture(name, &PictureArgs::default())?;
         let expanded = match picture.calls.iter().any(|call| call.boxed) {

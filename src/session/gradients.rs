@@ -5,8 +5,13 @@
 use crate::session::Number;
 use std::collections::HashSet;
 
+use super::Value;
 use super::command::Command;
-use super::{Event, GradNote, Notice, Output, Session, SessionError, nearest};
+use super::error::ErrorCode;
+use super::params::Param;
+use super::tensors::{tensor_data, tensor_error};
+use super::{Event, GradNote, Node, Notice, Output, Session, SessionError, nearest};
+use crate::engine::tensor::{TensorGradients, TensorId, TensorOp};
 use crate::engine::{Gradients, NodeId, Op};
 use crate::syntax::{Ident, Span};
 
@@ -18,23 +23,20 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let target = command.names[0];
-        if let Some(result) = self.tensor_backward_command(target, command.name.span, events) {
-            return result;
-        }
-        let node = self.variable_node(target)?;
+        let node = match self.shaped_var(&target.name) {
+            Some(id) => Node::Tensor(id),
+            None => Node::Scalar(self.variable_node(target)?),
+        };
         self.output = Some(Output {
             node,
             label: target.name.clone(),
         });
-        // A scalar output now: `:grad` is of it, not of a tensor output.
-        self.tensors.output = None;
         self.grad(command.name.span, &[], events)
     }
 
     /// The output, or the error that there is none yet.
-    pub(super) fn require_output(&self, span: Span) -> Result<Output, SessionError> {
-        self.output
-            .clone()
+    pub(super) fn require_output(&self, span: Span) -> Result<Output<NodeId>, SessionError> {
+        self.scalar_output()
             .ok_or(SessionError::NoOutput { span, wrt: None })
     }
 
@@ -43,7 +45,7 @@ impl Session {
     /// Errors: [`SessionError::Interrupted`] at `span` after Ctrl-C.
     pub(super) fn backprop(
         &mut self,
-        output: &Output,
+        output: &Output<NodeId>,
         span: Span,
     ) -> Result<(Gradients, Vec<bool>), SessionError> {
         let order = self.order_for(output.node);
@@ -81,14 +83,14 @@ impl Session {
 
     /// The node of a variable named in a command.
     pub(super) fn variable_node(&self, ident: &Ident) -> Result<NodeId, SessionError> {
-        if let Some(&node) = self.vars.get(&ident.name) {
+        if let Some(node) = self.scalar_var(&ident.name) {
             return Ok(node);
         }
         if let Some(node) = self.labelled_node(&ident.name, ident.span)? {
             return Ok(node);
         }
         if super::RESULT_NAMES.contains(&ident.name.as_str())
-            && let Some(node) = self.last
+            && let Some(node) = self.scalar_last()
         {
             return Ok(node);
         }
@@ -127,6 +129,9 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if let Some(output) = self.shaped_output() {
+            return self.grad_tensors(output.node, &output.label, span, args, events);
+        }
         let output = self.require_output(span).map_err(|error| {
             // `x = 5; :grad x`: x is a leaf, only the output is missing.
             match args.iter().find(|arg| self.vars.contains_key(&arg.name)) {
@@ -145,15 +150,13 @@ impl Session {
             // and every variable the output was built from an earlier binding of,
             // whose gradient is 0 for a reason worth saying.
             let reached_names: Vec<(String, NodeId)> = self
-                .vars
-                .keys()
-                .map(|name| (name.clone(), self.vars[name]))
+                .scalar_vars()
+                .map(|(name, node)| (name.clone(), node))
                 .filter(|(_, node)| reached[node.index()])
                 .collect();
             targets = self
-                .vars
-                .keys()
-                .map(|name| (name.clone(), self.vars[name]))
+                .scalar_vars()
+                .map(|(name, node)| (name.clone(), node))
                 .filter(|(name, node)| {
                     (reached[node.index()] && *name != output.label)
                         || self.stale_note(&output, name, &reached).is_some()
@@ -191,14 +194,21 @@ impl Session {
     /// earlier binding of some variables (`x = 2; x += 1`), whose gradient
     /// is 0 for that reason, else that it depends on no variable. `reached`
     /// marks the nodes the output reaches.
-    pub(super) fn no_variable(&self, output: &Output, reached: &[bool], checking: bool) -> Notice {
+    pub(super) fn no_variable(
+        &self,
+        output: &Output<NodeId>,
+        reached: &[bool],
+        checking: bool,
+    ) -> Notice {
         let earlier: Vec<String> = self
             .vars
             .keys()
             .filter(|name| {
-                self.earlier
-                    .get(*name)
-                    .is_some_and(|old| old.iter().any(|id| reached[id.index()]))
+                self.earlier.get(*name).is_some_and(|old| {
+                    old.iter()
+                        .filter_map(|n| n.scalar())
+                        .any(|id| reached[id.index()])
+                })
             })
             .cloned()
             .collect();
@@ -208,5 +218,102 @@ impl Session {
         } else {
             Notice::BuiltFromEarlier { of, earlier }
         }
+    }
+}
+
+impl Session {
+    /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each tensor
+    /// variable named (every tensor leaf it reaches when none is named).
+    fn grad_tensors(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        args: &[Ident],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let mut targets: Vec<(String, Param)> = Vec::new();
+        for arg in args {
+            let param = match (self.shaped_var(&arg.name), self.scalar_leaf(&arg.name)) {
+                (Some(id), _) => Param::Tensor(id),
+                (None, Some(leaf)) => Param::Scalar(leaf),
+                (None, None) => {
+                    return Err(tensor_error(
+                        ErrorCode::BadArguments,
+                        arg.span,
+                        format!("`{}` is not a variable of the output `{label}`", arg.name),
+                        Some(format!(
+                            "name a vector, matrix or number it was built from: {}",
+                            self.shaped_vars()
+                                .map(|(n, _)| format!("`{n}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    ));
+                }
+            };
+            if !targets.iter().any(|(n, _)| *n == arg.name) {
+                targets.push((arg.name.clone(), param));
+            }
+        }
+        let gradients = self.tensor_backward(output, span)?;
+        if args.is_empty() {
+            targets = self
+                .shaped_vars()
+                .filter(|&(name, id)| {
+                    gradients.get(id).is_some()
+                        && self.tensors.graph.op(id) == TensorOp::Variable
+                        && name.as_str() != label
+                        || self.stale_note_tensors(label, name, &gradients).is_some()
+                })
+                .map(|(name, id)| (name.clone(), Param::Tensor(id)))
+                .collect();
+            targets.extend(self.scalar_params_reached(&gradients));
+            if targets.is_empty() {
+                events.push(Event::Notice(super::Notice::NoVariable {
+                    of: label.to_string(),
+                    checking: false,
+                }));
+                return Ok(());
+            }
+        }
+        self.note_seeded_with_ones(output, label, events);
+        for (name, param) in targets {
+            let value = self.param_gradient(&gradients, param);
+            let note = match param {
+                Param::Tensor(id) if gradients.get(id).is_none() => {
+                    self.stale_note_tensors(label, &name, &gradients)
+                }
+                _ => None,
+            };
+            events.push(Event::Grad {
+                of: label.to_string(),
+                wrt: name,
+                value: Value::Tensor(tensor_data(&value)),
+                note,
+            });
+        }
+        Ok(())
+    }
+
+    /// Why ∂output/∂`name` is 0 for the tensor variable `name` when the
+    /// tensor output (`label`, its backward pass `gradients`) reaches an
+    /// earlier binding of it but not its current one: "y was built from an
+    /// earlier x", as for numbers (`Session::stale_note`).
+    fn stale_note_tensors(
+        &self,
+        label: &str,
+        name: &str,
+        gradients: &TensorGradients,
+    ) -> Option<super::GradNote> {
+        let current = self.shaped_var(name)?;
+        let earlier = self.earlier.get(name)?;
+        let reached = |node: &Node| node.tensor().is_some_and(|id| gradients.get(id).is_some());
+        (gradients.get(current).is_none() && earlier.iter().any(reached)).then(|| {
+            super::GradNote::BuiltFromEarlier {
+                of: label.to_string(),
+                wrt: name.to_string(),
+            }
+        })
     }
 }

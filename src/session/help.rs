@@ -73,9 +73,9 @@ impl Session {
                     "\n  {name}(x) of one vector or matrix: its {most} element, the gradient split evenly among ties; {name}(W, axis=1) along an axis; {word}(a, b) elementwise (docs/language.md §9)"
                 );
             }
-        } else if let Some(help) = super::tensors::function_help(name) {
+        } else if let Some(help) = function_help(name) {
             text.push_str(&help);
-        } else if let Some(help) = tensor_operator_help(name) {
+        } else if let Some(help) = operator_help(name) {
             text.push_str(&help);
         } else if let Some(function) = self.functions.get(name) {
             let _ = write!(
@@ -125,7 +125,7 @@ impl Session {
 /// `@` and `ᵀ` with their shape and backward rules from the engine's tensor
 /// op table (`ᵀ` as `transpose`), `vectors` (also `matrices`, `tensors`)
 /// with how they are written. `None` for any other topic.
-fn tensor_operator_help(name: &str) -> Option<String> {
+fn operator_help(name: &str) -> Option<String> {
     match name {
         "@" => {
             let info = TensorOp::MatMul.info();
@@ -134,7 +134,7 @@ fn tensor_operator_help(name: &str) -> Option<String> {
                 info.shape_rule, info.backward_rule, info.source
             ))
         }
-        "ᵀ" | "T" | ".T" => super::tensors::function_help("transpose"),
+        "ᵀ" | "T" | ".T" => function_help("transpose"),
         "vectors" | "matrices" | "tensors" => Some(VECTORS.to_string()),
         _ => None,
     }
@@ -269,4 +269,42 @@ fn overview() -> String {
     text.push_str(&constants.join(" "));
     text.push_str("; `ans` and `_` name the last result\n`:help grad` explains the output rule and the conventions at kinks");
     text
+}
+
+/// `:help` of a tensor function: what it makes or computes, its shape rule,
+/// and its backward rule with its source (the engine's tensor op table).
+pub(super) fn function_help(name: &str) -> Option<String> {
+    let op = match name {
+        "transpose" => TensorOp::Transpose,
+        "sum" => TensorOp::Sum,
+        "outer" => TensorOp::Outer,
+        "mean" => TensorOp::Mean,
+        "softmax" => TensorOp::Softmax,
+        "logsumexp" => TensorOp::LogSumExp,
+        "zeros" | "ones" | "randn" | "eye" => {
+            let what = match name {
+                "zeros" => "zeros(m, n), zeros(n): a matrix or vector of zeros",
+                "ones" => "ones(m, n), ones(n): a matrix or vector of ones",
+                "eye" => "eye(n): the n×n identity matrix",
+                _ => {
+                    "randn(m, n), randn(n): standard normal numbers from xoshiro256** seeded by SplitMix64 (Box–Muller), the same on every machine; `:seed N` starts it again"
+                }
+            };
+            return Some(format!(
+                "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
+            ));
+        }
+        _ => return super::tensors::batch_help(name),
+    };
+    let info = op.info();
+    let usage = match name {
+        "transpose" => "transpose(W), also Wᵀ",
+        "sum" => "sum(x), sum(W, axis), sum(W, axis, keepdims)",
+        "outer" => "outer(u, x)",
+        _ => name,
+    };
+    Some(format!(
+        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
+        info.shape_rule, info.backward_rule, info.source
+    ))
 }

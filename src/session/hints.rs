@@ -68,13 +68,17 @@ pub(super) fn unknown_name_hint(name: &str, defined: impl Fn(&str) -> bool) -> O
 /// The help for a call of the unknown function `name` that another language
 /// uses for derivatives (`diff(x^2, x)`, `D(f)`).
 pub(super) fn unknown_function_hint(name: &str) -> Option<String> {
+    /// Mathematica's and SymPy's word, also gradcalc's command `:diff`.
+    const DIFF_FUNCTION: &str = "diff";
+    /// numpy's product, also gradcalc's command `:dot`.
+    const DOT_FUNCTION: &str = "dot";
     match name {
-        "diff" | "derivative" | "deriv" | "Derivative" | "differentiate" => Some(
+        DIFF_FUNCTION | "derivative" | "deriv" | "Derivative" | "differentiate" => Some(
             "write `grad` with the same arguments: ∂y/∂x is `grad(y, x)`; `:diff y x` prints its formula"
                 .to_string(),
         ),
         "d" | "D" => Some(DERIVATIVE_SPELLINGS.to_string()),
-        "dot" | "matmul" | "mm" | "np.dot" | "np.matmul" | "torch.matmul" | "torch.mm" => {
+        DOT_FUNCTION | "matmul" | "mm" | "np.dot" | "np.matmul" | "torch.matmul" | "torch.mm" => {
             Some("write the matrix product with `@`: `W @ x` (`:help @`)".to_string())
         }
         _ if crate::syntax::COMPARISONS.contains(&name) => Some(format!(

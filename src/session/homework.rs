@@ -596,7 +596,7 @@ impl Session {
         let mut scratch = Vec::new();
         let answer = if self.touches_tensor(&tree) {
             self.evaluate_tensor(&tree, &mut scratch).map(|(id, _)| {
-                let data = self.tensor_data(id);
+                let data = super::tensors::tensor_data(self.tensors.graph.value(id));
                 Answer {
                     shape: data.shape,
                     data: data.data.iter().map(|n| n.0).collect(),

@@ -7,15 +7,22 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use super::args::{TopoOrder, TraceArgs};
+use super::args::{TopoArgs, TopoOrder, TraceArgs};
 use super::boxes::Expand;
+use super::command::Command;
+use super::error::ErrorCode;
 use super::event::{CollapsedCalls, ListingKind};
+use super::event::{
+    ElementChain, ElementTermRow, TensorTraceContribution, TensorTraceStep, TensorVarRow,
+};
 use super::formula::Formulas;
+use super::tensors::{element_name, tensor_data, tensor_error};
 use super::{
     EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, NothingPassed,
     Omitted, Output, Session, SessionError, TopoRows, TraceCall, TraceContribution, TraceStep,
     TraceSteps, VarRow,
 };
+use crate::engine::tensor::{Shape, Tensor, TensorGradients, TensorGraph, TensorId, TensorOp};
 use crate::engine::{Contribution, Gradients, NodeId, Op, Passing, Step};
 use crate::syntax::Span;
 
@@ -31,18 +38,82 @@ const GRAPH_DEPTH: usize = 24;
 
 impl Session {
     /// `:trace [all]`, `:trace [all] md|tex [FILE]`, and `:step` outside the REPL
-    /// (which pages it, `repl/mod.rs`), with their arguments read; `span` is
-    /// the command's name.
+    /// (which pages it, `repl/mod.rs`), of a number or a tensor output.
+    ///
+    /// Errors: those of [`TraceArgs::parse`]; no output; an `--expand` that
+    /// names no step; Ctrl-C.
     pub(super) fn trace_command(
         &mut self,
-        span: Span,
-        args: &TraceArgs,
+        command: &Command,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        let span = command.name.span;
+        let handout = command
+            .args
+            .iter()
+            .any(|a| matches!(a.name.as_str(), "md" | "tex" | "markdown" | "latex"));
+        if let Some(output) = self.shaped_output().filter(|_| !handout) {
+            return self.trace_tensor_output(output, command, events);
+        }
+        // The handouts of either kind of output: `trace_table`.
+        let args = &TraceArgs::parse(command)?;
         match args.table {
             Some(format) => self.trace_table(span, args, format, events),
             None => self.trace(span, args.all, &args.expand, events),
         }
+    }
+
+    /// `:topo [kahn|naive] [all]` of a number or a tensor output (a tensor
+    /// graph has one order: a keyword besides `all` is refused for it).
+    pub(super) fn topo_command(
+        &mut self,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let name = command.name;
+        if self.shaped_output().is_none() {
+            let TopoArgs { order, all } = TopoArgs::parse(command);
+            return self.order_listing(name.span, OrderListing::Topo(order), all, events);
+        }
+        if command.keywords.iter().any(|k| *k != "all") {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                name.span,
+                format!(
+                    "`:{} {}` of a tensor output is not supported yet: a tensor graph has one order, by descending id",
+                    name.name,
+                    command.keywords.join(" ")
+                ),
+                Some(format!(
+                    "type `:{}` (every tensor node is listed)",
+                    name.name
+                )),
+            ));
+        }
+        self.topo_tensors(name.span, events)
+    }
+
+    /// `:trace` of the tensor `output` with `command`'s words (the handout
+    /// tables aside: `trace_table`): `--expand=A --expand=B` and `--expand=A,B` name
+    /// the steps shown element by element; a bare `--expand` is refused
+    /// with the steps it may name.
+    fn trace_tensor_output(
+        &mut self,
+        output: Output<TensorId>,
+        command: &Command,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let (name, span, args) = (&command.name.name, command.name.span, &command.args);
+        let label = &output.label;
+        let expand: Vec<(&str, Span)> = args
+            .iter()
+            .filter_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)))
+            .flat_map(|(n, at)| n.split(',').filter(|n| !n.is_empty()).map(move |n| (n, at)))
+            .collect();
+        if let Some(bare) = args.iter().find(|a| a.name == "--expand") {
+            return Err(self.bare_expand(output.node, label, name, bare.span));
+        }
+        self.trace_tensors(output.node, label, span, &expand, events)
     }
 
     /// `:forward [all]` and `:topo [kahn|naive] [all]` (`span` the command's
@@ -74,7 +145,7 @@ impl Session {
     /// true): the same nodes in forward evaluation order, inputs first.
     fn node_order(
         &self,
-        output: Output,
+        output: Output<NodeId>,
         order: Rc<Vec<NodeId>>,
         all: bool,
         forward: bool,
@@ -459,21 +530,19 @@ impl Session {
 
     /// `:vars`.
     pub(super) fn vars(&mut self, events: &mut Vec<Event>) {
-        let output = self.output.clone();
+        let output = self.scalar_output();
         // Without gradients when there is no output or it cannot be differentiated.
         let grads: Option<(Gradients, Vec<bool>)> = output
             .as_ref()
             .and_then(|o| self.backprop(o, Span::default()).ok());
         // A tensor output of shape `()`: its gradients of the tensor
         // variables and, through the scalars the tensors read, of the scalar ones.
-        let tensor_pass = self.tensor_vars_pass();
+        let tensor_pass = self.vars_pass_tensors();
         let built_from_earlier = self.built_from_earlier();
         let vars = self
-            .vars
-            .keys()
+            .scalar_vars()
             .zip(built_from_earlier)
-            .map(|(name, built_from_earlier)| {
-                let node = self.vars[name];
+            .map(|((name, node), built_from_earlier)| {
                 let grad_note = output
                     .as_ref()
                     .zip(grads.as_ref())
@@ -493,8 +562,6 @@ impl Session {
                     built_from_earlier,
                 }
             })
-            // A name bound to a tensor now is shown with the tensors.
-            .filter(|row: &VarRow| !self.tensors.vars.contains_key(&row.name))
             .collect();
         let functions = self
             .function_order
@@ -508,7 +575,7 @@ impl Session {
                 })
             })
             .collect();
-        let tensors = self.tensor_var_rows(tensor_pass.as_ref().map(|(_, g)| g));
+        let tensors = self.var_rows_tensors(tensor_pass.as_ref().map(|(_, g)| g));
         events.push(Event::Vars {
             of: match tensor_pass {
                 Some((label, _)) => Some(label),
@@ -595,7 +662,7 @@ impl Session {
 
     /// `:topo kahn [all]`: Kahn's order of the nodes in `order` with each
     /// node's pending-consumer count.
-    fn topo_kahn(&self, output: Output, order: Rc<Vec<NodeId>>, all: bool) -> Event {
+    fn topo_kahn(&self, output: Output<NodeId>, order: Rc<Vec<NodeId>>, all: bool) -> Event {
         let kahn = self.graph.kahn_order(&order);
         let differences = kahn
             .iter()
@@ -623,7 +690,7 @@ impl Session {
     /// Errors: Ctrl-C.
     fn topo_naive(
         &self,
-        output: Output,
+        output: Output<NodeId>,
         order: Rc<Vec<NodeId>>,
         all: bool,
     ) -> Result<Event, SessionError> {
@@ -721,4 +788,224 @@ fn summary(total: usize, all: bool) -> Option<Omitted> {
         after: HEAD_ROWS,
         count: total - HEAD_ROWS - TAIL_ROWS,
     })
+}
+
+impl Session {
+    /// `:trace` of a tensor output: the backward walk, each tensor op one
+    /// step written as its matrix rule with shapes, then the numbers.
+    /// Literals (constants) are left out, as the scalar trace leaves them.
+    pub(super) fn trace_tensors(
+        &mut self,
+        output: TensorId,
+        label: &str,
+        span: Span,
+        expand: &[(&str, Span)],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        self.check_gradient_budget(output, span)?;
+        let (_, steps) = self.tensors.graph.backward_traced(output);
+        if self.tensors.graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        let (labels, legend) = self.labels_and_legend(output);
+        let graph = &self.tensors.graph;
+        let mut expanded = Vec::with_capacity(expand.len());
+        for &(name, at) in expand {
+            let node = steps
+                .iter()
+                .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
+                .map(|s| s.node)
+                .ok_or_else(|| {
+                    tensor_error(
+                        ErrorCode::BadArguments,
+                        at,
+                        format!("`{name}` is not a step of the trace of {label}"),
+                        Some(
+                            "name a node the trace shows, e.g. a variable it was built through"
+                                .into(),
+                        ),
+                    )
+                })?;
+            expanded.push((node, name, at));
+        }
+        // The running sum of each fan-out operand's gradient.
+        let mut sums: rustc_hash::FxHashMap<TensorId, Tensor> = rustc_hash::FxHashMap::default();
+        let mut too_many = Vec::new();
+        let mut shown = Vec::new();
+        for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
+            let contributions = step
+                .contributions
+                .iter()
+                .filter(|c| graph.op(c.input) != TensorOp::Const)
+                .map(|c| {
+                    let (rule, shapes) =
+                        super::tensor_rules::rule_text(graph, step.node, c, &labels);
+                    let so_far = (c.use_count > 1)
+                        .then(|| {
+                            let sum = sums
+                                .entry(c.input)
+                                .or_insert_with(|| Tensor::zeros(graph.shape(c.input)));
+                            sum.add_assign(&c.contribution);
+                            tensor_data(sum)
+                        })
+                        .filter(|_| c.use_number > 1);
+                    TensorTraceContribution {
+                        input: labels[c.input.index()].clone(),
+                        rule,
+                        shapes,
+                        value: tensor_data(&c.contribution),
+                        uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
+                        elements: match expanded.iter().find(|e| e.0 == step.node) {
+                            Some(&(_, name, at)) => {
+                                let chains = element_chains(graph, step, c, &labels);
+                                if chains.is_empty() && !graph.shape(c.input).is_empty() {
+                                    too_many.push(Event::Warning {
+                                        message: format!(
+                                            "--expand={name}: ∂{label}/∂{} has {} elements, more than the {EXPAND_ELEMENTS} the scalar view writes; its matrix rule is above",
+                                            labels[c.input.index()],
+                                            graph.shape(c.input).len()
+                                        ),
+                                        span: at,
+                                    });
+                                }
+                                chains
+                            }
+                            None => Vec::new(),
+                        },
+                        so_far,
+                    }
+                })
+                .collect();
+            shown.push(TensorTraceStep {
+                step: shown.len() + 1,
+                node: labels[step.node.index()].clone(),
+                op: super::tensors::op_name(graph.op(step.node)),
+                upstream: tensor_data(&step.upstream),
+                contributions,
+            });
+        }
+        self.note_seeded_with_ones(output, label, events);
+        events.push(Event::Trace {
+            of: label.to_string(),
+            steps: TraceSteps::Tensors {
+                shape: graph.shape(output).dims().to_vec(),
+                legend,
+                steps: shown,
+            },
+        });
+        events.append(&mut too_many);
+        Ok(())
+    }
+
+    /// The error of a bare `--expand` of a tensor output: it names one node
+    /// (`--expand=h`), and the steps it may name.
+    fn bare_expand(&self, output: TensorId, label: &str, command: &str, at: Span) -> SessionError {
+        let labels = self.tensor_labels(output);
+        let graph = &self.tensors.graph;
+        let steps: Vec<String> = graph
+            .topo_order(output)
+            .into_iter()
+            .filter(|&id| {
+                graph
+                    .operands(id)
+                    .iter()
+                    .any(|&o| graph.op(o) != TensorOp::Const)
+            })
+            .map(|id| &labels[id.index()])
+            .filter(|l| l.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .map(|l| format!("`--expand={l}`"))
+            .take(6)
+            .collect();
+        tensor_error(
+            ErrorCode::BadArguments,
+            at,
+            format!(
+                "`--expand` of a tensor output ({label}) takes the step to show element by element: `--expand=NODE`"
+            ),
+            Some(if steps.is_empty() {
+                format!("name a step of `:{command}` (give it a name where it is built, `h = …`)")
+            } else {
+                format!("e.g. {} (repeat for more)", steps.join(", "))
+            }),
+        )
+    }
+
+    /// The tensor variables for `:vars`: name, leaf or derived, value, and
+    /// ∂output/∂ it when the output is a tensor of shape `()` that reaches
+    /// it (`gradients`, its backward pass).
+    pub(super) fn var_rows_tensors(
+        &self,
+        gradients: Option<&TensorGradients>,
+    ) -> Vec<TensorVarRow> {
+        self.shaped_vars()
+            .map(|(name, id)| TensorVarRow {
+                name: name.clone(),
+                leaf: self.tensors.graph.op(id) == TensorOp::Variable,
+                value: tensor_data(self.tensors.graph.value(id)),
+                grad: gradients.and_then(|g| g.get(id)).map(tensor_data),
+            })
+            .collect()
+    }
+
+    /// The backward pass of the tensor output for `:vars`, when there is
+    /// one of shape `()` (`None` also when Ctrl-C cut it short), with the
+    /// output's name.
+    pub(super) fn vars_pass_tensors(&self) -> Option<(String, TensorGradients)> {
+        let Output {
+            node: output,
+            label,
+        } = self.shaped_output()?;
+        if self.tensors.graph.shape(output) != Shape::scalar() {
+            return None;
+        }
+        let gradients = self.tensor_backward(output, Span::default()).ok()?;
+        Some((label, gradients))
+    }
+}
+
+/// The most elements of an operand whose chain rules `--expand` writes.
+const EXPAND_ELEMENTS: usize = 16;
+
+/// The scalar view of one operand of a traced step: for each of its
+/// elements, every term `upstream × local` of its chain rule (the engine's
+/// [`TensorGraph::expand`]). Nothing past [`EXPAND_ELEMENTS`] elements.
+fn element_chains(
+    graph: &TensorGraph,
+    step: &crate::engine::tensor::TensorStep,
+    contribution: &crate::engine::tensor::TensorContribution,
+    labels: &[String],
+) -> Vec<ElementChain> {
+    let input = graph.value(contribution.input);
+    if input.len() > EXPAND_ELEMENTS {
+        return Vec::new();
+    }
+    let node_label = &labels[step.node.index()];
+    let node_label = if node_label.contains(' ') {
+        format!("({node_label})")
+    } else {
+        node_label.clone()
+    };
+    let input_label = &labels[contribution.input.index()];
+    let input_label = if input_label.contains(' ') {
+        format!("({input_label})")
+    } else {
+        input_label.clone()
+    };
+    (0..input.len())
+        .map(|k| {
+            let terms = graph.expand(step.node, contribution.position, k, step.upstream.data());
+            ElementChain {
+                element: element_name(&input_label, input.shape(), k),
+                terms: terms
+                    .iter()
+                    .map(|t| ElementTermRow {
+                        output: element_name(&node_label, graph.shape(step.node), t.output),
+                        upstream: Number(t.upstream),
+                        local: Number(t.local),
+                    })
+                    .collect(),
+                value: Number(contribution.contribution.data()[k]),
+            }
+        })
+        .collect()
 }

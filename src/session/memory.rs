@@ -14,7 +14,7 @@
 
 use std::rc::Rc;
 
-use super::{Event, Session};
+use super::{Event, Node, Session};
 use crate::engine::{Graph, NodeId};
 
 /// Below this many nodes the session never collects on its own.
@@ -77,9 +77,9 @@ pub(super) struct Memory {
 impl Session {
     /// The nodes a collection keeps everything reachable from.
     fn roots(&self) -> Vec<NodeId> {
-        let mut roots: Vec<NodeId> = self.vars.values().copied().collect();
-        roots.extend(self.output.as_ref().map(|o| o.node));
-        roots.extend(self.last);
+        let mut roots: Vec<NodeId> = self.vars.values().filter_map(|n| n.scalar()).collect();
+        roots.extend(self.output.as_ref().and_then(|o| o.node.scalar()));
+        roots.extend(self.scalar_last());
         // What the running statement would put back if it failed.
         roots.extend(self.journal.roots());
         // The scalar nodes the tensor graph reads (a scalar `w` in
@@ -97,16 +97,22 @@ impl Session {
         let remap = self.graph.retain_reachable(&roots);
         let get = |id: &NodeId| remap.get(*id).expect("roots are kept");
         for node in self.vars.values_mut() {
-            *node = get(node);
+            *node = node.remap(|id| get(&id));
         }
         if let Some(output) = &mut self.output {
-            output.node = get(&output.node);
+            output.node = output.node.remap(|id| get(&id));
         }
-        self.last = self.last.as_ref().map(get);
+        self.last = self.last.map(|node| node.remap(|id| get(&id)));
         self.earlier = std::mem::take(&mut self.earlier)
             .into_iter()
             .filter_map(|(name, old)| {
-                let old: Vec<NodeId> = old.iter().filter_map(|&id| remap.get(id)).collect();
+                let old: Vec<Node> = old
+                    .iter()
+                    .filter_map(|&node| match node {
+                        Node::Scalar(id) => remap.get(id).map(Node::Scalar),
+                        tensor @ Node::Tensor(_) => Some(tensor),
+                    })
+                    .collect();
                 (!old.is_empty()).then_some((name, old))
             })
             .collect();

@@ -29,6 +29,7 @@ pub mod homework;
 mod listings;
 mod literal;
 mod memory;
+mod params;
 mod paths;
 mod preview;
 mod probe;
@@ -89,8 +90,52 @@ pub const CONSTANTS: &[(&str, f64)] = &[
 /// length, so that it can be typed as shown.
 pub const COMMAND_QUOTE_CHARS: usize = 200;
 
-/// The variables: each name once, in the order first assigned.
-type Names = indexmap::IndexMap<String, NodeId, rustc_hash::FxBuildHasher>;
+/// The variables: each name once, in the order first assigned, bound to a
+/// node of either graph.
+type Names = indexmap::IndexMap<String, Node, rustc_hash::FxBuildHasher>;
+
+/// A node of the session's values: a node of the scalar graph (a number) or
+/// of the tensor graph (a vector, a matrix, or a tensor of shape `()`).
+/// What a name, the output and `ans` are bound to: one name table for both
+/// kinds, the arenas kept apart below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Node {
+    /// A node of the scalar graph.
+    Scalar(NodeId),
+    /// A node of the tensor graph.
+    Tensor(crate::engine::tensor::TensorId),
+}
+
+impl Node {
+    /// The scalar node, if this is one.
+    fn scalar(self) -> Option<NodeId> {
+        match self {
+            Node::Scalar(id) => Some(id),
+            Node::Tensor(_) => None,
+        }
+    }
+
+    /// The node renumbered by `get` when it is a scalar one (after a
+    /// collection of the scalar graph); a tensor node as it is.
+    fn remap(self, get: impl FnOnce(NodeId) -> NodeId) -> Node {
+        match self {
+            Node::Scalar(id) => Node::Scalar(get(id)),
+            tensor @ Node::Tensor(_) => tensor,
+        }
+    }
+
+    /// The tensor node, if this is one.
+    fn tensor(self) -> Option<crate::engine::tensor::TensorId> {
+        match self {
+            Node::Tensor(id) => Some(id),
+            Node::Scalar(_) => None,
+        }
+    }
+}
+
+/// The function `grad(y, x)` (`grad(L, W)` of tensors): a call of it builds
+/// the derivative's graph, unless a user function takes the name.
+const GRAD_FUNCTION: &str = "grad";
 
 /// Names that always mean the most recent result.
 const RESULT_NAMES: [&str; 2] = ["ans", "_"];
@@ -105,10 +150,12 @@ struct UserFunction {
     text: String,
 }
 
-/// What `:grad` differentiates: a node and the label it is shown with (`z`, `x*x`).
+/// What `:grad` differentiates: a node (of either graph, [`Node`]; a
+/// scalar command takes its [`NodeId`] with [`Session::scalar_output`]) and
+/// the label it is shown with (`z`, `x*x`).
 #[derive(Debug, Clone)]
-struct Output {
-    node: NodeId,
+struct Output<N = Node> {
+    node: N,
     label: String,
 }
 
@@ -120,12 +167,12 @@ pub struct Session {
     /// assigned (for `:vars` and `:grad`): each name is held once.
     vars: Names,
     /// Earlier bindings of each variable, oldest first (to explain a gradient of 0).
-    earlier: FxHashMap<String, Vec<NodeId>>,
+    earlier: FxHashMap<String, Vec<Node>>,
     functions: FxHashMap<String, UserFunction>,
     function_order: Vec<String>,
     output: Option<Output>,
     /// The most recent statement's node: `ans` and `_`.
-    last: Option<NodeId>,
+    last: Option<Node>,
     /// The reverse topological order of the last output asked about. Nodes never
     /// change once appended, so an output's order stays valid until `:reset`
     /// (a collection remaps it).
@@ -156,7 +203,7 @@ pub struct Session {
     cancelled: bool,
     /// What the running statement has changed, undone if it fails (`undo.rs`).
     journal: undo::Journal,
-    /// Vectors and matrices: their graph and names (`tensors.rs`).
+    /// Vectors and matrices: their graph, generator and undo journal (`tensors.rs`).
     tensors: tensors::Tensors,
     /// The running command's text and where it starts in its source, for
     /// a command that reads its line whole (`:expect`, `homework.rs`).
@@ -228,12 +275,61 @@ impl Session {
 
     /// The node a variable is bound to now, if it exists.
     pub fn variable(&self, name: &str) -> Option<NodeId> {
-        self.vars.get(name).copied()
+        self.scalar_var(name)
     }
 
-    /// Variable names, in the order they were first assigned.
+    /// The scalar node the variable `name` is bound to, if it names a number.
+    fn scalar_var(&self, name: &str) -> Option<NodeId> {
+        self.vars.get(name).and_then(|node| node.scalar())
+    }
+
+    /// The tensor node the variable `name` is bound to, if it names a tensor.
+    fn shaped_var(&self, name: &str) -> Option<crate::engine::tensor::TensorId> {
+        self.vars.get(name).and_then(|node| node.tensor())
+    }
+
+    /// The variables bound to numbers, in the order first assigned.
+    fn scalar_vars(&self) -> impl Iterator<Item = (&String, NodeId)> {
+        self.vars
+            .iter()
+            .filter_map(|(name, node)| Some((name, node.scalar()?)))
+    }
+
+    /// The variables bound to tensors, in the order first assigned.
+    fn shaped_vars(&self) -> impl Iterator<Item = (&String, crate::engine::tensor::TensorId)> {
+        self.vars
+            .iter()
+            .filter_map(|(name, node)| Some((name, node.tensor()?)))
+    }
+
+    /// The output when it is a number (a scalar command's).
+    fn scalar_output(&self) -> Option<Output<NodeId>> {
+        let output = self.output.as_ref()?;
+        Some(Output {
+            node: output.node.scalar()?,
+            label: output.label.clone(),
+        })
+    }
+
+    /// The output when it is a tensor.
+    fn shaped_output(&self) -> Option<Output<crate::engine::tensor::TensorId>> {
+        let output = self.output.as_ref()?;
+        Some(Output {
+            node: output.node.tensor()?,
+            label: output.label.clone(),
+        })
+    }
+
+    /// `ans` when it is a number.
+    fn scalar_last(&self) -> Option<NodeId> {
+        self.last.and_then(Node::scalar)
+    }
+
+    /// The names of the variables bound to numbers (nodes of
+    /// [`Session::graph`]), in the order they were first assigned; those
+    /// bound to vectors and matrices are [`Session::tensor_variables`].
     pub fn variable_names(&self) -> impl Iterator<Item = &str> {
-        self.vars.keys().map(String::as_str)
+        self.scalar_vars().map(|(name, _)| name.as_str())
     }
 
     /// User function names, in the order they were defined.
@@ -399,34 +495,29 @@ impl Session {
         let mut events = Vec::new();
         let mut record = script::builds_state(&located.statement).then_some(located.span);
         let rest = rest.map(|pieces| (pieces, source));
-        let scalar_output = self.output.as_ref().map(|o| o.node);
-        let scalar_last = self.last;
         let tensor_statement = match &located.statement {
             Statement::Expr(tree) => rest.is_none() && self.touches_tensor(tree),
             Statement::Assign { target, op, value } => {
                 rest.is_none()
                     && (self.touches_tensor(value)
-                        || *op != syntax::AssignOp::Set
-                            && self.tensors.vars.contains_key(&target.name))
+                        || *op != syntax::AssignOp::Set && self.is_tensor(&target.name))
             }
             Statement::Updates { targets, values } => {
-                targets
-                    .iter()
-                    .any(|t| self.tensors.vars.contains_key(&t.name))
+                targets.iter().any(|t| self.is_tensor(&t.name))
                     || values.iter().any(|v| self.touches_tensor(v))
             }
             _ => false,
         };
         match located.statement {
             Statement::Updates { targets, values } if tensor_statement => {
-                self.tensor_updates(&targets, &values, &mut events)?;
+                self.update_tensors(&targets, &values, &mut events)?;
             }
             Statement::Expr(tree) if tensor_statement => {
                 let text = source[tree.span().start..tree.span().end].trim();
-                self.tensor_expression(&tree, output_label(text), &mut events)?;
+                self.expression_of_tensors(&tree, output_label(text), &mut events)?;
             }
             Statement::Assign { target, op, value } if tensor_statement => {
-                self.tensor_assign(&target, op, &value, &mut events)?;
+                self.assign_of_tensors(&target, op, &value, &mut events)?;
             }
             Statement::Expr(tree) => {
                 let (value, span) = self.evaluate_value(&Rhs { tree: &tree, rest }, &mut events)?;
@@ -436,10 +527,10 @@ impl Session {
                 }
                 let label = output_label(source[span.start..span.end].trim());
                 self.output = Some(Output {
-                    node: value.node,
+                    node: Node::Scalar(value.node),
                     label,
                 });
-                self.last = Some(value.node);
+                self.last = Some(Node::Scalar(value.node));
                 events.push(Event::Value {
                     name: None,
                     value: Number(self.graph.value(value.node)).into(),
@@ -447,16 +538,12 @@ impl Session {
             }
             Statement::Assign { target, op, value } => {
                 let span = self.assign(&target, op, &Rhs { tree: &value, rest }, &mut events)?;
-                self.tensors.unbind(&target.name);
                 if rest.is_some() {
                     record = record.map(|whole| Span::new(whole.start, span.end));
                 }
             }
             Statement::Updates { targets, values } => {
                 self.update_together(&targets, &values, &mut events)?;
-                for target in &targets {
-                    self.tensors.unbind(&target.name);
-                }
             }
             Statement::Define { name, params, body } => {
                 let text = source[body.span().start..body.span().end]
@@ -473,16 +560,6 @@ impl Session {
             Statement::Repeat(repeat) => {
                 events = self.repeat_statement(source, located.span, &repeat)?;
             }
-        }
-        if !tensor_statement
-            && self.output.is_some()
-            && self.output.as_ref().map(|o| o.node) != scalar_output
-        {
-            // A scalar output now: the tensor output and `ans` are old.
-            self.tensors.output = None;
-        }
-        if !tensor_statement && self.last != scalar_last {
-            self.tensors.last = None;
         }
         if let Some(span) = record {
             self.record(&source[span.start..span.end]);
@@ -601,13 +678,20 @@ impl Session {
     /// Why ∂output/∂`name` is 0 when the output's graph (`reached`, from
     /// `backprop`) holds an earlier binding of `name` but not its current one:
     /// "e was built from an earlier b". `None` otherwise.
-    fn stale_note(&self, output: &Output, name: &str, reached: &[bool]) -> Option<GradNote> {
-        let in_graph = |id: &NodeId| reached.get(id.index()) == Some(&true);
-        let current = self.vars.get(name)?;
+    fn stale_note(
+        &self,
+        output: &Output<NodeId>,
+        name: &str,
+        reached: &[bool],
+    ) -> Option<GradNote> {
+        let in_graph = |id: NodeId| reached.get(id.index()) == Some(&true);
+        let current = self.scalar_var(name)?;
         let earlier = self.earlier.get(name)?;
-        (!in_graph(current) && earlier.iter().any(in_graph)).then(|| GradNote::BuiltFromEarlier {
-            of: output.label.clone(),
-            wrt: name.to_string(),
+        (!in_graph(current) && earlier.iter().filter_map(|n| n.scalar()).any(in_graph)).then(|| {
+            GradNote::BuiltFromEarlier {
+                of: output.label.clone(),
+                wrt: name.to_string(),
+            }
         })
     }
 
@@ -616,17 +700,22 @@ impl Session {
     /// leaves. One pass over the nodes up to the last derived variable: inputs
     /// have smaller ids than their consumers, so marks flow forward by id.
     fn built_from_earlier(&self) -> Vec<Vec<String>> {
-        let mut result = vec![Vec::new(); self.vars.len()];
-        let rebound: Vec<&String> = self
-            .vars
-            .keys()
-            .filter(|name| self.earlier.get(*name).is_some_and(|old| !old.is_empty()))
-            .collect();
-        let derived = |name: &String| {
-            let node = self.vars[name];
-            (self.graph.op(node) != Op::Variable).then_some(node)
+        let scalars: Vec<(&String, NodeId)> = self.scalar_vars().collect();
+        let mut result = vec![Vec::new(); scalars.len()];
+        let earlier_scalars = |name: &String| {
+            self.earlier
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter_map(|old| old.scalar())
         };
-        let Some(last) = self.vars.keys().filter_map(derived).max() else {
+        let rebound: Vec<(&String, NodeId)> = scalars
+            .iter()
+            .copied()
+            .filter(|(name, _)| earlier_scalars(name).next().is_some())
+            .collect();
+        let derived = |node: NodeId| (self.graph.op(node) != Op::Variable).then_some(node);
+        let Some(last) = scalars.iter().filter_map(|&(_, node)| derived(node)).max() else {
             return result;
         };
         if rebound.is_empty() {
@@ -634,9 +723,8 @@ impl Session {
         }
         // One bit per rebound name; past 63 names, the last bit stands for the rest.
         let mut marks = vec![0u64; last.index() + 1];
-        for (k, name) in rebound.iter().enumerate() {
-            let current = self.vars[*name];
-            for &old in &self.earlier[*name] {
+        for (k, &(name, current)) in rebound.iter().enumerate() {
+            for old in earlier_scalars(name) {
                 if old != current && old <= last {
                     marks[old.index()] |= 1 << k.min(63);
                 }
@@ -646,17 +734,17 @@ impl Session {
             let inputs = self.graph.operands(NodeId(i as u32));
             marks[i] |= inputs.iter().fold(0, |m, input| m | marks[input.index()]);
         }
-        for (row, name) in result.iter_mut().zip(self.vars.keys()) {
-            let Some(node) = derived(name) else { continue };
+        for (row, &(_, node)) in result.iter_mut().zip(&scalars) {
+            let Some(node) = derived(node) else { continue };
             let mark = marks[node.index()];
-            for (k, rebound_name) in rebound.iter().enumerate().take(63) {
+            for (k, (rebound_name, _)) in rebound.iter().enumerate().take(63) {
                 if mark & (1 << k) != 0 {
                     row.push(rebound_name.to_string());
                 }
             }
             if mark & (1 << 63) != 0 {
                 row.push(if rebound.len() == 64 {
-                    rebound[63].to_string()
+                    rebound[63].0.to_string()
                 } else {
                     "others".to_string()
                 });
@@ -711,10 +799,8 @@ impl Session {
     /// [`Call`]).
     fn names_by_node(&self) -> HashMap<NodeId, &str> {
         let mut map = HashMap::new();
-        for name in self.vars.keys() {
-            if let Some(&node) = self.vars.get(name) {
-                map.entry(node).or_insert(name.as_str());
-            }
+        for (name, node) in self.scalar_vars() {
+            map.entry(node).or_insert(name.as_str());
         }
         for (node, label) in self.calls.labels() {
             map.entry(node).or_insert(label);

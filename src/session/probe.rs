@@ -2,7 +2,8 @@
 //! session (the fuzz harness's oracle: a refused statement changes nothing;
 //! the Python package's `Session.value` and `Session.grad`).
 
-use super::tensors::{Param, tensor_error};
+use super::params::Param;
+use super::tensors::tensor_error;
 use super::{ErrorCode, Session, SessionError};
 use crate::engine::tensor::{Shape, Tensor, TensorId};
 use crate::syntax::Span;
@@ -18,10 +19,8 @@ impl Session {
     /// assigned. A name listed here hides the same name among the scalar
     /// variables.
     pub fn tensor_variables(&self) -> impl Iterator<Item = (&str, &Tensor)> {
-        self.tensors
-            .vars
-            .iter()
-            .map(|(name, &id)| (name.as_str(), self.tensors.graph.value(id)))
+        self.shaped_vars()
+            .map(|(name, id)| (name.as_str(), self.tensors.graph.value(id)))
     }
 }
 
@@ -31,7 +30,7 @@ impl Session {
     /// For hosts that read values without running a statement (the Python
     /// package's `Session.value`).
     pub fn tensor_variable(&self, name: &str) -> Option<&Tensor> {
-        let &id = self.tensors.vars.get(name)?;
+        let id = self.shaped_var(name)?;
         Some(self.tensors.graph.value(id))
     }
 
@@ -52,16 +51,16 @@ impl Session {
     /// [`ErrorCode::Shape`]: super::ErrorCode::Shape
     /// [`ErrorCode::Limit`]: super::ErrorCode::Limit
     pub fn gradient_now(&self, of: &str, wrt: &str) -> Option<Result<Tensor, SessionError>> {
-        let tensor_of = self.tensors.vars.get(of).copied();
-        let tensor_wrt = self.tensors.vars.get(wrt).copied();
+        let tensor_of = self.shaped_var(of);
+        let tensor_wrt = self.shaped_var(wrt);
         if tensor_of.is_none() && tensor_wrt.is_none() {
             return None;
         }
-        Some(self.tensor_gradient_of(tensor_of, of, tensor_wrt, wrt))
+        Some(self.gradient_of_tensors(tensor_of, of, tensor_wrt, wrt))
     }
 
     /// [`Session::gradient_now`] once one of the names is a tensor.
-    fn tensor_gradient_of(
+    fn gradient_of_tensors(
         &self,
         tensor_of: Option<TensorId>,
         of: &str,

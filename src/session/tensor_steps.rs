@@ -16,10 +16,9 @@
 use rustc_hash::FxHashMap;
 
 use super::args::PictureArgs;
-use super::command::Command;
 use super::exports::{moments, step_target};
 use super::steps::{GradMark, GradState, Marks};
-use super::tensors::{TensorCommand, tensor_data, tensor_error};
+use super::tensors::{tensor_data, tensor_error};
 use super::{
     Event, Picture, PictureFormat, PictureStep, Session, SessionError, TensorData, TensorTraceStep,
 };
@@ -157,50 +156,11 @@ pub struct TensorTopoRow {
 }
 
 impl Session {
-    /// The commands of the one step model when the output is a tensor:
-    /// `:topo`, `:step` (the walk of `:trace`), `:svg` and `:dot` (also at
-    /// a step), `:html`. `None` when the output is no tensor or the command
-    /// is none of these.
-    pub(super) fn tensor_step_command(
-        &mut self,
-        kind: TensorCommand,
-        command: &Command,
-        events: &mut Vec<Event>,
-    ) -> Option<Result<(), SessionError>> {
-        self.tensors.output.as_ref()?;
-        let name = command.name;
-        Some(match kind {
-            TensorCommand::Topo if command.keywords.iter().any(|k| *k != "all") => {
-                Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    name.span,
-                    format!(
-                        "`:{} {}` of a tensor output is not supported yet: a tensor graph has one order, by descending id",
-                        name.name,
-                        command.keywords.join(" ")
-                    ),
-                    Some(format!(
-                        "type `:{}` (every tensor node is listed)",
-                        name.name
-                    )),
-                ))
-            }
-            TensorCommand::Topo => self.tensor_topo(name.span, events),
-            TensorCommand::Step => {
-                self.tensor_command(TensorCommand::Trace, "trace", name.span, &[], events)?
-            }
-            TensorCommand::Picture(format) => PictureArgs::parse(command)
-                .and_then(|args| self.tensor_picture(name, &args, format, events)),
-            TensorCommand::Html => self.html(name, command.optional_target(), events),
-            _ => return None,
-        })
-    }
-
     /// The step model of the tensor output's backward pass; `span` is the
     /// command's, for errors.
     ///
     /// Errors: no tensor output; Ctrl-C.
-    pub(super) fn tensor_step_model(
+    pub(super) fn step_model_tensors(
         &mut self,
         span: Span,
     ) -> Result<TensorStepModel, SessionError> {
@@ -212,10 +172,10 @@ impl Session {
                 None,
             )
         };
-        let (output, _) = self.tensors.output.clone().ok_or_else(no_output)?;
+        let output = self.shaped_output().ok_or_else(no_output)?;
         let mut trace = Vec::new();
-        self.tensor_command(TensorCommand::Trace, "trace", span, &[], &mut trace)
-            .ok_or_else(no_output)??;
+        self.trace_tensors(output.node, &output.label, span, &[], &mut trace)?;
+        let output = output.node;
         let Some(Event::Trace {
             of,
             steps: TraceSteps::Tensors { steps, .. },
@@ -279,8 +239,16 @@ impl Session {
     /// Built from the graph's structure and shapes alone: no value is copied
     /// or computed, so a listing of two 4600×4600 products costs what it
     /// writes.
-    fn tensor_topo(&mut self, span: Span, events: &mut Vec<Event>) -> Result<(), SessionError> {
-        let Some((output, of)) = self.tensors.output.clone() else {
+    pub(super) fn topo_tensors(
+        &mut self,
+        span: Span,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let Some(super::Output {
+            node: output,
+            label: of,
+        }) = self.shaped_output()
+        else {
             return Err(tensor_error(
                 ErrorCode::BadArguments,
                 span,
@@ -328,7 +296,7 @@ impl Session {
     /// from one [`TensorStepModel`].
     ///
     /// Errors: a step past the last; Ctrl-C.
-    fn tensor_picture(
+    pub(super) fn picture_tensors(
         &mut self,
         name: &Ident,
         options: &PictureArgs,
@@ -336,7 +304,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         self.check_tensor_picture_size(name)?;
-        let model = self.tensor_step_model(name.span)?;
+        let model = self.step_model_tensors(name.span)?;
         let last = model.len();
         for step in moments(options, last, &model.of, name)? {
             let target = options
@@ -344,7 +312,7 @@ impl Session {
                 .as_ref()
                 .map(|file| step_target(file, step, options.moment, format));
             events.push(Event::Picture {
-                picture: self.tensor_picture_at(&model, step, options.direction),
+                picture: self.picture_at(&model, step, options.direction),
                 format,
                 target,
             });
@@ -354,13 +322,13 @@ impl Session {
 
     /// The picture of the tensor output at step `step` of `model` (`None`:
     /// the finished pass).
-    pub(super) fn tensor_picture_at(
+    pub(super) fn picture_at(
         &self,
         model: &TensorStepModel,
         step: Option<usize>,
         direction: super::Direction,
     ) -> Picture {
-        let output = self.tensors.output.as_ref().map_or(TensorId(0), |o| o.0);
+        let output = self.shaped_output().map_or(TensorId(0), |o| o.node);
         let labels = self.tensor_labels(output);
         let graph = &self.tensors.graph;
         let folded = |id: TensorId| graph.op(id) == TensorOp::Const && graph.shape(id).rank() == 0;
@@ -443,10 +411,10 @@ impl Session {
     /// picture and its step model.
     ///
     /// Errors: Ctrl-C.
-    pub(super) fn tensor_page(&mut self, name: &Ident) -> Result<super::Page, SessionError> {
+    pub(super) fn page_tensors(&mut self, name: &Ident) -> Result<super::Page, SessionError> {
         self.check_tensor_picture_size(name)?;
-        let model = self.tensor_step_model(name.span)?;
-        let picture = self.tensor_picture_at(&model, None, super::Direction::Auto);
+        let model = self.step_model_tensors(name.span)?;
+        let picture = self.picture_at(&model, None, super::Direction::Auto);
         Ok(super::Page {
             picture,
             expanded: None,
@@ -465,7 +433,11 @@ impl Session {
     /// more than [`TENSOR_PICTURE_NODES`] nodes, before anything is built:
     /// the message of the scalar pictures, with what works for tensors.
     fn check_tensor_picture_size(&self, name: &Ident) -> Result<(), SessionError> {
-        let Some((output, of)) = &self.tensors.output else {
+        let Some(super::Output {
+            node: output,
+            label: of,
+        }) = &self.shaped_output()
+        else {
             return Ok(());
         };
         let count = self.tensors.graph.topo_order(*output).len();

@@ -15,23 +15,20 @@
 use crate::engine::tensor::{
     Rng, Shape, Tensor, TensorError, TensorGradients, TensorGraph, TensorId, TensorOp,
 };
-use crate::engine::{Arity, NodeId, Op};
-use crate::syntax::{
-    AssignOp, Call, ExprKind, ExprTree, INDEX, Ident, LIST, MATMUL, Span, UnaryOp,
-};
+use crate::engine::{Arity, Op};
+use crate::syntax::{Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, Span, UnaryOp};
 
 use super::error::ErrorCode;
 use super::eval::op_of;
-use super::event::{
-    ElementChain, ElementTermRow, TensorData, TensorName, TensorTraceContribution, TensorTraceStep,
-    TensorVarRow,
-};
-use super::{
-    CONSTANTS, Event, Number, RESULT_NAMES, Session, SessionError, TraceSteps, Value, nearest,
-};
+use super::event::TensorData;
+use super::{CONSTANTS, Event, GRAD_FUNCTION, Node, RESULT_NAMES, Session, SessionError, nearest};
 
 mod functions;
-pub(super) use functions::{BATCH_FUNCTIONS, batch_rule_text, slice_rule};
+mod labels;
+mod literals;
+pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
+pub(super) use labels::op_name;
+use literals::literal;
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
 /// what makes a statement a tensor statement when it calls one.
@@ -48,51 +45,23 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 10] = [
     "logsumexp",
 ];
 
-/// The function `grad(L, W)`.
-const GRAD_FUNCTION: &str = "grad";
-
-pub(super) use super::command::TensorCommand;
-
 /// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
 /// `keepdims=True`).
 const KEEPDIMS: &str = "keepdims";
 
-/// A parameter of a tensor loss, what `:grad`, `grad(L, p)`, `:=` and
-/// `:descend` take: a tensor leaf, or a scalar leaf that reaches the tensor
-/// graph through its scalar operands (`w` and `b` in `mean((w*xs + b - ys)^2)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Param {
-    /// A vector or matrix leaf.
-    Tensor(TensorId),
-    /// A scalar leaf of the scalar graph.
-    Scalar(NodeId),
-}
-
 /// The seed `randn` starts from, until `:seed N`.
 pub const DEFAULT_SEED: u64 = 0;
 
-/// The tensor names, in the order first assigned.
-type Names = indexmap::IndexMap<String, TensorId, rustc_hash::FxBuildHasher>;
-
-/// The session's tensors: their graph, the names bound to tensor nodes, the
-/// output when it is a tensor, `ans` when it is one, and `randn`'s generator.
+/// The session's tensors: their graph, `randn`'s generator, and what a
+/// statement changed of them, for its undo. The names, the output and `ans`
+/// are the session's, of either kind ([`super::Node`]).
 #[derive(Debug)]
 pub(super) struct Tensors {
     pub graph: TensorGraph,
-    /// Variables bound to tensor nodes. A name here hides the same name in
-    /// the scalar variables (a scalar assignment removes it from here).
-    pub vars: Names,
-    /// The output (what `:grad` differentiates) when it is a tensor, and its label.
-    pub output: Option<(TensorId, String)>,
-    /// `ans` when the most recent value is a tensor.
-    pub last: Option<TensorId>,
     /// `randn`'s generator (`:seed N` starts it again).
     pub rng: Rng,
     /// The nodes `grad(L, W)` made (a gradient of one is refused).
     pub gradients: Vec<TensorId>,
-    /// Earlier bindings of each tensor variable, oldest first (to explain a
-    /// gradient of 0, as `Session::earlier` does for numbers).
-    pub earlier: rustc_hash::FxHashMap<String, Vec<TensorId>>,
     /// What the running statement may change, as it was before it.
     saved: Saved,
     /// The warnings of the expression being evaluated (an op that made inf
@@ -104,17 +73,6 @@ pub(super) struct Tensors {
 #[derive(Debug, Default)]
 struct Saved {
     len: usize,
-    /// Each change of a binding the statement made, in order: the name and
-    /// what it was bound to before, with its place among the names (`None`:
-    /// it was not bound). Undone in reverse, they give the names back as
-    /// they were, in their order, in time proportional to the changes (not
-    /// to the names: a copy of every name for each statement made a long
-    /// script of tensor statements quadratic).
-    bindings: Vec<(String, Option<(usize, TensorId)>)>,
-    /// The names whose earlier bindings the statement added to, in order.
-    earlier: Vec<String>,
-    output: Option<(TensorId, String)>,
-    last: Option<TensorId>,
     rng: Option<Rng>,
     /// Leaves moved by the statement, with their values before (first move only).
     leaves: Vec<(TensorId, Tensor)>,
@@ -124,12 +82,8 @@ impl Default for Tensors {
     fn default() -> Tensors {
         Tensors {
             graph: TensorGraph::new(),
-            vars: Names::default(),
-            output: None,
-            last: None,
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
-            earlier: rustc_hash::FxHashMap::default(),
             saved: Saved::default(),
             warnings: Vec::new(),
         }
@@ -140,10 +94,6 @@ impl Tensors {
     /// Keeps what a statement may change, for [`Tensors::undo`].
     pub fn begin(&mut self) {
         self.saved.len = self.graph.len();
-        self.saved.bindings.clear();
-        self.saved.earlier.clear();
-        self.saved.output.clone_from(&self.output);
-        self.saved.last = self.last;
         self.saved.rng = Some(self.rng.clone());
         self.saved.leaves.clear();
     }
@@ -161,23 +111,6 @@ impl Tensors {
         self.graph.truncate(self.saved.len);
         let len = self.saved.len;
         self.gradients.retain(|id| id.index() < len);
-        for (name, before) in std::mem::take(&mut self.saved.bindings).into_iter().rev() {
-            match before {
-                Some((index, id)) => {
-                    self.vars.shift_insert(index, name, id);
-                }
-                None => {
-                    self.vars.shift_remove(&name);
-                }
-            }
-        }
-        for name in std::mem::take(&mut self.saved.earlier).into_iter().rev() {
-            if let Some(earlier) = self.earlier.get_mut(&name) {
-                earlier.pop();
-            }
-        }
-        self.output = self.saved.output.take();
-        self.last = self.saved.last;
         if let Some(rng) = self.saved.rng.take() {
             self.rng = rng;
         }
@@ -200,31 +133,6 @@ impl Tensors {
         self.graph.rerun(scalars);
         self.graph
             .set_interrupt(std::sync::Arc::new(crate::interrupt::CtrlC));
-    }
-
-    /// Forgets that `name` is a tensor (a scalar assignment rebinds it).
-    pub fn unbind(&mut self, name: &str) {
-        if let Some((index, _, id)) = self.vars.shift_remove_full(name) {
-            self.saved
-                .bindings
-                .push((name.to_string(), Some((index, id))));
-        }
-    }
-
-    /// Binds `name` to the tensor node `id` (the running statement's
-    /// [`Tensors::undo`] puts back what it was bound to).
-    pub fn bind(&mut self, name: &str, id: TensorId) {
-        let before = self
-            .vars
-            .get_full(name)
-            .map(|(index, _, &old)| (index, old));
-        self.saved.bindings.push((name.to_string(), before));
-        if let Some((_, old)) = before {
-            // Kept to explain a gradient of 0 (`tensor_stale_note`).
-            self.earlier.entry(name.to_string()).or_default().push(old);
-            self.saved.earlier.push(name.to_string());
-        }
-        self.vars.insert(name.to_string(), id);
     }
 }
 
@@ -277,7 +185,7 @@ pub(super) fn tensor_error(
 }
 
 /// [`TensorError`] as the session's error at `span`.
-fn from_engine(error: TensorError, span: Span) -> SessionError {
+pub(super) fn from_engine(error: TensorError, span: Span) -> SessionError {
     match error {
         TensorError::Shape(error) => tensor_error(ErrorCode::Shape, span, error.to_string(), None),
         TensorError::Budget(error) => tensor_error(ErrorCode::Limit, span, error.to_string(), None),
@@ -321,8 +229,8 @@ impl Session {
     /// look before it is parsed whole: a tensor exists, or the text has a
     /// bracket, `@`, `ᵀ` or a tensor function's name).
     pub(super) fn may_touch_tensor(&self, text: &str) -> bool {
-        !self.tensors.vars.is_empty()
-            || self.tensors.last.is_some()
+        self.vars.values().any(|node| node.tensor().is_some())
+            || self.shaped_last().is_some()
             || text.contains(['[', '@', 'ᵀ'])
             || TENSOR_FUNCTIONS.iter().any(|name| text.contains(name))
     }
@@ -349,8 +257,8 @@ impl Session {
     pub(super) fn touches_tensor(&self, tree: &ExprTree) -> bool {
         tree.nodes.iter().any(|node| match &node.kind {
             ExprKind::Name(name) => {
-                self.tensors.vars.contains_key(name.as_str())
-                    || RESULT_NAMES.contains(&name.as_str()) && self.tensors.last.is_some()
+                self.is_tensor(name.as_str())
+                    || RESULT_NAMES.contains(&name.as_str()) && self.shaped_last().is_some()
             }
             ExprKind::Call(call) => {
                 [LIST, INDEX, MATMUL].contains(&call.name.as_str())
@@ -403,7 +311,7 @@ impl Session {
                     Some((_, value)) => value.clone(),
                     // `sum(X, 1, keepdims)`: a word, read by the call.
                     None if name.as_str() == KEEPDIMS && keeps_dims(tree, k) => TValue::Number(1.0),
-                    None => self.tensor_name(name, span)?,
+                    None => self.resolve_tensor(name, span)?,
                 },
                 ExprKind::Unary { op, operand } => {
                     let a = take(&mut values, operand.0);
@@ -433,7 +341,7 @@ impl Session {
     ///
     /// Errors: the wrong count of arguments, recursion, calls nested past
     /// [`super::eval::MAX_CALL_DEPTH`], and the body's, inside the call.
-    fn tensor_user_call(
+    fn call_user_function(
         &mut self,
         name: &str,
         args: Vec<TValue>,
@@ -478,27 +386,23 @@ impl Session {
 
     /// A name in a tensor expression: a tensor variable, `ans`, a scalar
     /// variable (bridged as a node of shape `()`), or a constant.
-    fn tensor_name(&mut self, name: &str, span: Span) -> Result<TValue, SessionError> {
+    fn resolve_tensor(&mut self, name: &str, span: Span) -> Result<TValue, SessionError> {
         let node = |id| TValue::Node {
             id,
             uses_variable: true,
         };
-        if RESULT_NAMES.contains(&name)
-            && let Some(id) = self.tensors.last
-        {
-            return Ok(node(id));
-        }
-        if let Some(&id) = self.tensors.vars.get(name) {
-            return Ok(node(id));
-        }
-        let scalar = if RESULT_NAMES.contains(&name) {
+        let bound = if RESULT_NAMES.contains(&name) {
             self.last
         } else {
             self.vars.get(name).copied()
         };
-        if let Some(scalar) = scalar {
-            let id = self.tensors.graph.scalar(scalar, self.graph.value(scalar));
-            return Ok(node(id));
+        match bound {
+            Some(Node::Tensor(id)) => return Ok(node(id)),
+            Some(Node::Scalar(scalar)) => {
+                let id = self.tensors.graph.scalar(scalar, self.graph.value(scalar));
+                return Ok(node(id));
+            }
+            None => {}
         }
         if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
             return Ok(TValue::Number(value));
@@ -513,7 +417,6 @@ impl Session {
         let candidates = self
             .vars
             .keys()
-            .chain(self.tensors.vars.keys())
             .map(String::as_str)
             .chain(CONSTANTS.iter().map(|(c, _)| *c));
         Err(SessionError::UnknownName {
@@ -605,10 +508,9 @@ impl Session {
         Ok(TValue::Node { id, uses_variable })
     }
 
-    /// A call in a tensor expression: a literal, an index, `@`, a tensor
-    /// function, or a scalar function applied elementwise.
-    // One arm per op of the tensor op table: as long as the table.
-    #[allow(clippy::too_many_lines)]
+    /// A call in a tensor expression: a batch function, `grad(L, W)`, a
+    /// literal, an index, `@`, a tensor function, a scalar function applied
+    /// elementwise, or a user function.
     fn tensor_call(
         &mut self,
         call: &Call,
@@ -621,9 +523,8 @@ impl Session {
             return Ok(value);
         }
         let name = call.name.as_str();
-        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
         if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
-            return self.tensor_gradient(args, call, tree, span);
+            return self.grad_call(args, call, tree, span);
         }
         if call.derivative > 0 {
             return Err(tensor_error(
@@ -638,10 +539,49 @@ impl Session {
                 ),
             ));
         }
-        match name {
-            LIST => return literal(args, call, tree),
-            INDEX => return self.index(args, call, tree, span),
-            MATMUL => return self.apply_tensor(TensorOp::MatMul, args, span),
+        let args = match self.table_call(call, args, tree, span)? {
+            Ok(value) => return Ok(value),
+            Err(args) => args,
+        };
+        if name == "log" && args.len() == 2 && !self.functions.contains_key(name) {
+            // `log(x, b)` = ln(x)/ln(b) elementwise, as for scalars.
+            let mut args = args.into_iter();
+            let (x, b) = (args.next(), args.next());
+            let ln_x = self.elementwise(Op::Ln, x.into_iter().collect(), span)?;
+            let ln_b = self.elementwise(Op::Ln, b.into_iter().collect(), span)?;
+            return self.elementwise(Op::Div, vec![ln_x, ln_b], span);
+        }
+        if let Some(op) = Op::from_function_name(name)
+            && !self.functions.contains_key(name)
+        {
+            return self.scalar_function(op, args, call, span);
+        }
+        if self.functions.contains_key(name) {
+            return self.call_user_function(name, args, span, scope);
+        }
+        Err(SessionError::UnknownFunction {
+            name: name.to_string(),
+            span: call.name_span,
+            suggestion: nearest(name, TENSOR_FUNCTIONS.iter().copied()),
+            hint: None,
+        })
+    }
+
+    /// A call of the tensor op table (a literal, an index, `@`, a tensor
+    /// function): its value, or the arguments given back when `call` is none.
+    fn table_call(
+        &mut self,
+        call: &Call,
+        args: Vec<TValue>,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<Result<TValue, Vec<TValue>>, SessionError> {
+        let name = call.name.as_str();
+        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
+        let value = match name {
+            LIST => literal(args, call, tree),
+            INDEX => self.index(args, call, tree, span),
+            MATMUL => self.apply_tensor(TensorOp::MatMul, args, span),
             "transpose" | "mean" | "softmax" | "logsumexp" => {
                 arity("1", args.len() == 1)?;
                 let op = match name {
@@ -650,11 +590,11 @@ impl Session {
                     "softmax" => TensorOp::Softmax,
                     _ => TensorOp::LogSumExp,
                 };
-                return self.apply_tensor(op, args, span);
+                self.apply_tensor(op, args, span)
             }
             "outer" => {
                 arity("2", args.len() == 2)?;
-                return self.apply_tensor(TensorOp::Outer, args, span);
+                self.apply_tensor(TensorOp::Outer, args, span)
             }
             "sum" => {
                 arity("1, 2 or 3", matches!(args.len(), 1..=3))?;
@@ -673,140 +613,12 @@ impl Session {
                     Some(axis) => TensorOp::SumAxis(self.whole(axis, tree, call.args[1])?),
                     None => TensorOp::Sum,
                 };
-                return self.apply_tensor(op, args.into_iter().take(1).collect(), span);
+                self.apply_tensor(op, args.into_iter().take(1).collect(), span)
             }
-            "zeros" | "ones" | "randn" | "eye" => {
-                return self.make(name, &args, call, tree, span);
-            }
-            _ => {}
-        }
-        if name == "log" && args.len() == 2 && !self.functions.contains_key(name) {
-            // `log(x, b)` = ln(x)/ln(b) elementwise, as for scalars.
-            let mut args = args.into_iter();
-            let (x, b) = (args.next(), args.next());
-            let ln_x = self.elementwise(Op::Ln, x.into_iter().collect(), span)?;
-            let ln_b = self.elementwise(Op::Ln, b.into_iter().collect(), span)?;
-            return self.elementwise(Op::Div, vec![ln_x, ln_b], span);
-        }
-        if let Some(op) = Op::from_function_name(name)
-            && !self.functions.contains_key(name)
-        {
-            return self.scalar_function(op, args, call, span);
-        }
-        if self.functions.contains_key(name) {
-            return self.tensor_user_call(name, args, span, scope);
-        }
-        Err(SessionError::UnknownFunction {
-            name: name.to_string(),
-            span: call.name_span,
-            suggestion: nearest(name, TENSOR_FUNCTIONS.iter().copied()),
-            hint: None,
-        })
-    }
-
-    /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
-    /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
-    /// variable. A gradient of a gradient is refused.
-    fn tensor_gradient(
-        &mut self,
-        args: Vec<TValue>,
-        call: &Call,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        if args.len() != 2 {
-            return Err(SessionError::wrong_arity(
-                "grad",
-                call.name_span,
-                2,
-                args.len(),
-            ));
-        }
-        let wrt_span = tree.get(call.args[1]).span();
-        let wrt = match &tree.get(call.args[1]).kind {
-            ExprKind::Name(name) => match self.tensors.vars.get(name.as_str()) {
-                Some(&id) => Some(Param::Tensor(id)),
-                None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
-            },
-            _ => None,
+            "zeros" | "ones" | "randn" | "eye" => self.make(name, &args, call, tree, span),
+            _ => return Ok(Err(args)),
         };
-        let Some(wrt) = wrt else {
-            let derived = match &tree.get(call.args[1]).kind {
-                ExprKind::Name(name) if self.vars.contains_key(name.as_str()) => {
-                    Some(name.to_string())
-                }
-                _ => None,
-            };
-            return Err(match derived {
-                Some(name) => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    format!(
-                        "`{name}` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W"
-                    ),
-                    Some(format!("name a leaf `{name}` is built from")),
-                ),
-                None => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
-                    Some("name the variable, e.g. `grad(L, W)`".into()),
-                ),
-            });
-        };
-        let of = match &args[0] {
-            TValue::Node { id, .. } => *id,
-            _ => {
-                return Err(tensor_error(
-                    ErrorCode::BadArguments,
-                    tree.get(call.args[0]).span(),
-                    "`grad(L, W)` takes an expression of the tensors as L",
-                    None,
-                ));
-            }
-        };
-        let order = self.tensors.graph.topo_order(of);
-        if order.iter().any(|id| self.tensors.gradients.contains(id)) {
-            return Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                "a gradient of a gradient of tensors is not supported",
-                Some(
-                    "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
-                ),
-            ));
-        }
-        let shape = self.tensors.graph.shape(of);
-        if shape != Shape::scalar() {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                tree.get(call.args[0]).span(),
-                format!(
-                    "`grad(L, W)` takes L of shape (), not {}",
-                    shape.parenthesized()
-                ),
-                Some({
-                    let label = self.tensor_labels(of).swap_remove(of.index());
-                    let wrt = match &tree.get(call.args[1]).kind {
-                        ExprKind::Name(name) => name.to_string(),
-                        _ => "W".to_string(),
-                    };
-                    format!("reduce it first, e.g. `grad(sum({label}), {wrt})`")
-                }),
-            ));
-        }
-        let gradients = self.tensor_backward(of, span)?;
-        let value = self.param_gradient(&gradients, wrt);
-        let id = self
-            .tensors
-            .graph
-            .constant(value)
-            .map_err(|e| from_engine(e.into(), span))?;
-        self.tensors.gradients.push(id);
-        Ok(TValue::Node {
-            id,
-            uses_variable: true,
-        })
+        value.map(Ok)
     }
 
     /// A scalar op of the table in a tensor expression: elementwise for one
@@ -868,713 +680,11 @@ impl Session {
             )),
         }
     }
-
-    /// `x[i]`, `W[i, j]`, `W[i]` (a row).
-    fn index(
-        &mut self,
-        mut args: Vec<TValue>,
-        call: &Call,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        let indices: Vec<usize> = (1..args.len())
-            .map(|k| self.whole(&args[k], tree, call.args[k]))
-            .collect::<Result<_, _>>()?;
-        args.truncate(1);
-        if matches!(args[0], TValue::Number(_)) {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                span,
-                "a number has no elements to index: an index takes a vector or a matrix",
-                None,
-            ));
-        }
-        let op = match indices[..] {
-            [i] => TensorOp::Index(i),
-            [i, j] => TensorOp::Index2(i, j),
-            _ => {
-                let shape = match &args[0] {
-                    TValue::Literal(t) => t.shape(),
-                    TValue::Node { id, .. } => self.tensors.graph.shape(*id),
-                    TValue::Number(_) => Shape::scalar(),
-                };
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    span,
-                    crate::engine::tensor::ShapeError::TooManyIndices {
-                        shape,
-                        given: indices.len(),
-                    }
-                    .to_string(),
-                    None,
-                ));
-            }
-        };
-        self.apply_tensor(op, args, span)
-    }
-
-    /// An index, axis or size: a whole number ≥ 0 (a number, or the value of
-    /// a scalar of shape `()`).
-    fn whole(
-        &self,
-        value: &TValue,
-        tree: &ExprTree,
-        at: crate::syntax::ExprId,
-    ) -> Result<usize, SessionError> {
-        let span = tree.get(at).span();
-        let x = match value {
-            TValue::Number(x) => *x,
-            TValue::Node { id, .. } if self.tensors.graph.shape(*id) == Shape::scalar() => {
-                self.tensors.graph.value(*id).data()[0]
-            }
-            _ => {
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    span,
-                    "an index, axis or size is a number, not a vector or a matrix",
-                    None,
-                ));
-            }
-        };
-        if x.fract() == 0.0 && x > u32::MAX as f64 {
-            return Err(tensor_error(
-                ErrorCode::Limit,
-                span,
-                format!(
-                    "{x:e} is too large for an index, axis or size: at most {} (and a tensor's numbers must fit in the memory budget, 2²⁷)",
-                    u32::MAX
-                ),
-                None,
-            ));
-        }
-        if x.fract() != 0.0 || !(0.0..=(u32::MAX as f64)).contains(&x) {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                span,
-                format!("an index, axis or size is a whole number from 0 up, not {x}"),
-                (x < 0.0 && x.fract() == 0.0).then(|| {
-                    "gradcalc counts from 0 only (no numpy `x[-1]`): the last of n elements is `x[n - 1]`, and a size is at least 0".to_string()
-                }),
-            ));
-        }
-        Ok(x as usize)
-    }
-
-    /// `zeros(m, n)`, `ones(n)`, `randn(m, n)`, `eye(n)`: a literal, within
-    /// the memory budget.
-    fn make(
-        &mut self,
-        name: &str,
-        args: &[TValue],
-        call: &Call,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        let (ok, expected) = if name == "eye" {
-            (args.len() == 1, "1")
-        } else {
-            (matches!(args.len(), 1 | 2), "1 or 2")
-        };
-        if !ok {
-            return Err(SessionError::wrong_arity(
-                name,
-                call.name_span,
-                expected,
-                args.len(),
-            ));
-        }
-        let sizes: Vec<usize> = args
-            .iter()
-            .zip(&call.args)
-            .map(|(a, at)| self.whole(a, tree, *at))
-            .collect::<Result<_, _>>()?;
-        let shape = match sizes[..] {
-            [n] if name == "eye" => Shape::matrix(n, n),
-            [n] => Shape::vector(n),
-            [m, n] => Shape::matrix(m, n),
-            _ => Shape::scalar(),
-        };
-        self.tensors
-            .graph
-            .check_budget(shape)
-            .map_err(|e| from_engine(e.into(), span))?;
-        Ok(TValue::Literal(match name {
-            "zeros" => Tensor::zeros(shape),
-            "ones" => Tensor::ones(shape),
-            "eye" => Tensor::eye(sizes[0]),
-            _ => Tensor::randn(shape, &mut self.tensors.rng),
-        }))
-    }
 }
 
 /// Takes the value of tree node `at` (each node has one user).
 fn take(values: &mut [TValue], at: u32) -> TValue {
     std::mem::replace(&mut values[at as usize], TValue::Number(0.0))
-}
-
-/// `[a, b, …]`: a vector of numbers, or a matrix of rows of one length.
-fn literal(args: Vec<TValue>, call: &Call, tree: &ExprTree) -> Result<TValue, SessionError> {
-    let at = |k: usize| tree.get(call.args[k]).span();
-    if args.iter().all(|a| matches!(a, TValue::Number(_))) {
-        let numbers = args
-            .iter()
-            .map(|a| match a {
-                TValue::Number(x) => *x,
-                _ => f64::NAN,
-            })
-            .collect();
-        return Ok(TValue::Literal(Tensor::vector(numbers)));
-    }
-    // A variable among the elements is named first, wherever it stands.
-    if let Some(k) = args.iter().position(|a| matches!(a, TValue::Node { .. })) {
-        return Err(tensor_error(
-            ErrorCode::Unsupported,
-            at(k),
-            "the elements of a literal are numbers: a variable or a tensor cannot be one",
-            Some(
-                "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into(),
-            ),
-        ));
-    }
-    let mut rows: Vec<Vec<f64>> = Vec::with_capacity(args.len());
-    for (k, arg) in args.into_iter().enumerate() {
-        match arg {
-            TValue::Literal(row) if row.shape().rank() == 1 => rows.push(row.into_data()),
-            TValue::Literal(_) => {
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    at(k),
-                    "a row of a matrix is a list of numbers: vectors and matrices have at most 2 axes",
-                    None,
-                ));
-            }
-            // (A variable among the elements was refused above.)
-            TValue::Number(_) | TValue::Node { .. } => {
-                return Err(tensor_error(
-                    ErrorCode::Shape,
-                    at(k),
-                    "a literal holds numbers (a vector) or rows `[…]` (a matrix), not both",
-                    Some("write every row in brackets: `[[1, 2], [3, 4]]`".into()),
-                ));
-            }
-        }
-    }
-    Tensor::from_rows(&rows)
-        .map(TValue::Literal)
-        .map_err(|ragged| {
-            let row = at(ragged.row);
-            tensor_error(
-                ErrorCode::Shape,
-                row,
-                format!("ragged rows: {ragged}"),
-                Some(format!(
-                    "give every row {} element{}",
-                    ragged.expected,
-                    if ragged.expected == 1 { "" } else { "s" }
-                )),
-            )
-        })
-}
-
-/// Statements and commands of tensors.
-impl Session {
-    /// A tensor's value as shown.
-    pub(super) fn tensor_data(&self, id: TensorId) -> TensorData {
-        tensor_data(self.tensors.graph.value(id))
-    }
-
-    /// An expression statement that touches a tensor: its value is the
-    /// output (what `:grad` differentiates) and `ans`.
-    pub(super) fn tensor_expression(
-        &mut self,
-        tree: &ExprTree,
-        label: String,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let (id, _) = self.evaluate_tensor(tree, events)?;
-        self.check_interrupt()?;
-        self.output = None;
-        self.tensors.output = Some((id, label));
-        self.tensors.last = Some(id);
-        events.push(Event::Value {
-            name: None,
-            value: Value::Tensor(self.tensor_data(id)),
-        });
-        Ok(())
-    }
-
-    /// `NAME = VALUE` where the value is a tensor (a leaf when no variable
-    /// went into it, as for scalars), `NAME := VALUE` on a tensor leaf.
-    pub(super) fn tensor_assign(
-        &mut self,
-        target: &Ident,
-        op: AssignOp,
-        tree: &ExprTree,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let name = target.name.as_str();
-        match op {
-            AssignOp::Set => {}
-            AssignOp::Update => return self.tensor_update(target, tree, events),
-            _ => {
-                return Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    target.span,
-                    format!(
-                        "`{name} {op}` is not supported for tensors",
-                        op = op_text(op)
-                    ),
-                    Some(format!(
-                        "write `{name} = {name} {} …` (a new binding) or `{name} := …` (the leaf moved)",
-                        &op_text(op)[..1]
-                    )),
-                ));
-            }
-        }
-        self.check_assignable(target)?;
-        let mark = self.tensors.graph.len();
-        let (mut id, uses_variable) = self.evaluate_tensor(tree, events)?;
-        self.check_interrupt()?;
-        if !uses_variable {
-            // A new leaf; the nodes that computed its value are of no further use.
-            let value = self.tensors.graph.value(id).clone();
-            self.tensors.graph.truncate(mark);
-            id = self
-                .tensors
-                .graph
-                .leaf(value)
-                .map_err(|e| from_engine(e.into(), tree.span()))?;
-        } else {
-            self.output = None;
-            self.tensors.output = Some((id, name.to_string()));
-        }
-        self.tensors.bind(name, id);
-        self.tensors.last = Some(id);
-        events.push(Event::Value {
-            name: Some(name.to_string()),
-            value: Value::Tensor(self.tensor_data(id)),
-        });
-        Ok(())
-    }
-
-    /// `W := VALUE`: the leaf `W` (a tensor leaf, or a scalar leaf in a
-    /// statement of tensors) takes the value, of its shape, and everything
-    /// built on it is computed again.
-    fn tensor_update(
-        &mut self,
-        target: &Ident,
-        tree: &ExprTree,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        self.tensor_updates(
-            std::slice::from_ref(target),
-            std::slice::from_ref(tree),
-            events,
-        )
-    }
-
-    /// `W, b := VALUE, VALUE` of tensor leaves: every value computed before
-    /// any leaf moves, then the leaves set and their users computed again.
-    pub(super) fn tensor_updates(
-        &mut self,
-        targets: &[Ident],
-        values: &[ExprTree],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        if targets.len() != values.len() {
-            return Err(tensor_error(
-                ErrorCode::BadArguments,
-                targets[0].span,
-                format!(
-                    "{} names but {} values: a simultaneous update takes one value per name",
-                    targets.len(),
-                    values.len()
-                ),
-                None,
-            ));
-        }
-        let params = super::update::each_once(
-            targets,
-            (
-                "is updated twice in one statement",
-                "give each name one value",
-            ),
-            |target| self.param(target),
-        )?;
-        let mark = self.tensors.graph.len();
-        let mut moves = Vec::with_capacity(targets.len());
-        for (param, tree) in params.into_iter().zip(values) {
-            let (id, _) = self.evaluate_tensor(tree, events)?;
-            moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
-        }
-        self.check_interrupt()?;
-        self.tensors.graph.truncate(mark);
-        self.tensors.gradients.retain(|id| id.index() < mark);
-        for (param, value, span) in moves {
-            self.move_param(param, value, span)?;
-        }
-        self.tensors.rerun_whole(&self.graph);
-        self.check_interrupt()?;
-        for target in targets {
-            let value = self.param_value(self.param(target)?);
-            events.push(Event::Value {
-                name: Some(target.name.clone()),
-                value: Value::Tensor(tensor_data(&value)),
-            });
-        }
-        Ok(())
-    }
-
-    /// The leaf `target` names, a tensor leaf or a scalar one, or the error
-    /// that it names none.
-    pub(super) fn param(&self, target: &Ident) -> Result<Param, SessionError> {
-        let name = target.name.as_str();
-        if let Some(leaf) = self.scalar_leaf(name) {
-            return Ok(Param::Scalar(leaf));
-        }
-        let Some(&leaf) = self.tensors.vars.get(name) else {
-            let (what, hint) = if self.vars.contains_key(name) {
-                (
-                    format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
-                    format!("write `{name} = …` to bind it again"),
-                )
-            } else {
-                (
-                    format!(
-                        "`{name}` is not a variable: `:=` moves a leaf, a number, vector or matrix"
-                    ),
-                    format!("write `{name} = …` to bind it"),
-                )
-            };
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                target.span,
-                what,
-                Some(hint),
-            ));
-        };
-        if self.tensors.graph.op(leaf) != TensorOp::Variable {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                target.span,
-                format!("`{name}` is derived, not a leaf: only a leaf's value can move"),
-                Some(format!("write `{name} = …` to bind it again")),
-            ));
-        }
-        Ok(Param::Tensor(leaf))
-    }
-
-    /// The scalar leaf `name` names, if it names one.
-    fn scalar_leaf(&self, name: &str) -> Option<NodeId> {
-        let &id = self.vars.get(name)?;
-        (self.graph.op(id) == Op::Variable).then_some(id)
-    }
-
-    /// ∂output/∂`leaf` of a scalar leaf (or any scalar node), from a tensor backward pass's
-    /// `gradients`: the chain rule through the scalar graph, Σ over the
-    /// scalar nodes s the tensor graph reads of ∂output/∂s · ∂s/∂leaf (the
-    /// scalar graph's backward pass from each s). `None` when the output
-    /// does not reach the leaf.
-    fn scalar_leaf_gradient(&self, gradients: &TensorGradients, leaf: NodeId) -> Option<f64> {
-        let mut total = None;
-        for &(node, upstream) in gradients.scalars() {
-            let local = if node == leaf {
-                1.0
-            } else {
-                let order = self.graph.topo_order(node);
-                if !order.contains(&leaf) {
-                    continue;
-                }
-                self.graph.backward(&order).get(leaf)
-            };
-            *total.get_or_insert(0.0) += upstream * local;
-        }
-        total
-    }
-
-    /// ∂output/∂`param` with the parameter's shape (0 where the output does
-    /// not reach it), from a tensor backward pass's `gradients`.
-    pub(super) fn param_gradient(&self, gradients: &TensorGradients, param: Param) -> Tensor {
-        match param {
-            Param::Tensor(id) => gradients
-                .get(id)
-                .map_or_else(|| Tensor::zeros(self.tensors.graph.shape(id)), Clone::clone),
-            Param::Scalar(leaf) => {
-                Tensor::scalar(self.scalar_leaf_gradient(gradients, leaf).unwrap_or(0.0))
-            }
-        }
-    }
-
-    /// The scalar leaves a tensor backward pass reached through the scalar
-    /// nodes the tensor graph reads, in the order of the scalar variables,
-    /// with their names (the output's own name left out).
-    fn scalar_params_reached(&self, gradients: &TensorGradients) -> Vec<(String, Param)> {
-        self.vars
-            .iter()
-            .filter(|(_, id)| self.graph.op(**id) == Op::Variable)
-            .filter(|(_, id)| self.scalar_leaf_gradient(gradients, **id).is_some())
-            .map(|(name, id)| (name.clone(), Param::Scalar(*id)))
-            .collect()
-    }
-
-    /// The value of `param` now.
-    fn param_value(&self, param: Param) -> Tensor {
-        match param {
-            Param::Tensor(id) => self.tensors.graph.value(id).clone(),
-            Param::Scalar(leaf) => Tensor::scalar(self.graph.value(leaf)),
-        }
-    }
-
-    /// Moves `param` to `value` (of its shape; journalled, so that a failed
-    /// statement puts it back). The graphs are not computed again: call
-    /// [`Tensors::rerun_whole`] after the last move.
-    fn move_param(&mut self, param: Param, value: Tensor, span: Span) -> Result<(), SessionError> {
-        match param {
-            Param::Tensor(leaf) => {
-                self.tensors.journal_leaf(leaf);
-                self.tensors
-                    .graph
-                    .set_leaf_value(leaf, value)
-                    .map_err(|e| from_engine(e.into(), span))
-            }
-            Param::Scalar(leaf) => {
-                let [number] = value.data() else {
-                    return Err(tensor_error(
-                        ErrorCode::Shape,
-                        span,
-                        format!(
-                            "a number takes a value of shape (), not {}",
-                            value.shape().parenthesized()
-                        ),
-                        Some("reduce it first, e.g. `sum(…)`".into()),
-                    ));
-                };
-                self.journal_leaves([leaf]);
-                self.graph.update_leaves(&[(leaf, *number)]);
-                Ok(())
-            }
-        }
-    }
-
-    /// The tensor variables for `:vars`: name, leaf or derived, value, and
-    /// ∂output/∂ it when the output is a tensor of shape `()` that reaches
-    /// it (`gradients`, its backward pass).
-    pub(super) fn tensor_var_rows(&self, gradients: Option<&TensorGradients>) -> Vec<TensorVarRow> {
-        self.tensors
-            .vars
-            .iter()
-            .map(|(name, &id)| TensorVarRow {
-                name: name.clone(),
-                leaf: self.tensors.graph.op(id) == TensorOp::Variable,
-                value: self.tensor_data(id),
-                grad: gradients.and_then(|g| g.get(id)).map(tensor_data),
-            })
-            .collect()
-    }
-
-    /// The backward pass of the tensor output for `:vars`, when there is
-    /// one of shape `()` (`None` also when Ctrl-C cut it short), with the
-    /// output's name.
-    pub(super) fn tensor_vars_pass(&self) -> Option<(String, TensorGradients)> {
-        let (output, label) = self.tensors.output.clone()?;
-        if self.tensors.graph.shape(output) != Shape::scalar() {
-            return None;
-        }
-        let gradients = self.tensor_backward(output, Span::default()).ok()?;
-        Some((label, gradients))
-    }
-
-    /// The notice that the tensor output `output` (named `label`) is not of
-    /// shape `()`, so that its backward pass starts from ones, if it is not.
-    fn note_seeded_with_ones(&self, output: TensorId, label: &str, events: &mut Vec<Event>) {
-        let shape = self.tensors.graph.shape(output);
-        if shape != Shape::scalar() {
-            events.push(Event::Notice(super::Notice::SeededWithOnes {
-                of: label.to_string(),
-                shape: shape.to_string(),
-            }));
-        }
-    }
-
-    /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
-    /// the output does not reach it).
-    pub(super) fn scalar_node_gradient(
-        &self,
-        gradients: &TensorGradients,
-        node: NodeId,
-    ) -> Option<f64> {
-        self.scalar_leaf_gradient(gradients, node)
-    }
-
-    /// A command when the output is a tensor: `:grad` and `:trace` of it;
-    /// the commands that do not support tensors yet refused with what works.
-    /// `None` when the output is no tensor or the command does not care.
-    pub(super) fn tensor_command(
-        &mut self,
-        kind: TensorCommand,
-        name: &str,
-        span: Span,
-        args: &[Ident],
-        events: &mut Vec<Event>,
-    ) -> Option<Result<(), SessionError>> {
-        let (output, label) = self.tensors.output.clone()?;
-        match kind {
-            TensorCommand::Grad => Some(self.tensor_grad(output, &label, span, args, events)),
-            // The handouts: the command's own handler (`trace_table`).
-            TensorCommand::Trace
-                if args
-                    .iter()
-                    .any(|a| matches!(a.name.as_str(), "md" | "tex" | "markdown" | "latex")) =>
-            {
-                None
-            }
-            TensorCommand::Trace => {
-                // `--expand=A --expand=B` and `--expand=A,B`: each node.
-                let expand: Vec<(&str, Span)> = args
-                    .iter()
-                    .filter_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)))
-                    .flat_map(|(n, at)| {
-                        n.split(',').filter(|n| !n.is_empty()).map(move |n| (n, at))
-                    })
-                    .collect();
-                if let Some(bare) = args.iter().find(|a| a.name == "--expand") {
-                    return Some(Err(self.bare_expand(output, &label, name, bare.span)));
-                }
-                Some(self.tensor_trace(output, &label, span, &expand, events))
-            }
-            TensorCommand::Check => Some(self.tensor_check(output, &label, span, args, events)),
-            // The step model's commands (`tensor_step_command`) and those
-            // that work as for scalars.
-            TensorCommand::Topo
-            | TensorCommand::Step
-            | TensorCommand::Picture(_)
-            | TensorCommand::Html
-            | TensorCommand::Any => None,
-            TensorCommand::Refused(help) => Some(Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                format!("`:{name}` of a tensor output ({label}) is not supported yet"),
-                Some(help.into()),
-            ))),
-        }
-    }
-
-    /// `:backward NAME` of a vector, matrix or shape-`()` value: makes it
-    /// the output, then `:grad` (as for a number). `None` when NAME names
-    /// no tensor.
-    pub(super) fn tensor_backward_command(
-        &mut self,
-        target: &Ident,
-        span: Span,
-        events: &mut Vec<Event>,
-    ) -> Option<Result<(), SessionError>> {
-        let id = *self.tensors.vars.get(&target.name)?;
-        self.output = None;
-        self.tensors.output = Some((id, target.name.clone()));
-        Some(self.tensor_grad(id, &target.name, span, &[], events))
-    }
-
-    /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each tensor
-    /// variable named (every tensor leaf it reaches when none is named).
-    fn tensor_grad(
-        &mut self,
-        output: TensorId,
-        label: &str,
-        span: Span,
-        args: &[Ident],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let mut targets: Vec<(String, Param)> = Vec::new();
-        for arg in args {
-            let param = match (
-                self.tensors.vars.get(&arg.name),
-                self.scalar_leaf(&arg.name),
-            ) {
-                (Some(&id), _) => Param::Tensor(id),
-                (None, Some(leaf)) => Param::Scalar(leaf),
-                (None, None) => {
-                    return Err(tensor_error(
-                        ErrorCode::BadArguments,
-                        arg.span,
-                        format!("`{}` is not a variable of the output `{label}`", arg.name),
-                        Some(format!(
-                            "name a vector, matrix or number it was built from: {}",
-                            self.tensors
-                                .vars
-                                .keys()
-                                .map(|n| format!("`{n}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    ));
-                }
-            };
-            if !targets.iter().any(|(n, _)| *n == arg.name) {
-                targets.push((arg.name.clone(), param));
-            }
-        }
-        let gradients = self.tensor_backward(output, span)?;
-        if args.is_empty() {
-            targets = self
-                .tensors
-                .vars
-                .iter()
-                .filter(|(name, id)| {
-                    gradients.get(**id).is_some()
-                        && self.tensors.graph.op(**id) == TensorOp::Variable
-                        && name.as_str() != label
-                        || self.tensor_stale_note(label, name, &gradients).is_some()
-                })
-                .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
-                .collect();
-            targets.extend(self.scalar_params_reached(&gradients));
-            if targets.is_empty() {
-                events.push(Event::Notice(super::Notice::NoVariable {
-                    of: label.to_string(),
-                    checking: false,
-                }));
-                return Ok(());
-            }
-        }
-        self.note_seeded_with_ones(output, label, events);
-        for (name, param) in targets {
-            let value = self.param_gradient(&gradients, param);
-            let note = match param {
-                Param::Tensor(id) if gradients.get(id).is_none() => {
-                    self.tensor_stale_note(label, &name, &gradients)
-                }
-                _ => None,
-            };
-            events.push(Event::Grad {
-                of: label.to_string(),
-                wrt: name,
-                value: Value::Tensor(tensor_data(&value)),
-                note,
-            });
-        }
-        Ok(())
-    }
-}
-
-impl Session {
-    /// Why ∂output/∂`name` is 0 for the tensor variable `name` when the
-    /// tensor output (`label`, its backward pass `gradients`) reaches an
-    /// earlier binding of it but not its current one: "y was built from an
-    /// earlier x", as for numbers (`Session::stale_note`).
-    fn tensor_stale_note(
-        &self,
-        label: &str,
-        name: &str,
-        gradients: &TensorGradients,
-    ) -> Option<super::GradNote> {
-        let current = *self.tensors.vars.get(name)?;
-        let earlier = self.tensors.earlier.get(name)?;
-        (gradients.get(current).is_none() && earlier.iter().any(|id| gradients.get(*id).is_some()))
-            .then(|| super::GradNote::BuiltFromEarlier {
-                of: label.to_string(),
-                wrt: name.to_string(),
-            })
-    }
 }
 
 /// `Ok` when `ok`; otherwise the error that `call` was given `got`
@@ -1597,279 +707,6 @@ pub(super) fn tensor_data(value: &Tensor) -> TensorData {
     TensorData::of(value.shape().dims(), value.data())
 }
 
-/// The text of a compound assignment operator.
-fn op_text(op: AssignOp) -> &'static str {
-    match op {
-        AssignOp::Set => "=",
-        AssignOp::Add => "+=",
-        AssignOp::Sub => "-=",
-        AssignOp::Mul => "*=",
-        AssignOp::Div => "/=",
-        AssignOp::Update => ":=",
-    }
-}
-
-impl Session {
-    /// `:trace` of a tensor output: the backward walk, each tensor op one
-    /// step written as its matrix rule with shapes, then the numbers.
-    /// Literals (constants) are left out, as the scalar trace leaves them.
-    fn tensor_trace(
-        &mut self,
-        output: TensorId,
-        label: &str,
-        span: Span,
-        expand: &[(&str, Span)],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        self.check_gradient_budget(output, span)?;
-        let (_, steps) = self.tensors.graph.backward_traced(output);
-        if self.tensors.graph.interrupted() {
-            return Err(SessionError::Interrupted { span });
-        }
-        let (labels, legend) = self.tensor_labels_and_legend(output);
-        let graph = &self.tensors.graph;
-        let mut expanded = Vec::with_capacity(expand.len());
-        for &(name, at) in expand {
-            let node = steps
-                .iter()
-                .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
-                .map(|s| s.node)
-                .ok_or_else(|| {
-                    tensor_error(
-                        ErrorCode::BadArguments,
-                        at,
-                        format!("`{name}` is not a step of the trace of {label}"),
-                        Some(
-                            "name a node the trace shows, e.g. a variable it was built through"
-                                .into(),
-                        ),
-                    )
-                })?;
-            expanded.push((node, name, at));
-        }
-        // The running sum of each fan-out operand's gradient.
-        let mut sums: rustc_hash::FxHashMap<TensorId, Tensor> = rustc_hash::FxHashMap::default();
-        let mut too_many = Vec::new();
-        let mut shown = Vec::new();
-        for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
-            let contributions = step
-                .contributions
-                .iter()
-                .filter(|c| graph.op(c.input) != TensorOp::Const)
-                .map(|c| {
-                    let (rule, shapes) =
-                        super::tensor_rules::rule_text(graph, step.node, c, &labels);
-                    let so_far = (c.use_count > 1)
-                        .then(|| {
-                            let sum = sums
-                                .entry(c.input)
-                                .or_insert_with(|| Tensor::zeros(graph.shape(c.input)));
-                            sum.add_assign(&c.contribution);
-                            tensor_data(sum)
-                        })
-                        .filter(|_| c.use_number > 1);
-                    TensorTraceContribution {
-                        input: labels[c.input.index()].clone(),
-                        rule,
-                        shapes,
-                        value: tensor_data(&c.contribution),
-                        uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
-                        elements: match expanded.iter().find(|e| e.0 == step.node) {
-                            Some(&(_, name, at)) => {
-                                let chains = element_chains(graph, step, c, &labels);
-                                if chains.is_empty() && !graph.shape(c.input).is_empty() {
-                                    too_many.push(Event::Warning {
-                                        message: format!(
-                                            "--expand={name}: ∂{label}/∂{} has {} elements, more than the {EXPAND_ELEMENTS} the scalar view writes; its matrix rule is above",
-                                            labels[c.input.index()],
-                                            graph.shape(c.input).len()
-                                        ),
-                                        span: at,
-                                    });
-                                }
-                                chains
-                            }
-                            None => Vec::new(),
-                        },
-                        so_far,
-                    }
-                })
-                .collect();
-            shown.push(TensorTraceStep {
-                step: shown.len() + 1,
-                node: labels[step.node.index()].clone(),
-                op: op_name(graph.op(step.node)),
-                upstream: tensor_data(&step.upstream),
-                contributions,
-            });
-        }
-        self.note_seeded_with_ones(output, label, events);
-        events.push(Event::Trace {
-            of: label.to_string(),
-            steps: TraceSteps::Tensors {
-                shape: graph.shape(output).dims().to_vec(),
-                legend,
-                steps: shown,
-            },
-        });
-        events.append(&mut too_many);
-        Ok(())
-    }
-
-    /// The error of a bare `--expand` of a tensor output: it names one node
-    /// (`--expand=h`), and the steps it may name.
-    fn bare_expand(&self, output: TensorId, label: &str, command: &str, at: Span) -> SessionError {
-        let labels = self.tensor_labels(output);
-        let graph = &self.tensors.graph;
-        let steps: Vec<String> = graph
-            .topo_order(output)
-            .into_iter()
-            .filter(|&id| {
-                graph
-                    .operands(id)
-                    .iter()
-                    .any(|&o| graph.op(o) != TensorOp::Const)
-            })
-            .map(|id| &labels[id.index()])
-            .filter(|l| l.chars().all(|c| c.is_alphanumeric() || c == '_'))
-            .map(|l| format!("`--expand={l}`"))
-            .take(6)
-            .collect();
-        tensor_error(
-            ErrorCode::BadArguments,
-            at,
-            format!(
-                "`--expand` of a tensor output ({label}) takes the step to show element by element: `--expand=NODE`"
-            ),
-            Some(if steps.is_empty() {
-                format!("name a step of `:{command}` (give it a name where it is built, `h = …`)")
-            } else {
-                format!("e.g. {} (repeat for more)", steps.join(", "))
-            }),
-        )
-    }
-
-    /// How each tensor node up to `output` is named: its variable (the
-    /// first-assigned name), a scalar's variable or value, a short literal's
-    /// value, else its expression over its operands' names (`W @ x`), or
-    /// `t7` (node 7) when that would be long.
-    pub(super) fn tensor_labels(&self, output: TensorId) -> Vec<String> {
-        self.tensor_labels_and_legend(output).0
-    }
-
-    /// [`Session::tensor_labels`], and for each node written by a short name
-    /// (`t39`) what it computes over its operands' labels, among the nodes
-    /// `output` reaches, in the order of the nodes.
-    pub(super) fn tensor_labels_and_legend(
-        &self,
-        output: TensorId,
-    ) -> (Vec<String>, Vec<TensorName>) {
-        let mut legend = Vec::new();
-        let graph = &self.tensors.graph;
-        let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
-        for (name, id) in &self.tensors.vars {
-            if let Some(slot) = names.get_mut(id.index()) {
-                slot.get_or_insert(name.as_str());
-            }
-        }
-        let scalar_names = self.names_by_node();
-        let mut labels: Vec<String> = Vec::with_capacity(output.index() + 1);
-        for (k, name) in names.iter().enumerate() {
-            let id = TensorId(k as u32);
-            if let Some(name) = name {
-                labels.push(name.to_string());
-                continue;
-            }
-            // An operand in brackets where it binds less tightly than its
-            // user: a sum inside anything but a sum, any infix operand of a
-            // postfix or a sign.
-            let sum_op = matches!(graph.op(id), TensorOp::Elementwise(Op::Add | Op::Sub));
-            let operand = |i: usize| {
-                let text = &labels[graph.operands(id)[i].index()];
-                let is_sum = text.contains(" + ") || text.contains(" - ");
-                if text.contains(' ')
-                    && (is_sum && !sum_op
-                        || !matches!(graph.op(id), TensorOp::Elementwise(_) | TensorOp::MatMul))
-                {
-                    format!("({text})")
-                } else {
-                    text.clone()
-                }
-            };
-            let label = match graph.op(id) {
-                TensorOp::Scalar(node) => scalar_names
-                    .get(&node)
-                    .map_or_else(|| format_number(self.graph.value(node)), |n| n.to_string()),
-                TensorOp::Variable | TensorOp::Const => {
-                    let value = graph.value(id);
-                    let numbers = |row: &[f64]| {
-                        let texts: Vec<String> = row.iter().map(|x| format_number(*x)).collect();
-                        format!("[{}]", texts.join(", "))
-                    };
-                    match value.shape().dims() {
-                        [] => format_number(value.data()[0]),
-                        _ if value.len() > 4 => format!("t{k}"),
-                        [_] => numbers(value.data()),
-                        [_, n] => {
-                            let rows: Vec<String> =
-                                value.data().chunks((*n).max(1)).map(numbers).collect();
-                            format!("[{}]", rows.join(", "))
-                        }
-                        _ => format!("t{k}"),
-                    }
-                }
-                TensorOp::Elementwise(op) => {
-                    let info = op.info();
-                    match (graph.operands(id).len(), op) {
-                        (1, Op::Neg) => format!("-{}", operand(0)),
-                        (1, _) => {
-                            format!("{}({})", info.name, labels[graph.operands(id)[0].index()])
-                        }
-                        // A function of two (`max(W, 0)`, `pow(x, 3)`) as called.
-                        _ if info.name.starts_with(char::is_alphabetic) => format!(
-                            "{}({}, {})",
-                            functions::elementwise_name(op),
-                            labels[graph.operands(id)[0].index()],
-                            labels[graph.operands(id)[1].index()]
-                        ),
-                        _ => format!("{} {} {}", operand(0), info.name, operand(1)),
-                    }
-                }
-                TensorOp::MatMul => format!("{} @ {}", operand(0), operand(1)),
-                TensorOp::Transpose => format!("{}ᵀ", operand(0)),
-                TensorOp::Index(i) => format!("{}[{i}]", operand(0)),
-                TensorOp::Index2(i, j) => format!("{}[{i}, {j}]", operand(0)),
-                TensorOp::SumAxis(axis) | TensorOp::SumKeepDims(axis) => {
-                    let keep = matches!(graph.op(id), TensorOp::SumKeepDims(_));
-                    let keep = if keep { ", keepdims" } else { "" };
-                    format!(
-                        "sum({}, {axis}{keep})",
-                        labels[graph.operands(id)[0].index()]
-                    )
-                }
-                op => functions::batch_label(op, graph, &labels, id)
-                    .unwrap_or_else(|| call_label(&op_name(op), graph.operands(id), &labels)),
-            };
-            labels.push(if label.chars().count() > 24 {
-                legend.push(TensorName {
-                    name: format!("t{k}"),
-                    computes: label,
-                });
-                format!("t{k}")
-            } else {
-                label
-            });
-        }
-        let reached = graph.topo_order(output);
-        legend.retain(|row| {
-            row.name[1..]
-                .parse::<u32>()
-                .is_ok_and(|k| reached.contains(&TensorId(k)))
-        });
-        (labels, legend)
-    }
-}
-
 /// Whether node `k` of `tree` is the third argument of a call of `sum`
 /// (`sum(X, 1, keepdims)`) and names `keepdims`.
 fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
@@ -1881,207 +718,24 @@ fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
         })
 }
 
-/// The label of a node written as a call of `name` on its operands.
-fn call_label(name: &str, operands: &[TensorId], labels: &[String]) -> String {
-    let args: Vec<&str> = operands
-        .iter()
-        .map(|o| labels[o.index()].as_str())
-        .collect();
-    format!("{name}({})", args.join(", "))
-}
-
-/// A number as a label: the shortest text that reads back as it.
-fn format_number(x: f64) -> String {
-    let mut tree = ExprTree::number(x).to_string();
-    if tree.is_empty() {
-        tree = x.to_string();
-    }
-    tree
-}
-
-/// A tensor op as the trace names it: `@`, `tanh`, `sum`, `+`.
-fn op_name(op: TensorOp) -> String {
-    match op {
-        TensorOp::Elementwise(op) => op.info().name.to_string(),
-        op => op.info().name.to_string(),
-    }
-}
-
 impl Session {
     /// The tensor variables of shape `()` and their values, in order: what
     /// a scalar `:=` reports as changed beside the scalars.
-    pub(super) fn tensor_numbers(&self) -> Vec<(String, f64)> {
-        self.tensors
-            .vars
-            .iter()
-            .filter(|(_, id)| self.tensors.graph.shape(**id) == Shape::scalar())
-            .map(|(name, id)| (name.clone(), self.tensors.graph.value(*id).data()[0]))
+    pub(super) fn shape_scalar_values(&self) -> Vec<(String, f64)> {
+        self.shaped_vars()
+            .filter(|&(_, id)| self.tensors.graph.shape(id) == Shape::scalar())
+            .map(|(name, id)| (name.clone(), self.tensors.graph.value(id).data()[0]))
             .collect()
     }
 
     /// Whether `name` is bound to a tensor now.
     pub(super) fn is_tensor(&self, name: &str) -> bool {
-        self.tensors.vars.contains_key(name)
+        self.shaped_var(name).is_some()
     }
 
-    /// The parameters of a `:descend` of the tensor loss `loss`: each a leaf
-    /// the loss reaches (a tensor leaf, or a scalar one through the scalars
-    /// the tensors read).
-    fn descent_params(
-        &mut self,
-        descent: &super::descent::Descent,
-        loss: TensorId,
-    ) -> Result<Vec<Param>, SessionError> {
-        let order = self.tensors.graph.topo_order(loss);
-        let mut leaves = Vec::with_capacity(descent.params.len());
-        let first = self.tensor_backward(loss, descent.loss.span)?;
-        for param in &descent.params {
-            let leaf = self.param(param)?;
-            let reached = match leaf {
-                Param::Tensor(id) => order.contains(&id),
-                Param::Scalar(id) => self.scalar_leaf_gradient(&first, id).is_some(),
-            };
-            if !reached {
-                return Err(tensor_error(
-                    ErrorCode::BadArguments,
-                    param.span,
-                    format!(
-                        "`{}` is not built from this `{}`: its gradient is 0, so descent would never move it",
-                        descent.loss.name, param.name
-                    ),
-                    None,
-                ));
-            }
-            leaves.push(leaf);
-        }
-        Ok(leaves)
-    }
-
-    /// The names of a tensor `:descend`'s parameters: with a column each
-    /// (`columns`), an element's name for each element (`W[0, 1]`).
-    fn descent_headers(
-        &self,
-        descent: &super::descent::Descent,
-        leaves: &[Param],
-        columns: bool,
-    ) -> Vec<String> {
-        if !columns {
-            return descent.params.iter().map(|p| p.name.clone()).collect();
-        }
-        let params = descent.params.iter().zip(leaves);
-        params
-            .flat_map(|(param, &leaf)| {
-                let shape = self.param_value(leaf).shape();
-                (0..shape.len()).map(move |k| element_name(&param.name, shape, k))
-            })
-            .collect()
-    }
-
-    /// `:descend L lr=RATE steps=N W b` of a tensor loss: each step one
-    /// backward pass from L (shape `()`), every parameter moved to
-    /// `W − RATE·∂L/∂W` together, then the graph computed again. Ctrl-C
-    /// between two steps keeps the steps done, as for scalars. The table
-    /// shows the loss; the parameters' values after the last step follow.
-    pub(super) fn tensor_descend(
-        &mut self,
-        descent: &super::descent::Descent,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let loss = self.tensors.vars[descent.loss.name.as_str()];
-        let shape = self.tensors.graph.shape(loss);
-        if shape != Shape::scalar() {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                descent.loss.span,
-                format!(
-                    "the loss `{}` has shape ({shape}): `:descend` takes a loss of shape ()",
-                    descent.loss.name
-                ),
-                Some(format!(
-                    "reduce it first, e.g. `L = sum({})`",
-                    descent.loss.name
-                )),
-            ));
-        }
-        let leaves = self.descent_params(descent, loss)?;
-        let value = |s: &Session| Number(s.tensors.graph.value(loss).data()[0]);
-        // A column a parameter when all are numbers, as for scalar losses;
-        // with `--all`, a column each element of every parameter (`W[0, 1]`).
-        // Vectors and matrices are printed whole after the table.
-        let columns = descent.all || leaves.iter().all(|leaf| matches!(leaf, Param::Scalar(_)));
-        let headers = self.descent_headers(descent, &leaves, columns);
-        let row = |s: &Session, step| super::derivatives::RepeatRow {
-            step,
-            output: Some(value(s)),
-            values: if columns {
-                leaves
-                    .iter()
-                    .flat_map(|&leaf| s.param_value(leaf).data().to_vec())
-                    .map(Number)
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        };
-        let mut rows = vec![row(self, 0)];
-        let mut losses = vec![value(self)];
-        let mut done = 0;
-        while done < descent.steps && !crate::interrupt::requested() {
-            // The parameters' gradients only (leaves and scalar nodes).
-            let gradients = self.tensors.graph.backward_keeping(loss, &[]);
-            if crate::interrupt::requested() {
-                break; // the walk may have stopped early: this step is not taken
-            }
-            // Every step computed first, then every parameter moved.
-            let moves: Vec<(Param, Tensor)> = leaves
-                .iter()
-                .map(|&leaf| {
-                    let mut moved = self.param_value(leaf);
-                    let g = self.param_gradient(&gradients, leaf);
-                    for (x, d) in moved.data_mut().iter_mut().zip(g.data()) {
-                        *x -= descent.rate * d;
-                    }
-                    (leaf, moved)
-                })
-                .collect();
-            for (leaf, moved) in moves {
-                // The same shape: it was the leaf's value.
-                self.move_param(leaf, moved, descent.loss.span)?;
-            }
-            self.tensors.rerun_whole(&self.graph);
-            done += 1;
-            losses.push(value(self));
-            if super::update::keeps_step(done, descent.steps) {
-                rows.push(row(self, done));
-            }
-        }
-        if rows.last().is_some_and(|r| r.step != done) {
-            rows.push(row(self, done));
-        }
-        if done > 0 {
-            self.record(&descent.script_of(done));
-        }
-        events.push(Event::Calculus(
-            super::derivatives::CalculusEvent::Descent {
-                of: descent.loss.name.clone(),
-                params: headers,
-                rate: Number(descent.rate),
-                steps: done,
-                requested: descent.steps,
-                rows,
-                losses,
-                interrupted: done < descent.steps,
-                all: descent.all,
-                target: descent.target.clone(),
-            },
-        ));
-        for (param, leaf) in descent.params.iter().zip(leaves) {
-            events.push(Event::Value {
-                name: Some(param.name.clone()),
-                value: Value::Tensor(tensor_data(&self.param_value(leaf))),
-            });
-        }
-        Ok(())
+    /// `ans` when it is a tensor.
+    fn shaped_last(&self) -> Option<TensorId> {
+        self.last.and_then(Node::tensor)
     }
 }
 
@@ -2093,266 +747,12 @@ impl Session {
     }
 }
 
-/// The most elements `:check` of a tensor output differences (then a notice
-/// says how many were left out).
-const CHECK_ELEMENTS: usize = 1000;
-
-impl Session {
-    /// `:check [NAMES]` of a tensor output of shape `()`: every element of
-    /// each tensor leaf named (or every leaf the output reaches) against a
-    /// central difference `(L(x + h) − L(x − h))/2h`, the leaf moved by ±h
-    /// and the graph run forward again, with the verdicts of the scalar
-    /// `:check`. One `check` per element, named `W[i, j]`.
-    fn tensor_check(
-        &mut self,
-        output: TensorId,
-        label: &str,
-        span: Span,
-        args: &[Ident],
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let shape = self.tensors.graph.shape(output);
-        if shape != Shape::scalar() {
-            return Err(tensor_error(
-                ErrorCode::Shape,
-                span,
-                format!("`:check` takes an output of shape (), and `{label}` has shape ({shape})"),
-                Some(format!("reduce it first, e.g. `L = sum({label})`")),
-            ));
-        }
-        let gradients = self.tensor_backward(output, span)?;
-        let order = self.tensors.graph.topo_order(output);
-        let targets: Vec<(String, Param)> = if args.is_empty() {
-            let mut targets: Vec<(String, Param)> = self
-                .tensors
-                .vars
-                .iter()
-                .filter(|(name, id)| {
-                    self.tensors.graph.op(**id) == TensorOp::Variable
-                        && order.contains(id)
-                        && name.as_str() != label
-                })
-                .map(|(name, id)| (name.clone(), Param::Tensor(*id)))
-                .collect();
-            targets.extend(self.scalar_params_reached(&gradients));
-            targets
-        } else {
-            args.iter()
-                .map(|arg| Ok((arg.name.clone(), self.param(arg)?)))
-                .collect::<Result<_, SessionError>>()?
-        };
-        if targets.is_empty() {
-            events.push(Event::Notice(super::Notice::NoVariable {
-                of: label.to_string(),
-                checking: true,
-            }));
-            return Ok(());
-        }
-        let mut checked = 0;
-        let mut total = 0;
-        for (name, leaf) in targets {
-            let value = self.param_value(leaf);
-            total += value.len();
-            let grad = Some(self.param_gradient(&gradients, leaf));
-            for k in 0..value.len() {
-                if checked == CHECK_ELEMENTS {
-                    break;
-                }
-                self.check_interrupt()?;
-                checked += 1;
-                let x = value.data()[k];
-                let analytic = grad.as_ref().map_or(0.0, |g| g.data()[k]);
-                let h = super::check::check_step(x);
-                let numeric = self.central(leaf, output, &value, k, h);
-                let difference = (analytic - numeric).abs();
-                let relative_error = if analytic == numeric {
-                    0.0
-                } else {
-                    difference / analytic.abs().max(numeric.abs())
-                };
-                let steady = |numeric: f64| {
-                    let half = self.central(leaf, output, &value, k, h / 2.0);
-                    (half - numeric).abs() <= 1e-3 * numeric.abs()
-                };
-                let (verdict, tolerance) = super::check::judge(analytic, numeric, false, steady);
-                events.push(Event::Check {
-                    of: label.to_string(),
-                    wrt: element_name(&name, value.shape(), k),
-                    at: Number(x),
-                    h: Number(h),
-                    analytic: Number(analytic),
-                    numeric: Number(numeric),
-                    relative_error: Number(relative_error),
-                    difference: Number(difference),
-                    tolerance,
-                    verdict,
-                    note: None,
-                });
-            }
-        }
-        if checked < total {
-            events.push(Event::Notice(super::Notice::PartlyChecked {
-                checked,
-                total,
-            }));
-        }
-        Ok(())
-    }
-
-    /// `(L(x + h) − L(x − h))/2h` for element `k` of `leaf` (whose value is
-    /// `value`), on copies of the graphs: the session's stay as they are.
-    fn central(&self, leaf: Param, output: TensorId, value: &Tensor, k: usize, h: f64) -> f64 {
-        let mut graph = self.tensors.graph.clone();
-        let mut scalars = match leaf {
-            Param::Tensor(_) => None,
-            Param::Scalar(_) => Some(self.graph.clone()),
-        };
-        let mut at = |x: f64| {
-            match leaf {
-                Param::Scalar(node) => {
-                    if let Some(scalars) = scalars.as_mut() {
-                        scalars.update_leaves(&[(node, x)]);
-                    }
-                }
-                Param::Tensor(id) => {
-                    let mut moved = value.clone();
-                    moved.data_mut()[k] = x;
-                    let _ = graph.set_leaf_value(id, moved);
-                }
-            }
-            graph.rerun(scalars.as_ref().unwrap_or(&self.graph));
-            graph.value(output).data()[0]
-        };
-        let x = value.data()[k];
-        let (plus, minus) = (at(x + h), at(x - h));
-        (plus - minus) / ((x + h) - (x - h))
-    }
-}
-
 /// `W[1, 2]`, `x[0]`: element `k` (row-major) of the tensor `name` of `shape`.
-fn element_name(name: &str, shape: Shape, k: usize) -> String {
+pub(super) fn element_name(name: &str, shape: Shape, k: usize) -> String {
     match shape.dims() {
         [] => name.to_string(),
         [_] => format!("{name}[{k}]"),
         [_, n] => format!("{name}[{}, {}]", k / n.max(&1), k % n.max(&1)),
         _ => format!("{name}[{k}]"),
-    }
-}
-
-/// The most elements of an operand whose chain rules `--expand` writes.
-const EXPAND_ELEMENTS: usize = 16;
-
-/// The scalar view of one operand of a traced step: for each of its
-/// elements, every term `upstream × local` of its chain rule (the engine's
-/// [`TensorGraph::expand`]). Nothing past [`EXPAND_ELEMENTS`] elements.
-fn element_chains(
-    graph: &TensorGraph,
-    step: &crate::engine::tensor::TensorStep,
-    contribution: &crate::engine::tensor::TensorContribution,
-    labels: &[String],
-) -> Vec<ElementChain> {
-    let input = graph.value(contribution.input);
-    if input.len() > EXPAND_ELEMENTS {
-        return Vec::new();
-    }
-    let node_label = &labels[step.node.index()];
-    let node_label = if node_label.contains(' ') {
-        format!("({node_label})")
-    } else {
-        node_label.clone()
-    };
-    let input_label = &labels[contribution.input.index()];
-    let input_label = if input_label.contains(' ') {
-        format!("({input_label})")
-    } else {
-        input_label.clone()
-    };
-    (0..input.len())
-        .map(|k| {
-            let terms = graph.expand(step.node, contribution.position, k, step.upstream.data());
-            ElementChain {
-                element: element_name(&input_label, input.shape(), k),
-                terms: terms
-                    .iter()
-                    .map(|t| ElementTermRow {
-                        output: element_name(&node_label, graph.shape(step.node), t.output),
-                        upstream: Number(t.upstream),
-                        local: Number(t.local),
-                    })
-                    .collect(),
-                value: Number(contribution.contribution.data()[k]),
-            }
-        })
-        .collect()
-}
-
-/// `:help` of a tensor function: what it makes or computes, its shape rule,
-/// and its backward rule with its source (the engine's tensor op table).
-pub(super) fn function_help(name: &str) -> Option<String> {
-    let op = match name {
-        "transpose" => TensorOp::Transpose,
-        "sum" => TensorOp::Sum,
-        "outer" => TensorOp::Outer,
-        "mean" => TensorOp::Mean,
-        "softmax" => TensorOp::Softmax,
-        "logsumexp" => TensorOp::LogSumExp,
-        "zeros" | "ones" | "randn" | "eye" => {
-            let what = match name {
-                "zeros" => "zeros(m, n), zeros(n): a matrix or vector of zeros",
-                "ones" => "ones(m, n), ones(n): a matrix or vector of ones",
-                "eye" => "eye(n): the n×n identity matrix",
-                _ => {
-                    "randn(m, n), randn(n): standard normal numbers from xoshiro256** seeded by SplitMix64 (Box–Muller), the same on every machine; `:seed N` starts it again"
-                }
-            };
-            return Some(format!(
-                "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
-            ));
-        }
-        _ => return functions::batch_help(name),
-    };
-    let info = op.info();
-    let usage = match name {
-        "transpose" => "transpose(W), also Wᵀ",
-        "sum" => "sum(x), sum(W, axis), sum(W, axis, keepdims)",
-        "outer" => "outer(u, x)",
-        _ => name,
-    };
-    Some(format!(
-        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
-        info.shape_rule, info.backward_rule, info.source
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Tensors;
-    use crate::engine::tensor::Tensor;
-
-    /// What a statement records for its undo is what it changed, not every
-    /// name bound before it (a copy of every name made a script of n tensor
-    /// statements take time quadratic in n): after 1000 names, one binding
-    /// records one entry, and its undo leaves the 1000 as they were, in
-    /// their order; an unbinding is undone in its place.
-    #[test]
-    fn a_statement_records_the_bindings_it_changed_only() {
-        let mut tensors = Tensors::default();
-        let leaf = tensors.graph.leaf(Tensor::scalar(1.0)).unwrap();
-        for i in 0..1000 {
-            tensors.begin();
-            tensors.bind(&format!("x{i}"), leaf);
-        }
-        let names = |t: &Tensors| t.vars.keys().cloned().collect::<Vec<_>>();
-        let before = names(&tensors);
-        tensors.begin();
-        let other = tensors.graph.leaf(Tensor::scalar(2.0)).unwrap();
-        tensors.bind("x1000", other);
-        tensors.bind("x5", other);
-        tensors.unbind("x7");
-        tensors.unbind("absent");
-        assert_eq!(tensors.saved.bindings.len(), 3);
-        tensors.undo(&crate::engine::Graph::new());
-        assert_eq!(names(&tensors), before);
-        assert!(tensors.vars.values().all(|&id| id == leaf));
     }
 }

@@ -15,7 +15,7 @@ use rustc_hash::FxHashSet;
 
 use crate::engine::{NodeId, Remap};
 
-use super::{Output, Session};
+use super::{Node, Output, Session};
 
 /// What the running statement has changed so far.
 #[derive(Debug, Default)]
@@ -29,10 +29,11 @@ pub(super) struct Journal {
     names: usize,
     /// The output and `ans` before the statement.
     output: Option<Output>,
-    last: Option<NodeId>,
-    /// Each name rebound by the statement, with the node it named before
-    /// (first rebinding only; the later ones are the statement's own).
-    rebound: Vec<(String, NodeId)>,
+    last: Option<Node>,
+    /// Each name rebound by the statement, with the node (of either graph)
+    /// it named before (first rebinding only; the later ones are the
+    /// statement's own).
+    rebound: Vec<(String, Node)>,
     /// Each leaf the statement moved, with its value before (first move only).
     leaves: Vec<(NodeId, f64)>,
     /// The leaves in `leaves`, to record each one once.
@@ -40,14 +41,15 @@ pub(super) struct Journal {
 }
 
 impl Journal {
-    /// The nodes the undo would bring back as bindings, the output or `ans`:
-    /// a collection keeps them.
+    /// The scalar nodes the undo would bring back as bindings, the output
+    /// or `ans`: a collection keeps them.
     pub(super) fn roots(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.rebound
             .iter()
             .map(|(_, node)| *node)
             .chain(self.output.as_ref().map(|o| o.node))
             .chain(self.last)
+            .filter_map(Node::scalar)
             .chain(self.leaves.iter().map(|(leaf, _)| *leaf))
     }
 
@@ -61,12 +63,12 @@ impl Journal {
             .find_map(|i| remap.get(NodeId(i)))
             .map_or(0, |kept| kept.index() + 1);
         for (_, node) in &mut self.rebound {
-            *node = get(*node);
+            *node = node.remap(get);
         }
         if let Some(output) = &mut self.output {
-            output.node = get(output.node);
+            output.node = output.node.remap(get);
         }
-        self.last = self.last.map(get);
+        self.last = self.last.map(|node| node.remap(get));
         self.moved.clear();
         for (leaf, _) in &mut self.leaves {
             *leaf = get(*leaf);
@@ -110,7 +112,7 @@ impl Session {
     }
 
     /// Records that the running statement rebinds `name`, which named `old`.
-    pub(super) fn journal_rebinding(&mut self, name: &str, old: NodeId) {
+    pub(super) fn journal_rebinding(&mut self, name: &str, old: Node) {
         if !self.journal.rebound.iter().any(|(n, _)| n == name) {
             self.journal.rebound.push((name.to_string(), old));
         }

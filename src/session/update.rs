@@ -3,9 +3,12 @@
 //! `:repeat 50 w := w - 0.1*grad(L, w)`).
 
 use super::Answer;
+use super::Value;
 use super::derivatives::{CalculusEvent, Change, RepeatRow};
+use super::error::ErrorCode;
 use super::eval::Rhs;
-use super::{Event, Notice, Number, Session, SessionError, Target};
+use super::tensors::{tensor_data, tensor_error};
+use super::{Event, Node, Notice, Number, Session, SessionError, Target};
 use crate::engine::{NodeId, Op};
 use crate::syntax::{AssignOp, ExprKind, ExprTree, Ident, Located, Repeat, Span, Statement};
 
@@ -54,9 +57,8 @@ impl Session {
             .iter()
             .map(|n| {
                 Number(
-                    self.vars
-                        .get(n)
-                        .map_or(f64::NAN, |&id| self.graph.value(id)),
+                    self.scalar_var(n)
+                        .map_or(f64::NAN, |id| self.graph.value(id)),
                 )
             })
             .collect()
@@ -153,7 +155,7 @@ impl Session {
                 help: Some("give the value a name first (`a = 1`), then `a := 5`".to_string()),
             });
         }
-        let Some(&node) = self.vars.get(name) else {
+        let Some(node) = self.scalar_var(name) else {
             return Err(SessionError::BadArguments {
                 message: format!("`{name}` is not a variable yet: `:=` changes one in place"),
                 span: target.span,
@@ -196,11 +198,10 @@ impl Session {
     /// stored derivative now on another branch.
     fn set_leaves(&mut self, sets: &[(String, NodeId, f64)], span: Span, events: &mut Vec<Event>) {
         let is_target = |n: &str| sets.iter().any(|(name, _, _)| name == n);
-        let named: Vec<(String, f64)> = self
-            .vars
-            .keys()
-            .filter(|n| !is_target(n))
-            .map(|n| (n.clone(), self.graph.value(self.vars[n])))
+        let named: Vec<(String, NodeId, f64)> = self
+            .scalar_vars()
+            .filter(|(n, _)| !is_target(n))
+            .map(|(n, node)| (n.clone(), node, self.graph.value(node)))
             .collect();
         let leaves: Vec<(NodeId, f64)> =
             sets.iter().map(|&(_, node, value)| (node, value)).collect();
@@ -208,11 +209,11 @@ impl Session {
         let updated = self.graph.update_leaves(&leaves);
         // The tensors that read these scalars follow them; those of shape ()
         // that moved are reported beside the scalars.
-        let tensors_before = self.tensor_numbers();
+        let tensors_before = self.shape_scalar_values();
         self.tensors.rerun_whole(&self.graph);
         let tensors_changed: Vec<Change> = tensors_before
             .into_iter()
-            .zip(self.tensor_numbers())
+            .zip(self.shape_scalar_values())
             .filter(|((_, before), (_, after))| before.to_bits() != after.to_bits())
             .map(|((name, before), (_, after))| Change {
                 name,
@@ -232,9 +233,9 @@ impl Session {
         });
         let changed: Vec<Change> = named
             .into_iter()
-            .filter(|(n, _)| updated.binary_search(&self.vars[n]).is_ok())
-            .map(|(n, before)| Change {
-                after: Number(self.graph.value(self.vars[&n])),
+            .filter(|(_, node, _)| updated.binary_search(node).is_ok())
+            .map(|(n, node, before)| Change {
+                after: Number(self.graph.value(node)),
                 name: n,
                 before: Number(before),
             })
@@ -259,7 +260,7 @@ impl Session {
         let mut changed = Some(changed);
         for (i, (name, node, value)) in sets.iter().enumerate() {
             let last = i + 1 == sets.len();
-            self.last = Some(*node);
+            self.last = Some(Node::Scalar(*node));
             events.push(Event::Calculus(CalculusEvent::Updated {
                 name: name.clone(),
                 value: Number(*value),
@@ -298,14 +299,12 @@ impl Session {
             // `grad(relu(x)*w, x)`, is named by its label only: the
             // variable's names (`w`) are not what went stale.
             let names: Vec<&str> = self
-                .vars
-                .keys()
-                .filter(|n| {
-                    let bound = self.vars[n.as_str()];
+                .scalar_vars()
+                .filter(|&(_, bound)| {
                     (group.first..group.end).contains(&bound)
                         || (bound == group.result && bound >= group.first)
                 })
-                .map(String::as_str)
+                .map(|(n, _)| n.as_str())
                 .collect();
             let what = match names.as_slice() {
                 [] => format!("`{}`", group.label),
@@ -487,7 +486,7 @@ impl Session {
         }
         let keep = |step: usize| keeps_step(step, steps);
         // Step 0: the point the steps start from.
-        let start = self.output.as_ref().map(|o| self.graph.value(o.node));
+        let start = self.scalar_output().map(|o| self.graph.value(o.node));
         let mut rows = vec![RepeatRow {
             step: 0,
             output: start.map(Number),
@@ -521,7 +520,7 @@ impl Session {
                 );
             }
             done = step;
-            let output = self.output.as_ref().map(|o| self.graph.value(o.node));
+            let output = self.scalar_output().map(|o| self.graph.value(o.node));
             outputs.push(output.map(Number));
             finished_output = output;
             if keep(step) {
@@ -567,9 +566,8 @@ impl Session {
     fn finished_values(&self, assigned: &[String], finished: &mut [Number]) {
         for (value, name) in finished.iter_mut().zip(assigned) {
             *value = Number(
-                self.vars
-                    .get(name)
-                    .map_or(f64::NAN, |&id| self.graph.value(id)),
+                self.scalar_var(name)
+                    .map_or(f64::NAN, |id| self.graph.value(id)),
             );
         }
     }
@@ -600,7 +598,7 @@ impl Session {
                     self.graph.truncate(mark);
                     self.forget_groups_past(mark);
                     let last = self.graph.constant(number);
-                    self.last = Some(last);
+                    self.last = Some(Node::Scalar(last));
                     Ok(())
                 }),
                 _ => Ok(()),
@@ -755,7 +753,7 @@ impl Session {
         let reads_earlier = updates.iter().enumerate().skip(1).find(|(i, (_, tree))| {
             let earlier: Vec<NodeId> = updates[..*i]
                 .iter()
-                .filter_map(|(t, _)| self.vars.get(&t.name).copied())
+                .filter_map(|(t, _)| self.scalar_var(&t.name))
                 .collect();
             self.reads_any(tree, &earlier)
         });
@@ -782,7 +780,7 @@ impl Session {
             return false;
         };
         tree.nodes.iter().any(|node| match &node.kind {
-            ExprKind::Name(name) => self.vars.get(name.as_str()).is_some_and(|&bound| {
+            ExprKind::Name(name) => self.scalar_var(name.as_str()).is_some_and(|bound| {
                 leaves.contains(&bound)
                     || (bound > lowest
                         && self
@@ -813,5 +811,59 @@ fn repeat_force_hint(forced: &str) -> String {
         "add `-f` after the step count to replace it, or choose another name".to_string()
     } else {
         format!("add `-f` to replace it: `{forced}`; or choose another name")
+    }
+}
+
+impl Session {
+    /// `W, b := VALUE, VALUE` of tensor leaves: every value computed before
+    /// any leaf moves, then the leaves set and their users computed again.
+    pub(super) fn update_tensors(
+        &mut self,
+        targets: &[Ident],
+        values: &[ExprTree],
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        if targets.len() != values.len() {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                targets[0].span,
+                format!(
+                    "{} names but {} values: a simultaneous update takes one value per name",
+                    targets.len(),
+                    values.len()
+                ),
+                None,
+            ));
+        }
+        let params = super::update::each_once(
+            targets,
+            (
+                "is updated twice in one statement",
+                "give each name one value",
+            ),
+            |target| self.param(target),
+        )?;
+        let mark = self.tensors.graph.len();
+        let mut moves = Vec::with_capacity(targets.len());
+        for (param, tree) in params.into_iter().zip(values) {
+            let (id, _) = self.evaluate_tensor(tree, events)?;
+            moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
+        }
+        self.check_interrupt()?;
+        self.tensors.graph.truncate(mark);
+        self.tensors.gradients.retain(|id| id.index() < mark);
+        for (param, value, span) in moves {
+            self.move_param(param, value, span)?;
+        }
+        self.tensors.rerun_whole(&self.graph);
+        self.check_interrupt()?;
+        for target in targets {
+            let value = self.param_value(self.param(target)?);
+            events.push(Event::Value {
+                name: Some(target.name.clone()),
+                value: Value::Tensor(tensor_data(&value)),
+            });
+        }
+        Ok(())
     }
 }

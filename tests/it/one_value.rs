@@ -245,3 +245,25 @@ fn vars_after_a_tensor_descent_whole() {
         "#]],
     );
 }
+
+/// One name table: a name holds a number or a tensor, and a failed
+/// statement that would rebind it to the other kind leaves it as it was
+/// (one journal undoes both kinds). Values by hand: `x` stays 2 after the
+/// refused product ([1, 2] @ a 3×1 matrix breaks the shape rule 2 ≠ 3);
+/// `W` rebound from a vector to 3 is the number 3, and `W + 1` is 4.
+#[test]
+fn one_name_table_holds_either_kind_and_a_failed_rebinding_changes_nothing() {
+    let output = gradcalc()
+        .args([
+            "--keep-going",
+            "-e",
+            "x = 2\nx = [1, 2] @ [[1], [2], [3]]\nx + 0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&output), "x = 2\n2\n");
+    assert_eq!(
+        text_of("W = [1, 2]\nW = 3\nW + 1"),
+        "W = [1, 2]  (2)\nW = 3\n4\n"
+    );
+}

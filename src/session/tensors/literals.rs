@@ -1,0 +1,217 @@
+//! Literals, sizes and indices in a tensor expression: `[…]` (a vector, or
+//! a matrix of rows of one length), `zeros`, `ones`, `eye` and `randn` made
+//! whole within the memory budget, and `x[i]`, `W[i, j]`, `W[i]`.
+
+use crate::engine::tensor::{Shape, Tensor, TensorOp};
+use crate::syntax::{Call, ExprTree, Span};
+
+use super::super::error::ErrorCode;
+use super::super::{Session, SessionError};
+use super::{TValue, from_engine, tensor_error};
+
+impl Session {
+    /// `x[i]`, `W[i, j]`, `W[i]` (a row).
+    pub(super) fn index(
+        &mut self,
+        mut args: Vec<TValue>,
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let indices: Vec<usize> = (1..args.len())
+            .map(|k| self.whole(&args[k], tree, call.args[k]))
+            .collect::<Result<_, _>>()?;
+        args.truncate(1);
+        if matches!(args[0], TValue::Number(_)) {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                "a number has no elements to index: an index takes a vector or a matrix",
+                None,
+            ));
+        }
+        let op = match indices[..] {
+            [i] => TensorOp::Index(i),
+            [i, j] => TensorOp::Index2(i, j),
+            _ => {
+                let shape = match &args[0] {
+                    TValue::Literal(t) => t.shape(),
+                    TValue::Node { id, .. } => self.tensors.graph.shape(*id),
+                    TValue::Number(_) => Shape::scalar(),
+                };
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    span,
+                    crate::engine::tensor::ShapeError::TooManyIndices {
+                        shape,
+                        given: indices.len(),
+                    }
+                    .to_string(),
+                    None,
+                ));
+            }
+        };
+        self.apply_tensor(op, args, span)
+    }
+
+    /// An index, axis or size: a whole number ≥ 0 (a number, or the value of
+    /// a scalar of shape `()`).
+    pub(super) fn whole(
+        &self,
+        value: &TValue,
+        tree: &ExprTree,
+        at: crate::syntax::ExprId,
+    ) -> Result<usize, SessionError> {
+        let span = tree.get(at).span();
+        let x = match value {
+            TValue::Number(x) => *x,
+            TValue::Node { id, .. } if self.tensors.graph.shape(*id) == Shape::scalar() => {
+                self.tensors.graph.value(*id).data()[0]
+            }
+            _ => {
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    span,
+                    "an index, axis or size is a number, not a vector or a matrix",
+                    None,
+                ));
+            }
+        };
+        if x.fract() == 0.0 && x > u32::MAX as f64 {
+            return Err(tensor_error(
+                ErrorCode::Limit,
+                span,
+                format!(
+                    "{x:e} is too large for an index, axis or size: at most {} (and a tensor's numbers must fit in the memory budget, 2²⁷)",
+                    u32::MAX
+                ),
+                None,
+            ));
+        }
+        if x.fract() != 0.0 || !(0.0..=(u32::MAX as f64)).contains(&x) {
+            return Err(tensor_error(
+                ErrorCode::Shape,
+                span,
+                format!("an index, axis or size is a whole number from 0 up, not {x}"),
+                (x < 0.0 && x.fract() == 0.0).then(|| {
+                    "gradcalc counts from 0 only (no numpy `x[-1]`): the last of n elements is `x[n - 1]`, and a size is at least 0".to_string()
+                }),
+            ));
+        }
+        Ok(x as usize)
+    }
+
+    /// `zeros(m, n)`, `ones(n)`, `randn(m, n)`, `eye(n)`: a literal, within
+    /// the memory budget.
+    pub(super) fn make(
+        &mut self,
+        name: &str,
+        args: &[TValue],
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<TValue, SessionError> {
+        let (ok, expected) = if name == "eye" {
+            (args.len() == 1, "1")
+        } else {
+            (matches!(args.len(), 1 | 2), "1 or 2")
+        };
+        if !ok {
+            return Err(SessionError::wrong_arity(
+                name,
+                call.name_span,
+                expected,
+                args.len(),
+            ));
+        }
+        let sizes: Vec<usize> = args
+            .iter()
+            .zip(&call.args)
+            .map(|(a, at)| self.whole(a, tree, *at))
+            .collect::<Result<_, _>>()?;
+        let shape = match sizes[..] {
+            [n] if name == "eye" => Shape::matrix(n, n),
+            [n] => Shape::vector(n),
+            [m, n] => Shape::matrix(m, n),
+            _ => Shape::scalar(),
+        };
+        self.tensors
+            .graph
+            .check_budget(shape)
+            .map_err(|e| from_engine(e.into(), span))?;
+        Ok(TValue::Literal(match name {
+            "zeros" => Tensor::zeros(shape),
+            "ones" => Tensor::ones(shape),
+            "eye" => Tensor::eye(sizes[0]),
+            _ => Tensor::randn(shape, &mut self.tensors.rng),
+        }))
+    }
+}
+
+/// `[a, b, …]`: a vector of numbers, or a matrix of rows of one length.
+pub(super) fn literal(
+    args: Vec<TValue>,
+    call: &Call,
+    tree: &ExprTree,
+) -> Result<TValue, SessionError> {
+    let at = |k: usize| tree.get(call.args[k]).span();
+    if args.iter().all(|a| matches!(a, TValue::Number(_))) {
+        let numbers = args
+            .iter()
+            .map(|a| match a {
+                TValue::Number(x) => *x,
+                _ => f64::NAN,
+            })
+            .collect();
+        return Ok(TValue::Literal(Tensor::vector(numbers)));
+    }
+    // A variable among the elements is named first, wherever it stands.
+    if let Some(k) = args.iter().position(|a| matches!(a, TValue::Node { .. })) {
+        return Err(tensor_error(
+            ErrorCode::Unsupported,
+            at(k),
+            "the elements of a literal are numbers: a variable or a tensor cannot be one",
+            Some(
+                "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into(),
+            ),
+        ));
+    }
+    let mut rows: Vec<Vec<f64>> = Vec::with_capacity(args.len());
+    for (k, arg) in args.into_iter().enumerate() {
+        match arg {
+            TValue::Literal(row) if row.shape().rank() == 1 => rows.push(row.into_data()),
+            TValue::Literal(_) => {
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    at(k),
+                    "a row of a matrix is a list of numbers: vectors and matrices have at most 2 axes",
+                    None,
+                ));
+            }
+            // (A variable among the elements was refused above.)
+            TValue::Number(_) | TValue::Node { .. } => {
+                return Err(tensor_error(
+                    ErrorCode::Shape,
+                    at(k),
+                    "a literal holds numbers (a vector) or rows `[…]` (a matrix), not both",
+                    Some("write every row in brackets: `[[1, 2], [3, 4]]`".into()),
+                ));
+            }
+        }
+    }
+    Tensor::from_rows(&rows)
+        .map(TValue::Literal)
+        .map_err(|ragged| {
+            let row = at(ragged.row);
+            tensor_error(
+                ErrorCode::Shape,
+                row,
+                format!("ragged rows: {ragged}"),
+                Some(format!(
+                    "give every row {} element{}",
+                    ragged.expected,
+                    if ragged.expected == 1 { "" } else { "s" }
+                )),
+            )
+        })
+}
