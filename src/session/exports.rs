@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::args::{Moment, PictureArgs, TraceArgs};
 use super::boxes::{CallBoxes, Expand};
-use super::command::{Command, TensorCommand};
+use super::command::Command;
 use super::steps::{GradState, StepModel};
 use super::{
     Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
@@ -344,10 +344,9 @@ impl Session {
     ) -> Result<(), SessionError> {
         let target = args.file.clone();
         let mut trace = Vec::new();
-        if self.tensors.output.is_some() {
+        if let Some(output) = self.shaped_output() {
             // A tensor output's handout: the steps of its `:trace`.
-            self.tensor_command(TensorCommand::Trace, "trace", span, &[], &mut trace)
-                .unwrap_or(Ok(()))?;
+            self.trace_tensors(output.node, &output.label, span, &[], &mut trace)?;
         } else {
             self.trace(span, args.all, &args.expand, &mut trace)?;
         }

@@ -643,8 +643,8 @@ impl Session {
             step_range(steps.as_ref().map(|(t, _)| t.as_str()), total)
                 .map_err(|message| misuse(message, steps.as_ref().map_or(span, |s| s.1)))
         };
-        let (of, total, questions) = if self.tensors.output.is_some() {
-            let model = self.tensor_step_model(span)?;
+        let (of, total, questions) = if self.shaped_output().is_some() {
+            let model = self.step_model_tensors(span)?;
             let range = range(model.len())?;
             (
                 model.of.clone(),
