@@ -44,6 +44,7 @@ mod repl;
 mod rules;
 mod serve;
 mod sessions;
+mod silence;
 mod step_keys;
 mod steps;
 mod teaching;
