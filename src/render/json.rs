@@ -471,6 +471,7 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         Event::Value { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
+        | Event::Shapes { .. }
         | Event::Help { .. }
         | Event::Stats(_)
         | Event::Collected(_)

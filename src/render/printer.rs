@@ -36,6 +36,9 @@ pub type Chart = Box<dyn FnMut(&str, &[f64])>;
 pub struct Printer<O: Write, E: Write> {
     /// How to render.
     pub format: Format,
+    /// The style's [`Style::width`] was given (`--width N`): the REPL keeps
+    /// it rather than following the terminal's width.
+    pub width_given: bool,
     /// Wrap human lines longer than this many columns (the terminal's width), so
     /// long traces stay readable when projected. `None`: never wrap.
     pub width: Option<usize>,
@@ -95,6 +98,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     pub fn new(format: Format, out: O, err: E) -> Self {
         Printer {
             format,
+            width_given: false,
             width: None,
             out,
             err,

@@ -478,16 +478,20 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "vars",
         aliases: &[],
-        usage: "",
-        help: "the variables with their values and gradients, then the functions you defined",
-        params: &[],
+        usage: "[--shapes]",
+        help: "the variables with their values and gradients, then the functions you defined; `--shapes`: each variable's name and shape only (`()` for a number)",
+        params: &[optional(Arg::Keyword(&["--shapes"]))],
         writes: false,
         traits: PLAIN,
-        takes: "takes no arguments",
-        example: "",
+        takes: "takes `--shapes` or nothing",
+        example: "e.g. `:vars --shapes`",
         tensors: TensorCommand::Any,
-        run: |s, _, e| {
-            s.vars(e);
+        run: |s, c, e| {
+            if c.keywords.contains(&"--shapes") {
+                s.shapes(e);
+            } else {
+                s.vars(e);
+            }
             Ok(())
         },
     },

@@ -54,3 +54,4 @@ mod tensor_steps;
 mod tensors;
 mod util;
 mod web;
+mod wide_values;

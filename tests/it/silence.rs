@@ -103,3 +103,23 @@ fn the_repl_runs_a_line_ending_in_a_semicolon_silently() {
     repl.expect("warning: division by zero gives inf");
     repl.leave();
 }
+
+#[test]
+fn the_playground_runs_a_line_ending_in_a_semicolon_silently() {
+    use crate::playground::{READY, SCREEN, enter, playground, wait_screen};
+    let Some((mut browser, url)) = playground("the playground's trailing `;`") else {
+        return;
+    };
+    browser.open(&url, (1366, 768), READY);
+    enter(&mut browser, "u = 6*7; W = ones(16, 16);");
+    enter(&mut browser, "v = u + sum(W)");
+    // 42 + 256 = 298: the silenced line ran.
+    wait_screen(&mut browser, "v = 298");
+    let screen = browser.eval(SCREEN);
+    let screen = screen.as_str().unwrap();
+    assert!(!screen.contains("u = 42"), "{screen}");
+    assert!(!screen.contains("16×16"), "{screen}");
+    // A warning of a silenced line still shows.
+    enter(&mut browser, "w = 1/0;");
+    wait_screen(&mut browser, "division by zero gives inf");
+}
