@@ -406,7 +406,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "plot",
         aliases: &[],
         usage: "NAME [FROM TO]",
-        help: "the output as a function of NAME (a variable it depends on), with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
+        help: "the output as a function of NAME (a leaf it depends on: it is moved and the output recomputed), with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
         params: &[
             required(Arg::Name),
             optional(Arg::Range),
