@@ -23,6 +23,13 @@
 //!   give the same events after `:gc` as before it.
 //!
 //! No file is ever written: the printer's write policy refuses every path.
+//!
+//! The session's tensor memory budget is [`TENSOR_BUDGET`], not the default
+//! 2²⁷ numbers: a statement's work is bounded by its length times its
+//! operands' size, and at the default budget one line of twenty negations of
+//! `ones(1e7)` is two seconds of honest arithmetic, not a hang. The refusals
+//! at the budget's edge still run here (any shape past 2¹⁶ numbers is one);
+//! the default budget's edges are tested through the binary under `prlimit`.
 
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -35,6 +42,11 @@ use gradcalc::session::Session;
 /// The most one statement may take (in an optimised build; the replay in
 /// `cargo test` runs unoptimised and allows ten times more).
 pub const STATEMENT_BUDGET: Duration = Duration::from_secs(2);
+
+/// The tensor memory budget of the fuzzed session, in numbers (see the module
+/// doc): a 256×256 product is 1.7·10⁷ multiply-adds, so even a line of a
+/// hundred of them stays within [`STATEMENT_BUDGET`].
+pub const TENSOR_BUDGET: usize = 1 << 16;
 
 /// Runs `data` as described above. Panics if gradcalc panics, or on one of the
 /// failures listed in the module doc.
@@ -148,6 +160,7 @@ pub fn run_with_budget(data: &[u8], budget: Duration) {
     };
     printer.script = true;
     let mut session = Session::new();
+    session.set_tensor_budget(TENSOR_BUDGET);
     session.writes = printer.writes.clone();
     session.from_script = true;
 
