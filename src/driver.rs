@@ -334,6 +334,11 @@ fn run_statement<O: Write, E: Write>(
         None
     };
     let result = session.run_parsed(&frame.text, span, parsed);
+    if interrupt::requested() {
+        // The statement ended by itself after the Ctrl-C: what it kept is
+        // written whole, then the run ends (`interrupt::BATCH_GRACE`).
+        interrupt::notice();
+    }
     if held.is_some() {
         session.confirm.0 = held;
     }

@@ -28,8 +28,18 @@ pub const EVERY: u32 = 4096;
 /// Set by Ctrl-C; cleared by the REPL before each typed input.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
+/// Set when the run has seen the Ctrl-C and is ending by itself ([`notice`]).
+static NOTICED: AtomicBool = AtomicBool::new(false);
+
+/// How many Ctrl-Cs came (the handler's count; a second one in a batch run
+/// ends it even when the first was noticed).
+static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// In batch mode a Ctrl-C that nothing notices within this time (a blocking
-/// read of standard input) ends the process with status [`EXIT_STATUS`].
+/// read of standard input) ends the process with status [`EXIT_STATUS`]. A
+/// Ctrl-C the run has noticed ([`notice`]) lets it end by itself, however
+/// long its kept output takes to write on a loaded machine; a second Ctrl-C
+/// ends it after this time in any case.
 pub const BATCH_GRACE: Duration = Duration::from_secs(1);
 
 /// The exit status of a batch run stopped by Ctrl-C: 128 + SIGINT, what a
@@ -141,6 +151,14 @@ pub fn within<T>(budget: Duration, work: impl FnOnce() -> T) -> T {
     work()
 }
 
+/// Says that the run has seen the Ctrl-C and is ending by itself (writing
+/// what it kept, then exiting with [`EXIT_STATUS`]): the batch grace of
+/// [`install`]'s handler then leaves the process alone, so that a stopped
+/// `:descend`'s table is written whole rather than cut by the grace.
+pub fn notice() {
+    NOTICED.store(true, Ordering::Relaxed);
+}
+
 /// Forgets an earlier Ctrl-C (the REPL, before running a typed input).
 pub fn clear() {
     REQUESTED.store(false, Ordering::Relaxed);
@@ -159,17 +177,20 @@ pub fn set_batch(batch: bool) {
 
 /// Installs the SIGINT handler: it sets the flag, and in a batch run (see
 /// [`set_batch`]) it also ends the process with [`EXIT_STATUS`] if the run has
-/// not stopped by itself after [`BATCH_GRACE`]. Only the first call installs
+/// not noticed it ([`notice`]) after [`BATCH_GRACE`], or at a second Ctrl-C. Only the first call installs
 /// anything (later ones, and a failure to install, are ignored: Ctrl-C then
 /// keeps its default). Only in the terminal program (the `cli` feature).
 #[cfg(feature = "cli")]
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
         request();
+        let count = SIGNALS.fetch_add(1, Ordering::Relaxed) + 1;
         if BATCH.load(Ordering::Relaxed) {
             // The handler runs on its own thread, not in signal context.
             std::thread::sleep(BATCH_GRACE);
-            std::process::exit(i32::from(EXIT_STATUS));
+            if count > 1 || !NOTICED.load(Ordering::Relaxed) {
+                std::process::exit(i32::from(EXIT_STATUS));
+            }
         }
     });
 }

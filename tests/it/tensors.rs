@@ -558,6 +558,76 @@ fn ctrl_c_during_a_tensor_descent_keeps_the_steps_done() {
     assert_close(flat(&w["value"])[0], expected, 1e-9);
 }
 
+/// A stopped `:descend` whose table is slow to write (its reader is not
+/// reading yet: the pipe fills and the write blocks) is written whole: the
+/// run has noticed the Ctrl-C, so the batch run's one-second grace
+/// (`interrupt::BATCH_GRACE`) does not end it mid-line. Before, a loaded
+/// machine cut the 6 MB line short or lost the whole output.
+#[test]
+fn a_stopped_descent_writes_its_table_whole_however_slow_the_reader() {
+    use std::io::Read;
+    let mut child = crate::util::plain_gradcalc()
+        .args([
+            "--json",
+            "-e",
+            "W = [[0]]\nx = [1]\nL = sum((W @ x - 3)^2)",
+            "-e",
+            ":descend L lr=0.0000001 steps=1000000 W",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::util::wait_for_cpu(child.id(), std::time::Duration::from_millis(500));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // Evidence that the writer is blocked on the full pipe, then twice the
+    // grace: long enough for the old handler to have ended the process.
+    // (The statements run on a thread of their own: look at every thread.)
+    let blocked = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                std::fs::read_to_string(task.path().join("wchan"))
+                    .is_ok_and(|wchan| wchan.contains("pipe_write"))
+            })
+    };
+    let started = std::time::Instant::now();
+    while !blocked(child.id()) {
+        assert!(
+            started.elapsed() < crate::util::TIMEOUT,
+            "never blocked on the pipe"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(2 * gradcalc::interrupt::BATCH_GRACE);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let events = crate::util::json_lines(&out);
+    let descent = events.iter().find(|e| e["kind"] == "descent").unwrap();
+    assert_eq!(descent["interrupted"], true);
+    let steps = descent["steps"].as_u64().unwrap();
+    assert_eq!(flat(&descent["losses"]).len() as u64, steps + 1);
+    // The last event is W at the step the descent stopped at (see the test
+    // before for the closed form).
+    let w = events.last().unwrap();
+    assert_eq!(w["name"], "W");
+    let expected = 3.0 * (1.0 - (1.0 - 2e-7_f64).powf(steps as f64));
+    assert_close(flat(&w["value"])[0], expected, 1e-9);
+}
+
 #[test]
 fn help_names_each_tensor_functions_shape_and_backward_rule() {
     let output = gradcalc()
