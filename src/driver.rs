@@ -70,6 +70,8 @@ struct Frame {
     /// Where the last statement run starts, to find the next one's line and
     /// column without counting from the start of the text again.
     lines: Lines,
+    /// Which of its statements are on a line ending in `;`.
+    silenced: syntax::SilencedLines,
 }
 
 /// Line and column of increasing byte offsets into one text, in time linear
@@ -138,6 +140,7 @@ impl Frame {
             invalid,
             ran: 0,
             lines: Lines::default(),
+            silenced: syntax::SilencedLines::new(),
         }
     }
 }
@@ -321,7 +324,8 @@ fn run_statement<O: Write, E: Write>(
     printer.script = frame.script;
     session.from_script = frame.script;
     let (line, column) = frame.lines.at(&frame.text, span.start);
-    printer.begin_statement(line, column);
+    let silenced = frame.silenced.at(&frame.text, span);
+    printer.begin_statement(line, column, silenced);
     // A script's files are not asked about (the printer's rule), nor is
     // the file of its `:repeat`: the session's question is held meanwhile.
     let held = if frame.script {

@@ -9,7 +9,7 @@ use gradcalc::driver::{self, Options, Outcome};
 use gradcalc::files::{self, WritePolicy};
 use gradcalc::interrupt;
 use gradcalc::render::json::ErrorLine;
-use gradcalc::render::{Format, Precision, Printer, Style};
+use gradcalc::render::{DEFAULT_WIDTH, Format, Precision, Printer, Style};
 use gradcalc::session::{ErrorCode, Notice, Session};
 
 /// Large buffers (tensors of 4 MiB and more) on huge pages: fewer page
@@ -77,6 +77,12 @@ struct Args {
     /// Significant digits in human output, or `full` for round-trip precision
     #[arg(long, default_value = "10", value_parser = parse_precision, value_name = "N|full")]
     precision: Precision,
+
+    /// Line width, in columns, of vectors and matrices in human output
+    /// (numpy's linewidth): a wider row wraps between its elements. Default:
+    /// the terminal's width on a terminal, else 80
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    width: Option<u16>,
 
     /// In batch modes, go on after an error (the exit status is still 1)
     #[arg(long)]
@@ -450,6 +456,8 @@ fn run(args: Args) -> u8 {
     // The printer flushes stdout before every error and the REPL after every input.
     let stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let mut printer = Printer::new(format, stdout, io::stderr().lock());
+    // `--width` holds; otherwise the REPL follows the terminal's width.
+    printer.width_given = args.width.is_some();
     printer.writes = WritePolicy {
         anywhere: args.allow_writes_anywhere,
         dirs: args.allow_writes.clone(),
@@ -546,8 +554,23 @@ fn format_of(args: &Args, stdout_is_terminal: bool) -> Format {
             ascii: args.ascii || !locale_is_utf8(),
             precision: args.precision,
             charts: true,
+            width: args.width.map_or_else(
+                || {
+                    stdout_is_terminal
+                        .then(terminal_width)
+                        .flatten()
+                        .unwrap_or(DEFAULT_WIDTH)
+                },
+                usize::from,
+            ),
         })
     }
+}
+
+/// The width in columns of the terminal standard output is, when it says.
+fn terminal_width() -> Option<usize> {
+    let size = rustix::termios::tcgetwinsize(io::stdout()).ok()?;
+    (size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 /// A source to run: its bytes, its origin (for error reports), the path of a

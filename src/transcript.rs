@@ -76,6 +76,7 @@ fn run(source: &str, origin: &str) -> Vec<Entry> {
                 number: number + 1,
                 line,
                 column,
+                silenced: false,
             }),
         };
         let result = session.run_parsed(source, span, parsed);

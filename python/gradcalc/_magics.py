@@ -24,7 +24,49 @@ import html
 
 from . import _ANSI, Error, _error_in, _gradcalc, iframe, session
 
-# The terminal's 16 colours (xterm's), for SGR 30–37 and 90–97.
+# The colours of the terminal's text in a notebook: for each colour name the
+# printer's SGR codes give (30–37, and 90–97 bright), the CSS colour on a light
+# theme and on a dark one. The dark ones are the playground's
+# (web/playground.css); the light ones are the same hues darkened. Every one
+# has a WCAG contrast of at least 4.5:1 on its theme's background (white;
+# JupyterLab's dark #111111 and #212121, VS Code's #1e1e1e): the xterm
+# colours the terminal shows (green #0dbc79 is 2.47:1 on white) are not.
+# No single colour can be 4.5:1 on both white and #111 (the two ratios
+# multiply to 18.9 < 4.5²), so the dark ones are switched in by the
+# notebook's theme (``_DARK_CSS``); where that style is not kept (an
+# untrusted notebook's sanitiser), the light colours stay. Black and white
+# (30, 37) are the theme's own text colour.
+PALETTE = {
+    "red": ("#b3261e", "#ff8c69"),
+    "green": ("#0b5cad", "#7fd4ff"),
+    "yellow": ("#7a5d00", "#f0e442"),
+    "blue": ("#1f4fbf", "#8ab4ff"),
+    "magenta": ("#8e2f86", "#e0a0d0"),
+    "cyan": ("#006b63", "#6fe0d0"),
+    "grey": ("#5f5f5f", "#a8a8a8"),
+    "dim": ("#616161", "#b0b0b0"),
+}
+
+# The SGR colour numbers 0–7 by name (None: the theme's text colour).
+_NAMES = [None, "red", "green", "yellow", "blue", "magenta", "cyan", None]
+
+# The selectors of a dark notebook theme: JupyterLab and Notebook 7
+# (``data-jp-theme-light``), VS Code, Colab.
+_DARK_THEMES = [
+    'body[data-jp-theme-light="false"]',
+    "body.vscode-dark",
+    "body.vscode-high-contrast:not(.vscode-high-contrast-light)",
+    'html[theme="dark"]',
+]
+
+_DARK_CSS = "".join(
+    ", ".join(f"{theme} .gradcalc .gc-{name}" for theme in _DARK_THEMES)
+    + f" {{ color: {dark} !important; }}"
+    for name, (_, dark) in PALETTE.items()
+)
+
+# The xterm colours of the 256-colour codes 0–15 (38;5;n), which gradcalc
+# does not write; kept for text from elsewhere.
 _COLOURS = [
     "#000000", "#cd3131", "#0dbc79", "#e5e510", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
     "#666666", "#f14c4c", "#23d18b", "#f5f543", "#3b8eea", "#d670d6", "#29b8db", "#ffffff",
@@ -65,10 +107,14 @@ def _apply(style, codes):
             style.pop("italic", None)
         elif c == 24:
             style.pop("underline", None)
-        elif 30 <= c <= 37:
-            style["color"] = _COLOURS[c - 30]
-        elif 90 <= c <= 97:
-            style["color"] = _COLOURS[c - 90 + 8]
+        elif 30 <= c <= 37 or 91 <= c <= 97:
+            name = _NAMES[c % 10]
+            if name is None:
+                style.pop("color", None)
+            else:
+                style["color"] = name
+        elif c == 90:
+            style["color"] = "grey"
         elif c == 39:
             style.pop("color", None)
         elif c in (38, 48) and i + 1 < len(codes):
@@ -87,16 +133,28 @@ def _apply(style, codes):
     return style
 
 
+def _colour_name(style):
+    """The palette's name of ``style``'s colour (dim text without a colour
+    is ``dim``), or None."""
+    colour = style.get("color")
+    if colour in PALETTE:
+        return colour
+    if colour is None and style.get("dim"):
+        return "dim"
+    return None
+
+
 def _css(style):
     parts = []
-    if "color" in style:
+    name = _colour_name(style)
+    if name is not None:
+        parts.append(f"color: {PALETTE[name][0]}")
+    elif "color" in style:
         parts.append(f"color: {style['color']}")
     if "background" in style:
         parts.append(f"background: {style['background']}")
     if style.get("bold"):
         parts.append("font-weight: bold")
-    if style.get("dim"):
-        parts.append("opacity: 0.7")
     if style.get("italic"):
         parts.append("font-style: italic")
     if style.get("underline"):
@@ -106,7 +164,8 @@ def _css(style):
 
 def ansi_to_html(text):
     """``text`` with ANSI colour codes as HTML: escaped, each coloured run in
-    a ``<span style=…>``."""
+    a ``<span style=…>``, with the class ``gc-NAME`` of its palette colour
+    (``PALETTE``) for the dark themes' style."""
     out, style, at = [], {}, 0
     for match in _ANSI.finditer(text):
         out.append(_span(text[at : match.start()], style))
@@ -122,13 +181,15 @@ def _span(text, style):
         return ""
     css = _css(style)
     escaped = html.escape(text, quote=False)
-    return f'<span style="{css}">{escaped}</span>' if css else escaped
+    name = _colour_name(style)
+    klass = f' class="gc-{name}"' if name is not None else ""
+    return f'<span{klass} style="{css}">{escaped}</span>' if css else escaped
 
 
 def _text(content):
     """The mimebundle of text as the terminal shows it."""
     return {
-        "text/html": f'<pre class="gradcalc">{ansi_to_html(content)}</pre>',
+        "text/html": f'<style>{_DARK_CSS}</style><pre class="gradcalc">{ansi_to_html(content)}</pre>',
         "text/plain": _ANSI.sub("", content),
     }
 
@@ -186,4 +247,4 @@ def register(ipython):
     ipython.register_magics(GradcalcMagics)
 
 
-__all__ = ["Error", "ansi_to_html", "run_cell", "register", "show_pieces"]
+__all__ = ["PALETTE", "Error", "ansi_to_html", "run_cell", "register", "show_pieces"]

@@ -26,14 +26,82 @@ def cell(ip, source):
     return [output.data for output in captured.outputs]
 
 
-def test_text_is_html_with_the_terminals_colours(ip):
+def test_text_is_html_with_the_playgrounds_colours(ip):
     [out] = cell(ip, "x = 2\ny = x*x + x\n:grad x")
     assert out["text/plain"] == "x = 2\ny = 6\n∂y/∂x = 5\n"
     html = out["text/html"]
-    assert html.startswith('<pre class="gradcalc">')
+    assert html.startswith("<style>")
+    assert '<pre class="gradcalc">' in html
     assert "\x1b" not in html
-    assert '<span style="color: #0dbc79">6</span>' in html  # values green
-    assert '<span style="color: #cd3131">5</span>' in html  # gradients red
+    # Values blue and gradients red-orange, as in the playground: the light
+    # theme's colour inline, the dark theme's by class.
+    assert '<span class="gc-green" style="color: #0b5cad">6</span>' in html
+    assert '<span class="gc-red" style="color: #b3261e">5</span>' in html
+    assert 'body[data-jp-theme-light="false"] .gradcalc .gc-green' in html
+    assert "color: #7fd4ff !important" in html
+
+
+def _luminance(colour):
+    """WCAG 2.x relative luminance of ``#rrggbb``."""
+    def channel(c):
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def _contrast(a, b):
+    """WCAG contrast ratio of two colours, 1 to 21."""
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_the_contrast_formula_gives_wcags_known_ratios():
+    assert _contrast("#000000", "#ffffff") == pytest.approx(21.0)
+    assert _contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
+    # The terminal's green on white, the ratio the notebook used to show.
+    assert _contrast("#0dbc79", "#ffffff") == pytest.approx(2.47, abs=0.01)
+
+
+def test_every_colour_a_cell_uses_has_4_5_to_1_on_light_and_dark_themes(ip):
+    import re
+
+    from gradcalc import _magics
+
+    # A cell that prints every look gradcalc's text has: values, gradients,
+    # names, a warning, dim text (a vector's shape).
+    cell(ip, "x = 2\ny = x*x + x")
+    outs = cell(ip, "z = 1/0\nv = [1, 2]\n:grad x\n:trace\n:vars")
+    html = "".join(out["text/html"] for out in outs)
+    light = set(re.findall(r'style="[^"]*color: (#[0-9a-f]{6})', html))
+    dark = set(re.findall(r"color: (#[0-9a-f]{6}) !important", html))
+    used = set(re.findall(r'class="gc-([a-z]+)"', html))
+    assert {"green", "red", "yellow", "dim"} <= used, used
+    assert light and dark
+    for colour in light:
+        assert _contrast(colour, "#ffffff") >= 4.5, colour
+    # JupyterLab's dark theme (#111111 page, #212121 cells) and VS Code's.
+    for background in ("#111111", "#212121", "#1e1e1e"):
+        for colour in dark:
+            assert _contrast(colour, background) >= 4.5, (colour, background)
+    # And the whole palette, used or not.
+    for name, (on_light, on_dark) in _magics.PALETTE.items():
+        assert _contrast(on_light, "#ffffff") >= 4.5, name
+        assert _contrast(on_dark, "#111111") >= 4.5, name
+        assert _contrast(on_dark, "#212121") >= 4.5, name
+
+
+def test_a_line_ending_in_a_semicolon_prints_nothing(ip):
+    # docs/language.md §1: the line runs (the value is kept) but is silent;
+    # `;` between statements still only separates them.
+    assert cell(ip, "quiet = 6*7;") == []
+    [out] = cell(ip, "quiet + 1\np = 1; q = 2")
+    assert out["text/plain"] == "43\np = 1\nq = 2\n"
+    assert gradcalc.session().value("quiet") == 42.0
+    # A warning still shows.
+    [out] = cell(ip, "w = 1/0;")
+    assert "division by zero" in out["text/plain"]
 
 
 def test_cells_share_one_session_with_the_api(ip):

@@ -54,18 +54,26 @@ pub struct StatementPlace {
     pub line: usize,
     /// 1-based column of it, in characters.
     pub column: usize,
+    /// Its line ends in `;` (docs/language.md §1): the human formats show
+    /// only its warnings and errors; JSON writes every event, with
+    /// `"silenced": true` in its `from`.
+    pub silenced: bool,
 }
 
 impl Place<'_> {
     /// The `from` object, when there is a statement.
     fn statement(&self) -> Option<Value> {
         self.statement.map(|s| {
-            json!({
+            let mut from = json!({
                 "statement": s.number,
                 "source": self.origin,
                 "line": s.line + self.lines_before,
                 "column": s.column,
-            })
+            });
+            if let (true, Value::Object(map)) = (s.silenced, &mut from) {
+                map.insert("silenced".to_string(), Value::Bool(true));
+            }
+            from
         })
     }
 
@@ -359,9 +367,14 @@ fn write_placed(out: &mut impl Write, value: &Value, place: &Place<'_>) -> io::R
         (Some(s), Some(open)) => {
             let source = Value::from(place.origin);
             let line = s.line + place.lines_before;
+            let silenced = if s.silenced {
+                r#","silenced":true"#
+            } else {
+                ""
+            };
             writeln!(
                 out,
-                r#"{open},"from":{{"statement":{},"source":{source},"line":{line},"column":{}}}}}"#,
+                r#"{open},"from":{{"statement":{},"source":{source},"line":{line},"column":{}{silenced}}}}}"#,
                 s.number, s.column
             )
         }
@@ -453,6 +466,7 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         Event::Value { .. }
         | Event::Defined { .. }
         | Event::Grad { .. }
+        | Event::Shapes { .. }
         | Event::Help { .. }
         | Event::Stats(_)
         | Event::Collected(_)

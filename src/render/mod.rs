@@ -37,7 +37,16 @@ pub struct Style {
     /// the front end draws them itself ([`Printer::chart`]: the playground,
     /// as SVG).
     pub charts: bool,
+    /// The line width, in columns, that vectors and matrices are laid out
+    /// in (numpy's `linewidth`): a row wider than it wraps between its
+    /// elements. The terminal's width on a terminal, else [`DEFAULT_WIDTH`]
+    /// (`--width N` sets it; docs/repl.md, "Wide values").
+    pub width: usize,
 }
+
+/// The line width of values when the output is not a terminal and none is
+/// given: the terminal's traditional 80 columns (numpy's default is 75).
+pub const DEFAULT_WIDTH: usize = 80;
 
 impl Default for Style {
     /// No colour, Unicode symbols, 10 significant digits, charts in the text.
@@ -47,6 +56,7 @@ impl Default for Style {
             ascii: false,
             precision: Precision::default(),
             charts: true,
+            width: DEFAULT_WIDTH,
         }
     }
 }

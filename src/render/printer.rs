@@ -36,6 +36,9 @@ pub type Chart = Box<dyn FnMut(&str, &[f64])>;
 pub struct Printer<O: Write, E: Write> {
     /// How to render.
     pub format: Format,
+    /// The style's [`Style::width`] was given (`--width N`): the REPL keeps
+    /// it rather than following the terminal's width.
+    pub width_given: bool,
     /// Wrap human lines longer than this many columns (the terminal's width), so
     /// long traces stay readable when projected. `None`: never wrap.
     pub width: Option<usize>,
@@ -95,6 +98,7 @@ impl<O: Write, E: Write> Printer<O, E> {
     pub fn new(format: Format, out: O, err: E) -> Self {
         Printer {
             format,
+            width_given: false,
             width: None,
             out,
             err,
@@ -118,14 +122,31 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Says that the events and errors written next come from a new
     /// statement, whose text starts at `line` and `column` (1-based) of its
     /// source: JSON gives each of them a `from` with its number (1 for
-    /// the first one of the run) and place (docs/json.md).
-    pub fn begin_statement(&mut self, line: usize, column: usize) {
+    /// the first one of the run) and place (docs/json.md). A `silenced`
+    /// statement (its line ends in `;`, docs/language.md §1) shows only its
+    /// warnings, notices and errors in the human formats (its files are
+    /// still written); JSON writes all its events, marked `"silenced": true`.
+    pub fn begin_statement(&mut self, line: usize, column: usize, silenced: bool) {
         self.statements += 1;
         self.statement = Some(StatementPlace {
             number: self.statements,
             line,
             column,
+            silenced,
         });
+    }
+
+    /// True when the statement being reported is silenced and `event` is
+    /// not shown for it in the human formats: everything but warnings and
+    /// notices (errors are not events, and are always shown).
+    fn silences(&self, event: &Event) -> bool {
+        self.silenced() && !matches!(event, Event::Warning { .. } | Event::Notice(_))
+    }
+
+    /// True when the statement being reported is silenced and the format
+    /// is a human one (see [`Printer::begin_statement`]).
+    fn silenced(&self) -> bool {
+        matches!(self.format, Format::Human(_)) && self.statement.is_some_and(|s| s.silenced)
     }
 
     /// Says that what is written next comes from no statement (an error
@@ -182,7 +203,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     if crate::interrupt::requested() {
                         break; // Ctrl-C: the driver says "interrupted"
                     }
-                    if let Some(show) = &mut self.show
+                    if let (false, Some(show)) = (self.silenced(), &mut self.show)
                         && show(event, session)
                     {
                         continue;
@@ -255,6 +276,9 @@ impl<O: Write, E: Write> Printer<O, E> {
     ) -> io::Result<()> {
         if let (Event::Precision { digits }, Format::Human(style)) = (event, &mut self.format) {
             style.precision = digits.map_or(Precision::Full, Precision::Digits);
+        }
+        if self.silences(event) {
+            return Ok(());
         }
         match self.format {
             Format::Human(style) => {
@@ -501,6 +525,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         place: &json::Place<'_>,
     ) -> io::Result<()> {
         match self.format {
+            Format::Human(_) if self.silenced() => Ok(()),
             Format::Human(_) => {
                 self.out.write_all(content.as_bytes())?;
                 if !content.ends_with('\n') {
@@ -656,6 +681,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     what,
                 };
                 match (self.format, saved) {
+                    (Format::Human(_), Some(_)) if self.silenced() => Ok(()),
                     (Format::Human(_), Some(count)) => {
                         let s = if count == 1 { "" } else { "s" };
                         // Quoted where a space would split the name when

@@ -340,6 +340,12 @@ fn run_shared<O: Write, E: Write>(
         }
         // Long output wraps at the terminal's width, which may change between lines.
         printer.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
+        // Vectors and matrices are laid out for that width too.
+        if let (Format::Human(style), Some(columns), false) =
+            (&mut printer.format, printer.width, printer.width_given)
+        {
+            style.width = columns;
+        }
         remember(&mut editor, &mut history_file, &input);
         if std::mem::take(&mut walked_off) && matches!(input.trim(), "b" | "q") {
             let typed = input.trim();

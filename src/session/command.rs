@@ -398,7 +398,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         name: "plot",
         aliases: &[],
         usage: "NAME [FROM TO]",
-        help: "the output as a function of NAME (a variable it depends on), with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
+        help: "the output as a function of NAME (a leaf it depends on: it is moved and the output recomputed), with its derivative, in the terminal; `:plot x -3 3 FILE.svg` writes SVG",
         params: &[
             required(Arg::Name),
             optional(Arg::Range),
@@ -470,16 +470,20 @@ pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "vars",
         aliases: &[],
-        usage: "",
-        help: "the variables with their values and gradients, then the functions you defined",
-        params: &[],
+        usage: "[--shapes]",
+        help: "the variables with their values and gradients, then the functions you defined; `--shapes`: each variable's name and shape only (`()` for a number)",
+        params: &[optional(Arg::Keyword(&["--shapes"]))],
         writes: false,
         traits: PLAIN,
-        takes: "takes no arguments",
-        example: "",
+        takes: "takes `--shapes` or nothing",
+        example: "e.g. `:vars --shapes`",
         tensors: TensorCommand::Any,
-        run: |s, _, e| {
-            s.vars(e);
+        run: |s, c, e| {
+            if c.keywords.contains(&"--shapes") {
+                s.shapes(e);
+            } else {
+                s.vars(e);
+            }
             Ok(())
         },
     },

@@ -297,6 +297,16 @@ pub struct VarRow {
 }
 
 /// A user function for `:vars`: `f(x, y) = x*y + x`.
+/// A variable's name and shape (`:vars --shapes`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShapeRow {
+    /// The variable's name.
+    pub name: String,
+    /// Its shape: empty for a number, `[n]` for a vector, `[m, n]` for a
+    /// matrix.
+    pub shape: Vec<usize>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FunctionRow {
     /// The function's name.
@@ -320,6 +330,7 @@ macro_rules! short_events {
             | Event::Warning { .. }
             | Event::Notice { .. }
             | Event::Vars { .. }
+            | Event::Shapes { .. }
             | Event::Help { .. }
             | Event::Stats { .. }
             | Event::Collected { .. }
@@ -428,6 +439,13 @@ pub enum Event {
         /// `vars` after the numbers, each with its `shape`; `render::json`).
         #[serde(skip)]
         tensors: Vec<TensorVarRow>,
+    },
+    /// Each variable's name and shape (`:vars --shapes`): the numbers
+    /// first, then the vectors and matrices. JSON: `vars`, an array of
+    /// `{name, shape}` (`shape` `[]` for a number).
+    Shapes {
+        #[serde(rename = "vars")]
+        rows: Vec<ShapeRow>,
     },
     /// Help text (`:help`).
     Help { topic: Option<String>, text: String },

@@ -15,7 +15,7 @@ use super::{
     Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
     PictureStep, PlotSample, Session, SessionError, TableFormat, Target, TraceSteps,
 };
-use crate::engine::NodeId;
+use crate::engine::{NodeId, Op};
 use crate::syntax::{Ident, Span};
 
 /// `:dot` and `:svg` draw graphs of at most this many nodes.
@@ -417,6 +417,9 @@ impl Session {
         };
         let output = self.require_output(name.span)?;
         let node = self.variable_node(variable)?;
+        if self.graph.op(node) != Op::Variable {
+            return Err(self.derived_plot(variable, node));
+        }
         let (_, reached) = self.backprop(&output, name.span)?;
         if !reached[node.index()] {
             // Not in the output's graph: every sample would be the same value.
@@ -490,6 +493,46 @@ impl Session {
             target,
         });
         Ok(())
+    }
+}
+
+impl Session {
+    /// The error for `:plot NAME` of a derived value `node` (not a leaf):
+    /// moving it would cut it from what it is built from (plotting the
+    /// output against itself draws the identity), so the leaves it is
+    /// built from, which `:plot` can move, are named instead.
+    fn derived_plot(&mut self, variable: &Ident, node: NodeId) -> SessionError {
+        let order = self.order_for(node);
+        let upstream: std::collections::HashSet<NodeId> = order.iter().copied().collect();
+        let mut leaves: Vec<&str> = self
+            .vars
+            .iter()
+            .filter(|&(_, &n)| upstream.contains(&n) && self.graph.op(n) == Op::Variable)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        leaves.sort_unstable();
+        let name = &variable.name;
+        let help = match leaves.as_slice() {
+            [] => format!(
+                "`:plot` moves a leaf; {name} is built from none that has its name now (`:vars` lists the leaves)"
+            ),
+            [leaf] => format!("plot the leaf it is built from: `:plot {leaf}`"),
+            [first, ..] => format!(
+                "plot a leaf it is built from: {} (e.g. `:plot {first}`)",
+                leaves
+                    .iter()
+                    .map(|l| format!("`{l}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        SessionError::BadArguments {
+            message: format!(
+                "{name} is a derived value, not a leaf: `:plot` moves a leaf and recomputes the output from it"
+            ),
+            span: variable.span,
+            help: Some(help),
+        }
     }
 }
 

@@ -19,8 +19,8 @@ use super::formula::Formulas;
 use super::tensors::{element_name, tensor_data, tensor_error};
 use super::{
     EarlyVisit, Event, FunctionRow, GraphLine, KahnRow, Listing, NaiveRow, NodeRow, NothingPassed,
-    Omitted, Output, Session, SessionError, TopoRows, TraceCall, TraceContribution, TraceStep,
-    TraceSteps, VarRow,
+    Omitted, Output, Session, SessionError, ShapeRow, TopoRows, TraceCall, TraceContribution,
+    TraceStep, TraceSteps, VarRow,
 };
 use crate::engine::tensor::{Shape, Tensor, TensorGradients, TensorGraph, TensorId, TensorOp};
 use crate::engine::{Contribution, Gradients, NodeId, Op, Passing, Step};
@@ -584,6 +584,27 @@ impl Session {
             vars,
             functions,
             tensors,
+        });
+    }
+
+    /// `:vars --shapes`: each variable's name and shape, the numbers (shape
+    /// `()`) first, then the vectors and matrices, in the order `:vars`
+    /// lists them; no value is read and no gradient computed.
+    pub(super) fn shapes(&self, events: &mut Vec<Event>) {
+        let numbers = self
+            .vars
+            .keys()
+            .filter(|name| !self.tensors.vars.contains_key(*name))
+            .map(|name| ShapeRow {
+                name: name.clone(),
+                shape: Vec::new(),
+            });
+        let tensors = self.tensors.vars.iter().map(|(name, &id)| ShapeRow {
+            name: name.clone(),
+            shape: self.tensors.graph.shape(id).dims().to_vec(),
+        });
+        events.push(Event::Shapes {
+            rows: numbers.chain(tensors).collect(),
         });
     }
 

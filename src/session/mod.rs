@@ -58,7 +58,7 @@ pub use event::{
     CHECK_TOLERANCE, Direction, EarlyVisit, Event, FunctionRow, GRADCHECK_TOLERANCE, GradNote,
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
     Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
-    PictureGroup, PictureNode, PictureStep, PlotSample, TableFormat, Target, TensorData,
+    PictureGroup, PictureNode, PictureStep, PlotSample, ShapeRow, TableFormat, Target, TensorData,
     TensorName, TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TopoRows,
     TraceCall, TraceContribution, TraceStep, TraceSteps, Value, VarRow, Verdict, label_id,
     node_label, set_full_values,

@@ -279,7 +279,17 @@ fn elementwise_rule(
     let Some(derivative) = op.info().derivative(position) else {
         return "0 ⊙ upstream".to_string();
     };
-    let trees: Vec<ExprTree> = operands.iter().map(|o| operand_tree(o)).collect();
+    let guarded = zero_base_guard(graph, node, op, position, operands);
+    let trees: Vec<ExprTree> = operands
+        .iter()
+        .enumerate()
+        .map(|(k, o)| match (&guarded, k) {
+            // Written as typed: parsed, the comparisons would print as
+            // the arithmetic they stand for.
+            (Some(base), 0) => ExprTree::name(&format!("({base})")),
+            _ => operand_tree(o),
+        })
+        .collect();
     let refs: Vec<&ExprTree> = trees.iter().collect();
     let local = super::formula::rule_tree(
         op,
@@ -328,9 +338,42 @@ fn elementwise_rule(
     }
 }
 
+/// The base of `a ^ b` written so that the rule of the operand at
+/// `position` types back to the numbers printed where the base is 0, when
+/// some element of `node` has such a base; `None` otherwise (and for other
+/// ops). At a = 0 the op passes nothing (PyTorch's `pow_backward_self` at
+/// b = 0, `pow_backward_exponent` at b ≥ 0) where the textbook rules read
+/// 0·∞ (`b·a^(b − 1)` at b = 0, `a^b·ln(a)` at b ≥ 0, nan or −inf typed
+/// back): the base becomes `a + (a == 0)*(b == 0)` (or `(b >= 0)`), which
+/// is a everywhere but there, and 1 there, so the rule gives the 0 printed.
+fn zero_base_guard(
+    graph: &TensorGraph,
+    node: TensorId,
+    op: Op,
+    position: usize,
+    operands: &[&str],
+) -> Option<String> {
+    let (Op::Pow, [a, b]) = (op, operands) else {
+        return None;
+    };
+    let (test, passes_nothing): (&str, fn(f64) -> bool) = match position {
+        0 => ("==", |b| b == 0.0),
+        _ => (">=", |b| b >= 0.0),
+    };
+    let (a, b) = (bracketed(a), bracketed(b));
+    any_element(graph, node, |x, y| x == 0.0 && passes_nothing(y))
+        .then(|| format!("{a} + ({a} == 0)*({b} {test} 0)"))
+}
+
 /// Whether the two operands of the elementwise `node` are equal at some
 /// element of its output (broadcast as numpy does).
 fn ties(graph: &TensorGraph, node: TensorId) -> bool {
+    any_element(graph, node, |a, b| a == b)
+}
+
+/// Whether `hit` holds for the two operands of the elementwise `node` at
+/// some element of its output (broadcast as numpy does).
+fn any_element(graph: &TensorGraph, node: TensorId, hit: impl Fn(f64, f64) -> bool) -> bool {
     let (m, n) = graph.shape(node).as_matrix();
     let at = |id: TensorId, i: usize, j: usize| {
         let t = graph.value(id);
@@ -341,7 +384,7 @@ fn ties(graph: &TensorGraph, node: TensorId) -> bool {
         }
     };
     let ids = graph.operands(node);
-    (0..m).any(|i| (0..n).any(|j| at(ids[0], i, j) == at(ids[1], i, j)))
+    (0..m).any(|i| (0..n).any(|j| hit(at(ids[0], i, j), at(ids[1], i, j))))
 }
 
 /// Whether `text` is one bracketed whole: `(W @ x)`, not `(a) + (b)`.

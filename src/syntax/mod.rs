@@ -18,6 +18,7 @@ mod lexer;
 mod parser;
 mod print;
 mod rewrite;
+mod silence;
 mod split;
 
 #[cfg(test)]
@@ -33,6 +34,7 @@ pub use parser::Cursor;
 pub use parser::MAX_LITERAL_NUMBERS;
 pub use parser::Pieces;
 pub use rewrite::{Forest, parse_expression};
+pub use silence::SilencedLines;
 pub use split::Continuation;
 
 /// Deepest nesting of parentheses, prefix signs and `^` chains that a statement may have.

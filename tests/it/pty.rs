@@ -100,6 +100,15 @@ impl Repl {
         self
     }
 
+    /// Sets the terminal's size to `columns` × `rows`, as a resized window
+    /// does (the program is sent SIGWINCH).
+    pub fn resize(&mut self, columns: u16, rows: u16) {
+        self.session
+            .get_process_mut()
+            .set_window_size(columns, rows)
+            .unwrap_or_else(|e| panic!("cannot resize the terminal: {e}"));
+    }
+
     /// Types `keys` as they are (no Enter added).
     pub fn send(&mut self, keys: &str) {
         self.session

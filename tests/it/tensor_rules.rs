@@ -136,12 +136,14 @@ fn elementwise_case() -> impl Strategy<Value = Case> {
         };
         (a_shape, b_shape, any::<bool>(), shape_values(out.clone()))
             .prop_flat_map(move |(sa, sb, swap, c)| {
-                let (lo_b, hi_b) = match op {
-                    Op::Pow => (-2.0, 2.0),
-                    _ => (lo, hi),
+                // `^` at base 0 too (its integer values include 0), where
+                // its rules read 0·∞ and the op passes nothing.
+                let (lo_a, lo_b, hi_b) = match op {
+                    Op::Pow => (0.0, -2.0, 2.0),
+                    _ => (lo, lo, hi),
                 };
                 let (sa, sb) = if swap && !unary { (sb, sa) } else { (sa, sb) };
-                (values(sa, lo, hi), values(sb, lo_b, hi_b), Just(c))
+                (values(sa, lo_a, hi), values(sb, lo_b, hi_b), Just(c))
             })
             .prop_map(move |(a, b, c)| {
                 let info = op.info();
@@ -453,4 +455,30 @@ fn descend_all_shows_a_column_for_each_element_of_a_tensor_parameter() {
     );
     assert_contains(&out, "  step       L  W[0, 0]  W[0, 1]  b[0]");
     assert_contains(&out, "     1  0.0256     0.66     0.12  0.26");
+}
+
+#[test]
+fn the_power_rules_at_base_zero_type_back_to_their_numbers() {
+    // a^b at a = [0, 1, 2, 0], b = [2, 2, 0.5, 0], by hand: ∂/∂a = b·a^(b−1)
+    // = [0, 2, 0.5/√2, 0] (nothing at b = 0, PyTorch's pow_backward_self);
+    // ∂/∂b = a^b·ln a = [0, 0, √2·ln 2, 0] (nothing at a = 0, b ≥ 0,
+    // pow_backward_exponent), where the textbook forms read 0·∞.
+    let setup = "a = [0, 1, 2, 0]\nb = [2, 2, 0.5, 0]\ny = a^b\nL = sum(y)\n";
+    let out = run(&format!("{setup}:trace"));
+    let base = "upstream ⊙ (b*(a + (a == 0)*(b == 0))^(b - 1))";
+    let exponent = "upstream ⊙ ((a + (a == 0)*(b >= 0))^b*ln((a + (a == 0)*(b >= 0))))";
+    assert_contains(&out, &format!("∂L/∂a += {base}"));
+    assert_contains(&out, "= [0, 2, 0.3535533906, 0]  (4)");
+    assert_contains(&out, &format!("∂L/∂b += {exponent}"));
+    assert_contains(&out, "= [0, 0, 0.9802581435, 0]  (4)");
+    // Typed back with the step's upstream (ones), each gives its numbers.
+    let back = run(&format!("{setup}upstream = ones(4)\n{base}\n{exponent}"));
+    assert_contains(
+        &back,
+        "[0, 2, 0.3535533906, 0]  (4)\n[0, 0, 0.9802581435, 0]  (4)\n",
+    );
+    // Away from base 0 the rules stay the textbook ones.
+    let out = run("a = [1, 2]\nb = [2, 0.5]\nL = sum(a^b)\n:trace");
+    assert_contains(&out, "∂L/∂a += upstream ⊙ (b*a^(b - 1))");
+    assert_contains(&out, "∂L/∂b += upstream ⊙ a^b*ln(a)");
 }

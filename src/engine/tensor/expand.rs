@@ -37,8 +37,6 @@ impl TensorGraph {
     /// If `node` is not a node of this graph, has no operand at `position`,
     /// `element` is out of the operand's range, or `upstream` is not of the
     /// node's shape.
-    // One arm per op of the tensor op table: as long as the table.
-    #[allow(clippy::too_many_lines)]
     pub fn expand(
         &self,
         node: TensorId,
@@ -55,31 +53,76 @@ impl TensorGraph {
         );
         let out = self.value(node);
         assert_eq!(upstream.len(), out.len(), "an upstream of the node's shape");
-        let term = |output: usize, local: f64| (output, local);
-        let a = self.value(operands[0]);
         let locals: Vec<(usize, f64)> = match self.op(node) {
             TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
                 unreachable!("a leaf has no operands")
             }
             TensorOp::Elementwise(op) => self.elementwise_locals(node, op, position, element),
-            TensorOp::MatMul => {
-                let b = self.value(operands[1]);
-                let (fa, fb) = super::ops::matmul_factors(a, b);
-                let (k, n) = (fa.cols, fb.cols);
-                if position == 0 {
-                    // ∂C[i, j]/∂A[i, l] = B[l, j].
-                    let (i, l) = (element / k, element % k);
-                    (0..n)
-                        .map(|j| term(i * n + j, fb.data[l * n + j]))
-                        .collect()
-                } else {
-                    // ∂C[i, j]/∂B[l, j] = A[i, l].
-                    let (l, j) = (element / n, element % n);
-                    (0..fa.rows)
-                        .map(|i| term(i * n + j, fa.data[i * k + l]))
-                        .collect()
-                }
-            }
+            TensorOp::MatMul => self.matmul_locals(node, position, element),
+            TensorOp::Transpose
+            | TensorOp::Index(_)
+            | TensorOp::Index2(_, _)
+            | TensorOp::Sum
+            | TensorOp::SumAxis(_)
+            | TensorOp::SumKeepDims(_)
+            | TensorOp::Mean => self.structural_locals(node, element),
+            TensorOp::Outer => self.outer_locals(node, position, element),
+            TensorOp::Max
+            | TensorOp::Min
+            | TensorOp::MeanAxis(_)
+            | TensorOp::MaxAxis(_)
+            | TensorOp::MinAxis(_)
+            | TensorOp::LogSoftmax
+            | TensorOp::CrossEntropy
+            | TensorOp::Slice(_, _)
+            | TensorOp::Compare(_)
+            | TensorOp::ArgMax(_)
+            | TensorOp::OneHot(_) => self.batch_locals(node, position, element),
+            TensorOp::Softmax | TensorOp::LogSumExp => self.softmax_locals(node, element),
+        };
+        locals
+            .into_iter()
+            .map(|(output, local)| ElementTerm {
+                output,
+                upstream: upstream[output],
+                local,
+            })
+            .collect()
+    }
+
+    /// The output elements of the matrix product `node` that element
+    /// `element` of operand `position` reaches, with the local derivative
+    /// (`∂C[i, j]/∂A[i, l] = B[l, j]`, `∂C[i, j]/∂B[l, j] = A[i, l]`).
+    fn matmul_locals(&self, node: TensorId, position: usize, element: usize) -> Vec<(usize, f64)> {
+        let operands = self.operands(node);
+        let a = self.value(operands[0]);
+        let term = |output: usize, local: f64| (output, local);
+        let b = self.value(operands[1]);
+        let (fa, fb) = super::ops::matmul_factors(a, b);
+        let (k, n) = (fa.cols, fb.cols);
+        if position == 0 {
+            // ∂C[i, j]/∂A[i, l] = B[l, j].
+            let (i, l) = (element / k, element % k);
+            (0..n)
+                .map(|j| term(i * n + j, fb.data[l * n + j]))
+                .collect()
+        } else {
+            // ∂C[i, j]/∂B[l, j] = A[i, l].
+            let (l, j) = (element / n, element % n);
+            (0..fa.rows)
+                .map(|i| term(i * n + j, fa.data[i * k + l]))
+                .collect()
+        }
+    }
+
+    /// The output elements of the structural op or reduction `node`
+    /// (transpose, index, sum, mean) that element `element` of its operand
+    /// reaches, with the local derivative.
+    fn structural_locals(&self, node: TensorId, element: usize) -> Vec<(usize, f64)> {
+        let input = self.value(self.operands(node)[0]);
+        let out = self.value(node);
+        let term = |output: usize, local: f64| (output, local);
+        match self.op(node) {
             TensorOp::Transpose => {
                 let output = match *input.shape().dims() {
                     [m, n] => (element % n) * m + element / n,
@@ -109,23 +152,18 @@ impl TensorGraph {
                 };
                 vec![term(output, 1.0)]
             }
-            TensorOp::Outer => self
-                .outer_locals(node, position, element)
-                .into_iter()
-                .map(|(o, local)| term(o, local))
-                .collect(),
             TensorOp::Mean => vec![term(0, 1.0 / input.len() as f64)],
-            TensorOp::Max
-            | TensorOp::Min
-            | TensorOp::MeanAxis(_)
-            | TensorOp::MaxAxis(_)
-            | TensorOp::MinAxis(_)
-            | TensorOp::LogSoftmax
-            | TensorOp::CrossEntropy
-            | TensorOp::Slice(_, _)
-            | TensorOp::Compare(_)
-            | TensorOp::ArgMax(_)
-            | TensorOp::OneHot(_) => self.batch_locals(node, position, element),
+            _ => unreachable!("not a structural op"),
+        }
+    }
+
+    /// The output elements of `softmax` or `logsumexp` (`node`) that
+    /// element `element` of its operand reaches, with the local derivative.
+    fn softmax_locals(&self, node: TensorId, element: usize) -> Vec<(usize, f64)> {
+        let a = self.value(self.operands(node)[0]);
+        let (input, out) = (a, self.value(node));
+        let term = |output: usize, local: f64| (output, local);
+        match self.op(node) {
             TensorOp::Softmax => {
                 // ∂pⱼ/∂zₑ = pⱼ·(δⱼₑ − pₑ), j along the row of e.
                 let n = input.shape().as_matrix().1.max(1);
@@ -146,15 +184,8 @@ impl TensorGraph {
                 kernels::softmax_into(row, &mut p);
                 vec![term(element / n, p[element % n])]
             }
-        };
-        locals
-            .into_iter()
-            .map(|(output, local)| ElementTerm {
-                output,
-                upstream: upstream[output],
-                local,
-            })
-            .collect()
+            _ => unreachable!("not softmax or logsumexp"),
+        }
     }
 
     /// The output elements that element `element` of operand `position` of

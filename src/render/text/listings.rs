@@ -273,6 +273,37 @@ pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Pain
     }
 }
 
+/// `:vars --shapes`: one `name  shape` a line, the shapes aligned (`()`
+/// for a number, `3`, `2×3`).
+pub(super) fn shapes(out: &mut String, rows: &[crate::session::ShapeRow], p: &Painter) {
+    if rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.dim("no variables yet: assign one, e.g. `x = 2`")
+        );
+        return;
+    }
+    let name_width = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for row in rows {
+        let shape = match row.shape[..] {
+            [] => "()".to_string(),
+            [n] => n.to_string(),
+            [m, n, ..] => format!("{m}×{n}"),
+        };
+        let _ = writeln!(
+            out,
+            "  {}  {}",
+            p.name(&pad(&row.name, name_width)),
+            p.dim(&shape)
+        );
+    }
+}
+
 /// The user functions after `:vars`'s variables, one `f(x, y) = body` a line.
 pub(super) fn functions(out: &mut String, functions: &[FunctionRow], p: &Painter) {
     for function in functions {

@@ -177,6 +177,7 @@ fn render_unicode(
             }
             listings::functions(&mut out, functions, &p);
         }
+        Event::Shapes { rows } => listings::shapes(&mut out, rows, &p),
         Event::Help { text, .. } => {
             let _ = writeln!(out, "{text}");
         }

@@ -25,12 +25,72 @@ fn shown(n: usize, summarise: bool) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// One element as laid out in a row: the spaces that align it, then its
+/// text (painted when shown, `…` never).
+struct Word {
+    pad: usize,
+    text: String,
+    painted: bool,
+}
+
+impl Word {
+    /// Its width in columns.
+    fn len(&self) -> usize {
+        self.pad + self.text.chars().count()
+    }
+
+    fn push_to(&self, out: &mut String, paint: &dyn Fn(&str) -> String) {
+        out.extend(std::iter::repeat_n(' ', self.pad));
+        if self.painted {
+            out.push_str(&paint(&self.text));
+        } else {
+            out.push_str(&self.text);
+        }
+    }
+}
+
+/// The words of one axis, `[a, b, …]`, laid out as numpy's
+/// `_formatArray` lays out its last axis: each word after `, ` on the same
+/// line while the line, counted from the left margin with `hanging`
+/// columns before its first word, stays within `limit` columns; else on a
+/// new line indented by `hanging` (a line holds one word at least). The
+/// first line has no indent (its caller writes what comes before it).
+fn lay_out(words: &[Word], hanging: usize, limit: usize, paint: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::from("[");
+    let mut line = hanging;
+    for (k, word) in words.iter().enumerate() {
+        if k > 0 && line + word.len() > limit {
+            // numpy strips the space after the `,` that ends the line.
+            while out.ends_with(' ') {
+                out.pop();
+            }
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', hanging));
+            line = hanging;
+        }
+        word.push_to(&mut out, paint);
+        line += word.len();
+        if k + 1 < words.len() {
+            out.push_str(", ");
+            line += 2;
+        }
+    }
+    out.push(']');
+    out
+}
+
 /// The text of a tensor's elements, valid input (`[1, -1, 0.5]`,
-/// `[[1, 2], [3, 4]]`, columns aligned), `indent` before each row after the
-/// first; `paint` colours each number.
+/// `[[1, 2], [3, 4]]`, columns aligned), laid out for lines of `width`
+/// columns with numpy's rule (its `linewidth`): `prefix` columns come before
+/// the first line (`x = `, or a matrix's indent, which its other rows and
+/// wrapped lines keep) and `suffix` columns after the last (a vector's
+/// shape). A row wider than the line wraps between its elements, each
+/// wrapped line indented under the row's first element. A vector that fits
+/// is written unpadded; one that wraps, and every matrix, pads its elements
+/// to align them by column. `paint` colours each number.
 pub(super) fn elements(
     value: &TensorData,
-    indent: &str,
+    (prefix, suffix, width): (usize, usize, usize),
     p: &Painter,
     paint: &dyn Fn(&str) -> String,
 ) -> String {
@@ -45,25 +105,48 @@ pub(super) fn elements(
             .map(text)
             .map_or_else(String::new, |t| paint(&t)),
         [_] => {
-            let item = |k: usize| {
-                value
-                    .element(k)
-                    .map_or_else(String::new, |x| paint(&text(&x)))
-            };
-            let items: Vec<String> = shown(value.len(), summarise)
+            let cells: Vec<Option<String>> = shown(value.len(), summarise)
                 .into_iter()
-                .map(|k| k.map_or_else(|| "…".to_string(), item))
+                .map(|k| k.map(|k| value.element(k).map_or_else(String::new, |x| text(&x))))
                 .collect();
-            format!("[{}]", items.join(", "))
+            let plain = |c: &Option<String>| c.as_deref().map_or(1, |c| c.chars().count());
+            let one_line = 2 + cells.iter().map(|c| plain(c) + 2).sum::<usize>() - 2;
+            let widest = if prefix + one_line + suffix <= width {
+                0
+            } else {
+                cells.iter().map(plain).max().unwrap_or(0)
+            };
+            let words: Vec<Word> = cells
+                .into_iter()
+                .map(|c| match c {
+                    Some(text) => Word {
+                        pad: widest.saturating_sub(text.chars().count()),
+                        text,
+                        painted: true,
+                    },
+                    None => Word {
+                        pad: 0,
+                        text: "…".to_string(),
+                        painted: false,
+                    },
+                })
+                .collect();
+            // numpy: the suffix shortens every line; `]` or `,` ends one.
+            let limit = width.saturating_sub(suffix + 1);
+            lay_out(&words, prefix + 1, limit, paint)
         }
-        _ => matrix(value, indent, summarise, &text, paint),
+        _ => matrix(value, (prefix, width), summarise, &text, paint),
     }
 }
 
-/// A matrix's rows, aligned by column.
+/// A matrix's rows, aligned by column, `prefix` spaces before each row
+/// after the first, each row laid out for lines of `width` columns
+/// ([`lay_out`]). Rows that fit on a line keep each column as wide as its
+/// widest element; rows that wrap pad every element to the widest of all,
+/// as numpy does.
 fn matrix(
     value: &TensorData,
-    indent: &str,
+    (prefix, width): (usize, usize),
     summarise: bool,
     text: &dyn Fn(&Number) -> String,
     paint: &dyn Fn(&str) -> String,
@@ -77,42 +160,62 @@ fn matrix(
             .element(r * columns + c)
             .map_or_else(String::new, |x| text(&x))
     };
-    let cells: Vec<Option<Vec<String>>> = row_ids
+    let cells: Vec<Option<Vec<Option<String>>>> = row_ids
         .iter()
-        .map(|r| {
-            r.map(|r| {
-                column_ids
-                    .iter()
-                    .map(|c| c.map_or_else(|| "…".to_string(), |c| cell(r, c)))
-                    .collect()
-            })
-        })
+        .map(|r| r.map(|r| column_ids.iter().map(|c| c.map(|c| cell(r, c))).collect()))
         .collect();
     let mut widths = vec![0; column_ids.len()];
     for row in cells.iter().flatten() {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell.as_deref().map_or(1, |c| c.chars().count()));
+        }
+    }
+    // numpy: each nesting level takes a column (`[`) from the line and one
+    // more for the `]` or `,` that ends it.
+    let limit = width.saturating_sub(2);
+    // Rows that fit keep each column as wide as its widest element; rows
+    // that wrap give every element the width of the widest (numpy's rule),
+    // so that the wrapped lines stay aligned with each other.
+    let one_line = prefix + 2 + widths.iter().map(|w| w + 2).sum::<usize>() - 2;
+    if one_line > limit {
+        let widest = cells
+            .iter()
+            .flatten()
+            .flatten()
+            .flatten()
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (w, c) in widths.iter_mut().zip(&column_ids) {
+            *w = if c.is_some() { widest } else { 1 };
         }
     }
     let mut out = String::from("[");
     for (k, row) in cells.iter().enumerate() {
         if k > 0 {
             out.push_str(",\n");
-            out.push_str(indent);
-            out.push(' ');
+            out.extend(std::iter::repeat_n(' ', prefix + 1));
         }
         match row {
             None => out.push('…'),
             Some(row) => {
-                let padded: Vec<String> = row
+                let words: Vec<Word> = row
                     .iter()
                     .zip(&widths)
-                    .map(|(cell, w)| {
-                        let pad = " ".repeat(w - cell.chars().count());
-                        format!("{pad}{}", paint(cell))
+                    .map(|(cell, w)| match cell {
+                        Some(text) => Word {
+                            pad: w - text.chars().count(),
+                            text: text.clone(),
+                            painted: true,
+                        },
+                        None => Word {
+                            pad: w - 1,
+                            text: "…".to_string(),
+                            painted: false,
+                        },
                     })
                     .collect();
-                let _ = write!(out, "[{}]", padded.join(", "));
+                out.push_str(&lay_out(&words, prefix + 2, limit, paint));
             }
         }
     }
@@ -122,7 +225,8 @@ fn matrix(
 
 /// `head = value`: a number or a vector on one line with its shape after
 /// it, a matrix under a line `head = m×n`; without a head (an expression's
-/// value) the value alone.
+/// value) the value alone. Vectors and matrices wider than the style's
+/// width wrap ([`elements`]).
 pub(super) fn block(
     out: &mut String,
     head: &str,
@@ -138,21 +242,29 @@ pub(super) fn block(
     // Columns, not characters: a coloured head holds escape codes.
     let columns = crate::render::printer::visible_columns(head);
     let indent = " ".repeat(columns.min(8) + 2);
+    let width = p.0.width;
     match value.shape.len() {
         0 => {
-            let _ = writeln!(out, "{equals}{}", elements(value, "", p, paint));
+            let _ = writeln!(out, "{equals}{}", elements(value, (0, 0, width), p, paint));
         }
         1 => {
+            let shape = format!("({})", value.shape_text());
+            let prefix = crate::render::printer::visible_columns(&equals);
+            let suffix = 2 + shape.chars().count();
             let _ = writeln!(
                 out,
                 "{equals}{}  {}",
-                elements(value, "", p, paint),
-                p.dim(&format!("({})", value.shape_text()))
+                elements(value, (prefix, suffix, width), p, paint),
+                p.dim(&shape)
             );
         }
         _ => {
             let _ = writeln!(out, "{equals}{}", p.dim(&value.shape_text()));
-            let _ = writeln!(out, "{indent}{}", elements(value, &indent, p, paint));
+            let _ = writeln!(
+                out,
+                "{indent}{}",
+                elements(value, (indent.len(), 0, width), p, paint)
+            );
         }
     }
 }
