@@ -507,7 +507,10 @@ impl Session {
         let mut leaves: Vec<&str> = self
             .vars
             .iter()
-            .filter(|&(_, &n)| upstream.contains(&n) && self.graph.op(n) == Op::Variable)
+            .filter(|&(_, &n)| {
+                n.scalar()
+                    .is_some_and(|n| upstream.contains(&n) && self.graph.op(n) == Op::Variable)
+            })
             .map(|(name, _)| name.as_str())
             .collect();
         leaves.sort_unstable();

@@ -593,15 +593,18 @@ impl Session {
     pub(super) fn shapes(&self, events: &mut Vec<Event>) {
         let numbers = self
             .vars
-            .keys()
-            .filter(|name| !self.tensors.vars.contains_key(*name))
-            .map(|name| ShapeRow {
+            .iter()
+            .filter(|(_, node)| node.scalar().is_some())
+            .map(|(name, _)| ShapeRow {
                 name: name.clone(),
                 shape: Vec::new(),
             });
-        let tensors = self.tensors.vars.iter().map(|(name, &id)| ShapeRow {
-            name: name.clone(),
-            shape: self.tensors.graph.shape(id).dims().to_vec(),
+        let tensors = self.vars.iter().filter_map(|(name, node)| {
+            let id = node.tensor()?;
+            Some(ShapeRow {
+                name: name.clone(),
+                shape: self.tensors.graph.shape(id).dims().to_vec(),
+            })
         });
         events.push(Event::Shapes {
             rows: numbers.chain(tensors).collect(),

@@ -39,11 +39,11 @@ fn value_text(value: &Value, p: &Painter) -> String {
     match value {
         Value::Number(n) => p.number(n.0),
         Value::Tensor(t) if t.shape.is_empty() => {
-            super::tensors::elements(t, "", p, &|s| s.to_string())
+            super::tensors::elements(t, (0, 0, p.0.width), p, &|s| s.to_string())
         }
         Value::Tensor(t) => format!(
             "{}  {}",
-            super::tensors::elements(t, "    ", p, &|s| s.to_string()),
+            super::tensors::elements(t, (4, 0, p.0.width), p, &|s| s.to_string()),
             p.dim(&format!("({})", t.shape_text()))
         ),
     }

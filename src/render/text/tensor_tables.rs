@@ -31,11 +31,14 @@ pub fn tensor_trace_table(
         ascii: false,
         precision,
         charts: false,
+        // One line a cell: never wrapped.
+        width: usize::MAX,
     };
     let p = Painter(&style);
     let numbers = |value: &TensorData| -> Cell {
         // One line: a matrix's rows side by side.
-        let text = elements(value, "", &p, &|s: &str| s.to_string()).replace('\n', "");
+        let text =
+            elements(value, (0, 0, usize::MAX), &p, &|s: &str| s.to_string()).replace('\n', "");
         vec![Piece::Math(text)]
     };
     let words = |text: String| -> Cell { vec![Piece::Text(text)] };
