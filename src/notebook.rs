@@ -22,7 +22,8 @@ use crate::engine::tensor::Tensor;
 use crate::files::WritePolicy;
 use crate::render::{Format, Precision, Printer, Style, dot, html, plot, tables};
 use crate::session::{
-    Arg, Event, PictureFormat, Session, SessionError, TableFormat, Target, find_command, next_args,
+    Arg, Event, PictureFormat, Session, SessionError, TableFormat, Target, TraceSteps,
+    find_command, next_args,
 };
 use crate::syntax::{Statement, Statements};
 
@@ -168,8 +169,7 @@ fn show_rich(
         }
         Event::TraceTable {
             of,
-            steps,
-            omitted,
+            steps: TraceSteps::Nodes { steps, omitted, .. },
             format: TableFormat::Markdown,
             target,
             ..

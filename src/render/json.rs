@@ -416,9 +416,6 @@ fn unplaced(event: &Event, session: &Session, place: &Place<'_>) -> Option<Value
         },
         Event::TraceTable {
             of, target: None, ..
-        }
-        | Event::TensorTraceTable {
-            of, target: None, ..
         } => {
             let (format, text) = super::text::table_text(event, session, Precision::Full)?;
             Rendered::Table {

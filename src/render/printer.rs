@@ -310,12 +310,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                     return self.err.flush();
                 }
                 // Tables and DOT are text to copy: a wrapped row is a broken row.
-                let copied = matches!(
-                    event,
-                    Event::TraceTable { .. }
-                        | Event::TensorTraceTable { .. }
-                        | Event::Picture { .. }
-                );
+                let copied = matches!(event, Event::TraceTable { .. } | Event::Picture { .. });
                 let width = self.width.filter(|_| !copied);
                 let (out, mut written) = (&mut self.out, Ok(()));
                 text::write_event(event, session, source, origin, &style, &mut |piece| {
@@ -445,10 +440,6 @@ impl<O: Write, E: Write> Printer<O, E> {
             Event::TraceTable {
                 target: Some(target),
                 ..
-            }
-            | Event::TensorTraceTable {
-                target: Some(target),
-                ..
             } => {
                 let (format, table) = text::table_text(event, session, precision)?;
                 Some((target, table_what(format), Ok(table)))
@@ -502,7 +493,6 @@ impl<O: Write, E: Write> Printer<O, E> {
             Event::Picture { target: None, .. }
             | Event::Page { target: None, .. }
             | Event::TraceTable { target: None, .. }
-            | Event::TensorTraceTable { target: None, .. }
             | Event::Plot { target: None, .. }
             | Event::Calculus(
                 CalculusEvent::Repeat { .. }

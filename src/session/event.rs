@@ -373,7 +373,6 @@ macro_rules! file_events {
         Event::Picture { .. }
             | Event::Page { .. }
             | Event::TraceTable { .. }
-            | Event::TensorTraceTable { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
             | Event::Load { .. }
@@ -547,25 +546,14 @@ pub enum Event {
         page: Box<Page>,
         target: Option<Target>,
     },
-    /// The backward steps as a table for notes (`:trace md`, `:trace tex`).
+    /// The backward steps as a table for notes (`:trace md`, `:trace tex`):
+    /// the steps of the output's `:trace`, of either kind — a number's
+    /// ([`TraceSteps::Nodes`]), or a tensor's ([`TraceSteps::Tensors`]: each
+    /// op's rule with shapes, then the numbers).
     #[serde(skip)]
     TraceTable {
         of: String,
-        total: usize,
-        constants: usize,
-        steps: Listing,
-        omitted: Option<Omitted>,
-        format: TableFormat,
-        target: Option<Target>,
-    },
-    /// The backward steps of a tensor output as a handout (`:trace md`,
-    /// `:trace tex`): the steps of its `:trace` ([`TraceSteps::Tensors`]),
-    /// each op's rule with shapes, then the numbers.
-    #[serde(skip)]
-    TensorTraceTable {
-        of: String,
-        legend: Vec<TensorName>,
-        steps: Vec<TensorTraceStep>,
+        steps: TraceSteps,
         format: TableFormat,
         target: Option<Target>,
     },
@@ -887,7 +875,10 @@ impl Event {
                 steps: TraceSteps::Nodes { steps, .. },
                 ..
             }
-            | Event::TraceTable { steps, .. } => Some(steps),
+            | Event::TraceTable {
+                steps: TraceSteps::Nodes { steps, .. },
+                ..
+            } => Some(steps),
             Event::Topo {
                 rows: TopoRows::Tensors { .. },
                 ..
@@ -895,12 +886,15 @@ impl Event {
             | Event::Trace {
                 steps: TraceSteps::Tensors { .. },
                 ..
+            }
+            | Event::TraceTable {
+                steps: TraceSteps::Tensors { .. },
+                ..
             } => None,
             // A page's steps are made with it (its step model holds them).
             plain_events!()
             | Event::Page { .. }
             | Event::Picture { .. }
-            | Event::TensorTraceTable { .. }
             | Event::Plot { .. }
             | Event::Save { .. }
             | Event::Load { .. }
@@ -914,7 +908,6 @@ impl Event {
             Event::Picture { target, .. }
             | Event::Page { target, .. }
             | Event::TraceTable { target, .. }
-            | Event::TensorTraceTable { target, .. }
             | Event::Plot { target, .. } => target.as_mut(),
             Event::Save { target, .. } | Event::Load { target } => Some(target),
             // A `:repeat`'s plot file is settled where the repeat runs.

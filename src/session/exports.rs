@@ -13,7 +13,7 @@ use super::command::Command;
 use super::steps::{GradState, StepModel};
 use super::{
     Event, NodeRef, Page, Picture, PictureEdge, PictureFormat, PictureGroup, PictureNode,
-    PictureStep, PlotSample, Session, SessionError, TableFormat, Target, TraceSteps,
+    PictureStep, PlotSample, Session, SessionError, TableFormat, Target,
 };
 use crate::engine::{NodeId, Op};
 use crate::syntax::{Ident, Span};
@@ -351,31 +351,9 @@ impl Session {
             self.trace(span, args.all, &args.expand, &mut trace)?;
         }
         let table = match trace.pop() {
-            Some(Event::Trace {
+            Some(Event::Trace { of, steps }) => Event::TraceTable {
                 of,
-                steps: TraceSteps::Tensors { legend, steps, .. },
-            }) => Event::TensorTraceTable {
-                of,
-                legend,
                 steps,
-                format,
-                target,
-            },
-            Some(Event::Trace {
-                of,
-                steps:
-                    TraceSteps::Nodes {
-                        total,
-                        constants,
-                        steps,
-                        omitted,
-                    },
-            }) => Event::TraceTable {
-                of,
-                total,
-                constants,
-                steps,
-                omitted,
                 format,
                 target,
             },

@@ -436,7 +436,7 @@ fn scalar_node_names(step: &super::TraceStep) -> Vec<String> {
 }
 
 /// The questions of steps `from..=to` of a scalar output's step model.
-fn scalar_questions(model: &StepModel, (from, to): (usize, usize)) -> Vec<Question> {
+fn questions_of_scalar_steps(model: &StepModel, (from, to): (usize, usize)) -> Vec<Question> {
     let mut questions = Vec::new();
     for k in from..=to {
         let step = &model.steps[k - 1];
@@ -499,7 +499,7 @@ fn scalar_questions(model: &StepModel, (from, to): (usize, usize)) -> Vec<Questi
 }
 
 /// The questions of steps `from..=to` of a tensor output's step model.
-fn tensor_questions(model: &TensorStepModel, (from, to): (usize, usize)) -> Vec<Question> {
+fn questions_of_tensor_steps(model: &TensorStepModel, (from, to): (usize, usize)) -> Vec<Question> {
     let mut questions = Vec::new();
     for k in from..=to {
         let step = &model.steps[k - 1];
@@ -649,7 +649,7 @@ impl Session {
             (
                 model.of.clone(),
                 model.len(),
-                tensor_questions(&model, range),
+                questions_of_tensor_steps(&model, range),
             )
         } else {
             let model = self.step_model(span, &Expand::None)?;
@@ -657,7 +657,7 @@ impl Session {
             (
                 model.of.clone(),
                 model.len(),
-                scalar_questions(&model, range),
+                questions_of_scalar_steps(&model, range),
             )
         };
         if questions.is_empty() {

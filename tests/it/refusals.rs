@@ -65,7 +65,7 @@ const FILE_COMMANDS: &[(&str, &str)] = &[
     ("dot", ":dot FILE"),
     ("svg", ":svg FILE"),
     ("html", ":html FILE"),
-    ("plot", ":plot y FILE"),
+    ("plot", ":plot x FILE"),
     ("step", ":step md FILE"),
     ("repeat", ":repeat 3 FILE x := x - 0.1*grad(y, x)"),
     ("descend", ":descend y lr=0.1 steps=3 FILE x"),

@@ -13,7 +13,7 @@ mod tensor_tables;
 mod tensors;
 
 pub use tensor_steps::tensor_step_pieces;
-pub use tensor_tables::tensor_trace_table;
+pub use tensor_tables::handout_table;
 
 use paint::{Painter, human_bytes, plural, reclaim_text};
 
@@ -203,7 +203,6 @@ fn render_unicode(
         Event::Quiz(event) => out.push_str(&quiz::render(event, &p)),
         Event::Picture { target: None, .. }
         | Event::TraceTable { target: None, .. }
-        | Event::TensorTraceTable { target: None, .. }
         | Event::Plot { target: None, .. } => out.push_str(&shown_here(event, session, &p)),
         // Events with a file are written by the printer, which reports `Wrote`;
         // `:load` is carried out by the driver.
@@ -344,7 +343,7 @@ fn listing(
 }
 
 /// The table of a `:trace md|tex` event (a scalar output's or a tensor
-/// output's, [`Event::TraceTable`] or [`Event::TensorTraceTable`]) with its
+/// output's, [`Event::TraceTable`]) with its
 /// format, numbers to `precision`, its rows made from `session`; `None`
 /// for other events.
 pub fn table_text(
@@ -355,23 +354,21 @@ pub fn table_text(
     match event {
         Event::TraceTable {
             of,
-            steps,
-            omitted,
+            steps: TraceSteps::Nodes { steps, omitted, .. },
             format,
             ..
         } => Some((
             *format,
             tables::table(of, session.trace_steps(steps), *omitted, *format, precision),
         )),
-        Event::TensorTraceTable {
+        Event::TraceTable {
             of,
-            legend,
-            steps,
+            steps: TraceSteps::Tensors { legend, steps, .. },
             format,
             ..
         } => Some((
             *format,
-            tensor_trace_table(of, legend, steps, *format, precision),
+            handout_table(of, legend, steps, *format, precision),
         )),
         _ => None,
     }
@@ -387,7 +384,7 @@ fn shown_here(event: &Event, session: &Session, p: &Painter) -> String {
             format: PictureFormat::Dot,
             target: None,
         } => dot::dot(picture),
-        Event::TraceTable { target: None, .. } | Event::TensorTraceTable { target: None, .. } => {
+        Event::TraceTable { target: None, .. } => {
             table_text(event, session, p.0.precision).map_or_else(String::new, |t| t.1)
         }
         Event::Plot {

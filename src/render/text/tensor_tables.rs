@@ -19,7 +19,7 @@ const COLUMNS: [&str; 6] = ["Step", "Node", "Upstream", "Rule", "Receives", "Gra
 
 /// The handout of a tensor `:trace` of `of` (its `legend` of short names
 /// and its `steps`) in `format`, numbers to `precision`, ending in a newline.
-pub fn tensor_trace_table(
+pub fn handout_table(
     of: &str,
     legend: &[TensorName],
     steps: &[TensorTraceStep],
