@@ -14,7 +14,7 @@
 //!
 //! The binary and the benchmarks install it:
 //!
-//! ```ignore
+//! ```text
 //! #[global_allocator]
 //! static ALLOCATOR: gradcalc::hugepages::HugePages = gradcalc::hugepages::HugePages;
 //! ```
