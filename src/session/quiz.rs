@@ -15,7 +15,7 @@
 //! The quiz is a model of the session, not of a terminal: the questions and
 //! their expected answers are made once when `:quiz` runs ([`Quiz`]); while
 //! it runs, every statement the session is given is an answer
-//! ([`Session::quiz_input`]), checked and answered by events
+//! (`Session::quiz_input`), checked and answered by events
 //! ([`QuizEvent`]: a question, a verdict, the score), which the terminal,
 //! `--json`, the playground and Python show. An answer is evaluated as
 //! `:expect` evaluates a quantity ([`Session::answer_of`]): in the session's
