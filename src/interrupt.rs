@@ -33,6 +33,7 @@ static NOTICED: AtomicBool = AtomicBool::new(false);
 
 /// How many Ctrl-Cs came (the handler's count; a second one in a batch run
 /// ends it even when the first was noticed).
+#[cfg(feature = "cli")]
 static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// In batch mode a Ctrl-C that nothing notices within this time (a blocking

@@ -173,6 +173,8 @@ fn logsumexp_row(a: &[f64]) -> f64 {
 }
 
 /// The widest SIMD this processor has, of those the row kernels are built for.
+/// (Only x86-64 picks among kernels; elsewhere the plain one runs.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Simd {
     /// AVX-512 Foundation (8 lanes of f64).
@@ -186,6 +188,7 @@ enum Simd {
 }
 
 /// The [`Simd`] of this processor (the standard library caches the test).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn simd() -> Simd {
     #[cfg(target_arch = "x86_64")]
     {
