@@ -21,8 +21,14 @@ except ImportError:  # Python < 3.11
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "python", "gradcalc")
-# The package's files that run under Pyodide (the compiled module aside).
-FILES = ["__init__.py", "__init__.pyi", "_magics.py", "_wasm.py", "py.typed"]
+# The package's files that run under Pyodide: every Python source and stub,
+# and the typed marker (the compiled module aside), so that a module added to
+# the package is never left out of this wheel.
+FILES = sorted(
+    name
+    for name in os.listdir(PACKAGE)
+    if name.endswith((".py", ".pyi")) or name == "py.typed"
+)
 DATE = (2020, 1, 1, 0, 0, 0)
 
 
