@@ -164,3 +164,36 @@ pub fn answer(request: &Value) -> Option<Value> {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exports_build_micrograds_neuron_and_its_gradients() {
+        // o = relu(x·w + b) at x = 2, w = -3, b = 7: o = 1, ∂o/∂w = x = 2,
+        // ∂o/∂x = w = -3, ∂o/∂b = 1 (relu passes the gradient where it is > 0).
+        let x = gradcalc_value_leaf(2.0);
+        let w = gradcalc_value_leaf(-3.0);
+        let xw = gradcalc_value_binary(2, x, w);
+        let n = gradcalc_value_number(0, xw, 7.0, 1);
+        let o = gradcalc_value_unary(6, n);
+        gradcalc_value_backward(o);
+        assert_eq!(gradcalc_value_data(o), 1.0);
+        let grads = [x, w].map(|slot| gradcalc_value_grad(slot));
+        assert_eq!(grads, [-3.0, 2.0]);
+        assert_eq!(gradcalc_value_set_data(o, 0.0), 1);
+        assert_eq!(gradcalc_value_unary(99, o), NONE);
+        let source = answer(&json!({"call": "value_source", "slot": o})).unwrap();
+        assert!(
+            source["ok"][0]
+                .as_str()
+                .unwrap()
+                .ends_with(":backward out\n")
+        );
+        let op = answer(&json!({"call": "value_op", "slot": xw})).unwrap();
+        assert_eq!(op, json!({"ok": "*"}));
+        assert_eq!(answer(&json!({"call": "run_json"})), None);
+        gradcalc_value_release(o);
+    }
+}
