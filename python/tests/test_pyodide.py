@@ -1,9 +1,13 @@
 """The Pyodide wheel under Pyodide (from npm, in Node): micropip installs it
 from the local file, ``pyodide_cases.py`` runs there — a scalar and a matrix
 ``:grad``, ``:trace``, ``:svg -``, ``:html -``, an error, values, gradients,
-``set``, a cell's pieces and a file written — and every result equals the
-native package's (this process's), bit for bit; the gradients are also
-checked against values computed by hand.
+``set``, a cell's pieces and a file written, and micrograd's ``Value``
+(its engine tests and MLP, ``micrograd_cases.py``) — and every result
+equals the native package's (this process's), bit for bit (tanh, exp, log
+and sigmoid to 1e-15); the gradients are also checked against values
+computed by hand or micrograd's. Under Pyodide only, SIGINT written into
+Pyodide's interrupt buffer by another thread stops a long ``:descend`` and
+keeps the session.
 
 Needs what .ci/run prepares (skipped without it, saying so):
 ``GRADCALC_PYODIDE_DIR`` (holds node_modules/pyodide), ``GRADCALC_PYODIDE_WHEELS``
