@@ -1022,6 +1022,7 @@
     download: download,
     openSession: openSession,
     sessionId: function () { return sessionId; },
+    quizzing: function () { return !!quizAt; },
     stored: stored,
     store: store
   };
