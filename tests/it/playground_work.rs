@@ -10,7 +10,9 @@
 use serde_json::json;
 
 use crate::browser::{Browser, serve_files};
-use crate::playground::{READY, SCREEN, answer, downloaded, enter, playground, wait_screen};
+use crate::playground::{
+    READY, SCREEN, answer, downloaded, enter, playground, playground_downloading, wait_screen,
+};
 use crate::util::in_crate;
 
 /// Reloads the page and waits until the new one is ready (the old one is
@@ -137,14 +139,9 @@ fn stored_values_of_the_wrong_type_and_a_malformed_link_are_handled() {
 
 #[test]
 fn a_links_files_are_downloaded_only_when_the_student_says_so() {
-    let Some((mut browser, url)) = playground("a link's :save") else {
+    let Some((mut browser, url, downloads)) = playground_downloading("a link's :save") else {
         return;
     };
-    let downloads = tempfile::tempdir().unwrap();
-    browser.call_browser(
-        "Browser.setDownloadBehavior",
-        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
-    );
     let script = "x = 2\n:save notes.calc";
     let link = format!(
         "{url}#script={}",
@@ -188,14 +185,10 @@ const CRASHING_WORKER: &str = "window.workersStarted = 0;
 
 #[test]
 fn a_replay_that_crashes_is_not_tried_again_and_its_script_is_kept() {
-    let Some((mut browser, url)) = playground("a crash while rebuilding") else {
+    let Some((mut browser, url, downloads)) = playground_downloading("a crash while rebuilding")
+    else {
         return;
     };
-    let downloads = tempfile::tempdir().unwrap();
-    browser.call_browser(
-        "Browser.setDownloadBehavior",
-        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
-    );
     browser.call(
         "Page.addScriptToEvaluateOnNewDocument",
         json!({"source": CRASHING_WORKER}),
@@ -494,14 +487,11 @@ fn the_offline_bundle_runs_from_a_file() {
 
 #[test]
 fn repeat_with_a_file_downloads_its_chart_and_an_open_operator_is_blamed_on_its_line() {
-    let Some((mut browser, url)) = playground(":repeat N FILE.svg in the playground") else {
+    let Some((mut browser, url, downloads)) =
+        playground_downloading(":repeat N FILE.svg in the playground")
+    else {
         return;
     };
-    let downloads = tempfile::tempdir().unwrap();
-    browser.call_browser(
-        "Browser.setDownloadBehavior",
-        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
-    );
     browser.open(&url, (1366, 768), READY);
     // The chart is of the output, L.
     enter(&mut browser, "w = 3; L = w^2");
