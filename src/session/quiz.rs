@@ -229,6 +229,28 @@ pub enum QuizEvent {
     },
 }
 
+impl Question {
+    /// "Which node is next?" about step `step`, whose node the trace names
+    /// `node` and a student may name by any of `names`: the question the
+    /// step's other questions are made from.
+    fn next(step: usize, node: String, names: Vec<String>) -> Question {
+        Question {
+            step,
+            ask: Ask::Next,
+            node,
+            input: None,
+            partial: None,
+            rule: None,
+            upstream: None,
+            local: None,
+            before: None,
+            uses: None,
+            explain: None,
+            expected: Expected::Node(names),
+        }
+    }
+}
+
 impl Quiz {
     /// The answers so far.
     pub fn tally(&self) -> Tally {
@@ -445,20 +467,7 @@ fn questions_of_scalar_steps(model: &StepModel, (from, to): (usize, usize)) -> V
         let names = scalar_node_names(step);
         let node = names.join(" = ");
         let upstream = Value::Number(step.upstream);
-        let base = Question {
-            step: k,
-            ask: Ask::Next,
-            node: node.clone(),
-            input: None,
-            partial: None,
-            rule: None,
-            upstream: None,
-            local: None,
-            before: None,
-            uses: None,
-            explain: None,
-            expected: Expected::Node(names),
-        };
+        let base = Question::next(k, node, names);
         if k >= 2 {
             questions.push(base.clone());
         }
@@ -508,20 +517,7 @@ fn questions_of_tensor_steps(
     for k in from..=to {
         let step = &model.steps[k - 1];
         let upstream = Value::Tensor(step.upstream.clone());
-        let base = Question {
-            step: k,
-            ask: Ask::Next,
-            node: step.node.clone(),
-            input: None,
-            partial: None,
-            rule: None,
-            upstream: None,
-            local: None,
-            before: None,
-            uses: None,
-            explain: None,
-            expected: Expected::Node(vec![step.node.clone()]),
-        };
+        let base = Question::next(k, step.node.clone(), vec![step.node.clone()]);
         if k >= 2 {
             questions.push(base.clone());
         }

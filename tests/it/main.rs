@@ -36,6 +36,7 @@ mod orders;
 mod pictures;
 mod playground;
 mod playground_homework;
+mod playground_quiz;
 mod playground_work;
 mod plot_leaves;
 mod properties;
