@@ -77,7 +77,6 @@ impl Session {
                 * f64::EPSILON;
             let (h, numeric, kink) = probe.step_and_quotient(&moved, x, scale);
             let analytic = gradients[node];
-            let (difference, relative_error) = difference(analytic, numeric);
             // Before a warning or a failure: the quotient at half the step
             // must agree with this one to 1e-3 of itself (gradcheck's rtol),
             // or the difference says nothing about the gradient.
@@ -87,19 +86,14 @@ impl Session {
             };
             let (verdict, tolerance) = judge(analytic, numeric, kink, steady);
             let note = self.check_note(&output, &name, &reached, verdict, &moved);
-            events.push(Event::Check {
-                of: output.label.clone(),
-                note,
-                wrt: name,
-                at: Number(x),
-                h: Number(h),
-                analytic: Number(analytic),
-                numeric: Number(numeric),
-                relative_error: Number(relative_error),
-                difference: Number(difference),
-                tolerance,
-                verdict,
-            });
+            let compared = Compared {
+                at: x,
+                h,
+                analytic,
+                numeric,
+            };
+            let of = output.label.clone();
+            events.push(compared.event((of, name), (verdict, tolerance), note));
         }
         if left_out > 0 {
             events.push(Event::Notice(Notice::PartlyChecked {
@@ -193,17 +187,53 @@ impl Session {
     }
 }
 
-/// How far the numeric quotient is from the analytic gradient: the
-/// difference |analytic − numeric| and the relative error, that over the
-/// larger magnitude (0 where they are equal, also both 0 or both infinite).
-fn difference(analytic: f64, numeric: f64) -> (f64, f64) {
-    let difference = (analytic - numeric).abs();
-    let relative_error = if analytic == numeric {
-        0.0
-    } else {
-        difference / analytic.abs().max(numeric.abs())
-    };
-    (difference, relative_error)
+/// One gradient beside its central difference: at `at`, step `h`, reverse
+/// mode's `analytic` and the quotient's `numeric`.
+struct Compared {
+    at: f64,
+    h: f64,
+    analytic: f64,
+    numeric: f64,
+}
+
+impl Compared {
+    /// `:check`'s event of ∂of/∂wrt (`names`), judged `verdict` within
+    /// `tolerance`, with `note`: the difference |analytic − numeric| and the
+    /// relative error, that over the larger magnitude (0 where they are
+    /// equal, also both 0 or both infinite). For a number and for each
+    /// element of a tensor.
+    fn event(
+        &self,
+        (of, wrt): (String, String),
+        (verdict, tolerance): (Verdict, Tolerance),
+        note: Option<GradNote>,
+    ) -> Event {
+        let Compared {
+            at,
+            h,
+            analytic,
+            numeric,
+        } = *self;
+        let difference = (analytic - numeric).abs();
+        let relative_error = if analytic == numeric {
+            0.0
+        } else {
+            difference / analytic.abs().max(numeric.abs())
+        };
+        Event::Check {
+            of,
+            wrt,
+            at: Number(at),
+            h: Number(h),
+            analytic: Number(analytic),
+            numeric: Number(numeric),
+            relative_error: Number(relative_error),
+            difference: Number(difference),
+            tolerance,
+            verdict,
+            note,
+        }
+    }
 }
 
 /// The verdict of a check and the tolerance it rests on, from the gradient by
@@ -412,25 +442,19 @@ impl Session {
                 let analytic = grad.as_ref().map_or(0.0, |g| g.data()[k]);
                 let h = super::check::check_step(x);
                 let numeric = self.central_tensors(leaf, output, &value, k, h);
-                let (difference, relative_error) = difference(analytic, numeric);
                 let steady = |numeric: f64| {
                     let half = self.central_tensors(leaf, output, &value, k, h / 2.0);
                     (half - numeric).abs() <= 1e-3 * numeric.abs()
                 };
                 let (verdict, tolerance) = super::check::judge(analytic, numeric, false, steady);
-                events.push(Event::Check {
-                    of: label.to_string(),
-                    wrt: element_name(&name, value.shape(), k),
-                    at: Number(x),
-                    h: Number(h),
-                    analytic: Number(analytic),
-                    numeric: Number(numeric),
-                    relative_error: Number(relative_error),
-                    difference: Number(difference),
-                    tolerance,
-                    verdict,
-                    note: None,
-                });
+                let wrt = element_name(&name, value.shape(), k);
+                let compared = Compared {
+                    at: x,
+                    h,
+                    analytic,
+                    numeric,
+                };
+                events.push(compared.event((label.to_string(), wrt), (verdict, tolerance), None));
             }
         }
         if checked < total {

@@ -400,13 +400,14 @@ impl Session {
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        let CallSite {
+        let (name, span, args) = (site.name, site.span, site.args);
+        let active = check_call(
             name,
-            name_span,
-            span,
-            args,
-        } = site;
-        let active = check_call(name, (name_span, span), function, args.len(), &scope.active)?;
+            (site.name_span, span),
+            function,
+            args.len(),
+            &scope.active,
+        )?;
         if self.poll.tick() {
             self.check_interrupt()?;
         }

@@ -402,3 +402,27 @@ fn the_power_rules_at_base_zero_type_back_to_their_numbers() {
     assert_contains(&out, "∂L/∂a += upstream ⊙ (b*a^(b - 1))");
     assert_contains(&out, "∂L/∂b += upstream ⊙ a^b*ln(a)");
 }
+
+/// A tensor `:trace` reads its words as a number's does: a file name
+/// without `md` or `tex`, and `--expand` beside `--expand=NODE`, are
+/// refused with the usage of `:trace`, for a vector output as for a number.
+#[test]
+fn a_tensor_trace_refuses_the_words_a_number_trace_refuses() {
+    for setup in ["x = [1, 2]; L = sum(x*x)", "x = 1; L = x*x"] {
+        for words in ["notes.md", "--expand=L --expand"] {
+            let output = gradcalc()
+                .args(["-e", &format!("{setup}\n:trace {words}")])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&output.stderr).to_string();
+            assert_contains(
+                &err,
+                "`:trace` takes `all`, then `md` or `tex` and a file name",
+            );
+            assert!(
+                !stdout_of(&output).contains("backward pass"),
+                "{setup} :trace {words}"
+            );
+        }
+    }
+}
