@@ -1,6 +1,6 @@
 //! `:quiz`: practise the backward pass. The quiz walks the steps of the
-//! output's `:trace` (the one step model: [`StepModel`] for a number,
-//! [`TensorStepModel`] for a vector or matrix output) in reverse topological
+//! output's `:trace` (the one step model, [`StepModel`], over a number's
+//! nodes or a vector or matrix output's) in reverse topological
 //! order and, at each step, asks for what comes next before it is shown:
 //!
 //! - which node is next in reverse topological order (from step 2 on);
@@ -30,7 +30,8 @@
 use super::boxes::Expand;
 use super::command::Command;
 use super::homework::{Answer, shape_text};
-use super::{Event, Number, Session, SessionError, StepModel, TensorData, TensorStepModel, Value};
+use super::{Event, Number, Session, SessionError, StepModel, TensorData, Value};
+use crate::engine::tensor::TensorId;
 use crate::syntax::{self, Span};
 
 /// The relative tolerance of a quiz's numbers without `rtol=`: 0.1 %, so an
@@ -508,7 +509,10 @@ fn questions_of_scalar_steps(model: &StepModel, (from, to): (usize, usize)) -> V
 }
 
 /// The questions of steps `from..=to` of a tensor output's step model.
-fn questions_of_tensor_steps(model: &TensorStepModel, (from, to): (usize, usize)) -> Vec<Question> {
+fn questions_of_tensor_steps(
+    model: &StepModel<TensorId>,
+    (from, to): (usize, usize),
+) -> Vec<Question> {
     let mut questions = Vec::new();
     for k in from..=to {
         let step = &model.steps[k - 1];

@@ -58,6 +58,7 @@ mod tensor_help;
 mod tensor_rules;
 mod tensor_steps;
 mod tensors;
+mod typed_back;
 mod util;
 mod view_step;
 mod web;
