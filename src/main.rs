@@ -117,8 +117,8 @@ struct Args {
     #[arg(long, value_name = "KEY", conflicts_with_all = ["files", "eval", "interactive", "lines", "assignment"])]
     seal: Option<PathBuf>,
 
-    /// Print an assignment's problems (text, starting code, what is checked)
-    /// as Markdown, without running it
+    /// Print an assignment's problems (text, starting code, quizzes, what is
+    /// checked) as Markdown, without running it
     #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "eval", "interactive", "lines"])]
     assignment: Option<PathBuf>,
 
