@@ -233,35 +233,6 @@ impl Value {
     }
 }
 
-/// The arithmetic operators as Python methods, each `op` of the value and
-/// the other operand (`reflected`: the other operand first, for `2 + x`,
-/// which Python answers with `x.__radd__(2)`), or `NotImplemented`: one
-/// `#[pymethods]` block of their own beside the others (pyo3's
-/// `multiple-pymethods`).
-macro_rules! binary_operators {
-    ($($method:ident: $op:ident, $reflected:literal;)*) => {
-        #[pymethods]
-        impl Value {
-            $(
-                fn $method(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                    self.binary(py, Op::$op, other, $reflected)
-                }
-            )*
-        }
-    };
-}
-
-binary_operators! {
-    __add__: Add, false;
-    __radd__: Add, true;
-    __sub__: Sub, false;
-    __rsub__: Sub, true;
-    __mul__: Mul, false;
-    __rmul__: Mul, true;
-    __truediv__: Div, false;
-    __rtruediv__: Div, true;
-}
-
 /// Python's `repr` of a float (`2.0`, `1e-07`).
 fn float_repr(py: Python<'_>, x: f64) -> PyResult<String> {
     Ok(PyFloat::new(py, x).repr()?.to_string())
@@ -377,6 +348,38 @@ impl Value {
             .into_iter()
             .map(|slot| Py::new(py, Value { slot }))
             .collect()
+    }
+
+    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Add, other, false)
+    }
+
+    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Add, other, true)
+    }
+
+    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Sub, other, false)
+    }
+
+    fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Sub, other, true)
+    }
+
+    fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Mul, other, false)
+    }
+
+    fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Mul, other, true)
+    }
+
+    fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Div, other, false)
+    }
+
+    fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(py, Op::Div, other, true)
     }
 
     fn __pow__(
