@@ -9,11 +9,8 @@
 #
 #     scripts/bench_tensor_chain.sh [N]     # N = 10000 unless given
 set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --quiet --release --bin gradcalc
-bin=target/release/gradcalc
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=scripts/release_gradcalc.sh
+source "$(dirname "$0")/release_gradcalc.sh"
 n=${1:-10000}
 
 python3 - "$n" "$work" <<'PY'

@@ -8,11 +8,8 @@
 #     (it is x's history), so the graph grows by 2 nodes (48 bytes) per statement.
 # Prints max RSS (from /usr/bin/time or /proc) and the `:stats` of each run.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --quiet --release --bin gradcalc
-bin=target/release/gradcalc
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=scripts/release_gradcalc.sh
+source "$(dirname "$0")/release_gradcalc.sh"
 n=${1:-1000000}
 
 rss() { # command... → prints "max RSS KiB, seconds"

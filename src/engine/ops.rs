@@ -181,6 +181,26 @@ macro_rules! unary {
     (@domain $domain:ident) => { Domain::$domain };
 }
 
+/// The logarithm to a base b (`forward`, `f64::log2` or `f64::log10`):
+/// a unary op of the positive reals with the local derivative `log_b(e)/u`
+/// (`log_e` is `log_b(e)`, a constant of `std::f64::consts`) and the rule
+/// `1/(u·ln b)` (`ln_base` names `ln b`, a [`Constant`]).
+macro_rules! logarithm {
+    (op: $op:ident, name: $name:literal, forward: $forward:expr, log_e: $log_e:ident,
+     ln_base: $ln_base:ident, summary: $summary:literal, example: $example:literal $(,)?) => {
+        unary! {
+            op: $op,
+            name: $name,
+            forward: $forward,
+            local: |u, _| std::f64::consts::$log_e / u,
+            derivative: smooth(e!(Div, n(1.0), e!(Mul, U, Expr::Named(Constant::$ln_base))), CALCULUS),
+            summary: $summary,
+            example: $example,
+            domain: Positive,
+        }
+    };
+}
+
 /// A unary op whose gradient is 0 by definition.
 macro_rules! flat {
     (op: $op:ident, name: $name:literal, forward: $forward:expr, passing: $passing:expr,
@@ -510,29 +530,12 @@ static TABLE: [OpInfo; 41] = [
         example: "ln(10) = 2.302585093",
         domain: Positive,
     },
-    unary! {
-        op: Log2,
-        name: "log2",
-        forward: f64::log2,
-        // log2(e)/u, not 1/(u·ln 2): u·ln 10 overflows for u > 7.8e307, so
-        // 1/(u·ln 10) gave 0 at u = 1.8e308 where the true value is 2.4e-309.
-        local: |u, _| std::f64::consts::LOG2_E / u,
-        derivative: smooth(e!(Div, n(1.0), e!(Mul, U, Expr::Named(Constant::Ln2))), CALCULUS),
-        summary: "base-2 logarithm",
-        example: "log2(8) = 3",
-        domain: Positive,
-    },
-    unary! {
-        op: Log10,
-        name: "log10",
-        forward: f64::log10,
-        // log10(e)/u: see log2.
-        local: |u, _| std::f64::consts::LOG10_E / u,
-        derivative: smooth(e!(Div, n(1.0), e!(Mul, U, Expr::Named(Constant::Ln10))), CALCULUS),
-        summary: "base-10 logarithm",
-        example: "log10(1000) = 3",
-        domain: Positive,
-    },
+    // log_b(e)/u, not 1/(u·ln b): u·ln 10 overflows for u > 7.8e307, so
+    // 1/(u·ln 10) gave 0 at u = 1.8e308 where the true value is 2.4e-309.
+    logarithm! { op: Log2, name: "log2", forward: f64::log2, log_e: LOG2_E, ln_base: Ln2,
+    summary: "base-2 logarithm", example: "log2(8) = 3" },
+    logarithm! { op: Log10, name: "log10", forward: f64::log10, log_e: LOG10_E, ln_base: Ln10,
+    summary: "base-10 logarithm", example: "log10(1000) = 3" },
     // 0.5/sqrt(0) = +inf: sqrt'(0) is +inf by convention.
     unary! {
         op: Sqrt,

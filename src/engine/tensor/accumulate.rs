@@ -11,6 +11,7 @@
 //! walk's), so the gradients are the same to the bit.
 
 use super::backward::matmul_vjp;
+use super::kernels;
 use super::{Shape, Tensor, TensorGradients, TensorGraph, TensorId, TensorOp};
 use crate::engine::{NodeId, Op, Passing, Shortcut};
 
@@ -137,6 +138,38 @@ pub(super) fn accumulate_map(
         }
     };
     *slot = Some(Grad::Full(Tensor::new(shape, data)));
+}
+
+/// Adds the contribution `upstream ⊙ f′(x)` to the gradient in `slot`,
+/// computed by the op's row kernels: in the upstream's own buffer when
+/// owned, else in a copy of it, or straight from the one number of a
+/// uniform upstream. The same bits as [`accumulate_map`] with the term
+/// `u·f′(xᵢ)`.
+fn accumulate_times(
+    slot: &mut Option<Grad>,
+    shape: Shape,
+    up: Up<'_>,
+    x: &[f64],
+    kernels: super::rowtanh::RowKernels,
+) {
+    let n = shape.len();
+    let data = match up {
+        Up::Owned(mut b) => {
+            (kernels.times_local)(&x[..n], &mut b[..n]);
+            b
+        }
+        Up::Borrowed(u) => {
+            let mut b = u[..n].to_vec();
+            (kernels.times_local)(&x[..n], &mut b);
+            b
+        }
+        Up::Uniform(c) => {
+            let mut b = vec![0.0; n];
+            (kernels.scaled_local)(&x[..n], c, &mut b);
+            b
+        }
+    };
+    accumulate(slot, Grad::Full(Tensor::new(shape, data)));
 }
 
 /// Adds the contribution `term(i, j)` at row `i`, column `j` of `shape`
@@ -279,27 +312,25 @@ impl TensorGraph {
                 let value = grad.first() / shape.len() as f64;
                 accumulate(slot, Grad::Uniform { value, shape });
             }
+            TensorOp::Elementwise(op) if passes_upstream(op, position) => {
+                let out = self.shape(node);
+                if shape == out {
+                    pass_on(slot, shape, take_up(upstream, owned));
+                } else {
+                    // A broadcast operand of `+`: the upstream summed over
+                    // the broadcast axes, read where it is.
+                    let up = written_out(upstream).data();
+                    let sums = kernels::summed_to(up, out, shape);
+                    accumulate(slot, Grad::Full(Tensor::new(shape, sums)));
+                }
+            }
             TensorOp::Elementwise(op)
                 if self
                     .operands(node)
                     .iter()
                     .all(|&o| self.shape(o) == self.shape(node)) =>
             {
-                let up = match (upstream.take(), owned) {
-                    (Some(Grad::Uniform { value, shape }), _) => {
-                        *upstream = Some(Grad::Uniform { value, shape });
-                        Up::Uniform(value)
-                    }
-                    (Some(Grad::Full(t)), true) => Up::Owned(t.into_data()),
-                    (full, false) => {
-                        *upstream = full;
-                        match upstream {
-                            Some(Grad::Full(t)) => Up::Borrowed(t.data()),
-                            _ => unreachable!("a whole upstream"),
-                        }
-                    }
-                    (None, true) => unreachable!("the upstream is held until its last use"),
-                };
+                let up = take_up(upstream, owned);
                 self.elementwise_pass(op, node, position, up, slot);
             }
             TensorOp::SumAxis(axis) => {
@@ -379,7 +410,10 @@ impl TensorGraph {
             }
             ([a], _) => {
                 let x = &self.value(*a).data()[..n];
-                accumulate_map(slot, shape, up, |u, i| chain(&[x[i]], o[i], u));
+                match super::rowtanh::row_kernels(op) {
+                    Some(kernels) => accumulate_times(slot, shape, up, x, kernels),
+                    None => accumulate_map(slot, shape, up, |u, i| chain(&[x[i]], o[i], u)),
+                }
             }
             _ => unreachable!("elementwise ops take one or two operands"),
         }
@@ -403,6 +437,38 @@ pub(super) fn chain_rule(op: Op, position: usize) -> impl Fn(&[f64], f64, f64) -
         } else {
             0.0
         }
+    }
+}
+
+/// Whether operand `position` of the elementwise op `op` receives the
+/// upstream as it is (summed over its broadcast axes): either operand of
+/// `+`, the left of `−`.
+fn passes_upstream(op: Op, position: usize) -> bool {
+    match op.info().shortcut {
+        Some(Shortcut::Add) => true,
+        Some(Shortcut::Sub) => position == 0,
+        _ => false,
+    }
+}
+
+/// The upstream as a kernel of the node's shape reads it: one number when
+/// uniform, its buffer when `owned` (the walk needs it no more), else
+/// borrowed where it is.
+fn take_up(upstream: &mut Option<Grad>, owned: bool) -> Up<'_> {
+    match (upstream.take(), owned) {
+        (Some(Grad::Uniform { value, shape }), _) => {
+            *upstream = Some(Grad::Uniform { value, shape });
+            Up::Uniform(value)
+        }
+        (Some(Grad::Full(t)), true) => Up::Owned(t.into_data()),
+        (full, false) => {
+            *upstream = full;
+            match upstream {
+                Some(Grad::Full(t)) => Up::Borrowed(t.data()),
+                _ => unreachable!("a whole upstream"),
+            }
+        }
+        (None, true) => unreachable!("the upstream is held until its last use"),
     }
 }
 

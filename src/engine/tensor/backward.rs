@@ -497,13 +497,20 @@ fn elementwise_vjp(
     let info = op.info();
     let chain = super::accumulate::chain_rule(op, position);
     match *inputs {
-        [a] => a
-            .data()
-            .iter()
-            .zip(out.data())
-            .zip(up)
-            .map(|((&x, &o), &u)| chain(&[x], o, u))
-            .collect(),
+        [a] => match super::rowtanh::row_kernels(op) {
+            Some(kernels) => {
+                let mut g = up.to_vec();
+                (kernels.times_local)(a.data(), &mut g);
+                g
+            }
+            None => a
+                .data()
+                .iter()
+                .zip(out.data())
+                .zip(up)
+                .map(|((&x, &o), &u)| chain(&[x], o, u))
+                .collect(),
+        },
         [a, b] => {
             let shape = out.shape();
             match (info.shortcut, position) {

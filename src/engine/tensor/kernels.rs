@@ -58,6 +58,24 @@ pub(super) fn map_until(
     Some(out)
 }
 
+/// [`map_until`] by a kernel that maps a slice at a time (`f(block, out)`
+/// writes `out[i]` from `block[i]`).
+pub(super) fn map_slices_until(
+    a: &[f64],
+    f: fn(&[f64], &mut [f64]),
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
+    let mut out = vec![0.0; a.len()];
+    let blocks = a.chunks(BLOCK_ELEMENTS).zip(out.chunks_mut(BLOCK_ELEMENTS));
+    for (k, (block, o)) in blocks.enumerate() {
+        if k > 0 && stop() {
+            return None;
+        }
+        f(block, o);
+    }
+    Some(out)
+}
+
 /// `f(a, b)` at each element of `out`, `a` and `b` broadcast to it.
 pub(super) fn zip(a: &Tensor, b: &Tensor, out: Shape, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
     zip_data((a.data(), a.shape()), (b.data(), b.shape()), out, f)
@@ -111,12 +129,26 @@ fn zip_data_until(
     let (sa, sb) = (Strides::of(xs, out), Strides::of(ys, out));
     let (m, n) = out.as_matrix();
     let rows_a_block = (BLOCK_ELEMENTS / n.max(1)).max(1);
+    if n == 0 {
+        return Some(data);
+    }
+    // Row by row, each operand read as a slice of the row or as the one
+    // number a broadcast row repeats, so that the loop vectorises.
     for i in 0..m {
         if i > 0 && i % rows_a_block == 0 && stop() {
             return None;
         }
-        for j in 0..n {
-            data.push(f(x[sa.at(i, j)], y[sb.at(i, j)]));
+        let (xi, yi) = (sa.at(i, 0), sb.at(i, 0));
+        match (sa.cols, sb.cols) {
+            (0, 0) => data.extend(std::iter::repeat_n(f(x[xi], y[yi]), n)),
+            (0, _) => data.extend(y[yi..yi + n].iter().map(|&y| f(x[xi], y))),
+            (_, 0) => data.extend(x[xi..xi + n].iter().map(|&x| f(x, y[yi]))),
+            _ => data.extend(
+                x[xi..xi + n]
+                    .iter()
+                    .zip(&y[yi..yi + n])
+                    .map(|(&x, &y)| f(x, y)),
+            ),
         }
     }
     Some(data)
@@ -129,15 +161,33 @@ pub(super) fn sum_to(full: Vec<f64>, out: Shape, shape: Shape) -> Tensor {
     if shape == out {
         return Tensor::new(shape, full);
     }
+    Tensor::new(shape, summed_to(&full, out, shape))
+}
+
+/// The data of [`sum_to`] read from a borrowed `full`: row by row of
+/// `out`, each element added to its place in `shape` (a row broadcast
+/// down the rows takes every row in turn, a column broadcast along the
+/// columns the row's elements in turn), in row-major order.
+pub(super) fn summed_to(full: &[f64], out: Shape, shape: Shape) -> Vec<f64> {
     let s = Strides::of(shape, out);
     let (m, n) = out.as_matrix();
     let mut data = vec![0.0; shape.len()];
-    for i in 0..m {
-        for j in 0..n {
-            data[s.at(i, j)] += full[i * n + j];
+    if n == 0 {
+        return data;
+    }
+    for (i, row) in full.chunks(n).take(m).enumerate() {
+        let at = s.at(i, 0);
+        if s.cols == 0 {
+            for &x in row {
+                data[at] += x;
+            }
+        } else {
+            for (d, &x) in data[at..at + n].iter_mut().zip(row) {
+                *d += x;
+            }
         }
     }
-    Tensor::new(shape, data)
+    data
 }
 
 /// The sum of `a`, in eight interleaved partial sums added pairwise at the
@@ -288,51 +338,27 @@ unsafe fn dgemm_block(
 ) {
     debug_assert!(c.len() >= (m - 1) * ldc + n);
     let stride = |s: usize| isize::try_from(s).expect("a stride fits an isize");
+    let (a_at, a_rows, a_cols) = (a.data.as_ptr(), stride(a.stride.0), stride(a.stride.1));
+    let (b_at, b_rows, b_cols) = (b.data.as_ptr(), stride(b.stride.0), stride(b.stride.1));
+    let (c_at, c_rows) = (c.as_mut_ptr(), stride(ldc));
     // SAFETY: as the caller promises. `gemm` writes `c = 1·(a·b)` without
-    // reading `c` (`read_dst` false), on this thread.
+    // reading `c` (`read_dst` false), on this thread. Its arguments: the
+    // sizes m, n, k; c with its column and row strides, read_dst; a and b
+    // each with column and row strides; alpha, beta, three conjugations.
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            c.as_mut_ptr(),
-            1,
-            stride(ldc),
-            false,
-            a.data.as_ptr(),
-            stride(a.stride.1),
-            stride(a.stride.0),
-            b.data.as_ptr(),
-            stride(b.stride.1),
-            stride(b.stride.0),
-            0.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        );
+        #[rustfmt::skip]
+        gemm::gemm(m, n, k, c_at, 1, c_rows, false, a_at, a_cols, a_rows, b_at, b_cols, b_rows,
+                   0.0, 1.0, false, false, false, gemm::Parallelism::None);
     }
-    // SAFETY: as the caller promises.
+    // SAFETY: as the caller promises. `dgemm`'s arguments: the sizes m, k,
+    // n; alpha; a and b each with row and column strides; beta; c with
+    // its row and column strides.
     #[cfg(not(target_arch = "x86_64"))]
     unsafe {
-        matrixmultiply::dgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.data.as_ptr(),
-            stride(a.stride.0),
-            stride(a.stride.1),
-            b.data.as_ptr(),
-            stride(b.stride.0),
-            stride(b.stride.1),
-            0.0,
-            c.as_mut_ptr(),
-            stride(ldc),
-            1,
-        );
+        #[rustfmt::skip]
+        matrixmultiply::dgemm(m, k, n, 1.0, a_at, a_rows, a_cols, b_at, b_rows, b_cols,
+                              0.0, c_at, c_rows, 1);
     }
 }
 

@@ -6,7 +6,8 @@
 //! vectorised kernels (`kernels.rs`; the matrix product through the
 //! `gemm` crate on x86-64 and the `matrixmultiply` crate's dgemm elsewhere,
 //! both pure Rust, the latter for the WebAssembly playground; softmax rows
-//! in `rowexp.rs`). Its value is held once, in the arena.
+//! in `rowexp.rs`, `tanh` and its derivative in `rowtanh.rs`). Its value
+//! is held once, in the arena.
 //!
 //! **To read it, in this order.** (1) `shape.rs`: [`Shape`] and numpy's
 //! broadcasting for rank ≤ 2 ([`Shape::broadcast`]). (2) `ops.rs`: the
@@ -54,6 +55,7 @@ mod graph;
 mod kernels;
 mod ops;
 mod rowexp;
+mod rowtanh;
 mod shape;
 mod value;
 

@@ -5,7 +5,11 @@
 //! Elementwise ops are one row, [`TensorOp::Elementwise`], that applies a
 //! scalar op of the scalar op table ([`Op::info`]) to each element: its
 //! forward function and its numeric local derivative, with the same
-//! conventions at kinks, are the scalar table's, never written again here.
+//! conventions at kinks, are the scalar table's, never written again here,
+//! but for one op computed faster: `tanh` and its local derivative `sech²`
+//! (the table's formula) run as vectorised row kernels (`rowtanh.rs`),
+//! within 2 and 4 ulps of the true values, where the table's functions call
+//! the C library once an element.
 
 use super::batch::{self, AxisReduction, Comparison, Select};
 use super::kernels::{self, Factor};
@@ -589,7 +593,10 @@ fn elementwise(
     let info = op.info();
     let forward = info.forward;
     match *inputs {
-        [a] => kernels::map_until(a.data(), |x| forward(&[x]), stop),
+        [a] => match super::rowtanh::row_kernels(op) {
+            Some(kernels) => kernels::map_slices_until(a.data(), kernels.forward, stop),
+            None => kernels::map_until(a.data(), |x| forward(&[x]), stop),
+        },
         [a, b] => match info.shortcut {
             Some(Shortcut::Add) => kernels::zip_until(a, b, out, |x, y| x + y, stop),
             Some(Shortcut::Sub) => kernels::zip_until(a, b, out, |x, y| x - y, stop),

@@ -54,21 +54,38 @@ const TAYLOR: [f64; 12] = [
 /// integer `k + 1023` read from the low bits of `k + 1023 + 2⁵²` and moved
 /// into the exponent field.
 #[inline(always)]
-fn two_to(k: f64) -> f64 {
+pub(super) fn two_to(k: f64) -> f64 {
     f64::from_bits((k + (1023.0 + 4_503_599_627_370_496.0)).to_bits() << 52)
 }
 
-/// `eˣ` without branches (so that a loop of it vectorises), within 1 ulp.
+/// Cody and Waite's reduction of `x` (`|x| < 2²⁰`): `(k, r)` with
+/// `x = k·ln 2 + r`, `k` a whole number and `|r| ≤ ln 2/2` (up to the
+/// rounding of `x·log₂ e`); `r` is `x` itself, exactly, when `k` is 0.
 #[inline(always)]
-fn exp(x: f64) -> f64 {
-    let clamped = x.clamp(LOW, HIGH);
-    let k = (clamped * LOG2_E + ROUND) - ROUND;
-    let r = (clamped - k * LN2_HI) - k * LN2_LO;
+pub(super) fn reduce(x: f64) -> (f64, f64) {
+    let k = (x * LOG2_E + ROUND) - ROUND;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    (k, r)
+}
+
+/// `eʳ − 1` for a reduced `|r| ≤ ln 2/2` ([`reduce`]): `r + r²·q(r)`, `q`
+/// the Taylor series of `(eʳ − 1 − r)/r²` to `r¹¹/13!` by Horner's rule,
+/// within about 1 ulp (the sum's rounding, and `r²·q` is below a sixth of `r`).
+#[inline(always)]
+pub(super) fn expm1_reduced(r: f64) -> f64 {
     let mut q = TAYLOR[0];
     for c in &TAYLOR[1..] {
         q = q * r + c;
     }
-    let p = 1.0 + (r + r * r * q);
+    r + r * r * q
+}
+
+/// `eˣ` without branches (so that a loop of it vectorises), within 1 ulp.
+#[inline(always)]
+pub(super) fn exp(x: f64) -> f64 {
+    let clamped = x.clamp(LOW, HIGH);
+    let (k, r) = reduce(clamped);
+    let p = 1.0 + expm1_reduced(r);
     // 2^k in two factors: each is a normal number for |k| ≤ 1076.
     let half = (k * 0.5 + ROUND) - ROUND;
     let y = p * two_to(half) * two_to(k - half);
@@ -176,7 +193,7 @@ fn logsumexp_row(a: &[f64]) -> f64 {
 /// (Only x86-64 picks among kernels; elsewhere the plain one runs.)
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Simd {
+pub(super) enum Simd {
     /// AVX-512 Foundation (8 lanes of f64).
     #[cfg(target_arch = "x86_64")]
     Avx512,
@@ -189,7 +206,7 @@ enum Simd {
 
 /// The [`Simd`] of this processor (the standard library caches the test).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn simd() -> Simd {
+pub(super) fn simd() -> Simd {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") {
@@ -205,6 +222,7 @@ fn simd() -> Simd {
 /// Builds `$name`, running `$body` (a call of an `#[inline(always)]`
 /// kernel) compiled for AVX-512, for AVX2 or plainly, as [`simd`] says.
 /// The three give the same bits: the kernels use no fused multiply-add.
+/// (`rowtanh.rs` builds its kernels with it too.)
 macro_rules! dispatch {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $kernel:ident) => {
         $(#[$doc])*
@@ -219,6 +237,7 @@ macro_rules! dispatch {
                 fn avx2($($arg: $ty),*) $(-> $ret)? {
                     $kernel($($arg),*)
                 }
+                use $crate::engine::tensor::rowexp::{simd, Simd};
                 match simd() {
                     // SAFETY: the processor has the feature (`simd`).
                     Simd::Avx512 => return unsafe { avx512($($arg),*) },
@@ -231,6 +250,8 @@ macro_rules! dispatch {
         }
     };
 }
+
+pub(super) use dispatch;
 
 dispatch! {
     /// `exp(zᵢ − m)/Σ exp(zⱼ − m)`, `m = max z`, of the nonempty row `a`,
