@@ -1074,6 +1074,7 @@
     download: download,
     openSession: openSession,
     sessionId: function () { return sessionId; },
+    quizzing: function () { return !!quizAt; },
     stored: stored,
     store: store
   };

@@ -15,11 +15,12 @@ use crate::playground::{
 };
 use crate::util::{assert_contains, json_lines, output_of, stdout_of};
 
-/// Clicks the button labelled `label` of the problem titled `title`.
-fn click_in_problem(browser: &mut Browser, title: &str, label: &str) {
+/// Clicks the button of the problem titled `title` whose label starts with
+/// `label`.
+pub(crate) fn click_in_problem(browser: &mut Browser, title: &str, label: &str) {
     let find = format!(
         "Array.from(document.querySelectorAll('.gc-problem')).filter(p => (p.querySelector('h3') || {{}}).textContent === {title:?})
-            .map(p => Array.from(p.querySelectorAll('button')).find(b => b.textContent === {label:?}))[0]"
+            .map(p => Array.from(p.querySelectorAll('button')).find(b => b.textContent.startsWith({label:?})))[0]"
     );
     browser.wait_for(&format!("!!({find})"));
     browser.eval(&format!("({find}).click(), true"));
@@ -143,17 +144,28 @@ fn export_and_rerun(browser: &mut Browser, downloads: &std::path::Path) {
     assert_contains(&md, "> o = tanh(x1*w1 + x2*w2 + b)\no = 0.7071067812\n");
 }
 
+/// The playground (for `test`) opened at an `#assignment=` link of
+/// `assignment`, its downloads going to the folder given with it; `None`
+/// where Chromium or web/dist/ is missing.
+pub(crate) fn open_assignment_link(
+    test: &str,
+    assignment: &str,
+) -> Option<(Browser, tempfile::TempDir)> {
+    let (mut browser, url, downloads) = playground_downloading(test)?;
+    browser.open(&url, (1366, 768), READY);
+    browser.eval(&format!(
+        "location.hash = '#assignment=' + encodeURIComponent({assignment:?}), true"
+    ));
+    Some((browser, downloads))
+}
+
 #[test]
 fn an_assignment_link_is_answered_checked_kept_and_exported() {
-    let Some((mut browser, url, downloads)) = playground_downloading("an assignment by link")
+    let Some((mut browser, downloads)) =
+        open_assignment_link("an assignment by link", &sealed_hw1())
     else {
         return;
     };
-    let sealed = sealed_hw1();
-    browser.open(&url, (1366, 768), READY);
-    browser.eval(&format!(
-        "location.hash = '#assignment=' + encodeURIComponent({sealed:?}), true"
-    ));
     browser.wait_for("document.querySelector('.gc-assignment h2') && document.querySelector('.gc-assignment h2').textContent === 'Homework 1: backprop by hand'");
     wait_screen(&mut browser, "(opened the assignment Homework 1");
     // The problems with their text and starting code; what is checked.
