@@ -777,6 +777,9 @@ fn a_plot_is_an_svg_picture_whose_curve_is_the_function() {
     };
     browser.open(&url, (1366, 768), READY);
     enter(&mut browser, "x = 1; y = x^3 - x");
+    // Answered before the next input (else its echo comes first or after
+    // the answer, as the two race).
+    wait_screen(&mut browser, "\ny = 0\n");
     enter(&mut browser, ":plot x -2 2");
     browser.wait_for("document.querySelector('#screen .gc-plot svg polyline')");
     let screen = browser.eval(SCREEN);
@@ -844,7 +847,7 @@ fn a_plot_is_an_svg_picture_whose_curve_is_the_function() {
     let copied = browser.eval("navigator.clipboard.readText()");
     assert!(
         copied.as_str().unwrap().ends_with(
-            "> :plot x -2 2\nx = 1\ny = 0\ny for x from -2 to 2 (x = 1 now)\n∂y/∂x for x from -2 to 2 (x = 1 now)\n"
+            "> x = 1; y = x^3 - x\nx = 1\ny = 0\n> :plot x -2 2\ny for x from -2 to 2 (x = 1 now)\n∂y/∂x for x from -2 to 2 (x = 1 now)\n"
         ),
         "{copied}"
     );

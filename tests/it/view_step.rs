@@ -5,7 +5,8 @@
 //! figure is printed (`cargo test --test it view_step:: -- --nocapture`,
 //! or scripts/bench_view_step.sh); what is asserted does not depend on the
 //! machine's load: a step's handler does not lay the page out itself (the
-//! frame does, once).
+//! frame does, once), and the frame paints again only the pictures of the
+//! boxes the step changes (web/page.js, `layered`), not the whole picture.
 
 use serde_json::{Value, json};
 
@@ -36,6 +37,11 @@ pub struct StepCost {
     /// Whether the key's handler laid the page out itself (a layout forced
     /// by reading a size), besides the frame's own layout.
     pub forced_layout: bool,
+    /// How many of the value boxes' pictures (`svg.gc-boxes`) the frame
+    /// painted again (recorded anew rather than reused).
+    pub pictures_painted: usize,
+    /// Whether the frame painted the whole picture (edges, ops) again.
+    pub whole_painted: bool,
 }
 
 /// The renderer's threads by role, from the trace's metadata: the main
@@ -151,11 +157,18 @@ pub fn step_costs(trace: &[Value]) -> Vec<StepCost> {
                     .as_f64()
                     .is_some_and(|t| handler.iter().any(|&(a, b)| t >= a && t < b))
         });
+        let painted = |node: &str| {
+            work.iter()
+                .filter(|e| e["name"] == "Paint" && e["args"]["data"]["nodeName"] == node)
+                .count()
+        };
         costs.push(StepCost {
             frame: (end - key) / 1000.0,
             main: main / 1000.0,
             cpu,
             forced_layout,
+            pictures_painted: painted("svg class='gc-boxes'"),
+            whole_painted: painted("svg") > 0,
         });
     }
     costs
@@ -226,6 +239,16 @@ fn a_view_step_at_500_nodes_lays_out_once_and_reports_its_cost() {
     assert!(
         forced * 5 <= costs.len(),
         "{forced} of {} steps laid the page out in the key's handler",
+        costs.len()
+    );
+    // A step paints again the pictures of the boxes it changes (the
+    // current box and the one before: one picture, or two), not the
+    // whole picture of some 5000 elements.
+    let whole = costs.iter().filter(|c| c.whole_painted).count();
+    let many = costs.iter().filter(|c| c.pictures_painted > 2).count();
+    assert!(
+        whole * 5 <= costs.len() && many * 5 <= costs.len(),
+        "of {} steps, {whole} painted the whole picture again and {many} more than two boxes' pictures",
         costs.len()
     );
     let (cpu, cpu90, cpu_max) = spread(&mut costs.iter().map(|c| c.cpu).collect::<Vec<_>>());
