@@ -151,6 +151,12 @@ def cell_source(source):
     return _utility()._call("cell_source", source=source)
 
 
+def frame(page):
+    """The HTML a notebook shows ``page`` in: a sandboxed iframe sized to
+    its graph and the notebook's width."""
+    return _utility()._call("frame", page=page)
+
+
 _NATIVE_ONLY = (
     "gradcalc.Value needs gradcalc's compiled engine, which Pyodide (JupyterLite) "
     "does not have: write the expression as gradcalc statements in a Session or a "

@@ -28,22 +28,7 @@ pub fn dot(picture: &Picture) -> String {
         return super::tensor_pictures::dot(picture, tensor);
     }
     let constants = constants_of(picture);
-    let mut out = String::new();
-    let _ = writeln!(out, "digraph gradcalc {{");
-    let _ = writeln!(out, "  // computation graph of {}", comment(&picture.of));
-    let _ = writeln!(out, "  rankdir=LR;");
-    if let Some(title) = title(picture) {
-        let _ = writeln!(
-            out,
-            "  label=\"{}\"; labelloc=t; fontname=\"Helvetica\";",
-            quoted(&title)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "  node [shape=record, fontname=\"Helvetica\", fontsize=12];"
-    );
-    let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=10];");
+    let mut out = header(picture, "Helvetica");
     // The statements of each group's nodes, written in its cluster; the
     // last entry holds the nodes of no group.
     let mut blocks = vec![String::new(); picture.groups.len() + 1];
@@ -107,6 +92,29 @@ pub fn dot(picture: &Picture) -> String {
         );
     }
     out.push_str("}\n");
+    out
+}
+
+/// The start of a picture's DOT: the graph left to right, a comment naming
+/// its output, a step picture's title, record nodes in `node_font` (a
+/// tensor's rows want a fixed width) and edge labels in Helvetica.
+pub(super) fn header(picture: &Picture, node_font: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph gradcalc {{");
+    let _ = writeln!(out, "  // computation graph of {}", comment(&picture.of));
+    let _ = writeln!(out, "  rankdir=LR;");
+    if let Some(title) = title(picture) {
+        let _ = writeln!(
+            out,
+            "  label=\"{}\"; labelloc=t; fontname=\"Helvetica\";",
+            quoted(&title)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  node [shape=record, fontname=\"{node_font}\", fontsize=12];"
+    );
+    let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=10];");
     out
 }
 

@@ -4,6 +4,7 @@
 //! (`page.rs`), and the live server of `:serve` (`serve.rs`, with the `cli`
 //! feature).
 
+pub mod frame;
 pub mod page;
 #[cfg(feature = "cli")]
 pub mod serve;

@@ -31,6 +31,7 @@ mod library;
 mod listings;
 mod long_lines;
 mod memory;
+mod notebook_frame;
 mod one_value;
 mod orders;
 mod pictures;

@@ -19,6 +19,7 @@
 //! | `page` | | `[true, page]` or `[false, why]` |
 //! | `update_source` | `name`, `shape`, `elements` | the statement |
 //! | `cell_source` | `source` | the source a cell runs |
+//! | `frame` | `page` | the HTML a notebook shows the page in |
 //!
 //! `files` are the files the run wrote, as `[name, content]` pairs: the
 //! module has no file system, so the Python layer writes them into
@@ -127,6 +128,7 @@ fn answer(cells: &mut Cells, request: &Value) -> Value {
             }
         }
         "cell_source" => json!({"ok": notebook::cell_source(text(request, "source"))}),
+        "frame" => json!({"ok": notebook::frame(text(request, "page"))}),
         other => json!({"value": format!("no call `{other}`")}),
     }
 }
