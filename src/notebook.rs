@@ -21,14 +21,14 @@ use std::rc::Rc;
 use crate::driver::{self, Options};
 use crate::engine::tensor::Tensor;
 use crate::files::WritePolicy;
+pub use crate::render::frame::frame;
+use crate::render::frame::notebook_page;
 use crate::render::{Format, Precision, Printer, Style, dot, plot, tables};
 use crate::session::{
     Arg, Event, PictureFormat, Session, SessionError, TableFormat, Target, TraceSteps,
     find_command, next_args,
 };
 use crate::syntax::{Statement, Statements};
-pub use crate::web::frame::frame;
-use crate::web::frame::notebook_page;
 
 /// How a cell or `Session.run` runs: as a script (`gradcalc --json FILE`):
 /// it stops at the first error, and its files are written only where the

@@ -122,7 +122,7 @@ var GradcalcView = (function () {
     this.step = 0;
     this.model = null;
     this.boxes = [];
-    // In a notebook's frame (src/web/frame.rs) the wheel scrolls the
+    // In a notebook's frame (src/render/frame.rs) the wheel scrolls the
     // notebook and Ctrl+wheel zooms.
     this.framed = document.body.classList.contains("gc-frame");
     this.panZoom();

@@ -1,4 +1,4 @@
-//! The page in a notebook's frame (src/web/frame.rs): the HTML the Python
+//! The page in a notebook's frame (src/render/frame.rs): the HTML the Python
 //! package shows for `:show` (`gradcalc::notebook::frame` of the page a
 //! cell's `:html -` gives, the same library calls the compiled module and
 //! the Pyodide build make) put in a host page as a notebook's output area

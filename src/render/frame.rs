@@ -1,6 +1,6 @@
 //! The page in a notebook: `:show` and `:html -` in a `%%gradcalc` cell,
 //! `Session.show()` and `gradcalc.show(value)` show the page of
-//! [`super::page`] inside a sandboxed iframe of the notebook's output, and
+//! [`super::html`] inside a sandboxed iframe of the notebook's output, and
 //! that frame is sized to the graph and to the notebook's width.
 //!
 //! - [`notebook_page`]: the page laid out for a notebook's width. Where the
@@ -25,8 +25,7 @@
 //!   narrower without a script; a browser without container units takes
 //!   the height for [`NOTEBOOK_WIDTH`].
 
-use super::page;
-use crate::render::{Style, dot, svg};
+use super::{Style, dot, html, svg};
 use crate::session::{Direction, Page, Picture};
 
 /// The width, in pixels, a notebook's output area is taken to have when
@@ -104,7 +103,7 @@ pub fn notebook_page(page: &Page, style: &Style) -> String {
     };
     let (width, height) = svg::size(&dot::drawing(&page.picture));
     let body = format!(" class=\"gc-frame\" data-picture=\"{width} {height}\"");
-    page::page_with(&page, style, &body)
+    html::page_with(&page, style, &body)
 }
 
 /// The size of the picture of a page [`notebook_page`] wrote (its
