@@ -129,6 +129,23 @@ pub fn group_colours(derivative: bool, k: usize) -> (&'static str, &'static str)
     }
 }
 
+impl Drawing {
+    /// A drawing of `picture` (its output, title and direction) with these
+    /// `nodes` and `edges`, no groups and no shared leaves.
+    pub(super) fn of(picture: &Picture, nodes: Vec<DrawNode>, edges: Vec<DrawEdge>) -> Drawing {
+        Drawing {
+            of: picture.of.clone(),
+            title: title(picture),
+            title_room: title_room(picture),
+            nodes,
+            edges,
+            groups: Vec::new(),
+            shared: Vec::new(),
+            direction: picture.direction,
+        }
+    }
+}
+
 /// The picture as SVG for slides (see [`super::svg`]).
 pub fn svg(picture: &Picture) -> String {
     super::svg::svg(&drawing(picture))
@@ -331,14 +348,9 @@ pub fn drawing(picture: &Picture) -> Drawing {
         }
     }
     Drawing {
-        of: picture.of.clone(),
-        title: title(picture),
-        title_room: title_room(picture),
-        nodes,
-        edges,
         shared,
         groups: picture.groups.clone(),
-        direction: picture.direction,
+        ..Drawing::of(picture, nodes, edges)
     }
 }
 

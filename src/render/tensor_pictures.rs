@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use super::dot::{DIGITS, DrawEdge, DrawNode, Drawing, quoted, record_text, title, title_room};
+use super::dot::{DIGITS, DrawEdge, DrawNode, Drawing, quoted, record_text};
 use super::format_number;
 use super::svg::{SLIDE_HEIGHT, SLIDE_WIDTH};
 use crate::session::{Direction, GradState, Picture, TensorData, TensorPicture};
@@ -280,16 +280,7 @@ fn drawing_of(picture: &Picture, tensor: &TensorPicture, of: &[usize]) -> Drawin
             }
         }
     }
-    Drawing {
-        of: picture.of.clone(),
-        title: title(picture),
-        title_room: title_room(picture),
-        nodes,
-        edges,
-        groups: Vec::new(),
-        shared: Vec::new(),
-        direction: picture.direction,
-    }
+    Drawing::of(picture, nodes, edges)
 }
 
 /// A tensor picture as Graphviz DOT: a record `{name shape | value rows |

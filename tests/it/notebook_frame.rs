@@ -9,8 +9,9 @@
 //! frame's height, and that the page works without storage.
 //!
 //! Before the frame was sized to its graph it was 560 px high, and the
-//! 2-16-16-1 moons MLP (a 2133 × 1325 layer view) was drawn at 18 px ×
-//! min(958/2133, 380/1325) = 5.2 px in it.
+//! 2-16-16-1 moons MLP (a 2133 × 1325 layer view, without edge labels) was
+//! drawn at about 18 px × min(958/2133, 440/1325) = 6.0 px in its pane of
+//! about 958 × 440 px (the frame less the bar and the step's line).
 
 use gradcalc::files::WritePolicy;
 use gradcalc::notebook::{Cells, cell_source, frame};
