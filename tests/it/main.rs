@@ -37,6 +37,7 @@ mod orders;
 mod pictures;
 mod playground;
 mod playground_homework;
+mod playground_width;
 mod playground_work;
 mod plot_leaves;
 mod properties;
