@@ -64,7 +64,7 @@ def main(path):
     [mlp] = cell_starting(nb, "%%gradcalc\nneuron(")
     check("the MLP's loss", "L = 0.6858581548" in mlp["text/plain"])
     [page] = cell_starting(nb, "%%gradcalc\n:html -")
-    check("the page in a sandboxed iframe", page.get("text/html", "").startswith('<iframe sandbox="allow-scripts"'))
+    check("the page in a sandboxed iframe", '<iframe sandbox="allow-scripts"' in page.get("text/html", ""))
     [descent] = cell_starting(nb, "%%gradcalc\n:descend")
     check("the descent ran 10 steps", "10" in descent["text/plain"])
     printed = "".join(o.get("stream", "") for o in cell_starting(nb, "import gradcalc"))

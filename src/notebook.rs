@@ -8,7 +8,8 @@
 //! shows them, with pictures, pages and tables handed back whole for a
 //! notebook to show; and answers values and gradients, of numbers and of
 //! tensors. [`update_source`] writes the statement that sets a leaf;
-//! [`cell_source`] reads a cell's source as a notebook runs it.
+//! [`cell_source`] reads a cell's source as a notebook runs it; [`frame`]
+//! is the HTML a notebook shows a page in (an iframe sized to the graph).
 //!
 //! Nothing here waits for signals or threads: the host runs these calls
 //! under [`crate::interrupt::polling`] where Ctrl-C can reach it.
@@ -23,7 +24,9 @@ pub mod values;
 use crate::driver::{self, Options};
 use crate::engine::tensor::Tensor;
 use crate::files::WritePolicy;
-use crate::render::{Format, Precision, Printer, Style, dot, html, plot, tables};
+pub use crate::render::frame::frame;
+use crate::render::frame::notebook_page;
+use crate::render::{Format, Precision, Printer, Style, dot, plot, tables};
 use crate::session::{
     Arg, Event, PictureFormat, Session, SessionError, TableFormat, Target, TraceSteps,
     find_command, next_args,
@@ -157,7 +160,7 @@ fn show_rich(
                 precision: precision.get(),
                 ..Style::default()
             };
-            pieces.push("html", &html::page(page, &style));
+            pieces.push("html", &notebook_page(page, &style));
             true
         }
         Event::Plot {
@@ -350,10 +353,11 @@ impl Cells {
     }
 
     /// The page `:html` writes for the current output (the graph and the
-    /// backward pass stepped), or why there is none (the message).
+    /// backward pass stepped), laid out for a notebook's width
+    /// ([`notebook_page`]), or why there is none (the message).
     pub fn page(&mut self) -> Result<String, String> {
         match self.session.page() {
-            Ok(page) => Ok(html::page(&page, &Style::default())),
+            Ok(page) => Ok(notebook_page(&page, &Style::default())),
             Err(error) => Err(error.to_string()),
         }
     }

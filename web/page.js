@@ -128,6 +128,9 @@ var GradcalcView = (function () {
     this.step = 0;
     this.model = null;
     this.boxes = [];
+    // In a notebook's frame (src/render/frame.rs) the wheel scrolls the
+    // notebook and Ctrl+wheel zooms.
+    this.framed = document.body.classList.contains("gc-frame");
     this.panZoom();
     if (window.ResizeObserver) {
       new ResizeObserver(function () { self.reorient(); }).observe(this.graph);
@@ -436,7 +439,16 @@ var GradcalcView = (function () {
     var on = document.body.classList.toggle("projector");
     this.resetLine();
     if (this.model && !this.model.message) this.setStep(this.step);
-    try { window.localStorage.setItem("gradcalc-theme", on ? "projector" : "plain"); } catch (e) { /* kept for this page only */ }
+    try {
+      window.localStorage.setItem("gradcalc-theme", on ? "projector" : "plain");
+    } catch (e) {
+      // No storage (a sandboxed frame, as a notebook's): the theme lasts
+      // while the page is open, which the status says once.
+      if (!this.saidNoStorage) {
+        this.saidNoStorage = true;
+        this.status.textContent += " (the theme lasts while this page is open: no storage here)";
+      }
+    }
   };
 
   // The picture's viewBox: fit, zoom about a point, pan.
@@ -493,6 +505,7 @@ var GradcalcView = (function () {
   View.prototype.panZoom = function () {
     var self = this, drag = null;
     this.graph.addEventListener("wheel", function (event) {
+      if (self.framed && !event.ctrlKey) return;
       event.preventDefault();
       self.zoom(event.deltaY < 0 ? 1.15 : 1 / 1.15, event.clientX, event.clientY);
     }, { passive: false });

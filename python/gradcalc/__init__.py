@@ -138,9 +138,15 @@ class Picture:
             f.write(self.svg)
 
 
-def iframe(page, height=560):
+def iframe(page, height=None):
     """The HTML that shows ``page`` (a whole HTML document) in a sandboxed
-    iframe: its script runs, but its styles and keys stay inside it."""
+    iframe: its script runs, but its styles and keys stay inside it, and it
+    has no storage. Without ``height`` the frame is as wide as the output
+    and as high as the page's graph needs across that width (the library
+    sizes it: ``gradcalc::notebook::frame``, docs/notebook.md); with
+    ``height``, that many pixels."""
+    if height is None:
+        return _gradcalc.frame(page)
     return (
         '<iframe sandbox="allow-scripts" style="width: 100%; height: '
         f'{int(height)}px; border: 1px solid #ccc" srcdoc="{_html.escape(page, quote=True)}">'

@@ -193,6 +193,12 @@ def cell_source(source):
     return _utility()._call("cell_source", source=source)
 
 
+def frame(page):
+    """The HTML a notebook shows ``page`` in: a sandboxed iframe sized to
+    its graph and the notebook's width."""
+    return _utility()._call("frame", page=page)
+
+
 # The ops of the exports `gradcalc_value_unary`, `…_binary` and `…_number`,
 # by index (web/wasm/src/values.rs, `OPS`).
 _ADD, _SUB, _MUL, _DIV, _POW, _NEG, _RELU, _TANH, _EXP, _LN, _SIGMOID = range(11)

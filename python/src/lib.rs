@@ -37,6 +37,7 @@ fn _gradcalc(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(value::arena_nodes, module)?)?;
     module.add_function(wrap_pyfunction!(session::update_source, module)?)?;
     module.add_function(wrap_pyfunction!(notebook::cell_source, module)?)?;
+    module.add_function(wrap_pyfunction!(notebook::frame, module)?)?;
     module.add_function(wrap_pyfunction!(homework::assignment_problems, module)?)?;
     module.add_function(wrap_pyfunction!(homework::transcript_of, module)?)?;
     module.add_function(wrap_pyfunction!(homework::rerun_transcript, module)?)?;

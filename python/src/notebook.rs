@@ -11,3 +11,11 @@ use pyo3::prelude::*;
 pub fn cell_source(source: &str) -> String {
     gradcalc::notebook::cell_source(source)
 }
+
+/// The HTML a notebook shows a page in ([`gradcalc::notebook::frame`]): a
+/// sandboxed iframe as wide as the output and as high as the page's graph
+/// needs across that width.
+#[pyfunction]
+pub fn frame(page: &str) -> String {
+    gradcalc::notebook::frame(page)
+}

@@ -124,7 +124,8 @@ def test_pictures_are_svg(ip):
 def test_the_page_is_a_sandboxed_iframe(ip):
     cell(ip, "x = 0.5\ny = tanh(x)")
     [page] = cell(ip, ":html -")
-    assert page["text/html"].startswith('<iframe sandbox="allow-scripts"')
+    assert page["text/html"].startswith('<div class="gradcalc-frame"')
+    assert '<iframe sandbox="allow-scripts"' in page["text/html"]
     assert "srcdoc=\"&lt;!DOCTYPE html&gt;" in page["text/html"]
 
 
@@ -178,7 +179,8 @@ def test_pictures_and_pages_without_a_file_show_in_the_cell(ip):
     assert step["image/svg+xml"].startswith("<svg")
     for command in (":html", ":show"):
         [page] = cell(ip, command)
-        assert page["text/html"].startswith('<iframe sandbox="allow-scripts"')
+        assert page["text/html"].startswith('<div class="gradcalc-frame"')
+        assert '<iframe sandbox="allow-scripts"' in page["text/html"]
 
 
 def test_only_commands_that_require_a_file_get_the_dash():

@@ -85,7 +85,8 @@ def test_a_session_renders_its_page():
     assert s._repr_html_() == "<pre>gradcalc session: nothing to differentiate yet</pre>"
     s.run("x = 0.5; y = tanh(x)")
     page = s._repr_html_()
-    assert page.startswith('<iframe sandbox="allow-scripts"')
+    assert page.startswith('<div class="gradcalc-frame"')
+    assert '<iframe sandbox="allow-scripts"' in page
     assert "gradcalc: y" in page  # the page's title, escaped in srcdoc
 
 
@@ -126,7 +127,8 @@ def test_draw_and_show_a_value():
     assert "<title>o</title>" in picture.svg
     page = gradcalc.show(o)
     assert page.html.startswith("<!DOCTYPE html>")
-    assert page._repr_html_().startswith('<iframe sandbox="allow-scripts"')
+    assert page._repr_html_().startswith('<div class="gradcalc-frame"')
+    assert '<iframe sandbox="allow-scripts"' in page._repr_html_()
     with pytest.raises(TypeError):
         gradcalc.draw(2.0)
 
@@ -140,3 +142,26 @@ def test_deep_values_are_written_in_pieces():
     text = gradcalc.trace(y)
     assert text.startswith("backward pass from out: ")
     assert text.rstrip().endswith(f"∂out/∂x = {x.grad:.10g}")
+
+
+def test_the_page_frame_is_sized_to_its_graph():
+    # The 2-16-16-1 moons MLP (examples/moons_mlp.calc): its page is laid
+    # out for a notebook's width and its frame is as high as the picture
+    # drawn across the output's width, plus the page's bar and line (the
+    # library's frame; tests/it/notebook_frame.rs measures it in Chromium).
+    import pathlib
+    import re
+
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "moons_mlp.calc"
+    s = Session()
+    s.run(example.read_text(encoding="utf-8") + "\nL", check=True)
+    page = s.show()
+    html = page._repr_html_()
+    assert html == gradcalc.iframe(page.html)
+    width, height = map(float, re.search(r'data-picture="([0-9.]+) ([0-9.]+)"', page.html).groups())
+    # Narrower than a 1920-px slide: fitted to 960 px across, taller than wide.
+    assert width < 1920 and height > width
+    assert f"calc(min((100cqw - 2px) * {height / width:.6f}, {height:.0f}px) + 180px)" in html
+    assert "height: 560px" not in html
+    # A height given by hand is kept.
+    assert "height: 400px" in gradcalc.iframe(page.html, 400)

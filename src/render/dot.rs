@@ -28,22 +28,7 @@ pub fn dot(picture: &Picture) -> String {
         return super::tensor_pictures::dot(picture, tensor);
     }
     let constants = constants_of(picture);
-    let mut out = String::new();
-    let _ = writeln!(out, "digraph gradcalc {{");
-    let _ = writeln!(out, "  // computation graph of {}", comment(&picture.of));
-    let _ = writeln!(out, "  rankdir=LR;");
-    if let Some(title) = title(picture) {
-        let _ = writeln!(
-            out,
-            "  label=\"{}\"; labelloc=t; fontname=\"Helvetica\";",
-            quoted(&title)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "  node [shape=record, fontname=\"Helvetica\", fontsize=12];"
-    );
-    let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=10];");
+    let mut out = header(picture, "Helvetica");
     // The statements of each group's nodes, written in its cluster; the
     // last entry holds the nodes of no group.
     let mut blocks = vec![String::new(); picture.groups.len() + 1];
@@ -110,6 +95,29 @@ pub fn dot(picture: &Picture) -> String {
     out
 }
 
+/// The start of a picture's DOT: the graph left to right, a comment naming
+/// its output, a step picture's title, record nodes in `node_font` (a
+/// tensor's rows want a fixed width) and edge labels in Helvetica.
+pub(super) fn header(picture: &Picture, node_font: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph gradcalc {{");
+    let _ = writeln!(out, "  // computation graph of {}", comment(&picture.of));
+    let _ = writeln!(out, "  rankdir=LR;");
+    if let Some(title) = title(picture) {
+        let _ = writeln!(
+            out,
+            "  label=\"{}\"; labelloc=t; fontname=\"Helvetica\";",
+            quoted(&title)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  node [shape=record, fontname=\"{node_font}\", fontsize=12];"
+    );
+    let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=10];");
+    out
+}
+
 /// The fill and frame colours of group `k` of a picture: blues for the
 /// derivative graphs (alternating, so nested ones differ), grey for the
 /// forward passes drawn beside them.
@@ -118,6 +126,23 @@ pub fn group_colours(derivative: bool, k: usize) -> (&'static str, &'static str)
         (true, 0) => ("#e7f0ff", "#3b5bdb"),
         (true, _) => ("#f3e8ff", "#7048e8"),
         (false, _) => ("#f4f4f4", "#868e96"),
+    }
+}
+
+impl Drawing {
+    /// A drawing of `picture` (its output, title and direction) with these
+    /// `nodes` and `edges`, no groups and no shared leaves.
+    pub(super) fn of(picture: &Picture, nodes: Vec<DrawNode>, edges: Vec<DrawEdge>) -> Drawing {
+        Drawing {
+            of: picture.of.clone(),
+            title: title(picture),
+            title_room: title_room(picture),
+            nodes,
+            edges,
+            groups: Vec::new(),
+            shared: Vec::new(),
+            direction: picture.direction,
+        }
     }
 }
 
@@ -323,14 +348,9 @@ pub fn drawing(picture: &Picture) -> Drawing {
         }
     }
     Drawing {
-        of: picture.of.clone(),
-        title: title(picture),
-        title_room: title_room(picture),
-        nodes,
-        edges,
         shared,
         groups: picture.groups.clone(),
-        direction: picture.direction,
+        ..Drawing::of(picture, nodes, edges)
     }
 }
 

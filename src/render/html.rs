@@ -250,8 +250,14 @@ pub fn message_model(message: &str) -> Value {
 /// The self-contained page of `page` (`:html FILE`): the model, the style
 /// sheet and the script inline, no request to the network.
 pub fn page(page: &Page, style: &Style) -> String {
+    page_with(page, style, "")
+}
+
+/// [`page`] with `body` (attributes, each after a space) on its `<body>`:
+/// a notebook's page says it is framed ([`super::frame`]).
+pub fn page_with(page: &Page, style: &Style, body: &str) -> String {
     let model = serde_json::to_value(page_model(page, style)).unwrap_or(Value::Null);
-    document(&format!("gradcalc: {}", page.picture.of), model)
+    document(&format!("gradcalc: {}", page.picture.of), model, body)
 }
 
 /// The page of `:serve` without its model: the text before and after the
@@ -260,7 +266,8 @@ pub fn page(page: &Page, style: &Style) -> String {
 /// events that bring every later model.
 pub fn live_page_around(events: &str) -> (String, String) {
     let noscript = "<noscript><div class=\"gc-noscript\"><p>The live page needs JavaScript, which is off here.</p></div></noscript>\n";
-    document_around("gradcalc: live", Some(events), noscript)
+    let live = format!(" data-live=\"{}\"", escape(events));
+    document_around("gradcalc: live", &live, noscript)
 }
 
 /// An HTML page holding `model` and the view's script and style.
@@ -269,24 +276,22 @@ pub fn live_page_around(events: &str) -> (String, String) {
 /// reader without scripts sees), and in the model as `null` with
 /// `"svg_in_noscript": true`; the script takes the `<svg>…</svg>` from the
 /// `<noscript>` text (raw text where scripts run) before showing the model.
-fn document(title: &str, mut model: Value) -> String {
+fn document(title: &str, mut model: Value, body: &str) -> String {
     let noscript = without_script(&model);
     if model["views"][0]["svg"].is_string() && noscript.contains("<svg") {
         model["views"][0]["svg"] = Value::Null;
         model["svg_in_noscript"] = Value::Bool(true);
     }
-    let (before, after) = document_around(title, None, &noscript);
+    let (before, after) = document_around(title, body, &noscript);
     format!("{before}{}{after}", script_json(&model))
 }
 
 /// An HTML page of the view's script and style, before and after its model;
-/// `noscript` is what it shows where scripts do not run.
-fn document_around(title: &str, events: Option<&str>, noscript: &str) -> (String, String) {
-    let live = events.map_or(String::new(), |path| {
-        format!(" data-live=\"{}\"", escape(path))
-    });
+/// `body` holds the `<body>`'s attributes (each after a space), `noscript`
+/// what the page shows where scripts do not run.
+fn document_around(title: &str, body: &str, noscript: &str) -> (String, String) {
     let before = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{live}>\n<div id=\"view\" class=\"gc-view\"></div>\n{noscript}<script id=\"gradcalc-model\" type=\"application/json\">",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body{body}>\n<div id=\"view\" class=\"gc-view\"></div>\n{noscript}<script id=\"gradcalc-model\" type=\"application/json\">",
         escape(title)
     );
     let after = format!(

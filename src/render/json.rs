@@ -172,30 +172,18 @@ fn listing<S: ListingSink>(
     statement: &Option<Value>,
     sink: S,
 ) -> Result<S::Out, S> {
+    if let Some((of, (total, constants), steps, omitted)) = super::text::node_trace(event) {
+        let rows = Rows::steps(session.trace_steps(steps), constants);
+        let line = ListingLine::of("trace", of, total, rows, omitted).with_statement(statement);
+        return Ok(sink.take(&line));
+    }
+    if let Some((topo, of, total, rows, omitted)) = super::text::node_order(event) {
+        let kind = if topo { "topo" } else { "forward" };
+        let rows = Rows::nodes(session.node_rows(rows));
+        let line = ListingLine::of(kind, of, total, rows, omitted).with_statement(statement);
+        return Ok(sink.take(&line));
+    }
     Ok(match event {
-        Event::Topo {
-            of,
-            rows:
-                TopoRows::Nodes {
-                    total,
-                    rows,
-                    omitted,
-                },
-        }
-        | Event::Forward {
-            of,
-            total,
-            rows,
-            omitted,
-        } => {
-            let kind = if matches!(event, Event::Topo { .. }) {
-                "topo"
-            } else {
-                "forward"
-            };
-            let rows = Rows::nodes(session.node_rows(rows));
-            sink.take(&ListingLine::of(kind, of, *total, rows, *omitted).with_statement(statement))
-        }
         Event::Kahn {
             of,
             total,
@@ -213,25 +201,6 @@ fn listing<S: ListingSink>(
             )
             .with_statement(statement)
         }),
-        Event::Trace {
-            of,
-            steps:
-                TraceSteps::Nodes {
-                    total,
-                    constants,
-                    steps,
-                    omitted,
-                },
-        } => sink.take(
-            &ListingLine::of(
-                "trace",
-                of,
-                *total,
-                Rows::steps(session.trace_steps(steps), *constants),
-                *omitted,
-            )
-            .with_statement(statement),
-        ),
         Event::Topo {
             rows: TopoRows::Tensors { .. },
             ..
@@ -243,6 +212,16 @@ fn listing<S: ListingSink>(
         | plain_events!()
         | file_events!()
         | Event::Calculus { .. } => return Err(sink),
+        // Scalar orders and traces: handed on above.
+        Event::Topo {
+            rows: TopoRows::Nodes { .. },
+            ..
+        }
+        | Event::Forward { .. }
+        | Event::Trace {
+            steps: TraceSteps::Nodes { .. },
+            ..
+        } => return Err(sink),
     })
 }
 

@@ -4,6 +4,7 @@
 
 pub mod diagnostic;
 pub mod dot;
+pub mod frame;
 pub mod highlight;
 pub mod html;
 pub mod json;

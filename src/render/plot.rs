@@ -87,7 +87,7 @@ fn tick_text(tick: f64, ticks: &[f64]) -> String {
 /// (`-5e14`, `1.234e15`).
 fn short_tick_text(tick: f64, ticks: &[f64]) -> String {
     let text = tick_text(tick, ticks);
-    if text_width(&text, false) * FONT / 18.0 <= LEFT - 6.0 - EDGE {
+    if text_width(&text, false) * FONT / 18.0 <= MARGINS.left - 6.0 - EDGE {
         return text;
     }
     let scientific = format!("{tick:.3e}");
@@ -278,13 +278,23 @@ fn row_labels(ticks: &[f64]) -> Vec<Option<String>> {
     labels
 }
 
-/// Size of the SVG and of its margins, in pixels.
+/// Width of the SVG and height of a panel, in pixels.
 const WIDTH: f64 = 720.0;
 const PANEL_HEIGHT: f64 = 240.0;
-const LEFT: f64 = 80.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 36.0;
-const BOTTOM: f64 = 30.0;
+/// The room around a panel's plot area, in pixels: the axis labels left,
+/// the title above, the tick labels below.
+struct Margins {
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+}
+const MARGINS: Margins = Margins {
+    left: 80.0,
+    right: 20.0,
+    top: 36.0,
+    bottom: 30.0,
+};
 /// Text size of a chart in pixels (a panel's title is 14).
 const FONT: f64 = 12.0;
 /// The least room between a text and the canvas's side.
@@ -331,10 +341,10 @@ pub(super) fn panel_svg(
     let frame = Frame {
         x: (first.x.0, last.x.0),
         y: (ticks[0], ticks[ticks.len() - 1]),
-        left: LEFT,
-        right: WIDTH - RIGHT,
-        high: top + TOP,
-        low: top + PANEL_HEIGHT - BOTTOM,
+        left: MARGINS.left,
+        right: WIDTH - MARGINS.right,
+        high: top + MARGINS.top,
+        low: top + PANEL_HEIGHT - MARGINS.bottom,
     };
     let _ = writeln!(
         out,

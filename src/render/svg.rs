@@ -417,12 +417,7 @@ fn value_node(
         return;
     }
     for row in 1..3 {
-        let ly = y + (4.0 + ROW * row as f64).round();
-        let _ = write!(
-            out,
-            "<line x1=\"{x}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{FAINT}\" stroke-width=\"1\"/>",
-            x + bw
-        );
+        separator(out, (x, y, bw), row);
     }
     let text_x = x + PAD;
     let base = |row: f64| y + (4.0 + ROW * row + 19.0).round();
@@ -475,6 +470,17 @@ fn route_same_rank(p: (f64, f64), q: (f64, f64), horizontal: bool) -> bool {
     } else {
         (p.0 - q.0).abs() < 0.5
     }
+}
+
+/// The faint line across a value box at (`x`, `y`), `bw` wide, above its
+/// text row `row` (from 0): between the name, the value and the gradient.
+fn separator(out: &mut String, (x, y, bw): (f64, f64, f64), row: usize) {
+    let ly = y + (4.0 + ROW * row as f64).round();
+    let _ = write!(
+        out,
+        "<line x1=\"{x}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{FAINT}\" stroke-width=\"1\"/>",
+        x + bw
+    );
 }
 
 /// `(along, across)` as `(x, y)`: along is x when the edges run left to right.
@@ -791,12 +797,7 @@ impl TensorRows {
     ) {
         let value_rows = self.value.len();
         for row in [1, 1 + value_rows] {
-            let ly = y + (4.0 + ROW * row as f64).round();
-            let _ = write!(
-                out,
-                "<line x1=\"{x}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{FAINT}\" stroke-width=\"1\"/>",
-                x + bw
-            );
+            separator(out, (x, y, bw), row);
         }
         let text_x = x + PAD;
         let base = |row: usize| y + (4.0 + ROW * row as f64 + 19.0).round();

@@ -8,9 +8,7 @@
 
 use std::fmt::Write;
 
-use super::dot::{
-    DIGITS, DrawEdge, DrawNode, Drawing, comment, quoted, record_text, title, title_room,
-};
+use super::dot::{DIGITS, DrawEdge, DrawNode, Drawing, quoted, record_text};
 use super::format_number;
 use super::svg::{SLIDE_HEIGHT, SLIDE_WIDTH};
 use crate::session::{Direction, GradState, Picture, TensorData, TensorPicture};
@@ -23,14 +21,7 @@ pub const EDGE_ITEMS: usize = 2;
 /// The indices of an axis of `n` a box shows: all, or both ends with
 /// `None` for `…`.
 fn shown(n: usize) -> Vec<Option<usize>> {
-    if n <= FULL_AXIS {
-        return (0..n).map(Some).collect();
-    }
-    (0..EDGE_ITEMS)
-        .map(Some)
-        .chain([None])
-        .chain((n - EDGE_ITEMS..n).map(Some))
-        .collect()
+    super::text::axis_ends(n, n <= FULL_AXIS, EDGE_ITEMS)
 }
 
 /// A tensor's values as a box shows them, one line per row, columns
@@ -180,9 +171,10 @@ pub fn layers(tensor: &TensorPicture) -> Vec<usize> {
 /// The [`Drawing`] of a tensor picture: per drawn node its op (when
 /// computed) and its box, inputs first; per operand an edge labelled with
 /// its rule. A box standing for several nodes ([`boxes_of`]) has one op
-/// naming their ops in order (`@ → + → relu`) and unlabelled edges (the
-/// rules are those of the nodes inside; the node-by-node picture and
-/// `:trace` show them).
+/// naming their ops in order (`@ → + → relu`); an edge into it carries the
+/// rule of the op inside that reads the input, as the node-by-node picture
+/// labels it (`sum(upstream, 0)` for a bias broadcast over a batch, its
+/// `upstream` the gradient of that op's result: `:trace` shows each).
 pub fn drawing(picture: &Picture, tensor: &TensorPicture) -> Drawing {
     drawing_of(picture, tensor, &boxes_of(picture, tensor))
 }
@@ -257,7 +249,6 @@ fn drawing_of(picture: &Picture, tensor: &TensorPicture, of: &[usize]) -> Drawin
             });
         }
     }
-    let single = |i: usize| of.iter().filter(|&&o| o == i).count() == 1;
     // An input read twice by one op (`x * x`) is one edge with both rules,
     // as in a scalar picture.
     let mut seen: std::collections::HashMap<(usize, usize), usize> = Default::default();
@@ -270,11 +261,7 @@ fn drawing_of(picture: &Picture, tensor: &TensorPicture, of: &[usize]) -> Drawin
             continue;
         };
         let from = box_at[edge.input];
-        let rule = if single(group) {
-            edge.rule.as_str()
-        } else {
-            ""
-        };
+        let rule = edge.rule.as_str();
         match seen.get(&(from, op)) {
             Some(&at) => {
                 let label: &mut String = &mut edges[at].label;
@@ -293,38 +280,14 @@ fn drawing_of(picture: &Picture, tensor: &TensorPicture, of: &[usize]) -> Drawin
             }
         }
     }
-    Drawing {
-        of: picture.of.clone(),
-        title: title(picture),
-        title_room: title_room(picture),
-        nodes,
-        edges,
-        groups: Vec::new(),
-        shared: Vec::new(),
-        direction: picture.direction,
-    }
+    Drawing::of(picture, nodes, edges)
 }
 
 /// A tensor picture as Graphviz DOT: a record `{name shape | value rows |
 /// grad rows}` per node, an op node per computed node, each operand's edge
 /// labelled with its matrix rule.
 pub fn dot(picture: &Picture, tensor: &TensorPicture) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "digraph gradcalc {{");
-    let _ = writeln!(out, "  // computation graph of {}", comment(&picture.of));
-    let _ = writeln!(out, "  rankdir=LR;");
-    if let Some(title) = title(picture) {
-        let _ = writeln!(
-            out,
-            "  label=\"{}\"; labelloc=t; fontname=\"Helvetica\";",
-            quoted(&title)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "  node [shape=record, fontname=\"Courier\", fontsize=12];"
-    );
-    let _ = writeln!(out, "  edge [fontname=\"Helvetica\", fontsize=10];");
+    let mut out = super::dot::header(picture, "Courier");
     let rows = |text: &str| {
         text.lines()
             .map(record_text)

@@ -1014,13 +1014,10 @@ impl Session {
                 return Err(tensor_error(
                     ErrorCode::Unsupported,
                     target.span,
-                    format!(
-                        "`{name} {op}` is not supported for tensors",
-                        op = op_text(op)
-                    ),
+                    format!("`{name} {op}` is not supported for tensors", op = op.text()),
                     Some(format!(
                         "write `{name} = {name} {} …` (a new binding) or `{name} := …` (the leaf moved)",
-                        &op_text(op)[..1]
+                        &op.text()[..1]
                     )),
                 ));
             }
@@ -1051,17 +1048,5 @@ impl Session {
             value: super::Value::Tensor(tensor_data(self.tensors.graph.value(id))),
         });
         Ok(())
-    }
-}
-
-/// The text of a compound assignment operator.
-fn op_text(op: AssignOp) -> &'static str {
-    match op {
-        AssignOp::Set => "=",
-        AssignOp::Add => "+=",
-        AssignOp::Sub => "-=",
-        AssignOp::Mul => "*=",
-        AssignOp::Div => "/=",
-        AssignOp::Update => ":=",
     }
 }

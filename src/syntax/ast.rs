@@ -349,6 +349,20 @@ pub enum AssignOp {
     Update,
 }
 
+impl AssignOp {
+    /// The operator as written: `=`, `+=`, `-=`, `*=`, `/=`, `:=`.
+    pub fn text(self) -> &'static str {
+        match self {
+            AssignOp::Set => "=",
+            AssignOp::Add => "+=",
+            AssignOp::Sub => "-=",
+            AssignOp::Mul => "*=",
+            AssignOp::Div => "/=",
+            AssignOp::Update => ":=",
+        }
+    }
+}
+
 /// A name with the span where it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {

@@ -15,37 +15,40 @@
 use std::fmt;
 
 use super::ast::{
-    AssignOp, BinaryOp, COMPARISONS, Call, ExprId, ExprKind, ExprTree, INDEX, LIST, MATMUL, SLICE,
-    SLICE_ALL, SLICE_FROM, SLICE_TO, Statement, UnaryOp, keyword_of,
+    BinaryOp, COMPARISONS, Call, ExprId, ExprKind, ExprTree, INDEX, LIST, MATMUL, SLICE, SLICE_ALL,
+    SLICE_FROM, SLICE_TO, Statement, UnaryOp, keyword_of,
 };
 
 /// Binding strength of what a node prints as, lowest first (docs/language.md §2).
-const COMPARISON: u8 = 0;
-const SUM: u8 = 1;
-const PRODUCT: u8 = 2;
-const SIGN: u8 = 3;
-const POWER: u8 = 5;
-const ATOM: u8 = 7;
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Binding {
+    Comparison,
+    Sum,
+    Product,
+    Sign,
+    Power,
+    Atom,
+}
 
 /// One piece of pending output.
 enum Work<'a> {
-    /// Print node `ExprId`, in parentheses if it binds less tightly than the `u8`.
-    Node(ExprId, u8),
+    /// Print node `ExprId`, in parentheses if it binds less tightly than the [`Binding`].
+    Node(ExprId, Binding),
     /// Print this text.
     Text(&'a str),
 }
 
-fn strength(tree: &ExprTree, id: ExprId) -> u8 {
+fn strength(tree: &ExprTree, id: ExprId) -> Binding {
     match &tree.get(id).kind {
-        ExprKind::Number(x) if x.is_sign_negative() && !x.is_nan() => SIGN,
-        ExprKind::Call(call) if call.name == MATMUL => PRODUCT,
-        ExprKind::Call(call) if COMPARISONS.contains(&call.name.as_str()) => COMPARISON,
-        ExprKind::Number(_) | ExprKind::Name(_) | ExprKind::Call { .. } => ATOM,
-        ExprKind::Unary { .. } => SIGN,
+        ExprKind::Number(x) if x.is_sign_negative() && !x.is_nan() => Binding::Sign,
+        ExprKind::Call(call) if call.name == MATMUL => Binding::Product,
+        ExprKind::Call(call) if COMPARISONS.contains(&call.name.as_str()) => Binding::Comparison,
+        ExprKind::Number(_) | ExprKind::Name(_) | ExprKind::Call { .. } => Binding::Atom,
+        ExprKind::Unary { .. } => Binding::Sign,
         ExprKind::Binary { op, .. } => match op {
-            BinaryOp::Add | BinaryOp::Sub => SUM,
-            BinaryOp::Mul | BinaryOp::Div => PRODUCT,
-            BinaryOp::Pow => POWER,
+            BinaryOp::Add | BinaryOp::Sub => Binding::Sum,
+            BinaryOp::Mul | BinaryOp::Div => Binding::Product,
+            BinaryOp::Pow => Binding::Power,
         },
     }
 }
@@ -68,7 +71,7 @@ fn number(f: &mut fmt::Formatter<'_>, x: f64) -> fmt::Result {
 impl fmt::Display for ExprTree {
     /// Writes the expression with the fewest parentheses that keep its structure.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut stack = vec![Work::Node(self.root(), 0)];
+        let mut stack = vec![Work::Node(self.root(), Binding::Comparison)];
         while let Some(work) = stack.pop() {
             let (id, needed) = match work {
                 Work::Text(text) => {
@@ -80,7 +83,7 @@ impl fmt::Display for ExprTree {
             if strength(self, id) < needed {
                 f.write_str("(")?;
                 stack.push(Work::Text(")"));
-                stack.push(Work::Node(id, 0));
+                stack.push(Work::Node(id, Binding::Comparison));
                 continue;
             }
             match &self.get(id).kind {
@@ -91,18 +94,18 @@ impl fmt::Display for ExprTree {
                         UnaryOp::Neg => "-",
                         UnaryOp::Plus => "+",
                     })?;
-                    stack.push(Work::Node(*operand, SIGN));
+                    stack.push(Work::Node(*operand, Binding::Sign));
                 }
                 ExprKind::Binary { op, lhs, rhs } => {
                     // Left-associative operators need a tighter right operand;
                     // `^` is right-associative and its base must be an atom
                     // (`(-a)^b`, `(a^b)^c`); a signed exponent gets parentheses.
                     let (symbol, left, right) = match op {
-                        BinaryOp::Add => (" + ", SUM, PRODUCT),
-                        BinaryOp::Sub => (" - ", SUM, PRODUCT),
-                        BinaryOp::Mul => ("*", PRODUCT, SIGN),
-                        BinaryOp::Div => ("/", PRODUCT, SIGN),
-                        BinaryOp::Pow => ("^", ATOM, POWER),
+                        BinaryOp::Add => (" + ", Binding::Sum, Binding::Product),
+                        BinaryOp::Sub => (" - ", Binding::Sum, Binding::Product),
+                        BinaryOp::Mul => ("*", Binding::Product, Binding::Sign),
+                        BinaryOp::Div => ("/", Binding::Product, Binding::Sign),
+                        BinaryOp::Pow => ("^", Binding::Atom, Binding::Power),
                     };
                     stack.push(Work::Node(*rhs, right));
                     stack.push(Work::Text(symbol));
@@ -118,9 +121,9 @@ impl fmt::Display for ExprTree {
                     // `[a, b]`, `W[i, j]`, `A @ B`: the calls the parser makes of them.
                     match (name.as_str(), &args[..]) {
                         (MATMUL, [lhs, rhs]) => {
-                            stack.push(Work::Node(*rhs, SIGN));
+                            stack.push(Work::Node(*rhs, Binding::Sign));
                             stack.push(Work::Text(" @ "));
-                            stack.push(Work::Node(*lhs, PRODUCT));
+                            stack.push(Work::Node(*lhs, Binding::Product));
                             continue;
                         }
                         (LIST, _) => {
@@ -134,7 +137,7 @@ impl fmt::Display for ExprTree {
                             stack.push(Work::Text("]"));
                             push_args(&mut stack, indices);
                             stack.push(Work::Text("["));
-                            stack.push(Work::Node(*base, ATOM));
+                            stack.push(Work::Node(*base, Binding::Atom));
                             continue;
                         }
                         _ => {}
@@ -163,24 +166,24 @@ fn batch_syntax<'a>(
     args: &'a [ExprId],
 ) -> Result<bool, fmt::Error> {
     if let (Some(op), [lhs, rhs]) = (COMPARISON_TEXTS.iter().find(|t| t.trim() == name), args) {
-        stack.push(Work::Node(*rhs, SUM));
+        stack.push(Work::Node(*rhs, Binding::Sum));
         stack.push(Work::Text(op));
-        stack.push(Work::Node(*lhs, SUM));
+        stack.push(Work::Node(*lhs, Binding::Sum));
         return Ok(true);
     }
     if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&name) {
         if let Some(&end) = args.get(usize::from(name != SLICE_TO)) {
-            stack.push(Work::Node(end, 0));
+            stack.push(Work::Node(end, Binding::Comparison));
         }
         stack.push(Work::Text(":"));
         if let (SLICE | SLICE_FROM, Some(&start)) = (name, args.first()) {
-            stack.push(Work::Node(start, 0));
+            stack.push(Work::Node(start, Binding::Comparison));
         }
         return Ok(true);
     }
     if let (Some(_), [value]) = (keyword_of(name), args) {
         f.write_str(name)?;
-        stack.push(Work::Node(*value, 0));
+        stack.push(Work::Node(*value, Binding::Comparison));
         return Ok(true);
     }
     Ok(false)
@@ -192,7 +195,7 @@ const COMPARISON_TEXTS: [&str; 6] = [" == ", " != ", " < ", " <= ", " > ", " >= 
 /// Pushes `args` to be printed in order, `, ` between them.
 fn push_args(stack: &mut Vec<Work<'_>>, args: &[ExprId]) {
     for (i, arg) in args.iter().enumerate().rev() {
-        stack.push(Work::Node(*arg, 0));
+        stack.push(Work::Node(*arg, Binding::Comparison));
         if i > 0 {
             stack.push(Work::Text(", "));
         }
@@ -206,15 +209,7 @@ impl fmt::Display for Statement {
         match self {
             Statement::Expr(tree) => write!(f, "{tree}"),
             Statement::Assign { target, op, value } => {
-                let op = match op {
-                    AssignOp::Set => "=",
-                    AssignOp::Add => "+=",
-                    AssignOp::Sub => "-=",
-                    AssignOp::Mul => "*=",
-                    AssignOp::Div => "/=",
-                    AssignOp::Update => ":=",
-                };
-                write!(f, "{} {op} {value}", target.name)
+                write!(f, "{} {} {value}", target.name, op.text())
             }
             Statement::Updates { targets, values } => {
                 let targets: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();

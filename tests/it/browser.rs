@@ -291,6 +291,55 @@ impl Browser {
         }
     }
 
+    /// The DevTools session of the page's first iframe that runs in a
+    /// process of its own (a sandboxed frame without `allow-same-origin`
+    /// does), with `Runtime` enabled in it: call before opening the page
+    /// ([`Browser::attach_frames`]), then this after it has loaded.
+    pub fn frame_session(&mut self) -> String {
+        loop {
+            let attached = self.wait_event("Target.attachedToTarget");
+            if attached["targetInfo"]["type"] == "iframe" {
+                let session = attached["sessionId"].as_str().unwrap().to_string();
+                self.send("Runtime.enable", json!({}), &session);
+                return session;
+            }
+        }
+    }
+
+    /// Asks Chromium to attach to the frames of the page that run in their
+    /// own process ([`Browser::frame_session`]).
+    pub fn attach_frames(&mut self) {
+        self.call(
+            "Target.setAutoAttach",
+            json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
+        );
+    }
+
+    /// The value of a JavaScript expression in the frame of `session`
+    /// (from [`Browser::frame_session`]; promises awaited).
+    pub fn eval_in(&mut self, session: &str, expression: &str) -> Value {
+        let result = self.send(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
+            session,
+        );
+        assert!(
+            result.get("exceptionDetails").is_none(),
+            "{expression}: {result}"
+        );
+        result["result"]["value"].clone()
+    }
+
+    /// The events named `method` received so far from `session`, taken
+    /// out of those kept.
+    pub fn take_events(&mut self, method: &str, session: &str) -> Vec<Value> {
+        let (taken, kept) = std::mem::take(&mut self.events)
+            .into_iter()
+            .partition(|e| e["method"] == method && e["sessionId"] == session);
+        self.events = kept;
+        taken
+    }
+
     /// Presses and releases a key, as a keyboard does.
     pub fn press(&mut self, key: &str) {
         self.press_with(key, 0);

@@ -1033,14 +1033,14 @@ fn a_matrix_layer_and_its_gradient_in_the_playground() {
     wait_screen(&mut browser, "∂L/∂W = 2×3");
     let screen = browser.eval(SCREEN).as_str().unwrap().to_string();
     // The rows under the head, indented by its width plus 2 (its colour
-    // codes take no columns); a row wider than the pane wraps.
+    // codes take no columns); a row wider than the pane wraps between its
+    // elements as numpy wraps at its linewidth (the pane's columns): the
+    // wrapped line under the row's first element, every element padded to
+    // the widest (tests/data/wide/ holds numpy's own text of that rule).
     for part in [
         "W = 2×3\n   [[1, 2, 0],\n    [3, 4, 1]]\n",
         "L = -1.223711313",
-        "∂L/∂W = 2×3\n       [[0.4199743416, -0.4199743416,",
-        "0.2099871708],",
-        "[ 0.786447733,  -0.786447733,",
-        "0.3932238665]]",
+        "∂L/∂W = 2×3\n       [[ 0.4199743416, -0.4199743416,\n          0.2099871708],\n        [  0.786447733,  -0.786447733,\n          0.3932238665]]",
     ] {
         assert!(screen.contains(part), "{part} in {screen}");
     }

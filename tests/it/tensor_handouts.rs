@@ -90,6 +90,32 @@ fn trace_md_of_a_layer_is_the_lecture_on_paper() {
             );
         }
     }
+    // A matrix in a cell is one line without the terminal's aligning
+    // spaces: ∂L/∂W = outer(g, x) = [[g0, 0, -g0], [g1, 0, -g1]], whose
+    // columns the terminal pads (`0` under `-0.1…`).
+    for row in &table {
+        for cell in &row[2..] {
+            assert!(
+                !cell.contains("  ") && !cell.contains("[ "),
+                "padding in {cell:?}"
+            );
+        }
+    }
+    let dw_cell = &table[4][4];
+    let shape: String = dw_cell
+        .chars()
+        .map(|c| {
+            if c.is_ascii_digit() || c == '.' {
+                '9'
+            } else {
+                c
+            }
+        })
+        .collect::<String>()
+        .split('9')
+        .filter(|piece| !piece.is_empty())
+        .collect();
+    assert_eq!(shape, "[[, , -], [, , -]]", "{dw_cell}");
     // Steps numbered as `:trace` numbers them, with the shapes of the rule.
     let steps: Vec<&str> = table.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(steps, ["1", "2", "3", "", "4", ""]);

@@ -343,9 +343,11 @@ impl TensorGraph {
 
     /// The vector–Jacobian product operand `position` of `node` receives
     /// from `upstream`: the rule, the shape summed from (broadcasting) and
-    /// the contribution, of the operand's shape.
-    // One arm per op of the tensor op table: as long as the table.
-    #[allow(clippy::too_many_lines)]
+    /// the contribution, of the operand's shape. One family of the tensor
+    /// op table at a time: elementwise ops, the matrix product, ops that
+    /// move elements ([`TensorGraph::moved_vjp`]), reductions
+    /// ([`TensorGraph::reduction_vjp`]) and the ops along rows
+    /// ([`TensorGraph::row_vjp`]).
     pub(super) fn vjp(
         &self,
         node: TensorId,
@@ -353,16 +355,14 @@ impl TensorGraph {
         upstream: &Tensor,
     ) -> (Rule, Option<Shape>, Tensor) {
         let operands = self.operands(node);
-        let a = self.value(operands[0]);
-        let input = self.value(operands[position]);
-        let shape = input.shape();
-        let out = self.value(node);
+        let shape = self.value(operands[position]).shape();
         let up = upstream.data();
         let (rule, data) = match self.op(node) {
             TensorOp::Variable | TensorOp::Const | TensorOp::Scalar(_) => {
                 unreachable!("a leaf has no operands")
             }
             TensorOp::Elementwise(op) => {
+                let out = self.value(node);
                 let inputs: Vec<&Tensor> = operands.iter().map(|&o| self.value(o)).collect();
                 let full = elementwise_vjp(op, &inputs, out, position, up);
                 let summed_from = (shape != out.shape()).then_some(out.shape());
@@ -370,9 +370,44 @@ impl TensorGraph {
                 return (rule, summed_from, kernels::sum_to(full, out.shape(), shape));
             }
             TensorOp::MatMul => {
-                matmul_vjp(a, self.value(operands[1]), position, upstream, &|| false)
+                let (a, b) = (self.value(operands[0]), self.value(operands[1]));
+                matmul_vjp(a, b, position, upstream, &|| false)
                     .expect("a product not asked to stop")
             }
+            TensorOp::Transpose
+            | TensorOp::Index(_)
+            | TensorOp::Index2(_, _)
+            | TensorOp::Slice(_, _)
+            | TensorOp::Outer => self.moved_vjp(node, position, up),
+            TensorOp::Sum
+            | TensorOp::SumAxis(_)
+            | TensorOp::SumKeepDims(_)
+            | TensorOp::Mean
+            | TensorOp::Max
+            | TensorOp::Min
+            | TensorOp::MeanAxis(_)
+            | TensorOp::MaxAxis(_)
+            | TensorOp::MinAxis(_) => self.reduction_vjp(node, up),
+            TensorOp::Softmax
+            | TensorOp::LogSoftmax
+            | TensorOp::LogSumExp
+            | TensorOp::CrossEntropy => self.row_vjp(node, position, up),
+            TensorOp::Compare(_) | TensorOp::ArgMax(_) | TensorOp::OneHot(_) => {
+                (Rule::NoGradient, vec![0.0; shape.len()])
+            }
+        };
+        (rule, None, Tensor::new(shape, data))
+    }
+
+    /// [`TensorGraph::vjp`] of an op that moves elements without changing
+    /// them (transpose, indexing, slicing) or the outer product: the upstream
+    /// moved back (scattered into zeros where the op picked elements) or
+    /// multiplied by the other factor.
+    fn moved_vjp(&self, node: TensorId, position: usize, up: &[f64]) -> (Rule, Vec<f64>) {
+        let operands = self.operands(node);
+        let a = self.value(operands[0]);
+        let shape = self.value(operands[position]).shape();
+        match self.op(node) {
             TensorOp::Transpose => (
                 Rule::Transposed,
                 match *shape.dims() {
@@ -391,14 +426,13 @@ impl TensorGraph {
                 g[i * shape.as_matrix().1 + j] = up[0];
                 (Rule::Scatter, g)
             }
-            TensorOp::Sum => (Rule::Broadcast { axis: None }, vec![up[0]; shape.len()]),
-            TensorOp::SumAxis(axis) => (
-                Rule::Broadcast { axis: Some(axis) },
-                sum_axis_vjp(shape, axis, up),
-            ),
-            // The kept axis of size 1 holds the same numbers as the dropped one.
-            TensorOp::SumKeepDims(axis) => {
-                (Rule::BroadcastKept { axis }, sum_axis_vjp(shape, axis, up))
+            TensorOp::Slice(first, second) => {
+                let (_, index) = batch::slice(a.shape(), first, second).expect("built");
+                let mut g = vec![0.0; shape.len()];
+                for (&i, &u) in index.iter().zip(up) {
+                    g[i] += u;
+                }
+                (Rule::Scatter, g)
             }
             TensorOp::Outer => {
                 let (u, x) = (a.data(), self.value(operands[1]).data());
@@ -422,54 +456,65 @@ impl TensorGraph {
                     (Rule::Outer { side: Side::Right }, g)
                 }
             }
+            op => unreachable!("{op:?} moves no elements"),
+        }
+    }
+
+    /// [`TensorGraph::vjp`] of a reduction (of one operand): the upstream
+    /// broadcast back over what was summed or averaged, or given to the
+    /// extremum (ties split evenly).
+    fn reduction_vjp(&self, node: TensorId, up: &[f64]) -> (Rule, Vec<f64>) {
+        let a = self.value(self.operands(node)[0]);
+        let shape = a.shape();
+        match self.op(node) {
+            TensorOp::Sum => (Rule::Broadcast { axis: None }, vec![up[0]; shape.len()]),
+            TensorOp::SumAxis(axis) => (
+                Rule::Broadcast { axis: Some(axis) },
+                sum_axis_vjp(shape, axis, up),
+            ),
+            // The kept axis of size 1 holds the same numbers as the dropped one.
+            TensorOp::SumKeepDims(axis) => {
+                (Rule::BroadcastKept { axis }, sum_axis_vjp(shape, axis, up))
+            }
             TensorOp::Mean => {
                 let count = shape.len();
                 (Rule::Mean { count }, vec![up[0] / count as f64; count])
             }
-            TensorOp::Max | TensorOp::Min => {
-                let max = self.op(node) == TensorOp::Max;
+            op @ (TensorOp::Max | TensorOp::Min) => {
+                let max = op == TensorOp::Max;
                 let index = batch::ties(a.data(), max)[0];
                 let (ties, g) = batch::extremum_vjp(a.data(), max, up[0]);
                 (Rule::Extremum { max, index, ties }, g)
             }
             TensorOp::MeanAxis(axis) => {
-                let count = a.shape().dims()[axis];
+                let count = shape.dims()[axis];
                 (
                     Rule::MeanAlong { axis, count },
                     batch::reduce_axis_vjp(a, axis, None, up),
                 )
             }
-            TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis) => {
-                let max = matches!(self.op(node), TensorOp::MaxAxis(_));
+            op @ (TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis)) => {
+                let max = matches!(op, TensorOp::MaxAxis(_));
                 (
                     Rule::ExtremumAlong { max, axis },
                     batch::reduce_axis_vjp(a, axis, Some(max), up),
                 )
             }
-            TensorOp::LogSoftmax => (Rule::LogSoftmax, batch::log_softmax_vjp(out, up)),
-            TensorOp::CrossEntropy if position == 0 => {
-                let y = self.value(operands[1]);
-                let rule = Rule::CrossEntropy {
-                    count: y.len(),
-                    classes: batch::classes(a.shape()),
-                };
-                (rule, batch::cross_entropy_vjp(a, y, up[0]))
-            }
-            TensorOp::CrossEntropy => (Rule::NoGradient, vec![0.0; shape.len()]),
-            TensorOp::Slice(first, second) => {
-                let (_, index) = batch::slice(a.shape(), first, second).expect("built");
-                let mut g = vec![0.0; shape.len()];
-                for (&i, &u) in index.iter().zip(up) {
-                    g[i] += u;
-                }
-                (Rule::Scatter, g)
-            }
-            TensorOp::Compare(_) | TensorOp::ArgMax(_) | TensorOp::OneHot(_) => {
-                (Rule::NoGradient, vec![0.0; shape.len()])
-            }
+            op => unreachable!("{op:?} is no reduction"),
+        }
+    }
+
+    /// [`TensorGraph::vjp`] of an op along each row: softmax, log-softmax,
+    /// logsumexp, and the cross-entropy (to its scores; its labels get none).
+    fn row_vjp(&self, node: TensorId, position: usize, up: &[f64]) -> (Rule, Vec<f64>) {
+        let operands = self.operands(node);
+        let a = self.value(operands[0]);
+        let out = self.value(node);
+        match self.op(node) {
             TensorOp::Softmax => (Rule::Softmax, softmax_vjp(out, up)),
+            TensorOp::LogSoftmax => (Rule::LogSoftmax, batch::log_softmax_vjp(out, up)),
             TensorOp::LogSumExp => {
-                let mut g = Vec::with_capacity(shape.len());
+                let mut g = Vec::with_capacity(a.len());
                 for (row, &u) in rows(a).zip(up) {
                     let start = g.len();
                     kernels::softmax_into(row, &mut g);
@@ -479,8 +524,17 @@ impl TensorGraph {
                 }
                 (Rule::LogSumExp, g)
             }
-        };
-        (rule, None, Tensor::new(shape, data))
+            TensorOp::CrossEntropy if position == 0 => {
+                let y = self.value(operands[1]);
+                let rule = Rule::CrossEntropy {
+                    count: y.len(),
+                    classes: batch::classes(a.shape()),
+                };
+                (rule, batch::cross_entropy_vjp(a, y, up[0]))
+            }
+            TensorOp::CrossEntropy => (Rule::NoGradient, vec![0.0; self.value(operands[1]).len()]),
+            op => unreachable!("{op:?} works on no rows"),
+        }
     }
 }
 

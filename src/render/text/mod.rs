@@ -14,6 +14,7 @@ mod tensors;
 
 pub use tensor_steps::tensor_step_pieces;
 pub use tensor_tables::handout_table;
+pub(crate) use tensors::axis_ends;
 
 use paint::{Painter, human_bytes, plural, reclaim_text};
 
@@ -22,8 +23,8 @@ use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
 use crate::session::event::{file_events, listing_events, plain_events, short_events};
 use crate::session::{
-    CHECK_TOLERANCE, Event, GradNote, NodeRow, Omitted, PathRow, PictureFormat, Session, Stats,
-    StepModel, Tolerance, TopoRows, TraceSteps, Value, Verdict,
+    CHECK_TOLERANCE, Event, GradNote, Listing, NodeRow, Omitted, PathRow, PictureFormat, Session,
+    Stats, StepModel, Tolerance, TopoRows, TraceSteps, Value, Verdict,
 };
 use crate::syntax::Span;
 
@@ -256,6 +257,16 @@ fn listing(
     p: &Painter,
     flush: &mut listings::Flush,
 ) {
+    if let Some((topo, of, total, rows, omitted)) = node_order(event) {
+        let rows = || session.node_rows(rows);
+        order_listing(out, topo, (of, total), rows, omitted, p, flush);
+        return;
+    }
+    if let Some((of, counts, steps, omitted)) = node_trace(event) {
+        let steps = session.trace_steps(steps);
+        listings::trace(out, of, counts, steps, omitted, p, flush);
+        return;
+    }
     match event {
         Event::Topo {
             of,
@@ -265,43 +276,6 @@ fn listing(
             of,
             steps: TraceSteps::Tensors { legend, steps, .. },
         } => tensors::trace(out, of, legend, steps, p),
-        Event::Topo {
-            of,
-            rows:
-                TopoRows::Nodes {
-                    total,
-                    rows,
-                    omitted,
-                },
-        }
-        | Event::Forward {
-            of,
-            total,
-            rows,
-            omitted,
-        } => {
-            let topo = matches!(event, Event::Topo { .. });
-            let rows = || session.node_rows(rows);
-            order_listing(out, topo, (of, *total), rows, *omitted, p, flush);
-        }
-        Event::Trace {
-            of,
-            steps:
-                TraceSteps::Nodes {
-                    total,
-                    constants,
-                    steps,
-                    omitted,
-                },
-        } => listings::trace(
-            out,
-            of,
-            (*total, *constants),
-            session.trace_steps(steps),
-            *omitted,
-            p,
-            flush,
-        ),
         Event::Graph {
             of,
             total,
@@ -338,6 +312,16 @@ fn listing(
             (*wrong, early.as_ref()),
             p,
         ),
+        // Scalar orders and traces: written above.
+        Event::Topo {
+            rows: TopoRows::Nodes { .. },
+            ..
+        }
+        | Event::Forward { .. }
+        | Event::Trace {
+            steps: TraceSteps::Nodes { .. },
+            ..
+        } => {}
         short_events!() | file_events!() | Event::Calculus(_) => {}
     }
 }
@@ -713,6 +697,52 @@ fn path_line(out: &mut String, number: usize, path: &PathRow, p: &Painter) {
     );
 }
 
+/// A `:topo` or `:forward` event of scalar nodes: whether it is `:topo`,
+/// its output's label, how many nodes the graph has, its rows and what was
+/// left out of them. `None` for other events.
+pub(crate) fn node_order(event: &Event) -> Option<(bool, &str, usize, &Listing, Option<Omitted>)> {
+    match event {
+        Event::Topo {
+            of,
+            rows:
+                TopoRows::Nodes {
+                    total,
+                    rows,
+                    omitted,
+                },
+        } => Some((true, of, *total, rows, *omitted)),
+        Event::Forward {
+            of,
+            total,
+            rows,
+            omitted,
+        } => Some((false, of, *total, rows, *omitted)),
+        _ => None,
+    }
+}
+
+/// A scalar `:trace`'s output label, counts of nodes and constants, steps
+/// and what was left out of them.
+pub(crate) type NodeTrace<'a> = (&'a str, (usize, usize), &'a Listing, Option<Omitted>);
+
+/// A `:trace` event of scalar nodes, as [`NodeTrace`]. `None` for other
+/// events.
+pub(crate) fn node_trace(event: &Event) -> Option<NodeTrace<'_>> {
+    match event {
+        Event::Trace {
+            of,
+            steps:
+                TraceSteps::Nodes {
+                    total,
+                    constants,
+                    steps,
+                    omitted,
+                },
+        } => Some((of, (*total, *constants), steps, *omitted)),
+        _ => None,
+    }
+}
+
 /// A `:trace` event cut into pieces for `:step`: the header line, then one piece
 /// per backward step (each as `:trace` prints it, numbered as there), with the
 /// step's position and node; made one at a time from `session`, the session
@@ -722,21 +752,7 @@ pub fn trace_pieces<'a>(
     session: &'a Session,
     style: &'a Style,
 ) -> impl Iterator<Item = (Option<(usize, NodeId)>, String)> + 'a {
-    let trace = if let Event::Trace {
-        of,
-        steps:
-            TraceSteps::Nodes {
-                total,
-                constants,
-                steps,
-                omitted,
-            },
-    } = event
-    {
-        Some((of, (*total, *constants), steps, *omitted))
-    } else {
-        None
-    };
+    let trace = node_trace(event);
     let ascii = move |piece: String| if style.ascii { to_ascii(&piece) } else { piece };
     let header = trace.map(|(of, counts, _, _)| {
         let mut header = String::new();

@@ -6,10 +6,11 @@
 //! x)`, and the shapes it takes and gives) | Receives (the numbers) |
 //! Gradient (a fan-out's use and its running sum, or final). Numbers are
 //! written as `:trace` writes them (valid input, a large tensor summarised
-//! as numpy summarises it); each short name (`t39`) is a note row first.
+//! as numpy summarises it) but on one line without the terminal's aligning
+//! spaces (`[[0.1822, 0, -0.1822], …]`); each short name (`t39`) is a note row first.
 
 use super::paint::Painter;
-use super::tensors::elements;
+use super::tensors::elements_inline;
 use crate::render::tables::{Cell, Piece, latex, markdown};
 use crate::render::{Precision, Style};
 use crate::session::{TableFormat, TensorData, TensorName, TensorTraceStep};
@@ -35,12 +36,8 @@ pub fn handout_table(
         width: usize::MAX,
     };
     let p = Painter(&style);
-    let numbers = |value: &TensorData| -> Cell {
-        // One line: a matrix's rows side by side.
-        let text =
-            elements(value, (0, 0, usize::MAX), &p, &|s: &str| s.to_string()).replace('\n', "");
-        vec![Piece::Math(text)]
-    };
+    // One line, unpadded: a matrix's rows side by side.
+    let numbers = |value: &TensorData| -> Cell { vec![Piece::Math(elements_inline(value, &p))] };
     let words = |text: String| -> Cell { vec![Piece::Text(text)] };
     let partial = |wrt: &str| match wrt.contains(' ') {
         true => format!("∂{of}/∂({wrt})"),

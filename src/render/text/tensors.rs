@@ -15,13 +15,21 @@ const EDGE_ITEMS: usize = 3;
 
 /// The indices of an axis of `n` shown: all, or the ends with `None` for `…`.
 fn shown(n: usize, summarise: bool) -> Vec<Option<usize>> {
-    if !summarise || n <= 2 * EDGE_ITEMS {
+    axis_ends(n, !summarise, EDGE_ITEMS)
+}
+
+/// The indices of an axis of `n` elements: all of them when `whole`, else
+/// the first and last `edge` with `None` between them for `…` (numpy's
+/// summary, its `edgeitems`). A tensor's text and its picture's boxes
+/// summarise this way, each with its own `edge`.
+pub(crate) fn axis_ends(n: usize, whole: bool, edge: usize) -> Vec<Option<usize>> {
+    if whole || n <= 2 * edge {
         return (0..n).map(Some).collect();
     }
-    (0..EDGE_ITEMS)
+    (0..edge)
         .map(Some)
         .chain([None])
-        .chain((n - EDGE_ITEMS..n).map(Some))
+        .chain((n - edge..n).map(Some))
         .collect()
 }
 
@@ -136,6 +144,41 @@ pub(super) fn elements(
             lay_out(&words, prefix + 1, limit, paint)
         }
         _ => matrix(value, (prefix, width), summarise, &text, paint),
+    }
+}
+
+/// The text of a tensor's elements on one line and unpadded, valid input
+/// (`[[0.5, 0, -1], [2, 3, 4]]`), summarised as [`elements`] summarises it:
+/// for a table's cell, where the terminal's aligning spaces would only
+/// stretch the cell.
+pub(super) fn elements_inline(value: &TensorData, p: &Painter) -> String {
+    let summarise = value.summarised || value.len() > SUMMARY_THRESHOLD;
+    let text = |k: Option<usize>| match k {
+        Some(k) => value.element(k).map_or_else(String::new, |x| p.number(x.0)),
+        None => "…".to_string(),
+    };
+    let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+    match value.shape[..] {
+        [_, ..] if value.is_empty() => "[]".to_string(),
+        [] => value
+            .data
+            .first()
+            .map_or_else(String::new, |x| p.number(x.0)),
+        [n] => list(shown(n, summarise).into_iter().map(text).collect()),
+        [rows, columns, ..] => list(
+            shown(rows, summarise)
+                .into_iter()
+                .map(|r| match r {
+                    Some(r) => list(
+                        shown(columns, summarise)
+                            .into_iter()
+                            .map(|c| text(c.map(|c| r * columns + c)))
+                            .collect(),
+                    ),
+                    None => "…".to_string(),
+                })
+                .collect(),
+        ),
     }
 }
 

@@ -73,7 +73,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use gradcalc::driver::{self, Options, Outcome};
-use gradcalc::render::{Format, Precision, Printer, Style, html, plot, series};
+use gradcalc::render::{DEFAULT_WIDTH, Format, Precision, Printer, Style, html, plot, series};
 use gradcalc::session::{COMMANDS, CommandSpec, Event, Session, find_command};
 
 mod homework;
@@ -504,11 +504,19 @@ pub extern "C" fn gradcalc_commands() {
 
 /// Sets the width of the output pane in columns, as the terminal's width is
 /// set: longer lines wrap (a trace line between its parts, continuation lines
-/// indented) and tables are laid out in blocks that fit. Under 20: no wrapping.
+/// indented), tables are laid out in blocks that fit, and wide vectors and
+/// matrices wrap between their elements at the pane's width as numpy wraps
+/// them at its `linewidth` ([`Style::width`](gradcalc::render::Style)).
+/// Under 20: no wrapping, and values at the default 80 columns.
 #[unsafe(no_mangle)]
 pub extern "C" fn gradcalc_set_width(columns: usize) {
     STATE.with(|state| {
-        state.borrow_mut().printer.width = (columns >= 20).then_some(columns);
+        let printer = &mut state.borrow_mut().printer;
+        let width = (columns >= 20).then_some(columns);
+        printer.width = width;
+        if let Format::Human(style) = &mut printer.format {
+            style.width = width.unwrap_or(DEFAULT_WIDTH);
+        }
     });
 }
 
@@ -547,8 +555,14 @@ pub extern "C" fn gradcalc_script() {
 pub extern "C" fn gradcalc_page() {
     STATE.with(|state| {
         let state = &mut *state.borrow_mut();
+        // The view's step lines are laid out as `:trace` lays them out in a
+        // file (80 columns), not at the output pane's width: the view's own
+        // line is another pane, which wraps them itself.
         let style = match state.printer.format {
-            Format::Human(style) => style,
+            Format::Human(style) => Style {
+                width: DEFAULT_WIDTH,
+                ..style
+            },
             Format::Json => Style::default(),
         };
         let model = match state.session.page() {

@@ -19,6 +19,7 @@
 //! | `page` | | `[true, page]` or `[false, why]` |
 //! | `update_source` | `name`, `shape`, `elements` | the statement |
 //! | `cell_source` | `source` | the source a cell runs |
+//! | `frame` | `page` | the HTML a notebook shows the page in |
 //! | `value_…` | `slot`, … | a `Value`'s label, op, inputs, source (module `values`) |
 //!
 //! A call that the host's interrupt stopped (the import
@@ -166,6 +167,7 @@ fn answer(cells: &mut Cells, request: &Value) -> Value {
             }
         }
         "cell_source" => json!({"ok": notebook::cell_source(text(request, "source"))}),
+        "frame" => json!({"ok": notebook::frame(text(request, "page"))}),
         other => crate::values::answer(request)
             .unwrap_or_else(|| json!({"value": format!("no call `{other}`")})),
     }
