@@ -7,6 +7,7 @@
 use super::batch;
 use super::kernels::{self, Factor};
 use super::ops::{matmul_factors, rows, transpose};
+use super::trace::{EveryStep, TraceReader};
 use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
 use crate::engine::{NodeId, Op, Shortcut};
 
@@ -220,17 +221,24 @@ impl TensorGraph {
     /// # Panics
     /// If `output` is not a node of this graph.
     pub fn backward_traced(&self, output: TensorId) -> (TensorGradients, Vec<TensorStep>) {
-        let mut steps = Vec::new();
-        let grads = self.walk(output, Some(&mut steps));
-        (grads, steps)
+        let mut steps = EveryStep::default();
+        let grads = self.walk(output, &mut steps, true);
+        (grads, steps.0)
     }
 
-    /// The one backward walk; each step is pushed on `steps` when given.
-    fn walk(&self, output: TensorId, mut steps: Option<&mut Vec<TensorStep>>) -> TensorGradients {
+    /// The one traced backward walk, handed to `reader` as it runs; each
+    /// node's gradient is kept to the end when `keep`, else dropped once
+    /// passed on ([`TensorGraph::backward_read`]).
+    pub(super) fn walk(
+        &self,
+        output: TensorId,
+        reader: &mut dyn TraceReader,
+        keep: bool,
+    ) -> TensorGradients {
         let order = self.topo_order(output);
         let mut grads: Vec<Option<Tensor>> = vec![None; self.len()];
         grads[output.index()] = Some(Tensor::ones(self.shape(output)));
-        let mut uses = UseCounts::new(self, &order, steps.is_some());
+        let mut uses = UseCounts::new(self, &order);
         let needs = self.needs_gradient(&order);
         let mut scalars: Vec<(NodeId, f64)> = Vec::new();
         for &node in &order {
@@ -248,7 +256,7 @@ impl TensorGraph {
                     None => scalars.push((id, g)),
                 }
             }
-            let mut contributions = Vec::new();
+            reader.step(node, &upstream);
             for (position, &input) in self.operands(node).iter().enumerate() {
                 // The labels of cross_entropy are indices: nothing for them.
                 if !needs[input.index()] || self.op(node) == TensorOp::CrossEntropy && position == 1
@@ -257,30 +265,30 @@ impl TensorGraph {
                 }
                 let (rule, summed_from, contribution) = self.vjp(node, position, &upstream);
                 let use_number = uses.next(input);
-                if uses.recording {
-                    contributions.push(TensorContribution {
-                        input,
-                        position,
-                        rule,
-                        summed_from,
-                        contribution: contribution.clone(),
-                        use_number,
-                        use_count: uses.count(input),
-                    });
-                }
-                match &mut grads[input.index()] {
-                    Some(sum) => sum.add_assign(&contribution),
-                    slot => *slot = Some(contribution),
-                }
+                let contribution = TensorContribution {
+                    input,
+                    position,
+                    rule,
+                    summed_from,
+                    contribution,
+                    use_number,
+                    use_count: uses.count(input),
+                };
+                let slot = &mut grads[input.index()];
+                reader.contribution(node, &upstream, &contribution, slot.as_ref());
+                let TensorContribution { contribution, .. } = contribution;
+                let gradient = match slot {
+                    Some(sum) => {
+                        sum.add_assign(&contribution);
+                        sum
+                    }
+                    slot => slot.insert(contribution),
+                };
+                reader.added(input, gradient);
             }
-            if let Some(steps) = steps.as_deref_mut() {
-                steps.push(TensorStep {
-                    node,
-                    upstream: upstream.clone(),
-                    contributions,
-                });
+            if keep {
+                grads[node.index()] = Some(upstream);
             }
-            grads[node.index()] = Some(upstream);
         }
         TensorGradients { grads, scalars }
     }
@@ -585,37 +593,29 @@ fn softmax_vjp(p: &Tensor, up: &[f64]) -> Vec<f64> {
 }
 
 /// How many times each node is used by the nodes of an order, and how many
-/// uses the walk has passed so far (counted only when steps are recorded).
+/// uses the walk has passed so far.
 struct UseCounts {
     total: Vec<u32>,
     seen: Vec<u32>,
-    recording: bool,
 }
 
 impl UseCounts {
-    /// The counts for a walk of `order`; empty unless `recording`.
-    fn new(graph: &TensorGraph, order: &[TensorId], recording: bool) -> UseCounts {
-        let len = if recording { graph.len() } else { 0 };
-        let mut total = vec![0; len];
-        if recording {
-            for &node in order {
-                for input in graph.operands(node) {
-                    total[input.index()] += 1;
-                }
+    /// The counts for a walk of `order`.
+    fn new(graph: &TensorGraph, order: &[TensorId]) -> UseCounts {
+        let mut total = vec![0; graph.len()];
+        for &node in order {
+            for input in graph.operands(node) {
+                total[input.index()] += 1;
             }
         }
         UseCounts {
-            seen: vec![0; len],
+            seen: vec![0; graph.len()],
             total,
-            recording,
         }
     }
 
-    /// Counts one more use of `id`; its number, 1-based (0 when not recording).
+    /// Counts one more use of `id`; its number, 1-based.
     fn next(&mut self, id: TensorId) -> u32 {
-        if !self.recording {
-            return 0;
-        }
         self.seen[id.index()] += 1;
         self.seen[id.index()]
     }

@@ -55,6 +55,7 @@ mod kernels;
 mod ops;
 mod rowexp;
 mod shape;
+mod trace;
 mod value;
 
 #[cfg(test)]
@@ -68,6 +69,7 @@ pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};
 pub use shape::{Parenthesized, Shape, ShapeError};
+pub use trace::TraceReader;
 pub use value::{RaggedRows, Rng, Tensor};
 
 /// Index of a node in a [`TensorGraph`]. Nodes are appended in evaluation

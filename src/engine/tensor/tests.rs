@@ -504,6 +504,28 @@ fn randn_is_the_documented_generator() {
     close(t.data(), &[-0.303263064678738, 0.28846173882942383]);
 }
 
+/// A large draw asks `stop` between blocks of 2²⁰ elements (before each
+/// but the first) and ends when told; drawn whole it is the numbers of one
+/// draw per element, in order (a vector past one block: the blocks join
+/// without a seam).
+#[test]
+fn a_large_draw_stops_between_blocks() {
+    let n = 2 * (1 << 20) + 3;
+    let asked = std::cell::Cell::new(0);
+    let stop_at_second = || {
+        asked.set(asked.get() + 1);
+        asked.get() >= 2
+    };
+    let mut rng = Rng::new(5);
+    assert!(Tensor::drawn(Shape::vector(n), &stop_at_second, || rng.normal()).is_none());
+    assert_eq!(asked.get(), 2);
+    let mut rng = Rng::new(5);
+    let drawn = Tensor::drawn(Shape::vector(n), &|| false, || rng.normal()).unwrap();
+    let mut rng = Rng::new(5);
+    let one_by_one: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+    assert_eq!(drawn.data(), &one_by_one[..]);
+}
+
 #[test]
 fn ragged_rows_are_an_error() {
     let err = Tensor::from_rows(&[vec![1.0, 2.0], vec![3.0]]).unwrap_err();
