@@ -4,9 +4,8 @@
 
 pub mod diagnostic;
 pub mod dot;
-/// The page model, now in [`crate::web::page`] (kept here for its callers).
-pub use crate::web::page as html;
 pub mod highlight;
+pub mod html;
 pub mod json;
 pub mod layout;
 pub mod notation;
@@ -17,6 +16,7 @@ pub mod printer;
 pub mod series;
 pub mod svg;
 pub mod tables;
+pub mod tensor_page;
 pub mod tensor_pictures;
 pub mod text;
 pub mod wrap;

@@ -1,13 +1,11 @@
-//! The browser's side of gradcalc: the page every web surface shows (the
-//! `:html` file, `:serve`'s live view, the playground's view), made from the
-//! session's step model ([`crate::session::StepModel`]) as typed data
-//! (`page.rs`), and the live server of `:serve` (`serve.rs`, with the `cli`
-//! feature).
+//! The browser's side of gradcalc: the live server of `:serve` (`serve.rs`,
+//! with the `cli` feature) and which commands page the steps of a finished
+//! pass. The page every web surface shows (the `:html` file, `:serve`'s live
+//! view, the playground's view) is drawn by [`crate::render::html`] from the
+//! session's step model: this module serves it and draws nothing itself.
 
-pub mod page;
 #[cfg(feature = "cli")]
 pub mod serve;
-pub mod tensor_page;
 
 use crate::session::{CommandSpec, InRepl};
 

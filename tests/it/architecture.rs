@@ -189,6 +189,14 @@ fn the_repl_holds_no_browser_logic() {
     assert!(files.iter().any(|(file, _)| file == "web/serve.rs"));
 }
 
+/// The page is drawn in one place and served by the other: `render/` draws
+/// it (`render/html.rs`) and names nothing of `web/`, which serves it.
+#[test]
+fn render_draws_the_page_and_web_serves_it() {
+    imports_nothing_from("render/", &["web", "repl", "driver"]);
+    assert!(sources().iter().any(|(file, _)| file == "render/html.rs"));
+}
+
 /// The playground's and the page's scripts.
 const PAGE_SCRIPTS: [&str; 4] = [
     "web/playground.js",

@@ -327,6 +327,33 @@ pub fn interrupted_after<S: AsRef<std::ffi::OsStr>>(args: &[S], work: Duration) 
     output
 }
 
+/// Runs `gradcalc --json -e SETUP -e DESCEND -e "never = 1"`, interrupts it
+/// once it has spent about a second of CPU in the descent, and returns every
+/// event with the `descent` event. Asserts what every interrupted descent
+/// owes its user: the statement after it never ran, the event says
+/// `interrupted`, and it kept fewer steps than it was asked for.
+pub fn interrupted_descent(setup: &str, descend: &str) -> (Vec<Value>, Value) {
+    let output = interrupted_after(
+        &["--json", "-e", setup, "-e", descend, "-e", "never = 1"],
+        Duration::from_millis(1000),
+    );
+    let events = json_lines(&stdout_of(&output));
+    assert!(!events.iter().any(|e| e["name"] == "never"));
+    let descent = events
+        .iter()
+        .find(|e| e["kind"] == "descent")
+        .unwrap_or_else(|| panic!("no descent event in {events:?}"))
+        .clone();
+    assert_eq!(descent["interrupted"], true, "{descent}");
+    let asked: u64 = descend
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("steps="))
+        .and_then(|n| n.parse().ok())
+        .expect("the descent names its steps");
+    assert!(descent["steps"].as_u64().unwrap() < asked, "{descent}");
+    (events, descent)
+}
+
 /// What `gradcalc ARGS` prints, as one text to compare whole: stdout, then
 /// stderr after a line `--- stderr` when there is any, then a line
 /// `--- exit status N` when the status is not 0.

@@ -7,7 +7,7 @@
 //! first indented under it as the SVG draws them), which `web/page.js`
 //! writes as the box's rows.
 
-use super::page::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
+use super::html::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
 use crate::render::tensor_pictures::{boxes_of, grad_text};
 use crate::render::{Style, text};
 use crate::session::{GradState, Picture, TensorPicture, TensorStepModel};
