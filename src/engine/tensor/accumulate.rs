@@ -139,7 +139,11 @@ pub(super) fn accumulate_map(
 
 /// `f(i)` for `i` in `0..n`, made in blocks of [`BLOCK_ELEMENTS`], asking
 /// `stop` before each but the first: `None` when it said stop.
-fn made(n: usize, stop: &dyn Fn() -> bool, f: impl Fn(usize) -> f64) -> Option<Vec<f64>> {
+pub(super) fn made(
+    n: usize,
+    stop: &dyn Fn() -> bool,
+    f: impl Fn(usize) -> f64,
+) -> Option<Vec<f64>> {
     let mut data = Vec::with_capacity(n);
     while data.len() < n {
         if !data.is_empty() && stop() {
@@ -294,7 +298,7 @@ impl TensorGraph {
 
     /// Adds what operand `position` of `node` receives from `upstream` to
     /// its gradient in `slot`: the op's vector–Jacobian product, as
-    /// [`TensorGraph::vjp`] computes it, without writing out what need not be.
+    /// [`TensorGraph::vjp_until`] computes it, without writing out what need not be.
     /// `owned`: the walk needs the upstream no more (it may be taken).
     /// False when `stop` said stop inside a matrix product.
     fn pass(
@@ -381,7 +385,9 @@ impl TensorGraph {
             }
             _ => {
                 let up = written_out(upstream);
-                let (_, _, contribution) = self.vjp(node, position, up);
+                let Some((_, _, contribution)) = self.vjp_until(node, position, up, stop) else {
+                    return false;
+                };
                 accumulate(slot, Grad::Full(contribution));
             }
         }
@@ -390,7 +396,7 @@ impl TensorGraph {
 
     /// [`TensorGraph::pass`] for an elementwise node whose operands have its
     /// shape: `upstream ⊙ ∂f/∂operand` added element by element, `+ − ·`
-    /// written out as [`TensorGraph::vjp`] does; false when `stop` said
+    /// written out as [`TensorGraph::vjp_until`] does; false when `stop` said
     /// stop between two blocks of elements ([`accumulate_map`]).
     fn elementwise_pass(
         &self,

@@ -4,6 +4,7 @@
 //! tensors where an operand is used more than once (fan-out). The traced
 //! form records each step with its rule, typed.
 
+use super::accumulate::made;
 use super::batch;
 use super::kernels::{self, Factor};
 use super::ops::{matmul_factors, rows, transpose};
@@ -241,7 +242,7 @@ impl TensorGraph {
         let mut uses = UseCounts::new(self, &order);
         let needs = self.needs_gradient(&order);
         let mut scalars: Vec<(NodeId, f64)> = Vec::new();
-        for &node in &order {
+        'walk: for &node in &order {
             if self.hook().asks_to_stop() {
                 break;
             }
@@ -263,7 +264,12 @@ impl TensorGraph {
                 {
                     continue;
                 }
-                let (rule, summed_from, contribution) = self.vjp(node, position, &upstream);
+                let stop = || self.hook().asks_to_stop();
+                let Some((rule, summed_from, contribution)) =
+                    self.vjp_until(node, position, &upstream, &stop)
+                else {
+                    break 'walk;
+                };
                 let use_number = uses.next(input);
                 let contribution = TensorContribution {
                     input,
@@ -351,15 +357,18 @@ impl TensorGraph {
 
     /// The vector–Jacobian product operand `position` of `node` receives
     /// from `upstream`: the rule, the shape summed from (broadcasting) and
-    /// the contribution, of the operand's shape.
+    /// the contribution, of the operand's shape. Asks `stop` between blocks
+    /// of the long kernels (an elementwise rule's blocks of 2²⁰ elements, a
+    /// product's blocks): `None` when it said stop.
     // One arm per op of the tensor op table: as long as the table.
     #[allow(clippy::too_many_lines)]
-    pub(super) fn vjp(
+    pub(super) fn vjp_until(
         &self,
         node: TensorId,
         position: usize,
         upstream: &Tensor,
-    ) -> (Rule, Option<Shape>, Tensor) {
+        stop: &dyn Fn() -> bool,
+    ) -> Option<(Rule, Option<Shape>, Tensor)> {
         let operands = self.operands(node);
         let a = self.value(operands[0]);
         let input = self.value(operands[position]);
@@ -372,15 +381,13 @@ impl TensorGraph {
             }
             TensorOp::Elementwise(op) => {
                 let inputs: Vec<&Tensor> = operands.iter().map(|&o| self.value(o)).collect();
-                let full = elementwise_vjp(op, &inputs, out, position, up);
+                let full = elementwise_vjp(op, &inputs, out, position, up, stop)?;
                 let summed_from = (shape != out.shape()).then_some(out.shape());
                 let rule = Rule::Elementwise { op, position };
-                return (rule, summed_from, kernels::sum_to(full, out.shape(), shape));
+                let contribution = kernels::sum_to(full, out.shape(), shape);
+                return Some((rule, summed_from, contribution));
             }
-            TensorOp::MatMul => {
-                matmul_vjp(a, self.value(operands[1]), position, upstream, &|| false)
-                    .expect("a product not asked to stop")
-            }
+            TensorOp::MatMul => matmul_vjp(a, self.value(operands[1]), position, upstream, stop)?,
             TensorOp::Transpose => (
                 Rule::Transposed,
                 match *shape.dims() {
@@ -488,50 +495,47 @@ impl TensorGraph {
                 (Rule::LogSumExp, g)
             }
         };
-        (rule, None, Tensor::new(shape, data))
+        Some((rule, None, Tensor::new(shape, data)))
     }
 }
 
 /// `upstream ⊙ ∂f/∂operand` at each element of the output (before any sum
 /// over broadcast axes), the local derivative from the scalar op table, with
-/// `+ − ·` written out ([`Shortcut`]); 0 where the op passes nothing.
+/// `+ − ·` written out ([`Shortcut`]); 0 where the op passes nothing. Runs
+/// in blocks of 2²⁰ elements, asking `stop` between two: `None` when it
+/// said stop.
 fn elementwise_vjp(
     op: Op,
     inputs: &[&Tensor],
     out: &Tensor,
     position: usize,
     up: &[f64],
-) -> Vec<f64> {
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let info = op.info();
     let chain = super::accumulate::chain_rule(op, position);
+    let o = out.data();
+    let n = o.len();
+    let up = &up[..n];
     match *inputs {
-        [a] => a
-            .data()
-            .iter()
-            .zip(out.data())
-            .zip(up)
-            .map(|((&x, &o), &u)| chain(&[x], o, u))
-            .collect(),
+        [a] => {
+            let x = &a.data()[..n];
+            made(n, stop, |i| chain(&[x[i]], o[i], up[i]))
+        }
         [a, b] => {
             let shape = out.shape();
             match (info.shortcut, position) {
-                (Some(Shortcut::Add), _) | (Some(Shortcut::Sub), 0) => up.to_vec(),
-                (Some(Shortcut::Sub), _) => up.iter().map(|&u| -u).collect(),
+                (Some(Shortcut::Add), _) | (Some(Shortcut::Sub), 0) => Some(up.to_vec()),
+                (Some(Shortcut::Sub), _) => made(n, stop, |i| -up[i]),
                 (Some(Shortcut::Mul), _) => {
                     let other = if position == 0 { b } else { a };
-                    kernels::zip_data((up, shape), (other.data(), other.shape()), shape, |u, x| {
-                        u * x
-                    })
+                    let other = (other.data(), other.shape());
+                    kernels::zip_data_until((up, shape), other, shape, |u, x| u * x, stop)
                 }
                 (None, _) => {
-                    let x = kernels::zip(a, b, shape, |x, _| x);
-                    let y = kernels::zip(a, b, shape, |_, y| y);
-                    x.iter()
-                        .zip(&y)
-                        .zip(out.data())
-                        .zip(up)
-                        .map(|(((&x, &y), &o), &u)| chain(&[x, y], o, u))
-                        .collect()
+                    let x = kernels::zip_until(a, b, shape, |x, _| x, stop)?;
+                    let y = kernels::zip_until(a, b, shape, |_, y| y, stop)?;
+                    made(n, stop, |i| chain(&[x[i], y[i]], o[i], up[i]))
                 }
             }
         }

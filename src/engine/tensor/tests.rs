@@ -526,6 +526,31 @@ fn a_large_draw_stops_between_blocks() {
     assert_eq!(drawn.data(), &one_by_one[..]);
 }
 
+/// A broadcast elementwise rule of the backward pass (`X * b`, the row
+/// `b` broadcast down the 2100 rows of `X`: 2.1·10⁶ elements, 3 blocks of
+/// 2²⁰) asks `stop` between blocks and ends when told; not told, `b`
+/// receives each column's sum of `upstream ⊙ X`, here 2100 (ones).
+#[test]
+fn a_broadcast_elementwise_rule_stops_between_blocks() {
+    let (m, n) = (2100, 1000);
+    let mut g = TensorGraph::new();
+    let x = g.leaf(Tensor::ones(Shape::matrix(m, n))).unwrap();
+    let b = g.leaf(Tensor::ones(Shape::vector(n))).unwrap();
+    let y = g.apply(TensorOp::Elementwise(Op::Mul), &[x, b]).unwrap();
+    let up = Tensor::ones(Shape::matrix(m, n));
+    let asked = std::cell::Cell::new(0);
+    let stop_at_second = || {
+        asked.set(asked.get() + 1);
+        asked.get() >= 2
+    };
+    assert!(g.vjp_until(y, 1, &up, &stop_at_second).is_none());
+    assert_eq!(asked.get(), 2);
+    let (_, summed_from, c) = g.vjp_until(y, 1, &up, &|| false).unwrap();
+    assert_eq!(summed_from, Some(Shape::matrix(m, n)));
+    assert_eq!(c.shape(), Shape::vector(n));
+    assert!(c.data().iter().all(|&v| v == m as f64));
+}
+
 #[test]
 fn ragged_rows_are_an_error() {
     let err = Tensor::from_rows(&[vec![1.0, 2.0], vec![3.0]]).unwrap_err();
