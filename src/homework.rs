@@ -5,9 +5,11 @@
 //! An assignment is a `.calc` script: `# Title` names it, each `## Problem …`
 //! line starts a problem, the comment lines under it are the problem's text,
 //! its statements are the code students start from, and `:expect` lines are
-//! its checks (`session::homework`). In a key, the lines between `# solution`
-//! and `# end solution` are the TA's solution: they run when the key is
-//! sealed and are left out of the sealed file and of the listing.
+//! its checks (`session::homework`). A `:quiz` line is a quiz for the
+//! student to take, not code to run: the statements after it (its answers)
+//! are neither. In a key, the lines between `# solution` and `# end
+//! solution` are the TA's solution: they run when the key is sealed and are
+//! left out of the sealed file and of the listing.
 
 use std::ops::Range;
 
@@ -36,6 +38,42 @@ pub fn expect_text(statement: &str) -> Option<(usize, &str)> {
     find_command(&name.name)?.traits.checks_answer.then(|| {
         let rest = &statement[name.span.end..];
         (name.span.end, rest.split('#').next().unwrap_or(""))
+    })
+}
+
+/// A `:quiz` line of an assignment (the command whose row
+/// [`starts_quiz`](crate::session::Traits::starts_quiz)): what a front end
+/// starts, and what it asks, in words.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct QuizLine {
+    /// The line as written, without a comment after it (`:quiz b steps=1-2`).
+    pub command: String,
+    /// What it asks, in words: `steps 1–2 of the backward pass of b`.
+    pub asks: String,
+}
+
+/// The statement `statement` as a quiz, when it is a `:quiz` line.
+pub fn quiz_line(statement: &str) -> Option<QuizLine> {
+    let located = syntax::parse_statement(statement, Span::new(0, statement.len())).ok()?;
+    let syntax::Statement::Command { name, args } = &located.statement else {
+        return None;
+    };
+    if !find_command(&name.name)?.traits.starts_quiz {
+        return None;
+    }
+    let words: Vec<&str> = args.iter().map(|word| word.name.as_str()).collect();
+    let steps = match words.iter().find_map(|w| w.strip_prefix("steps=")) {
+        Some(range) if range.contains(['-', '–']) => format!("steps {}", range.replace('-', "–")),
+        Some(step) => format!("step {step}"),
+        None => "every step".to_string(),
+    };
+    let of = words
+        .iter()
+        .find(|w| !w.contains('='))
+        .map_or("the output".to_string(), |name| name.to_string());
+    Some(QuizLine {
+        command: statement.split('#').next().unwrap_or("").trim().to_string(),
+        asks: format!("{steps} of the backward pass of {of}"),
     })
 }
 
@@ -198,6 +236,10 @@ pub struct Problem {
     /// The `:expect` lines as written (a sealed one with its hash): what a
     /// playground's or a notebook's check runs.
     pub expects: Vec<String>,
+    /// The `:quiz` lines: quizzes to take after the starting code, not code
+    /// to run. The statements after one (its answers, up to the next command
+    /// or problem) and a solution block there are in neither `code` nor here.
+    pub quizzes: Vec<QuizLine>,
 }
 
 /// An assignment read: its title (`# Title`, the first line) and problems.
@@ -215,6 +257,8 @@ pub fn assignment(source: &str) -> Assignment {
     let mut result = Assignment::default();
     let mut current = Problem::default();
     let mut in_solution = false;
+    // After a `:quiz` line, until the next command or problem: its answers.
+    let mut in_quiz = false;
     for (number, line) in source.lines().enumerate() {
         let trimmed = line.trim();
         if in_solution {
@@ -223,13 +267,18 @@ pub fn assignment(source: &str) -> Assignment {
         }
         if solution_marker(line, true) {
             in_solution = true;
-            current.code.push(YOUR_WORK.to_string());
+            if !in_quiz {
+                current.code.push(YOUR_WORK.to_string());
+            }
         } else if trimmed == YOUR_WORK {
-            current.code.push(YOUR_WORK.to_string());
+            if !in_quiz {
+                current.code.push(YOUR_WORK.to_string());
+            }
         } else if let Some(title) = trimmed.strip_prefix("## ") {
             if current != Problem::default() {
                 result.problems.push(current);
             }
+            in_quiz = false;
             current = Problem {
                 title: title.trim().to_string(),
                 ..Problem::default()
@@ -239,7 +288,11 @@ pub fn assignment(source: &str) -> Assignment {
         } else if let Some(comment) = trimmed.strip_prefix('#') {
             let comment = comment.strip_prefix(' ').unwrap_or(comment);
             current.text.push(comment.trim_end().to_string());
+        } else if let Some(quiz) = quiz_line(trimmed) {
+            in_quiz = true;
+            current.quizzes.push(quiz);
         } else if let Some((_, line)) = expect_text(trimmed) {
+            in_quiz = false;
             if let Ok(expectation) = parse_expectation(line) {
                 current
                     .checks
@@ -247,7 +300,10 @@ pub fn assignment(source: &str) -> Assignment {
                 current.expects.push(trimmed.to_string());
             }
         } else if !trimmed.is_empty() {
-            current.code.push(trimmed.to_string());
+            in_quiz &= !trimmed.starts_with(':');
+            if !in_quiz {
+                current.code.push(trimmed.to_string());
+            }
         }
     }
     if current != Problem::default() {
@@ -258,7 +314,8 @@ pub fn assignment(source: &str) -> Assignment {
 
 impl Assignment {
     /// The assignment as Markdown: the title, each problem's heading and
-    /// text, its starting code in a fenced block and what is checked.
+    /// text, its starting code in a fenced block, its quizzes and what is
+    /// checked.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         if let Some(title) = &self.title {
@@ -280,6 +337,15 @@ impl Assignment {
                     out.push('\n');
                 }
                 out.push_str("```\n\n");
+            }
+            for quiz in &problem.quizzes {
+                out.push_str(&format!(
+                    "- quiz: predict {} — after the code above, run `{}` and answer each question as it is asked (`?` shows the answer)\n",
+                    quiz.asks, quiz.command
+                ));
+            }
+            if !problem.quizzes.is_empty() && problem.checks.is_empty() {
+                out.push('\n');
             }
             for (quantity, sealed) in &problem.checks {
                 let how = if *sealed {
@@ -328,5 +394,42 @@ mod tests {
         let sealed = assignment(&seal(KEY, || [1; 16]).unwrap());
         assert_eq!(sealed.problems[0].code, p.code);
         assert!(sealed.problems[0].expects[0].starts_with(":expect dz/dx sealed=1:"));
+    }
+
+    const QUIZ: &str = "# Quiz 0\n## Problem 1: predict\n# Predict steps 1 to 2.\na = 2; b = a*a + a\n:quiz b steps=1-2  # the + first\n# solution\n1\n1\n# end solution\n## Problem 2\nx = 1; y = x*x\n:quiz\n2\n:vars\n:quiz y steps=2\n";
+
+    #[test]
+    fn a_quiz_line_is_a_quiz_to_take_and_its_answers_are_not_code() {
+        let a = assignment(QUIZ);
+        let p = &a.problems[0];
+        assert_eq!(p.text, ["Predict steps 1 to 2."]);
+        assert_eq!(p.code, ["a = 2; b = a*a + a"]);
+        assert_eq!(
+            p.quizzes,
+            [QuizLine {
+                command: ":quiz b steps=1-2".to_string(),
+                asks: "steps 1–2 of the backward pass of b".to_string(),
+            }]
+        );
+        // The answer `2` is not code; `:vars` ends the quiz and is.
+        let p = &a.problems[1];
+        assert_eq!(p.code, ["x = 1; y = x*x", ":vars"]);
+        let asks: Vec<&str> = p.quizzes.iter().map(|q| q.asks.as_str()).collect();
+        assert_eq!(
+            asks,
+            [
+                "every step of the backward pass of the output",
+                "step 2 of the backward pass of y"
+            ]
+        );
+        let listed = a.markdown();
+        assert!(
+            listed.contains("```\na = 2; b = a*a + a\n```\n\n- quiz: predict steps 1–2 of the backward pass of b — after the code above, run `:quiz b steps=1-2` and answer"),
+            "{listed}"
+        );
+        // Sealed, the answers are gone and the problem reads the same.
+        let sealed = seal(QUIZ.split("## Problem 2").next().unwrap(), || [1; 16]).unwrap();
+        assert!(!sealed.contains("\n1\n"), "{sealed}");
+        assert_eq!(assignment(&sealed).problems[0], a.problems[0]);
     }
 }

@@ -17,6 +17,9 @@ use std::cell::{Cell, RefCell};
 use std::io::{self, Write};
 use std::rc::Rc;
 
+mod value_source;
+pub mod values;
+
 use crate::driver::{self, Options};
 use crate::engine::tensor::Tensor;
 use crate::files::WritePolicy;

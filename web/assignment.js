@@ -1,11 +1,14 @@
 // Assignments in the playground (docs/homework.md): an `#assignment=` link
-// or a picked `.calc` file with `:expect` checks opens as an assignment. Its
-// problems are shown above the output — the title, each problem's text, its
-// starting code, what is checked — and nothing of it runs on open: "Run the
-// given code" runs a problem's statements, "Check" runs its `:expect` lines
-// (sealed or not: "correct", "off by 3 %", "wrong shape (2×3, expected
-// 3×2)", as in the terminal). The problems are read by gradcalc itself
-// (`gradcalc_assignment`, the reading of `gradcalc --assignment`).
+// or a picked `.calc` file with `:expect` checks or a `:quiz` opens as an
+// assignment. Its problems are shown above the output — the title, each
+// problem's text, its starting code, its quizzes, what is checked — and
+// nothing of it runs on open: "Run the given code" runs a problem's
+// statements, "Check" runs its `:expect` lines (sealed or not: "correct",
+// "off by 3 %", "wrong shape (2×3, expected 3×2)", as in the terminal),
+// "Start the quiz" runs its statements and then its `:quiz` line, whose
+// questions are answered in the input (a quiz is not code to run: its
+// answers in the file are never shown). The problems are read by gradcalc
+// itself (`gradcalc_assignment`, the reading of `gradcalc --assignment`).
 //
 // An assignment works in a session of its own, kept per assignment (its id
 // is the hash of its text: the same link or file reopens the same work),
@@ -53,11 +56,11 @@
     return "assignment-" + hash.toString(16);
   }
 
-  // The assignment read from `text`, or null when it checks nothing (then
-  // it is a plain script).
+  // The assignment read from `text`, or null when it neither checks nor
+  // quizzes anything (then it is a plain script).
   function parse(text) {
     var parsed = JSON.parse(call("gradcalc_assignment", text));
-    var checks = parsed.problems.reduce(function (n, p) { return n + p.expects.length; }, 0);
+    var checks = parsed.problems.reduce(function (n, p) { return n + p.expects.length + p.quizzes.length; }, 0);
     return checks ? parsed : null;
   }
 
@@ -79,6 +82,12 @@
   // The statements of a problem's code (without the line for the work).
   function given(problem) {
     return problem.code.filter(function (line) { return line.charAt(0) !== "#"; }).join("\n");
+  }
+
+  // What "Start the quiz" runs: a quiz that runs now stopped (`stop` is
+  // always its key), the problem's statements, then its `:quiz` line.
+  function quizStart(problem, quiz) {
+    return (page.quizzing() ? "stop\n" : "") + (given(problem) ? given(problem) + "\n" : "") + quiz.command;
   }
 
   function show(assignment) {
@@ -105,6 +114,10 @@
       var text = problem.text.join("\n").trim();
       if (text) box.appendChild(element("p", null, text));
       if (problem.code.length) box.appendChild(element("pre", null, problem.code.join("\n")));
+      problem.quizzes.forEach(function (quiz) {
+        box.appendChild(element("p", "gc-quiz", "Quiz: predict " + quiz.asks +
+          ", one question at a time, in the input (? shows the answer, counted as not right)"));
+      });
       if (problem.checks.length) {
         box.appendChild(element("p", "gc-checked", "Checked: " + problem.checks.map(function (check) {
           return check[0];
@@ -116,6 +129,12 @@
           page.run(given(problem));
         }));
       }
+      problem.quizzes.forEach(function (quiz) {
+        var label = "Start the quiz" + (problem.quizzes.length > 1 ? " (" + quiz.asks + ")" : "");
+        tools.appendChild(button(label, "run this problem's starting statements, then " + quiz.command, function () {
+          page.run(quizStart(problem, quiz));
+        }));
+      });
       if (problem.expects.length) {
         tools.appendChild(button("Check", "check your answers to this problem", function () {
           page.run(problem.expects.join("\n"));
@@ -147,11 +166,14 @@
     var id = idOf(text);
     page.store(ASSIGNMENT_KEY + id, text);
     var title = "assignment: " + (parsed.title || origin);
-    var count = parsed.problems.filter(function (p) { return p.code.length || p.expects.length; }).length;
+    var count = parsed.problems.filter(function (p) {
+      return p.code.length || p.expects.length || p.quizzes.length;
+    }).length;
     page.openSession(id, title, function () {
       page.append("(opened the assignment " + (parsed.title || origin) + ": " + count +
         " problem" + (count === 1 ? "" : "s") + " above, nothing run. " +
-        "\"Run the given code\" runs a problem's statements, \"Check\" checks your answers; " +
+        "\"Run the given code\" runs a problem's statements, \"Check\" checks your answers" +
+        (parsed.problems.some(function (p) { return p.quizzes.length; }) ? ", \"Start the quiz\" asks a quiz's questions" : "") + "; " +
         "this work is kept for this assignment)\n");
     });
     return true;
@@ -178,7 +200,7 @@
   }
 
   page.hooks.ready = function (module) {
-    WebAssembly.instantiate(module, {}).then(function (instance) {
+    WebAssembly.instantiate(module, { gradcalc: { interrupted: function () { return 0; } } }).then(function (instance) {
       wasm = instance;
       if (waiting) {
         var opening = waiting;

@@ -195,16 +195,36 @@
   // Output: typed pieces from gradcalc ({text, class}: the terminal's look
   // as classes, gc-bold, gc-red, …; a plot's piece also has its `svg`
   // picture, drawn after its titles), or a note of the page's own (a string),
-  // each piece a span, each output a block of its own (gc-out): the browser
-  // then lays out only the new block, so that Enter answers as fast in a
-  // long pane as in a fresh one. Past MAX_SCREEN characters in one output,
-  // its start is dropped.
+  // each piece a span. The pane is blocks (gc-out) of about BLOCK
+  // characters each, whatever the outputs' lengths: a long output is cut
+  // into blocks after a line's end, and short outputs share the last block
+  // while it has room. The browser then lays out and paints only the last
+  // blocks, and walks a few hundred blocks, not one per output, so that
+  // Enter answers as fast in a long pane as in a fresh one. Past MAX_SCREEN
+  // characters in one output, its start is dropped.
+  var BLOCK = 2000;
+  var lastBlock = null; // the pane's last block, while more fits in it
+  var inBlock = 0; // the characters in it
   function append(output) {
     var pieces = typeof output === "string" ? [{ text: output }] : output;
     var size = pieces.reduce(function (n, piece) { return n + piece.text.length; }, 0);
     var cutHere = size > MAX_SCREEN;
-    var fragment = document.createElement("div");
-    fragment.className = "gc-out";
+    var blocks = document.createDocumentFragment();
+    // An output starts a line: it goes on in the last block only if that
+    // one ends with a line's end.
+    var block = lastBlock && lastBlock.parentNode === screen && screen.lastChild === lastBlock &&
+      /\n$/.test(lastBlock.lastChild ? lastBlock.lastChild.textContent : "") ? lastBlock : null;
+    var add = function (node, length) {
+      if (!block) {
+        block = document.createElement("div");
+        block.className = "gc-out";
+        blocks.appendChild(block);
+        inBlock = 0;
+      }
+      block.appendChild(node);
+      inBlock += length;
+      screenSize += length;
+    };
     pieces.forEach(function (piece) {
       var text = piece.text;
       if (cutHere && size > MAX_SCREEN) {
@@ -215,25 +235,49 @@
         text = text.slice(cut);
       }
       if (!text) return;
-      var span = document.createElement("span");
-      if (piece["class"]) span.className = piece["class"];
-      span.textContent = text;
-      fragment.appendChild(span);
-      screenSize += text.length;
+      var titles = text;
+      while (text) {
+        // Up to the first line's end past the block's room; the rest, if
+        // any, in the next block (a block ends only where a line does).
+        var end = text.length;
+        if (inBlock + text.length > BLOCK) {
+          var line = text.indexOf("\n", Math.max(0, BLOCK - inBlock - 1));
+          if (line >= 0) end = line + 1;
+        }
+        var span = document.createElement("span");
+        if (piece["class"]) span.className = piece["class"];
+        span.textContent = text.slice(0, end);
+        add(span, end);
+        if (inBlock >= BLOCK && text.charAt(end - 1) === "\n") block = null;
+        text = text.slice(end);
+      }
       if (piece.svg) {
         // A plot: the picture after its titles, scaled to the pane's width.
         var picture = document.createElement("span");
         picture.className = "gc-plot";
         picture.setAttribute("role", "img");
-        picture.setAttribute("aria-label", "plot: " + text.trim().replace(/\n/g, "; "));
+        picture.setAttribute("aria-label", "plot: " + titles.trim().replace(/\n/g, "; "));
         picture.innerHTML = piece.svg;
-        fragment.appendChild(picture);
-        screenSize += picture.textContent.length; // as `trim` counts it
+        add(picture, picture.textContent.length); // as `trim` counts it
       }
     });
-    if (fragment.firstChild) screen.appendChild(fragment);
+    if (blocks.firstChild) screen.appendChild(blocks);
+    lastBlock = block;
     trim(cutHere);
-    screen.scrollTop = screen.scrollHeight;
+    scrollDown();
+  }
+
+  // The pane scrolled to its end before the next frame, once however many
+  // outputs came: setting it at once would lay the pane out at each output
+  // (reading its height), besides the frame's own layout.
+  var scrolling = false;
+  function scrollDown() {
+    if (scrolling) return;
+    scrolling = true;
+    requestAnimationFrame(function () {
+      scrolling = false;
+      screen.scrollTop = screen.scrollHeight;
+    });
   }
 
   function countLines(text) {
@@ -293,10 +337,16 @@
   // The glyph's width is measured once (and again after a resize or a theme
   // change), in a probe beside the pane rather than in it: measuring in a
   // long pane would lay all of it out again.
+  // The pane's inner width, likewise, is read again only when its size
+  // changed (a ResizeObserver says so after the frame's layout; a scroll
+  // bar coming makes it narrower): reading it at each input laid the page
+  // out there.
   var glyph = 0;
+  var inner = 0;
   window.addEventListener("resize", function () { glyph = 0; });
   new MutationObserver(function () { glyph = 0; })
     .observe(document.body, { attributes: true, attributeFilter: ["class"] });
+  if (window.ResizeObserver) new ResizeObserver(function () { inner = 0; }).observe(screen);
   function columns() {
     if (!glyph) {
       var probe = document.createElement("pre");
@@ -311,8 +361,10 @@
       glyph = span.getBoundingClientRect().width / 10;
       screen.parentNode.removeChild(probe);
     }
-    var style = getComputedStyle(screen);
-    var inner = screen.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (!inner || !window.ResizeObserver) {
+      var style = getComputedStyle(screen);
+      inner = screen.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    }
     return glyph > 0 ? Math.max(0, Math.floor(inner / glyph) - 1) : 0;
   }
 
@@ -1022,6 +1074,7 @@
     download: download,
     openSession: openSession,
     sessionId: function () { return sessionId; },
+    quizzing: function () { return !!quizAt; },
     stored: stored,
     store: store
   };

@@ -28,6 +28,9 @@ var wasm = null;
 var encoder = new TextEncoder();
 var decoder = new TextDecoder();
 var halted = {}; // ids of replays the page asked to end
+// The module's one import: a host's interrupt (Pyodide's, for the Python
+// package); here never, since Stop ends this worker instead.
+var IMPORTS = { gradcalc: { interrupted: function () { return 0; } } };
 
 function output() {
   var e = wasm.exports;
@@ -126,7 +129,7 @@ function restore(id, script, width) {
 self.onmessage = function (event) {
   var message = event.data;
   if (message.module) {
-    WebAssembly.instantiate(message.module, {}).then(function (instance) {
+    WebAssembly.instantiate(message.module, IMPORTS).then(function (instance) {
       wasm = instance;
       wasm.exports.gradcalc_commands();
       self.postMessage({ ready: true, commands: JSON.parse(output()) });

@@ -19,8 +19,8 @@
   for grading
   (docs/homework.md).
 
-Under Pyodide (JupyterLite) the same API runs on the playground's
-WebAssembly build (``gradcalc._wasm``), ``Value`` aside (native-only).
+Under Pyodide (JupyterLite) the same API, ``Value`` too, runs on the
+playground's WebAssembly build (``gradcalc._wasm``).
 
 See docs/notebook.md.
 """

@@ -139,6 +139,7 @@ def quiz(
     output: Optional[str] = ...,
     steps: Union[int, Tuple[int, int], None] = ...,
     rtol: Optional[float] = ...,
+    command: Optional[str] = ...,
     ask: Optional[Callable[[str], str]] = ...,
     show: Callable[[str], Any] = ...,
 ) -> QuizResult: ...

@@ -50,14 +50,29 @@ def _code_cell(text, index, problem=None):
     }
 
 
+def _quiz_cell(problem):
+    """The source of a quiz problem's code cell: Python that runs the
+    problem's statements and then each ``:quiz`` line in the notebook's
+    session with ``gradcalc.quiz`` (each question asked in a box, the
+    answers part of the transcript), then its ``:expect`` lines, if any."""
+    code = "\n".join(problem["code"])
+    lines = ["# Run this cell: each question is asked in a box below (`?` shows the answer, `q` stops)."]
+    for number, quiz in enumerate(problem["quizzes"]):
+        source = repr(code) if number == 0 and code.strip() else "None"
+        lines.append(f"gradcalc.quiz({source}, command={quiz['command']!r}, session=gradcalc.session())")
+    lines.extend(f"%gradcalc {line}" for line in problem["expects"])
+    return "\n".join(lines)
+
+
 class Assignment:
     """An assignment read from a ``.calc`` file without running anything:
     ``title``, ``problems`` (dicts of ``title``, ``text``, ``code``,
-    ``checks``, ``expects``), ``cells`` (nbformat 4 cells: one Markdown cell
-    and one ``%%gradcalc`` code cell per problem) and ``notebook`` (them as
-    a notebook, an ``nbformat.NotebookNode`` where nbformat is installed);
-    ``save(path)`` writes the notebook. Shown in a notebook as its problems
-    in Markdown."""
+    ``checks``, ``expects``, ``quizzes``), ``cells`` (nbformat 4 cells: one
+    Markdown cell and one code cell per problem — ``%%gradcalc``, or for a
+    problem with a ``:quiz`` a ``gradcalc.quiz`` call) and ``notebook`` (them
+    as a notebook, an ``nbformat.NotebookNode`` where nbformat is
+    installed); ``save(path)`` writes the notebook. Shown in a notebook as
+    its problems in Markdown."""
 
     def __init__(self, text, path=None):
         read = _gradcalc.assignment_problems(text)
@@ -72,7 +87,8 @@ class Assignment:
         cells = []
         head = [f"# {self.title}" if self.title else "# Assignment"]
         problems = self.problems
-        if problems and not problems[0]["title"] and not problems[0]["code"] and not problems[0]["expects"]:
+        first = problems[0] if problems else None
+        if first and not first["title"] and not first["code"] and not first["expects"] and not first["quizzes"]:
             text = "\n".join(problems[0]["text"]).strip()
             if text:
                 head.append(text)
@@ -80,8 +96,9 @@ class Assignment:
         head.append(
             "Run each problem's cell after writing your work where it says "
             "`# (your work here)`: its `:expect` lines check your answers "
-            "(correct, off by N %, wrong, wrong shape). The last cell exports "
-            "a transcript for grading."
+            "(correct, off by N %, wrong, wrong shape), and a quiz asks its "
+            "questions one at a time. The last cell exports a transcript for "
+            "grading."
         )
         cells.append(_markdown_cell("\n\n".join(head), len(cells)))
         cells.append(_code_cell("%load_ext gradcalc\nimport gradcalc", len(cells)))
@@ -90,10 +107,19 @@ class Assignment:
             body = "\n".join(problem["text"]).strip()
             if body:
                 text.append(body)
+            for quiz in problem["quizzes"]:
+                text.append(
+                    f"Quiz: predict {quiz['asks']}. Run the cell below: it runs the problem's "
+                    "statements, then asks each question in a box, one at a time (`?` shows "
+                    "the answer, counted as not right)."
+                )
             if problem["checks"]:
                 text.append("Checked: " + ", ".join(f"`{q}`" for q, _sealed in problem["checks"]))
             cells.append(_markdown_cell("\n\n".join(text), len(cells)))
-            code = "\n".join(["%%gradcalc"] + problem["code"] + problem["expects"])
+            if problem["quizzes"]:
+                code = _quiz_cell(problem)
+            else:
+                code = "\n".join(["%%gradcalc"] + problem["code"] + problem["expects"])
             cells.append(_code_cell(code, len(cells), number))
         cells.append(_markdown_cell("## Transcript\n\nYour work and its checks, to hand in.", len(cells)))
         name = _os.path.splitext(_os.path.basename(self.path))[0] if self.path else "assignment"

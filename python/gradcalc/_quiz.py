@@ -5,6 +5,9 @@ in a ``Session``, shows each ``quiz_question`` event, asks for an answer
 (``input()`` in a notebook, or the next of ``answers``), runs the answer in
 the session and shows the ``quiz_verdict`` events, until the ``quiz_score``.
 It reads only the events' fields (docs/json.md), never gradcalc's English.
+Run in the notebook's session (``session=gradcalc.session()``, as an
+assignment's quiz cell runs it), what it runs — the source, the ``:quiz``
+line and each answer — is part of ``gradcalc.transcript()``.
 """
 
 import math as _math
@@ -110,7 +113,7 @@ def _score_text(s):
 
 
 def quiz(source=None, answers=None, *, session=None, output=None, steps=None, rtol=None,
-         ask=None, show=print):
+         command=None, ask=None, show=print):
     """Practise the backward pass of the output: ``:quiz`` asks, step by
     step in reverse topological order, which node is next, each local
     derivative (a number, or a formula evaluated in the session:
@@ -122,30 +125,48 @@ def quiz(source=None, answers=None, *, session=None, output=None, steps=None, rt
     - ``answers``: the answers, in order (a list of strings); without it
       each is asked with ``ask(prompt)`` (``input`` by default, which a
       notebook shows as a box). ``"?"`` shows an answer (counted as not
-      right), ``"b"`` goes back a question, ``"q"`` stops; when ``answers``
-      runs out the quiz stops as with ``"q"``.
+      right), ``"b"`` goes back a question, ``"q"`` stops (``"back"`` and
+      ``"stop"`` where ``b`` or ``q`` is a variable); when ``answers`` runs
+      out, or ``ask`` raises (Ctrl-C), the quiz stops as with ``"stop"``.
     - ``output``: the variable whose backward pass is asked (made the
       output); ``steps``: a step ``k`` or a pair ``(a, b)``, the steps asked
       about; ``rtol``: the relative tolerance of numbers (1e-3: four
-      significant digits are enough).
+      significant digits are enough). Or ``command``: the ``:quiz`` line
+      itself, as an assignment writes it (``":quiz b steps=1-2"``), in
+      place of those three.
+    - ``session``: where it runs (a new ``Session`` by default); in the
+      notebook's (``gradcalc.session()``) the source, the ``:quiz`` line and
+      the answers are recorded for ``gradcalc.transcript()``.
     - ``show``: what each question and verdict is handed to, as a line
       (``print`` by default).
 
     Returns a ``QuizResult``. Raises ``gradcalc.Error`` when ``source`` or
-    ``:quiz`` fails (no output, steps out of range)."""
-    from . import Error, Session
+    ``:quiz`` fails (no output, steps out of range), ``ValueError`` when
+    ``command`` is not a ``:quiz`` line or comes with ``output``, ``steps``
+    or ``rtol``."""
+    from . import Error, Session, _SESSION
+    from ._homework import _note_input
 
     s = session if session is not None else Session()
+    # The notebook's session: what runs in it is part of its transcript.
+    note = _note_input if s is _SESSION else (lambda source: None)
+    if command is None:
+        command = ":quiz"
+        if output is not None:
+            command += f" {output}"
+        if steps is not None:
+            first, last = (steps, steps) if isinstance(steps, int) else steps
+            command += f" steps={int(first)}-{int(last)}"
+        if rtol is not None:
+            command += f" rtol={float(rtol)!r}"
+    elif output is not None or steps is not None or rtol is not None:
+        raise ValueError("give the quiz as `command` or as output, steps and rtol, not both")
+    elif "\n" in command or command.split()[:1] != [":quiz"]:
+        raise ValueError(f"`{command}` is not a `:quiz` line (e.g. \":quiz b steps=1-2\")")
     if source is not None:
+        note(source)
         s.run(source, check=True)
-    command = ":quiz"
-    if output is not None:
-        command += f" {output}"
-    if steps is not None:
-        first, last = (steps, steps) if isinstance(steps, int) else steps
-        command += f" steps={int(first)}-{int(last)}"
-    if rtol is not None:
-        command += f" rtol={float(rtol)!r}"
+    note(command)
     events = s.run(command, check=True)
     given = iter(answers) if answers is not None else None
     verdicts = []
@@ -165,9 +186,21 @@ def quiz(source=None, answers=None, *, session=None, output=None, steps=None, rt
                 raise Error.from_event(event)
         prompt = f"quiz {question['number']}/{question['questions']}> "
         if given is not None:
-            answer = next(given, "q")
+            # `stop` stops even where `q` is a variable (the event's keys).
+            answer = next(given, "stop")
         else:
-            answer = (ask or input)(prompt)
+            try:
+                answer = (ask or input)(prompt)
+            except BaseException:
+                # Interrupted while asking (Ctrl-C, no input): the quiz
+                # stops, so that the session's next statements are not
+                # taken for answers.
+                note("stop")
+                for event in s.run("stop", origin="<answer>"):
+                    if event.get("kind") == "quiz_score":
+                        show(_score_text(event))
+                raise
         # One answer is one line; an empty one asks to see the answer.
         answer = " ".join(str(answer).split()) or "?"
+        note(answer)
         events = s.run(answer, origin="<answer>")

@@ -13,8 +13,9 @@ use pyo3::types::{PyDict, PyList};
 /// The assignment in `source` as a dict: `title` (or None) and `problems`,
 /// each a dict of `title`, `text` (its comment lines), `code` (its starting
 /// statements, `# (your work here)` where a solution block was), `checks`
-/// (each `(quantity, sealed)`) and `expects` (its `:expect` lines as
-/// written). Nothing runs.
+/// (each `(quantity, sealed)`), `expects` (its `:expect` lines as
+/// written) and `quizzes` (its `:quiz` lines, each a dict of `command`, the
+/// line, and `asks`, what it asks in words). Nothing runs.
 #[pyfunction]
 pub fn assignment_problems<'py>(py: Python<'py>, source: &str) -> PyResult<Bound<'py, PyDict>> {
     let read = homework::assignment(source);
@@ -26,6 +27,14 @@ pub fn assignment_problems<'py>(py: Python<'py>, source: &str) -> PyResult<Bound
         item.set_item("code", problem.code)?;
         item.set_item("checks", problem.checks)?;
         item.set_item("expects", problem.expects)?;
+        let quizzes = PyList::empty(py);
+        for quiz in problem.quizzes {
+            let entry = PyDict::new(py);
+            entry.set_item("command", quiz.command)?;
+            entry.set_item("asks", quiz.asks)?;
+            quizzes.append(entry)?;
+        }
+        item.set_item("quizzes", quizzes)?;
         problems.append(item)?;
     }
     let out = PyDict::new(py);

@@ -5,9 +5,10 @@
 //!   (`run_json`) or as the terminal shows it, with pictures, pages and
 //!   tables handed back whole for a notebook to show (`run_rich`);
 //! - [`value::Value`]: micrograd's `Value` on gradcalc's engine, every value a
-//!   node of one shared [`Graph`](gradcalc::engine::Graph);
-//! - the graph of a `Value` written as gradcalc statements (`source.rs`), so
-//!   that its pictures and trace come from the calculator's own code;
+//!   slot of one shared [`Values`](gradcalc::notebook::values::Values);
+//! - the graph of a `Value` written as gradcalc statements
+//!   (`gradcalc::notebook::values`), so that its pictures and trace come
+//!   from the calculator's own code;
 //! - a cell's source as a notebook runs it, read from the command table
 //!   (`notebook.rs`);
 //! - homework: an assignment's problems, transcripts and their rerun
@@ -22,7 +23,6 @@
 mod homework;
 mod notebook;
 mod session;
-mod source;
 mod value;
 
 use pyo3::prelude::*;
@@ -33,7 +33,7 @@ use pyo3::prelude::*;
 fn _gradcalc(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<session::Core>()?;
     module.add_class::<value::Value>()?;
-    module.add_function(wrap_pyfunction!(source::value_source, module)?)?;
+    module.add_function(wrap_pyfunction!(value::value_source, module)?)?;
     module.add_function(wrap_pyfunction!(value::arena_nodes, module)?)?;
     module.add_function(wrap_pyfunction!(session::update_source, module)?)?;
     module.add_function(wrap_pyfunction!(notebook::cell_source, module)?)?;

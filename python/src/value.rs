@@ -1,175 +1,26 @@
 //! micrograd's `Value` on gradcalc's engine: every `Value` is a handle to a
-//! node of one shared [`Graph`] (the calculator's arena, op table, reverse
-//! topological sort and backward walk); its gradient lives beside the node.
-//!
-//! Memory: a handle holds a slot of the [`Arena`], which names its node. A
-//! `Value` that Python drops frees its slot. Nodes are appended as values are
-//! computed; when the graph has doubled since the last collection, it is
-//! compacted to what the live handles reach ([`Graph::retain_reachable`]) and
-//! the slots renamed: a training loop that builds a new graph every step
-//! (micrograd's way) stays within about twice the memory of what it keeps.
+//! slot of one shared [`Values`] (`gradcalc::notebook::values`: the
+//! calculator's arena, op table, reverse topological sort and backward walk,
+//! and the gradients beside the nodes), the same code the WebAssembly build
+//! runs under Pyodide. A `Value` that Python drops releases its slot; the
+//! graph is compacted as `Values` says.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use gradcalc::engine::{Graph, NodeId, Op};
+use gradcalc::engine::Op;
+use gradcalc::notebook::values::{Operand, Values};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyTuple};
 
-/// A slot that names no node.
-const FREE: u32 = u32::MAX;
-
-/// The graph is not compacted below this many nodes.
-const MIN_COLLECT: usize = 1 << 16;
-
-/// The nodes of every `Value`, their gradients, and the handles to them.
-pub(crate) struct Arena {
-    pub(crate) graph: Graph,
-    /// One gradient per node (micrograd's `.grad`).
-    pub(crate) grads: Vec<f64>,
-    /// The node of each slot (a `Value` holds a slot), or [`FREE`].
-    slots: Vec<u32>,
-    /// Free slots, for reuse.
-    free: Vec<u32>,
-    /// `label`s given to nodes (by node index).
-    pub(crate) labels: HashMap<u32, String>,
-    /// The graph's size after the last collection.
-    kept: usize,
-}
-
-/// The one arena (Python's lock serialises its users; the mutex makes it
-/// safe whatever thread drops a `Value`).
-fn arena() -> MutexGuard<'static, Arena> {
-    static ARENA: OnceLock<Mutex<Arena>> = OnceLock::new();
+/// The one graph of every `Value` (Python's lock serialises its users; the
+/// mutex makes it safe whatever thread drops a `Value`).
+fn arena() -> MutexGuard<'static, Values> {
+    static ARENA: OnceLock<Mutex<Values>> = OnceLock::new();
     ARENA
-        .get_or_init(|| {
-            Mutex::new(Arena {
-                graph: Graph::new(),
-                grads: Vec::new(),
-                slots: Vec::new(),
-                free: Vec::new(),
-                labels: HashMap::new(),
-                kept: 0,
-            })
-        })
+        .get_or_init(|| Mutex::new(Values::new()))
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-impl Arena {
-    /// The node of `slot`.
-    pub(crate) fn node(&self, slot: u32) -> NodeId {
-        NodeId(self.slots[slot as usize])
-    }
-
-    /// A slot for `id`.
-    fn hold(&mut self, id: NodeId) -> u32 {
-        if let Some(slot) = self.free.pop() {
-            self.slots[slot as usize] = id.0;
-            slot
-        } else {
-            self.slots.push(id.0);
-            u32::try_from(self.slots.len() - 1).unwrap_or(FREE)
-        }
-    }
-
-    /// A new node's gradient (0) and a slot for it; compacts the graph when it
-    /// has doubled.
-    fn added(&mut self, id: NodeId) -> u32 {
-        self.grads.push(0.0);
-        let slot = self.hold(id);
-        if self.graph.len() >= MIN_COLLECT.max(2 * self.kept) {
-            self.collect();
-        }
-        slot
-    }
-
-    /// Keeps only the nodes the live slots reach, renaming the slots, the
-    /// gradients and the labels.
-    fn collect(&mut self) {
-        let roots: Vec<NodeId> = self
-            .slots
-            .iter()
-            .filter(|&&s| s != FREE)
-            .map(|&s| NodeId(s))
-            .collect();
-        let remap = self.graph.retain_reachable(&roots);
-        for old in 0..remap.before() {
-            if let Some(new) = remap.get(NodeId(old as u32)) {
-                self.grads[new.index()] = self.grads[old];
-            }
-        }
-        self.grads.truncate(remap.kept());
-        self.grads.shrink_to_fit();
-        for slot in &mut self.slots {
-            if *slot != FREE {
-                *slot = remap.get(NodeId(*slot)).map_or(FREE, |id| id.0);
-            }
-        }
-        self.labels = std::mem::take(&mut self.labels)
-            .into_iter()
-            .filter_map(|(old, label)| remap.get(NodeId(old)).map(|new| (new.0, label)))
-            .collect();
-        self.kept = self.graph.len();
-    }
-
-    /// `op` applied to `inputs`, in a new slot.
-    fn apply(&mut self, op: Op, inputs: &[Operand]) -> PyResult<u32> {
-        let ids: Vec<NodeId> = inputs
-            .iter()
-            .map(|operand| match *operand {
-                Operand::Value(slot) => self.node(slot),
-                Operand::Number(number) => {
-                    self.grads.push(0.0);
-                    self.graph.constant(number)
-                }
-            })
-            .collect();
-        let id = self
-            .graph
-            .apply(op, &ids)
-            .map_err(|error| PyValueError::new_err(error.to_string()))?;
-        Ok(self.added(id))
-    }
-
-    /// micrograd's `backward()` from the node of `slot`: its gradient set to
-    /// 1, then for every node reachable, in reverse topological order, the
-    /// chain rule adds upstream × local to each input's `.grad`
-    /// (accumulation at fan-out, and onto what `.grad` held: micrograd never
-    /// zeroes a gradient itself).
-    fn backward(&mut self, slot: u32) {
-        let root = self.node(slot);
-        let order = self.graph.topo_order(root);
-        // A node below the root whose `.grad` is already set passes it down
-        // too (micrograd's walk reads every node's `.grad` as its upstream):
-        // by linearity, one more walk from each such node, scaled by it.
-        let seeded: Vec<(NodeId, f64)> = order
-            .iter()
-            .skip(1)
-            .filter(|&&id| self.graph.op(id).info().arity != gradcalc::engine::Arity::Leaf)
-            .map(|&id| (id, self.grads[id.index()]))
-            .filter(|&(_, grad)| grad != 0.0)
-            .collect();
-        let from_root = self.graph.backward(&order);
-        for &id in order.iter().skip(1) {
-            self.grads[id.index()] += from_root.get(id);
-        }
-        self.grads[root.index()] = 1.0;
-        for (node, upstream) in seeded {
-            let below = self.graph.topo_order(node);
-            let grads = self.graph.backward(&below);
-            for &id in below.iter().skip(1) {
-                self.grads[id.index()] += upstream * grads.get(id);
-            }
-        }
-    }
-}
-
-/// The other operand of an arithmetic operator.
-enum Operand {
-    Value(u32),
-    Number(f64),
 }
 
 /// Reads `other` as a `Value` or a number; `None` for anything else (the
@@ -190,11 +41,7 @@ pub struct Value {
 
 impl Drop for Value {
     fn drop(&mut self) {
-        let mut arena = arena();
-        if let Some(node) = arena.slots.get_mut(self.slot as usize) {
-            *node = FREE;
-            arena.free.push(self.slot);
-        }
+        arena().release(self.slot);
     }
 }
 
@@ -217,19 +64,16 @@ impl Value {
         } else {
             [this, other]
         };
-        let slot = arena().apply(op, &inputs)?;
+        let slot = arena().apply(op, &inputs).map_err(PyValueError::new_err)?;
         Ok(Py::new(py, Value { slot })?.into_any())
     }
 
     /// `op` of this value.
     fn unary(&self, py: Python<'_>, op: Op) -> PyResult<Py<Value>> {
-        let slot = arena().apply(op, &[Operand::Value(self.slot)])?;
+        let slot = arena()
+            .apply(op, &[Operand::Value(self.slot)])
+            .map_err(PyValueError::new_err)?;
         Py::new(py, Value { slot })
-    }
-
-    /// The node of this value.
-    pub(crate) fn slot(&self) -> u32 {
-        self.slot
     }
 }
 
@@ -256,20 +100,15 @@ impl Value {
                 "gradcalc's Value makes leaves only: build other values with + - * / ** and the methods",
             ));
         }
-        let mut arena = arena();
-        let id = arena.graph.leaf(data);
-        if !label.is_empty() {
-            arena.labels.insert(id.0, label.to_string());
-        }
-        let slot = arena.added(id);
-        Ok(Value { slot })
+        Ok(Value {
+            slot: arena().leaf(data, label),
+        })
     }
 
     /// The forward value.
     #[getter]
     fn data(&self) -> f64 {
-        let arena = arena();
-        arena.graph.value(arena.node(self.slot))
+        arena().data(self.slot)
     }
 
     /// Sets a leaf's value (values built from it before keep theirs, as in
@@ -278,72 +117,44 @@ impl Value {
     /// Errors: `ValueError` for a value computed by an op.
     #[setter]
     fn set_data(&self, data: f64) -> PyResult<()> {
-        let mut arena = arena();
-        let id = arena.node(self.slot);
-        let op = arena.graph.op(id);
-        if op != Op::Variable {
-            return Err(PyValueError::new_err(format!(
-                "only a leaf's data can be set: this Value is computed by `{}` from its inputs",
-                op.info().name
-            )));
-        }
-        arena.graph.set_leaf_value(id, data);
-        Ok(())
+        arena()
+            .set_data(self.slot, data)
+            .map_err(PyValueError::new_err)
     }
 
     /// The gradient the last `backward()` calls left here (0 at first).
     #[getter]
     fn grad(&self) -> f64 {
-        let arena = arena();
-        arena.grads[arena.node(self.slot).index()]
+        arena().grad(self.slot)
     }
 
     #[setter]
     fn set_grad(&self, grad: f64) {
-        let mut arena = arena();
-        let id = arena.node(self.slot);
-        arena.grads[id.index()] = grad;
+        arena().set_grad(self.slot, grad);
     }
 
     /// The name pictures and traces give this node ('' for none).
     #[getter]
     fn label(&self) -> String {
-        let arena = arena();
-        let id = arena.node(self.slot);
-        arena.labels.get(&id.0).cloned().unwrap_or_default()
+        arena().label(self.slot)
     }
 
     #[setter]
     fn set_label(&self, label: &str) {
-        let mut arena = arena();
-        let id = arena.node(self.slot);
-        if label.is_empty() {
-            arena.labels.remove(&id.0);
-        } else {
-            arena.labels.insert(id.0, label.to_string());
-        }
+        arena().set_label(self.slot, label);
     }
 
     /// The op that computed this value, as gradcalc names it (`''` for a leaf).
     #[getter]
     fn _op(&self) -> String {
-        let arena = arena();
-        match arena.graph.op(arena.node(self.slot)) {
-            Op::Variable | Op::Const => String::new(),
-            op => op.info().name.to_string(),
-        }
+        arena().op_name(self.slot)
     }
 
     /// The inputs of this value (numbers given to an operator are leaves
     /// here too), in operand order.
     #[getter]
     fn _prev(&self, py: Python<'_>) -> PyResult<Vec<Py<Value>>> {
-        let slots: Vec<u32> = {
-            let mut arena = arena();
-            let id = arena.node(self.slot);
-            let inputs = arena.graph.operands(id).to_vec();
-            inputs.into_iter().map(|input| arena.hold(input)).collect()
-        };
+        let slots = arena().inputs(self.slot);
         slots
             .into_iter()
             .map(|slot| Py::new(py, Value { slot }))
@@ -446,8 +257,7 @@ impl Value {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let (data, grad) = {
             let arena = arena();
-            let id = arena.node(self.slot);
-            (arena.graph.value(id), arena.grads[id.index()])
+            (arena.data(self.slot), arena.grad(self.slot))
         };
         Ok(format!(
             "Value(data={}, grad={})",
@@ -464,10 +274,13 @@ impl Value {
 /// How many nodes the shared graph holds now (for tests of its memory).
 #[pyfunction]
 pub fn arena_nodes() -> usize {
-    arena().graph.len()
+    arena().nodes()
 }
 
-/// The arena, for the graph's source (`source.rs`).
-pub(crate) fn shared() -> MutexGuard<'static, Arena> {
-    arena()
+/// The gradcalc statements that build the graph of `value` (ending with
+/// `:backward` of it) and the name they give it
+/// (`gradcalc::notebook::values::Values::source`).
+#[pyfunction]
+pub fn value_source(value: PyRef<'_, Value>) -> (String, String) {
+    arena().source(value.slot)
 }

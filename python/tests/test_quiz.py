@@ -4,32 +4,11 @@ worked out by hand (or with Python's math, as said), never copied from
 gradcalc's output."""
 
 import math
-import os
 
 import pytest
+from quiz_cases import LAYER, NEURON, example
 
 import gradcalc
-
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
-
-
-def example(name):
-    with open(os.path.join(EXAMPLES, name), encoding="utf-8") as f:
-        return "\n".join(line for line in f.read().splitlines() if not line.startswith(":grad"))
-
-
-# The neuron's 27 questions answered right. By hand: n = 2·(−3) + 0·1 +
-# 6.8813735870 = atanh(1/√2), o = 1/√2, ∂o/∂n = 1 − o² = 0.5; each + passes
-# 0.5 on (local 1); x2*w2: x2 gets w2 = 1 (0.5), w2 gets x2 = 0 (0);
-# x1*w1: x1 gets w1 = −3 (−1.5), w1 gets x1 = 2 (1).
-NEURON = ["1 - tanh(n)^2", "0.5",
-          "n", "1", "0.5", "1", "0.5",
-          "b",
-          "x1*w1 + x2*w2", "1", "0.5", "1", "0.5",
-          "x2*w2", "w2", "0.5", "x2", "0",
-          "w2", "x2",
-          "x1*w1", "w1", "-1.5", "2", "1",
-          "w1", "x1"]
 
 
 def test_the_neuron_answered_right_scores_27_of_27():
@@ -77,9 +56,7 @@ def test_a_matrix_layer_asks_the_shape_then_the_numbers():
     # W @ x + b = [0.7, −0.5]; g = 1 − tanh²: [0.6347395900, 0.7864477330]
     # (math.tanh); ∂L/∂W = outer(g, x) is 2×3; ∂L/∂x = Wᵀ g =
     # [0.3780530522, 0.2662759485, −0.2814467628].
-    layer = ("W = [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]\nx = [1, 2, 3]\nb = [0.1, -0.1]\n"
-             "L = sum(tanh(W @ x + b))")
-    result = gradcalc.quiz(layer, ["W @ x", "3x2", "outer(upstream, x)", "3",
+    result = gradcalc.quiz(LAYER, ["W @ x", "3x2", "outer(upstream, x)", "3",
                                    "[0.378053, 0.266276, -0.281447]"],
                            steps=4, show=lambda line: None)
     assert [v["correct"] for v in result.verdicts] == [True, False, True, True, True]

@@ -1,6 +1,6 @@
 //! The page's model ([`PageModel`]) of a tensor output, made from its
-//! [`TensorStepModel`] as the scalar page is made from the
-//! [`crate::session::StepModel`]: one view (the tensor picture, a box per
+//! [`StepModel`] over the tensor graph's nodes as the scalar page is made
+//! from the model over a number's: one view (the tensor picture, a box per
 //! tensor node), each box's timeline of gradient states, the box each step
 //! lights, and the steps' lines as `:trace` prints them. A tensor box's
 //! gradient text has one line per row (split by `\n`, the rows after the
@@ -8,9 +8,10 @@
 //! writes as the box's rows.
 
 use super::html::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
+use crate::engine::tensor::TensorId;
 use crate::render::tensor_pictures::{boxes_of, grad_text};
 use crate::render::{Style, text};
-use crate::session::{GradState, Picture, TensorPicture, TensorStepModel};
+use crate::session::{GradState, Picture, StepModel, TensorPicture};
 
 /// The legend's line for an edge's label on a tensor page: the edges carry
 /// the matrix rule of what each operand receives, not a local derivative.
@@ -21,7 +22,7 @@ pub const EDGE_LEGEND: &str = "an edge's label: the matrix rule of what the inpu
 pub fn page_model(
     picture: &Picture,
     tensor: &TensorPicture,
-    model: &TensorStepModel,
+    model: &StepModel<TensorId>,
     style: &Style,
 ) -> PageModel {
     let style = Style {

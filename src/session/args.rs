@@ -77,8 +77,12 @@ pub(super) struct TraceArgs {
     pub table: Option<TableFormat>,
     /// Where the table goes (only with `table`).
     pub file: Option<Target>,
-    /// The calls shown step by step, not as one step each.
+    /// The calls shown step by step, not as one step each; of a tensor
+    /// output, the steps shown element by element (`--expand=NODE`).
     pub expand: Expand,
+    /// Where `--expand` was typed (every `--expand` word), for what a
+    /// tensor output's trace says of it.
+    pub expand_at: Option<Span>,
 }
 
 impl TraceArgs {
@@ -100,11 +104,18 @@ impl TraceArgs {
         if table.is_none() && command.file.is_some() {
             return Err(command.misuse());
         }
+        let expand_at = command
+            .args
+            .iter()
+            .filter(|a| a.name == "--expand" || a.name.starts_with(EXPAND_SETTING))
+            .map(|a| a.span)
+            .reduce(Span::to);
         Ok(TraceArgs {
             all,
             table,
             file: command.optional_target(),
             expand: expand(command)?,
+            expand_at,
         })
     }
 }
@@ -410,9 +421,13 @@ mod tests {
                 all: false,
                 table: None,
                 file: None,
-                expand: Expand::None
+                expand: Expand::None,
+                expand_at: None,
             }
         );
+        // Where `--expand` was typed.
+        let args = read(":trace --expand", TraceArgs::parse).expect("parses");
+        assert_eq!(args.expand_at, Some(Span::new(7, 15)));
         // A file without a table, both kinds of `--expand`.
         for line in [":trace notes.md", ":trace --expand=h1 --expand"] {
             let (message, _) = refusal(read(line, TraceArgs::parse));

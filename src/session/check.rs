@@ -1,6 +1,7 @@
 //! `:check`: each gradient against a central difference on the graph itself,
 //! with the tolerance of `torch.autograd.gradcheck`.
 
+use super::command::Command;
 use super::error::ErrorCode;
 use super::params::Param;
 use super::tensors::{element_name, tensor_error};
@@ -35,14 +36,16 @@ impl Session {
     /// [`Downstream`]: crate::engine::Downstream
     pub(super) fn check(
         &mut self,
-        span: Span,
-        args: &[Ident],
+        command: &Command,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        if let Some(output) = self.shaped_output() {
-            return self.check_tensors(output.node, &output.label, span, args, events);
-        }
-        let output = self.require_output(span)?;
+        let (span, args) = (command.name.span, &command.names());
+        let output = match self.shaped_output() {
+            Some(tensor) => {
+                return self.check_tensors(tensor.node, &tensor.label, span, args, events);
+            }
+            None => self.require_output(span)?,
+        };
         let (gradients, reached) = self.backprop(&output, span)?;
         let (targets, left_out) = self.check_targets(&output, args, &reached, events)?;
         let order = self.order_for(output.node);
@@ -74,12 +77,7 @@ impl Session {
                 * f64::EPSILON;
             let (h, numeric, kink) = probe.step_and_quotient(&moved, x, scale);
             let analytic = gradients[node];
-            let difference = (analytic - numeric).abs();
-            let relative_error = if analytic == numeric {
-                0.0
-            } else {
-                difference / analytic.abs().max(numeric.abs())
-            };
+            let (difference, relative_error) = difference(analytic, numeric);
             // Before a warning or a failure: the quotient at half the step
             // must agree with this one to 1e-3 of itself (gradcheck's rtol),
             // or the difference says nothing about the gradient.
@@ -193,6 +191,19 @@ impl Session {
             })
         })
     }
+}
+
+/// How far the numeric quotient is from the analytic gradient: the
+/// difference |analytic − numeric| and the relative error, that over the
+/// larger magnitude (0 where they are equal, also both 0 or both infinite).
+fn difference(analytic: f64, numeric: f64) -> (f64, f64) {
+    let difference = (analytic - numeric).abs();
+    let relative_error = if analytic == numeric {
+        0.0
+    } else {
+        difference / analytic.abs().max(numeric.abs())
+    };
+    (difference, relative_error)
 }
 
 /// The verdict of a check and the tolerance it rests on, from the gradient by
@@ -401,12 +412,7 @@ impl Session {
                 let analytic = grad.as_ref().map_or(0.0, |g| g.data()[k]);
                 let h = super::check::check_step(x);
                 let numeric = self.central_tensors(leaf, output, &value, k, h);
-                let difference = (analytic - numeric).abs();
-                let relative_error = if analytic == numeric {
-                    0.0
-                } else {
-                    difference / analytic.abs().max(numeric.abs())
-                };
+                let (difference, relative_error) = difference(analytic, numeric);
                 let steady = |numeric: f64| {
                     let half = self.central_tensors(leaf, output, &value, k, h / 2.0);
                     (half - numeric).abs() <= 1e-3 * numeric.abs()

@@ -192,6 +192,14 @@ pub const PLAIN: Traits = Traits {
     starts_quiz: false,
 };
 
+/// The traits of `:gc` and `:reset`: they free nodes, and finish whole
+/// after Ctrl-C.
+const FREES_MEMORY: Traits = Traits {
+    whole: true,
+    frees_memory: true,
+    ..PLAIN
+};
+
 /// The command a name typed alone runs (`help`, `quit`, `exit`), if any.
 pub fn find_bare(name: &str) -> Option<&'static CommandSpec> {
     COMMANDS.iter().find(|c| c.traits.bare.contains(&name))
@@ -379,7 +387,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         takes: "takes variable names",
         example: "e.g. `:check x y`",
         tensors: TensorCommand::Differentiates,
-        run: |s, c, e| s.check(c.name.span, &c.names(), e),
+        run: |s, c, e| s.check(c, e),
     },
     CommandSpec {
         name: "paths",
@@ -596,11 +604,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "reclaim the nodes no name, output or `ans` can reach",
         params: &[],
         writes: false,
-        traits: Traits {
-            whole: true,
-            frees_memory: true,
-            ..PLAIN
-        },
+        traits: FREES_MEMORY,
         takes: "takes no arguments",
         example: "",
         tensors: TensorCommand::Any,
@@ -616,11 +620,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         help: "forget all variables, functions and the graph",
         params: &[],
         writes: false,
-        traits: Traits {
-            whole: true,
-            frees_memory: true,
-            ..PLAIN
-        },
+        traits: FREES_MEMORY,
         takes: "takes no arguments",
         example: "",
         tensors: TensorCommand::Any,

@@ -41,6 +41,32 @@ pub(super) struct Descent {
 }
 
 impl Descent {
+    /// The event of this descent after `done` of its steps, its columns
+    /// headed `params` (a tensor parameter's elements each a column), with
+    /// the table's `rows` and the loss after each step.
+    fn event(
+        &self,
+        params: Vec<String>,
+        done: usize,
+        rows: Vec<RepeatRow>,
+        losses: Vec<Number>,
+    ) -> Event {
+        Event::Calculus(CalculusEvent::Descent {
+            of: self.loss.name.clone(),
+            params,
+            rate: Number(self.rate),
+            steps: done,
+            requested: self.steps,
+            rows,
+            losses,
+            interrupted: done < self.steps,
+            all: self.all,
+            target: self.target.clone(),
+        })
+    }
+}
+
+impl Descent {
     /// Reads `:descend`'s parsed command line.
     ///
     /// Errors: a rate that is not a finite number, a count of steps that is
@@ -235,18 +261,8 @@ impl Session {
             // The tensors that read the parameters follow them.
             self.tensors.rerun_whole(&self.graph);
         }
-        events.push(Event::Calculus(CalculusEvent::Descent {
-            of: descent.loss.name.clone(),
-            params: descent.params.iter().map(|p| p.name.clone()).collect(),
-            rate: Number(descent.rate),
-            steps: done,
-            requested: descent.steps,
-            rows,
-            losses,
-            interrupted: done < descent.steps,
-            all: descent.all,
-            target: descent.target.clone(),
-        }));
+        let params = descent.params.iter().map(|p| p.name.clone()).collect();
+        events.push(descent.event(params, done, rows, losses));
         Ok(())
     }
 }
@@ -355,20 +371,7 @@ impl Session {
         if done > 0 {
             self.record(&descent.script_of(done));
         }
-        events.push(Event::Calculus(
-            super::derivatives::CalculusEvent::Descent {
-                of: descent.loss.name.clone(),
-                params: headers,
-                rate: Number(descent.rate),
-                steps: done,
-                requested: descent.steps,
-                rows,
-                losses,
-                interrupted: done < descent.steps,
-                all: descent.all,
-                target: descent.target.clone(),
-            },
-        ));
+        events.push(descent.event(headers, done, rows, losses));
         for (param, leaf) in descent.params.iter().zip(leaves) {
             events.push(Event::Value {
                 name: Some(param.name.clone()),

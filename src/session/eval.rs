@@ -406,7 +406,7 @@ impl Session {
             span,
             args,
         } = site;
-        check_call(name, (name_span, span), function, args.len(), &scope.active)?;
+        let active = check_call(name, (name_span, span), function, args.len(), &scope.active)?;
         if self.poll.tick() {
             self.check_interrupt()?;
         }
@@ -418,8 +418,6 @@ impl Session {
                 doubling: self.doubling_call(scope.active.iter().chain([&name.to_string()])),
             });
         }
-        let mut active = scope.active.clone();
-        active.push(name.to_string());
         // The live preview (which sets a node limit) throws its nodes away:
         // it records no call.
         let call = self.call_node_limit.is_none().then(|| {
@@ -440,10 +438,7 @@ impl Session {
         };
         let value = self
             .evaluate_in(&function.body, &inner, None, events)
-            .map_err(|inner| SessionError::InFunction {
-                function: name.to_string(),
-                inner: Box::new(inner),
-            })?;
+            .map_err(in_function(name))?;
         if let Some(call) = call {
             self.calls.finish(call, value.node, &self.graph);
         }
@@ -508,12 +503,7 @@ impl Session {
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        let CallSite {
-            name,
-            name_span,
-            span,
-            args,
-        } = site;
+        let (name, span) = (site.name, site.span);
         let params = if let Some(function) = self.functions.get(name) {
             function.params.len()
         } else if let Some(op) = Op::from_function_name(name) {
@@ -528,16 +518,16 @@ impl Session {
         if params != 1 {
             return Err(SessionError::DerivativeArity {
                 name: name.to_string(),
-                span: name_span,
+                span: site.name_span,
                 params: format!("{params} arguments"),
             });
         }
-        if args.len() != 1 {
+        if site.args.len() != 1 {
             return Err(SessionError::wrong_arity(
                 format!("{name}{primes}"),
                 span,
                 1,
-                args.len(),
+                site.args.len(),
             ));
         }
         let start = self.graph.len();
@@ -545,26 +535,17 @@ impl Session {
         let t = Value {
             node: self
                 .graph
-                .apply(Op::Add, &[args[0].node, zero])
+                .apply(Op::Add, &[site.args[0].node, zero])
                 .map_err(|e| op_arity_error(&e, span))?,
             uses_variable: true,
         };
-        let mut result = self.call(
-            CallSite {
-                name,
-                name_span,
-                span,
-                args: &[t],
-            },
-            scope,
-            events,
-        )?;
+        let mut result = self.call(CallSite { args: &[t], ..site }, scope, events)?;
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if let Some(node) = self.copy_derivative(name, order, start, scope) {
             let constant = self.graph.op(node) == Op::Const;
             return Ok(Value {
                 node,
-                uses_variable: args[0].uses_variable && !constant,
+                uses_variable: site.args[0].uses_variable && !constant,
             });
         }
         let (body_end, groups_before) = (self.graph.len(), self.derivative_groups.len());
@@ -589,7 +570,7 @@ impl Session {
         let constant = self.graph.op(result.node) == Op::Const;
         Ok(Value {
             node: result.node,
-            uses_variable: args[0].uses_variable && !constant,
+            uses_variable: site.args[0].uses_variable && !constant,
         })
     }
 
@@ -873,7 +854,8 @@ impl Session {
 
 /// Whether `name` (`function`) may be called here with `count` arguments,
 /// inside the calls `active` (outermost first); `spans` are the name's and
-/// the call's. For numbers and tensors alike.
+/// the call's. For numbers and tensors alike: the calls active inside its
+/// body (`active`, then `name`).
 ///
 /// Errors: the wrong count of arguments, recursion, calls nested past
 /// [`MAX_CALL_DEPTH`].
@@ -883,7 +865,7 @@ pub(super) fn check_call(
     function: &UserFunction,
     count: usize,
     active: &[String],
-) -> Result<(), SessionError> {
+) -> Result<Vec<String>, SessionError> {
     if count != function.params.len() {
         return Err(SessionError::wrong_arity(
             name,
@@ -904,7 +886,18 @@ pub(super) fn check_call(
             limit: MAX_CALL_DEPTH,
         });
     }
-    Ok(())
+    let mut inside = active.to_vec();
+    inside.push(name.to_string());
+    Ok(inside)
+}
+
+/// An error of the body of the user function `name`, said inside its call
+/// ("in `f`: …"). For numbers and tensors alike.
+pub(super) fn in_function(name: &str) -> impl Fn(SessionError) -> SessionError + '_ {
+    move |inner| SessionError::InFunction {
+        function: name.to_string(),
+        inner: Box::new(inner),
+    }
 }
 
 /// The graph's refusal of an op given the wrong count of inputs, as the

@@ -1272,7 +1272,7 @@ pub struct Page {
     /// The backward pass of a tensor output (whose `picture` is a tensor
     /// picture and whose `steps` then say there are no scalar steps): the
     /// page steps this instead.
-    pub tensor: Option<Box<super::TensorStepModel>>,
+    pub tensor: Option<Box<StepModel<crate::engine::tensor::TensorId>>>,
 }
 
 /// What a picture is written as.

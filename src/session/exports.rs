@@ -107,7 +107,19 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         if self.shaped_output().is_some() {
-            return self.picture_tensors(name, options, format, events);
+            // A tensor output: each moment drawn from the tensor walk's model.
+            self.check_tensor_picture_size(name)?;
+            let model = self.step_model_tensors(name.span)?;
+            let moments = moments(options, model.len(), &model.of, name)?;
+            for (step, target) in targets(options, format, moments) {
+                let picture = self.picture_at(&model, step, options.direction);
+                events.push(Event::Picture {
+                    picture,
+                    format,
+                    target,
+                });
+            }
+            return Ok(());
         }
         let frame_data = self.picture_frame(name, options)?;
         let model = match self.step_model(name.span, &options.expand) {
@@ -116,17 +128,13 @@ impl Session {
             Err(_) => None,
         };
         let last = model.as_ref().map_or(0, StepModel::len);
-        let file = &options.file;
         let output_label = frame_data.of.clone();
         let moments = moments(options, last, &output_label, name)?;
         let step_nodes: Vec<NodeRef> = match &model {
             Some(model) => model.steps.iter().map(|s| s.row.node.clone()).collect(),
             None => Vec::new(),
         };
-        for step in moments {
-            let target = file
-                .as_ref()
-                .map(|file| step_target(file, step, options.moment, format));
+        for (step, target) in targets(options, format, moments) {
             events.push(Event::Picture {
                 picture: Picture {
                     of: output_label.clone(),
@@ -576,7 +584,7 @@ fn plot_bound(word: &Ident) -> Result<f64, SessionError> {
 /// command's.
 ///
 /// Errors: a step past the last (at its number).
-pub(super) fn moments(
+fn moments(
     args: &PictureArgs,
     last: usize,
     of: &str,
@@ -606,9 +614,26 @@ pub(super) fn moments(
     })
 }
 
+/// Each moment of `moments` with the file its picture goes to (`None`: the
+/// printer's output), as `options` names it.
+fn targets(
+    options: &PictureArgs,
+    format: PictureFormat,
+    moments: Vec<Option<usize>>,
+) -> impl Iterator<Item = (Option<usize>, Option<Target>)> {
+    let file = options.file.clone();
+    let moment = options.moment;
+    moments.into_iter().map(move |step| {
+        let target = file
+            .as_ref()
+            .map(|file| step_target(file, step, moment, format));
+        (step, target)
+    })
+}
+
 /// Where the picture of `step` goes when `file` was given: `FILE` itself,
 /// or for `--steps` (`moment`) `FILE/step-007.svg` (`.dot`) in the directory.
-pub(super) fn step_target(
+fn step_target(
     file: &Target,
     step: Option<usize>,
     moment: Moment,

@@ -46,15 +46,11 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let span = command.name.span;
-        let handout = command
-            .args
-            .iter()
-            .any(|a| matches!(a.name.as_str(), "md" | "tex" | "markdown" | "latex"));
-        if let Some(output) = self.shaped_output().filter(|_| !handout) {
-            return self.trace_tensor_output(output, command, events);
-        }
-        // The handouts of either kind of output: `trace_table`.
         let args = &TraceArgs::parse(command)?;
+        // The handouts of either kind of output: `trace_table`.
+        if let Some(output) = self.shaped_output().filter(|_| args.table.is_none()) {
+            return self.trace_tensor_output(output, &command.name.name, span, args, events);
+        }
         match args.table {
             Some(format) => self.trace_table(span, args, format, events),
             None => self.trace(span, args.all, &args.expand, events),
@@ -91,26 +87,26 @@ impl Session {
         self.topo_tensors(name.span, events)
     }
 
-    /// `:trace` of the tensor `output` with `command`'s words (the handout
-    /// tables aside: `trace_table`): `--expand=A --expand=B` and `--expand=A,B` name
-    /// the steps shown element by element; a bare `--expand` is refused
-    /// with the steps it may name.
+    /// `:trace` of the tensor `output` (command `name` at `span`) with its
+    /// arguments `args` (the handout tables aside: `trace_table`):
+    /// `--expand=A --expand=B` and `--expand=A,B` name the steps shown
+    /// element by element; a bare `--expand` is refused with the steps it
+    /// may name.
     fn trace_tensor_output(
         &mut self,
         output: Output<TensorId>,
-        command: &Command,
+        name: &str,
+        span: Span,
+        args: &TraceArgs,
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let (name, span, args) = (&command.name.name, command.name.span, &command.args);
         let label = &output.label;
-        let expand: Vec<(&str, Span)> = args
-            .iter()
-            .filter_map(|a| a.name.strip_prefix("--expand=").map(|n| (n, a.span)))
-            .flat_map(|(n, at)| n.split(',').filter(|n| !n.is_empty()).map(move |n| (n, at)))
-            .collect();
-        if let Some(bare) = args.iter().find(|a| a.name == "--expand") {
-            return Err(self.bare_expand(output.node, label, name, bare.span));
-        }
+        let at = args.expand_at.unwrap_or(span);
+        let expand: Vec<(&str, Span)> = match &args.expand {
+            Expand::None => Vec::new(),
+            Expand::All => return Err(self.bare_expand(output.node, label, name, at)),
+            Expand::Calls(steps, at) => steps.iter().map(|s| (s.as_str(), *at)).collect(),
+        };
         self.trace_tensors(output.node, label, span, &expand, events)
     }
 

@@ -66,10 +66,8 @@ pub use event::{
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
-pub use steps::{GradMark, GradState, Marks, StepModel};
-pub use tensor_steps::{
-    TensorPicture, TensorPictureEdge, TensorPictureNode, TensorStepModel, TensorTopoRow,
-};
+pub use steps::{GradMark, GradState, Marks, StepModel, StepNode};
+pub use tensor_steps::{TensorPicture, TensorPictureEdge, TensorPictureNode, TensorTopoRow};
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};

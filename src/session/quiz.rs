@@ -1,6 +1,6 @@
 //! `:quiz`: practise the backward pass. The quiz walks the steps of the
-//! output's `:trace` (the one step model: [`StepModel`] for a number,
-//! [`TensorStepModel`] for a vector or matrix output) in reverse topological
+//! output's `:trace` (the one step model, [`StepModel`], over a number's
+//! nodes or a vector or matrix output's) in reverse topological
 //! order and, at each step, asks for what comes next before it is shown:
 //!
 //! - which node is next in reverse topological order (from step 2 on);
@@ -30,7 +30,8 @@
 use super::boxes::Expand;
 use super::command::Command;
 use super::homework::{Answer, shape_text};
-use super::{Event, Number, Session, SessionError, StepModel, TensorData, TensorStepModel, Value};
+use super::{Event, Number, Session, SessionError, StepModel, TensorData, Value};
+use crate::engine::tensor::TensorId;
 use crate::syntax::{self, Span};
 
 /// The relative tolerance of a quiz's numbers without `rtol=`: 0.1 %, so an
@@ -226,6 +227,28 @@ pub enum QuizEvent {
         /// Every question was answered (the quiz ran to its end).
         finished: bool,
     },
+}
+
+impl Question {
+    /// "Which node is next?" about step `step`, whose node the trace names
+    /// `node` and a student may name by any of `names`: the question the
+    /// step's other questions are made from.
+    fn next(step: usize, node: String, names: Vec<String>) -> Question {
+        Question {
+            step,
+            ask: Ask::Next,
+            node,
+            input: None,
+            partial: None,
+            rule: None,
+            upstream: None,
+            local: None,
+            before: None,
+            uses: None,
+            explain: None,
+            expected: Expected::Node(names),
+        }
+    }
 }
 
 impl Quiz {
@@ -444,20 +467,7 @@ fn questions_of_scalar_steps(model: &StepModel, (from, to): (usize, usize)) -> V
         let names = scalar_node_names(step);
         let node = names.join(" = ");
         let upstream = Value::Number(step.upstream);
-        let base = Question {
-            step: k,
-            ask: Ask::Next,
-            node: node.clone(),
-            input: None,
-            partial: None,
-            rule: None,
-            upstream: None,
-            local: None,
-            before: None,
-            uses: None,
-            explain: None,
-            expected: Expected::Node(names),
-        };
+        let base = Question::next(k, node, names);
         if k >= 2 {
             questions.push(base.clone());
         }
@@ -499,25 +509,15 @@ fn questions_of_scalar_steps(model: &StepModel, (from, to): (usize, usize)) -> V
 }
 
 /// The questions of steps `from..=to` of a tensor output's step model.
-fn questions_of_tensor_steps(model: &TensorStepModel, (from, to): (usize, usize)) -> Vec<Question> {
+fn questions_of_tensor_steps(
+    model: &StepModel<TensorId>,
+    (from, to): (usize, usize),
+) -> Vec<Question> {
     let mut questions = Vec::new();
     for k in from..=to {
         let step = &model.steps[k - 1];
         let upstream = Value::Tensor(step.upstream.clone());
-        let base = Question {
-            step: k,
-            ask: Ask::Next,
-            node: step.node.clone(),
-            input: None,
-            partial: None,
-            rule: None,
-            upstream: None,
-            local: None,
-            before: None,
-            uses: None,
-            explain: None,
-            expected: Expected::Node(vec![step.node.clone()]),
-        };
+        let base = Question::next(k, step.node.clone(), vec![step.node.clone()]);
         if k >= 2 {
             questions.push(base.clone());
         }

@@ -17,11 +17,15 @@
 //!   the sum before, so every surface writes `grad 3 → 5` where `:trace` does.
 //! - A node inside a call shown as one step (drawn only when the page expands
 //!   its calls) is final from that call's step on.
+//! - A vector or matrix output is walked by the same model over the tensor
+//!   graph's nodes ([`StepModel`]`<TensorId>`, made in `tensor_steps.rs`):
+//!   each tensor op one step, its gradients tensors, the same states.
 
 use rustc_hash::FxHashMap;
 
 use super::boxes::Expand;
-use super::{Event, Session, SessionError, TraceStep, TraceSteps};
+use super::{Event, Session, SessionError, TensorData, TensorTraceStep, TraceStep, TraceSteps};
+use crate::engine::tensor::TensorId;
 use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
 
@@ -65,27 +69,79 @@ pub struct GradMark<G = f64> {
     pub done: bool,
 }
 
+/// What a step model is over: the node ids of one arena, each with what its
+/// gradient is and what a step's line pieces are. A number's nodes
+/// ([`NodeId`]: gradients `f64`, steps [`TraceStep`]) and a tensor output's
+/// ops ([`TensorId`]: gradients [`TensorData`], steps [`TensorTraceStep`])
+/// are walked by the one [`StepModel`].
+pub trait StepNode: Copy + std::hash::Hash + Eq + std::fmt::Debug {
+    /// What a gradient of such a node is.
+    type Grad: Clone + PartialEq + std::fmt::Debug;
+    /// One step's line pieces, as `:trace` writes them.
+    type Step: Clone + PartialEq + std::fmt::Debug;
+}
+
+impl StepNode for NodeId {
+    type Grad = f64;
+    type Step = TraceStep;
+}
+
+impl StepNode for TensorId {
+    type Grad = TensorData;
+    type Step = TensorTraceStep;
+}
+
 /// The backward walk of the output as every surface shows it (see the module
-/// comment). Made by `Session::step_model`; valid until the session's next
-/// statement changes the graph.
+/// comment), over the nodes of either arena: `StepModel` (of [`NodeId`]) for
+/// a number, `StepModel<TensorId>` for a vector or matrix output, each
+/// tensor op one step as the tensor `:trace` numbers them. Made by
+/// `Session::step_model` and `Session::step_model_tensors`; valid until the
+/// session's next statement changes the graph.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StepModel {
+pub struct StepModel<N: StepNode = NodeId> {
     /// The output's label.
     pub of: String,
     /// The constants of the order, which have no step (`:trace`'s header
-    /// counts them apart).
+    /// counts them apart; 0 for a tensor walk, whose header does not).
     pub constants: usize,
-    /// Step K at index K − 1: its node and its line pieces.
-    pub steps: Vec<TraceStep>,
+    /// Step K at index K − 1: its line pieces.
+    pub steps: Vec<N::Step>,
+    /// Step K's node at index K − 1.
+    nodes: Vec<N>,
     /// Each node's gradient changes, in step order.
-    marks: Marks<NodeId, f64>,
+    marks: Marks<N, N::Grad>,
     /// The step of each node processed at a step of its own.
-    step_of: FxHashMap<NodeId, usize>,
+    step_of: FxHashMap<N, usize>,
     /// The nodes inside a call shown as one step: that step.
-    inside: FxHashMap<NodeId, usize>,
+    inside: FxHashMap<N, usize>,
+    /// The rule each operand's edge carries, as `:trace` writes it:
+    /// (node, operand position) → rule (a tensor walk's matrix rules).
+    rules: FxHashMap<(N, usize), String>,
 }
 
-impl StepModel {
+impl<N: StepNode> StepModel<N> {
+    /// The model of a walk whose step K (line pieces `steps[K − 1]`)
+    /// processes `nodes[K − 1]`, with each gradient's changes `marks`.
+    pub(super) fn new(
+        of: String,
+        constants: usize,
+        steps: Vec<N::Step>,
+        nodes: Vec<N>,
+        marks: Marks<N, N::Grad>,
+    ) -> StepModel<N> {
+        let step_of = nodes.iter().enumerate().map(|(i, &n)| (n, i + 1)).collect();
+        StepModel {
+            of,
+            constants,
+            steps,
+            nodes,
+            marks,
+            step_of,
+            inside: FxHashMap::default(),
+            rules: FxHashMap::default(),
+        }
+    }
+
     /// How many steps the walk has (`:trace`'s count).
     pub fn len(&self) -> usize {
         self.steps.len()
@@ -97,14 +153,14 @@ impl StepModel {
     }
 
     /// The node step `k` (from 1) processes; `None` out of range.
-    pub fn node(&self, k: usize) -> Option<NodeId> {
-        let step = self.steps.get(k.checked_sub(1)?)?;
-        Some(step.row.node.id)
+    pub fn node(&self, k: usize) -> Option<N> {
+        self.nodes.get(k.checked_sub(1)?).copied()
     }
 
     /// The step that processes `id`: its own, or that of the call shown as
-    /// one step around it; `None` for a node the walk does not reach.
-    pub fn step_of(&self, id: NodeId) -> Option<usize> {
+    /// one step around it; `None` for a node the walk does not reach (a
+    /// leaf of a tensor walk has none).
+    pub fn step_of(&self, id: N) -> Option<usize> {
         self.step_of
             .get(&id)
             .or_else(|| self.inside.get(&id))
@@ -113,30 +169,43 @@ impl StepModel {
 
     /// The changes of `id`'s gradient, in step order (empty for a node the
     /// walk does not reach).
-    pub fn marks(&self, id: NodeId) -> &[GradMark] {
+    pub fn marks(&self, id: N) -> &[GradMark<N::Grad>] {
         self.marks.of(&id)
     }
 
     /// The state of `id`'s gradient after step `k` (0: before the pass).
-    pub fn state(&self, id: NodeId, k: usize) -> GradState {
+    pub fn state(&self, id: N, k: usize) -> GradState<N::Grad> {
         self.marks.state(&id, k)
     }
 
     /// Every state `id`'s gradient takes over the walk but blank, in step
     /// order: what a picture reserves room for, so that every step of a
     /// graph has one layout.
-    pub fn states(&self, id: NodeId) -> Vec<GradState> {
+    pub fn states(&self, id: N) -> Vec<GradState<N::Grad>> {
         self.marks.states(&id)
     }
 
     /// The steps at which `id`'s gradient as drawn changes, each with its
     /// state from then on: the page's timeline of one box.
-    pub fn timeline(&self, id: NodeId) -> Vec<(usize, GradState)> {
+    pub fn timeline(&self, id: N) -> Vec<(usize, GradState<N::Grad>)> {
         self.marks.timeline(&id)
     }
 
-    /// Records the gradient changes of `steps`, and the steps of the nodes
-    /// inside calls shown as one step (`inside`: node → its call's output).
+    /// The rule of the edge from operand `position` of `node`, as `:trace`
+    /// writes it (a tensor walk's `outer(upstream, x)`); `None` where the
+    /// model keeps none (a constant operand, a scalar walk).
+    pub fn rule(&self, node: N, position: usize) -> Option<&str> {
+        self.rules.get(&(node, position)).map(String::as_str)
+    }
+
+    /// Records the rule of the edge from operand `position` of `node`.
+    pub(super) fn set_rule(&mut self, node: N, position: usize, rule: String) {
+        self.rules.insert((node, position), rule);
+    }
+}
+
+impl StepModel {
+    /// Records the gradient changes of a scalar walk's `steps`.
     fn marks_of(steps: &[TraceStep]) -> Marks<NodeId, f64> {
         let mut marks: Marks<NodeId, f64> = Marks::default();
         for (i, step) in steps.iter().enumerate() {
@@ -186,25 +255,21 @@ impl Session {
         };
         let steps: Vec<TraceStep> = self.trace_steps(&listing).collect();
         self.check_interrupt()?;
-        let mut marks = StepModel::marks_of(&steps);
-        let step_of: FxHashMap<NodeId, usize> = steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.row.node.id, i + 1))
-            .collect();
+        let marks = StepModel::marks_of(&steps);
+        let nodes = steps.iter().map(|s| s.row.node.id).collect();
+        let mut model = StepModel::new(of, constants, steps, nodes, marks);
         // The nodes inside calls shown as one step: final at that step.
-        let mut inside = FxHashMap::default();
-        if steps.iter().any(|s| s.call.is_some()) {
+        if model.steps.iter().any(|s| s.call.is_some()) {
             let output = self.require_output(span)?;
             let (gradients, _) = self.backprop(&output, span)?;
             let order = self.order_for(output.node);
             for &id in order.iter() {
-                if step_of.contains_key(&id) || self.graph.op(id) == Op::Const {
+                if model.step_of.contains_key(&id) || self.graph.op(id) == Op::Const {
                     continue;
                 }
-                if let Some(k) = self.outer_call_step(id, &step_of) {
-                    inside.insert(id, k);
-                    marks.map.entry(id).or_default().push(GradMark {
+                if let Some(k) = self.outer_call_step(id, &model.step_of) {
+                    model.inside.insert(id, k);
+                    model.marks.map.entry(id).or_default().push(GradMark {
                         step: k,
                         before: None,
                         sum: gradients[id],
@@ -213,14 +278,7 @@ impl Session {
                 }
             }
         }
-        Ok(StepModel {
-            of,
-            constants,
-            steps,
-            marks,
-            step_of,
-            inside,
-        })
+        Ok(model)
     }
 
     /// The step of the outermost call around `id` whose output is a step of
@@ -238,9 +296,8 @@ impl Session {
 }
 
 /// Each node's gradient changes, in step order: what [`StepModel`] keeps of
-/// a scalar walk and [`super::TensorStepModel`] of a tensor walk (`K` the
-/// node's id, `G` what a gradient is), and the states every surface reads
-/// from them.
+/// a walk (`K` the node's id, `G` what a gradient is), and the states every
+/// surface reads from them.
 #[derive(Debug, Clone)]
 pub struct Marks<K, G> {
     map: FxHashMap<K, Vec<GradMark<G>>>,

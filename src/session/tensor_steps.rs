@@ -1,95 +1,30 @@
 //! The step model of a tensor output: the backward walk of `:trace` over the
-//! tensor graph made once as data, which `:step`, the `:svg --step K` and
-//! `--steps` slides, `:dot` and the page draw, as [`super::StepModel`] is
-//! for a scalar output.
+//! tensor graph made once as data — the one [`StepModel`], over the tensor
+//! graph's nodes — which `:step`, `:quiz`, the `:svg --step K` and
+//! `--steps` slides, `:dot` and the page draw, as for a scalar output.
 //!
 //! - The steps are the tensor `:trace`'s: each tensor op one step (leaves
 //!   and constants have none), numbered from 1, each with its line pieces
-//!   ([`TensorTraceStep`]: the node, its upstream gradient, each operand's
+//!   ([`super::TensorTraceStep`]: the node, its upstream gradient, each operand's
 //!   matrix rule with shapes and what it receives).
 //! - Each node's gradient, a tensor of the node's shape, has a state at
 //!   every step ([`GradState`] over [`TensorData`]): blank until a use adds
 //!   to it, partial with its sum so far while uses of a fan-out are still to
 //!   come, final once every use has added (the output from step 1) — the
-//!   same states, kept by the same [`Marks`], as a scalar node's.
+//!   same states, kept by the same [`Marks`](super::steps::Marks), as a scalar node's.
 
 use rustc_hash::FxHashMap;
 
 use super::TopoRows;
-use super::args::PictureArgs;
-use super::exports::{moments, step_target};
-use super::steps::{GradState, Marks};
+use super::steps::{GradState, StepModel};
 use super::tensor_trace::{ModelMarks, TraceLines};
 use super::tensors::{tensor_data, tensor_error};
-use super::{
-    Event, Picture, PictureFormat, PictureStep, Session, SessionError, TensorData, TensorTraceStep,
-};
+use super::{Event, Picture, PictureStep, Session, SessionError, TensorData};
 use crate::engine::Op;
 use crate::engine::tensor::{Tensor, TensorId, TensorOp};
 use crate::syntax::{Ident, Span};
 
 use super::error::ErrorCode;
-
-/// The backward walk of a tensor output as every surface shows it (see the
-/// module comment). Valid until the session's next statement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TensorStepModel {
-    /// The output's label.
-    pub of: String,
-    /// Step K at index K − 1: its line pieces, as `:trace` writes them.
-    pub steps: Vec<TensorTraceStep>,
-    /// Step K's node at index K − 1.
-    nodes: Vec<TensorId>,
-    /// Each node's gradient changes, in step order.
-    marks: Marks<TensorId, TensorData>,
-    /// The matrix rule each operand's edge carries: (node, operand position) → rule.
-    rules: FxHashMap<(TensorId, usize), String>,
-}
-
-impl TensorStepModel {
-    /// How many steps the walk has (`:trace`'s count).
-    pub fn len(&self) -> usize {
-        self.steps.len()
-    }
-
-    /// True for a walk with no steps.
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-
-    /// The node step `k` (from 1) processes; `None` out of range.
-    pub fn node(&self, k: usize) -> Option<TensorId> {
-        self.nodes.get(k.checked_sub(1)?).copied()
-    }
-
-    /// The step that processes `id`, if any (leaves have none).
-    pub fn step_of(&self, id: TensorId) -> Option<usize> {
-        self.nodes.iter().position(|&n| n == id).map(|i| i + 1)
-    }
-
-    /// The state of `id`'s gradient after step `k` (0: before the pass).
-    pub fn state(&self, id: TensorId, k: usize) -> GradState<TensorData> {
-        self.marks.state(&id, k)
-    }
-
-    /// Every state `id`'s gradient takes but blank: what a box reserves
-    /// room for, so every step has one layout.
-    pub fn states(&self, id: TensorId) -> Vec<GradState<TensorData>> {
-        self.marks.states(&id)
-    }
-
-    /// The steps at which `id`'s gradient as drawn changes, each with its
-    /// state from then on: the page's timeline of one box.
-    pub fn timeline(&self, id: TensorId) -> Vec<(usize, GradState<TensorData>)> {
-        self.marks.timeline(&id)
-    }
-
-    /// The matrix rule of the edge from operand `position` of `node`, as
-    /// `:trace` writes it (`outer(upstream, x)`); `None` for a constant operand.
-    pub fn rule(&self, node: TensorId, position: usize) -> Option<&str> {
-        self.rules.get(&(node, position)).map(String::as_str)
-    }
-}
 
 /// A node of a tensor picture: a box with the name, shape and values, and
 /// the gradient in its state at the picture's moment.
@@ -164,7 +99,7 @@ impl Session {
     pub(super) fn step_model_tensors(
         &mut self,
         span: Span,
-    ) -> Result<TensorStepModel, SessionError> {
+    ) -> Result<StepModel<TensorId>, SessionError> {
         let no_output = || {
             tensor_error(
                 ErrorCode::BadArguments,
@@ -184,13 +119,11 @@ impl Session {
             return Err(SessionError::Interrupted { span });
         }
         let ModelMarks { marks, rules } = lines.model.unwrap_or_default();
-        Ok(TensorStepModel {
-            of: output.label.clone(),
-            nodes: lines.nodes,
-            steps: lines.steps,
-            marks,
-            rules,
-        })
+        let mut model = StepModel::new(output.label.clone(), 0, lines.steps, lines.nodes, marks);
+        for ((node, position), rule) in rules {
+            model.set_rule(node, position, rule);
+        }
+        Ok(model)
     }
 
     /// `:topo` of a tensor output: its nodes in reverse topological order,
@@ -251,40 +184,11 @@ impl Session {
         Ok(())
     }
 
-    /// `:svg FILE` and `:dot` of a tensor output, finished or at the moments
-    /// `options` asks for (`--before`, `--step K`, `--steps`), each drawn
-    /// from one [`TensorStepModel`].
-    ///
-    /// Errors: a step past the last; Ctrl-C.
-    pub(super) fn picture_tensors(
-        &mut self,
-        name: &Ident,
-        options: &PictureArgs,
-        format: PictureFormat,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        self.check_tensor_picture_size(name)?;
-        let model = self.step_model_tensors(name.span)?;
-        let last = model.len();
-        for step in moments(options, last, &model.of, name)? {
-            let target = options
-                .file
-                .as_ref()
-                .map(|file| step_target(file, step, options.moment, format));
-            events.push(Event::Picture {
-                picture: self.picture_at(&model, step, options.direction),
-                format,
-                target,
-            });
-        }
-        Ok(())
-    }
-
     /// The picture of the tensor output at step `step` of `model` (`None`:
     /// the finished pass).
     pub(super) fn picture_at(
         &self,
-        model: &TensorStepModel,
+        model: &StepModel<TensorId>,
         step: Option<usize>,
         direction: super::Direction,
     ) -> Picture {
@@ -392,7 +296,7 @@ impl Session {
     /// Refuses a picture or page of the tensor output (command `name`) of
     /// more than [`TENSOR_PICTURE_NODES`] nodes, before anything is built:
     /// the message of the scalar pictures, with what works for tensors.
-    fn check_tensor_picture_size(&self, name: &Ident) -> Result<(), SessionError> {
+    pub(super) fn check_tensor_picture_size(&self, name: &Ident) -> Result<(), SessionError> {
         let Some(super::Output {
             node: output,
             label: of,

@@ -356,20 +356,16 @@ impl Session {
                 hint: None,
             });
         };
-        super::eval::check_call(name, (span, span), &function, args.len(), &scope.active)?;
+        let active =
+            super::eval::check_call(name, (span, span), &function, args.len(), &scope.active)?;
         self.check_interrupt()?;
-        let mut active = scope.active.clone();
-        active.push(name.to_string());
         let inner = Scope {
             params: function.params.iter().cloned().zip(args).collect(),
             active,
             call_span: Some(scope.call_span.unwrap_or(span)),
         };
         self.tensor_tree(&function.body, &inner)
-            .map_err(|inner| SessionError::InFunction {
-                function: name.to_string(),
-                inner: Box::new(inner),
-            })
+            .map_err(super::eval::in_function(name))
     }
 
     /// A value as a node of the tensor graph.

@@ -21,19 +21,12 @@ fn text_of(script: &str) -> String {
 }
 
 /// `x` rebound after `y` was built from it: ∂y/∂x is 0 for the x of now,
-/// and the gradient says why, for a vector as for a number.
+/// and the gradient says why, for a vector as for a number — in JSON and
+/// for a bare `:grad` (the note's words for both kinds over the lecture's
+/// graphs: `typed_back.rs`).
 #[test]
 fn a_tensor_gradient_names_the_earlier_binding_as_a_number_does() {
     let script = "x = [1, 2]; y = sum(x^2); x = [3, 4]; y; :grad x";
-    assert_contains(
-        &text_of(script),
-        "∂y/∂x = [0, 0]  (2)  (y was built from an earlier x)\n",
-    );
-    // The same words as for numbers.
-    assert_contains(
-        &text_of("x = 1; y = x^2; x = 3; y; :grad x"),
-        "∂y/∂x = 0  (y was built from an earlier x)\n",
-    );
     let (events, status) = json_events(&["-e", script]);
     assert_eq!(status, Some(0), "{events:?}");
     let grad = member(&Value::Array(events), "kind", "grad").clone();

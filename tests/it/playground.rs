@@ -24,6 +24,18 @@ pub(crate) fn playground(test: &str) -> Option<(Browser, String)> {
     Some((browser, format!("http://127.0.0.1:{port}/")))
 }
 
+/// As `playground`, with the browser's downloads going to a new temporary
+/// directory (the third part; removed when it is dropped).
+pub(crate) fn playground_downloading(test: &str) -> Option<(Browser, String, tempfile::TempDir)> {
+    let (mut browser, url) = playground(test)?;
+    let downloads = tempfile::tempdir().unwrap();
+    browser.call_browser(
+        "Browser.setDownloadBehavior",
+        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
+    );
+    Some((browser, url, downloads))
+}
+
 /// The playground has loaded and its worker answers.
 pub(crate) const READY: &str = "document.body.getAttribute('data-ready') === 'yes'";
 
@@ -147,14 +159,10 @@ pub(crate) fn downloaded(browser: &mut Browser, dir: &Path, name: &str) -> Vec<u
 
 #[test]
 fn files_download_links_share_and_the_output_copies() {
-    let Some((mut browser, url)) = playground("the playground's files") else {
+    let Some((mut browser, url, downloads)) = playground_downloading("the playground's files")
+    else {
         return;
     };
-    let downloads = tempfile::tempdir().unwrap();
-    browser.call_browser(
-        "Browser.setDownloadBehavior",
-        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
-    );
     browser.open(&url, (1920, 1080), READY);
     enter(&mut browser, "x = 2; y = x^2");
     wait_screen(&mut browser, "\ny = 4\n");

@@ -10,14 +10,17 @@ use serde_json::json;
 
 use crate::browser::Browser;
 use crate::homework::sealed_hw1;
-use crate::playground::{READY, SCREEN, downloaded, enter, playground, wait_screen};
+use crate::playground::{
+    READY, SCREEN, downloaded, enter, playground, playground_downloading, wait_screen,
+};
 use crate::util::{assert_contains, json_lines, output_of, stdout_of};
 
-/// Clicks the button labelled `label` of the problem titled `title`.
-fn click_in_problem(browser: &mut Browser, title: &str, label: &str) {
+/// Clicks the button of the problem titled `title` whose label starts with
+/// `label`.
+pub(crate) fn click_in_problem(browser: &mut Browser, title: &str, label: &str) {
     let find = format!(
         "Array.from(document.querySelectorAll('.gc-problem')).filter(p => (p.querySelector('h3') || {{}}).textContent === {title:?})
-            .map(p => Array.from(p.querySelectorAll('button')).find(b => b.textContent === {label:?}))[0]"
+            .map(p => Array.from(p.querySelectorAll('button')).find(b => b.textContent.startsWith({label:?})))[0]"
     );
     browser.wait_for(&format!("!!({find})"));
     browser.eval(&format!("({find}).click(), true"));
@@ -31,29 +34,45 @@ fn idle(browser: &mut Browser) {
 /// The panel's text.
 const PANEL: &str = "document.querySelector('.gc-assignment').textContent";
 
+/// Runs the given code of the problem `title` and waits for `given` (the
+/// last line it prints), enters `answer` and waits for `answered`, then
+/// presses the problem's "Check" and waits for `checked`.
+fn solve(browser: &mut Browser, title: &str, [given, answer, answered]: [&str; 3], checked: &str) {
+    click_in_problem(browser, title, "Run the given code");
+    wait_screen(browser, given);
+    enter(browser, answer);
+    wait_screen(browser, answered);
+    click_in_problem(browser, title, "Check");
+    wait_screen(browser, checked);
+}
+
 /// Answers the three problems of hw1 as in `tests/it/homework.rs`: the
 /// first right, the second wrong, the third first of the wrong shape, then
 /// right; each checked with its "Check" button.
 fn answer_right_and_wrong(browser: &mut Browser) {
     // Problem 1 answered right: o = tanh(0.8813735870) = 1/√2, ∂o/∂w1 =
     // x1·(1 − o²) = 1, ∂o/∂b = 1 − o² = 0.5, all three correct.
-    click_in_problem(browser, "Problem 1: a neuron", "Run the given code");
-    wait_screen(browser, "\nb = 6.881373587\n");
-    enter(browser, "o = tanh(x1*w1 + x2*w2 + b)");
-    wait_screen(browser, "\no = 0.7071067812\n");
-    click_in_problem(browser, "Problem 1: a neuron", "Check");
-    wait_screen(browser, "✓ ∂o/∂b: correct");
+    solve(
+        browser,
+        "Problem 1: a neuron",
+        [
+            "\nb = 6.881373587\n",
+            "o = tanh(x1*w1 + x2*w2 + b)",
+            "\no = 0.7071067812\n",
+        ],
+        "✓ ∂o/∂b: correct",
+    );
     let screen = browser.eval(SCREEN).as_str().unwrap().to_string();
     assert_contains(&screen, "✓ o: correct");
     assert_contains(&screen, "✓ ∂o/∂w1: correct");
     // Problem 2 answered wrong: y = (a + b)·b gives ∂y/∂a = b = 1 (not 2)
     // and ∂y/∂b = a + 2b = 4 (not 5); a sealed answer says only "wrong".
-    click_in_problem(browser, "Problem 2: a fan-out", "Run the given code");
-    wait_screen(browser, "\nb = 1\n");
-    enter(browser, "y = (a + b)*b");
-    wait_screen(browser, "\ny = 3\n");
-    click_in_problem(browser, "Problem 2: a fan-out", "Check");
-    wait_screen(browser, "✗ ∂y/∂b: wrong");
+    solve(
+        browser,
+        "Problem 2: a fan-out",
+        ["\nb = 1\n", "y = (a + b)*b", "\ny = 3\n"],
+        "✗ ∂y/∂b: wrong",
+    );
     assert_contains(browser.eval(SCREEN).as_str().unwrap(), "✗ ∂y/∂a: wrong");
     // Problem 3 first of the wrong shape (a 2×3 W), then right.
     enter(
@@ -125,21 +144,28 @@ fn export_and_rerun(browser: &mut Browser, downloads: &std::path::Path) {
     assert_contains(&md, "> o = tanh(x1*w1 + x2*w2 + b)\no = 0.7071067812\n");
 }
 
-#[test]
-fn an_assignment_link_is_answered_checked_kept_and_exported() {
-    let Some((mut browser, url)) = playground("an assignment by link") else {
-        return;
-    };
-    let downloads = tempfile::tempdir().unwrap();
-    browser.call_browser(
-        "Browser.setDownloadBehavior",
-        json!({"behavior": "allow", "downloadPath": downloads.path().to_str().unwrap()}),
-    );
-    let sealed = sealed_hw1();
+/// The playground (for `test`) opened at an `#assignment=` link of
+/// `assignment`, its downloads going to the folder given with it; `None`
+/// where Chromium or web/dist/ is missing.
+pub(crate) fn open_assignment_link(
+    test: &str,
+    assignment: &str,
+) -> Option<(Browser, tempfile::TempDir)> {
+    let (mut browser, url, downloads) = playground_downloading(test)?;
     browser.open(&url, (1366, 768), READY);
     browser.eval(&format!(
-        "location.hash = '#assignment=' + encodeURIComponent({sealed:?}), true"
+        "location.hash = '#assignment=' + encodeURIComponent({assignment:?}), true"
     ));
+    Some((browser, downloads))
+}
+
+#[test]
+fn an_assignment_link_is_answered_checked_kept_and_exported() {
+    let Some((mut browser, downloads)) =
+        open_assignment_link("an assignment by link", &sealed_hw1())
+    else {
+        return;
+    };
     browser.wait_for("document.querySelector('.gc-assignment h2') && document.querySelector('.gc-assignment h2').textContent === 'Homework 1: backprop by hand'");
     wait_screen(&mut browser, "(opened the assignment Homework 1");
     // The problems with their text and starting code; what is checked.

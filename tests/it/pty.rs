@@ -131,6 +131,17 @@ impl Repl {
         self.expect(reply)
     }
 
+    /// Types each line of `exchange` and waits for what it shows, in order:
+    /// a conversation (a quiz's answers and verdicts) as one table.
+    pub fn converse(&mut self, exchange: &[(&str, &[&str])]) {
+        for (text, shown) in exchange {
+            self.send_line(text);
+            for part in *shown {
+                self.expect(part);
+            }
+        }
+    }
+
     /// Types `keys` (ending in Tab) and waits for the completion `shown`.
     pub fn complete(&mut self, keys: &str, shown: &str) {
         self.send(keys);

@@ -7,18 +7,23 @@
 use serde_json::Value;
 
 use crate::util::{
-    assert_close, assert_contains, folder_with, in_crate, json_lines, json_number,
-    output_with_stdin, stdout_of,
+    assert_close, assert_contains, folder_with, in_crate, json_lines, json_number, output_of,
+    output_with_stdin, stderr_of, stdout_of,
 };
 
-/// The neuron of examples/neuron.calc without its `:grad` line.
-fn neuron() -> String {
-    std::fs::read_to_string(in_crate("examples/neuron.calc"))
+/// examples/`name` without its `:grad` line.
+pub(crate) fn example(name: &str) -> String {
+    std::fs::read_to_string(in_crate(&format!("examples/{name}")))
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with(":grad"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The neuron of examples/neuron.calc without its `:grad` line.
+pub(crate) fn neuron() -> String {
+    example("neuron.calc")
 }
 
 /// The `quiz_*` events of `gradcalc --json` run on `script` piped in.
@@ -41,7 +46,7 @@ fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 /// ∂o/∂n = 1 − o² = 0.5; every + passes 0.5 on with local 1; x2*w2 gives x2
 /// w2 = 1 (0.5·1 = 0.5) and w2 x2 = 0 (0.5·0 = 0); x1*w1 gives x1 w1 = −3
 /// (0.5·(−3) = −1.5) and w1 x1 = 2 (0.5·2 = 1).
-const NEURON_ANSWERS: [&str; 27] = [
+pub(crate) const NEURON_ANSWERS: [&str; 27] = [
     // step 1, o = tanh(n): local, product
     "1 - tanh(n)^2",
     "0.5",
@@ -217,7 +222,7 @@ fn the_mlp_s_calls_are_one_step_each_and_a_formula_answers_them() {
 
 /// A matrix layer, W 2×3: W @ x = [0.1 − 0.4 + 0.9, 0.4 + 1 − 1.8] =
 /// [0.6, −0.4]; + b = [0.7, −0.5].
-const LAYER: &str = "W = [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]\nx = [1, 2, 3]\nb = [0.1, -0.1]\nL = sum(tanh(W @ x + b))\n";
+pub(crate) const LAYER: &str = "W = [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]\nx = [1, 2, 3]\nb = [0.1, -0.1]\nL = sum(tanh(W @ x + b))\n";
 
 #[test]
 fn a_matrix_layer_asks_for_the_shape_before_the_numbers() {
@@ -314,24 +319,24 @@ fn the_terminal_asks_at_a_quiz_prompt_and_goes_back_with_b() {
     repl.line("a = 2; y = a*a + a", "y = 6");
     repl.prompt();
     // 12 questions (see the fan-out test); the first is ∂(a*a + a)/∂(a*a).
-    repl.line(
-        ":quiz",
-        "quiz 1/12 · step 1 of 3 · y = a*a + a: the local derivative",
-    );
-    repl.expect("`b` goes back a question, `q` stops");
-    repl.expect("quiz 1/12> ");
-    repl.line("1", "✓ right");
-    repl.expect("quiz 2/12> ");
-    repl.line("b", "quiz 1/12 · step 1 of 3");
-    repl.expect("quiz 1/12> ");
-    // Back at the first question, 2 is wrong (the + passes 1).
-    repl.line("2", "✗ not right");
-    repl.expect("(0 of 1 right)");
-    repl.expect("quiz 2/12> ");
-    repl.line(
-        "q",
-        "quiz stopped after 1 of 12 questions: score 0 of 1 right",
-    );
+    repl.converse(&[
+        (
+            ":quiz",
+            &[
+                "quiz 1/12 · step 1 of 3 · y = a*a + a: the local derivative",
+                "`b` goes back a question, `q` stops",
+                "quiz 1/12> ",
+            ],
+        ),
+        ("1", &["✓ right", "quiz 2/12> "]),
+        ("b", &["quiz 1/12 · step 1 of 3", "quiz 1/12> "]),
+        // Back at the first question, 2 is wrong (the + passes 1).
+        ("2", &["✗ not right", "(0 of 1 right)", "quiz 2/12> "]),
+        (
+            "q",
+            &["quiz stopped after 1 of 12 questions: score 0 of 1 right"],
+        ),
+    ]);
     repl.prompt();
     // The session is as before: y is 2·2 + 2 = 6.
     repl.line("y + 0", "6");
@@ -379,4 +384,79 @@ fn the_playground_s_quiz_button_starts_and_stops_a_quiz_of_a_matrix_layer() {
     enter(&mut browser, "2x3");
     verdicts(&mut browser, "✓ right", 3);
     wait_screen(&mut browser, "2×3 (outer((2), (3))");
+}
+
+/// The sealed file of examples/quiz1_key.calc: its answers left out.
+pub(crate) fn sealed_quiz1() -> String {
+    let key = in_crate("examples/quiz1_key.calc");
+    let output = output_of(&["--seal", key.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    stdout_of(&output)
+}
+
+#[test]
+fn an_assignment_lists_a_quiz_as_a_quiz_to_take_not_as_starting_code() {
+    let sealed = sealed_quiz1();
+    // The key's answers (its solution blocks) are not in the sealed file.
+    assert_eq!(
+        sealed.matches("# (your work here)\n").count(),
+        2,
+        "{sealed}"
+    );
+    assert!(
+        !sealed.lines().any(|l| l == "a*a" || l == "-1.5"),
+        "{sealed}"
+    );
+    let (dir, path) = folder_with("quiz1.calc", &sealed);
+    let listed = stdout_of(&output_of(&["--assignment", path.to_str().unwrap()]));
+    // Each problem's code is its statements before `:quiz`; the quiz is
+    // listed as one, with the line that starts it.
+    assert_contains(
+        &listed,
+        "```\nx1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.8813735870195432\nn = x1*w1 + x2*w2 + b\no = tanh(n)\n```\n\n- quiz: predict steps 1–8 of the backward pass of o — after the code above, run `:quiz o steps=1-8` and answer each question as it is asked (`?` shows the answer)\n",
+    );
+    assert_contains(
+        &listed,
+        "```\na = 2; y = a*a + a\n```\n\n- quiz: predict every step of the backward pass of y — after the code above, run `:quiz y`",
+    );
+    let fenced: Vec<&str> = listed.split("```").skip(1).step_by(2).collect();
+    assert_eq!(fenced.len(), 2, "{listed}");
+    assert!(
+        fenced
+            .iter()
+            .all(|code| !code.contains(":quiz") && !code.contains("your work")),
+        "{listed}"
+    );
+    // A student's answers written after each `:quiz` line: the neuron's 25
+    // questions of steps 1–8 (2 + 5 + 1 + 5 + 5 + 1 + 1 + 5) with question
+    // 23 wrong (x1 receives 0.5 × (−3) = −1.5, not 1.5); the fan-out's 12
+    // with question 8 wrong (a's gradient after its second use is 1 + 2 = 3,
+    // not 2). Scored in the transcript, which reruns.
+    let mut neuron = NEURON_ANSWERS[..25].to_vec();
+    neuron[22] = "1.5";
+    let fan_out = ["1", "1", "1", "1", "a*a", "a", "2", "2", "a", "2", "5", "a"];
+    let student = sealed
+        .replacen("# (your work here)", &neuron.join("\n"), 1)
+        .replacen("# (your work here)", &fan_out.join("\n"), 1);
+    let answered = dir.path().join("student.calc");
+    std::fs::write(&answered, &student).unwrap();
+    let transcript = output_of(&["--transcript", "jsonl", answered.to_str().unwrap()]);
+    let lines = json_lines(&stdout_of(&transcript));
+    let scores: Vec<(u64, u64, u64, bool)> = of_kind(&lines, "quiz_score")
+        .iter()
+        .map(|e| {
+            let n = |k: &str| e[k].as_u64().unwrap();
+            (
+                n("correct"),
+                n("answered"),
+                n("questions"),
+                e["finished"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(scores, [(24, 25, 25, true), (11, 12, 12, true)]);
+    let saved = dir.path().join("student.jsonl");
+    std::fs::write(&saved, stdout_of(&transcript)).unwrap();
+    let check = output_of(&["--check-transcript", saved.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout_of(&check));
 }

@@ -21,6 +21,7 @@ use gradcalc::session::{Event, Session};
 use gradcalc::syntax::ExprTree;
 use proptest::prelude::*;
 
+use crate::typed_back::{first_false, printed_formulas};
 use crate::util::session_events;
 
 /// Runs `expression` in `session`; the value of its last expression statement.
@@ -411,32 +412,6 @@ fn source(index: usize, statement: &Statement) -> String {
     format!("{} = {expression}", name(index))
 }
 
-/// `(partial, formula, printed local)` of every `local` on a `:trace` line
-/// that has a formula.
-fn printed_formulas(trace: &str) -> Vec<(String, String, String)> {
-    let mut found = Vec::new();
-    for line in trace.lines() {
-        let Some((_, rest)) = line.split_once(": local ") else {
-            continue;
-        };
-        let local = rest.split(";  ").next().unwrap();
-        let parts: Vec<&str> = local.split(" = ").collect();
-        match parts.as_slice() {
-            [partial, formula] => found.push((
-                partial.to_string(),
-                formula.to_string(),
-                formula.to_string(),
-            )),
-            [partial, formula, number] => {
-                found.push((partial.to_string(), formula.to_string(), number.to_string()));
-            }
-            [_] => assert!(local.ends_with(" passes nothing"), "{line}"),
-            _ => panic!("unexpected local: {line}"),
-        }
-    }
-    found
-}
-
 /// The condition number of the textbook form of the local derivative
 /// `partial` (`∂tanh(t1)/∂t1`) at the session's values: how much its
 /// rounding in f64 is amplified. 1 for the forms that do not cancel; the
@@ -517,7 +492,11 @@ proptest! {
         prop_assert_eq!(&numbers, &(1..=numbers.len()).collect::<Vec<_>>());
         let count = format!("from s: {} node", numbers.len());
         prop_assert!(trace.starts_with(&format!("backward pass {count}")), "{}", trace);
-        for (partial, formula, printed) in printed_formulas(&trace) {
+        // The formulas as the trace's events hold them, each printed so.
+        let printed = printed_formulas(&session, &events);
+        for p in &printed {
+            let formula = &p.formula;
+            prop_assert!(trace.contains(&format!("local {} = {formula}", p.of)), "`{formula}` not printed\n{}", trace);
             prop_assert!(!formula.contains('#'), "an operand without a typeable label: {formula}");
             for hidden in ["detach(", "max(", "abs(", "sech("] {
                 prop_assert!(
@@ -525,14 +504,14 @@ proptest! {
                     "`{formula}` shows `{hidden}` the user did not write"
                 );
             }
-            let value = value_of(&mut session, &formula);
-            let printed: f64 = printed.parse().unwrap(); // also `inf`, `nan`
-            let kappa = condition(&mut session, &partial);
-            prop_assert!(
-                typed_back_agrees(value, printed, kappa),
-                "`{formula}` = {value:e}, printed {printed:e} (condition {kappa:e})\n{script}\n{trace}"
-            );
         }
+        // Typed back (the property of both kinds, `typed_back.rs`), within
+        // the rounding each textbook form's condition number allows.
+        let kappas: Vec<f64> = printed.iter().map(|p| condition(&mut session, &p.of)).collect();
+        first_false(&mut session, &printed, |i, got| {
+            typed_back_agrees(got[0], printed[i].value[0], kappas[i])
+        })
+        .map_err(|e| TestCaseError::fail(format!("{e} (condition {:?})\n{script}\n{trace}", kappas)))?;
     }
 }
 

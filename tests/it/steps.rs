@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{self, output_in, stderr_of, stdout_of};
+use crate::util::{self, run_script_in as run};
 
 /// The neuron of micrograd's lecture.
 const NEURON: &str = "x1 = 2; x2 = 0; w1 = -3; w2 = 1; b = 6.8813735870195432
@@ -23,19 +23,6 @@ pub const MLP4: &str = "w11 = 0.3; w12 = -0.7; b1 = 0.1; w21 = 0.9; w22 = -0.2; 
 w31 = 0.5; w32 = 0.6; b3 = 0.2; v1 = 0.8; v2 = -1.1; v3 = 0.4; c = 0.05
 net(x1, x2) = tanh(v1*tanh(w11*x1 + w12*x2 + b1) + v2*tanh(w21*x1 + w22*x2 + b2) + v3*tanh(w31*x1 + w32*x2 + b3) + c)
 L = (net(2, 3) - 1)^2 + (net(-1, 0.5) + 1)^2 + (net(0.5, -1) - 1)^2 + (net(1, 1) + 1)^2";
-
-/// Runs `script` in `dir`; stdout, after checking it succeeded.
-fn run(dir: &Path, script: &str) -> String {
-    let output = output_in(dir, &["-e", script]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}{}",
-        stdout_of(&output),
-        stderr_of(&output)
-    );
-    stdout_of(&output)
-}
 
 /// `:trace all`'s steps: step K at index K − 1, its lines.
 fn trace_blocks(dir: &Path, script: &str, flags: &str) -> Vec<String> {

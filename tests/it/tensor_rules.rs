@@ -14,35 +14,11 @@
 //! operand past the element limit.
 
 use gradcalc::engine::{Arity, Domain, Notation, Op};
-use gradcalc::session::event::TensorData;
-use gradcalc::session::{Event, Session};
-use gradcalc::syntax::ExprTree;
+use gradcalc::session::Session;
 use proptest::prelude::*;
 
+use crate::typed_back::{agree, first_false, literal, printed_formulas};
 use crate::util::{assert_contains, gradcalc, session_events, stdout_of};
-
-/// A literal that reads back as exactly `x`.
-fn number(x: f64) -> String {
-    let text = ExprTree::number(x).to_string();
-    if x < 0.0 { format!("({text})") } else { text }
-}
-
-/// `data` of `shape` as a literal: a number, `[a, b]` or `[[a, b], [c, d]]`.
-fn literal(shape: &[usize], data: &[f64]) -> String {
-    let row = |r: &[f64]| {
-        let texts: Vec<String> = r.iter().map(|&x| ExprTree::number(x).to_string()).collect();
-        format!("[{}]", texts.join(", "))
-    };
-    match *shape {
-        [] => number(data[0]),
-        [_] => row(data),
-        [_, n] => {
-            let rows: Vec<String> = data.chunks(n.max(1)).map(row).collect();
-            format!("[{}]", rows.join(", "))
-        }
-        _ => unreachable!("rank ≤ 2"),
-    }
-}
 
 /// Values for a shape: uniform in `lo..hi`, or (half the time) small
 /// integers, so that relu meets 0 and max and min meet ties.
@@ -227,76 +203,20 @@ fn tensor_case() -> impl Strategy<Value = Case> {
     )
 }
 
-/// The data of a statement's value: a tensor's, or a number's as shape `()`.
-fn value_of(events: &[Event]) -> Option<(Vec<usize>, Vec<f64>)> {
-    events.iter().rev().find_map(|event| match event {
-        Event::Value {
-            value: gradcalc::session::Value::Tensor(value),
-            ..
-        } => Some((
-            value.shape.clone(),
-            value.data.iter().map(|x| x.0).collect(),
-        )),
-        Event::Value {
-            value: gradcalc::session::Value::Number(value),
-            ..
-        } => Some((vec![], vec![value.0])),
-        _ => None,
-    })
-}
-
-/// Equal to 1e-12 relative to the largest finite magnitude in the tensors,
-/// or the same infinity, or both nan.
-fn agree(got: &[f64], want: &[f64]) -> bool {
-    let finite = want.iter().chain(got).filter(|x| x.is_finite());
-    let scale = finite.fold(1.0f64, |m, x| m.max(x.abs()));
-    got.len() == want.len()
-        && got
-            .iter()
-            .zip(want)
-            .all(|(g, w)| g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-12 * scale)
-}
-
-/// Runs the case, traces `L`, types every rule back: the first rule that
-/// gives other numbers, with what it gave.
+/// Runs the case, traces `L`, types every rule back: how many were
+/// checked, or the first rule that gives other numbers, with what it gave
+/// (the typed-back property of both kinds, `typed_back.rs`).
 fn first_false_rule(case: &Case) -> Result<usize, String> {
     let mut session = Session::new();
     let source = format!("{}L = sum(y*C)\n:trace\n", case.program);
     let events = session_events(&mut session, &source)?;
-    let steps = events
-        .iter()
-        .find_map(|e| match e {
-            Event::Trace {
-                steps: gradcalc::session::TraceSteps::Tensors { steps, .. },
-                ..
-            } => Some(steps.clone()),
-            _ => None,
-        })
-        .ok_or("no trace")?;
-    let mut checked = 0;
-    for step in &steps {
-        let TensorData { shape, data, .. } = &step.upstream;
-        let upstream: Vec<f64> = data.iter().map(|x| x.0).collect();
-        for c in &step.contributions {
-            let typed = format!("upstream = {}\n{}\n", literal(shape, &upstream), c.rule);
-            let back = session_events(&mut session, &typed).map_err(|e| {
-                format!(
-                    "`{}` (step {} {}) is not input: {e}",
-                    c.rule, step.step, step.node
-                )
-            })?;
-            let (got_shape, got) = value_of(&back).ok_or("no value")?;
-            let want: Vec<f64> = c.value.data.iter().map(|x| x.0).collect();
-            if got_shape != c.value.shape || !agree(&got, &want) {
-                return Err(format!(
-                    "`{}` (∂L/∂{} at step {} {}) typed back gives {got:?} of shape {got_shape:?}, printed {want:?} of shape {:?}",
-                    c.rule, c.input, step.step, step.node, c.value.shape
-                ));
-            }
-            checked += 1;
-        }
+    let printed = printed_formulas(&session, &events);
+    if printed.is_empty() {
+        return Err("no trace".to_string());
     }
-    Ok(checked)
+    first_false(&mut session, &printed, |i, got| {
+        agree(got, &printed[i].value, 1e-12)
+    })
 }
 
 proptest! {

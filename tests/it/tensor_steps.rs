@@ -16,11 +16,10 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{output_in, stderr_of, stdout_of};
+use crate::util::run_script_in as run;
 
 /// The small layer of the issue.
 const LAYER: &str = "W = [[1, 2], [3, 4]]; x = [1, -1]; b = [0.5, 0.5]; L = sum(tanh(W @ x + b))";
@@ -29,19 +28,6 @@ const FAN_OUT: &str = "x = [1, 2]; y = x * x + x; L = sum(y)";
 
 /// ∂L/∂u = 1 − tanh(u)² at u = −0.5 (numpy).
 const DU: f64 = 0.786_447_732_965_927_4;
-
-/// Runs `script` in `dir`; stdout, after checking it succeeded.
-fn run(dir: &Path, script: &str) -> String {
-    let output = output_in(dir, &["-e", script]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}{}",
-        stdout_of(&output),
-        stderr_of(&output)
-    );
-    stdout_of(&output)
-}
 
 /// Every number in `text` (`[0.7864, -1]` → 0.7864, −1).
 fn numbers(text: &str) -> Vec<f64> {
@@ -489,4 +475,117 @@ fn a_leaf_output_has_no_steps_and_says_so() {
         "{out}"
     );
     assert!(!out.contains("steps 1 to 0"), "{out}");
+}
+
+/// The numbers a `:step` page shows as values: each `= …` of a step (an
+/// upstream gradient, what an operand receives) and the rows of a matrix
+/// written under it, in order; rules (`+= upstream ⊙ ones(2)`), shapes
+/// (`(2)`, `2×3`) and the step's header are not values.
+fn shown_values(text: &str) -> Vec<f64> {
+    let mut values = Vec::new();
+    for line in crate::pty::strip_ansi(text).split(['\r', '\n']) {
+        let value = if line.starts_with(' ') && line.trim_start().starts_with('[') {
+            line.trim()
+        } else if let Some((_, after)) = line.rsplit_once("= ") {
+            after.trim()
+        } else {
+            continue;
+        };
+        match (value.find('['), value.rfind(']')) {
+            (Some(open), Some(close)) => values.extend(
+                value[open..=close]
+                    .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == 'e'))
+                    .filter_map(|word| word.parse::<f64>().ok()),
+            ),
+            // A number alone (`= 1`); a shape (`= 2×3`) or a rule is not one.
+            _ => values.extend(value.parse::<f64>().ok()),
+        }
+    }
+    values
+}
+
+/// `:step` pages a tensor layer in the terminal as it pages a number: one
+/// step a key, each with the numbers worked out by hand.
+///
+/// W = [[1, 2, 3], [4, 5, 6]], x = [1, 0, −1], b = [0.5, −0.5]:
+/// W @ x = [1 − 3, 4 − 6] = [−2, −2], u = W @ x + b = [−1.5, −2.5];
+/// tanh(−1.5) = −0.905148253644866, tanh(−2.5) = −0.986614298151430, so
+/// 1 − tanh(u)² = [0.180706638923649, 0.026592226683161] (= du);
+/// ∂L/∂W = outer(du, x) = [[du₁, 0, −du₁], [du₂, 0, −du₂]];
+/// ∂L/∂x = Wᵀ @ du = [du₁ + 4du₂, 2du₁ + 5du₂, 3du₁ + 6du₂]
+///       = [0.287075545656291, 0.494374411263100, 0.701673276869909].
+#[test]
+fn step_pages_a_tensor_layer_one_step_a_key_with_numbers_by_hand() {
+    const D1: f64 = 0.180_706_638_923_649;
+    const D2: f64 = 0.026_592_226_683_161;
+    let expected: [(&str, Vec<f64>); 4] = [
+        ("[1] L (sum)", vec![1.0, 1.0, 1.0]),
+        ("[2] tanh(W @ x + b) (tanh)", vec![1.0, 1.0, D1, D2]),
+        ("[3] W @ x + b (+)", vec![D1, D2, D1, D2, D1, D2]),
+        (
+            "[4] W @ x (@)",
+            vec![
+                D1,
+                D2,
+                D1,
+                0.0,
+                -D1,
+                D2,
+                0.0,
+                -D2,
+                D1 + 4.0 * D2,
+                2.0 * D1 + 5.0 * D2,
+                3.0 * D1 + 6.0 * D2,
+            ],
+        ),
+    ];
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = crate::pty::Repl::start(state.path());
+    repl.line(
+        "W = [[1, 2, 3], [4, 5, 6]]; x = [1, 0, -1]; b = [0.5, -0.5]; L = sum(tanh(W @ x + b))",
+        // L = tanh(−1.5) + tanh(−2.5)
+        "L = -1.891762552",
+    );
+    repl.prompt();
+    let mut keys = ":step\r";
+    for (k, (header, values)) in expected.iter().enumerate() {
+        repl.send(keys);
+        let page = repl.expect(&format!("step {}/4", k + 1));
+        // This step alone: its header, no other step's.
+        assert!(page.contains(header), "step {}: {page}", k + 1);
+        for (other, _) in &expected {
+            assert!(
+                other == header || !page.contains(other),
+                "step {}: {page}",
+                k + 1
+            );
+        }
+        let shown = shown_values(&page[page.find(header).unwrap()..]);
+        assert_eq!(
+            shown.len(),
+            values.len(),
+            "step {}: {shown:?}\n{page}",
+            k + 1
+        );
+        for (got, want) in shown.iter().zip(values) {
+            // Printed to 10 significant digits.
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1e-3),
+                "step {}: {got} vs {want}",
+                k + 1
+            );
+        }
+        keys = "\u{1b}[C";
+    }
+    // ← goes back a step; → past the last ends the walk.
+    repl.send("\u{1b}[D");
+    let back = repl.expect("step 3/4");
+    assert!(back.contains("[3] W @ x + b (+)"), "{back}");
+    repl.send("\u{1b}[C");
+    repl.expect("step 4/4");
+    repl.send("\u{1b}[C");
+    repl.expect("(the backward pass is done: all 4 steps shown; `:step` starts it again)");
+    repl.prompt();
+    repl.line("x", "[1, 0, -1]");
+    repl.leave();
 }

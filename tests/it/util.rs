@@ -104,6 +104,20 @@ pub fn stdout_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The standard output of `gradcalc -e script` run in `dir`, after checking
+/// it exited 0 (else panics with both streams).
+pub fn run_script_in(dir: &Path, script: &str) -> String {
+    let output = output_in(dir, &["-e", script]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout_of(&output),
+        stderr_of(&output)
+    );
+    stdout_of(&output)
+}
+
 /// Standard error as text (invalid UTF-8 replaced).
 pub fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -40,7 +40,7 @@ pub struct StepCost {
 
 /// The renderer's threads by role, from the trace's metadata: the main
 /// thread's (pid, tid), and the other threads of that process.
-fn renderer(trace: &[Value]) -> (Value, Value) {
+pub fn renderer(trace: &[Value]) -> (Value, Value) {
     let main = trace
         .iter()
         .find(|e| {
@@ -50,17 +50,42 @@ fn renderer(trace: &[Value]) -> (Value, Value) {
     (main["pid"].clone(), main["tid"].clone())
 }
 
-/// The costs of the steps of `trace`, each step after a user-timing mark
-/// `gc-step` (the page idle between steps: two frames waited).
-pub fn step_costs(trace: &[Value]) -> Vec<StepCost> {
-    let (pid, main_tid) = renderer(trace);
+/// The times (µs) of the user-timing marks `name` of the process `pid`,
+/// in order (a mark traced twice counted once).
+pub fn marks(trace: &[Value], pid: &Value, name: &str) -> Vec<f64> {
     let mut marks: Vec<f64> = trace
         .iter()
-        .filter(|e| e["name"] == "gc-step" && e["pid"] == pid)
+        .filter(|e| e["name"] == name && e["pid"] == *pid)
         .filter_map(|e| e["ts"].as_f64())
         .collect();
     marks.sort_by(f64::total_cmp);
     marks.dedup();
+    marks
+}
+
+/// Milliseconds of CPU that the threads of the process `pid` (its main
+/// thread, compositor, raster workers and web workers) spent in top-level
+/// tasks starting from `start` to before `stop` (µs): the trace's thread
+/// time, which a busy machine stretches far less than the wall clock.
+/// Raster tasks run inside the raster workers' own top-level tasks.
+pub fn cpu(trace: &[Value], pid: &Value, start: f64, stop: f64) -> f64 {
+    trace
+        .iter()
+        .filter(|e| e["pid"] == *pid && e["ph"] == "X")
+        .filter(|e| e["ts"].as_f64().is_some_and(|t| t >= start && t < stop))
+        .filter(|e| {
+            e["name"] == "ThreadControllerImpl::RunTask" || e["name"] == "TaskGraphRunner::RunTask"
+        })
+        .filter_map(|e| e["tdur"].as_f64())
+        .sum::<f64>()
+        / 1000.0
+}
+
+/// The costs of the steps of `trace`, each step after a user-timing mark
+/// `gc-step` (the page idle between steps: two frames waited).
+pub fn step_costs(trace: &[Value]) -> Vec<StepCost> {
+    let (pid, main_tid) = renderer(trace);
+    let marks = marks(trace, &pid, "gc-step");
     let end_of_trace = trace
         .iter()
         .filter_map(|e| e["ts"].as_f64())
@@ -110,16 +135,7 @@ pub fn step_costs(trace: &[Value]) -> Vec<StepCost> {
             .filter(|e| e["tid"] == main_tid && e["name"] == "ThreadControllerImpl::RunTask")
             .filter_map(|e| e["dur"].as_f64())
             .sum();
-        // CPU: each thread's top-level tasks' thread time (raster tasks run
-        // inside the raster workers' own top-level tasks).
-        let cpu: f64 = work
-            .iter()
-            .filter(|e| {
-                e["name"] == "ThreadControllerImpl::RunTask"
-                    || e["name"] == "TaskGraphRunner::RunTask"
-            })
-            .filter_map(|e| e["tdur"].as_f64())
-            .sum();
+        let cpu = cpu(trace, &pid, start, stop);
         if std::env::var_os("GRADCALC_TRACE_DEBUG").is_some() && k == 10 {
             print_breakdown(&work);
         }
@@ -138,7 +154,7 @@ pub fn step_costs(trace: &[Value]) -> Vec<StepCost> {
         costs.push(StepCost {
             frame: (end - key) / 1000.0,
             main: main / 1000.0,
-            cpu: cpu / 1000.0,
+            cpu,
             forced_layout,
         });
     }

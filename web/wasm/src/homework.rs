@@ -10,8 +10,8 @@ use crate::STATE;
 
 /// Puts the assignment in the `len` bytes at `ptr` (from `gradcalc_alloc`,
 /// which this frees) in the output buffer, as JSON: `{title, problems:
-/// [{title, text, code, checks, expects}]}` (`homework::Assignment`). Nothing
-/// of it runs.
+/// [{title, text, code, checks, expects, quizzes: [{command, asks}]}]}`
+/// (`homework::Assignment`). Nothing of it runs.
 ///
 /// # Safety
 /// `ptr` and `len` are a buffer `gradcalc_alloc` gave, not yet freed.

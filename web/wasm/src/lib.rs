@@ -48,7 +48,9 @@
 //!     `homework`).
 //! 11. `gradcalc_cells(ptr, len)`: the Python package's core under Pyodide
 //!     (module `notebook`: a request in JSON, the reply in the output
-//!     buffer), a session of its own beside the playground's.
+//!     buffer), a session of its own beside the playground's; and
+//!     `gradcalc_value_…`, micrograd's `Value` on the engine (module
+//!     `values`).
 //!
 //! Memory is bounded: past [`MEMORY_LIMIT`] bytes held, the running
 //! statement is stopped (the flag Ctrl-C sets), the output keeps what came
@@ -77,6 +79,7 @@ use gradcalc::session::{COMMANDS, CommandSpec, Event, Session, find_command};
 mod homework;
 mod notebook;
 mod pieces;
+mod values;
 
 /// How typed lines run: as in the REPL.
 const TYPED: Options = Options {

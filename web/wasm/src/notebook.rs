@@ -19,15 +19,23 @@
 //! | `page` | | `[true, page]` or `[false, why]` |
 //! | `update_source` | `name`, `shape`, `elements` | the statement |
 //! | `cell_source` | `source` | the source a cell runs |
+//! | `value_…` | `slot`, … | a `Value`'s label, op, inputs, source (module `values`) |
+//!
+//! A call that the host's interrupt stopped (the import
+//! `gradcalc.interrupted`, polled wherever Ctrl-C is) also has
+//! `"interrupted": true`: the statement stopped as after Ctrl-C in the
+//! terminal, the session kept, and the Python layer raises
+//! `KeyboardInterrupt` after showing what ran.
 //!
 //! `files` are the files the run wrote, as `[name, content]` pairs: the
 //! module has no file system, so the Python layer writes them into
 //! Pyodide's. Numbers that JSON cannot hold (`nan`, `inf`, `-inf`) are
 //! those strings, both ways.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use gradcalc::files::WritePolicy;
+use gradcalc::interrupt;
 use gradcalc::notebook::{self, Array, Cells, GradError};
 use serde_json::{Value, json};
 
@@ -40,6 +48,37 @@ thread_local! {
         cells.session_mut().set_tensor_budget(TENSOR_BUDGET);
         cells
     });
+}
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "gradcalc")]
+unsafe extern "C" {
+    /// The module's one import, `gradcalc.interrupted`: 1 when the host asks
+    /// the running statement to stop, else 0. Under Pyodide it reads
+    /// Pyodide's interrupt buffer (`pyodide.setInterruptBuffer`), taking the
+    /// SIGINT it holds; the playground gives `() => 0` (its Stop ends the
+    /// worker instead).
+    fn interrupted() -> u32;
+}
+
+thread_local! {
+    /// Whether the host's interrupt stopped the running call.
+    static HOST_STOPPED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The host's answer to "stop?" ([`interrupted`]), asked whenever a long
+/// loop polls for Ctrl-C inside [`gradcalc_cells`]; remembered, so that the
+/// reply says `interrupted`.
+fn host_asks_to_stop() -> bool {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: an import that takes nothing and returns a number.
+    let asks = unsafe { interrupted() } != 0;
+    #[cfg(not(target_arch = "wasm32"))]
+    let asks = false;
+    if asks {
+        HOST_STOPPED.set(true);
+    }
+    asks
 }
 
 /// `x` for JSON: a number, or `"nan"`, `"inf"`, `"-inf"`.
@@ -127,7 +166,8 @@ fn answer(cells: &mut Cells, request: &Value) -> Value {
             }
         }
         "cell_source" => json!({"ok": notebook::cell_source(text(request, "source"))}),
-        other => json!({"value": format!("no call `{other}`")}),
+        other => crate::values::answer(request)
+            .unwrap_or_else(|| json!({"value": format!("no call `{other}`")})),
     }
 }
 
@@ -142,10 +182,19 @@ pub unsafe extern "C" fn gradcalc_cells(ptr: *mut u8, len: usize) {
     // SAFETY: as for `gradcalc_run`: a buffer of exactly `len` bytes that
     // `gradcalc_alloc` leaked from a boxed slice.
     let input = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) };
-    let reply = match serde_json::from_slice::<Value>(&input) {
-        Ok(request) => CELLS.with(|cells| answer(&mut cells.borrow_mut(), &request)),
+    HOST_STOPPED.set(false);
+    let mut reply = match serde_json::from_slice::<Value>(&input) {
+        Ok(request) => interrupt::polling(host_asks_to_stop, || {
+            CELLS.with(|cells| answer(&mut cells.borrow_mut(), &request))
+        }),
         Err(error) => json!({"value": format!("a request that is not JSON: {error}")}),
     };
+    if HOST_STOPPED.get() {
+        // Stopped as by Ctrl-C: the statement undone (a `:repeat` keeps its
+        // finished steps), the output kept; the flag cleared for the next call.
+        interrupt::clear();
+        reply["interrupted"] = json!(true);
+    }
     let bytes = serde_json::to_vec(&reply).unwrap_or_default();
     STATE.with(|state| state.borrow_mut().output = bytes);
 }

@@ -1,5 +1,5 @@
-//! The graph of a `Value` written as gradcalc statements, so that a session
-//! running them builds the same nodes with the same ops (its leaves as
+//! The graph of a micrograd `Value` ([`super::values::Values`]) written as
+//! gradcalc statements, so that a session running them builds the same nodes with the same ops (its leaves as
 //! leaves, numbers as constants) and `:trace`, `:svg -` and `:html -` draw it
 //! with the calculator's own code.
 //!
@@ -13,10 +13,7 @@
 
 use std::collections::HashSet;
 
-use gradcalc::engine::{Graph, NodeId, Op};
-use pyo3::prelude::*;
-
-use crate::value::{Value, shared};
+use crate::engine::{Graph, NodeId, Op};
 
 /// The deepest an expression is written before its node gets a statement.
 const MAX_INLINE: usize = 40;
@@ -133,7 +130,7 @@ impl Names {
 }
 
 /// The statements that build `root`'s graph and the name of `root`.
-fn statements(
+pub(super) fn statements(
     graph: &Graph,
     root: NodeId,
     label: impl Fn(NodeId) -> Option<String>,
@@ -202,13 +199,4 @@ fn statements(
     let root_name = written[root.index()].text.clone();
     source.push_str(&format!(":backward {root_name}\n"));
     (source, root_name)
-}
-
-/// The gradcalc statements that build the graph of `value` (ending with
-/// `:backward` of it) and the name they give it.
-#[pyfunction]
-pub fn value_source(value: PyRef<'_, Value>) -> (String, String) {
-    let arena = shared();
-    let root = arena.node(value.slot());
-    statements(&arena.graph, root, |id| arena.labels.get(&id.0).cloned())
 }

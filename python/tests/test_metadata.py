@@ -1,0 +1,29 @@
+"""The repository's address is set in one place, the crate's
+``Cargo.toml`` (``repository``): the crate's ``homepage`` and every address
+of the Python package's ``[project.urls]`` start with it, and the Python
+crate (never published) names none of its own. A maintainer who sets it
+before publishing (docs/notebook.md, "Publishing a release") sees here
+which other address still needs the change."""
+
+import os
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def toml(*path):
+    with open(os.path.join(ROOT, *path), "rb") as f:
+        return tomllib.load(f)
+
+
+def test_every_address_starts_with_the_crates_repository():
+    crate = toml("Cargo.toml")["package"]
+    repository = crate["repository"]
+    assert repository.startswith("https://") and not repository.endswith("/")
+    assert crate["homepage"] == repository
+    urls = toml("python", "pyproject.toml")["project"]["urls"]
+    assert urls["Repository"] == repository
+    assert urls["Homepage"] == repository
+    others = {name: url for name, url in urls.items() if not url.startswith(repository + "/") and url != repository}
+    assert others == {}, f"set these to addresses under {repository}"
+    assert "repository" not in toml("python", "Cargo.toml")["package"]
