@@ -127,6 +127,11 @@ pub fn write_event(
 ) -> io::Result<()> {
     match listing(event, session, &place.statement(), ToLine(out)) {
         Ok(written) => written,
+        // A value (a matrix of millions of numbers with `--json-full`)
+        // written as it is serialized: no copy of it as JSON is made.
+        Err(ToLine(out)) if matches!(event, Event::Value { .. } | Event::Grad { .. }) => {
+            write_placed(out, event, place)
+        }
         Err(ToLine(out)) => match unplaced(event, session, place) {
             Some(value) => write_placed(out, &value, place),
             None => Ok(()),
@@ -339,11 +344,14 @@ pub fn event(event: &Event, session: &Session, place: &Place<'_>) -> Option<Valu
 /// `value` (an object without `from`) on one line of `out`, with the
 /// `from` of `place` written last; the same text as [`placed`] gives,
 /// without building the statement as a value (the commonest line of a long
-/// script).
-fn write_placed(out: &mut impl Write, value: &Value, place: &Place<'_>) -> io::Result<()> {
-    let text = value.to_string();
-    match (place.statement, text.strip_suffix('}')) {
-        (Some(s), Some(open)) => {
+/// script) or the line as a text (a large value is written as it is
+/// serialized).
+fn write_placed(out: &mut impl Write, value: &impl Serialize, place: &Place<'_>) -> io::Result<()> {
+    let mut held = HoldLast { out, last: None };
+    serde_json::to_writer(&mut held, value)?;
+    let HoldLast { out, last } = held;
+    match (place.statement, last) {
+        (Some(s), Some(b'}')) => {
             let source = Value::from(place.origin);
             let line = s.line + place.lines_before;
             let silenced = if s.silenced {
@@ -353,11 +361,39 @@ fn write_placed(out: &mut impl Write, value: &Value, place: &Place<'_>) -> io::R
             };
             writeln!(
                 out,
-                r#"{open},"from":{{"statement":{},"source":{source},"line":{line},"column":{}{silenced}}}}}"#,
+                r#","from":{{"statement":{},"source":{source},"line":{line},"column":{}{silenced}}}}}"#,
                 s.number, s.column
             )
         }
-        _ => writeln!(out, "{text}"),
+        (_, last) => {
+            out.write_all(last.as_slice())?;
+            writeln!(out)
+        }
+    }
+}
+
+/// A writer passing on all but the last byte written to it (`last`): the
+/// `}` that closes an object, which the `from` goes before.
+struct HoldLast<'w, W> {
+    out: &'w mut W,
+    last: Option<u8>,
+}
+
+impl<W: Write> Write for HoldLast<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some((&end, body)) = buf.split_last() else {
+            return Ok(0);
+        };
+        if let Some(last) = self.last.take() {
+            self.out.write_all(&[last])?;
+        }
+        self.out.write_all(body)?;
+        self.last = Some(end);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 

@@ -1524,11 +1524,29 @@ impl Serialize for NestedValue<'_> {
                 .copied()
                 .unwrap_or_default()
                 .serialize(s),
-            [_] => s.collect_seq(&self.0.data),
+            [_] => s.collect_seq(until_interrupted(self.0.data.iter(), 1)),
             _ if self.0.data.is_empty() => s.collect_seq(&self.0.data),
+            [_, columns] => s.collect_seq(until_interrupted(self.0.rows().into_iter(), columns)),
             _ => s.collect_seq(self.0.rows()),
         }
     }
+}
+
+/// `items` (each of `size` numbers) until Ctrl-C ([`crate::interrupt`]),
+/// looked at once every [`crate::interrupt::EVERY`] numbers: after it the
+/// array ends early, so that writing a large value (`--json-full`) stops
+/// within milliseconds and its line stays valid JSON, with fewer numbers
+/// than its shape says; the `interrupted` error follows (docs/json.md).
+fn until_interrupted<T>(items: impl Iterator<Item = T>, size: usize) -> impl Iterator<Item = T> {
+    let mut since = 0;
+    items.take_while(move |_| {
+        since += size.max(1);
+        if since < crate::interrupt::EVERY as usize {
+            return true;
+        }
+        since = 0;
+        !crate::interrupt::requested()
+    })
 }
 
 impl Serialize for TensorData {

@@ -12,9 +12,7 @@ use super::boxes::Expand;
 use super::command::Command;
 use super::error::ErrorCode;
 use super::event::{CollapsedCalls, ListingKind};
-use super::event::{
-    ElementChain, ElementTermRow, TensorTraceContribution, TensorTraceStep, TensorVarRow,
-};
+use super::event::{ElementChain, ElementTermRow, TensorVarRow};
 use super::formula::Formulas;
 use super::tensors::{element_name, tensor_data, tensor_error};
 use super::{
@@ -823,18 +821,15 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         self.check_gradient_budget(output, span)?;
-        let (_, steps) = self.tensors.graph.backward_traced(output);
-        if self.tensors.graph.interrupted() {
-            return Err(SessionError::Interrupted { span });
-        }
         let (labels, legend) = self.labels_and_legend(output);
         let graph = &self.tensors.graph;
+        let step_nodes = graph.step_nodes(output);
         let mut expanded = Vec::with_capacity(expand.len());
         for &(name, at) in expand {
-            let node = steps
+            let node = step_nodes
                 .iter()
-                .find(|s| labels[s.node.index()] == name && !s.contributions.is_empty())
-                .map(|s| s.node)
+                .copied()
+                .find(|s| labels[s.index()] == name)
                 .ok_or_else(|| {
                     tensor_error(
                         ErrorCode::BadArguments,
@@ -848,61 +843,11 @@ impl Session {
                 })?;
             expanded.push((node, name, at));
         }
-        // The running sum of each fan-out operand's gradient.
-        let mut sums: rustc_hash::FxHashMap<TensorId, Tensor> = rustc_hash::FxHashMap::default();
-        let mut too_many = Vec::new();
-        let mut shown = Vec::new();
-        for step in steps.iter().filter(|s| !s.contributions.is_empty()) {
-            let contributions = step
-                .contributions
-                .iter()
-                .filter(|c| graph.op(c.input) != TensorOp::Const)
-                .map(|c| {
-                    let (rule, shapes) =
-                        super::tensor_rules::rule_text(graph, step.node, c, &labels);
-                    let so_far = (c.use_count > 1)
-                        .then(|| {
-                            let sum = sums
-                                .entry(c.input)
-                                .or_insert_with(|| Tensor::zeros(graph.shape(c.input)));
-                            sum.add_assign(&c.contribution);
-                            tensor_data(sum)
-                        })
-                        .filter(|_| c.use_number > 1);
-                    TensorTraceContribution {
-                        input: labels[c.input.index()].clone(),
-                        rule,
-                        shapes,
-                        value: tensor_data(&c.contribution),
-                        uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
-                        elements: match expanded.iter().find(|e| e.0 == step.node) {
-                            Some(&(_, name, at)) => {
-                                let chains = element_chains(graph, step, c, &labels);
-                                if chains.is_empty() && !graph.shape(c.input).is_empty() {
-                                    too_many.push(Event::Warning {
-                                        message: format!(
-                                            "--expand={name}: ∂{label}/∂{} has {} elements, more than the {EXPAND_ELEMENTS} the scalar view writes; its matrix rule is above",
-                                            labels[c.input.index()],
-                                            graph.shape(c.input).len()
-                                        ),
-                                        span: at,
-                                    });
-                                }
-                                chains
-                            }
-                            None => Vec::new(),
-                        },
-                        so_far,
-                    }
-                })
-                .collect();
-            shown.push(TensorTraceStep {
-                step: shown.len() + 1,
-                node: labels[step.node.index()].clone(),
-                op: super::tensors::op_name(graph.op(step.node)),
-                upstream: tensor_data(&step.upstream),
-                contributions,
-            });
+        // Read as the walk runs: only what is shown is kept.
+        let mut lines = super::tensor_trace::TraceLines::new(graph, &labels, label, &expanded);
+        graph.backward_read(output, &mut lines);
+        if graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
         }
         self.note_seeded_with_ones(output, label, events);
         events.push(Event::Trace {
@@ -910,10 +855,10 @@ impl Session {
             steps: TraceSteps::Tensors {
                 shape: graph.shape(output).dims().to_vec(),
                 legend,
-                steps: shown,
+                steps: lines.steps,
             },
         });
-        events.append(&mut too_many);
+        events.append(&mut lines.warnings);
         Ok(())
     }
 
@@ -984,14 +929,15 @@ impl Session {
 }
 
 /// The most elements of an operand whose chain rules `--expand` writes.
-const EXPAND_ELEMENTS: usize = 16;
+pub(super) const EXPAND_ELEMENTS: usize = 16;
 
 /// The scalar view of one operand of a traced step: for each of its
 /// elements, every term `upstream × local` of its chain rule (the engine's
 /// [`TensorGraph::expand`]). Nothing past [`EXPAND_ELEMENTS`] elements.
-fn element_chains(
+pub(super) fn element_chains(
     graph: &TensorGraph,
-    step: &crate::engine::tensor::TensorStep,
+    node: TensorId,
+    upstream: &Tensor,
     contribution: &crate::engine::tensor::TensorContribution,
     labels: &[String],
 ) -> Vec<ElementChain> {
@@ -999,7 +945,7 @@ fn element_chains(
     if input.len() > EXPAND_ELEMENTS {
         return Vec::new();
     }
-    let node_label = &labels[step.node.index()];
+    let node_label = &labels[node.index()];
     let node_label = if node_label.contains(' ') {
         format!("({node_label})")
     } else {
@@ -1013,13 +959,13 @@ fn element_chains(
     };
     (0..input.len())
         .map(|k| {
-            let terms = graph.expand(step.node, contribution.position, k, step.upstream.data());
+            let terms = graph.expand(node, contribution.position, k, upstream.data());
             ElementChain {
                 element: element_name(&input_label, input.shape(), k),
                 terms: terms
                     .iter()
                     .map(|t| ElementTermRow {
-                        output: element_name(&node_label, graph.shape(step.node), t.output),
+                        output: element_name(&node_label, graph.shape(node), t.output),
                         upstream: Number(t.upstream),
                         local: Number(t.local),
                     })

@@ -38,6 +38,7 @@ mod script;
 pub mod steps;
 mod tensor_rules;
 mod tensor_steps;
+mod tensor_trace;
 mod tensors;
 mod undo;
 mod update;

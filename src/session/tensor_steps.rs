@@ -11,14 +11,15 @@
 //!   every step ([`GradState`] over [`TensorData`]): blank until a use adds
 //!   to it, partial with its sum so far while uses of a fan-out are still to
 //!   come, final once every use has added (the output from step 1) — the
-//!   same states, kept by the same [`Marks`], as a scalar node's.
+//!   same states, kept by the same [`Marks`](super::steps::Marks), as a scalar node's.
 
 use rustc_hash::FxHashMap;
 
-use super::steps::{GradMark, GradState, Marks, StepModel};
+use super::TopoRows;
+use super::steps::{GradState, StepModel};
+use super::tensor_trace::{ModelMarks, TraceLines};
 use super::tensors::{tensor_data, tensor_error};
 use super::{Event, Picture, PictureStep, Session, SessionError, TensorData};
-use super::{TopoRows, TraceSteps};
 use crate::engine::Op;
 use crate::engine::tensor::{Tensor, TensorId, TensorOp};
 use crate::syntax::{Ident, Span};
@@ -108,60 +109,18 @@ impl Session {
             )
         };
         let output = self.shaped_output().ok_or_else(no_output)?;
-        let mut trace = Vec::new();
-        self.trace_tensors(output.node, &output.label, span, &[], &mut trace)?;
-        let output = output.node;
-        let Some(Event::Trace {
-            of,
-            steps: TraceSteps::Tensors { steps, .. },
-        }) = trace.pop()
-        else {
-            return Err(no_output());
-        };
-        self.check_gradient_budget(output, span)?;
-        let (_, walk) = self.tensors.graph.backward_traced(output);
-        if self.tensors.graph.interrupted() {
+        self.check_gradient_budget(output.node, span)?;
+        let labels = self.tensor_labels(output.node);
+        let graph = &self.tensors.graph;
+        // One walk, read as it runs: the trace's lines and the marks.
+        let mut lines = TraceLines::new(graph, &labels, &output.label, &[]).with_marks();
+        graph.backward_read(output.node, &mut lines);
+        if graph.interrupted() {
             return Err(SessionError::Interrupted { span });
         }
-        let graph = &self.tensors.graph;
-        // The trace's steps: the nodes whose op passes to an operand.
-        let walk: Vec<_> = walk
-            .into_iter()
-            .filter(|s| !s.contributions.is_empty())
-            .collect();
-        let mut marks = Marks::default();
-        let mut rules = Vec::new();
-        let mut sums: FxHashMap<TensorId, Tensor> = FxHashMap::default();
-        for (i, (step, shown)) in walk.iter().zip(&steps).enumerate() {
-            let k = i + 1;
-            marks.seed(step.node, k, tensor_data(&step.upstream));
-            let received = step
-                .contributions
-                .iter()
-                .filter(|c| graph.op(c.input) != TensorOp::Const);
-            for (c, line) in received.zip(&shown.contributions) {
-                rules.push((step.node, c.position, line.rule.clone()));
-                // The sum in place: only what is shown of it before is kept.
-                let mut sum = sums
-                    .remove(&c.input)
-                    .unwrap_or_else(|| Tensor::zeros(graph.shape(c.input)));
-                let before = tensor_data(&sum);
-                sum.add_assign(&c.contribution);
-                marks.add(
-                    c.input,
-                    GradMark {
-                        step: k,
-                        before: Some(before),
-                        sum: tensor_data(&sum),
-                        done: c.use_number >= c.use_count,
-                    },
-                );
-                sums.insert(c.input, sum);
-            }
-        }
-        let nodes = walk.iter().map(|s| s.node).collect();
-        let mut model = StepModel::new(of, 0, steps, nodes, marks);
-        for (node, position, rule) in rules {
+        let ModelMarks { marks, rules } = lines.model.unwrap_or_default();
+        let mut model = StepModel::new(output.label.clone(), 0, lines.steps, lines.nodes, marks);
+        for ((node, position), rule) in rules {
             model.set_rule(node, position, rule);
         }
         Ok(model)

@@ -26,6 +26,7 @@ mod fuzz_regressions;
 mod hints;
 mod homework;
 mod hostile;
+mod interrupts;
 mod kernel;
 mod library;
 mod listings;

@@ -430,13 +430,8 @@ fn steps_write_one_file_per_step_numbered_like_the_trace() {
     assert_contains(&stdout, "2 constants");
     let (stdout, stderr, status) = run(dir.path(), &format!("{script}\n:svg slides --steps"));
     assert_eq!(status, Some(0), "{stdout}{stderr}");
-    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("slides"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
     assert_eq!(
-        files,
+        crate::util::file_names(&dir.path().join("slides")),
         [
             "step-000.svg",
             "step-001.svg",

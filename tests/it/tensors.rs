@@ -558,33 +558,30 @@ fn a_stopped_descent_writes_its_table_whole_however_slow_the_reader() {
         .spawn()
         .unwrap();
     crate::util::wait_for_cpu(child.id(), std::time::Duration::from_millis(500));
+    // The handler's grace is watched on its thread: asleep, then back.
+    let grace = crate::util::BatchGrace::watch(child.id());
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    // Evidence that the writer is blocked on the full pipe, then twice the
-    // grace: long enough for the old handler to have ended the process.
-    // (The statements run on a thread of their own: look at every thread.)
-    let blocked = |pid: u32| {
-        std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|task| {
-                std::fs::read_to_string(task.path().join("wchan"))
-                    .is_ok_and(|wchan| wchan.contains("pipe_write"))
-            })
-    };
+    // Evidence that the writer is blocked on the full pipe (the statements
+    // run on a thread of their own: look at every thread), then that the
+    // whole grace has passed with the process alive: the old handler ended
+    // it there, mid-line.
     let started = std::time::Instant::now();
-    while !blocked(child.id()) {
+    while !crate::util::any_thread_waits_in(child.id(), "pipe_write") {
         assert!(
             started.elapsed() < crate::util::TIMEOUT,
             "never blocked on the pipe"
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    std::thread::sleep(2 * gradcalc::interrupt::BATCH_GRACE);
+    grace.wait_for_its_end();
+    assert!(
+        crate::util::cpu_time(child.id()).is_some(),
+        "ended by the grace"
+    );
     let mut out = String::new();
     child
         .stdout

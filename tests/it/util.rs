@@ -393,3 +393,83 @@ pub fn transcript(args: &[&str]) -> String {
 pub fn check(script: &str, expect: expect_test::Expect) {
     expect.assert_eq(&transcript(&["-e", script]));
 }
+
+/// Whether a thread of process `pid` waits in the kernel function `wchan`
+/// (`/proc/PID/task/*/wchan`: `pipe_write` for a write to a full pipe).
+pub fn any_thread_waits_in(pid: u32, wchan: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|task| {
+            std::fs::read_to_string(task.path().join("wchan")).is_ok_and(|w| w.contains(wchan))
+        })
+}
+
+/// The batch run's Ctrl-C grace (`interrupt::BATCH_GRACE`) as seen on the
+/// thread of the SIGINT handler (named `ctrl-c`): it waits for a signal,
+/// sleeps the grace (`hrtimer_nanosleep`), then ends the process or waits
+/// again. Each time it blocks counts one voluntary context switch, so the
+/// grace has started once the thread sleeps or has blocked once more than
+/// before the signal, and ended once it has blocked twice more and sleeps
+/// no longer: seen even when the sleep itself falls between two looks.
+pub struct BatchGrace {
+    task: std::path::PathBuf,
+    switches: u64,
+}
+
+impl BatchGrace {
+    /// Finds process `pid`'s handler thread and counts its switches so far:
+    /// call it before sending SIGINT. Panics when it has none.
+    pub fn watch(pid: u32) -> BatchGrace {
+        let task = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .flatten()
+            .map(|task| task.path())
+            .find(|task| {
+                std::fs::read_to_string(task.join("comm")).is_ok_and(|c| c.trim() == "ctrl-c")
+            })
+            .expect("the SIGINT handler's thread");
+        let switches = voluntary_switches(&task).expect("the handler's thread runs");
+        BatchGrace { task, switches }
+    }
+
+    /// Waits until the grace has started and then ended (see [`BatchGrace`]);
+    /// panics when the thread ends first (the process ended) or after
+    /// [`TIMEOUT`].
+    pub fn wait_for_its_end(&self) {
+        let started = std::time::Instant::now();
+        let mut slept = false;
+        loop {
+            let switches = voluntary_switches(&self.task).expect("the process ended in its grace");
+            let asleep = std::fs::read_to_string(self.task.join("wchan"))
+                .is_ok_and(|w| w.contains("hrtimer_nanosleep"));
+            slept |= asleep || switches > self.switches;
+            if slept && !asleep && switches >= self.switches + 2 {
+                return;
+            }
+            assert!(started.elapsed() < TIMEOUT, "the grace never ended");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// The voluntary context switches of thread `task` (`/proc/PID/task/TID`)
+/// so far; `None` once it has ended.
+fn voluntary_switches(task: &std::path::Path) -> Option<u64> {
+    let status = std::fs::read_to_string(task.join("status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// The names of the files in `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

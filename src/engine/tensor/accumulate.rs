@@ -11,7 +11,7 @@
 //! walk's), so the gradients are the same to the bit.
 
 use super::backward::matmul_vjp;
-use super::kernels;
+use super::kernels::{self, BLOCK_ELEMENTS};
 use super::{Shape, Tensor, TensorGradients, TensorGraph, TensorId, TensorOp};
 use crate::engine::{NodeId, Op, Passing, Shortcut};
 
@@ -90,54 +90,84 @@ pub(super) fn accumulate(slot: &mut Option<Grad>, contribution: Grad) {
 /// upstream `uᵢ` read from `up`) to the gradient in `slot`, without making
 /// the contribution a tensor of its own: written into the gradient when it
 /// is whole, else into the upstream's buffer when owned, else into a new one.
+/// Runs in blocks of [`BLOCK_ELEMENTS`], asking `stop` before each but the
+/// first: false when it said stop (the slot is then emptied: the walk is
+/// cut short).
 pub(super) fn accumulate_map(
     slot: &mut Option<Grad>,
     shape: Shape,
     up: Up<'_>,
     term: impl Fn(f64, usize) -> f64,
-) {
+    stop: &dyn Fn() -> bool,
+) -> bool {
     let n = shape.len();
     let data = match (slot.take(), up) {
-        (None, Up::Uniform(c)) => (0..n).map(|i| term(c, i)).collect(),
+        (None, Up::Uniform(c)) => made(n, stop, |i| term(c, i)),
         (None, Up::Borrowed(u)) => {
             let u = &u[..n];
-            (0..n).map(|i| term(u[i], i)).collect()
+            made(n, stop, |i| term(u[i], i))
         }
         (None, Up::Owned(mut b)) => {
-            let b_n = &mut b[..n];
-            for (i, x) in b_n.iter_mut().enumerate() {
-                *x = term(*x, i);
-            }
-            b
+            in_blocks(&mut b[..n], stop, |i, x| *x = term(*x, i)).then_some(b)
         }
         (Some(Grad::Full(mut sum)), up) => {
             let s = &mut sum.data_mut()[..n];
-            match up {
-                Up::Uniform(c) => {
-                    for (i, a) in s.iter_mut().enumerate() {
-                        *a += term(c, i);
-                    }
-                }
-                Up::Borrowed(u) => add_terms(s, &u[..n], &term),
-                Up::Owned(u) => add_terms(s, &u[..n], &term),
-            }
-            sum.into_data()
+            let whole = match &up {
+                Up::Uniform(c) => in_blocks(s, stop, |i, a| *a += term(*c, i)),
+                Up::Borrowed(u) => add_terms(s, &u[..n], &term, stop),
+                Up::Owned(u) => add_terms(s, &u[..n], &term, stop),
+            };
+            whole.then(|| sum.into_data())
         }
         (Some(Grad::Uniform { value, .. }), Up::Uniform(c)) => {
-            (0..n).map(|i| value + term(c, i)).collect()
+            made(n, stop, |i| value + term(c, i))
         }
         (Some(Grad::Uniform { value, .. }), Up::Borrowed(u)) => {
             let u = &u[..n];
-            (0..n).map(|i| value + term(u[i], i)).collect()
+            made(n, stop, |i| value + term(u[i], i))
         }
         (Some(Grad::Uniform { value, .. }), Up::Owned(mut b)) => {
-            for (i, x) in b[..n].iter_mut().enumerate() {
-                *x = value + term(*x, i);
-            }
-            b
+            in_blocks(&mut b[..n], stop, |i, x| *x = value + term(*x, i)).then_some(b)
         }
     };
+    let Some(data) = data else {
+        return false;
+    };
     *slot = Some(Grad::Full(Tensor::new(shape, data)));
+    true
+}
+
+/// `f(i)` for `i` in `0..n`, made in blocks of [`BLOCK_ELEMENTS`], asking
+/// `stop` before each but the first: `None` when it said stop.
+pub(super) fn made(
+    n: usize,
+    stop: &dyn Fn() -> bool,
+    f: impl Fn(usize) -> f64,
+) -> Option<Vec<f64>> {
+    let mut data = Vec::with_capacity(n);
+    while data.len() < n {
+        if !data.is_empty() && stop() {
+            return None;
+        }
+        let start = data.len();
+        data.extend((start..n.min(start + BLOCK_ELEMENTS)).map(&f));
+    }
+    Some(data)
+}
+
+/// `f(i, &mut x[i])` for every element, in blocks of [`BLOCK_ELEMENTS`],
+/// asking `stop` before each but the first: false when it said stop.
+fn in_blocks(x: &mut [f64], stop: &dyn Fn() -> bool, f: impl Fn(usize, &mut f64)) -> bool {
+    for (k, block) in x.chunks_mut(BLOCK_ELEMENTS).enumerate() {
+        if k > 0 && stop() {
+            return false;
+        }
+        let start = k * BLOCK_ELEMENTS;
+        for (j, a) in block.iter_mut().enumerate() {
+            f(start + j, a);
+        }
+    }
+    true
 }
 
 /// Adds the contribution `upstream ⊙ f′(x)` to the gradient in `slot`,
@@ -151,25 +181,28 @@ fn accumulate_times(
     up: Up<'_>,
     x: &[f64],
     kernels: super::rowtanh::RowKernels,
-) {
+    stop: &dyn Fn() -> bool,
+) -> bool {
     let n = shape.len();
-    let data = match up {
-        Up::Owned(mut b) => {
-            (kernels.times_local)(&x[..n], &mut b[..n]);
-            b
-        }
-        Up::Borrowed(u) => {
-            let mut b = u[..n].to_vec();
-            (kernels.times_local)(&x[..n], &mut b);
-            b
-        }
-        Up::Uniform(c) => {
-            let mut b = vec![0.0; n];
-            (kernels.scaled_local)(&x[..n], c, &mut b);
-            b
-        }
+    let (mut data, uniform) = match up {
+        Up::Owned(b) => (b, None),
+        Up::Borrowed(u) => (u[..n].to_vec(), None),
+        Up::Uniform(c) => (vec![0.0; n], Some(c)),
     };
+    let blocks = x[..n]
+        .chunks(BLOCK_ELEMENTS)
+        .zip(data[..n].chunks_mut(BLOCK_ELEMENTS));
+    for (k, (x, b)) in blocks.enumerate() {
+        if k > 0 && stop() {
+            return false;
+        }
+        match uniform {
+            Some(c) => (kernels.scaled_local)(x, c, b),
+            None => (kernels.times_local)(x, b),
+        }
+    }
     accumulate(slot, Grad::Full(Tensor::new(shape, data)));
+    true
 }
 
 /// Adds the contribution `term(i, j)` at row `i`, column `j` of `shape`
@@ -207,11 +240,25 @@ pub(super) fn accumulate_rows(
     *slot = Some(Grad::Full(Tensor::new(shape, data)));
 }
 
-/// `s[i] += term(u[i], i)` for every `i`.
-fn add_terms(s: &mut [f64], u: &[f64], term: &impl Fn(f64, usize) -> f64) {
-    for (i, (a, &u)) in s.iter_mut().zip(u).enumerate() {
-        *a += term(u, i);
+/// `s[i] += term(u[i], i)` for every `i`, in blocks of [`BLOCK_ELEMENTS`],
+/// asking `stop` before each but the first: false when it said stop.
+fn add_terms(
+    s: &mut [f64],
+    u: &[f64],
+    term: &impl Fn(f64, usize) -> f64,
+    stop: &dyn Fn() -> bool,
+) -> bool {
+    let blocks = s.chunks_mut(BLOCK_ELEMENTS).zip(u.chunks(BLOCK_ELEMENTS));
+    for (k, (s, u)) in blocks.enumerate() {
+        if k > 0 && stop() {
+            return false;
+        }
+        let start = k * BLOCK_ELEMENTS;
+        for (i, (a, &u)) in s.iter_mut().zip(u).enumerate() {
+            *a += term(u, start + i);
+        }
     }
+    true
 }
 
 impl TensorGraph {
@@ -286,7 +333,7 @@ impl TensorGraph {
 
     /// Adds what operand `position` of `node` receives from `upstream` to
     /// its gradient in `slot`: the op's vector–Jacobian product, as
-    /// [`TensorGraph::vjp`] computes it, without writing out what need not be.
+    /// [`TensorGraph::vjp_until`] computes it, without writing out what need not be.
     /// `owned`: the walk needs the upstream no more (it may be taken).
     /// False when `stop` said stop inside a matrix product.
     fn pass(
@@ -315,7 +362,9 @@ impl TensorGraph {
             TensorOp::Elementwise(op) if passes_upstream(op, position) => {
                 let out = self.shape(node);
                 if shape == out {
-                    pass_on(slot, shape, take_up(upstream, owned));
+                    if !pass_on(slot, shape, take_up(upstream, owned), stop) {
+                        return false;
+                    }
                 } else {
                     // A broadcast operand of `+`: the upstream summed over
                     // the broadcast axes, read where it is.
@@ -331,7 +380,9 @@ impl TensorGraph {
                     .all(|&o| self.shape(o) == self.shape(node)) =>
             {
                 let up = take_up(upstream, owned);
-                self.elementwise_pass(op, node, position, up, slot);
+                if !self.elementwise_pass(op, node, position, up, slot, stop) {
+                    return false;
+                }
             }
             TensorOp::SumAxis(axis) => {
                 // The upstream broadcast back along the summed axis.
@@ -369,7 +420,9 @@ impl TensorGraph {
             }
             _ => {
                 let up = written_out(upstream);
-                let (_, _, contribution) = self.vjp(node, position, up);
+                let Some((_, _, contribution)) = self.vjp_until(node, position, up, stop) else {
+                    return false;
+                };
                 accumulate(slot, Grad::Full(contribution));
             }
         }
@@ -378,7 +431,8 @@ impl TensorGraph {
 
     /// [`TensorGraph::pass`] for an elementwise node whose operands have its
     /// shape: `upstream ⊙ ∂f/∂operand` added element by element, `+ − ·`
-    /// written out as [`TensorGraph::vjp`] does.
+    /// written out as [`TensorGraph::vjp_until`] does; false when `stop` said
+    /// stop between two blocks of elements ([`accumulate_map`]).
     fn elementwise_pass(
         &self,
         op: Op,
@@ -386,7 +440,8 @@ impl TensorGraph {
         position: usize,
         up: Up<'_>,
         slot: &mut Option<Grad>,
-    ) {
+        stop: &dyn Fn() -> bool,
+    ) -> bool {
         let info = op.info();
         let operands = self.operands(node);
         let out = self.value(node);
@@ -395,24 +450,24 @@ impl TensorGraph {
         let o = &out.data()[..n];
         let chain = chain_rule(op, position);
         match (operands, info.shortcut) {
-            ([_, _], Some(Shortcut::Add)) => pass_on(slot, shape, up),
-            ([_, _], Some(Shortcut::Sub)) if position == 0 => pass_on(slot, shape, up),
-            ([_, _], Some(Shortcut::Sub)) => accumulate_map(slot, shape, up, |u, _| -u),
+            ([_, _], Some(Shortcut::Add)) => pass_on(slot, shape, up, stop),
+            ([_, _], Some(Shortcut::Sub)) if position == 0 => pass_on(slot, shape, up, stop),
+            ([_, _], Some(Shortcut::Sub)) => accumulate_map(slot, shape, up, |u, _| -u, stop),
             ([a, b], Some(Shortcut::Mul)) => {
                 let other = if position == 0 { *b } else { *a };
                 let x = &self.value(other).data()[..n];
-                accumulate_map(slot, shape, up, |u, i| u * x[i]);
+                accumulate_map(slot, shape, up, |u, i| u * x[i], stop)
             }
             ([a, b], None) => {
                 let x = &self.value(*a).data()[..n];
                 let y = &self.value(*b).data()[..n];
-                accumulate_map(slot, shape, up, |u, i| chain(&[x[i], y[i]], o[i], u));
+                accumulate_map(slot, shape, up, |u, i| chain(&[x[i], y[i]], o[i], u), stop)
             }
             ([a], _) => {
                 let x = &self.value(*a).data()[..n];
                 match super::rowtanh::row_kernels(op) {
-                    Some(kernels) => accumulate_times(slot, shape, up, x, kernels),
-                    None => accumulate_map(slot, shape, up, |u, i| chain(&[x[i]], o[i], u)),
+                    Some(kernels) => accumulate_times(slot, shape, up, x, kernels, stop),
+                    None => accumulate_map(slot, shape, up, |u, i| chain(&[x[i]], o[i], u), stop),
                 }
             }
             _ => unreachable!("elementwise ops take one or two operands"),
@@ -473,13 +528,15 @@ fn take_up(upstream: &mut Option<Grad>, owned: bool) -> Up<'_> {
 }
 
 /// The upstream as it is (`upstream · 1`), added to `slot`: a uniform one
-/// stays uniform, an owned buffer is moved, a borrowed one is copied.
-fn pass_on(slot: &mut Option<Grad>, shape: Shape, up: Up<'_>) {
+/// stays uniform, an owned buffer is moved, a borrowed one is copied (false
+/// when `stop` said stop meanwhile).
+fn pass_on(slot: &mut Option<Grad>, shape: Shape, up: Up<'_>, stop: &dyn Fn() -> bool) -> bool {
     match up {
         Up::Uniform(value) => accumulate(slot, Grad::Uniform { value, shape }),
         Up::Owned(data) => accumulate(slot, Grad::Full(Tensor::new(shape, data))),
-        Up::Borrowed(_) => accumulate_map(slot, shape, up, |u, _| u),
+        Up::Borrowed(_) => return accumulate_map(slot, shape, up, |u, _| u, stop),
     }
+    true
 }
 
 /// The upstream written out (in place), for a kernel that reads every element.
@@ -630,7 +687,7 @@ mod tests {
             let expected = expected.unwrap().into_tensor();
             for up in [Up::Borrowed(&u), Up::Owned(u.to_vec())] {
                 let mut slot = slots().into_iter().nth(k).unwrap();
-                accumulate_map(&mut slot, shape, up, term);
+                assert!(accumulate_map(&mut slot, shape, up, term, &|| false));
                 assert_eq!(slot.unwrap().into_tensor(), expected);
             }
             // A uniform upstream reads as its number at every element.
@@ -638,8 +695,71 @@ mod tests {
             let mut expected = slots().into_iter().nth(k).unwrap();
             let c: Vec<f64> = (0..3).map(|i| term(0.5, i)).collect();
             accumulate(&mut expected, Grad::Full(Tensor::new(shape, c)));
-            accumulate_map(&mut slot, shape, Up::Uniform(0.5), term);
+            assert!(accumulate_map(
+                &mut slot,
+                shape,
+                Up::Uniform(0.5),
+                term,
+                &|| false
+            ));
             assert_eq!(slot.unwrap().into_tensor(), expected.unwrap().into_tensor());
+        }
+    }
+    /// A mapped contribution (the backward elementwise kernel) asked to stop
+    /// stops between blocks of [`BLOCK_ELEMENTS`], asking before each block
+    /// but the first, and empties the slot; not asked, it gives every
+    /// element, into whichever buffer it writes.
+    #[test]
+    fn a_mapped_contribution_stops_between_blocks() {
+        let n = 2 * BLOCK_ELEMENTS + 5;
+        let shape = Shape::vector(n);
+        let asked = std::cell::Cell::new(0);
+        let stop_at_second = || {
+            asked.set(asked.get() + 1);
+            asked.get() >= 2
+        };
+        let ones = vec![1.0; n];
+        let ups = || {
+            [
+                Up::Uniform(1.0),
+                Up::Borrowed(&ones),
+                Up::Owned(ones.clone()),
+            ]
+        };
+        for up in ups() {
+            asked.set(0);
+            let mut slot = Some(Grad::Uniform { value: 2.0, shape });
+            assert!(!accumulate_map(
+                &mut slot,
+                shape,
+                up,
+                |u, _| u,
+                &stop_at_second
+            ));
+            assert!(slot.is_none());
+            assert_eq!(asked.get(), 2, "stopped before the third block");
+        }
+        for up in ups() {
+            asked.set(0);
+            let never = || {
+                asked.set(asked.get() + 1);
+                false
+            };
+            let mut slot = Some(Grad::Full(Tensor::new(shape, vec![0.5; n])));
+            assert!(accumulate_map(
+                &mut slot,
+                shape,
+                up,
+                |u, i| u * i as f64,
+                &never
+            ));
+            assert_eq!(
+                asked.get(),
+                2,
+                "3 blocks: asked before the second and the third"
+            );
+            let sum = slot.unwrap().into_tensor();
+            assert_eq!(sum.data()[n - 1], 0.5 + (n - 1) as f64);
         }
     }
 }

@@ -4,9 +4,11 @@
 //! tensors where an operand is used more than once (fan-out). The traced
 //! form records each step with its rule, typed.
 
+use super::accumulate::made;
 use super::batch;
 use super::kernels::{self, Factor};
 use super::ops::{matmul_factors, rows, transpose};
+use super::trace::{EveryStep, TraceReader};
 use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
 use crate::engine::{NodeId, Op, Shortcut};
 
@@ -220,20 +222,27 @@ impl TensorGraph {
     /// # Panics
     /// If `output` is not a node of this graph.
     pub fn backward_traced(&self, output: TensorId) -> (TensorGradients, Vec<TensorStep>) {
-        let mut steps = Vec::new();
-        let grads = self.walk(output, Some(&mut steps));
-        (grads, steps)
+        let mut steps = EveryStep::default();
+        let grads = self.walk(output, &mut steps, true);
+        (grads, steps.0)
     }
 
-    /// The one backward walk; each step is pushed on `steps` when given.
-    fn walk(&self, output: TensorId, mut steps: Option<&mut Vec<TensorStep>>) -> TensorGradients {
+    /// The one traced backward walk, handed to `reader` as it runs; each
+    /// node's gradient is kept to the end when `keep`, else dropped once
+    /// passed on ([`TensorGraph::backward_read`]).
+    pub(super) fn walk(
+        &self,
+        output: TensorId,
+        reader: &mut dyn TraceReader,
+        keep: bool,
+    ) -> TensorGradients {
         let order = self.topo_order(output);
         let mut grads: Vec<Option<Tensor>> = vec![None; self.len()];
         grads[output.index()] = Some(Tensor::ones(self.shape(output)));
-        let mut uses = UseCounts::new(self, &order, steps.is_some());
+        let mut uses = UseCounts::new(self, &order);
         let needs = self.needs_gradient(&order);
         let mut scalars: Vec<(NodeId, f64)> = Vec::new();
-        for &node in &order {
+        'walk: for &node in &order {
             if self.hook().asks_to_stop() {
                 break;
             }
@@ -248,39 +257,44 @@ impl TensorGraph {
                     None => scalars.push((id, g)),
                 }
             }
-            let mut contributions = Vec::new();
+            reader.step(node, &upstream);
             for (position, &input) in self.operands(node).iter().enumerate() {
                 // The labels of cross_entropy are indices: nothing for them.
                 if !needs[input.index()] || self.op(node) == TensorOp::CrossEntropy && position == 1
                 {
                     continue;
                 }
-                let (rule, summed_from, contribution) = self.vjp(node, position, &upstream);
+                let stop = || self.hook().asks_to_stop();
+                let Some((rule, summed_from, contribution)) =
+                    self.vjp_until(node, position, &upstream, &stop)
+                else {
+                    break 'walk;
+                };
                 let use_number = uses.next(input);
-                if uses.recording {
-                    contributions.push(TensorContribution {
-                        input,
-                        position,
-                        rule,
-                        summed_from,
-                        contribution: contribution.clone(),
-                        use_number,
-                        use_count: uses.count(input),
-                    });
-                }
-                match &mut grads[input.index()] {
-                    Some(sum) => sum.add_assign(&contribution),
-                    slot => *slot = Some(contribution),
-                }
+                let contribution = TensorContribution {
+                    input,
+                    position,
+                    rule,
+                    summed_from,
+                    contribution,
+                    use_number,
+                    use_count: uses.count(input),
+                };
+                let slot = &mut grads[input.index()];
+                reader.contribution(node, &upstream, &contribution, slot.as_ref());
+                let TensorContribution { contribution, .. } = contribution;
+                let gradient = match slot {
+                    Some(sum) => {
+                        sum.add_assign(&contribution);
+                        sum
+                    }
+                    slot => slot.insert(contribution),
+                };
+                reader.added(input, gradient);
             }
-            if let Some(steps) = steps.as_deref_mut() {
-                steps.push(TensorStep {
-                    node,
-                    upstream: upstream.clone(),
-                    contributions,
-                });
+            if keep {
+                grads[node.index()] = Some(upstream);
             }
-            grads[node.index()] = Some(upstream);
         }
         TensorGradients { grads, scalars }
     }
@@ -348,12 +362,15 @@ impl TensorGraph {
     /// move elements ([`TensorGraph::moved_vjp`]), reductions
     /// ([`TensorGraph::reduction_vjp`]) and the ops along rows
     /// ([`TensorGraph::row_vjp`]).
-    pub(super) fn vjp(
+    /// Asks `stop` between blocks of the long kernels (an elementwise rule's
+    /// blocks of 2²⁰ elements, a product's blocks): `None` when it said stop.
+    pub(super) fn vjp_until(
         &self,
         node: TensorId,
         position: usize,
         upstream: &Tensor,
-    ) -> (Rule, Option<Shape>, Tensor) {
+        stop: &dyn Fn() -> bool,
+    ) -> Option<(Rule, Option<Shape>, Tensor)> {
         let operands = self.operands(node);
         let shape = self.value(operands[position]).shape();
         let up = upstream.data();
@@ -364,15 +381,15 @@ impl TensorGraph {
             TensorOp::Elementwise(op) => {
                 let out = self.value(node);
                 let inputs: Vec<&Tensor> = operands.iter().map(|&o| self.value(o)).collect();
-                let full = elementwise_vjp(op, &inputs, out, position, up);
+                let full = elementwise_vjp(op, &inputs, out, position, up, stop)?;
                 let summed_from = (shape != out.shape()).then_some(out.shape());
                 let rule = Rule::Elementwise { op, position };
-                return (rule, summed_from, kernels::sum_to(full, out.shape(), shape));
+                let contribution = kernels::sum_to(full, out.shape(), shape);
+                return Some((rule, summed_from, contribution));
             }
             TensorOp::MatMul => {
                 let (a, b) = (self.value(operands[0]), self.value(operands[1]));
-                matmul_vjp(a, b, position, upstream, &|| false)
-                    .expect("a product not asked to stop")
+                matmul_vjp(a, b, position, upstream, stop)?
             }
             TensorOp::Transpose
             | TensorOp::Index(_)
@@ -396,10 +413,10 @@ impl TensorGraph {
                 (Rule::NoGradient, vec![0.0; shape.len()])
             }
         };
-        (rule, None, Tensor::new(shape, data))
+        Some((rule, None, Tensor::new(shape, data)))
     }
 
-    /// [`TensorGraph::vjp`] of an op that moves elements without changing
+    /// [`TensorGraph::vjp_until`] of an op that moves elements without changing
     /// them (transpose, indexing, slicing) or the outer product: the upstream
     /// moved back (scattered into zeros where the op picked elements) or
     /// multiplied by the other factor.
@@ -460,7 +477,7 @@ impl TensorGraph {
         }
     }
 
-    /// [`TensorGraph::vjp`] of a reduction (of one operand): the upstream
+    /// [`TensorGraph::vjp_until`] of a reduction (of one operand): the upstream
     /// broadcast back over what was summed or averaged, or given to the
     /// extremum (ties split evenly).
     fn reduction_vjp(&self, node: TensorId, up: &[f64]) -> (Rule, Vec<f64>) {
@@ -504,7 +521,7 @@ impl TensorGraph {
         }
     }
 
-    /// [`TensorGraph::vjp`] of an op along each row: softmax, log-softmax,
+    /// [`TensorGraph::vjp_until`] of an op along each row: softmax, log-softmax,
     /// logsumexp, and the cross-entropy (to its scores; its labels get none).
     fn row_vjp(&self, node: TensorId, position: usize, up: &[f64]) -> (Rule, Vec<f64>) {
         let operands = self.operands(node);
@@ -540,51 +557,56 @@ impl TensorGraph {
 
 /// `upstream ⊙ ∂f/∂operand` at each element of the output (before any sum
 /// over broadcast axes), the local derivative from the scalar op table, with
-/// `+ − ·` written out ([`Shortcut`]); 0 where the op passes nothing.
+/// `+ − ·` written out ([`Shortcut`]); 0 where the op passes nothing. Runs
+/// in blocks of 2²⁰ elements, asking `stop` between two: `None` when it
+/// said stop.
 fn elementwise_vjp(
     op: Op,
     inputs: &[&Tensor],
     out: &Tensor,
     position: usize,
     up: &[f64],
-) -> Vec<f64> {
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let info = op.info();
     let chain = super::accumulate::chain_rule(op, position);
+    let o = out.data();
+    let n = o.len();
+    let up = &up[..n];
     match *inputs {
-        [a] => match super::rowtanh::row_kernels(op) {
-            Some(kernels) => {
-                let mut g = up.to_vec();
-                (kernels.times_local)(a.data(), &mut g);
-                g
+        [a] => {
+            let x = &a.data()[..n];
+            match super::rowtanh::row_kernels(op) {
+                Some(kernels) => {
+                    let mut g = up.to_vec();
+                    let blocks = x
+                        .chunks(kernels::BLOCK_ELEMENTS)
+                        .zip(g.chunks_mut(kernels::BLOCK_ELEMENTS));
+                    for (k, (x, g)) in blocks.enumerate() {
+                        if k > 0 && stop() {
+                            return None;
+                        }
+                        (kernels.times_local)(x, g);
+                    }
+                    Some(g)
+                }
+                None => made(n, stop, |i| chain(&[x[i]], o[i], up[i])),
             }
-            None => a
-                .data()
-                .iter()
-                .zip(out.data())
-                .zip(up)
-                .map(|((&x, &o), &u)| chain(&[x], o, u))
-                .collect(),
-        },
+        }
         [a, b] => {
             let shape = out.shape();
             match (info.shortcut, position) {
-                (Some(Shortcut::Add), _) | (Some(Shortcut::Sub), 0) => up.to_vec(),
-                (Some(Shortcut::Sub), _) => up.iter().map(|&u| -u).collect(),
+                (Some(Shortcut::Add), _) | (Some(Shortcut::Sub), 0) => Some(up.to_vec()),
+                (Some(Shortcut::Sub), _) => made(n, stop, |i| -up[i]),
                 (Some(Shortcut::Mul), _) => {
                     let other = if position == 0 { b } else { a };
-                    kernels::zip_data((up, shape), (other.data(), other.shape()), shape, |u, x| {
-                        u * x
-                    })
+                    let other = (other.data(), other.shape());
+                    kernels::zip_data_until((up, shape), other, shape, |u, x| u * x, stop)
                 }
                 (None, _) => {
-                    let x = kernels::zip(a, b, shape, |x, _| x);
-                    let y = kernels::zip(a, b, shape, |_, y| y);
-                    x.iter()
-                        .zip(&y)
-                        .zip(out.data())
-                        .zip(up)
-                        .map(|(((&x, &y), &o), &u)| chain(&[x, y], o, u))
-                        .collect()
+                    let x = kernels::zip_until(a, b, shape, |x, _| x, stop)?;
+                    let y = kernels::zip_until(a, b, shape, |_, y| y, stop)?;
+                    made(n, stop, |i| chain(&[x[i], y[i]], o[i], up[i]))
                 }
             }
         }
@@ -646,37 +668,29 @@ fn softmax_vjp(p: &Tensor, up: &[f64]) -> Vec<f64> {
 }
 
 /// How many times each node is used by the nodes of an order, and how many
-/// uses the walk has passed so far (counted only when steps are recorded).
+/// uses the walk has passed so far.
 struct UseCounts {
     total: Vec<u32>,
     seen: Vec<u32>,
-    recording: bool,
 }
 
 impl UseCounts {
-    /// The counts for a walk of `order`; empty unless `recording`.
-    fn new(graph: &TensorGraph, order: &[TensorId], recording: bool) -> UseCounts {
-        let len = if recording { graph.len() } else { 0 };
-        let mut total = vec![0; len];
-        if recording {
-            for &node in order {
-                for input in graph.operands(node) {
-                    total[input.index()] += 1;
-                }
+    /// The counts for a walk of `order`.
+    fn new(graph: &TensorGraph, order: &[TensorId]) -> UseCounts {
+        let mut total = vec![0; graph.len()];
+        for &node in order {
+            for input in graph.operands(node) {
+                total[input.index()] += 1;
             }
         }
         UseCounts {
-            seen: vec![0; len],
+            seen: vec![0; graph.len()],
             total,
-            recording,
         }
     }
 
-    /// Counts one more use of `id`; its number, 1-based (0 when not recording).
+    /// Counts one more use of `id`; its number, 1-based.
     fn next(&mut self, id: TensorId) -> u32 {
-        if !self.recording {
-            return 0;
-        }
         self.seen[id.index()] += 1;
         self.seen[id.index()]
     }

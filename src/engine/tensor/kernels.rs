@@ -76,14 +76,10 @@ pub(super) fn map_slices_until(
     Some(out)
 }
 
-/// `f(a, b)` at each element of `out`, `a` and `b` broadcast to it.
-pub(super) fn zip(a: &Tensor, b: &Tensor, out: Shape, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
-    zip_data((a.data(), a.shape()), (b.data(), b.shape()), out, f)
-}
-
-/// [`zip`] in blocks of about [`BLOCK_ELEMENTS`] (whole rows where an
-/// operand is broadcast), asking `stop` before each but the first: `None`
-/// when it said stop. The same numbers as [`zip`].
+/// `f(a, b)` at each element of `out`, `a` and `b` broadcast to it, in
+/// blocks of about [`BLOCK_ELEMENTS`] (whole rows where an operand is
+/// broadcast), asking `stop` before each but the first: `None` when it said
+/// stop. Each element is `f` of the same two numbers, however it is split.
 pub(super) fn zip_until(
     a: &Tensor,
     b: &Tensor,
@@ -94,18 +90,8 @@ pub(super) fn zip_until(
     zip_data_until((a.data(), a.shape()), (b.data(), b.shape()), out, f, stop)
 }
 
-/// [`zip`] of two operands given as their data and shape.
-pub(super) fn zip_data(
-    x: (&[f64], Shape),
-    y: (&[f64], Shape),
-    out: Shape,
-    f: impl Fn(f64, f64) -> f64,
-) -> Vec<f64> {
-    zip_data_until(x, y, out, f, &|| false).expect("never asked to stop")
-}
-
 /// [`zip_until`] of two operands given as their data and shape.
-fn zip_data_until(
+pub(super) fn zip_data_until(
     (x, xs): (&[f64], Shape),
     (y, ys): (&[f64], Shape),
     out: Shape,

@@ -57,6 +57,7 @@ mod ops;
 mod rowexp;
 mod rowtanh;
 mod shape;
+mod trace;
 mod value;
 
 #[cfg(test)]
@@ -70,6 +71,7 @@ pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};
 pub use shape::{Parenthesized, Shape, ShapeError};
+pub use trace::TraceReader;
 pub use value::{RaggedRows, Rng, Tensor};
 
 /// Index of a node in a [`TensorGraph`]. Nodes are appended in evaluation

@@ -504,6 +504,53 @@ fn randn_is_the_documented_generator() {
     close(t.data(), &[-0.303263064678738, 0.28846173882942383]);
 }
 
+/// A large draw asks `stop` between blocks of 2²⁰ elements (before each
+/// but the first) and ends when told; drawn whole it is the numbers of one
+/// draw per element, in order (a vector past one block: the blocks join
+/// without a seam).
+#[test]
+fn a_large_draw_stops_between_blocks() {
+    let n = 2 * (1 << 20) + 3;
+    let asked = std::cell::Cell::new(0);
+    let stop_at_second = || {
+        asked.set(asked.get() + 1);
+        asked.get() >= 2
+    };
+    let mut rng = Rng::new(5);
+    assert!(Tensor::drawn(Shape::vector(n), &stop_at_second, || rng.normal()).is_none());
+    assert_eq!(asked.get(), 2);
+    let mut rng = Rng::new(5);
+    let drawn = Tensor::drawn(Shape::vector(n), &|| false, || rng.normal()).unwrap();
+    let mut rng = Rng::new(5);
+    let one_by_one: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+    assert_eq!(drawn.data(), &one_by_one[..]);
+}
+
+/// A broadcast elementwise rule of the backward pass (`X * b`, the row
+/// `b` broadcast down the 2100 rows of `X`: 2.1·10⁶ elements, 3 blocks of
+/// 2²⁰) asks `stop` between blocks and ends when told; not told, `b`
+/// receives each column's sum of `upstream ⊙ X`, here 2100 (ones).
+#[test]
+fn a_broadcast_elementwise_rule_stops_between_blocks() {
+    let (m, n) = (2100, 1000);
+    let mut g = TensorGraph::new();
+    let x = g.leaf(Tensor::ones(Shape::matrix(m, n))).unwrap();
+    let b = g.leaf(Tensor::ones(Shape::vector(n))).unwrap();
+    let y = g.apply(TensorOp::Elementwise(Op::Mul), &[x, b]).unwrap();
+    let up = Tensor::ones(Shape::matrix(m, n));
+    let asked = std::cell::Cell::new(0);
+    let stop_at_second = || {
+        asked.set(asked.get() + 1);
+        asked.get() >= 2
+    };
+    assert!(g.vjp_until(y, 1, &up, &stop_at_second).is_none());
+    assert_eq!(asked.get(), 2);
+    let (_, summed_from, c) = g.vjp_until(y, 1, &up, &|| false).unwrap();
+    assert_eq!(summed_from, Some(Shape::matrix(m, n)));
+    assert_eq!(c.shape(), Shape::vector(n));
+    assert!(c.data().iter().all(|&v| v == m as f64));
+}
+
 #[test]
 fn ragged_rows_are_an_error() {
     let err = Tensor::from_rows(&[vec![1.0, 2.0], vec![3.0]]).unwrap_err();

@@ -95,7 +95,29 @@ impl Tensor {
     /// `rng` (numpy's `randn`, but [`Rng`]'s numbers, not numpy's): the
     /// same seed gives the same tensor on every machine.
     pub fn randn(shape: Shape, rng: &mut Rng) -> Tensor {
-        Tensor::new(shape, (0..shape.len()).map(|_| rng.normal()).collect())
+        Tensor::drawn(shape, &|| false, || rng.normal()).expect("never asked to stop")
+    }
+
+    /// A tensor of `shape` whose elements are `next()`, called once per
+    /// element in row-major order, in blocks of 2²⁰ elements, asking `stop`
+    /// before each but the first: `None` when it said stop (a large `randn`
+    /// answers Ctrl-C within a block's time, some 30 ms). Drawn whole, the
+    /// same numbers as one call per element without blocks.
+    pub fn drawn(
+        shape: Shape,
+        stop: &dyn Fn() -> bool,
+        mut next: impl FnMut() -> f64,
+    ) -> Option<Tensor> {
+        let n = shape.len();
+        let mut data = Vec::with_capacity(n);
+        while data.len() < n {
+            if !data.is_empty() && stop() {
+                return None;
+            }
+            let block = (n - data.len()).min(super::kernels::BLOCK_ELEMENTS);
+            data.extend((0..block).map(|_| next()));
+        }
+        Some(Tensor::new(shape, data))
     }
 
     /// The shape.

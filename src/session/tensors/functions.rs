@@ -522,11 +522,8 @@ impl Session {
             .graph
             .check_budget(shape)
             .map_err(|e| super::from_engine(e.into(), span))?;
-        let rng = &mut self.tensors.rng;
-        let data = (0..shape.len())
-            .map(|_| lo + (hi - lo) * rng.uniform())
-            .collect();
-        Ok(TValue::Literal(Tensor::new(shape, data)))
+        let tensor = self.drawn(shape, span, |rng| lo + (hi - lo) * rng.uniform())?;
+        Ok(TValue::Literal(tensor))
     }
 }
 

@@ -2,7 +2,7 @@
 //! a matrix of rows of one length), `zeros`, `ones`, `eye` and `randn` made
 //! whole within the memory budget, and `x[i]`, `W[i, j]`, `W[i]`.
 
-use crate::engine::tensor::{Shape, Tensor, TensorOp};
+use crate::engine::tensor::{Rng, Shape, Tensor, TensorOp};
 use crate::syntax::{Call, ExprTree, Span};
 
 use super::super::error::ErrorCode;
@@ -143,8 +143,32 @@ impl Session {
             "zeros" => Tensor::zeros(shape),
             "ones" => Tensor::ones(shape),
             "eye" => Tensor::eye(sizes[0]),
-            _ => Tensor::randn(shape, &mut self.tensors.rng),
+            _ => self.drawn(shape, span, Rng::normal)?,
         }))
+    }
+}
+
+impl Session {
+    /// A tensor of `shape` drawn from the session's generator, `sample`
+    /// once per element (`randn`, `rand`, `uniform`), answering Ctrl-C
+    /// between blocks of 2²⁰ elements ([`Tensor::drawn`]); `span` is the
+    /// call's.
+    ///
+    /// Errors: Ctrl-C, which leaves the generator as it was, so the
+    /// statement typed again draws the same numbers.
+    pub(super) fn drawn(
+        &mut self,
+        shape: Shape,
+        span: Span,
+        mut sample: impl FnMut(&mut Rng) -> f64,
+    ) -> Result<Tensor, SessionError> {
+        let before = self.tensors.rng.clone();
+        let graph = &self.tensors.graph;
+        let rng = &mut self.tensors.rng;
+        Tensor::drawn(shape, &|| graph.interrupted(), || sample(rng)).ok_or_else(|| {
+            self.tensors.rng = before;
+            SessionError::Interrupted { span }
+        })
     }
 }
 
