@@ -174,17 +174,7 @@ fn agree(script: &str, flags: &str, with_page: bool) -> usize {
         dir.path(),
         &format!("{script}\n:svg slides --steps {flags}"),
     );
-    let slides: Vec<Slide> = (0..=blocks.len())
-        .map(|k| {
-            let path = dir.path().join(format!("slides/step-{k:03}.svg"));
-            slide(&std::fs::read_to_string(path).unwrap())
-        })
-        .collect();
-    assert!(
-        !dir.path()
-            .join(format!("slides/step-{:03}.svg", blocks.len() + 1))
-            .exists()
-    );
+    let slides = util::slides_of(&dir.path().join("slides"), blocks.len(), slide);
     // One canvas for every slide.
     for s in &slides {
         assert_eq!(s.size, slides[0].size, "{}", s.title);

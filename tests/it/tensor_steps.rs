@@ -123,18 +123,7 @@ fn slides_and_trace(script: &str) -> (Vec<Slide>, Vec<String>) {
         &format!("{script}\n:trace\n:svg slides --steps\n:html page.html"),
     );
     let steps = trace_steps(&out);
-    let slides: Vec<Slide> = (0..=steps.len())
-        .map(|k| {
-            let path = dir.path().join(format!("slides/step-{k:03}.svg"));
-            slide(&std::fs::read_to_string(path).unwrap())
-        })
-        .collect();
-    assert!(
-        !dir.path()
-            .join(format!("slides/step-{:03}.svg", steps.len() + 1))
-            .exists(),
-        "one slide a step"
-    );
+    let slides = crate::util::slides_of(&dir.path().join("slides"), steps.len(), slide);
     for s in &slides {
         assert_eq!(s.size, slides[0].size, "one canvas for every step");
     }

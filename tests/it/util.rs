@@ -368,6 +368,19 @@ pub fn interrupted_descent(setup: &str, descend: &str) -> (Vec<Value>, Value) {
     (events, descent)
 }
 
+/// The slides `:svg DIR --steps` wrote for a pass of `steps` steps, each
+/// read by `read`: `DIR/step-000.svg` (before the first step) to
+/// `DIR/step-{steps}.svg`, asserting that there is one slide a step and no
+/// more.
+pub fn slides_of<T>(dir: &Path, steps: usize, read: impl Fn(&str) -> T) -> Vec<T> {
+    let path = |k: usize| dir.join(format!("step-{k:03}.svg"));
+    let slides = (0..=steps)
+        .map(|k| read(&std::fs::read_to_string(path(k)).unwrap()))
+        .collect();
+    assert!(!path(steps + 1).exists(), "one slide a step");
+    slides
+}
+
 /// What `gradcalc ARGS` prints, as one text to compare whole: stdout, then
 /// stderr after a line `--- stderr` when there is any, then a line
 /// `--- exit status N` when the status is not 0.
