@@ -194,12 +194,19 @@ impl Kernel {
         assert!(killed.success(), "the process has ended");
     }
 
-    /// Writes `line` while it runs long, sending SIGINT until an event comes
+    /// Writes `line` while it runs long, waits until the process has spent
+    /// `evidence` of CPU time on it, then sends SIGINT until an event comes
     /// (each try waits for one at most [`PATIENCE`]), and returns the events
     /// up to and including its `ready`.
-    fn interrupt_line(&mut self, line: &str) -> String {
+    fn interrupt_line(&mut self, line: &str, evidence: std::time::Duration) -> String {
+        let pid = self.child.id();
+        let start = crate::util::cpu_time(pid).unwrap();
         writeln!(self.stdin, "{line}").unwrap();
         self.stdin.flush().unwrap();
+        // Evidence that the line runs: reading it takes no CPU time to speak
+        // of, so a Ctrl-C sent before the line starts stops the reading
+        // instead ("nothing of it ran"), as it does on a busy machine.
+        crate::util::wait_for_cpu(pid, start + evidence);
         let first = loop {
             self.interrupt();
             match self.lines.recv_timeout(PATIENCE) {
@@ -266,7 +273,10 @@ fn ctrl_c_stops_the_running_line_and_keeps_the_session() {
     kernel.run("x = 5; k = 7");
     // A million steps take minutes: Ctrl-C stops them, keeps the steps done,
     // ends the line with an `interrupted` error and its `ready`.
-    let out = kernel.interrupt_line(":repeat 1000000 x := x + 1");
+    let out = kernel.interrupt_line(
+        ":repeat 1000000 x := x + 1",
+        std::time::Duration::from_millis(300),
+    );
     let all = events(&out);
     let kinds: Vec<&str> = all.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     let repeat = &all[kinds.iter().position(|&k| k == "repeat").expect(&out)];
@@ -366,7 +376,7 @@ fn ctrl_c_while_a_long_listing_is_written_leaves_every_line_whole() {
     // and the listing is asked for again, up to 5 times.
     let (out, all) = (0..5)
         .map(|_| {
-            let out = kernel.interrupt_line(":topo all");
+            let out = kernel.interrupt_line(":topo all", std::time::Duration::ZERO);
             let all = events(&out);
             (out, all)
         })
