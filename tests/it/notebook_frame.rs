@@ -58,7 +58,7 @@ fn host(browser: &mut Browser, dir: &std::path::Path, frame: &str, width: u32) -
         "document.querySelector('iframe')",
     );
     let session = browser.frame_session();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let deadline = std::time::Instant::now() + crate::util::TIMEOUT;
     while browser.eval_in(
         &session,
         "!!(window.gradcalcView && document.querySelector('.gc-graph svg text'))",
