@@ -229,6 +229,15 @@ pub(super) struct CollapsedCalls {
 }
 
 impl Listing {
+    /// The same listing with no row left out: `:trace all`'s of the same
+    /// walk.
+    pub(super) fn every_row(&self) -> Listing {
+        Listing {
+            omitted: None,
+            ..self.clone()
+        }
+    }
+
     /// Whether the row at 0-based `index` (of the rows the listing describes)
     /// is shown: all are, but those a summary leaves out.
     pub(super) fn shows(&self, index: usize) -> bool {
