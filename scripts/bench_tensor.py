@@ -217,7 +217,8 @@ def main():
                         help="path of a built tensor_bench example (more than one: each in turn)")
     parser.add_argument("--size", default="256",
                         help="side of the square inputs (not the MLP step's); a comma-separated list")
-    parser.add_argument("--rounds", type=int, default=1, help="rounds of every size and workload")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds of every size and workload (0: none, for --memory alone)")
     parser.add_argument("--memory", action="store_true",
                         help="also the peak memory of each side, each workload in a process of its own")
     parser.add_argument("--json-rows", action="store_true", help=argparse.SUPPRESS)
@@ -232,7 +233,9 @@ def main():
             for name in args.workloads:
                 print(json.dumps(bench(name)))
         return
-    if len(sizes) == 1 and args.rounds == 1:
+    if args.rounds == 0:
+        pass  # --memory alone
+    elif len(sizes) == 1 and args.rounds == 1:
         SIZE = sizes[0]
         rows = pairs(args.rust, args.workloads)
         if args.json_rows:
