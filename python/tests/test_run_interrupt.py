@@ -4,9 +4,11 @@ steps, as ``events``; the session keeps them. No fixed waits: SIGINT is sent
 once the run is seen holding the session (a call from another thread is
 refused while it runs)."""
 
+import _thread
 import os
 import signal
 import threading
+import time
 
 import pytest
 
@@ -60,3 +62,54 @@ def test_an_interrupted_run_keeps_the_events_before_the_interrupt():
     assert descent["rows"][-1]["values"] == [w]
     assert s.value("L") == pytest.approx(C * w, rel=1e-12)
     assert (s.value("a"), s.value("b")) == (1.0, 2.0)
+
+
+def interrupt_after_cpu(s, work, send):
+    """A thread that calls ``send()`` (SIGINT, or ``_thread.interrupt_main``)
+    once ``s`` is running (a call from another thread is refused) and this
+    process has used ``work`` more seconds of CPU time since: evidence that
+    the statement's long loop runs, however loaded the machine. Returns the
+    thread and a dict that gets ``cpu``, the process's CPU time at the
+    signal."""
+    marks = {}
+
+    def wait_then_send():
+        while True:
+            try:
+                s.names()
+            except RuntimeError:  # the run holds the session: it has started
+                break
+            time.sleep(0.001)
+        started = time.process_time()
+        while time.process_time() - started < work:
+            time.sleep(0.001)
+        marks["cpu"] = time.process_time()
+        send()
+
+    thread = threading.Thread(target=wait_then_send)
+    thread.start()
+    return thread, marks
+
+
+@pytest.mark.parametrize(
+    "send",
+    [lambda: os.kill(os.getpid(), signal.SIGINT), _thread.interrupt_main],
+    ids=["SIGINT from another thread", "_thread.interrupt_main"],
+)
+def test_ctrl_c_stops_a_large_randn_within_a_second_of_cpu_time(send):
+    # 36·10⁶ normal draws, seconds of CPU time whole; drawn in blocks of
+    # 2²⁰ that look at Ctrl-C between two, and Python is asked about
+    # signals every 0.1 s at most. The verdict is CPU time (the process's,
+    # from the signal to the KeyboardInterrupt), so a loaded machine makes
+    # the waits longer, never the verdict different.
+    s = Session()
+    thread, marks = interrupt_after_cpu(s, 0.1, send)
+    with pytest.raises(KeyboardInterrupt):
+        s.run("W = randn(6000, 6000)")
+    used = time.process_time() - marks["cpu"]
+    thread.join()
+    assert used < 1.0, f"{used:.2f} s of CPU time after Ctrl-C"
+    # Undone, and the session goes on: the first draw of a fresh session.
+    assert "W" not in s.names()
+    first = s.run("v = randn(3)", check=True)[0]["value"]
+    assert first == Session().run("v = randn(3)", check=True)[0]["value"]

@@ -10,7 +10,8 @@
 //! commutative, and the order of the contributions to one gradient is the
 //! walk's), so the gradients are the same to the bit.
 
-use super::backward::matmul_vjp;
+use super::backward::{matmul_vjp, softmax_vjp_in_place};
+use super::blocks::Blocks;
 use super::kernels::{self, BLOCK_ELEMENTS};
 use super::{Shape, Tensor, TensorGradients, TensorGraph, TensorId, TensorOp};
 use crate::engine::{NodeId, Op, Passing, Shortcut};
@@ -208,16 +209,22 @@ fn accumulate_times(
 /// Adds the contribution `term(i, j)` at row `i`, column `j` of `shape`
 /// (as a matrix, [`Shape::as_matrix`]) to the gradient in `slot`, row by
 /// row, without making it a tensor of its own: `sum(W, axis)`'s upstream
-/// broadcast back.
+/// broadcast back. Looks at `stop` between two rows ([`Blocks`]): false
+/// when it said stop (the slot is then emptied: the walk is cut short).
 pub(super) fn accumulate_rows(
     slot: &mut Option<Grad>,
     shape: Shape,
     term: impl Fn(usize, usize) -> f64,
-) {
+    stop: &dyn Fn() -> bool,
+) -> bool {
     let (m, n) = shape.as_matrix();
+    let mut blocks = Blocks::new(stop);
     let data = match slot.take() {
         Some(Grad::Full(mut sum)) => {
             for (i, row) in sum.data_mut().chunks_mut(n.max(1)).enumerate() {
+                if blocks.stop_before(n) {
+                    return false;
+                }
                 for (j, a) in row.iter_mut().enumerate() {
                     *a += term(i, j);
                 }
@@ -227,6 +234,9 @@ pub(super) fn accumulate_rows(
         slot => {
             let mut data = Vec::with_capacity(shape.len());
             for i in 0..m {
+                if blocks.stop_before(n) {
+                    return false;
+                }
                 match &slot {
                     Some(Grad::Uniform { value, .. }) => {
                         data.extend((0..n).map(|j| value + term(i, j)));
@@ -238,6 +248,7 @@ pub(super) fn accumulate_rows(
         }
     };
     *slot = Some(Grad::Full(Tensor::new(shape, data)));
+    true
 }
 
 /// `s[i] += term(u[i], i)` for every `i`, in blocks of [`BLOCK_ELEMENTS`],
@@ -335,7 +346,7 @@ impl TensorGraph {
     /// its gradient in `slot`: the op's vector–Jacobian product, as
     /// [`TensorGraph::vjp_until`] computes it, without writing out what need not be.
     /// `owned`: the walk needs the upstream no more (it may be taken).
-    /// False when `stop` said stop inside a matrix product.
+    /// False when `stop` said stop inside a kernel (between two blocks).
     fn pass(
         &self,
         node: TensorId,
@@ -369,7 +380,9 @@ impl TensorGraph {
                     // A broadcast operand of `+`: the upstream summed over
                     // the broadcast axes, read where it is.
                     let up = written_out(upstream).data();
-                    let sums = kernels::summed_to(up, out, shape);
+                    let Some(sums) = kernels::summed_to(up, out, shape, stop) else {
+                        return false;
+                    };
                     accumulate(slot, Grad::Full(Tensor::new(shape, sums)));
                 }
             }
@@ -387,10 +400,13 @@ impl TensorGraph {
             TensorOp::SumAxis(axis) => {
                 // The upstream broadcast back along the summed axis.
                 let up = written_out(upstream).data();
-                match (shape.dims(), axis) {
-                    ([_], _) => accumulate_rows(slot, shape, |_, _| up[0]),
-                    ([_, _], 0) => accumulate_rows(slot, shape, |_, j| up[j]),
-                    _ => accumulate_rows(slot, shape, |i, _| up[i]),
+                let whole = match (shape.dims(), axis) {
+                    ([_], _) => accumulate_rows(slot, shape, |_, _| up[0], stop),
+                    ([_, _], 0) => accumulate_rows(slot, shape, |_, j| up[j], stop),
+                    _ => accumulate_rows(slot, shape, |i, _| up[i], stop),
+                };
+                if !whole {
+                    return false;
                 }
             }
             TensorOp::Softmax if owned && matches!(upstream, Some(Grad::Full(_))) => {
@@ -399,13 +415,9 @@ impl TensorGraph {
                     unreachable!("a whole upstream")
                 };
                 let mut data = t.into_data();
-                let p = self.value(node);
-                let n = shape.as_matrix().1.max(1);
-                for (row, u) in p.data().chunks(n).zip(data.chunks_mut(n)) {
-                    let dot: f64 = row.iter().zip(&*u).map(|(p, u)| p * u).sum();
-                    for (p, u) in row.iter().zip(u) {
-                        *u = p * (*u - dot);
-                    }
+                let n = shape.as_matrix().1;
+                if !softmax_vjp_in_place(self.value(node), &mut data, n, stop) {
+                    return false;
                 }
                 accumulate(slot, Grad::Full(Tensor::new(shape, data)));
             }
