@@ -21,8 +21,14 @@ SETUP = "p = 5; w = 0.5; L = w; :repeat 2000 L = L*0.999 + w"
 LONG = "a = 1\nb = 2\n:descend L lr=1e-9 steps=1000000 w"
 
 
-def interrupt_when_running(s):
-    """A thread that sends SIGINT to this process once ``s`` is running."""
+def interrupt_when_running(s, work=0.0, send=None):
+    """A thread that sends SIGINT to this process (or calls ``send()``) once
+    ``s`` is running (a call from another thread is refused) and this
+    process has used ``work`` more seconds of CPU time since: evidence that
+    the statement's long loop runs, however loaded the machine. Returns the
+    thread and a dict that gets ``cpu``, the process's CPU time at the
+    signal."""
+    marks = {}
 
     def wait_then_interrupt():
         while True:
@@ -30,11 +36,19 @@ def interrupt_when_running(s):
                 s.names()
             except RuntimeError:  # the run holds the session: it has started
                 break
-        os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.001)
+        started = time.process_time()
+        while time.process_time() - started < work:
+            time.sleep(0.001)
+        marks["cpu"] = time.process_time()
+        if send is None:
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            send()
 
     thread = threading.Thread(target=wait_then_interrupt)
     thread.start()
-    return thread
+    return thread, marks
 
 
 def test_an_interrupted_run_keeps_the_events_before_the_interrupt():
@@ -43,7 +57,7 @@ def test_an_interrupted_run_keeps_the_events_before_the_interrupt():
     # The signal can land before the descent starts (a or b running): then
     # again, a few times at most.
     for _attempt in range(5):
-        thread = interrupt_when_running(s)
+        thread, _ = interrupt_when_running(s)
         with pytest.raises(KeyboardInterrupt) as caught:
             s.run(LONG)
         thread.join()
@@ -64,36 +78,9 @@ def test_an_interrupted_run_keeps_the_events_before_the_interrupt():
     assert (s.value("a"), s.value("b")) == (1.0, 2.0)
 
 
-def interrupt_after_cpu(s, work, send):
-    """A thread that calls ``send()`` (SIGINT, or ``_thread.interrupt_main``)
-    once ``s`` is running (a call from another thread is refused) and this
-    process has used ``work`` more seconds of CPU time since: evidence that
-    the statement's long loop runs, however loaded the machine. Returns the
-    thread and a dict that gets ``cpu``, the process's CPU time at the
-    signal."""
-    marks = {}
-
-    def wait_then_send():
-        while True:
-            try:
-                s.names()
-            except RuntimeError:  # the run holds the session: it has started
-                break
-            time.sleep(0.001)
-        started = time.process_time()
-        while time.process_time() - started < work:
-            time.sleep(0.001)
-        marks["cpu"] = time.process_time()
-        send()
-
-    thread = threading.Thread(target=wait_then_send)
-    thread.start()
-    return thread, marks
-
-
 @pytest.mark.parametrize(
     "send",
-    [lambda: os.kill(os.getpid(), signal.SIGINT), _thread.interrupt_main],
+    [None, _thread.interrupt_main],
     ids=["SIGINT from another thread", "_thread.interrupt_main"],
 )
 def test_ctrl_c_stops_a_large_randn_within_a_second_of_cpu_time(send):
@@ -103,7 +90,7 @@ def test_ctrl_c_stops_a_large_randn_within_a_second_of_cpu_time(send):
     # from the signal to the KeyboardInterrupt), so a loaded machine makes
     # the waits longer, never the verdict different.
     s = Session()
-    thread, marks = interrupt_after_cpu(s, 0.1, send)
+    thread, marks = interrupt_when_running(s, 0.1, send)
     with pytest.raises(KeyboardInterrupt):
         s.run("W = randn(6000, 6000)")
     used = time.process_time() - marks["cpu"]

@@ -379,7 +379,10 @@ impl TensorGraph {
                 } else {
                     // A broadcast operand of `+`: the upstream summed over
                     // the broadcast axes, read where it is.
-                    let up = written_out(upstream).data();
+                    let Some(up) = written_out(upstream, stop) else {
+                        return false;
+                    };
+                    let up = up.data();
                     let Some(sums) = kernels::summed_to(up, out, shape, stop) else {
                         return false;
                     };
@@ -399,7 +402,10 @@ impl TensorGraph {
             }
             TensorOp::SumAxis(axis) => {
                 // The upstream broadcast back along the summed axis.
-                let up = written_out(upstream).data();
+                let Some(up) = written_out(upstream, stop) else {
+                    return false;
+                };
+                let up = up.data();
                 let whole = match (shape.dims(), axis) {
                     ([_], _) => accumulate_rows(slot, shape, |_, _| up[0], stop),
                     ([_, _], 0) => accumulate_rows(slot, shape, |_, j| up[j], stop),
@@ -422,7 +428,9 @@ impl TensorGraph {
                 accumulate(slot, Grad::Full(Tensor::new(shape, data)));
             }
             TensorOp::MatMul => {
-                let up = written_out(upstream);
+                let Some(up) = written_out(upstream, stop) else {
+                    return false;
+                };
                 let operands = self.operands(node);
                 let (a, b) = (self.value(operands[0]), self.value(operands[1]));
                 let Some((_, data)) = matmul_vjp(a, b, position, up, stop) else {
@@ -431,7 +439,9 @@ impl TensorGraph {
                 accumulate(slot, Grad::Full(Tensor::new(shape, data)));
             }
             _ => {
-                let up = written_out(upstream);
+                let Some(up) = written_out(upstream, stop) else {
+                    return false;
+                };
                 let Some((_, _, contribution)) = self.vjp_until(node, position, up, stop) else {
                     return false;
                 };
@@ -551,14 +561,27 @@ fn pass_on(slot: &mut Option<Grad>, shape: Shape, up: Up<'_>, stop: &dyn Fn() ->
     true
 }
 
-/// The upstream written out (in place), for a kernel that reads every element.
-fn written_out(upstream: &mut Option<Grad>) -> &Tensor {
-    let grad = upstream
+/// The upstream written out (in place), for a kernel that reads every
+/// element: a uniform one filled in blocks of [`BLOCK_ELEMENTS`], looking
+/// at `stop` between two (`None` when it said stop; the upstream is then
+/// left as it was).
+fn written_out<'a>(upstream: &'a mut Option<Grad>, stop: &dyn Fn() -> bool) -> Option<&'a Tensor> {
+    let tensor = match upstream
         .take()
-        .expect("the upstream is held until its last use");
-    *upstream = Some(Grad::Full(grad.into_tensor()));
+        .expect("the upstream is held until its last use")
+    {
+        Grad::Full(t) => t,
+        Grad::Uniform { value, shape } => match made(shape.len(), stop, |_| value) {
+            Some(data) => Tensor::new(shape, data),
+            None => {
+                *upstream = Some(Grad::Uniform { value, shape });
+                return None;
+            }
+        },
+    };
+    *upstream = Some(Grad::Full(tensor));
     match upstream {
-        Some(Grad::Full(t)) => t,
+        Some(Grad::Full(t)) => Some(t),
         _ => unreachable!("just written out"),
     }
 }
