@@ -93,120 +93,124 @@ fn side(count: usize) -> usize {
     ((DEFAULT_BUDGET / count) as f64).sqrt() as usize
 }
 
-fn cases() -> Vec<Case> {
+/// `s×s`.
+fn square(s: usize) -> Shape {
+    Shape::matrix(s, s)
+}
+
+/// "forward" or "backward".
+fn direction(backward: bool) -> &'static str {
+    if backward { "backward" } else { "forward" }
+}
+
+/// A case of `op` on one `s×s` leaf.
+fn unary(name: &str, op: TensorOp, s: usize, backward: bool) -> Case {
+    Case {
+        name: format!("{name} {s}×{s} {}", direction(backward)),
+        op,
+        operands: vec![(lazy(square(s), 1), true)],
+        backward,
+    }
+}
+
+/// The cases of one direction, at the largest sizes the budget allows:
+/// forward, X and its value held (2 square values; a reduction's value is
+/// small, so X takes nearly the whole budget); backward, X, the op's value
+/// and both gradients (4 square values; a reduction: 2).
+fn cases_of(backward: bool) -> Vec<Case> {
     let mut cases = Vec::new();
-    // Forward: X and its value held (2 square values; a reduction's value
-    // is small: then X takes nearly the whole budget).
+    let m = square;
+    let (s_same, s_red) = if backward {
+        (side(4), side(2) - 1)
+    } else {
+        (side(2), side(1) - 1)
+    };
+    cases.push(unary("transpose", TensorOp::Transpose, s_same, backward));
+    cases.push(unary("sum", TensorOp::Sum, s_red, backward));
+    cases.push(unary("sum(X, 0)", TensorOp::SumAxis(0), s_red, backward));
+    cases.push(unary("sum(X, 1)", TensorOp::SumAxis(1), s_red, backward));
+    cases.push(unary(
+        "sum(X, 0, keepdims)",
+        TensorOp::SumKeepDims(0),
+        s_red,
+        backward,
+    ));
+    cases.push(unary("mean", TensorOp::Mean, s_red, backward));
+    cases.push(unary("mean(X, 0)", TensorOp::MeanAxis(0), s_red, backward));
+    cases.push(unary("mean(X, 1)", TensorOp::MeanAxis(1), s_red, backward));
+    cases.push(unary("max", TensorOp::Max, s_red, backward));
+    cases.push(unary("min", TensorOp::Min, s_red, backward));
+    cases.push(unary("max(X, 0)", TensorOp::MaxAxis(0), s_red, backward));
+    cases.push(unary("max(X, 1)", TensorOp::MaxAxis(1), s_red, backward));
+    cases.push(unary("min(X, 0)", TensorOp::MinAxis(0), s_red, backward));
+    cases.push(unary("softmax", TensorOp::Softmax, s_same, backward));
+    cases.push(unary("log_softmax", TensorOp::LogSoftmax, s_same, backward));
+    cases.push(unary("logsumexp", TensorOp::LogSumExp, s_red, backward));
+    cases.push(unary(
+        "X[1:]",
+        TensorOp::Slice(Select::Range(1, s_same), None),
+        s_same,
+        backward,
+    ));
+    cases.push(unary(
+        "X[:, 1:]",
+        TensorOp::Slice(Select::Range(0, s_same), Some(Select::Range(1, s_same))),
+        s_same,
+        backward,
+    ));
+    cases.push(unary(
+        "X[:, 0]",
+        TensorOp::Slice(Select::Range(0, s_red), Some(Select::At(0))),
+        s_red,
+        backward,
+    ));
+    cases.push(unary("X[3]", TensorOp::Index(3), s_red, backward));
+    cases.push(Case {
+        name: format!("cross_entropy {s_red}×{s_red} {}", direction(backward)),
+        op: TensorOp::CrossEntropy,
+        operands: vec![
+            (lazy(m(s_red), 1), true),
+            (Box::new(move || labels(s_red, s_red)), false),
+        ],
+        backward,
+    });
+    // outer: two vectors, the value takes the budget (backward: half,
+    // its gradient the other half).
+    let n = if backward { side(2) - 1 } else { side(1) - 1 };
+    cases.push(Case {
+        name: format!("outer {n}·{n} {}", direction(backward)),
+        op: TensorOp::Outer,
+        operands: vec![
+            (lazy(Shape::vector(n), 1), true),
+            (lazy(Shape::vector(n), 2), true),
+        ],
+        backward,
+    });
+    // A bias broadcast down the rows: its gradient sums the rows.
+    let s = if backward { side(4) - 1 } else { side(2) - 1 };
+    cases.push(Case {
+        name: format!("X + b (b a row) {s}×{s} {}", direction(backward)),
+        op: TensorOp::Elementwise(Op::Add),
+        operands: vec![(lazy(m(s), 1), true), (lazy(Shape::vector(s), 2), true)],
+        backward,
+    });
+    cases.push(Case {
+        name: format!("X + c (c a column) {s}×{s} {}", direction(backward)),
+        op: TensorOp::Elementwise(Op::Add),
+        operands: vec![(lazy(m(s), 1), true), (lazy(Shape::matrix(s, 1), 2), true)],
+        backward,
+    });
+    cases
+}
+
+/// Every case: both directions of each op that passes a gradient, then
+/// the forward of those that pass none.
+fn cases() -> Vec<Case> {
+    let mut cases = cases_of(false);
+    cases.extend(cases_of(true));
     let same = side(2);
     let big = side(1) - 1;
-    // Backward: X, the op's value and both gradients (4 square values;
-    // a reduction: 2).
-    let back_same = side(4);
-    let back_reduced = side(2) - 1;
-    let m = |s: usize| Shape::matrix(s, s);
-    let unary = |name: &str, op: TensorOp, s: usize, backward: bool| Case {
-        name: format!(
-            "{name} {s}×{s} {}",
-            if backward { "backward" } else { "forward" }
-        ),
-        op,
-        operands: vec![(lazy(m(s), 1), true)],
-        backward,
-    };
-    for backward in [false, true] {
-        let (s_same, s_red) = if backward {
-            (back_same, back_reduced)
-        } else {
-            (same, big)
-        };
-        cases.push(unary("transpose", TensorOp::Transpose, s_same, backward));
-        cases.push(unary("sum", TensorOp::Sum, s_red, backward));
-        cases.push(unary("sum(X, 0)", TensorOp::SumAxis(0), s_red, backward));
-        cases.push(unary("sum(X, 1)", TensorOp::SumAxis(1), s_red, backward));
-        cases.push(unary(
-            "sum(X, 0, keepdims)",
-            TensorOp::SumKeepDims(0),
-            s_red,
-            backward,
-        ));
-        cases.push(unary("mean", TensorOp::Mean, s_red, backward));
-        cases.push(unary("mean(X, 0)", TensorOp::MeanAxis(0), s_red, backward));
-        cases.push(unary("mean(X, 1)", TensorOp::MeanAxis(1), s_red, backward));
-        cases.push(unary("max", TensorOp::Max, s_red, backward));
-        cases.push(unary("min", TensorOp::Min, s_red, backward));
-        cases.push(unary("max(X, 0)", TensorOp::MaxAxis(0), s_red, backward));
-        cases.push(unary("max(X, 1)", TensorOp::MaxAxis(1), s_red, backward));
-        cases.push(unary("min(X, 0)", TensorOp::MinAxis(0), s_red, backward));
-        cases.push(unary("softmax", TensorOp::Softmax, s_same, backward));
-        cases.push(unary("log_softmax", TensorOp::LogSoftmax, s_same, backward));
-        cases.push(unary("logsumexp", TensorOp::LogSumExp, s_red, backward));
-        cases.push(unary(
-            "X[1:]",
-            TensorOp::Slice(Select::Range(1, s_same), None),
-            s_same,
-            backward,
-        ));
-        cases.push(unary(
-            "X[:, 1:]",
-            TensorOp::Slice(Select::Range(0, s_same), Some(Select::Range(1, s_same))),
-            s_same,
-            backward,
-        ));
-        cases.push(unary(
-            "X[:, 0]",
-            TensorOp::Slice(Select::Range(0, s_red), Some(Select::At(0))),
-            s_red,
-            backward,
-        ));
-        cases.push(unary("X[3]", TensorOp::Index(3), s_red, backward));
-        cases.push(Case {
-            name: format!(
-                "cross_entropy {s_red}×{s_red} {}",
-                if backward { "backward" } else { "forward" }
-            ),
-            op: TensorOp::CrossEntropy,
-            operands: vec![
-                (lazy(m(s_red), 1), true),
-                (Box::new(move || labels(s_red, s_red)), false),
-            ],
-            backward,
-        });
-        // outer: two vectors, the value takes the budget (backward: half,
-        // its gradient the other half).
-        let n = if backward { side(2) - 1 } else { side(1) - 1 };
-        cases.push(Case {
-            name: format!(
-                "outer {n}·{n} {}",
-                if backward { "backward" } else { "forward" }
-            ),
-            op: TensorOp::Outer,
-            operands: vec![
-                (lazy(Shape::vector(n), 1), true),
-                (lazy(Shape::vector(n), 2), true),
-            ],
-            backward,
-        });
-        // A bias broadcast down the rows: its gradient sums the rows.
-        let s = if backward { side(4) - 1 } else { side(2) - 1 };
-        cases.push(Case {
-            name: format!(
-                "X + b (b a row) {s}×{s} {}",
-                if backward { "backward" } else { "forward" }
-            ),
-            op: TensorOp::Elementwise(Op::Add),
-            operands: vec![(lazy(m(s), 1), true), (lazy(Shape::vector(s), 2), true)],
-            backward,
-        });
-        cases.push(Case {
-            name: format!(
-                "X + c (c a column) {s}×{s} {}",
-                if backward { "backward" } else { "forward" }
-            ),
-            op: TensorOp::Elementwise(Op::Add),
-            operands: vec![(lazy(m(s), 1), true), (lazy(Shape::matrix(s, 1), 2), true)],
-            backward,
-        });
-    }
+    let m = square;
     // Forward only: no gradient passes.
     cases.push(unary("argmax", TensorOp::ArgMax(None), big, false));
     cases.push(unary("argmax(X, 0)", TensorOp::ArgMax(Some(0)), big, false));
