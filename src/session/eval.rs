@@ -621,6 +621,9 @@ impl Session {
             }
             _ => None,
         };
+        // A call on tensors: the run of tensor nodes its body builds.
+        let tensor_call = (scope.arena == Arena::Tensor && self.call_node_limit.is_none())
+            .then(|| self.tensors.graph.len());
         let inner = Scope {
             params: function
                 .params
@@ -640,7 +643,39 @@ impl Session {
         if let (Some(call), Val::Scalar(output)) = (call, &value) {
             self.calls.finish(call, output.node, &self.graph);
         }
+        if let Some(first) = tensor_call {
+            self.record_tensor_call(name, args, first, &value);
+        }
         Ok(value)
+    }
+
+    /// Records a call of `name` on tensors whose body built the tensor nodes
+    /// from `first` on and gave `value` ([`super::tensors::TensorCalls`]),
+    /// numbered after every earlier call of `name`, of numbers or tensors.
+    fn record_tensor_call(&mut self, name: &str, args: &[Val], first: usize, value: &Val) {
+        let output = match value {
+            Val::Tensor(TValue::Node { id, .. }) => Some(*id),
+            _ => None,
+        };
+        let args = args
+            .iter()
+            .map(|a| match a {
+                Val::Tensor(TValue::Node { id, .. }) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        let scalar = self
+            .calls
+            .list()
+            .iter()
+            .filter(|c| c.function == name)
+            .map(|c| c.number + 1)
+            .max()
+            .unwrap_or(1);
+        let number = self.tensors.calls.next_number(name).max(scalar);
+        self.tensors
+            .calls
+            .record(name, number, args, first, output, &self.tensors.graph);
     }
 
     /// The first function of `chain` (outermost first) whose body calls one
@@ -1237,7 +1272,7 @@ impl Session {
         if !uses_variable {
             // A new leaf; the nodes that computed its value are of no further use.
             let value = self.tensors.graph.value(id).clone();
-            self.tensors.graph.truncate(mark);
+            self.tensors.truncate(mark);
             id = self
                 .tensors
                 .graph

@@ -23,9 +23,11 @@ use super::eval::{Arena, Scope};
 use super::event::TensorData;
 use super::{Event, GRAD_FUNCTION, Node, RESULT_NAMES, Session, SessionError};
 
+mod calls;
 mod functions;
 mod labels;
 mod literals;
+pub(super) use calls::{CallBox, TensorCalls, call_boxes};
 pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
 pub(super) use labels::op_name;
 use literals::literal;
@@ -62,6 +64,8 @@ pub(super) struct Tensors {
     pub rng: Rng,
     /// The nodes `grad(L, W)` made (a gradient of one is refused).
     pub gradients: Vec<TensorId>,
+    /// The calls of user functions on tensors (`:trace` shows each as one step).
+    pub calls: TensorCalls,
     /// What the running statement may change, as it was before it.
     saved: Saved,
     /// The warnings of the expression being evaluated (an op that made inf
@@ -84,6 +88,7 @@ impl Default for Tensors {
             graph: TensorGraph::new(),
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
+            calls: TensorCalls::default(),
             saved: Saved::default(),
             warnings: Vec::new(),
         }
@@ -98,6 +103,12 @@ impl Tensors {
         self.saved.leaves.clear();
     }
 
+    /// Drops the nodes from `len` on, and the calls that built them.
+    pub fn truncate(&mut self, len: usize) {
+        self.graph.truncate(len);
+        self.calls.truncate(len);
+    }
+
     /// Records the value of `leaf` before the running statement moves it.
     pub fn journal_leaf(&mut self, leaf: TensorId) {
         if !self.saved.leaves.iter().any(|(id, _)| *id == leaf) {
@@ -108,7 +119,7 @@ impl Tensors {
 
     /// Puts back what the running statement changed: it failed.
     pub fn undo(&mut self, scalars: &crate::engine::Graph) {
-        self.graph.truncate(self.saved.len);
+        self.truncate(self.saved.len);
         let len = self.saved.len;
         self.gradients.retain(|id| id.index() < len);
         if let Some(rng) = self.saved.rng.take() {
