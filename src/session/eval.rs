@@ -660,8 +660,9 @@ impl Session {
         let args = args
             .iter()
             .map(|a| match a {
-                Val::Tensor(TValue::Node { id, .. }) => Some(*id),
-                _ => None,
+                Val::Tensor(TValue::Node { id, .. }) => Ok(*id),
+                Val::Tensor(TValue::Number(x)) => Err(super::tensors::number_label(*x)),
+                _ => Err("[…]".to_string()),
             })
             .collect();
         let scalar = self

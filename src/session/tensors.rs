@@ -29,7 +29,7 @@ mod labels;
 mod literals;
 pub(super) use calls::{CallBox, TensorCalls, call_boxes};
 pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
-pub(super) use labels::op_name;
+pub(super) use labels::{format_number as number_label, op_name};
 use literals::literal;
 
 /// The tensor functions besides the elementwise ones of the scalar op table:

@@ -20,8 +20,8 @@ pub(in crate::session) struct TensorCall {
     /// of numbers are.
     pub label: String,
     /// The arguments: a node, or the text of a number or literal typed in
-    /// the call (`None`: not a node of the graph).
-    pub args: Vec<Option<TensorId>>,
+    /// the call (not a node of the graph).
+    pub args: Vec<Result<TensorId, String>>,
     /// The first id the call's body could build.
     pub first: TensorId,
     /// The node the call returned (the last its body built).
@@ -47,7 +47,7 @@ impl TensorCalls {
         &mut self,
         function: &str,
         number: u32,
-        args: Vec<Option<TensorId>>,
+        args: Vec<Result<TensorId, String>>,
         first: usize,
         output: Option<TensorId>,
         graph: &TensorGraph,
@@ -103,7 +103,7 @@ pub(in crate::session) struct CallBox {
     pub label: String,
     /// The call as written over its arguments' labels (`layer(W, x, b)`).
     pub written: String,
-    /// The arguments (`None`: a number or literal typed in the call).
+    /// The arguments' nodes (`None`: a number or literal typed in the call).
     pub args: Vec<Option<TensorId>>,
     /// The first id of the run.
     pub first: TensorId,
@@ -149,14 +149,15 @@ pub(in crate::session) fn call_boxes(
             .args
             .iter()
             .map(|a| match a {
-                Some(id) if id.index() < labels.len() => labels[id.index()].clone(),
-                _ => "…".to_string(),
+                Ok(id) if id.index() < labels.len() => labels[id.index()].clone(),
+                Ok(_) => "…".to_string(),
+                Err(text) => text.clone(),
             })
             .collect();
         let mut b = CallBox {
             label: call.label.clone(),
             written: format!("{}({})", call.function, args.join(", ")),
-            args: call.args.clone(),
+            args: call.args.iter().map(|a| a.as_ref().ok().copied()).collect(),
             first: call.first,
             output: call.output,
             steps: 0,
