@@ -5,7 +5,7 @@
 //! it shows and the walk drops each gradient once passed on. A `:trace` of
 //! `sum(tanh(X) * X)` at 3000×3000 needs about the memory of `:grad X`.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::event::{TensorTraceContribution, TensorTraceStep};
 use super::listings::element_chains;
@@ -60,13 +60,14 @@ pub(super) struct TraceLines<'a> {
 /// while the walk crosses their bodies.
 #[derive(Default)]
 struct CallSteps {
-    /// The calls shown as one step each (none: every node is a step).
+    /// The calls shown as one step each (none: every node is a step), by
+    /// their first id (their runs of ids are apart).
     boxes: Vec<CallBox>,
     /// The uses of each operand when a call counts as one user: its total
     /// and how many the walk has passed (by id).
     uses: FxHashMap<TensorId, (u32, u32)>,
     /// The (call, operand) pairs whose use is counted already.
-    counted: Vec<(usize, TensorId)>,
+    counted: FxHashSet<(usize, TensorId)>,
     /// The call whose step is the last written, if it is a call's.
     open: Option<usize>,
     /// The upstream of each call's output, read when the walk reaches it.
@@ -204,12 +205,11 @@ impl<'a> TraceLines<'a> {
         if self.calls.boxes.is_empty() {
             return (c.use_number, c.use_count);
         }
-        if let Some(k) = self.box_of(node) {
-            if self.calls.counted.contains(&(k, c.input)) {
-                let (total, seen) = self.calls.uses.get(&c.input).copied().unwrap_or((1, 1));
-                return (seen, total);
-            }
-            self.calls.counted.push((k, c.input));
+        if let Some(k) = self.box_of(node)
+            && !self.calls.counted.insert((k, c.input))
+        {
+            let (total, seen) = self.calls.uses.get(&c.input).copied().unwrap_or((1, 1));
+            return (seen, total);
         }
         let entry = self.calls.uses.entry(c.input).or_insert((1, 0));
         entry.1 += 1;
