@@ -6,6 +6,7 @@ use super::{
     CONSTANTS, Event, GRAD_FUNCTION, Node, Notice, Output, RESULT_NAMES, Session, SessionError,
     UserFunction, nearest,
 };
+use crate::engine::tensor::TensorId;
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
 use crate::session::Number;
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
@@ -110,6 +111,18 @@ fn take(values: &mut [Val], at: u32) -> Val {
             std::mem::replace(&mut values[at as usize], Val::Tensor(TValue::Number(0.0)))
         }
     }
+}
+
+/// The arguments of a call on tensors as its record keeps them: a node, or
+/// the text of a number or literal typed in the call.
+fn tensor_args(args: &[Val]) -> Vec<Result<TensorId, String>> {
+    args.iter()
+        .map(|a| match a {
+            Val::Tensor(TValue::Node { id, .. }) => Ok(*id),
+            Val::Tensor(TValue::Number(x)) => Err(super::tensors::number_label(*x)),
+            _ => Err("[…]".to_string()),
+        })
+        .collect()
 }
 
 /// The number's node of a value of the scalar graph; a tensor where a
@@ -251,14 +264,27 @@ impl Session {
                         name: &call.name,
                         name_span,
                         span,
-                        args: &args,
+                        args: &[],
                     };
                     match scope.arena {
-                        Arena::Tensor => self.call_in_tensors(site, call, tree, scope, events)?,
+                        Arena::Tensor => {
+                            self.call_in_tensors(site, args, call, tree, scope, events)?
+                        }
                         Arena::Scalar if call.derivative > 0 => {
+                            let site = CallSite {
+                                args: &args,
+                                ..site
+                            };
                             self.derivative_at(site, call.derivative, scope, events)?
                         }
-                        Arena::Scalar => self.call(site, scope, events)?,
+                        Arena::Scalar => self.call(
+                            CallSite {
+                                args: &args,
+                                ..site
+                            },
+                            scope,
+                            events,
+                        )?,
                     }
                 }
             };
@@ -448,12 +474,13 @@ impl Session {
     fn call_in_tensors(
         &mut self,
         site: CallSite,
+        args: Vec<Val>,
         call: &syntax::Call,
         tree: &ExprTree,
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Val, SessionError> {
-        let args = site.args.iter().map(|a| self.bridged(a.clone())).collect();
+        let args = args.into_iter().map(|a| self.bridged(a)).collect();
         let args = match self.tensor_builtin(call, args, tree, site.span)? {
             Ok(value) => return Ok(Val::Tensor(value)),
             Err(args) => args,
@@ -462,15 +489,7 @@ impl Session {
             && !scope.is_param(site.name)
         {
             let args: Vec<Val> = args.into_iter().map(Val::Tensor).collect();
-            return self.instantiate(
-                CallSite {
-                    args: &args,
-                    ..site
-                },
-                &function,
-                scope,
-                events,
-            );
+            return self.instantiate(site, args, &function, scope, events);
         }
         Err(SessionError::UnknownFunction {
             name: site.name.to_string(),
@@ -499,7 +518,7 @@ impl Session {
         if let Some(function) = self.functions.get(name).cloned()
             && !scope.is_param(name)
         {
-            return self.instantiate(site, &function, scope, events);
+            return self.instantiate(site, site.args.to_vec(), &function, scope, events);
         }
         let args = args
             .iter()
@@ -583,11 +602,12 @@ impl Session {
     fn instantiate(
         &mut self,
         site: CallSite,
+        args: Vec<Val>,
         function: &UserFunction,
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Val, SessionError> {
-        let (name, span, args) = (site.name, site.span, site.args);
+        let (name, span) = (site.name, site.span);
         let active = check_call(
             name,
             (site.name_span, span),
@@ -623,13 +643,13 @@ impl Session {
         };
         // A call on tensors: the run of tensor nodes its body builds.
         let tensor_call = (scope.arena == Arena::Tensor && self.call_node_limit.is_none())
-            .then(|| self.tensors.graph.len());
+            .then(|| (self.tensors.graph.len(), tensor_args(&args)));
         let inner = Scope {
             params: function
                 .params
                 .iter()
                 .map(String::as_str)
-                .zip(args.iter().cloned())
+                .zip(args)
                 .collect(),
             active,
             call_span: Some(scope.call_span.unwrap_or(span)),
@@ -643,7 +663,7 @@ impl Session {
         if let (Some(call), Val::Scalar(output)) = (call, &value) {
             self.calls.finish(call, output.node, &self.graph);
         }
-        if let Some(first) = tensor_call {
+        if let Some((first, args)) = tensor_call {
             self.record_tensor_call(name, args, first, &value);
         }
         Ok(value)
@@ -652,19 +672,17 @@ impl Session {
     /// Records a call of `name` on tensors whose body built the tensor nodes
     /// from `first` on and gave `value` ([`super::tensors::TensorCalls`]),
     /// numbered after every earlier call of `name`, of numbers or tensors.
-    fn record_tensor_call(&mut self, name: &str, args: &[Val], first: usize, value: &Val) {
+    fn record_tensor_call(
+        &mut self,
+        name: &str,
+        args: Vec<Result<TensorId, String>>,
+        first: usize,
+        value: &Val,
+    ) {
         let output = match value {
             Val::Tensor(TValue::Node { id, .. }) => Some(*id),
             _ => None,
         };
-        let args = args
-            .iter()
-            .map(|a| match a {
-                Val::Tensor(TValue::Node { id, .. }) => Ok(*id),
-                Val::Tensor(TValue::Number(x)) => Err(super::tensors::number_label(*x)),
-                _ => Err("[…]".to_string()),
-            })
-            .collect();
         let scalar = self
             .calls
             .list()
