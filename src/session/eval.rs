@@ -6,12 +6,15 @@ use super::{
     CONSTANTS, Event, GRAD_FUNCTION, Node, Notice, Output, RESULT_NAMES, Session, SessionError,
     UserFunction, nearest,
 };
+use crate::engine::tensor::TensorId;
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
 use crate::session::Number;
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
 
 use super::error::ErrorCode;
-use super::tensors::{from_engine, tensor_data, tensor_error};
+use super::tensors::{
+    KEEPDIMS, TENSOR_FUNCTIONS, TValue, from_engine, keeps_dims, tensor_data, tensor_error,
+};
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
 pub const MAX_CALL_DEPTH: usize = 64;
@@ -30,6 +33,27 @@ pub(super) struct Value {
     pub uses_variable: bool,
 }
 
+/// A value of either kind while an expression is evaluated: a number's node
+/// of the scalar graph ([`Value`]), or a value of a tensor statement (a
+/// number folded, a literal, a node of the tensor graph: [`TValue`]).
+#[derive(Debug, Clone)]
+pub(super) enum Val {
+    Scalar(Value),
+    Tensor(TValue),
+}
+
+/// The graph a statement's names and numbers go into: the scalar graph, or
+/// the tensor graph for a statement that touches a tensor
+/// ([`Session::statement_touches_tensor`]), its numbers bridged. An op goes
+/// where its operands are (all numbers' nodes: the scalar graph; any tensor
+/// value: the tensor graph).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Arena {
+    #[default]
+    Scalar,
+    Tensor,
+}
+
 /// A call as written, `name(args)`.
 #[derive(Clone, Copy)]
 struct CallSite<'a> {
@@ -40,14 +64,15 @@ struct CallSite<'a> {
     /// Where the whole call is.
     span: Span,
     /// The arguments' values.
-    args: &'a [Value],
+    args: &'a [Val],
 }
 
-/// Where an expression is being evaluated: at top level, or inside user-function calls.
+/// Where an expression is being evaluated: at top level, or inside
+/// user-function calls; for numbers and tensors alike.
 #[derive(Default)]
-struct Scope<'a> {
+pub(super) struct Scope<'a> {
     /// Parameters bound to argument values, innermost call only.
-    params: Vec<(&'a str, Value)>,
+    params: Vec<(&'a str, Val)>,
     /// The functions being called, outermost first (to refuse recursion).
     active: Vec<String>,
     /// The span of the outermost call: errors and warnings inside bodies point here.
@@ -56,6 +81,63 @@ struct Scope<'a> {
     start: usize,
     /// The innermost call being evaluated (an index into `Session::calls`).
     call: Option<usize>,
+    /// The graph the statement's names and numbers go into.
+    arena: Arena,
+}
+
+impl Scope<'_> {
+    /// The top-level scope of a statement evaluated into `arena`, the scalar
+    /// graph `start` nodes long.
+    pub(super) fn top(arena: Arena, start: usize) -> Scope<'static> {
+        Scope {
+            start,
+            arena,
+            ..Scope::default()
+        }
+    }
+
+    /// Whether `name` is a parameter of the innermost call.
+    fn is_param(&self, name: &str) -> bool {
+        self.params.iter().any(|(p, _)| *p == name)
+    }
+}
+
+/// The value of tree node `at`: a number's node copied, a tensor value
+/// taken (each tree node has one user).
+fn take(values: &mut [Val], at: u32) -> Val {
+    match &values[at as usize] {
+        Val::Scalar(value) => Val::Scalar(*value),
+        Val::Tensor(_) => {
+            std::mem::replace(&mut values[at as usize], Val::Tensor(TValue::Number(0.0)))
+        }
+    }
+}
+
+/// The arguments of a call on tensors as its record keeps them: a node, or
+/// the text of a number or literal typed in the call.
+fn tensor_args(args: &[Val]) -> Vec<Result<TensorId, String>> {
+    args.iter()
+        .map(|a| match a {
+            Val::Tensor(TValue::Node { id, .. }) => Ok(*id),
+            Val::Tensor(TValue::Number(x)) => Err(super::tensors::number_label(*x)),
+            _ => Err("[…]".to_string()),
+        })
+        .collect()
+}
+
+/// The number's node of a value of the scalar graph; a tensor where a
+/// number was expected is refused at `span` (a body that names a tensor,
+/// called in a statement of numbers).
+fn scalar_of(value: Val, span: Span) -> Result<Value, SessionError> {
+    match value {
+        Val::Scalar(value) => Ok(value),
+        Val::Tensor(_) => Err(tensor_error(
+            ErrorCode::Unsupported,
+            span,
+            "a vector or matrix where a number was expected",
+            Some("name the tensor in the statement itself, e.g. `L = f(W)`".into()),
+        )),
+    }
 }
 
 /// The value of an expression statement or an assignment, to evaluate: its
@@ -81,11 +163,9 @@ impl Session {
         tree: &ExprTree,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        let scope = Scope {
-            start: self.graph.len(),
-            ..Scope::default()
-        };
-        self.evaluate_in(tree, &scope, None, events)
+        let scope = Scope::top(Arena::Scalar, self.graph.len());
+        let value = self.evaluate_in(tree, &scope, None, events)?;
+        scalar_of(value, tree.span())
     }
 
     /// Evaluates a statement's value at top level: its tree, then each later
@@ -103,12 +183,9 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(Value, Span), SessionError> {
         // The bound on the nodes built by calls counts from the statement's start.
-        let scope = Scope {
-            start: self.graph.len(),
-            ..Scope::default()
-        };
-        let mut value = self.evaluate_in(rhs.tree, &scope, None, events)?;
+        let scope = Scope::top(Arena::Scalar, self.graph.len());
         let mut span = rhs.tree.span();
+        let mut value = scalar_of(self.evaluate_in(rhs.tree, &scope, None, events)?, span)?;
         let Some((pieces, source)) = rhs.rest else {
             return Ok((value, span));
         };
@@ -122,87 +199,160 @@ impl Session {
                 })
             })?;
             span = piece.span();
-            value = self.evaluate_in(&piece, &scope, Some(value), events)?;
+            let next = self.evaluate_in(&piece, &scope, Some(Val::Scalar(value)), events)?;
+            value = scalar_of(next, span)?;
         }
         Ok((value, span))
     }
 
     /// Evaluates `tree` node by node (operands come first in the flat tree: no
-    /// recursion). With a `seed`, node 0 is not evaluated but stands for that
-    /// value (a later piece of a long sum, see [`Pieces::parse`]).
-    fn evaluate_in(
+    /// recursion), numbers and tensors alike: the one walk of expressions.
+    /// With a `seed`, node 0 is not evaluated but stands for that value (a
+    /// later piece of a long sum, see [`Pieces::parse`]).
+    pub(super) fn evaluate_in(
         &mut self,
         tree: &ExprTree,
         scope: &Scope,
-        seed: Option<Value>,
+        seed: Option<Val>,
         events: &mut Vec<Event>,
-    ) -> Result<Value, SessionError> {
-        let mut values: Vec<Value> = Vec::with_capacity(tree.nodes.len());
-        let mut nodes = tree.nodes.iter();
+    ) -> Result<Val, SessionError> {
+        let mut values: Vec<Val> = Vec::with_capacity(tree.nodes.len());
+        let mut nodes = tree.nodes.iter().enumerate();
         if let Some(seed) = seed {
             nodes.next();
             values.push(seed);
         }
-        for expr in nodes {
+        for (k, expr) in nodes {
             let span = scope.call_span.unwrap_or(expr.span());
             let value = match &expr.kind {
-                ExprKind::Number(x) => Value {
-                    node: self.graph.constant(*x),
-                    uses_variable: false,
-                },
+                ExprKind::Number(x) => self.number(*x, scope.arena),
+                // `sum(X, 1, keepdims)`: a word, read by the call.
+                ExprKind::Name(name)
+                    if scope.arena == Arena::Tensor
+                        && name.as_str() == KEEPDIMS
+                        && !scope.is_param(name)
+                        && keeps_dims(tree, k) =>
+                {
+                    Val::Tensor(TValue::Number(1.0))
+                }
                 ExprKind::Name(name) => self.resolve(name, span, scope)?,
                 ExprKind::Unary { op, operand } => {
-                    let a = values[operand.0 as usize];
-                    match (op, &tree.nodes[operand.0 as usize].kind) {
-                        (UnaryOp::Plus, _) => a,
+                    let a = take(&mut values, operand.0);
+                    match (op, &tree.nodes[operand.0 as usize].kind, a) {
+                        (UnaryOp::Plus, _, a) => a,
                         // `-1` (also `x^-1`, `x⁻¹`, `s*-1.0`) is the constant −1, not
                         // a negation node: a trace leaves constants out, and a
                         // negated literal is one.
-                        (UnaryOp::Neg, ExprKind::Number(x)) => {
+                        (UnaryOp::Neg, ExprKind::Number(x), Val::Scalar(a)) => {
                             if self.graph.len() == a.node.index() + 1 {
                                 self.graph.truncate(a.node.index());
                             }
-                            Value {
-                                node: self.graph.constant(-x),
-                                uses_variable: false,
-                            }
+                            self.number(-x, Arena::Scalar)
                         }
-                        (UnaryOp::Neg, _) => self.apply(Op::Neg, &[a], span, events)?,
+                        (UnaryOp::Neg, _, a) => self.apply(Op::Neg, vec![a], span, events)?,
                     }
                 }
                 ExprKind::Binary { op, lhs, rhs } => {
-                    let (a, b) = (values[lhs.0 as usize], values[rhs.0 as usize]);
-                    self.apply(op_of(*op), &[a, b], span, events)?
+                    let a = take(&mut values, lhs.0);
+                    let b = take(&mut values, rhs.0);
+                    self.apply(op_of(*op), vec![a, b], span, events)?
                 }
                 ExprKind::Call(call) => {
-                    let crate::syntax::Call {
-                        name,
-                        name_span,
-                        derivative,
-                        args,
-                    } = &**call;
-                    let args: Vec<Value> = args.iter().map(|a| values[a.0 as usize]).collect();
-                    let name_span = scope.call_span.unwrap_or(*name_span);
+                    let args: Vec<Val> = call.args.iter().map(|a| take(&mut values, a.0)).collect();
+                    let name_span = scope.call_span.unwrap_or(call.name_span);
                     let site = CallSite {
-                        name,
+                        name: &call.name,
                         name_span,
                         span,
-                        args: &args,
+                        args: &[],
                     };
-                    if *derivative > 0 {
-                        self.derivative_at(site, *derivative, scope, events)?
-                    } else {
-                        self.call(site, scope, events)?
+                    match scope.arena {
+                        Arena::Tensor => {
+                            self.call_in_tensors(site, args, call, tree, scope, events)?
+                        }
+                        Arena::Scalar if call.derivative > 0 => {
+                            let site = CallSite {
+                                args: &args,
+                                ..site
+                            };
+                            self.derivative_at(site, call.derivative, scope, events)?
+                        }
+                        Arena::Scalar => self.call(
+                            CallSite {
+                                args: &args,
+                                ..site
+                            },
+                            scope,
+                            events,
+                        )?,
                     }
                 }
             };
             values.push(value);
         }
-        Ok(values[values.len() - 1])
+        Ok(values
+            .pop()
+            .unwrap_or(Val::Tensor(TValue::Number(f64::NAN))))
     }
 
-    /// Appends `op(inputs)`, warning when finite inputs give inf or nan.
+    /// A number typed in the expression: a constant node of the scalar
+    /// graph, or in a tensor statement a number folded until an op needs it.
+    fn number(&mut self, x: f64, arena: Arena) -> Val {
+        match arena {
+            Arena::Scalar => Val::Scalar(Value {
+                node: self.graph.constant(x),
+                uses_variable: false,
+            }),
+            Arena::Tensor => Val::Tensor(TValue::Number(x)),
+        }
+    }
+
+    /// `op(inputs)` in the graph its operands decide: the scalar graph when
+    /// all are numbers' nodes, else the tensor graph elementwise (numbers
+    /// bridged as nodes of shape `()`), warning when finite inputs give inf
+    /// or nan.
     fn apply(
+        &mut self,
+        op: Op,
+        inputs: Vec<Val>,
+        span: Span,
+        events: &mut Vec<Event>,
+    ) -> Result<Val, SessionError> {
+        if inputs.iter().all(|v| matches!(v, Val::Scalar(_))) {
+            let inputs: Vec<Value> = inputs
+                .into_iter()
+                .filter_map(|v| match v {
+                    Val::Scalar(v) => Some(v),
+                    Val::Tensor(_) => None,
+                })
+                .collect();
+            return self
+                .apply_scalar(op, &inputs, span, events)
+                .map(Val::Scalar);
+        }
+        let inputs = inputs.into_iter().map(|v| self.bridged(v)).collect();
+        self.elementwise(op, inputs, span).map(Val::Tensor)
+    }
+
+    /// A value as a value of a tensor statement: a number's node bridged as
+    /// a node of shape `()` of the tensor graph (its gradient goes back to
+    /// the scalar graph).
+    pub(super) fn bridged(&mut self, value: Val) -> TValue {
+        match value {
+            Val::Tensor(value) => value,
+            Val::Scalar(Value {
+                node,
+                uses_variable,
+            }) => TValue::Node {
+                id: self.tensors.graph.scalar(node, self.graph.value(node)),
+                uses_variable,
+            },
+        }
+    }
+
+    /// Appends `op(inputs)` to the scalar graph, warning when finite inputs
+    /// give inf or nan.
+    fn apply_scalar(
         &mut self,
         op: Op,
         inputs: &[Value],
@@ -235,42 +385,60 @@ impl Session {
         })
     }
 
-    /// What a name means here: a parameter, `ans`, a variable, or a constant.
-    fn resolve(&mut self, name: &str, span: Span, scope: &Scope) -> Result<Value, SessionError> {
+    /// What a name means here: a parameter, `ans`, a variable, a node's
+    /// label, or a constant; in a tensor statement a number's node is
+    /// bridged ([`Session::bridged`]) and a constant folded.
+    fn resolve(&mut self, name: &str, span: Span, scope: &Scope) -> Result<Val, SessionError> {
         if let Some((_, value)) = scope.params.iter().find(|(p, _)| *p == name) {
-            return Ok(*value);
+            return Ok(value.clone());
         }
-        if RESULT_NAMES.contains(&name) {
-            return match self.scalar_last() {
-                Some(node) => Ok(Value {
-                    node,
-                    uses_variable: true,
-                }),
-                None => Err(SessionError::UnknownName {
-                    name: name.to_string(),
-                    span,
-                    suggestion: None,
-                    hint: None,
-                }),
-            };
-        }
-        if let Some(node) = self.scalar_var(name) {
-            return Ok(Value {
+        let tensors = scope.arena == Arena::Tensor;
+        let result = RESULT_NAMES.contains(&name);
+        let bound = if result {
+            self.last
+        } else {
+            self.vars.get(name).copied()
+        };
+        let scalar = |node| {
+            Val::Scalar(Value {
                 node,
                 uses_variable: true,
+            })
+        };
+        match bound {
+            Some(Node::Scalar(node)) if tensors => {
+                return Ok(Val::Tensor(self.bridged(scalar(node))));
+            }
+            Some(Node::Scalar(node)) => return Ok(scalar(node)),
+            Some(Node::Tensor(id)) if tensors => {
+                return Ok(Val::Tensor(TValue::Node {
+                    id,
+                    uses_variable: true,
+                }));
+            }
+            // A tensor in a statement of numbers (named by a function's body).
+            Some(Node::Tensor(_)) | None => {}
+        }
+        if result {
+            return Err(SessionError::UnknownName {
+                name: name.to_string(),
+                span,
+                suggestion: None,
+                hint: None,
             });
         }
         if let Some(node) = self.labelled_node(name, span)? {
-            return Ok(Value {
+            let value = Val::Scalar(Value {
                 node,
                 uses_variable: self.graph.op(node) != Op::Const,
             });
+            return Ok(match tensors {
+                true => Val::Tensor(self.bridged(value)),
+                false => value,
+            });
         }
         if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
-            return Ok(Value {
-                node: self.graph.constant(value),
-                uses_variable: false,
-            });
+            return Ok(self.number(value, scope.arena));
         }
         if self.functions.contains_key(name) || Op::from_function_name(name).is_some() {
             return Err(SessionError::FunctionAsValue {
@@ -286,7 +454,7 @@ impl Session {
             .chain(self.vars.keys().map(String::as_str))
             .chain(CONSTANTS.iter().map(|(c, _)| *c));
         let defined = |piece: &str| {
-            scope.params.iter().any(|(p, _)| *p == piece)
+            scope.is_param(piece)
                 || self.vars.contains_key(piece)
                 || CONSTANTS.iter().any(|(c, _)| *c == piece)
         };
@@ -298,7 +466,40 @@ impl Session {
         })
     }
 
-    /// `name(args)` (`site`): a user function or a built-in op.
+    /// A call in a tensor statement: a built-in of the tensors
+    /// ([`Session::tensor_builtin`]), else a user function (as for numbers,
+    /// [`Session::instantiate`]).
+    ///
+    /// Errors: an unknown function, and those of the call.
+    fn call_in_tensors(
+        &mut self,
+        site: CallSite,
+        args: Vec<Val>,
+        call: &syntax::Call,
+        tree: &ExprTree,
+        scope: &Scope,
+        events: &mut Vec<Event>,
+    ) -> Result<Val, SessionError> {
+        let args = args.into_iter().map(|a| self.bridged(a)).collect();
+        let args = match self.tensor_builtin(call, args, tree, site.span)? {
+            Ok(value) => return Ok(Val::Tensor(value)),
+            Err(args) => args,
+        };
+        if let Some(function) = self.functions.get(site.name).cloned()
+            && !scope.is_param(site.name)
+        {
+            let args: Vec<Val> = args.into_iter().map(Val::Tensor).collect();
+            return self.instantiate(site, args, &function, scope, events);
+        }
+        Err(SessionError::UnknownFunction {
+            name: site.name.to_string(),
+            span: site.name_span,
+            suggestion: nearest(site.name, TENSOR_FUNCTIONS.iter().copied()),
+            hint: None,
+        })
+    }
+
+    /// `name(args)` (`site`) of numbers: a user function or a built-in op.
     ///
     /// Errors: an unknown function, a value called, the wrong count of
     /// arguments, and those of evaluating the call.
@@ -307,7 +508,7 @@ impl Session {
         site: CallSite,
         scope: &Scope,
         events: &mut Vec<Event>,
-    ) -> Result<Value, SessionError> {
+    ) -> Result<Val, SessionError> {
         let CallSite {
             name,
             name_span,
@@ -315,25 +516,29 @@ impl Session {
             args,
         } = site;
         if let Some(function) = self.functions.get(name).cloned()
-            && scope.params.iter().all(|(p, _)| *p != name)
+            && !scope.is_param(name)
         {
-            return self.instantiate(site, &function, scope, events);
+            return self.instantiate(site, site.args.to_vec(), &function, scope, events);
         }
-        if name == GRAD_FUNCTION && scope.params.iter().all(|(p, _)| *p != GRAD_FUNCTION) {
+        let args = args
+            .iter()
+            .map(|a| scalar_of(a.clone(), span))
+            .collect::<Result<Vec<Value>, _>>()?;
+        if name == GRAD_FUNCTION && !scope.is_param(GRAD_FUNCTION) {
             let names = self.names_by_node();
             let label = |id: NodeId| {
                 names
                     .get(&id)
                     .map_or_else(|| super::node_label(id), |n| n.to_string())
             };
-            let label = match args {
+            let label = match &args[..] {
                 [y, x] => format!("grad({}, {})", label(y.node), label(x.node)),
                 _ => "grad".to_string(),
             };
-            return self.grad_value(args, span, label);
+            return self.grad_value(&args, span, label).map(Val::Scalar);
         }
         if name == "log" && args.len() != 1 {
-            return self.log_base(args, span, events);
+            return self.log_base(&args, span, events).map(Val::Scalar);
         }
         if let Some(op) = Op::from_function_name(name) {
             let arity = op.info().arity;
@@ -345,9 +550,9 @@ impl Session {
                     args.len(),
                 ));
             }
-            return self.apply(op, args, span, events);
+            return self.apply_scalar(op, &args, span, events).map(Val::Scalar);
         }
-        let is_value = scope.params.iter().any(|(p, _)| *p == name)
+        let is_value = scope.is_param(name)
             || self.vars.contains_key(name)
             || CONSTANTS.iter().any(|(c, _)| *c == name)
             || RESULT_NAMES.contains(&name);
@@ -383,24 +588,26 @@ impl Session {
         let [x, b] = args else {
             return Err(SessionError::wrong_arity("log", span, "1 or 2", args.len()));
         };
-        let ln_x = self.apply(Op::Ln, &[*x], span, events)?;
-        let ln_b = self.apply(Op::Ln, &[*b], span, events)?;
-        self.apply(Op::Div, &[ln_x, ln_b], span, events)
+        let ln_x = self.apply_scalar(Op::Ln, &[*x], span, events)?;
+        let ln_b = self.apply_scalar(Op::Ln, &[*b], span, events)?;
+        self.apply_scalar(Op::Div, &[ln_x, ln_b], span, events)
     }
 
     /// Builds a user function's body with its parameters bound to the
-    /// arguments of `site`.
+    /// arguments of `site`, numbers and tensors alike: a call of numbers is
+    /// recorded in [`Session::calls`] (one step of `:trace`).
     ///
     /// Errors: the wrong count of arguments, recursion, calls too deep or too
     /// large, and those of evaluating the body.
     fn instantiate(
         &mut self,
         site: CallSite,
+        args: Vec<Val>,
         function: &UserFunction,
         scope: &Scope,
         events: &mut Vec<Event>,
-    ) -> Result<Value, SessionError> {
-        let (name, span, args) = (site.name, site.span, site.args);
+    ) -> Result<Val, SessionError> {
+        let (name, span) = (site.name, site.span);
         let active = check_call(
             name,
             (site.name_span, span),
@@ -421,29 +628,73 @@ impl Session {
         }
         // The live preview (which sets a node limit) throws its nodes away:
         // it records no call.
-        let call = self.call_node_limit.is_none().then(|| {
-            let args = args.iter().map(|a| a.node).collect();
-            self.calls.begin(name, args, scope.call, self.graph.len())
-        });
+        let scalar_args: Option<Vec<NodeId>> = args
+            .iter()
+            .map(|a| match a {
+                Val::Scalar(a) => Some(a.node),
+                Val::Tensor(_) => None,
+            })
+            .collect();
+        let call = match scalar_args {
+            Some(nodes) if self.call_node_limit.is_none() && scope.arena == Arena::Scalar => {
+                Some(self.calls.begin(name, nodes, scope.call, self.graph.len()))
+            }
+            _ => None,
+        };
+        // A call on tensors: the run of tensor nodes its body builds.
+        let tensor_call = (scope.arena == Arena::Tensor && self.call_node_limit.is_none())
+            .then(|| (self.tensors.graph.len(), tensor_args(&args)));
         let inner = Scope {
             params: function
                 .params
                 .iter()
                 .map(String::as_str)
-                .zip(args.iter().copied())
+                .zip(args)
                 .collect(),
             active,
             call_span: Some(scope.call_span.unwrap_or(span)),
             start: scope.start,
             call: call.or(scope.call),
+            arena: scope.arena,
         };
         let value = self
             .evaluate_in(&function.body, &inner, None, events)
             .map_err(in_function(name))?;
-        if let Some(call) = call {
-            self.calls.finish(call, value.node, &self.graph);
+        if let (Some(call), Val::Scalar(output)) = (call, &value) {
+            self.calls.finish(call, output.node, &self.graph);
+        }
+        if let Some((first, args)) = tensor_call {
+            self.record_tensor_call(name, args, first, &value);
         }
         Ok(value)
+    }
+
+    /// Records a call of `name` on tensors whose body built the tensor nodes
+    /// from `first` on and gave `value` ([`super::tensors::TensorCalls`]),
+    /// numbered after every earlier call of `name`, of numbers or tensors.
+    fn record_tensor_call(
+        &mut self,
+        name: &str,
+        args: Vec<Result<TensorId, String>>,
+        first: usize,
+        value: &Val,
+    ) {
+        let output = match value {
+            Val::Tensor(TValue::Node { id, .. }) => Some(*id),
+            _ => None,
+        };
+        let scalar = self
+            .calls
+            .list()
+            .iter()
+            .filter(|c| c.function == name)
+            .map(|c| c.number + 1)
+            .max()
+            .unwrap_or(1);
+        let number = self.tensors.calls.next_number(name).max(scalar);
+        self.tensors
+            .calls
+            .record(name, number, args, first, output, &self.tensors.graph);
     }
 
     /// The first function of `chain` (outermost first) whose body calls one
@@ -503,7 +754,7 @@ impl Session {
         order: u8,
         scope: &Scope,
         events: &mut Vec<Event>,
-    ) -> Result<Value, SessionError> {
+    ) -> Result<Val, SessionError> {
         let (name, span) = (site.name, site.span);
         let params = if let Some(function) = self.functions.get(name) {
             function.params.len()
@@ -531,23 +782,33 @@ impl Session {
                 site.args.len(),
             ));
         }
+        let arg = scalar_of(site.args[0].clone(), span)?;
         let start = self.graph.len();
         let zero = self.graph.constant(0.0);
         let t = Value {
             node: self
                 .graph
-                .apply(Op::Add, &[site.args[0].node, zero])
+                .apply(Op::Add, &[arg.node, zero])
                 .map_err(|e| op_arity_error(&e, span))?,
             uses_variable: true,
         };
-        let mut result = self.call(CallSite { args: &[t], ..site }, scope, events)?;
+        let args = [Val::Scalar(t)];
+        let result = self.call(
+            CallSite {
+                args: &args,
+                ..site
+            },
+            scope,
+            events,
+        )?;
+        let mut result = scalar_of(result, span)?;
         let limit = self.call_node_limit.unwrap_or(MAX_CALL_NODES);
         if let Some(node) = self.copy_derivative(name, order, start, scope) {
             let constant = self.graph.op(node) == Op::Const;
-            return Ok(Value {
+            return Ok(Val::Scalar(Value {
                 node,
-                uses_variable: site.args[0].uses_variable && !constant,
-            });
+                uses_variable: arg.uses_variable && !constant,
+            }));
         }
         let (body_end, groups_before) = (self.graph.len(), self.derivative_groups.len());
         for k in 1..=order {
@@ -569,10 +830,10 @@ impl Session {
                 .remember(key, &self.graph, range, result.node, groups);
         }
         let constant = self.graph.op(result.node) == Op::Const;
-        Ok(Value {
+        Ok(Val::Scalar(Value {
             node: result.node,
-            uses_variable: site.args[0].uses_variable && !constant,
-        })
+            uses_variable: arg.uses_variable && !constant,
+        }))
     }
 
     /// The derivative graphs of `name` at `order` over the call whose nodes
@@ -628,7 +889,8 @@ impl Session {
         if let Some(op) = compound {
             // `c += v` is `c = c + v`, with `c` whatever it names now (a constant too).
             let current = self.resolve(name, target.span, &Scope::default())?;
-            value = self.apply(op, &[current, value], target.span.to(span), events)?;
+            let current = scalar_of(current, target.span)?;
+            value = self.apply_scalar(op, &[current, value], target.span.to(span), events)?;
         }
         let leaf = !value.uses_variable;
         let node = if leaf {
@@ -1029,7 +1291,7 @@ impl Session {
         if !uses_variable {
             // A new leaf; the nodes that computed its value are of no further use.
             let value = self.tensors.graph.value(id).clone();
-            self.tensors.graph.truncate(mark);
+            self.tensors.truncate(mark);
             id = self
                 .tensors
                 .graph

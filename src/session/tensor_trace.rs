@@ -5,11 +5,12 @@
 //! it shows and the walk drops each gradient once passed on. A `:trace` of
 //! `sum(tanh(X) * X)` at 3000×3000 needs about the memory of `:grad X`.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::event::{TensorTraceContribution, TensorTraceStep};
 use super::listings::element_chains;
 use super::steps::{GradMark, Marks};
+use super::tensors::CallBox;
 use super::tensors::tensor_data;
 use super::{Event, Number, TensorData};
 use crate::engine::tensor::{
@@ -48,8 +49,76 @@ pub(super) struct TraceLines<'a> {
     /// The node the walk is at, and whether its step is written yet.
     at: Option<(TensorId, bool)>,
     /// The contribution just read and awaiting its sum: its use number and
-    /// count, and the operand's gradient before it (for the marks).
-    pending: Option<(u32, u32, Option<TensorData>)>,
+    /// count, the operand's gradient before it (for the marks), and its
+    /// line in the last step.
+    pending: Option<(u32, u32, Option<TensorData>, usize)>,
+    /// The calls shown as one step each ([`TraceLines::with_calls`]).
+    calls: CallSteps,
+}
+
+/// What a trace that shows calls of user functions as one step each keeps
+/// while the walk crosses their bodies.
+#[derive(Default)]
+struct CallSteps {
+    /// The calls shown as one step each (none: every node is a step), by
+    /// their first id (their runs of ids are apart).
+    boxes: Vec<CallBox>,
+    /// The uses of each operand when a call counts as one user: its total
+    /// and how many the walk has passed (by id).
+    uses: FxHashMap<TensorId, (u32, u32)>,
+    /// The (call, operand) pairs whose use is counted already.
+    counted: FxHashSet<(usize, TensorId)>,
+    /// The call whose step is the last written, if it is a call's.
+    open: Option<usize>,
+    /// The upstream of each call's output, read when the walk reaches it.
+    upstream: FxHashMap<TensorId, Tensor>,
+    /// ∂L/∂node of each node inside a call as text in the call's upstream
+    /// (`upstream ⊙ (1 - tanh(u)^2)`): the rules composed along the body.
+    texts: FxHashMap<TensorId, String>,
+    /// Each operand's line in the open call's step, and the sum so far.
+    lines: FxHashMap<TensorId, (usize, Tensor)>,
+    /// The steps written for calls (an index into the steps) and their calls.
+    steps: Vec<(usize, usize)>,
+}
+
+/// Longest rule a call's step writes composed; a longer one is said in words.
+const CALL_RULE_CHARS: usize = 160;
+
+/// `rule` with its `upstream` read as `text` (∂L/∂node as text in the
+/// call's upstream): each whole word `upstream` replaced, in brackets
+/// unless it is a whole argument or the whole rule.
+fn compose(text: &str, rule: &str) -> String {
+    if text == "upstream" {
+        return rule.to_string();
+    }
+    let word = "upstream";
+    let name_char = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(rule.len() + text.len());
+    let mut rest = rule;
+    while let Some(at) = rest.find(word) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + word.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if name_char(before) || name_char(after) {
+            out.push_str(word);
+        } else {
+            let whole = (before.is_none() && after.is_none())
+                || (matches!(before, Some('(' | ' ')) && matches!(after, Some(')' | ',')))
+                    && !out
+                        .trim_end()
+                        .ends_with(['⊙', '@', '+', '-', '−', '*', '/']);
+            if whole || !text.contains(' ') {
+                out.push_str(text);
+            } else {
+                out.push('(');
+                out.push_str(text);
+                out.push(')');
+            }
+        }
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl<'a> TraceLines<'a> {
@@ -72,7 +141,170 @@ impl<'a> TraceLines<'a> {
             model: None,
             at: None,
             pending: None,
+            calls: CallSteps::default(),
         }
+    }
+
+    /// The same reader, showing each call of `boxes` as one step: its
+    /// output's step, whose lines are what the body passes to the nodes
+    /// outside it (its arguments, the variables it names), each rule
+    /// composed along the body and each use of an operand by the call
+    /// counted once. `order` is the walk's (the output's reverse
+    /// topological order).
+    pub(super) fn with_calls(mut self, boxes: Vec<CallBox>, order: &[TensorId]) -> TraceLines<'a> {
+        let graph = self.graph;
+        let box_of = |id: TensorId| boxes.iter().position(|b| b.holds(id, graph));
+        let mut counted: Vec<(usize, TensorId)> = Vec::new();
+        for &node in order {
+            let inside = box_of(node);
+            for &input in graph.operands(node) {
+                if let Some(k) = inside {
+                    if boxes[k].holds(input, graph) || counted.contains(&(k, input)) {
+                        continue;
+                    }
+                    counted.push((k, input));
+                }
+                self.calls.uses.entry(input).or_default().0 += 1;
+            }
+        }
+        self.calls.boxes = boxes;
+        self
+    }
+
+    /// The steps once the walk is done: each call's lines in the order of
+    /// its parameters (then the variables its body names, by id), as a
+    /// call of numbers lists them.
+    pub(super) fn finish(mut self) -> Self {
+        for &(step, k) in &self.calls.steps {
+            let b = &self.calls.boxes[k];
+            let position = |input: &str| {
+                b.args
+                    .iter()
+                    .position(|a| a.is_some_and(|id| self.labels[id.index()] == input))
+                    .unwrap_or(usize::MAX)
+            };
+            if let Some(step) = self.steps.get_mut(step) {
+                step.contributions.sort_by_key(|line| position(&line.input));
+            }
+        }
+        self
+    }
+
+    /// The call whose step stands for `node`, if one does.
+    fn box_of(&self, node: TensorId) -> Option<usize> {
+        self.calls
+            .boxes
+            .iter()
+            .position(|b| b.holds(node, self.graph))
+    }
+
+    /// Which use of `input` a contribution from `node` is and how many
+    /// there are, a call counting as one user; the engine's numbers when
+    /// no call is shown as one step.
+    fn uses(&mut self, node: TensorId, c: &TensorContribution) -> (u32, u32) {
+        if self.calls.boxes.is_empty() {
+            return (c.use_number, c.use_count);
+        }
+        if let Some(k) = self.box_of(node)
+            && !self.calls.counted.insert((k, c.input))
+        {
+            let (total, seen) = self.calls.uses.get(&c.input).copied().unwrap_or((1, 1));
+            return (seen, total);
+        }
+        let entry = self.calls.uses.entry(c.input).or_insert((1, 0));
+        entry.1 += 1;
+        (entry.1, entry.0)
+    }
+
+    /// Reads the contribution `c` of `node`, inside call `k` (shown as one
+    /// step): to a node inside the call, its rule composed into that
+    /// node's text; to one outside, added to the call step's line for it.
+    /// Returns the line's index when one was written.
+    fn call_contribution(
+        &mut self,
+        k: usize,
+        node: TensorId,
+        c: &TensorContribution,
+        uses: (u32, u32),
+    ) -> Option<usize> {
+        let (rule, _) = super::tensor_rules::rule_text(self.graph, node, c, self.labels);
+        let own = self
+            .calls
+            .texts
+            .get(&node)
+            .map_or("upstream", String::as_str);
+        let text = compose(own, &rule);
+        if self.calls.boxes[k].holds(c.input, self.graph) {
+            self.calls
+                .texts
+                .entry(c.input)
+                .and_modify(|t| {
+                    t.push_str(" + ");
+                    t.push_str(&text);
+                })
+                .or_insert(text);
+            return None;
+        }
+        let output = self.calls.boxes[k].output;
+        if self.calls.open != Some(k) {
+            let upstream = self.calls.upstream.get(&output).cloned();
+            let upstream = upstream.unwrap_or_else(|| Tensor::ones(self.graph.shape(output)));
+            self.start_step(output, &upstream);
+            let b = &self.calls.boxes[k];
+            if let Some(step) = self.steps.last_mut() {
+                step.op = format!(
+                    "{} = {}: one call, {} steps: `--expand={}` shows them",
+                    b.label, b.written, b.steps, b.label
+                );
+            }
+            self.calls.open = Some(k);
+            self.calls.lines.clear();
+            self.calls.steps.push((self.steps.len() - 1, k));
+        }
+        let b = &self.calls.boxes[k];
+        let too_long = || {
+            format!(
+                "the chain rule through {}'s body (`--expand={}` writes each step's)",
+                b.label, b.label
+            )
+        };
+        let step = self.steps.last_mut()?;
+        if let Some((line, sum)) = self.calls.lines.get_mut(&c.input) {
+            sum.add_assign(&c.contribution);
+            let entry = &mut step.contributions[*line];
+            entry.value = tensor_data(sum);
+            if entry.rule.len() + text.len() > CALL_RULE_CHARS {
+                entry.rule = too_long();
+            } else if !entry.rule.starts_with("the chain rule") {
+                entry.rule = format!("{} + {text}", entry.rule);
+            }
+            return Some(*line);
+        }
+        let shapes = format!(
+            "through {}, {} → {}",
+            b.label,
+            self.graph.shape(output).parenthesized(),
+            self.graph.shape(c.input)
+        );
+        let rule = if text.len() > CALL_RULE_CHARS {
+            too_long()
+        } else {
+            text
+        };
+        step.contributions.push(TensorTraceContribution {
+            input: self.labels[c.input.index()].clone(),
+            rule,
+            shapes,
+            value: tensor_data(&c.contribution),
+            uses: (uses.1 > 1).then_some(uses),
+            elements: Vec::new(),
+            so_far: None,
+        });
+        let line = step.contributions.len() - 1;
+        self.calls
+            .lines
+            .insert(c.input, (line, c.contribution.clone()));
+        Some(line)
     }
 
     /// The same reader, also keeping the step model's marks and rules.
@@ -131,8 +363,11 @@ impl<'a> TraceLines<'a> {
 }
 
 impl TraceReader for TraceLines<'_> {
-    fn step(&mut self, node: TensorId, _: &Tensor) {
+    fn step(&mut self, node: TensorId, upstream: &Tensor) {
         self.at = Some((node, false));
+        if self.calls.boxes.iter().any(|b| b.output == node) {
+            self.calls.upstream.insert(node, upstream.clone());
+        }
     }
 
     fn contribution(
@@ -146,9 +381,18 @@ impl TraceReader for TraceLines<'_> {
         if self.graph.op(c.input) == TensorOp::Const {
             return;
         }
+        let (use_number, use_count) = self.uses(node, c);
+        if let Some(k) = self.box_of(node) {
+            let before = before.filter(|_| self.model.is_some()).map(tensor_data);
+            if let Some(line) = self.call_contribution(k, node, c, (use_number, use_count)) {
+                self.pending = Some((use_number, use_count, before, line));
+            }
+            return;
+        }
         if self.at != Some((node, true)) {
             self.start_step(node, upstream);
             self.at = Some((node, true));
+            self.calls.open = None;
         }
         let (rule, shapes) = super::tensor_rules::rule_text(self.graph, node, c, self.labels);
         let value = tensor_data(&c.contribution);
@@ -169,18 +413,20 @@ impl TraceReader for TraceLines<'_> {
             rule,
             shapes,
             value,
-            uses: (c.use_count > 1).then_some((c.use_number, c.use_count)),
+            uses: (use_count > 1).then_some((use_number, use_count)),
             elements,
             so_far: None,
         };
+        let mut at = 0;
         if let Some(step) = self.steps.last_mut() {
             step.contributions.push(line);
+            at = step.contributions.len() - 1;
         }
-        self.pending = Some((c.use_number, c.use_count, before));
+        self.pending = Some((use_number, use_count, before, at));
     }
 
     fn added(&mut self, input: TensorId, gradient: &Tensor) {
-        let Some((use_number, use_count, before)) = self.pending.take() else {
+        let Some((use_number, use_count, before, line)) = self.pending.take() else {
             return;
         };
         // At a later use of a fan-out operand the trace shows the sum so far.
@@ -193,7 +439,7 @@ impl TraceReader for TraceLines<'_> {
             && let Some(line) = self
                 .steps
                 .last_mut()
-                .and_then(|s| s.contributions.last_mut())
+                .and_then(|s| s.contributions.get_mut(line))
         {
             line.so_far = Some(sum.clone());
         }

@@ -16,18 +16,20 @@ use crate::engine::tensor::{
     Rng, Shape, Tensor, TensorError, TensorGradients, TensorGraph, TensorId, TensorOp,
 };
 use crate::engine::{Arity, Op};
-use crate::syntax::{Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, Span, UnaryOp};
+use crate::syntax::{Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, Span};
 
 use super::error::ErrorCode;
-use super::eval::op_of;
+use super::eval::{Arena, Scope};
 use super::event::TensorData;
-use super::{CONSTANTS, Event, GRAD_FUNCTION, Node, RESULT_NAMES, Session, SessionError, nearest};
+use super::{Event, GRAD_FUNCTION, Node, RESULT_NAMES, Session, SessionError};
 
+mod calls;
 mod functions;
 mod labels;
 mod literals;
+pub(super) use calls::{CallBox, TensorCalls, call_boxes};
 pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
-pub(super) use labels::op_name;
+pub(super) use labels::{format_number as number_label, op_name};
 use literals::literal;
 
 /// The tensor functions besides the elementwise ones of the scalar op table:
@@ -47,7 +49,7 @@ pub(super) const TENSOR_FUNCTIONS: [&str; 10] = [
 
 /// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
 /// `keepdims=True`).
-const KEEPDIMS: &str = "keepdims";
+pub(super) const KEEPDIMS: &str = "keepdims";
 
 /// The seed `randn` starts from, until `:seed N`.
 pub const DEFAULT_SEED: u64 = 0;
@@ -62,6 +64,8 @@ pub(super) struct Tensors {
     pub rng: Rng,
     /// The nodes `grad(L, W)` made (a gradient of one is refused).
     pub gradients: Vec<TensorId>,
+    /// The calls of user functions on tensors (`:trace` shows each as one step).
+    pub calls: TensorCalls,
     /// What the running statement may change, as it was before it.
     saved: Saved,
     /// The warnings of the expression being evaluated (an op that made inf
@@ -84,6 +88,7 @@ impl Default for Tensors {
             graph: TensorGraph::new(),
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
+            calls: TensorCalls::default(),
             saved: Saved::default(),
             warnings: Vec::new(),
         }
@@ -98,6 +103,12 @@ impl Tensors {
         self.saved.leaves.clear();
     }
 
+    /// Drops the nodes from `len` on, and the calls that built them.
+    pub fn truncate(&mut self, len: usize) {
+        self.graph.truncate(len);
+        self.calls.truncate(len);
+    }
+
     /// Records the value of `leaf` before the running statement moves it.
     pub fn journal_leaf(&mut self, leaf: TensorId) {
         if !self.saved.leaves.iter().any(|(id, _)| *id == leaf) {
@@ -108,7 +119,7 @@ impl Tensors {
 
     /// Puts back what the running statement changed: it failed.
     pub fn undo(&mut self, scalars: &crate::engine::Graph) {
-        self.graph.truncate(self.saved.len);
+        self.truncate(self.saved.len);
         let len = self.saved.len;
         self.gradients.retain(|id| id.index() < len);
         if let Some(rng) = self.saved.rng.take() {
@@ -155,18 +166,6 @@ impl TValue {
             }
         )
     }
-}
-
-/// Where a tensor expression is being evaluated: at top level, or inside
-/// calls of user functions (as `eval.rs`'s scope for numbers).
-#[derive(Debug, Clone, Default)]
-struct Scope {
-    /// Parameters bound to argument values, innermost call only.
-    params: Vec<(String, TValue)>,
-    /// The functions being called, outermost first (to refuse recursion).
-    active: Vec<String>,
-    /// The span of the outermost call: errors inside bodies point here.
-    call_span: Option<Span>,
 }
 
 /// A refusal or a shape error of a tensor statement at `span`.
@@ -282,90 +281,29 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(TensorId, bool), SessionError> {
         self.tensors.warnings.clear();
-        let result = self.evaluate_tensor_nodes(tree);
+        let result = self.evaluate_tensor_nodes(tree, events);
         events.append(&mut self.tensors.warnings);
         result
     }
 
-    /// [`Session::evaluate_tensor`] without its warnings.
-    fn evaluate_tensor_nodes(&mut self, tree: &ExprTree) -> Result<(TensorId, bool), SessionError> {
+    /// [`Session::evaluate_tensor`] without its warnings: the one walk of
+    /// expressions (`eval.rs`) into the tensor graph.
+    fn evaluate_tensor_nodes(
+        &mut self,
+        tree: &ExprTree,
+        events: &mut Vec<Event>,
+    ) -> Result<(TensorId, bool), SessionError> {
         if let Some(value) = super::literal::plain_literal(tree) {
             return Ok((
                 self.materialize(TValue::Literal(value), tree.span())?,
                 false,
             ));
         }
-        let root = self.tensor_tree(tree, &Scope::default())?;
+        let scope = Scope::top(Arena::Tensor, self.graph.len());
+        let root = self.evaluate_in(tree, &scope, None, events)?;
+        let root = self.bridged(root);
         let uses_variable = root.uses_variable();
         Ok((self.materialize(root, tree.span())?, uses_variable))
-    }
-
-    /// The value of `tree` in `scope` (a user function's body in a call).
-    fn tensor_tree(&mut self, tree: &ExprTree, scope: &Scope) -> Result<TValue, SessionError> {
-        let mut values: Vec<TValue> = Vec::with_capacity(tree.nodes.len());
-        for (k, expr) in tree.nodes.iter().enumerate() {
-            let span = scope.call_span.unwrap_or(expr.span());
-            let value = match &expr.kind {
-                ExprKind::Number(x) => TValue::Number(*x),
-                ExprKind::Name(name) => match scope.params.iter().find(|(p, _)| p == name) {
-                    Some((_, value)) => value.clone(),
-                    // `sum(X, 1, keepdims)`: a word, read by the call.
-                    None if name.as_str() == KEEPDIMS && keeps_dims(tree, k) => TValue::Number(1.0),
-                    None => self.resolve_tensor(name, span)?,
-                },
-                ExprKind::Unary { op, operand } => {
-                    let a = take(&mut values, operand.0);
-                    match op {
-                        UnaryOp::Plus => a,
-                        UnaryOp::Neg => self.elementwise(Op::Neg, vec![a], span)?,
-                    }
-                }
-                ExprKind::Binary { op, lhs, rhs } => {
-                    let a = take(&mut values, lhs.0);
-                    let b = take(&mut values, rhs.0);
-                    self.elementwise(op_of(*op), vec![a, b], span)?
-                }
-                ExprKind::Call(call) => {
-                    let args = call.args.iter().map(|a| take(&mut values, a.0)).collect();
-                    self.tensor_call(call, args, tree, span, scope)?
-                }
-            };
-            values.push(value);
-        }
-        Ok(values.pop().unwrap_or(TValue::Number(f64::NAN)))
-    }
-
-    /// A call of the user function `name` on tensors (or numbers in a
-    /// tensor statement): its body evaluated with the parameters bound to
-    /// `args`, as a call of numbers is (`eval.rs`).
-    ///
-    /// Errors: the wrong count of arguments, recursion, calls nested past
-    /// [`super::eval::MAX_CALL_DEPTH`], and the body's, inside the call.
-    fn call_user_function(
-        &mut self,
-        name: &str,
-        args: Vec<TValue>,
-        span: Span,
-        scope: &Scope,
-    ) -> Result<TValue, SessionError> {
-        let Some(function) = self.functions.get(name).cloned() else {
-            return Err(SessionError::UnknownFunction {
-                name: name.to_string(),
-                span,
-                suggestion: None,
-                hint: None,
-            });
-        };
-        let active =
-            super::eval::check_call(name, (span, span), &function, args.len(), &scope.active)?;
-        self.check_interrupt()?;
-        let inner = Scope {
-            params: function.params.iter().cloned().zip(args).collect(),
-            active,
-            call_span: Some(scope.call_span.unwrap_or(span)),
-        };
-        self.tensor_tree(&function.body, &inner)
-            .map_err(super::eval::in_function(name))
     }
 
     /// A value as a node of the tensor graph.
@@ -380,52 +318,9 @@ impl Session {
         }
     }
 
-    /// A name in a tensor expression: a tensor variable, `ans`, a scalar
-    /// variable (bridged as a node of shape `()`), or a constant.
-    fn resolve_tensor(&mut self, name: &str, span: Span) -> Result<TValue, SessionError> {
-        let node = |id| TValue::Node {
-            id,
-            uses_variable: true,
-        };
-        let bound = if RESULT_NAMES.contains(&name) {
-            self.last
-        } else {
-            self.vars.get(name).copied()
-        };
-        match bound {
-            Some(Node::Tensor(id)) => return Ok(node(id)),
-            Some(Node::Scalar(scalar)) => {
-                let id = self.tensors.graph.scalar(scalar, self.graph.value(scalar));
-                return Ok(node(id));
-            }
-            None => {}
-        }
-        if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
-            return Ok(TValue::Number(value));
-        }
-        if self.functions.contains_key(name) || Op::from_function_name(name).is_some() {
-            return Err(SessionError::FunctionAsValue {
-                name: name.to_string(),
-                span,
-                call: None,
-            });
-        }
-        let candidates = self
-            .vars
-            .keys()
-            .map(String::as_str)
-            .chain(CONSTANTS.iter().map(|(c, _)| *c));
-        Err(SessionError::UnknownName {
-            name: name.to_string(),
-            span,
-            suggestion: nearest(name, candidates),
-            hint: None,
-        })
-    }
-
     /// `op` applied elementwise to `args`: folded when all are numbers,
     /// else one node (numpy's broadcasting).
-    fn elementwise(
+    pub(super) fn elementwise(
         &mut self,
         op: Op,
         args: Vec<TValue>,
@@ -504,23 +399,23 @@ impl Session {
         Ok(TValue::Node { id, uses_variable })
     }
 
-    /// A call in a tensor expression: a batch function, `grad(L, W)`, a
-    /// literal, an index, `@`, a tensor function, a scalar function applied
-    /// elementwise, or a user function.
-    fn tensor_call(
+    /// A built-in call in a tensor expression: a batch function, `grad(L,
+    /// W)`, a literal, an index, `@`, a tensor function, a scalar function
+    /// applied elementwise; the arguments given back when `call` is none of
+    /// them (a user function's, or an unknown one: `eval.rs` says which).
+    pub(super) fn tensor_builtin(
         &mut self,
         call: &Call,
         mut args: Vec<TValue>,
         tree: &ExprTree,
         span: Span,
-        scope: &Scope,
-    ) -> Result<TValue, SessionError> {
+    ) -> Result<Result<TValue, Vec<TValue>>, SessionError> {
         if let Some(value) = self.batch_call(call, &mut args, tree, span)? {
-            return Ok(value);
+            return Ok(Ok(value));
         }
         let name = call.name.as_str();
         if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
-            return self.grad_call(args, call, tree, span);
+            return self.grad_call(args, call, tree, span).map(Ok);
         }
         if call.derivative > 0 {
             return Err(tensor_error(
@@ -536,7 +431,7 @@ impl Session {
             ));
         }
         let args = match self.table_call(call, args, tree, span)? {
-            Ok(value) => return Ok(value),
+            Ok(value) => return Ok(Ok(value)),
             Err(args) => args,
         };
         if name == "log" && args.len() == 2 && !self.functions.contains_key(name) {
@@ -545,22 +440,14 @@ impl Session {
             let (x, b) = (args.next(), args.next());
             let ln_x = self.elementwise(Op::Ln, x.into_iter().collect(), span)?;
             let ln_b = self.elementwise(Op::Ln, b.into_iter().collect(), span)?;
-            return self.elementwise(Op::Div, vec![ln_x, ln_b], span);
+            return self.elementwise(Op::Div, vec![ln_x, ln_b], span).map(Ok);
         }
         if let Some(op) = Op::from_function_name(name)
             && !self.functions.contains_key(name)
         {
-            return self.scalar_function(op, args, call, span);
+            return self.scalar_function(op, args, call, span).map(Ok);
         }
-        if self.functions.contains_key(name) {
-            return self.call_user_function(name, args, span, scope);
-        }
-        Err(SessionError::UnknownFunction {
-            name: name.to_string(),
-            span: call.name_span,
-            suggestion: nearest(name, TENSOR_FUNCTIONS.iter().copied()),
-            hint: None,
-        })
+        Ok(Err(args))
     }
 
     /// A call of the tensor op table (a literal, an index, `@`, a tensor
@@ -678,11 +565,6 @@ impl Session {
     }
 }
 
-/// Takes the value of tree node `at` (each node has one user).
-fn take(values: &mut [TValue], at: u32) -> TValue {
-    std::mem::replace(&mut values[at as usize], TValue::Number(0.0))
-}
-
 /// `Ok` when `ok`; otherwise the error that `call` was given `got`
 /// arguments where it takes `expected` ("1 or 2").
 fn check_arity(call: &Call, got: usize, expected: &str, ok: bool) -> Result<(), SessionError> {
@@ -705,7 +587,7 @@ pub(super) fn tensor_data(value: &Tensor) -> TensorData {
 
 /// Whether node `k` of `tree` is the third argument of a call of `sum`
 /// (`sum(X, 1, keepdims)`) and names `keepdims`.
-fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
+pub(super) fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
     let is_word = matches!(&tree.nodes[k].kind, ExprKind::Name(name) if name.as_str() == KEEPDIMS);
     is_word
         && tree.nodes.iter().any(|e| {

@@ -850,7 +850,7 @@ impl Session {
             moves.push((param, self.tensors.graph.value(id).clone(), tree.span()));
         }
         self.check_interrupt()?;
-        self.tensors.graph.truncate(mark);
+        self.tensors.truncate(mark);
         self.tensors.gradients.retain(|id| id.index() < mark);
         for (param, value, span) in moves {
             self.move_param(param, value, span)?;

@@ -13,6 +13,7 @@ mod architecture;
 mod batch;
 mod bounds;
 mod browser;
+mod call_steps;
 mod calls;
 mod cases;
 mod classroom;

@@ -144,11 +144,12 @@ fn user_functions_take_vectors_and_matrices() {
 /// W @ x and of b), ∂L/∂W = that · xᵀ = [[0.216152459, 0.4323049181],
 /// [0.0479253442, 0.09585068839]], ∂L/∂x = Wᵀ · that = [0.5·0.216152459 +
 /// 1.5·0.0479253442, −0.216152459 + 0.5·0.0479253442] = [0.1799642458,
-/// −0.1921897869].
+/// −0.1921897869]. The call opened (`--expand=layer1`): each op of its
+/// body one step (without it the call is one step, `call_steps.rs`).
 #[test]
 fn the_trace_of_a_layer_called_as_a_function_whole() {
     crate::util::check(
-        "layer(W, x, b) = tanh(W @ x + b)\nW = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\nb = [0.1, -0.3]\nL = sum(layer(W, x, b))\n:trace",
+        "layer(W, x, b) = tanh(W @ x + b)\nW = [[0.5, -1], [1.5, 0.5]]\nx = [1, 2]\nb = [0.1, -0.3]\nL = sum(layer(W, x, b))\n:trace --expand=layer1",
         expect_test::expect![[r#"
             defined layer(W, x, b)
             W = 2×2

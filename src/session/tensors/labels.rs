@@ -141,7 +141,7 @@ fn call_label(name: &str, operands: &[TensorId], labels: &[String]) -> String {
 }
 
 /// A number as a label: the shortest text that reads back as it.
-fn format_number(x: f64) -> String {
+pub(in crate::session) fn format_number(x: f64) -> String {
     let mut tree = ExprTree::number(x).to_string();
     if tree.is_empty() {
         tree = x.to_string();
