@@ -400,6 +400,7 @@ impl Session {
                 Some(format!("reduce it first, e.g. `L = sum({label})`")),
             ));
         }
+        self.refuse_gradient_of_gradient(output, span)?;
         let gradients = self.tensor_backward(output, span)?;
         let order = self.tensors.graph.topo_order(output);
         let targets: Vec<(String, Param)> = if args.is_empty() {

@@ -389,6 +389,7 @@ impl Session {
         descent: &super::descent::Descent,
         loss: TensorId,
     ) -> Result<Vec<Param>, SessionError> {
+        self.refuse_gradient_of_gradient(loss, descent.loss.span)?;
         let order = self.tensors.graph.topo_order(loss);
         let mut leaves = Vec::with_capacity(descent.params.len());
         let first = self.tensor_backward(loss, descent.loss.span)?;
