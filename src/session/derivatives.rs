@@ -624,7 +624,7 @@ impl Session {
                 span,
                 "a gradient of a gradient of tensors is not supported",
                 Some(
-                    "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
+                    "what is differentiated here is built from a tensor `grad(L, W)`, a value that does not follow W; higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
                 ),
             ));
         }
@@ -703,7 +703,12 @@ impl Session {
                     shape.parenthesized()
                 ),
                 Some({
-                    let label = self.tensor_labels(of).swap_remove(of.index());
+                    // The name as typed: a node bound to two names
+                    // (`x = v`) is labelled by one of them.
+                    let label = match &tree.get(call.args[0]).kind {
+                        ExprKind::Name(name) => name.to_string(),
+                        _ => self.tensor_labels(of).swap_remove(of.index()),
+                    };
                     let wrt = match &tree.get(call.args[1]).kind {
                         ExprKind::Name(name) => name.to_string(),
                         _ => "W".to_string(),

@@ -42,7 +42,99 @@ fn a_gradient_of_a_tensor_gradient_is_refused_by_every_command() {
     );
     assert_contains(
         &stderr,
-        "2 │ :grad W\n  │  ^^^^ higher-order derivatives work for scalars",
+        "2 │ :grad W\n  │  ^^^^ what is differentiated here is built from a tensor `grad(L, W)`, a value that does not follow W; higher-order derivatives work for scalars",
     );
     assert_contains(&stderr, "6 │ :check w\n  │  ^^^^^");
+}
+
+/// A stray `]` after a vector was "unmatched `)`: remove this `)`", naming
+/// a bracket that is not there; it names the `]` (a `)` keeps its words).
+#[test]
+fn a_stray_closing_square_bracket_is_named_as_typed() {
+    let (_, stderr) = run("x = [1, 2]]\n(1 + 2))");
+    expect_test::expect![[r#"
+        error: unmatched `]`
+          ┌─ -e:1:11
+          │
+        1 │ x = [1, 2]]
+          │           ^ remove this `]` or add a `[` before it
+
+        error: unmatched `)`
+          ┌─ -e:2:8
+          │
+        2 │ (1 + 2))
+          │        ^ remove this `)` or add a `(` before it
+
+    "#]]
+    .assert_eq(&stderr);
+}
+
+/// PyTorch's `keepdim` and numpy's `keepdims=True` were "unknown name …:
+/// assign it first, e.g. `keepdim = 1`", a fix that does not keep the axis;
+/// the help names gradcalc's spelling, `sum(X, 1, keepdims)`, which gives
+/// the row sums of [[1, 2, 3], [4, 5, 6]] as a column, 6 and 15.
+#[test]
+fn python_spellings_of_keepdims_name_gradcalcs() {
+    let (stdout, stderr) = run(
+        "Z = [[1, 2, 3], [4, 5, 6]]\nsum(Z, 1, keepdim)\nsum(Z, 1, keepdims=True)\nsum(Z, 1, keepdims)",
+    );
+    assert_contains(
+        &stderr,
+        "2 │ sum(Z, 1, keepdim)\n  │           ^^^^^^^ the word is `keepdims`, numpy's: `sum(X, 1, keepdims)`",
+    );
+    assert_contains(
+        &stderr,
+        "^^^^ gradcalc has no booleans: write 1 (a comparison in brackets gives 1 or 0, `(x > 0)`); numpy's `keepdims=True` is the word alone: `sum(X, 1, keepdims)`",
+    );
+    assert!(!stderr.contains("assign it first"), "{stderr}");
+    assert_contains(&stdout, "2×1\n  [[ 6],\n   [15]]");
+}
+
+/// `:check NAME` and `:descend … NAME` of a name that is no leaf said what
+/// `:=` does ("`:=` moves a leaf", "write `foo = …` to bind it"); they say
+/// what the command takes and name the session's leaves, for a tensor loss
+/// and for a number alike.
+#[test]
+fn check_and_descend_say_what_they_take() {
+    let (_, stderr) = run(
+        "W = [1, 2]; L = sum(W*W)\n:check foo\n:check L\n:descend L lr=0.1 steps=2 foo\n\
+         a = 1; y = a^2\n:descend y lr=0.1 steps=1 y",
+    );
+    expect_test::expect![[r#"
+        error: `foo` is not a variable: `:check` takes the leaves a loss is built from
+          ┌─ -e:2:8
+          │
+        2 │ :check foo
+          │        ^^^ name a leaf (`:grad` lists those of the output): `W`
+
+        error: `L` is derived, not a leaf: `:check` takes the leaves a loss is built from
+          ┌─ -e:3:8
+          │
+        3 │ :check L
+          │        ^ name a leaf instead (`:grad` lists those of the output): `W`
+
+        error: `foo` is not a variable: `:descend` takes the leaves a loss is built from
+          ┌─ -e:4:27
+          │
+        4 │ :descend L lr=0.1 steps=2 foo
+          │                           ^^^ name a leaf (`:grad` lists those of the output): `W`
+
+        error: `y` is derived, not a leaf: `:descend` takes the leaves a loss is built from
+          ┌─ -e:6:27
+          │
+        6 │ :descend y lr=0.1 steps=1 y
+          │                           ^ name a leaf instead (`:grad` lists those of the output): `W`, `a`
+
+    "#]]
+    .assert_eq(&stderr);
+    assert!(!stderr.contains(":="), "{stderr}");
+}
+
+/// The help of `grad(v, v)` for a vector v bound to a second name
+/// (`x = v`) said `grad(sum(x), v)`, the other name; it writes the name
+/// typed.
+#[test]
+fn the_reduce_hint_of_grad_names_the_argument_typed() {
+    let (_, stderr) = run("v = [1, 2]; x = v\ngrad(v, v)");
+    assert_contains(&stderr, "reduce it first, e.g. `grad(sum(v), v)`");
 }
