@@ -138,3 +138,27 @@ fn the_reduce_hint_of_grad_names_the_argument_typed() {
     let (_, stderr) = run("v = [1, 2]; x = v\ngrad(v, v)");
     assert_contains(&stderr, "reduce it first, e.g. `grad(sum(v), v)`");
 }
+
+/// A TA's key that does not seal (a check whose value is not the key's own:
+/// `sum(z)` of [0.3, 3.3, 0.8] is 4.4, not 4.3) was one line
+/// `gradcalc: key.calc:4:1: …`; it is reported as every error is, with the
+/// line and a caret under the check.
+#[test]
+fn a_key_that_does_not_seal_shows_its_line_and_a_caret() {
+    let (_dir, key) = crate::util::folder_with(
+        "key.calc",
+        "# HW\n## Problem 1\nz = [0.3, 3.3, 0.8]\n:expect sum(z) = 4.3\n",
+    );
+    let output = output_of(&["--seal", key.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert_contains(
+        &stderr,
+        "error: the key does not seal: the key's own `sum(z)` is not within tol=0.000001 of the value after `=`\n",
+    );
+    assert_contains(&stderr, "key.calc:4:1\n");
+    assert_contains(
+        &stderr,
+        "4 │ :expect sum(z) = 4.3\n  │ ^^^^^^^^^^^^^^^^^^^^ correct the value after `=` or the solution before it",
+    );
+}
