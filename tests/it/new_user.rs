@@ -162,3 +162,22 @@ fn a_key_that_does_not_seal_shows_its_line_and_a_caret() {
         "4 │ :expect sum(z) = 4.3\n  │ ^^^^^^^^^^^^^^^^^^^^ correct the value after `=` or the solution before it",
     );
 }
+
+/// Square brackets written to group, as by hand (`3*[x + 1]`), were told
+/// to "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]`"; a
+/// one-element literal of an expression says to write round brackets, and
+/// `3*(x + 1)` is 9 at x = 2.
+#[test]
+fn square_brackets_written_to_group_name_the_round_ones() {
+    let (stdout, stderr) = run("x = 2\n3*[x + 1]\n3*(x + 1)\n[x, 1]");
+    assert_contains(
+        &stderr,
+        "2 │ 3*[x + 1]\n  │    ^^^^^ `[…]` makes a vector; to group, write round brackets: `(…)`",
+    );
+    assert_contains(&stdout, "x = 2\n9\n");
+    // Two elements keep the help that builds a vector of variables.
+    assert_contains(
+        &stderr,
+        "e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y",
+    );
+}
