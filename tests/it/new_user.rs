@@ -181,3 +181,18 @@ fn square_brackets_written_to_group_name_the_round_ones() {
         "e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y",
     );
 }
+
+/// `:=` typed apart (`w : = 2`) or backwards (`w =: 2`) was a bare "expected
+/// an operator …, found `:`"; the help writes the update as it is spelt.
+#[test]
+fn the_update_typed_apart_or_backwards_is_spelt_out() {
+    let (stdout, stderr) = run("w = 1\nw : = 2\nw =: 2\nw := 2\nw");
+    assert_eq!(
+        stderr
+            .matches("the update in place is `:=`, colon first and no space: `w := 2`")
+            .count(),
+        2,
+        "{stderr}"
+    );
+    assert_contains(&stdout, "w := 2\n2\n");
+}
