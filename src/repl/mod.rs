@@ -326,6 +326,9 @@ fn run_shared<O: Write, E: Write>(
         let input = match editor.readline(quiz.as_deref().unwrap_or(prompt)) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
+            // Ctrl-D at a quiz's prompt stops the quiz (its score), as it
+            // stops `:step`; the session is kept. At `> ` it leaves.
+            Err(ReadlineError::Eof) if quiz.is_some() => "stop".to_string(),
             Err(ReadlineError::Eof) => return Ok(0),
             Err(error) => {
                 let _ = writeln!(io::stderr(), "gradcalc: cannot read the terminal: {error}");

@@ -196,3 +196,26 @@ fn the_update_typed_apart_or_backwards_is_spelt_out() {
     );
     assert_contains(&stdout, "w := 2\n2\n");
 }
+
+/// Ctrl-D at a quiz's prompt left gradcalc, losing the session and the
+/// score (as it leaves at `> `); it stops the quiz with its score, as `q`
+/// and as Ctrl-D stops `:step`, and the session goes on: y = 2·2 + 2 = 6.
+#[test]
+fn ctrl_d_in_a_quiz_stops_the_quiz_not_the_session() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = crate::pty::Repl::start(state.path());
+    repl.line("a = 2; y = a*a + a", "y = 6");
+    repl.prompt();
+    repl.converse(&[
+        (":quiz", &["quiz 1/12> "]),
+        ("1", &["✓ right", "quiz 2/12> "]),
+    ]);
+    repl.ctrl_d();
+    repl.expect("quiz stopped after 1 of 12 questions: score 1 of 1 right");
+    repl.prompt();
+    repl.line("y + 0", "6");
+    repl.prompt();
+    // At `> `, Ctrl-D still leaves.
+    repl.ctrl_d();
+    repl.exits_with_0();
+}
