@@ -24,6 +24,8 @@ pub struct SealError {
     pub message: String,
     /// The byte range in the key.
     pub span: Span,
+    /// A suggested fix, when there is one (lower-case, no final period).
+    pub help: Option<String>,
 }
 
 /// Whether a statement's text is an answer check (`:expect`, the command
@@ -134,12 +136,17 @@ pub fn seal(source: &str, mut salt: impl FnMut() -> [u8; 16]) -> Result<String, 
                 .map_err(|error| SealError {
                     message: format!("the key's statement fails: {error}"),
                     span: error.span(),
+                    help: error.help(),
                 })?;
             continue;
         };
         // A `:quiz` of the key ends here: its answers are the lines before.
         session.end_quiz();
-        let at_fault = |message: String| SealError { message, span };
+        let at_fault = |message: String| SealError {
+            message,
+            span,
+            help: None,
+        };
         let expectation =
             parse_expectation(line).map_err(|error| at_fault(error.message.clone()))?;
         if expectation.sealed.is_some() {
@@ -165,10 +172,16 @@ pub fn seal(source: &str, mut salt: impl FnMut() -> [u8; 16]) -> Result<String, 
             let HomeworkEvent::Expect { verdict, .. } =
                 compare(&expectation.quantity, &own, &expected, expectation.tol);
             if verdict != Verdict::Correct {
-                return Err(at_fault(format!(
-                    "the key's own `{}` is not within tol={} of the value after `=`",
-                    expectation.quantity, expectation.tol
-                )));
+                return Err(SealError {
+                    help: Some(
+                        "correct the value after `=` or the solution before it; without `= VALUE` the key's own value is sealed"
+                            .to_string(),
+                    ),
+                    ..at_fault(format!(
+                        "the key's own `{}` is not within tol={} of the value after `=`",
+                        expectation.quantity, expectation.tol
+                    ))
+                });
             }
         }
         if let Some(bad) = expected.data.iter().find(|v| !v.is_finite()) {

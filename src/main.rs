@@ -283,12 +283,20 @@ fn homework_file(path: &std::path::Path, seal: bool, json: bool) -> u8 {
         match gradcalc::homework::seal(&source, fresh_salt) {
             Ok(text) => text,
             Err(error) => {
-                let (line, column) = gradcalc::render::line_column(&source, error.span.start);
-                let _ = writeln!(
-                    io::stderr(),
-                    "gradcalc: {shown}:{line}:{column}: {}",
-                    error.message
+                // As every error: the place, the line and a caret under it.
+                let style = Style {
+                    ascii: !locale_is_utf8(),
+                    ..Style::default()
+                };
+                let report = gradcalc::render::diagnostic::render_message(
+                    &format!("the key does not seal: {}", error.message),
+                    error.span,
+                    error.help,
+                    &source,
+                    &shown,
+                    &style,
                 );
+                let _ = write!(io::stderr(), "{report}");
                 return 1;
             }
         }

@@ -288,11 +288,7 @@ fn run_shared<O: Write, E: Write>(
         }
     };
     editor.set_helper(Some(LineHelper::new(Rc::clone(session), style)));
-    let (prompt, continuation) = if style.ascii {
-        (PROMPT, ".. ")
-    } else {
-        (PROMPT, CONTINUATION)
-    };
+    let continuation = if style.ascii { ".. " } else { CONTINUATION };
     // Ctrl-C while a statement runs (outside line editing, where rustyline reads it
     // as a key) must not end the session: it stops the statement (`crate::interrupt`).
     crate::interrupt::set_batch(false);
@@ -323,9 +319,12 @@ fn run_shared<O: Write, E: Write>(
     loop {
         // While a `:quiz` runs, each line is its answer: the prompt says so.
         let quiz = quiz_prompt(&session.borrow());
-        let input = match editor.readline(quiz.as_deref().unwrap_or(prompt)) {
+        let input = match editor.readline(quiz.as_deref().unwrap_or(PROMPT)) {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
+            // Ctrl-D at a quiz's prompt stops the quiz (its score), as it
+            // stops `:step`; the session is kept. At `> ` it leaves.
+            Err(ReadlineError::Eof) if quiz.is_some() => "stop".to_string(),
             Err(ReadlineError::Eof) => return Ok(0),
             Err(error) => {
                 let _ = writeln!(io::stderr(), "gradcalc: cannot read the terminal: {error}");

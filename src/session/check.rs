@@ -400,6 +400,7 @@ impl Session {
                 Some(format!("reduce it first, e.g. `L = sum({label})`")),
             ));
         }
+        self.refuse_gradient_of_gradient(output, span)?;
         let gradients = self.tensor_backward(output, span)?;
         let order = self.tensors.graph.topo_order(output);
         let targets: Vec<(String, Param)> = if args.is_empty() {
@@ -416,7 +417,7 @@ impl Session {
             targets
         } else {
             args.iter()
-                .map(|arg| Ok((arg.name.clone(), self.param(arg)?)))
+                .map(|arg| Ok((arg.name.clone(), self.param_for(arg, ":check")?)))
                 .collect::<Result<_, SessionError>>()?
         };
         if targets.is_empty() {

@@ -26,7 +26,7 @@ use crate::syntax::{Call, ExprKind, ExprTree, Ident, Span};
 use super::error::ErrorCode;
 use super::params::Param;
 use super::tensors::{TValue, from_engine, tensor_error};
-use crate::engine::tensor::Shape;
+use crate::engine::tensor::{Shape, TensorId};
 
 /// The most names `:hessian` takes (the matrix has one row per name).
 pub const MAX_HESSIAN_NAMES: usize = 64;
@@ -602,6 +602,35 @@ impl Session {
 }
 
 impl Session {
+    /// The error that `output` is built from a tensor `grad(L, W)`, if it
+    /// is: such a gradient is a value held fixed (a constant of the tensor
+    /// graph, not computed again when leaves move), so a backward pass
+    /// through it would give 0 where the true second derivative is not
+    /// (`G = grad(sum(W*W), W)`: ∂sum(G)/∂W is 2 per element, not 0).
+    /// `grad(L, W)`, `:grad`, `:check` and `:descend` of such an output are
+    /// refused with it; `span` is the statement's or command's.
+    pub(super) fn refuse_gradient_of_gradient(
+        &self,
+        output: TensorId,
+        span: Span,
+    ) -> Result<(), SessionError> {
+        if self.tensors.gradients.is_empty() {
+            return Ok(());
+        }
+        let order = self.tensors.graph.topo_order(output);
+        if order.iter().any(|id| self.tensors.gradients.contains(id)) {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                "a gradient of a gradient of tensors is not supported",
+                Some(
+                    "what is differentiated here is built from a tensor `grad(L, W)`, a value that does not follow W; higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
     /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
     /// variable. A gradient of a gradient is refused.
@@ -663,17 +692,7 @@ impl Session {
                 ));
             }
         };
-        let order = self.tensors.graph.topo_order(of);
-        if order.iter().any(|id| self.tensors.gradients.contains(id)) {
-            return Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                "a gradient of a gradient of tensors is not supported",
-                Some(
-                    "higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
-                ),
-            ));
-        }
+        self.refuse_gradient_of_gradient(of, span)?;
         let shape = self.tensors.graph.shape(of);
         if shape != Shape::scalar() {
             return Err(tensor_error(
@@ -684,7 +703,12 @@ impl Session {
                     shape.parenthesized()
                 ),
                 Some({
-                    let label = self.tensor_labels(of).swap_remove(of.index());
+                    // The name as typed: a node bound to two names
+                    // (`x = v`) is labelled by one of them.
+                    let label = match &tree.get(call.args[0]).kind {
+                        ExprKind::Name(name) => name.to_string(),
+                        _ => self.tensor_labels(of).swap_remove(of.index()),
+                    };
                     let wrt = match &tree.get(call.args[1]).kind {
                         ExprKind::Name(name) => name.to_string(),
                         _ => "W".to_string(),

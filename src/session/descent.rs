@@ -202,7 +202,9 @@ impl Session {
         self.check_interrupt()?;
         let mut leaves: Vec<NodeId> = Vec::with_capacity(descent.params.len());
         for param in &descent.params {
-            let leaf = self.settable_leaf(param)?;
+            let leaf = self
+                .settable_leaf(param)
+                .map_err(|_| self.not_a_parameter(param, ":descend"))?;
             if !order.contains(&leaf) {
                 return Err(SessionError::BadArguments {
                     message: format!(
@@ -389,11 +391,12 @@ impl Session {
         descent: &super::descent::Descent,
         loss: TensorId,
     ) -> Result<Vec<Param>, SessionError> {
+        self.refuse_gradient_of_gradient(loss, descent.loss.span)?;
         let order = self.tensors.graph.topo_order(loss);
         let mut leaves = Vec::with_capacity(descent.params.len());
         let first = self.tensor_backward(loss, descent.loss.span)?;
         for param in &descent.params {
-            let leaf = self.param(param)?;
+            let leaf = self.param_for(param, ":descend")?;
             let reached = match leaf {
                 Param::Tensor(id) => order.contains(&id),
                 Param::Scalar(id) => self.scalar_leaf_gradient(&first, id).is_some(),

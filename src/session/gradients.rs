@@ -256,6 +256,7 @@ impl Session {
                 targets.push((arg.name.clone(), param));
             }
         }
+        self.refuse_gradient_of_gradient(output, span)?;
         let gradients = self.tensor_backward(output, span)?;
         if args.is_empty() {
             targets = self

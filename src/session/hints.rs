@@ -156,13 +156,31 @@ pub(super) fn numpy_transpose(source: &str, error: SessionError) -> SessionError
             transpose_help(&operand)
         )),
         Some(operand) => Some(transpose_help(&operand)),
-        None => hint,
+        None => hint.or_else(|| python_word_help(&name)),
     };
     SessionError::UnknownName {
         name,
         span,
         suggestion: if hint.is_some() { None } else { suggestion },
         hint,
+    }
+}
+
+/// The help for a word of Python that gradcalc spells otherwise: PyTorch's
+/// `keepdim` (numpy's `keepdims`, gradcalc's word: `sum(X, 1, keepdims)`),
+/// and `True` and `False`, which gradcalc writes 1 and 0
+/// (`keepdims=True` is the word `keepdims` alone).
+fn python_word_help(name: &str) -> Option<String> {
+    match name {
+        "keepdim" => Some(
+            "the word is `keepdims`, numpy's: `sum(X, 1, keepdims)` keeps the summed axis with size 1"
+                .to_string(),
+        ),
+        "True" | "False" | "true" | "false" => Some(format!(
+            "gradcalc has no booleans: write {} (a comparison in brackets gives 1 or 0, `(x > 0)`); numpy's `keepdims=True` is the word alone: `sum(X, 1, keepdims)`",
+            if name.eq_ignore_ascii_case("true") { "1" } else { "0" }
+        )),
+        _ => None,
     }
 }
 

@@ -61,6 +61,63 @@ impl Session {
         Ok(Param::Tensor(leaf))
     }
 
+    /// The leaf `target` names for `command` (`:check`, `:descend`), a
+    /// command that reads or moves the parameters of a loss: as
+    /// [`Session::param`], with an error that says what `command` takes
+    /// (a leaf) and names the session's leaves, not what `:=` does.
+    pub(super) fn param_for(&self, target: &Ident, command: &str) -> Result<Param, SessionError> {
+        self.param(target)
+            .map_err(|_| self.not_a_parameter(target, command))
+    }
+
+    /// The error that `target` names no leaf that `command` (`:check`,
+    /// `:descend`) could take: derived, or not a variable at all; its help
+    /// names up to 4 of the session's leaves (numbers, vectors and matrices,
+    /// whether the output reaches them or not).
+    pub(super) fn not_a_parameter(&self, target: &Ident, command: &str) -> SessionError {
+        let name = target.name.as_str();
+        let leaves: Vec<String> = self
+            .vars
+            .iter()
+            .filter(|(_, node)| match (node.scalar(), node.tensor()) {
+                (Some(id), _) => self.graph.op(id) == Op::Variable,
+                (None, Some(id)) => self.tensors.graph.op(id) == TensorOp::Variable,
+                (None, None) => false,
+            })
+            .map(|(name, _)| format!("`{name}`"))
+            .take(4)
+            .collect();
+        let some = if leaves.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", leaves.join(", "))
+        };
+        let (what, hint) = if self.vars.contains_key(name) {
+            (
+                format!(
+                    "`{name}` is derived, not a leaf: `{command}` takes the leaves a loss is built from"
+                ),
+                format!("name a leaf instead (`:grad` lists those of the output){some}"),
+            )
+        } else {
+            (
+                format!(
+                    "`{name}` is not a variable: `{command}` takes the leaves a loss is built from"
+                ),
+                if leaves.is_empty() {
+                    format!("assign it first, e.g. `{name} = 1`")
+                } else {
+                    format!("name a leaf (`:grad` lists those of the output){some}")
+                },
+            )
+        };
+        SessionError::BadArguments {
+            message: what,
+            span: target.span,
+            help: Some(hint),
+        }
+    }
+
     /// The scalar leaf `name` names, if it names one.
     pub(super) fn scalar_leaf(&self, name: &str) -> Option<NodeId> {
         let id = self.scalar_var(name)?;

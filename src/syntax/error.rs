@@ -44,6 +44,12 @@ pub enum SyntaxError {
         /// The `)`.
         span: Span,
     },
+    /// A `]` without a `[` before it, e.g. `x = [1, 2]]`.
+    #[error("unmatched `]`")]
+    UnmatchedBracket {
+        /// The `]`.
+        span: Span,
+    },
     /// A curly bracket (`{1 + 2}`), or a closing bracket of the other kind
     /// (`(1 + ]`, `[1, 2)`): gradcalc groups with `(` and `)` and writes
     /// vectors, matrices and indices with `[` and `]`.
@@ -178,6 +184,7 @@ impl SyntaxError {
             | SyntaxError::UnclosedParen { span }
             | SyntaxError::UnclosedBracket { span }
             | SyntaxError::UnmatchedParen { span }
+            | SyntaxError::UnmatchedBracket { span }
             | SyntaxError::WrongBracket { span, .. }
             | SyntaxError::MalformedNumber { span, .. }
             | SyntaxError::AdjacentNames { span, .. }
@@ -203,6 +210,9 @@ impl SyntaxError {
             SyntaxError::UnclosedBracket { .. } => Some("add `]`".to_string()),
             SyntaxError::UnmatchedParen { .. } => {
                 Some("remove this `)` or add a `(` before it".to_string())
+            }
+            SyntaxError::UnmatchedBracket { .. } => {
+                Some("remove this `]` or add a `[` before it".to_string())
             }
             SyntaxError::WrongBracket { expected, .. } => Some(format!("write `{expected}` here")),
             SyntaxError::AdjacentNames {

@@ -197,8 +197,11 @@ fn descend_and_simultaneous_updates_refuse_what_they_cannot_do() {
             "the number of steps must be",
         ),
         (":descend L lr=0.5 steps=2", "needs the parameters"),
-        (":descend L lr=0.5 steps=2 o", "`o` is not a leaf"),
-        (":descend o lr=0.5 steps=2 w1 L", "`L` is not a leaf"),
+        (":descend L lr=0.5 steps=2 o", "`o` is derived, not a leaf"),
+        (
+            ":descend o lr=0.5 steps=2 w1 L",
+            "`L` is derived, not a leaf",
+        ),
     ];
     for (input, message) in cases {
         let output = output_of(&["-e", NEURON, "-e", input]);

@@ -193,10 +193,13 @@ fn a_key_that_fails_is_not_sealed() {
     let output = output_of(&["--seal", key.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout_of(&output).is_empty());
+    let stderr = stderr_of(&output);
     assert_contains(
-        &stderr_of(&output),
-        "key.calc:3:1: `z` does not evaluate in the key: unknown name `z`",
+        &stderr,
+        "error: the key does not seal: `z` does not evaluate in the key: unknown name `z`",
     );
+    assert_contains(&stderr, "key.calc:3:1\n");
+    assert_contains(&stderr, "3 │ :expect z = 3\n  │ ^^^^^^^^^^^^^");
     let (_dir, key) = folder_with("key.calc", "x = 1\ny = x +* 2\n");
     let output = output_of(&["--seal", key.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));

@@ -33,6 +33,7 @@ mod library;
 mod listings;
 mod long_lines;
 mod memory;
+mod new_user;
 mod notebook_frame;
 mod one_value;
 mod orders;

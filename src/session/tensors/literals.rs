@@ -195,9 +195,12 @@ pub(super) fn literal(
             ErrorCode::Unsupported,
             at(k),
             "the elements of a literal are numbers: a variable or a tensor cannot be one",
-            Some(
-                "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into(),
-            ),
+            Some(if args.len() == 1 {
+                // `3*[x + 1]`: square brackets written to group, as by hand.
+                "`[…]` makes a vector; to group, write round brackets: `(…)`".into()
+            } else {
+                "build it with operations instead, e.g. `x*[1, 0] + y*[0, 1]` for the vector of x and y".into()
+            }),
         ));
     }
     let mut rows: Vec<Vec<f64>> = Vec::with_capacity(args.len());

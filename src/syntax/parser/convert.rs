@@ -354,6 +354,8 @@ fn help_text(
                 None => "separate statements with `;`".to_string(),
             },
         ),
+        // `w : = 2` and `w =: 2`: the update in place typed apart or backwards.
+        TokenKind::Colon if before.brackets.is_empty() => colon_eq_fix(t, before, text),
         TokenKind::Prime => Some(format!(
             "`f'(a)` is the derivative of a one-argument function at a; for a variable write `grad({}, x)` or `:grad`",
             prev_text.unwrap_or("y")
@@ -377,6 +379,25 @@ fn help_text(
         },
         _ => None,
     }
+}
+
+/// The help for a `:` (the token `t`) meant as part of `:=` after a name:
+/// typed apart from its `=` (`w : = 2`) or after it (`w =: 2`); `None`
+/// when no `=` is beside it or no name before.
+fn colon_eq_fix(t: Token, before: &TokensBefore, text: &str) -> Option<String> {
+    let is_name = |token: Option<Token>| token.is_some_and(|p| p.kind == TokenKind::Name);
+    let after = &text[t.end..];
+    let (from, to) = match before.prev {
+        Some(p) if &text[p.start..p.end] == "=" && is_name(before.before_prev) => (p.start, t.end),
+        prev if is_name(prev) && after.trim_start().starts_with('=') => {
+            (t.start, text.len() - after.trim_start().len() + 1)
+        }
+        _ => return None,
+    };
+    Some(match quoted_fix(text, from, to, ":=") {
+        Some(fix) => format!("the update in place is `:=`, colon first and no space: `{fix}`"),
+        None => "the update in place is `:=`, colon first and no space".to_string(),
+    })
 }
 
 /// A command written as a call (`:grad(x, y)`) as words (`:grad x, y`).

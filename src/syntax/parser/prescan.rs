@@ -87,7 +87,7 @@ pub(super) fn prescan(text: &str, offset: usize) -> Result<Scan, SyntaxError> {
                         problem = wrong_closer(text, open, at(&token), token.start);
                     }
                 } else if problem.is_none() {
-                    problem = Some(SyntaxError::UnmatchedParen { span: at(&token) });
+                    problem = Some(unmatched(text, token.start, at(&token)));
                 }
             }
             TokenKind::Op(Operator::Plus | Operator::Minus) if !prev_ends_operand => {
@@ -152,6 +152,16 @@ fn wrong_closer(text: &str, open: usize, span: Span, close: usize) -> Option<Syn
         bracket,
         expected,
     })
+}
+
+/// The error of the closing bracket at byte `close` of `text` (at `span`)
+/// that closes nothing: an unmatched `]` or `)`, named as typed.
+fn unmatched(text: &str, close: usize, span: Span) -> SyntaxError {
+    if text.as_bytes()[close] == b']' {
+        SyntaxError::UnmatchedBracket { span }
+    } else {
+        SyntaxError::UnmatchedParen { span }
+    }
 }
 
 /// `problem`, or the `(` or `[` (`square`) left open at byte `start` when that comes first in
