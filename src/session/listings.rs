@@ -90,8 +90,9 @@ impl Session {
     /// `:trace` of the tensor `output` (command `name` at `span`) with its
     /// arguments `args` (the handout tables aside: `trace_table`):
     /// `--expand=A --expand=B` and `--expand=A,B` name the steps shown
-    /// element by element; a bare `--expand` is refused with the steps it
-    /// may name.
+    /// element by element or the calls shown step by step; a bare
+    /// `--expand` opens every call, and without calls is refused with the
+    /// steps it may name.
     fn trace_tensor_output(
         &mut self,
         output: Output<TensorId>,
@@ -102,8 +103,19 @@ impl Session {
     ) -> Result<(), SessionError> {
         let label = &output.label;
         let at = args.expand_at.unwrap_or(span);
+        // A bare `--expand` opens every call on tensors made before the
+        // output, as it opens every call of numbers.
+        let calls: Vec<String> = self
+            .tensors
+            .calls
+            .list()
+            .iter()
+            .filter(|c| c.output <= output.node)
+            .map(|c| c.label.clone())
+            .collect();
         let expand: Vec<(&str, Span)> = match &args.expand {
             Expand::None => Vec::new(),
+            Expand::All if !calls.is_empty() => calls.iter().map(|c| (c.as_str(), at)).collect(),
             Expand::All => return Err(self.bare_expand(output.node, label, name, at)),
             Expand::Calls(steps, at) => steps.iter().map(|s| (s.as_str(), *at)).collect(),
         };

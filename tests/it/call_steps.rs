@@ -81,7 +81,7 @@ fn a_tensor_call_is_one_step_with_the_gradients_of_its_body() {
     }
     // The expanded trace (each op a step) gives the same numbers, from
     // the steps of `@` (W, x) and `+` (b).
-    for expand in ["--expand=layer1", "--expand=layer"] {
+    for expand in ["--expand=layer1", "--expand=layer", "--expand"] {
         let expanded = trace_steps(&format!("{LAYER}:trace {expand}"));
         assert_eq!(expanded.len(), 4, "{expand}: {expanded:?}");
         let step = |op: &str| expanded.iter().find(|s| s["op"] == op).expect(op);
