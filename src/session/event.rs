@@ -375,6 +375,25 @@ macro_rules! listing_events {
 }
 pub(crate) use listing_events;
 
+/// The pattern of the listing events of scalar nodes, whose rows both
+/// renderers make from the session: `:topo` and `:trace` of a number output,
+/// `:forward`, `:topo kahn`. The tensor `:topo` and `:trace` are not among
+/// them.
+macro_rules! node_listing_events {
+    () => {
+        Event::Topo {
+            rows: $crate::session::event::TopoRows::Nodes { .. },
+            ..
+        } | Event::Forward { .. }
+            | Event::Kahn { .. }
+            | Event::Trace {
+                steps: $crate::session::event::TraceSteps::Nodes { .. },
+                ..
+            }
+    };
+}
+pub(crate) use node_listing_events;
+
 /// The pattern of the events that may name a file ([`Target`]) to write or
 /// read: pictures, pages, tables, plots, `:save` and `:load`.
 macro_rules! file_events {

@@ -20,7 +20,9 @@ use paint::{Painter, human_bytes, plural, reclaim_text};
 use super::number::write_number;
 use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
-use crate::session::event::{file_events, listing_events, plain_events, short_events};
+use crate::session::event::{
+    file_events, listing_events, node_listing_events, plain_events, short_events,
+};
 use crate::session::{
     CHECK_TOLERANCE, Event, GradNote, Listing, NodeRow, Omitted, OutputStepModel, PathRow,
     PictureFormat, Session, Stats, StepModel, StepNode, Tolerance, TopoRows, TraceStep, TraceSteps,
@@ -267,6 +269,11 @@ fn listing(
         listings::trace(out, of, counts, steps, omitted, p, flush);
         return;
     }
+    if let Some((of, total, rows, omitted, differences)) = kahn_order(event) {
+        let rows = session.kahn_rows(rows);
+        listings::kahn(out, (of, total), rows, omitted, differences, p, flush);
+        return;
+    }
     match event {
         Event::Topo {
             of,
@@ -282,21 +289,6 @@ fn listing(
             lines,
             omitted,
         } => listings::graph(out, of, *total, lines, *omitted, p),
-        Event::Kahn {
-            of,
-            total,
-            rows,
-            omitted,
-            differences,
-        } => listings::kahn(
-            out,
-            (of, *total),
-            session.kahn_rows(rows),
-            *omitted,
-            *differences,
-            p,
-            flush,
-        ),
         Event::Naive {
             of,
             total,
@@ -312,16 +304,8 @@ fn listing(
             (*wrong, early.as_ref()),
             p,
         ),
-        // Scalar orders and traces: written above.
-        Event::Topo {
-            rows: TopoRows::Nodes { .. },
-            ..
-        }
-        | Event::Forward { .. }
-        | Event::Trace {
-            steps: TraceSteps::Nodes { .. },
-            ..
-        } => {}
+        // Written above.
+        node_listing_events!() => {}
         short_events!() | file_events!() | Event::Calculus(_) => {}
     }
 }
@@ -724,6 +708,22 @@ pub(crate) fn node_order(event: &Event) -> Option<(bool, &str, usize, &Listing, 
 /// A scalar `:trace`'s output label, counts of nodes and constants, steps
 /// and what was left out of them.
 pub(crate) type NodeTrace<'a> = (&'a str, (usize, usize), &'a Listing, Option<Omitted>);
+
+/// A `:topo kahn` event: its output's label, how many nodes the graph has,
+/// its rows, what was left out of them, and at how many positions the order
+/// differs from `:topo`'s depth-first one. `None` for other events.
+pub(crate) fn kahn_order(event: &Event) -> Option<(&str, usize, &Listing, Option<Omitted>, usize)> {
+    match event {
+        Event::Kahn {
+            of,
+            total,
+            rows,
+            omitted,
+            differences,
+        } => Some((of, *total, rows, *omitted, *differences)),
+        _ => None,
+    }
+}
 
 /// A `:trace` event of scalar nodes, as [`NodeTrace`]. `None` for other
 /// events.
