@@ -578,10 +578,9 @@ fn step<O: Write, E: Write>(
             return Ok(false);
         }
     };
-    let (header, steps) = text::output_model_texts(&model, style);
-    drop(model);
-    show(printer, &header)?;
-    walk(editor, printer, &steps, follow.server)
+    let text = |k: usize| text::output_model_text(&model, k, style);
+    show(printer, &text(0).unwrap_or_default())?;
+    walk(editor, printer, (model.len(), text), follow.server)
 }
 
 /// Whether `event` is a `:trace` event, which `:step` pages.
@@ -589,21 +588,21 @@ fn is_trace(event: &Event) -> bool {
     matches!(event, Event::Trace { .. })
 }
 
-/// Pages `steps`, step K's text at index K − 1, from step 1 with the keys of
-/// [`step`]; the live page (`server`) follows. True when stepping on from
-/// the last step ended the walk.
+/// Pages the `total` steps of a walk, step K's text `text(K)` (written when
+/// it is shown), from step 1 with the keys of [`step`]; the live page
+/// (`server`) follows. True when stepping on from the last step ended the
+/// walk.
 fn walk<O: Write, E: Write>(
     editor: &mut LineEditor,
     printer: &mut Printer<O, E>,
-    steps: &[String],
+    (total, text): (usize, impl Fn(usize) -> Option<String>),
     server: Option<&Server>,
 ) -> io::Result<bool> {
-    let total = steps.len();
     let mut keys = RawKeys::start();
     let mut at = 0;
-    while let Some(piece) = steps.get(at) {
+    while let Some(piece) = text(at + 1) {
         let position = at + 1;
-        show(printer, piece)?;
+        show(printer, &piece)?;
         if let Some(server) = server {
             // The page's steps are the same model's.
             server.show_step(position);

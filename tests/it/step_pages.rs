@@ -246,3 +246,32 @@ fn step_of_a_tensor_output_writes_the_trace_s_legend_and_ascii() {
     repl.prompt();
     repl.leave();
 }
+
+/// The page of a tensor output steps the same model, so its header is the
+/// trace's: the legend of the short names its step lines use.
+#[test]
+fn the_tensor_page_writes_the_trace_s_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::util::run_script_in(
+        dir.path(),
+        "A = [[1, 2], [3, 4]]; L = sum(tanh(A @ A @ A @ [1, 1] + [1, 2]) * [3, 4] - A @ [1, 1])\n:trace\n:html page.html",
+    );
+    let trace_header: Vec<&str> = out
+        .lines()
+        .skip_while(|line| !line.starts_with("backward pass from L"))
+        .take_while(|line| !line.starts_with('['))
+        .collect();
+    assert_eq!(
+        trace_header[1..],
+        [
+            "  where t6 = A @ A @ A @ [1, 1] + [1, 2]",
+            "  where t12 = tanh(t6) * [3, 4] - A @ [1, 1]",
+        ]
+    );
+    let html = std::fs::read_to_string(dir.path().join("page.html")).unwrap();
+    let model = crate::web::page_model(&html);
+    assert_eq!(model["header"], trace_header.join("\n"));
+    // Its step 2 is the trace's, in the legend's short names.
+    let line = model["steps"][1]["text"].as_str().unwrap();
+    assert!(line.starts_with("[2] t12 (-)"), "{line}");
+}

@@ -775,28 +775,34 @@ impl StepText for NodeId {
 /// The header and the step lines of a [`StepModel`] of either kind as
 /// `:trace` prints them (the header and each step's lines without the last
 /// newline; step K at index K − 1), in `style`: what the page shows under
-/// its picture and the terminal's `:step` pages.
+/// its picture.
 pub fn model_texts<N: StepText>(model: &StepModel<N>, style: &Style) -> (String, Vec<String>) {
-    let ascii = |text: String| if style.ascii { to_ascii(&text) } else { text };
-    let mut header = String::new();
-    N::header(model, &mut header, style);
-    let steps = model
-        .steps
-        .iter()
-        .map(|step| {
-            let mut text = String::new();
-            N::step(model, step, &mut text, style);
-            ascii(text).trim_end().to_string()
-        })
+    let header = model_text(model, 0, style).unwrap_or_default();
+    let steps = (1..=model.len())
+        .filter_map(|k| model_text(model, k, style))
         .collect();
-    (ascii(header).trim_end().to_string(), steps)
+    (header, steps)
 }
 
-/// [`model_texts`] of the output's step model, whichever kind it is.
-pub fn output_model_texts(model: &OutputStepModel, style: &Style) -> (String, Vec<String>) {
+/// Step `k` (from 1) of a [`StepModel`] of either kind as `:trace` prints
+/// it, or for `k` 0 the walk's header, in `style`, without the last
+/// newline; `None` past the last step.
+pub fn model_text<N: StepText>(model: &StepModel<N>, k: usize, style: &Style) -> Option<String> {
+    let mut text = String::new();
+    match k {
+        0 => N::header(model, &mut text, style),
+        k => N::step(model, model.steps.get(k - 1)?, &mut text, style),
+    }
+    let text = if style.ascii { to_ascii(&text) } else { text };
+    Some(text.trim_end().to_string())
+}
+
+/// [`model_text`] of the output's step model, whichever kind it is: what
+/// the terminal's `:step` shows, the header (`k` 0), then step K.
+pub fn output_model_text(model: &OutputStepModel, k: usize, style: &Style) -> Option<String> {
     match model {
-        OutputStepModel::Numbers(model) => model_texts(model, style),
-        OutputStepModel::Tensors(model) => model_texts(model, style),
+        OutputStepModel::Numbers(model) => model_text(model, k, style),
+        OutputStepModel::Tensors(model) => model_text(model, k, style),
     }
 }
 
