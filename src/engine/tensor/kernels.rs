@@ -172,26 +172,42 @@ pub(super) fn zip_data_until(
 
 /// `full` (of shape `out`) summed over the axes along which `shape` was
 /// broadcast to `out`, giving a tensor of `shape`: the adjoint of
-/// broadcasting. `full` itself when the shapes are equal.
-pub(super) fn sum_to(full: Vec<f64>, out: Shape, shape: Shape) -> Tensor {
+/// broadcasting. `full` itself when the shapes are equal. `None` when
+/// `stop` said stop ([`summed_to`]).
+pub(super) fn sum_to(
+    full: Vec<f64>,
+    out: Shape,
+    shape: Shape,
+    stop: &dyn Fn() -> bool,
+) -> Option<Tensor> {
     if shape == out {
-        return Tensor::new(shape, full);
+        return Some(Tensor::new(shape, full));
     }
-    Tensor::new(shape, summed_to(&full, out, shape))
+    Some(Tensor::new(shape, summed_to(&full, out, shape, stop)?))
 }
 
 /// The data of [`sum_to`] read from a borrowed `full`: row by row of
 /// `out`, each element added to its place in `shape` (a row broadcast
 /// down the rows takes every row in turn, a column broadcast along the
-/// columns the row's elements in turn), in row-major order.
-pub(super) fn summed_to(full: &[f64], out: Shape, shape: Shape) -> Vec<f64> {
+/// columns the row's elements in turn), in row-major order. Looks at
+/// `stop` between two rows (`blocks.rs`): `None` when it said stop.
+pub(super) fn summed_to(
+    full: &[f64],
+    out: Shape,
+    shape: Shape,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let s = Strides::of(shape, out);
     let (m, n) = out.as_matrix();
     let mut data = vec![0.0; shape.len()];
     if n == 0 {
-        return data;
+        return Some(data);
     }
+    let mut blocks = super::blocks::Blocks::new(stop);
     for (i, row) in full.chunks(n).take(m).enumerate() {
+        if blocks.stop_before(n) {
+            return None;
+        }
         let at = s.at(i, 0);
         if s.cols == 0 {
             for &x in row {
@@ -203,7 +219,7 @@ pub(super) fn summed_to(full: &[f64], out: Shape, shape: Shape) -> Vec<f64> {
             }
         }
     }
-    data
+    Some(data)
 }
 
 /// The sum of `a`, in eight interleaved partial sums added pairwise at the
