@@ -184,28 +184,30 @@ pub(super) fn extremum_vjp_until(
 ) -> Option<(usize, usize, Vec<f64>)> {
     let first = first_extremum_until(data, max, stop)?;
     let value = data[first];
-    let mut at = Vec::new();
+    let mut g = Vec::with_capacity(data.len());
     if value.is_nan() {
-        at.push(first);
-    } else {
-        let mut blocks = Blocks::new(stop);
-        for (c, chunk) in data.chunks(BLOCK_ELEMENTS).enumerate() {
-            if blocks.stop_before(chunk.len()) {
-                return None;
-            }
-            let start = c * BLOCK_ELEMENTS;
-            at.extend(
-                (0..chunk.len())
-                    .filter(|&k| chunk[k] == value)
-                    .map(|k| start + k),
-            );
+        g.resize(data.len(), 0.0);
+        g[first] = up;
+        return Some((first, 1, g));
+    }
+    // How many tie, then the gradient written in order (not scattered into
+    // zeros: every page of it is touched between two looks, never all at once).
+    let mut ties = 0;
+    let mut blocks = Blocks::new(stop);
+    for chunk in data.chunks(BLOCK_ELEMENTS) {
+        if blocks.stop_before(chunk.len()) {
+            return None;
         }
+        ties += chunk.iter().filter(|&&x| x == value).count();
     }
-    let mut g = vec![0.0; data.len()];
-    for &i in &at {
-        g[i] = up / at.len() as f64;
+    let share = up / ties as f64;
+    for chunk in data.chunks(BLOCK_ELEMENTS) {
+        if blocks.stop_before(chunk.len()) {
+            return None;
+        }
+        g.extend(chunk.iter().map(|&x| if x == value { share } else { 0.0 }));
     }
-    Some((first, at.len(), g))
+    Some((first, ties, g))
 }
 
 /// The lanes of a reduction over `axis` of `shape` as rows of a row-major
