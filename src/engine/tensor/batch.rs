@@ -359,11 +359,16 @@ pub(super) fn reduce_axis_vjp(
             })
         }
         (Some(max), false) => {
+            // Written row by row, not scattered into zeros (that faulted
+            // every page of it in at once).
             let (at, _) = column_extrema(data, (m, n), max, stop)?;
-            for (j, (&i, &u)) in at.iter().zip(up).enumerate() {
-                g[i * n + j] = u;
-            }
-            true
+            super::blocks::each_row_mut(&mut g, n, stop, |i, row| {
+                for (j, x) in row.iter_mut().enumerate() {
+                    if at[j] == i {
+                        *x = up[j];
+                    }
+                }
+            })
         }
     };
     whole.then_some(g)
@@ -509,16 +514,16 @@ pub(super) fn onehot_shape(y: Shape, k: usize) -> Result<Shape, ShapeError> {
 }
 
 /// `onehot(y, k)`: row i has a 1 at column `yᵢ`, 0 elsewhere (a row of nan
-/// where a label is not a class, only after a leaf moved).
-pub(super) fn onehot(y: &Tensor, k: usize) -> Vec<f64> {
+/// where a label is not a class, only after a leaf moved). Row by row,
+/// looking at `stop` between two rows: `None` when it said stop.
+pub(super) fn onehot(y: &Tensor, k: usize, stop: &dyn Fn() -> bool) -> Option<Vec<f64>> {
     let mut out = vec![0.0; y.len() * k];
-    for (i, &label) in y.data().iter().enumerate() {
-        match class(label, k) {
-            Some(c) => out[i * k + c] = 1.0,
-            None => out[i * k..(i + 1) * k].fill(f64::NAN),
-        }
-    }
-    out
+    let whole =
+        super::blocks::each_row_mut(&mut out, k, stop, |i, row| match class(y.data()[i], k) {
+            Some(c) => row[c] = 1.0,
+            None => row.fill(f64::NAN),
+        });
+    whole.then_some(out)
 }
 
 /// A slice as ranges: rows `rows` and columns `cols` of its operand read as
