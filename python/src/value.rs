@@ -77,6 +77,91 @@ impl Value {
     }
 }
 
+/// The operators and functions of a value as Python methods, in a
+/// `#[pymethods]` block of their own beside the others (pyo3's
+/// `multiple-pymethods`), written by one macro: each binary operator `op` of
+/// the value and the other operand (`reflected`: the other operand first, for
+/// `2 + x`, which Python answers with `x.__radd__(2)`) or `NotImplemented`;
+/// `**` likewise, and `NotImplemented` for a modulo (`pow(x, 2, 5)`); each
+/// unary one `op` of the value.
+mod operators {
+    // pyo3's code for this block calls its own unsafe functions from unsafe
+    // ones; written through a `macro_rules!`, the 2024 edition's lint counts
+    // it as this crate's code (written out by hand, it does not).
+    #![allow(unsafe_op_in_unsafe_fn)]
+
+    use gradcalc::engine::Op;
+    use pyo3::prelude::*;
+
+    use super::Value;
+
+    macro_rules! operators {
+        (
+            binary { $($binary:ident: $op:ident, $reflected:literal;)* }
+            power { $($power:ident: $power_reflected:literal;)* }
+            unary { $($(#[$doc:meta])* $unary:ident: $unary_op:ident;)* }
+        ) => {
+            #[pymethods]
+            impl Value {
+                $(
+                    fn $binary(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                        self.binary(py, Op::$op, other, $reflected)
+                    }
+                )*
+                $(
+                    fn $power(
+                        &self,
+                        py: Python<'_>,
+                        other: &Bound<'_, PyAny>,
+                        modulo: Option<&Bound<'_, PyAny>>,
+                    ) -> PyResult<Py<PyAny>> {
+                        if modulo.is_some_and(|m| !m.is_none()) {
+                            return Ok(py.NotImplemented());
+                        }
+                        self.binary(py, Op::Pow, other, $power_reflected)
+                    }
+                )*
+                $(
+                    $(#[$doc])*
+                    fn $unary(&self, py: Python<'_>) -> PyResult<Py<Value>> {
+                        self.unary(py, Op::$unary_op)
+                    }
+                )*
+            }
+        };
+    }
+
+    operators! {
+        binary {
+            __add__: Add, false;
+            __radd__: Add, true;
+            __sub__: Sub, false;
+            __rsub__: Sub, true;
+            __mul__: Mul, false;
+            __rmul__: Mul, true;
+            __truediv__: Div, false;
+            __rtruediv__: Div, true;
+        }
+        power {
+            __pow__: false;
+            __rpow__: true;
+        }
+        unary {
+            __neg__: Neg;
+            /// `max(x, 0)`; passes no gradient where x ≤ 0.
+            relu: Relu;
+            /// The hyperbolic tangent.
+            tanh: Tanh;
+            /// e to the power of this value.
+            exp: Exp;
+            /// The natural logarithm.
+            log: Ln;
+            /// The logistic sigmoid (beyond micrograd).
+            sigmoid: Sigmoid;
+        }
+    }
+}
+
 /// Python's `repr` of a float (`2.0`, `1e-07`).
 fn float_repr(py: Python<'_>, x: f64) -> PyResult<String> {
     Ok(PyFloat::new(py, x).repr()?.to_string())
@@ -159,91 +244,6 @@ impl Value {
             .into_iter()
             .map(|slot| Py::new(py, Value { slot }))
             .collect()
-    }
-
-    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Add, other, false)
-    }
-
-    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Add, other, true)
-    }
-
-    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Sub, other, false)
-    }
-
-    fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Sub, other, true)
-    }
-
-    fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Mul, other, false)
-    }
-
-    fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Mul, other, true)
-    }
-
-    fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Div, other, false)
-    }
-
-    fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.binary(py, Op::Div, other, true)
-    }
-
-    fn __pow__(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        modulo: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        if modulo.is_some_and(|m| !m.is_none()) {
-            return Ok(py.NotImplemented());
-        }
-        self.binary(py, Op::Pow, other, false)
-    }
-
-    fn __rpow__(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        modulo: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        if modulo.is_some_and(|m| !m.is_none()) {
-            return Ok(py.NotImplemented());
-        }
-        self.binary(py, Op::Pow, other, true)
-    }
-
-    fn __neg__(&self, py: Python<'_>) -> PyResult<Py<Value>> {
-        self.unary(py, Op::Neg)
-    }
-
-    /// `max(x, 0)`; passes no gradient where x ≤ 0.
-    fn relu(&self, py: Python<'_>) -> PyResult<Py<Value>> {
-        self.unary(py, Op::Relu)
-    }
-
-    /// The hyperbolic tangent.
-    fn tanh(&self, py: Python<'_>) -> PyResult<Py<Value>> {
-        self.unary(py, Op::Tanh)
-    }
-
-    /// e to the power of this value.
-    fn exp(&self, py: Python<'_>) -> PyResult<Py<Value>> {
-        self.unary(py, Op::Exp)
-    }
-
-    /// The natural logarithm.
-    fn log(&self, py: Python<'_>) -> PyResult<Py<Value>> {
-        self.unary(py, Op::Ln)
-    }
-
-    /// The logistic sigmoid (beyond micrograd).
-    fn sigmoid(&self, py: Python<'_>) -> PyResult<Py<Value>> {
-        self.unary(py, Op::Sigmoid)
     }
 
     /// micrograd's backward pass from this value: its `.grad` set to 1, and

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::line_column;
 use crate::render::{Precision, dot};
-use crate::session::event::{file_events, plain_events};
+use crate::session::event::{file_events, node_listing_events, plain_events};
 use crate::session::{
     ErrorCode, Event, Omitted, PictureFormat, Session, SessionError, TableFormat, TopoRows,
     TraceSteps,
@@ -188,24 +188,15 @@ fn listing<S: ListingSink>(
         let line = ListingLine::of(kind, of, total, rows, omitted).with_statement(statement);
         return Ok(sink.take(&line));
     }
-    Ok(match event {
-        Event::Kahn {
-            of,
-            total,
-            rows,
-            omitted,
-            differences,
-        } => sink.take(&ListingLine {
-            extra: Some(("differences", *differences)),
-            ..ListingLine::of(
-                "kahn",
-                of,
-                *total,
-                Rows::nodes(session.kahn_rows(rows)),
-                *omitted,
-            )
-            .with_statement(statement)
-        }),
+    if let Some((of, total, rows, omitted, differences)) = super::text::kahn_order(event) {
+        let rows = Rows::nodes(session.kahn_rows(rows));
+        let line = ListingLine::of("kahn", of, total, rows, omitted).with_statement(statement);
+        return Ok(sink.take(&ListingLine {
+            extra: Some(("differences", differences)),
+            ..line
+        }));
+    }
+    Err(match event {
         Event::Topo {
             rows: TopoRows::Tensors { .. },
             ..
@@ -216,17 +207,9 @@ fn listing<S: ListingSink>(
         }
         | plain_events!()
         | file_events!()
-        | Event::Calculus { .. } => return Err(sink),
-        // Scalar orders and traces: handed on above.
-        Event::Topo {
-            rows: TopoRows::Nodes { .. },
-            ..
-        }
-        | Event::Forward { .. }
-        | Event::Trace {
-            steps: TraceSteps::Nodes { .. },
-            ..
-        } => return Err(sink),
+        | Event::Calculus { .. } => sink,
+        // Handed on above.
+        node_listing_events!() => sink,
     })
 }
 

@@ -29,7 +29,7 @@ pub fn page_model(
         color: false,
         ..*style
     };
-    let (header, lines) = text::tensor_step_pieces(&model.of, &[], &model.steps, &style);
+    let (header, lines) = text::model_texts(model, &style);
     // The boxes drawn (in the layer view, one per named variable) in the
     // picture's order, and which one draws each node.
     let of = boxes_of(picture, tensor);
@@ -71,10 +71,7 @@ pub fn page_model(
             lit,
         }],
         header,
-        steps: lines
-            .into_iter()
-            .map(|(_, text)| StepLine { text })
-            .collect(),
+        steps: lines.into_iter().map(|text| StepLine { text }).collect(),
         note: None,
         edges: Some(EDGE_LEGEND.to_string()),
     }

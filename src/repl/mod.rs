@@ -22,7 +22,7 @@ use rustyline::{CompletionType, Config, Editor};
 use crate::driver::{self, Options, Outcome};
 use crate::render::printer::wrap;
 use crate::render::{Answer, Format, Printer, Style, text};
-use crate::session::{ErrorCode, Event, InRepl, Session, TraceSteps};
+use crate::session::{ErrorCode, Event, InRepl, Session};
 use crate::syntax;
 use crate::web::serve::{self, Server};
 use keys::{RawKeys, StepKey, step_key};
@@ -521,14 +521,18 @@ struct Stepping<'a> {
 }
 
 /// `:step`: the backward pass one step at a time, each drawn as `:trace`
-/// shows it. On a terminal it takes the page's keys, read one at a time
-/// ([`keys`]): → and Space (or Enter) the next step, ← and Backspace the one
-/// before, Home the first, End the last, `g N` or `N` then Enter step N; q,
-/// Esc, Ctrl-C or Ctrl-D ends the walk, and the terminal's modes are put
-/// back on every way out. Should the terminal refuse that mode, it reads
-/// lines with the line editor (Enter, `b`, `g N`, `q`). A live page (`:serve`) shows each step as the
-/// terminal does. True when stepping on from the last step ended it (the walk
-/// is done, and said so).
+/// shows it. The session runs the command (its errors, `md`/`tex` files and
+/// notices as for `:trace`); its `:trace` event's walk is then paged from
+/// the output's step model ([`Session::step_model_of`]), a number's or a
+/// tensor's alike: the header, then step K's text, every step of it. On a
+/// terminal it takes the page's keys, read one at a time ([`keys`]): → and
+/// Space (or Enter) the next step, ← and Backspace the one before, Home the
+/// first, End the last, `g N` or `N` then Enter step N; q, Esc, Ctrl-C or
+/// Ctrl-D ends the walk, and the terminal's modes are put back on every way
+/// out. Should the terminal refuse that mode, it reads lines with the line
+/// editor (Enter, `b`, `g N`, `q`). A live page (`:serve`) shows each step
+/// as the terminal does. True when stepping on from the last step ended it
+/// (the walk is done, and said so).
 fn step<O: Write, E: Write>(
     editor: &mut LineEditor,
     session: &mut Session,
@@ -540,49 +544,75 @@ fn step<O: Write, E: Write>(
     crate::interrupt::clear();
     let mut trace = None;
     let mut written = Ok(());
+    let json = matches!(printer.format, Format::Json);
     let _ = session.run_source_with(input, |session, result| {
-        match result {
-            Ok(events) if matches!(events.as_slice(), [Event::Trace { .. }]) => {
-                trace = events.into_iter().next();
+        let result = match result {
+            // The trace is paged (in --json, printed as it is); the notices
+            // beside it (a vector seeded with ones) are written first.
+            Ok(mut events) if !json && events.iter().any(is_trace) => {
+                let at = events.iter().position(is_trace).unwrap_or_default();
+                trace = Some(events.remove(at));
+                Ok(events)
             }
-            other => {
-                if let Err(error) = printer.report(&other, session, input, "<input>") {
-                    written = Err(error);
-                }
-            }
+            other => other,
+        };
+        if let Err(error) = printer.report(&result, session, input, "<input>") {
+            written = Err(error);
         }
         std::ops::ControlFlow::Continue(())
     });
     written?;
-    let session = &*session;
     // A cancelled question ends the `:step` as it is; nothing is left to stop.
     let cancelled = printer.take_cancelled();
     after_interrupt(cancelled);
     let Some(trace) = trace else {
         return Ok(false);
     };
-    if matches!(printer.format, Format::Json) {
-        return printer
-            .event(&trace, session, input, "<input>")
-            .map(|()| false);
-    }
-    // The prompt numbers a step as the trace does: of `total`, the count in its
-    // header (a long trace skips steps in the middle, as `:trace` does).
-    let Some((total, steps)) = step_pieces(printer, &trace, session, style)? else {
-        return Ok(false);
+    let span = syntax::Span::new(0, input.len());
+    let model = match session.step_model_of(&trace, span) {
+        Ok(Some(model)) => model,
+        Ok(None) => return Ok(false),
+        Err(error) => {
+            let session = &*session;
+            printer.report(&Err(error), session, input, "<input>")?;
+            after_interrupt(false);
+            return Ok(false);
+        }
     };
+    let (header, steps) = text::output_model_texts(&model, style);
+    drop(model);
+    show(printer, &header)?;
+    walk(editor, printer, &steps, follow.server)
+}
+
+/// Whether `event` is a `:trace` event, which `:step` pages.
+fn is_trace(event: &Event) -> bool {
+    matches!(event, Event::Trace { .. })
+}
+
+/// Pages `steps`, step K's text at index K − 1, from step 1 with the keys of
+/// [`step`]; the live page (`server`) follows. True when stepping on from
+/// the last step ended the walk.
+fn walk<O: Write, E: Write>(
+    editor: &mut LineEditor,
+    printer: &mut Printer<O, E>,
+    steps: &[String],
+    server: Option<&Server>,
+) -> io::Result<bool> {
+    let total = steps.len();
     let mut keys = RawKeys::start();
     let mut at = 0;
-    while let Some((position, piece)) = steps.get(at) {
+    while let Some(piece) = steps.get(at) {
+        let position = at + 1;
         show(printer, piece)?;
-        if let Some(server) = follow.server {
-            // The page's steps are `:trace`'s (one step model).
-            server.show_step(*position);
+        if let Some(server) = server {
+            // The page's steps are the same model's.
+            server.show_step(position);
         }
-        let last = at + 1 == steps.len();
+        let last = position == total;
         let key = match keys.as_mut() {
-            Some(keys) => read_key(keys, printer, *position, total, last)?,
-            None => read_line_key(editor, printer, *position, total, last)?,
+            Some(keys) => read_key(keys, printer, position, total, last)?,
+            None => read_line_key(editor, printer, position, total, last)?,
         };
         match key {
             StepKey::Next if last => {
@@ -594,16 +624,11 @@ fn step<O: Write, E: Write>(
             StepKey::Next => at += 1,
             StepKey::Back => at = at.saturating_sub(1),
             StepKey::First => at = 0,
-            StepKey::Last => at = steps.len() - 1,
-            StepKey::Go(n) => match steps.iter().position(|(p, ..)| *p == n) {
-                Some(found) => at = found,
-                None => {
-                    let (first, end) = (steps[0].0, steps[steps.len() - 1].0);
-                    printer.line(&format!(
-                        "(no step {n} to show: the steps shown are {first} to {end})"
-                    ))?;
-                }
-            },
+            StepKey::Last => at = total - 1,
+            StepKey::Go(n) if (1..=total).contains(&n) => at = n - 1,
+            StepKey::Go(n) => printer.line(&format!(
+                "(no step {n} to show: the steps shown are 1 to {total})"
+            ))?,
             // Only the keys are answers: anything typed after the q (`q:grad
             // b`) is not run, and saying so keeps it from being lost unseen.
             StepKey::Stop(rest) => {
@@ -692,46 +717,6 @@ fn read_line_key<O: Write, E: Write>(
         printer.raw("\x1b[1A\x1b[2K")?;
     }
     Ok(key)
-}
-
-/// The steps `:step` walks of `trace` (a scalar or a tensor `:trace`),
-/// each with its number, and the count the prompt says (`step K/total`),
-/// after writing the header; `None` for another event.
-///
-/// Errors: only I/O errors of the printer's streams.
-#[allow(clippy::type_complexity)]
-fn step_pieces<O: Write, E: Write>(
-    printer: &mut Printer<O, E>,
-    trace: &Event,
-    session: &Session,
-    style: &Style,
-) -> io::Result<Option<(usize, Vec<(usize, String)>)>> {
-    Ok(Some(match trace {
-        Event::Trace {
-            steps: TraceSteps::Nodes { total, .. },
-            ..
-        } => {
-            // The header first; then the steps, one at a time, forward and back.
-            let mut steps: Vec<(usize, String)> = Vec::new();
-            for (position, piece) in text::trace_pieces(trace, session, style) {
-                match position {
-                    Some((position, _)) => steps.push((position, piece)),
-                    None => show(printer, &piece)?,
-                }
-            }
-            (*total, steps)
-        }
-        // A tensor output: each tensor op one step, from the same walk.
-        Event::Trace {
-            of,
-            steps: TraceSteps::Tensors { legend, steps, .. },
-        } => {
-            let (header, steps) = text::tensor_step_pieces(of, legend, steps, style);
-            show(printer, &header)?;
-            (steps.len(), steps)
-        }
-        _ => return Ok(None),
-    }))
 }
 
 /// Writes one piece of a trace, wrapped as `:trace` wraps: between the parts

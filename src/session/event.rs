@@ -229,6 +229,15 @@ pub(super) struct CollapsedCalls {
 }
 
 impl Listing {
+    /// The same listing with no row left out: `:trace all`'s of the same
+    /// walk.
+    pub(super) fn every_row(&self) -> Listing {
+        Listing {
+            omitted: None,
+            ..self.clone()
+        }
+    }
+
     /// Whether the row at 0-based `index` (of the rows the listing describes)
     /// is shown: all are, but those a summary leaves out.
     pub(super) fn shows(&self, index: usize) -> bool {
@@ -365,6 +374,25 @@ macro_rules! listing_events {
     };
 }
 pub(crate) use listing_events;
+
+/// The pattern of the listing events of scalar nodes, whose rows both
+/// renderers make from the session: `:topo` and `:trace` of a number output,
+/// `:forward`, `:topo kahn`. The tensor `:topo` and `:trace` are not among
+/// them.
+macro_rules! node_listing_events {
+    () => {
+        Event::Topo {
+            rows: $crate::session::event::TopoRows::Nodes { .. },
+            ..
+        } | Event::Forward { .. }
+            | Event::Kahn { .. }
+            | Event::Trace {
+                steps: $crate::session::event::TraceSteps::Nodes { .. },
+                ..
+            }
+    };
+}
+pub(crate) use node_listing_events;
 
 /// The pattern of the events that may name a file ([`Target`]) to write or
 /// read: pictures, pages, tables, plots, `:save` and `:load`.

@@ -20,11 +20,17 @@
 //! - A vector or matrix output is walked by the same model over the tensor
 //!   graph's nodes ([`StepModel`]`<TensorId>`, made in `tensor_steps.rs`):
 //!   each tensor op one step, its gradients tensors, the same states.
+//! - The terminal's `:step` pages the model of the walk its `:trace` event
+//!   shows ([`Session::step_model_of`], an [`OutputStepModel`] of either
+//!   kind): every step, step K's text written from step K of the model.
 
 use rustc_hash::FxHashMap;
 
 use super::boxes::Expand;
-use super::{Event, Session, SessionError, TensorData, TensorTraceStep, TraceStep, TraceSteps};
+use super::{
+    Event, Listing, Session, SessionError, TensorData, TensorName, TensorTraceStep, TraceStep,
+    TraceSteps,
+};
 use crate::engine::tensor::TensorId;
 use crate::engine::{NodeId, Op};
 use crate::syntax::Span;
@@ -104,6 +110,10 @@ pub struct StepModel<N: StepNode = NodeId> {
     /// The constants of the order, which have no step (`:trace`'s header
     /// counts them apart; 0 for a tensor walk, whose header does not).
     pub constants: usize,
+    /// What each short name (`t39`) of a tensor walk's steps stands for, as
+    /// the tensor `:trace`'s header writes it (`where t39 = t32 + b`); empty
+    /// for a number's walk, whose nodes are written out.
+    pub legend: Vec<TensorName>,
     /// Step K at index K − 1: its line pieces.
     pub steps: Vec<N::Step>,
     /// Step K's node at index K − 1.
@@ -133,6 +143,7 @@ impl<N: StepNode> StepModel<N> {
         StepModel {
             of,
             constants,
+            legend: Vec::new(),
             steps,
             nodes,
             marks,
@@ -227,6 +238,33 @@ impl StepModel {
     }
 }
 
+/// The step model of the output, whichever it is: a number's
+/// ([`StepModel`] over [`NodeId`]) or a vector's or matrix's
+/// ([`StepModel`]`<TensorId>`). What the terminal's `:step` pages, through
+/// one path for both.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputStepModel {
+    /// The walk of a number output's nodes.
+    Numbers(StepModel),
+    /// The walk of a tensor output, each tensor op one step.
+    Tensors(StepModel<TensorId>),
+}
+
+impl OutputStepModel {
+    /// How many steps the walk has.
+    pub fn len(&self) -> usize {
+        match self {
+            OutputStepModel::Numbers(model) => model.len(),
+            OutputStepModel::Tensors(model) => model.len(),
+        }
+    }
+
+    /// True for a walk with no steps (a tensor output that is a leaf).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl Session {
     /// The step model of the output's backward pass, its calls shown as
     /// `expand` says (one step each unless expanded, as `:trace`); `span` is
@@ -253,7 +291,64 @@ impl Session {
         else {
             return Err(SessionError::Interrupted { span });
         };
-        let steps: Vec<TraceStep> = self.trace_steps(&listing).collect();
+        self.model_of_listing(span, of, constants, &listing)
+    }
+
+    /// The step model of the walk `trace` shows, a `:trace` (or `:step`)
+    /// event of the statement this session ran last: every step of it, a
+    /// long trace's middle steps too (which its text leaves out), calls
+    /// shown as one step or expanded as the trace shows them, a tensor
+    /// step's scalar view (`--expand=NODE`) where the trace has it. What
+    /// the terminal's `:step` pages. `None` for another event; `span` is
+    /// the command's, for errors.
+    ///
+    /// Errors: no output any more; Ctrl-C.
+    pub fn step_model_of(
+        &mut self,
+        trace: &Event,
+        span: Span,
+    ) -> Result<Option<OutputStepModel>, SessionError> {
+        let Event::Trace { of, steps } = trace else {
+            return Ok(None);
+        };
+        Ok(Some(match steps {
+            TraceSteps::Nodes {
+                constants, steps, ..
+            } => {
+                let every = steps.every_row();
+                OutputStepModel::Numbers(self.model_of_listing(
+                    span,
+                    of.clone(),
+                    *constants,
+                    &every,
+                )?)
+            }
+            TraceSteps::Tensors { steps, .. } => {
+                // The steps the trace shows element by element.
+                let expanded: Vec<&str> = steps
+                    .iter()
+                    .filter(|s| s.contributions.iter().any(|c| !c.elements.is_empty()))
+                    .map(|s| s.node.as_str())
+                    .collect();
+                OutputStepModel::Tensors(self.step_model_tensors_expanded(span, &expanded)?)
+            }
+        }))
+    }
+
+    /// The step model of the scalar walk `listing` (a `:trace` listing of
+    /// the output `of`, with `constants` constants) lists: every step it
+    /// shows, each node's marks, and the nodes inside calls shown as one
+    /// step.
+    ///
+    /// Errors: Ctrl-C; no output (for a call shown as one step).
+    fn model_of_listing(
+        &mut self,
+        span: Span,
+        of: String,
+        constants: usize,
+        listing: &Listing,
+    ) -> Result<StepModel, SessionError> {
+        let steps: Vec<TraceStep> = self.trace_steps(listing).collect();
         self.check_interrupt()?;
         let marks = StepModel::marks_of(&steps);
         let nodes = steps.iter().map(|s| s.row.node.id).collect();

@@ -100,6 +100,21 @@ impl Session {
         &mut self,
         span: Span,
     ) -> Result<StepModel<TensorId>, SessionError> {
+        self.step_model_tensors_expanded(span, &[])
+    }
+
+    /// The step model of the tensor output's backward pass with the steps
+    /// of the nodes labelled `expand` shown element by element, as
+    /// `:trace --expand=NODE` shows them (a label that is no step expands
+    /// nothing); `span` is the command's, for errors. The model keeps the
+    /// trace's legend of short names.
+    ///
+    /// Errors: no tensor output; Ctrl-C.
+    pub(super) fn step_model_tensors_expanded(
+        &mut self,
+        span: Span,
+        expand: &[&str],
+    ) -> Result<StepModel<TensorId>, SessionError> {
         let no_output = || {
             tensor_error(
                 ErrorCode::BadArguments,
@@ -110,16 +125,28 @@ impl Session {
         };
         let output = self.shaped_output().ok_or_else(no_output)?;
         self.check_gradient_budget(output.node, span)?;
-        let labels = self.tensor_labels(output.node);
+        let (labels, legend) = self.labels_and_legend(output.node);
         let graph = &self.tensors.graph;
+        let expanded: Vec<(TensorId, &str, Span)> = match expand {
+            [] => Vec::new(),
+            _ => graph
+                .step_nodes(output.node)
+                .into_iter()
+                .filter_map(|id| {
+                    let label = expand.iter().find(|&&name| labels[id.index()] == name)?;
+                    Some((id, *label, span))
+                })
+                .collect(),
+        };
         // One walk, read as it runs: the trace's lines and the marks.
-        let mut lines = TraceLines::new(graph, &labels, &output.label, &[]).with_marks();
+        let mut lines = TraceLines::new(graph, &labels, &output.label, &expanded).with_marks();
         graph.backward_read(output.node, &mut lines);
         if graph.interrupted() {
             return Err(SessionError::Interrupted { span });
         }
         let ModelMarks { marks, rules } = lines.model.unwrap_or_default();
         let mut model = StepModel::new(output.label.clone(), 0, lines.steps, lines.nodes, marks);
+        model.legend = legend;
         for ((node, position), rule) in rules {
             model.set_rule(node, position, rule);
         }

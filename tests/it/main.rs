@@ -54,6 +54,7 @@ mod sessions;
 mod silence;
 mod slides;
 mod step_keys;
+mod step_pages;
 mod steps;
 mod teaching;
 mod tensor_handouts;

@@ -18,7 +18,7 @@
 use gradcalc::engine::{Arity, Expr, Form, Graph, LocalRule, Op};
 use gradcalc::render::{Precision, Style, text};
 use gradcalc::session::{Event, Session};
-use gradcalc::syntax::ExprTree;
+use gradcalc::syntax::{ExprTree, Span};
 use proptest::prelude::*;
 
 use crate::typed_back::{first_false, printed_formulas};
@@ -612,11 +612,14 @@ fn help_trace_step_and_handouts_print_one_formula_per_op() {
         let help = help_rules(&render(&mut session, &format!(":help {topic}")));
         let trace_text = render(&mut session, ":trace");
         let trace = trace_rules(&trace_text);
-        // `:step` shows the trace's pieces one at a time.
-        let events = session_events(&mut session, ":trace").unwrap();
-        let step: String = text::trace_pieces(&events[0], &session, &style)
-            .map(|(_, piece)| piece)
-            .collect();
+        // `:step` pages the step model of the trace's walk, a step at a time.
+        let events = session_events(&mut session, ":step").unwrap();
+        let model = session
+            .step_model_of(&events[0], Span::new(0, 5))
+            .unwrap()
+            .expect("a trace");
+        let (header, steps) = text::output_model_texts(&model, &style);
+        let step = format!("{header}\n{}\n", steps.join("\n"));
         assert_eq!(trace_rules(&step), trace, "{}: :step and :trace", info.name);
         // Markdown escapes `*` and `_`.
         let md = render(&mut session, ":trace md")

@@ -106,12 +106,7 @@ fn page_step(view: &Value, names: &[(String, Option<String>)], k: usize) -> Slid
         .iter()
         .zip(names)
         .map(|(marks, (name, _))| {
-            let mark = marks
-                .as_array()
-                .unwrap()
-                .iter()
-                .take_while(|m| m["step"].as_u64().unwrap() as usize <= k)
-                .last();
+            let mark = crate::web::mark_at(marks, k);
             let text = mark.map(|m| format!("grad {}", m["text"].as_str().unwrap()));
             (name.clone(), text)
         })

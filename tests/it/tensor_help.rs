@@ -30,27 +30,23 @@ fn assert_error(source: &str, part: &str) {
 #[test]
 fn the_overview_points_at_vectors_and_matrices() {
     let help = run(":help");
-    assert_contains(&help, "Vectors and matrices (`:help vectors`)");
-    assert_contains(
-        &help,
+    for part in [
+        "Vectors and matrices (`:help vectors`)",
         "`A @ B` (`:help @`), `Wᵀ` or `transpose(W)` (`:help ᵀ`)",
-    );
-    assert_contains(
-        &help,
         "transpose outer zeros ones eye randn sum mean softmax logsumexp max(x)",
-    );
-    assert_contains(&help, "`:seed N` for randn");
-    assert_contains(
-        &help,
+        "`:seed N` for randn",
         "argmax log_softmax cross_entropy onehot maximum minimum rand uniform, `==` `<` …, slices `X[0:4]`, `axis=` (`:help vectors`)",
-    );
-    assert_contains(
-        &run(":help vectors"),
-        "cross_entropy(Z, y), onehot(y, k)   integer class labels; `mean(argmax(Z, 1) == y)` an accuracy",
-    );
+    ] {
+        assert_contains(&help, part);
+    }
     let vectors = run(":help vectors");
-    assert_contains(&vectors, "x[0], W[1, 2], W[1]         0-based indexing");
-    assert_contains(&vectors, "`W = [[1, 2], [3, 4]]` a 2×2 matrix, by rows");
+    for part in [
+        "cross_entropy(Z, y), onehot(y, k)   integer class labels; `mean(argmax(Z, 1) == y)` an accuracy",
+        "x[0], W[1, 2], W[1]         0-based indexing",
+        "`W = [[1, 2], [3, 4]]` a 2×2 matrix, by rows",
+    ] {
+        assert_contains(&vectors, part);
+    }
 }
 
 /// `@` and `ᵀ` answer with the textbook matrix rules (The Matrix Cookbook
@@ -77,39 +73,50 @@ fn help_answers_for_the_matrix_product_and_the_transpose() {
 /// place with gradcalc's spelling.
 #[test]
 fn numpys_transpose_spellings_get_the_hint_to_write_w_transposed() {
-    let dot_t = error_of("W = [[1, 2], [3, 4]]\nW.T");
-    assert_contains(&dot_t, "error: unknown name `W.T`");
-    assert_contains(
-        &dot_t,
-        "2 │ W.T\n  │ ^^^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`",
-    );
-    let in_product = error_of("W = [[1, 2], [3, 4]]\nx = [1, -1]\nW.T @ x");
-    assert_contains(&in_product, "3 │ W.T @ x\n  │ ^^^ to transpose, write `Wᵀ`");
-    let power = error_of("W = [[1, 2], [3, 4]]\nW^T");
-    assert_contains(&power, "error: unknown name `T`");
-    assert_contains(
-        &power,
-        "2 │ W^T\n  │   ^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`; for a power, assign `T` first",
-    );
-    let spaced = error_of("W = [[1, 2], [3, 4]]\nW ᵀ");
-    assert_contains(
-        &spaced,
-        "2 │ W ᵀ\n  │   ^ write `ᵀ` right after its operand, with no space: `Wᵀ`, or `transpose(W)`",
-    );
+    // Each source with the parts of its error.
+    let spellings: [(&str, &[&str]); 4] = [
+        (
+            "W = [[1, 2], [3, 4]]\nW.T",
+            &[
+                "error: unknown name `W.T`",
+                "2 │ W.T\n  │ ^^^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`",
+            ],
+        ),
+        (
+            "W = [[1, 2], [3, 4]]\nx = [1, -1]\nW.T @ x",
+            &["3 │ W.T @ x\n  │ ^^^ to transpose, write `Wᵀ`"],
+        ),
+        (
+            "W = [[1, 2], [3, 4]]\nW^T",
+            &[
+                "error: unknown name `T`",
+                "2 │ W^T\n  │   ^ to transpose, write `Wᵀ` (ᵀ right after W, no space) or `transpose(W)`; for a power, assign `T` first",
+            ],
+        ),
+        (
+            "W = [[1, 2], [3, 4]]\nW ᵀ",
+            &[
+                "2 │ W ᵀ\n  │   ^ write `ᵀ` right after its operand, with no space: `Wᵀ`, or `transpose(W)`",
+            ],
+        ),
+    ];
+    for (source, parts) in spellings {
+        for part in parts {
+            assert_error(source, part);
+        }
+    }
     // The spelling the hints name works: (Wᵀ)[0, 1] is W[1, 0] = 3.
     assert_contains(&run("W = [[1, 2], [3, 4]]\nWᵀ[0, 1]"), "3");
 }
 
 #[test]
 fn an_empty_vector_and_an_empty_index_say_what_goes_between_the_brackets() {
-    let empty = error_of("v = []");
-    assert_contains(
-        &empty,
+    assert_error(
+        "v = []",
         "1 │ v = []\n  │      ^ a vector needs at least one element (an empty vector is not a value in gradcalc): `[1, 2]`",
     );
-    let index = error_of("x = [1, 2]\nx[]");
-    assert_contains(
-        &index,
+    assert_error(
+        "x = [1, 2]\nx[]",
         "2 │ x[]\n  │   ^ an index goes between the brackets, from 0: `x[0]`, `W[1, 2]`",
     );
 }

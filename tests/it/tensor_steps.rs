@@ -173,12 +173,7 @@ fn page_agrees(html: &str, slides: &[Slide], steps: &[String]) {
     assert_eq!(boxes.len(), names.len());
     for (k, slide) in slides.iter().enumerate() {
         for (marks, name) in boxes.iter().zip(&names) {
-            let mark = marks
-                .as_array()
-                .unwrap()
-                .iter()
-                .take_while(|m| m["step"].as_u64().unwrap() as usize <= k)
-                .last();
+            let mark = crate::web::mark_at(marks, k);
             let shown = mark.map(|m| format!("grad {}", m["text"].as_str().unwrap()));
             let partial = mark.is_some_and(|m| m["kind"] == "partial");
             assert_eq!(

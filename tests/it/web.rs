@@ -32,6 +32,18 @@ pub fn page_model(page: &str) -> Value {
     model
 }
 
+/// A box's mark as the page's script shows it at step `k` (`marks`, the box's
+/// array in a view's `boxes`): the last one whose step is at or before `k`;
+/// `None` (a blank box) before the first.
+pub fn mark_at(marks: &Value, k: usize) -> Option<&Value> {
+    marks
+        .as_array()
+        .unwrap()
+        .iter()
+        .take_while(|m| m["step"].as_u64().unwrap() as usize <= k)
+        .last()
+}
+
 fn page_of(statements: &str) -> String {
     let output = output_of(&["-e", statements, "-e", ":html -"]);
     assert!(output.status.success(), "{}", stderr_of(&output));

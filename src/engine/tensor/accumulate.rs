@@ -185,22 +185,33 @@ fn accumulate_times(
     stop: &dyn Fn() -> bool,
 ) -> bool {
     let n = shape.len();
-    let (mut data, uniform) = match up {
-        Up::Owned(b) => (b, None),
-        Up::Borrowed(u) => (u[..n].to_vec(), None),
-        Up::Uniform(c) => (vec![0.0; n], Some(c)),
+    let x = &x[..n];
+    let mut data = match up {
+        Up::Owned(b) => b,
+        Up::Borrowed(u) => u[..n].to_vec(),
+        Up::Uniform(c) => {
+            // Written once, not zeroed first.
+            // SAFETY: `scaled_local` writes every element of its `out`.
+            let written = unsafe {
+                super::kernels::write_all(n, stop, |start, out| {
+                    (kernels.scaled_local)(&x[start..start + out.len()], c, out);
+                })
+            };
+            let Some(data) = written else {
+                return false;
+            };
+            accumulate(slot, Grad::Full(Tensor::new(shape, data)));
+            return true;
+        }
     };
-    let blocks = x[..n]
+    let blocks = x
         .chunks(BLOCK_ELEMENTS)
         .zip(data[..n].chunks_mut(BLOCK_ELEMENTS));
     for (k, (x, b)) in blocks.enumerate() {
         if k > 0 && stop() {
             return false;
         }
-        match uniform {
-            Some(c) => (kernels.scaled_local)(x, c, b),
-            None => (kernels.times_local)(x, b),
-        }
+        (kernels.times_local)(x, b);
     }
     accumulate(slot, Grad::Full(Tensor::new(shape, data)));
     true

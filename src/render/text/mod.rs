@@ -12,7 +12,6 @@ mod tensor_steps;
 mod tensor_tables;
 mod tensors;
 
-pub use tensor_steps::tensor_step_pieces;
 pub use tensor_tables::handout_table;
 pub(crate) use tensors::axis_ends;
 
@@ -21,10 +20,13 @@ use paint::{Painter, human_bytes, plural, reclaim_text};
 use super::number::write_number;
 use super::{Precision, Style, dot, line_column, plot, tables, to_ascii};
 use crate::engine::NodeId;
-use crate::session::event::{file_events, listing_events, plain_events, short_events};
+use crate::session::event::{
+    file_events, listing_events, node_listing_events, plain_events, short_events,
+};
 use crate::session::{
-    CHECK_TOLERANCE, Event, GradNote, Listing, NodeRow, Omitted, PathRow, PictureFormat, Session,
-    Stats, StepModel, Tolerance, TopoRows, TraceSteps, Value, Verdict,
+    CHECK_TOLERANCE, Event, GradNote, Listing, NodeRow, Omitted, OutputStepModel, PathRow,
+    PictureFormat, Session, Stats, StepModel, StepNode, Tolerance, TopoRows, TraceStep, TraceSteps,
+    Value, Verdict,
 };
 use crate::syntax::Span;
 
@@ -267,6 +269,11 @@ fn listing(
         listings::trace(out, of, counts, steps, omitted, p, flush);
         return;
     }
+    if let Some((of, total, rows, omitted, differences)) = kahn_order(event) {
+        let rows = session.kahn_rows(rows);
+        listings::kahn(out, (of, total), rows, omitted, differences, p, flush);
+        return;
+    }
     match event {
         Event::Topo {
             of,
@@ -282,21 +289,6 @@ fn listing(
             lines,
             omitted,
         } => listings::graph(out, of, *total, lines, *omitted, p),
-        Event::Kahn {
-            of,
-            total,
-            rows,
-            omitted,
-            differences,
-        } => listings::kahn(
-            out,
-            (of, *total),
-            session.kahn_rows(rows),
-            *omitted,
-            *differences,
-            p,
-            flush,
-        ),
         Event::Naive {
             of,
             total,
@@ -312,16 +304,8 @@ fn listing(
             (*wrong, early.as_ref()),
             p,
         ),
-        // Scalar orders and traces: written above.
-        Event::Topo {
-            rows: TopoRows::Nodes { .. },
-            ..
-        }
-        | Event::Forward { .. }
-        | Event::Trace {
-            steps: TraceSteps::Nodes { .. },
-            ..
-        } => {}
+        // Written above.
+        node_listing_events!() => {}
         short_events!() | file_events!() | Event::Calculus(_) => {}
     }
 }
@@ -725,6 +709,22 @@ pub(crate) fn node_order(event: &Event) -> Option<(bool, &str, usize, &Listing, 
 /// and what was left out of them.
 pub(crate) type NodeTrace<'a> = (&'a str, (usize, usize), &'a Listing, Option<Omitted>);
 
+/// A `:topo kahn` event: its output's label, how many nodes the graph has,
+/// its rows, what was left out of them, and at how many positions the order
+/// differs from `:topo`'s depth-first one. `None` for other events.
+pub(crate) fn kahn_order(event: &Event) -> Option<(&str, usize, &Listing, Option<Omitted>, usize)> {
+    match event {
+        Event::Kahn {
+            of,
+            total,
+            rows,
+            omitted,
+            differences,
+        } => Some((of, *total, rows, *omitted, *differences)),
+        _ => None,
+    }
+}
+
 /// A `:trace` event of scalar nodes, as [`NodeTrace`]. `None` for other
 /// events.
 pub(crate) fn node_trace(event: &Event) -> Option<NodeTrace<'_>> {
@@ -743,92 +743,61 @@ pub(crate) fn node_trace(event: &Event) -> Option<NodeTrace<'_>> {
     }
 }
 
-/// A `:trace` event cut into pieces for `:step`: the header line, then one piece
-/// per backward step (each as `:trace` prints it, numbered as there), with the
-/// step's position and node; made one at a time from `session`, the session
-/// the event came from. Nothing for other events.
-pub fn trace_pieces<'a>(
-    event: &'a Event,
-    session: &'a Session,
-    style: &'a Style,
-) -> impl Iterator<Item = (Option<(usize, NodeId)>, String)> + 'a {
-    let trace = node_trace(event);
-    let ascii = move |piece: String| if style.ascii { to_ascii(&piece) } else { piece };
-    let header = trace.map(|(of, counts, _, _)| {
-        let mut header = String::new();
+/// How the steps of a [`StepModel`] over `Self` are written, as `:trace`
+/// writes them: a number's nodes ([`NodeId`]) or a tensor output's ops
+/// (`TensorId`, in `tensor_steps.rs`). What [`model_texts`] calls.
+pub trait StepText: StepNode {
+    /// Writes the header of `model`'s walk, and for a walk with no step why
+    /// it has none.
+    fn header(model: &StepModel<Self>, out: &mut String, style: &Style);
+    /// Writes `step`, a step of `model`.
+    fn step(model: &StepModel<Self>, step: &Self::Step, out: &mut String, style: &Style);
+}
+
+impl StepText for NodeId {
+    fn header(model: &StepModel, out: &mut String, style: &Style) {
         listings::trace(
-            &mut header,
-            of,
-            counts,
+            out,
+            &model.of,
+            (model.len(), model.constants),
             [],
             None,
             &Painter(style),
             &mut |_| true,
         );
-        (None, ascii(header))
-    });
-    let steps = trace.into_iter().flat_map(move |(of, _, steps, omitted)| {
-        session.trace_steps(steps).map(move |step| {
-            let mut text = String::new();
-            listings::trace_step(&mut text, of, &step, omitted, &Painter(style));
-            (Some((step.row.position, step.row.node.id)), ascii(text))
-        })
-    });
-    header.into_iter().chain(steps)
+    }
+
+    fn step(model: &StepModel, step: &TraceStep, out: &mut String, style: &Style) {
+        listings::trace_step(out, &model.of, step, None, &Painter(style));
+    }
 }
 
-/// The steps of a `:trace` event as `:trace` prints them (without the header
-/// line, without a final newline), each with the node it processes: what the
-/// web page (`super::html`) shows beside the picture. Nothing for other events.
-pub fn trace_step_texts<'a>(
-    event: &'a Event,
-    session: &'a Session,
-    style: &'a Style,
-) -> impl Iterator<Item = (NodeId, String)> + 'a {
-    let trace = if let Event::Trace {
-        of,
-        steps: TraceSteps::Nodes { steps, omitted, .. },
-    } = event
-    {
-        Some((of, steps, *omitted))
-    } else {
-        None
-    };
-    trace.into_iter().flat_map(move |(of, steps, omitted)| {
-        session.trace_steps(steps).map(move |step| {
-            let mut text = String::new();
-            listings::trace_step(&mut text, of, &step, omitted, &Painter(style));
-            let text = if style.ascii { to_ascii(&text) } else { text };
-            (step.row.node.id, text.trim_end_matches('\n').to_string())
-        })
-    })
-}
-
-/// The header and the step lines of a [`StepModel`] as `:trace` prints them
-/// (each step's lines without the last newline), in `style`: what the page
-/// shows under its picture.
-pub fn model_texts(model: &StepModel, style: &Style) -> (String, Vec<String>) {
+/// The header and the step lines of a [`StepModel`] of either kind as
+/// `:trace` prints them (the header and each step's lines without the last
+/// newline; step K at index K − 1), in `style`: what the page shows under
+/// its picture and the terminal's `:step` pages.
+pub fn model_texts<N: StepText>(model: &StepModel<N>, style: &Style) -> (String, Vec<String>) {
     let ascii = |text: String| if style.ascii { to_ascii(&text) } else { text };
     let mut header = String::new();
-    listings::trace(
-        &mut header,
-        &model.of,
-        (model.len(), model.constants),
-        [],
-        None,
-        &Painter(style),
-        &mut |_| true,
-    );
+    N::header(model, &mut header, style);
     let steps = model
         .steps
         .iter()
         .map(|step| {
             let mut text = String::new();
-            listings::trace_step(&mut text, &model.of, step, None, &Painter(style));
-            ascii(text).trim_end_matches('\n').to_string()
+            N::step(model, step, &mut text, style);
+            ascii(text).trim_end().to_string()
         })
         .collect();
     (ascii(header).trim_end().to_string(), steps)
+}
+
+/// [`model_texts`] of the output's step model, whichever kind it is.
+pub fn output_model_texts(model: &OutputStepModel, style: &Style) -> (String, Vec<String>) {
+    match model {
+        OutputStepModel::Numbers(model) => model_texts(model, style),
+        OutputStepModel::Tensors(model) => model_texts(model, style),
+    }
 }
 
 /// A number of paths: counted in floating point, so past 1.8·10³⁰⁸ the count

@@ -1,13 +1,15 @@
 //! The terminal's side of a tensor output's step model: `:topo` of a tensor
-//! graph (each node with its shape and step), and the pieces `:step` walks
-//! (the header, then each step as the tensor `:trace` writes it).
+//! graph (each node with its shape and step), and how the model's header
+//! and steps are written ([`super::StepText`]), as the tensor `:trace`
+//! writes them, for `:step` and the page.
 
 use std::fmt::Write;
 
 use super::paint::{Painter, pad, plural};
 use super::tensors;
+use crate::engine::tensor::TensorId;
 use crate::render::Style;
-use crate::session::{TensorName, TensorTopoRow, TensorTraceStep};
+use crate::session::{StepModel, TensorTopoRow, TensorTraceStep};
 
 /// `:topo` of a tensor output: a header, then one row per node, output
 /// first: its number, name, what computes it, its shape, and its step of
@@ -54,24 +56,17 @@ pub(super) fn topo(out: &mut String, of: &str, rows: &[TensorTopoRow], p: &Paint
     }
 }
 
-/// The pieces `:step` shows of a tensor `:trace` of `of`: the header line,
-/// then each step with its number, as `:trace` writes them.
-pub fn tensor_step_pieces(
-    of: &str,
-    legend: &[TensorName],
-    steps: &[TensorTraceStep],
-    style: &Style,
-) -> (String, Vec<(usize, String)>) {
-    let p = Painter(style);
-    let mut header = String::new();
-    tensors::trace_header(&mut header, of, legend, &p);
-    let pieces = steps
-        .iter()
-        .map(|step| {
-            let mut text = String::new();
-            tensors::trace_steps(&mut text, of, std::slice::from_ref(step), &p);
-            (step.step, text.trim_end().to_string())
-        })
-        .collect();
-    (header.trim_end().to_string(), pieces)
+impl super::StepText for TensorId {
+    fn header(model: &StepModel<TensorId>, out: &mut String, style: &Style) {
+        let p = Painter(style);
+        match model.is_empty() {
+            // The trace's header and why it has no step (a leaf output).
+            true => tensors::trace(out, &model.of, &model.legend, &[], &p),
+            false => tensors::trace_header(out, &model.of, &model.legend, &p),
+        }
+    }
+
+    fn step(model: &StepModel<TensorId>, step: &TensorTraceStep, out: &mut String, style: &Style) {
+        tensors::trace_steps(out, &model.of, std::slice::from_ref(step), &Painter(style));
+    }
 }
