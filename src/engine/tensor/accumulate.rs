@@ -340,11 +340,18 @@ impl TensorGraph {
             }
         }
         // After an interruption: what the kept nodes had received so far.
+        // A uniform gradient is written out in blocks that look at the
+        // interrupt (the gradient of `sum(X)`); stopped, it is left out.
         for (i, grad) in grads.into_iter().enumerate() {
             if let Some(grad) = grad
                 && keep(TensorId(i as u32))
             {
-                kept[i] = Some(grad.into_tensor());
+                kept[i] = match grad {
+                    Grad::Full(t) => Some(t),
+                    Grad::Uniform { value, shape } => {
+                        made(shape.len(), &stop, |_| value).map(|data| Tensor::new(shape, data))
+                    }
+                };
             }
         }
         TensorGradients {

@@ -184,28 +184,30 @@ pub(super) fn extremum_vjp_until(
 ) -> Option<(usize, usize, Vec<f64>)> {
     let first = first_extremum_until(data, max, stop)?;
     let value = data[first];
-    let mut at = Vec::new();
+    let mut g = Vec::with_capacity(data.len());
     if value.is_nan() {
-        at.push(first);
-    } else {
-        let mut blocks = Blocks::new(stop);
-        for (c, chunk) in data.chunks(BLOCK_ELEMENTS).enumerate() {
-            if blocks.stop_before(chunk.len()) {
-                return None;
-            }
-            let start = c * BLOCK_ELEMENTS;
-            at.extend(
-                (0..chunk.len())
-                    .filter(|&k| chunk[k] == value)
-                    .map(|k| start + k),
-            );
+        g.resize(data.len(), 0.0);
+        g[first] = up;
+        return Some((first, 1, g));
+    }
+    // How many tie, then the gradient written in order (not scattered into
+    // zeros: every page of it is touched between two looks, never all at once).
+    let mut ties = 0;
+    let mut blocks = Blocks::new(stop);
+    for chunk in data.chunks(BLOCK_ELEMENTS) {
+        if blocks.stop_before(chunk.len()) {
+            return None;
         }
+        ties += chunk.iter().filter(|&&x| x == value).count();
     }
-    let mut g = vec![0.0; data.len()];
-    for &i in &at {
-        g[i] = up / at.len() as f64;
+    let share = up / ties as f64;
+    for chunk in data.chunks(BLOCK_ELEMENTS) {
+        if blocks.stop_before(chunk.len()) {
+            return None;
+        }
+        g.extend(chunk.iter().map(|&x| if x == value { share } else { 0.0 }));
     }
-    Some((first, at.len(), g))
+    Some((first, ties, g))
 }
 
 /// The lanes of a reduction over `axis` of `shape` as rows of a row-major
@@ -357,11 +359,16 @@ pub(super) fn reduce_axis_vjp(
             })
         }
         (Some(max), false) => {
+            // Written row by row, not scattered into zeros (that faulted
+            // every page of it in at once).
             let (at, _) = column_extrema(data, (m, n), max, stop)?;
-            for (j, (&i, &u)) in at.iter().zip(up).enumerate() {
-                g[i * n + j] = u;
-            }
-            true
+            super::blocks::each_row_mut(&mut g, n, stop, |i, row| {
+                for (j, x) in row.iter_mut().enumerate() {
+                    if at[j] == i {
+                        *x = up[j];
+                    }
+                }
+            })
         }
     };
     whole.then_some(g)
@@ -507,16 +514,16 @@ pub(super) fn onehot_shape(y: Shape, k: usize) -> Result<Shape, ShapeError> {
 }
 
 /// `onehot(y, k)`: row i has a 1 at column `yᵢ`, 0 elsewhere (a row of nan
-/// where a label is not a class, only after a leaf moved).
-pub(super) fn onehot(y: &Tensor, k: usize) -> Vec<f64> {
+/// where a label is not a class, only after a leaf moved). Row by row,
+/// looking at `stop` between two rows: `None` when it said stop.
+pub(super) fn onehot(y: &Tensor, k: usize, stop: &dyn Fn() -> bool) -> Option<Vec<f64>> {
     let mut out = vec![0.0; y.len() * k];
-    for (i, &label) in y.data().iter().enumerate() {
-        match class(label, k) {
-            Some(c) => out[i * k + c] = 1.0,
-            None => out[i * k..(i + 1) * k].fill(f64::NAN),
-        }
-    }
-    out
+    let whole =
+        super::blocks::each_row_mut(&mut out, k, stop, |i, row| match class(y.data()[i], k) {
+            Some(c) => row[c] = 1.0,
+            None => row.fill(f64::NAN),
+        });
+    whole.then_some(out)
 }
 
 /// A slice as ranges: rows `rows` and columns `cols` of its operand read as

@@ -47,8 +47,9 @@ const TILE: usize = 32;
 /// The transpose of the row-major `m×n` matrix in `a`, row-major `n×m`, in
 /// tiles of [`TILE`]×[`TILE`] (a row at a time read down the columns of `a`
 /// misses the cache at every element: an 8192×8192 transpose took 1.4 s, in
-/// tiles well under a tenth of that). Looks at `stop` between two bands of
-/// [`TILE`] rows of `a`: `None` when it said stop.
+/// tiles a fraction of that). Band by band of [`TILE`] rows of the result,
+/// so that each band writes (and faults in) only its own part of it, and
+/// looks at `stop` between two bands: `None` when it said stop.
 pub(super) fn transpose(
     a: &[f64],
     m: usize,
@@ -57,17 +58,15 @@ pub(super) fn transpose(
 ) -> Option<Vec<f64>> {
     let mut t = vec![0.0; m * n];
     let mut blocks = Blocks::new(stop);
-    for i0 in (0..m).step_by(TILE) {
-        if blocks.stop_before(TILE * n) {
+    for j0 in (0..n).step_by(TILE) {
+        if blocks.stop_before(TILE * m) {
             return None;
         }
-        let i1 = (i0 + TILE).min(m);
-        for j0 in (0..n).step_by(TILE) {
-            let j1 = (j0 + TILE).min(n);
-            for i in i0..i1 {
-                let row = &a[i * n..(i + 1) * n];
-                for j in j0..j1 {
-                    t[j * m + i] = row[j];
+        let j1 = (j0 + TILE).min(n);
+        for i0 in (0..m).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(m) {
+                for (j, &x) in (j0..j1).zip(&a[i * n + j0..i * n + j1]) {
+                    t[j * m + i] = x;
                 }
             }
         }
@@ -131,8 +130,9 @@ mod tests {
                 }
             }
         }
-        // 2²⁰ numbers a block: rows of 2¹⁵ make a band of 32 rows one block.
-        let (m, n) = (3 * TILE, 1 << 15);
+        // 2²⁰ numbers a block: columns of 2¹⁵ make a band of 32 rows of
+        // the result one block.
+        let (m, n) = (1 << 15, 3 * TILE);
         let a = vec![1.0; m * n];
         let asked = std::cell::Cell::new(0);
         let stop = || {

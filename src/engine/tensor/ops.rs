@@ -478,7 +478,7 @@ impl TensorOp {
             TensorOp::ArgMax(None) => vec![batch::argmax_all(a, stop)?],
             TensorOp::LogSoftmax => batch::log_softmax(a, stop)?,
             TensorOp::CrossEntropy => vec![batch::cross_entropy(a, inputs[1], stop)?],
-            TensorOp::OneHot(k) => batch::onehot(a, k),
+            TensorOp::OneHot(k) => batch::onehot(a, k, stop)?,
             TensorOp::Compare(c) => {
                 kernels::zip_until(a, inputs[1], out, |x, y| c.apply(x, y), stop)?
             }
