@@ -7,6 +7,8 @@
 //! cargo run --release --example tensor_bench -- matmul  # one
 //! cargo run --release --example tensor_bench -- --size 1024 matmul  # at 1024×1024
 //! python3 scripts/bench_tensor.py --rust target/release/examples/tensor_bench
+//! python3 scripts/bench_tensor.py --rust target/release/examples/tensor_bench \
+//!     --size 256,512,1024,2048 --rounds 3 --memory   # the figures of docs/benchmarks.md
 //! ```
 //!
 //! `--size N` sets the side of the square inputs of every workload but the

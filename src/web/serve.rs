@@ -96,11 +96,16 @@ pub fn command<O: Write, E: Write>(
     if let Some(running) = server.as_ref().filter(|s| s.port() == port) {
         return printer.line(&format!("already serving {}", running.address()));
     }
+    let Some(model) = page_model(session, printer) else {
+        // Nothing changes: a server on another port goes on serving.
+        let help =
+            "by Ctrl-C while the page was built: nothing is served anew; `:serve` again starts it";
+        return interrupted(printer, help, input);
+    };
     // A new port: the old server stops first.
     if let Some(running) = server.take() {
         running.stop();
     }
-    let model = page_model(session, printer);
     match Server::start(port, model) {
         Ok(started) => {
             let address = started.address();
@@ -117,34 +122,67 @@ pub fn command<O: Write, E: Write>(
     }
 }
 
-/// The page's model for the session's output now, or why there is none.
-fn page_model<O: Write, E: Write>(session: &mut Session, printer: &Printer<O, E>) -> Value {
+/// The page's model for the session's output now, or why there is none;
+/// `None` when Ctrl-C came while it was built. The flag is global and the
+/// page's builders poll it (a layout keeps its best order so far, a walk
+/// stops, a value's text ends early, the session answers `interrupted`):
+/// a model built meanwhile may be cut short anywhere, so it is thrown away
+/// whole, never served. Only the REPL's thread clears the flag, so a model
+/// finished with the flag clear was built with it clear throughout.
+fn page_model<O: Write, E: Write>(session: &mut Session, printer: &Printer<O, E>) -> Option<Value> {
     let style = match printer.format {
         Format::Human(style) => style,
         Format::Json => Style::default(),
     };
-    match session.page() {
+    let model = match session.page() {
         Ok(page) => html::model(&page, session, &style),
         // With the error's help, when it has one: what to open instead.
         Err(error) => html::message_model(&match error.help() {
             Some(help) => format!("{error}; {help}"),
             None => format!("{error}: type a statement in gradcalc"),
         }),
-    }
+    };
+    (!crate::interrupt::requested()).then_some(model)
+}
+
+/// Says on `printer` that Ctrl-C stopped building the page of `input`
+/// (`help`: what the page shows now), and forgets the Ctrl-C, as after a
+/// stopped statement. Errors: only I/O errors of the printer's streams.
+fn interrupted<O: Write, E: Write>(
+    printer: &mut Printer<O, E>,
+    help: &str,
+    input: &str,
+) -> io::Result<()> {
+    crate::interrupt::clear();
+    let place = (input, "<input>");
+    printer.problem(
+        "interrupted",
+        ErrorCode::Interrupted,
+        0,
+        Some(help.to_string()),
+        place,
+    )
 }
 
 /// After a typed `input` that did not fail: the live page (`server`, if
 /// any) shows the output as it is now, at the
 /// finished backward pass after `:grad`, `:backward`, `:trace` and `:check`
-/// (the gradients were asked for), before it otherwise.
+/// (the gradients were asked for), before it otherwise. Ctrl-C while the
+/// page is built leaves the live page as it was (the statement stays run)
+/// and says so on `printer` ("interrupted").
 pub fn publish<O: Write, E: Write>(
     server: Option<&Server>,
     session: &mut Session,
-    printer: &Printer<O, E>,
+    printer: &mut Printer<O, E>,
     input: &str,
 ) {
     let Some(server) = server else { return };
-    let model = page_model(session, printer);
+    let Some(model) = page_model(session, printer) else {
+        let help = "by Ctrl-C while the live page was built: the statement ran and is kept, the page still shows the output before it (the next statement updates it)";
+        // Only the printer's streams can fail here, as the REPL's next write would.
+        let _ = interrupted(printer, help, input);
+        return;
+    };
     let asked = super::shows_finished_pass(input);
     let step = match model["steps"].as_array() {
         Some(steps) if asked => steps.len(),

@@ -216,3 +216,83 @@ fn ctrl_c_ends_a_json_full_line_early_and_leaves_it_valid_json() {
     // The session goes on.
     assert_eq!(run.run("1 + 1")[0]["value"], 2);
 }
+
+/// A session in line mode that has run each line of `setup`.
+fn session_with(setup: &[&str]) -> LineRun {
+    let mut run = LineRun::start(&[]);
+    for line in setup {
+        let events = run.run(line);
+        assert!(
+            events.iter().all(|e| e["kind"] != "error"),
+            "{line}: {events:?}"
+        );
+    }
+    run
+}
+
+/// The value of `line`'s first value (or grad) event, flat (numbers, or
+/// the rows of a matrix joined).
+fn flat_value(run: &mut LineRun, line: &str) -> Vec<f64> {
+    let events = run.run(line);
+    let value = &events
+        .iter()
+        .find(|e| e["kind"] == "value" || e["kind"] == "grad")
+        .unwrap_or_else(|| panic!("{line}: {events:?}"))["value"];
+    let mut numbers = Vec::new();
+    for item in value.as_array().unwrap() {
+        match item.as_array() {
+            Some(row) => numbers.extend(row.iter().map(|x| x.as_f64().unwrap())),
+            None => numbers.push(item.as_f64().unwrap()),
+        }
+    }
+    numbers
+}
+
+#[test]
+fn ctrl_c_stops_reductions_along_the_columns_and_the_transpose_of_a_large_matrix() {
+    // Each of these reductions of 8000×8000 is one kernel: each read a
+    // column's numbers from a list of its indices, 3.6 s of CPU time for
+    // max(X, axis=0) at 11584×11584 in a release build; now row by row,
+    // looking at Ctrl-C every 2²⁰ numbers. Four of them, so that the line
+    // runs on past the evidence now that each is fast.
+    let mut run = session_with(&["X = randn(8000, 8000)"]);
+    let line = "M = max(X, axis=0) + min(X, axis=0) + argmax(X, 0) + mean(X, 0)";
+    let kept = run.interrupted(line, Evidence::Cpu(Duration::from_millis(200)));
+    assert!(kept.is_empty(), "{kept:?}");
+    // Undone, and the session goes on: of [[1, 5], [3, 2]], the column
+    // maxima [3, 5], minima [1, 2], first maxima's rows [1, 0], means [2, 3.5].
+    assert_eq!(run.run("M")[0]["kind"], "error");
+    let small = "m = max(Y, axis=0) + min(Y, axis=0) + argmax(Y, 0) + mean(Y, 0)";
+    run.run("Y = [[1, 5], [3, 2]]");
+    assert_eq!(
+        flat_value(&mut run, small),
+        [3.0 + 1.0 + 1.0 + 2.0, 5.0 + 2.0 + 3.5]
+    );
+    // Xᵀ read down the columns of X: 2.2 s of CPU time in a debug build;
+    // now in tiles of 32×32, looking between bands of 32 rows.
+    let kept = run.interrupted("T = Xᵀ", Evidence::Cpu(Duration::from_millis(200)));
+    assert!(kept.is_empty(), "{kept:?}");
+    assert_eq!(
+        flat_value(&mut run, "t = [[1, 2, 3], [4, 5, 6]]ᵀ"),
+        [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_backward_rules_of_reductions_along_the_columns() {
+    // The gradient of mean(X, 0) is 1/8000 at every element, of max(X,
+    // axis=0) 1 at each column's first maximum: one backward rule each over
+    // 64·10⁶ numbers, 1.4 s and 1.6 s of CPU time at 8191×8191 in a
+    // release build; now row by row, looking every 2²⁰ numbers.
+    let mut run = session_with(&[
+        "X = randn(8000, 8000)",
+        "L = sum(mean(X, 0)) + sum(max(X, axis=0)) + sum(mean(X, 0))",
+    ]);
+    let kept = run.interrupted(":grad X", Evidence::Cpu(Duration::from_millis(200)));
+    assert!(kept.is_empty(), "{kept:?}");
+    // The session goes on: of [[1, 5], [3, 2]], each element gets 1/2 + 1/2
+    // from the means and 1 more at each column's maximum (3 and 5).
+    run.run("Y = [[1, 5], [3, 2]]");
+    run.run("K = sum(mean(Y, 0)) + sum(max(Y, axis=0)) + sum(mean(Y, 0))");
+    assert_eq!(flat_value(&mut run, ":grad Y"), [1.0, 2.0, 2.0, 1.0]);
+}

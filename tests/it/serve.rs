@@ -481,3 +481,47 @@ fn a_tensor_graph_past_the_picture_cap_is_refused_before_the_page_is_built() {
     served.repl.prompt();
     served.repl.line(":serve stop", "stopped serving");
 }
+
+/// Ctrl-C while the live page is built (after the statement ran, before the
+/// prompt) stops the build and sends nothing: the flag is global and the
+/// page's builders poll it, so a page built meanwhile could be cut short
+/// (a layout stopped early, the step model's walk stopped, "interrupted" in
+/// place of the page). The statement is kept, the page stays the bytes it
+/// was, and the next statement updates it.
+#[test]
+fn ctrl_c_while_the_page_is_built_leaves_the_live_page_as_it_was() {
+    let mut served = serving();
+    let port = served.port;
+    served.repl.prompt();
+    let before = get(port, "/");
+    assert_eq!(status(&before), "HTTP/1.1 200 OK");
+    // The page of a 4000×4000 tensor output walks the backward pass with its
+    // numbers: about a second of CPU time in a debug build, after the value
+    // is printed. L = 16·10⁶·tanh(1) = 12185506.50 (tanh(1) = 0.76159415596).
+    served
+        .repl
+        .line("X = ones(4000, 4000); L = sum(tanh(X) * X)", "L = 1218550");
+    served
+        .repl
+        .wait_for_work(std::time::Duration::from_millis(100));
+    served.repl.ctrl_c();
+    served.repl.expect("interrupted");
+    served
+        .repl
+        .expect("the page still shows the output before it");
+    served.repl.prompt();
+    assert_eq!(
+        get(port, "/"),
+        before,
+        "a page built under Ctrl-C was served"
+    );
+    // The statement was kept; the next one is published whole.
+    served.repl.line("q = L - L", "q = 0");
+    served.repl.prompt();
+    let after = get(port, "/");
+    assert_eq!(status(&after), "HTTP/1.1 200 OK");
+    assert_ne!(after, before);
+    assert_contains(&after, r#""of":"q""#);
+    assert_contains(&after, "∂q/∂L += upstream");
+    served.repl.line(":serve stop", "stopped serving");
+}

@@ -10,7 +10,8 @@
 //! commutative, and the order of the contributions to one gradient is the
 //! walk's), so the gradients are the same to the bit.
 
-use super::backward::matmul_vjp;
+use super::backward::{matmul_vjp, softmax_vjp_in_place};
+use super::blocks::Blocks;
 use super::kernels::{self, BLOCK_ELEMENTS};
 use super::{Shape, Tensor, TensorGradients, TensorGraph, TensorId, TensorOp};
 use crate::engine::{NodeId, Op, Passing, Shortcut};
@@ -184,22 +185,33 @@ fn accumulate_times(
     stop: &dyn Fn() -> bool,
 ) -> bool {
     let n = shape.len();
-    let (mut data, uniform) = match up {
-        Up::Owned(b) => (b, None),
-        Up::Borrowed(u) => (u[..n].to_vec(), None),
-        Up::Uniform(c) => (vec![0.0; n], Some(c)),
+    let x = &x[..n];
+    let mut data = match up {
+        Up::Owned(b) => b,
+        Up::Borrowed(u) => u[..n].to_vec(),
+        Up::Uniform(c) => {
+            // Written once, not zeroed first.
+            // SAFETY: `scaled_local` writes every element of its `out`.
+            let written = unsafe {
+                super::kernels::write_all(n, stop, |start, out| {
+                    (kernels.scaled_local)(&x[start..start + out.len()], c, out);
+                })
+            };
+            let Some(data) = written else {
+                return false;
+            };
+            accumulate(slot, Grad::Full(Tensor::new(shape, data)));
+            return true;
+        }
     };
-    let blocks = x[..n]
+    let blocks = x
         .chunks(BLOCK_ELEMENTS)
         .zip(data[..n].chunks_mut(BLOCK_ELEMENTS));
     for (k, (x, b)) in blocks.enumerate() {
         if k > 0 && stop() {
             return false;
         }
-        match uniform {
-            Some(c) => (kernels.scaled_local)(x, c, b),
-            None => (kernels.times_local)(x, b),
-        }
+        (kernels.times_local)(x, b);
     }
     accumulate(slot, Grad::Full(Tensor::new(shape, data)));
     true
@@ -208,16 +220,22 @@ fn accumulate_times(
 /// Adds the contribution `term(i, j)` at row `i`, column `j` of `shape`
 /// (as a matrix, [`Shape::as_matrix`]) to the gradient in `slot`, row by
 /// row, without making it a tensor of its own: `sum(W, axis)`'s upstream
-/// broadcast back.
+/// broadcast back. Looks at `stop` between two rows ([`Blocks`]): false
+/// when it said stop (the slot is then emptied: the walk is cut short).
 pub(super) fn accumulate_rows(
     slot: &mut Option<Grad>,
     shape: Shape,
     term: impl Fn(usize, usize) -> f64,
-) {
+    stop: &dyn Fn() -> bool,
+) -> bool {
     let (m, n) = shape.as_matrix();
+    let mut blocks = Blocks::new(stop);
     let data = match slot.take() {
         Some(Grad::Full(mut sum)) => {
             for (i, row) in sum.data_mut().chunks_mut(n.max(1)).enumerate() {
+                if blocks.stop_before(n) {
+                    return false;
+                }
                 for (j, a) in row.iter_mut().enumerate() {
                     *a += term(i, j);
                 }
@@ -227,6 +245,9 @@ pub(super) fn accumulate_rows(
         slot => {
             let mut data = Vec::with_capacity(shape.len());
             for i in 0..m {
+                if blocks.stop_before(n) {
+                    return false;
+                }
                 match &slot {
                     Some(Grad::Uniform { value, .. }) => {
                         data.extend((0..n).map(|j| value + term(i, j)));
@@ -238,6 +259,7 @@ pub(super) fn accumulate_rows(
         }
     };
     *slot = Some(Grad::Full(Tensor::new(shape, data)));
+    true
 }
 
 /// `s[i] += term(u[i], i)` for every `i`, in blocks of [`BLOCK_ELEMENTS`],
@@ -335,7 +357,7 @@ impl TensorGraph {
     /// its gradient in `slot`: the op's vector–Jacobian product, as
     /// [`TensorGraph::vjp_until`] computes it, without writing out what need not be.
     /// `owned`: the walk needs the upstream no more (it may be taken).
-    /// False when `stop` said stop inside a matrix product.
+    /// False when `stop` said stop inside a kernel (between two blocks).
     fn pass(
         &self,
         node: TensorId,
@@ -368,8 +390,13 @@ impl TensorGraph {
                 } else {
                     // A broadcast operand of `+`: the upstream summed over
                     // the broadcast axes, read where it is.
-                    let up = written_out(upstream).data();
-                    let sums = kernels::summed_to(up, out, shape);
+                    let Some(up) = written_out(upstream, stop) else {
+                        return false;
+                    };
+                    let up = up.data();
+                    let Some(sums) = kernels::summed_to(up, out, shape, stop) else {
+                        return false;
+                    };
                     accumulate(slot, Grad::Full(Tensor::new(shape, sums)));
                 }
             }
@@ -386,11 +413,17 @@ impl TensorGraph {
             }
             TensorOp::SumAxis(axis) => {
                 // The upstream broadcast back along the summed axis.
-                let up = written_out(upstream).data();
-                match (shape.dims(), axis) {
-                    ([_], _) => accumulate_rows(slot, shape, |_, _| up[0]),
-                    ([_, _], 0) => accumulate_rows(slot, shape, |_, j| up[j]),
-                    _ => accumulate_rows(slot, shape, |i, _| up[i]),
+                let Some(up) = written_out(upstream, stop) else {
+                    return false;
+                };
+                let up = up.data();
+                let whole = match (shape.dims(), axis) {
+                    ([_], _) => accumulate_rows(slot, shape, |_, _| up[0], stop),
+                    ([_, _], 0) => accumulate_rows(slot, shape, |_, j| up[j], stop),
+                    _ => accumulate_rows(slot, shape, |i, _| up[i], stop),
+                };
+                if !whole {
+                    return false;
                 }
             }
             TensorOp::Softmax if owned && matches!(upstream, Some(Grad::Full(_))) => {
@@ -399,18 +432,16 @@ impl TensorGraph {
                     unreachable!("a whole upstream")
                 };
                 let mut data = t.into_data();
-                let p = self.value(node);
-                let n = shape.as_matrix().1.max(1);
-                for (row, u) in p.data().chunks(n).zip(data.chunks_mut(n)) {
-                    let dot: f64 = row.iter().zip(&*u).map(|(p, u)| p * u).sum();
-                    for (p, u) in row.iter().zip(u) {
-                        *u = p * (*u - dot);
-                    }
+                let n = shape.as_matrix().1;
+                if !softmax_vjp_in_place(self.value(node), &mut data, n, stop) {
+                    return false;
                 }
                 accumulate(slot, Grad::Full(Tensor::new(shape, data)));
             }
             TensorOp::MatMul => {
-                let up = written_out(upstream);
+                let Some(up) = written_out(upstream, stop) else {
+                    return false;
+                };
                 let operands = self.operands(node);
                 let (a, b) = (self.value(operands[0]), self.value(operands[1]));
                 let Some((_, data)) = matmul_vjp(a, b, position, up, stop) else {
@@ -419,7 +450,9 @@ impl TensorGraph {
                 accumulate(slot, Grad::Full(Tensor::new(shape, data)));
             }
             _ => {
-                let up = written_out(upstream);
+                let Some(up) = written_out(upstream, stop) else {
+                    return false;
+                };
                 let Some((_, _, contribution)) = self.vjp_until(node, position, up, stop) else {
                     return false;
                 };
@@ -539,14 +572,27 @@ fn pass_on(slot: &mut Option<Grad>, shape: Shape, up: Up<'_>, stop: &dyn Fn() ->
     true
 }
 
-/// The upstream written out (in place), for a kernel that reads every element.
-fn written_out(upstream: &mut Option<Grad>) -> &Tensor {
-    let grad = upstream
+/// The upstream written out (in place), for a kernel that reads every
+/// element: a uniform one filled in blocks of [`BLOCK_ELEMENTS`], looking
+/// at `stop` between two (`None` when it said stop; the upstream is then
+/// left as it was).
+fn written_out<'a>(upstream: &'a mut Option<Grad>, stop: &dyn Fn() -> bool) -> Option<&'a Tensor> {
+    let tensor = match upstream
         .take()
-        .expect("the upstream is held until its last use");
-    *upstream = Some(Grad::Full(grad.into_tensor()));
+        .expect("the upstream is held until its last use")
+    {
+        Grad::Full(t) => t,
+        Grad::Uniform { value, shape } => match made(shape.len(), stop, |_| value) {
+            Some(data) => Tensor::new(shape, data),
+            None => {
+                *upstream = Some(Grad::Uniform { value, shape });
+                return None;
+            }
+        },
+    };
+    *upstream = Some(Grad::Full(tensor));
     match upstream {
-        Some(Grad::Full(t)) => t,
+        Some(Grad::Full(t)) => Some(t),
         _ => unreachable!("just written out"),
     }
 }

@@ -6,8 +6,9 @@
 
 use super::accumulate::made;
 use super::batch;
+use super::blocks;
 use super::kernels::{self, Factor};
-use super::ops::{matmul_factors, rows, transpose};
+use super::ops::matmul_factors;
 use super::trace::{EveryStep, TraceReader};
 use super::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
 use crate::engine::{NodeId, Op, Shortcut};
@@ -384,7 +385,7 @@ impl TensorGraph {
                 let full = elementwise_vjp(op, &inputs, out, position, up, stop)?;
                 let summed_from = (shape != out.shape()).then_some(out.shape());
                 let rule = Rule::Elementwise { op, position };
-                let contribution = kernels::sum_to(full, out.shape(), shape);
+                let contribution = kernels::sum_to(full, out.shape(), shape, stop)?;
                 return Some((rule, summed_from, contribution));
             }
             TensorOp::MatMul => {
@@ -395,7 +396,7 @@ impl TensorGraph {
             | TensorOp::Index(_)
             | TensorOp::Index2(_, _)
             | TensorOp::Slice(_, _)
-            | TensorOp::Outer => self.moved_vjp(node, position, up),
+            | TensorOp::Outer => self.moved_vjp(node, position, up, stop)?,
             TensorOp::Sum
             | TensorOp::SumAxis(_)
             | TensorOp::SumKeepDims(_)
@@ -404,11 +405,11 @@ impl TensorGraph {
             | TensorOp::Min
             | TensorOp::MeanAxis(_)
             | TensorOp::MaxAxis(_)
-            | TensorOp::MinAxis(_) => self.reduction_vjp(node, up),
+            | TensorOp::MinAxis(_) => self.reduction_vjp(node, up, stop)?,
             TensorOp::Softmax
             | TensorOp::LogSoftmax
             | TensorOp::LogSumExp
-            | TensorOp::CrossEntropy => self.row_vjp(node, position, up),
+            | TensorOp::CrossEntropy => self.row_vjp(node, position, up, stop)?,
             TensorOp::Compare(_) | TensorOp::ArgMax(_) | TensorOp::OneHot(_) => {
                 (Rule::NoGradient, vec![0.0; shape.len()])
             }
@@ -419,16 +420,23 @@ impl TensorGraph {
     /// [`TensorGraph::vjp_until`] of an op that moves elements without changing
     /// them (transpose, indexing, slicing) or the outer product: the upstream
     /// moved back (scattered into zeros where the op picked elements) or
-    /// multiplied by the other factor.
-    fn moved_vjp(&self, node: TensorId, position: usize, up: &[f64]) -> (Rule, Vec<f64>) {
+    /// multiplied by the other factor. `None` when `stop` said stop between
+    /// two rows.
+    fn moved_vjp(
+        &self,
+        node: TensorId,
+        position: usize,
+        up: &[f64],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<(Rule, Vec<f64>)> {
         let operands = self.operands(node);
         let a = self.value(operands[0]);
         let shape = self.value(operands[position]).shape();
-        match self.op(node) {
+        Some(match self.op(node) {
             TensorOp::Transpose => (
                 Rule::Transposed,
                 match *shape.dims() {
-                    [m, n] => transpose(up, n, m),
+                    [m, n] => blocks::transpose(up, n, m, stop)?,
                     _ => up.to_vec(),
                 },
             ),
@@ -444,102 +452,123 @@ impl TensorGraph {
                 (Rule::Scatter, g)
             }
             TensorOp::Slice(first, second) => {
-                let (_, index) = batch::slice(a.shape(), first, second).expect("built");
-                let mut g = vec![0.0; shape.len()];
-                for (&i, &u) in index.iter().zip(up) {
-                    g[i] += u;
-                }
-                (Rule::Scatter, g)
+                let taken = batch::taken(a.shape(), first, second).expect("built");
+                (
+                    Rule::Scatter,
+                    batch::slice_vjp(shape.len(), &taken, up, stop)?,
+                )
             }
             TensorOp::Outer => {
                 let (u, x) = (a.data(), self.value(operands[1]).data());
                 let n = x.len();
+                let rows = &up[..(u.len() * n).min(up.len())];
                 if position == 0 {
                     // (upstream @ x)[i] = Σⱼ upstream[i, j]·x[j].
-                    let g = up
-                        .chunks(n.max(1))
-                        .take(u.len())
-                        .map(|row| row.iter().zip(x).map(|(g, x)| g * x).sum())
-                        .collect();
-                    (Rule::Outer { side: Side::Left }, g)
+                    let mut g = Vec::with_capacity(u.len());
+                    let whole = blocks::each_row(rows, n, stop, |_, row| {
+                        g.push(row.iter().zip(x).map(|(g, x)| g * x).sum());
+                    });
+                    g.resize(u.len(), std::iter::empty::<f64>().sum());
+                    (Rule::Outer { side: Side::Left }, whole.then_some(g)?)
                 } else {
                     // (u @ upstream)[j] = Σᵢ u[i]·upstream[i, j].
                     let mut g = vec![0.0; n];
-                    for (&u, row) in u.iter().zip(up.chunks(n.max(1))) {
+                    let whole = blocks::each_row(rows, n, stop, |i, row| {
                         for (g, &v) in g.iter_mut().zip(row) {
-                            *g += u * v;
+                            *g += u[i] * v;
                         }
-                    }
-                    (Rule::Outer { side: Side::Right }, g)
+                    });
+                    (Rule::Outer { side: Side::Right }, whole.then_some(g)?)
                 }
             }
             op => unreachable!("{op:?} moves no elements"),
-        }
+        })
     }
 
     /// [`TensorGraph::vjp_until`] of a reduction (of one operand): the upstream
     /// broadcast back over what was summed or averaged, or given to the
-    /// extremum (ties split evenly).
-    fn reduction_vjp(&self, node: TensorId, up: &[f64]) -> (Rule, Vec<f64>) {
+    /// extremum (ties split evenly). `None` when `stop` said stop between
+    /// two rows.
+    fn reduction_vjp(
+        &self,
+        node: TensorId,
+        up: &[f64],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<(Rule, Vec<f64>)> {
         let a = self.value(self.operands(node)[0]);
         let shape = a.shape();
-        match self.op(node) {
+        Some(match self.op(node) {
             TensorOp::Sum => (Rule::Broadcast { axis: None }, vec![up[0]; shape.len()]),
             TensorOp::SumAxis(axis) => (
                 Rule::Broadcast { axis: Some(axis) },
-                sum_axis_vjp(shape, axis, up),
+                sum_axis_vjp(shape, axis, up, stop)?,
             ),
             // The kept axis of size 1 holds the same numbers as the dropped one.
-            TensorOp::SumKeepDims(axis) => {
-                (Rule::BroadcastKept { axis }, sum_axis_vjp(shape, axis, up))
-            }
+            TensorOp::SumKeepDims(axis) => (
+                Rule::BroadcastKept { axis },
+                sum_axis_vjp(shape, axis, up, stop)?,
+            ),
             TensorOp::Mean => {
                 let count = shape.len();
                 (Rule::Mean { count }, vec![up[0] / count as f64; count])
             }
             op @ (TensorOp::Max | TensorOp::Min) => {
                 let max = op == TensorOp::Max;
-                let index = batch::ties(a.data(), max)[0];
-                let (ties, g) = batch::extremum_vjp(a.data(), max, up[0]);
+                let (index, ties, g) = batch::extremum_vjp_until(a.data(), max, up[0], stop)?;
                 (Rule::Extremum { max, index, ties }, g)
             }
             TensorOp::MeanAxis(axis) => {
                 let count = shape.dims()[axis];
                 (
                     Rule::MeanAlong { axis, count },
-                    batch::reduce_axis_vjp(a, axis, None, up),
+                    batch::reduce_axis_vjp(a, axis, None, up, stop)?,
                 )
             }
             op @ (TensorOp::MaxAxis(axis) | TensorOp::MinAxis(axis)) => {
                 let max = matches!(op, TensorOp::MaxAxis(_));
                 (
                     Rule::ExtremumAlong { max, axis },
-                    batch::reduce_axis_vjp(a, axis, Some(max), up),
+                    batch::reduce_axis_vjp(a, axis, Some(max), up, stop)?,
                 )
             }
             op => unreachable!("{op:?} is no reduction"),
-        }
+        })
     }
 
     /// [`TensorGraph::vjp_until`] of an op along each row: softmax, log-softmax,
     /// logsumexp, and the cross-entropy (to its scores; its labels get none).
-    fn row_vjp(&self, node: TensorId, position: usize, up: &[f64]) -> (Rule, Vec<f64>) {
+    /// `None` when `stop` said stop between two rows.
+    fn row_vjp(
+        &self,
+        node: TensorId,
+        position: usize,
+        up: &[f64],
+        stop: &dyn Fn() -> bool,
+    ) -> Option<(Rule, Vec<f64>)> {
         let operands = self.operands(node);
         let a = self.value(operands[0]);
         let out = self.value(node);
-        match self.op(node) {
-            TensorOp::Softmax => (Rule::Softmax, softmax_vjp(out, up)),
-            TensorOp::LogSoftmax => (Rule::LogSoftmax, batch::log_softmax_vjp(out, up)),
+        Some(match self.op(node) {
+            TensorOp::Softmax => {
+                let mut g = up[..out.len()].to_vec();
+                let n = out.shape().as_matrix().1;
+                if !softmax_vjp_in_place(out, &mut g, n, stop) {
+                    return None;
+                }
+                (Rule::Softmax, g)
+            }
+            TensorOp::LogSoftmax => (Rule::LogSoftmax, batch::log_softmax_vjp(out, up, stop)?),
             TensorOp::LogSumExp => {
                 let mut g = Vec::with_capacity(a.len());
-                for (row, &u) in rows(a).zip(up) {
+                let n = a.shape().as_matrix().1;
+                let whole = blocks::each_row(a.data(), n, stop, |i, row| {
                     let start = g.len();
                     kernels::softmax_into(row, &mut g);
                     for p in &mut g[start..] {
-                        *p *= u;
+                        *p *= up[i];
                     }
-                }
-                (Rule::LogSumExp, g)
+                });
+                (Rule::LogSumExp, whole.then_some(g)?)
             }
             TensorOp::CrossEntropy if position == 0 => {
                 let y = self.value(operands[1]);
@@ -547,11 +576,11 @@ impl TensorGraph {
                     count: y.len(),
                     classes: batch::classes(a.shape()),
                 };
-                (rule, batch::cross_entropy_vjp(a, y, up[0]))
+                (rule, batch::cross_entropy_vjp(a, y, up[0], stop)?)
             }
             TensorOp::CrossEntropy => (Rule::NoGradient, vec![0.0; self.value(operands[1]).len()]),
             op => unreachable!("{op:?} works on no rows"),
-        }
+        })
     }
 }
 
@@ -646,25 +675,42 @@ pub(super) fn matmul_vjp(
     Some((rule, kernels::matmul(x, y, stop)?))
 }
 
-/// `sum(W, axis)`'s backward: the upstream broadcast back along `axis`.
-fn sum_axis_vjp(shape: Shape, axis: usize, up: &[f64]) -> Vec<f64> {
-    match (shape.dims(), axis) {
-        (&[n], _) => vec![up[0]; n],
-        (&[m, _], 0) => up.repeat(m),
-        (&[_, n], _) => up.iter().flat_map(|&u| std::iter::repeat_n(u, n)).collect(),
+/// `sum(W, axis)`'s backward: the upstream broadcast back along `axis`,
+/// row by row; `None` when `stop` said stop between two rows.
+fn sum_axis_vjp(
+    shape: Shape,
+    axis: usize,
+    up: &[f64],
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
+    let (_, n) = shape.as_matrix();
+    let mut g = vec![0.0; shape.len()];
+    let whole = match (shape.dims(), axis) {
+        (&[_], _) => blocks::each_row_mut(&mut g, n, stop, |_, row| row.fill(up[0])),
+        (&[_, _], 0) => blocks::each_row_mut(&mut g, n, stop, |_, row| row.copy_from_slice(up)),
+        (&[_, _], _) => blocks::each_row_mut(&mut g, n, stop, |i, row| row.fill(up[i])),
         _ => unreachable!("sum over an axis of a vector or a matrix"),
-    }
+    };
+    whole.then_some(g)
 }
 
-/// softmax's backward per row: `p ⊙ (u − p·u)`.
-fn softmax_vjp(p: &Tensor, up: &[f64]) -> Vec<f64> {
-    let n = p.shape().as_matrix().1.max(1);
-    let mut g = Vec::with_capacity(p.len());
-    for (row, u) in p.data().chunks(n).zip(up.chunks(n)) {
-        let dot: f64 = row.iter().zip(u).map(|(p, u)| p * u).sum();
-        g.extend(row.iter().zip(u).map(|(p, u)| p * (u - dot)));
-    }
-    g
+/// softmax's backward per row of `n` numbers, in place: `u ← p ⊙ (u −
+/// p·u)`, `p` the softmax (the upstream `u` given in `g`); false when `stop`
+/// said stop between two rows.
+pub(super) fn softmax_vjp_in_place(
+    p: &Tensor,
+    g: &mut [f64],
+    n: usize,
+    stop: &dyn Fn() -> bool,
+) -> bool {
+    let p = p.data();
+    blocks::each_row_mut(g, n, stop, |i, u| {
+        let row = &p[i * u.len()..(i + 1) * u.len()];
+        let dot: f64 = row.iter().zip(&*u).map(|(p, u)| p * u).sum();
+        for (p, u) in row.iter().zip(u) {
+            *u = p * (*u - dot);
+        }
+    })
 }
 
 /// How many times each node is used by the nodes of an order, and how many

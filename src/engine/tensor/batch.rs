@@ -5,7 +5,10 @@
 //! The forward loops and the vector–Jacobian products are here; the op
 //! table (`ops.rs`) and the backward walk (`backward.rs`) call them.
 
-use super::kernels;
+use std::ops::Range;
+
+use super::blocks::{Blocks, each_row};
+use super::kernels::{self, BLOCK_ELEMENTS};
 use super::ops::{SOFTMAX_SOURCE, rows};
 use super::{Shape, ShapeError, Tensor, TensorArity, TensorOp, TensorOpInfo};
 
@@ -141,30 +144,173 @@ pub(super) fn ties(data: &[f64], max: bool) -> Vec<usize> {
     all.into_iter().filter(|&i| data[i] == value).collect()
 }
 
+/// The index of the first largest (`max`) or smallest element of `data`,
+/// or of its first nan (as [`first_extremum`] over every index), looking at
+/// `stop` once a block ([`Blocks`]): `None` when it said stop. `data` is
+/// not empty.
+pub(super) fn first_extremum_until(
+    data: &[f64],
+    max: bool,
+    stop: &dyn Fn() -> bool,
+) -> Option<usize> {
+    let (mut best, mut b) = (0, data[0]);
+    let mut blocks = Blocks::new(stop);
+    for (c, chunk) in data.chunks(BLOCK_ELEMENTS).enumerate() {
+        if blocks.stop_before(chunk.len()) {
+            return None;
+        }
+        for (k, &x) in chunk.iter().enumerate() {
+            if x.is_nan() {
+                return Some(c * BLOCK_ELEMENTS + k);
+            }
+            if max && x > b || !max && x < b {
+                (best, b) = (c * BLOCK_ELEMENTS + k, x);
+            }
+        }
+    }
+    Some(best)
+}
+
 /// `max(x)` or `min(x)` of every element's backward: the upstream split
-/// evenly among the tied extrema (PyTorch's `evenly_distribute_backward`).
-pub(super) fn extremum_vjp(data: &[f64], max: bool, up: f64) -> (usize, Vec<f64>) {
-    let at = ties(data, max);
+/// evenly among the tied extrema (PyTorch's `evenly_distribute_backward`),
+/// every tie found as [`ties`] finds them, looking at `stop` once a block:
+/// the first extremum's index, how many tie for it, and the gradient;
+/// `None` when `stop` said stop.
+pub(super) fn extremum_vjp_until(
+    data: &[f64],
+    max: bool,
+    up: f64,
+    stop: &dyn Fn() -> bool,
+) -> Option<(usize, usize, Vec<f64>)> {
+    let first = first_extremum_until(data, max, stop)?;
+    let value = data[first];
+    let mut at = Vec::new();
+    if value.is_nan() {
+        at.push(first);
+    } else {
+        let mut blocks = Blocks::new(stop);
+        for (c, chunk) in data.chunks(BLOCK_ELEMENTS).enumerate() {
+            if blocks.stop_before(chunk.len()) {
+                return None;
+            }
+            let start = c * BLOCK_ELEMENTS;
+            at.extend(
+                (0..chunk.len())
+                    .filter(|&k| chunk[k] == value)
+                    .map(|k| start + k),
+            );
+        }
+    }
     let mut g = vec![0.0; data.len()];
     for &i in &at {
         g[i] = up / at.len() as f64;
     }
-    (at.len(), g)
+    Some((first, at.len(), g))
+}
+
+/// The lanes of a reduction over `axis` of `shape` as rows of a row-major
+/// `m×n` matrix: `(m, n, true)` when each row is a lane (a matrix's axis
+/// 1, a vector's one lane, a scalar's), `(m, n, false)` when each column is
+/// (a matrix's axis 0); the lanes in order either way ([`lanes`]).
+fn lanes_as_rows(shape: Shape, axis: usize) -> (usize, usize, bool) {
+    match (shape.dims(), axis) {
+        (&[n], _) => (1, n, true),
+        (&[m, n], 0) => (m, n, false),
+        (&[m, n], _) => (m, n, true),
+        _ => (1, 1, true),
+    }
+}
+
+/// The index of the first largest (`max`) or smallest element of `row`, or
+/// of its first nan ([`first_extremum`] of one row). `row` is not empty.
+fn row_extremum(row: &[f64], max: bool) -> usize {
+    let (mut best, mut b) = (0, row[0]);
+    for (k, &x) in row.iter().enumerate() {
+        if x.is_nan() {
+            return k;
+        }
+        if max && x > b || !max && x < b {
+            (best, b) = (k, x);
+        }
+    }
+    best
+}
+
+/// The first largest (`max`) or smallest element of each column of the
+/// row-major `m×n` matrix `data` (`m ≥ 1`), or its first nan, read row by
+/// row ([`first_extremum`] of each column, in one pass along the rows):
+/// each column's row index and value; `None` when `stop` said stop
+/// between two rows.
+fn column_extrema(
+    data: &[f64],
+    (m, n): (usize, usize),
+    max: bool,
+    stop: &dyn Fn() -> bool,
+) -> Option<(Vec<usize>, Vec<f64>)> {
+    let mut at = vec![0; n];
+    let mut best = data[..n].to_vec();
+    let mut nan: Vec<bool> = best.iter().map(|x| x.is_nan()).collect();
+    let mut blocks = Blocks::new(stop);
+    for i in 1..m {
+        if blocks.stop_before(n) {
+            return None;
+        }
+        let row = &data[i * n..(i + 1) * n];
+        for j in 0..n {
+            let x = row[j];
+            if nan[j] {
+                continue;
+            }
+            if x.is_nan() || max && x > best[j] || !max && x < best[j] {
+                (at[j], best[j], nan[j]) = (i, x, x.is_nan());
+            }
+        }
+    }
+    Some((at, best))
 }
 
 /// A reduction along an axis, forward: the mean, or the first extremum's
-/// value of each lane (`argmax` gives its position instead).
-pub(super) fn reduce_axis(a: &Tensor, axis: usize, kind: AxisReduction) -> Vec<f64> {
+/// value of each lane (`argmax` gives its position instead), computed row
+/// by row (each lane's numbers in the lane's order, the bits of a sum over
+/// [`lanes`]), looking at `stop` between two rows: `None` when it said stop.
+pub(super) fn reduce_axis(
+    a: &Tensor,
+    axis: usize,
+    kind: AxisReduction,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let data = a.data();
-    lanes(a.shape(), axis)
-        .iter()
-        .map(|lane| match kind {
-            AxisReduction::Mean => lane.iter().map(|&i| data[i]).sum::<f64>() / lane.len() as f64,
-            AxisReduction::Max => data[lane[first_extremum(data, lane, true)]],
-            AxisReduction::Min => data[lane[first_extremum(data, lane, false)]],
-            AxisReduction::ArgMax => first_extremum(data, lane, true) as f64,
-        })
-        .collect()
+    let (m, n, along_rows) = lanes_as_rows(a.shape(), axis);
+    if along_rows {
+        let mut out = Vec::with_capacity(m);
+        let whole = each_row(data, n, stop, |_, row| {
+            out.push(match kind {
+                AxisReduction::Mean => row.iter().sum::<f64>() / n as f64,
+                AxisReduction::Max => row[row_extremum(row, true)],
+                AxisReduction::Min => row[row_extremum(row, false)],
+                AxisReduction::ArgMax => row_extremum(row, true) as f64,
+            });
+        });
+        // m×0 has rows of nothing: the mean of each is nan (0/0).
+        out.resize(m, f64::NAN);
+        return whole.then_some(out);
+    }
+    if kind == AxisReduction::Mean {
+        // Each column's sum from the neutral element of `f64`'s `Sum`, in
+        // row order: the bits of `sum()` over the column.
+        let mut sums = vec![std::iter::empty::<f64>().sum::<f64>(); n];
+        let whole = each_row(&data[..m * n], n, stop, |_, row| {
+            for (s, &x) in sums.iter_mut().zip(row) {
+                *s += x;
+            }
+        });
+        return whole.then(|| sums.into_iter().map(|s| s / m as f64).collect());
+    }
+    let (at, best) = column_extrema(data, (m, n), kind != AxisReduction::Min, stop)?;
+    Some(match kind {
+        AxisReduction::ArgMax => at.into_iter().map(|i| i as f64).collect(),
+        _ => best,
+    })
 }
 
 /// Which reduction along an axis [`reduce_axis`] computes.
@@ -184,49 +330,77 @@ pub(super) enum AxisReduction {
 /// length at every element (`mean`), or put at the lane's first extremum
 /// (`max`, `min`: PyTorch's `max(dim)` returns that index and its backward
 /// scatters the upstream there, `value_selecting_reduction_backward`).
-pub(super) fn reduce_axis_vjp(a: &Tensor, axis: usize, max: Option<bool>, up: &[f64]) -> Vec<f64> {
+/// Row by row, looking at `stop` between two rows: `None` when it said stop.
+pub(super) fn reduce_axis_vjp(
+    a: &Tensor,
+    axis: usize,
+    max: Option<bool>,
+    up: &[f64],
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let data = a.data();
+    let (m, n, along_rows) = lanes_as_rows(a.shape(), axis);
     let mut g = vec![0.0; a.len()];
-    for (lane, &u) in lanes(a.shape(), axis).iter().zip(up) {
-        match max {
-            None => {
-                for &i in lane {
-                    g[i] = u / lane.len() as f64;
-                }
+    let whole = match (max, along_rows) {
+        (None, true) => super::blocks::each_row_mut(&mut g, n, stop, |i, row| {
+            row.fill(up[i] / n as f64);
+        }),
+        (None, false) => super::blocks::each_row_mut(&mut g, n, stop, |_, row| {
+            for (x, &u) in row.iter_mut().zip(up) {
+                *x = u / m as f64;
             }
-            Some(max) => g[lane[first_extremum(data, lane, max)]] = u,
+        }),
+        (Some(max), true) => {
+            let g = &mut g;
+            each_row(data, n, stop, |i, row| {
+                g[i * n + row_extremum(row, max)] = up[i];
+            })
         }
-    }
-    g
+        (Some(max), false) => {
+            let (at, _) = column_extrema(data, (m, n), max, stop)?;
+            for (j, (&i, &u)) in at.iter().zip(up).enumerate() {
+                g[i * n + j] = u;
+            }
+            true
+        }
+    };
+    whole.then_some(g)
 }
 
-/// `argmax(x)` of every element: the row-major position of the first maximum.
-pub(super) fn argmax_all(a: &Tensor) -> f64 {
-    let all: Vec<usize> = (0..a.len()).collect();
-    first_extremum(a.data(), &all, true) as f64
+/// `argmax(x)` of every element: the row-major position of the first
+/// maximum; `None` when `stop` said stop ([`first_extremum_until`]).
+pub(super) fn argmax_all(a: &Tensor, stop: &dyn Fn() -> bool) -> Option<f64> {
+    first_extremum_until(a.data(), true, stop).map(|at| at as f64)
 }
 
 /// `log_softmax(z)` along the last axis: `zᵢ − logsumexp(z)`, each row on
-/// its own (stable: [`kernels::logsumexp`] subtracts the maximum).
-pub(super) fn log_softmax(a: &Tensor) -> Vec<f64> {
+/// its own (stable: [`kernels::logsumexp`] subtracts the maximum); `None`
+/// when `stop` said stop between two rows.
+pub(super) fn log_softmax(a: &Tensor, stop: &dyn Fn() -> bool) -> Option<Vec<f64>> {
     let mut out = Vec::with_capacity(a.len());
-    for row in rows(a) {
+    let n = a.shape().as_matrix().1;
+    let whole = each_row(a.data(), n, stop, |_, row| {
         let lse = kernels::logsumexp(row);
         out.extend(row.iter().map(|&z| z - lse));
-    }
-    out
+    });
+    whole.then_some(out)
 }
 
 /// `log_softmax`'s backward per row: `u − softmax(z)·Σu`, `softmax(z) =
-/// exp(out)`.
-pub(super) fn log_softmax_vjp(out: &Tensor, up: &[f64]) -> Vec<f64> {
+/// exp(out)`; `None` when `stop` said stop between two rows.
+pub(super) fn log_softmax_vjp(
+    out: &Tensor,
+    up: &[f64],
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let n = out.shape().as_matrix().1.max(1);
     let mut g = Vec::with_capacity(out.len());
-    for (row, u) in out.data().chunks(n).zip(up.chunks(n)) {
+    let whole = each_row(out.data(), n, stop, |i, row| {
+        let u = &up[i * n..i * n + row.len()];
         let total: f64 = u.iter().sum();
         g.extend(row.iter().zip(u).map(|(o, u)| u - o.exp() * total));
-    }
-    g
+    });
+    whole.then_some(g)
 }
 
 /// The shape rule of `cross_entropy(Z, y)`: `Z` of `n×k` scores with `y` of
@@ -272,27 +446,42 @@ pub(super) fn classes(z: Shape) -> usize {
 /// `cross_entropy(Z, y)`: the mean over the rows of `logsumexp(Zᵢ) − Zᵢ[yᵢ]`,
 /// that is `−log_softmax(Z)[i, yᵢ]` (PyTorch's `cross_entropy` with
 /// `reduction='mean'`). nan where a label is not a class (only after a leaf
-/// moved: [`check_labels`] refuses it when the node is built).
-pub(super) fn cross_entropy(z: &Tensor, y: &Tensor) -> f64 {
+/// moved: [`check_labels`] refuses it when the node is built). `None` when
+/// `stop` said stop between two rows ([`Blocks`]).
+pub(super) fn cross_entropy(z: &Tensor, y: &Tensor, stop: &dyn Fn() -> bool) -> Option<f64> {
     let k = classes(z.shape());
     let n = y.len();
     let mut total = 0.0;
+    let mut blocks = Blocks::new(stop);
     for (row, &label) in rows(z).zip(y.data()) {
+        if blocks.stop_before(k) {
+            return None;
+        }
         match class(label, k) {
             Some(c) => total += kernels::logsumexp(row) - row[c],
-            None => return f64::NAN,
+            None => return Some(f64::NAN),
         }
     }
-    total / n as f64
+    Some(total / n as f64)
 }
 
 /// `cross_entropy(Z, y)`'s backward to `Z`: `upstream·(softmax(Z) −
-/// onehot(y, k))/n`, `n` the number of rows.
-pub(super) fn cross_entropy_vjp(z: &Tensor, y: &Tensor, up: f64) -> Vec<f64> {
+/// onehot(y, k))/n`, `n` the number of rows; `None` when `stop` said stop
+/// between two rows.
+pub(super) fn cross_entropy_vjp(
+    z: &Tensor,
+    y: &Tensor,
+    up: f64,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let k = classes(z.shape());
     let n = y.len() as f64;
     let mut g = Vec::with_capacity(z.len());
+    let mut blocks = Blocks::new(stop);
     for (row, &label) in rows(z).zip(y.data()) {
+        if blocks.stop_before(k) {
+            return None;
+        }
         let start = g.len();
         kernels::softmax_into(row, &mut g);
         if let Some(c) = class(label, k) {
@@ -302,7 +491,7 @@ pub(super) fn cross_entropy_vjp(z: &Tensor, y: &Tensor, up: f64) -> Vec<f64> {
             *x *= up / n;
         }
     }
-    g
+    Some(g)
 }
 
 /// The shape of `onehot(y, k)`: one label `()` gives `k`; `n` labels an `n×k` matrix.
@@ -330,17 +519,31 @@ pub(super) fn onehot(y: &Tensor, k: usize) -> Vec<f64> {
     out
 }
 
-/// The output shape of a slice of `shape` and, for each output element in
-/// row-major order, the data index of `shape` it copies.
+/// A slice as ranges: rows `rows` and columns `cols` of its operand read as
+/// a row-major matrix of `n` columns (a vector as a column: `n` is 1), and
+/// the output's `shape`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Taken {
+    /// The output's shape.
+    pub(super) shape: Shape,
+    /// The rows taken.
+    pub(super) rows: Range<usize>,
+    /// The columns taken of each row.
+    pub(super) cols: Range<usize>,
+    /// The operand's columns.
+    pub(super) n: usize,
+}
+
+/// What a slice of `shape` takes ([`Taken`]).
 ///
 /// # Errors
 /// [`ShapeError::Slice`] for a range past the axis's end or backwards, an
 /// index past it, or a second selection of a vector.
-pub(super) fn slice(
+pub(super) fn taken(
     shape: Shape,
     first: Select,
     second: Option<Select>,
-) -> Result<(Shape, Vec<usize>), ShapeError> {
+) -> Result<Taken, ShapeError> {
     let (m, n) = match (shape.dims(), second) {
         (&[n], None) => (n, 1),
         (&[m, n], _) => (m, n),
@@ -350,31 +553,91 @@ pub(super) fn slice(
         }
     };
     let positions = |select: Select, axis: usize, size: usize| match select {
-        Select::Range(start, end) if start <= end && end <= size => {
-            Ok(((start..end).collect::<Vec<_>>(), true))
-        }
-        Select::At(i) if i < size => Ok((vec![i], false)),
+        Select::Range(start, end) if start <= end && end <= size => Ok((start..end, true)),
+        Select::At(i) if i < size => Ok((i..i + 1, false)),
         _ => Err(ShapeError::Slice { shape, axis }),
     };
     let (rows, keep_rows) = positions(first, 0, m)?;
     let (cols, keep_cols) = match (shape.rank(), second) {
         (2, Some(select)) => positions(select, 1, n)?,
-        (2, None) => ((0..n).collect(), true),
-        _ => (vec![0], false),
+        (2, None) => (0..n, true),
+        _ => (0..1, false),
     };
     let dims: Vec<usize> = [(rows.len(), keep_rows), (cols.len(), keep_cols)]
         .iter()
         .filter(|(_, keep)| *keep)
         .map(|(len, _)| *len)
         .collect();
-    let out = Shape::from_dims(&dims).expect("rank ≤ 2");
-    let mut index = Vec::with_capacity(out.len());
-    for &i in &rows {
-        for &j in &cols {
-            index.push(i * n + j);
+    let shape = Shape::from_dims(&dims).expect("rank ≤ 2");
+    Ok(Taken {
+        shape,
+        rows,
+        cols,
+        n,
+    })
+}
+
+/// The output shape of a slice of `shape` and, for each output element in
+/// row-major order, the data index of `shape` it copies ([`taken`]).
+///
+/// # Errors
+/// As [`taken`].
+pub(super) fn slice(
+    shape: Shape,
+    first: Select,
+    second: Option<Select>,
+) -> Result<(Shape, Vec<usize>), ShapeError> {
+    let Taken {
+        shape,
+        rows,
+        cols,
+        n,
+    } = taken(shape, first, second)?;
+    let mut index = Vec::with_capacity(shape.len());
+    for i in rows {
+        index.extend(cols.clone().map(|j| i * n + j));
+    }
+    Ok((shape, index))
+}
+
+/// The numbers a slice takes from `a`, row by row, looking at `stop`
+/// between two rows: `None` when it said stop.
+pub(super) fn sliced(a: &[f64], taken: &Taken, stop: &dyn Fn() -> bool) -> Option<Vec<f64>> {
+    let Taken { rows, cols, n, .. } = taken;
+    let mut out = Vec::with_capacity(rows.len() * cols.len());
+    let mut blocks = Blocks::new(stop);
+    for i in rows.clone() {
+        if blocks.stop_before(cols.len()) {
+            return None;
+        }
+        out.extend_from_slice(&a[i * n + cols.start..i * n + cols.end]);
+    }
+    Some(out)
+}
+
+/// A slice's backward: the upstream `up` added at the positions taken of
+/// zeros of `len` numbers (the operand's), row by row, looking at `stop`
+/// between two rows: `None` when it said stop.
+pub(super) fn slice_vjp(
+    len: usize,
+    taken: &Taken,
+    up: &[f64],
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
+    let Taken { rows, cols, n, .. } = taken;
+    let w = cols.len();
+    let mut g = vec![0.0; len];
+    let mut blocks = Blocks::new(stop);
+    for (k, i) in rows.clone().enumerate() {
+        if blocks.stop_before(w) {
+            return None;
+        }
+        let at = i * n + cols.start;
+        for (d, &u) in g[at..at + w].iter_mut().zip(&up[k * w..(k + 1) * w]) {
+            *d += u;
         }
     }
-    Ok((out, index))
+    Some(g)
 }
 
 /// The op table's rows of the batch ops and `max` ([`TensorOp::info`]);

@@ -3,6 +3,8 @@
 //! product through the `gemm` crate on x86-64 (AVX-512 or AVX2 kernels,
 //! chosen when run) and the `matrixmultiply` crate's dgemm elsewhere.
 
+use std::mem::MaybeUninit;
+
 use super::{Shape, Tensor};
 
 /// How an operand of shape `input`, broadcast to `out`, is read at row `i`
@@ -59,21 +61,49 @@ pub(super) fn map_until(
 }
 
 /// [`map_until`] by a kernel that maps a slice at a time (`f(block, out)`
-/// writes `out[i]` from `block[i]`).
+/// writes `out[i]` from `block[i]`, every element of `out`, which is
+/// uninitialised: the row kernels of `rowtanh.rs`).
 pub(super) fn map_slices_until(
     a: &[f64],
-    f: fn(&[f64], &mut [f64]),
+    f: fn(&[f64], &mut [MaybeUninit<f64>]),
     stop: &dyn Fn() -> bool,
 ) -> Option<Vec<f64>> {
-    let mut out = vec![0.0; a.len()];
-    let blocks = a.chunks(BLOCK_ELEMENTS).zip(out.chunks_mut(BLOCK_ELEMENTS));
-    for (k, (block, o)) in blocks.enumerate() {
-        if k > 0 && stop() {
+    // SAFETY: `f` writes every element of its `out` (its contract).
+    unsafe {
+        write_all(a.len(), stop, |start, out| {
+            f(&a[start..start + out.len()], out)
+        })
+    }
+}
+
+/// A new buffer of `n` elements written by `write(start, out)` for each
+/// block of at most [`BLOCK_ELEMENTS`] (`out` is elements `start..start +
+/// out.len()`, uninitialised), asking `stop` before each block but the
+/// first: `None` when it said stop. No element is written twice: the
+/// buffer is not zeroed first (a large freed buffer reused by the
+/// allocator, `gradcalc::hugepages`, would be zeroed for nothing).
+///
+/// # Safety
+/// `write` must write every element of its `out` (the row kernels of
+/// `rowtanh.rs` do: `RowKernels::forward`, `RowKernels::scaled_local`).
+pub(super) unsafe fn write_all(
+    n: usize,
+    stop: &dyn Fn() -> bool,
+    mut write: impl FnMut(usize, &mut [MaybeUninit<f64>]),
+) -> Option<Vec<f64>> {
+    let mut data: Vec<f64> = Vec::with_capacity(n);
+    while data.len() < n {
+        let start = data.len();
+        if start > 0 && stop() {
             return None;
         }
-        f(block, o);
+        let len = (n - start).min(BLOCK_ELEMENTS);
+        write(start, &mut data.spare_capacity_mut()[..len]);
+        // SAFETY: `write` wrote every element of `start..start + len`
+        // (the caller's promise), within the capacity of `n`.
+        unsafe { data.set_len(start + len) };
     }
-    Some(out)
+    Some(data)
 }
 
 /// `f(a, b)` at each element of `out`, `a` and `b` broadcast to it, in
@@ -142,26 +172,42 @@ pub(super) fn zip_data_until(
 
 /// `full` (of shape `out`) summed over the axes along which `shape` was
 /// broadcast to `out`, giving a tensor of `shape`: the adjoint of
-/// broadcasting. `full` itself when the shapes are equal.
-pub(super) fn sum_to(full: Vec<f64>, out: Shape, shape: Shape) -> Tensor {
+/// broadcasting. `full` itself when the shapes are equal. `None` when
+/// `stop` said stop ([`summed_to`]).
+pub(super) fn sum_to(
+    full: Vec<f64>,
+    out: Shape,
+    shape: Shape,
+    stop: &dyn Fn() -> bool,
+) -> Option<Tensor> {
     if shape == out {
-        return Tensor::new(shape, full);
+        return Some(Tensor::new(shape, full));
     }
-    Tensor::new(shape, summed_to(&full, out, shape))
+    Some(Tensor::new(shape, summed_to(&full, out, shape, stop)?))
 }
 
 /// The data of [`sum_to`] read from a borrowed `full`: row by row of
 /// `out`, each element added to its place in `shape` (a row broadcast
 /// down the rows takes every row in turn, a column broadcast along the
-/// columns the row's elements in turn), in row-major order.
-pub(super) fn summed_to(full: &[f64], out: Shape, shape: Shape) -> Vec<f64> {
+/// columns the row's elements in turn), in row-major order. Looks at
+/// `stop` between two rows (`blocks.rs`): `None` when it said stop.
+pub(super) fn summed_to(
+    full: &[f64],
+    out: Shape,
+    shape: Shape,
+    stop: &dyn Fn() -> bool,
+) -> Option<Vec<f64>> {
     let s = Strides::of(shape, out);
     let (m, n) = out.as_matrix();
     let mut data = vec![0.0; shape.len()];
     if n == 0 {
-        return data;
+        return Some(data);
     }
+    let mut blocks = super::blocks::Blocks::new(stop);
     for (i, row) in full.chunks(n).take(m).enumerate() {
+        if blocks.stop_before(n) {
+            return None;
+        }
         let at = s.at(i, 0);
         if s.cols == 0 {
             for &x in row {
@@ -173,7 +219,7 @@ pub(super) fn summed_to(full: &[f64], out: Shape, shape: Shape) -> Vec<f64> {
             }
         }
     }
-    data
+    Some(data)
 }
 
 /// The sum of `a`, in eight interleaved partial sums added pairwise at the
@@ -234,10 +280,23 @@ impl<'a> Factor<'a> {
 }
 
 /// The most multiply-adds one call of dgemm runs in [`matmul`] before
-/// `stop` is asked again: 2²⁷, about 15–40 ms of a release build on one core,
-/// so that Ctrl-C answers well within a second on any product the memory
-/// budget allows (a 4000×4000 product is about 480 blocks).
-pub(super) const BLOCK_MULTIPLY_ADDS: usize = 1 << 27;
+/// `stop` is asked again: 2³⁰ in a release build on x86-64, about 35 ms of
+/// `gemm`'s AVX-512 kernels on one core (30 G multiply-adds a second), so
+/// that Ctrl-C answers well within a second on any product the memory
+/// budget allows (a 4000×4000 product is 64 blocks); 2²⁷ elsewhere, where
+/// the kernel is slower (`matrixmultiply` in wasm32) or unoptimised (a
+/// debug build, whose dependencies are not optimised).
+///
+/// `gemm` packs each block's factors again: the three products of a
+/// 2048×2048 forward and backward (`A·B`, `G·Bᵀ`, `Aᵀ·G`) took 17–26% longer
+/// in blocks of 2²⁷ (256×256 of the result) than each in one call, and
+/// 4–12% longer in blocks of 2³⁰ (720×720) (docs/benchmarks.md).
+pub(super) const BLOCK_MULTIPLY_ADDS: usize =
+    if cfg!(all(target_arch = "x86_64", not(debug_assertions))) {
+        1 << 30
+    } else {
+        1 << 27
+    };
 
 /// The matrix product `a·b` (`a.cols == b.rows`), row-major: on x86-64 by
 /// the `gemm` crate (pure-Rust blocked kernels in BLIS's layout for
@@ -264,11 +323,13 @@ fn matmul_in_blocks(
 ) -> Option<Vec<f64>> {
     debug_assert_eq!(a.cols, b.rows);
     let (m, k, n) = (a.rows, a.cols, b.cols);
-    let mut c = vec![0.0; m * n];
     if m == 0 || n == 0 || k == 0 {
-        return Some(c);
+        return Some(vec![0.0; m * n]);
     }
     assert!(a.data.len() >= m * k && b.data.len() >= k * n);
+    // Not zeroed: dgemm writes every element without reading it (a large
+    // buffer may be a freed one the allocator hands back, `hugepages`).
+    let mut c: Vec<f64> = Vec::with_capacity(m * n);
     let (rows, cols) = block_sides(m, k, n, block);
     for i in (0..m).step_by(rows) {
         for j in (0..n).step_by(cols) {
@@ -281,11 +342,17 @@ fn matmul_in_blocks(
             // SAFETY: `a_block` reads rows i..i+mb of `a` (k columns) and
             // `b_block` columns j..j+nb of `b` (k rows) at their strides,
             // within the lengths asserted above; the block of `c` at (i, j)
-            // with row stride n holds mb×nb elements within its m×n, and c
-            // does not alias a or b.
-            unsafe { dgemm_block(mb, k, nb, a_block, b_block, &mut c[i * n + j..], n) };
+            // with row stride n holds mb×nb elements within its capacity
+            // m×n, and c does not alias a or b.
+            unsafe {
+                let c_block = c.as_mut_ptr().add(i * n + j);
+                dgemm_block(mb, k, nb, a_block, b_block, c_block, n);
+            }
         }
     }
+    // SAFETY: the blocks cover the m×n result, each element written once
+    // by dgemm (which writes every element of its block, not reading it).
+    unsafe { c.set_len(m * n) };
     Some(c)
 }
 
@@ -308,27 +375,30 @@ fn block_sides(m: usize, k: usize, n: usize, block: usize) -> (usize, usize) {
 }
 
 /// One dgemm call: `c = a·b` for an `m×k` block read from `a` and a `k×n`
-/// block read from `b` at their strides, into `c` with row stride `ldc`.
+/// block read from `b` at their strides, into `c` with row stride `ldc`,
+/// every element of the block written and none read (so `c` may be
+/// uninitialised memory).
 ///
 /// # Safety
-/// `a` and `b` must cover the blocks at their strides, `c` must hold `m`
-/// rows of `n` elements `ldc` apart, and not alias `a` or `b`.
+/// `a` and `b` must cover the blocks at their strides, `c_at` must point
+/// to memory for `m` rows of `n` elements `ldc` apart, not aliasing `a`
+/// or `b`.
 unsafe fn dgemm_block(
     m: usize,
     k: usize,
     n: usize,
     a: Block<'_>,
     b: Block<'_>,
-    c: &mut [f64],
+    c_at: *mut f64,
     ldc: usize,
 ) {
-    debug_assert!(c.len() >= (m - 1) * ldc + n);
     let stride = |s: usize| isize::try_from(s).expect("a stride fits an isize");
     let (a_at, a_rows, a_cols) = (a.data.as_ptr(), stride(a.stride.0), stride(a.stride.1));
     let (b_at, b_rows, b_cols) = (b.data.as_ptr(), stride(b.stride.0), stride(b.stride.1));
-    let (c_at, c_rows) = (c.as_mut_ptr(), stride(ldc));
+    let c_rows = stride(ldc);
     // SAFETY: as the caller promises. `gemm` writes `c = 1·(a·b)` without
-    // reading `c` (`read_dst` false), on this thread. Its arguments: the
+    // reading `c` (`read_dst` false makes its `alpha` 0, and the kernels
+    // then store without loading), on this thread. Its arguments: the
     // sizes m, n, k; c with its column and row strides, read_dst; a and b
     // each with column and row strides; alpha, beta, three conjugations.
     #[cfg(target_arch = "x86_64")]
@@ -339,7 +409,7 @@ unsafe fn dgemm_block(
     }
     // SAFETY: as the caller promises. `dgemm`'s arguments: the sizes m, k,
     // n; alpha; a and b each with row and column strides; beta; c with
-    // its row and column strides.
+    // its row and column strides (beta 0: c is written, not read).
     #[cfg(not(target_arch = "x86_64"))]
     unsafe {
         #[rustfmt::skip]
@@ -378,7 +448,11 @@ mod tests {
 
     /// Blocks of a product change no bit of it: each element is one dot
     /// product over the whole inner dimension either way. Shapes that do
-    /// not divide into the blocks, thin ones, and transposed factors.
+    /// not divide into the blocks, thin ones, and transposed factors. And
+    /// a product writes every element of its result, which is not zeroed
+    /// first: over memory just freed full of nan (which the allocator hands
+    /// out again), each element is the dot product of its row and column
+    /// (within 1e-12 of one summed in index order).
     #[test]
     fn blocks_change_no_bit() {
         for (m, k, n) in [(37, 53, 29), (5, 40, 301), (301, 40, 5), (64, 64, 64)] {
@@ -388,12 +462,22 @@ mod tests {
                 (Factor::plain(&a, m, k), Factor::plain(&b, k, n)),
                 (Factor::transposed(&at, k, m), Factor::transposed(&bt, n, k)),
             ];
+            let product = |x, y, block| {
+                drop(std::hint::black_box(vec![f64::NAN; m * n]));
+                matmul_in_blocks(x, y, &|| false, block).unwrap()
+            };
             for (x, y) in pairs {
-                let whole = matmul_in_blocks(x, y, &|| false, usize::MAX).unwrap();
+                let whole = product(x, y, usize::MAX);
+                let element = |f: Factor<'_>, i, j| f.data[i * f.stride.0 + j * f.stride.1];
+                for (e, got) in whole.iter().enumerate() {
+                    let (i, j) = (e / n, e % n);
+                    let dot: f64 = (0..k).map(|l| element(x, i, l) * element(y, l, j)).sum();
+                    assert!((got - dot).abs() <= 1e-12, "({i}, {j}): {got}, not {dot}");
+                }
                 for block in [1, 1000, 20_000] {
                     let (rows, cols) = block_sides(m, k, n, block);
                     assert!(rows < m || cols < n, "{m}×{k}×{n} in blocks of {block}");
-                    let blocked = matmul_in_blocks(x, y, &|| false, block).unwrap();
+                    let blocked = product(x, y, block);
                     assert!(
                         whole
                             .iter()

@@ -50,6 +50,7 @@
 mod accumulate;
 mod backward;
 mod batch;
+mod blocks;
 mod expand;
 mod graph;
 mod kernels;

@@ -12,6 +12,7 @@
 //! the C library once an element.
 
 use super::batch::{self, AxisReduction, Comparison, Select};
+use super::blocks::{self, Blocks};
 use super::kernels::{self, Factor};
 use super::{Shape, ShapeError, Tensor};
 use crate::engine::{Arity, NodeId, Op, Shortcut};
@@ -368,7 +369,7 @@ impl TensorOp {
             TensorOp::CrossEntropy => batch::cross_entropy_shape(a, inputs[1]),
             TensorOp::OneHot(k) => batch::onehot_shape(a, k),
             TensorOp::Compare(c) => Shape::broadcast(c.symbol(), a, inputs[1]),
-            TensorOp::Slice(first, second) => batch::slice(a, first, second).map(|(s, _)| s),
+            TensorOp::Slice(first, second) => batch::taken(a, first, second).map(|t| t.shape),
             TensorOp::SumKeepDims(axis) => match (a.dims(), axis) {
                 ([_], 0) => Ok(Shape::vector(1)),
                 (&[_, n], 0) => Ok(Shape::matrix(1, n)),
@@ -421,7 +422,8 @@ impl TensorOp {
     /// The forward value for operand values `inputs`, of the shape
     /// [`TensorOp::output_shape`] gave (`out`).
     ///
-    /// A long kernel (the matrix product, an elementwise op or comparison)
+    /// A long kernel (the matrix product, an elementwise op or comparison,
+    /// and every op that reduces, moves or works along rows: `blocks.rs`)
     /// asks `stop` between blocks and gives `None` when it says stop.
     pub(super) fn forward(
         self,
@@ -440,7 +442,7 @@ impl TensorOp {
                 kernels::matmul(x, y, stop)?
             }
             TensorOp::Transpose => match *a.shape().dims() {
-                [m, n] => transpose(a.data(), m, n),
+                [m, n] => blocks::transpose(a.data(), m, n, stop)?,
                 _ => a.data().to_vec(),
             },
             TensorOp::Index(i) => {
@@ -449,43 +451,57 @@ impl TensorOp {
             }
             TensorOp::Index2(i, j) => vec![a.data()[i * a.shape().as_matrix().1 + j]],
             TensorOp::Sum => vec![kernels::sum(a.data())],
-            TensorOp::SumAxis(axis) | TensorOp::SumKeepDims(axis) => sum_axis(a, axis),
+            TensorOp::SumAxis(axis) | TensorOp::SumKeepDims(axis) => sum_axis(a, axis, stop)?,
             TensorOp::Outer => {
                 let x = inputs[1].data();
                 let mut data = Vec::with_capacity(out.len());
+                let mut blocks = Blocks::new(stop);
                 for &u in a.data() {
+                    if blocks.stop_before(x.len()) {
+                        return None;
+                    }
                     data.extend(x.iter().map(|&x| u * x));
                 }
                 data
             }
             TensorOp::Mean => vec![kernels::sum(a.data()) / a.len() as f64],
             TensorOp::Max | TensorOp::Min => {
-                let at = batch::ties(a.data(), self == TensorOp::Max);
-                vec![a.data()[at[0]]]
+                let at = batch::first_extremum_until(a.data(), self == TensorOp::Max, stop)?;
+                vec![a.data()[at]]
             }
-            TensorOp::MeanAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Mean),
-            TensorOp::MaxAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Max),
-            TensorOp::MinAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Min),
-            TensorOp::ArgMax(Some(axis)) => batch::reduce_axis(a, axis, AxisReduction::ArgMax),
-            TensorOp::ArgMax(None) => vec![batch::argmax_all(a)],
-            TensorOp::LogSoftmax => batch::log_softmax(a),
-            TensorOp::CrossEntropy => vec![batch::cross_entropy(a, inputs[1])],
+            TensorOp::MeanAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Mean, stop)?,
+            TensorOp::MaxAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Max, stop)?,
+            TensorOp::MinAxis(axis) => batch::reduce_axis(a, axis, AxisReduction::Min, stop)?,
+            TensorOp::ArgMax(Some(axis)) => {
+                batch::reduce_axis(a, axis, AxisReduction::ArgMax, stop)?
+            }
+            TensorOp::ArgMax(None) => vec![batch::argmax_all(a, stop)?],
+            TensorOp::LogSoftmax => batch::log_softmax(a, stop)?,
+            TensorOp::CrossEntropy => vec![batch::cross_entropy(a, inputs[1], stop)?],
             TensorOp::OneHot(k) => batch::onehot(a, k),
             TensorOp::Compare(c) => {
                 kernels::zip_until(a, inputs[1], out, |x, y| c.apply(x, y), stop)?
             }
             TensorOp::Slice(first, second) => {
-                let (_, index) = batch::slice(a.shape(), first, second).expect("checked shape");
-                index.iter().map(|&i| a.data()[i]).collect()
+                let taken = batch::taken(a.shape(), first, second).expect("checked shape");
+                batch::sliced(a.data(), &taken, stop)?
             }
             TensorOp::Softmax => {
                 let mut p = Vec::with_capacity(a.len());
-                for row in rows(a) {
+                let n = a.shape().as_matrix().1;
+                let whole = blocks::each_row(a.data(), n, stop, |_, row| {
                     kernels::softmax_into(row, &mut p);
-                }
-                p
+                });
+                whole.then_some(p)?
             }
-            TensorOp::LogSumExp => rows(a).map(kernels::logsumexp).collect(),
+            TensorOp::LogSumExp => {
+                let mut sums = Vec::with_capacity(a.shape().as_matrix().0);
+                let n = a.shape().as_matrix().1;
+                let whole = blocks::each_row(a.data(), n, stop, |_, row| {
+                    sums.push(kernels::logsumexp(row));
+                });
+                whole.then_some(sums)?
+            }
         };
         Some(Tensor::new(out, data))
     }
@@ -548,34 +564,28 @@ pub(super) fn rows(a: &Tensor) -> impl Iterator<Item = &[f64]> {
     a.data().chunks(n)
 }
 
-/// The transpose of the row-major `m×n` matrix in `a`, row-major `n×m`.
-pub(super) fn transpose(a: &[f64], m: usize, n: usize) -> Vec<f64> {
-    let mut t = Vec::with_capacity(m * n);
-    for j in 0..n {
-        t.extend((0..m).map(|i| a[i * n + j]));
-    }
-    t
-}
-
-/// `sum(a, axis)`'s data.
-fn sum_axis(a: &Tensor, axis: usize) -> Vec<f64> {
+/// `sum(a, axis)`'s data; `None` when `stop` said stop between two rows.
+fn sum_axis(a: &Tensor, axis: usize, stop: &dyn Fn() -> bool) -> Option<Vec<f64>> {
     match (a.shape().dims(), axis) {
-        ([_], _) => vec![kernels::sum(a.data())],
+        ([_], _) => Some(vec![kernels::sum(a.data())]),
         (&[_, n], 0) => {
             let mut sums = vec![0.0; n];
-            for row in a.data().chunks(n.max(1)) {
+            let whole = blocks::each_row(a.data(), n, stop, |_, row| {
                 for (s, &x) in sums.iter_mut().zip(row) {
                     *s += x;
                 }
-            }
-            sums
+            });
+            whole.then_some(sums)
         }
         // Row sums, one per row even when the rows are empty (m×0).
         _ => {
             let (m, n) = a.shape().as_matrix();
-            (0..m)
-                .map(|i| kernels::sum(&a.data()[i * n..(i + 1) * n]))
-                .collect()
+            let mut sums = Vec::with_capacity(m);
+            let whole = blocks::each_row(a.data(), n, stop, |_, row| {
+                sums.push(kernels::sum(row));
+            });
+            sums.resize(m, kernels::sum(&[]));
+            whole.then_some(sums)
         }
     }
 }

@@ -25,6 +25,8 @@
 //! what `f64::tanh` gives (`tanh(±0) = ±0`, `tanh(±∞) = ±1`), and
 //! `sech²(±∞) = 0`.
 
+use std::mem::MaybeUninit;
+
 use super::rowexp::{dispatch, exp, expm1_reduced, reduce, two_to};
 use crate::engine::Op;
 
@@ -51,11 +53,12 @@ fn sech2(x: f64) -> f64 {
     (4.0 * z) / (d * d)
 }
 
-/// `out[i] = tanh(a[i])`; `out` is as long as `a`.
+/// `out[i] = tanh(a[i])`, writing every element of `out` (as long as
+/// `a`), which may be uninitialised memory.
 #[inline(always)]
-fn tanh_row(a: &[f64], out: &mut [f64]) {
+fn tanh_row(a: &[f64], out: &mut [MaybeUninit<f64>]) {
     for (o, &x) in out.iter_mut().zip(a) {
-        *o = tanh(x);
+        o.write(tanh(x));
     }
 }
 
@@ -69,17 +72,18 @@ fn times_sech2_row(x: &[f64], up: &mut [f64]) {
 }
 
 dispatch! {
-    /// `tanh(aᵢ)` into `out[i]` (`out` as long as `a`), within 2 ulps
-    /// (see the module).
-    fn tanh_into(a: &[f64], out: &mut [f64]) = tanh_row
+    /// `tanh(aᵢ)` into `out[i]` (`out` as long as `a`, every element
+    /// written), within 2 ulps (see the module).
+    fn tanh_into(a: &[f64], out: &mut [MaybeUninit<f64>]) = tanh_row
 }
 
 /// `out[i] = c·sech²(x[i])`: a uniform upstream `c` times `tanh`'s local
-/// derivative; `out` is as long as `x`.
+/// derivative, writing every element of `out` (as long as `x`), which may
+/// be uninitialised memory.
 #[inline(always)]
-fn scaled_sech2_row(x: &[f64], c: f64, out: &mut [f64]) {
+fn scaled_sech2_row(x: &[f64], c: f64, out: &mut [MaybeUninit<f64>]) {
     for (o, &x) in out.iter_mut().zip(x) {
-        *o = c * sech2(x);
+        o.write(c * sech2(x));
     }
 }
 
@@ -90,24 +94,28 @@ dispatch! {
 }
 
 dispatch! {
-    /// `c · sech²(x[i])` into `out[i]` (`out` as long as `x`): the
-    /// uniform upstream gradient `c` times `tanh`'s local derivative at `x`,
-    /// the bits of [`times_sech2`] of an upstream of `c`s.
-    fn scaled_sech2(x: &[f64], c: f64, out: &mut [f64]) = scaled_sech2_row
+    /// `c · sech²(x[i])` into `out[i]` (`out` as long as `x`, every
+    /// element written): the uniform upstream gradient `c` times `tanh`'s
+    /// local derivative at `x`, the bits of [`times_sech2`] of an upstream
+    /// of `c`s.
+    fn scaled_sech2(x: &[f64], c: f64, out: &mut [MaybeUninit<f64>]) = scaled_sech2_row
 }
 
 /// The kernels of a unary op computed a slice at a time, in place of its
 /// scalar forward function and local derivative one element at a time.
+/// `forward` and `scaled_local` write every element of their `out` (as
+/// long as their input), which may be uninitialised: their callers count
+/// on it to take `out` as initialised ([`kernels::write_all`](super::kernels::write_all)).
 #[derive(Clone, Copy)]
 pub(super) struct RowKernels {
     /// `out[i] = f(a[i])` (`forward(a, out)`, `out` as long as `a`).
-    pub(super) forward: fn(&[f64], &mut [f64]),
+    pub(super) forward: fn(&[f64], &mut [MaybeUninit<f64>]),
     /// `up[i] = up[i]·f′(x[i])` (`times_local(x, up)`): the upstream
     /// gradient times the local derivative, in place.
     pub(super) times_local: fn(&[f64], &mut [f64]),
     /// `out[i] = c·f′(x[i])` (`scaled_local(x, c, out)`): a uniform
     /// upstream `c` times the local derivative, the bits of `times_local`.
-    pub(super) scaled_local: fn(&[f64], f64, &mut [f64]),
+    pub(super) scaled_local: fn(&[f64], f64, &mut [MaybeUninit<f64>]),
 }
 
 /// The row kernels of the scalar op `op` applied to a tensor, where it has
@@ -228,6 +236,18 @@ mod tests {
         two_sum(q, q2)
     }
 
+    /// `f` of `xs` written into a new buffer, not zeroed first
+    /// ([`write_all`](super::super::kernels::write_all), in its blocks).
+    fn written(xs: &[f64], f: fn(&[f64], &mut [MaybeUninit<f64>])) -> Vec<f64> {
+        // SAFETY: the kernels write every element of their `out`.
+        unsafe {
+            super::super::kernels::write_all(xs.len(), &|| false, |start, out| {
+                f(&xs[start..start + out.len()], out)
+            })
+        }
+        .expect("never asked to stop")
+    }
+
     /// The largest distance in ulps of `got[i]` from `want(xs[i])`, and
     /// where.
     fn worst(xs: &[f64], got: &[f64], want: impl Fn(f64) -> f64) -> (u64, f64) {
@@ -257,8 +277,7 @@ mod tests {
     #[test]
     fn tanh_is_within_its_bound_of_a_double_double_reference() {
         let xs = arguments();
-        let mut t = vec![0.0; xs.len()];
-        tanh_into(&xs, &mut t);
+        let t = written(&xs, tanh_into);
         let (distance, at) = worst(&xs, &t, tanh_reference);
         assert!(distance <= TANH_ULPS, "{distance} ulps at {at}");
     }
@@ -269,8 +288,7 @@ mod tests {
     #[test]
     fn tanh_is_within_its_bound_of_the_c_library() {
         let xs = arguments();
-        let mut t = vec![0.0; xs.len()];
-        tanh_into(&xs, &mut t);
+        let t = written(&xs, tanh_into);
         let (distance, at) = worst(&xs, &t, f64::tanh);
         assert!(distance <= TANH_ULPS_C, "{distance} ulps at {at}");
         let edges = [
@@ -293,8 +311,7 @@ mod tests {
             f64::INFINITY,
         ];
         for x in edges.iter().flat_map(|&x| [x, -x]) {
-            let mut y = [0.0];
-            tanh_into(&[x], &mut y);
+            let y = written(&[x], tanh_into);
             let want = x.tanh();
             assert!(
                 y[0].to_bits() == want.to_bits() || ulps(y[0], want) <= TANH_ULPS_C,
@@ -303,9 +320,7 @@ mod tests {
             );
             assert_eq!(y[0].is_sign_negative(), want.is_sign_negative(), "{x:e}");
         }
-        let mut y = [0.0];
-        tanh_into(&[f64::NAN], &mut y);
-        assert!(y[0].is_nan());
+        assert!(written(&[f64::NAN], tanh_into)[0].is_nan());
     }
 
     /// The upstream times `sech²`, within [`SECH2_ULPS`] of a double-double
@@ -337,8 +352,7 @@ mod tests {
         times_sech2(&x, &mut up);
         assert_eq!(up[..6], [1.0, 1.0, 0.0, 0.0, 0.0, 0.25]);
         assert!(up[6].is_nan());
-        let mut scaled = vec![0.0; xs.len()];
-        scaled_sech2(&xs, 1.0, &mut scaled);
+        let scaled = written(&xs, |x, out| scaled_sech2(x, 1.0, out));
         assert!(
             scaled
                 .iter()
@@ -359,9 +373,7 @@ mod tests {
         let xs: Vec<f64> = (0..20_001).map(|i| -30.0 + 0.003 * i as f64).collect();
         let same_bits =
             |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(a, b)| a.to_bits() == b.to_bits());
-        let (mut plain, mut fast) = (vec![0.0; xs.len()], vec![0.0; xs.len()]);
-        tanh_row(&xs, &mut plain);
-        tanh_into(&xs, &mut fast);
+        let (plain, fast) = (written(&xs, tanh_row), written(&xs, tanh_into));
         assert!(same_bits(&plain, &fast));
         let (mut plain, mut fast) = (vec![1.5; xs.len()], vec![1.5; xs.len()]);
         times_sech2_row(&xs, &mut plain);
