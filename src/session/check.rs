@@ -417,7 +417,7 @@ impl Session {
             targets
         } else {
             args.iter()
-                .map(|arg| Ok((arg.name.clone(), self.param_for(arg, ":check")?)))
+                .map(|arg| Ok((arg.name.clone(), self.param_for(arg, "check")?)))
                 .collect::<Result<_, SessionError>>()?
         };
         if targets.is_empty() {

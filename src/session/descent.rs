@@ -204,7 +204,7 @@ impl Session {
         for param in &descent.params {
             let leaf = self
                 .settable_leaf(param)
-                .map_err(|_| self.not_a_parameter(param, ":descend"))?;
+                .map_err(|_| self.not_a_parameter(param, "descend"))?;
             if !order.contains(&leaf) {
                 return Err(SessionError::BadArguments {
                     message: format!(
@@ -396,7 +396,7 @@ impl Session {
         let mut leaves = Vec::with_capacity(descent.params.len());
         let first = self.tensor_backward(loss, descent.loss.span)?;
         for param in &descent.params {
-            let leaf = self.param_for(param, ":descend")?;
+            let leaf = self.param_for(param, "descend")?;
             let reached = match leaf {
                 Param::Tensor(id) => order.contains(&id),
                 Param::Scalar(id) => self.scalar_leaf_gradient(&first, id).is_some(),

@@ -61,8 +61,9 @@ impl Session {
         Ok(Param::Tensor(leaf))
     }
 
-    /// The leaf `target` names for `command` (`:check`, `:descend`), a
-    /// command that reads or moves the parameters of a loss: as
+    /// The leaf `target` names for `command` (`check`, `descend`, the name
+    /// after the `:`), a command that reads or moves the parameters of a
+    /// loss: as
     /// [`Session::param`], with an error that says what `command` takes
     /// (a leaf) and names the session's leaves, not what `:=` does.
     pub(super) fn param_for(&self, target: &Ident, command: &str) -> Result<Param, SessionError> {
@@ -70,8 +71,8 @@ impl Session {
             .map_err(|_| self.not_a_parameter(target, command))
     }
 
-    /// The error that `target` names no leaf that `command` (`:check`,
-    /// `:descend`) could take: derived, or not a variable at all; its help
+    /// The error that `target` names no leaf that `command` (`check`,
+    /// `descend`) could take: derived, or not a variable at all; its help
     /// names up to 4 of the session's leaves (numbers, vectors and matrices,
     /// whether the output reaches them or not).
     pub(super) fn not_a_parameter(&self, target: &Ident, command: &str) -> SessionError {
@@ -95,14 +96,14 @@ impl Session {
         let (what, hint) = if self.vars.contains_key(name) {
             (
                 format!(
-                    "`{name}` is derived, not a leaf: `{command}` takes the leaves a loss is built from"
+                    "`{name}` is derived, not a leaf: `:{command}` takes the leaves a loss is built from"
                 ),
                 format!("name a leaf instead (`:grad` lists those of the output){some}"),
             )
         } else {
             (
                 format!(
-                    "`{name}` is not a variable: `{command}` takes the leaves a loss is built from"
+                    "`{name}` is not a variable: `:{command}` takes the leaves a loss is built from"
                 ),
                 if leaves.is_empty() {
                     format!("assign it first, e.g. `{name} = 1`")
