@@ -31,7 +31,9 @@ pub(super) enum Grad {
 }
 
 impl Grad {
-    /// The gradient as a tensor, written out if uniform.
+    /// The gradient as a tensor, written out if uniform (the walk writes
+    /// one out in blocks that look at Ctrl-C: `written_until`).
+    #[cfg(test)]
     pub(super) fn into_tensor(self) -> Tensor {
         match self {
             Grad::Full(t) => t,
