@@ -31,7 +31,9 @@ pub(super) enum Grad {
 }
 
 impl Grad {
-    /// The gradient as a tensor, written out if uniform.
+    /// The gradient as a tensor, written out if uniform (the walk writes
+    /// one out in blocks that look at Ctrl-C: `written_until`).
+    #[cfg(test)]
     pub(super) fn into_tensor(self) -> Tensor {
         match self {
             Grad::Full(t) => t,
@@ -335,8 +337,11 @@ impl TensorGraph {
                     break 'walk;
                 }
             }
-            if keep_node {
-                kept[node.index()] = upstream.map(Grad::into_tensor);
+            if keep_node && let Some(grad) = upstream {
+                let Some(tensor) = written_until(grad, &stop) else {
+                    break 'walk;
+                };
+                kept[node.index()] = Some(tensor);
             }
         }
         // After an interruption: what the kept nodes had received so far.
@@ -346,12 +351,7 @@ impl TensorGraph {
             if let Some(grad) = grad
                 && keep(TensorId(i as u32))
             {
-                kept[i] = match grad {
-                    Grad::Full(t) => Some(t),
-                    Grad::Uniform { value, shape } => {
-                        made(shape.len(), &stop, |_| value).map(|data| Tensor::new(shape, data))
-                    }
-                };
+                kept[i] = written_until(grad, &stop);
             }
         }
         TensorGradients {
@@ -577,6 +577,18 @@ fn pass_on(slot: &mut Option<Grad>, shape: Shape, up: Up<'_>, stop: &dyn Fn() ->
         Up::Borrowed(_) => return accumulate_map(slot, shape, up, |u, _| u, stop),
     }
     true
+}
+
+/// `grad` as a tensor: a uniform one written out in blocks of
+/// [`BLOCK_ELEMENTS`], looking at `stop` between two (`None` when it said
+/// stop).
+fn written_until(grad: Grad, stop: &dyn Fn() -> bool) -> Option<Tensor> {
+    match grad {
+        Grad::Full(t) => Some(t),
+        Grad::Uniform { value, shape } => {
+            made(shape.len(), stop, |_| value).map(|data| Tensor::new(shape, data))
+        }
+    }
 }
 
 /// The upstream written out (in place), for a kernel that reads every
