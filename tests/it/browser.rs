@@ -278,13 +278,29 @@ impl Browser {
     /// Waits until `expression` is true in the page (polled; fails after
     /// [`CEILING`], saying what the page shows).
     pub fn wait_for(&mut self, expression: &str) {
+        self.wait_for_at(None, expression);
+    }
+
+    /// [`Browser::wait_for`] in the frame of `session` (from
+    /// [`Browser::frame_session`]).
+    pub fn wait_for_in(&mut self, session: &str, expression: &str) {
+        self.wait_for_at(Some(session), expression);
+    }
+
+    /// Waits until `expression` is true in the page, or in the frame of
+    /// `session` when given.
+    fn wait_for_at(&mut self, session: Option<&str>, expression: &str) {
         let deadline = Instant::now() + CEILING;
         let guarded = format!(
             "(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()"
         );
-        while self.eval(&guarded) != json!(true) {
+        let eval = |browser: &mut Browser, expression: &str| match session {
+            Some(session) => browser.eval_in(session, expression),
+            None => browser.eval(expression),
+        };
+        while eval(self, &guarded) != json!(true) {
             if Instant::now() > deadline {
-                let body = self.eval("document.body ? document.body.innerText : ''");
+                let body = eval(self, "document.body ? document.body.innerText : ''");
                 panic!("the page never showed `{expression}`; it shows:\n{body}");
             }
             std::thread::sleep(Duration::from_millis(50));

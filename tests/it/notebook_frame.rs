@@ -58,18 +58,10 @@ fn host(browser: &mut Browser, dir: &std::path::Path, frame: &str, width: u32) -
         "document.querySelector('iframe')",
     );
     let session = browser.frame_session();
-    let deadline = std::time::Instant::now() + crate::util::TIMEOUT;
-    while browser.eval_in(
+    browser.wait_for_in(
         &session,
-        "!!(window.gradcalcView && document.querySelector('.gc-graph svg text'))",
-    ) != serde_json::json!(true)
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the framed page never drew its graph"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+        "window.gradcalcView && document.querySelector('.gc-graph svg text')",
+    );
     session
 }
 
