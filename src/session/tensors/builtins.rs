@@ -341,8 +341,9 @@ pub(in crate::session) fn builtin(name: &str) -> Option<Builtin> {
 }
 
 /// Every name of the function table: the scalar op table's functions, then
-/// the rows written here that are not among them.
-pub(in crate::session) fn builtin_names() -> impl Iterator<Item = &'static str> {
+/// the rows written here that are not among them (`grad`, then the
+/// functions of tensors), for "did you mean", `:help` and tests.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
     Op::function_names().chain(
         BUILTINS
             .iter()
