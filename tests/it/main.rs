@@ -23,6 +23,7 @@ mod derivatives;
 mod descent;
 mod engine_chain;
 mod examples;
+mod function_table;
 mod fuzz_regressions;
 mod hints;
 mod homework;
