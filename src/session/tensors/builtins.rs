@@ -101,8 +101,9 @@ pub(in crate::session) enum Help {
     OfOp,
     /// The scalar op's rules, then this line.
     Note(&'static str),
-    /// The usage, then the tensor op's shape rule, backward rule and source.
-    Rule(&'static str, TensorOp),
+    /// The usage, then the shape rule, backward rule and source of the
+    /// tensor op a call builds.
+    Rule(&'static str),
     /// This text.
     Text(&'static str),
 }
@@ -130,14 +131,14 @@ const BUILTINS: [Builtin; 22] = [
         args: (1, 1, ""),
         family: Family::Vectors,
         builds: Builds::Tensor(TensorOp::Transpose),
-        help: Help::Rule("transpose(W), also Wᵀ", TensorOp::Transpose),
+        help: Help::Rule("transpose(W), also Wᵀ"),
     },
     Builtin {
         name: "outer",
         args: (2, 2, ""),
         family: Family::Vectors,
         builds: Builds::Tensor(TensorOp::Outer),
-        help: Help::Rule("outer(u, x)", TensorOp::Outer),
+        help: Help::Rule("outer(u, x)"),
     },
     Builtin {
         name: "zeros",
@@ -178,10 +179,7 @@ const BUILTINS: [Builtin; 22] = [
             along: TensorOp::SumAxis,
             keepdims: Some(TensorOp::SumKeepDims),
         },
-        help: Help::Rule(
-            "sum(x), sum(W, axis), sum(W, axis, keepdims)",
-            TensorOp::Sum,
-        ),
+        help: Help::Rule("sum(x), sum(W, axis), sum(W, axis, keepdims)"),
     },
     Builtin {
         name: "mean",
@@ -192,21 +190,21 @@ const BUILTINS: [Builtin; 22] = [
             along: TensorOp::MeanAxis,
             keepdims: None,
         },
-        help: Help::Rule("mean", TensorOp::Mean),
+        help: Help::Rule("mean"),
     },
     Builtin {
         name: "softmax",
         args: (1, 2, ""),
         family: Family::Vectors,
         builds: Builds::LastAxis(TensorOp::Softmax),
-        help: Help::Rule("softmax", TensorOp::Softmax),
+        help: Help::Rule("softmax"),
     },
     Builtin {
         name: "logsumexp",
         args: (1, 2, ""),
         family: Family::Vectors,
         builds: Builds::LastAxis(TensorOp::LogSumExp),
-        help: Help::Rule("logsumexp", TensorOp::LogSumExp),
+        help: Help::Rule("logsumexp"),
     },
     Builtin {
         name: "argmax",
@@ -217,31 +215,28 @@ const BUILTINS: [Builtin; 22] = [
             along: |axis| TensorOp::ArgMax(Some(axis)),
             keepdims: None,
         },
-        help: Help::Rule("argmax(x), argmax(Z, axis)", TensorOp::ArgMax(Some(1))),
+        help: Help::Rule("argmax(x), argmax(Z, axis)"),
     },
     Builtin {
         name: "log_softmax",
         args: (1, 2, ""),
         family: Family::Batch,
         builds: Builds::LastAxis(TensorOp::LogSoftmax),
-        help: Help::Rule("log_softmax(z), log_softmax(Z, -1)", TensorOp::LogSoftmax),
+        help: Help::Rule("log_softmax(z), log_softmax(Z, -1)"),
     },
     Builtin {
         name: "cross_entropy",
         args: (2, 2, ""),
         family: Family::Batch,
         builds: Builds::Tensor(TensorOp::CrossEntropy),
-        help: Help::Rule(
-            "cross_entropy(Z, y): n×k scores, n integer labels",
-            TensorOp::CrossEntropy,
-        ),
+        help: Help::Rule("cross_entropy(Z, y): n×k scores, n integer labels"),
     },
     Builtin {
         name: "onehot",
         args: (2, 2, ""),
         family: Family::Batch,
         builds: Builds::OneHot,
-        help: Help::Rule("onehot(y, k)", TensorOp::OneHot(2)),
+        help: Help::Rule("onehot(y, k)"),
     },
     Builtin {
         name: "maximum",
@@ -357,6 +352,24 @@ pub(in crate::session) fn builtins() -> impl Iterator<Item = &'static Builtin> {
     BUILTINS.iter()
 }
 
+impl Builds {
+    /// The tensor op a call builds (of one tensor, for a reduction);
+    /// `None` for the scalar ops, literals, `log` and `grad`.
+    fn tensor_op(self) -> Option<TensorOp> {
+        match self {
+            Builds::Tensor(op) | Builds::LastAxis(op) | Builds::Reduction { whole: op, .. } => {
+                Some(op)
+            }
+            Builds::OneHot => Some(TensorOp::OneHot(0)),
+            Builds::Elementwise(_)
+            | Builds::Extremum { .. }
+            | Builds::Made(_)
+            | Builds::Log
+            | Builds::Grad => None,
+        }
+    }
+}
+
 impl Builtin {
     /// Whether a call takes `axis=` (as its second argument).
     pub fn takes_axis(&self) -> bool {
@@ -388,7 +401,7 @@ impl Builtin {
     pub fn note(&self) -> Option<&'static str> {
         match self.help {
             Help::Note(note) => Some(note),
-            Help::OfOp | Help::Rule(..) | Help::Text(_) => None,
+            Help::OfOp | Help::Rule(_) | Help::Text(_) => None,
         }
     }
 
@@ -398,8 +411,8 @@ impl Builtin {
         match self.help {
             Help::OfOp | Help::Note(_) => None,
             Help::Text(text) => Some(text.to_string()),
-            Help::Rule(usage, op) => {
-                let info = op.info();
+            Help::Rule(usage) => {
+                let info = self.builds.tensor_op()?.info();
                 Some(format!(
                     "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
                     info.shape_rule, info.backward_rule, info.source
