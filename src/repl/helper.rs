@@ -13,7 +13,6 @@ use rustyline::hint::{Hint, Hinter};
 use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
-use crate::engine::Op;
 use crate::render::{self, Style};
 use crate::session::{Arg, COMMANDS, CONSTANTS, Session, find_command, next_args};
 
@@ -59,7 +58,7 @@ impl LineHelper {
         };
         session.variable(name).is_some()
             || session.function_names().any(|f| f == name)
-            || Op::from_function_name(name).is_some()
+            || crate::session::builtin_names().any(|f| f == name)
             || CONSTANTS.iter().any(|(c, _)| *c == name)
             || matches!(name, "ans" | "_")
     }
@@ -227,7 +226,7 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
                 Arg::Name | Arg::Names => candidates.extend(session.variable_names().map(plain)),
                 Arg::Topic => {
                     candidates.extend(COMMANDS.iter().map(|c| plain(c.name)));
-                    candidates.extend(Op::function_names().map(plain));
+                    candidates.extend(crate::session::builtin_names().map(plain));
                     candidates.extend(session.function_names().map(plain));
                 }
                 Arg::Keyword(words) => candidates.extend(words.iter().map(|w| plain(w))),
@@ -238,7 +237,7 @@ fn completions(session: &Session, line: &str, pos: usize) -> (usize, Vec<Pair>) 
             }
         }
     } else {
-        candidates.extend(Op::function_names().map(call));
+        candidates.extend(crate::session::builtin_names().map(call));
         candidates.extend(session.function_names().map(call));
         candidates.extend(session.variable_names().map(plain));
         candidates.extend(CONSTANTS.iter().map(|c| plain(c.0)));
@@ -304,6 +303,9 @@ mod tests {
             ["weight", "wide"]
         );
         assert_eq!(complete(&session, ":help tanh"), ["tanh"]);
+        // The function table's names: tensor functions and `grad` too.
+        assert_eq!(complete(&session, "soft"), ["softmax(", "softplus("]);
+        assert_eq!(complete(&session, ":help log_"), ["log_softmax"]);
         assert!(complete(&session, ":vars x").is_empty());
         // The command table says where names go: after `:paths` and `:plot` too.
         assert_eq!(complete(&session, ":paths w"), ["weight", "wide"]);
