@@ -3,21 +3,8 @@
 //! "Functions of vectors and matrices"): the cases where the two paths
 //! used to answer differently, through the binary.
 
-use crate::util::{assert_contains, gradcalc, stderr_of, stdout_of};
-
-/// The standard output of `gradcalc -e SOURCE`, which must succeed.
-fn run(source: &str) -> String {
-    let output = gradcalc().args(["-e", source]).output().unwrap();
-    assert!(output.status.success(), "{source}: {}", stderr_of(&output));
-    stdout_of(&output)
-}
-
-/// The standard error of `gradcalc -e SOURCE`, which must fail.
-fn error_of(source: &str) -> String {
-    let output = gradcalc().args(["-e", source]).output().unwrap();
-    assert!(!output.status.success(), "{source}: {}", stdout_of(&output));
-    stderr_of(&output)
-}
+use crate::tensor_help::{error_of, run};
+use crate::util::assert_contains;
 
 /// A function of tensors in a body called with numbers is refused with
 /// what it takes (it was "unknown function `sum`"); `maximum`, an

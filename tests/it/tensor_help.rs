@@ -8,14 +8,14 @@ use crate::util::{assert_contains, gradcalc, stderr_of, stdout_of};
 const LAYER: &str = "W = [[1, 2], [3, 4]]\nx = [1, -1]\nL = sum(tanh(W @ x))";
 
 /// The standard output of `gradcalc -e SOURCE`, which must succeed.
-fn run(source: &str) -> String {
+pub(crate) fn run(source: &str) -> String {
     let output = gradcalc().args(["-e", source]).output().unwrap();
     assert!(output.status.success(), "{source}: {}", stderr_of(&output));
     stdout_of(&output)
 }
 
 /// The standard error of `gradcalc -e SOURCE`, which must fail.
-fn error_of(source: &str) -> String {
+pub(crate) fn error_of(source: &str) -> String {
     let output = gradcalc().args(["-e", source]).output().unwrap();
     assert!(!output.status.success(), "{source}: {}", stdout_of(&output));
     stderr_of(&output)
