@@ -219,3 +219,31 @@ fn ctrl_d_in_a_quiz_stops_the_quiz_not_the_session() {
     repl.ctrl_d();
     repl.exits_with_0();
 }
+
+/// A user function whose body uses a tensor op or reads a tensor variable
+/// was refused when called with numbers, though the same body typed out
+/// works: `h(a) = sum(a)` gave "unknown function `sum`", `f(a) = sum(W*a)`
+/// "unknown name `W` … assign it first" with W assigned, `g(a) = a @ a`
+/// "unknown function `@`". They are evaluated as their bodies are: h(2) =
+/// sum(2) = 2, softmax of one number is 1, f(2) = 2·(1 + 2) = 6 and
+/// ∂f(w)/∂w = 1 + 2 = 3 (by hand); `2 @ 2` keeps its own error. A
+/// parameter that shadows a tensor variable (`p(W) = W*W`) stays a number.
+#[test]
+fn a_function_of_tensor_ops_called_with_numbers_works_as_its_body() {
+    let (stdout, stderr) = run(
+        "h(a) = sum(a)\nh(2)\nk(a) = softmax(a)\nk(2)\nW = [1, 2]; f(a) = sum(W*a)\nf(2)\n\
+         w = 2; L = f(w)\n:grad w\ng(a) = a @ a\ng(2)\np(W) = W*W\nx = 3; y = p(x)\n:trace",
+    );
+    assert_contains(&stdout, "defined h(a)\n2\n");
+    assert_contains(&stdout, "defined k(a)\n1\n");
+    assert_contains(&stdout, "defined f(a)\n6\n");
+    assert_contains(&stdout, "L = 6\n∂L/∂w = 3\n");
+    assert_contains(&stdout, "y = 9\nbackward pass from y:");
+    assert!(!stdout.contains("tensor"), "{stdout}");
+    assert!(!stderr.contains("unknown"), "{stderr}");
+    assert_contains(
+        &stderr,
+        "error: in `g`: () @ (): the matrix product takes a vector or a matrix on each side; use * to scale",
+    );
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+}
