@@ -247,3 +247,33 @@ fn a_function_of_tensor_ops_called_with_numbers_works_as_its_body() {
     );
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
 }
+
+/// `:grad NAME` of a tensor output said "`c` is not a variable of the
+/// output `M`" for a number c it was built from (`c = w*3; M =
+/// sum(c*[1, 2])`), named as "built from" every vector of the session (M
+/// itself among them) for a typo, and printed a bare 0 for a number it does
+/// not reach or was built from an earlier binding of (`w = 5`; bare
+/// `:grad` even said "M depends on no variable"). It answers as for a
+/// number output: ∂M/∂c = 1 + 2 = 3 (by hand), the unknown name and the
+/// function refused in their words, and the notes beside the zeros.
+#[test]
+fn grad_of_a_tensor_output_names_numbers_as_a_number_output_does() {
+    let (stdout, stderr) = run(
+        "w = 2; c = w*3; M = sum(c*[1, 2])\n:grad c\n:grad q\n:grad sin\ny = 3\n:grad y\nw = 5\n\
+         :grad w\n:grad",
+    );
+    assert_contains(&stdout, "M = 18\n∂M/∂c = 3\n");
+    assert_contains(&stdout, "y = 3\n∂M/∂y = 0  (M does not depend on y)\n");
+    assert_contains(
+        &stdout,
+        "w = 5\n∂M/∂w = 0  (M was built from an earlier w)\n∂M/∂w = 0  (M was built from an earlier w)\n",
+    );
+    assert!(!stdout.contains("depends on no variable"), "{stdout}");
+    assert_contains(
+        &stderr,
+        "error: unknown name `q`\n  ┌─ -e:3:7\n  │\n3 │ :grad q\n  │       ^ assign it first, e.g. `q = 1`",
+    );
+    assert_contains(&stderr, "error: `sin` is a function, not a variable");
+    assert!(!stderr.contains("built from"), "{stderr}");
+    assert_eq!(stderr.matches("error:").count(), 2, "{stderr}");
+}
