@@ -302,7 +302,7 @@ impl Session {
     /// `gradients`) reaches an earlier binding of it but not its current
     /// one: "y was built from an earlier x", as for numbers
     /// (`Session::stale_note`).
-    fn stale_note_tensors(
+    pub(super) fn stale_note_tensors(
         &self,
         label: &str,
         name: &str,

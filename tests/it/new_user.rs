@@ -277,3 +277,33 @@ fn grad_of_a_tensor_output_names_numbers_as_a_number_output_does() {
     assert!(!stderr.contains("built from"), "{stderr}");
     assert_eq!(stderr.matches("error:").count(), 2, "{stderr}");
 }
+
+/// `:check v` of a tensor output built from an earlier v (`L = sum(v*v);
+/// v = [3, 4]`) passed with 0 against 0 and no word, and bare `:check`
+/// said "nothing to check"; as for a number output, each line says "(L was
+/// built from an earlier v)" and bare `:check` says what it left out, for a
+/// rebound vector and a rebound number alike.
+#[test]
+fn check_of_a_tensor_output_says_it_was_built_from_an_earlier_binding() {
+    let (stdout, stderr) = run("v = [1, 2]; L = sum(v*v); v = [3, 4]\n:check v\n:check\n\
+         w = 2; M = sum(w*[1, 2]); w = 3\n:check w\n:check");
+    assert_eq!(
+        stdout
+            .matches("pass  (L was built from an earlier v)\n")
+            .count(),
+        2,
+        "{stdout}"
+    );
+    assert_contains(&stdout, "∂M/∂w at w = 3: reverse mode 0");
+    assert_contains(&stdout, "pass  (M was built from an earlier w)\n");
+    assert_contains(
+        &stdout,
+        "note: not checked: ∂L/∂v = 0 (L was built from an earlier v)\n",
+    );
+    assert_contains(
+        &stdout,
+        "note: not checked: ∂M/∂w = 0 (M was built from an earlier w)\n",
+    );
+    assert!(!stdout.contains("nothing to check"), "{stdout}");
+    assert_eq!(stderr, "");
+}
