@@ -307,3 +307,19 @@ fn check_of_a_tensor_output_says_it_was_built_from_an_earlier_binding() {
     assert!(!stdout.contains("nothing to check"), "{stdout}");
     assert_eq!(stderr, "");
 }
+
+/// `grad(L, c)` and `:expect ∂L/∂c` of a tensor loss refused a number c
+/// that is derived ("`c` is derived, not a leaf"), where `grad(y, c)` of
+/// numbers takes it: with xs = [1, 2], c = 2w and L = sum(c*xs), ∂L/∂c =
+/// 1 + 2 = 3 and ∂L/∂w = 2·3 = 6 (by hand), as `c2 = 2*w; y = 3*c2`
+/// gives grad(y, c2) = 3.
+#[test]
+fn grad_of_a_tensor_loss_takes_a_derived_number_as_numbers_do() {
+    let (stdout, stderr) = run(
+        "xs = [1, 2]\nw = 0.5\nc = 2*w\nL = sum(c*xs)\ngrad(L, c)\ngrad(L, w)\n\
+         :expect ∂L/∂c = 3\nc2 = 2*w; y = 3*c2; grad(y, c2)",
+    );
+    assert_contains(&stdout, "L = 3\n3\n6\n✓ ∂L/∂c: correct");
+    assert_contains(&stdout, "y = 3\n3\n");
+    assert_eq!(stderr, "");
+}
