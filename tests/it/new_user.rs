@@ -297,15 +297,15 @@ fn check_of_a_tensor_output_says_it_was_built_from_an_earlier_binding() {
     assert_contains(&stdout, "∂M/∂w at w = 3: reverse mode 0");
     assert_contains(&stdout, "pass  (M was built from an earlier w)\n");
     assert_contains(
-        &stdout,
+        &stderr,
         "note: not checked: ∂L/∂v = 0 (L was built from an earlier v)\n",
     );
     assert_contains(
-        &stdout,
+        &stderr,
         "note: not checked: ∂M/∂w = 0 (M was built from an earlier w)\n",
     );
-    assert!(!stdout.contains("nothing to check"), "{stdout}");
-    assert_eq!(stderr, "");
+    assert!(!stderr.contains("nothing to check"), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
 }
 
 /// `grad(L, c)` and `:expect ∂L/∂c` of a tensor loss refused a number c
