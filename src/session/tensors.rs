@@ -186,7 +186,9 @@ pub(super) fn tensor_error(
 /// [`TensorError`] as the session's error at `span`.
 pub(super) fn from_engine(error: TensorError, span: Span) -> SessionError {
     match error {
-        TensorError::Shape(error) => tensor_error(ErrorCode::Shape, span, error.to_string(), None),
+        TensorError::Shape(error) => {
+            tensor_error(ErrorCode::Shape, span, error.to_string(), error.help())
+        }
         TensorError::Budget(error) => tensor_error(ErrorCode::Limit, span, error.to_string(), None),
         TensorError::Interrupted => SessionError::Interrupted { span },
     }

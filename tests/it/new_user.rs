@@ -323,3 +323,41 @@ fn grad_of_a_tensor_loss_takes_a_derived_number_as_numbers_do() {
     assert_contains(&stdout, "y = 3\n3\n");
     assert_eq!(stderr, "");
 }
+
+/// A matrix product whose inner sizes differ with no transpose that fits,
+/// and `:=` given a value of another shape, said only what was wrong
+/// (`(2×2) @ (3): the inner sizes must agree`, `a leaf of shape (3) cannot
+/// take a value of shape ()`); the help says which sizes must agree, with
+/// their values, and how to give the leaf a value or bind the name again.
+#[test]
+fn shape_errors_of_products_and_updates_say_what_fits() {
+    let (_, stderr) =
+        run("W = [[1, 2], [3, 4]]; x = [1, 2, 3]\nW @ x\nx @ [1, 2]\nx := 5\nw = 1; w := [1, 2]");
+    expect_test::expect![[r#"
+        error: (2×2) @ (3): the inner sizes must agree
+          ┌─ -e:2:1
+          │
+        2 │ W @ x
+          │ ^^^^^ in `A @ B` the matrix's columns and the vector's length must be equal; here they are 2 and 3
+
+        error: (3) @ (2): the inner sizes must agree
+          ┌─ -e:3:1
+          │
+        3 │ x @ [1, 2]
+          │ ^^^^^^^^^^ in `A @ B` the two vectors' lengths must be equal; here they are 3 and 2
+
+        error: a leaf of shape (3) cannot take a value of shape ()
+          ┌─ -e:4:6
+          │
+        4 │ x := 5
+          │      ^ give it a value of shape (3), or bind the name again with `=` (`NAME = …` takes any shape)
+
+        error: a number takes a value of shape (), not (2)
+          ┌─ -e:5:13
+          │
+        5 │ w = 1; w := [1, 2]
+          │             ^^^^^^ reduce it first, e.g. `sum(…)`, or bind the name again with `=` (`NAME = …` takes any shape)
+
+    "#]]
+    .assert_eq(&stderr);
+}
