@@ -103,16 +103,9 @@ impl Session {
     ) -> Result<(), SessionError> {
         let label = &output.label;
         let at = args.expand_at.unwrap_or(span);
-        // A bare `--expand` opens every call on tensors made before the
-        // output, as it opens every call of numbers.
-        let calls: Vec<String> = self
-            .tensors
-            .calls
-            .list()
-            .iter()
-            .filter(|c| c.output <= output.node)
-            .map(|c| c.label.clone())
-            .collect();
+        // A bare `--expand` opens every call on tensors of the walk, as it
+        // opens every call of numbers.
+        let calls = self.tensor_call_labels(output.node);
         let expand: Vec<(&str, Span)> = match &args.expand {
             Expand::None => Vec::new(),
             Expand::All if !calls.is_empty() => calls.iter().map(|c| (c.as_str(), at)).collect(),

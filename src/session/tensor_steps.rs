@@ -120,23 +120,18 @@ impl Session {
         span: Span,
         steps: &[super::TensorTraceStep],
     ) -> Result<StepModel<TensorId>, SessionError> {
-        let output = self.shaped_output().map(|o| o.node);
+        let output = self.shaped_output().map_or(TensorId(0), |o| o.node);
         let shown: Vec<&str> = steps
             .iter()
             .filter_map(|s| s.call.as_ref().map(|c| c.label.as_str()))
             .collect();
-        let opened = self
-            .tensors
-            .calls
-            .list()
-            .iter()
-            .filter(|c| Some(c.output) <= output && !shown.contains(&c.label.as_str()))
-            .map(|c| c.label.clone());
+        let mut opened = self.tensor_call_labels(output);
+        opened.retain(|label| !shown.contains(&label.as_str()));
         let elements = steps
             .iter()
             .filter(|s| s.contributions.iter().any(|c| !c.elements.is_empty()))
             .map(|s| s.node.clone());
-        let names: Vec<String> = opened.chain(elements).collect();
+        let names: Vec<String> = opened.into_iter().chain(elements).collect();
         let expand: Vec<(&str, Span)> = names.iter().map(|n| (n.as_str(), span)).collect();
         self.step_model_tensors_expanded(span, &expand)
     }
@@ -199,16 +194,13 @@ impl Session {
     /// was typed (`span` for a bare `--expand`, which opens every call made
     /// up to the output).
     fn tensor_expand_names(&self, expand: &Expand, span: Span) -> Vec<(String, Span)> {
-        let output = self.shaped_output().map(|o| o.node);
+        let output = self.shaped_output().map_or(TensorId(0), |o| o.node);
         match expand {
             Expand::None => Vec::new(),
             Expand::All => self
-                .tensors
-                .calls
-                .list()
-                .iter()
-                .filter(|c| Some(c.output) <= output)
-                .map(|c| (c.label.clone(), span))
+                .tensor_call_labels(output)
+                .into_iter()
+                .map(|label| (label, span))
                 .collect(),
             Expand::Calls(names, at) => names.iter().map(|n| (n.clone(), *at)).collect(),
         }

@@ -554,8 +554,14 @@ impl Session {
         let calls = self.tensors.calls.list();
         // `--expand=CALL` (a call's label, or a function's name: each of
         // its calls) shows a call's steps; `--expand=NODE` a step element
-        // by element, opening the call it is inside.
-        let is_call = |name: &str| calls.iter().any(|c| c.label == name || c.function == name);
+        // by element, opening the call it is inside. A call of another
+        // output's graph is no name here.
+        let here: FxHashSet<TensorId> = step_nodes.iter().copied().collect();
+        let is_call = |name: &str| {
+            calls
+                .iter()
+                .any(|c| (c.label == name || c.function == name) && here.contains(&c.output))
+        };
         let mut opened: Vec<&str> = expand
             .iter()
             .map(|&(name, _)| name)
@@ -640,3 +646,20 @@ fn no_step(
 
 /// How many names the error of `--expand=NAME` lists at most.
 const EXPAND_CHOICES: usize = 8;
+
+impl Session {
+    /// The labels of the calls of user functions on tensors in the walk
+    /// from `output`: those whose output is one of its steps, in the order
+    /// they finished. What a bare `--expand` opens.
+    pub(super) fn tensor_call_labels(&self, output: TensorId) -> Vec<String> {
+        let graph = &self.tensors.graph;
+        let steps: FxHashSet<TensorId> = graph.step_nodes(output).into_iter().collect();
+        self.tensors
+            .calls
+            .list()
+            .iter()
+            .filter(|c| steps.contains(&c.output))
+            .map(|c| c.label.clone())
+            .collect()
+    }
+}
