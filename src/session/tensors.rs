@@ -27,7 +27,7 @@ mod calls;
 mod functions;
 mod labels;
 mod literals;
-pub(super) use calls::{CallBox, TensorCalls, call_boxes};
+pub(super) use calls::{CallBox, TensorCall, TensorCalls, call_boxes};
 pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
 pub(super) use labels::{format_number as number_label, op_name};
 use literals::literal;
