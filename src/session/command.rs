@@ -546,7 +546,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes variable names",
         example: "e.g. `:hessian x y`",
-        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
+        tensors: TensorCommand::Any,
         run: |s, c, e| s.hessian(c.name.span, &c.names(), e),
     },
     CommandSpec {

@@ -51,6 +51,7 @@ mod accumulate;
 mod backward;
 mod batch;
 mod blocks;
+mod derivative;
 mod expand;
 mod graph;
 mod kernels;
@@ -68,6 +69,7 @@ mod tests;
 
 pub use backward::{Rule, Side, TensorContribution, TensorGradients, TensorStep};
 pub use batch::{Comparison, Select};
+pub use derivative::TensorGradError;
 pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};
