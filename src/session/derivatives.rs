@@ -654,7 +654,7 @@ impl Session {
     }
 
     /// `grad(L, W)`: ∂L/∂W of W's shape, built as nodes of the tensor graph
-    /// (`Session::tensor_derivative_nodes`): it follows W when `:=` moves
+    /// (`Session::shaped_derivative_nodes`): it follows W when `:=` moves
     /// it, and differentiates again (`grad(sum(grad(L, W)), W)`). `L` of
     /// shape `()`; `W` a tensor variable or a number's leaf. Through an op
     /// without a rule of nodes (a slice) it is the numbers now, held fixed,
@@ -742,7 +742,7 @@ impl Session {
                 }),
             ));
         }
-        let id = match self.tensor_derivative_nodes(of, &[wrt]) {
+        let id = match self.shaped_derivative_nodes(of, &[wrt]) {
             Ok(ids) => ids[0],
             // Through an op without a rule of nodes: the numbers, held
             // fixed, and a gradient of it refused.
@@ -757,7 +757,7 @@ impl Session {
                 self.tensors.gradients.push(id);
                 id
             }
-            Err(error) => return Err(Session::tensor_grad_error(error, "`grad(L, W)`", span)),
+            Err(error) => return Err(Session::shaped_grad_error(error, "`grad(L, W)`", span)),
         };
         Ok(TValue::Node {
             id,

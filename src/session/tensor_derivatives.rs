@@ -34,7 +34,7 @@ impl Session {
     /// Errors: the engine's [`TensorGradError`] (an op without a rule of
     /// nodes, a budget, Ctrl-C); a scalar derivative past its budget is
     /// [`TensorGradError::TooLarge`] too.
-    pub(super) fn tensor_derivative_nodes(
+    pub(super) fn shaped_derivative_nodes(
         &mut self,
         of: TensorId,
         params: &[Param],
@@ -48,7 +48,7 @@ impl Session {
         built
     }
 
-    /// [`Session::tensor_derivative_nodes`] without the truncation.
+    /// [`Session::shaped_derivative_nodes`] without the truncation.
     fn build_tensor_derivatives(
         &mut self,
         of: TensorId,
@@ -143,7 +143,7 @@ impl Session {
 
     /// [`TensorGradError`] as the session's error at `span`, for `what`
     /// (`grad(L, W)`, `:hessian`).
-    pub(super) fn tensor_grad_error(
+    pub(super) fn shaped_grad_error(
         error: TensorGradError,
         what: &str,
         span: Span,
@@ -268,8 +268,8 @@ impl Session {
         span: Span,
     ) -> Result<(Vec<Vec<Number>>, Vec<bool>), SessionError> {
         let firsts = self
-            .tensor_derivative_nodes(output, params)
-            .map_err(|e| Session::tensor_grad_error(e, "`:hessian`", span))?;
+            .shaped_derivative_nodes(output, params)
+            .map_err(|e| Session::shaped_grad_error(e, "`:hessian`", span))?;
         let mut matrix = Vec::new();
         let mut constant_rows = Vec::new();
         for (&first, shape) in firsts.iter().zip(shapes) {
