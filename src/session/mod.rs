@@ -36,6 +36,7 @@ mod probe;
 pub mod quiz;
 mod script;
 pub mod steps;
+mod tensor_derivatives;
 mod tensor_rules;
 mod tensor_steps;
 mod tensor_trace;
