@@ -673,7 +673,11 @@ impl Session {
             .collect();
         let call = match scalar_args {
             Some(nodes) if self.call_node_limit.is_none() && scope.arena == Arena::Scalar => {
-                Some(self.calls.begin(name, nodes, scope.call, self.graph.len()))
+                let least = self.tensors.calls.next_number(name);
+                Some(
+                    self.calls
+                        .begin(name, nodes, scope.call, self.graph.len(), least),
+                )
             }
             _ => None,
         };

@@ -30,7 +30,7 @@ mod labels;
 mod literals;
 pub use builtins::builtin_names;
 pub(super) use builtins::{Builds, Family, builtin, builtins};
-pub(super) use calls::{CallBox, TensorCalls, call_boxes};
+pub(super) use calls::{CallBox, TensorCall, TensorCalls, call_boxes};
 pub(super) use functions::{KEEPDIMS, batch_rule_text, keeps_dims, slice_rule};
 pub(super) use labels::{format_number as number_label, op_name};
 
@@ -169,7 +169,9 @@ pub(super) fn tensor_error(
 /// [`TensorError`] as the session's error at `span`.
 pub(super) fn from_engine(error: TensorError, span: Span) -> SessionError {
     match error {
-        TensorError::Shape(error) => tensor_error(ErrorCode::Shape, span, error.to_string(), None),
+        TensorError::Shape(error) => {
+            tensor_error(ErrorCode::Shape, span, error.to_string(), error.help())
+        }
         TensorError::Budget(error) => tensor_error(ErrorCode::Limit, span, error.to_string(), None),
         TensorError::Interrupted => SessionError::Interrupted { span },
     }
@@ -235,16 +237,39 @@ impl Session {
     }
 
     /// Whether the expression `tree` touches a tensor: a literal, an index,
-    /// `@`, `ᵀ`, a tensor function, or a name bound to a tensor (`ans` too).
+    /// `@`, `ᵀ`, a tensor function, or a name bound to a tensor (`ans` too),
+    /// in the tree or in the body of a user function it calls (`h(a) =
+    /// sum(a)` called with a number is a tensor statement, as `sum(2)` is).
     pub(super) fn touches_tensor(&self, tree: &ExprTree) -> bool {
+        self.tree_touches_tensor(tree, &[], &mut Vec::new())
+    }
+
+    /// [`Session::touches_tensor`] of `tree`, a function's body when
+    /// `params` are its parameters (names that are not the variables'),
+    /// `seen` the functions already looked into (each once, recursion too).
+    fn tree_touches_tensor<'a>(
+        &'a self,
+        tree: &'a ExprTree,
+        params: &[String],
+        seen: &mut Vec<&'a str>,
+    ) -> bool {
         tree.nodes.iter().any(|node| match &node.kind {
             ExprKind::Name(name) => {
-                self.is_tensor(name.as_str())
-                    || RESULT_NAMES.contains(&name.as_str()) && self.shaped_last().is_some()
+                !params.iter().any(|p| p == name.as_str())
+                    && (self.is_tensor(name.as_str())
+                        || RESULT_NAMES.contains(&name.as_str()) && self.shaped_last().is_some())
             }
             ExprKind::Call(call) => {
-                functions::is_syntax_callee(call.name.as_str())
-                    || builtin(call.name.as_str()).is_some_and(|row| row.family != Family::Numbers)
+                let name = call.name.as_str();
+                functions::is_syntax_callee(name)
+                    || builtin(name).is_some_and(|row| row.family != Family::Numbers)
+                    || match self.functions.get_key_value(name) {
+                        Some((key, function)) if !seen.contains(&name) => {
+                            seen.push(key);
+                            self.tree_touches_tensor(&function.body, &function.params, seen)
+                        }
+                        _ => false,
+                    }
             }
             _ => false,
         })
