@@ -795,4 +795,192 @@ mod tests {
         );
         assert_eq!(g.len(), len);
     }
+
+    /// One step of a random program: the op numbered `op` (modulo the list)
+    /// over the nodes counted back `a` and `b` from the newest; `None` when
+    /// the shapes do not fit. Ops 0–20 are smooth; 21–24 have kinks.
+    fn step(g: &mut TensorGraph, op: usize, a: usize, b: usize) -> Option<TensorId> {
+        let newest = g.len() - 1;
+        let x = TensorId((newest - a % (newest + 1)) as u32);
+        let y = TensorId((newest - b % (newest + 1)) as u32);
+        let unary = |op: Op| (TensorOp::Elementwise(op), vec![x]);
+        let (op, inputs) = match op % 25 {
+            0 => unary(Op::Tanh),
+            1 => unary(Op::Sin),
+            2 => unary(Op::Sigmoid),
+            3 => unary(Op::Softplus),
+            4 => (TensorOp::Elementwise(Op::Add), vec![x, y]),
+            5 => (TensorOp::Elementwise(Op::Sub), vec![x, y]),
+            6 => (TensorOp::Elementwise(Op::Mul), vec![x, y]),
+            7 => (TensorOp::MatMul, vec![x, y]),
+            8 => (TensorOp::Transpose, vec![x]),
+            9 => (TensorOp::Sum, vec![x]),
+            10 => (TensorOp::Mean, vec![x]),
+            11 => (TensorOp::SumAxis(0), vec![x]),
+            12 => (TensorOp::SumAxis(1), vec![x]),
+            13 => (TensorOp::MeanAxis(0), vec![x]),
+            14 => (TensorOp::Softmax, vec![x]),
+            15 => (TensorOp::LogSumExp, vec![x]),
+            16 => (TensorOp::Outer, vec![x, y]),
+            17 => (TensorOp::Index(0), vec![x]),
+            18 => (TensorOp::SumKeepDims(1), vec![x]),
+            19 => (TensorOp::LogSoftmax, vec![x]),
+            20 => unary(Op::Cos),
+            21 => unary(Op::Relu),
+            22 => unary(Op::Abs),
+            23 => (TensorOp::Max, vec![x]),
+            _ => (TensorOp::MaxAxis(1), vec![x]),
+        };
+        g.apply(op, &inputs).ok()
+    }
+
+    /// A random program over the leaves A (2×3), b (3), c (), D (3×2):
+    /// the graph, its leaves, and `L = sum(last ⊙ R)` (R fixed samples).
+    fn program(
+        values: &[f64],
+        steps: &[(usize, usize, usize)],
+        smooth: bool,
+    ) -> (TensorGraph, Vec<TensorId>, TensorId) {
+        let mut g = TensorGraph::new();
+        let shapes = [
+            Shape::matrix(2, 3),
+            Shape::vector(3),
+            Shape::scalar(),
+            Shape::matrix(3, 2),
+        ];
+        let mut taken = values.iter().copied();
+        let leaves: Vec<TensorId> = shapes
+            .iter()
+            .map(|&s| {
+                let data: Vec<f64> = taken.by_ref().take(s.len()).collect();
+                g.leaf(Tensor::new(s, data)).unwrap()
+            })
+            .collect();
+        for &(op, a, b) in steps {
+            let op = if smooth { op % 21 } else { op };
+            step(&mut g, op, a, b);
+        }
+        APPLIED.with(|n| n.set(n.get() + g.len() - leaves.len()));
+        let last = TensorId((g.len() - 1) as u32);
+        let r = Tensor::randn(g.shape(last), &mut crate::engine::tensor::Rng::new(3));
+        let r = g.constant(r).unwrap();
+        let weighted = g.apply(TensorOp::Elementwise(Op::Mul), &[last, r]).unwrap();
+        let l = g.apply(TensorOp::Sum, &[weighted]).unwrap();
+        (g, leaves, l)
+    }
+
+    thread_local! {
+        /// How many ops the random programs applied, in all (shapes that do
+        /// not fit skip a step).
+        static APPLIED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    fn strategy()
+    -> impl proptest::strategy::Strategy<Value = (Vec<f64>, Vec<(usize, usize, usize)>)> {
+        use proptest::prelude::*;
+        (
+            prop::collection::vec(-1.5f64..1.5, 18),
+            prop::collection::vec((0..25usize, 0..4usize, 0..6usize), 1..12),
+        )
+    }
+
+    /// On random small graphs (every covered op, broadcasting, fan-out,
+    /// kinks), the derivative graph's first-order values are the numeric
+    /// backward pass's, to 1e-10.
+    #[test]
+    fn first_order_nodes_equal_the_numeric_backward_on_random_graphs() {
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new(Config {
+            cases: 256,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&strategy(), |(values, steps)| {
+            let (mut g, leaves, l) = program(&values, &steps, false);
+            let numeric = g.backward(l);
+            let built = g.grad(l, &leaves, 100_000).expect("every op covered");
+            for (&id, &d) in leaves.iter().zip(&built) {
+                let want = numeric
+                    .get(id)
+                    .map_or_else(|| Tensor::zeros(g.shape(id)), Clone::clone);
+                for (x, y) in g.value(d).data().iter().zip(want.data()) {
+                    proptest::prop_assert!(
+                        (x - y).abs() <= 1e-10 * y.abs().max(1.0),
+                        "{x} vs {y} in {steps:?}"
+                    );
+                }
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            panic!("{error}");
+        }
+        // The programs did build graphs: about 4 ops a case at least.
+        assert!(
+            APPLIED.with(std::cell::Cell::get) > 4 * 256,
+            "{}",
+            APPLIED.with(std::cell::Cell::get)
+        );
+    }
+
+    /// On random smooth graphs, the second derivative built as nodes is the
+    /// central difference of the first derivative's nodes (moved leaf
+    /// element by element, the graph run again): an independent check of
+    /// the rules of nodes, to 1e-5 relative.
+    #[test]
+    fn second_order_nodes_equal_central_differences_on_random_smooth_graphs() {
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new(Config {
+            cases: 96,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let result = runner.run(&strategy(), |(values, steps)| {
+            let (mut g, leaves, l) = program(&values, &steps, true);
+            let firsts = g.grad(l, &leaves, 100_000).expect("every op covered");
+            // s = Σ sum(firstᵢ ⊙ Rᵢ): one number of every first derivative.
+            let mut s: Option<TensorId> = None;
+            for (k, &d) in firsts.iter().enumerate() {
+                let r = Tensor::randn(
+                    g.shape(d),
+                    &mut crate::engine::tensor::Rng::new(11 + k as u64),
+                );
+                let r = g.constant(r).unwrap();
+                let w = g.apply(TensorOp::Elementwise(Op::Mul), &[d, r]).unwrap();
+                let t = g.apply(TensorOp::Sum, &[w]).unwrap();
+                s = Some(match s {
+                    None => t,
+                    Some(sum) => g.apply(TensorOp::Elementwise(Op::Add), &[sum, t]).unwrap(),
+                });
+            }
+            let s = s.expect("four leaves");
+            let seconds = g.grad(s, &leaves, 100_000).expect("every op covered");
+            let wanted: Vec<Tensor> = seconds.iter().map(|&d| g.value(d).clone()).collect();
+            let none = crate::engine::Graph::new();
+            let h = 1e-5;
+            for (&leaf, want) in leaves.iter().zip(&wanted) {
+                let base = g.value(leaf).clone();
+                for (i, &w) in want.data().iter().enumerate() {
+                    let mut at = |delta: f64| {
+                        let mut moved = base.clone();
+                        moved.data_mut()[i] += delta;
+                        g.set_leaf_value(leaf, moved).unwrap();
+                        assert!(g.rerun(&none));
+                        g.value(s).data()[0]
+                    };
+                    let central = (at(h) - at(-h)) / (2.0 * h);
+                    g.set_leaf_value(leaf, base.clone()).unwrap();
+                    assert!(g.rerun(&none));
+                    proptest::prop_assert!(
+                        (central - w).abs() <= 1e-5 * w.abs().max(1.0),
+                        "{central} vs {w} in {steps:?}"
+                    );
+                }
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            panic!("{error}");
+        }
+    }
 }
