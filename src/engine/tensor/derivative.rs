@@ -19,7 +19,7 @@
 //!   `sum(·, axis, keepdims)`);
 //! - `A @ B`: `upstream @ Bᵀ` and `Aᵀ @ upstream` (a vector operand by
 //!   `outer`, `@` of a vector, or `⊙` for the dot product);
-//! - `ᵀ`, `sum`, `mean`, `sum`/`mean` along an axis, `outer`, indices, the
+//! - `ᵀ`, `sum`, `mean`, `sum`/`mean` along an axis, `outer`, indices, slices, the
 //!   max and min reductions, `softmax`, `log_softmax`, `logsumexp` and
 //!   `cross_entropy`: their rules of `backward.rs` written with the ops of
 //!   the table. A gradient broadcast back to an operand's shape is
@@ -35,14 +35,14 @@
 //! An element on which the op passes nothing gets 0 from its mask; where
 //! the rule's expression is not finite at such an element (`∂a^b/∂a` at
 //! a = 0, b = 0), 0·inf would be nan, so the derivative is refused
-//! ([`TensorGradError::Unsupported`]) rather than wrong. The slices
-//! (`X[0:2]`) have no node rule yet and are refused the same way.
+//! ([`TensorGradError::Unsupported`]) rather than wrong. A slice's
+//! gradient goes back by constant selection matrices (`E @ upstream @ Fᵀ`).
 //!
 //! A scalar node bridged in ([`TensorOp::Scalar`]) is a leaf here: the
 //! caller names it among `wrt` and continues the chain rule in the scalar
 //! graph (`Graph::grad` of the bridged node).
 
-use super::{Shape, Tensor, TensorError, TensorGraph, TensorId, TensorOp, batch, kernels};
+use super::{Select, Shape, Tensor, TensorError, TensorGraph, TensorId, TensorOp, batch, kernels};
 use crate::engine::{Expr, Form, LocalRule, Op, Passing, Stable};
 
 /// Why [`TensorGraph::grad`] built nothing. The graph is as it was before
@@ -58,11 +58,12 @@ pub enum TensorGradError {
     /// The graph's interrupt asked to stop.
     #[error("interrupted")]
     Interrupted,
-    /// An op on the way has no rule built of nodes (yet), or its rule is
-    /// not finite where its mask would pass nothing.
+    /// An op's rule is not finite at an element where its mask passes
+    /// nothing (`^` at 0^0), so a node would hold nan where the gradient
+    /// is 0.
     #[error("a derivative as nodes through `{op}` is not supported yet{why}")]
     Unsupported {
-        /// The op's name as typed (`X[0:2]` is `slice`).
+        /// The op's name as typed (`^`).
         op: &'static str,
         /// More words (`""`, or starting with `: `).
         why: &'static str,
@@ -321,12 +322,7 @@ impl TensorGraph {
             | TensorOp::LogSoftmax
             | TensorOp::LogSumExp
             | TensorOp::CrossEntropy => self.row_vjp_node(node, &operands, g)?,
-            TensorOp::Slice(_, _) => {
-                return Err(TensorGradError::Unsupported {
-                    op: "slice",
-                    why: "",
-                });
-            }
+            TensorOp::Slice(first, second) => self.slice_vjp_node(shape, first, second, g)?,
         };
         Ok(Some(built))
     }
@@ -376,6 +372,86 @@ impl TensorGraph {
             }
             _ => unreachable!("an op along rows"),
         })
+    }
+
+    /// A slice's vector–Jacobian product: the upstream `g` put back where
+    /// the slice took it, zeros elsewhere, by constant selection matrices
+    /// (`E @ g @ Fᵀ`, `E` of the operand's rows by the rows taken with a 1
+    /// where a row was taken, `F` the same of the columns), `outer` with a
+    /// one-hot vector where an index dropped an axis, `g ⊙ mask` for one
+    /// element.
+    fn slice_vjp_node(
+        &mut self,
+        shape: Shape,
+        first: Select,
+        second: Option<Select>,
+        g: TensorId,
+    ) -> Built {
+        let taken = batch::taken(shape, first, second).expect("a slice that was built");
+        let (rows, cols) = (taken.rows.clone(), taken.cols.clone());
+        let keep_rows = matches!(first, Select::Range(..));
+        let keep_cols = shape.rank() == 2 && !matches!(second, Some(Select::At(_)));
+        let m = shape.dims()[0];
+        let n = taken.n;
+        // E: m × rows.len(), 1 at [rows.start + i, i]; an identity is skipped.
+        let select = |size: usize, range: std::ops::Range<usize>| {
+            let k = range.len();
+            let mut data = vec![0.0; size * k];
+            for (i, r) in range.enumerate() {
+                data[r * k + i] = 1.0;
+            }
+            Tensor::new(Shape::matrix(size, k), data)
+        };
+        let one_hot = |size: usize, at: usize| {
+            let mut data = vec![0.0; size];
+            data[at] = 1.0;
+            Tensor::vector(data)
+        };
+        let matmul = TensorOp::MatMul;
+        match (shape.rank(), keep_rows, keep_cols) {
+            // A vector's range, a matrix's rows (all columns kept or some).
+            (1, true, _) | (2, true, true) => {
+                let mut out = g;
+                if rows.len() != m {
+                    let e = self.constant(select(m, rows))?;
+                    out = self.fold(matmul, &[e, out])?;
+                }
+                if shape.rank() == 2 && cols.len() != n {
+                    let f = select(n, cols);
+                    let (k, size) = (f.shape().dims()[1], n);
+                    let mut ft = vec![0.0; k * size];
+                    for r in 0..size {
+                        for c in 0..k {
+                            ft[c * size + r] = f.data()[r * k + c];
+                        }
+                    }
+                    let ft = self.constant(Tensor::new(Shape::matrix(k, size), ft))?;
+                    out = self.fold(matmul, &[out, ft])?;
+                }
+                Ok(out)
+            }
+            // Rows taken, one column: outer(E @ g, e_j).
+            (2, true, false) => {
+                let e = self.constant(select(m, rows))?;
+                let column = self.fold(matmul, &[e, g])?;
+                let at = self.constant(one_hot(n, cols.start))?;
+                self.fold(TensorOp::Outer, &[column, at])
+            }
+            // One row, columns taken: outer(e_i, F @ g).
+            (2, false, true) => {
+                let f = self.constant(select(n, cols))?;
+                let row = self.fold(matmul, &[f, g])?;
+                let at = self.constant(one_hot(m, rows.start))?;
+                self.fold(TensorOp::Outer, &[at, row])
+            }
+            // One element: g ⊙ its mask.
+            _ => {
+                let mut mask = vec![0.0; shape.len()];
+                mask[rows.start * n + cols.start] = 1.0;
+                let mask = self.constant(Tensor::new(shape, mask))?;
+                self.fold(TensorOp::Elementwise(Op::Mul), &[g, mask])
+            }
+        }
     }
 
     /// `A @ B`'s vector–Jacobian product to operand `position` from `g`:
@@ -651,7 +727,7 @@ impl TensorGraph {
 mod tests {
     use super::TensorGradError;
     use crate::engine::Op;
-    use crate::engine::tensor::{Shape, Tensor, TensorGraph, TensorId, TensorOp};
+    use crate::engine::tensor::{Select, Shape, Tensor, TensorGraph, TensorId, TensorOp};
 
     fn elementwise(g: &mut TensorGraph, op: Op, inputs: &[TensorId]) -> TensorId {
         g.apply(TensorOp::Elementwise(op), inputs).unwrap()
@@ -766,24 +842,22 @@ mod tests {
         assert_eq!(g.shape(built[0]), Shape::matrix(2, 3));
     }
 
-    /// A slice has no rule of nodes: refused by name, the graph as it was;
-    /// a budget too small is refused the same way.
+    /// `x^e` with x = (0, 2), e = (0, 2): the element 0^0 passes nothing
+    /// (∂a^b/∂a where b = 0), but its rule b·a^(b−1) is 0·inf there, so the
+    /// derivative is refused by name rather than nan; the graph as it was. A
+    /// budget too small is refused the same way.
     #[test]
     fn refusals_leave_the_graph_as_it_was() {
         let mut g = TensorGraph::new();
-        let x = g.leaf(Tensor::vector(vec![1.0, 2.0, 3.0])).unwrap();
-        let part = g
-            .apply(
-                TensorOp::Slice(crate::engine::tensor::Select::Range(0, 2), None),
-                &[x],
-            )
-            .unwrap();
-        let l = g.apply(TensorOp::Sum, &[part]).unwrap();
+        let x = g.leaf(Tensor::vector(vec![0.0, 2.0])).unwrap();
+        let e = g.constant(Tensor::vector(vec![0.0, 2.0])).unwrap();
+        let p = elementwise(&mut g, Op::Pow, &[x, e]);
+        let l = g.apply(TensorOp::Sum, &[p]).unwrap();
         let len = g.len();
         let error = g.grad(l, &[x], 1000).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "a derivative as nodes through `slice` is not supported yet"
+            "a derivative as nodes through `^` is not supported yet: its rule is not finite at an element it passes nothing to"
         );
         assert_eq!(g.len(), len);
         let sq = elementwise(&mut g, Op::Sin, &[x]);
@@ -798,13 +872,14 @@ mod tests {
 
     /// One step of a random program: the op numbered `op` (modulo the list)
     /// over the nodes counted back `a` and `b` from the newest; `None` when
-    /// the shapes do not fit. Ops 0–20 are smooth; 21–24 have kinks.
+    /// the shapes do not fit. Ops 0–25 are smooth (21–25 slices); 26–29
+    /// have kinks.
     fn step(g: &mut TensorGraph, op: usize, a: usize, b: usize) -> Option<TensorId> {
         let newest = g.len() - 1;
         let x = TensorId((newest - a % (newest + 1)) as u32);
         let y = TensorId((newest - b % (newest + 1)) as u32);
         let unary = |op: Op| (TensorOp::Elementwise(op), vec![x]);
-        let (op, inputs) = match op % 25 {
+        let (op, inputs) = match op % 30 {
             0 => unary(Op::Tanh),
             1 => unary(Op::Sin),
             2 => unary(Op::Sigmoid),
@@ -826,9 +901,23 @@ mod tests {
             18 => (TensorOp::SumKeepDims(1), vec![x]),
             19 => (TensorOp::LogSoftmax, vec![x]),
             20 => unary(Op::Cos),
-            21 => unary(Op::Relu),
-            22 => unary(Op::Abs),
-            23 => (TensorOp::Max, vec![x]),
+            21 => (TensorOp::Slice(Select::Range(1, 3), None), vec![x]),
+            22 => (
+                TensorOp::Slice(Select::Range(0, 2), Some(Select::At(1))),
+                vec![x],
+            ),
+            23 => (
+                TensorOp::Slice(Select::At(1), Some(Select::Range(1, 3))),
+                vec![x],
+            ),
+            24 => (
+                TensorOp::Slice(Select::Range(0, 1), Some(Select::Range(0, 2))),
+                vec![x],
+            ),
+            25 => (TensorOp::Slice(Select::At(1), None), vec![x]),
+            26 => unary(Op::Relu),
+            27 => unary(Op::Abs),
+            28 => (TensorOp::Max, vec![x]),
             _ => (TensorOp::MaxAxis(1), vec![x]),
         };
         g.apply(op, &inputs).ok()
@@ -857,7 +946,7 @@ mod tests {
             })
             .collect();
         for &(op, a, b) in steps {
-            let op = if smooth { op % 21 } else { op };
+            let op = if smooth { op % 26 } else { op };
             step(&mut g, op, a, b);
         }
         APPLIED.with(|n| n.set(n.get() + g.len() - leaves.len()));
@@ -880,7 +969,7 @@ mod tests {
         use proptest::prelude::*;
         (
             prop::collection::vec(-1.5f64..1.5, 18),
-            prop::collection::vec((0..25usize, 0..4usize, 0..6usize), 1..12),
+            prop::collection::vec((0..30usize, 0..4usize, 0..6usize), 1..12),
         )
     }
 
