@@ -207,14 +207,15 @@ fn slices_have_second_derivatives() {
 /// rule b·a^(b−1) is 0·inf there) — the first derivative is the numbers
 /// (∂/∂x sum(x^e) = (0, 2·2) = (0, 4) by hand), a gradient of it and the
 /// `:hessian` are refused; the Hessian of a vector output asks to reduce
-/// it; more than 400 elements ask to name fewer.
+/// it; more than 400 elements ask to name fewer; a vector named while the
+/// output is a number is told how to make its loss the output.
 #[test]
 fn what_is_not_built_as_nodes_is_refused_by_name() {
     let output = gradcalc()
         .args([
             "--keep-going",
             "-e",
-            "x = [0, 2]\ne = [0, 2]\nP = sum(x^e)\nq = grad(P, x)\ngrad(sum(q), x)\nP\n:hessian x\nh = x*2\n:hessian\nW = zeros(21, 20)\nM = sum(W*W)\n:hessian W",
+            "x = [0, 2]\ne = [0, 2]\nP = sum(x^e)\nq = grad(P, x)\ngrad(sum(q), x)\nP\n:hessian x\nh = x*2\n:hessian\nW = zeros(21, 20)\nM = sum(W*W)\n:hessian W\ny = 3\nz = y^2\n:hessian x",
         ])
         .output()
         .unwrap();
@@ -236,5 +237,11 @@ fn what_is_not_built_as_nodes_is_refused_by_name() {
         &err,
         "`:hessian` takes at most 400 elements in all (one row and one column each); these leaves have 420",
     );
+    // A number's Hessian named a vector: how to make its loss the output.
+    assert_contains(
+        &err,
+        "`x` is a vector or matrix, and the output is a number: `:hessian` here takes the output's scalar variables",
+    );
+    assert_contains(&err, "then `:hessian x`");
     assert!(!err.contains("panicked"), "{err}");
 }
