@@ -40,6 +40,24 @@ fn hessian(script: &str) -> (Vec<String>, Vec<f64>, Value) {
     (names, matrix, h)
 }
 
+/// The `value` of each of `names`' assignment events when `script` runs
+/// with `--json`, which must succeed.
+#[track_caller]
+fn values_of(script: &str, names: &[&str]) -> Vec<Value> {
+    let (events, status) = json_events(&["-e", script]);
+    assert_eq!(status, Some(0), "{events:?}");
+    names
+        .iter()
+        .map(|name| {
+            events
+                .iter()
+                .find(|e| e["name"] == *name)
+                .unwrap_or_else(|| panic!("no {name} in {events:?}"))["value"]
+                .clone()
+        })
+        .collect()
+}
+
 /// Asserts `got` is `expected` element by element, to 1e-12 relative (an
 /// absolute 1e-12 near 0).
 #[track_caller]
@@ -83,20 +101,12 @@ fn the_hessian_of_a_sum_of_squares_of_a_matrix_is_twice_the_identity() {
 /// x = (1, 2, 3) (by hand), and one order more, 6 per element.
 #[test]
 fn a_gradient_of_a_tensor_gradient_is_the_second_derivative() {
-    let (events, status) = json_events(&[
-        "-e",
+    let values = values_of(
         "x = [1, 2, 3]\ng = grad(sum(grad(sum(x^3), x)), x)\nh = grad(sum(g), x)",
-    ]);
-    assert_eq!(status, Some(0), "{events:?}");
-    let value = |name: &str| {
-        events
-            .iter()
-            .find(|e| e["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} in {events:?}"))["value"]
-            .clone()
-    };
-    assert_all_close(&value("g"), &[6.0, 12.0, 18.0]);
-    assert_all_close(&value("h"), &[6.0, 6.0, 6.0]);
+        &["g", "h"],
+    );
+    assert_all_close(&values[0], &[6.0, 12.0, 18.0]);
+    assert_all_close(&values[1], &[6.0, 6.0, 6.0]);
 }
 
 /// A layer L = sum(tanh(W @ x)) at W = [[0.1, 0.2], [0.3, 0.4]], x = (1, 2):
@@ -182,14 +192,12 @@ fn a_tensor_gradient_follows_its_leaf_after_colon_equals() {
 /// every other entry 0 (by hand).
 #[test]
 fn slices_have_second_derivatives() {
-    let (events, status) = json_events(&[
-        "-e",
+    let values = values_of(
         "x = [1, 2, 3]\nq = grad(sum(x[0:2]^3), x)\nr = grad(sum(q), x)",
-    ]);
-    assert_eq!(status, Some(0), "{events:?}");
-    let value = |name: &str| events.iter().find(|e| e["name"] == name).unwrap()["value"].clone();
-    assert_all_close(&value("q"), &[3.0, 12.0, 0.0]);
-    assert_all_close(&value("r"), &[6.0, 12.0, 0.0]);
+        &["q", "r"],
+    );
+    assert_all_close(&values[0], &[3.0, 12.0, 0.0]);
+    assert_all_close(&values[1], &[6.0, 12.0, 0.0]);
     let (names, matrix, _) = hessian("W = [[1, 2], [3, 4]]\nL = sum(W[:, 1]^2)\n:hessian W");
     assert_eq!(names, ["W[0,0]", "W[0,1]", "W[1,0]", "W[1,1]"]);
     #[rustfmt::skip]
