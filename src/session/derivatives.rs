@@ -19,7 +19,7 @@ use super::event::fields;
 use std::collections::HashMap;
 
 use super::diff::{DiffPart, DiffPiece};
-use super::{Event, Notice, Number, Session, SessionError, Target};
+use super::{Event, Node, Notice, Number, Session, SessionError, Target};
 use crate::engine::{Derivatives, GradError, NodeId, Op};
 use crate::syntax::{Call, ExprKind, ExprTree, Ident, Span};
 
@@ -676,36 +676,23 @@ impl Session {
             ));
         }
         let wrt_span = tree.get(call.args[1]).span();
+        // A vector, matrix or number variable, leaf or derived (as
+        // `grad(y, c)` of numbers takes a derived c).
         let wrt = match &tree.get(call.args[1]).kind {
-            ExprKind::Name(name) => match self.shaped_var(name.as_str()) {
-                Some(id) => Some(Param::Tensor(id)),
-                None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
+            ExprKind::Name(name) => match self.vars.get(name.as_str()) {
+                Some(&Node::Tensor(id)) => Some(Param::Tensor(id)),
+                Some(&Node::Scalar(node)) => Some(Param::Scalar(node)),
+                None => None,
             },
             _ => None,
         };
         let Some(wrt) = wrt else {
-            let derived = match &tree.get(call.args[1]).kind {
-                ExprKind::Name(name) if self.scalar_var(name.as_str()).is_some() => {
-                    Some(name.to_string())
-                }
-                _ => None,
-            };
-            return Err(match derived {
-                Some(name) => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    format!(
-                        "`{name}` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W"
-                    ),
-                    Some(format!("name a leaf `{name}` is built from")),
-                ),
-                None => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
-                    Some("name the variable, e.g. `grad(L, W)`".into()),
-                ),
-            });
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                wrt_span,
+                "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number",
+                Some("name the variable, e.g. `grad(L, W)`".into()),
+            ));
         };
         let of = match &args[0] {
             TValue::Node { id, .. } => *id,

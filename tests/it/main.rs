@@ -14,6 +14,7 @@ mod batch;
 mod bounds;
 mod browser;
 mod call_steps;
+mod call_views;
 mod calls;
 mod cases;
 mod classroom;
