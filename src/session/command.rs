@@ -107,7 +107,7 @@ pub struct CommandSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TensorCommand {
     /// Its handler serves a tensor output as a number's, and it takes a
-    /// variable to differentiate by (`:grad`, `:check`): a vector or matrix
+    /// variable to differentiate by (`:grad`, `:check`, `:hessian`): a vector or matrix
     /// named while the output is a number is told how to make its loss the
     /// output.
     Differentiates,
@@ -546,7 +546,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes variable names",
         example: "e.g. `:hessian x y`",
-        tensors: TensorCommand::Any,
+        tensors: TensorCommand::Differentiates,
         run: |s, c, e| s.hessian(c.name.span, &c.names(), e),
     },
     CommandSpec {

@@ -625,10 +625,11 @@ impl Session {
 
 impl Session {
     /// The error that `output` is built from a tensor `grad(L, W)` held
-    /// fixed, if it is: one whose L goes through an op without a rule of
-    /// nodes (a slice), a constant of the tensor graph not computed again
-    /// when leaves move, so a backward pass through it would give 0 where
-    /// the true second derivative need not be.
+    /// fixed, if it is: one whose L goes through an op whose rule of nodes
+    /// is refused (`TensorGradError::Unsupported`: `^` at 0^0), a constant
+    /// of the tensor graph not computed again when leaves move, so a
+    /// backward pass through it would give 0 where the true second
+    /// derivative need not be.
     /// `grad(L, W)`, `:grad`, `:check` and `:descend` of such an output are
     /// refused with it; `span` is the statement's or command's.
     pub(super) fn refuse_gradient_of_gradient(
@@ -646,7 +647,7 @@ impl Session {
                 span,
                 "a gradient of a gradient of tensors is not supported through this `grad(L, W)`",
                 Some(
-                    "what is differentiated here is built from a `grad(L, W)` whose L goes through an op without a derivative rule of nodes yet (a slice `X[0:2]`, or `^` at 0^0), so it is a value held fixed that does not follow W; higher orders work through the other ops (`grad(sum(grad(L, W)), W)`, `:hessian`)".into(),
+                    "what is differentiated here is built from a `grad(L, W)` whose L takes `^` at an element 0^0, where the rule of nodes would hold nan, so it is a value held fixed that does not follow W; move W off that point, or take the power of the elements that are not 0^0".into(),
                 ),
             ));
         }
@@ -656,8 +657,8 @@ impl Session {
     /// `grad(L, W)`: ∂L/∂W of W's shape, built as nodes of the tensor graph
     /// (`Session::shaped_derivative_nodes`): it follows W when `:=` moves
     /// it, and differentiates again (`grad(sum(grad(L, W)), W)`). `L` of
-    /// shape `()`; `W` a tensor variable or a number's leaf. Through an op
-    /// without a rule of nodes (a slice) it is the numbers now, held fixed,
+    /// shape `()`; `W` a tensor variable or a number's leaf. Where the rule
+    /// of nodes is refused (`^` at 0^0) it is the numbers now, held fixed,
     /// and a gradient of it is refused.
     pub(super) fn grad_call(
         &mut self,

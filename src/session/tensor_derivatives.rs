@@ -162,7 +162,7 @@ impl Session {
                 span,
                 format!("{what}: {error}"),
                 Some(
-                    "`:grad` and a first `grad(L, W)` give the numbers through every op; higher orders work through the others (elementwise ops, `@`, `ᵀ`, sums, means, indices, softmax)".into(),
+                    "`:grad` and a first `grad(L, W)` give the numbers; move the leaves off that point for higher orders".into(),
                 ),
             ),
         }

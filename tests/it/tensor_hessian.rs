@@ -40,6 +40,24 @@ fn hessian(script: &str) -> (Vec<String>, Vec<f64>, Value) {
     (names, matrix, h)
 }
 
+/// The `value` of each of `names`' assignment events when `script` runs
+/// with `--json`, which must succeed.
+#[track_caller]
+fn values_of(script: &str, names: &[&str]) -> Vec<Value> {
+    let (events, status) = json_events(&["-e", script]);
+    assert_eq!(status, Some(0), "{events:?}");
+    names
+        .iter()
+        .map(|name| {
+            events
+                .iter()
+                .find(|e| e["name"] == *name)
+                .unwrap_or_else(|| panic!("no {name} in {events:?}"))["value"]
+                .clone()
+        })
+        .collect()
+}
+
 /// Asserts `got` is `expected` element by element, to 1e-12 relative (an
 /// absolute 1e-12 near 0).
 #[track_caller]
@@ -83,20 +101,12 @@ fn the_hessian_of_a_sum_of_squares_of_a_matrix_is_twice_the_identity() {
 /// x = (1, 2, 3) (by hand), and one order more, 6 per element.
 #[test]
 fn a_gradient_of_a_tensor_gradient_is_the_second_derivative() {
-    let (events, status) = json_events(&[
-        "-e",
+    let values = values_of(
         "x = [1, 2, 3]\ng = grad(sum(grad(sum(x^3), x)), x)\nh = grad(sum(g), x)",
-    ]);
-    assert_eq!(status, Some(0), "{events:?}");
-    let value = |name: &str| {
-        events
-            .iter()
-            .find(|e| e["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} in {events:?}"))["value"]
-            .clone()
-    };
-    assert_all_close(&value("g"), &[6.0, 12.0, 18.0]);
-    assert_all_close(&value("h"), &[6.0, 6.0, 6.0]);
+        &["g", "h"],
+    );
+    assert_all_close(&values[0], &[6.0, 12.0, 18.0]);
+    assert_all_close(&values[1], &[6.0, 6.0, 6.0]);
 }
 
 /// A layer L = sum(tanh(W @ x)) at W = [[0.1, 0.2], [0.3, 0.4]], x = (1, 2):
@@ -176,38 +186,70 @@ fn a_tensor_gradient_follows_its_leaf_after_colon_equals() {
     assert!(out.ends_with("[8, 0, 4]  (3)\n5\n"), "{out}");
 }
 
-/// What is not built as nodes is refused by name, never a wrong number: a
-/// slice's first derivative is the numbers (∂/∂x sum(x[0:2]³) = (3, 12, 0)
-/// by hand), but a gradient of it is refused, and so is its `:hessian`;
-/// the Hessian of a vector output asks to reduce it; more than 400
-/// elements ask to name fewer.
+/// A slice's gradient goes back as nodes too: ∂/∂x sum(x[0:2]³) =
+/// (3x₀², 3x₁², 0) = (3, 12, 0) and its gradient (6x₀, 6x₁, 0) = (6, 12, 0)
+/// at x = (1, 2, 3); W[:, 1] of a 2×2 W, L = sum(W[:, 1]²): ∂²L/∂W[i,1]² = 2,
+/// every other entry 0 (by hand).
+#[test]
+fn slices_have_second_derivatives() {
+    let values = values_of(
+        "x = [1, 2, 3]\nq = grad(sum(x[0:2]^3), x)\nr = grad(sum(q), x)",
+        &["q", "r"],
+    );
+    assert_all_close(&values[0], &[3.0, 12.0, 0.0]);
+    assert_all_close(&values[1], &[6.0, 12.0, 0.0]);
+    let (names, matrix, _) = hessian("W = [[1, 2], [3, 4]]\nL = sum(W[:, 1]^2)\n:hessian W");
+    assert_eq!(names, ["W[0,0]", "W[0,1]", "W[1,0]", "W[1,1]"]);
+    #[rustfmt::skip]
+    let expected = [
+        0.0, 0.0, 0.0, 0.0,
+        0.0, 2.0, 0.0, 0.0,
+        0.0, 0.0, 0.0, 0.0,
+        0.0, 0.0, 0.0, 2.0,
+    ];
+    all_close(&matrix, &expected);
+}
+
+/// What is not built as nodes is refused by name, never a wrong number:
+/// `x^e` at an element 0^0 (∂a^b/∂a passes nothing where b = 0, but its
+/// rule b·a^(b−1) is 0·inf there) — the first derivative is the numbers
+/// (∂/∂x sum(x^e) = (0, 2·2) = (0, 4) by hand), a gradient of it and the
+/// `:hessian` are refused; the Hessian of a vector output asks to reduce
+/// it; more than 400 elements ask to name fewer; a vector named while the
+/// output is a number is told how to make its loss the output.
 #[test]
 fn what_is_not_built_as_nodes_is_refused_by_name() {
     let output = gradcalc()
         .args([
             "--keep-going",
             "-e",
-            "x = [1, 2, 3]\nP = sum(x[0:2]^3)\nq = grad(P, x)\ngrad(sum(q), x)\nP\n:hessian x\nh = x*2\n:hessian\nW = zeros(21, 20)\nM = sum(W*W)\n:hessian W",
+            "x = [0, 2]\ne = [0, 2]\nP = sum(x^e)\nq = grad(P, x)\ngrad(sum(q), x)\nP\n:hessian x\nh = x*2\n:hessian\nW = zeros(21, 20)\nM = sum(W*W)\n:hessian W\ny = 3\nz = y^2\n:hessian x",
         ])
         .output()
         .unwrap();
     let (out, err) = (stdout_of(&output), stderr_of(&output));
-    assert_contains(&out, "q = [3, 12, 0]  (3)");
+    assert_contains(&out, "q = [0, 4]  (2)");
     assert_contains(
         &err,
         "error: a gradient of a gradient of tensors is not supported through this `grad(L, W)`",
     );
     assert_contains(
         &err,
-        "error: `:hessian`: a derivative as nodes through `slice` is not supported yet",
+        "error: `:hessian`: a derivative as nodes through `^` is not supported yet: its rule is not finite at an element it passes nothing to",
     );
     assert_contains(
         &err,
-        "`:hessian` takes an output of shape (), and h has shape (3)",
+        "`:hessian` takes an output of shape (), and h has shape (2)",
     );
     assert_contains(
         &err,
         "`:hessian` takes at most 400 elements in all (one row and one column each); these leaves have 420",
     );
+    // A number's Hessian named a vector: how to make its loss the output.
+    assert_contains(
+        &err,
+        "`x` is a vector or matrix, and the output is a number: `:hessian` here takes the output's scalar variables",
+    );
+    assert_contains(&err, "then `:hessian x`");
     assert!(!err.contains("panicked"), "{err}");
 }
