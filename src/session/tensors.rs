@@ -19,7 +19,7 @@ use crate::engine::{Arity, Op};
 use crate::syntax::{Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, Span};
 
 use super::error::ErrorCode;
-use super::eval::{Arena, Scope};
+use super::eval::Scope;
 use super::event::TensorData;
 use super::{Event, GRAD_FUNCTION, Node, RESULT_NAMES, Session, SessionError};
 
@@ -66,6 +66,10 @@ pub(super) struct Tensors {
     pub gradients: Vec<TensorId>,
     /// The calls of user functions on tensors (`:trace` shows each as one step).
     pub calls: TensorCalls,
+    /// The node of this graph each number's node bridged by the running
+    /// statement became (a read or a mirror, [`Session::bridged`]): a number
+    /// used twice is one node with two users (fan-out).
+    pub bridges: rustc_hash::FxHashMap<crate::engine::NodeId, TensorId>,
     /// What the running statement may change, as it was before it.
     saved: Saved,
     /// The warnings of the expression being evaluated (an op that made inf
@@ -89,6 +93,7 @@ impl Default for Tensors {
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
             calls: TensorCalls::default(),
+            bridges: rustc_hash::FxHashMap::default(),
             saved: Saved::default(),
             warnings: Vec::new(),
         }
@@ -101,12 +106,14 @@ impl Tensors {
         self.saved.len = self.graph.len();
         self.saved.rng = Some(self.rng.clone());
         self.saved.leaves.clear();
+        self.bridges.clear();
     }
 
     /// Drops the nodes from `len` on, and the calls that built them.
     pub fn truncate(&mut self, len: usize) {
         self.graph.truncate(len);
         self.calls.truncate(len);
+        self.bridges.retain(|_, id| id.index() < len);
     }
 
     /// Records the value of `leaf` before the running statement moves it.
@@ -259,11 +266,7 @@ impl Session {
                 self.is_tensor(name.as_str())
                     || RESULT_NAMES.contains(&name.as_str()) && self.shaped_last().is_some()
             }
-            ExprKind::Call(call) => {
-                [LIST, INDEX, MATMUL].contains(&call.name.as_str())
-                    || TENSOR_FUNCTIONS.contains(&call.name.as_str())
-                    || functions::is_batch_callee(call.name.as_str())
-            }
+            ExprKind::Call(call) => is_tensor_callee(call.name.as_str()),
             _ => false,
         })
     }
@@ -299,7 +302,7 @@ impl Session {
                 false,
             ));
         }
-        let scope = Scope::top(Arena::Tensor, self.graph.len());
+        let scope = Scope::top(self.graph.len());
         let root = self.evaluate_in(tree, &scope, None, events)?;
         let root = self.bridged(root);
         let uses_variable = root.uses_variable();
@@ -578,6 +581,14 @@ fn check_arity(call: &Call, got: usize, expected: &str, ok: bool) -> Result<(), 
             got,
         ))
     }
+}
+
+/// Whether a call of `name` makes a tensor whatever its arguments: a
+/// literal, an index, `@`, a tensor function, a batch function.
+pub(super) fn is_tensor_callee(name: &str) -> bool {
+    [LIST, INDEX, MATMUL].contains(&name)
+        || TENSOR_FUNCTIONS.contains(&name)
+        || functions::is_batch_callee(name)
 }
 
 /// A tensor as shown.
