@@ -836,6 +836,9 @@ impl Session {
             }
             _ => None,
         };
+        if of_tensors && recorded {
+            self.bridge_named_numbers(function);
+        }
         // A call on tensors (or whose body makes one): the run of tensor
         // nodes its body builds.
         let first = self.tensors.graph.len();
@@ -865,6 +868,27 @@ impl Session {
             self.record_tensor_call(name, args, first, &value);
         }
         Ok(value)
+    }
+
+    /// Bridges the numbers built by ops that `function`'s body names (not
+    /// its parameters) before a call on tensors begins: their copies
+    /// ([`Session::bridged`]) are then inputs of the call, as the variables
+    /// a body names are, and not part of the run of nodes the call builds
+    /// (its one step of the trace).
+    fn bridge_named_numbers(&mut self, function: &UserFunction) {
+        for node in &function.body.nodes {
+            let ExprKind::Name(name) = &node.kind else {
+                continue;
+            };
+            if function.params.iter().any(|p| p == name.as_str()) {
+                continue;
+            }
+            if let Some(&Node::Scalar(id)) = self.vars.get(name.as_str())
+                && !matches!(self.graph.op(id), Op::Variable | Op::Const)
+            {
+                self.bridge(id);
+            }
+        }
     }
 
     /// The arguments of a call on tensors as its record keeps them: a node,
