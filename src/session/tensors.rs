@@ -1,11 +1,12 @@
 //! Vectors and matrices in the session: a value is a scalar node of the
 //! scalar graph or a tensor node of the tensor graph
-//! ([`crate::engine::tensor`]). A statement that touches a tensor (a literal
-//! `[…]`, an index, `@`, `ᵀ`, a tensor function, a name bound to a tensor) is
-//! evaluated here, onto the tensor graph, its scalar operands bridged in
-//! (a scalar variable as a node of shape `()`, whose gradient goes back to
-//! the scalar graph); every other statement is evaluated as before
-//! (`eval.rs`).
+//! ([`crate::engine::tensor`]). An op with a tensor operand (a literal
+//! `[…]`, an index, `@`, `ᵀ`, a tensor function, a name bound to a tensor)
+//! goes onto the tensor graph, its number operands bridged in (a scalar
+//! leaf as a node of shape `()` whose gradient goes back to the scalar
+//! graph, a number built by ops as a copy of its ops); ops of numbers stay
+//! in the scalar graph (`eval.rs`, the one evaluator). A statement that
+//! touches a tensor gives a tensor output.
 //!
 //! A statement that fails changes nothing here either: [`Tensors::begin`]
 //! keeps what a statement may change (the graph's length, the names, the
