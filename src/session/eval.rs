@@ -307,9 +307,15 @@ impl Session {
                             && self.last.is_some_and(|n| n.tensor().is_some()))
             }
         };
+        // Without a tensor anywhere, only a call can make one.
+        let names_matter = any_tensor
+            || scope
+                .params
+                .iter()
+                .any(|(_, v)| matches!(v, Val::Tensor(_)));
         let touches = seed_is_tensor
             || tree.nodes.iter().any(|node| match &node.kind {
-                ExprKind::Name(name) => tensor_name(name),
+                ExprKind::Name(name) => names_matter && tensor_name(name),
                 ExprKind::Call(call) => is_tensor_callee(&call.name),
                 _ => false,
             });
