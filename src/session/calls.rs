@@ -170,6 +170,16 @@ impl Calls {
         }
     }
 
+    /// Forgets call `index`, begun and not finished, and the calls begun
+    /// after it (those inside it): its body gave a tensor, so it is
+    /// recorded as a call on tensors instead.
+    pub fn forget(&mut self, index: usize) {
+        self.list.truncate(index);
+        self.nodes.retain(|_, node| node.call < index);
+        self.highest = self.nodes.keys().copied().max();
+        self.finished.retain(|&(caller, ..)| caller < index);
+    }
+
     /// The innermost call that built `id`, if a call did.
     pub fn call_of(&self, id: NodeId) -> Option<usize> {
         self.nodes.get(&id).map(|n| n.call)

@@ -6,15 +6,15 @@ use super::{
     CONSTANTS, Event, Node, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction,
     nearest,
 };
-use crate::engine::tensor::TensorId;
+use crate::engine::tensor::{TensorId, TensorOp};
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
 use crate::session::Number;
 use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces, Span, UnaryOp};
 
 use super::error::ErrorCode;
 use super::tensors::{
-    Builds, KEEPDIMS, TValue, builtin, builtin_names, from_engine, keeps_dims, tensor_data,
-    tensor_error,
+    Builds, KEEPDIMS, TValue, builtin, builtin_names, from_engine, is_tensor_callee, keeps_dims,
+    tensor_data, tensor_error,
 };
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
@@ -43,18 +43,25 @@ pub(super) enum Val {
     Tensor(TValue),
 }
 
-/// The graph a statement's names and numbers go into: the scalar graph, or
-/// the tensor graph for a statement that touches a tensor
-/// ([`Session::statement_touches_tensor`]), its numbers bridged. An op goes
-/// where its operands are (all numbers' nodes: the scalar graph; any tensor
-/// value: the tensor graph).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) enum Arena {
-    #[default]
-    Scalar,
-    Tensor,
-}
+/// Most ops of the scalar graph a number may be built from for a tensor
+/// op to copy them when it takes the number ([`Session::bridged`]): a
+/// number built from more is read as an input of the tensor graph (its
+/// gradient still goes back through the scalar graph), and the trace says so.
+pub const MAX_MIRRORED_OPS: usize = 256;
 
+/// How the nodes of a tree that may touch a tensor are evaluated, worked
+/// out before the walk from what each node's operands are: a number (or a
+/// sub-expression of numbers only) that is an operand of a tensor op is
+/// folded into it (`TValue::Number`, as numpy folds a Python float), and a
+/// number's node that is an operand of a tensor op is bridged as soon as it
+/// is made, so that the tensor graph's nodes come in the order of the text.
+/// Everything else goes where its operands are (`Session::apply`).
+struct Placement {
+    /// Node k is a number, or an op of numbers only, under a tensor op.
+    fold: Vec<bool>,
+    /// Node k is an operand of an op that makes a tensor.
+    bridge: Vec<bool>,
+}
 /// A call as written, `name(args)`.
 #[derive(Clone, Copy)]
 struct CallSite<'a> {
@@ -82,17 +89,13 @@ pub(super) struct Scope<'a> {
     start: usize,
     /// The innermost call being evaluated (an index into `Session::calls`).
     call: Option<usize>,
-    /// The graph the statement's names and numbers go into.
-    arena: Arena,
 }
 
 impl Scope<'_> {
-    /// The top-level scope of a statement evaluated into `arena`, the scalar
-    /// graph `start` nodes long.
-    pub(super) fn top(arena: Arena, start: usize) -> Scope<'static> {
+    /// The top-level scope of a statement, the scalar graph `start` nodes long.
+    pub(super) fn top(start: usize) -> Scope<'static> {
         Scope {
             start,
-            arena,
             ..Scope::default()
         }
     }
@@ -112,18 +115,6 @@ fn take(values: &mut [Val], at: u32) -> Val {
             std::mem::replace(&mut values[at as usize], Val::Tensor(TValue::Number(0.0)))
         }
     }
-}
-
-/// The arguments of a call on tensors as its record keeps them: a node, or
-/// the text of a number or literal typed in the call.
-fn tensor_args(args: &[Val]) -> Vec<Result<TensorId, String>> {
-    args.iter()
-        .map(|a| match a {
-            Val::Tensor(TValue::Node { id, .. }) => Ok(*id),
-            Val::Tensor(TValue::Number(x)) => Err(super::tensors::number_label(*x)),
-            _ => Err("[…]".to_string()),
-        })
-        .collect()
 }
 
 /// The number's node of a value of the scalar graph; a tensor where a
@@ -164,7 +155,7 @@ impl Session {
         tree: &ExprTree,
         events: &mut Vec<Event>,
     ) -> Result<Value, SessionError> {
-        let scope = Scope::top(Arena::Scalar, self.graph.len());
+        let scope = Scope::top(self.graph.len());
         let value = self.evaluate_in(tree, &scope, None, events)?;
         scalar_of(value, tree.span())
     }
@@ -184,7 +175,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(Value, Span), SessionError> {
         // The bound on the nodes built by calls counts from the statement's start.
-        let scope = Scope::top(Arena::Scalar, self.graph.len());
+        let scope = Scope::top(self.graph.len());
         let mut span = rhs.tree.span();
         let mut value = scalar_of(self.evaluate_in(rhs.tree, &scope, None, events)?, span)?;
         let Some((pieces, source)) = rhs.rest else {
@@ -208,8 +199,11 @@ impl Session {
 
     /// Evaluates `tree` node by node (operands come first in the flat tree: no
     /// recursion), numbers and tensors alike: the one walk of expressions.
-    /// With a `seed`, node 0 is not evaluated but stands for that value (a
-    /// later piece of a long sum, see [`Pieces::parse`]).
+    /// Each op goes to the graph its operands decide: all numbers, the
+    /// scalar graph; any tensor, the tensor graph, its numbers bridged
+    /// ([`Session::apply`], [`Placement`]). With a `seed`, node 0 is not
+    /// evaluated but stands for that value (a later piece of a long sum, see
+    /// [`Pieces::parse`]).
     pub(super) fn evaluate_in(
         &mut self,
         tree: &ExprTree,
@@ -217,6 +211,10 @@ impl Session {
         seed: Option<Val>,
         events: &mut Vec<Event>,
     ) -> Result<Val, SessionError> {
+        let seed_is_tensor = matches!(seed, Some(Val::Tensor(_)));
+        let placement = self.placement(tree, scope, seed_is_tensor);
+        let fold = |k: usize| placement.as_ref().is_some_and(|p| p.fold[k]);
+        let bridge = |k: usize| placement.as_ref().is_some_and(|p| p.bridge[k]);
         let mut values: Vec<Val> = Vec::with_capacity(tree.nodes.len());
         let mut nodes = tree.nodes.iter().enumerate();
         if let Some(seed) = seed {
@@ -226,17 +224,16 @@ impl Session {
         for (k, expr) in nodes {
             let span = scope.call_span.unwrap_or(expr.span());
             let value = match &expr.kind {
-                ExprKind::Number(x) => self.number(*x, scope.arena),
+                ExprKind::Number(x) => self.number(*x, fold(k)),
                 // `sum(X, 1, keepdims)`: a word, read by the call.
                 ExprKind::Name(name)
-                    if scope.arena == Arena::Tensor
-                        && name.as_str() == KEEPDIMS
+                    if name.as_str() == KEEPDIMS
                         && !scope.is_param(name)
                         && keeps_dims(tree, k) =>
                 {
                     Val::Tensor(TValue::Number(1.0))
                 }
-                ExprKind::Name(name) => self.resolve(name, span, scope)?,
+                ExprKind::Name(name) => self.resolve(name, span, scope, fold(k))?,
                 ExprKind::Unary { op, operand } => {
                     let a = take(&mut values, operand.0);
                     match (op, &tree.nodes[operand.0 as usize].kind, a) {
@@ -248,7 +245,7 @@ impl Session {
                             if self.graph.len() == a.node.index() + 1 {
                                 self.graph.truncate(a.node.index());
                             }
-                            self.number(-x, Arena::Scalar)
+                            self.number(-x, false)
                         }
                         (UnaryOp::Neg, _, a) => self.apply(Op::Neg, vec![a], span, events)?,
                     }
@@ -267,27 +264,26 @@ impl Session {
                         span,
                         args: &[],
                     };
-                    match scope.arena {
-                        Arena::Tensor => {
-                            self.call_in_tensors(site, args, call, tree, scope, events)?
+                    let of_tensors = is_tensor_callee(&call.name)
+                        || args.iter().any(|a| matches!(a, Val::Tensor(_)));
+                    if of_tensors {
+                        self.call_in_tensors(site, args, call, tree, scope, events)?
+                    } else {
+                        let site = CallSite {
+                            args: &args,
+                            ..site
+                        };
+                        match call.derivative {
+                            0 => self.call(site, scope, events)?,
+                            order => self.derivative_at(site, order, scope, events)?,
                         }
-                        Arena::Scalar if call.derivative > 0 => {
-                            let site = CallSite {
-                                args: &args,
-                                ..site
-                            };
-                            self.derivative_at(site, call.derivative, scope, events)?
-                        }
-                        Arena::Scalar => self.call(
-                            CallSite {
-                                args: &args,
-                                ..site
-                            },
-                            scope,
-                            events,
-                        )?,
                     }
                 }
+            };
+            // An operand of a tensor op: bridged now, in the order of the text.
+            let value = match value {
+                Val::Scalar(_) if bridge(k) => Val::Tensor(self.bridged(value)),
+                value => value,
             };
             values.push(value);
         }
@@ -296,15 +292,117 @@ impl Session {
             .unwrap_or(Val::Tensor(TValue::Number(f64::NAN))))
     }
 
+    /// How the nodes of `tree` are evaluated in `scope` ([`Placement`]);
+    /// `None`, at the cost of one look at each name and call, when nothing
+    /// in it is a tensor (the walk is then the scalar graph's alone).
+    /// `seed_is_tensor`: node 0 stands for a tensor (a long sum's piece).
+    fn placement(&self, tree: &ExprTree, scope: &Scope, seed_is_tensor: bool) -> Option<Placement> {
+        let any_tensor = !self.tensors.graph.is_empty();
+        let tensor_name = |name: &str| match scope.params.iter().find(|(p, _)| *p == name) {
+            Some((_, value)) => matches!(value, Val::Tensor(_)),
+            None => {
+                any_tensor
+                    && (self.is_tensor(name)
+                        || RESULT_NAMES.contains(&name)
+                            && self.last.is_some_and(|n| n.tensor().is_some()))
+            }
+        };
+        // Without a tensor anywhere, only a call can make one.
+        let names_matter = any_tensor
+            || scope
+                .params
+                .iter()
+                .any(|(_, v)| matches!(v, Val::Tensor(_)));
+        let touches = seed_is_tensor
+            || tree.nodes.iter().any(|node| match &node.kind {
+                ExprKind::Name(name) => names_matter && tensor_name(name),
+                ExprKind::Call(call) => is_tensor_callee(&call.name),
+                _ => false,
+            });
+        if !touches {
+            return None;
+        }
+        let n = tree.nodes.len();
+        // Bottom up: whether a node makes a tensor, whether it is numbers only.
+        let mut tensor = vec![false; n];
+        let mut constant = vec![false; n];
+        let mut parent = vec![usize::MAX; n];
+        for (k, node) in tree.nodes.iter().enumerate() {
+            let operands: &[syntax::ExprId] = match &node.kind {
+                ExprKind::Number(_) => {
+                    constant[k] = !(k == 0 && seed_is_tensor);
+                    tensor[k] = k == 0 && seed_is_tensor;
+                    &[]
+                }
+                ExprKind::Name(name) => {
+                    tensor[k] = k == 0 && seed_is_tensor || tensor_name(name);
+                    constant[k] = !tensor[k]
+                        && !scope.is_param(name)
+                        && !self.vars.contains_key(name.as_str())
+                        && CONSTANTS.iter().any(|(c, _)| *c == name.as_str());
+                    &[]
+                }
+                ExprKind::Unary { operand, .. } => std::slice::from_ref(operand),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    parent[lhs.0 as usize] = k;
+                    std::slice::from_ref(rhs)
+                }
+                ExprKind::Call(call) => &call.args,
+            };
+            for operand in operands {
+                parent[operand.0 as usize] = k;
+            }
+            match &node.kind {
+                ExprKind::Unary { operand, .. } => {
+                    tensor[k] = tensor[operand.0 as usize];
+                    constant[k] = constant[operand.0 as usize];
+                }
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    let (a, b) = (lhs.0 as usize, rhs.0 as usize);
+                    tensor[k] = tensor[a] || tensor[b];
+                    constant[k] = constant[a] && constant[b];
+                }
+                ExprKind::Call(call) => {
+                    let name = call.name.as_str();
+                    let args = || call.args.iter().map(|a| a.0 as usize);
+                    tensor[k] = is_tensor_callee(name) || args().any(|a| tensor[a]);
+                    // A built-in function of numbers (`sin(1)`, `max(1, 2)`).
+                    constant[k] = !tensor[k]
+                        && call.derivative == 0
+                        && !call.args.is_empty()
+                        && name != super::GRAD_FUNCTION
+                        && Op::from_function_name(name).is_some()
+                        && !self.functions.contains_key(name)
+                        && !scope.is_param(name)
+                        && args().all(|a| constant[a]);
+                }
+                ExprKind::Number(_) | ExprKind::Name(_) => {}
+            }
+        }
+        // Top down: a number under a tensor op, directly or through ops of numbers.
+        let mut fold = vec![false; n];
+        let mut bridge = vec![false; n];
+        for k in (0..n).rev() {
+            let p = parent[k];
+            if p == usize::MAX {
+                continue;
+            }
+            bridge[k] = tensor[p];
+            fold[k] = constant[k] && (tensor[p] || fold[p]);
+        }
+        Some(Placement { fold, bridge })
+    }
+
     /// A number typed in the expression: a constant node of the scalar
-    /// graph, or in a tensor statement a number folded until an op needs it.
-    fn number(&mut self, x: f64, arena: Arena) -> Val {
-        match arena {
-            Arena::Scalar => Val::Scalar(Value {
+    /// graph, or when `fold`, a number folded into the tensor op it is an
+    /// operand of ([`Placement`]).
+    fn number(&mut self, x: f64, fold: bool) -> Val {
+        match fold {
+            false => Val::Scalar(Value {
                 node: self.graph.constant(x),
                 uses_variable: false,
             }),
-            Arena::Tensor => Val::Tensor(TValue::Number(x)),
+            true => Val::Tensor(TValue::Number(x)),
         }
     }
 
@@ -335,20 +433,123 @@ impl Session {
         self.elementwise(op, inputs, span).map(Val::Tensor)
     }
 
-    /// A value as a value of a tensor statement: a number's node bridged as
-    /// a node of shape `()` of the tensor graph (its gradient goes back to
-    /// the scalar graph).
+    /// A value as an operand of a tensor op. A number's node that no
+    /// variable went into is folded (its value, as a typed number is). A
+    /// variable's leaf is read as a node of shape `()` of the tensor graph
+    /// ([`TensorGraph::scalar`](crate::engine::tensor::TensorGraph::scalar):
+    /// its gradient goes back to the scalar graph). A number built by ops
+    /// is copied with its ops down to the scalar leaves
+    /// ([`TensorGraph::mirror`](crate::engine::tensor::TensorGraph::mirror)),
+    /// so that the views of a tensor output (trace, steps, topo, pages,
+    /// quiz) go through them as through the tensor ops; past
+    /// [`MAX_MIRRORED_OPS`] ops, or through an op that does not apply
+    /// elementwise, it is read as an input instead. A number bridged twice
+    /// in one statement is one node (`Tensors::bridges`).
     pub(super) fn bridged(&mut self, value: Val) -> TValue {
         match value {
             Val::Tensor(value) => value,
             Val::Scalar(Value {
                 node,
-                uses_variable,
-            }) => TValue::Node {
-                id: self.tensors.graph.scalar(node, self.graph.value(node)),
-                uses_variable,
+                uses_variable: false,
+            }) => TValue::Number(self.graph.value(node)),
+            Val::Scalar(Value { node, .. }) => TValue::Node {
+                id: self.bridge(node),
+                uses_variable: true,
             },
         }
+    }
+
+    /// The node of the tensor graph that stands for the scalar graph's
+    /// `node` in the running statement: made by [`Session::bridged`]'s rule
+    /// the first time, then the same.
+    fn bridge(&mut self, node: NodeId) -> TensorId {
+        if let Some(id) = self.bridged_before(node) {
+            return id;
+        }
+        // The ops to copy, operands first (an explicit stack: no recursion).
+        let mut order: Vec<NodeId> = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![(node, false)];
+        let mut ops = 0;
+        while let Some((at, expanded)) = stack.pop() {
+            if expanded {
+                order.push(at);
+                continue;
+            }
+            if !seen.insert(at) || !self.mirrors(at) {
+                continue;
+            }
+            ops += 1;
+            if ops > MAX_MIRRORED_OPS {
+                // Too many ops to copy: the number is an input.
+                return self.read_scalar(node);
+            }
+            stack.push((at, true));
+            for &operand in self.graph.operands(at) {
+                stack.push((operand, false));
+            }
+        }
+        let mut id = None;
+        for at in order {
+            let operands: Vec<TensorId> = self
+                .graph
+                .operands(at)
+                .to_vec()
+                .into_iter()
+                .map(|operand| match self.graph.op(operand) {
+                    Op::Const => self.tensors.graph.mirror(
+                        Op::Const,
+                        &[],
+                        operand,
+                        self.graph.value(operand),
+                    ),
+                    _ => Some(
+                        self.bridged_before(operand)
+                            .unwrap_or_else(|| self.read_scalar(operand)),
+                    ),
+                })
+                .collect::<Option<_>>()
+                .expect("a constant is copied as a constant");
+            let value = self.graph.value(at);
+            let made = self
+                .tensors
+                .graph
+                .mirror(self.graph.op(at), &operands, at, value);
+            // `mirrors` checked the op and the operands' count.
+            let made = made.unwrap_or_else(|| self.read_scalar(at));
+            self.tensors.bridges.insert(at, made);
+            id = Some(made);
+        }
+        id.unwrap_or_else(|| self.read_scalar(node))
+    }
+
+    /// Whether the scalar graph's `node` is copied op by op into the tensor
+    /// graph when bridged: an op (not a leaf) that applies elementwise to
+    /// its operands, not bridged already in the running statement.
+    fn mirrors(&self, node: NodeId) -> bool {
+        let op = self.graph.op(node);
+        !matches!(op, Op::Variable | Op::Const)
+            && TensorOp::Elementwise(op).operand_count() == Some(self.graph.operands(node).len())
+            && self.bridged_before(node).is_none()
+    }
+
+    /// The node that stands for `node` in the running statement, if it was
+    /// bridged.
+    fn bridged_before(&self, node: NodeId) -> Option<TensorId> {
+        let &id = self.tensors.bridges.get(&node)?;
+        let graph = &self.tensors.graph;
+        (id.index() < graph.len() && graph.stands_for(id) == Some(node)).then_some(id)
+    }
+
+    /// `node` read as a node of shape `()` of the tensor graph (remembered
+    /// for the running statement).
+    fn read_scalar(&mut self, node: NodeId) -> TensorId {
+        if let Some(id) = self.bridged_before(node) {
+            return id;
+        }
+        let id = self.tensors.graph.scalar(node, self.graph.value(node));
+        self.tensors.bridges.insert(node, id);
+        id
     }
 
     /// Appends `op(inputs)` to the scalar graph, warning when finite inputs
@@ -387,38 +588,39 @@ impl Session {
     }
 
     /// What a name means here: a parameter, `ans`, a variable, a node's
-    /// label, or a constant; in a tensor statement a number's node is
-    /// bridged ([`Session::bridged`]) and a constant folded.
-    fn resolve(&mut self, name: &str, span: Span, scope: &Scope) -> Result<Val, SessionError> {
+    /// label, or a constant (folded into a tensor op when `fold`,
+    /// [`Placement`]). A number's name is its node of the scalar graph, a
+    /// tensor's its node of the tensor graph.
+    fn resolve(
+        &mut self,
+        name: &str,
+        span: Span,
+        scope: &Scope,
+        fold: bool,
+    ) -> Result<Val, SessionError> {
         if let Some((_, value)) = scope.params.iter().find(|(p, _)| *p == name) {
             return Ok(value.clone());
         }
-        let tensors = scope.arena == Arena::Tensor;
         let result = RESULT_NAMES.contains(&name);
         let bound = if result {
             self.last
         } else {
             self.vars.get(name).copied()
         };
-        let scalar = |node| {
-            Val::Scalar(Value {
-                node,
-                uses_variable: true,
-            })
-        };
         match bound {
-            Some(Node::Scalar(node)) if tensors => {
-                return Ok(Val::Tensor(self.bridged(scalar(node))));
+            Some(Node::Scalar(node)) => {
+                return Ok(Val::Scalar(Value {
+                    node,
+                    uses_variable: true,
+                }));
             }
-            Some(Node::Scalar(node)) => return Ok(scalar(node)),
-            Some(Node::Tensor(id)) if tensors => {
+            Some(Node::Tensor(id)) => {
                 return Ok(Val::Tensor(TValue::Node {
                     id,
                     uses_variable: true,
                 }));
             }
-            // A tensor in a statement of numbers (named by a function's body).
-            Some(Node::Tensor(_)) | None => {}
+            None => {}
         }
         if result {
             return Err(SessionError::UnknownName {
@@ -429,17 +631,13 @@ impl Session {
             });
         }
         if let Some(node) = self.labelled_node(name, span)? {
-            let value = Val::Scalar(Value {
+            return Ok(Val::Scalar(Value {
                 node,
                 uses_variable: self.graph.op(node) != Op::Const,
-            });
-            return Ok(match tensors {
-                true => Val::Tensor(self.bridged(value)),
-                false => value,
-            });
+            }));
         }
         if let Some(&(_, value)) = CONSTANTS.iter().find(|(c, _)| *c == name) {
-            return Ok(self.number(value, scope.arena));
+            return Ok(self.number(value, fold));
         }
         if self.functions.contains_key(name) || Op::from_function_name(name).is_some() {
             return Err(SessionError::FunctionAsValue {
@@ -664,6 +862,7 @@ impl Session {
         }
         // The live preview (which sets a node limit) throws its nodes away:
         // it records no call.
+        let recorded = self.call_node_limit.is_none();
         let scalar_args: Option<Vec<NodeId>> = args
             .iter()
             .map(|a| match a {
@@ -671,8 +870,9 @@ impl Session {
                 Val::Tensor(_) => None,
             })
             .collect();
+        let of_tensors = scalar_args.is_none();
         let call = match scalar_args {
-            Some(nodes) if self.call_node_limit.is_none() && scope.arena == Arena::Scalar => {
+            Some(nodes) if recorded => {
                 let least = self.tensors.calls.next_number(name);
                 Some(
                     self.calls
@@ -681,9 +881,12 @@ impl Session {
             }
             _ => None,
         };
-        // A call on tensors: the run of tensor nodes its body builds.
-        let tensor_call = (scope.arena == Arena::Tensor && self.call_node_limit.is_none())
-            .then(|| (self.tensors.graph.len(), tensor_args(&args)));
+        if of_tensors && recorded {
+            self.bridge_named_numbers(function);
+        }
+        // A call on tensors (or whose body makes one): the run of tensor
+        // nodes its body builds.
+        let first = self.tensors.graph.len();
         let inner = Scope {
             params: function
                 .params
@@ -695,18 +898,57 @@ impl Session {
             call_span: Some(scope.call_span.unwrap_or(span)),
             start: scope.start,
             call: call.or(scope.call),
-            arena: scope.arena,
         };
         let value = self
             .evaluate_in(&function.body, &inner, None, events)
             .map_err(in_function(name))?;
-        if let (Some(call), Val::Scalar(output)) = (call, &value) {
-            self.calls.finish(call, output.node, &self.graph);
+        match (call, &value) {
+            (Some(call), Val::Scalar(output)) => self.calls.finish(call, output.node, &self.graph),
+            // Numbers in, a tensor out (the body names one): a call on tensors.
+            (Some(call), Val::Tensor(_)) => self.calls.forget(call),
+            (None, _) => {}
         }
-        if let Some((first, args)) = tensor_call {
+        if recorded && (of_tensors || matches!(value, Val::Tensor(_))) {
+            let args = self.tensor_args(inner.params.iter().map(|(_, a)| a));
             self.record_tensor_call(name, args, first, &value);
         }
         Ok(value)
+    }
+
+    /// Bridges the numbers built by ops that `function`'s body names (not
+    /// its parameters) before a call on tensors begins: their copies
+    /// ([`Session::bridged`]) are then inputs of the call, as the variables
+    /// a body names are, and not part of the run of nodes the call builds
+    /// (its one step of the trace).
+    fn bridge_named_numbers(&mut self, function: &UserFunction) {
+        for node in &function.body.nodes {
+            let ExprKind::Name(name) = &node.kind else {
+                continue;
+            };
+            if function.params.iter().any(|p| p == name.as_str()) {
+                continue;
+            }
+            if let Some(&Node::Scalar(id)) = self.vars.get(name.as_str())
+                && !matches!(self.graph.op(id), Op::Variable | Op::Const)
+            {
+                self.bridge(id);
+            }
+        }
+    }
+
+    /// The arguments of a call on tensors as its record keeps them: a node,
+    /// or the text of a number or literal typed in the call.
+    fn tensor_args<'v>(
+        &self,
+        args: impl Iterator<Item = &'v Val>,
+    ) -> Vec<Result<TensorId, String>> {
+        args.map(|a| match a {
+            Val::Tensor(TValue::Node { id, .. }) => Ok(*id),
+            Val::Tensor(TValue::Number(x)) => Err(super::tensors::number_label(*x)),
+            Val::Scalar(a) => Err(super::tensors::number_label(self.graph.value(a.node))),
+            Val::Tensor(TValue::Literal(_)) => Err("[…]".to_string()),
+        })
+        .collect()
     }
 
     /// Records a call of `name` on tensors whose body built the tensor nodes
@@ -928,7 +1170,7 @@ impl Session {
         };
         if let Some(op) = compound {
             // `c += v` is `c = c + v`, with `c` whatever it names now (a constant too).
-            let current = self.resolve(name, target.span, &Scope::default())?;
+            let current = self.resolve(name, target.span, &Scope::default(), false)?;
             let current = scalar_of(current, target.span)?;
             value = self.apply_scalar(op, &[current, value], target.span.to(span), events)?;
         }

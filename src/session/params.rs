@@ -243,12 +243,25 @@ impl Session {
     }
 
     /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
-    /// the output does not reach it).
+    /// the output does not reach it): what reaches the tensor graph's
+    /// copies of `node` ([`TensorGraph::mirror`](crate::engine::tensor::TensorGraph::mirror)),
+    /// and through the scalar nodes it reads.
     pub(super) fn scalar_node_gradient(
         &self,
         gradients: &TensorGradients,
         node: NodeId,
     ) -> Option<f64> {
-        self.scalar_leaf_gradient(gradients, node)
+        let copies = self
+            .tensors
+            .graph
+            .mirrors()
+            .filter(|&(_, of)| of == node)
+            .filter_map(|(id, _)| gradients.get(id))
+            .map(|g| g.data()[0])
+            .reduce(|a, b| a + b);
+        match (copies, self.scalar_leaf_gradient(gradients, node)) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        }
     }
 }

@@ -52,7 +52,11 @@ impl Session {
             } => value,
             _ => return None,
         };
-        let mark = self.graph.len();
+        // A value of tensors is not previewed (its kernels may be long).
+        if self.touches_tensor(tree) {
+            return None;
+        }
+        let (mark, tensor_mark) = (self.graph.len(), self.tensors.graph.len());
         let mut events = Vec::new();
         // Budgets: past either, no preview (a key press must never wait for a
         // statement that builds a million nodes, nor for one that sorts them).
@@ -69,6 +73,8 @@ impl Session {
             .map(|v| self.graph.value(v.node));
         self.graph.truncate(mark);
         self.forget_groups_past(mark);
+        // A function's body may name a tensor (`f(a) = a*W`).
+        self.tensors.truncate(tensor_mark);
         value
     }
 }

@@ -1,11 +1,12 @@
 //! Vectors and matrices in the session: a value is a scalar node of the
 //! scalar graph or a tensor node of the tensor graph
-//! ([`crate::engine::tensor`]). A statement that touches a tensor (a literal
-//! `[…]`, an index, `@`, `ᵀ`, a tensor function, a name bound to a tensor) is
-//! evaluated here, onto the tensor graph, its scalar operands bridged in
-//! (a scalar variable as a node of shape `()`, whose gradient goes back to
-//! the scalar graph); every other statement is evaluated as before
-//! (`eval.rs`).
+//! ([`crate::engine::tensor`]). An op with a tensor operand (a literal
+//! `[…]`, an index, `@`, `ᵀ`, a tensor function, a name bound to a tensor)
+//! goes onto the tensor graph, its number operands bridged in (a scalar
+//! leaf as a node of shape `()` whose gradient goes back to the scalar
+//! graph, a number built by ops as a copy of its ops); ops of numbers stay
+//! in the scalar graph (`eval.rs`, the one evaluator). A statement that
+//! touches a tensor gives a tensor output.
 //!
 //! A statement that fails changes nothing here either: [`Tensors::begin`]
 //! keeps what a statement may change (the graph's length, the names, the
@@ -19,7 +20,7 @@ use crate::engine::tensor::{
 use crate::syntax::{ExprKind, ExprTree, Span};
 
 use super::error::ErrorCode;
-use super::eval::{Arena, Scope};
+use super::eval::Scope;
 use super::event::TensorData;
 use super::{Event, Node, RESULT_NAMES, Session, SessionError};
 
@@ -49,6 +50,10 @@ pub(super) struct Tensors {
     pub gradients: Vec<TensorId>,
     /// The calls of user functions on tensors (`:trace` shows each as one step).
     pub calls: TensorCalls,
+    /// The node of this graph each number's node bridged by the running
+    /// statement became (a read or a mirror, [`Session::bridged`]): a number
+    /// used twice is one node with two users (fan-out).
+    pub bridges: rustc_hash::FxHashMap<crate::engine::NodeId, TensorId>,
     /// What the running statement may change, as it was before it.
     saved: Saved,
     /// The warnings of the expression being evaluated (an op that made inf
@@ -72,6 +77,7 @@ impl Default for Tensors {
             rng: Rng::new(DEFAULT_SEED),
             gradients: Vec::new(),
             calls: TensorCalls::default(),
+            bridges: rustc_hash::FxHashMap::default(),
             saved: Saved::default(),
             warnings: Vec::new(),
         }
@@ -84,12 +90,14 @@ impl Tensors {
         self.saved.len = self.graph.len();
         self.saved.rng = Some(self.rng.clone());
         self.saved.leaves.clear();
+        self.bridges.clear();
     }
 
     /// Drops the nodes from `len` on, and the calls that built them.
     pub fn truncate(&mut self, len: usize) {
         self.graph.truncate(len);
         self.calls.truncate(len);
+        self.bridges.retain(|_, id| id.index() < len);
     }
 
     /// Records the value of `leaf` before the running statement moves it.
@@ -306,7 +314,7 @@ impl Session {
                 false,
             ));
         }
-        let scope = Scope::top(Arena::Tensor, self.graph.len());
+        let scope = Scope::top(self.graph.len());
         let root = self.evaluate_in(tree, &scope, None, events)?;
         let root = self.bridged(root);
         let uses_variable = root.uses_variable();
@@ -405,6 +413,14 @@ impl Session {
             .map_err(|e| from_engine(e, span))?;
         Ok(TValue::Node { id, uses_variable })
     }
+}
+
+/// Whether a call of `name` makes a tensor whatever its arguments: a
+/// literal, an index, `@`, a slice, a comparison, a function of tensors
+/// only (not a user function's body: `eval.rs` looks at that when it runs).
+pub(super) fn is_tensor_callee(name: &str) -> bool {
+    functions::is_syntax_callee(name)
+        || builtin(name).is_some_and(|row| row.family != Family::Numbers)
 }
 
 /// A tensor as shown.

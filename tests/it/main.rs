@@ -20,6 +20,7 @@ mod cases;
 mod classroom;
 mod cli;
 mod completions;
+mod crossing;
 mod derivatives;
 mod descent;
 mod engine_chain;

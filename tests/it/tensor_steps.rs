@@ -150,6 +150,13 @@ fn slides_and_trace(script: &str) -> (Vec<Slide>, Vec<String>) {
     (slides, steps)
 }
 
+/// `:trace`'s steps of `script`'s output, after checking that the slides
+/// of `:svg DIR --steps` and the page's steps show the same steps
+/// ([`slides_and_trace`]).
+pub(crate) fn steps_shown_alike(script: &str) -> Vec<String> {
+    slides_and_trace(script).1
+}
+
 /// The model inside a page `:html` wrote, its picture put back in as the
 /// page's script does.
 fn page_model(html: &str) -> Value {

@@ -8,7 +8,7 @@ use super::{
     BudgetError, GradientBudgetError, Shape, ShapeError, Tensor, TensorError, TensorGraph,
     TensorId, TensorOp,
 };
-use crate::engine::{Graph, Interrupt, NodeId, debug_holder};
+use crate::engine::{Graph, Interrupt, NodeId, Op, debug_holder};
 
 /// One node's structure: its op and up to two operands.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +60,7 @@ impl TensorGraph {
             held: 0,
             budget: elements,
             moved: Vec::new(),
+            mirrors: Vec::new(),
             interrupt: Hook::default(),
         }
     }
@@ -150,6 +151,7 @@ impl TensorGraph {
         self.nodes.truncate(len);
         self.values.truncate(len);
         self.moved.retain(|id| id.index() < len);
+        self.mirrors.retain(|(id, _)| id.index() < len);
     }
 
     /// Appends a variable leaf holding `value`: a tensor that gradients are
@@ -179,31 +181,103 @@ impl TensorGraph {
         self.push(TensorOp::Scalar(id), &[], Tensor::scalar(value))
     }
 
+    /// Appends a copy of the scalar graph's node `id`, the op `op` over
+    /// `operands` (nodes of shape `()` standing for its operands, in order),
+    /// whose value is `value` (the scalar graph's [`Graph::value`] of `id`):
+    /// an elementwise node of shape `()` whose value is read from the scalar
+    /// graph, as a [`TensorOp::Scalar`] node's is ([`TensorGraph::rerun`]),
+    /// and whose backward passes the upstream gradient to its operands by
+    /// `op`'s rule. A copy of a number's ops down to the scalar leaves
+    /// (which enter by [`TensorGraph::scalar`]) lets a walk of this graph go
+    /// through them. A constant (`op` [`Op::Const`], no operands) is a
+    /// constant leaf of shape `()`. Returns `None`, appending nothing, when
+    /// `op` does not apply elementwise to that many operands or an operand
+    /// is not of shape `()`.
+    ///
+    /// # Panics
+    /// If an operand is not a node of this graph.
+    pub fn mirror(
+        &mut self,
+        op: Op,
+        operands: &[TensorId],
+        id: NodeId,
+        value: f64,
+    ) -> Option<TensorId> {
+        if op == Op::Const && operands.is_empty() {
+            return Some(self.push(TensorOp::Const, &[], Tensor::scalar(value)));
+        }
+        let elementwise = TensorOp::Elementwise(op);
+        let fits = elementwise.operand_count() == Some(operands.len())
+            && operands.iter().all(|&o| self.shape(o) == Shape::scalar());
+        if !fits {
+            return None;
+        }
+        let node = self.push(elementwise, operands, Tensor::scalar(value));
+        self.mirrors.push((node, id));
+        Some(node)
+    }
+
+    /// The scalar graph's node that `node` stands for: the node a
+    /// [`TensorOp::Scalar`] node reads or a [`TensorGraph::mirror`] copies;
+    /// `None` for every other node.
+    ///
+    /// # Panics
+    /// If `node` is not a node of this graph.
+    pub fn stands_for(&self, node: TensorId) -> Option<NodeId> {
+        match self.op(node) {
+            TensorOp::Scalar(id) => Some(id),
+            _ => self.mirrored(node),
+        }
+    }
+
+    /// The scalar graph's node that `node` copies, when it is a
+    /// [`TensorGraph::mirror`].
+    pub fn mirrored(&self, node: TensorId) -> Option<NodeId> {
+        self.mirrors
+            .binary_search_by_key(&node, |&(id, _)| id)
+            .ok()
+            .map(|k| self.mirrors[k].1)
+    }
+
+    /// The nodes that copy an op of the scalar graph
+    /// ([`TensorGraph::mirror`]), each with the scalar node it copies, in
+    /// the order of their ids.
+    pub fn mirrors(&self) -> impl Iterator<Item = (TensorId, NodeId)> + '_ {
+        self.mirrors.iter().copied()
+    }
+
     /// The scalar graph's nodes this graph reads (the ids of its
-    /// [`TensorOp::Scalar`] nodes), each as often as it is read: what a
-    /// compaction of the scalar graph must keep
-    /// ([`Graph::retain_reachable`]'s roots).
+    /// [`TensorOp::Scalar`] nodes and of the nodes its mirrors copy), each
+    /// as often as it is read: what a compaction of the scalar graph must
+    /// keep ([`Graph::retain_reachable`]'s roots).
     pub fn scalar_reads(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.nodes.iter().filter_map(|node| match node.op {
+        let reads = self.nodes.iter().filter_map(|node| match node.op {
             TensorOp::Scalar(id) => Some(id),
             _ => None,
-        })
+        });
+        reads.chain(self.mirrors.iter().map(|&(_, id)| id))
     }
 
     /// Renumbers the scalar nodes this graph reads after the scalar graph
-    /// was compacted: each [`TensorOp::Scalar`] node's id becomes
-    /// `remap.get(id)`.
+    /// was compacted: each [`TensorOp::Scalar`] node's id, and each
+    /// mirror's, becomes `remap.get(id)`.
     ///
     /// # Panics
     /// If a node this graph reads was dropped by the compaction (a caller
     /// keeps every one of [`TensorGraph::scalar_reads`]).
     pub fn remap_scalars(&mut self, remap: &crate::engine::Remap) {
+        let get = |id: NodeId| {
+            remap
+                .get(id)
+                .expect("the scalar nodes a tensor graph reads are kept")
+        };
         for node in &mut self.nodes {
             if let TensorOp::Scalar(id) = &mut node.op {
-                *id = remap
-                    .get(*id)
-                    .expect("the scalar nodes a tensor graph reads are kept");
+                *id = get(*id);
             }
+        }
+        for (_, id) in &mut self.mirrors {
+            *id = get(*id);
         }
     }
 
@@ -295,9 +369,10 @@ impl TensorGraph {
 
     /// Computes again the value of every node that depends on a leaf set by
     /// [`TensorGraph::set_leaf_value`] since the last rerun, or on a
-    /// [`TensorOp::Scalar`] node whose scalar value in `scalars` changed, in
-    /// arena order (operands come before their users), so that every value
-    /// is the forward pass at the new leaves. Shapes do not change, so
+    /// [`TensorOp::Scalar`] node or mirror ([`TensorGraph::mirror`]) whose
+    /// scalar value in `scalars` changed, in arena order (operands come
+    /// before their users), so that every value is the forward pass at the
+    /// new leaves. Shapes do not change, so
     /// nothing can fail. Returns false when the graph's interrupt stopped it
     /// early (then the values are a mix: run it again).
     pub fn rerun(&mut self, scalars: &Graph) -> bool {
@@ -305,7 +380,11 @@ impl TensorGraph {
         for id in std::mem::take(&mut self.moved) {
             dirty[id.index()] = true;
         }
+        let mut mirrors = self.mirrors.iter().peekable();
         for i in 0..self.nodes.len() {
+            let mirror = mirrors
+                .next_if(|(id, _)| id.index() == i)
+                .map(|&(_, id)| id);
             if self.interrupt.asks_to_stop() {
                 // Keep what is not redone yet marked, so a second rerun finishes.
                 self.moved
@@ -313,16 +392,16 @@ impl TensorGraph {
                 return false;
             }
             let node = self.nodes[i];
-            match node.op {
-                TensorOp::Variable | TensorOp::Const => {}
-                TensorOp::Scalar(id) => {
+            match (node.op, mirror) {
+                (TensorOp::Variable | TensorOp::Const, _) => {}
+                (TensorOp::Scalar(id), _) | (_, Some(id)) => {
                     let value = scalars.value(id);
                     if self.values[i].data()[0].to_bits() != value.to_bits() {
                         self.values[i] = Tensor::scalar(value);
                         dirty[i] = true;
                     }
                 }
-                op => {
+                (op, None) => {
                     let operands = &node.operands[..usize::from(node.count)];
                     if operands.iter().any(|o| dirty[o.index()]) {
                         let inputs: Vec<&Tensor> =

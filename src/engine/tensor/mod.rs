@@ -38,7 +38,11 @@
 //! tensor expression as a node of shape `()` ([`TensorGraph::scalar`]); its
 //! gradient comes back as a pair ([`TensorGradients::scalars`]) for the
 //! caller to seed the scalar walk with, so the scalar graph stays as it is
-//! (20 bytes a node).
+//! (20 bytes a node). A number built by scalar ops can instead enter as a
+//! copy of those ops ([`TensorGraph::mirror`]): nodes of shape `()` that
+//! read their values from the scalar graph and pass gradients by the ops'
+//! rules, down to the scalar leaves, so that a walk of the tensor graph
+//! goes through the number's own ops.
 //!
 //! The values held are bounded by a memory budget ([`DEFAULT_BUDGET`]
 //! numbers, 1 GiB, configurable with [`TensorGraph::with_budget`]), checked
@@ -109,6 +113,10 @@ pub struct TensorGraph {
     budget: usize,
     /// Leaves set since the last rerun.
     moved: Vec<TensorId>,
+    /// The nodes that copy an op of the scalar graph
+    /// ([`TensorGraph::mirror`]) and the scalar node each stands for, in
+    /// ascending order of their ids.
+    mirrors: Vec<(TensorId, crate::engine::NodeId)>,
     interrupt: graph::Hook,
 }
 

@@ -446,6 +446,40 @@ fn a_scalar_node_hands_its_gradient_back() {
 }
 
 #[test]
+fn a_mirror_reads_its_value_and_passes_its_gradient_by_its_op() {
+    // c = tanh(w) in the scalar graph, copied: L = sum(c ⊙ [1, 2]) = 3·tanh(w);
+    // ∂L/∂c = 3 at the copy, ∂L/∂w = 3·(1 − tanh²w) at w's read.
+    let mut scalars = Graph::new();
+    let w = scalars.leaf(0.5);
+    let c = scalars.apply(Op::Tanh, &[w]).unwrap();
+    let mut g = TensorGraph::new();
+    let tw = g.scalar(w, scalars.value(w));
+    let tc = g.mirror(Op::Tanh, &[tw], c, scalars.value(c)).unwrap();
+    assert_eq!((g.stands_for(tc), g.stands_for(tw)), (Some(c), Some(w)));
+    assert_eq!(g.scalar_reads().collect::<Vec<_>>(), [w, c]);
+    let v = g.constant(Tensor::vector(vec![1.0, 2.0])).unwrap();
+    let cv = g.apply(ew(Op::Mul), &[tc, v]).unwrap();
+    let l = g.apply(TensorOp::Sum, &[cv]).unwrap();
+    close(g.value(l).data(), &[3.0 * 0.5f64.tanh()]);
+    let grads = g.backward(l);
+    close(grads.get(tc).unwrap().data(), &[3.0]);
+    let sech2 = 1.0 - 0.5f64.tanh().powi(2);
+    assert_eq!(grads.scalars().len(), 1);
+    assert!((grads.scalars()[0].1 - 3.0 * sech2).abs() < 1e-15);
+    // The leaf moves: the copy's value is the scalar graph's, to the bit.
+    scalars.update_leaves(&[(w, 1.5)]);
+    assert!(g.rerun(&scalars));
+    assert_eq!(g.value(tc).data()[0].to_bits(), scalars.value(c).to_bits());
+    close(g.value(l).data(), &[3.0 * 1.5f64.tanh()]);
+    // Not elementwise of one operand: nothing appended.
+    let len = g.len();
+    assert_eq!(g.mirror(Op::Add, &[tw], c, 0.0), None);
+    assert_eq!(g.len(), len);
+    g.truncate(tc.index());
+    assert_eq!(g.mirrored(tc), None);
+}
+
+#[test]
 fn truncate_frees_the_values_of_the_nodes_removed() {
     let mut g = TensorGraph::with_budget(10);
     let a = g.leaf(Tensor::zeros(Shape::matrix(3, 3))).unwrap();

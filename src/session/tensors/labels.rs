@@ -1,6 +1,7 @@
 //! How each tensor node is named in the trace, the steps and the pictures:
-//! its variable, a scalar's variable or value, a short literal's value, or
-//! its expression over its operands' labels (`W @ x`), else `t7`.
+//! its variable, a scalar's variable or value (a number's copied op, too:
+//! `c` for the copy of `c = w*3`), a short literal's value, or its
+//! expression over its operands' labels (`W @ x`), else `t7`.
 
 use crate::engine::Op;
 use crate::engine::tensor::{TensorId, TensorOp};
@@ -11,7 +12,8 @@ use super::super::event::TensorName;
 
 impl Session {
     /// How each tensor node up to `output` is named: its variable (the
-    /// first-assigned name), a scalar's variable or value, a short literal's
+    /// first-assigned name), a scalar's variable or value (or the label of
+    /// the scalar node a mirror copies, when it has one), a short literal's
     /// value, else its expression over its operands' names (`W @ x`), or
     /// `t7` (node 7) when that would be long.
     pub(in crate::session) fn tensor_labels(&self, output: TensorId) -> Vec<String> {
@@ -20,12 +22,15 @@ impl Session {
 
     /// [`Session::tensor_labels`], and for each node written by a short name
     /// (`t39`) what it computes over its operands' labels, among the nodes
-    /// `output` reaches, in the order of the nodes.
+    /// `output` reaches, in the order of the nodes; and for each number
+    /// built by ops that the tensor graph reads as an input (too many ops
+    /// to copy, [`super::super::eval::MAX_MIRRORED_OPS`]), that the trace
+    /// stops at it and how to see its steps.
     pub(in crate::session) fn labels_and_legend(
         &self,
         output: TensorId,
     ) -> (Vec<String>, Vec<TensorName>) {
-        let mut legend = Vec::new();
+        let mut legend: Vec<(TensorId, TensorName)> = Vec::new();
         let graph = &self.tensors.graph;
         let mut names: Vec<Option<&str>> = vec![None; output.index() + 1];
         for (name, id) in self.shaped_vars() {
@@ -38,6 +43,11 @@ impl Session {
         for (k, name) in names.iter().enumerate() {
             let id = TensorId(k as u32);
             if let Some(name) = name {
+                labels.push(name.to_string());
+                continue;
+            }
+            // A copy of a named number's op: the number's name.
+            if let Some(name) = graph.mirrored(id).and_then(|node| scalar_names.get(&node)) {
                 labels.push(name.to_string());
                 continue;
             }
@@ -58,27 +68,20 @@ impl Session {
                 }
             };
             let label = match graph.op(id) {
-                TensorOp::Scalar(node) => scalar_names
-                    .get(&node)
-                    .map_or_else(|| format_number(self.graph.value(node)), |n| n.to_string()),
-                TensorOp::Variable | TensorOp::Const => {
-                    let value = graph.value(id);
-                    let numbers = |row: &[f64]| {
-                        let texts: Vec<String> = row.iter().map(|x| format_number(*x)).collect();
-                        format!("[{}]", texts.join(", "))
+                TensorOp::Scalar(node) => {
+                    let derived = !matches!(self.graph.op(node), Op::Variable | Op::Const);
+                    let label = match scalar_names.get(&node) {
+                        Some(name) => name.to_string(),
+                        // A number built by ops, unnamed: its node's label.
+                        None if derived => super::super::node_label(node),
+                        None => format_number(self.graph.value(node)),
                     };
-                    match value.shape().dims() {
-                        [] => format_number(value.data()[0]),
-                        _ if value.len() > 4 => format!("t{k}"),
-                        [_] => numbers(value.data()),
-                        [_, n] => {
-                            let rows: Vec<String> =
-                                value.data().chunks((*n).max(1)).map(numbers).collect();
-                            format!("[{}]", rows.join(", "))
-                        }
-                        _ => format!("t{k}"),
+                    if derived {
+                        legend.push((id, self.read_as_input(&label, node)));
                     }
+                    label
                 }
+                TensorOp::Variable | TensorOp::Const => leaf_label(graph.value(id), k),
                 TensorOp::Elementwise(op) => {
                     let info = op.info();
                     match (graph.operands(id).len(), op) {
@@ -112,22 +115,69 @@ impl Session {
                     .unwrap_or_else(|| call_label(&op_name(op), graph.operands(id), &labels)),
             };
             labels.push(if label.chars().count() > 24 {
-                legend.push(TensorName {
+                let name = TensorName {
                     name: format!("t{k}"),
                     computes: label,
-                });
+                };
+                legend.push((id, name));
                 format!("t{k}")
             } else {
                 label
             });
         }
-        let reached = graph.topo_order(output);
-        legend.retain(|row| {
-            row.name[1..]
-                .parse::<u32>()
-                .is_ok_and(|k| reached.contains(&TensorId(k)))
-        });
+        let mut reached = vec![false; output.index() + 1];
+        for id in graph.topo_order(output) {
+            reached[id.index()] = true;
+        }
+        let legend = legend
+            .into_iter()
+            .filter(|(id, _)| reached[id.index()])
+            .map(|(_, row)| row)
+            .collect();
         (labels, legend)
+    }
+
+    /// The legend's row for `label`, a number built by the scalar graph's
+    /// ops (node `node`) that the tensor graph reads as an input: why, that
+    /// the trace stops at it while its gradient goes on, and how to see its
+    /// own steps.
+    fn read_as_input(&self, label: &str, node: crate::engine::NodeId) -> TensorName {
+        let op = self.graph.op(node);
+        let operands = self.graph.operands(node).len();
+        let why = if TensorOp::Elementwise(op).operand_count() == Some(operands) {
+            format!(
+                "a number built from more than {} ops",
+                super::super::eval::MAX_MIRRORED_OPS
+            )
+        } else {
+            format!(
+                "a number made by `{}` of {operands} numbers, an op a tensor does not copy",
+                op.info().name
+            )
+        };
+        TensorName {
+            name: label.to_string(),
+            computes: format!(
+                "{why}, read as an input: the trace stops at it, its gradient goes on (`:grad`); for its own steps type `{label}` then `:trace`"
+            ),
+        }
+    }
+}
+/// The label of leaf `k` holding `value`: its numbers when short, else `tk`.
+fn leaf_label(value: &crate::engine::tensor::Tensor, k: usize) -> String {
+    let numbers = |row: &[f64]| {
+        let texts: Vec<String> = row.iter().map(|x| format_number(*x)).collect();
+        format!("[{}]", texts.join(", "))
+    };
+    match value.shape().dims() {
+        [] => format_number(value.data()[0]),
+        _ if value.len() > 4 => format!("t{k}"),
+        [_] => numbers(value.data()),
+        [_, n] => {
+            let rows: Vec<String> = value.data().chunks((*n).max(1)).map(numbers).collect();
+            format!("[{}]", rows.join(", "))
+        }
+        _ => format!("t{k}"),
     }
 }
 
