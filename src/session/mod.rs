@@ -66,7 +66,9 @@ pub use event::{
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
-pub use steps::{GradMark, GradState, Marks, OutputStepModel, StepModel, StepNode};
+pub use steps::{
+    GradMark, GradState, Marks, NumberWalk, OutputStepModel, StepModel, StepNode, StepPager,
+};
 pub use tensor_steps::{TensorPicture, TensorPictureEdge, TensorPictureNode, TensorTopoRow};
 
 use crate::engine::{Graph, NodeId, Op};
