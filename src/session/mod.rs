@@ -52,7 +52,7 @@ use std::rc::Rc;
 pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, InRepl, Param, Traits, next_args};
-pub use derivatives::{CalculusEvent, Change, RepeatRow};
+pub use derivatives::{CalculusEvent, Change, MovedValue, RepeatRow};
 pub use diff::{DiffPart, DiffPiece};
 pub use error::{ErrorCode, SessionError};
 pub use event::{

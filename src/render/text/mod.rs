@@ -166,18 +166,7 @@ fn render_unicode(
             functions,
             tensors: tensor_vars,
         } => {
-            if tensor_vars.is_empty() || !vars.is_empty() {
-                listings::vars(&mut out, of.as_deref(), vars, &p);
-            }
-            for row in tensor_vars {
-                let kind = if row.leaf { "leaf" } else { "derived" };
-                let head = format!("  {} ({kind})", p.name(&row.name));
-                tensors::block(&mut out, &head, &row.value, &p, &|s| p.value_text(s));
-                if let (Some(grad), Some(of)) = (&row.grad, of) {
-                    let head = format!("    {}", p.partial(of, &row.name));
-                    tensors::block(&mut out, &head, grad, &p, &|s| p.grad_text(s));
-                }
-            }
+            vars_text(&mut out, of.as_deref(), (vars, tensor_vars), &p);
             listings::functions(&mut out, functions, &p);
         }
         Event::Shapes { rows } => listings::shapes(&mut out, rows, &p),
@@ -212,6 +201,49 @@ fn render_unicode(
         file_events!() => {}
     }
     out
+}
+
+/// The variables of a `:vars` event: the numbers and the tensors of shape
+/// `()` in one table, a line each, then each vector and matrix with its
+/// gradient under it.
+fn vars_text(
+    out: &mut String,
+    of: Option<&str>,
+    (vars, tensor_vars): (&[crate::session::VarRow], &[crate::session::TensorVarRow]),
+    p: &Painter,
+) {
+    // A tensor of shape `()` is a line of the numbers' table.
+    let number = |data: &crate::session::TensorData| match data.shape[..] {
+        [] => data.data.first().map(|n| n.0),
+        _ => None,
+    };
+    let lines: Vec<listings::VarLine> = (vars.iter().map(listings::VarLine::from))
+        .chain(tensor_vars.iter().filter_map(|row| {
+            Some(listings::VarLine {
+                name: &row.name,
+                value: number(&row.value)?,
+                leaf: row.leaf,
+                built_from_earlier: &[],
+                grad: row.grad.as_ref().and_then(number),
+                grad_note: None,
+            })
+        }))
+        .collect();
+    if tensor_vars.is_empty() || !lines.is_empty() {
+        listings::vars(out, of, &lines, p);
+    }
+    for row in tensor_vars
+        .iter()
+        .filter(|row| number(&row.value).is_none())
+    {
+        let kind = if row.leaf { "leaf" } else { "derived" };
+        let head = format!("  {} ({kind})", p.name(&row.name));
+        tensors::block(out, &head, &row.value, p, &|s| p.value_text(s));
+        if let (Some(grad), Some(of)) = (&row.grad, of) {
+            let head = format!("    {}", p.partial(of, &row.name));
+            tensors::block(out, &head, grad, p, &|s| p.grad_text(s));
+        }
+    }
 }
 
 /// Appends the listing of a `:topo` (`topo`) or `:forward` of the output

@@ -489,10 +489,8 @@ impl Session {
                 ));
             }
         };
-        let dims: Vec<usize> = args[..sizes]
-            .iter()
-            .zip(&call.args)
-            .map(|(a, at)| self.whole(a, tree, *at))
+        let dims: Vec<usize> = (0..sizes)
+            .map(|k| self.size((name, args, call), tree, k))
             .collect::<Result<_, _>>()?;
         let (lo, hi) = if name == "uniform" {
             let bound = |k: usize| {
