@@ -497,6 +497,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             | Event::Calculus(
                 CalculusEvent::Repeat { .. }
                 | CalculusEvent::Updated { .. }
+                | CalculusEvent::Moved { .. }
                 | CalculusEvent::Descent { .. }
                 | CalculusEvent::Hessian { .. }
                 | CalculusEvent::Diff { .. },

@@ -522,8 +522,10 @@ struct Stepping<'a> {
 /// `:step`: the backward pass one step at a time, each drawn as `:trace`
 /// shows it. The session runs the command (its errors, `md`/`tex` files and
 /// notices as for `:trace`); its `:trace` event's walk is then paged from
-/// the output's step model ([`Session::step_model_of`]), a number's or a
-/// tensor's alike: the header, then step K's text, every step of it. On a
+/// the output's walk ([`Session::step_model_of`]), a number's or a
+/// tensor's alike: the header, then step K's text, every step of it, made
+/// when shown (a number walk's a window at a time, [`Session::step_pager`]:
+/// memory for the steps near the one shown, not for the whole pass). On a
 /// terminal it takes the page's keys, read one at a time ([`keys`]): → and
 /// Space (or Enter) the next step, ← and Backspace the one before, Home the
 /// first, End the last, `g N` or `N` then Enter step N; q, Esc, Ctrl-C or
@@ -578,7 +580,9 @@ fn step<O: Write, E: Write>(
             return Ok(false);
         }
     };
-    let text = |k: usize| text::output_model_text(&model, k, style);
+    // A number walk's steps are made as they are shown, a window at a time.
+    let mut pager = session.step_pager(&model);
+    let mut text = |k: usize| text::step_page(&mut pager, k, style);
     show(printer, &text(0).unwrap_or_default())?;
     walk(editor, printer, (model.len(), text), follow.server)
 }
@@ -595,7 +599,7 @@ fn is_trace(event: &Event) -> bool {
 fn walk<O: Write, E: Write>(
     editor: &mut LineEditor,
     printer: &mut Printer<O, E>,
-    (total, text): (usize, impl Fn(usize) -> Option<String>),
+    (total, mut text): (usize, impl FnMut(usize) -> Option<String>),
     server: Option<&Server>,
 ) -> io::Result<bool> {
     let mut keys = RawKeys::start();

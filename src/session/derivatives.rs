@@ -45,6 +45,11 @@ pub enum CalculusEvent {
         recomputed: usize,
         changed: Vec<Change>,
     },
+    /// `W := value` of a vector or matrix leaf (or any `:=` whose right
+    /// side reads a tensor): the named values that moved with it, as
+    /// `Updated`'s `changed` lists them for numbers, in the order the
+    /// variables were first assigned.
+    Moved { changed: Vec<MovedValue> },
     /// `:repeat N STATEMENT`: the steps run, the rows shown from step 0 (the
     /// starting point; every step for a small N, a sample and the last
     /// otherwise), the output at every step from step 0 (for the plot), and whether Ctrl-C stopped it early (then `steps` <
@@ -140,6 +145,18 @@ pub struct Change {
     pub name: String,
     pub before: Number,
     pub after: Number,
+}
+
+/// One named value a `:=` of tensors changed: its value now (a vector or
+/// matrix summarised as everywhere; JSON `value` and `shape` as a `value`
+/// event's) and, for a number or a tensor of shape `()`, its value before.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MovedValue {
+    pub name: String,
+    #[serde(flatten)]
+    pub value: super::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Number>,
 }
 
 /// One row of a `:repeat` or `:descend` table.

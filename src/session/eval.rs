@@ -1545,27 +1545,16 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
         let name = target.name.as_str();
-        match op {
-            AssignOp::Set => {}
-            AssignOp::Update => {
-                return self.update_tensors(
-                    std::slice::from_ref(target),
-                    std::slice::from_ref(tree),
-                    events,
-                );
-            }
-            _ => {
-                return Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    target.span,
-                    format!("`{name} {op}` is not supported for tensors", op = op.text()),
-                    Some(format!(
-                        "write `{name} = {name} {} …` (a new binding) or `{name} := …` (the leaf moved)",
-                        &op.text()[..1]
-                    )),
-                ));
-            }
+        if op == AssignOp::Update {
+            return self.update_tensors(
+                std::slice::from_ref(target),
+                std::slice::from_ref(tree),
+                events,
+            );
         }
+        // `s += v` is `s = s + (v)`, shapes broadcast as there.
+        let compound = ExprTree::compound(target, op, tree);
+        let tree = compound.as_ref().unwrap_or(tree);
         self.check_assignable(target)?;
         let mark = self.tensors.graph.len();
         let (mut id, uses_variable) = self.evaluate_tensor(tree, events)?;

@@ -305,6 +305,19 @@ impl Session {
     ///
     /// [`Graph::backward_steps`]: crate::engine::Graph::backward_steps
     pub fn trace_steps<'s>(&'s self, listing: &Listing) -> impl Iterator<Item = TraceStep> + 's {
+        self.trace_steps_where(listing, |_| true)
+    }
+
+    /// [`Session::trace_steps`] of the steps `wanted` also takes (by 0-based
+    /// index, asked in increasing order as the walk reaches them): a step
+    /// not wanted costs its share of the walk's arithmetic but is not
+    /// written out (no formula, no row). What `:step` pages a window of a
+    /// long walk with ([`super::steps::StepPager`]).
+    pub(super) fn trace_steps_where<'s>(
+        &'s self,
+        listing: &Listing,
+        mut wanted: impl FnMut(usize) -> bool + 's,
+    ) -> impl Iterator<Item = TraceStep> + 's {
         let traced = matches!(listing.kind, ListingKind::Trace(_)) && self.current(listing);
         let order = if traced {
             Rc::clone(&listing.order)
@@ -329,7 +342,7 @@ impl Session {
         let listing = listing.clone();
         steps
             .enumerate()
-            .filter(move |(k, _)| listing.shows(*k))
+            .filter(move |(k, _)| listing.shows(*k) && wanted(*k))
             .take_while(|_| !crate::interrupt::requested())
             .map(move |(k, step)| {
                 let call = collapsed.as_ref().and_then(|c| c.calls.get(&step.node));

@@ -53,7 +53,7 @@ use std::rc::Rc;
 pub use calls::Call;
 pub use command::find as find_command;
 pub use command::{Arg, COMMANDS, CommandSpec, InRepl, Param, Traits, next_args};
-pub use derivatives::{CalculusEvent, Change, RepeatRow};
+pub use derivatives::{CalculusEvent, Change, MovedValue, RepeatRow};
 pub use diff::{DiffPart, DiffPiece};
 pub use error::{ErrorCode, SessionError};
 pub use event::{
@@ -67,7 +67,9 @@ pub use event::{
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
-pub use steps::{GradMark, GradState, Marks, OutputStepModel, StepModel, StepNode};
+pub use steps::{
+    GradMark, GradState, Marks, NumberWalk, OutputStepModel, StepModel, StepNode, StepPager,
+};
 pub use tensor_steps::{TensorPicture, TensorPictureEdge, TensorPictureNode, TensorTopoRow};
 pub use tensors::builtin_names;
 

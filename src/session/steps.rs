@@ -20,9 +20,12 @@
 //! - A vector or matrix output is walked by the same model over the tensor
 //!   graph's nodes ([`StepModel`]`<TensorId>`, made in `tensor_steps.rs`):
 //!   each tensor op one step, its gradients tensors, the same states.
-//! - The terminal's `:step` pages the model of the walk its `:trace` event
-//!   shows ([`Session::step_model_of`], an [`OutputStepModel`] of either
-//!   kind): every step, step K's text written from step K of the model.
+//! - The terminal's `:step` pages the walk its `:trace` event shows
+//!   ([`Session::step_model_of`], an [`OutputStepModel`] of either kind):
+//!   every step, step K's text written when shown. A number walk's steps
+//!   are made by a [`StepPager`] from the trace's listing, a window of them
+//!   at a time, so paging 200 000 steps holds the steps near the one shown
+//!   (a tensor walk's from its model, whose steps are the tensor ops).
 
 use rustc_hash::FxHashMap;
 
@@ -243,23 +246,39 @@ impl StepModel {
     }
 }
 
-/// The step model of the output, whichever it is: a number's
-/// ([`StepModel`] over [`NodeId`]) or a vector's or matrix's
-/// ([`StepModel`]`<TensorId>`). What the terminal's `:step` pages, through
-/// one path for both.
+/// What the terminal's `:step` pages of the output's walk, whichever it
+/// is: a number's (its walk, made again a window at a time by a
+/// [`StepPager`], so that paging a walk of 200 000 steps holds the steps
+/// near the one shown, not all of them) or a vector's or matrix's (its
+/// [`StepModel`]`<TensorId>`, whose steps are the tensor ops).
 #[derive(Debug, Clone, PartialEq)]
 pub enum OutputStepModel {
     /// The walk of a number output's nodes.
-    Numbers(StepModel),
+    Numbers(NumberWalk),
     /// The walk of a tensor output, each tensor op one step.
     Tensors(StepModel<TensorId>),
+}
+
+/// A number output's backward walk as `:trace` lists it, every step of it,
+/// without its steps: the listing they are made from again when shown
+/// ([`Session::step_pager`]). Valid until the session's next statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumberWalk {
+    /// The output's label.
+    pub of: String,
+    /// How many steps the walk has.
+    pub total: usize,
+    /// The constants of the order, which have no step.
+    pub constants: usize,
+    /// The trace's listing with no step left out.
+    listing: Listing,
 }
 
 impl OutputStepModel {
     /// How many steps the walk has.
     pub fn len(&self) -> usize {
         match self {
-            OutputStepModel::Numbers(model) => model.len(),
+            OutputStepModel::Numbers(walk) => walk.total,
             OutputStepModel::Tensors(model) => model.len(),
         }
     }
@@ -267,6 +286,85 @@ impl OutputStepModel {
     /// True for a walk with no steps (a tensor output that is a leaf).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// How many steps of a number walk a [`StepPager`] keeps: the one shown and
+/// those around it.
+const WINDOW: usize = 64;
+
+/// How many steps before the one asked for a [`StepPager`] makes when it
+/// walks to it, so that ← from there needs no walk.
+const BEHIND: usize = 32;
+
+/// The steps of an [`OutputStepModel`] one at a time, as `:step` shows them
+/// (made by [`Session::step_pager`]). A number walk's steps are made when
+/// asked for and at most [`WINDOW`] of them are kept: the walk goes on from
+/// where it is to a later step (the steps passed on the way are walked, not
+/// written out) and starts again from step 1 for an earlier step it no
+/// longer keeps. So its memory is the walk's own (the gradients, as
+/// `:trace`'s) and the steps kept, whatever the walk's length.
+pub struct StepPager<'s> {
+    session: &'s Session,
+    model: &'s OutputStepModel,
+    /// The number walk under way and the first step it has yet to make
+    /// (from 1); `None` before the first step asked for.
+    walk: Option<(Box<dyn Iterator<Item = TraceStep> + 's>, usize)>,
+    /// From which step (0-based) the walk writes its steps out.
+    from: std::rc::Rc<std::cell::Cell<usize>>,
+    /// The steps kept, in step order.
+    kept: std::collections::VecDeque<TraceStep>,
+}
+
+impl<'s> StepPager<'s> {
+    /// The model paged.
+    pub fn model(&self) -> &'s OutputStepModel {
+        self.model
+    }
+
+    /// How many steps the walk has.
+    pub fn len(&self) -> usize {
+        self.model.len()
+    }
+
+    /// True for a walk with no steps.
+    pub fn is_empty(&self) -> bool {
+        self.model.is_empty()
+    }
+
+    /// Step `k` (from 1) of a number walk; `None` out of range, for a tensor
+    /// walk, or when Ctrl-C cut the walk short.
+    pub fn number_step(&mut self, k: usize) -> Option<&TraceStep> {
+        let OutputStepModel::Numbers(walk) = self.model else {
+            return None;
+        };
+        if !(1..=walk.total).contains(&k) {
+            return None;
+        }
+        if let Some(i) = self.kept.iter().position(|s| s.row.position == k) {
+            return self.kept.get(i);
+        }
+        if self.walk.as_ref().is_none_or(|(_, next)| k < *next) {
+            // An earlier step than the walk has reached: walk again.
+            let from = std::rc::Rc::clone(&self.from);
+            let steps = self
+                .session
+                .trace_steps_where(&walk.listing, move |i| i >= from.get());
+            self.walk = Some((Box::new(steps), 1));
+            self.kept.clear();
+        }
+        let (steps, next) = self.walk.as_mut()?;
+        self.from
+            .set((*next).max(k.saturating_sub(BEHIND)).saturating_sub(1));
+        while *next <= k {
+            let step = steps.next()?;
+            *next = step.row.position + 1;
+            if self.kept.len() == WINDOW {
+                self.kept.pop_front();
+            }
+            self.kept.push_back(step);
+        }
+        self.kept.iter().rev().find(|s| s.row.position == k)
     }
 }
 
@@ -299,15 +397,16 @@ impl Session {
         self.model_of_listing(span, of, constants, &listing)
     }
 
-    /// The step model of the walk `trace` shows, a `:trace` (or `:step`)
-    /// event of the statement this session ran last: every step of it, a
-    /// long trace's middle steps too (which its text leaves out), calls
-    /// shown as one step or expanded as the trace shows them, a tensor
-    /// step's scalar view (`--expand=NODE`) where the trace has it. What
-    /// the terminal's `:step` pages. `None` for another event; `span` is
-    /// the command's, for errors.
+    /// What the terminal's `:step` pages of the walk `trace` shows, a
+    /// `:trace` (or `:step`) event of the statement this session ran last:
+    /// every step of it, a long trace's middle steps too (which its text
+    /// leaves out), calls shown as one step or expanded as the trace shows
+    /// them, a tensor step's scalar view (`--expand=NODE`) where the trace
+    /// has it. A number's walk is its listing (its steps are made when
+    /// shown, [`Session::step_pager`]), a tensor's its step model. `None`
+    /// for another event; `span` is the command's, for errors.
     ///
-    /// Errors: no output any more; Ctrl-C.
+    /// Errors: (a tensor output) no output any more; Ctrl-C.
     pub fn step_model_of(
         &mut self,
         trace: &Event,
@@ -318,20 +417,32 @@ impl Session {
         };
         Ok(Some(match steps {
             TraceSteps::Nodes {
-                constants, steps, ..
-            } => {
-                let every = steps.every_row();
-                OutputStepModel::Numbers(self.model_of_listing(
-                    span,
-                    of.clone(),
-                    *constants,
-                    &every,
-                )?)
-            }
+                total,
+                constants,
+                steps,
+                ..
+            } => OutputStepModel::Numbers(NumberWalk {
+                of: of.clone(),
+                total: *total,
+                constants: *constants,
+                listing: steps.every_row(),
+            }),
             TraceSteps::Tensors { steps, .. } => {
                 OutputStepModel::Tensors(self.step_model_tensors_of(span, steps)?)
             }
         }))
+    }
+
+    /// The pager of `model`, a model this session made: its steps one at a
+    /// time ([`StepPager`]). Valid until the session's next statement.
+    pub fn step_pager<'s>(&'s self, model: &'s OutputStepModel) -> StepPager<'s> {
+        StepPager {
+            session: self,
+            model,
+            walk: None,
+            from: std::rc::Rc::default(),
+            kept: std::collections::VecDeque::new(),
+        }
     }
 
     /// The step model of the scalar walk `listing` (a `:trace` listing of

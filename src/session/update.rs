@@ -4,7 +4,7 @@
 
 use super::Answer;
 use super::Value;
-use super::derivatives::{CalculusEvent, Change, RepeatRow};
+use super::derivatives::{CalculusEvent, Change, MovedValue, RepeatRow};
 use super::error::ErrorCode;
 use super::eval::Rhs;
 use super::tensors::{tensor_data, tensor_error};
@@ -210,7 +210,11 @@ impl Session {
         // The tensors that read these scalars follow them; those of shape ()
         // that moved are reported beside the scalars.
         let tensors_before = self.shape_scalar_values();
+        // Vectors and matrices that moved are listed after the `Updated`s.
+        let mut shaped_before = self.values_now(&[]);
+        shaped_before.retain(|(_, _, was)| matches!(was, ValueNow::Tensor(_)));
         self.tensors.rerun_whole(&self.graph);
+        let shaped_moved = self.moved_since(shaped_before);
         let tensors_changed: Vec<Change> = tensors_before
             .into_iter()
             .zip(self.shape_scalar_values())
@@ -270,6 +274,11 @@ impl Session {
                 } else {
                     Vec::new()
                 },
+            }));
+        }
+        if !shaped_moved.is_empty() {
+            events.push(Event::Calculus(CalculusEvent::Moved {
+                changed: shaped_moved,
             }));
         }
     }
@@ -843,6 +852,8 @@ impl Session {
             ),
             |target| self.param(target),
         )?;
+        let skip: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+        let before = self.values_now(&skip);
         let mark = self.tensors.graph.len();
         let mut moves = Vec::with_capacity(targets.len());
         for (param, tree) in params.into_iter().zip(values) {
@@ -864,6 +875,74 @@ impl Session {
                 value: Value::Tensor(tensor_data(&value)),
             });
         }
+        let changed = self.moved_since(before);
+        if !changed.is_empty() {
+            events.push(Event::Calculus(CalculusEvent::Moved { changed }));
+        }
         Ok(())
     }
+
+    /// What each variable but those of `skip` holds now, in the order first
+    /// assigned: a number's value, a tensor's fingerprint (and, for shape
+    /// `()`, its number), so that [`Session::moved_since`] finds what a
+    /// `:=` moved without a copy of every tensor.
+    fn values_now(&self, skip: &[&str]) -> Vec<(String, Node, ValueNow)> {
+        self.vars
+            .iter()
+            .filter(|(name, _)| !skip.contains(&name.as_str()))
+            .map(|(name, &node)| (name.clone(), node, self.value_now(node)))
+            .collect()
+    }
+
+    /// What `node` holds now ([`Session::values_now`]).
+    fn value_now(&self, node: Node) -> ValueNow {
+        use std::hash::Hasher;
+        match node {
+            Node::Scalar(id) => ValueNow::Number(self.graph.value(id).to_bits()),
+            Node::Tensor(id) => {
+                let data = self.tensors.graph.value(id).data();
+                if let [number] = data
+                    && self.tensors.graph.shape(id).dims().is_empty()
+                {
+                    return ValueNow::Number(number.to_bits());
+                }
+                let mut hash = rustc_hash::FxHasher::default();
+                for x in data {
+                    hash.write_u64(x.to_bits());
+                }
+                ValueNow::Tensor(hash.finish())
+            }
+        }
+    }
+
+    /// The variables of `before` ([`Session::values_now`]) whose value has
+    /// changed since, with their values now and, for a number (a tensor of
+    /// shape `()` too), what it was.
+    fn moved_since(&self, before: Vec<(String, Node, ValueNow)>) -> Vec<MovedValue> {
+        before
+            .into_iter()
+            .filter(|(_, node, was)| self.value_now(*node) != *was)
+            .map(|(name, node, was)| MovedValue {
+                name,
+                value: match node {
+                    Node::Scalar(id) => Number(self.graph.value(id)).into(),
+                    Node::Tensor(id) => Value::Tensor(tensor_data(self.tensors.graph.value(id))),
+                },
+                before: match was {
+                    ValueNow::Number(bits) => Some(Number(f64::from_bits(bits))),
+                    ValueNow::Tensor(_) => None,
+                },
+            })
+            .collect()
+    }
+}
+
+/// What a variable holds at one time, to tell whether a `:=` moved it: a
+/// number's bits, or a fingerprint of a vector's or matrix's numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValueNow {
+    /// A number's bits (a tensor of shape `()` too).
+    Number(u64),
+    /// An FxHash of every number's bits.
+    Tensor(u64),
 }

@@ -329,6 +329,29 @@ impl ExprTree {
     pub fn span(&self) -> Span {
         self.nodes[self.nodes.len() - 1].span()
     }
+
+    /// The right side of `target op= value` written out: `target op
+    /// (value)`, what `c += v` means (`c = c + v`), spanning from the
+    /// target to the value's end. `None` for `=` and `:=`.
+    pub fn compound(target: &Ident, op: AssignOp, value: &ExprTree) -> Option<ExprTree> {
+        let op = match op {
+            AssignOp::Add => BinaryOp::Add,
+            AssignOp::Sub => BinaryOp::Sub,
+            AssignOp::Mul => BinaryOp::Mul,
+            AssignOp::Div => BinaryOp::Div,
+            AssignOp::Set | AssignOp::Update => return None,
+        };
+        let mut nodes = value.nodes.clone();
+        let rhs = value.root();
+        let lhs = ExprId(nodes.len() as u32);
+        nodes.push(Expr::new(
+            ExprKind::Name(Name::new(&target.name)),
+            target.span,
+        ));
+        let kind = ExprKind::Binary { op, lhs, rhs };
+        nodes.push(Expr::new(kind, target.span.to(value.span())));
+        Some(ExprTree { nodes })
+    }
 }
 
 /// The operator of an assignment statement.

@@ -209,6 +209,90 @@ fn ctrl_d_in_a_quiz_stops_the_quiz_not_the_session() {
     repl.exits_with_0();
 }
 
+/// `s += 1` on a tensor is `s = s + 1`, as on a number (it was refused):
+/// s = sum([1, 2]) = 3 gives 4; with x = [1, 2], L = sum(x·x) = 5, and
+/// `L -= 2*L` gives −5, so ∂L/∂x = −2x = [−2, −4]; `s *= [1, 2]`
+/// broadcasts 4 to [4, 8]; shapes that do not broadcast are refused as in
+/// `v + [1, 2, 3]`, and v is kept.
+#[test]
+fn compound_assignment_works_on_tensors_as_on_numbers() {
+    let (stdout, stderr) = run("s = sum([1, 2])\ns += 1\nx = [1, 2]; L = sum(x*x)\n\
+         L -= 2*L\n:grad x\ns *= [1, 2]\nv = [1, 2]\nv += [1, 2, 3]\nv");
+    assert_contains(&stdout, "s = 3\ns = 4\n");
+    assert_contains(&stdout, "L = 5\nL = -5\n∂L/∂x = [-2, -4]  (2)\n");
+    assert_contains(&stdout, "s = [4, 8]  (2)\n");
+    assert_contains(&stdout, "v = [1, 2]  (2)\n[1, 2]  (2)\n");
+    assert!(!stderr.contains("not supported"), "{stderr}");
+    assert_contains(&stderr, "error: (2) + (3): the shapes do not broadcast");
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+}
+
+/// `W := …` lists the named values that moved, as `x := 5` does: with
+/// W = [[1, 2], [3, 4]] and v = [1, 1], h = W @ v = [3, 7], L = sum(h·h) =
+/// 9 + 49 = 58 and M = 2W; c = 7 reads no W. W := [[0, 1], [1, 0]] (the
+/// swap) makes h = [1, 1], L = 1 + 1 = 2 and M = [[0, 2], [2, 0]]; W and c
+/// are not listed. A number's `:=` lists a vector built on it too: u =
+/// [1, 2]·w at w = 3 is [3, 6].
+#[test]
+fn a_tensor_update_lists_what_moved() {
+    let (stdout, stderr) = run("W = [[1, 2], [3, 4]]; v = [1, 1]; h = W @ v\n\
+         L = sum(h*h); M = W*2; c = 7\nW := [[0, 1], [1, 0]]\n\
+         w = 2; u = [1, 2]*w\nw := 3");
+    assert_eq!(stderr, "");
+    let update = &stdout[stdout.find("W = 2×2\n   [[0, 1]").unwrap()..];
+    let (update, scalar) = update.split_at(update.find("w = 2\n").unwrap());
+    assert_eq!(
+        update,
+        "W = 2×2\n   [[0, 1],\n    [1, 0]]\n  h = [1, 1]  (2)\n  L = 2  (was 58)\n  M = 2×2\n     [[0, 2],\n      [2, 0]]\n"
+    );
+    assert_contains(scalar, "w := 3\n  u = [3, 6]  (2)\n");
+    // In JSON: one `moved` event after W's `value`, `before` for L only.
+    let (events, _) = crate::util::json_events(&[
+        "-e",
+        "W = [[1, 2], [3, 4]]; v = [1, 1]; h = W @ v; L = sum(h*h)\nW := [[0, 1], [1, 0]]",
+    ]);
+    let moved = events.iter().find(|e| e["kind"] == "moved").unwrap();
+    assert_eq!(
+        moved["changed"],
+        serde_json::json!([
+            {"name": "h", "shape": [2], "value": [1, 1]},
+            {"name": "L", "shape": [], "value": 2, "before": 58},
+        ])
+    );
+}
+
+/// `:vars` writes a tensor of shape `()` on one line of the numbers' table,
+/// as a number's (it took two lines, its gradient on the second): x = [1,
+/// 2], s = sum(x·x) = 5, t = 3, m = s·t = 15, so ∂m/∂t = s = 5, ∂m/∂s =
+/// t = 3 and ∂m/∂x = t·2x = [6, 12].
+#[test]
+fn vars_writes_a_shape_scalar_tensor_on_one_line() {
+    let (stdout, stderr) = run("x = [1, 2]; s = sum(x*x); t = 3; m = s*t\n:vars");
+    assert_eq!(stderr, "");
+    assert_contains(
+        &stdout,
+        "  t = 3   leaf     ∂m/∂t = 5\n  s = 5   derived  ∂m/∂s = 3\n  m = 15  derived  ∂m/∂m = 1\n  x (leaf) = [1, 2]  (2)\n    ∂m/∂x = [6, 12]  (2)\n",
+    );
+}
+
+/// A negative size is a size, not a numpy index: `randn(-1, 2)` says what a
+/// size is, with a caret on the −1 and the call to write (it got the hint
+/// about numpy's `x[-1]`); `zeros(2, -3)` likewise. An index keeps its hint.
+#[test]
+fn a_negative_size_is_named_a_size() {
+    let (_, stderr) = run("randn(-1, 2)\nzeros(2, -3)\nx = [1, 2]; x[-1]");
+    assert_contains(
+        &stderr,
+        "error: a size counts elements: a whole number from 0 up, not -1\n  ┌─ -e:1:7\n  │\n1 │ randn(-1, 2)\n  │       ^^ write the size without its sign: `randn(1, 2)`\n",
+    );
+    assert_contains(
+        &stderr,
+        "2 │ zeros(2, -3)\n  │          ^^ write the size without its sign: `zeros(2, 3)`\n",
+    );
+    assert_eq!(stderr.matches("numpy").count(), 1, "{stderr}");
+    assert_contains(&stderr, "3 │ x = [1, 2]; x[-1]");
+}
+
 /// A user function whose body uses a tensor op or reads a tensor variable
 /// was refused when called with numbers, though the same body typed out
 /// works: `h(a) = sum(a)` gave "unknown function `sum`", `f(a) = sum(W*a)`

@@ -618,9 +618,12 @@ fn help_trace_step_and_handouts_print_one_formula_per_op() {
             .step_model_of(&events[0], Span::new(0, 5))
             .unwrap()
             .expect("a trace");
-        let step: String = (0..=model.len())
-            .map(|k| text::output_model_text(&model, k, &style).unwrap() + "\n")
-            .collect();
+        let step: String = {
+            let mut pager = session.step_pager(&model);
+            (0..=model.len())
+                .map(|k| text::step_page(&mut pager, k, &style).unwrap() + "\n")
+                .collect()
+        };
         assert_eq!(trace_rules(&step), trace, "{}: :step and :trace", info.name);
         // Markdown escapes `*` and `_`.
         let md = render(&mut session, ":trace md")

@@ -275,3 +275,103 @@ fn the_tensor_page_writes_the_trace_s_legend() {
     let line = model["steps"][1]["text"].as_str().unwrap();
     assert!(line.starts_with("[2] t12 (-)"), "{line}");
 }
+
+/// `:step` of a walk of 200 001 steps makes the steps it shows when it
+/// shows them, so a jump far into the walk lands on the right step with
+/// the right numbers, and so do ←, End and Home after it.
+///
+/// The chain: x = 0.5, y = x, then 100 000 times `y = y*1 + x`. Statement
+/// s makes the constant 1 (node 3s − 2, not a step), m_s = y·1 (node
+/// 3s − 1) and a_s = m_s + x (node 3s), so after it y = (s + 1)·0.5, and
+/// m_s = s·0.5. Every op passes its upstream on times 1, so each node's
+/// upstream is 1. The walk is a_100000 (y), m_100000, a_99999, …, a_1, m_1,
+/// x: step 2j − 1 is a_s and step 2j is m_s for s = 100 001 − j, and x's
+/// j-th use is a_s's; m_1 = x·1 is its 100 001st and last. So:
+/// - step 100 001 (j = 50 001, s = 50 000) is a_50000 = _150000 =
+///   _149999 + x = 25 000.5, x's grad 50 000 → 50 001;
+/// - step 100 002 is m_50000 = _149999 = _149997 * 1 = 25 000;
+/// - step 199 999 (j = 100 000, s = 1) is a_1 = _3 = _2 + x = 1, x's grad
+///   99 999 → 100 000; step 200 000 is m_1 = _2 = x * 1 = 0.5, x's grad
+///   100 000 → 100 001;
+/// - step 200 001 is x, ∂y/∂x = 100 001.
+#[test]
+fn step_jumps_far_into_a_walk_of_200001_steps() {
+    let state = tempfile::tempdir().unwrap();
+    let mut repl = Repl::start(state.path());
+    repl.line("x = 0.5; y = x", "y = 0.5");
+    repl.prompt();
+    repl.line(":repeat 100000 y = y*1 + x", "100000  50000.5");
+    repl.prompt();
+    repl.send_line(":step");
+    // (100000 constants not shown) follows, wrapped at 80 columns.
+    repl.expect("backward pass from y: 200001 nodes in reverse topological order");
+    let total = 200_001;
+    page(
+        &mut repl,
+        "",
+        (1, total),
+        &["[1] y = _299999 + x = 50000.5 upstream 1"],
+    );
+    page(
+        &mut repl,
+        "g 100001\r",
+        (100_001, total),
+        &[
+            "[100001] _150000 = _149999 + x = 25000.5 upstream 1",
+            "grad 50000 → 50001 (50001st of 100001 uses: accumulated)",
+        ],
+    );
+    page(
+        &mut repl,
+        RIGHT,
+        (100_002, total),
+        &["[100002] _149999 = _149997 * 1 = 25000 upstream 1"],
+    );
+    page(
+        &mut repl,
+        "g 200000\r",
+        (200_000, total),
+        &[
+            "[200000] _2 = x * 1 = 0.5 upstream 1",
+            "grad 100000 → 100001 (100001st of 100001 uses: accumulated)",
+        ],
+    );
+    page(
+        &mut repl,
+        LEFT,
+        (199_999, total),
+        &[
+            "[199999] _3 = _2 + x = 1 upstream 1",
+            "grad 99999 → 100000 (100000th of 100001 uses: accumulated)",
+        ],
+    );
+    page(
+        &mut repl,
+        END,
+        (total, total),
+        &["[200001] x leaf = 0.5 ∂y/∂x = 100001"],
+    );
+    // Back to the start: the walk is made again from step 1.
+    page(
+        &mut repl,
+        HOME,
+        (1, total),
+        &["[1] y = _299999 + x = 50000.5"],
+    );
+    page(
+        &mut repl,
+        "g 100002\r",
+        (100_002, total),
+        &["[100002] _149999 = _149997 * 1 = 25000 upstream 1"],
+    );
+    page(
+        &mut repl,
+        LEFT,
+        (100_001, total),
+        &["[100001] _150000 = _149999 + x = 25000.5 upstream 1"],
+    );
+    repl.send("q");
+    repl.expect("(stopped at step 100001/200001");
+    repl.prompt();
+    repl.leave();
+}

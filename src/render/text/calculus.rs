@@ -5,13 +5,14 @@ use std::fmt::Write;
 
 use super::Painter;
 use crate::render::series;
-use crate::session::CalculusEvent;
+use crate::session::{CalculusEvent, MovedValue, Value};
 
 /// Renders one derivative or loop event.
 pub(super) fn render(event: &CalculusEvent, p: &Painter) -> String {
     let mut out = String::new();
     match event {
         CalculusEvent::Updated { .. } => updated(&mut out, event, p),
+        CalculusEvent::Moved { changed } => moved(&mut out, changed, p),
         CalculusEvent::Repeat { .. } => repeat(&mut out, event, p),
         CalculusEvent::Descent { .. } => descent(&mut out, event, p),
         CalculusEvent::Hessian { .. } => hessian(&mut out, event, p),
@@ -52,6 +53,28 @@ fn updated(out: &mut String, event: &CalculusEvent, p: &Painter) {
             p.value(change.after.0),
             p.dim(&format!("(was {})", p.number(change.before.0)))
         );
+    }
+}
+
+/// Appends the named values a `:=` of tensors moved to `out`, indented
+/// under the values set as `updated` lists them: a number (or a tensor of
+/// shape `()`) with what it was, a vector or matrix as a value is shown.
+fn moved(out: &mut String, changed: &[MovedValue], p: &Painter) {
+    for change in changed {
+        let name = p.name(&change.name);
+        match (&change.value, change.value.number()) {
+            (_, Some(now)) => {
+                let _ = write!(out, "  {name} = {}", p.value(now));
+                if let Some(before) = change.before {
+                    let _ = write!(out, "  {}", p.dim(&format!("(was {})", p.number(before.0))));
+                }
+                out.push('\n');
+            }
+            (Value::Tensor(value), None) => {
+                super::tensors::block(out, &format!("  {name}"), value, p, &|s| p.value_text(s));
+            }
+            (Value::Number(_), None) => {}
+        }
     }
 }
 

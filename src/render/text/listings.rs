@@ -7,7 +7,8 @@ use super::paint::{Painter, ordinal, pad, plural};
 use crate::render::notation::Form;
 use crate::render::notes;
 use crate::session::{
-    EarlyVisit, FunctionRow, GraphLine, KahnRow, NaiveRow, NodeRow, Omitted, TraceStep, VarRow,
+    EarlyVisit, FunctionRow, GradNote, GraphLine, KahnRow, NaiveRow, NodeRow, Omitted, TraceStep,
+    VarRow,
 };
 
 /// Hands the text written so far on: called by a listing after each row with
@@ -228,8 +229,38 @@ pub(super) fn trace_step(
     }
 }
 
-/// The `:vars` table.
-pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Painter) {
+/// One line of the `:vars` table: a number's, or a tensor's of shape `()`.
+pub(super) struct VarLine<'a> {
+    /// The variable's name.
+    pub name: &'a str,
+    /// Its value.
+    pub value: f64,
+    /// It is a leaf.
+    pub leaf: bool,
+    /// The variables whose earlier binding it was built from.
+    pub built_from_earlier: &'a [String],
+    /// ∂output/∂ it, when there is an output.
+    pub grad: Option<f64>,
+    /// Why that gradient is 0.
+    pub grad_note: Option<&'a GradNote>,
+}
+
+impl<'a> From<&'a VarRow> for VarLine<'a> {
+    fn from(var: &'a VarRow) -> VarLine<'a> {
+        VarLine {
+            name: &var.name,
+            value: var.value.0,
+            leaf: var.leaf,
+            built_from_earlier: &var.built_from_earlier,
+            grad: var.grad.map(|g| g.0),
+            grad_note: var.grad_note.as_ref(),
+        }
+    }
+}
+
+/// The `:vars` table of the numbers and the tensors of shape `()`, one line
+/// each.
+pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarLine], p: &Painter) {
     if vars.is_empty() {
         let _ = writeln!(
             out,
@@ -243,14 +274,14 @@ pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Pain
         .map(|v| v.name.chars().count())
         .max()
         .unwrap_or(0);
-    let values: Vec<String> = vars.iter().map(|v| p.number(v.value.0)).collect();
+    let values: Vec<String> = vars.iter().map(|v| p.number(v.value)).collect();
     let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
     for (var, value) in vars.iter().zip(&values) {
         let kind = if var.leaf { "leaf" } else { "derived" };
         let _ = write!(
             out,
             "  {} = {}  {kind:<7}",
-            p.name(&pad(&var.name, name_width)),
+            p.name(&pad(var.name, name_width)),
             pad(value, value_width)
         );
         if !var.built_from_earlier.is_empty() {
@@ -262,8 +293,8 @@ pub(super) fn vars(out: &mut String, of: Option<&str>, vars: &[VarRow], p: &Pain
             );
         }
         if let (Some(of), Some(grad)) = (of, var.grad) {
-            let _ = write!(out, "  {} = {}", p.partial(of, &var.name), p.grad(grad.0));
-            if let Some(note) = &var.grad_note {
+            let _ = write!(out, "  {} = {}", p.partial(of, var.name), p.grad(grad));
+            if let Some(note) = var.grad_note {
                 let _ = write!(out, "  {}", p.dim(&format!("({note})")));
             }
         }

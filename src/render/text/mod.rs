@@ -25,8 +25,8 @@ use crate::session::event::{
 };
 use crate::session::{
     CHECK_TOLERANCE, Event, GradNote, Listing, NodeRow, Omitted, OutputStepModel, PathRow,
-    PictureFormat, Session, Stats, StepModel, StepNode, Tolerance, TopoRows, TraceStep, TraceSteps,
-    Value, Verdict,
+    PictureFormat, Session, Stats, StepModel, StepNode, StepPager, Tolerance, TopoRows, TraceStep,
+    TraceSteps, Value, Verdict,
 };
 use crate::syntax::Span;
 
@@ -166,18 +166,7 @@ fn render_unicode(
             functions,
             tensors: tensor_vars,
         } => {
-            if tensor_vars.is_empty() || !vars.is_empty() {
-                listings::vars(&mut out, of.as_deref(), vars, &p);
-            }
-            for row in tensor_vars {
-                let kind = if row.leaf { "leaf" } else { "derived" };
-                let head = format!("  {} ({kind})", p.name(&row.name));
-                tensors::block(&mut out, &head, &row.value, &p, &|s| p.value_text(s));
-                if let (Some(grad), Some(of)) = (&row.grad, of) {
-                    let head = format!("    {}", p.partial(of, &row.name));
-                    tensors::block(&mut out, &head, grad, &p, &|s| p.grad_text(s));
-                }
-            }
+            vars_text(&mut out, of.as_deref(), (vars, tensor_vars), &p);
             listings::functions(&mut out, functions, &p);
         }
         Event::Shapes { rows } => listings::shapes(&mut out, rows, &p),
@@ -212,6 +201,49 @@ fn render_unicode(
         file_events!() => {}
     }
     out
+}
+
+/// The variables of a `:vars` event: the numbers and the tensors of shape
+/// `()` in one table, a line each, then each vector and matrix with its
+/// gradient under it.
+fn vars_text(
+    out: &mut String,
+    of: Option<&str>,
+    (vars, tensor_vars): (&[crate::session::VarRow], &[crate::session::TensorVarRow]),
+    p: &Painter,
+) {
+    // A tensor of shape `()` is a line of the numbers' table.
+    let number = |data: &crate::session::TensorData| match data.shape[..] {
+        [] => data.data.first().map(|n| n.0),
+        _ => None,
+    };
+    let lines: Vec<listings::VarLine> = (vars.iter().map(listings::VarLine::from))
+        .chain(tensor_vars.iter().filter_map(|row| {
+            Some(listings::VarLine {
+                name: &row.name,
+                value: number(&row.value)?,
+                leaf: row.leaf,
+                built_from_earlier: &[],
+                grad: row.grad.as_ref().and_then(number),
+                grad_note: None,
+            })
+        }))
+        .collect();
+    if tensor_vars.is_empty() || !lines.is_empty() {
+        listings::vars(out, of, &lines, p);
+    }
+    for row in tensor_vars
+        .iter()
+        .filter(|row| number(&row.value).is_none())
+    {
+        let kind = if row.leaf { "leaf" } else { "derived" };
+        let head = format!("  {} ({kind})", p.name(&row.name));
+        tensors::block(out, &head, &row.value, p, &|s| p.value_text(s));
+        if let (Some(grad), Some(of)) = (&row.grad, of) {
+            let head = format!("    {}", p.partial(of, &row.name));
+            tensors::block(out, &head, grad, p, &|s| p.grad_text(s));
+        }
+    }
 }
 
 /// Appends the listing of a `:topo` (`topo`) or `:forward` of the output
@@ -756,15 +788,7 @@ pub trait StepText: StepNode {
 
 impl StepText for NodeId {
     fn header(model: &StepModel, out: &mut String, style: &Style) {
-        listings::trace(
-            out,
-            &model.of,
-            (model.len(), model.constants),
-            [],
-            None,
-            &Painter(style),
-            &mut |_| true,
-        );
+        number_walk_header(out, &model.of, (model.len(), model.constants), style);
     }
 
     fn step(model: &StepModel, step: &TraceStep, out: &mut String, style: &Style) {
@@ -793,17 +817,42 @@ pub fn model_text<N: StepText>(model: &StepModel<N>, k: usize, style: &Style) ->
         0 => N::header(model, &mut text, style),
         k => N::step(model, model.steps.get(k - 1)?, &mut text, style),
     }
-    let text = if style.ascii { to_ascii(&text) } else { text };
-    Some(text.trim_end().to_string())
+    Some(page_text(text, style))
 }
 
-/// [`model_text`] of the output's step model, whichever kind it is: what
-/// the terminal's `:step` shows, the header (`k` 0), then step K.
-pub fn output_model_text(model: &OutputStepModel, k: usize, style: &Style) -> Option<String> {
-    match model {
-        OutputStepModel::Numbers(model) => model_text(model, k, style),
-        OutputStepModel::Tensors(model) => model_text(model, k, style),
+/// The header of a number output's walk (`of`, with `counts` steps and
+/// constants), as `:trace` writes it.
+fn number_walk_header(out: &mut String, of: &str, counts: (usize, usize), style: &Style) {
+    listings::trace(out, of, counts, [], None, &Painter(style), &mut |_| true);
+}
+
+/// `text` as a page shows it: ASCII if `style` says so, without the last
+/// newline.
+fn page_text(text: String, style: &Style) -> String {
+    let text = if style.ascii { to_ascii(&text) } else { text };
+    text.trim_end().to_string()
+}
+
+/// What the terminal's `:step` shows of the output's walk, whichever kind
+/// it is, as [`model_text`] writes it: the header (`k` 0), then step K
+/// (`None` past the last step), each made by `pager` when asked for.
+pub fn step_page(pager: &mut StepPager, k: usize, style: &Style) -> Option<String> {
+    let walk = match pager.model() {
+        OutputStepModel::Tensors(model) => return model_text(model, k, style),
+        OutputStepModel::Numbers(walk) => walk,
+    };
+    let mut text = String::new();
+    match k {
+        0 => number_walk_header(&mut text, &walk.of, (walk.total, walk.constants), style),
+        k => listings::trace_step(
+            &mut text,
+            &walk.of,
+            pager.number_step(k)?,
+            None,
+            &Painter(style),
+        ),
     }
+    Some(page_text(text, style))
 }
 
 /// A number of paths: counted in floating point, so past 1.8·10³⁰⁸ the count

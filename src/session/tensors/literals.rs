@@ -103,6 +103,51 @@ impl Session {
         Ok(x as usize)
     }
 
+    /// Argument `k` of the call `name(args…)` (`call`), a size: a whole
+    /// number ≥ 0, as [`Session::whole`] reads it.
+    ///
+    /// Errors: a negative whole number, a size and no numpy index, with a
+    /// caret on it and the call written with the size it most likely meant
+    /// (`randn(1, 2)` for `randn(-1, 2)`); the errors of
+    /// [`Session::whole`].
+    pub(super) fn size(
+        &self,
+        (name, args, call): (&str, &[TValue], &Call),
+        tree: &ExprTree,
+        k: usize,
+    ) -> Result<usize, SessionError> {
+        let number = |value: &TValue| match value {
+            TValue::Number(x) => Some(*x),
+            TValue::Node { id, .. } if self.tensors.graph.shape(*id) == Shape::scalar() => {
+                Some(self.tensors.graph.value(*id).data()[0])
+            }
+            _ => None,
+        };
+        match number(&args[k]) {
+            Some(x) if x < 0.0 && x.fract() == 0.0 => {
+                let written: Vec<String> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(j, a)| match number(a) {
+                        Some(x) if j == k => format!("{}", -x),
+                        Some(x) => format!("{x}"),
+                        None => "…".to_string(),
+                    })
+                    .collect();
+                Err(tensor_error(
+                    ErrorCode::Shape,
+                    tree.get(call.args[k]).span(),
+                    format!("a size counts elements: a whole number from 0 up, not {x}"),
+                    Some(format!(
+                        "write the size without its sign: `{name}({})`",
+                        written.join(", ")
+                    )),
+                ))
+            }
+            _ => self.whole(&args[k], tree, call.args[k]),
+        }
+    }
+
     /// `zeros(m, n)`, `ones(n)`, `randn(m, n)`, `eye(n)`: a literal, within
     /// the memory budget; `rand(m, n)`, `rand(n)`: uniform samples of [0,
     /// 1); `uniform(m, n, lo, hi)`, `uniform(n, lo, hi)`: of [lo, hi) (`lo
@@ -121,10 +166,9 @@ impl Session {
         } else {
             args.len()
         };
-        let dims: Vec<usize> = args[..sizes]
-            .iter()
-            .zip(&call.args)
-            .map(|(a, at)| self.whole(a, tree, *at))
+        let name = call.name.to_string();
+        let dims: Vec<usize> = (0..sizes)
+            .map(|k| self.size((&name, args, call), tree, k))
             .collect::<Result<_, _>>()?;
         let (lo, hi) = if made == Made::Uniform {
             let bound = |k: usize| {
