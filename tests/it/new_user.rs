@@ -361,3 +361,16 @@ fn shape_errors_of_products_and_updates_say_what_fits() {
     "#]]
     .assert_eq(&stderr);
 }
+
+/// `:vars` of a tensor output built from an earlier binding of a number
+/// (`M = sum(w*[1, 2]); w = 3`) showed w with no gradient and no word; as
+/// for a number output, the row says ∂M/∂w = 0 and why.
+#[test]
+fn vars_of_a_tensor_output_notes_a_number_rebound_after_it() {
+    let (stdout, stderr) = run("w = 2; M = sum(w*[1, 2]); w = 3\n:vars");
+    assert_contains(
+        &stdout,
+        "  w = 3  leaf     ∂M/∂w = 0  (M was built from an earlier w)\n",
+    );
+    assert_eq!(stderr, "");
+}
