@@ -374,3 +374,22 @@ fn vars_of_a_tensor_output_notes_a_number_rebound_after_it() {
     );
     assert_eq!(stderr, "");
 }
+
+/// A call of one op traced as one step said "one call of f, 1 steps" (for
+/// numbers) and "one call, 1 steps" (for tensors): "1 step". f(a) = 2a at
+/// a = 3 gives ∂y/∂a = 2, scale(w, v) = w·v gives ∂L/∂w = 1 + 2 = 3.
+#[test]
+fn a_call_of_one_step_says_step() {
+    let (stdout, _) = run(
+        "f(x) = x*2; a = 3; y = f(a)\n:trace\nscale(s, t) = s*t; w = 2; v = [1, 2]\n\
+         L = sum(scale(w, v))\n:trace",
+    );
+    assert_contains(&stdout, "(one call of f, 1 step: `--expand=f1` shows them)");
+    assert_contains(
+        &stdout,
+        "(scale1 = scale(w, v): one call, 1 step: `--expand=scale1` shows them)",
+    );
+    assert_contains(&stdout, "∂y/∂a = 2");
+    assert_contains(&stdout, "      = 3\n");
+    assert!(!stdout.contains("1 steps"), "{stdout}");
+}
