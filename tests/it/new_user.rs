@@ -393,3 +393,23 @@ fn a_call_of_one_step_says_step() {
     assert_contains(&stdout, "      = 3\n");
     assert!(!stdout.contains("1 steps"), "{stdout}");
 }
+
+/// numpy's spellings a student types first: `np.sum(x)` was "unknown
+/// function `np.sum`" with no help, `len(x)` "did you mean `ln`?" (a
+/// logarithm); the help names gradcalc's `sum(…)`, and where a value's
+/// shape is shown. `sum(x)` of [1, 2, 3] is 6.
+#[test]
+fn numpy_spellings_of_functions_name_gradcalcs() {
+    let (stdout, stderr) = run("x = [1, 2, 3]\nnp.sum(x)\ntorch.tanh(x)\nlen(x)\nsum(x)");
+    assert_contains(
+        &stderr,
+        "2 │ np.sum(x)\n  │ ^^^^^^ gradcalc's functions have no library prefix: write `sum(…)`",
+    );
+    assert_contains(&stderr, "write `tanh(…)`");
+    assert_contains(
+        &stderr,
+        "4 │ len(x)\n  │ ^^^ gradcalc has no `len`: a value's shape is printed beside it",
+    );
+    assert!(!stderr.contains("did you mean `ln`"), "{stderr}");
+    assert_contains(&stdout, "(3)\n6\n");
+}
