@@ -413,3 +413,22 @@ fn numpy_spellings_of_functions_name_gradcalcs() {
     assert!(!stderr.contains("did you mean `ln`"), "{stderr}");
     assert_contains(&stdout, "(3)\n6\n");
 }
+
+/// Two operators typed in a row (`x +* 2`, `W @* x`) were "expected an
+/// operand after `+`, found `*`" with no fix; the help says to delete one
+/// of them (`x + 2` is 3 at x = 1). After `=` it says nothing of the kind.
+#[test]
+fn two_operators_in_a_row_say_to_delete_one() {
+    let (stdout, stderr) = run("x = 1\ny = x +* 2\nW = [[1]]; v = [1]; W @* v\nz = * 2\nx + 2");
+    assert_contains(
+        &stderr,
+        "2 │ y = x +* 2\n  │        ^ two operators in a row: delete `+` or `*`",
+    );
+    assert_contains(&stderr, "^ two operators in a row: delete `@` or `*`");
+    assert_eq!(
+        stderr.matches("two operators in a row").count(),
+        2,
+        "{stderr}"
+    );
+    assert!(stdout.ends_with("3\n"), "{stdout}");
+}
