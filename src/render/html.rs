@@ -131,7 +131,8 @@ pub struct MessageModel {
 /// precision; never colour).
 pub fn page_model(page: &Page, style: &Style) -> PageModel {
     if let (Some(model), Some(tensor)) = (&page.tensor, &page.picture.tensor) {
-        return super::tensor_page::page_model(&page.picture, tensor, model, style);
+        let expanded = page.expanded.as_ref();
+        return super::tensor_page::page_model(&page.picture, tensor, expanded, model, style);
     }
     let style = Style {
         color: false,

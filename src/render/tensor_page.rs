@@ -18,10 +18,14 @@ use crate::session::{GradState, Picture, StepModel, TensorPicture};
 pub const EDGE_LEGEND: &str = "an edge's label: the matrix rule of what the input receives from the upstream gradient (outer(upstream, x) into W of W @ x), as :trace writes it";
 
 /// The page's model of a tensor output: its finished `picture` (whose
-/// tensor part is `tensor`) stepped by `model`, lines in `style` (never colour).
+/// tensor part is `tensor`) stepped by `model`, and `expanded`, the same
+/// with every call of a user function drawn node by node when `picture`
+/// draws any as one box (the page switches between the two, as a page of
+/// numbers does); lines in `style` (never colour).
 pub fn page_model(
     picture: &Picture,
     tensor: &TensorPicture,
+    expanded: Option<&Picture>,
     model: &StepModel<TensorId>,
     style: &Style,
 ) -> PageModel {
@@ -30,6 +34,30 @@ pub fn page_model(
         ..*style
     };
     let (header, lines) = text::model_texts(model, &style);
+    let mut views = vec![view(picture, tensor, model, "calls as boxes")];
+    match expanded.and_then(|p| Some((p, p.tensor.as_deref()?))) {
+        Some((expanded, every)) => views.push(view(expanded, every, model, "every node")),
+        None => views[0].name = "every node".to_string(),
+    }
+    PageModel {
+        of: model.of.clone(),
+        views,
+        header,
+        steps: lines.into_iter().map(|text| StepLine { text }).collect(),
+        note: None,
+        edges: Some(EDGE_LEGEND.to_string()),
+    }
+}
+
+/// One way of drawing the page's tensor graph (`picture`, whose tensor part
+/// is `tensor`): its SVG, each box's timeline in `model`, and for each step
+/// the box it lights.
+fn view(
+    picture: &Picture,
+    tensor: &TensorPicture,
+    model: &StepModel<TensorId>,
+    name: &str,
+) -> PageView {
     // The boxes drawn (in the layer view, one per named variable) in the
     // picture's order, and which one draws each node.
     let of = boxes_of(picture, tensor);
@@ -61,18 +89,11 @@ pub fn page_model(
         .collect();
     // The picture, and the same turned, for a pane of the other shape.
     let (svg, turned) = both_ways(picture);
-    PageModel {
-        of: model.of.clone(),
-        views: vec![PageView {
-            name: "every node".to_string(),
-            svg,
-            turned,
-            boxes,
-            lit,
-        }],
-        header,
-        steps: lines.into_iter().map(|text| StepLine { text }).collect(),
-        note: None,
-        edges: Some(EDGE_LEGEND.to_string()),
+    PageView {
+        name: name.to_string(),
+        svg,
+        turned,
+        boxes,
+        lit,
     }
 }

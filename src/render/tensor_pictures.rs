@@ -224,7 +224,7 @@ fn drawing_of(picture: &Picture, tensor: &TensorPicture, of: &[usize]) -> Drawin
             nodes.push(DrawNode::Op {
                 label: ops_label(&ops),
                 group: None,
-                call: false,
+                call: node.call,
             });
             op_at[i] = Some(nodes.len() - 1);
         }

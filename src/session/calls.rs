@@ -70,24 +70,29 @@ impl Calls {
     }
 
     /// Records that a call of `function` begins, with the graph `len` nodes
-    /// long, inside the call `parent`. Returns the call's index.
+    /// long, inside the call `parent`, numbered `least` or after the last
+    /// call of `function` if that is more (`least`: the number after the
+    /// calls of it on tensors, so that labels are one numbering per
+    /// function). Returns the call's index.
     pub fn begin(
         &mut self,
         function: &str,
         args: Vec<NodeId>,
         parent: Option<usize>,
         len: usize,
+        least: u32,
     ) -> usize {
         if parent.is_none() {
             // Runs left by calls that failed inside an earlier statement.
             self.finished.clear();
         }
-        let number = 1 + self
+        let number = self
             .list
             .iter()
             .rev()
             .find(|c| c.function == function)
-            .map_or(0, |c| c.number);
+            .map_or(1, |c| c.number + 1)
+            .max(least);
         let separator = if function.ends_with(|c: char| c.is_numeric()) {
             "_"
         } else {

@@ -1728,6 +1728,26 @@ pub struct TensorTraceStep {
     pub upstream: TensorData,
     /// One per operand.
     pub contributions: Vec<TensorTraceContribution>,
+    /// The call of a user function the step stands for, when it is one
+    /// step (`:trace` unless `--expand=CALL`); its contributions are then
+    /// what the body passes to the nodes outside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<TensorTraceCall>,
+}
+
+/// A call of a user function on tensors shown as one step of a tensor
+/// `:trace` ([`TensorTraceStep::call`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorTraceCall {
+    /// The call's label (`layer1`), what `--expand=` takes.
+    pub label: String,
+    /// The function called (`layer`).
+    pub function: String,
+    /// The arguments as the step names them (a node's label, or the text
+    /// of a number typed in the call), in parameter order.
+    pub args: Vec<String>,
+    /// How many steps the call's nodes take when it is expanded.
+    pub steps: usize,
 }
 
 /// What one operand receives in a [`TensorTraceStep`].

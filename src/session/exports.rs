@@ -109,10 +109,10 @@ impl Session {
         if self.shaped_output().is_some() {
             // A tensor output: each moment drawn from the tensor walk's model.
             self.check_tensor_picture_size(name)?;
-            let model = self.step_model_tensors(name.span)?;
+            let model = self.step_model_tensors_drawn(name.span, &options.expand)?;
             let moments = moments(options, model.len(), &model.of, name)?;
             for (step, target) in targets(options, format, moments) {
-                let picture = self.picture_at(&model, step, options.direction);
+                let picture = self.picture_at(&model, step, options.direction, true);
                 events.push(Event::Picture {
                     picture,
                     format,

@@ -103,16 +103,9 @@ impl Session {
     ) -> Result<(), SessionError> {
         let label = &output.label;
         let at = args.expand_at.unwrap_or(span);
-        // A bare `--expand` opens every call on tensors made before the
-        // output, as it opens every call of numbers.
-        let calls: Vec<String> = self
-            .tensors
-            .calls
-            .list()
-            .iter()
-            .filter(|c| c.output <= output.node)
-            .map(|c| c.label.clone())
-            .collect();
+        // A bare `--expand` opens every call on tensors of the walk, as it
+        // opens every call of numbers.
+        let calls = self.call_labels(output.node);
         let expand: Vec<(&str, Span)> = match &args.expand {
             Expand::None => Vec::new(),
             Expand::All if !calls.is_empty() => calls.iter().map(|c| (c.as_str(), at)).collect(),
@@ -837,65 +830,17 @@ impl Session {
         expand: &[(&str, Span)],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        self.check_gradient_budget(output, span)?;
-        let (labels, legend) = self.labels_and_legend(output);
-        let graph = &self.tensors.graph;
-        let step_nodes = graph.step_nodes(output);
-        let calls = self.tensors.calls.list();
-        // `--expand=CALL` (a call's label, or a function's name: each of
-        // its calls) shows a call's steps; `--expand=NODE` a step element
-        // by element, opening the call it is inside.
-        let is_call = |name: &str| calls.iter().any(|c| c.label == name || c.function == name);
-        let mut opened: Vec<&str> = expand
-            .iter()
-            .map(|&(name, _)| name)
-            .filter(|name| is_call(name))
-            .collect();
-        let nodes = expand.iter().copied().filter(|(name, _)| !is_call(name));
-        let mut expanded = Vec::with_capacity(expand.len());
-        for (name, at) in nodes {
-            let node = step_nodes
-                .iter()
-                .copied()
-                .find(|s| labels[s.index()] == name)
-                .ok_or_else(|| {
-                    tensor_error(
-                        ErrorCode::BadArguments,
-                        at,
-                        format!("`{name}` is not a step of the trace of {label}"),
-                        Some(
-                            "name a node the trace shows, e.g. a variable it was built through"
-                                .into(),
-                        ),
-                    )
-                })?;
-            expanded.push((node, name, at));
-            for call in calls {
-                if call.first <= node && node < call.output {
-                    opened.push(&call.label);
-                }
-            }
-        }
-        let order = graph.topo_order(output);
-        let boxes = super::tensors::call_boxes(calls, &step_nodes, &opened, &labels, graph);
-        // Read as the walk runs: only what is shown is kept.
-        let mut lines = super::tensor_trace::TraceLines::new(graph, &labels, label, &expanded)
-            .with_calls(boxes, &order);
-        graph.backward_read(output, &mut lines);
-        if graph.interrupted() {
-            return Err(SessionError::Interrupted { span });
-        }
-        let mut lines = lines.finish();
+        let mut walk = self.traced_walk(output, label, span, expand, false)?;
         self.note_seeded_with_ones(output, label, events);
         events.push(Event::Trace {
             of: label.to_string(),
             steps: TraceSteps::Tensors {
-                shape: graph.shape(output).dims().to_vec(),
-                legend,
-                steps: lines.steps,
+                shape: self.tensors.graph.shape(output).dims().to_vec(),
+                legend: walk.legend,
+                steps: walk.steps,
             },
         });
-        events.append(&mut lines.warnings);
+        events.append(&mut walk.warnings);
         Ok(())
     }
 

@@ -36,6 +36,7 @@ mod probe;
 pub mod quiz;
 mod script;
 pub mod steps;
+mod tensor_derivatives;
 mod tensor_rules;
 mod tensor_steps;
 mod tensor_trace;
@@ -60,14 +61,15 @@ pub use event::{
     GraphLine, KahnRow, Listing, NaiveRow, NodeRef, NodeRow, NothingPassed, Notice, NoticeCode,
     Number, Omitted, Page, PathEdge, PathRow, Picture, PictureCall, PictureEdge, PictureFormat,
     PictureGroup, PictureNode, PictureStep, PlotSample, ShapeRow, TableFormat, Target, TensorData,
-    TensorName, TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance, TopoRows,
-    TraceCall, TraceContribution, TraceStep, TraceSteps, Value, VarRow, Verdict, label_id,
-    node_label, set_full_values,
+    TensorName, TensorTraceCall, TensorTraceContribution, TensorTraceStep, TensorVarRow, Tolerance,
+    TopoRows, TraceCall, TraceContribution, TraceStep, TraceSteps, Value, VarRow, Verdict,
+    label_id, node_label, set_full_values,
 };
 pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 pub use steps::{GradMark, GradState, Marks, OutputStepModel, StepModel, StepNode};
 pub use tensor_steps::{TensorPicture, TensorPictureEdge, TensorPictureNode, TensorTopoRow};
+pub use tensors::builtin_names;
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};

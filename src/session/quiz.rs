@@ -517,7 +517,17 @@ fn questions_of_tensor_steps(
     for k in from..=to {
         let step = &model.steps[k - 1];
         let upstream = Value::Tensor(step.upstream.clone());
-        let base = Question::next(k, step.node.clone(), vec![step.node.clone()]);
+        // A call shown as one step is also named as written, as a call of
+        // numbers is (`tanh(W @ x + b) = layer(W, x, b)`), or by its label.
+        let mut names = vec![step.node.clone()];
+        if let Some(call) = &step.call {
+            names.push(format!("{}({})", call.function, call.args.join(", ")));
+        }
+        let node = names.join(" = ");
+        if let Some(call) = &step.call {
+            names.push(call.label.clone());
+        }
+        let base = Question::next(k, node, names);
         if k >= 2 {
             questions.push(base.clone());
         }

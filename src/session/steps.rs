@@ -213,6 +213,11 @@ impl<N: StepNode> StepModel<N> {
     pub(super) fn set_rule(&mut self, node: N, position: usize, rule: String) {
         self.rules.insert((node, position), rule);
     }
+
+    /// Records that `node` is inside the call shown as one step at step `k`.
+    pub(super) fn set_inside(&mut self, node: N, k: usize) {
+        self.inside.insert(node, k);
+    }
 }
 
 impl StepModel {
@@ -324,13 +329,7 @@ impl Session {
                 )?)
             }
             TraceSteps::Tensors { steps, .. } => {
-                // The steps the trace shows element by element.
-                let expanded: Vec<&str> = steps
-                    .iter()
-                    .filter(|s| s.contributions.iter().any(|c| !c.elements.is_empty()))
-                    .map(|s| s.node.as_str())
-                    .collect();
-                OutputStepModel::Tensors(self.step_model_tensors_expanded(span, &expanded)?)
+                OutputStepModel::Tensors(self.step_model_tensors_of(span, steps)?)
             }
         }))
     }

@@ -7,12 +7,14 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::event::{TensorTraceContribution, TensorTraceStep};
+use super::error::ErrorCode;
+use super::event::{TensorTraceCall, TensorTraceContribution, TensorTraceStep};
 use super::listings::element_chains;
 use super::steps::{GradMark, Marks};
 use super::tensors::CallBox;
+use super::tensors::TensorCall;
 use super::tensors::tensor_data;
-use super::{Event, Number, TensorData};
+use super::{Event, Number, Session, SessionError, TensorData, TensorName};
 use crate::engine::tensor::{
     Tensor, TensorContribution, TensorGraph, TensorId, TensorOp, TraceReader,
 };
@@ -26,6 +28,8 @@ pub(super) struct ModelMarks {
     pub(super) marks: Marks<TensorId, TensorData>,
     /// The matrix rule of each operand's edge: (node, operand position) → rule.
     pub(super) rules: FxHashMap<(TensorId, usize), String>,
+    /// The nodes inside a call shown as one step, each with that step.
+    pub(super) inside: Vec<(TensorId, usize)>,
 }
 
 /// A [`TraceReader`] writing the tensor trace's steps (the nodes that pass
@@ -79,6 +83,12 @@ struct CallSteps {
     lines: FxHashMap<TensorId, (usize, Tensor)>,
     /// The steps written for calls (an index into the steps) and their calls.
     steps: Vec<(usize, usize)>,
+    /// The gradient of each node inside a call shown as one step, once its
+    /// last use has added (for the step model), with the call.
+    inside: FxHashMap<TensorId, (usize, TensorData)>,
+    /// The node inside call `.0` whose last use was just read: its gradient
+    /// is kept when the walk adds it.
+    pending_inside: Option<(usize, TensorId)>,
 }
 
 /// Longest rule a call's step writes composed; a longer one is said in words.
@@ -187,6 +197,33 @@ impl<'a> TraceLines<'a> {
                 step.contributions.sort_by_key(|line| position(&line.input));
             }
         }
+        // A node inside a call shown as one step: final at the call's step.
+        if let Some(model) = &mut self.model {
+            let step_of_call: FxHashMap<usize, usize> = self
+                .calls
+                .steps
+                .iter()
+                .map(|&(step, k)| (k, step + 1))
+                .collect();
+            let mut inside: Vec<(TensorId, (usize, TensorData))> =
+                self.calls.inside.drain().collect();
+            inside.sort_by_key(|(id, _)| *id);
+            for (id, (k, sum)) in inside {
+                let Some(&step) = step_of_call.get(&k) else {
+                    continue;
+                };
+                model.inside.push((id, step));
+                model.marks.add(
+                    id,
+                    GradMark {
+                        step,
+                        before: None,
+                        sum,
+                        done: true,
+                    },
+                );
+            }
+        }
         self
     }
 
@@ -260,6 +297,12 @@ impl<'a> TraceLines<'a> {
                     if b.steps == 1 { "" } else { "s" },
                     b.label
                 );
+                step.call = Some(TensorTraceCall {
+                    label: b.label.clone(),
+                    function: b.function.clone(),
+                    args: b.arg_texts.clone(),
+                    steps: b.steps,
+                });
             }
             self.calls.open = Some(k);
             self.calls.lines.clear();
@@ -333,6 +376,7 @@ impl<'a> TraceLines<'a> {
             op: super::tensors::op_name(self.graph.op(node)),
             upstream,
             contributions: Vec::new(),
+            call: None,
         });
         self.nodes.push(node);
     }
@@ -382,14 +426,20 @@ impl TraceReader for TraceLines<'_> {
         before: Option<&Tensor>,
     ) {
         self.pending = None;
+        self.calls.pending_inside = None;
         if self.graph.op(c.input) == TensorOp::Const {
             return;
         }
         let (use_number, use_count) = self.uses(node, c);
         if let Some(k) = self.box_of(node) {
             let before = before.filter(|_| self.model.is_some()).map(tensor_data);
-            if let Some(line) = self.call_contribution(k, node, c, (use_number, use_count)) {
-                self.pending = Some((use_number, use_count, before, line));
+            match self.call_contribution(k, node, c, (use_number, use_count)) {
+                Some(line) => self.pending = Some((use_number, use_count, before, line)),
+                // Inside the call: its gradient is kept once its last use adds.
+                None if self.model.is_some() && c.use_number >= c.use_count => {
+                    self.calls.pending_inside = Some((k, c.input));
+                }
+                None => {}
             }
             return;
         }
@@ -430,6 +480,11 @@ impl TraceReader for TraceLines<'_> {
     }
 
     fn added(&mut self, input: TensorId, gradient: &Tensor) {
+        if let Some((k, node)) = self.calls.pending_inside.take()
+            && node == input
+        {
+            self.calls.inside.insert(input, (k, tensor_data(gradient)));
+        }
         let Some((use_number, use_count, before, line)) = self.pending.take() else {
             return;
         };
@@ -458,5 +513,157 @@ impl TraceReader for TraceLines<'_> {
                 },
             );
         }
+    }
+}
+
+/// A tensor output's backward walk as `:trace` shows it, read once
+/// ([`Session::traced_walk`]): what the trace, the step model, the
+/// pictures and the page are made of.
+pub(super) struct TensorWalk {
+    /// The steps, numbered from 1.
+    pub(super) steps: Vec<TensorTraceStep>,
+    /// Step K's node at index K − 1.
+    pub(super) nodes: Vec<TensorId>,
+    /// Warnings of `--expand` (an operand too large for the scalar view).
+    pub(super) warnings: Vec<Event>,
+    /// The step model's marks and rules, when asked.
+    pub(super) model: Option<ModelMarks>,
+    /// What each short name (`t39`) of the steps stands for.
+    pub(super) legend: Vec<TensorName>,
+}
+
+impl Session {
+    /// The backward walk of the tensor `output` (labelled `of`) as `:trace`
+    /// shows it: each call of a user function one step, but those
+    /// `expand` opens; with the step model's marks when `marks`. `expand`
+    /// holds names as typed, each where it was typed: a call's label or a
+    /// function's name (its calls shown step by step), or a step's node
+    /// (shown element by element, opening the call it is inside). `span`
+    /// is the command's, for errors.
+    ///
+    /// Errors: the gradients would not fit; a name that is neither a call
+    /// nor a step (the error lists those that are); Ctrl-C.
+    pub(super) fn traced_walk(
+        &self,
+        output: TensorId,
+        of: &str,
+        span: Span,
+        expand: &[(&str, Span)],
+        marks: bool,
+    ) -> Result<TensorWalk, SessionError> {
+        self.check_gradient_budget(output, span)?;
+        let (labels, legend) = self.labels_and_legend(output);
+        let graph = &self.tensors.graph;
+        let step_nodes = graph.step_nodes(output);
+        let calls = self.tensors.calls.list();
+        // `--expand=CALL` (a call's label, or a function's name: each of
+        // its calls) shows a call's steps; `--expand=NODE` a step element
+        // by element, opening the call it is inside. A call of another
+        // output's graph is no name here.
+        let here: FxHashSet<TensorId> = step_nodes.iter().copied().collect();
+        let is_call = |name: &str| {
+            calls
+                .iter()
+                .any(|c| (c.label == name || c.function == name) && here.contains(&c.output))
+        };
+        let mut opened: Vec<&str> = expand
+            .iter()
+            .map(|&(name, _)| name)
+            .filter(|name| is_call(name))
+            .collect();
+        let nodes = expand.iter().copied().filter(|(name, _)| !is_call(name));
+        let mut expanded = Vec::with_capacity(expand.len());
+        for (name, at) in nodes {
+            let node = step_nodes
+                .iter()
+                .copied()
+                .find(|s| labels[s.index()] == name)
+                .ok_or_else(|| no_step(name, at, of, &step_nodes, calls, &labels))?;
+            expanded.push((node, name, at));
+            for call in calls {
+                if call.first <= node && node < call.output {
+                    opened.push(&call.label);
+                }
+            }
+        }
+        let order = graph.topo_order(output);
+        let boxes = super::tensors::call_boxes(calls, &step_nodes, &opened, &labels, graph);
+        // Read as the walk runs: only what is shown is kept.
+        let mut lines = TraceLines::new(graph, &labels, of, &expanded).with_calls(boxes, &order);
+        if marks {
+            lines = lines.with_marks();
+        }
+        graph.backward_read(output, &mut lines);
+        if graph.interrupted() {
+            return Err(SessionError::Interrupted { span });
+        }
+        let lines = lines.finish();
+        Ok(TensorWalk {
+            steps: lines.steps,
+            nodes: lines.nodes,
+            warnings: lines.warnings,
+            model: lines.model,
+            legend,
+        })
+    }
+}
+
+/// The error of `--expand=NAME` (typed at `at`) naming no call and no step
+/// of the trace of `of` (whose steps' nodes are `steps`), with the names
+/// it can take: the calls shown as one step, then the steps' nodes that
+/// are names.
+fn no_step(
+    name: &str,
+    at: Span,
+    of: &str,
+    steps: &[TensorId],
+    calls: &[TensorCall],
+    labels: &[String],
+) -> SessionError {
+    let mut choices: Vec<String> = calls
+        .iter()
+        .filter(|c| steps.contains(&c.output))
+        .map(|c| format!("`--expand={}` (a call of {})", c.label, c.function))
+        .collect();
+    choices.extend(
+        steps
+            .iter()
+            .map(|s| labels[s.index()].as_str())
+            .filter(|l| crate::syntax::is_name(l))
+            .map(|l| format!("`--expand={l}`")),
+    );
+    let help = match choices.len() {
+        0 => "its steps have no names: give a node a name where it is built (`h = …`) to expand its step".to_string(),
+        n if n > EXPAND_CHOICES => format!(
+            "it can expand: {}, … ({n} in all)",
+            choices[..EXPAND_CHOICES].join(", ")
+        ),
+        _ => format!("it can expand: {}", choices.join(", ")),
+    };
+    super::tensors::tensor_error(
+        ErrorCode::BadArguments,
+        at,
+        format!("`{name}` is not a step of the trace of {of}"),
+        Some(help),
+    )
+}
+
+/// How many names the error of `--expand=NAME` lists at most.
+const EXPAND_CHOICES: usize = 8;
+
+impl Session {
+    /// The labels of the calls of user functions on tensors in the walk
+    /// from `output`: those whose output is one of its steps, in the order
+    /// they finished. What a bare `--expand` opens.
+    pub(super) fn call_labels(&self, output: TensorId) -> Vec<String> {
+        let graph = &self.tensors.graph;
+        let steps: FxHashSet<TensorId> = graph.step_nodes(output).into_iter().collect();
+        self.tensors
+            .calls
+            .list()
+            .iter()
+            .filter(|c| steps.contains(&c.output))
+            .map(|c| c.label.clone())
+            .collect()
     }
 }

@@ -101,8 +101,12 @@ impl TensorCalls {
 pub(in crate::session) struct CallBox {
     /// The call's label (`layer1`).
     pub label: String,
+    /// The function called (`layer`).
+    pub function: String,
     /// The call as written over its arguments' labels (`layer(W, x, b)`).
     pub written: String,
+    /// The arguments as written: a node's label, or the text typed.
+    pub arg_texts: Vec<String>,
     /// The arguments' nodes (`None`: a number or literal typed in the call).
     pub args: Vec<Option<TensorId>>,
     /// The first id of the run.
@@ -118,8 +122,23 @@ impl CallBox {
     /// number bridged from the scalar graph (a variable the body names is
     /// an input of the call, as an argument is).
     pub fn holds(&self, id: TensorId, graph: &TensorGraph) -> bool {
-        self.first <= id && id <= self.output && !matches!(graph.op(id), TensorOp::Scalar(_))
+        in_run(self.first, self.output, id, graph)
     }
+}
+
+impl TensorCall {
+    /// Whether `id` is a node of the call's run but a number bridged from
+    /// the scalar graph (as [`CallBox::holds`]).
+    pub fn holds(&self, id: TensorId, graph: &TensorGraph) -> bool {
+        in_run(self.first, self.output, id, graph)
+    }
+}
+
+/// Whether `id` is in the run of ids `first..=output` and not a number
+/// bridged from the scalar graph (a variable the body names is an input of
+/// the call, as an argument is).
+fn in_run(first: TensorId, output: TensorId, id: TensorId, graph: &TensorGraph) -> bool {
+    first <= id && id <= output && !matches!(graph.op(id), TensorOp::Scalar(_))
 }
 
 /// The calls among the trace's `steps` (its nodes that pass a gradient on)
@@ -156,7 +175,9 @@ pub(in crate::session) fn call_boxes(
             .collect();
         let mut b = CallBox {
             label: call.label.clone(),
+            function: call.function.clone(),
             written: format!("{}({})", call.function, args.join(", ")),
+            arg_texts: args,
             args: call.args.iter().map(|a| a.as_ref().ok().copied()).collect(),
             first: call.first,
             output: call.output,
