@@ -105,10 +105,7 @@ fn library_prefixed(name: &str) -> Option<&str> {
     let bare = ["np.", "numpy.", "torch.", "math.", "F.", "jnp."]
         .iter()
         .find_map(|prefix| name.strip_prefix(prefix))?;
-    let known = super::eval::builtin_function_names()
-        .chain(super::tensors::TENSOR_FUNCTIONS)
-        .chain(super::tensors::BATCH_FUNCTIONS)
-        .any(|function| function == bare);
+    let known = super::tensors::builtin_names().any(|function| function == bare);
     known.then_some(bare)
 }
 
