@@ -106,7 +106,10 @@ class Error(Exception):
     def __str__(self):
         where = f" (line {self.line}, column {self.column})" if self.line else ""
         code = f"[{self.code}] " if self.code else ""
-        return f"{code}{self.message}{where}"
+        # The fix, as the terminal shows it under the caret: a script's
+        # traceback shows only this text.
+        fix = f"\nhelp: {self.help}" if self.help else ""
+        return f"{code}{self.message}{where}{fix}"
 
     def _render_traceback_(self):
         # IPython shows these lines instead of a Python traceback.
@@ -266,7 +269,12 @@ class Session:
         events of the statement."""
         shape, elements = _array_in(value)
         source = _gradcalc.update_source(name, shape, elements)
-        return self.run(source, check=True, origin="<set>")
+        try:
+            return self.run(source, check=True, origin="<set>")
+        except Error as error:
+            # Its line and column are in `name := value`, text nobody typed.
+            error.line = error.column = None
+            raise
 
     def show(self):
         """The step-through page of the current output (``:html``), shown

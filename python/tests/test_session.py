@@ -165,3 +165,26 @@ def test_the_page_frame_is_sized_to_its_graph():
     assert "height: 560px" not in html
     # A height given by hand is kept.
     assert "height: 400px" in gradcalc.iframe(page.html, 400)
+
+
+def test_an_error_shows_its_fix_and_a_set_no_place_nobody_typed():
+    # A script's traceback shows str(error) only: the help was left out,
+    # and `set` named column 6 of `x := 5`, a text the user never typed.
+    s = Session()
+    s.run("x = [1, 2]")
+    with pytest.raises(gradcalc.Error) as caught:
+        s.set("x", 5)
+    e = caught.value
+    assert (e.code, e.line, e.column) == ("shape", None, None)
+    assert str(e) == (
+        "[shape] a leaf of shape (2) cannot take a value of shape ()\n"
+        "help: give it a value of shape (2), or bind the name again with `=` "
+        "(`NAME = …` takes any shape)"
+    )
+    assert s.value("x").tolist() == [1.0, 2.0]
+    with pytest.raises(gradcalc.Error) as caught:
+        s.run("y = x + qq", check=True)
+    assert str(caught.value) == (
+        "[unknown-name] unknown name `qq` (line 1, column 9)\n"
+        "help: assign it first, e.g. `qq = 1`"
+    )

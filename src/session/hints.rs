@@ -81,6 +81,13 @@ pub(super) fn unknown_function_hint(name: &str) -> Option<String> {
         DOT_FUNCTION | "matmul" | "mm" | "np.dot" | "np.matmul" | "torch.matmul" | "torch.mm" => {
             Some("write the matrix product with `@`: `W @ x` (`:help @`)".to_string())
         }
+        "len" | "size" | "numel" | "shape" | "np.shape" | "np.size" => Some(
+            "gradcalc has no `len`: a value's shape is printed beside it (`x = [1, 2, 3]  (3)`), `:vars --shapes` lists every shape; `mean(x)` is the mean"
+                .to_string(),
+        ),
+        _ if library_prefixed(name).is_some() => library_prefixed(name).map(|bare| {
+            format!("gradcalc's functions have no library prefix: write `{bare}(…)`")
+        }),
         _ if crate::syntax::COMPARISONS.contains(&name) => Some(format!(
             "a comparison gives 1 or 0 in a statement (`y = x {name} 0`), not yet in a user function's body: compare outside the function"
         )),
@@ -90,6 +97,16 @@ pub(super) fn unknown_function_hint(name: &str) -> Option<String> {
             .filter(|operand| !operand.is_empty())
             .map(transpose_help),
     }
+}
+
+/// A function of gradcalc's written with a Python library's prefix
+/// (`np.sum`, `torch.tanh`, `math.exp`): the name without it.
+fn library_prefixed(name: &str) -> Option<&str> {
+    let bare = ["np.", "numpy.", "torch.", "math.", "F.", "jnp."]
+        .iter()
+        .find_map(|prefix| name.strip_prefix(prefix))?;
+    let known = super::tensors::builtin_names().any(|function| function == bare);
+    known.then_some(bare)
 }
 
 /// The help for numpy's transpose spellings of `operand` (`W.T`, `W^T`):

@@ -555,19 +555,24 @@ impl Session {
             .scalar_vars()
             .zip(built_from_earlier)
             .map(|((name, node), built_from_earlier)| {
-                let grad_note = output
-                    .as_ref()
-                    .zip(grads.as_ref())
-                    .and_then(|(o, (_, reached))| self.stale_note(o, name, reached));
+                let grad_note = match &tensor_pass {
+                    Some((label, gradients)) => self.stale_note_tensors(label, name, gradients),
+                    None => output
+                        .as_ref()
+                        .zip(grads.as_ref())
+                        .and_then(|(o, (_, reached))| self.stale_note(o, name, reached)),
+                };
                 VarRow {
                     name: name.clone(),
                     node,
                     value: Number(self.graph.value(node)),
                     leaf: self.graph.op(node) == Op::Variable,
                     grad: match &tensor_pass {
-                        Some((_, gradients)) => {
-                            self.scalar_node_gradient(gradients, node).map(Number)
-                        }
+                        // 0 with the note when built from an earlier binding.
+                        Some((_, gradients)) => self
+                            .scalar_node_gradient(gradients, node)
+                            .or(grad_note.as_ref().map(|_| 0.0))
+                            .map(Number),
                         None => grads.as_ref().map(|(g, _)| g[node]).map(Number),
                     },
                     grad_note,

@@ -290,8 +290,12 @@ impl<'a> TraceLines<'a> {
             let b = &self.calls.boxes[k];
             if let Some(step) = self.steps.last_mut() {
                 step.op = format!(
-                    "{} = {}: one call, {} steps: `--expand={}` shows them",
-                    b.label, b.written, b.steps, b.label
+                    "{} = {}: one call, {} step{}: `--expand={}` shows them",
+                    b.label,
+                    b.written,
+                    b.steps,
+                    if b.steps == 1 { "" } else { "s" },
+                    b.label
                 );
                 step.call = Some(TensorTraceCall {
                     label: b.label.clone(),

@@ -434,3 +434,74 @@ fn shape_errors_of_products_and_updates_say_what_fits() {
     "#]]
     .assert_eq(&stderr);
 }
+
+/// `:vars` of a tensor output built from an earlier binding of a number
+/// (`M = sum(w*[1, 2]); w = 3`) showed w with no gradient and no word; as
+/// for a number output, the row says ∂M/∂w = 0 and why.
+#[test]
+fn vars_of_a_tensor_output_notes_a_number_rebound_after_it() {
+    let (stdout, stderr) = run("w = 2; M = sum(w*[1, 2]); w = 3\n:vars");
+    assert_contains(
+        &stdout,
+        "  w = 3  leaf     ∂M/∂w = 0  (M was built from an earlier w)\n",
+    );
+    assert_eq!(stderr, "");
+}
+
+/// A call of one op traced as one step said "one call of f, 1 steps" (for
+/// numbers) and "one call, 1 steps" (for tensors): "1 step". f(a) = 2a at
+/// a = 3 gives ∂y/∂a = 2, scale(w, v) = w·v gives ∂L/∂w = 1 + 2 = 3.
+#[test]
+fn a_call_of_one_step_says_step() {
+    let (stdout, _) = run(
+        "f(x) = x*2; a = 3; y = f(a)\n:trace\nscale(s, t) = s*t; w = 2; v = [1, 2]\n\
+         L = sum(scale(w, v))\n:trace",
+    );
+    assert_contains(&stdout, "(one call of f, 1 step: `--expand=f1` shows them)");
+    assert_contains(
+        &stdout,
+        "(scale1 = scale(w, v): one call, 1 step: `--expand=scale1` shows them)",
+    );
+    assert_contains(&stdout, "∂y/∂a = 2");
+    assert_contains(&stdout, "      = 3\n");
+    assert!(!stdout.contains("1 steps"), "{stdout}");
+}
+
+/// numpy's spellings a student types first: `np.sum(x)` was "unknown
+/// function `np.sum`" with no help, `len(x)` "did you mean `ln`?" (a
+/// logarithm); the help names gradcalc's `sum(…)`, and where a value's
+/// shape is shown. `sum(x)` of [1, 2, 3] is 6.
+#[test]
+fn numpy_spellings_of_functions_name_gradcalcs() {
+    let (stdout, stderr) = run("x = [1, 2, 3]\nnp.sum(x)\ntorch.tanh(x)\nlen(x)\nsum(x)");
+    assert_contains(
+        &stderr,
+        "2 │ np.sum(x)\n  │ ^^^^^^ gradcalc's functions have no library prefix: write `sum(…)`",
+    );
+    assert_contains(&stderr, "write `tanh(…)`");
+    assert_contains(
+        &stderr,
+        "4 │ len(x)\n  │ ^^^ gradcalc has no `len`: a value's shape is printed beside it",
+    );
+    assert!(!stderr.contains("did you mean `ln`"), "{stderr}");
+    assert_contains(&stdout, "(3)\n6\n");
+}
+
+/// Two operators typed in a row (`x +* 2`, `W @* x`) were "expected an
+/// operand after `+`, found `*`" with no fix; the help says to delete one
+/// of them (`x + 2` is 3 at x = 1). After `=` it says nothing of the kind.
+#[test]
+fn two_operators_in_a_row_say_to_delete_one() {
+    let (stdout, stderr) = run("x = 1\ny = x +* 2\nW = [[1]]; v = [1]; W @* v\nz = * 2\nx + 2");
+    assert_contains(
+        &stderr,
+        "2 │ y = x +* 2\n  │        ^ two operators in a row: delete `+` or `*`",
+    );
+    assert_contains(&stderr, "^ two operators in a row: delete `@` or `*`");
+    assert_eq!(
+        stderr.matches("two operators in a row").count(),
+        2,
+        "{stderr}"
+    );
+    assert!(stdout.ends_with("3\n"), "{stdout}");
+}

@@ -148,8 +148,11 @@ pub(super) fn trace_step(
         _ if step.call.is_some() => {
             let call = step.call.as_ref().map_or_else(String::new, |call| {
                 let steps = format!(
-                    "(one call of {}, {} steps: `--expand={}` shows them)",
-                    call.function, call.steps, call.label
+                    "(one call of {}, {} step{}: `--expand={}` shows them)",
+                    call.function,
+                    call.steps,
+                    plural(call.steps),
+                    call.label
                 );
                 let text = crate::render::tables::call_text(call, p.0.precision);
                 format!(

@@ -327,6 +327,30 @@ fn help_text(
                     .to_string(),
             )
         }
+        // `x +* 2`, `W @* x`: a second binary operator where an operand
+        // belongs.
+        TokenKind::Op(Operator::Star | Operator::Slash | Operator::Caret | Operator::At)
+            if expected.starts_with("an operand")
+                && prev.is_some_and(|p| {
+                    matches!(
+                        p.kind,
+                        TokenKind::Op(
+                            Operator::Plus
+                                | Operator::Minus
+                                | Operator::Star
+                                | Operator::Slash
+                                | Operator::Caret
+                                | Operator::StarStar
+                                | Operator::At
+                        )
+                    )
+                }) =>
+        {
+            Some(format!(
+                "two operators in a row: delete `{}` or `{s}`",
+                prev_text.unwrap_or("")
+            ))
+        }
         TokenKind::Superscript => {
             Some("write a superscript power right after its operand: `x²`".to_string())
         }
