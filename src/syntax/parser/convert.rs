@@ -269,6 +269,22 @@ fn expected_text(
     }
 }
 
+/// Whether `kind` is an operator that stands between two operands.
+fn is_binary(kind: TokenKind) -> bool {
+    matches!(
+        kind,
+        TokenKind::Op(
+            Operator::Plus
+                | Operator::Minus
+                | Operator::Star
+                | Operator::Slash
+                | Operator::Caret
+                | Operator::StarStar
+                | Operator::At
+        )
+    )
+}
+
 /// A fix for the error at token `t`, where one is known: `*` for a product,
 /// `;` between statements, radians for degrees, words for a command's call.
 fn help_text(
@@ -327,29 +343,12 @@ fn help_text(
                     .to_string(),
             )
         }
-        // `x +* 2`, `W @* x`: a second binary operator where an operand
-        // belongs.
+        // `x +* 2`, `W @* x`: a second operator where an operand belongs.
         TokenKind::Op(Operator::Star | Operator::Slash | Operator::Caret | Operator::At)
-            if expected.starts_with("an operand")
-                && prev.is_some_and(|p| {
-                    matches!(
-                        p.kind,
-                        TokenKind::Op(
-                            Operator::Plus
-                                | Operator::Minus
-                                | Operator::Star
-                                | Operator::Slash
-                                | Operator::Caret
-                                | Operator::StarStar
-                                | Operator::At
-                        )
-                    )
-                }) =>
+            if expected.starts_with("an operand") && prev.is_some_and(|p| is_binary(p.kind)) =>
         {
-            Some(format!(
-                "two operators in a row: delete `{}` or `{s}`",
-                prev_text.unwrap_or("")
-            ))
+            let first = prev_text.unwrap_or("");
+            Some(format!("two operators in a row: delete `{first}` or `{s}`"))
         }
         TokenKind::Superscript => {
             Some("write a superscript power right after its operand: `x²`".to_string())
