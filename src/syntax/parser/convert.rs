@@ -269,22 +269,6 @@ fn expected_text(
     }
 }
 
-/// Whether `kind` is an operator that stands between two operands.
-fn is_binary(kind: TokenKind) -> bool {
-    matches!(
-        kind,
-        TokenKind::Op(
-            Operator::Plus
-                | Operator::Minus
-                | Operator::Star
-                | Operator::Slash
-                | Operator::Caret
-                | Operator::StarStar
-                | Operator::At
-        )
-    )
-}
-
 /// A fix for the error at token `t`, where one is known: `*` for a product,
 /// `;` between statements, radians for degrees, words for a command's call.
 fn help_text(
@@ -301,6 +285,9 @@ fn help_text(
         t.kind,
         TokenKind::Name | TokenKind::Number | TokenKind::LParen
     );
+    if !is_command && let Some(help) = doubled_operator(t, prev, (prev_text, s), expected) {
+        return Some(help);
+    }
     match t.kind {
         TokenKind::LParen if is_command => Some(format!(
             "commands take words, not brackets: `{}`",
@@ -342,13 +329,6 @@ fn help_text(
                 "only a name, or a function head like `f(x, y)`, can stand left of `=`"
                     .to_string(),
             )
-        }
-        // `x +* 2`, `W @* x`: a second operator where an operand belongs.
-        TokenKind::Op(Operator::Star | Operator::Slash | Operator::Caret | Operator::At)
-            if expected.starts_with("an operand") && prev.is_some_and(|p| is_binary(p.kind)) =>
-        {
-            let first = prev_text.unwrap_or("");
-            Some(format!("two operators in a row: delete `{first}` or `{s}`"))
         }
         TokenKind::Superscript => {
             Some("write a superscript power right after its operand: `x²`".to_string())
@@ -402,6 +382,43 @@ fn help_text(
         },
         _ => None,
     }
+}
+
+/// The help for a second binary operator `t` right after another (`x +*
+/// 2`, `W @* x`), where an operand belongs; `None` otherwise (after `=`
+/// too).
+fn doubled_operator(
+    t: Token,
+    prev: Option<Token>,
+    (prev_text, s): (Option<&str>, &str),
+    expected: &str,
+) -> Option<String> {
+    let binary = |kind: TokenKind| {
+        matches!(
+            kind,
+            TokenKind::Op(
+                Operator::Plus
+                    | Operator::Minus
+                    | Operator::Star
+                    | Operator::Slash
+                    | Operator::Caret
+                    | Operator::StarStar
+                    | Operator::At
+            )
+        )
+    };
+    let second = matches!(
+        t.kind,
+        TokenKind::Op(Operator::Star | Operator::Slash | Operator::Caret | Operator::At)
+    );
+    (second && expected.starts_with("an operand") && prev.is_some_and(|p| binary(p.kind))).then(
+        || {
+            format!(
+                "two operators in a row: delete `{}` or `{s}`",
+                prev_text.unwrap_or("")
+            )
+        },
+    )
 }
 
 /// The help for a `:` (the token `t`) meant as part of `:=` after a name:
