@@ -1,8 +1,9 @@
 //! The page's model ([`PageModel`]) of a tensor output, made from its
 //! [`StepModel`] over the tensor graph's nodes as the scalar page is made
-//! from the model over a number's: one view (the tensor picture, a box per
-//! tensor node), each box's timeline of gradient states, the box each step
-//! lights, and the steps' lines as `:trace` prints them. A tensor box's
+//! from the model over a number's: the views (the tensor picture, a box per
+//! tensor node, each call of a user function one box; then, when it draws
+//! any call so, every node drawn), each box's timeline of gradient states,
+//! the box each step lights, and the steps' lines as `:trace` prints them. A tensor box's
 //! gradient text has one line per row (split by `\n`, the rows after the
 //! first indented under it as the SVG draws them), which `web/page.js`
 //! writes as the box's rows.
