@@ -325,3 +325,38 @@ fn a_call_is_one_user_of_each_operand_in_the_pictures_states() {
     );
     assert_contains(pictures[1], "n2op [label=\"sq\"");
 }
+
+/// The page in Chromium: the call one box lit at step 2; C draws every
+/// node, W @ x and W @ x + b among them, the same step lighting the call's
+/// output, W @ x + b's gradient d = [0.009866, 0.000003326] there.
+#[test]
+fn the_tensor_page_steps_the_call_as_a_box_and_every_node() {
+    use crate::browser::{Browser, html_page, shown};
+    use serde_json::json;
+    let Some(mut browser) = Browser::start("a tensor call's page in Chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = html_page(dir.path(), "layer", LAYER);
+    browser.open(&url, (1920, 1080), "window.gradcalcView");
+    let boxes = "document.querySelectorAll('g.value').length";
+    assert_eq!(browser.eval(boxes), json!(5));
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    let (step, current, line) = shown(&mut browser);
+    assert_eq!((step, current), (json!(2), json!(["layer(W, x, b) (2)"])));
+    assert!(
+        line.as_str()
+            .unwrap()
+            .starts_with("[2] tanh(W @ x + b) (layer1 = layer(W, x, b): one call"),
+        "{line}"
+    );
+    browser.press("c");
+    assert_eq!(browser.eval(boxes), json!(7));
+    let (step, current, _) = shown(&mut browser);
+    assert_eq!((step, current), (json!(2), json!(["tanh(W @ x + b) (2)"])));
+    let sum = browser.eval(
+        "Array.from(document.querySelectorAll('g.value')).find(g => g.querySelector('text.name').textContent == 'W @ x + b (2)').textContent",
+    );
+    assert_contains(sum.as_str().unwrap(), "[0.009866, 0.000003326]");
+}
