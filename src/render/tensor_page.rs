@@ -8,7 +8,7 @@
 //! first indented under it as the SVG draws them), which `web/page.js`
 //! writes as the box's rows.
 
-use super::html::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
+use super::html::{BoxMark, MarkKind, PageModel, PageView, StepLine};
 use crate::engine::tensor::TensorId;
 use crate::render::tensor_pictures::{boxes_of, grad_text};
 use crate::render::{Style, text};
@@ -88,13 +88,5 @@ fn view(
             drawn.iter().position(|&i| i == of[at])
         })
         .collect();
-    // The picture, and the same turned, for a pane of the other shape.
-    let (svg, turned) = both_ways(picture);
-    PageView {
-        name: name.to_string(),
-        svg,
-        turned,
-        boxes,
-        lit,
-    }
+    PageView::of(picture, name, boxes, lit)
 }
