@@ -4,7 +4,7 @@
 //! `--steps` slides, `:dot` and the page draw, as for a scalar output.
 //!
 //! - The steps are the tensor `:trace`'s, read by the same walk
-//!   ([`Session::tensor_walk`]): each tensor op one step (leaves and
+//!   ([`Session::shaped_walk`]): each tensor op one step (leaves and
 //!   constants have none) and each call of a user function one step unless
 //!   `--expand` opens it, numbered from 1, each with its line pieces
 //!   ([`super::TensorTraceStep`]: the node, its upstream gradient, each operand's
@@ -130,7 +130,7 @@ impl Session {
             .iter()
             .filter_map(|s| s.call.as_ref().map(|c| c.label.as_str()))
             .collect();
-        let mut opened = self.tensor_call_labels(output);
+        let mut opened = self.call_labels_in_walk(output);
         opened.retain(|label| !shown.contains(&label.as_str()));
         let elements = steps
             .iter()
@@ -143,7 +143,7 @@ impl Session {
 
     /// The step model of the tensor output's backward pass with the calls
     /// and steps `expand` names opened, as `:trace --expand=…` opens them
-    /// ([`Session::tensor_walk`]): a call's label or function's name shows
+    /// ([`Session::shaped_walk`]): a call's label or function's name shows
     /// its steps, a step's node its scalar view. `span` is the command's,
     /// for errors. The model keeps the trace's legend of short names; a
     /// node inside a call shown as one step is final at the call's step.
@@ -163,7 +163,7 @@ impl Session {
             )
         };
         let output = self.shaped_output().ok_or_else(no_output)?;
-        let walk = self.tensor_walk(output.node, &output.label, span, expand, true)?;
+        let walk = self.shaped_walk(output.node, &output.label, span, expand, true)?;
         let ModelMarks {
             marks,
             rules,
@@ -190,7 +190,7 @@ impl Session {
         span: Span,
         expand: &Expand,
     ) -> Result<StepModel<TensorId>, SessionError> {
-        let names = self.tensor_expand_names(expand, span);
+        let names = self.expand_names(expand, span);
         let expand: Vec<(&str, Span)> = names.iter().map(|(n, at)| (n.as_str(), *at)).collect();
         self.step_model_tensors_expanded(span, &expand)
     }
@@ -198,12 +198,12 @@ impl Session {
     /// The names `expand` opens in the tensor output's walk, each where it
     /// was typed (`span` for a bare `--expand`, which opens every call made
     /// up to the output).
-    fn tensor_expand_names(&self, expand: &Expand, span: Span) -> Vec<(String, Span)> {
+    fn expand_names(&self, expand: &Expand, span: Span) -> Vec<(String, Span)> {
         let output = self.shaped_output().map_or(TensorId(0), |o| o.node);
         match expand {
             Expand::None => Vec::new(),
             Expand::All => self
-                .tensor_call_labels(output)
+                .call_labels_in_walk(output)
                 .into_iter()
                 .map(|label| (label, span))
                 .collect(),
