@@ -18,13 +18,9 @@ use crate::engine::{Graph, NodeId, Op};
 /// The deepest an expression is written before its node gets a statement.
 const MAX_INLINE: usize = 40;
 
-/// Names a label may not take: functions, constants and words of the language.
-const RESERVED: &[&str] = &[
-    "exp", "ln", "log", "log2", "log10", "sqrt", "cbrt", "abs", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "sech", "asinh", "acosh", "atanh", "sigmoid", "relu",
-    "softplus", "gelu", "normcdf", "normpdf", "min", "max", "pow", "floor", "ceil", "round",
-    "sign", "detach", "grad", "e", "pi", "ans", "help", "quit", "exit", "inf", "nan",
-];
+/// Names a label may not take besides the built-in functions: constants
+/// and words of the language.
+const RESERVED: &[&str] = &["e", "pi", "ans", "help", "quit", "exit", "inf", "nan"];
 
 /// Binding strengths, loosest first.
 const SUM: u8 = 1;
@@ -87,12 +83,14 @@ fn expression(op: Op, inputs: &[&Written]) -> (String, u8) {
 }
 
 /// Whether `label` can name a variable: ASCII letters, digits and `_`,
-/// starting with a letter, and not a word of the language.
+/// starting with a letter, and not a word of the language nor a built-in
+/// function (`tanh`, `sum`, `grad`: the function table).
 fn usable(label: &str) -> bool {
     let mut chars = label.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !RESERVED.contains(&label)
+        && !crate::session::builtin_names().any(|name| name == label)
 }
 
 /// Unique names: a label where usable and free, else `out`, `x` or `t`

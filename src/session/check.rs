@@ -414,6 +414,21 @@ impl Session {
                 .map(|(name, id)| (name.clone(), Param::Tensor(id)))
                 .collect();
             targets.extend(self.scalar_params_reached(&gradients));
+            let stale: Vec<String> = self
+                .vars
+                .keys()
+                .filter(|name| self.stale_note_tensors(label, name, &gradients).is_some())
+                .cloned()
+                .collect();
+            if !stale.is_empty() {
+                events.push(Event::Notice(Notice::NotChecked {
+                    of: label.to_string(),
+                    names: stale,
+                }));
+                if targets.is_empty() {
+                    return Ok(());
+                }
+            }
             targets
         } else {
             args.iter()
@@ -430,6 +445,7 @@ impl Session {
         let mut checked = 0;
         let mut total = 0;
         for (name, leaf) in targets {
+            let note = self.stale_note_tensors(label, &name, &gradients);
             let value = self.param_value(leaf);
             total += value.len();
             let grad = Some(self.param_gradient(&gradients, leaf));
@@ -455,7 +471,11 @@ impl Session {
                     analytic,
                     numeric,
                 };
-                events.push(compared.event((label.to_string(), wrt), (verdict, tolerance), None));
+                events.push(compared.event(
+                    (label.to_string(), wrt),
+                    (verdict, tolerance),
+                    note.clone(),
+                ));
             }
         }
         if checked < total {

@@ -119,7 +119,7 @@ pub enum TensorCommand {
     Refused(&'static str),
 }
 /// What works for a tensor output, said when a command refuses one.
-const TENSOR_COMMANDS: &str = "`:grad` gives ∂L/∂W with W's shape, `:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph; scalar outputs keep every command";
+const TENSOR_COMMANDS: &str = "`:grad` gives ∂L/∂W with W's shape, `:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph, `:hessian` its second derivatives; scalar outputs keep every command";
 
 /// Where a command runs: in the session, or carried out by the REPL itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -546,7 +546,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         traits: PLAIN,
         takes: "takes variable names",
         example: "e.g. `:hessian x y`",
-        tensors: TensorCommand::Refused(TENSOR_COMMANDS),
+        tensors: TensorCommand::Any,
         run: |s, c, e| s.hessian(c.name.span, &c.names(), e),
     },
     CommandSpec {

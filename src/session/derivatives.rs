@@ -19,14 +19,14 @@ use super::event::fields;
 use std::collections::HashMap;
 
 use super::diff::{DiffPart, DiffPiece};
-use super::{Event, Notice, Number, Session, SessionError, Target};
+use super::{Event, Node, Notice, Number, Session, SessionError, Target};
 use crate::engine::{Derivatives, GradError, NodeId, Op};
 use crate::syntax::{Call, ExprKind, ExprTree, Ident, Span};
 
 use super::error::ErrorCode;
 use super::params::Param;
 use super::tensors::{TValue, from_engine, tensor_error};
-use crate::engine::tensor::{Shape, TensorId};
+use crate::engine::tensor::{Shape, TensorGradError, TensorId};
 
 /// The most names `:hessian` takes (the matrix has one row per name).
 pub const MAX_HESSIAN_NAMES: usize = 64;
@@ -223,6 +223,52 @@ pub fn derivative_budget(differentiated: usize) -> usize {
     differentiated
         .saturating_mul(NODES_PER_NODE)
         .clamp(super::eval::MAX_CALL_NODES, MAX_DERIVATIVE_NODES)
+}
+
+/// The event of `:hessian` of `of` (scalar or tensor): the matrix with rows
+/// and columns `names`, its largest asymmetry `|H[i][j] − H[j][i]|`, and a
+/// line for each row of zeros saying why (`constant_rows[i]`: the first
+/// derivative of row i depends on none of the names, so the zeros are
+/// linearity, not this point).
+pub(super) fn hessian_event(
+    of: String,
+    names: Vec<String>,
+    matrix: Vec<Vec<Number>>,
+    constant_rows: &[bool],
+) -> CalculusEvent {
+    let mut asymmetry: f64 = 0.0;
+    for (i, row) in matrix.iter().enumerate() {
+        for (j, other) in matrix.iter().enumerate().take(i) {
+            let d = (row[j].0 - other[i].0).abs();
+            if d.is_finite() {
+                asymmetry = asymmetry.max(d);
+            }
+        }
+    }
+    let zero_rows = names
+        .iter()
+        .zip(&matrix)
+        .zip(constant_rows)
+        .filter(|((_, row), _)| row.iter().all(|&v| v.0 == 0.0))
+        .map(|((name, _), &constant)| {
+            if constant {
+                format!(
+                    "row {name} is 0: ∂{of}/∂{name} does not change with any of these variables (the output is linear in {name} here, or {name} reaches it only through flat ops such as relu at u ≤ 0)"
+                )
+            } else {
+                format!(
+                    "row {name} is 0 at this point: ∂{of}/∂{name} changes with these variables, but its derivatives are 0 here or smaller than a double can hold"
+                )
+            }
+        })
+        .collect();
+    CalculusEvent::Hessian {
+        of,
+        names,
+        matrix,
+        zero_rows,
+        asymmetry: Number(asymmetry),
+    }
 }
 
 impl Session {
@@ -508,6 +554,9 @@ impl Session {
         args: &[Ident],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
+        if let Some(output) = self.shaped_output() {
+            return self.hessian_tensors(span, args, output, events);
+        }
         let output = self.require_output(span)?;
         let mut targets = self.named_variables(args)?;
         // The nodes the output reaches: asked only without names, or when
@@ -563,50 +612,23 @@ impl Session {
             );
         }
         self.graph.truncate(mark);
-        let mut asymmetry: f64 = 0.0;
-        for (i, row) in matrix.iter().enumerate() {
-            for (j, other) in matrix.iter().enumerate().take(i) {
-                let d = (row[j].0 - other[i].0).abs();
-                if d.is_finite() {
-                    asymmetry = asymmetry.max(d);
-                }
-            }
-        }
-        let zero_rows = targets
-            .iter()
-            .zip(&matrix)
-            .zip(&constant_rows)
-            .filter(|((_, row), _)| row.iter().all(|&v| v.0 == 0.0))
-            .map(|(((name, _), _), &constant)| {
-                let of = &output.label;
-                if constant {
-                    format!(
-                        "row {name} is 0: ∂{of}/∂{name} does not change with any of these variables (the output is linear in {name} here, or {name} reaches it only through flat ops such as relu at u ≤ 0)"
-                    )
-                } else {
-                    format!(
-                        "row {name} is 0 at this point: ∂{of}/∂{name} changes with these variables, but its derivatives are 0 here or smaller than a double can hold"
-                    )
-                }
-            })
-            .collect();
-        events.push(Event::Calculus(CalculusEvent::Hessian {
-            of: output.label,
-            names: targets.into_iter().map(|(name, _)| name).collect(),
+        let names = targets.into_iter().map(|(name, _)| name).collect();
+        events.push(Event::Calculus(hessian_event(
+            output.label,
+            names,
             matrix,
-            zero_rows,
-            asymmetry: Number(asymmetry),
-        }));
+            &constant_rows,
+        )));
         Ok(())
     }
 }
 
 impl Session {
-    /// The error that `output` is built from a tensor `grad(L, W)`, if it
-    /// is: such a gradient is a value held fixed (a constant of the tensor
-    /// graph, not computed again when leaves move), so a backward pass
-    /// through it would give 0 where the true second derivative is not
-    /// (`G = grad(sum(W*W), W)`: ∂sum(G)/∂W is 2 per element, not 0).
+    /// The error that `output` is built from a tensor `grad(L, W)` held
+    /// fixed, if it is: one whose L goes through an op without a rule of
+    /// nodes (a slice), a constant of the tensor graph not computed again
+    /// when leaves move, so a backward pass through it would give 0 where
+    /// the true second derivative need not be.
     /// `grad(L, W)`, `:grad`, `:check` and `:descend` of such an output are
     /// refused with it; `span` is the statement's or command's.
     pub(super) fn refuse_gradient_of_gradient(
@@ -622,18 +644,21 @@ impl Session {
             return Err(tensor_error(
                 ErrorCode::Unsupported,
                 span,
-                "a gradient of a gradient of tensors is not supported",
+                "a gradient of a gradient of tensors is not supported through this `grad(L, W)`",
                 Some(
-                    "what is differentiated here is built from a tensor `grad(L, W)`, a value that does not follow W; higher-order derivatives work for scalars (`grad(grad(y, x), x)`, `:hessian`); for tensors take one `grad(L, W)`".into(),
+                    "what is differentiated here is built from a `grad(L, W)` whose L goes through an op without a derivative rule of nodes yet (a slice `X[0:2]`, or `^` at 0^0), so it is a value held fixed that does not follow W; higher orders work through the other ops (`grad(sum(grad(L, W)), W)`, `:hessian`)".into(),
                 ),
             ));
         }
         Ok(())
     }
 
-    /// `grad(L, W)`: ∂L/∂W at the values now, of W's shape (a value: it is
-    /// not computed again when leaves move). `L` of shape `()`; `W` a tensor
-    /// variable. A gradient of a gradient is refused.
+    /// `grad(L, W)`: ∂L/∂W of W's shape, built as nodes of the tensor graph
+    /// (`Session::shaped_derivative_nodes`): it follows W when `:=` moves
+    /// it, and differentiates again (`grad(sum(grad(L, W)), W)`). `L` of
+    /// shape `()`; `W` a tensor variable or a number's leaf. Through an op
+    /// without a rule of nodes (a slice) it is the numbers now, held fixed,
+    /// and a gradient of it is refused.
     pub(super) fn grad_call(
         &mut self,
         args: Vec<TValue>,
@@ -650,36 +675,23 @@ impl Session {
             ));
         }
         let wrt_span = tree.get(call.args[1]).span();
+        // A vector, matrix or number variable, leaf or derived (as
+        // `grad(y, c)` of numbers takes a derived c).
         let wrt = match &tree.get(call.args[1]).kind {
-            ExprKind::Name(name) => match self.shaped_var(name.as_str()) {
-                Some(id) => Some(Param::Tensor(id)),
-                None => self.scalar_leaf(name.as_str()).map(Param::Scalar),
+            ExprKind::Name(name) => match self.vars.get(name.as_str()) {
+                Some(&Node::Tensor(id)) => Some(Param::Tensor(id)),
+                Some(&Node::Scalar(node)) => Some(Param::Scalar(node)),
+                None => None,
             },
             _ => None,
         };
         let Some(wrt) = wrt else {
-            let derived = match &tree.get(call.args[1]).kind {
-                ExprKind::Name(name) if self.scalar_var(name.as_str()).is_some() => {
-                    Some(name.to_string())
-                }
-                _ => None,
-            };
-            return Err(match derived {
-                Some(name) => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    format!(
-                        "`{name}` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W"
-                    ),
-                    Some(format!("name a leaf `{name}` is built from")),
-                ),
-                None => tensor_error(
-                    ErrorCode::BadArguments,
-                    wrt_span,
-                    "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number's leaf",
-                    Some("name the variable, e.g. `grad(L, W)`".into()),
-                ),
-            });
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                wrt_span,
+                "`grad(L, W)` takes a variable as W: a vector, a matrix, or a number",
+                Some("name the variable, e.g. `grad(L, W)`".into()),
+            ));
         };
         let of = match &args[0] {
             TValue::Node { id, .. } => *id,
@@ -717,14 +729,23 @@ impl Session {
                 }),
             ));
         }
-        let gradients = self.tensor_backward(of, span)?;
-        let value = self.param_gradient(&gradients, wrt);
-        let id = self
-            .tensors
-            .graph
-            .constant(value)
-            .map_err(|e| from_engine(e.into(), span))?;
-        self.tensors.gradients.push(id);
+        let id = match self.shaped_derivative_nodes(of, &[wrt]) {
+            Ok(ids) => ids[0],
+            // Through an op without a rule of nodes: the numbers, held
+            // fixed, and a gradient of it refused.
+            Err(TensorGradError::Unsupported { .. }) => {
+                let gradients = self.tensor_backward(of, span)?;
+                let value = self.param_gradient(&gradients, wrt);
+                let id = self
+                    .tensors
+                    .graph
+                    .constant(value)
+                    .map_err(|e| from_engine(e.into(), span))?;
+                self.tensors.gradients.push(id);
+                id
+            }
+            Err(error) => return Err(Session::shaped_grad_error(error, "`grad(L, W)`", span)),
+        };
         Ok(TValue::Node {
             id,
             uses_variable: true,

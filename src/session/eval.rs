@@ -3,8 +3,8 @@
 
 use super::error::RepeatedCall;
 use super::{
-    CONSTANTS, Event, GRAD_FUNCTION, Node, Notice, Output, RESULT_NAMES, Session, SessionError,
-    UserFunction, nearest,
+    CONSTANTS, Event, Node, Notice, Output, RESULT_NAMES, Session, SessionError, UserFunction,
+    nearest,
 };
 use crate::engine::tensor::TensorId;
 use crate::engine::{Arity, ArityError, Domain, NodeId, Op};
@@ -13,7 +13,8 @@ use crate::syntax::{self, AssignOp, BinaryOp, ExprKind, ExprTree, Ident, Pieces,
 
 use super::error::ErrorCode;
 use super::tensors::{
-    KEEPDIMS, TENSOR_FUNCTIONS, TValue, from_engine, keeps_dims, tensor_data, tensor_error,
+    Builds, KEEPDIMS, TValue, builtin, builtin_names, from_engine, keeps_dims, tensor_data,
+    tensor_error,
 };
 
 /// Deepest nesting of user-function calls (each call evaluates the body once more).
@@ -466,11 +467,11 @@ impl Session {
         })
     }
 
-    /// A call in a tensor statement: a built-in of the tensors
-    /// ([`Session::tensor_builtin`]), else a user function (as for numbers,
-    /// [`Session::instantiate`]).
+    /// A call in a tensor statement: a user function (as for numbers,
+    /// [`Session::instantiate`]), else a built-in of the function table or
+    /// of the syntax ([`Session::tensor_builtin`]).
     ///
-    /// Errors: an unknown function, and those of the call.
+    /// Errors: `f'(a)` of tensors, an unknown function, and those of the call.
     fn call_in_tensors(
         &mut self,
         site: CallSite,
@@ -480,29 +481,38 @@ impl Session {
         scope: &Scope,
         events: &mut Vec<Event>,
     ) -> Result<Val, SessionError> {
-        let args = args.into_iter().map(|a| self.bridged(a)).collect();
-        let args = match self.tensor_builtin(call, args, tree, site.span)? {
-            Ok(value) => return Ok(Val::Tensor(value)),
-            Err(args) => args,
-        };
+        if call.derivative > 0 {
+            return Err(tensor_error(
+                ErrorCode::Unsupported,
+                site.span,
+                format!(
+                    "`{}{}` of a tensor expression is not supported",
+                    site.name,
+                    "'".repeat(call.derivative.into())
+                ),
+                Some(
+                    "ask for ∂L/∂W with `grad(L, W)` or `:grad W` after `L = …` (shown with W's shape), or `:trace` for every step".into(),
+                ),
+            ));
+        }
+        let args: Vec<TValue> = args.into_iter().map(|a| self.bridged(a)).collect();
         if let Some(function) = self.functions.get(site.name).cloned()
             && !scope.is_param(site.name)
         {
             let args: Vec<Val> = args.into_iter().map(Val::Tensor).collect();
             return self.instantiate(site, args, &function, scope, events);
         }
-        Err(SessionError::UnknownFunction {
-            name: site.name.to_string(),
-            span: site.name_span,
-            suggestion: nearest(site.name, TENSOR_FUNCTIONS.iter().copied()),
-            hint: None,
-        })
+        match self.tensor_builtin(call, args, tree, site.span)? {
+            Some(value) => Ok(Val::Tensor(value)),
+            None => Err(self.not_a_function(site, scope)),
+        }
     }
 
-    /// `name(args)` (`site`) of numbers: a user function or a built-in op.
+    /// `name(args)` (`site`) of numbers: a user function, or a function of
+    /// the function table that takes numbers (`tensors::builtin`).
     ///
-    /// Errors: an unknown function, a value called, the wrong count of
-    /// arguments, and those of evaluating the call.
+    /// Errors: an unknown function, a value called, a function of tensors,
+    /// the wrong count of arguments, and those of evaluating the call.
     fn call(
         &mut self,
         site: CallSite,
@@ -510,69 +520,95 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> Result<Val, SessionError> {
         let CallSite {
-            name,
-            name_span,
-            span,
-            args,
+            name, span, args, ..
         } = site;
         if let Some(function) = self.functions.get(name).cloned()
             && !scope.is_param(name)
         {
             return self.instantiate(site, site.args.to_vec(), &function, scope, events);
         }
+        // A parameter named `grad` is a value, not the function.
+        let row = builtin(name)
+            .filter(|row| !(matches!(row.builds, Builds::Grad) && scope.is_param(name)));
+        let Some(row) = row else {
+            return Err(self.not_a_function(site, scope));
+        };
         let args = args
             .iter()
             .map(|a| scalar_of(a.clone(), span))
             .collect::<Result<Vec<Value>, _>>()?;
-        if name == GRAD_FUNCTION && !scope.is_param(GRAD_FUNCTION) {
-            let names = self.names_by_node();
-            let label = |id: NodeId| {
-                names
-                    .get(&id)
-                    .map_or_else(|| super::node_label(id), |n| n.to_string())
-            };
-            let label = match &args[..] {
-                [y, x] => format!("grad({}, {})", label(y.node), label(x.node)),
-                _ => "grad".to_string(),
-            };
-            return self.grad_value(&args, span, label).map(Val::Scalar);
-        }
-        if name == "log" && args.len() != 1 {
-            return self.log_base(&args, span, events).map(Val::Scalar);
-        }
-        if let Some(op) = Op::from_function_name(name) {
-            let arity = op.info().arity;
-            if !arity.accepts(args.len()) {
-                return Err(SessionError::wrong_arity(
-                    name,
+        let op = match row.builds {
+            Builds::Grad => {
+                let names = self.names_by_node();
+                let label = |id: NodeId| {
+                    names
+                        .get(&id)
+                        .map_or_else(|| super::node_label(id), |n| n.to_string())
+                };
+                let label = match &args[..] {
+                    [y, x] => format!("grad({}, {})", label(y.node), label(x.node)),
+                    _ => "grad".to_string(),
+                };
+                return self.grad_value(&args, span, label).map(Val::Scalar);
+            }
+            Builds::Log if args.len() != 1 => {
+                return self.log_base(&args, span, events).map(Val::Scalar);
+            }
+            Builds::Log => Op::Ln,
+            Builds::Elementwise(op) | Builds::Extremum { op, .. } => op,
+            // A function that builds a tensor op or makes a tensor.
+            Builds::Tensor(_)
+            | Builds::Reduction { .. }
+            | Builds::LastAxis(_)
+            | Builds::OneHot
+            | Builds::Made(_) => {
+                return Err(tensor_error(
+                    ErrorCode::Unsupported,
                     span,
-                    arity.expected(),
-                    args.len(),
+                    format!(
+                        "`{name}` works on vectors and matrices, and this statement has numbers only"
+                    ),
+                    Some(format!("give it a vector or a matrix (`:help {name}`)")),
                 ));
             }
-            return self.apply_scalar(op, &args, span, events).map(Val::Scalar);
+        };
+        if !row.accepts(args.len()) {
+            return Err(SessionError::wrong_arity(
+                name,
+                span,
+                row.expected(),
+                args.len(),
+            ));
         }
+        self.apply_scalar(op, &args, span, events).map(Val::Scalar)
+    }
+
+    /// The error of a call of `site`'s name, which names no function here:
+    /// a value called, or an unknown function with the nearest name of a
+    /// user function or the function table.
+    fn not_a_function(&self, site: CallSite, scope: &Scope) -> SessionError {
+        let name = site.name;
         let is_value = scope.is_param(name)
             || self.vars.contains_key(name)
             || CONSTANTS.iter().any(|(c, _)| *c == name)
             || RESULT_NAMES.contains(&name);
         if is_value {
-            return Err(SessionError::NotAFunction {
+            return SessionError::NotAFunction {
                 name: name.to_string(),
-                span: name_span,
-            });
+                span: site.name_span,
+            };
         }
         let candidates = self
             .function_order
             .iter()
             .map(String::as_str)
-            .chain(builtin_function_names().map(|name| -> &str { name }));
-        Err(SessionError::UnknownFunction {
+            .chain(builtin_names().map(|name| -> &str { name }));
+        SessionError::UnknownFunction {
             name: name.to_string(),
-            span: name_span,
+            span: site.name_span,
             suggestion: nearest(name, candidates),
             hint: super::hints::unknown_function_hint(name),
-        })
+        }
     }
 
     /// `log(x, b)`, the logarithm of x in base b, built as `ln(x)/ln(b)` from

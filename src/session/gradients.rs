@@ -7,9 +7,8 @@ use std::collections::HashSet;
 
 use super::Value;
 use super::command::Command;
-use super::error::ErrorCode;
 use super::params::Param;
-use super::tensors::{tensor_data, tensor_error};
+use super::tensors::tensor_data;
 use super::{Event, GradNote, Node, Notice, Output, Session, SessionError, nearest};
 use crate::engine::tensor::{TensorGradients, TensorId, TensorOp};
 use crate::engine::{Gradients, NodeId, Op};
@@ -222,8 +221,11 @@ impl Session {
 }
 
 impl Session {
-    /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each tensor
-    /// variable named (every tensor leaf it reaches when none is named).
+    /// `:grad [NAMES]` of a tensor output: ∂output/∂name of each variable
+    /// named, a vector, matrix or number, leaf or derived (every tensor leaf
+    /// and every number leaf it reaches when none is named, and every
+    /// variable it was built from an earlier binding of). A name that is no
+    /// variable is refused as for a number output ([`Session::variable_node`]).
     fn grad_tensors(
         &mut self,
         output: TensorId,
@@ -234,23 +236,10 @@ impl Session {
     ) -> Result<(), SessionError> {
         let mut targets: Vec<(String, Param)> = Vec::new();
         for arg in args {
-            let param = match (self.shaped_var(&arg.name), self.scalar_leaf(&arg.name)) {
-                (Some(id), _) => Param::Tensor(id),
-                (None, Some(leaf)) => Param::Scalar(leaf),
-                (None, None) => {
-                    return Err(tensor_error(
-                        ErrorCode::BadArguments,
-                        arg.span,
-                        format!("`{}` is not a variable of the output `{label}`", arg.name),
-                        Some(format!(
-                            "name a vector, matrix or number it was built from: {}",
-                            self.shaped_vars()
-                                .map(|(n, _)| format!("`{n}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    ));
-                }
+            let param = match self.vars.get(&arg.name) {
+                Some(&Node::Tensor(id)) => Param::Tensor(id),
+                Some(&Node::Scalar(node)) => Param::Scalar(node),
+                None => Param::Scalar(self.variable_node(arg)?),
             };
             if !targets.iter().any(|(n, _)| *n == arg.name) {
                 targets.push((arg.name.clone(), param));
@@ -270,6 +259,12 @@ impl Session {
                 .map(|(name, id)| (name.clone(), Param::Tensor(id)))
                 .collect();
             targets.extend(self.scalar_params_reached(&gradients));
+            let stale: Vec<(String, Param)> = self
+                .scalar_vars()
+                .filter(|(name, _)| self.stale_note_tensors(label, name, &gradients).is_some())
+                .map(|(name, id)| (name.clone(), Param::Scalar(id)))
+                .collect();
+            targets.extend(stale);
             if targets.is_empty() {
                 events.push(Event::Notice(super::Notice::NoVariable {
                     of: label.to_string(),
@@ -281,12 +276,17 @@ impl Session {
         self.note_seeded_with_ones(output, label, events);
         for (name, param) in targets {
             let value = self.param_gradient(&gradients, param);
-            let note = match param {
-                Param::Tensor(id) if gradients.get(id).is_none() => {
-                    self.stale_note_tensors(label, &name, &gradients)
-                }
-                _ => None,
+            let reached = match param {
+                Param::Tensor(id) => gradients.get(id).is_some(),
+                Param::Scalar(node) => self.scalar_leaf_gradient(&gradients, node).is_some(),
             };
+            let note = (!reached).then(|| {
+                self.stale_note_tensors(label, &name, &gradients)
+                    .unwrap_or_else(|| GradNote::NotReached {
+                        of: label.to_string(),
+                        wrt: name.clone(),
+                    })
+            });
             events.push(Event::Grad {
                 of: label.to_string(),
                 wrt: name,
@@ -297,20 +297,24 @@ impl Session {
         Ok(())
     }
 
-    /// Why ∂output/∂`name` is 0 for the tensor variable `name` when the
-    /// tensor output (`label`, its backward pass `gradients`) reaches an
-    /// earlier binding of it but not its current one: "y was built from an
-    /// earlier x", as for numbers (`Session::stale_note`).
-    fn stale_note_tensors(
+    /// Why ∂output/∂`name` is 0 for the variable `name` (a vector, matrix
+    /// or number) when the tensor output (`label`, its backward pass
+    /// `gradients`) reaches an earlier binding of it but not its current
+    /// one: "y was built from an earlier x", as for numbers
+    /// (`Session::stale_note`).
+    pub(super) fn stale_note_tensors(
         &self,
         label: &str,
         name: &str,
         gradients: &TensorGradients,
     ) -> Option<super::GradNote> {
-        let current = self.shaped_var(name)?;
+        let reached = |node: &Node| match *node {
+            Node::Tensor(id) => gradients.get(id).is_some(),
+            Node::Scalar(id) => self.scalar_leaf_gradient(gradients, id).is_some(),
+        };
+        let current = self.vars.get(name)?;
         let earlier = self.earlier.get(name)?;
-        let reached = |node: &Node| node.tensor().is_some_and(|id| gradients.get(id).is_some());
-        (gradients.get(current).is_none() && earlier.iter().any(reached)).then(|| {
+        (!reached(current) && earlier.iter().any(reached)).then(|| {
             super::GradNote::BuiltFromEarlier {
                 of: label.to_string(),
                 wrt: name.to_string(),

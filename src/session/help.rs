@@ -6,6 +6,7 @@ use super::command::{self, COMMANDS};
 use super::eval::builtin_function_names;
 use super::formula::nothing_where;
 use super::formula::{apply, rule_tree, wrap};
+use super::tensors::{Family, builtin, builtin_names, builtins};
 use super::{CONSTANTS, Event, Session, SessionError, nearest};
 use crate::engine::tensor::TensorOp;
 use crate::engine::{Arity, LocalRule, Op, Passing};
@@ -55,23 +56,9 @@ impl Session {
             for line in rule_lines(op) {
                 let _ = writeln!(text, "  {line}");
             }
-            if name == "log" {
-                let _ = writeln!(
-                    text,
-                    "  log(x, b): the logarithm of x in base b, built as ln(x)/ln(b), so both x and b get gradients: ∂/∂x = 1/(x·ln b), ∂/∂b = −ln(x)/(b·ln(b)²)"
-                );
-            }
             let _ = write!(text, "  example: {}", info.example);
-            if name == "max" || name == "min" {
-                let (most, word) = if name == "max" {
-                    ("largest", "maximum")
-                } else {
-                    ("smallest", "minimum")
-                };
-                let _ = write!(
-                    text,
-                    "\n  {name}(x) of one vector or matrix: its {most} element, the gradient split evenly among ties; {name}(W, axis=1) along an axis; {word}(a, b) elementwise (docs/language.md §9)"
-                );
+            if let Some(note) = builtin(name).and_then(|row| row.note()) {
+                let _ = write!(text, "\n  {note}");
             }
         } else if let Some(help) = function_help(name) {
             text.push_str(&help);
@@ -101,10 +88,11 @@ impl Session {
                 }
             }
         } else {
-            let candidates = command::all_names()
-                .chain(builtin_function_names())
-                .chain(super::tensors::TENSOR_FUNCTIONS)
-                .chain(["conventions", "operators", "vectors"]);
+            let candidates = command::all_names().chain(builtin_names()).chain([
+                "conventions",
+                "operators",
+                "vectors",
+            ]);
             return Err(SessionError::BadArguments {
                 message: format!("no help on `{name}`"),
                 span: topic.span,
@@ -260,9 +248,9 @@ fn overview() -> String {
     text.push_str(&names.join(" "));
     text.push_str("\n  define your own: `f(x, y) = x*y + x`; `f'(2)` is the derivative of a one-argument function\n");
     text.push_str("\nVectors and matrices (`:help vectors`): `[1, 2]`, `[[1, 2], [3, 4]]`, `x[0]`, `W[1, 2]`,\n  `A @ B` (`:help @`), `Wᵀ` or `transpose(W)` (`:help ᵀ`), elementwise + - * / ^ and functions;\n  ");
-    text.push_str(&super::tensors::TENSOR_FUNCTIONS.join(" "));
+    text.push_str(&listed(Family::Vectors));
     text.push_str(" max(x) (`:help softmax` and so on); `:seed N` for randn;\n  ");
-    text.push_str(&super::tensors::BATCH_FUNCTIONS.join(" "));
+    text.push_str(&listed(Family::Batch));
     text.push_str(", `==` `<` …, slices `X[0:4]`, `axis=` (`:help vectors`)\n");
     text.push_str("\nConstants: ");
     let constants: Vec<&str> = CONSTANTS.iter().map(|c| c.0).collect();
@@ -271,40 +259,17 @@ fn overview() -> String {
     text
 }
 
+/// The names of the tensor functions of `family`, as `:help` lists them.
+fn listed(family: Family) -> String {
+    let names: Vec<&str> = builtins()
+        .filter(|row| row.family == family)
+        .map(|row| row.name)
+        .collect();
+    names.join(" ")
+}
+
 /// `:help` of a tensor function: what it makes or computes, its shape rule,
-/// and its backward rule with its source (the engine's tensor op table).
+/// and its backward rule with its source (the function table's row).
 pub(super) fn function_help(name: &str) -> Option<String> {
-    let op = match name {
-        "transpose" => TensorOp::Transpose,
-        "sum" => TensorOp::Sum,
-        "outer" => TensorOp::Outer,
-        "mean" => TensorOp::Mean,
-        "softmax" => TensorOp::Softmax,
-        "logsumexp" => TensorOp::LogSumExp,
-        "zeros" | "ones" | "randn" | "eye" => {
-            let what = match name {
-                "zeros" => "zeros(m, n), zeros(n): a matrix or vector of zeros",
-                "ones" => "ones(m, n), ones(n): a matrix or vector of ones",
-                "eye" => "eye(n): the n×n identity matrix",
-                _ => {
-                    "randn(m, n), randn(n): standard normal numbers from xoshiro256** seeded by SplitMix64 (Box–Muller), the same on every machine; `:seed N` starts it again"
-                }
-            };
-            return Some(format!(
-                "{what}\n  a literal: assigned, it is a leaf (docs/language.md §9)"
-            ));
-        }
-        _ => return super::tensors::batch_help(name),
-    };
-    let info = op.info();
-    let usage = match name {
-        "transpose" => "transpose(W), also Wᵀ",
-        "sum" => "sum(x), sum(W, axis), sum(W, axis, keepdims)",
-        "outer" => "outer(u, x)",
-        _ => name,
-    };
-    Some(format!(
-        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
-        info.shape_rule, info.backward_rule, info.source
-    ))
+    builtin(name).and_then(|row| row.own_help())
 }

@@ -117,12 +117,8 @@ pub(super) fn numpy_transpose(source: &str, error: SessionError) -> SessionError
     {
         let hint = unknown_function_hint(&name);
         // The tensor graph suggests only its own functions (`sinn` → none).
-        let suggestion = suggestion.or_else(|| {
-            super::nearest(
-                &name,
-                super::eval::builtin_function_names().chain(super::tensors::TENSOR_FUNCTIONS),
-            )
-        });
+        let suggestion =
+            suggestion.or_else(|| super::nearest(&name, super::tensors::builtin_names()));
         return SessionError::UnknownFunction {
             suggestion: suggestion.filter(|_| hint.is_none()),
             name,

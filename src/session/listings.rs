@@ -105,7 +105,7 @@ impl Session {
         let at = args.expand_at.unwrap_or(span);
         // A bare `--expand` opens every call on tensors of the walk, as it
         // opens every call of numbers.
-        let calls = self.call_labels_in_walk(output.node);
+        let calls = self.call_labels(output.node);
         let expand: Vec<(&str, Span)> = match &args.expand {
             Expand::None => Vec::new(),
             Expand::All if !calls.is_empty() => calls.iter().map(|c| (c.as_str(), at)).collect(),
@@ -825,7 +825,7 @@ impl Session {
         expand: &[(&str, Span)],
         events: &mut Vec<Event>,
     ) -> Result<(), SessionError> {
-        let mut walk = self.shaped_walk(output, label, span, expand, false)?;
+        let mut walk = self.traced_walk(output, label, span, expand, false)?;
         self.note_seeded_with_ones(output, label, events);
         events.push(Event::Trace {
             of: label.to_string(),

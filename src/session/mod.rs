@@ -36,6 +36,7 @@ mod probe;
 pub mod quiz;
 mod script;
 pub mod steps;
+mod tensor_derivatives;
 mod tensor_rules;
 mod tensor_steps;
 mod tensor_trace;
@@ -68,6 +69,7 @@ pub use formula::nothing_where;
 pub use memory::{GC_MIN_NODES, Reclaim, Stats};
 pub use steps::{GradMark, GradState, Marks, OutputStepModel, StepModel, StepNode};
 pub use tensor_steps::{TensorPicture, TensorPictureEdge, TensorPictureNode, TensorTopoRow};
+pub use tensors::builtin_names;
 
 use crate::engine::{Graph, NodeId, Op};
 use crate::syntax::{self, Span, Statement};

@@ -212,7 +212,10 @@ impl Session {
                             "a number takes a value of shape (), not {}",
                             value.shape().parenthesized()
                         ),
-                        Some("reduce it first, e.g. `sum(…)`".into()),
+                        Some(
+                            "reduce it first, e.g. `sum(…)`, or bind the name again with `=` (`NAME = …` takes any shape)"
+                                .into(),
+                        ),
                     ));
                 };
                 self.journal_leaves([leaf]);

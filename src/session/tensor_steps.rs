@@ -4,7 +4,7 @@
 //! `--steps` slides, `:dot` and the page draw, as for a scalar output.
 //!
 //! - The steps are the tensor `:trace`'s, read by the same walk
-//!   ([`Session::shaped_walk`]): each tensor op one step (leaves and
+//!   ([`Session::traced_walk`]): each tensor op one step (leaves and
 //!   constants have none) and each call of a user function one step unless
 //!   `--expand` opens it, numbered from 1, each with its line pieces
 //!   ([`super::TensorTraceStep`]: the node, its upstream gradient, each operand's
@@ -130,7 +130,7 @@ impl Session {
             .iter()
             .filter_map(|s| s.call.as_ref().map(|c| c.label.as_str()))
             .collect();
-        let mut opened = self.call_labels_in_walk(output);
+        let mut opened = self.call_labels(output);
         opened.retain(|label| !shown.contains(&label.as_str()));
         let elements = steps
             .iter()
@@ -143,7 +143,7 @@ impl Session {
 
     /// The step model of the tensor output's backward pass with the calls
     /// and steps `expand` names opened, as `:trace --expand=…` opens them
-    /// ([`Session::shaped_walk`]): a call's label or function's name shows
+    /// ([`Session::traced_walk`]): a call's label or function's name shows
     /// its steps, a step's node its scalar view. `span` is the command's,
     /// for errors. The model keeps the trace's legend of short names; a
     /// node inside a call shown as one step is final at the call's step.
@@ -163,7 +163,7 @@ impl Session {
             )
         };
         let output = self.shaped_output().ok_or_else(no_output)?;
-        let walk = self.shaped_walk(output.node, &output.label, span, expand, true)?;
+        let walk = self.traced_walk(output.node, &output.label, span, expand, true)?;
         let ModelMarks {
             marks,
             rules,
@@ -203,7 +203,7 @@ impl Session {
         match expand {
             Expand::None => Vec::new(),
             Expand::All => self
-                .call_labels_in_walk(output)
+                .call_labels(output)
                 .into_iter()
                 .map(|label| (label, span))
                 .collect(),

@@ -513,7 +513,7 @@ impl TraceReader for TraceLines<'_> {
 }
 
 /// A tensor output's backward walk as `:trace` shows it, read once
-/// ([`Session::shaped_walk`]): what the trace, the step model, the
+/// ([`Session::traced_walk`]): what the trace, the step model, the
 /// pictures and the page are made of.
 pub(super) struct TensorWalk {
     /// The steps, numbered from 1.
@@ -539,7 +539,7 @@ impl Session {
     ///
     /// Errors: the gradients would not fit; a name that is neither a call
     /// nor a step (the error lists those that are); Ctrl-C.
-    pub(super) fn shaped_walk(
+    pub(super) fn traced_walk(
         &self,
         output: TensorId,
         of: &str,
@@ -651,7 +651,7 @@ impl Session {
     /// The labels of the calls of user functions on tensors in the walk
     /// from `output`: those whose output is one of its steps, in the order
     /// they finished. What a bare `--expand` opens.
-    pub(super) fn call_labels_in_walk(&self, output: TensorId) -> Vec<String> {
+    pub(super) fn call_labels(&self, output: TensorId) -> Vec<String> {
         let graph = &self.tensors.graph;
         let steps: FxHashSet<TensorId> = graph.step_nodes(output).into_iter().collect();
         self.tensors

@@ -12,44 +12,27 @@
 //! output, `ans`, the generator, the leaves it moves) and [`Tensors::undo`]
 //! puts it back.
 
+use crate::engine::Op;
 use crate::engine::tensor::{
     Rng, Shape, Tensor, TensorError, TensorGradients, TensorGraph, TensorId, TensorOp,
 };
-use crate::engine::{Arity, Op};
-use crate::syntax::{Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, Span};
+use crate::syntax::{ExprKind, ExprTree, Span};
 
 use super::error::ErrorCode;
 use super::eval::{Arena, Scope};
 use super::event::TensorData;
-use super::{Event, GRAD_FUNCTION, Node, RESULT_NAMES, Session, SessionError};
+use super::{Event, Node, RESULT_NAMES, Session, SessionError};
 
+mod builtins;
 mod calls;
 mod functions;
 mod labels;
 mod literals;
+pub use builtins::builtin_names;
+pub(super) use builtins::{Builds, Family, builtin, builtins};
 pub(super) use calls::{CallBox, TensorCall, TensorCalls, call_boxes};
-pub(super) use functions::{BATCH_FUNCTIONS, batch_help, batch_rule_text, slice_rule};
+pub(super) use functions::{KEEPDIMS, batch_rule_text, keeps_dims, slice_rule};
 pub(super) use labels::{format_number as number_label, op_name};
-use literals::literal;
-
-/// The tensor functions besides the elementwise ones of the scalar op table:
-/// what makes a statement a tensor statement when it calls one.
-pub(super) const TENSOR_FUNCTIONS: [&str; 10] = [
-    "transpose",
-    "outer",
-    "zeros",
-    "ones",
-    "eye",
-    "randn",
-    "sum",
-    "mean",
-    "softmax",
-    "logsumexp",
-];
-
-/// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
-/// `keepdims=True`).
-pub(super) const KEEPDIMS: &str = "keepdims";
 
 /// The seed `randn` starts from, until `:seed N`.
 pub const DEFAULT_SEED: u64 = 0;
@@ -186,7 +169,9 @@ pub(super) fn tensor_error(
 /// [`TensorError`] as the session's error at `span`.
 pub(super) fn from_engine(error: TensorError, span: Span) -> SessionError {
     match error {
-        TensorError::Shape(error) => tensor_error(ErrorCode::Shape, span, error.to_string(), None),
+        TensorError::Shape(error) => {
+            tensor_error(ErrorCode::Shape, span, error.to_string(), error.help())
+        }
         TensorError::Budget(error) => tensor_error(ErrorCode::Limit, span, error.to_string(), None),
         TensorError::Interrupted => SessionError::Interrupted { span },
     }
@@ -231,7 +216,7 @@ impl Session {
         self.vars.values().any(|node| node.tensor().is_some())
             || self.shaped_last().is_some()
             || text.contains(['[', '@', 'ᵀ'])
-            || TENSOR_FUNCTIONS.iter().any(|name| text.contains(name))
+            || builtins().any(|row| row.family != Family::Numbers && text.contains(row.name))
     }
 
     /// Whether `statement` touches a tensor: an expression that does, or a
@@ -252,17 +237,39 @@ impl Session {
     }
 
     /// Whether the expression `tree` touches a tensor: a literal, an index,
-    /// `@`, `ᵀ`, a tensor function, or a name bound to a tensor (`ans` too).
+    /// `@`, `ᵀ`, a tensor function, or a name bound to a tensor (`ans` too),
+    /// in the tree or in the body of a user function it calls (`h(a) =
+    /// sum(a)` called with a number is a tensor statement, as `sum(2)` is).
     pub(super) fn touches_tensor(&self, tree: &ExprTree) -> bool {
+        self.tree_touches_tensor(tree, &[], &mut Vec::new())
+    }
+
+    /// [`Session::touches_tensor`] of `tree`, a function's body when
+    /// `params` are its parameters (names that are not the variables'),
+    /// `seen` the functions already looked into (each once, recursion too).
+    fn tree_touches_tensor<'a>(
+        &'a self,
+        tree: &'a ExprTree,
+        params: &[String],
+        seen: &mut Vec<&'a str>,
+    ) -> bool {
         tree.nodes.iter().any(|node| match &node.kind {
             ExprKind::Name(name) => {
-                self.is_tensor(name.as_str())
-                    || RESULT_NAMES.contains(&name.as_str()) && self.shaped_last().is_some()
+                !params.iter().any(|p| p == name.as_str())
+                    && (self.is_tensor(name.as_str())
+                        || RESULT_NAMES.contains(&name.as_str()) && self.shaped_last().is_some())
             }
             ExprKind::Call(call) => {
-                [LIST, INDEX, MATMUL].contains(&call.name.as_str())
-                    || TENSOR_FUNCTIONS.contains(&call.name.as_str())
-                    || functions::is_batch_callee(call.name.as_str())
+                let name = call.name.as_str();
+                functions::is_syntax_callee(name)
+                    || builtin(name).is_some_and(|row| row.family != Family::Numbers)
+                    || match self.functions.get_key_value(name) {
+                        Some((key, function)) if !seen.contains(&name) => {
+                            seen.push(key);
+                            self.tree_touches_tensor(&function.body, &function.params, seen)
+                        }
+                        _ => false,
+                    }
             }
             _ => false,
         })
@@ -398,202 +405,11 @@ impl Session {
             .map_err(|e| from_engine(e, span))?;
         Ok(TValue::Node { id, uses_variable })
     }
-
-    /// A built-in call in a tensor expression: a batch function, `grad(L,
-    /// W)`, a literal, an index, `@`, a tensor function, a scalar function
-    /// applied elementwise; the arguments given back when `call` is none of
-    /// them (a user function's, or an unknown one: `eval.rs` says which).
-    pub(super) fn tensor_builtin(
-        &mut self,
-        call: &Call,
-        mut args: Vec<TValue>,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<Result<TValue, Vec<TValue>>, SessionError> {
-        if let Some(value) = self.batch_call(call, &mut args, tree, span)? {
-            return Ok(Ok(value));
-        }
-        let name = call.name.as_str();
-        if name == GRAD_FUNCTION && call.derivative == 0 && !self.functions.contains_key(name) {
-            return self.grad_call(args, call, tree, span).map(Ok);
-        }
-        if call.derivative > 0 {
-            return Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                format!(
-                    "`{name}{}` of a tensor expression is not supported",
-                    "'".repeat(call.derivative.into())
-                ),
-                Some(
-                    "ask for ∂L/∂W with `grad(L, W)` or `:grad W` after `L = …` (shown with W's shape), or `:trace` for every step".into(),
-                ),
-            ));
-        }
-        let args = match self.table_call(call, args, tree, span)? {
-            Ok(value) => return Ok(Ok(value)),
-            Err(args) => args,
-        };
-        if name == "log" && args.len() == 2 && !self.functions.contains_key(name) {
-            // `log(x, b)` = ln(x)/ln(b) elementwise, as for scalars.
-            let mut args = args.into_iter();
-            let (x, b) = (args.next(), args.next());
-            let ln_x = self.elementwise(Op::Ln, x.into_iter().collect(), span)?;
-            let ln_b = self.elementwise(Op::Ln, b.into_iter().collect(), span)?;
-            return self.elementwise(Op::Div, vec![ln_x, ln_b], span).map(Ok);
-        }
-        if let Some(op) = Op::from_function_name(name)
-            && !self.functions.contains_key(name)
-        {
-            return self.scalar_function(op, args, call, span).map(Ok);
-        }
-        Ok(Err(args))
-    }
-
-    /// A call of the tensor op table (a literal, an index, `@`, a tensor
-    /// function): its value, or the arguments given back when `call` is none.
-    fn table_call(
-        &mut self,
-        call: &Call,
-        args: Vec<TValue>,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<Result<TValue, Vec<TValue>>, SessionError> {
-        let name = call.name.as_str();
-        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
-        let value = match name {
-            LIST => literal(args, call, tree),
-            INDEX => self.index(args, call, tree, span),
-            MATMUL => self.apply_tensor(TensorOp::MatMul, args, span),
-            "transpose" | "mean" | "softmax" | "logsumexp" => {
-                arity("1", args.len() == 1)?;
-                let op = match name {
-                    "transpose" => TensorOp::Transpose,
-                    "mean" => TensorOp::Mean,
-                    "softmax" => TensorOp::Softmax,
-                    _ => TensorOp::LogSumExp,
-                };
-                self.apply_tensor(op, args, span)
-            }
-            "outer" => {
-                arity("2", args.len() == 2)?;
-                self.apply_tensor(TensorOp::Outer, args, span)
-            }
-            "sum" => {
-                arity("1, 2 or 3", matches!(args.len(), 1..=3))?;
-                if args.len() == 3 && !keeps_dims(tree, call.args[2].0 as usize) {
-                    return Err(tensor_error(
-                        ErrorCode::BadArguments,
-                        tree.get(call.args[2]).span(),
-                        "the third argument of `sum(X, axis, keepdims)` is the word `keepdims`",
-                        Some("write `sum(X, 1, keepdims)` to keep the summed axis with size 1, `sum(X, 1)` to drop it".into()),
-                    ));
-                }
-                let op = match args.get(1) {
-                    Some(axis) if args.len() == 3 => {
-                        TensorOp::SumKeepDims(self.whole(axis, tree, call.args[1])?)
-                    }
-                    Some(axis) => TensorOp::SumAxis(self.whole(axis, tree, call.args[1])?),
-                    None => TensorOp::Sum,
-                };
-                self.apply_tensor(op, args.into_iter().take(1).collect(), span)
-            }
-            "zeros" | "ones" | "randn" | "eye" => self.make(name, &args, call, tree, span),
-            _ => return Ok(Err(args)),
-        };
-        value.map(Ok)
-    }
-
-    /// A scalar op of the table in a tensor expression: elementwise for one
-    /// or two operands; `max(x)` of one tensor is the reduction.
-    fn scalar_function(
-        &mut self,
-        op: Op,
-        args: Vec<TValue>,
-        call: &Call,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        let name = call.name.as_str();
-        let all_numbers = args.iter().all(|a| matches!(a, TValue::Number(_)));
-        match op.info().arity {
-            Arity::Variadic if args.len() == 1 && !all_numbers && op == Op::Max => {
-                self.apply_tensor(TensorOp::Max, args, span)
-            }
-            Arity::Variadic if all_numbers || args.len() == 2 => self.elementwise(op, args, span),
-            Arity::Variadic => Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                if args.len() == 1 {
-                    format!(
-                        "`{name}` of one tensor is not supported: `max(x)` is the largest element"
-                    )
-                } else {
-                    format!(
-                        "`{name}` of tensors takes one tensor (`{name}(x)`), an axis (`{name}(W, axis=1)`) or two operands elementwise (`{name}imum(W, 0)`); got {}",
-                        args.len()
-                    )
-                },
-                Some(if args.len() == 1 {
-                    "write `-max(-x)` for the smallest element of x".into()
-                } else {
-                    format!("nest them: `{name}imum({name}imum(a, b), c)`")
-                }),
-            )),
-            Arity::Unary | Arity::Binary => {
-                let expected = if op.info().arity == Arity::Unary {
-                    1
-                } else {
-                    2
-                };
-                if args.len() != expected {
-                    return Err(SessionError::wrong_arity(
-                        name,
-                        call.name_span,
-                        expected,
-                        args.len(),
-                    ));
-                }
-                self.elementwise(op, args, span)
-            }
-            Arity::Leaf => Err(tensor_error(
-                ErrorCode::Unsupported,
-                span,
-                format!("`{name}` does not apply to tensors"),
-                None,
-            )),
-        }
-    }
-}
-
-/// `Ok` when `ok`; otherwise the error that `call` was given `got`
-/// arguments where it takes `expected` ("1 or 2").
-fn check_arity(call: &Call, got: usize, expected: &str, ok: bool) -> Result<(), SessionError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(SessionError::wrong_arity(
-            call.name.as_str(),
-            call.name_span,
-            expected,
-            got,
-        ))
-    }
 }
 
 /// A tensor as shown.
 pub(super) fn tensor_data(value: &Tensor) -> TensorData {
     TensorData::of(value.shape().dims(), value.data())
-}
-
-/// Whether node `k` of `tree` is the third argument of a call of `sum`
-/// (`sum(X, 1, keepdims)`) and names `keepdims`.
-pub(super) fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
-    let is_word = matches!(&tree.nodes[k].kind, ExprKind::Name(name) if name.as_str() == KEEPDIMS);
-    is_word
-        && tree.nodes.iter().any(|e| {
-            matches!(&e.kind, ExprKind::Call(call)
-                if call.name.as_str() == "sum" && call.args.get(2).is_some_and(|a| a.0 as usize == k))
-        })
 }
 
 impl Session {

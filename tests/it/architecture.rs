@@ -370,3 +370,87 @@ fn one_value_model_one_name_table_and_each_command_once() {
         "TensorCommand outside the command table: {column:#?}"
     );
 }
+
+/// The function table (`session/tensors/builtins.rs`) against the docs,
+/// written by hand: its names are the functions of docs/language.md §4,
+/// `grad`, and the functions of vectors and matrices of §9; `:help` lists
+/// each function of §9 and answers `:help NAME` for it.
+#[test]
+fn the_function_table_is_the_docs_lists_and_help_lists_it() {
+    let table: BTreeSet<String> = gradcalc::session::builtin_names()
+        .map(str::to_string)
+        .collect();
+    let tensors = listed_functions(
+        "docs/language.md",
+        "**Functions of vectors and matrices**: ",
+    );
+    let mut listed = listed_functions("docs/language.md", "## 4. Functions built in");
+    listed.extend(tensors.iter().cloned());
+    listed.insert("grad".to_string());
+    assert_eq!(
+        table, listed,
+        "the function table and docs/language.md §4 and §9"
+    );
+    let mut session = gradcalc::session::Session::new();
+    let help = |session: &mut gradcalc::session::Session, topic: &str| {
+        let source = format!(":help {topic}").trim_end().to_string();
+        let span = gradcalc::syntax::Span::new(0, source.len());
+        match session.run_statement(&source, span).as_deref() {
+            Ok([gradcalc::session::Event::Help { text, .. }]) => text.clone(),
+            other => panic!("{source}: {other:?}"),
+        }
+    };
+    let overview = help(&mut session, "");
+    let words: BTreeSet<&str> = overview
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    for name in &tensors {
+        assert!(
+            words.contains(name.as_str()),
+            "`:help` does not list {name}"
+        );
+        let text = help(&mut session, name);
+        assert!(text.contains(name.as_str()), ":help {name}: {text}");
+    }
+}
+
+/// Tensor functions resolve through the function table like every other
+/// name: no function of the table is matched by name (`"softmax" =>`, `==
+/// "sum"`, `| "argmax"`) outside its rows, in the session (the evaluator,
+/// help, hints) for every name, and anywhere in `src/` for the functions of
+/// vectors and matrices (docs/language.md §9, read by hand apart from the table).
+#[test]
+fn no_function_is_dispatched_by_name_outside_the_function_table() {
+    let files = sources();
+    let patterns = |names: &mut dyn Iterator<Item = String>| -> Vec<String> {
+        names
+            .flat_map(|name| {
+                ["\"{}\" =>", "== \"{}\"", "\"{}\" |", "| \"{}\""]
+                    .map(|pattern| pattern.replace("{}", &name))
+            })
+            .collect()
+    };
+    let table = "session/tensors/builtins.rs";
+    let outside = || files.iter().filter(|(file, _)| file != table);
+    let every = patterns(&mut gradcalc::session::builtin_names().map(str::to_string));
+    let every: Vec<&str> = every.iter().map(String::as_str).collect();
+    let found = uses(
+        outside().filter(|(file, _)| file.starts_with("session/")),
+        &every,
+    );
+    assert!(
+        found.is_empty(),
+        "functions matched by name in the session: {found:#?}"
+    );
+    let tensors = listed_functions(
+        "docs/language.md",
+        "**Functions of vectors and matrices**: ",
+    );
+    let tensors = patterns(&mut tensors.into_iter());
+    let tensors: Vec<&str> = tensors.iter().map(String::as_str).collect();
+    let found = uses(outside(), &tensors);
+    assert!(
+        found.is_empty(),
+        "tensor functions matched by name: {found:#?}"
+    );
+}

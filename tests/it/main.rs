@@ -62,6 +62,7 @@ mod steps;
 mod teaching;
 mod tensor_handouts;
 mod tensor_help;
+mod tensor_hessian;
 mod tensor_rules;
 mod tensor_steps;
 mod tensors;

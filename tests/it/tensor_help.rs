@@ -278,7 +278,7 @@ fn a_scalar_command_naming_a_tensor_says_how_to_make_it_the_output() {
     );
     // A command refused for a tensor output names what works now.
     assert_error(
-        &format!("{LAYER}\n:hessian"),
+        &format!("{LAYER}\n:diff L W"),
         "`:trace` and `:step` each tensor op's backward step as its matrix rule, `:check` each element against a central difference, `:topo`, `:svg`, `:dot` and `:html` the tensor graph",
     );
 }

@@ -281,11 +281,7 @@ fn a_failed_tensor_statement_changes_nothing() {
 
 #[test]
 fn what_tensors_do_not_support_is_refused_with_what_works() {
-    let error = error_of("W = [[1, 2], [3, 4]]\nL = sum(W)\n:hessian");
-    assert_contains(
-        &error,
-        "`:hessian` of a tensor output (L) is not supported yet",
-    );
+    let error = error_of("W = [[1, 2], [3, 4]]\nL = sum(W)\n:diff L W");
     assert_contains(&error, "`:grad` gives ∂L/∂W with W's shape");
     assert_contains(
         &error_of("W = [[1, 2], [3, 4]]\nL = sum(W)\n:diff L W"),
@@ -338,13 +334,9 @@ fn what_tensors_do_not_support_is_refused_with_what_works() {
         &error_of("W = [[1, 2], [3, 4]]\nh = W @ [1, -1]\ngrad(h, W)"),
         "reduce it first, e.g. `grad(sum(h), W)`",
     );
-    // A gradient of a gradient is refused as such, not sent to `sum` first.
+    // A gradient of a vector gradient asks for its sum, as any vector L.
     let error = error_of("x = [1, 2]\ngrad(grad(sum(x*x), x), x)");
-    assert_contains(
-        &error,
-        "a gradient of a gradient of tensors is not supported",
-    );
-    assert_contains(&error, "for tensors take one `grad(L, W)`");
+    assert_contains(&error, "`grad(L, W)` takes L of shape (), not (2)");
 }
 
 #[test]
@@ -752,9 +744,9 @@ fn tensors_follow_a_scalar_moved_by_colon_equals() {
 }
 
 /// A vector output's gradients are those of its sum (the pass starts from
-/// ones), and the screen says so; an output built from a `grad(L, W)` (a
-/// value that does not follow W) is refused as a gradient of a gradient,
-/// instead of printing nothing (or 0: ∂sum(g)/∂W is 2 per element).
+/// ones), and the screen says so; an output built from a `grad(L, W)` is
+/// differentiated through it (a node of the graph): ∂sum(g)/∂W is 2 per
+/// element for g = 2W (by hand), and `:check` agrees.
 #[test]
 fn a_vector_outputs_gradients_say_they_are_of_its_sum() {
     // h = W @ x, ∂sum(h)/∂W = 1·xᵀ = [[1, -1], [1, -1]].
@@ -780,17 +772,10 @@ fn a_vector_outputs_gradients_say_they_are_of_its_sum() {
         ])
         .output()
         .unwrap();
-    let both = format!("{}{}", stdout_of(&output), stderr_of(&output));
-    assert_eq!(
-        both.matches("error: a gradient of a gradient of tensors is not supported")
-            .count(),
-        1,
-        "{both}"
-    );
-    assert_contains(
-        &both,
-        "is built from a tensor `grad(L, W)`, a value that does not follow W",
-    );
+    let out = stdout_of(&output);
+    assert!(output.status.success(), "{out}{}", stderr_of(&output));
+    assert_contains(&out, "∂s/∂W = 2×2\n       [[2, 2],\n        [2, 2]]");
+    assert_eq!(out.matches("  pass").count(), 4, "{out}");
 }
 
 /// The functions of two operands apply elementwise to tensors as the
@@ -977,12 +962,7 @@ fn literal_index_and_gradient_messages_name_the_real_problem() {
         &error_of("x = [1, 5, 2]\nmax(x, x, x)"),
         "`max` of tensors takes one tensor (`max(x)`), an axis (`max(W, axis=1)`) or two operands elementwise (`maximum(W, 0)`); got 3",
     );
-    // A derived scalar is no leaf for grad(L, W) of tensors.
-    let error = error_of("xs = [1, 2]\nw = 0.5\nc = 2*w\nL = sum(c*xs)\ngrad(L, c)");
-    assert_contains(
-        &error,
-        "`c` is derived, not a leaf: `grad(L, W)` of tensors takes a leaf as W",
-    );
+    // A derived scalar is W of `grad(L, W)` as for numbers: new_user.rs.
 }
 
 /// A scalar `:=` reports the tensor outputs of shape () that moved with it,

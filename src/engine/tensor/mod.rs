@@ -25,6 +25,11 @@
 //! Bᵀ` and `Aᵀ @ upstream` for `A @ B`, `upstream ⊙ f′(u)` elementwise
 //! summed over broadcast axes, `p ⊙ (upstream − sum(p ⊙ upstream))` for softmax.
 //!
+//! (5) `derivative.rs`: the same walk recorded as tensor nodes
+//! ([`TensorGraph::grad`]), each vector–Jacobian product built of the ops
+//! of the table over the operand nodes, so that a derivative of tensors is
+//! differentiated again (`grad(sum(grad(L, W)), W)`, `:hessian`).
+//!
 //! The scalar view of a step, each element's chain rule with its local
 //! derivatives, is built only when asked ([`TensorGraph::expand`],
 //! `expand.rs`).
@@ -51,6 +56,7 @@ mod accumulate;
 mod backward;
 mod batch;
 mod blocks;
+mod derivative;
 mod expand;
 mod graph;
 mod kernels;
@@ -68,6 +74,7 @@ mod tests;
 
 pub use backward::{Rule, Side, TensorContribution, TensorGradients, TensorStep};
 pub use batch::{Comparison, Select};
+pub use derivative::TensorGradError;
 pub use expand::ElementTerm;
 pub use graph::DEFAULT_BUDGET;
 pub use ops::{TensorArity, TensorOp, TensorOpInfo};

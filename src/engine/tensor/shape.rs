@@ -350,3 +350,34 @@ pub enum ShapeError {
         got: usize,
     },
 }
+
+impl ShapeError {
+    /// The fix to show under the caret, where the message alone does not
+    /// say what to type: for a matrix product whose inner sizes differ,
+    /// which sizes must agree; for a leaf given a value of another shape,
+    /// the shape it takes and how to bind the name again. `None` for the
+    /// others, whose message names the rule and the shapes.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            Self::Inner { left, right } => {
+                let (Some(k), Some(l)) = (left.dims().last(), right.dims().first()) else {
+                    return None;
+                };
+                let (rows, columns) = match (left.rank(), right.rank()) {
+                    (1, 1) => ("the two vectors' lengths", ""),
+                    (_, 1) => ("the matrix's columns", " and the vector's length"),
+                    (1, _) => ("the vector's length", " and the matrix's rows"),
+                    _ => ("the left factor's columns", " and the right factor's rows"),
+                };
+                Some(format!(
+                    "in `A @ B` {rows}{columns} must be equal; here they are {k} and {l}"
+                ))
+            }
+            Self::LeafShape { expected, .. } => Some(format!(
+                "give it a value of shape {}, or bind the name again with `=` (`NAME = …` takes any shape)",
+                expected.parenthesized()
+            )),
+            _ => None,
+        }
+    }
+}

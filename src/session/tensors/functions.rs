@@ -1,52 +1,58 @@
-//! The batch classifier's functions in a tensor expression: reductions
-//! along an axis (`mean(X, 1)`, `max(P, axis=1)`, negative axes counted
-//! from the last as in numpy), `argmax`, `log_softmax`, `cross_entropy`,
-//! `onehot`, `maximum`/`minimum`, comparisons (`argmax(Z, 1) == y`),
-//! slices (`X[0:4]`, `X[:, 0]`), `rand`/`uniform`, and the refusal of the
-//! ambiguous `max(P, 1)` with both readings.
+//! Calls in a tensor expression, by what the function table
+//! ([`super::builtins`]) says a name builds: an elementwise op, `max`/`min`,
+//! a tensor op, a reduction along an axis (`mean(X, 1)`, `max(P, axis=1)`,
+//! negative axes counted from the last as in numpy), an op along the last
+//! axis (`softmax`, `log_softmax`, `logsumexp`), `onehot`, a literal made
+//! whole (`zeros`, `randn`, `rand`, `uniform`, …), `log(x, b)`, `grad`;
+//! and the calls the parser makes of the syntax: literals, indices, `@`,
+//! slices (`X[0:4]`, `X[:, 0]`), comparisons (`argmax(Z, 1) == y`) and
+//! `axis=`. The ambiguous `max(P, 1)` is refused with both readings.
 
 use crate::engine::Op;
 use crate::engine::tensor::{Comparison, Rule, Select, Shape, Tensor, TensorOp};
 use crate::syntax::{
-    COMPARISONS, Call, ExprKind, ExprTree, INDEX, MATMUL, SLICE, SLICE_ALL, SLICE_FROM, SLICE_TO,
-    Span, keyword_of,
+    COMPARISONS, Call, ExprKind, ExprTree, INDEX, LIST, MATMUL, SLICE, SLICE_ALL, SLICE_FROM,
+    SLICE_TO, Span, keyword_of,
 };
 
 use super::super::error::ErrorCode;
 use super::super::{Session, SessionError};
-use super::{TValue, check_arity, tensor_error};
+use super::builtins::{Builds, Builtin, builtin, builtins};
+use super::literals::literal;
+use super::{TValue, tensor_error};
 
-/// The functions of this module that make a statement a tensor statement.
-pub(in crate::session) const BATCH_FUNCTIONS: [&str; 8] = [
-    "argmax",
-    "log_softmax",
-    "cross_entropy",
-    "onehot",
-    "maximum",
-    "minimum",
-    "rand",
-    "uniform",
-];
+/// The word that keeps the summed axis: `sum(X, 1, keepdims)` (numpy's
+/// `keepdims=True`).
+pub(in crate::session) const KEEPDIMS: &str = "keepdims";
 
-/// The functions that take an `axis=` keyword.
-const TAKES_AXIS: [&str; 8] = [
-    "sum",
-    "mean",
-    "max",
-    "min",
-    "argmax",
-    "softmax",
-    "log_softmax",
-    "logsumexp",
-];
-
-/// Whether a call of `callee` makes a statement a tensor statement: one of
-/// [`BATCH_FUNCTIONS`], a comparison, a slice or a keyword argument.
-pub(in crate::session) fn is_batch_callee(callee: &str) -> bool {
-    BATCH_FUNCTIONS.contains(&callee)
+/// Whether `callee` is one the parser makes of the tensor syntax: a literal
+/// `[…]`, an index, `@`, a slice, a comparison or a keyword argument.
+pub(in crate::session) fn is_syntax_callee(callee: &str) -> bool {
+    [LIST, INDEX, MATMUL, SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&callee)
         || COMPARISONS.contains(&callee)
-        || [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&callee)
         || keyword_of(callee).is_some()
+}
+
+/// Whether node `k` of `tree` is the third argument of a call of a
+/// reduction that keeps its axis (`sum(X, 1, keepdims)`) and names `keepdims`.
+pub(in crate::session) fn keeps_dims(tree: &ExprTree, k: usize) -> bool {
+    let is_word = matches!(&tree.nodes[k].kind, ExprKind::Name(name) if name.as_str() == KEEPDIMS);
+    let keeps = |name: &str| {
+        builtin(name).is_some_and(|row| {
+            matches!(
+                row.builds,
+                Builds::Reduction {
+                    keepdims: Some(_),
+                    ..
+                }
+            )
+        })
+    };
+    is_word
+        && tree.nodes.iter().any(|e| {
+            matches!(&e.kind, ExprKind::Call(call)
+                if keeps(call.name.as_str()) && call.args.get(2).is_some_and(|a| a.0 as usize == k))
+        })
 }
 
 /// The keyword of argument `at` of a call, when it is one (`axis` of `axis=1`).
@@ -74,7 +80,7 @@ impl Session {
     }
 
     /// A number argument's value: a number, or a scalar of shape `()`.
-    fn number_of(&self, value: &TValue) -> Option<f64> {
+    pub(super) fn number_of(&self, value: &TValue) -> Option<f64> {
         match value {
             TValue::Number(x) => Some(*x),
             TValue::Node { id, .. } if self.tensors.graph.shape(*id) == Shape::scalar() => {
@@ -121,99 +127,135 @@ impl Session {
         }
     }
 
-    /// A call of this module's: `Some` with its value when `call` is one
-    /// (it then takes `args`), `None` to leave it to the other tensor
-    /// functions with `args` untouched.
+    /// A built-in call in a tensor expression: one the parser makes of the
+    /// syntax, or a function of the table ([`super::builtins`]); `None`
+    /// when `call` is neither (a user function's is taken before, by
+    /// `eval.rs`, as an unknown one after).
     ///
     /// # Errors
-    /// A keyword other than `axis=` or where it does not apply, an axis a
-    /// tensor does not have, the ambiguous `max(P, 1)`, a softmax along
-    /// another axis than the last, the engine's shape and label errors.
-    pub(in crate::session) fn batch_call(
+    /// The wrong count of arguments, a keyword other than `axis=` or where
+    /// it does not apply, an axis a tensor does not have, the ambiguous
+    /// `max(P, 1)`, a softmax along another axis than the last, the
+    /// engine's shape, budget and label errors.
+    pub(in crate::session) fn tensor_builtin(
         &mut self,
         call: &Call,
-        args: &mut Vec<TValue>,
+        mut args: Vec<TValue>,
         tree: &ExprTree,
         span: Span,
     ) -> Result<Option<TValue>, SessionError> {
         let name = call.name.as_str();
-        if call.derivative > 0 || self.functions.contains_key(name) {
-            return Ok(None);
-        }
-        if let Some(value) = self.syntax_call(call, args, tree, span)? {
+        if let Some(value) = self.syntax_call(call, &mut args, tree, span)? {
             return Ok(Some(value));
         }
-        let keyword = call
-            .args
-            .iter()
-            .position(|&a| keyword_at(tree, a).is_some());
-        let arity = |expected: &str, ok: bool| check_arity(call, args.len(), expected, ok);
+        let Some(row) = builtin(name) else {
+            return Ok(None);
+        };
+        if !row.accepts(args.len()) {
+            return Err(SessionError::wrong_arity(
+                name,
+                call.name_span,
+                row.expected(),
+                args.len(),
+            ));
+        }
         let rank = args.first().map_or(0, |a| self.shape_of(a).rank());
-        let op = match name {
-            "maximum" | "minimum" => {
-                arity("2", args.len() == 2)?;
-                let op = if name == "maximum" { Op::Max } else { Op::Min };
-                return self.elementwise(op, std::mem::take(args), span).map(Some);
+        let axis = |session: &Session, args: &[TValue]| {
+            session.axis(&args[1], rank, name, tree, call.args[1])
+        };
+        let op = match row.builds {
+            Builds::Elementwise(op) => return self.elementwise(op, args, span).map(Some),
+            Builds::Extremum { op, whole, along } => {
+                return self.extremum(row, (op, whole, along), args, call, tree, span);
             }
-            "sum" | "mean" if args.len() == 2 => {
-                let axis = self.axis(&args[1], rank, name, tree, call.args[1])?;
-                if name == "sum" {
-                    TensorOp::SumAxis(axis)
-                } else {
-                    TensorOp::MeanAxis(axis)
+            Builds::Tensor(op) => return self.apply_tensor(op, args, span).map(Some),
+            Builds::Reduction {
+                whole,
+                along,
+                keepdims,
+            } => match (args.len(), keepdims) {
+                (1, _) => whole,
+                (2, _) => along(axis(self, &args)?),
+                (_, Some(keepdims)) if keeps_dims(tree, call.args[2].0 as usize) => {
+                    keepdims(axis(self, &args)?)
                 }
-            }
-            "max" | "min" => match args.len() {
-                1 if rank > 0 => {
-                    if name == "max" {
-                        TensorOp::Max
-                    } else {
-                        TensorOp::Min
-                    }
+                _ => {
+                    return Err(tensor_error(
+                        ErrorCode::BadArguments,
+                        tree.get(call.args[2]).span(),
+                        format!(
+                            "the third argument of `{name}(X, axis, keepdims)` is the word `keepdims`"
+                        ),
+                        Some(format!(
+                            "write `{name}(X, 1, keepdims)` to keep the summed axis with size 1, `{name}(X, 1)` to drop it"
+                        )),
+                    ));
                 }
-                2 if keyword.is_some() => {
-                    let axis = self.axis(&args[1], rank, name, tree, call.args[1])?;
-                    if name == "max" {
-                        TensorOp::MaxAxis(axis)
-                    } else {
-                        TensorOp::MinAxis(axis)
-                    }
-                }
-                2 => {
-                    self.refuse_ambiguous(name, &args[1], rank, call, tree)?;
-                    return Ok(None);
-                }
-                _ => return Ok(None),
             },
-            "argmax" => {
-                arity("1 or 2", matches!(args.len(), 1 | 2))?;
-                match args.get(1) {
-                    Some(axis) => {
-                        TensorOp::ArgMax(Some(self.axis(axis, rank, name, tree, call.args[1])?))
-                    }
-                    None => TensorOp::ArgMax(None),
+            Builds::LastAxis(op) => {
+                if args.len() == 2 {
+                    self.check_last_axis(op, axis(self, &args)?, rank, name, tree, call)?;
                 }
+                op
             }
-            "softmax" | "log_softmax" | "logsumexp" => {
-                arity("1 or 2", matches!(args.len(), 1 | 2))?;
-                self.last_axis_op(name, args, rank, call, tree)?
+            Builds::OneHot => TensorOp::OneHot(self.whole(&args[1], tree, call.args[1])?),
+            Builds::Made(made) => return self.make(made, &args, call, tree, span).map(Some),
+            Builds::Log => {
+                // `log(x, b)` = ln(x)/ln(b) elementwise, as for numbers.
+                let mut args = args.into_iter();
+                let ln_x = self.elementwise(Op::Ln, args.next().into_iter().collect(), span)?;
+                let Some(b) = args.next() else {
+                    return Ok(Some(ln_x));
+                };
+                let ln_b = self.elementwise(Op::Ln, vec![b], span)?;
+                return self.elementwise(Op::Div, vec![ln_x, ln_b], span).map(Some);
             }
-            "cross_entropy" => {
-                arity("2", args.len() == 2)?;
-                return self
-                    .apply_tensor(TensorOp::CrossEntropy, std::mem::take(args), span)
-                    .map(Some);
-            }
-            "onehot" => {
-                arity("2", args.len() == 2)?;
-                let k = self.whole(&args[1], tree, call.args[1])?;
-                TensorOp::OneHot(k)
-            }
-            "rand" | "uniform" => return self.uniform(name, args, call, tree, span).map(Some),
-            _ => return Ok(None),
+            Builds::Grad => return self.grad_call(args, call, tree, span).map(Some),
         };
         let first = args.drain(..).take(1).collect();
         self.apply_tensor(op, first, span).map(Some)
+    }
+
+    /// `max`/`min` (the row `row`, its scalar op, its extremum of a whole
+    /// tensor and along an axis): of numbers the scalar op, of one tensor
+    /// its extremum, with `axis=` along that axis, of two operands
+    /// elementwise; `max(P, 1)` is refused as ambiguous and three or more
+    /// operands with a tensor among them are refused.
+    fn extremum(
+        &mut self,
+        row: Builtin,
+        (op, whole, along): (Op, TensorOp, fn(usize) -> TensorOp),
+        args: Vec<TValue>,
+        call: &Call,
+        tree: &ExprTree,
+        span: Span,
+    ) -> Result<Option<TValue>, SessionError> {
+        let name = row.name;
+        let all_numbers = args.iter().all(|a| matches!(a, TValue::Number(_)));
+        let rank = self.shape_of(&args[0]).rank();
+        let keyword = call.args.iter().any(|&a| keyword_at(tree, a).is_some());
+        let value = match args.len() {
+            2 if keyword => {
+                let axis = self.axis(&args[1], rank, name, tree, call.args[1])?;
+                let first = args.into_iter().take(1).collect();
+                self.apply_tensor(along(axis), first, span)
+            }
+            _ if all_numbers => self.elementwise(op, args, span),
+            1 => self.apply_tensor(whole, args, span),
+            2 => {
+                self.refuse_ambiguous((name, op), &args[1], rank, call, tree)?;
+                self.elementwise(op, args, span)
+            }
+            count => Err(tensor_error(
+                ErrorCode::Unsupported,
+                span,
+                format!(
+                    "`{name}` of tensors takes one tensor (`{name}(x)`), an axis (`{name}(W, axis=1)`) or two operands elementwise (`{name}imum(W, 0)`); got {count}"
+                ),
+                Some(format!("nest them: `{name}imum({name}imum(a, b), c)`")),
+            )),
+        };
+        value.map(Some)
     }
 
     /// Refuses `A @ B` whose inner sizes differ when a transpose of one
@@ -256,11 +298,11 @@ impl Session {
             )),
         ))
     }
-
-    /// The calls the parser makes of the batch syntax: a keyword argument
-    /// (its value), a slice (its bounds, read by the index), a comparison,
-    /// an index with a slice, and `@` (the forgotten transpose's hint);
-    /// `None` for any other call.
+    /// The calls the parser makes of the syntax: a literal, an index (with
+    /// a slice or not), `@` (with the forgotten transpose's hint), a
+    /// keyword argument (its value), a slice (its bounds, read by the
+    /// index), a comparison; `None` for any other call, after refusing an
+    /// `axis=` where the function takes none.
     fn syntax_call(
         &mut self,
         call: &Call,
@@ -285,95 +327,94 @@ impl Session {
             .iter()
             .position(|&a| keyword_at(tree, a).is_some());
         if let Some(k) = keyword
-            && (!TAKES_AXIS.contains(&name) || k != 1 || args.len() != 2)
+            && (!builtin(name).is_some_and(|row| row.takes_axis()) || k != 1 || args.len() != 2)
         {
+            let takes: Vec<&str> = builtins()
+                .filter(|row| row.takes_axis())
+                .map(|row| row.name)
+                .collect();
             return Err(tensor_error(
                 ErrorCode::BadArguments,
                 tree.get(call.args[k]).span(),
                 format!("`{name}` takes no `axis=` here"),
                 Some(format!(
                     "`axis=` is the second argument of {}: `max(P, axis=1)`",
-                    TAKES_AXIS.join(", ")
+                    takes.join(", ")
                 )),
             ));
         }
-        if [SLICE, SLICE_FROM, SLICE_TO, SLICE_ALL].contains(&name) {
-            // The bounds as a vector, nan where left out; `index` reads it.
-            let mut bounds = [f64::NAN; 2];
-            let given: Vec<usize> = match name {
-                SLICE => vec![0, 1],
-                SLICE_FROM => vec![0],
-                SLICE_TO => vec![1],
-                _ => vec![],
-            };
-            for ((slot, value), at) in given.into_iter().zip(args.iter()).zip(&call.args) {
-                bounds[slot] = self.whole(value, tree, *at)? as f64;
-            }
-            return Ok(Some(TValue::Literal(Tensor::vector(bounds.to_vec()))));
-        }
-        if let Some(c) = Comparison::from_symbol(name) {
-            let args = std::mem::take(args);
-            return match (
-                self.number_of_literal(&args[0]),
-                self.number_of_literal(&args[1]),
-            ) {
-                (Some(a), Some(b)) => Ok(Some(TValue::Number(c.apply(a, b)))),
-                _ => self
-                    .apply_tensor(TensorOp::Compare(c), args, span)
-                    .map(Some),
-            };
-        }
-        if name == MATMUL && args.len() == 2 {
-            self.hint_transpose(call, args, tree, span)?;
+        if !is_syntax_callee(name) {
             return Ok(None);
         }
-        if name == INDEX && call.args[1..].iter().any(|&a| is_slice(tree, a)) {
-            return self.slice(call, args, tree, span).map(Some);
-        }
-        Ok(None)
-    }
-
-    /// `softmax`, `log_softmax`, `logsumexp`, with an axis that must be
-    /// the last (`softmax(Z, -1)`, `softmax(Z, 1)` of a matrix).
-    fn last_axis_op(
-        &self,
-        name: &str,
-        args: &[TValue],
-        rank: usize,
-        call: &Call,
-        tree: &ExprTree,
-    ) -> Result<TensorOp, SessionError> {
-        if let Some(axis) = args.get(1) {
-            let axis = self.axis(axis, rank, name, tree, call.args[1])?;
-            if axis + 1 != rank {
-                return Err(tensor_error(
-                    ErrorCode::Unsupported,
-                    tree.get(call.args[1]).span(),
-                    format!("{name} goes along the last axis ({}, or -1) only", rank - 1),
-                    Some(format!(
-                        "for the columns, transpose: `{name}(Zᵀ)ᵀ`{}",
-                        if name == "logsumexp" {
-                            " (without the outer ᵀ)"
-                        } else {
-                            ""
-                        }
-                    )),
-                ));
+        let args = std::mem::take(args);
+        let value = match name {
+            LIST => literal(args, call, tree),
+            INDEX if call.args[1..].iter().any(|&a| is_slice(tree, a)) => {
+                self.slice(call, args, tree, span)
             }
-        }
-        Ok(match name {
-            "softmax" => TensorOp::Softmax,
-            "log_softmax" => TensorOp::LogSoftmax,
-            _ => TensorOp::LogSumExp,
-        })
+            INDEX => self.index(args, call, tree, span),
+            MATMUL => {
+                if args.len() == 2 {
+                    self.hint_transpose(call, &args, tree, span)?;
+                }
+                self.apply_tensor(TensorOp::MatMul, args, span)
+            }
+            SLICE | SLICE_FROM | SLICE_TO | SLICE_ALL => {
+                // The bounds as a vector, nan where left out; `index` reads it.
+                let mut bounds = [f64::NAN; 2];
+                let given: &[usize] = match name {
+                    SLICE => &[0, 1],
+                    SLICE_FROM => &[0],
+                    SLICE_TO => &[1],
+                    _ => &[],
+                };
+                for ((&slot, value), at) in given.iter().zip(&args).zip(&call.args) {
+                    bounds[slot] = self.whole(value, tree, *at)? as f64;
+                }
+                Ok(TValue::Literal(Tensor::vector(bounds.to_vec())))
+            }
+            // A comparison (the one syntax callee left).
+            _ => match Comparison::from_symbol(name) {
+                Some(c) => match (number_literal(&args[0]), number_literal(&args[1])) {
+                    (Some(a), Some(b)) => Ok(TValue::Number(c.apply(a, b))),
+                    _ => self.apply_tensor(TensorOp::Compare(c), args, span),
+                },
+                None => return Ok(None),
+            },
+        };
+        value.map(Some)
     }
 
-    /// A number typed in the expression (not a tensor, not a variable).
-    fn number_of_literal(&self, value: &TValue) -> Option<f64> {
-        match value {
-            TValue::Number(x) => Some(*x),
-            _ => None,
+    /// Refuses an op along the last axis (`softmax`, `log_softmax`,
+    /// `logsumexp`, the function `name`) asked along `axis` of a tensor of
+    /// `rank` axes that is not the last.
+    fn check_last_axis(
+        &self,
+        op: TensorOp,
+        axis: usize,
+        rank: usize,
+        name: &str,
+        tree: &ExprTree,
+        call: &Call,
+    ) -> Result<(), SessionError> {
+        if axis + 1 == rank {
+            return Ok(());
         }
+        // A reduction along the rows has no outer transpose to undo.
+        let reduces = op == TensorOp::LogSumExp;
+        Err(tensor_error(
+            ErrorCode::Unsupported,
+            tree.get(call.args[1]).span(),
+            format!("{name} goes along the last axis ({}, or -1) only", rank - 1),
+            Some(format!(
+                "for the columns, transpose: `{name}(Zᵀ)ᵀ`{}",
+                if reduces {
+                    " (without the outer ᵀ)"
+                } else {
+                    ""
+                }
+            )),
+        ))
     }
 
     /// Refuses `max(P, 1)` where `P` has axis 1 (or 0, or a negative one):
@@ -381,13 +422,13 @@ impl Session {
     /// elementwise `max(P, 1)` is as common; both readings are spelled out.
     fn refuse_ambiguous(
         &self,
-        name: &str,
+        (name, op): (&str, Op),
         second: &TValue,
         rank: usize,
         call: &Call,
         tree: &ExprTree,
     ) -> Result<(), SessionError> {
-        let Some(n) = self.number_of_literal(second) else {
+        let Some(n) = number_literal(second) else {
             return Ok(());
         };
         let r = rank as f64;
@@ -398,13 +439,13 @@ impl Session {
             ExprKind::Name(name) => name.as_str(),
             _ => "P",
         };
-        let elementwise = if name == "max" { "maximum" } else { "minimum" };
+        let elementwise = elementwise_name(op);
         Err(tensor_error(
             ErrorCode::BadArguments,
             call.name_span.to(tree.get(call.args[1]).span()),
             format!(
                 "`{name}({text}, {n})` is ambiguous: the {} along axis {n}, or the elementwise {name} with {n}",
-                if name == "max" { "largest" } else { "smallest" }
+                if op == Op::Max { "largest" } else { "smallest" }
             ),
             Some(format!(
                 "write `{name}({text}, axis={n})` for the axis (numpy's `{text}.{name}({n})`), or `{elementwise}({text}, {n})` elementwise"
@@ -417,7 +458,7 @@ impl Session {
     fn slice(
         &mut self,
         call: &Call,
-        args: &mut Vec<TValue>,
+        mut args: Vec<TValue>,
         tree: &ExprTree,
         span: Span,
     ) -> Result<TValue, SessionError> {
@@ -461,69 +502,13 @@ impl Session {
         let base = args.drain(..).take(1).collect();
         self.apply_tensor(op, base, span)
     }
+}
 
-    /// `rand(m, n)`, `rand(n)`: uniform samples of [0, 1); `uniform(m, n,
-    /// lo, hi)`, `uniform(n, lo, hi)`: of [lo, hi) (`lo + (hi − lo)·u`),
-    /// from the generator `randn` draws from (`:seed N`).
-    fn uniform(
-        &mut self,
-        name: &str,
-        args: &[TValue],
-        call: &Call,
-        tree: &ExprTree,
-        span: Span,
-    ) -> Result<TValue, SessionError> {
-        let sizes = match (name, args.len()) {
-            ("rand", 1 | 2) => args.len(),
-            ("uniform", 3 | 4) => args.len() - 2,
-            _ => {
-                return Err(SessionError::wrong_arity(
-                    name,
-                    call.name_span,
-                    if name == "rand" {
-                        "1 or 2 (the sizes)"
-                    } else {
-                        "3 or 4 (the sizes, then lo and hi)"
-                    },
-                    args.len(),
-                ));
-            }
-        };
-        let dims: Vec<usize> = args[..sizes]
-            .iter()
-            .zip(&call.args)
-            .map(|(a, at)| self.whole(a, tree, *at))
-            .collect::<Result<_, _>>()?;
-        let (lo, hi) = if name == "uniform" {
-            let bound = |k: usize| {
-                self.number_of(&args[k]).ok_or_else(|| {
-                    tensor_error(
-                        ErrorCode::BadArguments,
-                        tree.get(call.args[k]).span(),
-                        "uniform's bounds lo and hi are numbers",
-                        None,
-                    )
-                })
-            };
-            (bound(sizes)?, bound(sizes + 1)?)
-        } else {
-            (0.0, 1.0)
-        };
-        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-            return Err(tensor_error(
-                ErrorCode::BadArguments,
-                span,
-                format!("uniform(…, lo, hi) takes finite bounds with lo ≤ hi, not {lo} and {hi}"),
-                None,
-            ));
-        }
-        let shape = Shape::from_dims(&dims).expect("one or two sizes");
-        self.tensors
-            .graph
-            .check_budget(shape)
-            .map_err(|e| super::from_engine(e.into(), span))?;
-        let tensor = self.drawn(shape, span, |rng| lo + (hi - lo) * rng.uniform())?;
-        Ok(TValue::Literal(tensor))
+/// A number typed in the expression (not a tensor, not a variable).
+fn number_literal(value: &TValue) -> Option<f64> {
+    match value {
+        TValue::Number(x) => Some(*x),
+        _ => None,
     }
 }
 
@@ -700,41 +685,4 @@ pub(in crate::session) fn batch_label(
         }
         _ => return None,
     })
-}
-
-/// `:help NAME` of this module's functions: usage, shape rule, backward
-/// rule and source from the op table (docs/language.md §9).
-pub(in crate::session) fn batch_help(name: &str) -> Option<String> {
-    let (usage, op) = match name {
-        "argmax" => ("argmax(x), argmax(Z, axis)", TensorOp::ArgMax(Some(1))),
-        "log_softmax" => ("log_softmax(z), log_softmax(Z, -1)", TensorOp::LogSoftmax),
-        "cross_entropy" => (
-            "cross_entropy(Z, y): n×k scores, n integer labels",
-            TensorOp::CrossEntropy,
-        ),
-        "onehot" => ("onehot(y, k)", TensorOp::OneHot(2)),
-        "min" => (
-            "min(x), min(W, axis=0); minimum(a, b) elementwise",
-            TensorOp::MinAxis(0),
-        ),
-        "maximum" | "minimum" => {
-            return Some(format!(
-                "{name}(a, b): the elementwise {} with numpy's broadcasting (`maximum(W, 0)` is a relu); at a tie the gradient is split as the scalar `{}` does (docs/language.md §7)",
-                &name[..3],
-                &name[..3]
-            ));
-        }
-        "rand" | "uniform" => {
-            return Some(
-                "rand(m, n), rand(n): uniform numbers of [0, 1); uniform(m, n, lo, hi), uniform(n, lo, hi): of [lo, hi), lo + (hi − lo)·u\n  from the generator randn draws from (xoshiro256**): `:seed N` starts it again; a literal: assigned, it is a leaf (docs/language.md §9)"
-                    .to_string(),
-            );
-        }
-        _ => return None,
-    };
-    let info = op.info();
-    Some(format!(
-        "{usage}\n  shape: {}\n  backward: {}\n  source: {}",
-        info.shape_rule, info.backward_rule, info.source
-    ))
 }

@@ -1,12 +1,14 @@
 //! Literals, sizes and indices in a tensor expression: `[…]` (a vector, or
-//! a matrix of rows of one length), `zeros`, `ones`, `eye` and `randn` made
-//! whole within the memory budget, and `x[i]`, `W[i, j]`, `W[i]`.
+//! a matrix of rows of one length), `zeros`, `ones`, `eye`, `randn`, `rand`
+//! and `uniform` made whole within the memory budget, and `x[i]`, `W[i,
+//! j]`, `W[i]`.
 
 use crate::engine::tensor::{Rng, Shape, Tensor, TensorOp};
 use crate::syntax::{Call, ExprTree, Span};
 
 use super::super::error::ErrorCode;
 use super::super::{Session, SessionError};
+use super::builtins::Made;
 use super::{TValue, from_engine, tensor_error};
 
 impl Session {
@@ -102,35 +104,53 @@ impl Session {
     }
 
     /// `zeros(m, n)`, `ones(n)`, `randn(m, n)`, `eye(n)`: a literal, within
-    /// the memory budget.
+    /// the memory budget; `rand(m, n)`, `rand(n)`: uniform samples of [0,
+    /// 1); `uniform(m, n, lo, hi)`, `uniform(n, lo, hi)`: of [lo, hi) (`lo
+    /// + (hi − lo)·u`), from the generator `randn` draws from (`:seed N`).
+    /// The count of `args` is the one the function table gives `made`.
     pub(super) fn make(
         &mut self,
-        name: &str,
+        made: Made,
         args: &[TValue],
         call: &Call,
         tree: &ExprTree,
         span: Span,
     ) -> Result<TValue, SessionError> {
-        let (ok, expected) = if name == "eye" {
-            (args.len() == 1, "1")
+        let sizes = if made == Made::Uniform {
+            args.len() - 2
         } else {
-            (matches!(args.len(), 1 | 2), "1 or 2")
+            args.len()
         };
-        if !ok {
-            return Err(SessionError::wrong_arity(
-                name,
-                call.name_span,
-                expected,
-                args.len(),
-            ));
-        }
-        let sizes: Vec<usize> = args
+        let dims: Vec<usize> = args[..sizes]
             .iter()
             .zip(&call.args)
             .map(|(a, at)| self.whole(a, tree, *at))
             .collect::<Result<_, _>>()?;
-        let shape = match sizes[..] {
-            [n] if name == "eye" => Shape::matrix(n, n),
+        let (lo, hi) = if made == Made::Uniform {
+            let bound = |k: usize| {
+                self.number_of(&args[k]).ok_or_else(|| {
+                    tensor_error(
+                        ErrorCode::BadArguments,
+                        tree.get(call.args[k]).span(),
+                        "uniform's bounds lo and hi are numbers",
+                        None,
+                    )
+                })
+            };
+            (bound(sizes)?, bound(sizes + 1)?)
+        } else {
+            (0.0, 1.0)
+        };
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return Err(tensor_error(
+                ErrorCode::BadArguments,
+                span,
+                format!("uniform(…, lo, hi) takes finite bounds with lo ≤ hi, not {lo} and {hi}"),
+                None,
+            ));
+        }
+        let shape = match dims[..] {
+            [n] if made == Made::Eye => Shape::matrix(n, n),
             [n] => Shape::vector(n),
             [m, n] => Shape::matrix(m, n),
             _ => Shape::scalar(),
@@ -139,11 +159,14 @@ impl Session {
             .graph
             .check_budget(shape)
             .map_err(|e| from_engine(e.into(), span))?;
-        Ok(TValue::Literal(match name {
-            "zeros" => Tensor::zeros(shape),
-            "ones" => Tensor::ones(shape),
-            "eye" => Tensor::eye(sizes[0]),
-            _ => self.drawn(shape, span, Rng::normal)?,
+        Ok(TValue::Literal(match made {
+            Made::Zeros => Tensor::zeros(shape),
+            Made::Ones => Tensor::ones(shape),
+            Made::Eye => Tensor::eye(dims[0]),
+            Made::Randn => self.drawn(shape, span, Rng::normal)?,
+            Made::Rand | Made::Uniform => {
+                self.drawn(shape, span, |rng| lo + (hi - lo) * rng.uniform())?
+            }
         }))
     }
 }
