@@ -180,15 +180,8 @@ fn view(picture: &Picture, model: Option<&StepModel>, name: &str) -> PageView {
         .map(|node| node.node.id)
         .collect();
     let box_of: HashMap<NodeId, usize> = drawn.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let (svg, turned) = both_ways(picture);
     let Some(model) = model else {
-        return PageView {
-            name: name.to_string(),
-            svg,
-            turned,
-            boxes: vec![Vec::new(); drawn.len()],
-            lit: Vec::new(),
-        };
+        return PageView::of(picture, name, vec![Vec::new(); drawn.len()], Vec::new());
     };
     let boxes = drawn
         .iter()
@@ -209,12 +202,26 @@ fn view(picture: &Picture, model: Option<&StepModel>, name: &str) -> PageView {
     let lit = (1..=model.len())
         .map(|k| model.node(k).and_then(|id| box_of.get(&id).copied()))
         .collect();
-    PageView {
-        name: name.to_string(),
-        svg,
-        turned,
-        boxes,
-        lit,
+    PageView::of(picture, name, boxes, lit)
+}
+
+impl PageView {
+    /// The view `name` of `picture` (drawn both ways, [`both_ways`]) with
+    /// its boxes' timelines `boxes` and each step's lit box `lit`.
+    pub(super) fn of(
+        picture: &Picture,
+        name: &str,
+        boxes: Vec<Vec<BoxMark>>,
+        lit: Vec<Option<usize>>,
+    ) -> PageView {
+        let (svg, turned) = both_ways(picture);
+        PageView {
+            name: name.to_string(),
+            svg,
+            turned,
+            boxes,
+            lit,
+        }
     }
 }
 

@@ -1,13 +1,14 @@
 //! The page's model ([`PageModel`]) of a tensor output, made from its
 //! [`StepModel`] over the tensor graph's nodes as the scalar page is made
-//! from the model over a number's: one view (the tensor picture, a box per
-//! tensor node), each box's timeline of gradient states, the box each step
-//! lights, and the steps' lines as `:trace` prints them. A tensor box's
+//! from the model over a number's: the views (the tensor picture, a box per
+//! tensor node, each call of a user function one box; then, when it draws
+//! any call so, every node drawn), each box's timeline of gradient states,
+//! the box each step lights, and the steps' lines as `:trace` prints them. A tensor box's
 //! gradient text has one line per row (split by `\n`, the rows after the
 //! first indented under it as the SVG draws them), which `web/page.js`
 //! writes as the box's rows.
 
-use super::html::{BoxMark, MarkKind, PageModel, PageView, StepLine, both_ways};
+use super::html::{BoxMark, MarkKind, PageModel, PageView, StepLine};
 use crate::engine::tensor::TensorId;
 use crate::render::tensor_pictures::{boxes_of, grad_text};
 use crate::render::{Style, text};
@@ -87,13 +88,5 @@ fn view(
             drawn.iter().position(|&i| i == of[at])
         })
         .collect();
-    // The picture, and the same turned, for a pane of the other shape.
-    let (svg, turned) = both_ways(picture);
-    PageView {
-        name: name.to_string(),
-        svg,
-        turned,
-        boxes,
-        lit,
-    }
+    PageView::of(picture, name, boxes, lit)
 }

@@ -3,10 +3,15 @@
 //! graph's nodes — which `:step`, `:quiz`, the `:svg --step K` and
 //! `--steps` slides, `:dot` and the page draw, as for a scalar output.
 //!
-//! - The steps are the tensor `:trace`'s: each tensor op one step (leaves
-//!   and constants have none), numbered from 1, each with its line pieces
+//! - The steps are the tensor `:trace`'s, read by the same walk
+//!   ([`Session::traced_walk`]): each tensor op one step (leaves and
+//!   constants have none) and each call of a user function one step unless
+//!   `--expand` opens it, numbered from 1, each with its line pieces
 //!   ([`super::TensorTraceStep`]: the node, its upstream gradient, each operand's
 //!   matrix rule with shapes and what it receives).
+//! - A call shown as one step is drawn as one box ([`Session::picture_at`]),
+//!   as a call of numbers is; a node inside it is final at the call's step
+//!   (what the page's view of every node shows).
 //! - Each node's gradient, a tensor of the node's shape, has a state at
 //!   every step ([`GradState`] over [`TensorData`]): blank until a use adds
 //!   to it, partial with its sum so far while uses of a fan-out are still to

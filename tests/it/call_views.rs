@@ -295,3 +295,68 @@ fn expand_of_no_step_lists_the_names_it_takes() {
     );
     assert_contains(&stderr_of(&output), "`zz` is not a step of the trace of L");
 }
+
+#[test]
+fn a_call_is_one_user_of_each_operand_in_the_pictures_states() {
+    // sq(v) = v·v·w, w = 2, x = [1, 2]: L = Σ (2x² + x) = 13. Step 2 (the
+    // `+`) is x's first use of two: [1, 1] so far; step 3 (the call, one
+    // use though the body reads x twice) adds 2·w·x = [4, 8]: [5, 9],
+    // final; w receives Σ x² = 5 there and is blank before.
+    let source =
+        "w = 2\nsq(v) = v * v * w\nx = [1, 2]\nL = sum(sq(x) + x)\n:dot --step 2\n:dot --step 3";
+    let output = gradcalc().args(["-e", source]).output().unwrap();
+    let out = stdout_of(&output);
+    let pictures: Vec<&str> = out.split("digraph").skip(1).collect();
+    assert_eq!(pictures.len(), 2, "{out}");
+    assert_contains(
+        pictures[0],
+        "{ x (2) | value\\l[1, 2]\\l | grad\\l[1, 1] so far\\l }",
+    );
+    assert_contains(pictures[0], "{ w | value\\l2\\l | grad\\l }");
+    assert_contains(
+        pictures[1],
+        "{ x (2) | value\\l[1, 2]\\l | grad\\l[5, 9]\\l }",
+    );
+    assert_contains(pictures[1], "{ w | value\\l2\\l | grad\\l5\\l }");
+    // The call is one box: its op is `sq`, step 3 lights it.
+    assert_contains(
+        pictures[1],
+        "n2 [label=\"{ sq(x) (2) | value\\l[2, 8]\\l | grad\\l[1, 1]\\l }\", style=filled",
+    );
+    assert_contains(pictures[1], "n2op [label=\"sq\"");
+}
+
+/// The page in Chromium: the call one box lit at step 2; C draws every
+/// node, W @ x and W @ x + b among them, the same step lighting the call's
+/// output, W @ x + b's gradient d = [0.009866, 0.000003326] there.
+#[test]
+fn the_tensor_page_steps_the_call_as_a_box_and_every_node() {
+    use crate::browser::{Browser, html_page, shown};
+    use serde_json::json;
+    let Some(mut browser) = Browser::start("a tensor call's page in Chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = html_page(dir.path(), "layer", LAYER);
+    browser.open(&url, (1920, 1080), "window.gradcalcView");
+    let boxes = "document.querySelectorAll('g.value').length";
+    assert_eq!(browser.eval(boxes), json!(5));
+    browser.press("ArrowRight");
+    browser.press("ArrowRight");
+    let (step, current, line) = shown(&mut browser);
+    assert_eq!((step, current), (json!(2), json!(["layer(W, x, b) (2)"])));
+    assert!(
+        line.as_str()
+            .unwrap()
+            .starts_with("[2] tanh(W @ x + b) (layer1 = layer(W, x, b): one call"),
+        "{line}"
+    );
+    browser.press("c");
+    assert_eq!(browser.eval(boxes), json!(7));
+    let (step, current, _) = shown(&mut browser);
+    assert_eq!((step, current), (json!(2), json!(["tanh(W @ x + b) (2)"])));
+    let sum = browser.eval(
+        "Array.from(document.querySelectorAll('g.value')).find(g => g.querySelector('text.name').textContent == 'W @ x + b (2)').textContent",
+    );
+    assert_contains(sum.as_str().unwrap(), "[0.009866, 0.000003326]");
+}
