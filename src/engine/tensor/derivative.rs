@@ -1004,9 +1004,10 @@ mod tests {
         if let Err(error) = result {
             panic!("{error}");
         }
-        // The programs did build graphs: about 4 ops a case at least.
+        // The programs did build graphs: 2 ops a case at least (about 4 on
+        // average; proptest draws new cases each run).
         assert!(
-            APPLIED.with(std::cell::Cell::get) > 4 * 256,
+            APPLIED.with(std::cell::Cell::get) > 2 * 256,
             "{}",
             APPLIED.with(std::cell::Cell::get)
         );
