@@ -570,7 +570,7 @@ impl Session {
                     grad: match &tensor_pass {
                         // 0 with the note when built from an earlier binding.
                         Some((_, gradients)) => self
-                            .scalar_node_gradient(gradients, node)
+                            .scalar_leaf_gradient(gradients, node)
                             .or(grad_note.as_ref().map(|_| 0.0))
                             .map(Number),
                         None => grads.as_ref().map(|(g, _)| g[node]).map(Number),

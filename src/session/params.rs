@@ -125,16 +125,35 @@ impl Session {
         (self.graph.op(id) == Op::Variable).then_some(id)
     }
 
-    /// ∂output/∂`leaf` of a scalar leaf (or any scalar node), from a tensor backward pass's
-    /// `gradients`: the chain rule through the scalar graph, Σ over the
-    /// scalar nodes s the tensor graph reads of ∂output/∂s · ∂s/∂leaf (the
-    /// scalar graph's backward pass from each s). `None` when the output
-    /// does not reach the leaf.
+    /// ∂output/∂`leaf` of a scalar leaf (or any scalar node), from a tensor
+    /// backward pass's `gradients`: what reaches the tensor graph's copies
+    /// of it ([`TensorGraph::mirror`](crate::engine::tensor::TensorGraph::mirror):
+    /// a number built by ops, `c = w*3`), plus the chain rule through the
+    /// scalar graph, Σ over the scalar nodes s the tensor graph reads of
+    /// ∂output/∂s · ∂s/∂leaf. `None` when the output reaches neither.
     pub(super) fn scalar_leaf_gradient(
         &self,
         gradients: &TensorGradients,
         leaf: NodeId,
     ) -> Option<f64> {
+        let copies = self
+            .tensors
+            .graph
+            .mirrors()
+            .filter(|&(_, of)| of == leaf)
+            .filter_map(|(id, _)| gradients.get(id))
+            .map(|g| g.data()[0])
+            .reduce(|a, b| a + b);
+        match (copies, self.gradient_through_reads(gradients, leaf)) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The chain rule through the scalar graph: Σ over the scalar nodes s
+    /// the tensor graph reads of ∂output/∂s · ∂s/∂leaf (the scalar graph's
+    /// backward pass from each s); `None` when no s reaches `leaf`.
+    fn gradient_through_reads(&self, gradients: &TensorGradients, leaf: NodeId) -> Option<f64> {
         let mut total = None;
         for &(node, upstream) in gradients.scalars() {
             let local = if node == leaf {
@@ -239,29 +258,6 @@ impl Session {
                 of: label.to_string(),
                 shape: shape.to_string(),
             }));
-        }
-    }
-
-    /// ∂(tensor output)/∂`node` of a scalar node, for `:vars` (`None` when
-    /// the output does not reach it): what reaches the tensor graph's
-    /// copies of `node` ([`TensorGraph::mirror`](crate::engine::tensor::TensorGraph::mirror)),
-    /// and through the scalar nodes it reads.
-    pub(super) fn scalar_node_gradient(
-        &self,
-        gradients: &TensorGradients,
-        node: NodeId,
-    ) -> Option<f64> {
-        let copies = self
-            .tensors
-            .graph
-            .mirrors()
-            .filter(|&(_, of)| of == node)
-            .filter_map(|(id, _)| gradients.get(id))
-            .map(|g| g.data()[0])
-            .reduce(|a, b| a + b);
-        match (copies, self.scalar_leaf_gradient(gradients, node)) {
-            (Some(a), Some(b)) => Some(a + b),
-            (a, b) => a.or(b),
         }
     }
 }

@@ -60,10 +60,7 @@ impl Session {
                 graph
                     .topo_order(of)
                     .into_iter()
-                    .filter_map(|id| match graph.op(id) {
-                        TensorOp::Scalar(node) => Some((id, node)),
-                        _ => None,
-                    })
+                    .filter_map(|id| graph.stands_for(id).map(|node| (id, node)))
                     .collect()
             } else {
                 Vec::new()
@@ -104,11 +101,14 @@ impl Session {
         gradients: Vec<TensorId>,
     ) -> Result<TensorId, TensorGradError> {
         let mut total: Option<TensorId> = None;
-        for (&(_, node), gradient) in bridges.iter().zip(gradients) {
+        for (&(bridge, node), gradient) in bridges.iter().zip(gradients) {
             let term = if node == leaf {
                 gradient
             } else {
-                if node < leaf {
+                // A copy of a number's op (`c = 2*w` read by a tensor op)
+                // passes its gradient on inside the tensor graph, down to
+                // the leaves' reads: only a copy of `leaf` itself counts.
+                if node < leaf || self.tensors.graph.mirrored(bridge).is_some() {
                     continue; // built before the leaf: it cannot depend on it
                 }
                 let budget = derivative_budget(self.graph.len() - leaf.index());

@@ -691,7 +691,7 @@ fn vars_of_a_tensor_output_show_the_gradients() {
     assert_eq!(vars["vars"][0]["name"], "w");
     assert_close(json_number(&vars["vars"][0]["grad"]).unwrap(), 3.0, 1e-15);
     let text = stdout_of(&gradcalc().args(["-e", script]).output().unwrap());
-    assert_contains(&text, "  w = 0.5  leaf     ∂L/∂w = 3\n");
+    assert_contains(&text, "  w = 0.5   leaf     ∂L/∂w = 3\n");
     assert_contains(
         &text,
         "    ∂L/∂W = 2×2\n          [[2, 4],\n           [6, 8]]\n",
@@ -739,8 +739,14 @@ fn tensors_follow_a_scalar_moved_by_colon_equals() {
         "s := 1  (1 node evaluated again)\n  t = 2  (was 6)\n  L = 3  (was 9)\n  M = 6  (was 18)\n6\n",
     );
     assert_contains(&stderr_of(&output), "(2) @ (3): the inner sizes must agree");
-    // ∂M/∂s = 2·sum(W) = 6: s = 1 − 3 = −2, M = −12.
-    assert!(out.ends_with("\n6\n6\ns = -2\n-12\n"), "{out}");
+    // ∂M/∂s = 2·sum(W) = 6: s = 1 − 3 = −2, and what moved: L = 3s = −6,
+    // t = 2s = −4, M = 6s = −12.
+    assert!(
+        out.ends_with(
+            "\n6\n6\ns = -2\n  L = -6  (was 3)\n  t = -4  (was 2)\n  M = -12  (was 6)\n-12\n"
+        ),
+        "{out}"
+    );
 }
 
 /// A vector output's gradients are those of its sum (the pass starts from
