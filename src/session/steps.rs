@@ -299,7 +299,7 @@ const BEHIND: usize = 32;
 
 /// The steps of an [`OutputStepModel`] one at a time, as `:step` shows them
 /// (made by [`Session::step_pager`]). A number walk's steps are made when
-/// asked for and at most [`WINDOW`] of them are kept: the walk goes on from
+/// asked for and at most `WINDOW` (64) of them are kept: the walk goes on from
 /// where it is to a later step (the steps passed on the way are walked, not
 /// written out) and starts again from step 1 for an earlier step it no
 /// longer keeps. So its memory is the walk's own (the gradients, as
