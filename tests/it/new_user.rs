@@ -505,3 +505,18 @@ fn two_operators_in_a_row_say_to_delete_one() {
     );
     assert!(stdout.ends_with("3\n"), "{stdout}");
 }
+
+/// Counts of one are singular: a session of one node says "1 node" in
+/// `:stats` (x = 1 is one leaf), and an axis past a vector's one axis says
+/// that a vector has one axis, 0 (it said "a tensor of 1 axes has axes 0
+/// to 0").
+#[test]
+fn a_count_of_one_is_singular() {
+    let (stdout, _) = run("x = 1\n:stats");
+    assert_contains(&stdout, "graph: 1 node (1 reachable)");
+    let (_, stderr) = run("sum([1, 2, 3], 1)");
+    assert_contains(
+        &stderr,
+        "sum over axis 1: a vector has one axis, 0 (or -1, counted from the last)",
+    );
+}

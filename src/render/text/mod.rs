@@ -462,8 +462,9 @@ fn warning_line(
 fn stats_lines(out: &mut String, stats: &Stats) {
     let _ = writeln!(
         out,
-        "graph: {} nodes ({} reachable), {} ({} bytes a node)",
+        "graph: {} node{} ({} reachable), {} ({} bytes a node)",
         stats.nodes,
+        plural(stats.nodes),
         stats.reachable,
         human_bytes(stats.bytes),
         stats.node_bytes

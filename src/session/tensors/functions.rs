@@ -116,6 +116,9 @@ impl Session {
                 span,
                 match (x, rank) {
                     (Some(x), 0) => format!("{op} over axis {x}: a number (shape ()) has no axes"),
+                    (Some(x), 1) => format!(
+                        "{op} over axis {x}: a vector has one axis, 0 (or -1, counted from the last)"
+                    ),
                     (Some(x), _) => format!(
                         "{op} over axis {x}: a tensor of {rank} axes has axes 0 to {} (or -{rank} to -1, counted from the last)",
                         rank - 1
