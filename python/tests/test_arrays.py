@@ -67,10 +67,16 @@ def test_set_moves_a_leaf_as_colon_equals_does():
     s = Session()
     s.run(SOURCE, check=True)
     W2 = np.array([[0.5, -1.0], [2.0, 0.25]])
-    [event] = s.set("W", W2)
+    event, moved = s.set("W", W2)
     assert event["name"] == "W"
     np.testing.assert_array_equal(s.value("W"), W2)
     L, dW, _ = expected(W2, np.array([1.0, -1.0]))
+    # What moved, as `:=` lists it: L, with its value before (W @ x = [-1, -1]).
+    assert moved["kind"] == "moved"
+    [changed] = moved["changed"]
+    assert changed["name"] == "L"
+    assert changed["value"] == pytest.approx(L, rel=1e-15)
+    assert changed["before"] == pytest.approx(2 * np.tanh(-1.0), rel=1e-15)
     assert s.value("L") == pytest.approx(L, rel=1e-15)  # L computed again in place
     np.testing.assert_allclose(s.grad("L", "W"), dW, rtol=1e-14)
     # A list works as well as an array; exact values survive the round trip.

@@ -60,15 +60,19 @@ class Interrupter(threading.Thread):
     """Sends SIGINT to this process once `go` is set, and again every
     `every` seconds until `done` is set (the statement has returned)."""
 
-    def __init__(self, every=0.05):
+    def __init__(self, every=0.05, first=0.0):
         super().__init__(daemon=True)
         self.go = threading.Event()
         self.done = threading.Event()
         self.every = every
+        self.first = first
         self.sent = []
 
     def run(self):
         self.go.wait()
+        # The first signal `first` seconds after `go`, or at once when the
+        # statement has returned by then.
+        self.done.wait(self.first)
         while not self.done.is_set():
             self.sent.append(time.perf_counter())
             os.kill(os.getpid(), signal.SIGINT)
@@ -81,9 +85,12 @@ def test_sigint_stops_a_statement_running_without_the_gil():
     s.run(SETUP, check=True)
     counter = Counter()
     counter.start()
-    for _attempt in range(5):
+    # Each attempt lets the descent run a little longer before the first
+    # signal (10 ms, 40 ms, … 10 s; its million steps take some 40 s), so
+    # that on a busy machine it has stepped when one stops it.
+    for attempt in range(6):
         w_start = s.value("w")
-        interrupter = Interrupter()
+        interrupter = Interrupter(first=0.01 * 4**attempt)
         interrupter.start()
         stopped = False
         try:
